@@ -1,0 +1,93 @@
+# hsa-dispatch: plain GNU make, out-of-tree objects under $(BUILD)/.
+# Each folder adds its sources and rules in its own module.mk (included below).
+#
+#   make            library (libhsad.so, libhsad.a), hsad, kfd-emu, kernels' code objects
+#   make demo       install dependencies, build, run the main job (GPU, or kfd-emu without one)
+#   make test       install dependencies, build, run every Criterion test
+#   make bench      hsad bench
+#   make install PREFIX=/usr/local
+#   make clean
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= cc
+CLANG   ?= clang-15
+OPT     ?= -O2
+SAN     ?=
+CFLAGS  ?= $(OPT) -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -fPIC -I. $(SAN)
+LDFLAGS += $(SAN)
+DEPFLAGS = -MMD -MP
+
+LIBDIR   := $(BUILD)/lib
+BINDIR   := $(BUILD)/bin
+EMUDIR   := $(LIBDIR)/hsad/kfd-emu
+KERNDIR  := $(BUILD)/kernels
+TESTDIR  := $(BUILD)/tests
+
+# Filled by module.mk files.
+HSAD_LIB_SRCS :=
+HSAD_LIB_LIBS := -lhsa-runtime64 -lamd_comgr -lelf -lmsgpackc -lnuma -lpthread -ldl
+HSAD_TOOL_SRCS :=
+TEST_BINS :=
+ALL_TARGETS :=
+HEADERS :=
+
+.PHONY: all deps demo test bench install clean fuzz
+all:
+
+include $(sort $(wildcard */module.mk tools/*/module.mk))
+
+HSAD_LIB_OBJS := $(HSAD_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+HSAD_TOOL_OBJS := $(HSAD_TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(LIBDIR)/libhsad.a: $(HSAD_LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBDIR)/libhsad.so: $(HSAD_LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libhsad.so.0 $(LDFLAGS) -o $@ $^ $(HSAD_LIB_LIBS)
+
+$(BINDIR)/hsad: $(HSAD_TOOL_OBJS) $(LIBDIR)/libhsad.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(HSAD_TOOL_OBJS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lm
+
+all: $(LIBDIR)/libhsad.so $(LIBDIR)/libhsad.a $(if $(HSAD_TOOL_SRCS),$(BINDIR)/hsad) $(ALL_TARGETS)
+
+deps:
+	@./scripts/deps.sh
+
+# Tests: every Criterion binary in TEST_BINS, run with kfd-emu first on the library path
+# (a host with /dev/kfd runs them the same way; kfd-emu is what CI has).
+test: deps
+	@$(MAKE) --no-print-directory all $(TEST_BINS)
+	@./scripts/run-tests.sh $(EMUDIR) $(TEST_BINS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@./scripts/demo.sh $(BINDIR)/hsad
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	$(BINDIR)/hsad bench
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu \
+	  $(DESTDIR)$(PREFIX)/include/hsad $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BINDIR)/hsad $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBDIR)/libhsad.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBDIR)/libhsad.so $(DESTDIR)$(PREFIX)/lib/libhsad.so.0
+	ln -sf libhsad.so.0 $(DESTDIR)$(PREFIX)/lib/libhsad.so
+	cp -a $(EMUDIR)/. $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu/
+	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/hsad/$$h; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' scripts/hsad.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hsad.pc
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,2 @@
+# common: status codes and messages, linked into libhsad.
+HSAD_LIB_SRCS += common/status.c

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs what hsa-dispatch needs on Debian 12 (bookworm). Idempotent and quiet:
+# a no-op when every package is already present.
+set -eu
+PKGS="make gcc pkg-config libhsa-runtime-dev libhsakmt-dev libamd-comgr-dev rocm-device-libs \
+hipcc libamdhip64-dev libelf-dev libnuma-dev libcriterion-dev libmsgpack-dev \
+clang-15 lld-15 llvm-15 valgrind"
+missing=""
+for p in $PKGS; do
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
