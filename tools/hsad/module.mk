@@ -1,0 +1,2 @@
+# tools/hsad: the hsad command. Each command adds its own file here.
+HSAD_TOOL_SRCS += tools/hsad/main.c
