@@ -1,0 +1,148 @@
+/* emu.h - kfd-emu internals shared by its files (not a public header).
+ *
+ * kfd-emu is a replacement libhsakmt.so.1: the unmodified ROCr calls it as it would call the
+ * real thunk, and it answers with emulated KFD nodes (CPU NUMA nodes first, then GPUs), host
+ * memory standing in for VRAM (GPU virtual address == CPU address), KFD events with an event
+ * mailbox, and one software command processor (CP) thread per GPU that executes AQL packets
+ * from the user-mode queues ROCr creates.
+ */
+#ifndef KFD_EMU_INTERNAL_H
+#define KFD_EMU_INTERNAL_H
+
+#include <hsakmt.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <hsa/amd_hsa_queue.h>
+#include <hsa/amd_hsa_signal.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tools/kfd-emu/kfd_emu_twin.h"
+
+#define EMU_MAX_GPUS 8
+#define EMU_MAX_CPU_NODES 2
+#define EMU_MAX_NODES (EMU_MAX_GPUS + EMU_MAX_CPU_NODES)
+#define EMU_MAX_EVENTS 4096 /* KFD's per-process event limit (KFD_SIGNAL_EVENT_LIMIT) */
+#define EMU_PUBLIC __attribute__((visibility("default")))
+
+/* AQL queue error codes the CP writes into amd_queue_t.queue_inactive_signal; ROCr's
+ * AqlQueue::DynamicScratchHandler maps them to HSA status codes (ROCr 5.2 amd_aql_queue.cpp). */
+enum {
+  EMU_QERR_SCRATCH_WAVE64 = 0x1,         /* insufficient scratch: ROCr grows it and resumes */
+  EMU_QERR_SCRATCH_WAVE32 = 0x401,
+  EMU_QERR_INVALID_DIM = 0x2,            /* HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS */
+  EMU_QERR_INVALID_GROUP_MEM = 0x4,      /* HSA_STATUS_ERROR_INVALID_ALLOCATION */
+  EMU_QERR_INVALID_CODE = 0x8,           /* HSA_STATUS_ERROR_INVALID_CODE_OBJECT */
+  EMU_QERR_INVALID_FORMAT = 0x20,        /* HSA_STATUS_ERROR_INVALID_PACKET_FORMAT */
+  EMU_QERR_GROUP_TOO_LARGE = 0x40,       /* HSA_STATUS_ERROR_INVALID_ARGUMENT */
+  EMU_QERR_MEMORY_VIOLATION = 0x20000000, /* HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION */
+  EMU_QERR_ILLEGAL_INSTRUCTION = 0x40000000, /* HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION */
+};
+
+typedef struct emu_isa {
+  const char *name;
+  uint32_t major, minor, stepping;
+  uint32_t cus, simds_per_cu, waves_per_simd, wave_size, shader_engines, scratch_slots_per_cu;
+  uint16_t device_id;
+  bool sramecc, xnack;
+  uint32_t vgpr_bytes_per_cu, sgpr_bytes_per_cu;
+} emu_isa_t;
+
+typedef struct emu_queue emu_queue_t;
+
+typedef struct emu_gpu {
+  uint32_t index;    /* 0-based GPU index */
+  uint32_t node_id;  /* KFD node id */
+  uint32_t cpu_node; /* node id of the CPU node its IO link goes to */
+  const emu_isa_t *isa;
+  uint64_t vram_bytes;
+  _Atomic uint64_t vram_used;
+  uint64_t *doorbells; /* one page of 64-bit doorbells, one per queue slot */
+  bool doorbell_used[512];
+
+  pthread_mutex_t lock; /* guards queues list and queue state; held while the CP runs packets */
+  emu_queue_t *queues;
+  pthread_t cp;
+  bool cp_started;
+  _Atomic bool cp_stop;
+  _Atomic uint32_t kick;     /* futex word: bumped to wake the CP */
+  _Atomic uint32_t sleeping; /* CP is (about to be) asleep on kick */
+} emu_gpu_t;
+
+typedef struct emu_config {
+  uint32_t gpus, cpu_nodes;
+  const emu_isa_t *isa[EMU_MAX_GPUS];
+  uint32_t gpu_numa[EMU_MAX_GPUS];
+  uint64_t vram_bytes;
+  bool noop_missing_twin;
+  bool in_order;         /* KFD_EMU_ORDER=inorder: no reordering of non-barrier dispatches */
+  char fault_kernel[256];
+  char delay_kernel[256];
+  uint64_t delay_us;
+  uint64_t cp_stall_ms;
+  bool verbose;
+} emu_config_t;
+
+typedef struct emu_state {
+  pthread_mutex_t lock;
+  int open_count;
+  emu_config_t cfg;
+  emu_gpu_t gpus[EMU_MAX_GPUS];
+  uint64_t sys_mem_bytes;
+  uint32_t ncpus;
+} emu_state_t;
+
+extern emu_state_t emu;
+
+/* topology.c */
+int emu_config_load(emu_config_t *cfg); /* 0 or -1 (message printed) */
+emu_gpu_t *emu_gpu_of_node(uint32_t node_id);
+uint64_t emu_now_ns(void);
+void emu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* memory.c */
+typedef struct emu_alloc {
+  uintptr_t base;
+  uint64_t size;
+  uint32_t node;
+  HsaMemFlags flags;
+  bool user;        /* registered user memory (not owned) */
+  bool mmapped;     /* owned, free with munmap */
+  uint64_t gen;     /* unique per allocation, for caches keyed by address */
+  void *user_data;
+} emu_alloc_t;
+/* Copies the allocation containing [addr, addr+len) into *out; false if none does. */
+bool emu_mem_find(uintptr_t addr, uint64_t len, emu_alloc_t *out);
+void emu_mem_reset(void);
+
+/* events.c */
+void emu_events_init(void);
+void emu_event_fire(uint32_t event_id);
+void emu_signal_notify(amd_signal_t *s); /* mailbox write + event wake for interrupt signals */
+
+/* queue.c / cp.c */
+void emu_cp_start(emu_gpu_t *g);
+void emu_cp_stop(emu_gpu_t *g);
+void emu_cp_kick_all(void);
+
+/* kernels.c: kernel_object -> twin and argument layout */
+typedef struct emu_kernel {
+  struct emu_kernel *retired; /* evicted entries stay valid until CloseKFD */
+  uint64_t kernel_object;
+  uint64_t gen;
+  char name[256];
+  kfd_emu_twin_fn twin;
+  bool wave32;
+  uint32_t kernarg_size;
+  uint32_t arg_count;
+  kfd_emu_arg_t args[64];
+  /* v5 hidden arguments the CP checks against the packet (offset or UINT32_MAX) */
+  uint32_t hidden_block_count[3], hidden_group_size[3], hidden_remainder[3], hidden_grid_dims;
+} emu_kernel_t;
+/* Returns the kernel for kernel_object, or NULL with *why set to a message. Thread-safe. */
+const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why);
+void emu_kernels_reset(void);
+
+#endif

@@ -1,0 +1,307 @@
+/* kernels.c - maps an AQL packet's kernel_object back to the kernel and its host twin.
+ *
+ * ROCr's loader copies each code object into one allocation, starting at ELF offset 0, so the
+ * kernel descriptor at kernel_object lies inside an allocation whose first bytes are the
+ * AMDGPU ELF header. Its dynamic symbol table (PT_DYNAMIC: DT_SYMTAB, DT_STRTAB, DT_HASH) names
+ * the `NAME.kd` symbol whose value is kernel_object - base, and its NT_AMDGPU_METADATA note
+ * (msgpack) gives the explicit arguments' offsets, sizes and value kinds. Objects that are no
+ * ELF (ROCr's own blit kernels, bare amd_kernel_code_t) are offered to blit_rocr.c.
+ *
+ * Results are cached per (kernel_object, allocation generation), so a code object unloaded
+ * and another loaded at the same address is looked up anew.
+ */
+#define _GNU_SOURCE
+#include "tools/kfd-emu/emu.h"
+
+#include <dlfcn.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef EM_AMDGPU
+#define EM_AMDGPU 224
+#endif
+#define NT_AMDGPU_METADATA 32
+
+/* Provided by blit_rocr.c when built in: twins of ROCr's bare blit kernels. */
+kfd_emu_twin_fn kfd_emu_rocr_blit_twin(const void *kernel_object, const char **out_name)
+    __attribute__((weak));
+
+#define CACHE_SIZE 256
+static pthread_mutex_t k_lock = PTHREAD_MUTEX_INITIALIZER;
+static emu_kernel_t *cache[CACHE_SIZE];
+static emu_kernel_t *retired; /* evicted, freed at reset: a CP may still hold them */
+static void *twin_libs[16];
+static int ntwin_libs = -1;
+
+void emu_kernels_reset(void) {
+  pthread_mutex_lock(&k_lock);
+  for (int i = 0; i < CACHE_SIZE; i++) {
+    free(cache[i]);
+    cache[i] = NULL;
+  }
+  while (retired) {
+    emu_kernel_t *n = retired->retired;
+    free(retired);
+    retired = n;
+  }
+  pthread_mutex_unlock(&k_lock);
+}
+
+static void load_twin_libs(void) {
+  ntwin_libs = 0;
+  const char *env = getenv("KFD_EMU_TWINS");
+  if (env && *env) {
+    char *copy = strdup(env), *save = NULL;
+    for (char *p = copy ? strtok_r(copy, ":", &save) : NULL; p && ntwin_libs < 15;
+         p = strtok_r(NULL, ":", &save)) {
+      void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+      if (h) twin_libs[ntwin_libs++] = h;
+      else emu_log("KFD_EMU_TWINS: cannot load %s: %s", p, dlerror());
+    }
+    free(copy);
+  }
+  Dl_info info;
+  if (dladdr((void *)&load_twin_libs, &info) && info.dli_fname) {
+    char path[4096];
+    const char *slash = strrchr(info.dli_fname, '/');
+    int dir = slash ? (int)(slash - info.dli_fname) : 0;
+    snprintf(path, sizeof path, "%.*s%slibkfd-emu-twins.so", dir, info.dli_fname,
+             slash ? "/" : "");
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h) twin_libs[ntwin_libs++] = h;
+  }
+}
+
+static kfd_emu_twin_fn find_twin(const char *name) {
+  char sym[300];
+  snprintf(sym, sizeof sym, "kfd_emu_twin_%s", name);
+  if (ntwin_libs < 0) load_twin_libs();
+  for (int i = 0; i < ntwin_libs; i++) {
+    void *f = dlsym(twin_libs[i], sym);
+    if (f) return (kfd_emu_twin_fn)f;
+  }
+  return (kfd_emu_twin_fn)dlsym(RTLD_DEFAULT, sym);
+}
+
+static const msgpack_object *map_get(const msgpack_object *m, const char *key) {
+  if (m->type != MSGPACK_OBJECT_MAP) return NULL;
+  size_t kl = strlen(key);
+  for (uint32_t i = 0; i < m->via.map.size; i++) {
+    const msgpack_object *k = &m->via.map.ptr[i].key;
+    if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl &&
+        !memcmp(k->via.str.ptr, key, kl))
+      return &m->via.map.ptr[i].val;
+  }
+  return NULL;
+}
+
+static bool get_u32(const msgpack_object *m, const char *key, uint32_t *out) {
+  const msgpack_object *v = map_get(m, key);
+  if (!v || v->type != MSGPACK_OBJECT_POSITIVE_INTEGER || v->via.u64 > UINT32_MAX) return false;
+  *out = (uint32_t)v->via.u64;
+  return true;
+}
+
+static bool str_eq(const msgpack_object *v, const char *s) {
+  return v && v->type == MSGPACK_OBJECT_STR && v->via.str.size == strlen(s) &&
+         !memcmp(v->via.str.ptr, s, v->via.str.size);
+}
+
+static void set_hidden(emu_kernel_t *k, const msgpack_object *kind, uint32_t off) {
+  static const char *axes = "xyz";
+  char buf[64];
+  for (int d = 0; d < 3; d++) {
+    snprintf(buf, sizeof buf, "hidden_block_count_%c", axes[d]);
+    if (str_eq(kind, buf)) k->hidden_block_count[d] = off;
+    snprintf(buf, sizeof buf, "hidden_group_size_%c", axes[d]);
+    if (str_eq(kind, buf)) k->hidden_group_size[d] = off;
+    snprintf(buf, sizeof buf, "hidden_remainder_%c", axes[d]);
+    if (str_eq(kind, buf)) k->hidden_remainder[d] = off;
+  }
+  if (str_eq(kind, "hidden_grid_dims")) k->hidden_grid_dims = off;
+}
+
+/* Fills k's arguments from the metadata entry whose .symbol equals sym. */
+static const char *parse_metadata(const void *desc, size_t size, const char *sym,
+                                  emu_kernel_t *k) {
+  msgpack_unpacked u;
+  msgpack_unpacked_init(&u);
+  size_t off = 0;
+  const char *err = "no metadata entry for the kernel";
+  if (msgpack_unpack_next(&u, desc, size, &off) != MSGPACK_UNPACK_SUCCESS) {
+    msgpack_unpacked_destroy(&u);
+    return "NT_AMDGPU_METADATA does not decode as msgpack";
+  }
+  const msgpack_object *kernels = map_get(&u.data, "amdhsa.kernels");
+  for (uint32_t i = 0; kernels && kernels->type == MSGPACK_OBJECT_ARRAY &&
+                       i < kernels->via.array.size; i++) {
+    const msgpack_object *km = &kernels->via.array.ptr[i];
+    if (!str_eq(map_get(km, ".symbol"), sym)) continue;
+    uint32_t wave = 64;
+    get_u32(km, ".wavefront_size", &wave);
+    k->wave32 = wave == 32;
+    get_u32(km, ".kernarg_segment_size", &k->kernarg_size);
+    const msgpack_object *args = map_get(km, ".args");
+    err = NULL;
+    for (uint32_t a = 0; args && args->type == MSGPACK_OBJECT_ARRAY && a < args->via.array.size;
+         a++) {
+      const msgpack_object *am = &args->via.array.ptr[a];
+      const msgpack_object *kind = map_get(am, ".value_kind");
+      uint32_t aoff, asize;
+      if (!kind || kind->type != MSGPACK_OBJECT_STR || !get_u32(am, ".offset", &aoff) ||
+          !get_u32(am, ".size", &asize)) {
+        err = "an argument lacks .offset, .size or .value_kind";
+        break;
+      }
+      if (kind->via.str.size >= 7 && !memcmp(kind->via.str.ptr, "hidden_", 7)) {
+        set_hidden(k, kind, aoff);
+        continue;
+      }
+      if (k->arg_count == sizeof k->args / sizeof k->args[0]) {
+        err = "more than 64 explicit arguments";
+        break;
+      }
+      kfd_emu_arg_t *x = &k->args[k->arg_count++];
+      x->offset = aoff;
+      x->size = asize;
+      x->kind = str_eq(kind, "by_value")                 ? KFD_EMU_ARG_BY_VALUE
+                : str_eq(kind, "global_buffer")          ? KFD_EMU_ARG_GLOBAL_BUFFER
+                : str_eq(kind, "dynamic_shared_pointer") ? KFD_EMU_ARG_DYNAMIC_SHARED_POINTER
+                                                         : KFD_EMU_ARG_OTHER;
+    }
+    break;
+  }
+  msgpack_unpacked_destroy(&u);
+  return err;
+}
+
+/* Finds the .kd symbol at offset kd_off of the loaded image and the kernel's metadata. */
+static const char *parse_code_object(const emu_alloc_t *a, uint64_t kd_off, emu_kernel_t *k) {
+  elf_version(EV_CURRENT);
+  Elf *e = elf_memory((char *)a->base, a->size);
+  if (!e) return "the code object's ELF image does not parse";
+  const char *why = "kernel_object is no kernel descriptor (no NAME.kd symbol at that address)";
+  GElf_Ehdr eh;
+  size_t nph = 0;
+  uint64_t symtab = 0, strtab = 0, strsz = 0, hash = 0, syment = sizeof(Elf64_Sym);
+  Elf_Data *note = NULL;
+  char sym[256] = "";
+  if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_AMDGPU || elf_getphdrnum(e, &nph) != 0) {
+    why = "the allocation holding kernel_object is no AMDGPU code object";
+    goto out;
+  }
+  for (size_t i = 0; i < nph; i++) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(e, (int)i, &ph)) continue;
+    /* The loaded image is laid out by p_vaddr. */
+    if (ph.p_type == PT_NOTE) note = elf_getdata_rawchunk(e, ph.p_vaddr, ph.p_filesz, ELF_T_NHDR);
+    if (ph.p_type != PT_DYNAMIC) continue;
+    Elf_Data *d = elf_getdata_rawchunk(e, ph.p_vaddr, ph.p_filesz, ELF_T_DYN);
+    for (size_t j = 0; d && j < d->d_size / sizeof(Elf64_Dyn); j++) {
+      GElf_Dyn dyn;
+      if (!gelf_getdyn(d, (int)j, &dyn)) break;
+      if (dyn.d_tag == DT_SYMTAB) symtab = dyn.d_un.d_ptr;
+      else if (dyn.d_tag == DT_STRTAB) strtab = dyn.d_un.d_ptr;
+      else if (dyn.d_tag == DT_STRSZ) strsz = dyn.d_un.d_val;
+      else if (dyn.d_tag == DT_HASH) hash = dyn.d_un.d_ptr;
+      else if (dyn.d_tag == DT_SYMENT) syment = dyn.d_un.d_val;
+    }
+  }
+  if (!symtab || !strtab || syment != sizeof(Elf64_Sym) || strtab >= a->size ||
+      strsz > a->size - strtab) {
+    why = "the code object has no usable dynamic symbol table";
+    goto out;
+  }
+  uint64_t nsyms = 0;
+  if (hash && hash + 8 <= a->size) nsyms = ((const uint32_t *)(a->base + hash))[1];
+  else if (strtab > symtab) nsyms = (strtab - symtab) / syment;
+  if (symtab >= a->size || nsyms > (a->size - symtab) / syment) {
+    why = "the dynamic symbol table runs past the code object";
+    goto out;
+  }
+  const Elf64_Sym *syms = (const Elf64_Sym *)(a->base + symtab);
+  const char *strs = (const char *)(a->base + strtab);
+  for (uint64_t i = 1; i < nsyms; i++) {
+    if (syms[i].st_value != kd_off || syms[i].st_name >= strsz) continue;
+    const char *n = strs + syms[i].st_name;
+    size_t len = strnlen(n, strsz - syms[i].st_name);
+    if (len < 4 || len >= sizeof sym || strcmp(n + len - 3, ".kd")) continue;
+    memcpy(sym, n, len + 1);
+    break;
+  }
+  if (!sym[0]) goto out;
+  snprintf(k->name, sizeof k->name, "%.*s", (int)(strlen(sym) - 3), sym);
+  why = "the code object has no NT_AMDGPU_METADATA note";
+  size_t noff = 0, name_off, desc_off;
+  GElf_Nhdr nh;
+  while (note && (noff = gelf_getnote(note, noff, &nh, &name_off, &desc_off)) > 0) {
+    if (nh.n_type != NT_AMDGPU_METADATA || nh.n_namesz != 7 ||
+        memcmp((const char *)note->d_buf + name_off, "AMDGPU", 7))
+      continue;
+    why = parse_metadata((const char *)note->d_buf + desc_off, nh.n_descsz, sym, k);
+    break;
+  }
+out:
+  elf_end(e);
+  return why;
+}
+
+const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) {
+  emu_alloc_t a;
+  *why = "kernel_object is 0";
+  if (kernel_object == 0) return NULL;
+  if ((kernel_object & 63) != 0) {
+    *why = "kernel_object is not 64-byte aligned (kernel descriptors are)";
+    return NULL;
+  }
+  if (!emu_mem_find(kernel_object, 64, &a)) {
+    *why = "kernel_object is not in GPU-accessible memory";
+    return NULL;
+  }
+  uint32_t slot = (uint32_t)((kernel_object >> 6) * 2654435761u) % CACHE_SIZE;
+  pthread_mutex_lock(&k_lock);
+  emu_kernel_t *c = cache[slot];
+  if (c && c->kernel_object == kernel_object && c->gen == a.gen) {
+    pthread_mutex_unlock(&k_lock);
+    return c;
+  }
+  emu_kernel_t *k = calloc(1, sizeof *k);
+  if (!k) {
+    pthread_mutex_unlock(&k_lock);
+    *why = "out of host memory";
+    return NULL;
+  }
+  k->kernel_object = kernel_object;
+  k->gen = a.gen;
+  for (int d = 0; d < 3; d++)
+    k->hidden_block_count[d] = k->hidden_group_size[d] = k->hidden_remainder[d] = UINT32_MAX;
+  k->hidden_grid_dims = UINT32_MAX;
+  const char *err = NULL;
+  if (a.size >= 4 && !memcmp((const void *)a.base, "\177ELF", 4)) {
+    err = parse_code_object(&a, kernel_object - a.base, k);
+    if (!err) k->twin = find_twin(k->name);
+  } else {
+    const char *bname = NULL;
+    k->twin = kfd_emu_rocr_blit_twin ? kfd_emu_rocr_blit_twin((const void *)kernel_object, &bname)
+                                     : NULL;
+    if (k->twin) snprintf(k->name, sizeof k->name, "%s", bname ? bname : "rocr_blit");
+    else err = "kernel_object is neither in a code object nor one of ROCr's blit kernels";
+  }
+  if (err) {
+    free(k);
+    pthread_mutex_unlock(&k_lock);
+    *why = err;
+    return NULL;
+  }
+  if (cache[slot]) {
+    cache[slot]->retired = retired;
+    retired = cache[slot];
+  }
+  cache[slot] = k;
+  pthread_mutex_unlock(&k_lock);
+  return k;
+}

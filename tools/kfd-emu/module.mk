@@ -1,0 +1,11 @@
+# tools/kfd-emu: the emulated KFD thunk, a drop-in libhsakmt.so.1 (versioned HSAKMT_1).
+KFD_EMU_SRCS := $(sort $(wildcard tools/kfd-emu/*.c))
+KFD_EMU_OBJS := $(KFD_EMU_SRCS:%.c=$(BUILD)/obj/%.o)
+KFD_EMU_LIB := $(EMUDIR)/libhsakmt.so.1
+
+$(KFD_EMU_LIB): $(KFD_EMU_OBJS) tools/kfd-emu/libhsakmt.ver
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libhsakmt.so.1 -Wl,--version-script=tools/kfd-emu/libhsakmt.ver \
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(KFD_EMU_OBJS) -lelf -lmsgpackc -lpthread -ldl
+
+ALL_TARGETS += $(KFD_EMU_LIB)
