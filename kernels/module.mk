@@ -1,0 +1,53 @@
+# kernels/: OpenCL C test kernels built to AMDGPU code objects, their host twins for kfd-emu,
+# and a HIP vector add built with hipcc.
+#
+#   $(KERNDIR)/<name>-<gfx>-v<N>.hsaco   one code object per source file, target and code object
+#                                        version (every kernel of <name>.cl is in it)
+#   $(EMUDIR)/libkfd-emu-twins.so        twins of every kernel here and of HIP's (ROCclr's) blit
+#                                        kernels; kfd-emu dlopens it
+#   $(BINDIR)/hip-vector-add             HIP program that checks its own result (exit 0/1)
+#
+# clang-15 compiles and links the device libraries (--rocm-device-lib-path); the link is done
+# with ld.lld-15 directly because clang-15's driver calls plain `ld.lld`, which on Debian 12 is
+# lld-14 and rejects code object v5 ("unknown abi version").
+
+KERN_NAMES    := vector_add saxpy fill empty order_record count_dispatch lds_reduce big_private
+KERN_GFX      ?= gfx906 gfx908 gfx90a gfx940 gfx1030
+KERN_COV      ?= 4 5
+KERN_LLD      ?= ld.lld-15
+KERN_BITCODE  ?= /usr/lib/x86_64-linux-gnu/amdgcn/bitcode
+KERN_CLFLAGS  := -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -O2 -Xclang -finclude-default-header \
+                 --rocm-device-lib-path=$(KERN_BITCODE)
+
+KERN_HSACOS := $(foreach n,$(KERN_NAMES),$(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),\
+                 $(KERNDIR)/$(n)-$(g)-v$(v).hsaco)))
+
+# $(KERNDIR)/NAME-GFX-vN.hsaco from kernels/NAME.cl.
+define KERN_RULE
+$(KERNDIR)/$(1)-$(2)-v$(3).hsaco: kernels/$(1).cl kernels/module.mk
+	@mkdir -p $$(@D)
+	$$(CLANG) $$(KERN_CLFLAGS) -mcpu=$(2) -mcode-object-version=$(3) -c $$< -o $$@.o
+	$$(KERN_LLD) -shared $$@.o -o $$@
+	@rm -f $$@.o
+endef
+$(foreach n,$(KERN_NAMES),$(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),\
+  $(eval $(call KERN_RULE,$(n),$(g),$(v))))))
+
+# Twins: kfd-emu looks up kfd_emu_twin_<kernel> with dlsym in this library.
+KERN_TWIN_SRCS := kernels/twins.c kernels/twins_rocclr.c
+KERN_TWIN_OBJS := $(KERN_TWIN_SRCS:%.c=$(BUILD)/obj/%.o)
+$(EMUDIR)/libkfd-emu-twins.so: $(KERN_TWIN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ -lm
+
+# HIP vector add: hipcc for gfx90a (the device kfd-emu emulates by default).
+HIPCC          ?= hipcc
+KERN_HIP_ARCH  ?= gfx90a
+$(BINDIR)/hip-vector-add: kernels/hip/vector_add.hip kernels/module.mk
+	@mkdir -p $(@D)
+	$(HIPCC) --offload-arch=$(KERN_HIP_ARCH) -O2 -o $@ $<
+
+.PHONY: kernels
+kernels: $(KERN_HSACOS) $(EMUDIR)/libkfd-emu-twins.so $(BINDIR)/hip-vector-add
+
+ALL_TARGETS += $(KERN_HSACOS) $(EMUDIR)/libkfd-emu-twins.so $(BINDIR)/hip-vector-add

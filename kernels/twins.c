@@ -1,0 +1,194 @@
+/* twins.c - host twins of the kernels in kernels/ (OpenCL C) and kernels/hip/vector_add.hip.
+ *
+ * Each twin does, for one workgroup, exactly what the kernel's source does for the work-items
+ * of that workgroup (kernels/README.md gives each kernel's contract). Arguments are read only
+ * through the metadata (twins_util.h). A twin returns nonzero where the kernel would fault:
+ * a NULL pointer it would dereference, or an LDS access outside the packet's group segment; and
+ * for an argument the metadata does not declare as expected.
+ *
+ * Global ids are those of OpenCL's get_global_id() with a zero global offset: kfd_emu_dispatch_t
+ * does not carry the hidden global offset, and every dispatcher here writes zero there.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "kernels/twins_util.h"
+
+/* vector_add(global const float *a, global const float *b, global float *c, uint n) */
+KFD_EMU_TWIN(vector_add) {
+  float *a, *b, *c;
+  uint32_t n;
+  if (tw_arg_ptr(d, 0, (void **)&a) || tw_arg_ptr(d, 1, (void **)&b) ||
+      tw_arg_ptr(d, 2, (void **)&c) || tw_arg_val(d, 3, &n, sizeof(n)))
+    return TW_ERR_ARG;
+  for (uint64_t r = 0; r < tw_rows(wg); r++)
+    for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
+      uint64_t i = (uint64_t)wg->base[0] + lx;
+      if (i >= n) continue;
+      if (!a || !b || !c) return TW_ERR_FAULT;
+      c[i] = a[i] + b[i];
+    }
+  return 0;
+}
+
+/* saxpy(float a, global const float *x, global float *y, uint n): y[i] = fma(a, x[i], y[i]) */
+KFD_EMU_TWIN(saxpy) {
+  float a, *x, *y;
+  uint32_t n;
+  if (tw_arg_val(d, 0, &a, sizeof(a)) || tw_arg_ptr(d, 1, (void **)&x) ||
+      tw_arg_ptr(d, 2, (void **)&y) || tw_arg_val(d, 3, &n, sizeof(n)))
+    return TW_ERR_ARG;
+  for (uint64_t r = 0; r < tw_rows(wg); r++)
+    for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
+      uint64_t i = (uint64_t)wg->base[0] + lx;
+      if (i >= n) continue;
+      if (!x || !y) return TW_ERR_FAULT;
+      y[i] = fmaf(a, x[i], y[i]);
+    }
+  return 0;
+}
+
+/* fill(global uint *dst, uint value, uint n) */
+KFD_EMU_TWIN(fill) {
+  uint32_t *dst, value, n;
+  if (tw_arg_ptr(d, 0, (void **)&dst) || tw_arg_val(d, 1, &value, sizeof(value)) ||
+      tw_arg_val(d, 2, &n, sizeof(n)))
+    return TW_ERR_ARG;
+  for (uint64_t r = 0; r < tw_rows(wg); r++)
+    for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
+      uint64_t i = (uint64_t)wg->base[0] + lx;
+      if (i >= n) continue;
+      if (!dst) return TW_ERR_FAULT;
+      dst[i] = value;
+    }
+  return 0;
+}
+
+/* empty(void) */
+KFD_EMU_TWIN(empty) {
+  (void)d;
+  (void)wg;
+  return 0;
+}
+
+/* order_record(global uint *counter, global uint *slots, uint index):
+ * work-item (0,0,0): slots[index] = atomic_inc(counter). The ticket is taken with a sequentially
+ * consistent fetch-add, so dispatches on different emulated GPUs (different CP threads) that
+ * share one counter draw distinct tickets. */
+KFD_EMU_TWIN(order_record) {
+  uint32_t *counter, *slots, index;
+  if (tw_arg_ptr(d, 0, (void **)&counter) || tw_arg_ptr(d, 1, (void **)&slots) ||
+      tw_arg_val(d, 2, &index, sizeof(index)))
+    return TW_ERR_ARG;
+  if (!tw_is_first_group(wg)) return 0;
+  if (!counter || !slots) return TW_ERR_FAULT;
+  slots[index] = __atomic_fetch_add(counter, 1u, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+/* count_dispatch(global uint *counter, uint value): work-item (0,0,0) atomically adds value. */
+KFD_EMU_TWIN(count_dispatch) {
+  uint32_t *counter, value;
+  if (tw_arg_ptr(d, 0, (void **)&counter) || tw_arg_val(d, 1, &value, sizeof(value)))
+    return TW_ERR_ARG;
+  if (!tw_is_first_group(wg)) return 0;
+  if (!counter) return TW_ERR_FAULT;
+  __atomic_fetch_add(counter, value, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+/* The reduction tree of kernels/lds_reduce.cl, run on `tmp` (the workgroup's LDS). Only 1-D
+ * workgroups of at most LDS_REDUCE_MAX work-items are supported: with more rows, the rows would
+ * race on the same LDS words on hardware. */
+#define LDS_REDUCE_MAX 256u
+
+static int lds_reduce_group(const kfd_emu_dispatch_t *d, const kfd_emu_workgroup_t *wg,
+                            const float *in, float *partial, uint32_t n, uint32_t lds_offset,
+                            uint32_t lds_need) {
+  uint32_t lsz = wg->size[0];
+  if (tw_rows(wg) != 1 || d->block[0] > LDS_REDUCE_MAX) return TW_ERR_SHAPE;
+  uint32_t lds_size = d->packet->group_segment_size;
+  if (!d->group_segment || lds_offset > lds_size || lds_size - lds_offset < lds_need)
+    return TW_ERR_FAULT;
+  float *tmp = (float *)(d->group_segment + lds_offset);
+  for (uint32_t lid = 0; lid < lsz; lid++) {
+    uint64_t gid = (uint64_t)wg->base[0] + lid;
+    if (gid < n && !in) return TW_ERR_FAULT;
+    tmp[lid] = gid < n ? in[gid] : 0.0f;
+  }
+  for (uint32_t s = LDS_REDUCE_MAX / 2; s > 0; s >>= 1)
+    for (uint32_t lid = 0; lid < s && lid + s < lsz; lid++) tmp[lid] += tmp[lid + s];
+  if (!partial) return TW_ERR_FAULT;
+  partial[wg->id[0]] = tmp[0];
+  return 0;
+}
+
+/* lds_reduce(global const float *in, global float *partial, uint n): a static
+ * __local float[256] at group segment offset 0 (.group_segment_fixed_size 1024, which the
+ * packet's group_segment_size must cover). */
+KFD_EMU_TWIN(lds_reduce) {
+  float *in, *partial;
+  uint32_t n;
+  if (tw_arg_ptr(d, 0, (void **)&in) || tw_arg_ptr(d, 1, (void **)&partial) ||
+      tw_arg_val(d, 2, &n, sizeof(n)))
+    return TW_ERR_ARG;
+  return lds_reduce_group(d, wg, in, partial, n, 0, LDS_REDUCE_MAX * sizeof(float));
+}
+
+/* lds_reduce_dyn(global const float *in, global float *partial, uint n, local float *tmp):
+ * tmp is the dynamic group segment at the offset the kernarg holds; the workgroup uses
+ * workgroup size * 4 bytes of it. */
+KFD_EMU_TWIN(lds_reduce_dyn) {
+  float *in, *partial;
+  uint32_t n, lds_offset;
+  if (tw_arg_ptr(d, 0, (void **)&in) || tw_arg_ptr(d, 1, (void **)&partial) ||
+      tw_arg_val(d, 2, &n, sizeof(n)) || tw_arg_lds(d, 3, &lds_offset))
+    return TW_ERR_ARG;
+  return lds_reduce_group(d, wg, in, partial, n, lds_offset, wg->size[0] * sizeof(float));
+}
+
+/* big_private(global const uint *in, global uint *out, uint n): see kernels/big_private.cl. */
+#define BIG_PRIVATE_WORDS 1024u
+
+KFD_EMU_TWIN(big_private) {
+  uint32_t *in, *out, n;
+  if (tw_arg_ptr(d, 0, (void **)&in) || tw_arg_ptr(d, 1, (void **)&out) ||
+      tw_arg_val(d, 2, &n, sizeof(n)))
+    return TW_ERR_ARG;
+  uint32_t p[BIG_PRIVATE_WORDS];
+  for (uint64_t r = 0; r < tw_rows(wg); r++)
+    for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
+      uint64_t i = (uint64_t)wg->base[0] + lx;
+      if (i >= n) continue;
+      if (!in || !out) return TW_ERR_FAULT;
+      uint32_t s = in[i];
+      for (uint32_t k = 0; k < BIG_PRIVATE_WORDS; k++) p[k] = s ^ (k * 2654435761u);
+      uint32_t j = s & (BIG_PRIVATE_WORDS - 1), acc = 0;
+      for (uint32_t k = 0; k < BIG_PRIVATE_WORDS; k++) {
+        acc += p[j];
+        j = (j * 5 + 1) & (BIG_PRIVATE_WORDS - 1);
+      }
+      out[i] = acc;
+    }
+  return 0;
+}
+
+/* hip_vector_add(const float *a, const float *b, float *c, unsigned int n), the extern "C"
+ * kernel of kernels/hip/vector_add.hip: i = blockIdx.x * blockDim.x + threadIdx.x in 32-bit
+ * unsigned arithmetic, where HIP's blockDim.x is __ockl_get_local_size(0), the size of THIS
+ * workgroup (smaller in a partial last workgroup, which HIP's own launches never produce). */
+KFD_EMU_TWIN(hip_vector_add) {
+  float *a, *b, *c;
+  uint32_t n;
+  if (tw_arg_ptr(d, 0, (void **)&a) || tw_arg_ptr(d, 1, (void **)&b) ||
+      tw_arg_ptr(d, 2, (void **)&c) || tw_arg_val(d, 3, &n, sizeof(n)))
+    return TW_ERR_ARG;
+  for (uint64_t r = 0; r < tw_rows(wg); r++)
+    for (uint32_t lx = 0; lx < wg->size[0]; lx++) {
+      uint32_t i = wg->id[0] * wg->size[0] + lx;
+      if (i >= n) continue;
+      if (!a || !b || !c) return TW_ERR_FAULT;
+      c[i] = a[i] + b[i];
+    }
+  return 0;
+}
