@@ -51,3 +51,11 @@ $(BINDIR)/hip-vector-add: kernels/hip/vector_add.hip kernels/module.mk
 kernels: $(KERN_HSACOS) $(EMUDIR)/libkfd-emu-twins.so $(BINDIR)/hip-vector-add
 
 ALL_TARGETS += $(KERN_HSACOS) $(EMUDIR)/libkfd-emu-twins.so $(BINDIR)/hip-vector-add
+
+# Tests: kernels/ through plain ROCr on kfd-emu (scripts/run-tests.sh sets the library path).
+KERN_TEST := $(TESTDIR)/test_kernels
+$(KERN_TEST): tests/test_kernels.c $(KERN_HSACOS) $(EMUDIR)/libkfd-emu-twins.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -o $@ $< $(LDFLAGS) \
+	  -lcriterion -lhsa-runtime64 -lm
+TEST_BINS += $(KERN_TEST)
