@@ -1,0 +1,393 @@
+/* bundle.c - containers: a plain code object, a clang offload bundle, or a host ELF whose
+ * .hip_fatbin section holds one or more concatenated bundles; entry selection by target ID.
+ * Bundle layout (clang's ClangOffloadBundler, uncompressed format): the 24-byte magic
+ * "__CLANG_OFFLOAD_BUNDLE__", u64 entry count, then per entry u64 offset (from the bundle start),
+ * u64 size, u64 id length, id bytes ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"); little-endian. */
+#define _GNU_SOURCE
+#include "codeobj/codeobj_internal.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CO_BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
+enum { CO_BUNDLE_MAGIC_LEN = 24 };
+
+struct hsad_codeobj_container {
+  const char *name;
+  hsad_container_kind_t kind;
+  uint8_t *data;
+  size_t size;
+  hsad_codeobj_entry_t *entries;
+  size_t count, cap;
+  co_arena_t arena;
+};
+
+static bool co_fits(uint64_t off, uint64_t len, uint64_t limit) {
+  return off <= limit && len <= limit - off;
+}
+
+static uint64_t co_le64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+static hsad_status_t co_add_entry(hsad_codeobj_container_t *c, const char *id, size_t id_len,
+                                  const char *target, size_t target_len, uint64_t off,
+                                  uint64_t size, uint32_t bundle) {
+  if (c->count == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 8;
+    hsad_codeobj_entry_t *e = realloc(c->entries, cap * sizeof *e);
+    if (!e) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", c->name);
+    c->entries = e;
+    c->cap = cap;
+  }
+  hsad_codeobj_entry_t *e = &c->entries[c->count];
+  e->entry_id = co_arena_strndup(&c->arena, id, id_len);
+  e->target = co_arena_strndup(&c->arena, target, target_len);
+  if (!e->entry_id || !e->target) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory",
+                                                   c->name);
+  e->data = c->data + off;
+  e->size = (size_t)size;
+  e->offset = off;
+  e->bundle_index = bundle;
+  c->count++;
+  return HSAD_OK;
+}
+
+/* Parses the bundle at `base` (bytes up to `limit` available); *out_end: end of its last byte. */
+static hsad_status_t co_parse_bundle(hsad_codeobj_container_t *c, uint64_t base, uint64_t limit,
+                                     uint32_t bundle, uint64_t *out_end) {
+  const uint8_t *b = c->data + base;
+  uint64_t avail = limit - base;
+  if (avail < CO_BUNDLE_MAGIC_LEN + 8)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: offload bundle %u at offset %llu has %llu bytes, its header "
+                     "needs 32",
+                     c->name, bundle, (unsigned long long)base, (unsigned long long)avail);
+  uint64_t n = co_le64(b + CO_BUNDLE_MAGIC_LEN);
+  if (n > (avail - 32) / 24)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: offload bundle %u at offset %llu declares %llu entries, more "
+                     "than its %llu bytes can hold",
+                     c->name, bundle, (unsigned long long)base, (unsigned long long)n,
+                     (unsigned long long)avail);
+  uint64_t p = 32, end = 32;
+  for (uint64_t i = 0; i < n; i++) {
+    if (!co_fits(p, 24, avail))
+      return hsad_fail(HSAD_ERR_TRUNCATED,
+                       "%s: truncated: offload bundle %u entry %llu header runs past the end",
+                       c->name, bundle, (unsigned long long)i);
+    uint64_t off = co_le64(b + p), size = co_le64(b + p + 8), idlen = co_le64(b + p + 16);
+    p += 24;
+    if (!co_fits(p, idlen, avail))
+      return hsad_fail(HSAD_ERR_TRUNCATED,
+                       "%s: truncated: offload bundle %u entry %llu id (%llu bytes) runs past "
+                       "the end",
+                       c->name, bundle, (unsigned long long)i, (unsigned long long)idlen);
+    const char *id = (const char *)b + p;
+    p += idlen;
+    if (!co_fits(off, size, avail))
+      return hsad_fail(HSAD_ERR_TRUNCATED,
+                       "%s: truncated: offload bundle %u entry %llu '%.*s' (offset %llu, %llu "
+                       "bytes) runs past the end (%llu bytes)",
+                       c->name, bundle, (unsigned long long)i, (int)(idlen > 80 ? 80 : idlen), id,
+                       (unsigned long long)off, (unsigned long long)size,
+                       (unsigned long long)avail);
+    if (off + size > end) end = off + size;
+    if (p > end) end = p;
+    /* keep amdgcn entries: "<kind>-amdgcn-amd-amdhsa-[-]<target id>" */
+    static const char triple[] = "amdgcn-amd-amdhsa-";
+    const char *t = NULL;
+    for (uint64_t j = 0; j + sizeof triple - 1 <= idlen; j++)
+      if (!memcmp(id + j, triple, sizeof triple - 1)) {
+        t = id + j + sizeof triple - 1;
+        break;
+      }
+    if (!t || size == 0) continue;
+    if (t < id + idlen && *t == '-') t++;
+    hsad_status_t st = co_add_entry(c, id, (size_t)idlen, t, (size_t)(id + idlen - t),
+                                    base + off, size, bundle);
+    if (st) return st;
+  }
+  *out_end = base + end;
+  return HSAD_OK;
+}
+
+static pthread_once_t co_host_once = PTHREAD_ONCE_INIT;
+static void co_host_init(void) { elf_version(EV_CURRENT); }
+
+/* Host ELF: find .hip_fatbin and parse every bundle in it. */
+static hsad_status_t co_parse_host(hsad_codeobj_container_t *c) {
+  pthread_once(&co_host_once, co_host_init);
+  if (c->size < EI_NIDENT || c->data[EI_CLASS] != ELFCLASS64)
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: host ELF that is not ELF64 (class %u)", c->name,
+                     c->size > EI_CLASS ? c->data[EI_CLASS] : 0);
+  if (c->size < sizeof(Elf64_Ehdr))
+    return hsad_fail(HSAD_ERR_TRUNCATED, "%s: truncated: %zu bytes, shorter than an ELF64 header",
+                     c->name, c->size);
+  Elf64_Ehdr eh;
+  memcpy(&eh, c->data, sizeof eh);
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      !co_fits(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), c->size) ||
+      eh.e_shstrndx >= eh.e_shnum)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated or malformed host ELF: section header table (offset %llu, %u "
+                     "entries) not within the %zu-byte file",
+                     c->name, (unsigned long long)eh.e_shoff, eh.e_shnum, c->size);
+  Elf64_Shdr strsh;
+  memcpy(&strsh, c->data + eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof strsh, sizeof strsh);
+  if (!co_fits(strsh.sh_offset, strsh.sh_size, c->size))
+    return hsad_fail(HSAD_ERR_TRUNCATED, "%s: truncated: section name table runs past the end",
+                     c->name);
+  Elf *elf = elf_memory((char *)c->data, c->size);
+  if (!elf) return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf: %s", c->name, elf_errmsg(-1));
+  hsad_status_t st = HSAD_OK;
+  bool found = false;
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn(elf, scn))) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    const char *sn = elf_strptr(elf, eh.e_shstrndx, sh.sh_name);
+    if (!sn || strcmp(sn, ".hip_fatbin")) continue;
+    found = true;
+    if (sh.sh_type == SHT_NOBITS || !co_fits(sh.sh_offset, sh.sh_size, c->size)) {
+      st = hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: .hip_fatbin (offset %llu, %llu bytes) runs past the end of "
+                     "the %zu-byte file",
+                     c->name, (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size,
+                     c->size);
+      break;
+    }
+    uint64_t pos = sh.sh_offset, limit = sh.sh_offset + sh.sh_size;
+    uint32_t bundle = 0;
+    while (pos < limit) {
+      const uint8_t *m = memmem(c->data + pos, (size_t)(limit - pos), CO_BUNDLE_MAGIC,
+                                CO_BUNDLE_MAGIC_LEN);
+      if (!m) break;
+      uint64_t at = (uint64_t)(m - c->data), end;
+      st = co_parse_bundle(c, at, limit, bundle++, &end);
+      if (st) break;
+      pos = end > at ? end : at + 1;
+    }
+    break;
+  }
+  elf_end(elf);
+  if (st) return st;
+  if (!found)
+    return hsad_fail(HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND,
+                     "%s: host ELF (e_machine %u) without a .hip_fatbin section: no GPU code "
+                     "objects in it",
+                     c->name, eh.e_machine);
+  c->kind = HSAD_CONTAINER_HOST_FATBIN;
+  return HSAD_OK;
+}
+
+void hsad_codeobj_container_destroy(hsad_codeobj_container_t *c) {
+  if (!c) return;
+  free(c->data);
+  free(c->entries);
+  co_arena_free(&c->arena);
+  free(c);
+}
+
+/* Takes ownership of `data` (malloc'd). */
+static hsad_status_t co_container_init(uint8_t *data, size_t size, const char *label,
+                                       hsad_codeobj_container_t **out) {
+  hsad_codeobj_container_t *c = calloc(1, sizeof *c);
+  if (!c) {
+    free(data);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+  }
+  c->data = data;
+  c->size = size;
+  c->name = co_arena_strndup(&c->arena, label, strlen(label));
+  hsad_status_t st = HSAD_OK;
+  if (!c->name) {
+    st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+    goto fail;
+  }
+  if (size >= CO_BUNDLE_MAGIC_LEN && !memcmp(data, CO_BUNDLE_MAGIC, CO_BUNDLE_MAGIC_LEN)) {
+    uint64_t end;
+    c->kind = HSAD_CONTAINER_BUNDLE;
+    st = co_parse_bundle(c, 0, size, 0, &end);
+  } else if (size >= 4 && !memcmp(data, "CCOB", 4)) {
+    st = hsad_fail(HSAD_ERR_UNSUPPORTED,
+                   "%s: compressed offload bundle (CCOB): decompress it with "
+                   "clang-offload-bundler first",
+                   c->name);
+  } else if (size >= 4 && !memcmp(data, "\177ELF", 4)) {
+    uint16_t machine = 0;
+    if (size >= 20) memcpy(&machine, data + 18, 2);
+    if (machine == 224) { /* EM_AMDGPU: a plain code object */
+      c->kind = HSAD_CONTAINER_CODE_OBJECT;
+      char target[64] = "";
+      hsad_target_id_t id;
+      if (size >= sizeof(Elf64_Ehdr)) {
+        uint32_t flags;
+        memcpy(&flags, data + 48, 4);
+        uint32_t version = data[EI_ABIVERSION] + 2u;
+        if (co_target_from_flags(c->name, flags, version, &id) == HSAD_OK)
+          hsad_target_id_format(&id, target, sizeof target);
+      }
+      hsad_clear_error();
+      st = co_add_entry(c, "", 0, target, strlen(target), 0, size, 0);
+    } else {
+      st = co_parse_host(c);
+    }
+  } else {
+    st = hsad_fail(HSAD_ERR_NOT_ELF,
+                   "%s: neither an ELF file nor a clang offload bundle (%zu bytes, no \\177ELF or "
+                   "__CLANG_OFFLOAD_BUNDLE__ magic)",
+                   c->name, size);
+  }
+  if (st) goto fail;
+  if (c->count == 0) {
+    st = hsad_fail(HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND,
+                   "%s: no amdgcn code object entry in the %s", c->name,
+                   c->kind == HSAD_CONTAINER_BUNDLE ? "offload bundle" : ".hip_fatbin section");
+    goto fail;
+  }
+  *out = c;
+  return HSAD_OK;
+fail:
+  hsad_codeobj_container_destroy(c);
+  return st;
+}
+
+hsad_status_t hsad_codeobj_container_open_memory(const void *data, size_t size,
+                                                 const char *label,
+                                                 hsad_codeobj_container_t **out) {
+  if (!out || (!data && size))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_open_memory: NULL "
+                     "argument");
+  *out = NULL;
+  uint8_t *copy = malloc(size ? size : 1);
+  if (!copy) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "out of memory (%zu bytes)", size);
+  if (size) memcpy(copy, data, size);
+  return co_container_init(copy, size, label ? label : "<memory>", out);
+}
+
+hsad_status_t hsad_codeobj_container_open_file(const char *path,
+                                               hsad_codeobj_container_t **out) {
+  if (!out || !path)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_open_file: NULL "
+                     "argument");
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return hsad_fail(HSAD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    int err = errno;
+    fclose(f);
+    return hsad_fail(HSAD_ERR_IO, "%s: not a regular file%s%s", path, err ? ": " : "",
+                     err ? strerror(err) : "");
+  }
+  size_t size = (size_t)sb.st_size;
+  uint8_t *data = malloc(size ? size : 1);
+  if (!data) {
+    fclose(f);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", path, size);
+  }
+  size_t got = size ? fread(data, 1, size, f) : 0;
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  if (got != size) {
+    free(data);
+    return hsad_fail(HSAD_ERR_IO, "%s: read %zu of %zu bytes%s%s", path, got, size,
+                     err ? ": " : "", err ? strerror(err) : "");
+  }
+  return co_container_init(data, size, path, out);
+}
+
+hsad_container_kind_t hsad_codeobj_container_kind(const hsad_codeobj_container_t *c) {
+  return c->kind;
+}
+size_t hsad_codeobj_container_entry_count(const hsad_codeobj_container_t *c) {
+  return c ? c->count : 0;
+}
+const hsad_codeobj_entry_t *hsad_codeobj_container_entry(const hsad_codeobj_container_t *c,
+                                                         size_t i) {
+  return c && i < c->count ? &c->entries[i] : NULL;
+}
+
+hsad_status_t hsad_codeobj_container_select(const hsad_codeobj_container_t *c,
+                                            const char *agent_isa, size_t *out_index) {
+  if (!c || !out_index)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_select: NULL argument");
+  if (!agent_isa) {
+    *out_index = 0;
+    return HSAD_OK;
+  }
+  hsad_target_id_t agent;
+  hsad_status_t st = hsad_target_id_parse(agent_isa, &agent);
+  if (st) return st;
+  int best = -1, best_score = -1;
+  for (size_t i = 0; i < c->count; i++) {
+    hsad_target_id_t t;
+    if (hsad_target_id_parse(c->entries[i].target, &t) != HSAD_OK) continue;
+    if (!hsad_target_id_compatible(&t, &agent)) continue;
+    int score = 0;
+    bool xs = t.xnack == HSAD_FEATURE_ON || t.xnack == HSAD_FEATURE_OFF;
+    bool ss = t.sramecc == HSAD_FEATURE_ON || t.sramecc == HSAD_FEATURE_OFF;
+    score += xs && t.xnack == agent.xnack;
+    score += ss && t.sramecc == agent.sramecc;
+    if (score > best_score) {
+      best = (int)i;
+      best_score = score;
+    }
+  }
+  hsad_clear_error();
+  if (best < 0) {
+    char list[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < c->count && used < sizeof list - 1; i++) {
+      int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                       c->entries[i].target[0] ? c->entries[i].target : "?");
+      if (w < 0) break;
+      used += (size_t)w;
+      if (used >= sizeof list) used = sizeof list - 1;
+    }
+    return hsad_fail(HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND,
+                     "%s: no code object for %s: the file has %s", c->name, agent_isa, list);
+  }
+  *out_index = (size_t)best;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_codeobj_load_entry(const hsad_codeobj_container_t *c, size_t i,
+                                      hsad_codeobj_t **out_codeobj) {
+  if (!c || !out_codeobj || i >= c->count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                     "hsad_codeobj_load_entry: NULL argument or entry %zu out of range", i);
+  const hsad_codeobj_entry_t *e = &c->entries[i];
+  if (c->kind == HSAD_CONTAINER_CODE_OBJECT)
+    return hsad_codeobj_load_memory(e->data, e->size, c->name, out_codeobj);
+  char label[1024];
+  if (c->kind == HSAD_CONTAINER_HOST_FATBIN)
+    snprintf(label, sizeof label, "%s[bundle %u: %s]", c->name, e->bundle_index, e->entry_id);
+  else
+    snprintf(label, sizeof label, "%s[%s]", c->name, e->entry_id);
+  return hsad_codeobj_load_memory(e->data, e->size, label, out_codeobj);
+}
+
+hsad_status_t hsad_codeobj_load_file(const char *path, const char *agent_isa,
+                                     hsad_codeobj_t **out_codeobj) {
+  if (!out_codeobj)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_load_file: NULL argument");
+  *out_codeobj = NULL;
+  hsad_codeobj_container_t *c;
+  hsad_status_t st = hsad_codeobj_container_open_file(path, &c);
+  if (st) return st;
+  size_t idx;
+  st = hsad_codeobj_container_select(c, agent_isa, &idx);
+  if (!st) st = hsad_codeobj_load_entry(c, idx, out_codeobj);
+  hsad_codeobj_container_destroy(c);
+  return st;
+}

@@ -1,0 +1,253 @@
+/* elf.c - AMDGPU ELF checks, the NT_AMDGPU_METADATA note and NAME.kd descriptors (libelf).
+ * Sources: AMDGPUUsage "ELF Code Object" (header fields, EI_ABIVERSION per code object version,
+ * "Note Records" NT_AMDGPU_METADATA = 32 owned by "AMDGPU", "Symbols" NAME.kd of 64 bytes).
+ * Every offset and size is checked against the buffer before libelf or we read through it. */
+#include "codeobj/codeobj_internal.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <string.h>
+
+enum {
+  CO_EM_AMDGPU = 224,
+  CO_ELFOSABI_AMDGPU_HSA = 64,
+  CO_NT_AMDGPU_METADATA = 32,
+};
+
+static pthread_once_t co_elf_once = PTHREAD_ONCE_INIT;
+static void co_elf_init(void) { elf_version(EV_CURRENT); }
+
+/* a + b <= limit without overflow */
+static bool co_fits(uint64_t off, uint64_t len, uint64_t limit) {
+  return off <= limit && len <= limit - off;
+}
+
+static const char *co_machine_name(unsigned m) {
+  switch (m) {
+  case 0: return "EM_NONE";
+  case 3: return "EM_386";
+  case 40: return "EM_ARM";
+  case 62: return "EM_X86_64";
+  case 183: return "EM_AARCH64";
+  case 224: return "EM_AMDGPU";
+  default: return "unknown";
+  }
+}
+
+hsad_status_t co_elf_open(co_elf_t *e, const char *name, uint8_t *image, size_t size) {
+  memset(e, 0, sizeof *e);
+  e->name = name;
+  e->image = image;
+  e->size = size;
+  if (size < 4 || memcmp(image, ELFMAG, SELFMAG))
+    return hsad_fail(HSAD_ERR_NOT_ELF,
+                     "%s: not an ELF file (no \\177ELF magic in the first 4 bytes of %zu)", name,
+                     size);
+  if (size < sizeof(Elf64_Ehdr))
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: %zu bytes, shorter than the 64-byte ELF64 header", name,
+                     size);
+  Elf64_Ehdr eh;
+  memcpy(&eh, image, sizeof eh);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: ELF class %u (%s), expected ELFCLASS64", name,
+                     eh.e_ident[EI_CLASS],
+                     eh.e_ident[EI_CLASS] == ELFCLASS32 ? "ELFCLASS32" : "invalid");
+  if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: ELF data encoding %u, expected ELFDATA2LSB (1)",
+                     name, eh.e_ident[EI_DATA]);
+  if (eh.e_machine != CO_EM_AMDGPU)
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: e_machine %u (%s), expected 224 (EM_AMDGPU)", name,
+                     eh.e_machine, co_machine_name(eh.e_machine));
+  if (eh.e_ident[EI_OSABI] != CO_ELFOSABI_AMDGPU_HSA)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: OS ABI %u, expected 64 (ELFOSABI_AMDGPU_HSA); PAL/Mesa code objects "
+                     "are not HSA code objects",
+                     name, eh.e_ident[EI_OSABI]);
+  /* EI_ABIVERSION: 0 = v2, 1 = v3, 2 = v4, 3 = v5, 4 = v6 ... */
+  e->abi_version = eh.e_ident[EI_ABIVERSION];
+  uint32_t version = e->abi_version + 2;
+  if (version < 3 || version > 5)
+    return hsad_fail(HSAD_ERR_CODE_OBJECT_VERSION,
+                     "%s: code object version %u (EI_ABIVERSION %u) is not supported: supported "
+                     "are 3 (read only), 4 and 5",
+                     name, version, e->abi_version);
+  e->code_object_version = version;
+  e->e_flags = eh.e_flags;
+  e->e_type = eh.e_type;
+  if (eh.e_type != ET_DYN && eh.e_type != ET_REL)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: e_type %u, expected ET_DYN (3, a linked code object) or ET_REL (1)",
+                     name, eh.e_type);
+  if (eh.e_ehsize != sizeof(Elf64_Ehdr))
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: e_ehsize %u, expected 64", name, eh.e_ehsize);
+  if (eh.e_phnum) {
+    if (eh.e_phentsize != sizeof(Elf64_Phdr))
+      return hsad_fail(HSAD_ERR_BAD_ELF, "%s: e_phentsize %u, expected 56", name,
+                       eh.e_phentsize);
+    if (!co_fits(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), size))
+      return hsad_fail(HSAD_ERR_TRUNCATED,
+                       "%s: truncated: program header table (offset %llu, %u x 56 bytes) runs "
+                       "past the end of the %zu-byte file",
+                       name, (unsigned long long)eh.e_phoff, eh.e_phnum, size);
+  }
+  if (eh.e_shnum == 0 || eh.e_shoff == 0)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: no section header table (e_shnum %u, e_shoff %llu): cannot find the "
+                     "metadata note and symbols",
+                     name, eh.e_shnum, (unsigned long long)eh.e_shoff);
+  if (eh.e_shentsize != sizeof(Elf64_Shdr))
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: e_shentsize %u, expected 64", name, eh.e_shentsize);
+  if (!co_fits(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), size))
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: section header table (offset %llu, %u x 64 bytes) runs past "
+                     "the end of the %zu-byte file",
+                     name, (unsigned long long)eh.e_shoff, eh.e_shnum, size);
+  if (eh.e_shstrndx >= eh.e_shnum)
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: e_shstrndx %u is not below e_shnum %u", name,
+                     eh.e_shstrndx, eh.e_shnum);
+  for (unsigned i = 0; i < eh.e_shnum; i++) {
+    Elf64_Shdr sh;
+    memcpy(&sh, image + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+    if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL) continue;
+    if (!co_fits(sh.sh_offset, sh.sh_size, size))
+      return hsad_fail(HSAD_ERR_TRUNCATED,
+                       "%s: truncated: section %u (type %u, offset %llu, %llu bytes) runs past the "
+                       "end of the %zu-byte file",
+                       name, i, sh.sh_type, (unsigned long long)sh.sh_offset,
+                       (unsigned long long)sh.sh_size, size);
+    if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) &&
+        sh.sh_entsize != sizeof(Elf64_Sym))
+      return hsad_fail(HSAD_ERR_BAD_ELF, "%s: symbol table section %u has sh_entsize %llu, "
+                       "expected 24", name, i, (unsigned long long)sh.sh_entsize);
+    if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) &&
+        (sh.sh_link >= eh.e_shnum))
+      return hsad_fail(HSAD_ERR_BAD_ELF, "%s: symbol table section %u links to section %u, "
+                       "beyond e_shnum %u", name, i, sh.sh_link, eh.e_shnum);
+  }
+  e->shnum = eh.e_shnum;
+
+  pthread_once(&co_elf_once, co_elf_init);
+  e->elf = elf_memory((char *)image, size);
+  if (!e->elf)
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read it: %s", name, elf_errmsg(-1));
+
+  /* The metadata note: the first NT_AMDGPU_METADATA owned by "AMDGPU" in any SHT_NOTE. */
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn(e->elf, scn))) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE) continue;
+    Elf_Data *d = elf_rawdata(scn, NULL);
+    if (!d || !d->d_buf) continue;
+    size_t off = 0, next, name_off, desc_off;
+    GElf_Nhdr nh;
+    while (off < d->d_size) {
+      next = gelf_getnote(d, off, &nh, &name_off, &desc_off);
+      if (next == 0) {
+        co_elf_close(e);
+        return hsad_fail(HSAD_ERR_BAD_NOTE,
+                         "%s: note at offset %zu of section %zu (%zu bytes): its header, name or "
+                         "description size runs past the section",
+                         name, off, elf_ndxscn(scn), (size_t)d->d_size);
+      }
+      if (nh.n_type == CO_NT_AMDGPU_METADATA && nh.n_namesz == 7 &&
+          !memcmp((const char *)d->d_buf + name_off, "AMDGPU", 7)) {
+        e->note_desc = (const uint8_t *)d->d_buf + desc_off;
+        e->note_size = nh.n_descsz;
+        return HSAD_OK;
+      }
+      off = next;
+    }
+  }
+  co_elf_close(e);
+  return hsad_fail(HSAD_ERR_BAD_NOTE,
+                   "%s: no NT_AMDGPU_METADATA note (type 32, owner \"AMDGPU\"): not a code "
+                   "object v3+ or its metadata was stripped",
+                   name);
+}
+
+void co_elf_close(co_elf_t *e) {
+  if (e->elf) elf_end(e->elf);
+  e->elf = NULL;
+}
+
+static int co_find_symbol_kernel(const hsad_codeobj_t *co, const char *s, size_t n) {
+  uint32_t h = co_hash_str(s, n);
+  for (uint32_t i = h & co->hash_mask;; i = (i + 1) & co->hash_mask) {
+    uint32_t slot = co->by_symbol[i];
+    if (!slot) return -1;
+    const char *sym = co->kernels[slot - 1].info.symbol;
+    if (!strncmp(sym, s, n) && sym[n] == '\0') return (int)(slot - 1);
+  }
+}
+
+hsad_status_t co_elf_read_descriptors(co_elf_t *e, hsad_codeobj_t *co) {
+  uint32_t n = co->info.kernel_count;
+  if (n == 0) return HSAD_OK;
+  uint8_t *found = co_arena_alloc(&co->arena, n);
+  if (!found) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", e->name);
+  uint32_t nfound = 0;
+  /* Prefer .symtab (complete); fall back to .dynsym. */
+  for (int pass = 0; pass < 2 && nfound < n; pass++) {
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e->elf, scn)) && nfound < n) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      if (sh.sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM)) continue;
+      Elf_Data *d = elf_getdata(scn, NULL);
+      if (!d || !d->d_buf) continue;
+      size_t count = d->d_size / sizeof(Elf64_Sym);
+      for (size_t i = 0; i < count && nfound < n; i++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(d, (int)i, &sym)) continue;
+        const char *sname = elf_strptr(e->elf, sh.sh_link, sym.st_name);
+        if (!sname) continue;
+        size_t len = strlen(sname);
+        if (len < 4 || strcmp(sname + len - 3, ".kd")) continue;
+        int k = co_find_symbol_kernel(co, sname, len);
+        if (k < 0 || found[k]) continue;
+        hsad_kernel_info_t *ki = &co->kernels[k].info;
+        if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= e->shnum)
+          return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                           "%s: kernel '%s': symbol %s is undefined (section index %u)", e->name,
+                           ki->name, sname, sym.st_shndx);
+        Elf_Scn *ds = elf_getscn(e->elf, sym.st_shndx);
+        GElf_Shdr dsh;
+        if (!ds || !gelf_getshdr(ds, &dsh) || dsh.sh_type == SHT_NOBITS)
+          return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                           "%s: kernel '%s': symbol %s is in section %u, which holds no bytes",
+                           e->name, ki->name, sname, sym.st_shndx);
+        /* ET_DYN: st_value is an address in the section; ET_REL: an offset into it. */
+        uint64_t rel = sym.st_value;
+        if (e->e_type == ET_DYN) {
+          if (rel < dsh.sh_addr)
+            return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                             "%s: kernel '%s': symbol %s address 0x%llx lies before its section "
+                             "(0x%llx)",
+                             e->name, ki->name, sname, (unsigned long long)rel,
+                             (unsigned long long)dsh.sh_addr);
+          rel -= dsh.sh_addr;
+        }
+        if (!co_fits(rel, 64, dsh.sh_size))
+          return hsad_fail(HSAD_ERR_TRUNCATED,
+                           "%s: kernel '%s': descriptor %s (64 bytes at section offset %llu) runs "
+                           "past its %llu-byte section",
+                           e->name, ki->name, sname, (unsigned long long)rel,
+                           (unsigned long long)dsh.sh_size);
+        memcpy(&ki->descriptor, e->image + dsh.sh_offset + rel, 64);
+        found[k] = 1;
+        nfound++;
+      }
+    }
+  }
+  if (nfound < n) {
+    for (uint32_t k = 0; k < n; k++)
+      if (!found[k])
+        return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                         "%s: kernel '%s': kernel descriptor symbol '%s' not found in the symbol "
+                         "tables",
+                         e->name, co->kernels[k].info.name, co->kernels[k].info.symbol);
+  }
+  return HSAD_OK;
+}

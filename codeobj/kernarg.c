@@ -1,0 +1,229 @@
+/* kernarg.c - the per-kernel kernarg plan and the hot-path kernarg builder.
+ * Sources: AMDGPUUsage "Code Object V3+ Kernel Argument Metadata Map" (.offset, .size,
+ * .value_kind, .pointee_align), "Code Object V5 Metadata" hidden arguments and their sizes;
+ * field lessons: zero the whole .kernarg_segment_size block and write hidden arguments field by
+ * field at the offsets the note declares (never a fixed implicit struct). */
+#include "codeobj/codeobj_internal.h"
+
+#include <string.h>
+
+hsad_status_t co_kernarg_plan_init(const char *name, co_arena_t *arena, hsad_kernel_t *k) {
+  const hsad_kernel_info_t *ki = &k->info;
+  hsad_kernarg_plan_t *p = &k->plan;
+  memset(p, 0, sizeof *p);
+  p->segment_size = ki->kernarg_segment_size;
+  p->segment_align = ki->kernarg_segment_align < 16 ? 16 : ki->kernarg_segment_align;
+  p->group_segment_fixed_size = ki->group_segment_fixed_size;
+  uint32_t ne = 0, nh = 0;
+  for (uint32_t i = 0; i < ki->arg_count; i++) {
+    if (hsad_value_kind_is_hidden(ki->args[i].value_kind)) nh++;
+    else ne++;
+  }
+  hsad_kernarg_slot_t *slots = NULL;
+  if (ne + nh) {
+    slots = co_arena_alloc(arena, (size_t)(ne + nh) * sizeof *slots);
+    if (!slots) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+  }
+  hsad_kernarg_slot_t *e = slots, *h = slots ? slots + ne : NULL;
+  for (uint32_t i = 0; i < ki->arg_count; i++) {
+    const hsad_kernel_arg_t *a = &ki->args[i];
+    hsad_kernarg_slot_t s = {a->offset, a->size, a->value_kind, 0};
+    if (a->value_kind == HSAD_VK_DYNAMIC_SHARED_POINTER) {
+      s.align = a->pointee_align < 4 ? 4 : a->pointee_align;
+      if (s.align & (s.align - 1))
+        return hsad_fail(HSAD_ERR_METADATA_TYPE,
+                         "%s: kernel '%s': argument %u .pointee_align %u is not a power of 2",
+                         name, ki->name, i, a->pointee_align);
+      if (a->size != 4 && a->size != 8)
+        return hsad_fail(HSAD_ERR_METADATA_TYPE,
+                         "%s: kernel '%s': dynamic_shared_pointer argument %u has .size %u, "
+                         "expected 4 or 8",
+                         name, ki->name, i, a->size);
+      p->has_dynamic_lds = true;
+    }
+    if (hsad_value_kind_is_hidden(a->value_kind)) *h++ = s;
+    else *e++ = s;
+  }
+  p->explicit_count = ne;
+  p->explicit_args = slots;
+  p->hidden_count = nh;
+  p->hidden_args = slots ? slots + ne : NULL;
+  return HSAD_OK;
+}
+
+const hsad_kernarg_plan_t *hsad_kernel_kernarg_plan(const hsad_kernel_t *kernel) {
+  return kernel ? &kernel->plan : NULL;
+}
+
+/* Writes the low `size` bytes of v little-endian; false when v does not fit. */
+static inline bool co_put(uint8_t *dst, uint64_t v, uint32_t size) {
+  switch (size) {
+  case 8: memcpy(dst, &v, 8); return true;
+  case 4: {
+    uint32_t x = (uint32_t)v;
+    memcpy(dst, &x, 4);
+    return v <= UINT32_MAX;
+  }
+  case 2: {
+    uint16_t x = (uint16_t)v;
+    memcpy(dst, &x, 2);
+    return v <= UINT16_MAX;
+  }
+  case 1: *dst = (uint8_t)v; return v <= UINT8_MAX;
+  case 0: return v == 0;
+  default:
+    if (size > 8) {
+      memcpy(dst, &v, 8); /* rest stays zero */
+      return true;
+    }
+    for (uint32_t i = 0; i < size; i++) dst[i] = (uint8_t)(v >> (8 * i));
+    return (v >> (8 * size)) == 0;
+  }
+}
+
+static const char *co_arg_name(const hsad_kernel_t *k, uint32_t explicit_index) {
+  uint32_t seen = 0;
+  for (uint32_t i = 0; i < k->info.arg_count; i++) {
+    if (hsad_value_kind_is_hidden(k->info.args[i].value_kind)) continue;
+    if (seen++ == explicit_index) return k->info.args[i].name;
+  }
+  return "";
+}
+
+hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t *args,
+                                 uint32_t arg_count, const hsad_dispatch_dims_t *dims,
+                                 const hsad_kernarg_runtime_t *runtime, void *out,
+                                 size_t out_size, uint32_t *out_group_segment_size) {
+  if (!kernel || !dims || (!out && kernel->plan.segment_size) || (arg_count && !args))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernarg_build: NULL argument");
+  const hsad_kernarg_plan_t *p = &kernel->plan;
+  const char *kname = kernel->info.name;
+  const char *file = kernel->owner->info.name;
+  if (((uintptr_t)out & 15u) != 0)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                     "%s: kernel '%s': kernarg buffer %p is not 16-byte aligned", file, kname, out);
+  if (out_size < p->segment_size)
+    return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED,
+                     "%s: kernel '%s': kernarg buffer of %zu bytes, .kernarg_segment_size is %u",
+                     file, kname, out_size, p->segment_size);
+  if (arg_count != p->explicit_count)
+    return hsad_fail(HSAD_ERR_ARG_COUNT, "%s: kernel '%s' takes %u explicit arguments, got %u",
+                     file, kname, p->explicit_count, arg_count);
+  if (dims->dims < 1 || dims->dims > 3)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: kernel '%s': dims %u, expected 1..3", file,
+                     kname, dims->dims);
+  for (int d = 0; d < 3; d++)
+    if (!dims->grid_size[d] || !dims->workgroup_size[d])
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                       "%s: kernel '%s': grid_size[%d] = %u, workgroup_size[%d] = %u: each must "
+                       "be >= 1 (1 for unused dimensions)",
+                       file, kname, d, dims->grid_size[d], d, dims->workgroup_size[d]);
+  static const hsad_kernarg_runtime_t zero_rt;
+  if (!runtime) runtime = &zero_rt;
+  uint8_t *base = out;
+  if (p->segment_size) memset(base, 0, p->segment_size);
+
+  uint64_t lds = p->group_segment_fixed_size;
+  for (uint32_t i = 0; i < p->explicit_count; i++) {
+    const hsad_kernarg_slot_t *s = &p->explicit_args[i];
+    const hsad_karg_t *v = &args[i];
+    uint8_t *dst = base + s->offset;
+    switch (v->tag) {
+    case HSAD_KARG_BYTES:
+      if (s->kind == HSAD_VK_DYNAMIC_SHARED_POINTER)
+        return hsad_fail(HSAD_ERR_ARG_KIND,
+                         "%s: kernel '%s': argument %u ('%s') is a dynamic_shared_pointer: pass "
+                         "HSAD_KARG_LDS_BYTES(n), not bytes",
+                         file, kname, i, co_arg_name(kernel, i));
+      if (v->size != s->size)
+        return hsad_fail(HSAD_ERR_ARG_SIZE,
+                         "%s: kernel '%s': argument %u ('%s') has .size %u, value has %u bytes",
+                         file, kname, i, co_arg_name(kernel, i), s->size, v->size);
+      if (s->size) {
+        if (!v->bytes)
+          return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                           "%s: kernel '%s': argument %u ('%s'): NULL bytes", file, kname, i,
+                           co_arg_name(kernel, i));
+        memcpy(dst, v->bytes, s->size);
+      }
+      break;
+    case HSAD_KARG_POINTER:
+      if (s->kind != HSAD_VK_GLOBAL_BUFFER && s->kind != HSAD_VK_IMAGE &&
+          s->kind != HSAD_VK_SAMPLER && s->kind != HSAD_VK_PIPE && s->kind != HSAD_VK_QUEUE)
+        return hsad_fail(HSAD_ERR_ARG_KIND,
+                         "%s: kernel '%s': argument %u ('%s') is %s, a pointer value needs "
+                         "global_buffer, image, sampler, pipe or queue",
+                         file, kname, i, co_arg_name(kernel, i), hsad_value_kind_name(s->kind));
+      if (s->size != 8 && s->size != 4)
+        return hsad_fail(HSAD_ERR_ARG_SIZE,
+                         "%s: kernel '%s': argument %u ('%s') has .size %u, a pointer needs 4 "
+                         "or 8",
+                         file, kname, i, co_arg_name(kernel, i), s->size);
+      if (!co_put(dst, v->pointer, s->size))
+        return hsad_fail(HSAD_ERR_ARG_VALUE,
+                         "%s: kernel '%s': argument %u ('%s'): pointer 0x%llx does not fit its "
+                         "%u-byte slot",
+                         file, kname, i, co_arg_name(kernel, i), (unsigned long long)v->pointer,
+                         s->size);
+      break;
+    case HSAD_KARG_LDS:
+      if (s->kind != HSAD_VK_DYNAMIC_SHARED_POINTER)
+        return hsad_fail(HSAD_ERR_ARG_KIND,
+                         "%s: kernel '%s': argument %u ('%s') is %s, an LDS size needs a "
+                         "dynamic_shared_pointer",
+                         file, kname, i, co_arg_name(kernel, i), hsad_value_kind_name(s->kind));
+      lds = (lds + s->align - 1) & ~(uint64_t)(s->align - 1);
+      co_put(dst, lds, s->size);
+      lds += v->lds_bytes;
+      if (lds > UINT32_MAX)
+        return hsad_fail(HSAD_ERR_ARG_VALUE,
+                         "%s: kernel '%s': argument %u ('%s'): group segment reaches %llu bytes, "
+                         "above 4 GiB",
+                         file, kname, i, co_arg_name(kernel, i), (unsigned long long)lds);
+      break;
+    default:
+      return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u: unknown tag %d", file,
+                       kname, i, (int)v->tag);
+    }
+  }
+
+  for (uint32_t i = 0; i < p->hidden_count; i++) {
+    const hsad_kernarg_slot_t *s = &p->hidden_args[i];
+    uint64_t v;
+    switch (s->kind) {
+    case HSAD_VK_HIDDEN_GLOBAL_OFFSET_X: v = dims->global_offset[0]; break;
+    case HSAD_VK_HIDDEN_GLOBAL_OFFSET_Y: v = dims->global_offset[1]; break;
+    case HSAD_VK_HIDDEN_GLOBAL_OFFSET_Z: v = dims->global_offset[2]; break;
+    case HSAD_VK_HIDDEN_NONE: continue;
+    case HSAD_VK_HIDDEN_PRINTF_BUFFER: v = runtime->printf_buffer; break;
+    case HSAD_VK_HIDDEN_HOSTCALL_BUFFER: v = runtime->hostcall_buffer; break;
+    case HSAD_VK_HIDDEN_DEFAULT_QUEUE: v = runtime->default_queue; break;
+    case HSAD_VK_HIDDEN_COMPLETION_ACTION: v = runtime->completion_action; break;
+    case HSAD_VK_HIDDEN_MULTIGRID_SYNC_ARG: v = runtime->multigrid_sync_arg; break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_X: v = dims->grid_size[0] / dims->workgroup_size[0]; break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_Y: v = dims->grid_size[1] / dims->workgroup_size[1]; break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_Z: v = dims->grid_size[2] / dims->workgroup_size[2]; break;
+    case HSAD_VK_HIDDEN_GROUP_SIZE_X: v = dims->workgroup_size[0]; break;
+    case HSAD_VK_HIDDEN_GROUP_SIZE_Y: v = dims->workgroup_size[1]; break;
+    case HSAD_VK_HIDDEN_GROUP_SIZE_Z: v = dims->workgroup_size[2]; break;
+    case HSAD_VK_HIDDEN_REMAINDER_X: v = dims->grid_size[0] % dims->workgroup_size[0]; break;
+    case HSAD_VK_HIDDEN_REMAINDER_Y: v = dims->grid_size[1] % dims->workgroup_size[1]; break;
+    case HSAD_VK_HIDDEN_REMAINDER_Z: v = dims->grid_size[2] % dims->workgroup_size[2]; break;
+    case HSAD_VK_HIDDEN_GRID_DIMS: v = dims->dims; break;
+    case HSAD_VK_HIDDEN_HEAP_V1: v = runtime->heap_v1; break;
+    case HSAD_VK_HIDDEN_DYNAMIC_LDS_SIZE: v = lds - p->group_segment_fixed_size; break;
+    case HSAD_VK_HIDDEN_PRIVATE_BASE: v = runtime->private_base; break;
+    case HSAD_VK_HIDDEN_SHARED_BASE: v = runtime->shared_base; break;
+    case HSAD_VK_HIDDEN_QUEUE_PTR: v = runtime->queue_ptr; break;
+    default: continue;
+    }
+    if (!co_put(base + s->offset, v, s->size))
+      return hsad_fail(HSAD_ERR_ARG_VALUE,
+                       "%s: kernel '%s': hidden argument %s = %llu does not fit its declared "
+                       ".size %u at .offset %u",
+                       file, kname, hsad_value_kind_name(s->kind), (unsigned long long)v, s->size,
+                       s->offset);
+  }
+  if (out_group_segment_size) *out_group_segment_size = (uint32_t)lds;
+  return HSAD_OK;
+}

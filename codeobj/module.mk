@@ -1,0 +1,50 @@
+# codeobj: code objects (ELF, bundles, fat binaries), metadata, kernel descriptors, kernarg
+# builder, occupancy, comgr compile. Linked into libhsad; tests and fixtures below.
+HSAD_LIB_SRCS += codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
+  codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c \
+  codeobj/occupancy.c
+HEADERS += codeobj/hsad_codeobj.h
+
+# ---- test fixtures: small kernels compiled here from tests/data/codeobj (never committed) ----
+# clang-15's driver would call the system ld.lld (lld 14 on Debian 12, which rejects code object
+# v5): -B points it at lld-15.
+CO_FIXDIR := $(TESTDIR)/codeobj
+CO_SRC    := tests/data/codeobj
+CO_CLANG  := $(CLANG) -B/usr/lib/llvm-15/bin
+CO_CL     := $(CO_CLANG) -x cl -Xclang -finclude-default-header -target amdgcn-amd-amdhsa \
+             -nogpulib -O2
+# name: kernels-<mcpu with ':' as '_'>-v<version>.hsaco
+CO_FIX_TARGETS := gfx90a-v5 gfx90a-v4 gfx90a-v3 gfx90a_xnack--v4 gfx90a_sramecc+_xnack+-v5 \
+  gfx906-v4 gfx906-v5 gfx908-v5 gfx940-v5 gfx1030-v5 gfx1030-v4 gfx1100-v5 gfx906-v2
+CO_FIXTURES := $(CO_FIX_TARGETS:%=$(CO_FIXDIR)/kernels-%.hsaco) $(CO_FIXDIR)/hip_scale.bundle \
+  $(CO_FIXDIR)/hip_scale.host.o
+
+co_mcpu = $(subst _,:,$(word 1,$(subst -v, ,$(1))))
+co_ver = $(lastword $(subst -v, ,$(1)))
+
+$(CO_FIXDIR)/kernels-%.hsaco: $(CO_SRC)/kernels.cl
+	@mkdir -p $(@D)
+	$(CO_CL) -mcpu=$(call co_mcpu,$*) -mcode-object-version=$(call co_ver,$*) $< -o $@
+
+$(CO_FIXDIR)/hip_scale.bundle: $(CO_SRC)/hip_scale.hip
+	@mkdir -p $(@D)
+	$(CO_CLANG) -x hip --cuda-device-only --offload-arch=gfx90a:xnack- --offload-arch=gfx1030 \
+	  -nogpulib -nogpuinc -O2 $< -o $@
+
+$(CO_FIXDIR)/hip_scale.host.o: $(CO_SRC)/hip_scale.hip
+	@mkdir -p $(@D)
+	$(CO_CLANG) -x hip --offload-arch=gfx90a --offload-arch=gfx906 -nogpulib -nogpuinc -O2 \
+	  -c $< -o $@
+
+# ---- Criterion tests ----
+CO_TESTS := $(patsubst tests/%.c,$(TESTDIR)/%,$(wildcard tests/test_codeobj_*.c))
+TEST_BINS += $(CO_TESTS)
+
+$(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/codeobj_test_util.h \
+    $(LIBDIR)/libhsad.a $(CO_FIXTURES)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"' $< -o $@ $(LDFLAGS) \
+	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+.PHONY: codeobj-fixtures
+codeobj-fixtures: $(CO_FIXTURES)

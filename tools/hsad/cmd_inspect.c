@@ -1,0 +1,359 @@
+/* hsad inspect - code object metadata, registers, occupancy (codeobj/; no GPU, no ROCr). */
+#include "tools/hsad/hsad_cli.h"
+
+#include "codeobj/hsad_codeobj.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void inspect_usage(FILE *f) {
+  fprintf(f,
+          "usage: hsad inspect FILE [--target ISA] [--kernel NAME] [--json] [--block N]\n"
+          "                         [--floor N] [--repeat N]\n"
+          "  FILE          code object (.hsaco), clang offload bundle, or host ELF with .hip_fatbin\n"
+          "  --target ISA  only the code object for this target ID (e.g. gfx90a:xnack-)\n"
+          "  --kernel NAME only this kernel\n"
+          "  --json        JSON: {\"target\", \"code_object_version\", \"kernels\": [...]} per code\n"
+          "                object (an array of them, with \"entry_id\", for bundles)\n"
+          "  --block N     workgroup size for the occupancy column (default 256, capped at the\n"
+          "                kernel's .max_flat_workgroup_size)\n"
+          "  --floor N     flag kernels below N waves per SIMD (default 2)\n"
+          "  --repeat N    load and format N times; print the mean time per run to stderr\n");
+}
+
+typedef struct {
+  const char *file, *target, *kernel;
+  int json;
+  unsigned block, floor, repeat;
+} inspect_opts_t;
+
+/* ---- output buffer (formatting is timed too, so it goes to memory first) ---- */
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} obuf_t;
+
+static void ob_printf(obuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ob_printf(obuf_t *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (w < 0) return;
+    if (b->p && (size_t)w < b->cap - b->n) {
+      b->n += (size_t)w;
+      return;
+    }
+    size_t cap = b->cap ? b->cap * 2 : 65536;
+    while (cap - b->n <= (size_t)w) cap *= 2;
+    char *np = realloc(b->p, cap);
+    if (!np) {
+      b->oom = 1;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+}
+
+static void ob_str(obuf_t *b, const char *s) { /* JSON string */
+  ob_printf(b, "\"");
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\') ob_printf(b, "\\%c", *c);
+    else if (*c < 0x20) ob_printf(b, "\\u%04x", *c);
+    else ob_printf(b, "%c", *c);
+  }
+  ob_printf(b, "\"");
+}
+
+static const char *yes(bool v) { return v ? "true" : "false"; }
+
+static void json_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o) {
+  const hsad_kernel_info_t *ki = hsad_kernel_info(k);
+  ob_printf(b, "{\"name\": ");
+  ob_str(b, ki->name);
+  ob_printf(b, ", \"symbol\": ");
+  ob_str(b, ki->symbol);
+  if (ki->present & HSAD_KI_HAS_LANGUAGE) ob_printf(b, ", \"language\": "), ob_str(b, ki->language);
+  if (ki->present & HSAD_KI_HAS_LANGUAGE_VERSION)
+    ob_printf(b, ", \"language_version\": [%u, %u]", ki->language_version[0],
+              ki->language_version[1]);
+  if (ki->present & HSAD_KI_HAS_KIND) ob_printf(b, ", \"kind\": "), ob_str(b, ki->kind);
+  if (ki->present & HSAD_KI_HAS_VEC_TYPE_HINT)
+    ob_printf(b, ", \"vec_type_hint\": "), ob_str(b, ki->vec_type_hint);
+  if (ki->present & HSAD_KI_HAS_DEVICE_ENQUEUE_SYMBOL)
+    ob_printf(b, ", \"device_enqueue_symbol\": "), ob_str(b, ki->device_enqueue_symbol);
+  if (ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE)
+    ob_printf(b, ", \"reqd_workgroup_size\": [%u, %u, %u]", ki->reqd_workgroup_size[0],
+              ki->reqd_workgroup_size[1], ki->reqd_workgroup_size[2]);
+  if (ki->present & HSAD_KI_HAS_WORKGROUP_SIZE_HINT)
+    ob_printf(b, ", \"workgroup_size_hint\": [%u, %u, %u]", ki->workgroup_size_hint[0],
+              ki->workgroup_size_hint[1], ki->workgroup_size_hint[2]);
+  ob_printf(b,
+            ", \"kernarg_segment_size\": %u, \"kernarg_segment_align\": %u, "
+            "\"group_segment_fixed_size\": %u, \"private_segment_fixed_size\": %u, "
+            "\"wavefront_size\": %u, \"sgpr_count\": %u, \"vgpr_count\": %u",
+            ki->kernarg_segment_size, ki->kernarg_segment_align, ki->group_segment_fixed_size,
+            ki->private_segment_fixed_size, ki->wavefront_size, ki->sgpr_count, ki->vgpr_count);
+  if (ki->present & HSAD_KI_HAS_AGPR_COUNT) ob_printf(b, ", \"agpr_count\": %u", ki->agpr_count);
+  if (ki->present & HSAD_KI_HAS_SGPR_SPILL_COUNT)
+    ob_printf(b, ", \"sgpr_spill_count\": %u", ki->sgpr_spill_count);
+  if (ki->present & HSAD_KI_HAS_VGPR_SPILL_COUNT)
+    ob_printf(b, ", \"vgpr_spill_count\": %u", ki->vgpr_spill_count);
+  ob_printf(b, ", \"max_flat_workgroup_size\": %u", ki->max_flat_workgroup_size);
+  if (ki->present & HSAD_KI_HAS_USES_DYNAMIC_STACK)
+    ob_printf(b, ", \"uses_dynamic_stack\": %s", yes(ki->uses_dynamic_stack));
+  if (ki->present & HSAD_KI_HAS_WGP_MODE)
+    ob_printf(b, ", \"workgroup_processor_mode\": %s", yes(ki->workgroup_processor_mode));
+  if (ki->present & HSAD_KI_HAS_UNIFORM_WORK_GROUP_SIZE)
+    ob_printf(b, ", \"uniform_work_group_size\": %s", yes(ki->uniform_work_group_size));
+  ob_printf(b, ", \"args\": [");
+  for (uint32_t i = 0; i < ki->arg_count; i++) {
+    const hsad_kernel_arg_t *a = &ki->args[i];
+    ob_printf(b, "%s{", i ? ", " : "");
+    if (a->present & HSAD_ARG_HAS_NAME) ob_printf(b, "\"name\": "), ob_str(b, a->name),
+                                          ob_printf(b, ", ");
+    if (a->present & HSAD_ARG_HAS_TYPE_NAME)
+      ob_printf(b, "\"type_name\": "), ob_str(b, a->type_name), ob_printf(b, ", ");
+    ob_printf(b, "\"offset\": %u, \"size\": %u, \"value_kind\": \"%s\"", a->offset, a->size,
+              hsad_value_kind_name(a->value_kind));
+    if (a->present & HSAD_ARG_HAS_ADDRESS_SPACE)
+      ob_printf(b, ", \"address_space\": \"%s\"", hsad_address_space_name(a->address_space));
+    if (a->present & HSAD_ARG_HAS_ACCESS)
+      ob_printf(b, ", \"access\": \"%s\"", hsad_access_name(a->access));
+    if (a->present & HSAD_ARG_HAS_ACTUAL_ACCESS)
+      ob_printf(b, ", \"actual_access\": \"%s\"", hsad_access_name(a->actual_access));
+    if (a->present & HSAD_ARG_HAS_POINTEE_ALIGN)
+      ob_printf(b, ", \"pointee_align\": %u", a->pointee_align);
+    if (a->present & HSAD_ARG_HAS_IS_CONST) ob_printf(b, ", \"is_const\": %s", yes(a->is_const));
+    if (a->present & HSAD_ARG_HAS_IS_RESTRICT)
+      ob_printf(b, ", \"is_restrict\": %s", yes(a->is_restrict));
+    if (a->present & HSAD_ARG_HAS_IS_VOLATILE)
+      ob_printf(b, ", \"is_volatile\": %s", yes(a->is_volatile));
+    if (a->present & HSAD_ARG_HAS_IS_PIPE) ob_printf(b, ", \"is_pipe\": %s", yes(a->is_pipe));
+    ob_printf(b, "}");
+  }
+  ob_printf(b, "]");
+  const hsad_kernel_descriptor_t *d = &ki->descriptor;
+  const hsad_kd_fields_t *f = &ki->kd;
+  ob_printf(b,
+            ", \"descriptor\": {\"group_segment_fixed_size\": %u, "
+            "\"private_segment_fixed_size\": %u, \"kernarg_size\": %u, "
+            "\"kernel_code_entry_byte_offset\": %lld, \"compute_pgm_rsrc1\": %u, "
+            "\"compute_pgm_rsrc2\": %u, \"compute_pgm_rsrc3\": %u, "
+            "\"kernel_code_properties\": %u, \"granulated_vgpr_count\": %u, "
+            "\"granulated_sgpr_count\": %u, \"vgpr_alloc\": %u, \"sgpr_alloc\": %u, "
+            "\"enable_private_segment\": %s, \"user_sgpr_count\": %u, \"wavefront_size32\": %s, "
+            "\"uses_dynamic_stack\": %s, \"wgp_mode\": %s, \"accum_offset\": %u, "
+            "\"kernarg_preload_length\": %u, \"kernarg_preload_offset\": %u, "
+            "\"mismatch\": %u}",
+            d->group_segment_fixed_size, d->private_segment_fixed_size, d->kernarg_size,
+            (long long)d->kernel_code_entry_byte_offset, d->compute_pgm_rsrc1,
+            d->compute_pgm_rsrc2, d->compute_pgm_rsrc3, d->kernel_code_properties,
+            f->granulated_vgpr_count, f->granulated_sgpr_count, f->vgpr_alloc, f->sgpr_alloc,
+            yes(f->enable_private_segment), f->user_sgpr_count, yes(f->wavefront_size32),
+            yes(f->uses_dynamic_stack), yes(f->wgp_mode), f->accum_offset,
+            f->kernarg_preload_length, f->kernarg_preload_offset, ki->kd_mismatch);
+  uint32_t block = o->block < ki->max_flat_workgroup_size ? o->block : ki->max_flat_workgroup_size;
+  hsad_occupancy_t occ;
+  hsad_status_t st = hsad_kernel_occupancy(k, NULL, block, 0, &occ);
+  if (st == HSAD_OK)
+    ob_printf(b,
+              ", \"occupancy\": {\"workgroup_size\": %u, \"waves_per_simd\": %u, "
+              "\"waves_per_cu\": %u, \"workgroups_per_cu\": %u, \"limiter\": \"%s\", "
+              "\"vgprs_allocated\": %u, \"lds_per_workgroup\": %u}",
+              block, occ.waves_per_simd, occ.waves_per_cu, occ.workgroups_per_cu,
+              hsad_occ_limiter_name(occ.limiter), occ.vgprs_allocated, occ.lds_per_workgroup);
+  else
+    ob_printf(b, ", \"occupancy\": {\"error\": "), ob_str(b, hsad_last_error()),
+        ob_printf(b, "}");
+  hsad_pressure_report_t pr;
+  hsad_kernel_pressure(k, st == HSAD_OK ? &occ : NULL, o->floor, &pr);
+  ob_printf(b,
+            ", \"pressure\": {\"scratch_per_work_item\": %u, \"scratch_per_wave\": %llu, "
+            "\"spills\": %s, \"low_occupancy\": %s, \"flagged\": %s}}",
+            pr.scratch_per_work_item, (unsigned long long)pr.scratch_per_wave, yes(pr.spills),
+            yes(pr.low_occupancy), yes(pr.flagged));
+}
+
+static void table_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o) {
+  const hsad_kernel_info_t *ki = hsad_kernel_info(k);
+  uint32_t block = o->block < ki->max_flat_workgroup_size ? o->block : ki->max_flat_workgroup_size;
+  hsad_occupancy_t occ;
+  char occs[40];
+  hsad_status_t st = hsad_kernel_occupancy(k, NULL, block, 0, &occ);
+  if (st == HSAD_OK)
+    snprintf(occs, sizeof occs, "%u@%u %s", occ.waves_per_simd, block,
+             hsad_occ_limiter_name(occ.limiter));
+  else
+    snprintf(occs, sizeof occs, "n/a");
+  hsad_pressure_report_t pr;
+  hsad_kernel_pressure(k, st == HSAD_OK ? &occ : NULL, o->floor, &pr);
+  char spills[24];
+  snprintf(spills, sizeof spills, "%u/%u", ki->vgpr_spill_count, ki->sgpr_spill_count);
+  ob_printf(b, "%s %-32s %5u %5u %5u %7s %8u %6u %7u %4u %6u  %s%s\n", pr.flagged ? "!" : " ",
+            ki->name, ki->vgpr_count, ki->agpr_count, ki->sgpr_count, spills,
+            ki->private_segment_fixed_size, ki->group_segment_fixed_size,
+            ki->kernarg_segment_size, ki->wavefront_size, ki->max_flat_workgroup_size, occs,
+            ki->kd_mismatch ? "  (descriptor differs from note)" : "");
+}
+
+static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
+                       const inspect_opts_t *o, int first) {
+  const hsad_codeobj_entry_t *e = hsad_codeobj_container_entry(c, i);
+  hsad_codeobj_t *co;
+  if (hsad_codeobj_load_entry(c, i, &co) != HSAD_OK) {
+    fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
+    return 1;
+  }
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
+  const hsad_kernel_t *only = NULL;
+  if (o->kernel && hsad_codeobj_kernel_find(co, o->kernel, &only) != HSAD_OK) {
+    fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
+    hsad_codeobj_destroy(co);
+    return 1;
+  }
+  bool bundled = hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT;
+  if (o->json) {
+    ob_printf(b, "%s{", first ? "" : ",\n");
+    if (bundled) {
+      ob_printf(b, "\"entry_id\": ");
+      ob_str(b, e->entry_id);
+      ob_printf(b, ", \"bundle_index\": %u, ", e->bundle_index);
+    }
+    ob_printf(b, "\"target\": ");
+    ob_str(b, ci->target);
+    ob_printf(b, ", \"code_object_version\": %u, \"kernels\": [", ci->code_object_version);
+    int n = 0;
+    for (uint32_t k = 0; k < ci->kernel_count; k++) {
+      const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+      if (only && kern != only) continue;
+      ob_printf(b, "%s", n++ ? ",\n  " : "\n  ");
+      json_kernel(b, kern, o);
+    }
+    ob_printf(b, "]}");
+  } else {
+    ob_printf(b, "%s%s%s%s  %s  code object v%u  %u kernels\n", first ? "" : "\n",
+              bundled ? "[" : "", bundled ? e->entry_id : "", bundled ? "]" : "", ci->target,
+              ci->code_object_version, ci->kernel_count);
+    ob_printf(b, "  %-32s %5s %5s %5s %7s %8s %6s %7s %4s %6s  %s\n", "kernel", "VGPR", "AGPR",
+              "SGPR", "spill", "scratch", "LDS", "kernarg", "wave", "maxWG",
+              "waves/SIMD@block limiter");
+    for (uint32_t k = 0; k < ci->kernel_count; k++) {
+      const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+      if (only && kern != only) continue;
+      table_kernel(b, kern, o);
+    }
+  }
+  hsad_codeobj_destroy(co);
+  return 0;
+}
+
+static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
+  hsad_codeobj_container_t *c;
+  if (hsad_codeobj_container_open_file(o->file, &c) != HSAD_OK) {
+    fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
+    return 1;
+  }
+  int rc = 0;
+  size_t n = hsad_codeobj_container_entry_count(c);
+  bool many = hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT;
+  if (o->target) {
+    size_t idx;
+    if (hsad_codeobj_container_select(c, o->target, &idx) != HSAD_OK) {
+      fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
+      rc = 1;
+    } else {
+      if (o->json && many) ob_printf(b, "[");
+      rc = inspect_one(b, c, idx, o, 1);
+      if (o->json && many) ob_printf(b, "]");
+    }
+  } else {
+    if (o->json && many) ob_printf(b, "[");
+    for (size_t i = 0; i < n && !rc; i++) rc = inspect_one(b, c, i, o, i == 0);
+    if (o->json && many) ob_printf(b, "]");
+  }
+  if (o->json) ob_printf(b, "\n");
+  hsad_codeobj_container_destroy(c);
+  return rc;
+}
+
+static int parse_uint(const char *s, unsigned *out) {
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (!*s || *end || v > 1u << 20) return -1;
+  *out = (unsigned)v;
+  return 0;
+}
+
+int hsad_cmd_inspect(int argc, char **argv) {
+  inspect_opts_t o = {.block = 256, .floor = 2, .repeat = 1};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      inspect_usage(stdout);
+      return 0;
+    }
+    if (!strcmp(a, "--json")) {
+      o.json = 1;
+      continue;
+    }
+    const char **sval = !strcmp(a, "--target") ? &o.target : !strcmp(a, "--kernel") ? &o.kernel
+                                                                                   : NULL;
+    unsigned *uval = !strcmp(a, "--block") ? &o.block : !strcmp(a, "--floor") ? &o.floor
+                     : !strcmp(a, "--repeat") ? &o.repeat : NULL;
+    if (sval || uval) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "hsad inspect: %s needs a value\n", a);
+        return 2;
+      }
+      if (sval) *sval = argv[++i];
+      else if (parse_uint(argv[++i], uval) || (*uval == 0 && uval != &o.floor)) {
+        fprintf(stderr, "hsad inspect: %s %s: expected a positive integer\n", a, argv[i]);
+        return 2;
+      }
+      continue;
+    }
+    if (a[0] == '-') {
+      fprintf(stderr, "hsad inspect: unknown option %s\n", a);
+      inspect_usage(stderr);
+      return 2;
+    }
+    if (o.file) {
+      fprintf(stderr, "hsad inspect: one FILE only (got %s and %s)\n", o.file, a);
+      return 2;
+    }
+    o.file = a;
+  }
+  if (!o.file) {
+    inspect_usage(stderr);
+    return 2;
+  }
+  obuf_t b = {0};
+  int rc = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (unsigned r = 0; r < o.repeat && !rc; r++) {
+    b.n = 0;
+    rc = inspect_run(&o, &b);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (b.oom) {
+    fprintf(stderr, "hsad inspect: out of memory formatting the output\n");
+    rc = 1;
+  }
+  if (!rc && b.n) fwrite(b.p, 1, b.n, stdout);
+  if (o.repeat > 1) {
+    double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    fprintf(stderr, "hsad inspect: %u runs, %.3f ms per run (load + metadata + format)\n",
+            o.repeat, ms / o.repeat);
+  }
+  free(b.p);
+  return rc;
+}
