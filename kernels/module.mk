@@ -59,3 +59,11 @@ $(KERN_TEST): tests/test_kernels.c $(KERN_HSACOS) $(EMUDIR)/libkfd-emu-twins.so
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -o $@ $< $(LDFLAGS) \
 	  -lcriterion -lhsa-runtime64 -lm
 TEST_BINS += $(KERN_TEST)
+
+# HIP on kfd-emu: the hipcc vector add and hipMemcpy/hipMemset through ROCclr's blit kernels.
+KERN_HIP_TEST := $(TESTDIR)/test_kernels_hip
+$(KERN_HIP_TEST): tests/test_kernels_hip.c $(BINDIR)/hip-vector-add $(EMUDIR)/libkfd-emu-twins.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_HIP_VECTOR_ADD='"$(abspath $(BINDIR)/hip-vector-add)"' -o $@ $< \
+	  $(LDFLAGS) -lcriterion -lamdhip64
+TEST_BINS += $(KERN_HIP_TEST)
