@@ -67,3 +67,10 @@ $(KERN_HIP_TEST): tests/test_kernels_hip.c $(BINDIR)/hip-vector-add $(EMUDIR)/li
 	$(CC) $(CFLAGS) -DTEST_HIP_VECTOR_ADD='"$(abspath $(BINDIR)/hip-vector-add)"' -o $@ $< \
 	  $(LDFLAGS) -lcriterion -lamdhip64
 TEST_BINS += $(KERN_HIP_TEST)
+
+# The twins alone (no ROCr): ROCr blit identification and semantics, ROCclr blits, arg checks.
+KERN_TWIN_TEST := $(TESTDIR)/test_kernels_twins
+$(KERN_TWIN_TEST): tests/test_kernels_twins.c $(KERN_TWIN_OBJS) $(BUILD)/obj/tools/kfd-emu/blit_rocr.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcriterion -lm
+TEST_BINS += $(KERN_TWIN_TEST)
