@@ -1,0 +1,217 @@
+/* hsad.h - hsa-dispatch: runtime, devices and code objects loaded on a device.
+ *
+ * The public header of hsa-dispatch/; it includes hsad_queue.h (queues, dispatch, completions)
+ * and hsad_aql.h (the AQL packet layouts the library writes).
+ *
+ * Objects and ownership
+ *   hsad_runtime_t  the process-wide ROCr runtime, reference counted: every successful
+ *                   hsad_runtime_open() takes a reference (the first one calls hsa_init and
+ *                   discovers agents), every hsad_runtime_close() drops one (the last one
+ *                   destroys the device queues and signal pools and calls hsa_shut_down).
+ *                   The handle stays valid memory after the last close: any call that takes
+ *                   it, or an object created under it, then fails with HSAD_ERR_CLOSED.
+ *   hsad_device_t   one GPU agent. Owned by the runtime; valid while the runtime is open.
+ *   hsad_program_t  one code object loaded and frozen on one device (an hsa_executable_t).
+ *                   Owned by the caller: hsad_program_destroy(). Owns its hsad_codeobj_t.
+ *   hsad_device_kernel_t  one kernel of a program: kernel_object, segment sizes and the
+ *                   codeobj metadata, resolved once at load. Owned by the program.
+ *
+ * Thread safety: open/close are serialised by a process-wide mutex. Device and kernel
+ * accessors are read-only and thread-safe. Program load/destroy are thread-safe with respect to
+ * other programs; destroy a program only when no other thread dispatches its kernels and no
+ * packet using them is in flight.
+ *
+ * Errors: every fallible call returns hsad_status_t; hsad_last_error() then says what failed,
+ * on which device / kernel, which limit, and the HSA status name for HSAD_ERR_HSA.
+ *
+ * Rule sources: "HSA" = HSA Platform System Architecture / Runtime Programmer's Reference 1.2;
+ * "ROCr" = ROCR-Runtime 5.2.x behaviour (file named where it matters).
+ */
+#ifndef HSAD_H
+#define HSAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codeobj/hsad_codeobj.h"
+#include "common/hsad_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hsad_runtime hsad_runtime_t;
+typedef struct hsad_device hsad_device_t;
+typedef struct hsad_program hsad_program_t;
+typedef struct hsad_device_kernel hsad_device_kernel_t;
+
+enum {
+  HSAD_MAX_POOLS = 8,      /* memory pools reported per agent */
+  HSAD_MAX_ISAS = 4,       /* ISAs reported per GPU agent */
+  HSAD_NAME_MAX = 64,      /* bytes of agent / product names, NUL included */
+  HSAD_ISA_NAME_MAX = 96,  /* bytes of ISA names, NUL included */
+};
+
+/* Per-wave scratch limit of gfx9+ (COMPUTE_TMPRING_SIZE.WAVESIZE; ROCr amd_gpu_agent.cpp
+ * MAX_WAVE_SCRATCH), bytes. */
+#define HSAD_MAX_WAVE_SCRATCH 8387584u
+
+/* One memory pool of an agent (hsa_amd_agent_iterate_memory_pools). */
+typedef struct hsad_pool_info {
+  uint32_t segment;           /* hsa_amd_segment_t: 0 global, 1 readonly, 2 private, 3 group */
+  uint32_t global_flags;      /* HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_* bits (global pools) */
+  uint64_t size;              /* bytes */
+  uint64_t alloc_granule;     /* bytes (HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE) */
+  bool alloc_allowed;         /* HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED */
+  const char *kind;           /* "kernarg", "fine-grained", "coarse-grained", "group",
+                                 "private", "readonly": static string */
+} hsad_pool_info_t;
+
+/* One CPU agent. node = the KFD topology node, which is the NUMA node on Linux (KFD reports
+ * one CPU node per NUMA node, numbered first). */
+typedef struct hsad_cpu_info {
+  uint32_t index;                 /* position among CPU agents */
+  uint32_t numa_node;             /* HSA_AGENT_INFO_NODE */
+  char name[HSAD_NAME_MAX];       /* HSA_AGENT_INFO_NAME */
+  uint32_t compute_units;         /* cores (HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT) */
+  uint32_t pool_count;
+  hsad_pool_info_t pools[HSAD_MAX_POOLS];
+} hsad_cpu_info_t;
+
+/* One GPU agent. Every field is read once at hsad_runtime_open(). */
+typedef struct hsad_device_info {
+  uint32_t index;                 /* position among GPU agents: hsad_device_get(index) */
+  uint32_t node;                  /* HSA_AGENT_INFO_NODE (KFD node id) */
+  char name[HSAD_NAME_MAX];       /* HSA_AGENT_INFO_NAME, "gfx90a" */
+  char product_name[HSAD_NAME_MAX]; /* HSA_AMD_AGENT_INFO_PRODUCT_NAME */
+  char isa_name[HSAD_ISA_NAME_MAX]; /* first ISA without the triple, "gfx90a:sramecc+:xnack-" */
+  uint32_t isa_count;             /* ISAs of the agent (hsa_agent_iterate_isas) */
+  char isa_names[HSAD_MAX_ISAS][HSAD_ISA_NAME_MAX]; /* full, "amdgcn-amd-amdhsa--gfx90a:..." */
+  uint32_t compute_units;         /* HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT */
+  uint32_t simds_per_cu;          /* HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU */
+  uint32_t max_waves_per_cu;      /* HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU */
+  uint32_t wavefront_size;        /* HSA_AGENT_INFO_WAVEFRONT_SIZE, work-items */
+  uint32_t lds_bytes;             /* group segment bytes per workgroup (the group pool size) */
+  uint32_t max_workgroup_size;    /* HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, work-items (flat) */
+  uint16_t max_workgroup_dim[3];  /* HSA_AGENT_INFO_WORKGROUP_MAX_DIM */
+  uint32_t max_grid_dim[3];       /* HSA_AGENT_INFO_GRID_MAX_DIM */
+  uint32_t queue_min_size;        /* HSA_AGENT_INFO_QUEUE_MIN_SIZE, packets */
+  uint32_t queue_max_size;        /* HSA_AGENT_INFO_QUEUE_MAX_SIZE, packets */
+  uint32_t queues_max;            /* HSA_AGENT_INFO_QUEUES_MAX */
+  uint32_t max_private_per_work_item; /* bytes: HSAD_MAX_WAVE_SCRATCH / wavefront_size */
+  uint64_t max_wave_scratch;      /* bytes per wave: HSAD_MAX_WAVE_SCRATCH */
+  uint64_t local_memory_bytes;    /* size of the device-local (coarse-grained) global pool */
+  int32_t nearest_cpu;            /* index of the nearest CPU agent, -1 if none is reachable */
+  uint32_t nearest_cpu_numa_distance; /* link NUMA distance to it (0 if unknown) */
+  uint32_t nearest_cpu_hops;      /* link hops to it */
+  uint32_t pool_count;
+  hsad_pool_info_t pools[HSAD_MAX_POOLS];
+} hsad_device_info_t;
+
+/* ---- runtime ------------------------------------------------------------------------- */
+
+/* Takes a reference on the process-wide runtime. The first reference calls hsa_init() and
+ * discovers every GPU and CPU agent (names, ISAs, limits, memory pools, and each GPU's nearest
+ * CPU agent: smallest NUMA distance of hsa_amd_agent_memory_pool_get_info(GPU, CPU's global
+ * pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO), ties broken by fewer link hops, then lower
+ * index). Returns the same handle every time. Thread-safe.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL out), HSAD_ERR_HSA (hsa_init failed: message has the
+ * HSA status string), HSAD_ERR_NO_DEVICE (no GPU agent; the runtime is not kept open),
+ * HSAD_ERR_OUT_OF_MEMORY. */
+hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime);
+
+/* Drops one reference. The last one destroys the shared device queues and signal pools and
+ * calls hsa_shut_down(); programs and queues the caller still holds are then unusable (calls on
+ * them fail with HSAD_ERR_CLOSED; hsad_program_destroy / hsad_queue_destroy only free their
+ * host memory). Thread-safe. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_CLOSED (no
+ * reference left). */
+hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime);
+
+/* GPU / CPU agent counts (0 when closed or NULL). */
+uint32_t hsad_device_count(const hsad_runtime_t *runtime);
+uint32_t hsad_cpu_count(const hsad_runtime_t *runtime);
+
+/* GPU agent `index` (0-based, enumeration order of hsa_iterate_agents). Errors:
+ * HSAD_ERR_INVALID_ARGUMENT, HSAD_ERR_CLOSED, HSAD_ERR_DEVICE_INDEX (message gives the index
+ * and the device count). */
+hsad_status_t hsad_device_get(hsad_runtime_t *runtime, uint32_t index, hsad_device_t **out_device);
+
+/* Read-only facts; owned by the runtime; NULL for a NULL device. Thread-safe. */
+const hsad_device_info_t *hsad_device_info(const hsad_device_t *device);
+/* CPU agent `index`, or NULL when out of range / closed. */
+const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t index);
+
+/* CLOCK_MONOTONIC in ns: the time base of every deadline in this library. */
+uint64_t hsad_now_ns(void);
+/* A deadline that never passes. */
+#define HSAD_DEADLINE_NEVER UINT64_MAX
+
+/* ---- host-coherent buffers ----------------------------------------------------------- */
+
+/* Allocates `size` bytes of fine-grained system memory from the pool of the device's nearest
+ * CPU agent (its NUMA node) and grants the device access (hsa_amd_agents_allow_access). The
+ * memory is coherent between host and device, zeroed, aligned to at least 4096 bytes.
+ * Free with hsad_buffer_free(). Thread-safe.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, size 0), HSAD_ERR_CLOSED, HSAD_ERR_OUT_OF_MEMORY,
+ * HSAD_ERR_HSA. */
+hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_ptr);
+void hsad_buffer_free(void *ptr); /* NULL ok */
+
+/* ---- programs (code objects loaded on a device) -------------------------------------- */
+
+/* Loads a code object (plain AMDGPU ELF, offload bundle or host fat binary; see codeobj) onto
+ * `device`: picks the entry matching the device's ISA, checks the code object's target ID
+ * against every ISA of the agent (hsad_target_id_compatible; ROCr #198: check before loading),
+ * then hsa_code_object_reader_create_from_memory, hsa_executable_create_alt,
+ * hsa_executable_load_agent_code_object, hsa_executable_freeze, and resolves every kernel's
+ * NAME.kd symbol once (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT).
+ * Errors: those of hsad_codeobj_container_open_file/_memory and hsad_codeobj_load_entry,
+ * HSAD_ERR_ISA_MISMATCH ("k.hsaco: code object targets gfx908, device 0 (gfx90a) supports
+ * amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), HSAD_ERR_HSA (a loader call failed: names it and
+ * its status), HSAD_ERR_CLOSED, HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
+                                     hsad_program_t **out_program);
+hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, size_t size,
+                                       const char *label, hsad_program_t **out_program);
+
+/* Destroys the executable and the code object. NULL ok. No packet using one of its kernels may
+ * be in flight. */
+void hsad_program_destroy(hsad_program_t *program);
+
+/* The codeobj view of the loaded code object (metadata of every kernel). */
+const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *program);
+hsad_device_t *hsad_program_device(const hsad_program_t *program);
+uint32_t hsad_program_kernel_count(const hsad_program_t *program);
+
+/* Kernel by .name (or NAME.kd), O(1) expected (codeobj's hash table). Owned by the program.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT, HSAD_ERR_CLOSED, HSAD_ERR_KERNEL_NOT_FOUND (names the
+ * kernel and the code object). */
+hsad_status_t hsad_program_kernel(const hsad_program_t *program, const char *name,
+                                  const hsad_device_kernel_t **out_kernel);
+/* Kernel i in note order, NULL if out of range. */
+const hsad_device_kernel_t *hsad_program_kernel_at(const hsad_program_t *program, uint32_t i);
+
+/* Facts of a loaded kernel. */
+typedef struct hsad_device_kernel_desc {
+  const char *name;                  /* .name */
+  uint64_t kernel_object;            /* address of the kernel descriptor in device memory */
+  uint32_t kernarg_segment_size;     /* bytes (.kernarg_segment_size) */
+  uint32_t kernarg_segment_align;    /* bytes */
+  uint32_t group_segment_fixed_size; /* LDS bytes (.group_segment_fixed_size) */
+  uint32_t private_segment_fixed_size; /* scratch bytes per work-item */
+  uint32_t max_flat_workgroup_size;  /* work-items (.max_flat_workgroup_size; 1024 if absent) */
+  uint32_t reqd_workgroup_size[3];   /* .reqd_workgroup_size, 0 if absent */
+  bool uses_dynamic_stack;           /* .uses_dynamic_stack */
+  const hsad_kernel_t *codeobj_kernel; /* metadata, kernarg plan (owned by the program) */
+} hsad_device_kernel_desc_t;
+
+const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kernel_t *kernel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "hsa-dispatch/hsad_queue.h"
+
+#endif /* HSAD_H */

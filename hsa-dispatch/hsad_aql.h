@@ -1,0 +1,106 @@
+/* hsad_aql.h - the AQL packets hsa-dispatch writes, pinned, and the pure packet emitter.
+ *
+ * The packet processor reads these 64-byte structures from the queue ring (HSA 1.2 system
+ * architecture, 2.9 "Architected Queuing Language"). The layouts are ROCr's hsa.h types;
+ * the static asserts below pin every offset the library relies on, so a header that differs
+ * fails the build instead of corrupting packets.
+ *
+ * Publication protocol (every function here follows it): the 64-byte body is written while
+ * the 16-bit header is HSA_PACKET_TYPE_INVALID; then header and setup are published together
+ * with ONE 32-bit atomic store with release ordering (`header | setup << 16`), so the packet
+ * processor never sees a valid header before the body (HSA 1.2, 2.9.1; ROCr and every HSA
+ * dispatcher do the same).
+ *
+ * Thread safety: pure functions of their arguments; no global state.
+ */
+#ifndef HSAD_AQL_H
+#define HSAD_AQL_H
+
+#include <hsa/hsa.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+_Static_assert(sizeof(hsa_kernel_dispatch_packet_t) == 64, "AQL kernel dispatch packet size");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, header) == 0, "header");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, setup) == 2, "setup");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_x) == 4, "wg x");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_y) == 6, "wg y");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_z) == 8, "wg z");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, grid_size_x) == 12, "grid x");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, grid_size_y) == 16, "grid y");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, grid_size_z) == 20, "grid z");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, private_segment_size) == 24, "private");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, group_segment_size) == 28, "group");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, kernel_object) == 32, "kernel_object");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, kernarg_address) == 40, "kernarg");
+_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, completion_signal) == 56, "signal");
+_Static_assert(sizeof(hsa_barrier_and_packet_t) == 64, "AQL barrier-AND packet size");
+_Static_assert(offsetof(hsa_barrier_and_packet_t, dep_signal) == 8, "dep_signal");
+_Static_assert(offsetof(hsa_barrier_and_packet_t, completion_signal) == 56, "signal");
+_Static_assert(sizeof(hsa_barrier_or_packet_t) == 64, "AQL barrier-OR packet size");
+
+/* Header bits (HSA 1.2 runtime, hsa_packet_header_t). */
+#define HSAD_AQL_HEADER(type, barrier, acquire, release)                                   \
+  ((uint16_t)(((type) << HSA_PACKET_HEADER_TYPE) | ((barrier) << HSA_PACKET_HEADER_BARRIER) | \
+              ((acquire) << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |                        \
+              ((release) << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE)))
+
+/* The geometry and resources of one kernel dispatch packet. */
+typedef struct hsad_aql_dispatch {
+  uint16_t dims;               /* setup dimensions, 1..3 */
+  uint16_t workgroup_size[3];  /* work-items; unused dimensions 1 */
+  uint32_t grid_size[3];       /* work-items; unused dimensions 1 */
+  uint32_t private_segment_size; /* bytes per work-item */
+  uint32_t group_segment_size; /* bytes per workgroup (fixed + dynamic LDS) */
+  uint64_t kernel_object;      /* kernel descriptor address */
+  void *kernarg_address;       /* kernarg segment, 16-byte aligned at least */
+  uint64_t completion_signal;  /* hsa_signal_t handle, 0 for none */
+} hsad_aql_dispatch_t;
+
+/* Writes bytes 4..63 of a kernel dispatch packet at `slot` (reserved2 = 0) and leaves bytes
+ * 0..3 untouched. Returns the 32-bit word to publish: header | setup << 16 with
+ * setup = dims (HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS). */
+static inline uint32_t hsad_aql_dispatch_fill(hsa_kernel_dispatch_packet_t *slot,
+                                              const hsad_aql_dispatch_t *d, uint16_t header) {
+  slot->workgroup_size_x = d->workgroup_size[0];
+  slot->workgroup_size_y = d->workgroup_size[1];
+  slot->workgroup_size_z = d->workgroup_size[2];
+  slot->reserved0 = 0;
+  slot->grid_size_x = d->grid_size[0];
+  slot->grid_size_y = d->grid_size[1];
+  slot->grid_size_z = d->grid_size[2];
+  slot->private_segment_size = d->private_segment_size;
+  slot->group_segment_size = d->group_segment_size;
+  slot->kernel_object = d->kernel_object;
+  slot->kernarg_address = d->kernarg_address;
+  slot->reserved2 = 0;
+  slot->completion_signal.handle = d->completion_signal;
+  return (uint32_t)header | ((uint32_t)d->dims << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS));
+}
+
+/* Writes bytes 2..63 of a barrier-AND (or -OR) packet: up to 5 dep_signal handles (0 =
+ * satisfied, HSA 1.2 system architecture 2.6.5.9). Returns the word to publish (setup 0). */
+static inline uint32_t hsad_aql_barrier_fill(hsa_barrier_and_packet_t *slot,
+                                             const uint64_t deps[5], uint64_t completion,
+                                             uint16_t header) {
+  slot->reserved0 = 0;
+  slot->reserved1 = 0;
+  for (int i = 0; i < 5; i++) slot->dep_signal[i].handle = deps ? deps[i] : 0;
+  slot->reserved2 = 0;
+  slot->completion_signal.handle = completion;
+  return header;
+}
+
+/* Publishes a filled packet: one 32-bit atomic store, release (orders the body before it). */
+static inline void hsad_aql_publish(void *slot, uint32_t header_setup) {
+  __atomic_store_n((uint32_t *)slot, header_setup, __ATOMIC_RELEASE);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HSAD_AQL_H */

@@ -1,0 +1,364 @@
+/* runtime.c - the reference-counted ROCr runtime, agent discovery and host buffers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hsa-dispatch/dispatch_internal.h"
+
+hsad_runtime_t hsad_rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static _Atomic uint32_t rt_open_refs; /* mirror of hsad_rt.refs for lock-free checks */
+
+uint64_t hsad_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+hsad_status_t dq_hsa_fail(hsa_status_t st, const char *fmt, ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  const char *s = NULL;
+  if (hsa_status_string(st, &s) != HSA_STATUS_SUCCESS || !s) s = "unknown status";
+  return hsad_fail(HSAD_ERR_HSA, "%s: HSA status 0x%x (%s)", what, (unsigned)st, s);
+}
+
+bool dq_is_open(void) { return atomic_load_explicit(&rt_open_refs, memory_order_acquire) > 0; }
+
+hsad_status_t dq_check_open(void) {
+  if (dq_is_open()) return HSAD_OK;
+  return hsad_fail(HSAD_ERR_CLOSED, "hsa-dispatch runtime is closed (call hsad_runtime_open)");
+}
+
+/* ---- discovery ------------------------------------------------------------------------ */
+
+typedef struct {
+  hsa_agent_t agents[HSAD_MAX_DEVICES + HSAD_MAX_CPUS];
+  hsa_device_type_t types[HSAD_MAX_DEVICES + HSAD_MAX_CPUS];
+  uint32_t n;
+} agent_list_t;
+
+static hsa_status_t collect_agent(hsa_agent_t a, void *data) {
+  agent_list_t *l = data;
+  hsa_device_type_t t;
+  if (hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t) != HSA_STATUS_SUCCESS) return HSA_STATUS_SUCCESS;
+  if (l->n < sizeof l->agents / sizeof l->agents[0]) {
+    l->agents[l->n] = a;
+    l->types[l->n++] = t;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+typedef struct {
+  hsa_amd_memory_pool_t pools[HSAD_MAX_POOLS];
+  hsad_pool_info_t info[HSAD_MAX_POOLS];
+  uint32_t n;
+} pool_list_t;
+
+static hsa_status_t collect_pool(hsa_amd_memory_pool_t p, void *data) {
+  pool_list_t *l = data;
+  if (l->n >= HSAD_MAX_POOLS) return HSA_STATUS_SUCCESS;
+  hsad_pool_info_t *i = &l->info[l->n];
+  memset(i, 0, sizeof *i);
+  hsa_amd_segment_t seg;
+  hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg);
+  i->segment = seg;
+  size_t size = 0, gran = 0;
+  hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
+  i->size = size;
+  hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &i->alloc_allowed);
+  if (i->alloc_allowed)
+    hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE, &gran);
+  i->alloc_granule = gran;
+  switch (seg) {
+  case HSA_AMD_SEGMENT_GLOBAL: {
+    uint32_t f = 0;
+    hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &f);
+    i->global_flags = f;
+    i->kind = (f & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) ? "kernarg"
+              : (f & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) ? "fine-grained"
+                                                                   : "coarse-grained";
+    break;
+  }
+  case HSA_AMD_SEGMENT_READONLY: i->kind = "readonly"; break;
+  case HSA_AMD_SEGMENT_PRIVATE: i->kind = "private"; break;
+  case HSA_AMD_SEGMENT_GROUP: i->kind = "group"; break;
+  default: i->kind = "unknown"; break;
+  }
+  l->pools[l->n++] = p;
+  return HSA_STATUS_SUCCESS;
+}
+
+typedef struct {
+  char names[HSAD_MAX_ISAS][HSAD_ISA_NAME_MAX];
+  uint32_t n;
+} isa_list_t;
+
+static hsa_status_t collect_isa(hsa_isa_t isa, void *data) {
+  isa_list_t *l = data;
+  if (l->n >= HSAD_MAX_ISAS) return HSA_STATUS_SUCCESS;
+  uint32_t len = 0;
+  if (hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, &len) != HSA_STATUS_SUCCESS) return HSA_STATUS_SUCCESS;
+  char buf[256] = {0};
+  if (len >= sizeof buf) len = sizeof buf - 1;
+  hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, buf);
+  buf[len] = '\0';
+  snprintf(l->names[l->n++], HSAD_ISA_NAME_MAX, "%s", buf);
+  return HSA_STATUS_SUCCESS;
+}
+
+static void agent_string(hsa_agent_t a, int attr, char *out, size_t n) {
+  char buf[256] = {0};
+  if (hsa_agent_get_info(a, (hsa_agent_info_t)attr, buf) != HSA_STATUS_SUCCESS) buf[0] = '\0';
+  buf[sizeof buf - 1] = '\0';
+  snprintf(out, n, "%s", buf);
+}
+
+/* The global pool of a CPU agent used as the target of link queries. */
+static bool cpu_link_pool(hsa_agent_t cpu, hsa_amd_memory_pool_t *out) {
+  pool_list_t pl = {.n = 0};
+  hsa_amd_agent_iterate_memory_pools(cpu, collect_pool, &pl);
+  for (uint32_t i = 0; i < pl.n; i++)
+    if (pl.info[i].segment == HSA_AMD_SEGMENT_GLOBAL) {
+      *out = pl.pools[i];
+      return true;
+    }
+  return false;
+}
+
+static void discover_gpu(hsad_device_t *d, hsa_agent_t a, uint32_t index) {
+  hsad_device_info_t *i = &d->info;
+  memset(d, 0, sizeof *d);
+  pthread_mutex_init(&d->lock, NULL);
+  d->runtime = &hsad_rt;
+  d->agent = a;
+  i->index = index;
+  agent_string(a, HSA_AGENT_INFO_NAME, i->name, sizeof i->name);
+  agent_string(a, HSA_AMD_AGENT_INFO_PRODUCT_NAME, i->product_name, sizeof i->product_name);
+  hsa_agent_get_info(a, HSA_AGENT_INFO_NODE, &i->node);
+  isa_list_t il = {.n = 0};
+  hsa_agent_iterate_isas(a, collect_isa, &il);
+  i->isa_count = il.n;
+  memcpy(i->isa_names, il.names, sizeof il.names);
+  const char *first = il.n ? il.names[0] : i->name;
+  const char *dash = strstr(first, "--");
+  snprintf(i->isa_name, sizeof i->isa_name, "%s", dash ? dash + 2 : first);
+  hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, &i->compute_units);
+  hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU, &i->simds_per_cu);
+  hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU, &i->max_waves_per_cu);
+  hsa_agent_get_info(a, HSA_AGENT_INFO_WAVEFRONT_SIZE, &i->wavefront_size);
+  hsa_agent_get_info(a, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &i->max_workgroup_size);
+  hsa_agent_get_info(a, HSA_AGENT_INFO_WORKGROUP_MAX_DIM, i->max_workgroup_dim);
+  hsa_dim3_t g = {0, 0, 0};
+  hsa_agent_get_info(a, HSA_AGENT_INFO_GRID_MAX_DIM, &g);
+  i->max_grid_dim[0] = g.x;
+  i->max_grid_dim[1] = g.y;
+  i->max_grid_dim[2] = g.z;
+  hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MIN_SIZE, &i->queue_min_size);
+  hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &i->queue_max_size);
+  hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUES_MAX, &i->queues_max);
+  if (!i->wavefront_size) i->wavefront_size = 64;
+  i->max_wave_scratch = HSAD_MAX_WAVE_SCRATCH;
+  i->max_private_per_work_item = HSAD_MAX_WAVE_SCRATCH / i->wavefront_size;
+  pool_list_t pl = {.n = 0};
+  hsa_amd_agent_iterate_memory_pools(a, collect_pool, &pl);
+  i->pool_count = pl.n;
+  memcpy(i->pools, pl.info, sizeof pl.info);
+  for (uint32_t k = 0; k < pl.n; k++) {
+    if (pl.info[k].segment == HSA_AMD_SEGMENT_GROUP) i->lds_bytes = (uint32_t)pl.info[k].size;
+    if (pl.info[k].segment == HSA_AMD_SEGMENT_GLOBAL && !i->local_memory_bytes &&
+        !(pl.info[k].global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED))
+      i->local_memory_bytes = pl.info[k].size;
+  }
+  if (!i->lds_bytes) i->lds_bytes = 65536;
+}
+
+/* Nearest CPU agent of a GPU: smallest link NUMA distance, then fewest hops, then index. */
+static void pick_nearest_cpu(hsad_device_t *d) {
+  hsad_device_info_t *i = &d->info;
+  i->nearest_cpu = -1;
+  uint64_t best = UINT64_MAX;
+  for (uint32_t c = 0; c < hsad_rt.cpu_count; c++) {
+    hsa_amd_memory_pool_t pool;
+    if (!cpu_link_pool(hsad_rt.cpu_agents[c], &pool)) continue;
+    hsa_amd_memory_pool_access_t acc = HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED;
+    hsa_amd_agent_memory_pool_get_info(d->agent, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS, &acc);
+    if (acc == HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED) continue;
+    uint32_t hops = 0;
+    hsa_amd_agent_memory_pool_get_info(d->agent, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS,
+                                       &hops);
+    uint32_t dist = 0;
+    if (hops > 0 && hops <= 8) {
+      hsa_amd_memory_pool_link_info_t li[8];
+      memset(li, 0, sizeof li);
+      if (hsa_amd_agent_memory_pool_get_info(d->agent, pool,
+                                             HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO,
+                                             li) == HSA_STATUS_SUCCESS)
+        for (uint32_t h = 0; h < hops; h++) dist += li[h].numa_distance;
+    }
+    uint64_t key = ((uint64_t)dist << 40) | ((uint64_t)hops << 20) | c;
+    if (key < best) {
+      best = key;
+      i->nearest_cpu = (int32_t)c;
+      i->nearest_cpu_numa_distance = dist;
+      i->nearest_cpu_hops = hops;
+    }
+  }
+  if (i->nearest_cpu < 0) return;
+  pool_list_t pl = {.n = 0};
+  hsa_amd_agent_iterate_memory_pools(hsad_rt.cpu_agents[i->nearest_cpu], collect_pool, &pl);
+  for (uint32_t k = 0; k < pl.n; k++) {
+    if (pl.info[k].segment != HSA_AMD_SEGMENT_GLOBAL || !pl.info[k].alloc_allowed) continue;
+    uint32_t f = pl.info[k].global_flags;
+    if ((f & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) && !d->has_kernarg_pool) {
+      d->kernarg_pool = pl.pools[k];
+      d->has_kernarg_pool = true;
+    }
+    if ((f & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !d->has_fine_pool) {
+      d->fine_pool = pl.pools[k];
+      d->has_fine_pool = true;
+    }
+  }
+  if (!d->has_kernarg_pool && d->has_fine_pool) {
+    d->kernarg_pool = d->fine_pool;
+    d->has_kernarg_pool = true;
+  }
+}
+
+static hsad_status_t discover(void) {
+  agent_list_t al = {.n = 0};
+  hsa_status_t st = hsa_iterate_agents(collect_agent, &al);
+  if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsa_iterate_agents");
+  hsad_rt.device_count = hsad_rt.cpu_count = 0;
+  for (uint32_t k = 0; k < al.n; k++) {
+    if (al.types[k] != HSA_DEVICE_TYPE_CPU || hsad_rt.cpu_count >= HSAD_MAX_CPUS) continue;
+    uint32_t c = hsad_rt.cpu_count++;
+    hsad_cpu_info_t *ci = &hsad_rt.cpus[c];
+    memset(ci, 0, sizeof *ci);
+    hsad_rt.cpu_agents[c] = al.agents[k];
+    ci->index = c;
+    hsa_agent_get_info(al.agents[k], HSA_AGENT_INFO_NODE, &ci->numa_node);
+    agent_string(al.agents[k], HSA_AGENT_INFO_NAME, ci->name, sizeof ci->name);
+    hsa_agent_get_info(al.agents[k], (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT,
+                       &ci->compute_units);
+    pool_list_t pl = {.n = 0};
+    hsa_amd_agent_iterate_memory_pools(al.agents[k], collect_pool, &pl);
+    ci->pool_count = pl.n;
+    memcpy(ci->pools, pl.info, sizeof pl.info);
+  }
+  for (uint32_t k = 0; k < al.n; k++) {
+    if (al.types[k] != HSA_DEVICE_TYPE_GPU || hsad_rt.device_count >= HSAD_MAX_DEVICES) continue;
+    uint32_t g = hsad_rt.device_count++;
+    discover_gpu(&hsad_rt.devices[g], al.agents[k], g);
+    pick_nearest_cpu(&hsad_rt.devices[g]);
+  }
+  uint64_t hz = 0;
+  hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &hz);
+  hsad_rt.timestamp_hz = hz ? hz : 1000000000ull;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
+  if (!out_runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_open: out_runtime is NULL");
+  pthread_mutex_lock(&hsad_rt.lock);
+  if (hsad_rt.refs == 0) {
+    hsa_status_t st = hsa_init();
+    if (st != HSA_STATUS_SUCCESS) {
+      pthread_mutex_unlock(&hsad_rt.lock);
+      return dq_hsa_fail(st, "hsa_init (is /dev/kfd or kfd-emu's libhsakmt.so.1 available?)");
+    }
+    hsad_status_t s = discover();
+    if (s == HSAD_OK && hsad_rt.device_count == 0)
+      s = hsad_fail(HSAD_ERR_NO_DEVICE, "no GPU agent: ROCr found %u CPU agent(s) and no GPU "
+                    "(no supported AMD GPU, or run under kfd-emu)", hsad_rt.cpu_count);
+    if (s != HSAD_OK) {
+      hsa_shut_down();
+      pthread_mutex_unlock(&hsad_rt.lock);
+      return s;
+    }
+  }
+  hsad_rt.refs++;
+  atomic_store_explicit(&rt_open_refs, hsad_rt.refs, memory_order_release);
+  pthread_mutex_unlock(&hsad_rt.lock);
+  *out_runtime = &hsad_rt;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime) {
+  if (!runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_close: runtime is NULL");
+  pthread_mutex_lock(&hsad_rt.lock);
+  if (hsad_rt.refs == 0) {
+    pthread_mutex_unlock(&hsad_rt.lock);
+    return hsad_fail(HSAD_ERR_CLOSED, "hsad_runtime_close: the runtime is already closed");
+  }
+  if (--hsad_rt.refs == 0) {
+    atomic_store_explicit(&rt_open_refs, 0, memory_order_release);
+    dq_queues_close_all();
+    for (uint32_t i = 0; i < hsad_rt.device_count; i++) dq_device_release(&hsad_rt.devices[i]);
+    hsa_shut_down();
+  } else {
+    atomic_store_explicit(&rt_open_refs, hsad_rt.refs, memory_order_release);
+  }
+  pthread_mutex_unlock(&hsad_rt.lock);
+  return HSAD_OK;
+}
+
+uint32_t hsad_device_count(const hsad_runtime_t *runtime) {
+  return runtime && dq_is_open() ? hsad_rt.device_count : 0;
+}
+
+uint32_t hsad_cpu_count(const hsad_runtime_t *runtime) {
+  return runtime && dq_is_open() ? hsad_rt.cpu_count : 0;
+}
+
+hsad_status_t hsad_device_get(hsad_runtime_t *runtime, uint32_t index, hsad_device_t **out_device) {
+  if (!runtime || !out_device)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_device_get: NULL runtime or out_device");
+  if (!dq_is_open())
+    return hsad_fail(HSAD_ERR_CLOSED, "hsad_device_get: the runtime is closed");
+  if (index >= hsad_rt.device_count)
+    return hsad_fail(HSAD_ERR_DEVICE_INDEX, "device index %u out of range: %u GPU device(s), "
+                     "valid indices 0..%u", index, hsad_rt.device_count, hsad_rt.device_count - 1);
+  *out_device = &hsad_rt.devices[index];
+  return HSAD_OK;
+}
+
+const hsad_device_info_t *hsad_device_info(const hsad_device_t *device) {
+  return device ? &device->info : NULL;
+}
+
+const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t index) {
+  if (!runtime || !dq_is_open() || index >= hsad_rt.cpu_count) return NULL;
+  return &hsad_rt.cpus[index];
+}
+
+hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_ptr) {
+  if (!device || !out_ptr || !size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_buffer_alloc: NULL device/out or size 0");
+  hsad_status_t s = dq_check_open();
+  if (s) return s;
+  if (!device->has_fine_pool)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u has no reachable fine-grained host pool",
+                     device->info.index);
+  void *p = NULL;
+  hsa_status_t st = hsa_amd_memory_pool_allocate(device->fine_pool, size, 0, &p);
+  if (st == HSA_STATUS_ERROR_OUT_OF_RESOURCES)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_buffer_alloc: %zu bytes: pool exhausted", size);
+  if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsa_amd_memory_pool_allocate(%zu bytes)", size);
+  st = hsa_amd_agents_allow_access(1, &device->agent, NULL, p);
+  if (st != HSA_STATUS_SUCCESS) {
+    hsa_amd_memory_pool_free(p);
+    return dq_hsa_fail(st, "hsa_amd_agents_allow_access(device %u)", device->info.index);
+  }
+  memset(p, 0, size);
+  *out_ptr = p;
+  return HSAD_OK;
+}
+
+void hsad_buffer_free(void *ptr) {
+  if (ptr && dq_is_open()) hsa_amd_memory_pool_free(ptr);
+}
