@@ -283,11 +283,14 @@ hsad_status_t hsad_codeobj_container_open_file(const char *path,
   FILE *f = fopen(path, "rb");
   if (!f) return hsad_fail(HSAD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat sb;
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+  if (fstat(fileno(f), &sb) != 0) {
     int err = errno;
     fclose(f);
-    return hsad_fail(HSAD_ERR_IO, "%s: not a regular file%s%s", path, err ? ": " : "",
-                     err ? strerror(err) : "");
+    return hsad_fail(HSAD_ERR_IO, "%s: cannot stat: %s", path, strerror(err));
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    fclose(f);
+    return hsad_fail(HSAD_ERR_IO, "%s: not a regular file", path);
   }
   size_t size = (size_t)sb.st_size;
   uint8_t *data = malloc(size ? size : 1);

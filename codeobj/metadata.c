@@ -159,7 +159,7 @@ static hsad_status_t co_decode_arg(co_md_t *md, uint32_t index, const msgpack_ob
   for (uint32_t i = 0; i < m->via.map.size && !st; i++) {
     const msgpack_object *k = &m->via.map.ptr[i].key, *v = &m->via.map.ptr[i].val;
     if (k->type != MSGPACK_OBJECT_STR) continue;
-    snprintf(field, sizeof field, ".args[%u].%.*s", index,
+    snprintf(field, sizeof field, ".args[%u]%.*s", index,
              (int)(k->via.str.size > 30 ? 30 : k->via.str.size), k->via.str.ptr);
     if (co_key_is(k, ".name")) {
       st = co_get_str(md, field, v, &a->name);

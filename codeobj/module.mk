@@ -17,7 +17,7 @@ CO_CL     := $(CO_CLANG) -x cl -Xclang -finclude-default-header -target amdgcn-a
 CO_FIX_TARGETS := gfx90a-v5 gfx90a-v4 gfx90a-v3 gfx90a_xnack--v4 gfx90a_sramecc+_xnack+-v5 \
   gfx906-v4 gfx906-v5 gfx908-v5 gfx940-v5 gfx1030-v5 gfx1030-v4 gfx1100-v5 gfx906-v2
 CO_FIXTURES := $(CO_FIX_TARGETS:%=$(CO_FIXDIR)/kernels-%.hsaco) $(CO_FIXDIR)/hip_scale.bundle \
-  $(CO_FIXDIR)/hip_scale.host.o
+  $(CO_FIXDIR)/hip_scale.host.o $(CO_FIXDIR)/handwritten-v4.hsaco $(CO_FIXDIR)/handwritten-v5.hsaco
 
 co_mcpu = $(subst _,:,$(word 1,$(subst -v, ,$(1))))
 co_ver = $(lastword $(subst -v, ,$(1)))
@@ -25,6 +25,10 @@ co_ver = $(lastword $(subst -v, ,$(1)))
 $(CO_FIXDIR)/kernels-%.hsaco: $(CO_SRC)/kernels.cl
 	@mkdir -p $(@D)
 	$(CO_CL) -mcpu=$(call co_mcpu,$*) -mcode-object-version=$(call co_ver,$*) $< -o $@
+
+$(CO_FIXDIR)/handwritten-v%.hsaco: $(CO_SRC)/handwritten-v%.s
+	@mkdir -p $(@D)
+	$(CO_CLANG) -x assembler -target amdgcn-amd-amdhsa -mcpu=gfx90a -mcode-object-version=$* $< -o $@
 
 $(CO_FIXDIR)/hip_scale.bundle: $(CO_SRC)/hip_scale.hip
 	@mkdir -p $(@D)
@@ -40,7 +44,7 @@ $(CO_FIXDIR)/hip_scale.host.o: $(CO_SRC)/hip_scale.hip
 CO_TESTS := $(patsubst tests/%.c,$(TESTDIR)/%,$(wildcard tests/test_codeobj_*.c))
 TEST_BINS += $(CO_TESTS)
 
-$(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/codeobj_test_util.h \
+$(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/test_codeobj_util.h \
     $(LIBDIR)/libhsad.a $(CO_FIXTURES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"' $< -o $@ $(LDFLAGS) \

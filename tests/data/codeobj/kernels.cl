@@ -42,3 +42,10 @@ typedef struct { int a; float b; long c; } pod_t;
 __kernel void quals(__constant int *restrict c, volatile __global int *v, pod_t p) {
   v[0] = c[0] + p.a + (int)p.b + (int)p.c;
 }
+
+/* reads the whole implicit-argument block, so the compiler declares every hidden argument it
+ * knows (v4: global offsets, hidden_none, multigrid, ...; v5: block counts ... queue_ptr) */
+__kernel void implicit(__global ulong *o, uint n) {
+  __constant ulong *p = (__constant ulong *)__builtin_amdgcn_implicitarg_ptr();
+  for (uint i = 0; i < n && i < 32; i++) o[i] = p[i];
+}

@@ -1,0 +1,392 @@
+/* test_codeobj_errors.c - bad input never crashes or leaks: each case has its own error code and
+ * a message naming the file and the problem. Run under ASan/UBSan with
+ * `make BUILD=/tmp/cobuild SAN=-fsanitize=address,undefined /tmp/cobuild/tests/test_codeobj_errors`. */
+#include "test_codeobj_util.h"
+
+#define V5 FIX("kernels-gfx90a-v5.hsaco")
+
+Test(codeobj_errors, not_elf) {
+  const char text[] = "hello, this is not a code object at all";
+  co_test_expect_fail(text, sizeof text, "t.txt", HSAD_ERR_NOT_ELF, "t.txt: not an ELF file");
+  co_test_expect_fail(text, 0, "empty", HSAD_ERR_NOT_ELF, "empty: not an ELF file");
+  hsad_codeobj_container_t *c = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_memory(text, sizeof text, "t.txt", &c),
+               HSAD_ERR_NOT_ELF);
+  cr_assert_null(c);
+  cr_assert(strstr(hsad_last_error(), "t.txt: neither an ELF file nor a clang offload bundle"));
+}
+
+Test(codeobj_errors, missing_file) {
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_file("/nonexistent/x.hsaco", NULL, &co), HSAD_ERR_IO);
+  cr_assert_str_eq(hsad_last_error(), "/nonexistent/x.hsaco: cannot open: No such file or directory");
+  cr_assert_eq(hsad_codeobj_load_file("/tmp", NULL, &co), HSAD_ERR_IO);
+  cr_assert_str_eq(hsad_last_error(), "/tmp: not a regular file");
+}
+
+/* Every prefix of a real code object fails cleanly: < 4 bytes is not ELF, the rest truncated. */
+Test(codeobj_errors, truncated_at_every_offset) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  for (size_t n = 0; n < size; n++) {
+    hsad_codeobj_t *co = NULL;
+    hsad_status_t st = hsad_codeobj_load_memory(buf, n, "cut.hsaco", &co);
+    hsad_status_t want = n < 4 ? HSAD_ERR_NOT_ELF : HSAD_ERR_TRUNCATED;
+    cr_assert_eq(st, want, "prefix %zu: %s: %s", n, hsad_status_name(st), hsad_last_error());
+    cr_assert_null(co);
+    cr_assert(!strncmp(hsad_last_error(), "cut.hsaco: ", 11), "%s", hsad_last_error());
+    if (n >= 4)
+      cr_assert(strstr(hsad_last_error(), "truncated"), "%zu: %s", n, hsad_last_error());
+  }
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_memory(buf, size, "whole.hsaco", &co), HSAD_OK);
+  hsad_codeobj_destroy(co);
+  free(buf);
+}
+
+Test(codeobj_errors, truncated_header_message) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  co_test_expect_fail(buf, 40, "h.hsaco", HSAD_ERR_TRUNCATED,
+                      "h.hsaco: truncated: 40 bytes, shorter than the 64-byte ELF64 header");
+  co_test_expect_fail(buf, 64, "h.hsaco", HSAD_ERR_TRUNCATED,
+                      "h.hsaco: truncated: program header table");
+  free(buf);
+}
+
+Test(codeobj_errors, wrong_class_data_machine_osabi) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  buf[4] = 1; /* ELFCLASS32 */
+  co_test_expect_fail(buf, size, "c.hsaco", HSAD_ERR_BAD_ELF,
+                      "c.hsaco: ELF class 1 (ELFCLASS32), expected ELFCLASS64");
+  buf[4] = 2;
+  buf[5] = 2; /* big-endian */
+  co_test_expect_fail(buf, size, "c.hsaco", HSAD_ERR_BAD_ELF,
+                      "c.hsaco: ELF data encoding 2, expected ELFDATA2LSB (1)");
+  buf[5] = 1;
+  buf[18] = 62; /* EM_X86_64 */
+  buf[19] = 0;
+  co_test_expect_fail(buf, size, "c.hsaco", HSAD_ERR_BAD_ELF,
+                      "c.hsaco: e_machine 62 (EM_X86_64), expected 224 (EM_AMDGPU)");
+  buf[18] = 224;
+  buf[7] = 0; /* ELFOSABI_NONE */
+  co_test_expect_fail(buf, size, "c.hsaco", HSAD_ERR_BAD_ELF,
+                      "c.hsaco: OS ABI 0, expected 64 (ELFOSABI_AMDGPU_HSA)");
+  free(buf);
+}
+
+Test(codeobj_errors, code_object_versions) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  buf[8] = 4; /* EI_ABIVERSION 4 = code object v6 */
+  co_test_expect_fail(buf, size, "v6.hsaco", HSAD_ERR_CODE_OBJECT_VERSION,
+                      "v6.hsaco: code object version 6 (EI_ABIVERSION 4) is not supported: "
+                      "supported are 3 (read only), 4 and 5");
+  free(buf);
+  /* a real v2 object from clang-15 */
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_file(FIX("kernels-gfx906-v2.hsaco"), NULL, &co),
+               HSAD_ERR_CODE_OBJECT_VERSION);
+  cr_assert(strstr(hsad_last_error(), "kernels-gfx906-v2.hsaco: code object version 2 "
+                                      "(EI_ABIVERSION 0) is not supported"));
+}
+
+Test(codeobj_errors, note_sizes_overflow) {
+  size_t size, hdr, doff, dsize;
+  unsigned char *buf = co_test_read(V5, &size);
+  co_test_find_note(buf, size, &hdr, &doff, &dsize);
+  uint32_t huge = 0xfffffff0u;
+  memcpy(buf + hdr + 4, &huge, 4); /* n_descsz */
+  co_test_expect_fail(buf, size, "n.hsaco", HSAD_ERR_BAD_NOTE, "n.hsaco: note at offset 0",
+                      "runs past the section");
+  memcpy(buf + hdr + 4, &dsize, 4);
+  memcpy(buf + hdr, &huge, 4); /* n_namesz */
+  co_test_expect_fail(buf, size, "n.hsaco", HSAD_ERR_BAD_NOTE, "runs past the section");
+  free(buf);
+}
+
+Test(codeobj_errors, note_missing) {
+  size_t size, hdr, doff, dsize;
+  unsigned char *buf = co_test_read(V5, &size);
+  co_test_find_note(buf, size, &hdr, &doff, &dsize);
+  uint32_t other = 33;
+  memcpy(buf + hdr + 8, &other, 4); /* n_type */
+  co_test_expect_fail(buf, size, "m.hsaco", HSAD_ERR_BAD_NOTE,
+                      "m.hsaco: no NT_AMDGPU_METADATA note (type 32, owner \"AMDGPU\")");
+  free(buf);
+}
+
+Test(codeobj_errors, corrupt_msgpack) {
+  size_t size, hdr, doff, dsize;
+  unsigned char *buf = co_test_read(V5, &size);
+  co_test_find_note(buf, size, &hdr, &doff, &dsize);
+  unsigned char save = buf[doff];
+  buf[doff] = 0xc1; /* never-used msgpack byte */
+  co_test_expect_fail(buf, size, "p.hsaco", HSAD_ERR_BAD_METADATA,
+                      "p.hsaco: NT_AMDGPU_METADATA note", "msgpack does not decode (parse error)");
+  buf[doff] = save;
+  uint32_t half = (uint32_t)dsize / 2;
+  memcpy(buf + hdr + 4, &half, 4);
+  co_test_expect_fail(buf, size, "p.hsaco", HSAD_ERR_BAD_METADATA,
+                      "msgpack does not decode (data ends inside an object)");
+  free(buf);
+  /* every truncation of the payload: never a crash, always BAD_METADATA */
+  buf = co_test_read(V5, &size);
+  for (uint32_t n = 0; n < dsize; n++) {
+    memcpy(buf + hdr + 4, &n, 4);
+    hsad_codeobj_t *co = NULL;
+    hsad_status_t st = hsad_codeobj_load_memory(buf, size, "p.hsaco", &co);
+    cr_assert_eq(st, HSAD_ERR_BAD_METADATA, "payload cut at %u: %s", n, hsad_last_error());
+  }
+  free(buf);
+}
+
+Test(codeobj_errors, root_not_a_map) {
+  size_t size, hdr, doff, dsize;
+  unsigned char *buf = co_test_read(V5, &size);
+  co_test_find_note(buf, size, &hdr, &doff, &dsize);
+  buf[doff] = 0x90; /* empty array */
+  co_test_expect_fail(buf, size, "r.hsaco", HSAD_ERR_METADATA_TYPE,
+                      "r.hsaco: metadata root is a array, expected a map");
+  free(buf);
+}
+
+/* ---- metadata of the wrong types, via msgpack-c re-encoding ---- */
+typedef struct {
+  const char *path;
+  int kind; /* 0 string, 1 bool, 2 uint, 3 nil, 4 negative int */
+  const char *s;
+  uint64_t u;
+} edit_t;
+
+static int edit_one(const char *path, const msgpack_object *o, msgpack_packer *pk, void *ctx) {
+  (void)o;
+  const edit_t *e = ctx;
+  if (strcmp(path, e->path)) return 0;
+  switch (e->kind) {
+  case 0:
+    msgpack_pack_str(pk, strlen(e->s));
+    msgpack_pack_str_body(pk, e->s, strlen(e->s));
+    break;
+  case 1: msgpack_pack_true(pk); break;
+  case 2: msgpack_pack_uint64(pk, e->u); break;
+  case 3: msgpack_pack_nil(pk); break;
+  case 4: msgpack_pack_int64(pk, -5); break;
+  }
+  return 1;
+}
+
+static const char *rename_one(const char *path, const char *key, void *ctx) {
+  (void)key;
+  const edit_t *e = ctx;
+  return strcmp(path, e->path) ? NULL : e->s;
+}
+
+static void expect_edit(edit_t e, hsad_status_t want, const char *msg) {
+  co_test_editor_t ed = {edit_one, NULL, &e};
+  size_t size;
+  void *buf = co_test_rewrite(V5, &ed, &size);
+  hsad_codeobj_t *co = NULL;
+  hsad_status_t st = hsad_codeobj_load_memory(buf, size, "e.hsaco", &co);
+  cr_assert_eq(st, want, "edit %s: got %s (%s)", e.path, hsad_status_name(st), hsad_last_error());
+  cr_assert_null(co);
+  cr_assert(strstr(hsad_last_error(), msg), "edit %s: message '%s' lacks '%s'", e.path,
+            hsad_last_error(), msg);
+  free(buf);
+}
+
+Test(codeobj_errors, metadata_wrong_types) {
+  /* kernel 0 is vadd, kernel 1 lds2 */
+  expect_edit((edit_t){"amdhsa.kernels/0/.vgpr_count", 0, "eight", 0}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': field .vgpr_count is a string, expected an unsigned "
+              "integer");
+  expect_edit((edit_t){"amdhsa.kernels/1/.wavefront_size", 1, NULL, 0}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'lds2': field .wavefront_size is a boolean, expected an unsigned "
+              "integer");
+  expect_edit((edit_t){"amdhsa.kernels/0/.sgpr_count", 4, NULL, 0}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': field .sgpr_count is a negative integer");
+  expect_edit((edit_t){"amdhsa.kernels/0/.kernarg_segment_size", 2, NULL, 1ull << 33},
+              HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': field .kernarg_segment_size is 8589934592, above 2^32-1");
+  expect_edit((edit_t){"amdhsa.kernels/0/.name", 2, NULL, 7}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel '#0': field .name is a unsigned integer, expected a string");
+  expect_edit((edit_t){"amdhsa.kernels/0/.args/1/.offset", 3, NULL, 0}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': field .args[1].offset is a nil, expected an unsigned "
+              "integer");
+  expect_edit((edit_t){"amdhsa.kernels/0/.args/0/.is_const", 0, "yes", 0},
+              HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': field .args[0].is_const is a string, expected a boolean");
+  expect_edit((edit_t){"amdhsa.kernels/0/.args", 2, NULL, 3}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': field .args is a unsigned integer, expected an array");
+  expect_edit((edit_t){"amdhsa.kernels", 0, "none", 0}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: amdhsa.kernels is a string, expected an array");
+  expect_edit((edit_t){"amdhsa.kernels/2", 2, NULL, 1}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: amdhsa.kernels[2] is a unsigned integer, expected a map");
+  expect_edit((edit_t){"amdhsa.target", 2, NULL, 1}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: amdhsa.target is a unsigned integer, expected a string");
+  expect_edit((edit_t){"amdhsa.kernels/0/.kernarg_segment_align", 2, NULL, 12},
+              HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': .kernarg_segment_align 12 is not a power of 2");
+  expect_edit((edit_t){"amdhsa.kernels/0/.args/3/.offset", 2, NULL, 286}, HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': argument 3 (.offset 286, .size 4) extends past "
+              ".kernarg_segment_size 288");
+  expect_edit((edit_t){"amdhsa.kernels/0/.args/0/.address_space", 0, "far", 0},
+              HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'vadd': argument 0 has unknown .address_space 'far'");
+  expect_edit((edit_t){"amdhsa.kernels/2/.reqd_workgroup_size", 2, NULL, 4},
+              HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: kernel 'fixed_lds': field .reqd_workgroup_size is a unsigned integer, "
+              "expected an array");
+}
+
+Test(codeobj_errors, unknown_value_kind) {
+  expect_edit((edit_t){"amdhsa.kernels/0/.args/4/.value_kind", 0, "hidden_mystery", 0},
+              HSAD_ERR_UNKNOWN_VALUE_KIND,
+              "e.hsaco: kernel 'vadd': argument 4 has unknown .value_kind 'hidden_mystery'");
+}
+
+static void expect_rename(const char *path, const char *to, hsad_status_t want, const char *msg) {
+  edit_t e = {path, 0, to, 0};
+  co_test_editor_t ed = {NULL, rename_one, &e};
+  size_t size;
+  void *buf = co_test_rewrite(V5, &ed, &size);
+  co_test_expect_fail(buf, size, "e.hsaco", want, msg);
+  free(buf);
+}
+
+Test(codeobj_errors, required_fields_missing) {
+  expect_rename("amdhsa.kernels/0/.vgpr_count", ".vgpr_countX", HSAD_ERR_METADATA_TYPE,
+                "e.hsaco: kernel 'vadd': required field .vgpr_count is missing");
+  expect_rename("amdhsa.kernels/1/.symbol", ".symbolX", HSAD_ERR_METADATA_TYPE,
+                "e.hsaco: kernel 'lds2': required field .symbol is missing");
+  expect_rename("amdhsa.kernels/0/.args/2/.value_kind", ".value_kindX", HSAD_ERR_METADATA_TYPE,
+                "e.hsaco: kernel 'vadd': argument 2 has no .value_kind (required)");
+  expect_rename("amdhsa.target", "amdhsa.targetX", HSAD_ERR_METADATA_TYPE,
+                "e.hsaco: amdhsa.target is missing (required in code object v5)");
+}
+
+Test(codeobj_errors, missing_descriptor) {
+  edit_t e = {"amdhsa.kernels/1/.symbol", 0, "lds3.kd", 0};
+  co_test_editor_t ed = {edit_one, NULL, &e};
+  size_t size;
+  void *buf = co_test_rewrite(V5, &ed, &size);
+  co_test_expect_fail(buf, size, "d.hsaco", HSAD_ERR_MISSING_DESCRIPTOR,
+                      "d.hsaco: kernel 'lds2': kernel descriptor symbol 'lds3.kd' not found in "
+                      "the symbol tables");
+  free(buf);
+}
+
+Test(codeobj_errors, duplicate_kernel) {
+  edit_t e = {"amdhsa.kernels/1/.name", 0, "vadd", 0};
+  co_test_editor_t ed = {edit_one, NULL, &e};
+  size_t size;
+  void *buf = co_test_rewrite(V5, &ed, &size);
+  co_test_expect_fail(buf, size, "d.hsaco", HSAD_ERR_METADATA_TYPE,
+                      "d.hsaco: kernel name 'vadd' appears twice (0 and 1)");
+  free(buf);
+}
+
+Test(codeobj_errors, target_mismatch) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  buf[48] = 0x2f; /* EF_AMDGPU_MACH gfx906 in a gfx90a object */
+  co_test_expect_fail(buf, size, "t.hsaco", HSAD_ERR_TARGET_MISMATCH,
+                      "t.hsaco: amdhsa.target 'amdgcn-amd-amdhsa--gfx90a' names processor "
+                      "gfx90a, e_flags (0x52f) say gfx906");
+  buf[48] = 0x3f;
+  buf[49] = 0x06; /* xnack off (0x200) + sramecc any (0x400) */
+  co_test_expect_fail(buf, size, "t.hsaco", HSAD_ERR_TARGET_MISMATCH,
+                      "t.hsaco: amdhsa.target 'amdgcn-amd-amdhsa--gfx90a' has xnack "
+                      "unspecified, e_flags (0x63f) have xnack off");
+  buf[49] = 0x05;
+  buf[48] = 0xee; /* unknown mach */
+  co_test_expect_fail(buf, size, "t.hsaco", HSAD_ERR_BAD_ELF,
+                      "t.hsaco: e_flags 0x5ee: unknown EF_AMDGPU_MACH 0xee");
+  free(buf);
+  edit_t e = {"amdhsa.target", 0, "amdgcn-amd-amdhsa--gfx90a:sramecc+", 0};
+  co_test_editor_t ed = {edit_one, NULL, &e};
+  buf = co_test_rewrite(V5, &ed, &size);
+  co_test_expect_fail(buf, size, "t.hsaco", HSAD_ERR_TARGET_MISMATCH,
+                      "has sramecc on, e_flags (0x53f) have sramecc any");
+  free(buf);
+}
+
+Test(codeobj_errors, kernel_not_found) {
+  hsad_codeobj_t *co = co_test_load(V5);
+  const hsad_kernel_t *k = (const void *)1;
+  cr_assert_eq(hsad_codeobj_kernel_find(co, "nope", &k), HSAD_ERR_KERNEL_NOT_FOUND);
+  cr_assert_null(k);
+  cr_assert(strstr(hsad_last_error(), "kernels-gfx90a-v5.hsaco: no kernel named 'nope' (7 "
+                                      "kernels)"),
+            "%s", hsad_last_error());
+  cr_assert_eq(hsad_codeobj_kernel_find(co, "nope.kd", &k), HSAD_ERR_KERNEL_NOT_FOUND);
+  hsad_codeobj_destroy(co);
+}
+
+Test(codeobj_errors, isa_not_in_file) {
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_file(FIX("hip_scale.bundle"), "gfx908", &co),
+               HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND);
+  cr_assert(strstr(hsad_last_error(), "hip_scale.bundle: no code object for gfx908: the file has "
+                                      "gfx1030, gfx90a:xnack-"),
+            "%s", hsad_last_error());
+  /* xnack+ agent cannot run the xnack- entry */
+  cr_assert_eq(hsad_codeobj_load_file(FIX("hip_scale.bundle"), "gfx90a:xnack+", &co),
+               HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND);
+  cr_assert_eq(hsad_codeobj_load_file(V5, "gfx906", &co), HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND);
+  cr_assert(strstr(hsad_last_error(), "no code object for gfx906: the file has gfx90a"), "%s",
+            hsad_last_error());
+  cr_assert_eq(hsad_codeobj_load_file(V5, "gfx90a:bogus+", &co), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(),
+                   "target ID 'gfx90a:bogus+': unknown feature 'bogus' (known: sramecc, xnack)");
+}
+
+Test(codeobj_errors, bundle_truncated_and_absent) {
+  size_t size;
+  unsigned char *buf = co_test_read(FIX("hip_scale.bundle"), &size);
+  for (size_t n = 0; n < size; n++) {
+    hsad_codeobj_container_t *c = NULL;
+    hsad_status_t st = hsad_codeobj_container_open_memory(buf, n, "b.bundle", &c);
+    if (st == HSAD_OK) { /* a prefix can hold complete leading entries: they must load or fail */
+      for (size_t i = 0; i < hsad_codeobj_container_entry_count(c); i++) {
+        hsad_codeobj_t *co = NULL;
+        if (hsad_codeobj_load_entry(c, i, &co) == HSAD_OK) hsad_codeobj_destroy(co);
+      }
+      hsad_codeobj_container_destroy(c);
+      continue;
+    }
+    hsad_status_t want = n < 24 ? HSAD_ERR_NOT_ELF : HSAD_ERR_TRUNCATED;
+    cr_assert_eq(st, want, "prefix %zu: %s", n, hsad_last_error());
+    cr_assert(!strncmp(hsad_last_error(), "b.bundle: ", 10));
+  }
+  /* no amdgcn entry: rename the triples */
+  for (size_t i = 0; i + 6 <= size; i++)
+    if (!memcmp(buf + i, "amdgcn", 6)) buf[i + 4] = 'x';
+  hsad_codeobj_container_t *c = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_memory(buf, size, "b.bundle", &c),
+               HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND);
+  cr_assert_str_eq(hsad_last_error(), "b.bundle: no amdgcn code object entry in the offload "
+                                      "bundle");
+  free(buf);
+}
+
+Test(codeobj_errors, host_elf_without_fatbin) {
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_file("/bin/sh", NULL, &co), HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND);
+  cr_assert(strstr(hsad_last_error(), "/bin/sh: host ELF (e_machine 62) without a .hip_fatbin "
+                                      "section"),
+            "%s", hsad_last_error());
+}
+
+Test(codeobj_errors, host_fatbin_truncated) {
+  size_t size;
+  unsigned char *buf = co_test_read(FIX("hip_scale.host.o"), &size);
+  for (size_t n = 0; n < size; n += 7) {
+    hsad_codeobj_container_t *c = NULL;
+    hsad_status_t st = hsad_codeobj_container_open_memory(buf, n, "h.o", &c);
+    if (st == HSAD_OK) hsad_codeobj_container_destroy(c);
+    else cr_assert(!strncmp(hsad_last_error(), "h.o: ", 5), "%zu: %s", n, hsad_last_error());
+  }
+  free(buf);
+}
