@@ -187,6 +187,12 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
     }
   }
 
+  /* one division per dimension gives both block count and remainder */
+  uint32_t blocks[3], rem[3];
+  for (int d = 0; d < 3; d++) {
+    blocks[d] = dims->grid_size[d] / dims->workgroup_size[d];
+    rem[d] = dims->grid_size[d] - blocks[d] * dims->workgroup_size[d];
+  }
   for (uint32_t i = 0; i < p->hidden_count; i++) {
     const hsad_kernarg_slot_t *s = &p->hidden_args[i];
     uint64_t v;
@@ -200,15 +206,15 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
     case HSAD_VK_HIDDEN_DEFAULT_QUEUE: v = runtime->default_queue; break;
     case HSAD_VK_HIDDEN_COMPLETION_ACTION: v = runtime->completion_action; break;
     case HSAD_VK_HIDDEN_MULTIGRID_SYNC_ARG: v = runtime->multigrid_sync_arg; break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_X: v = dims->grid_size[0] / dims->workgroup_size[0]; break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_Y: v = dims->grid_size[1] / dims->workgroup_size[1]; break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_Z: v = dims->grid_size[2] / dims->workgroup_size[2]; break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_X: v = blocks[0]; break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_Y: v = blocks[1]; break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_Z: v = blocks[2]; break;
     case HSAD_VK_HIDDEN_GROUP_SIZE_X: v = dims->workgroup_size[0]; break;
     case HSAD_VK_HIDDEN_GROUP_SIZE_Y: v = dims->workgroup_size[1]; break;
     case HSAD_VK_HIDDEN_GROUP_SIZE_Z: v = dims->workgroup_size[2]; break;
-    case HSAD_VK_HIDDEN_REMAINDER_X: v = dims->grid_size[0] % dims->workgroup_size[0]; break;
-    case HSAD_VK_HIDDEN_REMAINDER_Y: v = dims->grid_size[1] % dims->workgroup_size[1]; break;
-    case HSAD_VK_HIDDEN_REMAINDER_Z: v = dims->grid_size[2] % dims->workgroup_size[2]; break;
+    case HSAD_VK_HIDDEN_REMAINDER_X: v = rem[0]; break;
+    case HSAD_VK_HIDDEN_REMAINDER_Y: v = rem[1]; break;
+    case HSAD_VK_HIDDEN_REMAINDER_Z: v = rem[2]; break;
     case HSAD_VK_HIDDEN_GRID_DIMS: v = dims->dims; break;
     case HSAD_VK_HIDDEN_HEAP_V1: v = runtime->heap_v1; break;
     case HSAD_VK_HIDDEN_DYNAMIC_LDS_SIZE: v = lds - p->group_segment_fixed_size; break;
