@@ -145,11 +145,12 @@ hsad_status_t co_elf_open(co_elf_t *e, const char *name, uint8_t *image, size_t 
     while (off < d->d_size) {
       next = gelf_getnote(d, off, &nh, &name_off, &desc_off);
       if (next == 0) {
+        size_t idx = elf_ndxscn(scn), dsize = d->d_size;
         co_elf_close(e);
         return hsad_fail(HSAD_ERR_BAD_NOTE,
                          "%s: note at offset %zu of section %zu (%zu bytes): its header, name or "
                          "description size runs past the section",
-                         name, off, elf_ndxscn(scn), (size_t)d->d_size);
+                         name, off, idx, dsize);
       }
       if (nh.n_type == CO_NT_AMDGPU_METADATA && nh.n_namesz == 7 &&
           !memcmp((const char *)d->d_buf + name_off, "AMDGPU", 7)) {
