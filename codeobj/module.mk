@@ -2,8 +2,12 @@
 # builder, occupancy, comgr compile. Linked into libhsad; tests and fixtures below.
 HSAD_LIB_SRCS += codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
   codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c \
-  codeobj/occupancy.c
+  codeobj/occupancy.c codeobj/compile.c
 HEADERS += codeobj/hsad_codeobj.h
+
+# comgr 2.4 does not find clang's resource headers itself: hand it their folder, found now.
+CO_RESOURCE_INC := $(shell $(CLANG) -print-resource-dir 2>/dev/null)/include
+$(BUILD)/obj/codeobj/compile.o: CFLAGS += -DHSAD_CLANG_RESOURCE_INCLUDE='"$(CO_RESOURCE_INC)"'
 
 # ---- test fixtures: small kernels compiled here from tests/data/codeobj (never committed) ----
 # clang-15's driver would call the system ld.lld (lld 14 on Debian 12, which rejects code object

@@ -1,3 +1,3 @@
 # tools/hsad: the hsad command. Each command adds its own file here.
 HSAD_TOOL_SRCS += tools/hsad/main.c
-HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c
+HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c tools/hsad/cmd_compile.c

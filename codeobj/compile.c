@@ -1,0 +1,299 @@
+/* compile.c - OpenCL C / HIP source to a code object through comgr (amd_comgr.h).
+ * Pipeline (comgr's documented actions): COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC ->
+ * CODEGEN_BC_TO_RELOCATABLE -> LINK_RELOCATABLE_TO_EXECUTABLE, logging on so the compiler's
+ * diagnostics ("k.cl:3:5: error: ...") come back as a LOG data object.
+ * Debian's comgr 2.4 does not find clang's resource headers (opencl-c.h, HIP wrappers) by itself:
+ * the build passes their folder (`clang-15 -print-resource-dir`/include) as
+ * HSAD_CLANG_RESOURCE_INCLUDE and it is added with -I, plus -Xclang -finclude-default-header for
+ * OpenCL. */
+#include "codeobj/codeobj_internal.h"
+
+#include <amd_comgr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef HSAD_CLANG_RESOURCE_INCLUDE
+#define HSAD_CLANG_RESOURCE_INCLUDE ""
+#endif
+
+typedef struct {
+  char **v;
+  size_t n, cap;
+  int oom;
+} co_opts_t;
+
+static void co_opt_add(co_opts_t *o, const char *fmt, const char *arg) {
+  if (o->oom) return;
+  if (o->n == o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 16;
+    char **v = realloc(o->v, cap * sizeof *v);
+    if (!v) {
+      o->oom = 1;
+      return;
+    }
+    o->v = v;
+    o->cap = cap;
+  }
+  size_t len = strlen(fmt) + (arg ? strlen(arg) : 0) + 1;
+  char *s = malloc(len);
+  if (!s) {
+    o->oom = 1;
+    return;
+  }
+  snprintf(s, len, fmt, arg ? arg : "");
+  o->v[o->n++] = s;
+}
+
+static void co_opts_free(co_opts_t *o) {
+  for (size_t i = 0; i < o->n; i++) free(o->v[i]);
+  free(o->v);
+}
+
+/* Concatenates the LOG and DIAGNOSTIC data objects of `set` into a malloc'd string. */
+static char *co_collect_log(amd_comgr_data_set_t set) {
+  char *out = NULL;
+  size_t used = 0;
+  amd_comgr_data_kind_t kinds[2] = {AMD_COMGR_DATA_KIND_LOG, AMD_COMGR_DATA_KIND_DIAGNOSTIC};
+  for (int k = 0; k < 2; k++) {
+    size_t count = 0;
+    if (amd_comgr_action_data_count(set, kinds[k], &count)) continue;
+    for (size_t i = 0; i < count; i++) {
+      amd_comgr_data_t d;
+      if (amd_comgr_action_data_get_data(set, kinds[k], i, &d)) continue;
+      size_t sz = 0;
+      if (!amd_comgr_get_data(d, &sz, NULL) && sz) {
+        char *n = realloc(out, used + sz + 1);
+        if (n) {
+          out = n;
+          if (!amd_comgr_get_data(d, &sz, out + used)) used += sz;
+          out[used] = '\0';
+        }
+      }
+      amd_comgr_release_data(d);
+    }
+  }
+  return out;
+}
+
+/* comgr compiles a copy at /tmp/comgr-XXXXXX/input/NAME: diagnostics name that path. Rewrites
+ * every "<path>/input/NAME" token back to the caller's source name so they read NAME:LINE:COL. */
+static char *co_fix_paths(char *log, const char *base, const char *source_name) {
+  if (!log || !*base) return log;
+  char needle[300];
+  snprintf(needle, sizeof needle, "/input/%s", base);
+  size_t nl = strlen(needle), sl = strlen(source_name), ll = strlen(log);
+  size_t cap = ll + 1, used = 0;
+  char *out = malloc(cap);
+  if (!out) return log;
+  const char *p = log;
+  for (;;) {
+    const char *hit = strstr(p, needle);
+    if (!hit) break;
+    const char *start = hit;
+    while (start > p && start[-1] != ' ' && start[-1] != '\n' && start[-1] != '(' &&
+           start[-1] != '\'')
+      start--;
+    size_t keep = (size_t)(start - p);
+    size_t need = used + keep + sl + 1;
+    if (need > cap) {
+      cap = need + ll;
+      char *n = realloc(out, cap);
+      if (!n) {
+        free(out);
+        return log;
+      }
+      out = n;
+    }
+    memcpy(out + used, p, keep);
+    used += keep;
+    memcpy(out + used, source_name, sl);
+    used += sl;
+    p = hit + nl;
+  }
+  size_t rest = strlen(p);
+  if (used + rest + 1 > cap) {
+    char *n = realloc(out, used + rest + 1);
+    if (!n) {
+      free(out);
+      return log;
+    }
+    out = n;
+  }
+  memcpy(out + used, p, rest + 1);
+  free(log);
+  return out;
+}
+
+static const char *co_comgr_msg(amd_comgr_status_t s) {
+  const char *m = NULL;
+  if (amd_comgr_status_string(s, &m) || !m) return "unknown comgr status";
+  return m;
+}
+
+hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
+                                   const char *source_name, const hsad_compile_options_t *opts,
+                                   void **out_data, size_t *out_size, char **out_log) {
+  if (out_data) *out_data = NULL;
+  if (out_size) *out_size = 0;
+  if (out_log) *out_log = NULL;
+  if (!source || !source_name || !opts || !opts->target || !out_data || !out_size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_compile: NULL argument");
+  if (opts->opt_level < 0 || opts->opt_level > 3)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: -O%d: optimization level must be 0..3",
+                     source_name, opts->opt_level);
+  if (opts->code_object_version && (opts->code_object_version < 4 ||
+                                    opts->code_object_version > 5))
+    return hsad_fail(HSAD_ERR_CODE_OBJECT_VERSION,
+                     "%s: code object version %u requested: supported are 4 and 5", source_name,
+                     opts->code_object_version);
+  hsad_target_id_t tid;
+  hsad_status_t st = hsad_target_id_parse(opts->target, &tid);
+  if (st) return st;
+  size_t nlen = strlen(source_name);
+  amd_comgr_language_t lang;
+  if (nlen > 3 && !strcmp(source_name + nlen - 3, ".cl")) lang = AMD_COMGR_LANGUAGE_OPENCL_2_0;
+  else if (nlen > 4 && !strcmp(source_name + nlen - 4, ".hip")) lang = AMD_COMGR_LANGUAGE_HIP;
+  else
+    return hsad_fail(HSAD_ERR_UNSUPPORTED,
+                     "%s: unknown source language (expected a .cl or .hip file name)",
+                     source_name);
+  char isa[96], tidtext[48];
+  hsad_target_id_format(&tid, tidtext, sizeof tidtext);
+  snprintf(isa, sizeof isa, "amdgcn-amd-amdhsa--%s", tidtext);
+
+  co_opts_t copt = {0}, gopt = {0};
+  if (HSAD_CLANG_RESOURCE_INCLUDE[0]) {
+    co_opt_add(&copt, "-I%s", HSAD_CLANG_RESOURCE_INCLUDE);
+    /* HIP's amd_hip_runtime.h includes <include/cuda_wrappers/...>: the resource dir itself */
+    if (lang == AMD_COMGR_LANGUAGE_HIP) co_opt_add(&copt, "-I%s/..", HSAD_CLANG_RESOURCE_INCLUDE);
+  }
+  for (uint32_t i = 0; i < opts->include_dir_count; i++)
+    co_opt_add(&copt, "-I%s", opts->include_dirs[i]);
+  for (uint32_t i = 0; i < opts->define_count; i++) co_opt_add(&copt, "-D%s", opts->defines[i]);
+  if (lang != AMD_COMGR_LANGUAGE_HIP) {
+    co_opt_add(&copt, "-Xclang", NULL);
+    co_opt_add(&copt, "-finclude-default-header", NULL);
+    co_opt_add(&copt, "-cl-std=CL2.0", NULL);
+  }
+  char olevel[8];
+  snprintf(olevel, sizeof olevel, "-O%d", opts->opt_level);
+  co_opt_add(&copt, olevel, NULL);
+  co_opt_add(&gopt, olevel, NULL);
+  if (opts->code_object_version) {
+    char cov[40];
+    snprintf(cov, sizeof cov, "-mcode-object-version=%u", opts->code_object_version);
+    co_opt_add(&copt, cov, NULL);
+    co_opt_add(&gopt, cov, NULL);
+  }
+  if (copt.oom || gopt.oom) {
+    co_opts_free(&copt);
+    co_opts_free(&gopt);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", source_name);
+  }
+
+  amd_comgr_data_t src = {0};
+  amd_comgr_data_set_t in = {0}, bc = {0}, reloc = {0}, exe = {0};
+  amd_comgr_action_info_t info = {0};
+  bool have_src = false, have_in = false, have_bc = false, have_reloc = false, have_exe = false,
+       have_info = false;
+  amd_comgr_status_t cs;
+  const char *step = "";
+  char *log = NULL;
+  const char *base = strrchr(source_name, '/');
+  base = base ? base + 1 : source_name;
+#define TRY(what, call)                                                                        \
+  do {                                                                                         \
+    step = what;                                                                               \
+    if ((cs = (call)) != AMD_COMGR_STATUS_SUCCESS) goto comgr_fail;                            \
+  } while (0)
+  TRY("create data", amd_comgr_create_data(AMD_COMGR_DATA_KIND_SOURCE, &src));
+  have_src = true;
+  TRY("set data", amd_comgr_set_data(src, source_size, source));
+  TRY("set data name", amd_comgr_set_data_name(src, base));
+  TRY("create data set", amd_comgr_create_data_set(&in));
+  have_in = true;
+  TRY("add data", amd_comgr_data_set_add(in, src));
+  TRY("create data set", amd_comgr_create_data_set(&bc));
+  have_bc = true;
+  TRY("create data set", amd_comgr_create_data_set(&reloc));
+  have_reloc = true;
+  TRY("create data set", amd_comgr_create_data_set(&exe));
+  have_exe = true;
+  TRY("create action info", amd_comgr_create_action_info(&info));
+  have_info = true;
+  TRY("set isa name", amd_comgr_action_info_set_isa_name(info, isa));
+  TRY("set language", amd_comgr_action_info_set_language(info, lang));
+  TRY("set logging", amd_comgr_action_info_set_logging(info, true));
+  TRY("set options",
+      amd_comgr_action_info_set_option_list(info, (const char **)copt.v, copt.n));
+
+  step = "compile source with device libraries";
+  cs = amd_comgr_do_action(AMD_COMGR_ACTION_COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, info, in, bc);
+  if (cs != AMD_COMGR_STATUS_SUCCESS) {
+    log = co_collect_log(bc);
+    goto compile_fail;
+  }
+  TRY("set options",
+      amd_comgr_action_info_set_option_list(info, (const char **)gopt.v, gopt.n));
+  step = "code generation";
+  cs = amd_comgr_do_action(AMD_COMGR_ACTION_CODEGEN_BC_TO_RELOCATABLE, info, bc, reloc);
+  if (cs != AMD_COMGR_STATUS_SUCCESS) {
+    log = co_collect_log(reloc);
+    goto compile_fail;
+  }
+  TRY("set options", amd_comgr_action_info_set_option_list(info, NULL, 0));
+  step = "link";
+  cs = amd_comgr_do_action(AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE, info, reloc, exe);
+  if (cs != AMD_COMGR_STATUS_SUCCESS) {
+    log = co_collect_log(exe);
+    goto compile_fail;
+  }
+  {
+    /* warnings of the compile step */
+    log = co_fix_paths(co_collect_log(bc), base, source_name);
+    amd_comgr_data_t obj;
+    TRY("get executable", amd_comgr_action_data_get_data(exe, AMD_COMGR_DATA_KIND_EXECUTABLE, 0,
+                                                         &obj));
+    size_t sz = 0;
+    cs = amd_comgr_get_data(obj, &sz, NULL);
+    void *buf = cs == AMD_COMGR_STATUS_SUCCESS ? malloc(sz ? sz : 1) : NULL;
+    if (buf) cs = amd_comgr_get_data(obj, &sz, buf);
+    amd_comgr_release_data(obj);
+    if (!buf) {
+      st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", source_name, sz);
+      goto out;
+    }
+    if (cs != AMD_COMGR_STATUS_SUCCESS) {
+      free(buf);
+      goto comgr_fail;
+    }
+    *out_data = buf;
+    *out_size = sz;
+    st = HSAD_OK;
+    goto out;
+  }
+compile_fail:
+  log = co_fix_paths(log, base, source_name);
+  st = hsad_fail(HSAD_ERR_COMPILE, "%s: %s for %s failed:\n%.900s%s", source_name, step, isa,
+                 log && *log ? log : "(comgr returned no diagnostics)",
+                 log && strlen(log) > 900 ? "\n[... see the full log]" : "");
+  goto out;
+comgr_fail:
+  st = hsad_fail(cs == AMD_COMGR_STATUS_ERROR_OUT_OF_RESOURCES ? HSAD_ERR_OUT_OF_MEMORY
+                                                              : HSAD_ERR_COMPILE,
+                 "%s: comgr %s failed: %s", source_name, step, co_comgr_msg(cs));
+out:
+#undef TRY
+  if (out_log) *out_log = log;
+  else free(log);
+  if (have_info) amd_comgr_destroy_action_info(info);
+  if (have_exe) amd_comgr_destroy_data_set(exe);
+  if (have_reloc) amd_comgr_destroy_data_set(reloc);
+  if (have_bc) amd_comgr_destroy_data_set(bc);
+  if (have_in) amd_comgr_destroy_data_set(in);
+  if (have_src) amd_comgr_release_data(src);
+  co_opts_free(&copt);
+  co_opts_free(&gopt);
+  return st;
+}
