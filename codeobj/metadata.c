@@ -356,6 +356,84 @@ static hsad_status_t co_decode_kernel(co_md_t *md, uint32_t index, const msgpack
   return HSAD_OK;
 }
 
+/* Guard in front of msgpack-c: msgpack_unpack_next allocates a declared array/map count up front
+ * (24 bytes per element, before reading any element), so a 5-byte header claiming 2^32 elements
+ * asks for 100 GB. This walk over the framing bytes (msgpack spec: type byte, length fields; no
+ * value is interpreted) checks that every declared count and length fits in the bytes that
+ * remain, so msgpack-c's allocations stay proportional to the note size. Returns 0 when the
+ * first object is complete and plausible, 1 when the data ends inside it, -1 on a malformed
+ * byte or nesting deeper than msgpack-c accepts. */
+static int co_msgpack_bounds_ok(const uint8_t *p, size_t n) {
+  uint64_t pending[40]; /* items left per open container; [0] is the root */
+  int depth = 0;
+  pending[0] = 1;
+  size_t i = 0;
+  while (depth >= 0) {
+    if (pending[depth] == 0) {
+      depth--;
+      continue;
+    }
+    pending[depth]--;
+    if (i >= n) return 1;
+    uint8_t t = p[i++];
+    uint64_t skip = 0, items = 0;
+    int lenbytes = 0, container = 0;
+    if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3) {
+      skip = 0;
+    } else if (t >= 0x80 && t <= 0x8f) {
+      items = 2u * (t & 0x0fu);
+      container = 1;
+    } else if (t >= 0x90 && t <= 0x9f) {
+      items = t & 0x0fu;
+      container = 1;
+    } else if (t >= 0xa0 && t <= 0xbf) {
+      skip = t & 0x1fu;
+    } else {
+      switch (t) {
+      case 0xc4: case 0xd9: lenbytes = 1; break;            /* bin8, str8 */
+      case 0xc5: case 0xda: lenbytes = 2; break;            /* bin16, str16 */
+      case 0xc6: case 0xdb: lenbytes = 4; break;            /* bin32, str32 */
+      case 0xc7: lenbytes = 1; skip = 1; break;             /* ext8: + type byte */
+      case 0xc8: lenbytes = 2; skip = 1; break;
+      case 0xc9: lenbytes = 4; skip = 1; break;
+      case 0xca: skip = 4; break;                           /* float32 */
+      case 0xcb: skip = 8; break;                           /* float64 */
+      case 0xcc: case 0xd0: skip = 1; break;
+      case 0xcd: case 0xd1: skip = 2; break;
+      case 0xce: case 0xd2: skip = 4; break;
+      case 0xcf: case 0xd3: skip = 8; break;
+      case 0xd4: skip = 2; break;                           /* fixext 1..16: type + data */
+      case 0xd5: skip = 3; break;
+      case 0xd6: skip = 5; break;
+      case 0xd7: skip = 9; break;
+      case 0xd8: skip = 17; break;
+      case 0xdc: lenbytes = 2; container = 1; break;        /* array16 */
+      case 0xdd: lenbytes = 4; container = 1; break;        /* array32 */
+      case 0xde: lenbytes = 2; container = 2; break;        /* map16 */
+      case 0xdf: lenbytes = 4; container = 2; break;        /* map32 */
+      default: return -1;                                   /* 0xc1: never used */
+      }
+    }
+    if (lenbytes) {
+      if (n - i < (size_t)lenbytes) return 1;
+      uint64_t len = 0;
+      for (int b = 0; b < lenbytes; b++) len = (len << 8) | p[i + (size_t)b]; /* big-endian */
+      i += (size_t)lenbytes;
+      if (container) items = container == 2 ? 2 * len : len;
+      else skip += len;
+    }
+    if (container) {
+      if (items > n - i) return 1; /* every element needs at least one byte */
+      if (depth + 1 >= 33) return -1;
+      pending[++depth] = items;
+      continue;
+    }
+    if (skip > n - i) return 1;
+    i += (size_t)skip;
+  }
+  return 0;
+}
+
 hsad_status_t co_metadata_decode(const char *name, const uint8_t *desc, size_t size,
                                  uint32_t version, hsad_codeobj_t *co) {
   co_md_t md = {.name = name, .co = co, .kernel = "?"};
@@ -363,7 +441,10 @@ hsad_status_t co_metadata_decode(const char *name, const uint8_t *desc, size_t s
   msgpack_unpacked_init(&u);
   size_t off = 0;
   hsad_status_t st = HSAD_OK;
-  msgpack_unpack_return r = msgpack_unpack_next(&u, (const char *)desc, size, &off);
+  int guard = co_msgpack_bounds_ok(desc, size);
+  msgpack_unpack_return r = guard == 0   ? msgpack_unpack_next(&u, (const char *)desc, size, &off)
+                            : guard > 0 ? MSGPACK_UNPACK_CONTINUE
+                                        : MSGPACK_UNPACK_PARSE_ERROR;
   if (r != MSGPACK_UNPACK_SUCCESS) {
     st = hsad_fail(HSAD_ERR_BAD_METADATA,
                    "%s: NT_AMDGPU_METADATA note (%zu bytes): msgpack does not decode (%s)", name,

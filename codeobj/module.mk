@@ -60,3 +60,25 @@ $(TESTDIR)/test_codeobj_readelf: | kernels
 
 .PHONY: codeobj-fixtures
 codeobj-fixtures: $(CO_FIXTURES)
+
+# ---- libFuzzer: `make fuzz` (FUZZ_TIME seconds, default 600) over the loader and metadata ----
+# The seed corpus is made from the real code objects the build produces (never committed);
+# libFuzzer adds what it finds to $(BUILD)/fuzz/corpus, findings land in $(BUILD)/fuzz/.
+FUZZ_TIME ?= 600
+CO_FUZZ_SRCS := codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
+  codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c codeobj/occupancy.c \
+  common/status.c codeobj/fuzz/fuzz_codeobj.c
+CO_FUZZ_BIN := $(BUILD)/fuzz/fuzz_codeobj
+
+$(CO_FUZZ_BIN): $(CO_FUZZ_SRCS) codeobj/hsad_codeobj.h codeobj/codeobj_internal.h
+	@mkdir -p $(@D)
+	$(CLANG) -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(CO_FUZZ_SRCS) -o $@ -lelf -lmsgpackc -lpthread
+
+.PHONY: codeobj-fuzz
+fuzz: codeobj-fuzz
+codeobj-fuzz: $(CO_FUZZ_BIN) $(CO_FIXTURES) | kernels
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seed
+	cp $(CO_FIXTURES) $(wildcard $(KERNDIR)/*-v5.hsaco) $(BUILD)/fuzz/seed/
+	cd $(BUILD)/fuzz && ./fuzz_codeobj -max_total_time=$(FUZZ_TIME) \
+	  -max_len=65536 -timeout=10 -rss_limit_mb=4096 corpus seed

@@ -390,3 +390,21 @@ Test(codeobj_errors, host_fatbin_truncated) {
   }
   free(buf);
 }
+
+/* A 5-byte array32 header claiming 2^32-1 kernels must not make msgpack-c allocate 100 GB. */
+Test(codeobj_errors, msgpack_huge_declared_count) {
+  size_t size, hdr, doff, dsize;
+  unsigned char *buf = co_test_read(V5, &size);
+  co_test_find_note(buf, size, &hdr, &doff, &dsize);
+  static const unsigned char evil[] = {0x81, 0xae, 'a', 'm', 'd', 'h', 's', 'a', '.', 'k', 'e',
+                                       'r', 'n', 'e', 'l', 's', 0xdd, 0xff, 0xff, 0xff, 0xff};
+  memcpy(buf + doff, evil, sizeof evil);
+  uint32_t n = sizeof evil;
+  memcpy(buf + hdr + 4, &n, 4);
+  co_test_expect_fail(buf, size, "big.hsaco", HSAD_ERR_BAD_METADATA,
+                      "big.hsaco: NT_AMDGPU_METADATA note (21 bytes): msgpack does not decode "
+                      "(data ends inside an object)");
+  buf[doff + 16] = 0xdf; /* map32 */
+  co_test_expect_fail(buf, size, "big.hsaco", HSAD_ERR_BAD_METADATA, "data ends inside");
+  free(buf);
+}
