@@ -215,7 +215,8 @@ hsad_status_t co_elf_read_descriptors(co_elf_t *e, hsad_codeobj_t *co) {
                            ki->name, sname, sym.st_shndx);
         Elf_Scn *ds = elf_getscn(e->elf, sym.st_shndx);
         GElf_Shdr dsh;
-        if (!ds || !gelf_getshdr(ds, &dsh) || dsh.sh_type == SHT_NOBITS)
+        if (!ds || !gelf_getshdr(ds, &dsh) || dsh.sh_type == SHT_NOBITS ||
+            dsh.sh_type == SHT_NULL || !co_fits(dsh.sh_offset, dsh.sh_size, e->size))
           return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                            "%s: kernel '%s': symbol %s is in section %u, which holds no bytes",
                            e->name, ki->name, sname, sym.st_shndx);
