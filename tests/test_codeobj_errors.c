@@ -317,7 +317,7 @@ Test(codeobj_errors, kernel_not_found) {
   const hsad_kernel_t *k = (const void *)1;
   cr_assert_eq(hsad_codeobj_kernel_find(co, "nope", &k), HSAD_ERR_KERNEL_NOT_FOUND);
   cr_assert_null(k);
-  cr_assert(strstr(hsad_last_error(), "kernels-gfx90a-v5.hsaco: no kernel named 'nope' (7 "
+  cr_assert(strstr(hsad_last_error(), "kernels-gfx90a-v5.hsaco: no kernel named 'nope' (8 "
                                       "kernels)"),
             "%s", hsad_last_error());
   cr_assert_eq(hsad_codeobj_kernel_find(co, "nope.kd", &k), HSAD_ERR_KERNEL_NOT_FOUND);

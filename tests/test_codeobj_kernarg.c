@@ -431,6 +431,6 @@ Test(codeobj_kernarg, lookup_by_name_and_symbol) {
   const hsad_kernel_t *b = co_test_kernel(co, "lds2.kd");
   cr_assert_eq(a, b);
   cr_assert_eq(a, hsad_codeobj_kernel_at(co, 1));
-  cr_assert_null(hsad_codeobj_kernel_at(co, 7));
+  cr_assert_null(hsad_codeobj_kernel_at(co, 8));
   hsad_codeobj_destroy(co);
 }

@@ -49,3 +49,16 @@ __kernel void implicit(__global ulong *o, uint n) {
   __constant ulong *p = (__constant ulong *)__builtin_amdgcn_implicitarg_ptr();
   for (uint i = 0; i < n && i < 32; i++) o[i] = p[i];
 }
+
+/* too few VGPRs allowed for its live values: the compiler spills (vgpr_spill_count > 0) */
+__kernel __attribute__((amdgpu_num_vgpr(16)))
+void spill(__global float4 *io, int n) {
+  unsigned l = __builtin_amdgcn_workitem_id_x();
+  float4 a0 = io[l], a1 = io[l + 64], a2 = io[l + 128], a3 = io[l + 192], a4 = io[l + 256],
+         a5 = io[l + 320], a6 = io[l + 384], a7 = io[l + 448];
+  for (int i = 0; i < n; i++) {
+    a0 = a0 * a1 + a2; a1 = a1 * a2 + a3; a2 = a2 * a3 + a4; a3 = a3 * a4 + a5;
+    a4 = a4 * a5 + a6; a5 = a5 * a6 + a7; a6 = a6 * a7 + a0; a7 = a7 * a0 + a1;
+  }
+  io[l] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
