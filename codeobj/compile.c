@@ -9,6 +9,8 @@
 #include "codeobj/codeobj_internal.h"
 
 #include <amd_comgr.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,70 @@
 #ifndef HSAD_CLANG_RESOURCE_INCLUDE
 #define HSAD_CLANG_RESOURCE_INCLUDE ""
 #endif
+
+/* comgr is loaded on first use (dlopen), not linked: libamd_comgr pulls in libLLVM, whose
+ * loading and static constructors cost ~25 ms at every process start, which `hsad inspect`
+ * (budget: 20 ms for an 80-kernel code object) must not pay. */
+static struct {
+  __typeof__(&amd_comgr_action_data_count) action_data_count;
+  __typeof__(&amd_comgr_action_data_get_data) action_data_get_data;
+  __typeof__(&amd_comgr_action_info_set_isa_name) action_info_set_isa_name;
+  __typeof__(&amd_comgr_action_info_set_language) action_info_set_language;
+  __typeof__(&amd_comgr_action_info_set_logging) action_info_set_logging;
+  __typeof__(&amd_comgr_action_info_set_option_list) action_info_set_option_list;
+  __typeof__(&amd_comgr_create_action_info) create_action_info;
+  __typeof__(&amd_comgr_create_data) create_data;
+  __typeof__(&amd_comgr_create_data_set) create_data_set;
+  __typeof__(&amd_comgr_data_set_add) data_set_add;
+  __typeof__(&amd_comgr_destroy_action_info) destroy_action_info;
+  __typeof__(&amd_comgr_destroy_data_set) destroy_data_set;
+  __typeof__(&amd_comgr_do_action) do_action;
+  __typeof__(&amd_comgr_get_data) get_data;
+  __typeof__(&amd_comgr_release_data) release_data;
+  __typeof__(&amd_comgr_set_data) set_data;
+  __typeof__(&amd_comgr_set_data_name) set_data_name;
+  __typeof__(&amd_comgr_status_string) status_string;
+} cg;
+static const char *cg_error; /* why comgr could not be loaded, NULL once loaded */
+static char cg_error_buf[512];
+static pthread_once_t cg_once = PTHREAD_ONCE_INIT;
+
+static void co_comgr_load(void) {
+  void *h = dlopen("libamd_comgr.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(cg_error_buf, sizeof cg_error_buf, "%s", dlerror());
+    cg_error = cg_error_buf;
+    return;
+  }
+#define CO_SYM(name)                                                                           \
+  do {                                                                                         \
+    *(void **)&cg.name = dlsym(h, "amd_comgr_" #name);                                         \
+    if (!cg.name) {                                                                            \
+      snprintf(cg_error_buf, sizeof cg_error_buf, "symbol amd_comgr_%s missing", #name);      \
+      cg_error = cg_error_buf;                                                                 \
+      return;                                                                                  \
+    }                                                                                          \
+  } while (0)
+  CO_SYM(action_data_count);
+  CO_SYM(action_data_get_data);
+  CO_SYM(action_info_set_isa_name);
+  CO_SYM(action_info_set_language);
+  CO_SYM(action_info_set_logging);
+  CO_SYM(action_info_set_option_list);
+  CO_SYM(create_action_info);
+  CO_SYM(create_data);
+  CO_SYM(create_data_set);
+  CO_SYM(data_set_add);
+  CO_SYM(destroy_action_info);
+  CO_SYM(destroy_data_set);
+  CO_SYM(do_action);
+  CO_SYM(get_data);
+  CO_SYM(release_data);
+  CO_SYM(set_data);
+  CO_SYM(set_data_name);
+  CO_SYM(status_string);
+#undef CO_SYM
+}
 
 typedef struct {
   char **v;
@@ -57,20 +123,20 @@ static char *co_collect_log(amd_comgr_data_set_t set) {
   amd_comgr_data_kind_t kinds[2] = {AMD_COMGR_DATA_KIND_LOG, AMD_COMGR_DATA_KIND_DIAGNOSTIC};
   for (int k = 0; k < 2; k++) {
     size_t count = 0;
-    if (amd_comgr_action_data_count(set, kinds[k], &count)) continue;
+    if (cg.action_data_count(set, kinds[k], &count)) continue;
     for (size_t i = 0; i < count; i++) {
       amd_comgr_data_t d;
-      if (amd_comgr_action_data_get_data(set, kinds[k], i, &d)) continue;
+      if (cg.action_data_get_data(set, kinds[k], i, &d)) continue;
       size_t sz = 0;
-      if (!amd_comgr_get_data(d, &sz, NULL) && sz) {
+      if (!cg.get_data(d, &sz, NULL) && sz) {
         char *n = realloc(out, used + sz + 1);
         if (n) {
           out = n;
-          if (!amd_comgr_get_data(d, &sz, out + used)) used += sz;
+          if (!cg.get_data(d, &sz, out + used)) used += sz;
           out[used] = '\0';
         }
       }
-      amd_comgr_release_data(d);
+      cg.release_data(d);
     }
   }
   return out;
@@ -127,7 +193,7 @@ static char *co_fix_paths(char *log, const char *base, const char *source_name) 
 
 static const char *co_comgr_msg(amd_comgr_status_t s) {
   const char *m = NULL;
-  if (amd_comgr_status_string(s, &m) || !m) return "unknown comgr status";
+  if (cg.status_string(s, &m) || !m) return "unknown comgr status";
   return m;
 }
 
@@ -150,6 +216,12 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
   hsad_target_id_t tid;
   hsad_status_t st = hsad_target_id_parse(opts->target, &tid);
   if (st) return st;
+  pthread_once(&cg_once, co_comgr_load);
+  if (cg_error)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED,
+                     "%s: comgr (libamd_comgr.so.2, Debian package libamd-comgr2) cannot be "
+                     "loaded: %s",
+                     source_name, cg_error);
   size_t nlen = strlen(source_name);
   amd_comgr_language_t lang;
   if (nlen > 3 && !strcmp(source_name + nlen - 3, ".cl")) lang = AMD_COMGR_LANGUAGE_OPENCL_2_0;
@@ -207,44 +279,44 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
     step = what;                                                                               \
     if ((cs = (call)) != AMD_COMGR_STATUS_SUCCESS) goto comgr_fail;                            \
   } while (0)
-  TRY("create data", amd_comgr_create_data(AMD_COMGR_DATA_KIND_SOURCE, &src));
+  TRY("create data", cg.create_data(AMD_COMGR_DATA_KIND_SOURCE, &src));
   have_src = true;
-  TRY("set data", amd_comgr_set_data(src, source_size, source));
-  TRY("set data name", amd_comgr_set_data_name(src, base));
-  TRY("create data set", amd_comgr_create_data_set(&in));
+  TRY("set data", cg.set_data(src, source_size, source));
+  TRY("set data name", cg.set_data_name(src, base));
+  TRY("create data set", cg.create_data_set(&in));
   have_in = true;
-  TRY("add data", amd_comgr_data_set_add(in, src));
-  TRY("create data set", amd_comgr_create_data_set(&bc));
+  TRY("add data", cg.data_set_add(in, src));
+  TRY("create data set", cg.create_data_set(&bc));
   have_bc = true;
-  TRY("create data set", amd_comgr_create_data_set(&reloc));
+  TRY("create data set", cg.create_data_set(&reloc));
   have_reloc = true;
-  TRY("create data set", amd_comgr_create_data_set(&exe));
+  TRY("create data set", cg.create_data_set(&exe));
   have_exe = true;
-  TRY("create action info", amd_comgr_create_action_info(&info));
+  TRY("create action info", cg.create_action_info(&info));
   have_info = true;
-  TRY("set isa name", amd_comgr_action_info_set_isa_name(info, isa));
-  TRY("set language", amd_comgr_action_info_set_language(info, lang));
-  TRY("set logging", amd_comgr_action_info_set_logging(info, true));
+  TRY("set isa name", cg.action_info_set_isa_name(info, isa));
+  TRY("set language", cg.action_info_set_language(info, lang));
+  TRY("set logging", cg.action_info_set_logging(info, true));
   TRY("set options",
-      amd_comgr_action_info_set_option_list(info, (const char **)copt.v, copt.n));
+      cg.action_info_set_option_list(info, (const char **)copt.v, copt.n));
 
   step = "compile source with device libraries";
-  cs = amd_comgr_do_action(AMD_COMGR_ACTION_COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, info, in, bc);
+  cs = cg.do_action(AMD_COMGR_ACTION_COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, info, in, bc);
   if (cs != AMD_COMGR_STATUS_SUCCESS) {
     log = co_collect_log(bc);
     goto compile_fail;
   }
   TRY("set options",
-      amd_comgr_action_info_set_option_list(info, (const char **)gopt.v, gopt.n));
+      cg.action_info_set_option_list(info, (const char **)gopt.v, gopt.n));
   step = "code generation";
-  cs = amd_comgr_do_action(AMD_COMGR_ACTION_CODEGEN_BC_TO_RELOCATABLE, info, bc, reloc);
+  cs = cg.do_action(AMD_COMGR_ACTION_CODEGEN_BC_TO_RELOCATABLE, info, bc, reloc);
   if (cs != AMD_COMGR_STATUS_SUCCESS) {
     log = co_collect_log(reloc);
     goto compile_fail;
   }
-  TRY("set options", amd_comgr_action_info_set_option_list(info, NULL, 0));
+  TRY("set options", cg.action_info_set_option_list(info, NULL, 0));
   step = "link";
-  cs = amd_comgr_do_action(AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE, info, reloc, exe);
+  cs = cg.do_action(AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE, info, reloc, exe);
   if (cs != AMD_COMGR_STATUS_SUCCESS) {
     log = co_collect_log(exe);
     goto compile_fail;
@@ -253,13 +325,13 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
     /* warnings of the compile step */
     log = co_fix_paths(co_collect_log(bc), base, source_name);
     amd_comgr_data_t obj;
-    TRY("get executable", amd_comgr_action_data_get_data(exe, AMD_COMGR_DATA_KIND_EXECUTABLE, 0,
+    TRY("get executable", cg.action_data_get_data(exe, AMD_COMGR_DATA_KIND_EXECUTABLE, 0,
                                                          &obj));
     size_t sz = 0;
-    cs = amd_comgr_get_data(obj, &sz, NULL);
+    cs = cg.get_data(obj, &sz, NULL);
     void *buf = cs == AMD_COMGR_STATUS_SUCCESS ? malloc(sz ? sz : 1) : NULL;
-    if (buf) cs = amd_comgr_get_data(obj, &sz, buf);
-    amd_comgr_release_data(obj);
+    if (buf) cs = cg.get_data(obj, &sz, buf);
+    cg.release_data(obj);
     if (!buf) {
       st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu bytes)", source_name, sz);
       goto out;
@@ -287,12 +359,12 @@ out:
 #undef TRY
   if (out_log) *out_log = log;
   else free(log);
-  if (have_info) amd_comgr_destroy_action_info(info);
-  if (have_exe) amd_comgr_destroy_data_set(exe);
-  if (have_reloc) amd_comgr_destroy_data_set(reloc);
-  if (have_bc) amd_comgr_destroy_data_set(bc);
-  if (have_in) amd_comgr_destroy_data_set(in);
-  if (have_src) amd_comgr_release_data(src);
+  if (have_info) cg.destroy_action_info(info);
+  if (have_exe) cg.destroy_data_set(exe);
+  if (have_reloc) cg.destroy_data_set(reloc);
+  if (have_bc) cg.destroy_data_set(bc);
+  if (have_in) cg.destroy_data_set(in);
+  if (have_src) cg.release_data(src);
   co_opts_free(&copt);
   co_opts_free(&gopt);
   return st;
