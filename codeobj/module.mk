@@ -52,11 +52,12 @@ $(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/test_codeobj_util.h \
     $(LIBDIR)/libhsad.a $(CO_FIXTURES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"' -DCO_KERNDIR='"$(abspath $(KERNDIR))"' \
-	  $< -o $@ $(LDFLAGS) \
+	  -DCO_HSAD='"$(abspath $(BINDIR)/hsad)"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
 
 # The llvm-readelf cross-check also reads every code object kernels/ builds.
 $(TESTDIR)/test_codeobj_readelf: | kernels
+$(TESTDIR)/test_codeobj_speed: | $(BINDIR)/hsad
 
 .PHONY: codeobj-fixtures
 codeobj-fixtures: $(CO_FIXTURES)
