@@ -56,7 +56,7 @@ $(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/test_codeobj_util.h \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
 
 # The llvm-readelf cross-check also reads every code object kernels/ builds.
-$(TESTDIR)/test_codeobj_readelf: | kernels
+$(TESTDIR)/test_codeobj_readelf: | kernels $(BINDIR)/hsad
 $(TESTDIR)/test_codeobj_speed: | $(BINDIR)/hsad
 
 .PHONY: codeobj-fixtures

@@ -8,6 +8,9 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#ifndef CO_HSAD
+#define CO_HSAD "build/bin/hsad"
+#endif
 #ifndef CO_KERNDIR
 #define CO_KERNDIR "build/kernels"
 #endif
@@ -264,6 +267,193 @@ static unsigned check_container(const char *path, size_t want_entries) {
   }
   hsad_codeobj_container_destroy(c);
   return kernels;
+}
+
+/* ---- hsad inspect --json: a small JSON reader (test code) flattening to path -> text ---- */
+typedef struct {
+  const char *p;
+  recs_t *out;
+  int ok;
+} jp_t;
+
+static void jp_ws(jp_t *j) {
+  while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r') j->p++;
+}
+
+static void jp_string(jp_t *j, char *out, size_t n) {
+  size_t o = 0;
+  if (*j->p != '"') {
+    j->ok = 0;
+    return;
+  }
+  j->p++;
+  while (*j->p && *j->p != '"') {
+    char c = *j->p++;
+    if (c == '\\') {
+      c = *j->p++;
+      if (c == 'u') {
+        unsigned v = 0;
+        for (int i = 0; i < 4 && *j->p; i++, j->p++)
+          v = v * 16 + (unsigned)(*j->p <= '9' ? *j->p - '0' : (*j->p | 32) - 'a' + 10);
+        c = (char)v;
+      }
+    }
+    if (o + 1 < n) out[o++] = c;
+  }
+  if (*j->p != '"') j->ok = 0;
+  else j->p++;
+  out[o] = '\0';
+}
+
+static void jp_scalar(jp_t *j, char *out, size_t n) {
+  if (*j->p == '"') {
+    jp_string(j, out, n);
+    return;
+  }
+  size_t o = 0;
+  while (*j->p && !strchr(",]} \n", *j->p)) {
+    if (o + 1 < n) out[o++] = *j->p;
+    j->p++;
+  }
+  out[o] = '\0';
+  if (!o) j->ok = 0;
+}
+
+static void jp_value(jp_t *j, const char *path) {
+  char sub[512];
+  jp_ws(j);
+  if (*j->p == '{') {
+    j->p++;
+    jp_ws(j);
+    while (j->ok && *j->p != '}') {
+      char key[128];
+      jp_string(j, key, sizeof key);
+      jp_ws(j);
+      if (*j->p++ != ':') j->ok = 0;
+      snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "/" : "", key);
+      jp_value(j, sub);
+      jp_ws(j);
+      if (*j->p == ',') j->p++, jp_ws(j);
+      else if (*j->p != '}') j->ok = 0;
+    }
+    j->p++;
+  } else if (*j->p == '[') {
+    j->p++;
+    jp_ws(j);
+    char joined[1024] = "";
+    int scalars = *j->p != '{' && *j->p != '[';
+    for (unsigned i = 0; j->ok && *j->p != ']'; i++) {
+      if (scalars) {
+        char v[256];
+        jp_scalar(j, v, sizeof v);
+        size_t l = strlen(joined);
+        snprintf(joined + l, sizeof joined - l, "%s%s", l ? "," : "", v);
+      } else {
+        snprintf(sub, sizeof sub, "%s/%u", path, i);
+        jp_value(j, sub);
+      }
+      jp_ws(j);
+      if (*j->p == ',') j->p++, jp_ws(j);
+      else if (*j->p != ']') j->ok = 0;
+    }
+    j->p++;
+    if (scalars) rec_add(j->out, 0, 0, path, joined);
+  } else {
+    char v[1024];
+    jp_scalar(j, v, sizeof v);
+    rec_add(j->out, 0, 0, path, v);
+  }
+}
+
+static const char *jfind(const recs_t *rs, const char *path) {
+  for (size_t i = 0; i < rs->n; i++)
+    if (!strcmp(rs->r[i].key, path)) return rs->r[i].val;
+  return NULL;
+}
+
+/* Every field llvm-readelf prints equals the same field of `hsad inspect --json`, and the JSON
+ * has no metadata field readelf lacks. */
+static void check_json(const char *path) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "%s inspect --json '%s'", CO_HSAD, path);
+  FILE *p = popen(cmd, "r");
+  cr_assert(p);
+  size_t cap = 1 << 22, n = 0;
+  char *text = malloc(cap);
+  size_t got;
+  while ((got = fread(text + n, 1, cap - 1 - n, p)) > 0) n += got;
+  text[n] = '\0';
+  cr_assert_eq(pclose(p), 0, "%s failed", cmd);
+  recs_t js = {0}, re = {0};
+  jp_t j = {text, &js, 1};
+  jp_value(&j, "");
+  jp_ws(&j);
+  cr_assert(j.ok && *j.p == '\0', "%s: output is not valid JSON near '%.40s'", path, j.p);
+  readelf_notes(path, &re);
+  char jpath[512];
+  for (size_t i = 0; i < re.n; i++) {
+    const rec_t *r = &re.r[i];
+    if (r->kernel < 0) {
+      if (!strcmp(r->key, "amdhsa.target"))
+        cr_assert_str_eq(jfind(&js, "target"), r->val, "%s: target", path);
+      continue;
+    }
+    if (r->arg < 0)
+      snprintf(jpath, sizeof jpath, "kernels/%d/%s", r->kernel, r->key + 1);
+    else
+      snprintf(jpath, sizeof jpath, "kernels/%d/args/%d/%s", r->kernel, r->arg, r->key + 1);
+    const char *v = jfind(&js, jpath);
+    cr_assert(v, "%s: JSON lacks %s (readelf: %s)", path, jpath, r->val);
+    cr_assert_str_eq(v, r->val, "%s: %s", path, jpath);
+  }
+  /* the JSON's metadata fields (not descriptor/occupancy/pressure) all come from the note */
+  for (size_t i = 0; i < js.n; i++) {
+    const char *k = js.r[i].key;
+    int kern, arg, used = 0;
+    char field[128];
+    if (strncmp(k, "kernels/", 8) || strstr(k, "/descriptor/") || strstr(k, "/occupancy/") ||
+        strstr(k, "/pressure/"))
+      continue;
+    if (sscanf(k, "kernels/%d/args/%d/%127s%n", &kern, &arg, field, &used) == 3) {
+    } else if (sscanf(k, "kernels/%d/%127s%n", &kern, field, &used) == 2) {
+      arg = -1;
+      if (!strcmp(field, "args")) continue; /* "args": [] for a kernel without .args */
+    } else {
+      continue;
+    }
+    bool found = false;
+    for (size_t e = 0; e < re.n && !found; e++)
+      found = re.r[e].kernel == kern && re.r[e].arg == arg && !strcmp(re.r[e].key + 1, field);
+    cr_assert(found, "%s: JSON field %s is not in the note", path, k);
+  }
+  free(js.r);
+  free(re.r);
+  free(text);
+}
+
+Test(codeobj_readelf, inspect_json) {
+  cr_assert_eq(access(CO_HSAD, X_OK), 0, "%s not built", CO_HSAD);
+  const char *names[] = {"kernels-gfx90a-v5.hsaco", "kernels-gfx906-v4.hsaco",
+                         "kernels-gfx1030-v5.hsaco", "kernels-gfx90a-v3.hsaco",
+                         "handwritten-v5.hsaco"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", CO_FIXDIR, names[i]);
+    check_json(path);
+  }
+  /* the 80-kernel rocrand object */
+  hsad_codeobj_container_t *c = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_file(ROCRAND, &c), HSAD_OK);
+  size_t idx;
+  cr_assert_eq(hsad_codeobj_container_select(c, "gfx90a:xnack-", &idx), HSAD_OK);
+  const hsad_codeobj_entry_t *e = hsad_codeobj_container_entry(c, idx);
+  char tmp[] = "/tmp/hsad-json-XXXXXX";
+  int fd = mkstemp(tmp);
+  cr_assert_eq(write(fd, e->data, e->size), (ssize_t)e->size);
+  close(fd);
+  check_json(tmp);
+  unlink(tmp);
+  hsad_codeobj_container_destroy(c);
 }
 
 Test(codeobj_readelf, fixtures) {
