@@ -22,8 +22,8 @@
  * scratch and stores 0 to resume.
  *
  * Idle back-off: after the last progress the CP yields for 20 us, then sleeps on a futex for
- * 2 us doubling up to 1 ms. Host calls that mean "someone waits for the GPU" (event waits,
- * SetEvent, queue creation) wake it at once.
+ * 2 us doubling up to 1 ms (20 ms once idle for 50 ms). Host calls that mean "someone waits
+ * for the GPU" (event waits, SetEvent, queue creation) wake it at once.
  */
 #define _GNU_SOURCE
 #include "tools/kfd-emu/emu.h"
@@ -403,8 +403,10 @@ static void *cp_main(void *arg) {
       sched_yield();
       continue;
     }
-    sleep_ns = sleep_ns ? (sleep_ns * 2 > 1000000 ? 1000000 : sleep_ns * 2) : 2000;
-    struct timespec ts = {0, (long)sleep_ns};
+    /* Long idle (50 ms): sleep up to 20 ms, so an idle GPU costs ~50 wake-ups a second. */
+    uint64_t cap = now - last > 50000000 ? 20000000 : 1000000;
+    sleep_ns = sleep_ns ? (sleep_ns * 2 > cap ? cap : sleep_ns * 2) : 2000;
+    struct timespec ts = {(time_t)(sleep_ns / 1000000000), (long)(sleep_ns % 1000000000)};
     atomic_store_explicit(&g->sleeping, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&g->kick, memory_order_seq_cst) == k)
       syscall(SYS_futex, &g->kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);

@@ -404,7 +404,8 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtGetTileConfig(HSAuint32 node, HsaGpuTileConfig *c
   if (!cfg || !emu_gpu_of_node(node)) return HSAKMT_STATUS_INVALID_PARAMETER;
   cfg->NumTileConfigs = 0;
   cfg->NumMacroTileConfigs = 0;
-  cfg->GbAddrConfig = 0x26010011; /* a gfx9 GB_ADDR_CONFIG value; images are not emulated */
+  cfg->GbAddrConfig = 0x2a114042; /* gfx9 GB_ADDR_CONFIG with a 256-byte pipe interleave, which
+                                   * HIP's address library asserts; images are not emulated */
   cfg->NumBanks = 16;
   cfg->NumRanks = 1;
   return HSAKMT_STATUS_SUCCESS;
