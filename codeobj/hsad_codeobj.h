@@ -526,7 +526,15 @@ typedef struct hsad_occupancy {
 } hsad_occupancy_t;
 
 /* Occupancy of `kernel` at `workgroup_size` work-items (flat) with `dynamic_lds` extra LDS
- * bytes, on `limits` (NULL: the table of the code object's processor).
+ * bytes, on `limits` (NULL: the table of the code object's processor). Model (LLVM's
+ * AMDGPUBaseInfo IsaInfo, which the compiler uses): waves per workgroup = ceil(size / wave
+ * size); per SIMD the VGPR bound is total / align(VGPRs (+ AGPRs, after accum_offset, on the
+ * unified gfx90a/gfx940 file), granule), the SGPR bound LLVM's GFX8/9 table; per CU the
+ * workgroup bound is the minimum of wave slots, those register bounds times SIMDs, LDS per CU /
+ * align(LDS, 512), and 16 barriers (single-wave workgroups need none). On gfx10+ a kernel in WGP
+ * mode (.workgroup_processor_mode or the descriptor's WGP_MODE) gets a WGP: 4 SIMDs, twice the
+ * LDS and 32 barriers. The limiter is the bound that is strictly below the wave slots (the
+ * first of vgpr, sgpr, lds, workgroups on ties). waves_per_simd = ceil(waves per CU / SIMDs).
  * Errors: HSAD_ERR_UNSUPPORTED (no table for the processor), HSAD_ERR_WORKGROUP (size 0 or
  * above .max_flat_workgroup_size), HSAD_ERR_LDS_LIMIT (LDS above lds_per_cu),
  * HSAD_ERR_INVALID_ARGUMENT. */
@@ -564,14 +572,24 @@ typedef struct hsad_compile_options {
   uint32_t code_object_version; /* 4 or 5; 0: comgr's default */
 } hsad_compile_options_t;
 
-/* Compiles OpenCL C (".cl") or HIP (".hip", if comgr supports it here) source to a code object
- * with comgr, linking the device libraries. `source_name` is the name diagnostics show
- * ("k.cl:3:5: error: ..."). On success *out_data (malloc'd, caller frees) holds the ELF and
- * *out_size its bytes. *out_log (malloc'd, may be NULL, caller frees) gets the compiler's
- * diagnostics on success (warnings) and failure.
- * Errors: HSAD_ERR_INVALID_ARGUMENT, HSAD_ERR_UNSUPPORTED (language not supported by this comgr),
- * HSAD_ERR_COMPILE (diagnostics in the message, first 1000 bytes, full text in *out_log),
- * HSAD_ERR_OUT_OF_MEMORY. Thread-safe (comgr is). */
+/* Compiles OpenCL C (".cl", as OpenCL C 2.0) or HIP (".hip") source to a code object with
+ * comgr (COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, CODEGEN_BC_TO_RELOCATABLE,
+ * LINK_RELOCATABLE_TO_EXECUTABLE). comgr (libamd_comgr.so.2) is loaded with dlopen on the first
+ * call, so programs that never compile do not pay for loading libLLVM. clang's resource include
+ * folder (found at build time) is passed with -I, and -Xclang -finclude-default-header for
+ * OpenCL. `source_name` is the name diagnostics show ("dir/k.cl:3:5: error: ..."; comgr's
+ * temporary path is rewritten back to it). On success *out_data (malloc'd, caller frees) holds
+ * the ELF and *out_size its bytes. *out_log (malloc'd, may be NULL, caller frees; out_log itself
+ * may be NULL) gets the compiler's diagnostics on success (warnings) and failure.
+ * HIP: Debian's comgr 2.4 compiles HIP with the system HIP headers, but does not link the device
+ * libraries (ockl) for it, so HIP kernels that call HIP builtins such as threadIdx fail at the
+ * link step with the linker's message; HIP code using only clang builtins works.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL argument, -O outside 0..3, bad target ID),
+ * HSAD_ERR_CODE_OBJECT_VERSION (code_object_version not 0, 4 or 5), HSAD_ERR_UNSUPPORTED
+ * (file name not .cl/.hip, or comgr cannot be loaded), HSAD_ERR_COMPILE (compile, codegen or
+ * link failed; the message names the step and target and holds the first 900 bytes of the
+ * diagnostics, *out_log all of them), HSAD_ERR_OUT_OF_MEMORY. Thread-safe (comgr is; the
+ * one-time load uses pthread_once). */
 hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
                                    const char *source_name, const hsad_compile_options_t *opts,
                                    void **out_data, size_t *out_size, char **out_log);
