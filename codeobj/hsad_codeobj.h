@@ -301,7 +301,8 @@ typedef struct hsad_codeobj_container hsad_codeobj_container_t;
  * has errno text), HSAD_ERR_NOT_ELF (neither ELF nor bundle), HSAD_ERR_TRUNCATED (a bundle
  * header/entry or the .hip_fatbin section runs past the end), HSAD_ERR_BAD_ELF (host ELF whose
  * section table is malformed), HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND (bundle/fatbin with no amdgcn
- * entry), HSAD_ERR_OUT_OF_MEMORY. */
+ * entry, or a host ELF without .hip_fatbin), HSAD_ERR_UNSUPPORTED (a compressed "CCOB" bundle),
+ * HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_codeobj_container_open_file(const char *path,
                                                hsad_codeobj_container_t **out_container);
 hsad_status_t hsad_codeobj_container_open_memory(const void *data, size_t size,
