@@ -434,3 +434,55 @@ Test(codeobj_kernarg, lookup_by_name_and_symbol) {
   cr_assert_null(hsad_codeobj_kernel_at(co, 8));
   hsad_codeobj_destroy(co);
 }
+
+/* The header's thread-safety contract: loads on many threads at once, and many threads looking
+ * up and building kernargs from one shared code object, give the single-threaded bytes. */
+#include <pthread.h>
+
+static hsad_codeobj_t *g_shared;
+static uint8_t g_expected[288];
+
+static void *worker(void *arg) {
+  uintptr_t fail = 0;
+  for (int r = 0; r < 50; r++) {
+    hsad_codeobj_t *own = NULL;
+    if (hsad_codeobj_load_file(FIX("kernels-gfx90a-v5.hsaco"), NULL, &own) != HSAD_OK) fail++;
+    hsad_codeobj_destroy(own);
+    const hsad_kernel_t *k = NULL;
+    if (hsad_codeobj_kernel_find(g_shared, "vadd", &k) != HSAD_OK) fail++;
+    int n = 1000;
+    hsad_karg_t a[4] = {HSAD_KARG_PTR(0x1000), HSAD_KARG_PTR(0x2000), HSAD_KARG_PTR(0x3000),
+                        HSAD_KARG_VAL(n)};
+    hsad_dispatch_dims_t d = {.grid_size = {1000, 1, 1}, .workgroup_size = {256, 1, 1},
+                              .dims = 1};
+    _Alignas(64) uint8_t buf[288];
+    if (hsad_kernarg_build(k, a, 4, &d, NULL, buf, sizeof buf, NULL) != HSAD_OK) fail++;
+    if (memcmp(buf, g_expected, sizeof buf)) fail++;
+    /* a failing call on this thread must not disturb another thread's message */
+    if (hsad_codeobj_kernel_find(g_shared, "missing", &k) != HSAD_ERR_KERNEL_NOT_FOUND ||
+        !strstr(hsad_last_error(), "'missing'"))
+      fail++;
+  }
+  (void)arg;
+  return (void *)fail;
+}
+
+Test(codeobj_kernarg, concurrent_loads_and_builds) {
+  g_shared = co_test_load(FIX("kernels-gfx90a-v5.hsaco"));
+  const hsad_kernel_t *k = co_test_kernel(g_shared, "vadd");
+  int n = 1000;
+  hsad_karg_t a[4] = {HSAD_KARG_PTR(0x1000), HSAD_KARG_PTR(0x2000), HSAD_KARG_PTR(0x3000),
+                      HSAD_KARG_VAL(n)};
+  hsad_dispatch_dims_t d = {.grid_size = {1000, 1, 1}, .workgroup_size = {256, 1, 1}, .dims = 1};
+  _Alignas(64) uint8_t buf[288];
+  cr_assert_eq(hsad_kernarg_build(k, a, 4, &d, NULL, buf, sizeof buf, NULL), HSAD_OK);
+  memcpy(g_expected, buf, sizeof buf);
+  pthread_t t[8];
+  for (int i = 0; i < 8; i++) cr_assert_eq(pthread_create(&t[i], NULL, worker, NULL), 0);
+  for (int i = 0; i < 8; i++) {
+    void *fails;
+    pthread_join(t[i], &fails);
+    cr_assert_eq((uintptr_t)fails, 0, "thread %d: %lu failures", i, (unsigned long)(uintptr_t)fails);
+  }
+  hsad_codeobj_destroy(g_shared);
+}
