@@ -182,7 +182,10 @@ static void json_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t 
             yes(pr.low_occupancy), yes(pr.flagged));
 }
 
-static void table_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o) {
+/* Columns. The kernel name comes first, padded to the longest; when a name is longer than 48
+ * characters (mangled C++), it goes last instead, unpadded, so the figures stay aligned and the
+ * name stays whole. */
+static void table_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o, int w) {
   const hsad_kernel_info_t *ki = hsad_kernel_info(k);
   uint32_t block = o->block < ki->max_flat_workgroup_size ? o->block : ki->max_flat_workgroup_size;
   hsad_occupancy_t occ;
@@ -197,11 +200,14 @@ static void table_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t
   hsad_kernel_pressure(k, st == HSAD_OK ? &occ : NULL, o->floor, &pr);
   char spills[24];
   snprintf(spills, sizeof spills, "%u/%u", ki->vgpr_spill_count, ki->sgpr_spill_count);
-  ob_printf(b, "%s %-32s %5u %5u %5u %7s %8u %6u %7u %4u %6u  %s%s\n", pr.flagged ? "!" : " ",
-            ki->name, ki->vgpr_count, ki->agpr_count, ki->sgpr_count, spills,
-            ki->private_segment_fixed_size, ki->group_segment_fixed_size,
-            ki->kernarg_segment_size, ki->wavefront_size, ki->max_flat_workgroup_size, occs,
-            ki->kd_mismatch ? "  (descriptor differs from note)" : "");
+  ob_printf(b, "%s ", pr.flagged ? "!" : " ");
+  if (w) ob_printf(b, "%-*s ", w, ki->name);
+  ob_printf(b, "%5u %5u %5u %7s %8u %6u %7u %4u %6u  %-*s", ki->vgpr_count, ki->agpr_count,
+            ki->sgpr_count, spills, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
+            ki->kernarg_segment_size, ki->wavefront_size, ki->max_flat_workgroup_size,
+            w ? 0 : 24, occs);
+  if (!w) ob_printf(b, "  %s", ki->name);
+  ob_printf(b, "%s\n", ki->kd_mismatch ? "  (descriptor differs from note)" : "");
 }
 
 static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
@@ -242,13 +248,23 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
     ob_printf(b, "%s%s%s%s  %s  code object v%u  %u kernels\n", first ? "" : "\n",
               bundled ? "[" : "", bundled ? e->entry_id : "", bundled ? "]" : "", ci->target,
               ci->code_object_version, ci->kernel_count);
-    ob_printf(b, "  %-32s %5s %5s %5s %7s %8s %6s %7s %4s %6s  %s\n", "kernel", "VGPR", "AGPR",
-              "SGPR", "spill", "scratch", "LDS", "kernarg", "wave", "maxWG",
-              "waves/SIMD@block limiter");
+    int w = 6;
     for (uint32_t k = 0; k < ci->kernel_count; k++) {
       const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
       if (only && kern != only) continue;
-      table_kernel(b, kern, o);
+      size_t len = strlen(hsad_kernel_info(kern)->name);
+      if ((int)len > w) w = len > 48 ? 0 : (int)len;
+      if (!w) break;
+    }
+    ob_printf(b, "  ");
+    if (w) ob_printf(b, "%-*s ", w, "kernel");
+    ob_printf(b, "%5s %5s %5s %7s %8s %6s %7s %4s %6s  %s%s\n", "VGPR", "AGPR", "SGPR", "spill",
+              "scratch", "LDS", "kernarg", "wave", "maxWG", "waves/SIMD@block limiter",
+              w ? "" : "  kernel");
+    for (uint32_t k = 0; k < ci->kernel_count; k++) {
+      const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+      if (only && kern != only) continue;
+      table_kernel(b, kern, o, w);
     }
   }
   hsad_codeobj_destroy(co);
