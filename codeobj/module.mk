@@ -58,6 +58,7 @@ $(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/test_codeobj_util.h \
 # The llvm-readelf cross-check also reads every code object kernels/ builds.
 $(TESTDIR)/test_codeobj_readelf: | kernels $(BINDIR)/hsad
 $(TESTDIR)/test_codeobj_speed: | $(BINDIR)/hsad
+$(TESTDIR)/test_codeobj_cli: | $(BINDIR)/hsad
 
 .PHONY: codeobj-fixtures
 codeobj-fixtures: $(CO_FIXTURES)

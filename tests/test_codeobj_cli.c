@@ -1,0 +1,123 @@
+/* test_codeobj_cli.c - `hsad inspect` and `hsad compile` as a user runs them: exact table text,
+ * exit codes, and error messages on stderr. */
+#include "test_codeobj_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CO_HSAD
+#define CO_HSAD "build/bin/hsad"
+#endif
+
+/* Runs `hsad ARGS` with stdout and stderr captured together; returns the exit code. */
+static int run(const char *args, char *out, size_t n) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s %s 2>&1", CO_HSAD, args);
+  FILE *p = popen(cmd, "r");
+  cr_assert(p);
+  size_t used = 0, got;
+  while (used + 1 < n && (got = fread(out + used, 1, n - 1 - used, p)) > 0) used += got;
+  out[used] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(codeobj_cli, inspect_table_exact) {
+  static char out[8192];
+  cr_assert_eq(run("inspect --block 128 " FIX("kernels-gfx906-v4.hsaco"), out, sizeof out), 0,
+               "%s", out);
+  cr_assert_str_eq(out,
+      "  amdgcn-amd-amdhsa--gfx906  code object v4  8 kernels\n"
+      "  kernel     VGPR  AGPR  SGPR   spill  scratch    LDS kernarg wave  maxWG  waves/SIMD@block limiter\n"
+      "  vadd          8     0    11     0/0        0      0      28   64    256  8@128 workgroups\n"
+      "  lds2          7     0    12     0/0        0      0      48   64    256  8@128 workgroups\n"
+      "  fixed_lds     2     0     7     0/0        0    512      20   64    128  8@128 workgroups\n"
+      "  scratch       3     0    10     0/0      260      0      12   64    256  8@128 workgroups\n"
+      "  noargs        0     0     0     0/0        0      0       0   64    256  8@128 workgroups\n"
+      "  quals         2     0     9     0/0        0      0      32   64    256  8@128 workgroups\n"
+      "  implicit      3     0     8     0/0        0      0      72   64    256  8@128 workgroups\n"
+      "! spill        16     0    14    66/0      140      0      12   64    256  8@128 workgroups\n");
+}
+
+Test(codeobj_cli, inspect_floor_and_kernel) {
+  static char out[4096];
+  /* floor 9 flags every gfx90a kernel (8 waves per SIMD at most) */
+  cr_assert_eq(run("inspect --floor 9 --kernel vadd " FIX("kernels-gfx90a-v5.hsaco"), out,
+                   sizeof out), 0);
+  cr_assert(strstr(out, "\n! vadd       8     0    10     0/0        0      0     288   64    256  "
+                        "8@256 waves\n"),
+            "%s", out);
+  cr_assert_eq(run("inspect --kernel nope " FIX("kernels-gfx90a-v5.hsaco"), out, sizeof out), 1);
+  cr_assert(strstr(out, "hsad inspect: "), "%s", out);
+  cr_assert(strstr(out, "kernels-gfx90a-v5.hsaco: no kernel named 'nope' (8 kernels)\n"), "%s",
+            out);
+}
+
+Test(codeobj_cli, inspect_bundle_entries) {
+  static char out[4096];
+  cr_assert_eq(run("inspect --target gfx90a:xnack- " FIX("hip_scale.bundle"), out, sizeof out), 0);
+  cr_assert_str_eq(out,
+      "[hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-]  amdgcn-amd-amdhsa--gfx90a:xnack-  code object v4  "
+      "1 kernels\n"
+      "  kernel        VGPR  AGPR  SGPR   spill  scratch    LDS kernarg wave  maxWG  "
+      "waves/SIMD@block limiter\n"
+      "  _Z5scalePffi     3     0    11     0/0        0      0      16   64   1024  8@256 waves\n");
+  cr_assert_eq(run("inspect --json " FIX("hip_scale.host.o"), out, sizeof out), 0);
+  cr_assert_eq(out[0], '[', "%s", out);
+  cr_assert(strstr(out, "{\"entry_id\": \"hipv4-amdgcn-amd-amdhsa--gfx906\", \"bundle_index\": 0, "
+                        "\"target\": \"amdgcn-amd-amdhsa--gfx906\", \"code_object_version\": 4"),
+            "%s", out);
+}
+
+Test(codeobj_cli, inspect_errors) {
+  static char out[4096];
+  cr_assert_eq(run("inspect /nonexistent.hsaco", out, sizeof out), 1);
+  cr_assert_str_eq(out, "hsad inspect: /nonexistent.hsaco: cannot open: No such file or "
+                        "directory\n");
+  cr_assert_eq(run("inspect " FIX("kernels-gfx906-v2.hsaco"), out, sizeof out), 1);
+  cr_assert(strstr(out, "code object version 2 (EI_ABIVERSION 0) is not supported: supported are "
+                        "3 (read only), 4 and 5\n"),
+            "%s", out);
+  cr_assert_eq(run("inspect --target gfx1100 " FIX("hip_scale.bundle"), out, sizeof out), 1);
+  cr_assert(strstr(out, "no code object for gfx1100: the file has gfx1030, gfx90a:xnack-"), "%s",
+            out);
+  cr_assert_eq(run("inspect", out, sizeof out), 2);
+  cr_assert_eq(run("inspect --block 0 x", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad inspect: --block 0: expected a positive integer\n");
+  cr_assert_eq(run("inspect --bogus x", out, sizeof out), 2);
+}
+
+Test(codeobj_cli, compile_and_inspect) {
+  char dir[] = "/tmp/hsad-cli-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char src[256], obj[256], args[1024];
+  snprintf(src, sizeof src, "%s/k.cl", dir);
+  snprintf(obj, sizeof obj, "%s/k.hsaco", dir);
+  FILE *f = fopen(src, "w");
+  fputs("__kernel void k(__global int *o, int v) { o[get_global_id(0)] = v * FACTOR; }\n", f);
+  fclose(f);
+  static char out[8192];
+  snprintf(args, sizeof args, "compile %s --target gfx90a:xnack- -O3 -DFACTOR=3 "
+           "--code-object-version 5 -o %s", src, obj);
+  cr_assert_eq(run(args, out, sizeof out), 0, "%s", out);
+  cr_assert_str_eq(out, "");
+  snprintf(args, sizeof args, "inspect --json %s", obj);
+  cr_assert_eq(run(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "{\"target\": \"amdgcn-amd-amdhsa--gfx90a:xnack-\", "
+                        "\"code_object_version\": 5, \"kernels\": [\n  {\"name\": \"k\""),
+            "%s", out);
+  /* a compile error: the compiler's FILE:LINE:COL diagnostics, then hsad's line; exit 1 */
+  snprintf(args, sizeof args, "compile %s --target gfx906 -o %s", src, obj);
+  cr_assert_eq(run(args, out, sizeof out), 1);
+  char want[512];
+  snprintf(want, sizeof want, "%s:1:69: error: use of undeclared identifier 'FACTOR'", src);
+  cr_assert(strstr(out, want), "%s", out);
+  snprintf(want, sizeof want, "hsad compile: %s: compilation for gfx906 failed\n", src);
+  cr_assert(strstr(out, want), "%s", out);
+  cr_assert_eq(run("compile x.cl -o y", out, sizeof out), 2);
+  cr_assert(strstr(out, "hsad compile: --target is required\n"), "%s", out);
+  cr_assert_eq(run("compile x.cl --target gfx90a -O7 -o y", out, sizeof out), 2);
+  unlink(src);
+  unlink(obj);
+  rmdir(dir);
+}
