@@ -5,7 +5,9 @@
  * handler does for a real CP's end-of-pipe interrupt.
  *
  * Waiters block on one condition variable (CLOCK_MONOTONIC) with the caller's timeout; no
- * wait spins. Auto-reset events are cleared by the wait that observes them.
+ * wait spins. Firing follows KFD's set_event (kfd_events.c): every thread waiting at that
+ * moment wakes, and an auto-reset event stays signaled only when nobody was waiting, for the
+ * next wait to consume. (ROCr shares one auto-reset event among several signals and waiters.)
  */
 #include "tools/kfd-emu/emu.h"
 
@@ -16,6 +18,8 @@
 
 typedef struct emu_event {
   bool used, manual_reset, signaled;
+  uint32_t waiters; /* threads blocked on this event now */
+  uint64_t gen;     /* bumped by every fire */
   HsaEvent *ev;
 } emu_event_t;
 
@@ -39,8 +43,10 @@ void emu_events_init(void) {
 void emu_event_fire(uint32_t id) {
   if (id == 0 || id >= EMU_MAX_EVENTS) return;
   pthread_mutex_lock(&ev_lock);
-  if (events[id].used) {
-    events[id].signaled = true;
+  emu_event_t *e = &events[id];
+  if (e->used) {
+    e->gen++;
+    e->signaled = e->manual_reset || e->waiters == 0;
     pthread_cond_broadcast(&ev_cond);
   }
   pthread_mutex_unlock(&ev_lock);
@@ -133,11 +139,19 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n
     }
   }
   HSAKMT_STATUS st = HSAKMT_STATUS_SUCCESS;
+  uint64_t gen0[64];
+  if (n > 64) return HSAKMT_STATUS_INVALID_PARAMETER;
   pthread_mutex_lock(&ev_lock);
+  for (HSAuint32 i = 0; i < n; i++) {
+    gen0[i] = events[evs[i]->EventId].gen;
+    events[evs[i]->EventId].waiters++;
+  }
   for (;;) {
     HSAuint32 ready = 0;
-    for (HSAuint32 i = 0; i < n; i++)
-      if (events[evs[i]->EventId].signaled) ready++;
+    for (HSAuint32 i = 0; i < n; i++) {
+      const emu_event_t *e = &events[evs[i]->EventId];
+      if (e->signaled || e->gen != gen0[i]) ready++;
+    }
     if (all ? ready == n : ready > 0) {
       for (HSAuint32 i = 0; i < n; i++) {
         emu_event_t *e = &events[evs[i]->EventId];
@@ -152,6 +166,8 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n
       break;
     }
   }
+  for (HSAuint32 i = 0; i < n; i++)
+    if (events[evs[i]->EventId].waiters) events[evs[i]->EventId].waiters--;
   pthread_mutex_unlock(&ev_lock);
   return st;
 }
