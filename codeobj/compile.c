@@ -14,9 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef HSAD_CLANG_RESOURCE_INCLUDE
 #define HSAD_CLANG_RESOURCE_INCLUDE ""
+#endif
+/* Debian's rocm-device-libs bitcode folder (found at build time). */
+#ifndef HSAD_DEVICE_LIB_DIR
+#define HSAD_DEVICE_LIB_DIR "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"
 #endif
 
 /* comgr is loaded on first use (dlopen), not linked: libamd_comgr pulls in libLLVM, whose
@@ -247,6 +252,36 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
     co_opt_add(&copt, "-Xclang", NULL);
     co_opt_add(&copt, "-finclude-default-header", NULL);
     co_opt_add(&copt, "-cl-std=CL2.0", NULL);
+  }
+  if (lang == AMD_COMGR_LANGUAGE_HIP) {
+    /* comgr 2.4 links no device libraries for HIP (ockl symbols stay undefined): link them into
+     * the bitcode as clang's HIP driver does, with -mlink-builtin-bitcode. */
+    uint32_t major = co_gfx_major(tid.processor);
+    char isa_lib[64], abi_lib[40];
+    snprintf(isa_lib, sizeof isa_lib, "oclc_isa_version_%s.bc", tid.processor + 3);
+    snprintf(abi_lib, sizeof abi_lib, "oclc_abi_version_%u00.bc",
+             opts->code_object_version ? opts->code_object_version : 4);
+    const char *libs[] = {"hip.bc", "ocml.bc", "ockl.bc", "oclc_daz_opt_off.bc",
+                          "oclc_unsafe_math_off.bc", "oclc_finite_only_off.bc",
+                          "oclc_correctly_rounded_sqrt_on.bc",
+                          major >= 10 ? "oclc_wavefrontsize64_off.bc" : "oclc_wavefrontsize64_on.bc",
+                          isa_lib, abi_lib};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", HSAD_DEVICE_LIB_DIR, libs[i]);
+      if (access(path, R_OK) != 0) {
+        co_opts_free(&copt);
+        co_opts_free(&gopt);
+        return hsad_fail(HSAD_ERR_UNSUPPORTED,
+                         "%s: HIP for %s needs the device library %s, absent (install "
+                         "rocm-device-libs)",
+                         source_name, tid.processor, path);
+      }
+      co_opt_add(&copt, "-Xclang", NULL);
+      co_opt_add(&copt, "-mlink-builtin-bitcode", NULL);
+      co_opt_add(&copt, "-Xclang", NULL);
+      co_opt_add(&copt, "%s", path);
+    }
   }
   char olevel[8];
   snprintf(olevel, sizeof olevel, "-O%d", opts->opt_level);

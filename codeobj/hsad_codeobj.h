@@ -582,12 +582,14 @@ typedef struct hsad_compile_options {
  * temporary path is rewritten back to it). On success *out_data (malloc'd, caller frees) holds
  * the ELF and *out_size its bytes. *out_log (malloc'd, may be NULL, caller frees; out_log itself
  * may be NULL) gets the compiler's diagnostics on success (warnings) and failure.
- * HIP: Debian's comgr 2.4 compiles HIP with the system HIP headers, but does not link the device
- * libraries (ockl) for it, so HIP kernels that call HIP builtins such as threadIdx fail at the
- * link step with the linker's message; HIP code using only clang builtins works.
+ * HIP: compiled with the system HIP headers (Debian libamdhip64-dev); Debian's comgr 2.4 links
+ * no device libraries for HIP, so hip/ocml/ockl/oclc_*.bc from rocm-device-libs (folder found at
+ * build time) are linked into the bitcode with -mlink-builtin-bitcode, as clang's HIP driver
+ * does (wave64 on gfx9, wave32 on gfx10+).
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL argument, -O outside 0..3, bad target ID),
  * HSAD_ERR_CODE_OBJECT_VERSION (code_object_version not 0, 4 or 5), HSAD_ERR_UNSUPPORTED
- * (file name not .cl/.hip, or comgr cannot be loaded), HSAD_ERR_COMPILE (compile, codegen or
+ * (file name not .cl/.hip, comgr cannot be loaded, or a HIP device library for the processor
+ * is absent), HSAD_ERR_COMPILE (compile, codegen or
  * link failed; the message names the step and target and holds the first 900 bytes of the
  * diagnostics, *out_log all of them), HSAD_ERR_OUT_OF_MEMORY. Thread-safe (comgr is; the
  * one-time load uses pthread_once). */

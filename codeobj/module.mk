@@ -7,7 +7,10 @@ HEADERS += codeobj/hsad_codeobj.h
 
 # comgr 2.4 does not find clang's resource headers itself: hand it their folder, found now.
 CO_RESOURCE_INC := $(shell $(CLANG) -print-resource-dir 2>/dev/null)/include
-$(BUILD)/obj/codeobj/compile.o: CFLAGS += -DHSAD_CLANG_RESOURCE_INCLUDE='"$(CO_RESOURCE_INC)"'
+CO_DEVICE_LIBS := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/amdgcn/bitcode \
+  /usr/lib/amdgcn/bitcode /opt/rocm/amdgcn/bitcode) /usr/lib/x86_64-linux-gnu/amdgcn/bitcode)
+$(BUILD)/obj/codeobj/compile.o: CFLAGS += -DHSAD_CLANG_RESOURCE_INCLUDE='"$(CO_RESOURCE_INC)"' \
+  -DHSAD_DEVICE_LIB_DIR='"$(CO_DEVICE_LIBS)"'
 
 # ---- test fixtures: small kernels compiled here from tests/data/codeobj (never committed) ----
 # clang-15's driver would call the system ld.lld (lld 14 on Debian 12, which rejects code object

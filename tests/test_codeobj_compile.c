@@ -109,3 +109,33 @@ Test(codeobj_compile, bad_options) {
   cr_assert_eq(hsad_codeobj_compile(NULL, 1, "a.cl", &o, &obj, &size, NULL),
                HSAD_ERR_INVALID_ARGUMENT);
 }
+
+/* HIP through comgr with Debian's HIP headers; the device libraries are linked explicitly
+ * (comgr 2.4 links none for HIP), so threadIdx (ockl) resolves. */
+Test(codeobj_compile, hip_kernel) {
+  static const char src[] = "#include <hip/hip_runtime.h>\n"
+                            "__global__ void add_one(float *x) { x[threadIdx.x] += 1.0f; }\n";
+  hsad_compile_options_t o = {.target = "gfx1030", .opt_level = 2, .code_object_version = 5};
+  void *obj = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  hsad_status_t st = hsad_codeobj_compile(src, sizeof src - 1, "k.hip", &o, &obj, &size, &log);
+  cr_assert_eq(st, HSAD_OK, "%s\n%s", hsad_last_error(), log ? log : "");
+  free(log);
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_memory(obj, size, "k.hsaco", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  free(obj);
+  cr_assert_eq(hsad_codeobj_info(co)->code_object_version, 5);
+  const hsad_kernel_info_t *ki = hsad_kernel_info(co_test_kernel(co, "_Z7add_onePf"));
+  cr_assert_eq(ki->wavefront_size, 32);
+  cr_assert_eq(ki->max_flat_workgroup_size, 1024);
+  cr_assert_eq(ki->args[0].value_kind, HSAD_VK_GLOBAL_BUFFER);
+  hsad_codeobj_destroy(co);
+  /* a processor without device libraries here */
+  o.target = "gfx1100";
+  st = hsad_codeobj_compile(src, sizeof src - 1, "k.hip", &o, &obj, &size, NULL);
+  cr_assert_eq(st, HSAD_ERR_UNSUPPORTED);
+  cr_assert(strstr(hsad_last_error(), "k.hip: HIP for gfx1100 needs the device library "),
+            "%s", hsad_last_error());
+}
