@@ -2,6 +2,7 @@
  * object versions and targets read from real objects, and the decoded kernel descriptor: exact
  * fields of a known kernel and, for every gfx9 object, agreement with llvm-objdump-15's
  * .amdhsa_* directives. */
+#define _GNU_SOURCE /* memmem */
 #include "test_codeobj_util.h"
 
 #include <dirent.h>
@@ -337,4 +338,29 @@ Test(codeobj_target, descriptor_vs_llvm_objdump) {
     closedir(d);
   }
   cr_log_info("%u descriptors agree with llvm-objdump-15", checked);
+}
+
+/* kernarg preload (gfx940+, LLVM 17+: bytes 58-59 of the descriptor) is decoded where present:
+ * patched into a real descriptor, found by its bytes in the image. */
+Test(codeobj_target, descriptor_kernarg_preload) {
+  hsad_codeobj_t *co = co_test_load(FIX("kernels-gfx940-v5.hsaco"));
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
+  const hsad_kernel_info_t *ki = hsad_kernel_info(co_test_kernel(co, "vadd"));
+  cr_assert_eq(ki->kd.kernarg_preload_length, 0);
+  unsigned char *img = malloc(ci->image_size);
+  memcpy(img, ci->image, ci->image_size);
+  unsigned char *kd = memmem(img, ci->image_size, &ki->descriptor, 64);
+  cr_assert(kd);
+  uint16_t preload = (uint16_t)(4u | (2u << 7)); /* 4 SGPR dwords from kernarg dword 2 */
+  memcpy(kd + 58, &preload, 2);
+  size_t size = ci->image_size;
+  hsad_codeobj_destroy(co);
+  cr_assert_eq(hsad_codeobj_load_memory(img, size, "pre.hsaco", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  free(img);
+  ki = hsad_kernel_info(co_test_kernel(co, "vadd"));
+  cr_assert_eq(ki->kd.kernarg_preload_length, 4);
+  cr_assert_eq(ki->kd.kernarg_preload_offset, 2);
+  cr_assert_eq(ki->descriptor.kernarg_preload, preload);
+  hsad_codeobj_destroy(co);
 }
