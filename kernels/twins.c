@@ -21,6 +21,11 @@ KFD_EMU_TWIN(vector_add) {
   if (tw_arg_ptr(d, 0, (void **)&a) || tw_arg_ptr(d, 1, (void **)&b) ||
       tw_arg_ptr(d, 2, (void **)&c) || tw_arg_val(d, 3, &n, sizeof(n)))
     return TW_ERR_ARG;
+  uint64_t lo, hi;
+  tw_span(wg, n, &lo, &hi);
+  if (!tw_reach(d, a, lo, hi - lo, 4) || !tw_reach(d, b, lo, hi - lo, 4) ||
+      !tw_reach(d, c, lo, hi - lo, 4))
+    return TW_ERR_FAULT;
   for (uint64_t r = 0; r < tw_rows(wg); r++)
     for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
       uint64_t i = (uint64_t)wg->base[0] + lx;
@@ -38,6 +43,9 @@ KFD_EMU_TWIN(saxpy) {
   if (tw_arg_val(d, 0, &a, sizeof(a)) || tw_arg_ptr(d, 1, (void **)&x) ||
       tw_arg_ptr(d, 2, (void **)&y) || tw_arg_val(d, 3, &n, sizeof(n)))
     return TW_ERR_ARG;
+  uint64_t lo, hi;
+  tw_span(wg, n, &lo, &hi);
+  if (!tw_reach(d, x, lo, hi - lo, 4) || !tw_reach(d, y, lo, hi - lo, 4)) return TW_ERR_FAULT;
   for (uint64_t r = 0; r < tw_rows(wg); r++)
     for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
       uint64_t i = (uint64_t)wg->base[0] + lx;
@@ -54,6 +62,9 @@ KFD_EMU_TWIN(fill) {
   if (tw_arg_ptr(d, 0, (void **)&dst) || tw_arg_val(d, 1, &value, sizeof(value)) ||
       tw_arg_val(d, 2, &n, sizeof(n)))
     return TW_ERR_ARG;
+  uint64_t lo, hi;
+  tw_span(wg, n, &lo, &hi);
+  if (!tw_reach(d, dst, lo, hi - lo, 4)) return TW_ERR_FAULT;
   for (uint64_t r = 0; r < tw_rows(wg); r++)
     for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
       uint64_t i = (uint64_t)wg->base[0] + lx;
@@ -81,7 +92,7 @@ KFD_EMU_TWIN(order_record) {
       tw_arg_val(d, 2, &index, sizeof(index)))
     return TW_ERR_ARG;
   if (!tw_is_first_group(wg)) return 0;
-  if (!counter || !slots) return TW_ERR_FAULT;
+  if (!tw_reach(d, counter, 0, 1, 4) || !tw_reach(d, slots, index, 1, 4)) return TW_ERR_FAULT;
   slots[index] = __atomic_fetch_add(counter, 1u, __ATOMIC_SEQ_CST);
   return 0;
 }
@@ -92,7 +103,7 @@ KFD_EMU_TWIN(count_dispatch) {
   if (tw_arg_ptr(d, 0, (void **)&counter) || tw_arg_val(d, 1, &value, sizeof(value)))
     return TW_ERR_ARG;
   if (!tw_is_first_group(wg)) return 0;
-  if (!counter) return TW_ERR_FAULT;
+  if (!tw_reach(d, counter, 0, 1, 4)) return TW_ERR_FAULT;
   __atomic_fetch_add(counter, value, __ATOMIC_SEQ_CST);
   return 0;
 }
@@ -109,6 +120,10 @@ static int lds_reduce_group(const kfd_emu_dispatch_t *d, const kfd_emu_workgroup
   if (tw_rows(wg) != 1 || d->block[0] > LDS_REDUCE_MAX) return TW_ERR_SHAPE;
   uint32_t lds_size = d->packet->group_segment_size;
   if (!d->group_segment || lds_offset > lds_size || lds_size - lds_offset < lds_need)
+    return TW_ERR_FAULT;
+  uint64_t lo, hi;
+  tw_span(wg, n, &lo, &hi);
+  if (!tw_reach(d, in, lo, hi - lo, 4) || !tw_reach(d, partial, wg->id[0], 1, 4))
     return TW_ERR_FAULT;
   float *tmp = (float *)(d->group_segment + lds_offset);
   for (uint32_t lid = 0; lid < lsz; lid++) {
@@ -155,6 +170,9 @@ KFD_EMU_TWIN(big_private) {
   if (tw_arg_ptr(d, 0, (void **)&in) || tw_arg_ptr(d, 1, (void **)&out) ||
       tw_arg_val(d, 2, &n, sizeof(n)))
     return TW_ERR_ARG;
+  uint64_t lo, hi;
+  tw_span(wg, n, &lo, &hi);
+  if (!tw_reach(d, in, lo, hi - lo, 4) || !tw_reach(d, out, lo, hi - lo, 4)) return TW_ERR_FAULT;
   uint32_t p[BIG_PRIVATE_WORDS];
   for (uint64_t r = 0; r < tw_rows(wg); r++)
     for (uint64_t lx = 0; lx < wg->size[0]; lx++) {
@@ -183,6 +201,11 @@ KFD_EMU_TWIN(hip_vector_add) {
   if (tw_arg_ptr(d, 0, (void **)&a) || tw_arg_ptr(d, 1, (void **)&b) ||
       tw_arg_ptr(d, 2, (void **)&c) || tw_arg_val(d, 3, &n, sizeof(n)))
     return TW_ERR_ARG;
+  uint64_t lo = (uint64_t)wg->id[0] * wg->size[0], hi = lo + wg->size[0];
+  if (hi > n) hi = n;
+  if (lo < hi && (!tw_reach(d, a, lo, hi - lo, 4) || !tw_reach(d, b, lo, hi - lo, 4) ||
+                  !tw_reach(d, c, lo, hi - lo, 4)))
+    return TW_ERR_FAULT;
   for (uint64_t r = 0; r < tw_rows(wg); r++)
     for (uint32_t lx = 0; lx < wg->size[0]; lx++) {
       uint32_t i = wg->id[0] * wg->size[0] + lx;

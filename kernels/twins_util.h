@@ -21,6 +21,22 @@
  * kernel in kernels/README.md). */
 #define TW_ERR_SHAPE 3
 
+/* True when elements [first, first + count) of size `elem` at p are GPU-accessible memory
+ * (kfd_emu_dispatch_t.gpu_accessible); an empty range always is. */
+static inline int tw_reach(const kfd_emu_dispatch_t *d, const void *p, uint64_t first,
+                           uint64_t count, size_t elem) {
+  if (count == 0) return 1;
+  if (!p) return 0;
+  return !d->gpu_accessible || d->gpu_accessible((const uint8_t *)p + first * elem, count * elem);
+}
+
+/* Global ids [*lo, *hi) of a 1-D kernel's workgroup that fall below n. */
+static inline void tw_span(const kfd_emu_workgroup_t *wg, uint64_t n, uint64_t *lo, uint64_t *hi) {
+  uint64_t b = wg->base[0], e = b + wg->size[0];
+  *lo = b < n ? b : n;
+  *hi = e < n ? e : n;
+}
+
 /* Reads explicit argument `index` as a global (or constant) buffer pointer. */
 static inline int tw_arg_ptr(const kfd_emu_dispatch_t *d, uint32_t index, void **out_ptr) {
   uint64_t v;

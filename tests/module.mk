@@ -5,3 +5,12 @@ $(EMU_TEST): tests/test_emu.c tests/rocr_testutil.c tests/rocr_testutil.h $(ALL_
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(KERNDIR)"' -o $@ tests/test_emu.c tests/rocr_testutil.c \
 	  $(LDFLAGS) -lcriterion -lhsa-runtime64
 TEST_BINS += $(EMU_TEST)
+
+# A kernel without a twin, for kfd-emu's no-twin error and noop mode.
+EMU_TEST_HSACO := $(TESTDIR)/data/no_twin-gfx90a.hsaco
+$(EMU_TEST_HSACO): tests/data/emu/no_twin.cl
+	@mkdir -p $(@D)
+	$(CLANG) $(KERN_CLFLAGS) -mcpu=gfx90a -mcode-object-version=4 -c $< -o $@.o
+	$(KERN_LLD) -shared $@.o -o $@
+	@rm -f $@.o
+$(EMU_TEST): $(EMU_TEST_HSACO)

@@ -468,6 +468,67 @@ Test(errors, wrong_hidden_argument) {
   rt_close(&rt);
 }
 
+Test(errors, buffer_in_plain_host_memory_faults) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  static uint32_t host_only[256]; /* neither pool memory nor locked: a GPU page fault */
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k.kernarg_size, agents, 1);
+  memset(ka, 0, k.kernarg_size);
+  uint32_t *dst = host_only, value = 5, n = 256;
+  memcpy(ka, &dst, 8);
+  memcpy(ka + 8, &value, 4);
+  memcpy(ka + 12, &n, 4);
+  hsa_kernel_dispatch_packet_t p;
+  rt_dispatch_packet(&p, &k, ka, 1, (uint32_t[3]){256, 1, 1}, (uint32_t[3]){64, 1, 1},
+                     (hsa_signal_t){0}, true);
+  expect_queue_error(&p, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  for (int i = 0; i < 256; i++) cr_assert_eq(host_only[i], 0, "wrote unreachable memory");
+  rt_close(&rt);
+}
+
+static void no_twin_dispatch(rt_kernel_t *k, uint32_t **out) {
+  cr_assert_eq(rt_kernel_load(&rt, "../tests/data/no_twin-gfx90a.hsaco", "no_twin_here", k), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  *out = rt_alloc(rt.fine_pool, 64 * 4, agents, 2);
+  memset(*out, 0, 64 * 4);
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k->kernarg_size, agents, 1);
+  memset(ka, 0, k->kernarg_size);
+  memcpy(ka, out, 8);
+  hsa_kernel_dispatch_packet_t p;
+  rt_dispatch_packet(&p, k, ka, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1},
+                     (hsa_signal_t){0}, true);
+  if (getenv("KFD_EMU_NO_TWIN")) {
+    hsa_queue_t *q = make_queue(64);
+    hsa_signal_t done = make_signal(1);
+    p.completion_signal = done;
+    rt_submit(q, &p, true);
+    cr_assert(rt_wait_zero(done, 2000));
+    hsa_queue_destroy(q);
+  } else {
+    expect_queue_error(&p, (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION);
+  }
+}
+
+Test(errors, kernel_without_twin) {
+  open_rt();
+  rt_kernel_t k;
+  uint32_t *out;
+  no_twin_dispatch(&k, &out);
+  rt_close(&rt);
+}
+
+Test(errors, kernel_without_twin_noop_mode) {
+  setenv("KFD_EMU_NO_TWIN", "noop", 1);
+  open_rt();
+  rt_kernel_t k;
+  uint32_t *out;
+  no_twin_dispatch(&k, &out);
+  cr_assert_eq(out[0], 0, "noop mode ran something");
+  rt_close(&rt);
+}
+
 /* ---- copies and fills: ROCr's blit kernels on the emulated CP ---------------------------- */
 
 Test(copies, async_copy_64mib_and_fill) {

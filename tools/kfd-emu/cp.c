@@ -243,6 +243,10 @@ static uint32_t check_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_
   return 0;
 }
 
+static bool gpu_accessible(const void *p, uint64_t bytes) {
+  return emu_mem_find((uintptr_t)p, bytes, NULL);
+}
+
 static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t *p,
                              const emu_kernel_t *k, char *why, size_t n) {
   if (emu.cfg.delay_us && (!emu.cfg.delay_kernel[0] || !strcmp(emu.cfg.delay_kernel, k->name)))
@@ -259,6 +263,7 @@ static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t 
       .grid = {p->grid_size_x, p->grid_size_y, p->grid_size_z},
       .block = {p->workgroup_size_x, p->workgroup_size_y, p->workgroup_size_z},
       .group_segment = q->lds,
+      .gpu_accessible = gpu_accessible,
   };
   uint32_t groups[3];
   for (int i = 0; i < 3; i++) groups[i] = (d.grid[i] + d.block[i] - 1) / d.block[i];

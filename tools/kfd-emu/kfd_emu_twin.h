@@ -28,6 +28,7 @@
 #define KFD_EMU_TWIN_H
 
 #include <hsa/hsa.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -66,6 +67,11 @@ typedef struct kfd_emu_dispatch {
   uint8_t *group_segment;                     /* LDS of the current workgroup:
                                                  packet->group_segment_size bytes, zeroed
                                                  before each workgroup */
+  /* True when [ptr, ptr + bytes) lies in memory the GPU can reach: an allocation of a memory
+   * pool or registered (locked) host memory. A wave touching anything else faults on a dGPU
+   * with XNACK off (kfd-emu's GPUs), so twins check each buffer range a workgroup touches and
+   * return nonzero instead of touching plain host memory. Thread-safe. */
+  bool (*gpu_accessible)(const void *ptr, uint64_t bytes);
 } kfd_emu_dispatch_t;
 
 /* One workgroup. Work-item global id = base[d] + local id, local id < size[d]. */
