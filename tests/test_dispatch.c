@@ -1,0 +1,580 @@
+/* test_dispatch.c - hsa-dispatch on kfd-emu: devices, packets byte by byte, kernargs, results,
+ * batches, barriers, profiling, and every bad-input row with its own code and message. */
+#include <hsa/amd_hsa_queue.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tests/test_dispatch_util.h"
+
+/* ---- little-endian expected bytes, written independently of the hsa.h structs ---------- */
+static void put16(uint8_t *b, uint32_t off, uint16_t v) { b[off] = v & 0xff; b[off + 1] = v >> 8; }
+static void put32(uint8_t *b, uint32_t off, uint32_t v) {
+  for (int i = 0; i < 4; i++) b[off + i] = (v >> (8 * i)) & 0xff;
+}
+static void put64(uint8_t *b, uint32_t off, uint64_t v) {
+  for (int i = 0; i < 8; i++) b[off + i] = (v >> (8 * i)) & 0xff;
+}
+
+static void expect_packet(uint8_t out[64], uint16_t header, uint16_t dims, const uint16_t wg[3],
+                          const uint32_t grid[3], uint32_t priv, uint32_t group, uint64_t ko,
+                          uint64_t ka, uint64_t sig) {
+  memset(out, 0, 64);
+  put16(out, 0, header);
+  put16(out, 2, dims);
+  for (int i = 0; i < 3; i++) put16(out, 4 + 2 * i, wg[i]);
+  for (int i = 0; i < 3; i++) put32(out, 12 + 4 * i, grid[i]);
+  put32(out, 24, priv);
+  put32(out, 28, group);
+  put64(out, 32, ko);
+  put64(out, 40, ka);
+  put64(out, 56, sig);
+}
+
+static void dump_diff(const uint8_t *got, const uint8_t *want, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (got[i] != want[i]) cr_log_error("byte %zu: got 0x%02x want 0x%02x", i, got[i], want[i]);
+}
+
+/* The pure emitter: exact bytes for 1, 2 and 3 dimensions. */
+Test(dispatch_packet, emitter_bytes_1d_2d_3d) {
+  struct { uint16_t dims; uint16_t wg[3]; uint32_t grid[3]; } rows[] = {
+      {1, {256, 1, 1}, {1000, 1, 1}},
+      {2, {16, 8, 1}, {33, 17, 1}},
+      {3, {4, 4, 2}, {9, 8, 7}},
+  };
+  for (size_t r = 0; r < 3; r++) {
+    _Alignas(64) uint8_t slot[64];
+    memset(slot, 0xAB, sizeof slot);
+    put16(slot, 0, HSA_PACKET_TYPE_INVALID);
+    hsad_aql_dispatch_t d = {.dims = rows[r].dims, .private_segment_size = 48,
+                             .group_segment_size = 1024, .kernel_object = 0x7f0011223340ull,
+                             .kernarg_address = (void *)0x7f0055667780ull,
+                             .completion_signal = 0x7f00998877c0ull};
+    memcpy(d.workgroup_size, rows[r].wg, sizeof d.workgroup_size);
+    memcpy(d.grid_size, rows[r].grid, sizeof d.grid_size);
+    uint16_t h = HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_SYSTEM,
+                                 HSA_FENCE_SCOPE_SYSTEM);
+    cr_assert_eq(h, 0x1502, "header 0x%x", h); /* type 2, barrier 1 << 8, system scope 2 << 9 | 2 << 11 */
+    uint32_t word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)slot, &d, h);
+    /* the body is written with the header still INVALID */
+    cr_assert_eq(slot[0] | slot[1] << 8, HSA_PACKET_TYPE_INVALID);
+    cr_assert_eq(word, 0x1502u | (uint32_t)rows[r].dims << 16);
+    hsad_aql_publish(slot, word);
+    uint8_t want[64];
+    expect_packet(want, h, rows[r].dims, rows[r].wg, rows[r].grid, 48, 1024, 0x7f0011223340ull,
+                  0x7f0055667780ull, 0x7f00998877c0ull);
+    dump_diff(slot, want, 64);
+    cr_assert_arr_eq(slot, want, 64, "row %zu", r);
+  }
+}
+
+/* The real ring: packets of 1D/2D/3D dispatches as the CP saw them. The CP writes the header
+ * back to INVALID when done; the setup word and body stay, so bytes 2..63 are compared exactly
+ * and the header must read INVALID. */
+Test(dispatch_packet, ring_bytes_1d_2d_3d) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "count_dispatch", 5, "count_dispatch", &k);
+  hsad_queue_t *q;
+  hsad_queue_options_t o = {.size = 64};
+  DQ_OK(hsad_queue_create(e.dev, &o, &q));
+  uint32_t *counter;
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  uint32_t one = 1;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  struct { uint32_t dims, grid[3], block[3]; } rows[] = {
+      {1, {1000, 0, 0}, {256, 0, 0}}, {2, {33, 17, 1}, {16, 8, 1}}, {3, {9, 8, 7}, {4, 4, 2}}};
+  for (uint32_t r = 0; r < 3; r++) {
+    hsad_launch_t l = {.dims = rows[r].dims, .args = args, .arg_count = 2};
+    memcpy(l.grid, rows[r].grid, sizeof l.grid);
+    memcpy(l.block, rows[r].block, sizeof l.block);
+    hsad_completion_t *c;
+    uint64_t id;
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+    cr_assert_eq(id, r);
+    DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+    const uint8_t *slot = (const uint8_t *)hsad_queue_hsa(q)->base_address + (id % 64) * 64;
+    uint64_t ka;
+    memcpy(&ka, slot + 40, 8);
+    uint16_t wg[3];
+    uint32_t grid[3];
+    for (int i = 0; i < 3; i++) {
+      wg[i] = (uint16_t)(i < (int)rows[r].dims ? rows[r].block[i] : 1);
+      grid[i] = i < (int)rows[r].dims ? rows[r].grid[i] : 1;
+    }
+    uint8_t want[64];
+    expect_packet(want, HSA_PACKET_TYPE_INVALID, (uint16_t)rows[r].dims, wg, grid, 0, 0,
+                  hsad_device_kernel_desc(k)->kernel_object, ka,
+                  *(uint64_t *)(void *)&((hsa_kernel_dispatch_packet_t *)slot)->completion_signal);
+    /* the kernarg block is the one bound to slot id % size */
+    cr_assert_neq(ka, 0);
+    dump_diff(slot, want, 64);
+    cr_assert_arr_eq(slot, want, 64, "row %u", r);
+    cr_assert_neq(((const hsa_kernel_dispatch_packet_t *)slot)->completion_signal.handle, 0);
+    hsad_completion_release(c);
+  }
+  cr_assert_eq(*counter, 3);
+  /* fire-and-forget packets carry no completion signal */
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = args, .arg_count = 2};
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  const hsa_kernel_dispatch_packet_t *pk =
+      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
+  cr_assert_eq(pk->completion_signal.handle, 0);
+  cr_assert_eq(*counter, 4);
+  hsad_buffer_free(counter);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* The published header word in the ring, seen before the CP runs: KFD_EMU_CP_STALL_MS delays
+ * the CP after it saw a valid header. */
+Test(dispatch_packet, published_header_word) {
+  setenv("KFD_EMU_CP_STALL_MS", "300", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "empty", 5, "empty", &k);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  hsad_launch_t l = {.dims = 2, .grid = {8, 4}, .block = {8, 2}};
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  hsad_launch_t l2 = {.dims = 1, .grid = {64}, .block = {64}, .flags = HSAD_LAUNCH_NO_BARRIER |
+                      HSAD_LAUNCH_FENCE_AGENT};
+  DQ_OK(hsad_kernel_dispatch(q, k, &l2, dq_in(DQ_SEC), NULL, NULL));
+  const uint32_t *w = (const uint32_t *)hsad_queue_hsa(q)->base_address;
+  uint32_t w0 = __atomic_load_n(&w[(id % 64) * 16], __ATOMIC_ACQUIRE);
+  uint32_t w1 = __atomic_load_n(&w[((id + 1) % 64) * 16], __ATOMIC_ACQUIRE);
+  cr_assert_eq(w0, 0x00021502u, "packet 0: header|setup 0x%08x", w0);
+  /* no barrier bit, agent-scope fences (1 << 9 | 1 << 11), 1 dimension */
+  cr_assert_eq(w1, 0x00010a02u, "packet 1: header|setup 0x%08x", w1);
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(20 * DQ_SEC)));
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* ---- kernarg bytes -------------------------------------------------------------------- */
+
+static void kernarg_case(int ver) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "saxpy", ver, "saxpy", &k);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  uint32_t n = 1000;
+  float *x, *y, a = 2.5f;
+  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&x));
+  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&y));
+  hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {192}, .args = args, .arg_count = 4};
+  hsad_completion_t *c;
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  const hsa_kernel_dispatch_packet_t *pk =
+      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
+  const uint8_t *ka = pk->kernarg_address;
+  const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_device_kernel_desc(k)->codeobj_kernel);
+  uint32_t size = ki->kernarg_segment_size;
+  cr_assert(size >= 32 && size <= 512, "kernarg_segment_size %u", size);
+  uint8_t want[512] = {0};
+  /* explicit: float a @0, x @8, y @16, uint n @24 (OpenCL layout of saxpy's metadata) */
+  memcpy(want + 0, &a, 4);
+  put64(want, 8, (uint64_t)(uintptr_t)x);
+  put64(want, 16, (uint64_t)(uintptr_t)y);
+  put32(want, 24, n);
+  uint32_t hidden = 0;
+  for (uint32_t i = 0; i < ki->arg_count; i++) {
+    const hsad_kernel_arg_t *ar = &ki->args[i];
+    uint32_t o = ar->offset;
+    switch (ar->value_kind) {
+    case HSAD_VK_BY_VALUE: case HSAD_VK_GLOBAL_BUFFER:
+      cr_assert(o == 0 || o == 8 || o == 16 || o == 24, "explicit offset %u", o);
+      break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_X: put32(want, o, 1000 / 192); hidden++; break;
+    case HSAD_VK_HIDDEN_BLOCK_COUNT_Y: case HSAD_VK_HIDDEN_BLOCK_COUNT_Z: put32(want, o, 1); break;
+    case HSAD_VK_HIDDEN_GROUP_SIZE_X: put16(want, o, 192); hidden++; break;
+    case HSAD_VK_HIDDEN_GROUP_SIZE_Y: case HSAD_VK_HIDDEN_GROUP_SIZE_Z: put16(want, o, 1); break;
+    case HSAD_VK_HIDDEN_REMAINDER_X: put16(want, o, 1000 % 192); hidden++; break;
+    case HSAD_VK_HIDDEN_GRID_DIMS: put16(want, o, 1); hidden++; break;
+    case HSAD_VK_HIDDEN_QUEUE_PTR: put64(want, o, (uint64_t)(uintptr_t)hsad_queue_hsa(q)); break;
+    case HSAD_VK_HIDDEN_PRIVATE_BASE:
+      put32(want, o, ((const amd_queue_t *)hsad_queue_hsa(q))->private_segment_aperture_base_hi);
+      break;
+    case HSAD_VK_HIDDEN_SHARED_BASE:
+      put32(want, o, ((const amd_queue_t *)hsad_queue_hsa(q))->group_segment_aperture_base_hi);
+      break;
+    default: break; /* global offsets, hidden_none, pointers the runtime does not provide: 0 */
+    }
+  }
+  if (ver == 5) cr_assert_eq(hidden, 4, "v5 saxpy declares block count, group size, remainder, dims");
+  dump_diff(ka, want, size);
+  cr_assert_arr_eq(ka, want, size, "v%d kernarg segment (%u bytes)", ver, size);
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(y[i], a * x[i] + 0.0f);
+  hsad_buffer_free(x);
+  hsad_buffer_free(y);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+Test(dispatch_kernarg, saxpy_v5_bytes) { kernarg_case(5); }
+Test(dispatch_kernarg, saxpy_v4_bytes) { kernarg_case(4); }
+
+/* ---- results -------------------------------------------------------------------------- */
+
+Test(dispatch_result, vector_add_and_saxpy) {
+  dq_env_t e;
+  dq_open(&e);
+  for (int ver = 4; ver <= 5; ver++) {
+    const hsad_device_kernel_t *kv, *ks;
+    hsad_program_t *pv = dq_load(&e, "vector_add", ver, "vector_add", &kv);
+    hsad_program_t *ps = dq_load(&e, "saxpy", ver, "saxpy", &ks);
+    hsad_queue_t *q;
+    DQ_OK(hsad_device_queue(e.dev, &q));
+    uint32_t n = 100003; /* a partial last workgroup */
+    float *a, *b, *c;
+    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&a));
+    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&b));
+    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&c));
+    for (uint32_t i = 0; i < n; i++) {
+      a[i] = (float)i * 0.5f;
+      b[i] = (float)(n - i);
+    }
+    hsad_karg_t va[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+    hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {256}, .args = va, .arg_count = 4};
+    DQ_OK(hsad_kernel_dispatch(q, kv, &l, dq_in(DQ_SEC), NULL, NULL));
+    /* then c = 3 * a + c, ordered after the add by the barrier bit */
+    float s = 3.0f;
+    hsad_karg_t sa[4] = {HSAD_KARG_VAL(s), HSAD_KARG_PTR(a), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+    hsad_launch_t l2 = {.dims = 1, .grid = {n}, .block = {64}, .args = sa, .arg_count = 4};
+    hsad_completion_t *done;
+    DQ_OK(hsad_kernel_dispatch(q, ks, &l2, dq_in(DQ_SEC), &done, NULL));
+    DQ_OK(hsad_completion_wait(done, dq_in(20 * DQ_SEC)));
+    hsad_completion_release(done);
+    for (uint32_t i = 0; i < n; i++) {
+      float want = fmaf(3.0f, a[i], a[i] + b[i]);
+      cr_assert_eq(c[i], want, "v%d c[%u] = %f, want %f", ver, i, c[i], want);
+    }
+    hsad_buffer_free(a);
+    hsad_buffer_free(b);
+    hsad_buffer_free(c);
+    hsad_program_destroy(pv);
+    hsad_program_destroy(ps);
+  }
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Dynamic LDS: the group segment of the packet is fixed + dynamic bytes. */
+Test(dispatch_result, lds_reduce_dynamic) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &k);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  uint32_t n = 1000, wg = 128, groups = (n + wg - 1) / wg;
+  float *in, *part;
+  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&in));
+  DQ_OK(hsad_buffer_alloc(e.dev, groups * 4, (void **)&part));
+  for (uint32_t i = 0; i < n; i++) in[i] = 1.0f;
+  hsad_karg_t args[4] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(n),
+                         HSAD_KARG_LDS_BYTES(wg * 4)};
+  hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {wg}, .args = args, .arg_count = 4};
+  hsad_completion_t *c;
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  const hsa_kernel_dispatch_packet_t *pk =
+      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
+  cr_assert_eq(pk->group_segment_size,
+               hsad_device_kernel_desc(k)->group_segment_fixed_size + wg * 4);
+  for (uint32_t g = 0; g < groups; g++)
+    cr_assert_eq(part[g], g == groups - 1 ? (float)(n - g * wg) : (float)wg, "partial[%u]", g);
+  /* the same kernel asking for more LDS than the device has */
+  args[3] = HSAD_KARG_LDS_BYTES(70000);
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_LDS_LIMIT,
+         "exceeds device 0's LDS of 65536 bytes");
+  hsad_buffer_free(in);
+  hsad_buffer_free(part);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A batch: one reservation, headers first-one-last, one doorbell with the last id. */
+Test(dispatch_batch, ordered_chain_of_ten) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "order_record", 5, "order_record", &k);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  uint32_t *counter, *slots;
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  DQ_OK(hsad_buffer_alloc(e.dev, 40, (void **)&slots));
+  uint32_t idx[10];
+  hsad_karg_t args[10][3];
+  hsad_dispatch_desc_t items[10];
+  for (uint32_t i = 0; i < 10; i++) {
+    idx[i] = i;
+    args[i][0] = HSAD_KARG_PTR(counter);
+    args[i][1] = HSAD_KARG_PTR(slots);
+    args[i][2] = HSAD_KARG_VAL(idx[i]);
+    items[i] = (hsad_dispatch_desc_t){k, {.dims = 1, .grid = {1}, .block = {1},
+                                          .args = args[i], .arg_count = 3}};
+  }
+  hsad_completion_t *c;
+  uint64_t first;
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), &c, &first));
+  cr_assert_eq(first, 0);
+  cr_assert_eq(hsad_queue_hsa(q)->size, 64);
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  for (uint32_t i = 0; i < 10; i++) cr_assert_eq(slots[i], i, "slot %u ticket %u", i, slots[i]);
+  /* only the last packet carries the completion signal */
+  const hsa_kernel_dispatch_packet_t *pk =
+      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address;
+  for (uint32_t i = 0; i < 9; i++) cr_assert_eq(pk[i].completion_signal.handle, 0);
+  cr_assert_neq(pk[9].completion_signal.handle, 0);
+  /* a bad entry rejects the whole batch before anything is reserved */
+  items[4].launch.grid[0] = 0;
+  DQ_ERR(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_GRID,
+         "batch entry 4: kernel order_record: grid[0] is 0");
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 10);
+  hsad_buffer_free(counter);
+  hsad_buffer_free(slots);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A barrier-AND on queue B waits for a completion of queue A. */
+Test(dispatch_batch, cross_queue_barrier_and_profiling) {
+  setenv("KFD_EMU_DELAY_US", "50000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *ko;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *po = dq_load(&e, "order_record", 5, "order_record", &ko);
+  hsad_queue_t *qa, *qb;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &qa));
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &qb));
+  uint32_t *buf, *counter, *slots, n = 16, v = 7, zero = 0;
+  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&buf));
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  DQ_OK(hsad_buffer_alloc(e.dev, 8, (void **)&slots));
+  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t lf = {.dims = 1, .grid = {n}, .block = {16}, .args = fa, .arg_count = 3};
+  hsad_completion_t *ca, *cb;
+  DQ_OK(hsad_kernel_dispatch(qa, kf, &lf, dq_in(DQ_SEC), &ca, NULL));
+  hsad_completion_t *deps[5] = {ca, NULL, NULL, NULL, NULL};
+  DQ_OK(hsad_queue_barrier(qb, deps, dq_in(DQ_SEC), NULL));
+  hsad_karg_t oa[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(zero)};
+  hsad_launch_t lo = {.dims = 1, .grid = {1}, .block = {1}, .args = oa, .arg_count = 3};
+  DQ_OK(hsad_kernel_dispatch(qb, ko, &lo, dq_in(DQ_SEC), &cb, NULL));
+  DQ_OK(hsad_completion_wait(cb, dq_in(10 * DQ_SEC)));
+  /* the fill (50 ms) completed before the barrier let order_record run */
+  cr_assert(hsad_completion_done(ca));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(buf[i], 7);
+  cr_assert_eq(*counter, 1);
+  uint64_t t0, t1;
+  DQ_OK(hsad_completion_times(ca, &t0, &t1));
+  cr_assert(t1 > t0 && t1 - t0 >= 40000000ull, "fill took %llu ns", (unsigned long long)(t1 - t0));
+  DQ_ERR(hsad_completion_times(cb, &t0, &t1), HSAD_ERR_UNSUPPORTED, "without profiling");
+  hsad_completion_release(ca);
+  hsad_completion_release(cb);
+  hsad_buffer_free(buf);
+  hsad_buffer_free(counter);
+  hsad_buffer_free(slots);
+  hsad_queue_destroy(qa);
+  hsad_queue_destroy(qb);
+  hsad_program_destroy(pf);
+  hsad_program_destroy(po);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* ---- devices and topology -------------------------------------------------------------- */
+
+Test(dispatch_device, info_and_shared_queues) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_info_t *di = hsad_device_info(e.dev);
+  cr_assert_str_eq(di->name, "gfx90a");
+  cr_assert(strncmp(di->isa_name, "gfx90a", 6) == 0, "isa %s", di->isa_name);
+  cr_assert(strncmp(di->isa_names[0], "amdgcn-amd-amdhsa--gfx90a", 25) == 0);
+  cr_assert_eq(di->compute_units, 104);
+  cr_assert_eq(di->wavefront_size, 64);
+  cr_assert_eq(di->lds_bytes, 65536);
+  cr_assert_eq(di->max_private_per_work_item, 8387584u / 64);
+  cr_assert(di->queue_max_size >= 64 && di->queue_min_size <= 64);
+  cr_assert_eq(di->nearest_cpu, 0);
+  cr_assert_eq(hsad_cpu_count(e.rt), 1);
+  cr_assert_eq(hsad_cpu_info(e.rt, 0)->numa_node, 0);
+  hsad_queue_t *a, *b, *c;
+  DQ_OK(hsad_device_queue(e.dev, &a));
+  DQ_OK(hsad_device_queue(e.dev, &b));
+  DQ_OK(hsad_device_queue(e.dev, &c));
+  cr_assert_neq(a, b);
+  cr_assert_eq(a, c, "round-robin over 2 shared queues");
+  hsad_queue_destroy(a); /* ignored for shared queues */
+  DQ_OK(hsad_queue_error(a));
+  /* refcount: a second open shares the runtime; the first close keeps it open */
+  hsad_runtime_t *rt2;
+  DQ_OK(hsad_runtime_open(&rt2));
+  cr_assert_eq(rt2, e.rt);
+  DQ_OK(hsad_runtime_close(rt2));
+  cr_assert_eq(hsad_device_count(e.rt), 1);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+Test(dispatch_device, two_numa_nodes_nearest_cpu) {
+  setenv("KFD_EMU_GPUS", "2", 1);
+  setenv("KFD_EMU_CPU_NODES", "2", 1);
+  setenv("KFD_EMU_GPU_NUMA", "1,0", 1);
+  hsad_runtime_t *rt;
+  DQ_OK(hsad_runtime_open(&rt));
+  cr_assert_eq(hsad_device_count(rt), 2);
+  cr_assert_eq(hsad_cpu_count(rt), 2);
+  cr_assert_eq(hsad_cpu_info(rt, 0)->numa_node, 0);
+  cr_assert_eq(hsad_cpu_info(rt, 1)->numa_node, 1);
+  hsad_device_t *d0, *d1;
+  DQ_OK(hsad_device_get(rt, 0, &d0));
+  DQ_OK(hsad_device_get(rt, 1, &d1));
+  cr_assert_eq(hsad_device_info(d0)->nearest_cpu, 1, "GPU 0 is linked to CPU node 1");
+  cr_assert_eq(hsad_device_info(d1)->nearest_cpu, 0, "GPU 1 is linked to CPU node 0");
+  DQ_ERR(hsad_device_get(rt, 2, &d0), HSAD_ERR_DEVICE_INDEX,
+         "device index 2 out of range: 2 GPU device(s)");
+  DQ_OK(hsad_runtime_close(rt));
+}
+
+/* ---- bad input: one row each, own code and message -------------------------------------- */
+
+Test(dispatch_errors, rows) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "saxpy", 5, "saxpy", &k);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  float a = 1, *x;
+  uint32_t n = 64;
+  uint16_t short_n = 64;
+  DQ_OK(hsad_buffer_alloc(e.dev, 256, (void **)&x));
+  hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(x), HSAD_KARG_VAL(n)};
+  hsad_launch_t ok = {.dims = 1, .grid = {64}, .block = {64}, .args = args, .arg_count = 4};
+  hsad_launch_t l;
+  const hsad_device_kernel_t *nk;
+
+  /* unknown kernel */
+  DQ_ERR(hsad_program_kernel(p, "no_such_kernel", &nk), HSAD_ERR_KERNEL_NOT_FOUND,
+         "no kernel named 'no_such_kernel'");
+  /* wrong argument count */
+  l = ok;
+  l.arg_count = 3;
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_COUNT,
+         "takes 4 explicit arguments, got 3");
+  /* wrong argument size */
+  hsad_karg_t bad[4] = {args[0], args[1], args[2], HSAD_KARG_VAL(short_n)};
+  l = ok;
+  l.args = bad;
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_SIZE, "2");
+  /* grid 0 */
+  l = ok;
+  l.grid[0] = 0;
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+         "kernel saxpy: grid[0] is 0 work-items");
+  l = ok;
+  l.dims = 4;
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID, "dims 4, must be 1..3");
+  /* workgroup above the maximum: per dimension, then flat */
+  l = ok;
+  l.block[0] = 2048;
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+         "block[0]=2048 exceeds device 0's maximum 1024");
+  l = ok;
+  l.dims = 2;
+  l.grid[1] = 64;
+  l.block[0] = 64;
+  l.block[1] = 32;
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+         "workgroup of 2048 work-items exceeds its .max_flat_workgroup_size");
+  l = ok;
+  l.block[0] = 0;
+  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP, "block[0] is 0");
+  /* nothing above was reserved */
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
+
+  /* scratch above the limit, required workgroup size, dynamic stack (hand-written fixture) */
+  hsad_program_t *pl;
+  DQ_OK(hsad_program_load_file(e.dev, DQ_FIXDIR "/limits-v5.hsaco", &pl));
+  const hsad_device_kernel_t *kh, *kr, *kd;
+  DQ_OK(hsad_program_kernel(pl, "hd_huge_private", &kh));
+  DQ_OK(hsad_program_kernel(pl, "hd_reqd", &kr));
+  DQ_OK(hsad_program_kernel(pl, "hd_dyn_stack", &kd));
+  hsad_karg_t one[1] = {HSAD_KARG_PTR(x)};
+  hsad_launch_t l1 = {.dims = 1, .grid = {64}, .block = {64}, .args = one, .arg_count = 1};
+  DQ_ERR(hsad_kernel_dispatch(q, kh, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
+         "private segment of 200000 bytes per work-item x wavefront 64 = 12800000 bytes per wave "
+         "exceeds the device's scratch limit of 8387584 bytes per wave (131056 per work-item)");
+  hsad_launch_t l2 = l1;
+  l2.block[0] = 32;
+  DQ_ERR(hsad_kernel_dispatch(q, kr, &l2, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+         "workgroup 32x1x1 differs from its .reqd_workgroup_size 64x1x1");
+  /* dynamic stack: the queue's dynamic_stack_size is the private segment */
+  hsad_queue_t *qs;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .dynamic_stack_size = 200000},
+                          &qs));
+  DQ_ERR(hsad_kernel_dispatch(qs, kd, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
+         "uses a dynamic stack");
+  hsad_queue_destroy(qs);
+  DQ_ERR(hsad_queue_create(e.dev, &(hsad_queue_options_t){.private_segment_size = 200000}, &qs),
+         HSAD_ERR_SCRATCH_LIMIT, "exceeds device 0's limit of 131056");
+  DQ_ERR(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 100}, &qs),
+         HSAD_ERR_INVALID_ARGUMENT, "must be a power of two");
+  hsad_program_destroy(pl);
+
+  /* ISA mismatch: a gfx908 code object on the gfx90a device */
+  hsad_program_t *pm = NULL;
+  DQ_ERR(hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx908-v5.hsaco", &pm),
+         HSAD_ERR_ISA_MISMATCH, "code object targets gfx908");
+  cr_assert(strstr(hsad_last_error(), "device 0 (gfx90a) supports amdgcn-amd-amdhsa--gfx90a"),
+            "%s", hsad_last_error());
+  /* device index out of range */
+  hsad_device_t *d;
+  DQ_ERR(hsad_device_get(e.rt, 1, &d), HSAD_ERR_DEVICE_INDEX,
+         "device index 1 out of range: 1 GPU device(s), valid indices 0..0");
+  /* the queue still works after all of that */
+  float *y;
+  DQ_OK(hsad_buffer_alloc(e.dev, 256, (void **)&y));
+  for (int i = 0; i < 64; i++) x[i] = (float)i;
+  args[2] = HSAD_KARG_PTR(y);
+  hsad_completion_t *c;
+  DQ_OK(hsad_kernel_dispatch(q, k, &ok, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  for (int i = 0; i < 64; i++) cr_assert_eq(y[i], (float)i);
+
+  /* use after close */
+  DQ_OK(hsad_runtime_close(e.rt));
+  DQ_ERR(hsad_device_get(e.rt, 0, &d), HSAD_ERR_CLOSED, "runtime is closed");
+  DQ_ERR(hsad_kernel_dispatch(q, k, &ok, 0, NULL, NULL), HSAD_ERR_CLOSED,
+         "the hsa-dispatch runtime was closed");
+  DQ_ERR(hsad_program_kernel(p, "saxpy", &nk), HSAD_ERR_CLOSED, "the runtime was closed");
+  DQ_ERR(hsad_queue_create(e.dev, NULL, &qs), HSAD_ERR_CLOSED, "runtime is closed");
+  DQ_ERR(hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco", &pm),
+         HSAD_ERR_CLOSED, "runtime is closed");
+  DQ_ERR(hsad_runtime_close(e.rt), HSAD_ERR_CLOSED, "already closed");
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+}

@@ -1,0 +1,163 @@
+/* test_dispatch_mt.c - many producers on one small queue, a full ring, and queue faults. */
+#include <hsa/amd_hsa_queue.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "tests/test_dispatch_util.h"
+
+typedef struct producer {
+  hsad_queue_t *q;
+  const hsad_device_kernel_t *k;
+  uint32_t *counter;
+  uint32_t count;
+  hsad_status_t status;
+  char msg[256];
+} producer_t;
+
+static void *produce(void *arg) {
+  producer_t *p = arg;
+  uint32_t one = 1;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(p->counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = args, .arg_count = 2,
+                     .flags = HSAD_LAUNCH_NO_BARRIER};
+  uint64_t deadline = dq_in(120 * DQ_SEC);
+  for (uint32_t i = 0; i < p->count; i++) {
+    p->status = hsad_kernel_dispatch(p->q, p->k, &l, deadline, NULL, NULL);
+    if (p->status) {
+      snprintf(p->msg, sizeof p->msg, "dispatch %u: %s", i, hsad_last_error());
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* 4 threads x 100,000 fire-and-forget dispatches of a counting kernel into one 64-slot queue:
+ * the count is exact and every reserved slot was consumed (write index = read index = 400,000). */
+Test(dispatch_mt, four_producers_one_64_slot_queue, .timeout = 240) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *prog = dq_load(&e, "count_dispatch", 5, "count_dispatch", &k);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  uint32_t *counter;
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  uint32_t per = 100000;
+  const char *env = getenv("DQ_MT_PER_THREAD"); /* smaller runs under TSan */
+  if (env) per = (uint32_t)strtoul(env, NULL, 10);
+  producer_t p[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    p[i] = (producer_t){.q = q, .k = k, .counter = counter, .count = per};
+    cr_assert_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 4; i++) cr_assert_eq(p[i].status, HSAD_OK, "producer %d: %s", i, p[i].msg);
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(60 * DQ_SEC)));
+  const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
+  cr_assert_eq(aq->write_dispatch_id, 4ull * per);
+  cr_assert_eq(aq->read_dispatch_id, 4ull * per);
+  cr_assert_eq(__atomic_load_n(counter, __ATOMIC_ACQUIRE), 4 * per);
+  hsad_buffer_free(counter);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(prog);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A full ring with a short deadline gives HSAD_ERR_TIMEOUT, reserves nothing, and the queue
+ * works after. The first packet (fill) takes 300 ms; 63 counting packets wait behind it. */
+Test(dispatch_mt, ring_full_timeout_then_works, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "300000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *kc;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  uint32_t *buf, *counter, n = 4, v = 9, one = 1;
+  DQ_OK(hsad_buffer_alloc(e.dev, 16, (void **)&buf));
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t lf = {.dims = 1, .grid = {4}, .block = {4}, .args = fa, .arg_count = 3};
+  DQ_OK(hsad_kernel_dispatch(q, kf, &lf, dq_in(DQ_SEC), NULL, NULL));
+  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t lc = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 2};
+  for (int i = 0; i < 63; i++) DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), NULL, NULL));
+  uint64_t t0 = hsad_now_ns();
+  hsad_completion_t *c = NULL;
+  DQ_ERR(hsad_kernel_dispatch(q, kc, &lc, dq_in(20000000ull), &c, NULL), HSAD_ERR_TIMEOUT,
+         "is full (64 packets, 64 in flight, 1 requested) and the deadline passed");
+  uint64_t waited = hsad_now_ns() - t0;
+  cr_assert(waited >= 20000000ull && waited < 250000000ull, "waited %llu ns",
+            (unsigned long long)waited);
+  cr_assert_null(c);
+  DQ_ERR(hsad_kernel_dispatch(q, kc, &lc, 0, NULL, NULL), HSAD_ERR_TIMEOUT, "is full");
+  const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
+  cr_assert_eq(aq->write_dispatch_id, 64, "a timed-out submit reserved nothing");
+  /* the queue drains and works after */
+  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(10 * DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  cr_assert_eq(*counter, 64);
+  cr_assert_eq(buf[3], 9);
+  hsad_buffer_free(buf);
+  hsad_buffer_free(counter);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  hsad_program_destroy(pc);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* An injected kernel fault reaches every waiter on the queue within its deadline, sticks to the
+ * queue, and a new queue works after. */
+Test(dispatch_mt, injected_fault_reaches_waiters, .timeout = 60) {
+  setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *kc;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  uint32_t *buf, *counter, n = 4, v = 9, one = 1;
+  DQ_OK(hsad_buffer_alloc(e.dev, 16, (void **)&buf));
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t lc = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 2};
+  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t lf = {.dims = 1, .grid = {4}, .block = {4}, .args = fa, .arg_count = 3};
+  hsad_completion_t *c0, *cf, *c2;
+  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c0, NULL));
+  DQ_OK(hsad_completion_wait(c0, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_kernel_dispatch(q, kf, &lf, dq_in(DQ_SEC), &cf, NULL));
+  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c2, NULL)); /* behind the fault */
+  uint64_t t0 = hsad_now_ns();
+  DQ_ERR(hsad_completion_wait(c2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted: HSA status");
+  cr_assert(hsad_now_ns() - t0 < 5 * DQ_SEC, "the error reached the waiter before its deadline");
+  DQ_ERR(hsad_completion_wait(cf, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "destroy it");
+  /* sticky: the next call on the queue and a completed completion of it report it too */
+  DQ_ERR(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
+         "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION");
+  DQ_ERR(hsad_completion_wait(c0, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_ERR(hsad_queue_wait_idle(q, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_ERR(hsad_queue_error(q), HSAD_ERR_QUEUE_ERROR, "faulted");
+  cr_assert_eq(*counter, 1);
+  hsad_completion_release(c0);
+  hsad_completion_release(cf);
+  hsad_completion_release(c2);
+  hsad_queue_destroy(q);
+  /* a new queue works */
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c0, NULL));
+  DQ_OK(hsad_completion_wait(c0, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c0);
+  cr_assert_eq(*counter, 2);
+  hsad_buffer_free(buf);
+  hsad_buffer_free(counter);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  hsad_program_destroy(pc);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
