@@ -320,19 +320,23 @@ const hsad_codeobj_entry_t *hsad_codeobj_container_entry(const hsad_codeobj_cont
   return c && i < c->count ? &c->entries[i] : NULL;
 }
 
-hsad_status_t hsad_codeobj_container_select(const hsad_codeobj_container_t *c,
-                                            const char *agent_isa, size_t *out_index) {
+/* Best compatible entry among those of `bundle` (all bundles when bundle < 0). */
+static hsad_status_t co_select(const hsad_codeobj_container_t *c, long bundle,
+                               const char *agent_isa, size_t *out_index) {
   if (!c || !out_index)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_select: NULL argument");
-  if (!agent_isa) {
-    *out_index = 0;
-    return HSAD_OK;
+  hsad_target_id_t agent = {0};
+  if (agent_isa) {
+    hsad_status_t st = hsad_target_id_parse(agent_isa, &agent);
+    if (st) return st;
   }
-  hsad_target_id_t agent;
-  hsad_status_t st = hsad_target_id_parse(agent_isa, &agent);
-  if (st) return st;
   int best = -1, best_score = -1;
   for (size_t i = 0; i < c->count; i++) {
+    if (bundle >= 0 && c->entries[i].bundle_index != (uint32_t)bundle) continue;
+    if (!agent_isa) {
+      best = (int)i;
+      break;
+    }
     hsad_target_id_t t;
     if (hsad_target_id_parse(c->entries[i].target, &t) != HSAD_OK) continue;
     if (!hsad_target_id_compatible(&t, &agent)) continue;
@@ -351,17 +355,39 @@ hsad_status_t hsad_codeobj_container_select(const hsad_codeobj_container_t *c,
     char list[512] = "";
     size_t used = 0;
     for (size_t i = 0; i < c->count && used < sizeof list - 1; i++) {
-      int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+      if (bundle >= 0 && c->entries[i].bundle_index != (uint32_t)bundle) continue;
+      int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
                        c->entries[i].target[0] ? c->entries[i].target : "?");
       if (w < 0) break;
       used += (size_t)w;
       if (used >= sizeof list) used = sizeof list - 1;
     }
+    if (bundle >= 0)
+      return hsad_fail(HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND,
+                       "%s: no code object for %s in bundle %ld: it has %s", c->name,
+                       agent_isa ? agent_isa : "any target", bundle, used ? list : "no entries");
     return hsad_fail(HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND,
                      "%s: no code object for %s: the file has %s", c->name, agent_isa, list);
   }
   *out_index = (size_t)best;
   return HSAD_OK;
+}
+
+hsad_status_t hsad_codeobj_container_select(const hsad_codeobj_container_t *c,
+                                            const char *agent_isa, size_t *out_index) {
+  return co_select(c, -1, agent_isa, out_index);
+}
+
+uint32_t hsad_codeobj_container_bundle_count(const hsad_codeobj_container_t *c) {
+  if (!c || c->kind == HSAD_CONTAINER_CODE_OBJECT || !c->count) return 0;
+  return c->entries[c->count - 1].bundle_index + 1;
+}
+
+hsad_status_t hsad_codeobj_container_select_in_bundle(const hsad_codeobj_container_t *c,
+                                                      uint32_t bundle_index,
+                                                      const char *agent_isa,
+                                                      size_t *out_index) {
+  return co_select(c, (long)bundle_index, agent_isa, out_index);
 }
 
 hsad_status_t hsad_codeobj_load_entry(const hsad_codeobj_container_t *c, size_t i,

@@ -324,6 +324,20 @@ const hsad_codeobj_entry_t *hsad_codeobj_container_entry(const hsad_codeobj_cont
 hsad_status_t hsad_codeobj_container_select(const hsad_codeobj_container_t *container,
                                             const char *agent_isa, size_t *out_index);
 
+/* Offload bundles in the container: 1 for a bundle file, the number found in a .hip_fatbin
+ * section (HIP emits one bundle per translation unit, so a program's kernels are spread over
+ * them), 0 for a plain code object. Entry bundle_index values run 0..count-1. */
+uint32_t hsad_codeobj_container_bundle_count(const hsad_codeobj_container_t *container);
+
+/* As hsad_codeobj_container_select, among the entries of one bundle only: an agent needs the
+ * matching entry of every bundle of a fat binary to have all of its kernels.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT, HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND (message names the bundle
+ * and the targets it has). */
+hsad_status_t hsad_codeobj_container_select_in_bundle(const hsad_codeobj_container_t *container,
+                                                      uint32_t bundle_index,
+                                                      const char *agent_isa,
+                                                      size_t *out_index);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Code objects                                                                               */
 

@@ -24,7 +24,8 @@ CO_CL     := $(CO_CLANG) -x cl -Xclang -finclude-default-header -target amdgcn-a
 CO_FIX_TARGETS := gfx90a-v5 gfx90a-v4 gfx90a-v3 gfx90a_xnack--v4 gfx90a_sramecc+_xnack+-v5 \
   gfx906-v4 gfx906-v5 gfx908-v5 gfx940-v5 gfx1030-v5 gfx1030-v4 gfx1100-v5 gfx906-v2
 CO_FIXTURES := $(CO_FIX_TARGETS:%=$(CO_FIXDIR)/kernels-%.hsaco) $(CO_FIXDIR)/hip_scale.bundle \
-  $(CO_FIXDIR)/hip_scale.host.o $(CO_FIXDIR)/handwritten-v4.hsaco $(CO_FIXDIR)/handwritten-v5.hsaco
+  $(CO_FIXDIR)/hip_scale.host.o $(CO_FIXDIR)/handwritten-v4.hsaco $(CO_FIXDIR)/handwritten-v5.hsaco \
+  $(CO_FIXDIR)/hip_multi.so
 
 co_mcpu = $(subst _,:,$(word 1,$(subst -v, ,$(1))))
 co_ver = $(lastword $(subst -v, ,$(1)))
@@ -46,6 +47,12 @@ $(CO_FIXDIR)/hip_scale.host.o: $(CO_SRC)/hip_scale.hip
 	@mkdir -p $(@D)
 	$(CO_CLANG) -x hip --offload-arch=gfx90a --offload-arch=gfx906 -nogpulib -nogpuinc -O2 \
 	  -c $< -o $@
+
+# a shared library whose .hip_fatbin holds two bundles (one per translation unit)
+$(CO_FIXDIR)/hip_multi.so: $(CO_SRC)/hip_scale.hip $(CO_SRC)/hip_second.hip
+	@mkdir -p $(@D)
+	$(CO_CLANG) -x hip --offload-arch=gfx90a --offload-arch=gfx906 -nogpulib -nogpuinc -O2 \
+	  -fPIC -shared $^ -o $@
 
 # ---- Criterion tests ----
 CO_TESTS := $(patsubst tests/%.c,$(TESTDIR)/%,$(wildcard tests/test_codeobj_*.c))

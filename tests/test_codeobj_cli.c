@@ -121,3 +121,20 @@ Test(codeobj_cli, compile_and_inspect) {
   unlink(obj);
   rmdir(dir);
 }
+
+Test(codeobj_cli, inspect_fatbin_target_every_bundle) {
+  static char out[4096];
+  cr_assert_eq(run("inspect --target gfx906 " FIX("hip_multi.so"), out, sizeof out), 0, "%s", out);
+  cr_assert_str_eq(out,
+      "[bundle 0: hipv4-amdgcn-amd-amdhsa--gfx906]  amdgcn-amd-amdhsa--gfx906  code object v4  "
+      "1 kernels\n"
+      "  kernel        VGPR  AGPR  SGPR   spill  scratch    LDS kernarg wave  maxWG  "
+      "waves/SIMD@block limiter\n"
+      "  _Z5scalePffi     3     0    11     0/0        0      0      16   64   1024  10@256 waves\n"
+      "\n"
+      "[bundle 1: hipv4-amdgcn-amd-amdhsa--gfx906]  amdgcn-amd-amdhsa--gfx906  code object v4  "
+      "1 kernels\n"
+      "  kernel        VGPR  AGPR  SGPR   spill  scratch    LDS kernarg wave  maxWG  "
+      "waves/SIMD@block limiter\n"
+      "  _Z6offsetPii     2     0     6     0/0        0      0      12   64   1024  10@256 waves\n");
+}

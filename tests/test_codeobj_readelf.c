@@ -495,6 +495,7 @@ Test(codeobj_readelf, project_kernels) {
 Test(codeobj_readelf, bundle_and_host_fatbin) {
   cr_assert_eq(check_container(FIX("hip_scale.bundle"), 2), 2);
   cr_assert_eq(check_container(FIX("hip_scale.host.o"), 2), 2);
+  cr_assert_eq(check_container(FIX("hip_multi.so"), 4), 4);
 }
 
 Test(codeobj_readelf, rocrand) {

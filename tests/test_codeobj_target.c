@@ -364,3 +364,39 @@ Test(codeobj_target, descriptor_kernarg_preload) {
   cr_assert_eq(ki->descriptor.kernarg_preload, preload);
   hsad_codeobj_destroy(co);
 }
+
+/* A .hip_fatbin with two bundles (two translation units): the agent needs the entry of each. */
+Test(codeobj_target, fatbin_many_bundles) {
+  hsad_codeobj_container_t *c = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_file(FIX("hip_multi.so"), &c), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(hsad_codeobj_container_kind(c), HSAD_CONTAINER_HOST_FATBIN);
+  cr_assert_eq(hsad_codeobj_container_bundle_count(c), 2);
+  cr_assert_eq(hsad_codeobj_container_entry_count(c), 4);
+  const char *want[2] = {"_Z5scalePffi", "_Z6offsetPii"};
+  for (uint32_t b = 0; b < 2; b++) {
+    size_t i;
+    cr_assert_eq(hsad_codeobj_container_select_in_bundle(c, b, "gfx90a:sramecc+:xnack-", &i),
+                 HSAD_OK, "%s", hsad_last_error());
+    const hsad_codeobj_entry_t *e = hsad_codeobj_container_entry(c, i);
+    cr_assert_eq(e->bundle_index, b);
+    cr_assert_str_eq(e->target, "gfx90a");
+    hsad_codeobj_t *co = NULL;
+    cr_assert_eq(hsad_codeobj_load_entry(c, i, &co), HSAD_OK, "%s", hsad_last_error());
+    co_test_kernel(co, want[b]);
+    char label[256];
+    snprintf(label, sizeof label, "hip_multi.so[bundle %u: hipv4-amdgcn-amd-amdhsa--gfx90a]", b);
+    cr_assert(strstr(hsad_codeobj_info(co)->name, label), "%s", hsad_codeobj_info(co)->name);
+    hsad_codeobj_destroy(co);
+  }
+  size_t i;
+  cr_assert_eq(hsad_codeobj_container_select_in_bundle(c, 1, "gfx1030", &i),
+               HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND);
+  cr_assert(strstr(hsad_last_error(), "hip_multi.so: no code object for gfx1030 in bundle 1: it "
+                                      "has gfx906, gfx90a"),
+            "%s", hsad_last_error());
+  cr_assert_eq(hsad_codeobj_container_select_in_bundle(c, 2, NULL, &i),
+               HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND);
+  hsad_codeobj_container_destroy(c);
+  cr_assert_eq(hsad_codeobj_container_bundle_count(NULL), 0);
+}

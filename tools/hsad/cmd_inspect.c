@@ -245,9 +245,13 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
     }
     ob_printf(b, "]}");
   } else {
-    ob_printf(b, "%s%s%s%s  %s  code object v%u  %u kernels\n", first ? "" : "\n",
-              bundled ? "[" : "", bundled ? e->entry_id : "", bundled ? "]" : "", ci->target,
-              ci->code_object_version, ci->kernel_count);
+    char where[600] = "";
+    if (hsad_codeobj_container_kind(c) == HSAD_CONTAINER_HOST_FATBIN)
+      snprintf(where, sizeof where, "[bundle %u: %s]", e->bundle_index, e->entry_id);
+    else if (bundled)
+      snprintf(where, sizeof where, "[%s]", e->entry_id);
+    ob_printf(b, "%s%s  %s  code object v%u  %u kernels\n", first ? "" : "\n", where,
+              ci->target, ci->code_object_version, ci->kernel_count);
     int w = 6;
     for (uint32_t k = 0; k < ci->kernel_count; k++) {
       const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
@@ -281,14 +285,23 @@ static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
   size_t n = hsad_codeobj_container_entry_count(c);
   bool many = hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT;
   if (o->target) {
+    /* the matching entry of every bundle (a HIP fat binary has one per translation unit) */
     size_t idx;
     if (hsad_codeobj_container_select(c, o->target, &idx) != HSAD_OK) {
       fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
       rc = 1;
-    } else {
-      if (o->json && many) ob_printf(b, "[");
+    } else if (!many) {
       rc = inspect_one(b, c, idx, o, 1);
-      if (o->json && many) ob_printf(b, "]");
+    } else {
+      ob_printf(b, o->json ? "[" : "");
+      int first = 1;
+      uint32_t nb = hsad_codeobj_container_bundle_count(c);
+      for (uint32_t bi = 0; bi < nb && !rc; bi++) {
+        if (hsad_codeobj_container_select_in_bundle(c, bi, o->target, &idx) != HSAD_OK) continue;
+        rc = inspect_one(b, c, idx, o, first);
+        first = 0;
+      }
+      ob_printf(b, o->json ? "]" : "");
     }
   } else {
     if (o->json && many) ob_printf(b, "[");
