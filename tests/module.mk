@@ -14,3 +14,16 @@ $(EMU_TEST_HSACO): tests/data/emu/no_twin.cl
 	$(KERN_LLD) -shared $@.o -o $@
 	@rm -f $@.o
 $(EMU_TEST): $(EMU_TEST_HSACO)
+
+# ThreadSanitizer run of kfd-emu driven from several host threads (Criterion's process arena
+# does not start under TSan, so this is a plain program). Own build tree: build-tsan/.
+TSAN_BUILD ?= build-tsan
+$(BUILD)/tsan/stress_emu: tests/stress_emu.c tests/rocr_testutil.c tests/rocr_testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ tests/stress_emu.c tests/rocr_testutil.c $(LDFLAGS) -lhsa-runtime64 -lpthread
+
+.PHONY: tsan
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) SAN=-fsanitize=thread \
+	  $(TSAN_BUILD)/lib/hsad/kfd-emu/libhsakmt.so.1 $(TSAN_BUILD)/tsan/stress_emu
+	KFD_EMU_GPUS=2 LD_LIBRARY_PATH=$(TSAN_BUILD)/lib/hsad/kfd-emu $(TSAN_BUILD)/tsan/stress_emu
