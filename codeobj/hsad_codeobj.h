@@ -308,11 +308,16 @@ hsad_status_t hsad_codeobj_container_open_file(const char *path,
 hsad_status_t hsad_codeobj_container_open_memory(const void *data, size_t size,
                                                  const char *label,
                                                  hsad_codeobj_container_t **out_container);
-void hsad_codeobj_container_destroy(hsad_codeobj_container_t *container); /* NULL ok */
+/* Frees the container and its copy of the input; entries (and their data pointers) become
+ * invalid. Code objects loaded from it stay valid (they own copies). NULL is a no-op. */
+void hsad_codeobj_container_destroy(hsad_codeobj_container_t *container);
 
+/* What the input was. Never fails for a container from open_*. Thread-safe (read-only). */
 hsad_container_kind_t hsad_codeobj_container_kind(const hsad_codeobj_container_t *container);
+/* Number of amdgcn code objects found (>= 1 for an opened container; 0 for NULL). */
 size_t hsad_codeobj_container_entry_count(const hsad_codeobj_container_t *container);
-/* Entry i (0-based) or NULL when i >= count. Owned by the container. */
+/* Entry i (0-based, in file order: bundle by bundle, entries in bundle order) or NULL when
+ * i >= count. Owned by the container, valid until it is destroyed. Thread-safe (read-only). */
 const hsad_codeobj_entry_t *hsad_codeobj_container_entry(const hsad_codeobj_container_t *c,
                                                          size_t i);
 
@@ -386,11 +391,15 @@ hsad_status_t hsad_codeobj_load_file(const char *path, const char *agent_isa,
 hsad_status_t hsad_codeobj_load_entry(const hsad_codeobj_container_t *container, size_t i,
                                       hsad_codeobj_t **out_codeobj);
 
-void hsad_codeobj_destroy(hsad_codeobj_t *codeobj); /* NULL ok; invalidates its kernels */
+/* Frees the code object, its kernels, infos, plans and strings. NULL is a no-op. No other
+ * thread may use the code object or its kernels during or after the call. */
+void hsad_codeobj_destroy(hsad_codeobj_t *codeobj);
 
+/* Code-object-wide facts; owned by the code object (NULL for NULL). Thread-safe (read-only). */
 const hsad_codeobj_info_t *hsad_codeobj_info(const hsad_codeobj_t *codeobj);
 
-/* Kernels in note order. i >= kernel_count: NULL. */
+/* Kernels in the order of amdhsa.kernels in the note. i >= kernel_count: NULL. Owned by the
+ * code object. Thread-safe (read-only). */
 const hsad_kernel_t *hsad_codeobj_kernel_at(const hsad_codeobj_t *codeobj, uint32_t i);
 
 /* O(1) expected lookup by .name (hash table built at load) or, when `name` ends in ".kd", by
@@ -399,7 +408,8 @@ const hsad_kernel_t *hsad_codeobj_kernel_at(const hsad_codeobj_t *codeobj, uint3
 hsad_status_t hsad_codeobj_kernel_find(const hsad_codeobj_t *codeobj, const char *name,
                                        const hsad_kernel_t **out_kernel);
 
-/* The kernel's metadata and descriptor; owned by the code object. Never NULL for a kernel. */
+/* The kernel's metadata and descriptor; owned by the code object (NULL only for NULL).
+ * Thread-safe (read-only). */
 const hsad_kernel_info_t *hsad_kernel_info(const hsad_kernel_t *kernel);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -472,6 +482,8 @@ typedef struct hsad_kernarg_plan {
   bool has_dynamic_lds;         /* any dynamic_shared_pointer argument */
 } hsad_kernarg_plan_t;
 
+/* The kernel's kernarg plan (explicit slots in .args order, then hidden slots in .args order),
+ * built at load; owned by the code object; NULL only for NULL. Thread-safe (read-only). */
 const hsad_kernarg_plan_t *hsad_kernel_kernarg_plan(const hsad_kernel_t *kernel);
 
 /* Builds the kernarg segment of one dispatch into `out` (out_size >= .kernarg_segment_size,
