@@ -381,6 +381,9 @@ hsad_status_t hsad_codeobj_load_memory(const void *data, size_t size, const char
 
 /* Loads the code object for `agent_isa` from any input (plain code object, bundle or host
  * fat binary): container_open_file + container_select + load. agent_isa NULL: the first one.
+ * A fat binary with several bundles (one per HIP translation unit) yields only the best entry
+ * over all bundles (the earliest on ties): open the container and use
+ * hsad_codeobj_container_select_in_bundle for each bundle to get all of its kernels.
  * For a plain code object with agent_isa given, the object's target must be compatible
  * (HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND otherwise, message "... targets gfx906, not gfx90a").
  * Errors: those of the three calls. */
