@@ -59,9 +59,12 @@ static hsad_status_t co_check_target(hsad_codeobj_t *co, const hsad_target_id_t 
     return HSAD_OK;
   }
   hsad_target_id_t note;
-  if (hsad_target_id_parse(co->info.target, &note) != HSAD_OK)
+  if (hsad_target_id_parse(co->info.target, &note) != HSAD_OK) {
+    char why[256]; /* the parser's message lives in the buffer hsad_fail writes */
+    snprintf(why, sizeof why, "%s", hsad_last_error());
     return hsad_fail(HSAD_ERR_METADATA_TYPE, "%s: amdhsa.target '%s' is not a target ID: %s",
-                     name, co->info.target, hsad_last_error());
+                     name, co->info.target, why);
+  }
   if (strcmp(note.processor, flags->processor))
     return hsad_fail(HSAD_ERR_TARGET_MISMATCH,
                      "%s: amdhsa.target '%s' names processor %s, e_flags (0x%x) say %s", name,

@@ -408,3 +408,11 @@ Test(codeobj_errors, msgpack_huge_declared_count) {
   co_test_expect_fail(buf, size, "big.hsaco", HSAD_ERR_BAD_METADATA, "data ends inside");
   free(buf);
 }
+
+Test(codeobj_errors, target_not_a_target_id) {
+  expect_edit((edit_t){"amdhsa.target", 0, "amdgcn-amd-amdhsa--gfx90a:turbo+", 0},
+              HSAD_ERR_METADATA_TYPE,
+              "e.hsaco: amdhsa.target 'amdgcn-amd-amdhsa--gfx90a:turbo+' is not a target ID: "
+              "target ID 'amdgcn-amd-amdhsa--gfx90a:turbo+': unknown feature 'turbo' (known: "
+              "sramecc, xnack)");
+}
