@@ -73,8 +73,12 @@ struct hsad_queue {
   uint32_t spin_ns;
   bool profiling;
   bool shared;
+  uint64_t uid;                         /* unique for the process lifetime: kernarg cache key */
+  uint32_t max_private;                 /* device max_private_per_work_item */
+  uint32_t lds_bytes;                   /* device LDS per workgroup */
   uint64_t queue_ptr;                   /* hidden_queue_ptr */
   uint32_t private_base_hi, shared_base_hi;
+  hsad_kernarg_runtime_t karg_rt;       /* hidden values of this queue */
   /* written by producers / the error callback */
   _Alignas(64) _Atomic uint64_t rung;   /* highest packet id stored into the doorbell */
   _Alignas(64) _Atomic int error;       /* 0, or hsad_status_t (QUEUE_ERROR / CLOSED) */
@@ -84,6 +88,12 @@ struct hsad_queue {
 };
 
 struct hsad_device_kernel {
+  /* read by every dispatch (precomputed at load) */
+  uint64_t uid;                         /* unique for the process lifetime: kernarg cache key */
+  uint32_t max_flat;                    /* min(.max_flat_workgroup_size, device maximum) */
+  uint16_t max_dim[3];                  /* device HSA_AGENT_INFO_WORKGROUP_MAX_DIM */
+  bool has_reqd;                        /* .reqd_workgroup_size declared */
+  bool dyn_stack;                       /* .uses_dynamic_stack */
   hsad_device_kernel_desc_t desc;
   hsad_program_t *program;
   const hsad_kernarg_plan_t *plan;
@@ -101,6 +111,8 @@ struct hsad_program {
 };
 
 extern hsad_runtime_t hsad_rt;
+/* Next unique id for queues and kernels (kernarg cache keys never alias a freed object). */
+uint64_t dq_next_uid(void);
 
 /* Records an HSA failure: "what: HSA_STATUS_... (string)". */
 hsad_status_t dq_hsa_fail(hsa_status_t st, const char *fmt, ...)

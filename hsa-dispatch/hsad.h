@@ -139,6 +139,9 @@ hsad_status_t hsad_device_get(hsad_runtime_t *runtime, uint32_t index, hsad_devi
 
 /* Read-only facts; owned by the runtime; NULL for a NULL device. Thread-safe. */
 const hsad_device_info_t *hsad_device_info(const hsad_device_t *device);
+/* The ROCr agent of the device, for interoperation with plain HSA calls (zero handle for NULL). */
+#include <hsa/hsa.h>
+hsa_agent_t hsad_device_agent(const hsad_device_t *device);
 /* CPU agent `index`, or NULL when out of range / closed. */
 const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t index);
 

@@ -100,6 +100,13 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
       memcpy(dd->reqd_workgroup_size, ki->reqd_workgroup_size, sizeof dd->reqd_workgroup_size);
     dd->uses_dynamic_stack = ki->uses_dynamic_stack || ki->kd.uses_dynamic_stack;
     dd->codeobj_kernel = ck;
+    dk->uid = dq_next_uid();
+    dk->max_flat = dd->max_flat_workgroup_size;
+    if (d->info.max_workgroup_size && d->info.max_workgroup_size < dk->max_flat)
+      dk->max_flat = d->info.max_workgroup_size;
+    memcpy(dk->max_dim, d->info.max_workgroup_dim, sizeof dk->max_dim);
+    dk->has_reqd = dd->reqd_workgroup_size[0] != 0;
+    dk->dyn_stack = dd->uses_dynamic_stack;
   }
   p->kernel_count = ci->kernel_count;
   pthread_mutex_lock(&hsad_rt.lock);

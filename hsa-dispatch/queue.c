@@ -189,6 +189,12 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   q->queue_ptr = (uint64_t)(uintptr_t)q->hsa;
   q->private_base_hi = q->amd->private_segment_aperture_base_hi;
   q->shared_base_hi = q->amd->group_segment_aperture_base_hi;
+  q->karg_rt = (hsad_kernarg_runtime_t){.queue_ptr = q->queue_ptr,
+                                        .private_base = q->private_base_hi,
+                                        .shared_base = q->shared_base_hi};
+  q->uid = dq_next_uid();
+  q->max_private = di->max_private_per_work_item;
+  q->lds_bytes = di->lds_bytes;
   pthread_mutex_lock(&hsad_rt.lock);
   q->next = hsad_rt.queues;
   hsad_rt.queues = q;
@@ -335,14 +341,9 @@ static hsad_status_t prepare(const hsad_queue_t *q, const hsad_device_kernel_t *
                      "the queue's kernarg_block_size of %u bytes (create the queue with a larger "
                      "one)", kd->name, kd->kernarg_segment_size, q->kernarg_block);
   dd.dims = (uint16_t)dims;
-  const hsad_kernarg_runtime_t rt = {
-      .queue_ptr = q->queue_ptr,
-      .private_base = q->private_base_hi,
-      .shared_base = q->shared_base_hi,
-  };
   uint32_t group = kd->group_segment_fixed_size;
-  hsad_status_t s = hsad_kernarg_build(kd->codeobj_kernel, l->args, l->arg_count, &dd, &rt, kbuf,
-                                       q->kernarg_block, &group);
+  hsad_status_t s = hsad_kernarg_build(kd->codeobj_kernel, l->args, l->arg_count, &dd,
+                                       &q->karg_rt, kbuf, q->kernarg_block, &group);
   if (DQ_UNLIKELY(s)) return s;
   if (DQ_UNLIKELY(group > di->lds_bytes))
     return hsad_fail(HSAD_ERR_LDS_LIMIT, "kernel %s: group segment of %u bytes (%u fixed + %u "
@@ -374,7 +375,7 @@ static inline hsad_status_t reserve(hsad_queue_t *q, uint32_t n, uint64_t deadli
   uint32_t spins = 0;
   for (;;) {
     uint64_t r = __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
-    if (DQ_LIKELY(w >= r && w + n - r <= q->size)) {
+    if (DQ_LIKELY(w - r <= q->size - n)) { /* w < r (stale w) wraps and takes the slow path */
       if (DQ_LIKELY(atomic_compare_exchange_weak_explicit(wp, &w, w + n, memory_order_acq_rel,
                                                           memory_order_relaxed))) {
         *out_id = w;
@@ -382,7 +383,7 @@ static inline hsad_status_t reserve(hsad_queue_t *q, uint32_t n, uint64_t deadli
       }
       continue; /* another producer moved the write index: w was reloaded */
     }
-    if (w < r) {
+    if (DQ_UNLIKELY(w < r)) {
       w = atomic_load_explicit(wp, memory_order_relaxed);
       continue;
     }
@@ -420,11 +421,15 @@ static inline void ring_doorbell(hsad_queue_t *q, uint64_t id) {
   }
 }
 
-static inline uint16_t dispatch_header(uint32_t flags) {
-  uint32_t scope = (flags & HSAD_LAUNCH_FENCE_AGENT) ? HSA_FENCE_SCOPE_AGENT : HSA_FENCE_SCOPE_SYSTEM;
-  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, !(flags & HSAD_LAUNCH_NO_BARRIER),
-                         scope, scope);
-}
+/* Kernel dispatch headers indexed by flags & 3 (HSAD_LAUNCH_NO_BARRIER, _FENCE_AGENT). */
+static const uint16_t dispatch_headers[4] = {
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
+};
+
+static inline uint16_t dispatch_header(uint32_t flags) { return dispatch_headers[flags & 3]; }
 
 static inline hsad_status_t take_completion(hsad_queue_t *q, hsad_completion_t **out) {
   hsad_completion_t *c = dq_signal_acquire(q->device);
@@ -440,22 +445,178 @@ static inline hsad_status_t take_completion(hsad_queue_t *q, hsad_completion_t *
   return HSAD_OK;
 }
 
+/* ---- the fast path ------------------------------------------------------------------- */
+
+/* Geometry of a launch checked with few branches; false sends the caller to prepare(), which
+ * finds and reports the exact problem. */
+static inline bool geometry_fast(const hsad_device_kernel_t *k, const hsad_launch_t *l,
+                                 hsad_aql_dispatch_t *d) {
+  uint32_t dims = l->dims;
+  if (DQ_UNLIKELY(dims - 1u > 2u)) return false;
+  uint32_t g0 = l->grid[0], g1 = l->grid[1], g2 = l->grid[2];
+  uint32_t b0 = l->block[0], b1 = l->block[1], b2 = l->block[2];
+  if (dims < 3) {
+    if (DQ_UNLIKELY((g2 | b2) > 1)) return false;
+    g2 = b2 = 1;
+  }
+  if (dims < 2) {
+    if (DQ_UNLIKELY((g1 | b1) > 1)) return false;
+    g1 = b1 = 1;
+  }
+  if (DQ_UNLIKELY(!g0 | !g1 | !g2 | !b0 | !b1 | !b2)) return false;
+  if (DQ_UNLIKELY((b0 > k->max_dim[0]) | (b1 > k->max_dim[1]) | (b2 > k->max_dim[2]))) return false;
+  if (DQ_UNLIKELY(b0 * b1 * b2 > k->max_flat)) return false; /* each <= 1024: no overflow */
+  if (DQ_UNLIKELY(k->has_reqd) &&
+      ((b0 != k->desc.reqd_workgroup_size[0]) | (b1 != k->desc.reqd_workgroup_size[1]) |
+       (b2 != k->desc.reqd_workgroup_size[2])))
+    return false;
+  d->dims = (uint16_t)dims;
+  d->grid_size[0] = g0;
+  d->grid_size[1] = g1;
+  d->grid_size[2] = g2;
+  d->workgroup_size[0] = (uint16_t)b0;
+  d->workgroup_size[1] = (uint16_t)b1;
+  d->workgroup_size[2] = (uint16_t)b2;
+  return true;
+}
+
+/* Per-thread cache of the last launch: the kernarg segment hsad_kernarg_build produced and the
+ * checked packet body. A launch with the same queue, kernel, geometry and argument values
+ * reuses both (one copy of the kernarg bytes into the slot's block) instead of re-checking the
+ * geometry and re-writing every hidden argument. Keys are unique ids, never pointers, so a
+ * freed and reallocated queue or kernel cannot alias an old entry. Only successful launches are
+ * cached, so a hit needs no check. */
+#define DQ_KC_ARGS 16
+#define DQ_KC_VAL 16
+typedef struct dq_kcache {
+  uint64_t quid, kuid;
+  uint32_t geom[7];               /* launch dims, grid[3], block[3] as given */
+  uint32_t nargs;
+  hsad_aql_dispatch_t d;          /* checked body: geometry, segments, kernel_object */
+  hsad_karg_t args[DQ_KC_ARGS];
+  uint8_t vals[DQ_KC_ARGS][DQ_KC_VAL];
+  _Alignas(64) uint8_t image[DQ_KARG_STACK];
+} dq_kcache_t;
+static _Thread_local dq_kcache_t dq_kc;
+
+_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16,
+               "launch geometry is 7 consecutive uint32_t");
+
+static inline bool kcache_hit(const dq_kcache_t *c, const hsad_queue_t *q,
+                              const hsad_device_kernel_t *k, const hsad_launch_t *l) {
+  uint64_t a[3], b[3];
+  uint32_t a3, b3;
+  memcpy(a, &l->dims, 24);
+  memcpy(&a3, &l->block[2], 4);
+  memcpy(b, c->geom, 24);
+  memcpy(&b3, &c->geom[6], 4);
+  /* kuid is 0 while the entry is invalid (uids start at 1) */
+  if ((c->kuid != k->uid) | (c->quid != q->uid) | (c->nargs != l->arg_count) |
+      (((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a3 ^ b3)) != 0))
+    return false;
+  for (uint32_t i = 0; i < c->nargs; i++) {
+    const hsad_karg_t *x = &l->args[i], *y = &c->args[i];
+    if (x->tag != y->tag) return false;
+    if (x->tag == HSAD_KARG_BYTES) {
+      if (x->size != y->size || !x->bytes) return false;
+      if (x->size == 4) {
+        uint32_t u, v;
+        memcpy(&u, x->bytes, 4);
+        memcpy(&v, c->vals[i], 4);
+        if (u != v) return false;
+      } else if (x->size == 8) {
+        uint64_t u, v;
+        memcpy(&u, x->bytes, 8);
+        memcpy(&v, c->vals[i], 8);
+        if (u != v) return false;
+      } else if (memcmp(x->bytes, c->vals[i], x->size)) {
+        return false;
+      }
+    } else if (x->tag == HSAD_KARG_POINTER) {
+      if (x->pointer != y->pointer) return false;
+    } else if (x->lds_bytes != y->lds_bytes) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Cache miss: checks the launch, builds its kernarg segment into the cache's image and, when
+ * every value fits, remembers the key. Errors as hsad_kernel_dispatch documents. */
+static hsad_status_t launch_build(const hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                  const hsad_launch_t *l) {
+  dq_kcache_t *c = &dq_kc;
+  c->kuid = 0; /* invalid until the key is complete */
+  hsad_aql_dispatch_t d;
+  hsad_status_t s = HSAD_OK;
+  if (DQ_LIKELY(geometry_fast(k, l, &d) && k->program->device == q->device)) {
+    if (DQ_UNLIKELY(k->desc.kernarg_segment_size > q->kernarg_block))
+      return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes "
+                       "exceeds the queue's kernarg_block_size of %u bytes (create the queue "
+                       "with a larger one)", k->desc.name, k->desc.kernarg_segment_size,
+                       q->kernarg_block);
+    hsad_dispatch_dims_t dd = {.dims = d.dims};
+    for (int i = 0; i < 3; i++) {
+      dd.grid_size[i] = d.grid_size[i];
+      dd.workgroup_size[i] = d.workgroup_size[i];
+    }
+    uint32_t group = k->desc.group_segment_fixed_size;
+    s = hsad_kernarg_build(k->desc.codeobj_kernel, l->args, l->arg_count, &dd, &q->karg_rt,
+                           c->image, q->kernarg_block, &group);
+    if (s) return s;
+    if (DQ_UNLIKELY(group > q->lds_bytes))
+      return hsad_fail(HSAD_ERR_LDS_LIMIT, "kernel %s: group segment of %u bytes (%u fixed + %u "
+                       "dynamic) exceeds device %u's LDS of %u bytes per workgroup", k->desc.name,
+                       group, k->desc.group_segment_fixed_size,
+                       group - k->desc.group_segment_fixed_size, q->device->info.index,
+                       q->lds_bytes);
+    uint32_t priv = k->desc.private_segment_fixed_size;
+    if (k->dyn_stack && q->dynamic_stack > priv) priv = q->dynamic_stack;
+    if (DQ_UNLIKELY(priv > q->max_private)) s = prepare(q, k, l, &d, c->image); /* reports it */
+    if (s) return s;
+    d.group_segment_size = group;
+    d.private_segment_size = priv;
+    d.kernel_object = k->desc.kernel_object;
+  } else {
+    s = prepare(q, k, l, &d, c->image); /* finds and reports what is wrong */
+    if (s) return s;
+  }
+  d.kernarg_address = NULL;
+  d.completion_signal = 0;
+  c->d = d;
+  if (l->arg_count > DQ_KC_ARGS) return HSAD_OK; /* built, not cached */
+  for (uint32_t i = 0; i < l->arg_count; i++) {
+    c->args[i] = l->args[i];
+    if (l->args[i].tag == HSAD_KARG_BYTES) {
+      if (l->args[i].size > DQ_KC_VAL) return HSAD_OK;
+      memcpy(c->vals[i], l->args[i].bytes, l->args[i].size);
+    }
+  }
+  memcpy(c->geom, &l->dims, sizeof c->geom);
+  c->quid = q->uid;
+  c->nargs = l->arg_count;
+  c->kuid = k->uid;
+  return HSAD_OK;
+}
+
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
                                    const hsad_launch_t *l, uint64_t deadline_ns,
                                    hsad_completion_t **out_completion, uint64_t *out_packet_id) {
   if (DQ_UNLIKELY(!q || !k || !l))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
   if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return queue_fail(q);
-  _Alignas(64) uint8_t kbuf[DQ_KARG_STACK];
-  hsad_aql_dispatch_t d;
-  hsad_status_t s = prepare(q, k, l, &d, kbuf);
-  if (DQ_UNLIKELY(s)) return s;
+  dq_kcache_t *kc = &dq_kc;
+  hsad_status_t s;
+  if (DQ_UNLIKELY(!kcache_hit(kc, q, k, l))) {
+    s = launch_build(q, k, l);
+    if (DQ_UNLIKELY(s)) return s;
+  }
   hsad_completion_t *c = NULL;
-  d.completion_signal = 0;
+  uint64_t sig = 0;
   if (out_completion) {
     s = take_completion(q, &c);
     if (DQ_UNLIKELY(s)) return s;
-    d.completion_signal = c->signal.handle;
+    sig = c->signal.handle;
   }
   uint64_t id = 0;
   s = reserve(q, 1, deadline_ns, &id);
@@ -468,10 +629,11 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
    * completed, since id - size < read_dispatch_id. */
   uint64_t slot = id & q->mask;
   uint8_t *ka = q->kernargs + slot * q->kernarg_block;
-  memcpy(ka, kbuf, k->desc.kernarg_segment_size);
-  d.kernarg_address = ka;
+  memcpy(ka, kc->image, k->desc.kernarg_segment_size);
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)(q->ring + slot * 64);
-  uint32_t word = hsad_aql_dispatch_fill(pkt, &d, dispatch_header(l->flags));
+  uint32_t word = hsad_aql_dispatch_fill(pkt, &kc->d, dispatch_header(l->flags));
+  pkt->kernarg_address = ka;
+  pkt->completion_signal.handle = sig;
   hsad_aql_publish(pkt, word);
   ring_doorbell(q, id);
   if (out_completion) *out_completion = c;

@@ -9,6 +9,11 @@
 
 hsad_runtime_t hsad_rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static _Atomic uint32_t rt_open_refs; /* mirror of hsad_rt.refs for lock-free checks */
+static _Atomic uint64_t uid_counter;
+
+uint64_t dq_next_uid(void) {
+  return atomic_fetch_add_explicit(&uid_counter, 1, memory_order_relaxed) + 1;
+}
 
 uint64_t hsad_now_ns(void) {
   struct timespec ts;
@@ -329,6 +334,11 @@ hsad_status_t hsad_device_get(hsad_runtime_t *runtime, uint32_t index, hsad_devi
 
 const hsad_device_info_t *hsad_device_info(const hsad_device_t *device) {
   return device ? &device->info : NULL;
+}
+
+hsa_agent_t hsad_device_agent(const hsad_device_t *device) {
+  hsa_agent_t none = {0};
+  return device ? device->agent : none;
 }
 
 const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t index) {
