@@ -27,3 +27,10 @@ tsan: deps
 	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) SAN=-fsanitize=thread \
 	  $(TSAN_BUILD)/lib/hsad/kfd-emu/libhsakmt.so.1 $(TSAN_BUILD)/tsan/stress_emu
 	KFD_EMU_GPUS=2 LD_LIBRARY_PATH=$(TSAN_BUILD)/lib/hsad/kfd-emu $(TSAN_BUILD)/tsan/stress_emu
+
+# memcheck over kfd-emu driven through ROCr (the plain stress program, fewer packets).
+.PHONY: valgrind
+valgrind: deps
+	@$(MAKE) --no-print-directory $(KFD_EMU_LIB) $(BUILD)/tsan/stress_emu
+	STRESS_PACKETS=500 KFD_EMU_GPUS=2 LD_LIBRARY_PATH=$(EMUDIR) valgrind -q --error-exitcode=9 \
+	  --suppressions=tests/valgrind.supp $(BUILD)/tsan/stress_emu

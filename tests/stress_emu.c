@@ -2,15 +2,17 @@
  * ThreadSanitizer) that drives kfd-emu from several host threads at once through the real
  * ROCr: 4 producers push barrier-AND packets into one shared 64-slot queue while a second GPU's
  * queue gates on them, and queues are created and destroyed meanwhile. Built and run by
- * `make tsan` with -fsanitize=thread; exits 0 when every completion arrived. */
+ * `make tsan` with -fsanitize=thread and by `make valgrind` under memcheck; exits 0 when every
+ * completion arrived. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/rocr_testutil.h"
 
 #define PRODUCERS 4
-#define PER_THREAD 20000
+static int PER_THREAD = 20000; /* STRESS_PACKETS overrides (valgrind runs use fewer) */
 
 static hsa_queue_t *shared_q;
 static hsa_signal_t done;
@@ -33,6 +35,8 @@ static hsa_status_t second_gpu(hsa_agent_t a, void *data) {
 }
 
 int main(void) {
+  const char *n = getenv("STRESS_PACKETS");
+  if (n && atoi(n) > 0) PER_THREAD = atoi(n);
   rt_t rt;
   if (rt_open(&rt) != 0 || rt.gpus < 2) {
     fprintf(stderr, "stress_emu: needs ROCr on kfd-emu with KFD_EMU_GPUS=2\n");
