@@ -8,7 +8,7 @@
  *
  * Instructions: each path is re-run under `valgrind --tool=callgrind --toggle-collect=FN` with
  * FN the per-submit function (hsad_kernel_dispatch; bench_rocr_submit, the textbook sequence;
- * hipLaunchKernel for HIP), so only instructions inside one submit are counted; the total over
+ * bench_hip_submit, one hipLaunchKernelGGL, for HIP), so only instructions inside one submit are counted; the total over
  * the run divided by the submit count is instructions per submit (deterministic).
  *
  * HIP: measured by build/bin/hsad-bench-hip (hipcc) next to this executable when present;
@@ -358,7 +358,7 @@ int hsad_cmd_bench(int argc, char **argv) {
         if (!exe_dir(dir, sizeof dir)) {
           snprintf(exe, sizeof exe, "%s/hsad-bench-hip", dir);
           char *av[] = {exe, cnt, NULL};
-          double ir = callgrind_ir(av, "hipLaunchKernel");
+          double ir = callgrind_ir(av, "bench_hip_submit");
           if (ir >= 0) res[2].instr = ir / (double)(cg_count < BLOCK ? BLOCK : cg_count);
         }
       }
