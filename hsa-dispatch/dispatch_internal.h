@@ -92,6 +92,7 @@ struct hsad_device_kernel {
   uint64_t uid;                         /* unique for the process lifetime: kernarg cache key */
   uint32_t max_flat;                    /* min(.max_flat_workgroup_size, device maximum) */
   uint16_t max_dim[3];                  /* device HSA_AGENT_INFO_WORKGROUP_MAX_DIM */
+  uint32_t max_grid[3];                 /* device HSA_AGENT_INFO_GRID_MAX_DIM (0: no limit) */
   bool has_reqd;                        /* .reqd_workgroup_size declared */
   bool dyn_stack;                       /* .uses_dynamic_stack */
   hsad_device_kernel_desc_t desc;

@@ -5,7 +5,8 @@ HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h
 # ---- tests: tests/test_dispatch*.c, one Criterion binary each ----
 DQ_FIXDIR   := $(TESTDIR)/dispatch
 DQ_FIXTURES := $(DQ_FIXDIR)/limits-v5.hsaco
-DQ_TESTS    := $(patsubst tests/%.c,$(TESTDIR)/%,$(wildcard tests/test_dispatch*.c))
+DQ_TESTS    := $(patsubst tests/%.c,$(TESTDIR)/%,$(filter-out tests/test_dispatch_tsan.c,\
+                 $(wildcard tests/test_dispatch*.c)))
 TEST_BINS   += $(DQ_TESTS)
 
 $(DQ_FIXDIR)/limits-v%.hsaco: tests/data/dispatch/limits-v%.s
@@ -17,3 +18,22 @@ $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h $(LIBDIR)/libhsa
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
 	  $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+# ---- ThreadSanitizer: the multi-producer scenario as a plain program (Criterion does not start
+# under TSan), in its own build tree with kfd-emu instrumented too (the CP's release of the read
+# index is what orders one producer's slot writes before the next producer's); the kernels and
+# twins come from the normal build.
+DQ_TSAN_BUILD ?= build-tsan
+$(BUILD)/tsan/test_dispatch_tsan: tests/test_dispatch_tsan.c $(LIBDIR)/libhsad.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
+	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lm
+
+.PHONY: dispatch-tsan
+dispatch-tsan: all
+	@$(MAKE) --no-print-directory BUILD=$(DQ_TSAN_BUILD) SAN=-fsanitize=thread \
+	  KERNDIR=$(abspath $(KERNDIR)) $(DQ_TSAN_BUILD)/tsan/test_dispatch_tsan \
+	  $(DQ_TSAN_BUILD)/lib/hsad/kfd-emu/libhsakmt.so.1
+	LD_LIBRARY_PATH=$(DQ_TSAN_BUILD)/lib/hsad/kfd-emu \
+	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so \
+	  $(DQ_TSAN_BUILD)/tsan/test_dispatch_tsan $(DQ_TSAN_COUNT)

@@ -105,6 +105,8 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
     if (d->info.max_workgroup_size && d->info.max_workgroup_size < dk->max_flat)
       dk->max_flat = d->info.max_workgroup_size;
     memcpy(dk->max_dim, d->info.max_workgroup_dim, sizeof dk->max_dim);
+    for (int i = 0; i < 3; i++)
+      dk->max_grid[i] = d->info.max_grid_dim[i] ? d->info.max_grid_dim[i] : UINT32_MAX;
     dk->has_reqd = dd->reqd_workgroup_size[0] != 0;
     dk->dyn_stack = dd->uses_dynamic_stack;
   }

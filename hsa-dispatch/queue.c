@@ -310,6 +310,10 @@ static hsad_status_t prepare(const hsad_queue_t *q, const hsad_device_kernel_t *
     } else {
       if (DQ_UNLIKELY(g == 0))
         return hsad_fail(HSAD_ERR_GRID, "kernel %s: grid[%u] is 0 work-items", kd->name, i);
+      if (DQ_UNLIKELY(di->max_grid_dim[i] && g > di->max_grid_dim[i]))
+        return hsad_fail(HSAD_ERR_GRID, "kernel %s: grid[%u]=%u exceeds device %u's maximum %u "
+                         "(HSA_AGENT_INFO_GRID_MAX_DIM)", kd->name, i, g, di->index,
+                         di->max_grid_dim[i]);
       if (DQ_UNLIKELY(b == 0))
         return hsad_fail(HSAD_ERR_WORKGROUP, "kernel %s: block[%u] is 0 work-items", kd->name, i);
       if (DQ_UNLIKELY(b > di->max_workgroup_dim[i]))
@@ -464,6 +468,7 @@ static inline bool geometry_fast(const hsad_device_kernel_t *k, const hsad_launc
     g1 = b1 = 1;
   }
   if (DQ_UNLIKELY(!g0 | !g1 | !g2 | !b0 | !b1 | !b2)) return false;
+  if (DQ_UNLIKELY((g0 > k->max_grid[0]) | (g1 > k->max_grid[1]) | (g2 > k->max_grid[2]))) return false;
   if (DQ_UNLIKELY((b0 > k->max_dim[0]) | (b1 > k->max_dim[1]) | (b2 > k->max_dim[2]))) return false;
   if (DQ_UNLIKELY(b0 * b1 * b2 > k->max_flat)) return false; /* each <= 1024: no overflow */
   if (DQ_UNLIKELY(k->has_reqd) &&
