@@ -16,8 +16,9 @@
  *                             (hsad_kernel_info_t), the decoded kernel descriptor and a
  *                             precomputed kernarg plan used by hsad_kernarg_build().
  *
- * Thread safety: loading, destroying and the accessors are reentrant (no global state besides
- * the per-thread error message of common/hsad_status.h). A loaded hsad_codeobj_t is immutable:
+ * Thread safety: loading, destroying and the accessors are reentrant (no global mutable state
+ * besides the per-thread error message of common/hsad_status.h and one-time initialisation
+ * under pthread_once: libelf's version, comgr's dlopen). A loaded hsad_codeobj_t is immutable:
  * any number of threads may look kernels up, read their info and build kernargs concurrently
  * without locks. Destroy it only when no other thread uses it.
  *
