@@ -158,7 +158,7 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   q->mask = size - 1;
   q->kernarg_block = kb;
   q->dynamic_stack = o->dynamic_stack_size ? o->dynamic_stack_size : 16384;
-  q->spin_ns = o->spin_ns ? o->spin_ns : 20000;
+  q->spin_ns = o->spin_ns ? o->spin_ns : 50000;
   q->profiling = o->profiling;
   hsa_status_t st = hsa_queue_create(d->agent, size, HSA_QUEUE_TYPE_MULTI, queue_error_cb, q,
                                      o->private_segment_size ? o->private_segment_size : UINT32_MAX,

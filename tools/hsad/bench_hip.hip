@@ -55,5 +55,15 @@ int main(int argc, char **argv) {
   }
   qsort(v, blocks, sizeof *v, cmp);
   printf("ns %.1f %.1f %.1f\n", v[0], v[blocks / 2], v[blocks - 1]);
+  // a chain of 10 launches on the null stream (in order) and a wait for the last
+  double ch[200];
+  for (int run = 0; run < 200; run++) {
+    unsigned long long t0 = now_ns();
+    for (int i = 0; i < 10; i++) hipLaunchKernelGGL(hsad_bench_empty, dim3(1), dim3(1), 0, 0);
+    if (hipStreamSynchronize(0) != hipSuccess) return 1;
+    ch[run] = (double)(now_ns() - t0) / 1e3;
+  }
+  qsort(ch, 200, sizeof *ch, cmp);
+  printf("chain_us %.2f %.2f %.2f\n", ch[0], ch[100], ch[199]);
   return 0;
 }

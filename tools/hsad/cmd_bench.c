@@ -49,7 +49,13 @@ typedef struct result {
   char note[PATH_MAX + 256];
   double ns_min, ns_median, ns_max;
   double instr; /* < 0: not measured */
+  bool chain_ok;
+  double chain_min, chain_median, chain_max; /* us: 10 dependent dispatches + wait */
 } result_t;
+
+#define CHAIN 10
+static bool g_only; /* --only: the callgrind run counts submits only, no chain */
+#define CHAIN_RUNS 200
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -67,6 +73,7 @@ static void stats(double *v, uint32_t n, result_t *r) {
 
 typedef struct rocr_ctx {
   hsa_queue_t *q;
+  hsa_signal_t signal; /* completion of the next packet (0: none) */
   uint64_t kernel_object;
   void *kernarg;
   uint32_t group, priv;
@@ -90,7 +97,7 @@ __attribute__((noinline)) void bench_rocr_submit(rocr_ctx_t *c) {
   p->kernel_object = c->kernel_object;
   p->kernarg_address = c->kernarg;
   p->reserved2 = 0;
-  p->completion_signal.handle = 0;
+  p->completion_signal = c->signal;
   uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
                     (1 << HSA_PACKET_HEADER_BARRIER) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
@@ -160,6 +167,25 @@ static int run_hsad(env_t *e, uint32_t count, result_t *r) {
   if (!s) s = hsad_queue_wait_idle(q, hsad_now_ns() + 120000000000ull);
   if (s) snprintf(r->note, sizeof r->note, "%s", hsad_last_error());
   else if (blocks) stats(v, blocks, r);
+  /* a chain of CHAIN dispatches (barrier bit) with one completion on the last, then wait */
+  double ch[CHAIN_RUNS];
+  uint32_t runs = 0;
+  for (; runs < CHAIN_RUNS && !s && !g_only; runs++) {
+    uint64_t t0 = hsad_now_ns();
+    hsad_completion_t *c = NULL;
+    for (int i = 0; i < CHAIN && !s; i++)
+      s = hsad_kernel_dispatch(q, e->k, &l, HSAD_DEADLINE_NEVER, i == CHAIN - 1 ? &c : NULL, NULL);
+    if (!s) s = hsad_completion_wait(c, hsad_now_ns() + 10000000000ull);
+    hsad_completion_release(c);
+    ch[runs] = (double)(hsad_now_ns() - t0) / 1e3;
+  }
+  if (!s && runs) {
+    qsort(ch, runs, sizeof *ch, cmp_d);
+    r->chain_ok = true;
+    r->chain_min = ch[0];
+    r->chain_median = ch[runs / 2];
+    r->chain_max = ch[runs - 1];
+  }
   free(v);
   hsad_queue_destroy(q);
   return s ? -1 : 0;
@@ -198,6 +224,29 @@ static int run_rocr(env_t *e, uint32_t count, result_t *r) {
   }
   wait_drained(c.q);
   if (blocks) stats(v, blocks, r);
+  /* the chain: CHAIN packets, a signal on the last, hsa_signal_wait_scacquire */
+  hsa_signal_t sig;
+  if (!g_only && hsa_signal_create(1, 0, NULL, &sig) == HSA_STATUS_SUCCESS) {
+    double ch[CHAIN_RUNS];
+    for (uint32_t run = 0; run < CHAIN_RUNS; run++) {
+      uint64_t t0 = hsad_now_ns();
+      hsa_signal_store_relaxed(sig, 1);
+      for (int i = 0; i < CHAIN - 1; i++) bench_rocr_submit(&c);
+      c.signal = sig;
+      bench_rocr_submit(&c);
+      c.signal.handle = 0;
+      while (hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                       HSA_WAIT_STATE_BLOCKED) >= 1) {
+      }
+      ch[run] = (double)(hsad_now_ns() - t0) / 1e3;
+    }
+    qsort(ch, CHAIN_RUNS, sizeof *ch, cmp_d);
+    r->chain_ok = true;
+    r->chain_min = ch[0];
+    r->chain_median = ch[CHAIN_RUNS / 2];
+    r->chain_max = ch[CHAIN_RUNS - 1];
+    hsa_signal_destroy(sig);
+  }
   free(v);
   hsa_queue_destroy(c.q);
   hsad_buffer_free(c.kernarg);
@@ -235,6 +284,9 @@ static int run_hip(uint32_t count, result_t *r) {
   int ok = 0;
   while (fgets(line, sizeof line, p))
     if (sscanf(line, "ns %lf %lf %lf", &r->ns_min, &r->ns_median, &r->ns_max) == 3) ok = 1;
+    else if (sscanf(line, "chain_us %lf %lf %lf", &r->chain_min, &r->chain_median,
+                    &r->chain_max) == 3)
+      r->chain_ok = true;
   int st = pclose(p);
   if (!ok || st != 0) {
     snprintf(r->note, sizeof r->note, "hsad-bench-hip failed (exit status %d)", st);
@@ -320,6 +372,7 @@ int hsad_cmd_bench(int argc, char **argv) {
   env_t e;
   if (open_env(&e, devi, count)) return 1;
   if (only) {
+    g_only = true;
     result_t r = {.path = only};
     int rc = !strcmp(only, "hsad") ? run_hsad(&e, count, &r) : run_rocr(&e, count, &r);
     hsad_program_destroy(e.prog);
@@ -378,6 +431,9 @@ int hsad_cmd_bench(int argc, char **argv) {
         printf(", \"ns_per_submit\": null, \"note\": \"%s\"", res[i].note);
       if (res[i].instr >= 0) printf(", \"instructions_per_submit\": %.1f", res[i].instr);
       else printf(", \"instructions_per_submit\": null");
+      if (res[i].chain_ok)
+        printf(", \"chain10_wait_us\": {\"min\": %.2f, \"median\": %.2f, \"max\": %.2f}",
+               res[i].chain_min, res[i].chain_median, res[i].chain_max);
       printf("}");
     }
     printf("]");
@@ -398,8 +454,10 @@ int hsad_cmd_bench(int argc, char **argv) {
       }
       printf("%-14s %10.1f %10.1f %10.1f ", res[i].path, res[i].ns_min, res[i].ns_median,
              res[i].ns_max);
-      if (res[i].instr >= 0) printf("%14.1f\n", res[i].instr);
-      else printf("%14s\n", cg ? "n/a" : "-");
+      if (res[i].instr >= 0) printf("%14.1f", res[i].instr);
+      else printf("%14s", cg ? "n/a" : "-");
+      if (res[i].chain_ok) printf("   chain of 10 + wait: median %.2f us", res[i].chain_median);
+      printf("\n");
     }
     if (res[0].ok && res[1].ok)
       printf("hsad / rocr-textbook: %.2fx ns", res[0].ns_median / res[1].ns_median);
