@@ -373,6 +373,43 @@ Test(kernels, profiling_timestamps_ordered) {
   rt_close(&rt);
 }
 
+Test(kernels, injected_delay_shows_in_timestamps) {
+  setenv("KFD_EMU_DELAY_US", "30000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "empty", 1);
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "empty-gfx90a-v4.hsaco", "empty", &k), 0);
+  hsa_queue_t *q = make_queue(64);
+  hsa_amd_profiling_set_profiler_enabled(q, 1);
+  hsa_signal_t s = make_signal(1);
+  hsa_kernel_dispatch_packet_t p;
+  rt_dispatch_packet(&p, &k, NULL, 1, (uint32_t[3]){1, 1, 1}, (uint32_t[3]){1, 1, 1}, s, true);
+  rt_submit(q, &p, true);
+  cr_assert(rt_wait_zero(s, 5000));
+  hsa_amd_profiling_dispatch_time_t t;
+  cr_assert_eq(hsa_amd_profiling_get_dispatch_time(rt.gpu, s, &t), HSA_STATUS_SUCCESS);
+  cr_assert_geq(t.end - t.start, 30000000u, "dispatch took %llu ns, delay is 30 ms",
+                (unsigned long long)(t.end - t.start));
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+Test(packets, cp_stall) {
+  setenv("KFD_EMU_CP_STALL_MS", "40", 1);
+  open_rt();
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(1);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, true);
+  cr_assert(rt_wait_zero(done, 5000));
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+  cr_assert_geq(ms, 40, "packet completed after %ld ms with a 40 ms CP stall", ms);
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
 /* ---- queue errors --------------------------------------------------------------------- */
 
 static _Atomic int cb_status = -1;
