@@ -230,6 +230,39 @@ Test(packets, cross_queue_dependency_and_doorbell) {
   rt_close(&rt);
 }
 
+Test(packets, doorbell_is_highest_value_seen) {
+  open_rt();
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(2);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, false);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, false);
+  /* two producers' rings arrive out of order: 1 then 0 */
+  hsa_signal_store_screlease(q->doorbell_signal, 1);
+  cr_assert(rt_wait_zero(done, 2000));
+  hsa_signal_store_screlease(q->doorbell_signal, 0);
+  hsa_signal_store_screlease(done, 1);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, true);
+  cr_assert(rt_wait_zero(done, 2000));
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(q), 3);
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+Test(packets, unrung_packet_runs_after_grace_with_warning) {
+  setenv("KFD_EMU_DOORBELL_GRACE_MS", "150", 1);
+  open_rt();
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(2);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, false);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, false);
+  hsa_signal_store_screlease(q->doorbell_signal, 0); /* a batch rung with its FIRST id */
+  cr_assert_not(rt_wait_zero(done, 100), "packet 1 ran without its doorbell");
+  cr_assert_eq(hsa_signal_load_scacquire(done), 1, "packet 0 (rung) did not run");
+  cr_assert(rt_wait_zero(done, 3000));
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
 Test(packets, hundred_thousand_through_64_slots) {
   open_rt();
   hsa_queue_t *q = make_queue(64);

@@ -53,6 +53,9 @@ struct emu_queue {
   _Atomic uint64_t *doorbell;
   uint32_t doorbell_slot;
   bool suspended; /* QueuePercentage 0 (ROCr suspends a queue after an error) */
+  uint64_t rung;       /* highest doorbell value seen + 1 (0: never rung) */
+  uint64_t unrung_id;  /* a valid packet beyond the doorbell ... */
+  uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
   q_state_t state;
   uint8_t lds[64 * 1024];
 };
@@ -367,6 +370,31 @@ static uint32_t step(emu_queue_t *q, uint64_t rd, uint64_t db) {
   return 1;
 }
 
+/* A packet beyond the highest doorbell value seen. kfd-emu samples the doorbell, so it can miss
+ * a higher value that a racing producer overwrote with a lower one within nanoseconds; a real
+ * CP sees every write. Such a packet runs once it has stayed valid and unrung for
+ * KFD_EMU_DOORBELL_GRACE_MS (1000 ms), with a warning, since the other cause is a real bug that
+ * hangs a GPU: a batch rung with its first instead of its last index. */
+static bool unrung_ready(emu_queue_t *q, uint64_t rd) {
+  if (((header_of(slot_at(q, rd)) >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_INVALID)
+    return false;
+  uint64_t now = emu_now_ns();
+  if (q->unrung_id != rd || !q->unrung_since) {
+    q->unrung_id = rd;
+    q->unrung_since = now;
+    return false;
+  }
+  if (now - q->unrung_since < emu.cfg.doorbell_grace_ms * 1000000ull) return false;
+  emu_log("GPU %u queue %llu: packet %llu is valid but beyond the doorbell (%lld) for %llu ms; "
+          "running it. A real GPU would wait forever if no producer rang a later id (a batch "
+          "rung with its first index?).", q->gpu->index, (unsigned long long)q->id,
+          (unsigned long long)rd, (long long)q->rung - 1,
+          (unsigned long long)emu.cfg.doorbell_grace_ms);
+  q->unrung_since = 0;
+  q->rung = rd + 1;
+  return true;
+}
+
 /* Runs up to 64 packets of q. Returns true when any packet completed. Holds g->lock. */
 static bool run_queue(emu_queue_t *q) {
   if (q->suspended) return false;
@@ -381,8 +409,11 @@ static bool run_queue(emu_queue_t *q) {
   while (done < 64) {
     uint64_t rd = *q->read_ptr;
     uint64_t db = atomic_load_explicit(q->doorbell, memory_order_acquire);
-    if (db == DOORBELL_NONE || rd > db) break;
-    uint32_t k = step(q, rd, db);
+    /* Hardware sees every doorbell write and keeps the highest: producers that raced may store
+     * their ids out of order (HSA 1.2 system architecture 2.8.3). */
+    if (db != DOORBELL_NONE && db + 1 > q->rung) q->rung = db + 1;
+    if (rd >= q->rung && !unrung_ready(q, rd)) break;
+    uint32_t k = step(q, rd, q->rung ? q->rung - 1 : rd);
     if (!k) break;
     done += k;
   }

@@ -82,6 +82,7 @@ typedef struct emu_config {
   char delay_kernel[256];
   uint64_t delay_us;
   uint64_t cp_stall_ms;
+  uint64_t doorbell_grace_ms;
   bool verbose;
 } emu_config_t;
 

@@ -74,6 +74,7 @@ int emu_config_load(emu_config_t *cfg) {
   cfg->vram_bytes = v << 20;
   if (env_u64("KFD_EMU_DELAY_US", 0, 60000000, 0, &cfg->delay_us)) return -1;
   if (env_u64("KFD_EMU_CP_STALL_MS", 0, 600000, 0, &cfg->cp_stall_ms)) return -1;
+  if (env_u64("KFD_EMU_DOORBELL_GRACE_MS", 1, 3600000, 1000, &cfg->doorbell_grace_ms)) return -1;
 
   /* KFD_EMU_ISA: one name for all GPUs, or a comma-separated list, one per GPU. */
   const char *isa = getenv("KFD_EMU_ISA");
