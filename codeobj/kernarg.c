@@ -193,37 +193,55 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
     blocks[d] = dims->grid_size[d] / dims->workgroup_size[d];
     rem[d] = dims->grid_size[d] - blocks[d] * dims->workgroup_size[d];
   }
+  /* Every hidden value once, indexed by kind; then one table read per declared slot (no
+   * per-slot dispatch on the kind). hidden_none has value 0: writing it leaves the zero. */
+  _Static_assert(HSAD_VK_HIDDEN_QUEUE_PTR + 1 == HSAD_VK_COUNT_,
+                 "a new hidden value kind needs its val[] entry below");
+  uint64_t val[HSAD_VK_COUNT_];
+  val[HSAD_VK_HIDDEN_GLOBAL_OFFSET_X] = dims->global_offset[0];
+  val[HSAD_VK_HIDDEN_GLOBAL_OFFSET_Y] = dims->global_offset[1];
+  val[HSAD_VK_HIDDEN_GLOBAL_OFFSET_Z] = dims->global_offset[2];
+  val[HSAD_VK_HIDDEN_NONE] = 0;
+  val[HSAD_VK_HIDDEN_PRINTF_BUFFER] = runtime->printf_buffer;
+  val[HSAD_VK_HIDDEN_HOSTCALL_BUFFER] = runtime->hostcall_buffer;
+  val[HSAD_VK_HIDDEN_DEFAULT_QUEUE] = runtime->default_queue;
+  val[HSAD_VK_HIDDEN_COMPLETION_ACTION] = runtime->completion_action;
+  val[HSAD_VK_HIDDEN_MULTIGRID_SYNC_ARG] = runtime->multigrid_sync_arg;
+  val[HSAD_VK_HIDDEN_BLOCK_COUNT_X] = blocks[0];
+  val[HSAD_VK_HIDDEN_BLOCK_COUNT_Y] = blocks[1];
+  val[HSAD_VK_HIDDEN_BLOCK_COUNT_Z] = blocks[2];
+  val[HSAD_VK_HIDDEN_GROUP_SIZE_X] = dims->workgroup_size[0];
+  val[HSAD_VK_HIDDEN_GROUP_SIZE_Y] = dims->workgroup_size[1];
+  val[HSAD_VK_HIDDEN_GROUP_SIZE_Z] = dims->workgroup_size[2];
+  val[HSAD_VK_HIDDEN_REMAINDER_X] = rem[0];
+  val[HSAD_VK_HIDDEN_REMAINDER_Y] = rem[1];
+  val[HSAD_VK_HIDDEN_REMAINDER_Z] = rem[2];
+  val[HSAD_VK_HIDDEN_GRID_DIMS] = dims->dims;
+  val[HSAD_VK_HIDDEN_HEAP_V1] = runtime->heap_v1;
+  val[HSAD_VK_HIDDEN_DYNAMIC_LDS_SIZE] = lds - p->group_segment_fixed_size;
+  val[HSAD_VK_HIDDEN_PRIVATE_BASE] = runtime->private_base;
+  val[HSAD_VK_HIDDEN_SHARED_BASE] = runtime->shared_base;
+  val[HSAD_VK_HIDDEN_QUEUE_PTR] = runtime->queue_ptr;
   for (uint32_t i = 0; i < p->hidden_count; i++) {
     const hsad_kernarg_slot_t *s = &p->hidden_args[i];
-    uint64_t v;
-    switch (s->kind) {
-    case HSAD_VK_HIDDEN_GLOBAL_OFFSET_X: v = dims->global_offset[0]; break;
-    case HSAD_VK_HIDDEN_GLOBAL_OFFSET_Y: v = dims->global_offset[1]; break;
-    case HSAD_VK_HIDDEN_GLOBAL_OFFSET_Z: v = dims->global_offset[2]; break;
-    case HSAD_VK_HIDDEN_NONE: continue;
-    case HSAD_VK_HIDDEN_PRINTF_BUFFER: v = runtime->printf_buffer; break;
-    case HSAD_VK_HIDDEN_HOSTCALL_BUFFER: v = runtime->hostcall_buffer; break;
-    case HSAD_VK_HIDDEN_DEFAULT_QUEUE: v = runtime->default_queue; break;
-    case HSAD_VK_HIDDEN_COMPLETION_ACTION: v = runtime->completion_action; break;
-    case HSAD_VK_HIDDEN_MULTIGRID_SYNC_ARG: v = runtime->multigrid_sync_arg; break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_X: v = blocks[0]; break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_Y: v = blocks[1]; break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_Z: v = blocks[2]; break;
-    case HSAD_VK_HIDDEN_GROUP_SIZE_X: v = dims->workgroup_size[0]; break;
-    case HSAD_VK_HIDDEN_GROUP_SIZE_Y: v = dims->workgroup_size[1]; break;
-    case HSAD_VK_HIDDEN_GROUP_SIZE_Z: v = dims->workgroup_size[2]; break;
-    case HSAD_VK_HIDDEN_REMAINDER_X: v = rem[0]; break;
-    case HSAD_VK_HIDDEN_REMAINDER_Y: v = rem[1]; break;
-    case HSAD_VK_HIDDEN_REMAINDER_Z: v = rem[2]; break;
-    case HSAD_VK_HIDDEN_GRID_DIMS: v = dims->dims; break;
-    case HSAD_VK_HIDDEN_HEAP_V1: v = runtime->heap_v1; break;
-    case HSAD_VK_HIDDEN_DYNAMIC_LDS_SIZE: v = lds - p->group_segment_fixed_size; break;
-    case HSAD_VK_HIDDEN_PRIVATE_BASE: v = runtime->private_base; break;
-    case HSAD_VK_HIDDEN_SHARED_BASE: v = runtime->shared_base; break;
-    case HSAD_VK_HIDDEN_QUEUE_PTR: v = runtime->queue_ptr; break;
-    default: continue;
+    uint64_t v = val[s->kind]; /* the plan holds hidden kinds only (checked at load) */
+    uint8_t *dst = base + s->offset;
+    bool fits;
+    if (s->size == 8) {
+      memcpy(dst, &v, 8);
+      fits = true;
+    } else if (s->size == 4) {
+      uint32_t x = (uint32_t)v;
+      memcpy(dst, &x, 4);
+      fits = v <= UINT32_MAX;
+    } else if (s->size == 2) {
+      uint16_t x = (uint16_t)v;
+      memcpy(dst, &x, 2);
+      fits = v <= UINT16_MAX;
+    } else {
+      fits = co_put(dst, v, s->size);
     }
-    if (!co_put(base + s->offset, v, s->size))
+    if (!fits)
       return hsad_fail(HSAD_ERR_ARG_VALUE,
                        "%s: kernel '%s': hidden argument %s = %llu does not fit its declared "
                        ".size %u at .offset %u",
