@@ -19,8 +19,8 @@
  *      the reservation in step 4 proves it: id - size < read_dispatch_id);
  *   6. fill the 64-byte body with the header INVALID, publish `header | setup << 16` with one
  *      32-bit release store, and store the packet id into the doorbell.
- * Steps 3-6 make no allocation, no system call and no ROCr call (the signal pool is created on
- * a device's first completion request): the doorbell is stored
+ * Steps 3-6 make no allocation, no system call and no ROCr call (the device's signal pool is
+ * created with its first queue): the doorbell is stored
  * directly (64-bit AQL doorbell, ROCr AqlQueue::StoreRelaxed for doorbell type 2) and kept
  * monotonic across producers (a software "highest rung" and a re-check, so a late, lower store
  * of one producer never hides a higher packet id another producer rang).

@@ -199,6 +199,9 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   q->next = hsad_rt.queues;
   hsad_rt.queues = q;
   pthread_mutex_unlock(&hsad_rt.lock);
+  /* the device's signal pool exists before the first dispatch needs it (shared queues are
+   * created under d->lock: hsad_device_queue does it after unlocking) */
+  if (!shared) (void)pool_get(d);
   *out_queue = q;
   return HSAD_OK;
 }
@@ -274,6 +277,7 @@ hsad_status_t hsad_device_queue(hsad_device_t *d, hsad_queue_t **out_queue) {
   }
   pthread_mutex_unlock(&d->lock);
   if (s) return s;
+  (void)pool_get(d);
   *out_queue = q;
   return HSAD_OK;
 }

@@ -262,6 +262,7 @@ int hsad_cmd_run(int argc, char **argv) {
   hsad_program_t *prog = NULL;
   hsad_queue_t *q = NULL;
   uint64_t *submit = NULL;
+  hsad_karg_t *kargs = NULL;
   char *log = NULL;
   if (!args || !defs) return 1;
   for (int i = 1; i < argc; i++) {
@@ -355,7 +356,7 @@ int hsad_cmd_run(int argc, char **argv) {
   const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(k);
   const hsad_kernel_info_t *ki = hsad_kernel_info(kd->codeobj_kernel);
 
-  hsad_karg_t *kargs = calloc(nargs + 1, sizeof *kargs);
+  kargs = calloc(nargs + 1, sizeof *kargs);
   if (!kargs) FAIL("out of memory\n");
   uint32_t dyn_lds = 0;
   for (uint32_t i = 0; i < nargs; i++) {
@@ -487,7 +488,7 @@ int hsad_cmd_run(int argc, char **argv) {
       printf("arg %u (%s x %llu): sum %.9g, min %.9g, max %.9g, first:", i, tnames[a->type],
              (unsigned long long)a->count, sum, mn, mx);
       for (uint64_t e = 0; e < a->count && e < 8; e++) printf(" %.9g", elem_get(a, e));
-      printf("%s\n", a->out_file ? "" : "");
+      printf("\n");
       if (a->out_file) printf("  written to %s\n", a->out_file);
       if (a->txt_file) printf("  written to %s (text)\n", a->txt_file);
     }
@@ -500,6 +501,7 @@ out:
   if (prog) hsad_program_destroy(prog);
   if (rt) hsad_runtime_close(rt);
   free(submit);
+  free(kargs);
   free(log);
   free(args);
   free(defs);
