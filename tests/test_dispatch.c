@@ -37,7 +37,7 @@ static void dump_diff(const uint8_t *got, const uint8_t *want, size_t n) {
 }
 
 /* The pure emitter: exact bytes for 1, 2 and 3 dimensions. */
-Test(dispatch_packet, emitter_bytes_1d_2d_3d) {
+Test(dispatch_packet, emitter_bytes_1d_2d_3d, .timeout = 60) {
   struct { uint16_t dims; uint16_t wg[3]; uint32_t grid[3]; } rows[] = {
       {1, {256, 1, 1}, {1000, 1, 1}},
       {2, {16, 8, 1}, {33, 17, 1}},
@@ -72,7 +72,7 @@ Test(dispatch_packet, emitter_bytes_1d_2d_3d) {
 /* The real ring: packets of 1D/2D/3D dispatches as the CP saw them. The CP writes the header
  * back to INVALID when done; the setup word and body stay, so bytes 2..63 are compared exactly
  * and the header must read INVALID. */
-Test(dispatch_packet, ring_bytes_1d_2d_3d) {
+Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
   const hsad_device_kernel_t *k;
@@ -133,7 +133,7 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d) {
 
 /* The published header word in the ring, seen before the CP runs: KFD_EMU_CP_STALL_MS delays
  * the CP after it saw a valid header. */
-Test(dispatch_packet, published_header_word) {
+Test(dispatch_packet, published_header_word, .timeout = 60) {
   setenv("KFD_EMU_CP_STALL_MS", "300", 1);
   dq_env_t e;
   dq_open(&e);
@@ -226,12 +226,12 @@ static void kernarg_case(int ver) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
-Test(dispatch_kernarg, saxpy_v5_bytes) { kernarg_case(5); }
-Test(dispatch_kernarg, saxpy_v4_bytes) { kernarg_case(4); }
+Test(dispatch_kernarg, saxpy_v5_bytes, .timeout = 60) { kernarg_case(5); }
+Test(dispatch_kernarg, saxpy_v4_bytes, .timeout = 60) { kernarg_case(4); }
 
 /* ---- results -------------------------------------------------------------------------- */
 
-Test(dispatch_result, vector_add_and_saxpy) {
+Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
   for (int ver = 4; ver <= 5; ver++) {
@@ -274,7 +274,7 @@ Test(dispatch_result, vector_add_and_saxpy) {
 }
 
 /* Dynamic LDS: the group segment of the packet is fixed + dynamic bytes. */
-Test(dispatch_result, lds_reduce_dynamic) {
+Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
   const hsad_device_kernel_t *k;
@@ -312,7 +312,7 @@ Test(dispatch_result, lds_reduce_dynamic) {
 }
 
 /* A batch: one reservation, headers first-one-last, one doorbell with the last id. */
-Test(dispatch_batch, ordered_chain_of_ten) {
+Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
   const hsad_device_kernel_t *k;
@@ -359,7 +359,7 @@ Test(dispatch_batch, ordered_chain_of_ten) {
 }
 
 /* A barrier-AND on queue B waits for a completion of queue A. */
-Test(dispatch_batch, cross_queue_barrier_and_profiling) {
+Test(dispatch_batch, cross_queue_barrier_and_profiling, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "50000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
   dq_env_t e;
@@ -406,7 +406,7 @@ Test(dispatch_batch, cross_queue_barrier_and_profiling) {
 
 /* ---- devices and topology -------------------------------------------------------------- */
 
-Test(dispatch_device, info_and_shared_queues) {
+Test(dispatch_device, info_and_shared_queues, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
   const hsad_device_info_t *di = hsad_device_info(e.dev);
@@ -438,7 +438,7 @@ Test(dispatch_device, info_and_shared_queues) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
-Test(dispatch_device, two_numa_nodes_nearest_cpu) {
+Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
   setenv("KFD_EMU_GPUS", "2", 1);
   setenv("KFD_EMU_CPU_NODES", "2", 1);
   setenv("KFD_EMU_GPU_NUMA", "1,0", 1);
@@ -460,7 +460,7 @@ Test(dispatch_device, two_numa_nodes_nearest_cpu) {
 
 /* ---- bad input: one row each, own code and message -------------------------------------- */
 
-Test(dispatch_errors, rows) {
+Test(dispatch_errors, rows, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
   const hsad_device_kernel_t *k;
