@@ -59,7 +59,12 @@ typedef struct hsad_queue_options {
                                     (hsa_amd_profiling_set_profiler_enabled) */
   uint32_t private_segment_size; /* scratch bytes per work-item reserved at creation, so no
                                     dispatch up to this size pays for scratch growth; 0: ROCr's
-                                    default; must be <= the device's max_private_per_work_item */
+                                    default; must be <= the device's max_private_per_work_item.
+                                    ROCr reserves it for every wave slot of the device (bytes x
+                                    64 lanes x scratch slots per CU x CUs) and binds at most
+                                    146800640 bytes to a queue (AcquireQueueScratch): larger
+                                    values fail with HSAD_ERR_HSA; kernels needing more than the
+                                    reservation still run (ROCr grows scratch on demand) */
   uint32_t dynamic_stack_size;   /* private bytes per work-item given to kernels with
                                     .uses_dynamic_stack; 0: 16384 (llvm offload's default) */
   uint32_t kernarg_block_size;   /* kernarg bytes per packet slot, a multiple of 64; 0: 512 */

@@ -165,6 +165,12 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
                                      UINT32_MAX, &q->hsa);
   if (st != HSA_STATUS_SUCCESS) {
     free(q);
+    if (st == HSA_STATUS_ERROR_OUT_OF_RESOURCES && o->private_segment_size)
+      return dq_hsa_fail(st, "hsa_queue_create(device %u, %u packets) reserving %u bytes of "
+                         "scratch per work-item for every wave slot of the device (ROCr sizes "
+                         "queue scratch as bytes x 64 lanes x scratch slots x CUs); use a smaller "
+                         "private_segment_size, or 0 to let ROCr grow scratch on demand",
+                         di->index, size, o->private_segment_size);
     return dq_hsa_fail(st, "hsa_queue_create(device %u, %u packets)", di->index, size);
   }
   void *ka = NULL;

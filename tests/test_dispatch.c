@@ -578,3 +578,55 @@ Test(dispatch_errors, rows, .timeout = 60) {
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
 }
+
+/* Scratch: a kernel with a 4 KiB private array runs on a queue without reserved scratch and on
+ * one with 512 bytes per work-item reserved up front (in both cases ROCr grows the queue's scratch
+ * when the CP reports it short); the packet carries .private_segment_fixed_size. Reserving the
+ * kernel's full 4100 bytes for every wave slot of the device (4100 x 64 x 32 slots x 104 CUs)
+ * is more than ROCr binds to a queue (146800640 bytes, AcquireQueueScratch): a clear error. */
+static uint32_t big_private_ref(uint32_t s) {
+  uint32_t p[1024], j = s & 1023, acc = 0;
+  for (uint32_t k = 0; k < 1024; k++) p[k] = s ^ (k * 2654435761u);
+  for (uint32_t k = 0; k < 1024; k++) {
+    acc += p[j];
+    j = (j * 5 + 1) & 1023;
+  }
+  return acc;
+}
+
+Test(dispatch_result, big_private_scratch, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "big_private", 5, "big_private", &k);
+  uint32_t priv = hsad_device_kernel_desc(k)->private_segment_fixed_size;
+  cr_assert_eq(priv, 4100);
+  hsad_queue_t *q;
+  DQ_ERR(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .private_segment_size = priv},
+                           &q), HSAD_ERR_HSA, "reserving 4100 bytes of scratch per work-item");
+  for (int reserve = 0; reserve < 2; reserve++) {
+    DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64,
+                            .private_segment_size = reserve ? 512 : 0}, &q));
+    uint32_t n = 300, *in, *out;
+    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&in));
+    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&out));
+    for (uint32_t i = 0; i < n; i++) in[i] = i * 7919u + 13u;
+    hsad_karg_t args[3] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(out), HSAD_KARG_VAL(n)};
+    hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3};
+    hsad_completion_t *c;
+    uint64_t id;
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+    DQ_OK(hsad_completion_wait(c, dq_in(20 * DQ_SEC)));
+    hsad_completion_release(c);
+    const hsa_kernel_dispatch_packet_t *pk =
+        (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
+    cr_assert_eq(pk->private_segment_size, priv);
+    for (uint32_t i = 0; i < n; i++)
+      cr_assert_eq(out[i], big_private_ref(in[i]), "reserve %d: out[%u]", reserve, i);
+    hsad_buffer_free(in);
+    hsad_buffer_free(out);
+    hsad_queue_destroy(q);
+  }
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
