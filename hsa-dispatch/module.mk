@@ -17,7 +17,11 @@ $(DQ_FIXDIR)/limits-v%.hsaco: tests/data/dispatch/limits-v%.s
 $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
+	  -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' -DHSAD_SRCDIR='"$(CURDIR)"' \
 	  $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+# the CLI test runs the hsad executable
+$(TESTDIR)/test_dispatch_cli: $(BINDIR)/hsad
 
 # ---- ThreadSanitizer: the multi-producer scenario as a plain program (Criterion does not start
 # under TSan), in its own build tree with kfd-emu instrumented too (the CP's release of the read
