@@ -31,7 +31,8 @@
  * rung re-check uses a seq_cst fence between the doorbell store and the rung load.
  *
  * Thread safety: every dispatch call is multi-producer safe on one queue without a lock.
- * Create/destroy are not concurrent with use of the same queue.
+ * Create/destroy are not concurrent with use of the same queue. Each dispatching thread keeps
+ * about 5 KiB of thread-local state (the last launch, see step 2).
  *
  * Errors of the queue: ROCr's queue error callback stores the HSA status in the queue (sticky).
  * The next dispatch and every wait on that queue return HSAD_ERR_QUEUE_ERROR with the status
