@@ -771,6 +771,7 @@ hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
   uint64_t target = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
   uint64_t start = hsad_now_ns(), back = 1000;
+  uint32_t polls = 0;
   for (;;) {
     if (atomic_load_explicit(&q->error, memory_order_acquire)) return queue_fail(q);
     if (__atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE) >= target) return HSAD_OK;
@@ -781,7 +782,10 @@ hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {
                        (unsigned long long)(target - __atomic_load_n(&q->amd->read_dispatch_id,
                                                                      __ATOMIC_ACQUIRE)));
     if (now - start < q->spin_ns) {
-      cpu_relax();
+      /* yield now and then: on an oversubscribed host (or kfd-emu, whose CP is a
+       * thread) the producer of the completion may need this core */
+      if ((++polls & 15) == 0) sched_yield();
+      else cpu_relax();
       continue;
     }
     uint64_t left = deadline_ns - now;
@@ -801,6 +805,7 @@ hsad_status_t hsad_completion_wait(hsad_completion_t *c, uint64_t deadline_ns) {
                            "released or never attached to a packet");
   volatile int64_t *val = &c->amd->value;
   uint64_t start = hsad_now_ns();
+  uint32_t polls = 0;
   while (__atomic_load_n(val, __ATOMIC_ACQUIRE) >= 1) {
     if (atomic_load_explicit(&q->error, memory_order_acquire)) return queue_fail(q);
     uint64_t now = hsad_now_ns();
@@ -808,7 +813,10 @@ hsad_status_t hsad_completion_wait(hsad_completion_t *c, uint64_t deadline_ns) {
       return hsad_fail(HSAD_ERR_TIMEOUT, "completion on queue %llu (device %u) not done at the "
                        "deadline", (unsigned long long)q->hsa->id, q->device->info.index);
     if (now - start < q->spin_ns) {
-      cpu_relax();
+      /* yield now and then: on an oversubscribed host (or kfd-emu, whose CP is a
+       * thread) the producer of the completion may need this core */
+      if ((++polls & 15) == 0) sched_yield();
+      else cpu_relax();
       continue;
     }
     /* Block in slices of at most 10 ms so the deadline and queue errors are seen. */
