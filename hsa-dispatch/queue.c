@@ -702,29 +702,29 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
     if (c) hsad_completion_release(c);
     return s;
   }
-  /* Pass 2: build kernargs in place and fill the bodies; headers stay INVALID. */
-  uint32_t words[count > 64 ? 64 : count];
-  for (uint32_t base = 0; base < count; base += 64) {
-    uint32_t m = count - base < 64 ? count - base : 64;
-    for (uint32_t j = 0; j < m; j++) {
-      uint32_t i = base + j;
-      uint64_t id = first + i;
-      uint64_t slot = id & q->mask;
-      uint8_t *ka = q->kernargs + slot * q->kernarg_block;
-      uint64_t sig = (c && i == count - 1) ? c->signal.handle : 0;
-      if (prepare(q, items[i].kernel, &items[i].launch, &d, ka) != HSAD_OK) {
-        plug_hole(q, id, sig); /* unreachable: pass 1 validated the same inputs */
-        words[j] = 0;
-        continue;
-      }
-      d.kernarg_address = ka;
-      d.completion_signal = sig;
-      words[j] = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)(q->ring + slot * 64), &d,
-                                        dispatch_header(items[i].launch.flags));
+  /* Pass 2: build kernargs in place and fill every body; headers stay INVALID. */
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t id = first + i;
+    uint64_t slot = id & q->mask;
+    uint8_t *ka = q->kernargs + slot * q->kernarg_block;
+    uint64_t sig = (c && i == count - 1) ? c->signal.handle : 0;
+    if (prepare(q, items[i].kernel, &items[i].launch, &d, ka) != HSAD_OK) {
+      plug_hole(q, id, sig); /* unreachable: pass 1 validated the same inputs */
+      continue;
     }
-    /* Publish last-to-first: the first packet of the chunk becomes valid last. */
-    for (uint32_t j = m; j-- > 0;)
-      if (words[j]) hsad_aql_publish(q->ring + ((first + base + j) & q->mask) * 64, words[j]);
+    d.kernarg_address = ka;
+    d.completion_signal = sig;
+    hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)(q->ring + slot * 64), &d,
+                           dispatch_header(items[i].launch.flags));
+  }
+  /* Pass 3: publish last-to-first, so the first packet becomes valid last and the CP finds
+   * the whole batch ready (a plugged slot is already valid and is skipped). */
+  for (uint32_t i = count; i-- > 0;) {
+    uint8_t *slot = q->ring + ((first + i) & q->mask) * 64;
+    if (__atomic_load_n((uint16_t *)slot, __ATOMIC_RELAXED) != HSA_PACKET_TYPE_INVALID) continue;
+    uint32_t dims = items[i].launch.dims;
+    hsad_aql_publish(slot, dispatch_header(items[i].launch.flags) |
+                               (dims << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS)));
   }
   ring_doorbell(q, first + count - 1);
   if (out_completion) *out_completion = c;
