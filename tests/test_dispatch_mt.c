@@ -161,3 +161,42 @@ Test(dispatch_mt, injected_fault_reaches_waiters, .timeout = 60) {
   hsad_program_destroy(pc);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* A shared queue that faulted is replaced for later callers; its holders keep seeing the error. */
+Test(dispatch_mt, faulted_shared_queue_is_replaced, .timeout = 60) {
+  setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *kc;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
+  hsad_queue_t *a, *b, *a2, *b2;
+  DQ_OK(hsad_device_queue(e.dev, &a));
+  DQ_OK(hsad_device_queue(e.dev, &b));
+  cr_assert_neq(a, b);
+  uint32_t *buf, *counter, n = 4, v = 9, one = 1;
+  DQ_OK(hsad_buffer_alloc(e.dev, 16, (void **)&buf));
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t lf = {.dims = 1, .grid = {4}, .block = {4}, .args = fa, .arg_count = 3};
+  hsad_completion_t *c;
+  DQ_OK(hsad_kernel_dispatch(a, kf, &lf, dq_in(DQ_SEC), &c, NULL));
+  DQ_ERR(hsad_completion_wait(c, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  hsad_completion_release(c);
+  DQ_OK(hsad_device_queue(e.dev, &a2)); /* a's turn: replaced */
+  DQ_OK(hsad_device_queue(e.dev, &b2)); /* b's turn: still b */
+  cr_assert_neq(a2, a);
+  cr_assert_eq(b2, b);
+  DQ_ERR(hsad_queue_error(a), HSAD_ERR_QUEUE_ERROR, "faulted");
+  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t lc = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 2};
+  DQ_OK(hsad_kernel_dispatch(a2, kc, &lc, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  cr_assert_eq(*counter, 1);
+  hsad_buffer_free(buf);
+  hsad_buffer_free(counter);
+  hsad_program_destroy(pf);
+  hsad_program_destroy(pc);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
