@@ -644,7 +644,8 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
    * completed, since id - size < read_dispatch_id. */
   uint64_t slot = id & q->mask;
   uint8_t *ka = q->kernargs + slot * q->kernarg_block;
-  memcpy(ka, kc->image, k->desc.kernarg_segment_size);
+  uint32_t ksize = k->desc.kernarg_segment_size;
+  if (ksize) memcpy(ka, kc->image, ksize);
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)(q->ring + slot * 64);
   uint32_t word = hsad_aql_dispatch_fill(pkt, &kc->d, dispatch_header(l->flags));
   pkt->kernarg_address = ka;
