@@ -23,7 +23,7 @@
  *
  * Idle back-off: after the last progress the CP yields for 20 us, then sleeps on a futex for
  * 2 us doubling up to 1 ms (20 ms once idle for 50 ms). Host calls that mean "someone waits
- * for the GPU" (event waits, SetEvent, queue creation) wake it at once.
+ * for the GPU" (event waits, SetEvent, queue creation) wake it for one immediate scan.
  */
 #define _GNU_SOURCE
 #include "tools/kfd-emu/emu.h"
@@ -446,11 +446,10 @@ static void *cp_main(void *arg) {
     atomic_store_explicit(&g->sleeping, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&g->kick, memory_order_seq_cst) == k)
       syscall(SYS_futex, &g->kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+    /* A kick (host wait, SetEvent, new queue) makes the next scan run now; the back-off
+     * stays where it was unless that scan finds work, so a host thread waking up every few
+     * ms (ROCr's async-events thread) costs one scan, not a hot spin. */
     atomic_store_explicit(&g->sleeping, 0, memory_order_relaxed);
-    if (atomic_load_explicit(&g->kick, memory_order_acquire) != k) {
-      last = emu_now_ns(); /* woken on purpose: poll hot again */
-      sleep_ns = 0;
-    }
   }
   return NULL;
 }

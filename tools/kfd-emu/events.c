@@ -128,9 +128,14 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n
     if (!evs[i] || evs[i]->EventId == 0 || evs[i]->EventId >= EMU_MAX_EVENTS)
       return HSAKMT_STATUS_INVALID_HANDLE;
   emu_cp_kick_all(); /* a host thread waits for the GPU: let the CPs look for work now */
+  /* No wait blocks longer than 20 ms: an auto-reset event fired while its waiter was between
+   * its signal check and this call is consumed by whichever thread waits first, and ROCr 5.2
+   * (~AqlQueue, its async-events thread) then waits "forever" on both sides. ROCr re-checks
+   * its signals after every return, so an early WAIT_TIMEOUT only costs a loop turn. */
+  if (ms > 20) ms = 20;
   struct timespec dl;
   clock_gettime(CLOCK_MONOTONIC, &dl);
-  if (ms != HSA_EVENTTIMEOUT_INFINITE) {
+  {
     dl.tv_sec += ms / 1000;
     dl.tv_nsec += (long)(ms % 1000) * 1000000L;
     if (dl.tv_nsec >= 1000000000L) {
@@ -159,8 +164,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n
       }
       break;
     }
-    int r = ms == HSA_EVENTTIMEOUT_INFINITE ? pthread_cond_wait(&ev_cond, &ev_lock)
-                                            : pthread_cond_timedwait(&ev_cond, &ev_lock, &dl);
+    int r = pthread_cond_timedwait(&ev_cond, &ev_lock, &dl);
     if (r == ETIMEDOUT) {
       st = HSAKMT_STATUS_WAIT_TIMEOUT;
       break;
