@@ -1,7 +1,7 @@
 /* test_codeobj_speed.c - the issue's speed bounds, measured on Debian's librocrand1 gfx90a code
  * object (80 kernels, 1.7 MB): `hsad inspect` end to end (process start included) under 20 ms,
  * loading alone, and O(1) lookup by name (the time per lookup does not grow with the kernel
- * count). Figures are printed with cr_log_warn; bounds are generous for loaded CI machines. */
+ * count). Figures are printed with cr_log_info; bounds are generous for loaded CI machines. */
 #include "test_codeobj_util.h"
 
 #include <stdint.h>
@@ -61,7 +61,7 @@ Test(codeobj_speed, load_80_kernel_object) {
     hsad_codeobj_destroy(co);
   }
   qsort(t, 21, sizeof t[0], cmp_double);
-  cr_log_warn("load (file read + ELF + msgpack + descriptors + plans), 80 kernels, 1.7 MB: "
+  cr_log_info("load (file read + ELF + msgpack + descriptors + plans), 80 kernels, 1.7 MB: "
               "median %.2f ms, min %.2f ms", t[10], t[0]);
   cr_assert_lt(t[10], 20.0 * SLOWDOWN);
   unlink(path);
@@ -101,7 +101,7 @@ Test(codeobj_speed, hsad_inspect_end_to_end) {
   }
   qsort(t, 15, sizeof t[0], cmp_double);
   qsort(base, 15, sizeof base[0], cmp_double);
-  cr_log_warn("hsad inspect, 80 kernels, 1.7 MB: min %.2f ms, median %.2f ms end to end; hsad "
+  cr_log_info("hsad inspect, 80 kernels, 1.7 MB: min %.2f ms, median %.2f ms end to end; hsad "
               "--help (start + exit only): min %.2f ms; inspect's own share %.2f ms",
               t[0], t[7], base[0], t[0] - base[0]);
   cr_assert_lt(t[0] - base[0], 20.0 * SLOWDOWN);
@@ -132,7 +132,7 @@ Test(codeobj_speed, lookup_is_constant_time) {
     per[w] = (now_ms() - t0) * 1e6 / iters;
     cr_assert_neq(sink, 0);
   }
-  cr_log_warn("kernel lookup by name: %.0f ns (8 kernels), %.0f ns (80 kernels, mangled names)",
+  cr_log_info("kernel lookup by name: %.0f ns (8 kernels), %.0f ns (80 kernels, mangled names)",
               per[0], per[1]);
   /* a hash probe plus hashing and comparing a ~100-character name: far below a linear scan */
   cr_assert_lt(per[1], 2000.0 * SLOWDOWN);
