@@ -27,7 +27,9 @@ TESTDIR  := $(BUILD)/tests
 
 # Filled by module.mk files.
 HSAD_LIB_SRCS :=
-HSAD_LIB_LIBS := -lhsa-runtime64 -lamd_comgr -lelf -lmsgpackc -lnuma -lpthread -ldl
+# ROCr is not linked: hsa-dispatch/rocr.c loads it at run time (hsad_rocr.h). comgr is
+# loaded on first compile the same way.
+HSAD_LIB_LIBS := -lelf -lmsgpackc -lpthread -ldl
 HSAD_TOOL_SRCS :=
 TEST_BINS :=
 ALL_TARGETS :=

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "hsa-dispatch/hsad.h"
+#include "hsa-dispatch/hsad_rocr.h"
 
 #define HSAD_SHARED_QUEUES 2
 #define HSAD_MAX_DEVICES 16

@@ -53,24 +53,24 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
   }
   p->device = d;
   p->codeobj = co;
-  hsa_status_t st = hsa_code_object_reader_create_from_memory(ci->image, ci->image_size, &p->reader);
+  hsa_status_t st = hsad_rocr.hsa_code_object_reader_create_from_memory(ci->image, ci->image_size, &p->reader);
   if (st != HSA_STATUS_SUCCESS) {
     s = dq_hsa_fail(st, "%s: hsa_code_object_reader_create_from_memory", ci->name);
     goto fail_co;
   }
-  st = hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL,
+  st = hsad_rocr.hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL,
                                  &p->executable);
   if (st != HSA_STATUS_SUCCESS) {
     s = dq_hsa_fail(st, "%s: hsa_executable_create_alt", ci->name);
     goto fail_reader;
   }
-  st = hsa_executable_load_agent_code_object(p->executable, d->agent, p->reader, NULL, NULL);
+  st = hsad_rocr.hsa_executable_load_agent_code_object(p->executable, d->agent, p->reader, NULL, NULL);
   if (st != HSA_STATUS_SUCCESS) {
     s = dq_hsa_fail(st, "%s: hsa_executable_load_agent_code_object on device %u (%s)", ci->name,
                     d->info.index, d->info.isa_name);
     goto fail_exec;
   }
-  st = hsa_executable_freeze(p->executable, NULL);
+  st = hsad_rocr.hsa_executable_freeze(p->executable, NULL);
   if (st != HSA_STATUS_SUCCESS) {
     s = dq_hsa_fail(st, "%s: hsa_executable_freeze", ci->name);
     goto fail_exec;
@@ -79,7 +79,7 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
     const hsad_kernel_t *ck = hsad_codeobj_kernel_at(co, k);
     const hsad_kernel_info_t *ki = hsad_kernel_info(ck);
     hsa_executable_symbol_t sym;
-    st = hsa_executable_get_symbol_by_name(p->executable, ki->symbol, &d->agent, &sym);
+    st = hsad_rocr.hsa_executable_get_symbol_by_name(p->executable, ki->symbol, &d->agent, &sym);
     if (st != HSA_STATUS_SUCCESS) {
       s = dq_hsa_fail(st, "%s: kernel symbol %s not found in the frozen executable", ci->name,
                       ki->symbol);
@@ -89,7 +89,7 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
     dk->program = p;
     dk->plan = hsad_kernel_kernarg_plan(ck);
     hsad_device_kernel_desc_t *dd = &dk->desc;
-    hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &dd->kernel_object);
+    hsad_rocr.hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &dd->kernel_object);
     dd->name = ki->name;
     dd->kernarg_segment_size = ki->kernarg_segment_size;
     dd->kernarg_segment_align = ki->kernarg_segment_align < 16 ? 16 : ki->kernarg_segment_align;
@@ -118,9 +118,9 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
   *out_program = p;
   return HSAD_OK;
 fail_exec:
-  hsa_executable_destroy(p->executable);
+  hsad_rocr.hsa_executable_destroy(p->executable);
 fail_reader:
-  hsa_code_object_reader_destroy(p->reader);
+  hsad_rocr.hsa_code_object_reader_destroy(p->reader);
 fail_co:
   hsad_codeobj_destroy(co);
   free(p->kernels);
@@ -186,8 +186,8 @@ void hsad_program_destroy(hsad_program_t *p) {
   if (!p) return;
   program_unlink(p);
   if (!p->dead && dq_is_open()) {
-    hsa_executable_destroy(p->executable);
-    hsa_code_object_reader_destroy(p->reader);
+    hsad_rocr.hsa_executable_destroy(p->executable);
+    hsad_rocr.hsa_code_object_reader_destroy(p->reader);
   }
   hsad_codeobj_destroy(p->codeobj);
   free(p->kernels);

@@ -34,7 +34,7 @@ static void queue_error_cb(hsa_status_t status, hsa_queue_t *source, void *data)
   hsad_queue_t *q = data;
   if (atomic_load_explicit(&q->error, memory_order_relaxed)) return;
   const char *s = NULL;
-  if (hsa_status_string(status, &s) != HSA_STATUS_SUCCESS || !s) s = "unknown";
+  if (hsad_rocr.hsa_status_string(status, &s) != HSA_STATUS_SUCCESS || !s) s = "unknown";
   q->hsa_status = status;
   snprintf(q->error_msg, sizeof q->error_msg,
            "queue %llu on device %u (%s) faulted: HSA status 0x%x (%s); destroy it and create a "
@@ -48,7 +48,7 @@ static void queue_error_cb(hsa_status_t status, hsa_queue_t *source, void *data)
     hsad_completion_t *c = &pool[i];
     if (atomic_load_explicit(&c->state, memory_order_acquire) != DQ_SIG_FREE &&
         atomic_load_explicit(&c->queue, memory_order_acquire) == q)
-      hsa_signal_store_screlease(c->signal, -1);
+      hsad_rocr.hsa_signal_store_screlease(c->signal, -1);
   }
 }
 
@@ -68,12 +68,12 @@ static hsad_completion_t *pool_get(hsad_device_t *d) {
     pool = calloc(HSAD_SIGNAL_POOL_SIZE, sizeof *pool);
     uint32_t n = 0;
     for (; pool && n < HSAD_SIGNAL_POOL_SIZE; n++) {
-      if (hsa_signal_create(0, 0, NULL, &pool[n].signal) != HSA_STATUS_SUCCESS) break;
+      if (hsad_rocr.hsa_signal_create(0, 0, NULL, &pool[n].signal) != HSA_STATUS_SUCCESS) break;
       pool[n].amd = (amd_signal_t *)(uintptr_t)pool[n].signal.handle;
       pool[n].device = d;
     }
     if (pool && n < HSAD_SIGNAL_POOL_SIZE) {
-      while (n--) hsa_signal_destroy(pool[n].signal);
+      while (n--) hsad_rocr.hsa_signal_destroy(pool[n].signal);
       free(pool);
       pool = NULL;
     }
@@ -113,7 +113,7 @@ void dq_device_release(hsad_device_t *d) {
   /* Shared queues were closed with the live list; hsa_shut_down frees their ROCr objects. */
   for (int i = 0; i < HSAD_SHARED_QUEUES; i++) d->shared[i] = NULL;
   if (d->signals) {
-    for (uint32_t i = 0; i < HSAD_SIGNAL_POOL_SIZE; i++) hsa_signal_destroy(d->signals[i].signal);
+    for (uint32_t i = 0; i < HSAD_SIGNAL_POOL_SIZE; i++) hsad_rocr.hsa_signal_destroy(d->signals[i].signal);
     free(d->signals);
   }
   d->signals = NULL;
@@ -160,31 +160,31 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   q->dynamic_stack = o->dynamic_stack_size ? o->dynamic_stack_size : 16384;
   q->spin_ns = o->spin_ns ? o->spin_ns : 50000;
   q->profiling = o->profiling;
-  hsa_status_t st = hsa_queue_create(d->agent, size, HSA_QUEUE_TYPE_MULTI, queue_error_cb, q,
+  hsa_status_t st = hsad_rocr.hsa_queue_create(d->agent, size, HSA_QUEUE_TYPE_MULTI, queue_error_cb, q,
                                      o->private_segment_size ? o->private_segment_size : UINT32_MAX,
                                      UINT32_MAX, &q->hsa);
   if (st != HSA_STATUS_SUCCESS) {
     free(q);
     if (st == HSA_STATUS_ERROR_OUT_OF_RESOURCES && o->private_segment_size)
-      return dq_hsa_fail(st, "hsa_queue_create(device %u, %u packets) reserving %u bytes of "
+      return dq_hsa_fail(st, "hsad_rocr.hsa_queue_create(device %u, %u packets) reserving %u bytes of "
                          "scratch per work-item for every wave slot of the device (ROCr sizes "
                          "queue scratch as bytes x 64 lanes x scratch slots x CUs); use a smaller "
                          "private_segment_size, or 0 to let ROCr grow scratch on demand",
                          di->index, size, o->private_segment_size);
-    return dq_hsa_fail(st, "hsa_queue_create(device %u, %u packets)", di->index, size);
+    return dq_hsa_fail(st, "hsad_rocr.hsa_queue_create(device %u, %u packets)", di->index, size);
   }
   void *ka = NULL;
-  st = hsa_amd_memory_pool_allocate(d->kernarg_pool, (size_t)size * kb, 0, &ka);
-  if (st == HSA_STATUS_SUCCESS) st = hsa_amd_agents_allow_access(1, &d->agent, NULL, ka);
+  st = hsad_rocr.hsa_amd_memory_pool_allocate(d->kernarg_pool, (size_t)size * kb, 0, &ka);
+  if (st == HSA_STATUS_SUCCESS) st = hsad_rocr.hsa_amd_agents_allow_access(1, &d->agent, NULL, ka);
   if (st != HSA_STATUS_SUCCESS) {
-    if (ka) hsa_amd_memory_pool_free(ka);
-    hsa_queue_destroy(q->hsa);
+    if (ka) hsad_rocr.hsa_amd_memory_pool_free(ka);
+    hsad_rocr.hsa_queue_destroy(q->hsa);
     free(q);
     return dq_hsa_fail(st, "kernarg ring of %u x %u bytes for device %u", size, kb, di->index);
   }
   memset(ka, 0, (size_t)size * kb);
   q->kernargs = ka;
-  if (o->profiling) hsa_amd_profiling_set_profiler_enabled(q->hsa, 1);
+  if (o->profiling) hsad_rocr.hsa_amd_profiling_set_profiler_enabled(q->hsa, 1);
   q->amd = (amd_queue_t *)q->hsa;
   q->ring = q->hsa->base_address;
   q->doorbell_signal = q->hsa->doorbell_signal;
@@ -223,8 +223,8 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
 
 static void queue_free(hsad_queue_t *q, bool live) {
   if (live) {
-    hsa_queue_destroy(q->hsa);
-    hsa_amd_memory_pool_free(q->kernargs);
+    hsad_rocr.hsa_queue_destroy(q->hsa);
+    hsad_rocr.hsa_amd_memory_pool_free(q->kernargs);
   }
   free(q);
 }
@@ -246,14 +246,14 @@ void hsad_queue_destroy(hsad_queue_t *q) {
 void dq_queues_close_all(void) {
   for (hsad_queue_t *q = hsad_rt.queues; q; q = q->next) {
     atomic_store(&q->error, HSAD_ERR_CLOSED);
-    hsa_queue_destroy(q->hsa);
-    hsa_amd_memory_pool_free(q->kernargs);
+    hsad_rocr.hsa_queue_destroy(q->hsa);
+    hsad_rocr.hsa_amd_memory_pool_free(q->kernargs);
     /* shared queues are kept (not freed) so stale handles still read CLOSED */
   }
   hsad_rt.queues = NULL;
   for (hsad_program_t *p = hsad_rt.programs; p; p = p->next) {
-    hsa_executable_destroy(p->executable);
-    hsa_code_object_reader_destroy(p->reader);
+    hsad_rocr.hsa_executable_destroy(p->executable);
+    hsad_rocr.hsa_code_object_reader_destroy(p->reader);
     p->dead = true;
   }
   hsad_rt.programs = NULL;
@@ -427,7 +427,7 @@ static inline void ring_doorbell(hsad_queue_t *q, uint64_t id) {
     if (DQ_LIKELY(q->doorbell != NULL))
       __atomic_store_n(q->doorbell, val, __ATOMIC_RELEASE);
     else
-      hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)val);
+      hsad_rocr.hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)val);
     atomic_thread_fence(memory_order_seq_cst);
     uint64_t hi = atomic_load_explicit(&q->rung, memory_order_relaxed) - 1;
     if (DQ_LIKELY(hi <= val)) return;
@@ -824,7 +824,7 @@ hsad_status_t hsad_completion_wait(hsad_completion_t *c, uint64_t deadline_ns) {
     uint64_t slice = deadline_ns - now;
     if (slice > 10000000ull) slice = 10000000ull;
     uint64_t ticks = (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
-    hsa_signal_wait_scacquire(c->signal, HSA_SIGNAL_CONDITION_LT, 1, ticks, HSA_WAIT_STATE_BLOCKED);
+    hsad_rocr.hsa_signal_wait_scacquire(c->signal, HSA_SIGNAL_CONDITION_LT, 1, ticks, HSA_WAIT_STATE_BLOCKED);
   }
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return queue_fail(q);
   return HSAD_OK;
@@ -841,7 +841,7 @@ hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_st
   if (!hsad_completion_done(c))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet not completed");
   hsa_amd_profiling_dispatch_time_t t;
-  hsa_status_t st = hsa_amd_profiling_get_dispatch_time(q->device->agent, c->signal, &t);
+  hsa_status_t st = hsad_rocr.hsa_amd_profiling_get_dispatch_time(q->device->agent, c->signal, &t);
   if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsa_amd_profiling_get_dispatch_time");
   double scale = 1e9 / (double)hsad_rt.timestamp_hz;
   *out_start_ns = (uint64_t)((double)t.start * scale);

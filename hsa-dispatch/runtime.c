@@ -28,7 +28,7 @@ hsad_status_t dq_hsa_fail(hsa_status_t st, const char *fmt, ...) {
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
   const char *s = NULL;
-  if (hsa_status_string(st, &s) != HSA_STATUS_SUCCESS || !s) s = "unknown status";
+  if (hsad_rocr.hsa_status_string(st, &s) != HSA_STATUS_SUCCESS || !s) s = "unknown status";
   return hsad_fail(HSAD_ERR_HSA, "%s: HSA status 0x%x (%s)", what, (unsigned)st, s);
 }
 
@@ -50,7 +50,7 @@ typedef struct {
 static hsa_status_t collect_agent(hsa_agent_t a, void *data) {
   agent_list_t *l = data;
   hsa_device_type_t t;
-  if (hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t) != HSA_STATUS_SUCCESS) return HSA_STATUS_SUCCESS;
+  if (hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t) != HSA_STATUS_SUCCESS) return HSA_STATUS_SUCCESS;
   if (l->n < sizeof l->agents / sizeof l->agents[0]) {
     l->agents[l->n] = a;
     l->types[l->n++] = t;
@@ -70,19 +70,19 @@ static hsa_status_t collect_pool(hsa_amd_memory_pool_t p, void *data) {
   hsad_pool_info_t *i = &l->info[l->n];
   memset(i, 0, sizeof *i);
   hsa_amd_segment_t seg;
-  hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg);
+  hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg);
   i->segment = seg;
   size_t size = 0, gran = 0;
-  hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
+  hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SIZE, &size);
   i->size = size;
-  hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &i->alloc_allowed);
+  hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &i->alloc_allowed);
   if (i->alloc_allowed)
-    hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE, &gran);
+    hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE, &gran);
   i->alloc_granule = gran;
   switch (seg) {
   case HSA_AMD_SEGMENT_GLOBAL: {
     uint32_t f = 0;
-    hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &f);
+    hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &f);
     i->global_flags = f;
     i->kind = (f & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) ? "kernarg"
               : (f & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) ? "fine-grained"
@@ -107,10 +107,10 @@ static hsa_status_t collect_isa(hsa_isa_t isa, void *data) {
   isa_list_t *l = data;
   if (l->n >= HSAD_MAX_ISAS) return HSA_STATUS_SUCCESS;
   uint32_t len = 0;
-  if (hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, &len) != HSA_STATUS_SUCCESS) return HSA_STATUS_SUCCESS;
+  if (hsad_rocr.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, &len) != HSA_STATUS_SUCCESS) return HSA_STATUS_SUCCESS;
   char buf[256] = {0};
   if (len >= sizeof buf) len = sizeof buf - 1;
-  hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, buf);
+  hsad_rocr.hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, buf);
   buf[len] = '\0';
   snprintf(l->names[l->n++], HSAD_ISA_NAME_MAX, "%s", buf);
   return HSA_STATUS_SUCCESS;
@@ -118,7 +118,7 @@ static hsa_status_t collect_isa(hsa_isa_t isa, void *data) {
 
 static void agent_string(hsa_agent_t a, int attr, char *out, size_t n) {
   char buf[256] = {0};
-  if (hsa_agent_get_info(a, (hsa_agent_info_t)attr, buf) != HSA_STATUS_SUCCESS) buf[0] = '\0';
+  if (hsad_rocr.hsa_agent_get_info(a, (hsa_agent_info_t)attr, buf) != HSA_STATUS_SUCCESS) buf[0] = '\0';
   buf[sizeof buf - 1] = '\0';
   snprintf(out, n, "%s", buf);
 }
@@ -126,7 +126,7 @@ static void agent_string(hsa_agent_t a, int attr, char *out, size_t n) {
 /* The global pool of a CPU agent used as the target of link queries. */
 static bool cpu_link_pool(hsa_agent_t cpu, hsa_amd_memory_pool_t *out) {
   pool_list_t pl = {.n = 0};
-  hsa_amd_agent_iterate_memory_pools(cpu, collect_pool, &pl);
+  hsad_rocr.hsa_amd_agent_iterate_memory_pools(cpu, collect_pool, &pl);
   for (uint32_t i = 0; i < pl.n; i++)
     if (pl.info[i].segment == HSA_AMD_SEGMENT_GLOBAL) {
       *out = pl.pools[i];
@@ -144,33 +144,33 @@ static void discover_gpu(hsad_device_t *d, hsa_agent_t a, uint32_t index) {
   i->index = index;
   agent_string(a, HSA_AGENT_INFO_NAME, i->name, sizeof i->name);
   agent_string(a, HSA_AMD_AGENT_INFO_PRODUCT_NAME, i->product_name, sizeof i->product_name);
-  hsa_agent_get_info(a, HSA_AGENT_INFO_NODE, &i->node);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_NODE, &i->node);
   isa_list_t il = {.n = 0};
-  hsa_agent_iterate_isas(a, collect_isa, &il);
+  hsad_rocr.hsa_agent_iterate_isas(a, collect_isa, &il);
   i->isa_count = il.n;
   memcpy(i->isa_names, il.names, sizeof il.names);
   const char *first = il.n ? il.names[0] : i->name;
   const char *dash = strstr(first, "--");
   snprintf(i->isa_name, sizeof i->isa_name, "%s", dash ? dash + 2 : first);
-  hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, &i->compute_units);
-  hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU, &i->simds_per_cu);
-  hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU, &i->max_waves_per_cu);
-  hsa_agent_get_info(a, HSA_AGENT_INFO_WAVEFRONT_SIZE, &i->wavefront_size);
-  hsa_agent_get_info(a, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &i->max_workgroup_size);
-  hsa_agent_get_info(a, HSA_AGENT_INFO_WORKGROUP_MAX_DIM, i->max_workgroup_dim);
+  hsad_rocr.hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, &i->compute_units);
+  hsad_rocr.hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU, &i->simds_per_cu);
+  hsad_rocr.hsa_agent_get_info(a, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU, &i->max_waves_per_cu);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_WAVEFRONT_SIZE, &i->wavefront_size);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &i->max_workgroup_size);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_WORKGROUP_MAX_DIM, i->max_workgroup_dim);
   hsa_dim3_t g = {0, 0, 0};
-  hsa_agent_get_info(a, HSA_AGENT_INFO_GRID_MAX_DIM, &g);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_GRID_MAX_DIM, &g);
   i->max_grid_dim[0] = g.x;
   i->max_grid_dim[1] = g.y;
   i->max_grid_dim[2] = g.z;
-  hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MIN_SIZE, &i->queue_min_size);
-  hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &i->queue_max_size);
-  hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUES_MAX, &i->queues_max);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MIN_SIZE, &i->queue_min_size);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &i->queue_max_size);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUES_MAX, &i->queues_max);
   if (!i->wavefront_size) i->wavefront_size = 64;
   i->max_wave_scratch = HSAD_MAX_WAVE_SCRATCH;
   i->max_private_per_work_item = HSAD_MAX_WAVE_SCRATCH / i->wavefront_size;
   pool_list_t pl = {.n = 0};
-  hsa_amd_agent_iterate_memory_pools(a, collect_pool, &pl);
+  hsad_rocr.hsa_amd_agent_iterate_memory_pools(a, collect_pool, &pl);
   i->pool_count = pl.n;
   memcpy(i->pools, pl.info, sizeof pl.info);
   for (uint32_t k = 0; k < pl.n; k++) {
@@ -191,16 +191,16 @@ static void pick_nearest_cpu(hsad_device_t *d) {
     hsa_amd_memory_pool_t pool;
     if (!cpu_link_pool(hsad_rt.cpu_agents[c], &pool)) continue;
     hsa_amd_memory_pool_access_t acc = HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED;
-    hsa_amd_agent_memory_pool_get_info(d->agent, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS, &acc);
+    hsad_rocr.hsa_amd_agent_memory_pool_get_info(d->agent, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS, &acc);
     if (acc == HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED) continue;
     uint32_t hops = 0;
-    hsa_amd_agent_memory_pool_get_info(d->agent, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS,
+    hsad_rocr.hsa_amd_agent_memory_pool_get_info(d->agent, pool, HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS,
                                        &hops);
     uint32_t dist = 0;
     if (hops > 0 && hops <= 8) {
       hsa_amd_memory_pool_link_info_t li[8];
       memset(li, 0, sizeof li);
-      if (hsa_amd_agent_memory_pool_get_info(d->agent, pool,
+      if (hsad_rocr.hsa_amd_agent_memory_pool_get_info(d->agent, pool,
                                              HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO,
                                              li) == HSA_STATUS_SUCCESS)
         for (uint32_t h = 0; h < hops; h++) dist += li[h].numa_distance;
@@ -215,7 +215,7 @@ static void pick_nearest_cpu(hsad_device_t *d) {
   }
   if (i->nearest_cpu < 0) return;
   pool_list_t pl = {.n = 0};
-  hsa_amd_agent_iterate_memory_pools(hsad_rt.cpu_agents[i->nearest_cpu], collect_pool, &pl);
+  hsad_rocr.hsa_amd_agent_iterate_memory_pools(hsad_rt.cpu_agents[i->nearest_cpu], collect_pool, &pl);
   for (uint32_t k = 0; k < pl.n; k++) {
     if (pl.info[k].segment != HSA_AMD_SEGMENT_GLOBAL || !pl.info[k].alloc_allowed) continue;
     uint32_t f = pl.info[k].global_flags;
@@ -236,7 +236,7 @@ static void pick_nearest_cpu(hsad_device_t *d) {
 
 static hsad_status_t discover(void) {
   agent_list_t al = {.n = 0};
-  hsa_status_t st = hsa_iterate_agents(collect_agent, &al);
+  hsa_status_t st = hsad_rocr.hsa_iterate_agents(collect_agent, &al);
   if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsa_iterate_agents");
   hsad_rt.device_count = hsad_rt.cpu_count = 0;
   for (uint32_t k = 0; k < al.n; k++) {
@@ -246,12 +246,12 @@ static hsad_status_t discover(void) {
     memset(ci, 0, sizeof *ci);
     hsad_rt.cpu_agents[c] = al.agents[k];
     ci->index = c;
-    hsa_agent_get_info(al.agents[k], HSA_AGENT_INFO_NODE, &ci->numa_node);
+    hsad_rocr.hsa_agent_get_info(al.agents[k], HSA_AGENT_INFO_NODE, &ci->numa_node);
     agent_string(al.agents[k], HSA_AGENT_INFO_NAME, ci->name, sizeof ci->name);
-    hsa_agent_get_info(al.agents[k], (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT,
+    hsad_rocr.hsa_agent_get_info(al.agents[k], (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT,
                        &ci->compute_units);
     pool_list_t pl = {.n = 0};
-    hsa_amd_agent_iterate_memory_pools(al.agents[k], collect_pool, &pl);
+    hsad_rocr.hsa_amd_agent_iterate_memory_pools(al.agents[k], collect_pool, &pl);
     ci->pool_count = pl.n;
     memcpy(ci->pools, pl.info, sizeof pl.info);
   }
@@ -262,7 +262,7 @@ static hsad_status_t discover(void) {
     pick_nearest_cpu(&hsad_rt.devices[g]);
   }
   uint64_t hz = 0;
-  hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &hz);
+  hsad_rocr.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &hz);
   hsad_rt.timestamp_hz = hz ? hz : 1000000000ull;
   return HSAD_OK;
 }
@@ -271,7 +271,12 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
   if (!out_runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_open: out_runtime is NULL");
   pthread_mutex_lock(&hsad_rt.lock);
   if (hsad_rt.refs == 0) {
-    hsa_status_t st = hsa_init();
+    hsad_status_t ls = hsad_rocr_load();
+    if (ls != HSAD_OK) {
+      pthread_mutex_unlock(&hsad_rt.lock);
+      return ls;
+    }
+    hsa_status_t st = hsad_rocr.hsa_init();
     if (st != HSA_STATUS_SUCCESS) {
       pthread_mutex_unlock(&hsad_rt.lock);
       return dq_hsa_fail(st, "hsa_init (is /dev/kfd or kfd-emu's libhsakmt.so.1 available?)");
@@ -281,7 +286,7 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
       s = hsad_fail(HSAD_ERR_NO_DEVICE, "no GPU agent: ROCr found %u CPU agent(s) and no GPU "
                     "(no supported AMD GPU, or run under kfd-emu)", hsad_rt.cpu_count);
     if (s != HSAD_OK) {
-      hsa_shut_down();
+      hsad_rocr.hsa_shut_down();
       pthread_mutex_unlock(&hsad_rt.lock);
       return s;
     }
@@ -304,7 +309,7 @@ hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime) {
     atomic_store_explicit(&rt_open_refs, 0, memory_order_release);
     dq_queues_close_all();
     for (uint32_t i = 0; i < hsad_rt.device_count; i++) dq_device_release(&hsad_rt.devices[i]);
-    hsa_shut_down();
+    hsad_rocr.hsa_shut_down();
   } else {
     atomic_store_explicit(&rt_open_refs, hsad_rt.refs, memory_order_release);
   }
@@ -355,14 +360,14 @@ hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_p
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u has no reachable fine-grained host pool",
                      device->info.index);
   void *p = NULL;
-  hsa_status_t st = hsa_amd_memory_pool_allocate(device->fine_pool, size, 0, &p);
+  hsa_status_t st = hsad_rocr.hsa_amd_memory_pool_allocate(device->fine_pool, size, 0, &p);
   if (st == HSA_STATUS_ERROR_OUT_OF_RESOURCES)
     return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_buffer_alloc: %zu bytes: pool exhausted", size);
-  if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsa_amd_memory_pool_allocate(%zu bytes)", size);
-  st = hsa_amd_agents_allow_access(1, &device->agent, NULL, p);
+  if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsad_rocr.hsa_amd_memory_pool_allocate(%zu bytes)", size);
+  st = hsad_rocr.hsa_amd_agents_allow_access(1, &device->agent, NULL, p);
   if (st != HSA_STATUS_SUCCESS) {
-    hsa_amd_memory_pool_free(p);
-    return dq_hsa_fail(st, "hsa_amd_agents_allow_access(device %u)", device->info.index);
+    hsad_rocr.hsa_amd_memory_pool_free(p);
+    return dq_hsa_fail(st, "hsad_rocr.hsa_amd_agents_allow_access(device %u)", device->info.index);
   }
   memset(p, 0, size);
   *out_ptr = p;
@@ -370,5 +375,5 @@ hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_p
 }
 
 void hsad_buffer_free(void *ptr) {
-  if (ptr && dq_is_open()) hsa_amd_memory_pool_free(ptr);
+  if (ptr && dq_is_open()) hsad_rocr.hsa_amd_memory_pool_free(ptr);
 }

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "hsa-dispatch/hsad.h"
+#include "hsa-dispatch/hsad_rocr.h"
 #include "tools/hsad/hsad_cli.h"
 
 #define BLOCK 1000
@@ -81,8 +82,8 @@ typedef struct rocr_ctx {
 
 __attribute__((noinline)) void bench_rocr_submit(rocr_ctx_t *c) {
   hsa_queue_t *q = c->q;
-  uint64_t id = hsa_queue_add_write_index_screlease(q, 1);
-  while (id - hsa_queue_load_read_index_scacquire(q) >= q->size) {
+  uint64_t id = hsad_rocr.hsa_queue_add_write_index_screlease(q, 1);
+  while (id - hsad_rocr.hsa_queue_load_read_index_scacquire(q) >= q->size) {
   }
   hsa_kernel_dispatch_packet_t *p = (hsa_kernel_dispatch_packet_t *)q->base_address + (id & (q->size - 1));
   p->workgroup_size_x = 1;
@@ -103,12 +104,12 @@ __attribute__((noinline)) void bench_rocr_submit(rocr_ctx_t *c) {
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
   __atomic_store_n((uint32_t *)p, header | (1u << 16), __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)id);
+  hsad_rocr.hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)id);
 }
 
 static void wait_drained(hsa_queue_t *q) {
   uint64_t deadline = hsad_now_ns() + 120000000000ull;
-  while (hsa_queue_load_read_index_scacquire(q) < hsa_queue_load_write_index_scacquire(q) &&
+  while (hsad_rocr.hsa_queue_load_read_index_scacquire(q) < hsad_rocr.hsa_queue_load_write_index_scacquire(q) &&
          hsad_now_ns() < deadline)
     usleep(100);
 }
@@ -196,7 +197,7 @@ static int run_rocr(env_t *e, uint32_t count, result_t *r) {
   hsa_agent_t agent = hsad_device_agent(e->dev);
   rocr_ctx_t c = {.kernel_object = kd->kernel_object, .group = kd->group_segment_fixed_size,
                   .priv = kd->private_segment_fixed_size};
-  hsa_status_t st = hsa_queue_create(agent, e->qsize, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+  hsa_status_t st = hsad_rocr.hsa_queue_create(agent, e->qsize, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
                                      UINT32_MAX, &c.q);
   if (st != HSA_STATUS_SUCCESS) {
     snprintf(r->note, sizeof r->note, "hsa_queue_create failed: 0x%x", (unsigned)st);
@@ -212,7 +213,7 @@ static int run_rocr(env_t *e, uint32_t count, result_t *r) {
   if (!s) s = hsad_kernarg_build(kd->codeobj_kernel, NULL, 0, &dd, &krt, c.kernarg, ksize, &group);
   if (s) {
     snprintf(r->note, sizeof r->note, "%s", hsad_last_error());
-    hsa_queue_destroy(c.q);
+    hsad_rocr.hsa_queue_destroy(c.q);
     return -1;
   }
   uint32_t blocks = count / BLOCK;
@@ -226,16 +227,16 @@ static int run_rocr(env_t *e, uint32_t count, result_t *r) {
   if (blocks) stats(v, blocks, r);
   /* the chain: CHAIN packets, a signal on the last, hsa_signal_wait_scacquire */
   hsa_signal_t sig;
-  if (!g_only && hsa_signal_create(1, 0, NULL, &sig) == HSA_STATUS_SUCCESS) {
+  if (!g_only && hsad_rocr.hsa_signal_create(1, 0, NULL, &sig) == HSA_STATUS_SUCCESS) {
     double ch[CHAIN_RUNS];
     for (uint32_t run = 0; run < CHAIN_RUNS; run++) {
       uint64_t t0 = hsad_now_ns();
-      hsa_signal_store_relaxed(sig, 1);
+      hsad_rocr.hsa_signal_store_relaxed(sig, 1);
       for (int i = 0; i < CHAIN - 1; i++) bench_rocr_submit(&c);
       c.signal = sig;
       bench_rocr_submit(&c);
       c.signal.handle = 0;
-      while (hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+      while (hsad_rocr.hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
                                        HSA_WAIT_STATE_BLOCKED) >= 1) {
       }
       ch[run] = (double)(hsad_now_ns() - t0) / 1e3;
@@ -245,10 +246,10 @@ static int run_rocr(env_t *e, uint32_t count, result_t *r) {
     r->chain_min = ch[0];
     r->chain_median = ch[CHAIN_RUNS / 2];
     r->chain_max = ch[CHAIN_RUNS - 1];
-    hsa_signal_destroy(sig);
+    hsad_rocr.hsa_signal_destroy(sig);
   }
   free(v);
-  hsa_queue_destroy(c.q);
+  hsad_rocr.hsa_queue_destroy(c.q);
   hsad_buffer_free(c.kernarg);
   return 0;
 }

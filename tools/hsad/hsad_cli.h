@@ -10,7 +10,4 @@ int hsad_cmd_compile(int argc, char **argv);
 int hsad_cmd_run(int argc, char **argv);
 int hsad_cmd_bench(int argc, char **argv);
 
-/* Re-executes the process under kfd-emu when no GPU is present (see main.c); 0 to go on. */
-int hsad_select_device(char **argv);
-
 #endif

@@ -1,0 +1,78 @@
+/* hsad_rocr.h - the ROCr (HSA runtime) entry points libhsad and hsad use, loaded at run time.
+ *
+ * libhsad does not link libhsa-runtime64: ROCr's library constructors cost ~13 ms at every
+ * process start (a clock calibration), which commands that need no GPU (hsad inspect, compile)
+ * should not pay. hsad_rocr_load() dlopens ROCr on first use, choosing the thunk first:
+ *  - HSAD_DEVICE=hw, or /dev/kfd present and HSAD_DEVICE unset: the system's libhsakmt (a GPU);
+ *  - otherwise (no /dev/kfd, or HSAD_DEVICE=emu): kfd-emu's libhsakmt.so.1 is loaded by soname
+ *    before ROCr, so ROCr runs on the emulated GPU. It is looked for in HSAD_KFD_EMU_DIR, then
+ *    beside the library or executable holding libhsad (DIR/hsad/kfd-emu, DIR/../lib/hsad/kfd-emu).
+ * A process that already has ROCr loaded (linked with -lhsa-runtime64) keeps it and its thunk.
+ *
+ * Calls go through the table: hsad_rocr.hsa_init(). Thread-safe: hsad_rocr_load may be called
+ * from any thread, any number of times; the table is filled once and never changes after.
+ */
+#ifndef HSAD_ROCR_H
+#define HSAD_ROCR_H
+
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+
+#include "common/hsad_status.h"
+
+#define HSAD_ROCR_FUNCS(X) \
+  X(hsa_agent_get_info) \
+  X(hsa_agent_iterate_isas) \
+  X(hsa_amd_agent_iterate_memory_pools) \
+  X(hsa_amd_agent_memory_pool_get_info) \
+  X(hsa_amd_agents_allow_access) \
+  X(hsa_amd_memory_pool_allocate) \
+  X(hsa_amd_memory_pool_free) \
+  X(hsa_amd_memory_pool_get_info) \
+  X(hsa_amd_profiling_get_dispatch_time) \
+  X(hsa_amd_profiling_set_profiler_enabled) \
+  X(hsa_code_object_reader_create_from_memory) \
+  X(hsa_code_object_reader_destroy) \
+  X(hsa_executable_create_alt) \
+  X(hsa_executable_destroy) \
+  X(hsa_executable_freeze) \
+  X(hsa_executable_get_symbol_by_name) \
+  X(hsa_executable_load_agent_code_object) \
+  X(hsa_executable_symbol_get_info) \
+  X(hsa_init) \
+  X(hsa_isa_get_info_alt) \
+  X(hsa_iterate_agents) \
+  X(hsa_queue_add_write_index_screlease) \
+  X(hsa_queue_create) \
+  X(hsa_queue_destroy) \
+  X(hsa_queue_load_read_index_scacquire) \
+  X(hsa_queue_load_write_index_scacquire) \
+  X(hsa_shut_down) \
+  X(hsa_signal_create) \
+  X(hsa_signal_destroy) \
+  X(hsa_signal_store_relaxed) \
+  X(hsa_signal_store_screlease) \
+  X(hsa_signal_wait_scacquire) \
+  X(hsa_status_string) \
+  X(hsa_system_get_info)
+
+
+typedef struct hsad_rocr {
+#define HSAD_ROCR_MEMBER(f) __typeof__(f) *f;
+  HSAD_ROCR_FUNCS(HSAD_ROCR_MEMBER)
+#undef HSAD_ROCR_MEMBER
+} hsad_rocr_t;
+
+/* Filled by hsad_rocr_load(); all members NULL before it succeeded. */
+extern hsad_rocr_t hsad_rocr;
+
+/* Loads ROCr (and kfd-emu when selected, see above) once. Returns HSAD_OK, or
+ * HSAD_ERR_NO_DEVICE when HSAD_DEVICE=hw without /dev/kfd, HSAD_DEVICE has another value, or
+ * neither ROCr nor kfd-emu can be loaded (message names the path and dlerror). Later calls
+ * return the first result. */
+hsad_status_t hsad_rocr_load(void);
+
+/* True when the loaded thunk is kfd-emu (valid after hsad_rocr_load succeeded). */
+int hsad_rocr_is_emulated(void);
+
+#endif /* HSAD_ROCR_H */
