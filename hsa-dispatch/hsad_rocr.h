@@ -75,4 +75,9 @@ hsad_status_t hsad_rocr_load(void);
 /* True when the loaded thunk is kfd-emu (valid after hsad_rocr_load succeeded). */
 int hsad_rocr_is_emulated(void);
 
+/* The directory this process loaded kfd-emu's libhsakmt.so.1 from, or NULL when it did not
+ * (a GPU, or ROCr was already loaded). A child process that links ROCr itself (a HIP program)
+ * runs on the same emulated GPU with this directory first on its LD_LIBRARY_PATH. */
+const char *hsad_rocr_emu_dir(void);
+
 #endif /* HSAD_ROCR_H */

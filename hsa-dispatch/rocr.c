@@ -17,6 +17,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static hsad_status_t load_status;
 static char load_message[1024];
 static int emulated;
+static char emu_dir[PATH_MAX]; /* directory kfd-emu was loaded from, "" if not */
 
 /* dlopens kfd-emu's libhsakmt.so.1 from dir; 0 on success. */
 static int open_emu(const char *dir, char *tried, size_t n) {
@@ -24,7 +25,9 @@ static int open_emu(const char *dir, char *tried, size_t n) {
   snprintf(path, sizeof path, "%s/libhsakmt.so.1", dir);
   size_t len = strlen(tried);
   snprintf(tried + len, n - len, "%s%s", len ? ", " : "", path);
-  return dlopen(path, RTLD_NOW | RTLD_GLOBAL) ? 0 : -1;
+  if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) return -1;
+  if (!realpath(dir, emu_dir)) snprintf(emu_dir, sizeof emu_dir, "%s", dir);
+  return 0;
 }
 
 static int load_emu(char *tried, size_t n) {
@@ -110,3 +113,5 @@ hsad_status_t hsad_rocr_load(void) {
 }
 
 int hsad_rocr_is_emulated(void) { return emulated; }
+
+const char *hsad_rocr_emu_dir(void) { return emu_dir[0] ? emu_dir : NULL; }

@@ -268,9 +268,20 @@ static int exe_dir(char *out, size_t n) {
   return 0;
 }
 
+/* hsad-bench-hip links ROCr itself: put the kfd-emu directory this process uses first on
+ * LD_LIBRARY_PATH, so it (and callgrind running it) sees the same emulated GPU. */
+static void export_emu_dir(void) {
+  const char *emu = hsad_rocr_emu_dir(), *old = getenv("LD_LIBRARY_PATH");
+  if (!emu) return;
+  char path[2 * PATH_MAX];
+  snprintf(path, sizeof path, "%s%s%s", emu, old && *old ? ":" : "", old ? old : "");
+  setenv("LD_LIBRARY_PATH", path, 1);
+}
+
 /* Runs `cmd` and parses "ns min median max" from its last line. */
 static int run_hip(uint32_t count, result_t *r) {
   char dir[PATH_MAX], exe[PATH_MAX + 32], cmd[2 * PATH_MAX];
+  export_emu_dir();
   if (exe_dir(dir, sizeof dir)) return -1;
   snprintf(exe, sizeof exe, "%s/hsad-bench-hip", dir);
   if (access(exe, X_OK) != 0) {
