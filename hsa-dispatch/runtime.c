@@ -279,7 +279,10 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
     hsa_status_t st = hsad_rocr.hsa_init();
     if (st != HSA_STATUS_SUCCESS) {
       pthread_mutex_unlock(&hsad_rt.lock);
-      return dq_hsa_fail(st, "hsa_init (is /dev/kfd or kfd-emu's libhsakmt.so.1 available?)");
+      return dq_hsa_fail(st, hsad_rocr_is_emulated()
+                                 ? "hsa_init on kfd-emu (a KFD_EMU_* setting it reported on "
+                                   "stderr is the usual cause)"
+                                 : "hsa_init on the system's libhsakmt (/dev/kfd)");
     }
     hsad_status_t s = discover();
     if (s == HSAD_OK && hsad_rt.device_count == 0)

@@ -82,6 +82,17 @@ Test(topology, bad_config_fails_init) {
   cr_assert_neq(hsa_init(), HSA_STATUS_SUCCESS);
 }
 
+Test(topology, isa_list_must_match_gpu_count) {
+  setenv("KFD_EMU_GPUS", "3", 1);
+  setenv("KFD_EMU_ISA", "gfx908,gfx1030", 1);
+  cr_assert_neq(hsa_init(), HSA_STATUS_SUCCESS);
+}
+
+Test(topology, missing_twin_library_fails_init) {
+  setenv("KFD_EMU_TWINS", "/nonexistent/libtwins.so", 1);
+  cr_assert_neq(hsa_init(), HSA_STATUS_SUCCESS);
+}
+
 typedef struct {
   hsa_agent_t cpu[2];
   hsa_agent_t gpu[2];

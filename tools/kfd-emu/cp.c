@@ -268,8 +268,9 @@ static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t 
       .group_segment = q->lds,
       .gpu_accessible = gpu_accessible,
   };
-  uint32_t groups[3];
-  for (int i = 0; i < 3; i++) groups[i] = (d.grid[i] + d.block[i] - 1) / d.block[i];
+  uint32_t groups[3]; /* ceil(grid / block) in 64-bit: grid may be up to 2^32 - 1 */
+  for (int i = 0; i < 3; i++)
+    groups[i] = (uint32_t)(((uint64_t)d.grid[i] + d.block[i] - 1) / d.block[i]);
   kfd_emu_workgroup_t wg;
   for (uint32_t z = 0; z < groups[2]; z++)
     for (uint32_t y = 0; y < groups[1]; y++)

@@ -90,6 +90,13 @@ int emu_config_load(emu_config_t *cfg) {
     cfg->isa[i] = e;
     if (p[len] == ',') p += len + 1;
   }
+  uint32_t entries = 1;
+  for (const char *c = isa ? isa : ""; *c; c++) entries += *c == ',';
+  if (entries > 1 && entries != cfg->gpus) {
+    emu_log("KFD_EMU_ISA=%s: %u entries for KFD_EMU_GPUS=%u (give one ISA for all GPUs, or one "
+            "per GPU)", isa, entries, cfg->gpus);
+    return -1;
+  }
   /* KFD_EMU_GPU_NUMA: CPU node index of each GPU's IO link, e.g. "0,1"; default round-robin. */
   const char *numa = getenv("KFD_EMU_GPU_NUMA");
   for (uint32_t i = 0; i < cfg->gpus; i++) cfg->gpu_numa[i] = i % cfg->cpu_nodes;
@@ -122,6 +129,17 @@ int emu_config_load(emu_config_t *cfg) {
       emu_log("KFD_EMU_ORDER=%s: expected 'reverse' (default) or 'inorder'", ord);
       return -1;
     }
+  }
+  const char *tw = getenv("KFD_EMU_TWINS");
+  if (tw && *tw) {
+    char *copy = strdup(tw), *save = NULL;
+    for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t; t = strtok_r(NULL, ":", &save))
+      if (access(t, R_OK) != 0) {
+        emu_log("KFD_EMU_TWINS: %s: no such readable file", t);
+        free(copy);
+        return -1;
+      }
+    free(copy);
   }
   const char *fk = getenv("KFD_EMU_FAULT_KERNEL");
   if (fk) snprintf(cfg->fault_kernel, sizeof cfg->fault_kernel, "%s", fk);
