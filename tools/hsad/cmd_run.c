@@ -1,6 +1,8 @@
 /* cmd_run.c - `hsad run`: compile or load a kernel, set up its arguments, dispatch it, report. */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,9 @@ typedef enum { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F6
 static const char *tnames[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64"};
 static const uint32_t tsize[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
 
+/* --repeat: each dispatch is timed (8 bytes) and waits for ring space, not for the GPU */
+#define REPEAT_MAX 10000000u
+
 typedef enum { A_BUF, A_SCALAR, A_LDS } akind_t;
 
 typedef struct arg {
@@ -65,39 +70,99 @@ static int parse_type(const char *s, size_t n, etype_t *out) {
   return -1;
 }
 
-static int parse_scalar(etype_t t, const char *v, uint8_t out[8]) {
+/* Unsigned integer: decimal, 0x hex or 0 octal; no sign, no trailing characters, at most max. */
+static int parse_uint(const char *v, uint64_t max, uint64_t *out) {
+  const char *p = v;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '-' || *p == '+' || *p < '0' || *p > '9') return -1;
   char *end;
   errno = 0;
-  memset(out, 0, 8);
-  if (t == T_F32) {
-    float f = strtof(v, &end);
-    memcpy(out, &f, 4);
-  } else if (t == T_F64) {
-    double d = strtod(v, &end);
-    memcpy(out, &d, 8);
-  } else if (t == T_I8 || t == T_I16 || t == T_I32 || t == T_I64) {
-    long long x = strtoll(v, &end, 0);
-    memcpy(out, &x, tsize[t]);
-  } else {
-    unsigned long long x = strtoull(v, &end, 0);
-    memcpy(out, &x, tsize[t]);
-  }
-  return (*v == '\0' || *end != '\0' || errno) ? -1 : 0;
+  unsigned long long x = strtoull(p, &end, 0);
+  if (*end || errno || x > max) return -1;
+  *out = x;
+  return 0;
 }
 
-static int parse_arg(const char *spec, arg_t *a) {
+static int parse_int(const char *v, int64_t min, int64_t max, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 0);
+  if (end == v || *end || errno || x < min || x > max) return -1;
+  *out = x;
+  return 0;
+}
+
+static const int64_t tmin[] = {INT8_MIN, 0, INT16_MIN, 0, INT32_MIN, 0, INT64_MIN, 0, 0, 0};
+static const uint64_t tmax[] = {INT8_MAX, UINT8_MAX, INT16_MAX, UINT16_MAX, INT32_MAX,
+                                UINT32_MAX, INT64_MAX, UINT64_MAX, 0, 0};
+static bool is_float(etype_t t) { return t == T_F32 || t == T_F64; }
+static bool is_signed(etype_t t) { return t == T_I8 || t == T_I16 || t == T_I32 || t == T_I64; }
+
+/* A value of type t into out (little-endian, tsize[t] bytes). On error, why says what. */
+static int parse_scalar(etype_t t, const char *v, uint8_t out[8], char *why, size_t whyn) {
+  char *end;
+  memset(out, 0, 8);
+  if (is_float(t)) {
+    errno = 0;
+    double d = t == T_F32 ? strtof(v, &end) : strtod(v, &end);
+    if (end == v || *end) {
+      snprintf(why, whyn, "'%s' is not a %s number", v, tnames[t]);
+      return -1;
+    }
+    if (errno == ERANGE && isinf(d)) {
+      snprintf(why, whyn, "'%s' is out of range for %s (max %g)", v, tnames[t],
+               t == T_F32 ? (double)FLT_MAX : DBL_MAX);
+      return -1;
+    }
+    if (t == T_F32) {
+      float f = (float)d;
+      memcpy(out, &f, 4);
+    } else {
+      memcpy(out, &d, 8);
+    }
+    return 0;
+  }
+  if (is_signed(t)) {
+    int64_t x;
+    if (parse_int(v, tmin[t], (int64_t)tmax[t], &x)) {
+      snprintf(why, whyn, "'%s' is not an integer from %lld to %lld (%s)", v, (long long)tmin[t],
+               (long long)tmax[t], tnames[t]);
+      return -1;
+    }
+    memcpy(out, &x, tsize[t]);
+    return 0;
+  }
+  uint64_t x;
+  if (parse_uint(v, tmax[t], &x)) {
+    snprintf(why, whyn, "'%s' is not an integer from 0 to %llu (%s)", v,
+             (unsigned long long)tmax[t], tnames[t]);
+    return -1;
+  }
+  memcpy(out, &x, tsize[t]);
+  return 0;
+}
+
+/* A buffer's size limit: COUNT x element size must stay below this (and below SIZE_MAX). */
+#define BUF_MAX_BYTES (1ull << 40)
+
+static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   memset(a, 0, sizeof *a);
+  snprintf(why, whyn, "not a valid SPEC (see hsad run --help)");
   if (!strncmp(spec, "lds:", 4)) {
-    char *end;
+    uint64_t n;
     a->kind = A_LDS;
-    a->lds = (uint32_t)strtoul(spec + 4, &end, 0);
-    return *end ? -1 : 0;
+    if (parse_uint(spec + 4, UINT32_MAX, &n)) {
+      snprintf(why, whyn, "BYTES '%s' is not an integer from 0 to %u", spec + 4, UINT32_MAX);
+      return -1;
+    }
+    a->lds = (uint32_t)n;
+    return 0;
   }
   if (strncmp(spec, "buf:", 4)) {
     const char *colon = strchr(spec, ':');
     if (!colon || parse_type(spec, (size_t)(colon - spec), &a->type)) return -1;
     a->kind = A_SCALAR;
-    return parse_scalar(a->type, colon + 1, a->value);
+    return parse_scalar(a->type, colon + 1, a->value, why, whyn);
   }
   a->kind = A_BUF;
   char buf[1024];
@@ -105,17 +170,42 @@ static int parse_arg(const char *spec, arg_t *a) {
   char *save = NULL, *tok = strtok_r(buf, ":", &save);
   if (!tok || parse_type(tok, strlen(tok), &a->type)) return -1;
   tok = strtok_r(NULL, ":", &save);
-  char *end;
-  if (!tok || !(a->count = strtoull(tok, &end, 0)) || *end) return -1;
+  uint64_t lim = BUF_MAX_BYTES / tsize[a->type];
+  if (SIZE_MAX / tsize[a->type] < lim) lim = SIZE_MAX / tsize[a->type];
+  if (!tok || parse_uint(tok, UINT64_MAX, &a->count) || !a->count) {
+    snprintf(why, whyn, "COUNT '%s' is not a positive integer", tok ? tok : "");
+    return -1;
+  }
+  if (a->count > lim) {
+    snprintf(why, whyn, "COUNT %s x %u-byte %s exceeds the buffer limit of %llu bytes (%llu elements)",
+             tok, tsize[a->type], tnames[a->type], (unsigned long long)BUF_MAX_BYTES,
+             (unsigned long long)lim);
+    return -1;
+  }
   snprintf(a->init, sizeof a->init, "zeros");
   while ((tok = strtok_r(NULL, ":", &save))) {
+    uint64_t seed;
     if (!strcmp(tok, "out")) a->out = true;
     else if (!strncmp(tok, "out=", 4)) a->out_file = strdup(tok + 4);
     else if (!strncmp(tok, "txt=", 4)) a->txt_file = strdup(tok + 4);
-    else if (!strcmp(tok, "zeros") || !strcmp(tok, "iota") || !strncmp(tok, "random", 6) ||
-             !strncmp(tok, "const=", 6) || !strncmp(tok, "file=", 5))
+    else if (!strcmp(tok, "zeros") || !strcmp(tok, "iota") || !strcmp(tok, "random") ||
+             !strncmp(tok, "file=", 5))
       snprintf(a->init, sizeof a->init, "%s", tok);
-    else return -1;
+    else if (!strncmp(tok, "random=", 7)) {
+      if (parse_uint(tok + 7, UINT64_MAX, &seed)) {
+        snprintf(why, whyn, "random=SEED: '%s' is not an integer from 0 to %llu", tok + 7,
+                 (unsigned long long)UINT64_MAX);
+        return -1;
+      }
+      snprintf(a->init, sizeof a->init, "%s", tok);
+    } else if (!strncmp(tok, "const=", 6)) {
+      char w[256];
+      if (parse_scalar(a->type, tok + 6, a->value, w, sizeof w)) {
+        snprintf(why, whyn, "const=V: %s", w);
+        return -1;
+      }
+      snprintf(a->init, sizeof a->init, "%s", tok);
+    } else return -1;
   }
   return 0;
 }
@@ -170,11 +260,9 @@ static int init_buffer(arg_t *a) {
     }
     return 0;
   }
-  if (!strncmp(in, "const=", 6)) {
-    char *end;
-    double v = strtod(in + 6, &end);
-    if (*end) return -1;
-    for (uint64_t i = 0; i < a->count; i++) elem_set(a, i, v);
+  if (!strncmp(in, "const=", 6)) { /* value parsed and range-checked by parse_arg */
+    for (uint64_t i = 0; i < a->count; i++)
+      memcpy((uint8_t *)a->ptr + i * tsize[a->type], a->value, tsize[a->type]);
     return 0;
   }
   if (!strncmp(in, "file=", 5)) {
@@ -196,11 +284,16 @@ static int parse_dims(const char *s, uint32_t out[3], uint32_t *dims) {
   uint32_t n = 0;
   out[0] = out[1] = out[2] = 1;
   while (*s && n < 3) {
-    unsigned long v = strtoul(s, &end, 0);
-    if (end == s) return -1;
+    char num[32];
+    size_t len = strcspn(s, ",");
+    if (len >= sizeof num) return -1;
+    memcpy(num, s, len);
+    num[len] = '\0';
+    uint64_t v;
+    if (parse_uint(num, UINT32_MAX, &v) || !v) return -1;
     out[n++] = (uint32_t)v;
+    end = (char *)s + len;
     s = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return -1;
   }
   if (*s) return -1;
   *dims = n;
@@ -275,28 +368,49 @@ int hsad_cmd_run(int argc, char **argv) {
     } else if (!strcmp(a, "--json")) {
       json = true;
     } else if (!strcmp(a, "--grid") && v) {
-      if (parse_dims(v, grid, &gdims)) FAIL("--grid %s: expected X[,Y[,Z]]\n", v);
+      if (parse_dims(v, grid, &gdims))
+        FAIL("--grid %s: expected X[,Y[,Z]], each an integer from 1 to %u\n", v, UINT32_MAX);
       i++;
     } else if (!strcmp(a, "--block") && v) {
-      if (parse_dims(v, block, &bdims)) FAIL("--block %s: expected X[,Y[,Z]]\n", v);
+      if (parse_dims(v, block, &bdims))
+        FAIL("--block %s: expected X[,Y[,Z]], each an integer from 1 to %u\n", v, UINT32_MAX);
       i++;
     } else if (!strcmp(a, "--arg") && v) {
-      if (parse_arg(v, &args[nargs])) {
-        fprintf(stderr, "hsad run: --arg %s: not a valid SPEC (see hsad run --help)\n", v);
+      char why[512];
+      if (parse_arg(v, &args[nargs], why, sizeof why)) {
+        fprintf(stderr, "hsad run: --arg %s: %s\n", v, why);
         goto out;
       }
       nargs++;
       i++;
     } else if (!strcmp(a, "--repeat") && v) {
-      repeat = (uint32_t)strtoul(v, NULL, 0);
+      uint64_t n;
+      if (parse_uint(v, REPEAT_MAX, &n) || !n) {
+        fprintf(stderr, "hsad run: --repeat %s: expected an integer from 1 to %u\n", v, REPEAT_MAX);
+        goto out;
+      }
+      repeat = (uint32_t)n;
       i++;
     } else if (!strcmp(a, "--device") && v) {
-      devi = (uint32_t)strtoul(v, NULL, 0);
+      uint64_t n;
+      if (parse_uint(v, UINT32_MAX, &n)) {
+        fprintf(stderr, "hsad run: --device %s: expected a device index (0, 1, ...)\n", v);
+        goto out;
+      }
+      devi = (uint32_t)n;
       i++;
     } else if (!strcmp(a, "--co-version") && v) {
-      co_version = (uint32_t)strtoul(v, NULL, 0);
+      if (strcmp(v, "4") && strcmp(v, "5")) {
+        fprintf(stderr, "hsad run: --co-version %s: expected 4 or 5\n", v);
+        goto out;
+      }
+      co_version = (uint32_t)atoi(v);
       i++;
-    } else if (!strncmp(a, "-O", 2) && strlen(a) == 3) {
+    } else if (!strncmp(a, "-O", 2)) {
+      if (strlen(a) != 3 || a[2] < '0' || a[2] > '3') {
+        fprintf(stderr, "hsad run: %s: expected -O0, -O1, -O2 or -O3\n", a);
+        goto out;
+      }
       opt = a[2] - '0';
     } else if (!strncmp(a, "-D", 2) && a[2]) {
       defs[ndefs++] = a + 2;
@@ -318,7 +432,6 @@ int hsad_cmd_run(int argc, char **argv) {
     usage(stderr);
     goto out;
   }
-  if (!repeat) repeat = 1;
   if (!bdims) {
     bdims = gdims;
     block[0] = grid[0] < 64 ? grid[0] : 64;
