@@ -227,6 +227,78 @@ static double elem_get(const arg_t *a, uint64_t i) {
   return 0;
 }
 
+/* Integer element types, exactly (every type fits in __int128). */
+static __int128 elem_geti(const arg_t *a, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)a->ptr + i * tsize[a->type];
+  switch (a->type) {
+  case T_I8: return *(const int8_t *)p;
+  case T_U8: return *p;
+  case T_I16: return *(const int16_t *)p;
+  case T_U16: return *(const uint16_t *)p;
+  case T_I32: return *(const int32_t *)p;
+  case T_U32: return *(const uint32_t *)p;
+  case T_I64: return *(const int64_t *)p;
+  case T_U64: return *(const uint64_t *)p;
+  default: return 0;
+  }
+}
+
+static const char *fmt_i128(char buf[48], __int128 v) {
+  char tmp[48];
+  int n = 0;
+  bool neg = v < 0;
+  unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+  do tmp[n++] = (char)('0' + (int)(u % 10)); while ((u /= 10));
+  int j = 0;
+  if (neg) buf[j++] = '-';
+  while (n) buf[j++] = tmp[--n];
+  buf[j] = '\0';
+  return buf;
+}
+
+/* Summary of a buffer: integers exactly; floats over their finite values, NaN/inf counted. */
+typedef struct summary {
+  __int128 isum, imin, imax;
+  double fsum, fmin, fmax;
+  uint64_t finite, nan, inf;
+} summary_t;
+
+static void summarize(const arg_t *a, summary_t *s) {
+  memset(s, 0, sizeof *s);
+  for (uint64_t e = 0; e < a->count; e++) {
+    if (!is_float(a->type)) {
+      __int128 v = elem_geti(a, e);
+      s->isum += v;
+      if (!e || v < s->imin) s->imin = v;
+      if (!e || v > s->imax) s->imax = v;
+      continue;
+    }
+    double v = elem_get(a, e);
+    if (isnan(v)) s->nan++;
+    else if (isinf(v)) s->inf++;
+    else {
+      s->fsum += v;
+      if (!s->finite || v < s->fmin) s->fmin = v;
+      if (!s->finite || v > s->fmax) s->fmax = v;
+      s->finite++;
+    }
+  }
+}
+
+/* One element: integers exactly, floats %.9g; in JSON a non-finite float is null. */
+static void print_elem(const arg_t *a, uint64_t e, bool json) {
+  char b[48];
+  if (!is_float(a->type)) fputs(fmt_i128(b, elem_geti(a, e)), stdout);
+  else if (json && !isfinite(elem_get(a, e))) fputs("null", stdout);
+  else printf("%.9g", elem_get(a, e));
+}
+
+/* A float for JSON: null when not finite (JSON has no inf/nan). */
+static void print_json_double(double v) {
+  if (isfinite(v)) printf("%.17g", v);
+  else fputs("null", stdout);
+}
+
 static void elem_set(arg_t *a, uint64_t i, double v) {
   uint8_t *p = (uint8_t *)a->ptr + i * tsize[a->type];
   switch (a->type) {
@@ -523,11 +595,10 @@ int hsad_cmd_run(int argc, char **argv) {
     if (a->txt_file) {
       FILE *f = fopen(a->txt_file, "w");
       if (!f) FAIL("%s: %s\n", a->txt_file, strerror(errno));
-      bool fl = a->type == T_F32 || a->type == T_F64;
+      char b[48];
       for (uint64_t e = 0; e < a->count; e++) {
-        double v = elem_get(a, e);
-        if (fl) fprintf(f, "%.9g\n", v);
-        else fprintf(f, "%.0f\n", v);
+        if (is_float(a->type)) fprintf(f, "%.9g\n", elem_get(a, e));
+        else fprintf(f, "%s\n", fmt_i128(b, elem_geti(a, e)));
       }
       fclose(f);
     }
@@ -559,11 +630,21 @@ int hsad_cmd_run(int argc, char **argv) {
     for (uint32_t i = 0; i < nargs; i++) {
       arg_t *a = &args[i];
       if (a->kind != A_BUF) continue;
-      double sum = 0;
-      for (uint64_t e = 0; e < a->count; e++) sum += elem_get(a, e);
-      printf("%s{\"arg\": %u, \"type\": \"%s\", \"count\": %llu, \"sum\": %.17g, \"first\": [",
-             first ? "" : ", ", i, tnames[a->type], (unsigned long long)a->count, sum);
-      for (uint64_t e = 0; e < a->count && e < 8; e++) printf("%s%.9g", e ? ", " : "", elem_get(a, e));
+      summary_t sm;
+      char b[48];
+      summarize(a, &sm);
+      printf("%s{\"arg\": %u, \"type\": \"%s\", \"count\": %llu, \"sum\": ", first ? "" : ", ", i,
+             tnames[a->type], (unsigned long long)a->count);
+      if (!is_float(a->type)) fputs(fmt_i128(b, sm.isum), stdout);
+      else print_json_double(sm.finite ? sm.fsum : NAN); /* over the finite elements, else null */
+      if (is_float(a->type))
+        printf(", \"nan\": %llu, \"inf\": %llu", (unsigned long long)sm.nan,
+               (unsigned long long)sm.inf);
+      printf(", \"first\": [");
+      for (uint64_t e = 0; e < a->count && e < 8; e++) {
+        if (e) fputs(", ", stdout);
+        print_elem(a, e, true);
+      }
       printf("]}");
       first = false;
     }
@@ -591,16 +672,25 @@ int hsad_cmd_run(int argc, char **argv) {
     for (uint32_t i = 0; i < nargs; i++) {
       arg_t *a = &args[i];
       if (a->kind != A_BUF || !(a->out || a->out_file || a->txt_file)) continue;
-      double sum = 0, mn = INFINITY, mx = -INFINITY;
-      for (uint64_t e = 0; e < a->count; e++) {
-        double v = elem_get(a, e);
-        sum += v;
-        mn = v < mn ? v : mn;
-        mx = v > mx ? v : mx;
+      summary_t sm;
+      char b1[48], b2[48], b3[48];
+      summarize(a, &sm);
+      printf("arg %u (%s x %llu): ", i, tnames[a->type], (unsigned long long)a->count);
+      if (!is_float(a->type))
+        printf("sum %s, min %s, max %s", fmt_i128(b1, sm.isum), fmt_i128(b2, sm.imin),
+               fmt_i128(b3, sm.imax));
+      else if (sm.finite)
+        printf("sum %.9g, min %.9g, max %.9g", sm.fsum, sm.fmin, sm.fmax);
+      else
+        printf("sum n/a, min n/a, max n/a");
+      if (sm.nan || sm.inf)
+        printf(" (%s%llu NaN, %llu inf)", sm.finite ? "finite elements only; " : "",
+               (unsigned long long)sm.nan, (unsigned long long)sm.inf);
+      printf(", first:");
+      for (uint64_t e = 0; e < a->count && e < 8; e++) {
+        putchar(' ');
+        print_elem(a, e, false);
       }
-      printf("arg %u (%s x %llu): sum %.9g, min %.9g, max %.9g, first:", i, tnames[a->type],
-             (unsigned long long)a->count, sum, mn, mx);
-      for (uint64_t e = 0; e < a->count && e < 8; e++) printf(" %.9g", elem_get(a, e));
       printf("\n");
       if (a->out_file) printf("  written to %s\n", a->out_file);
       if (a->txt_file) printf("  written to %s (text)\n", a->txt_file);
