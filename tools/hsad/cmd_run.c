@@ -529,7 +529,13 @@ int hsad_cmd_run(int argc, char **argv) {
     hsad_status_t s = hsad_codeobj_compile(src, n, input, &o, &elf, &elf_size, &log);
     t_compile = hsad_now_ns() - t0;
     free(src);
-    if (s) FAIL("%s: %s\n%s", hsad_status_name(s), hsad_last_error(), log ? log : "");
+    if (s) { /* the error message usually carries the compiler's log already: print it once */
+      const char *e = hsad_last_error();
+      bool in_msg = log && *log && strstr(e, log);
+      size_t el = strlen(e);
+      FAIL("%s: %s%s%s", hsad_status_name(s), e, el && e[el - 1] == '\n' ? "" : "\n",
+           log && !in_msg ? log : "");
+    }
     s = hsad_program_load_memory(dev, elf, elf_size, input, &prog);
     free(elf);
     CHECK(s);
