@@ -59,6 +59,7 @@ typedef struct arg {
   char init[256];
   bool out;
   const char *out_file, *txt_file;
+  const char *spec; /* the --arg value, for messages */
 } arg_t;
 
 static int parse_type(const char *s, size_t n, etype_t *out) {
@@ -453,6 +454,7 @@ int hsad_cmd_run(int argc, char **argv) {
         fprintf(stderr, "hsad run: --arg %s: %s\n", v, why);
         goto out;
       }
+      args[nargs].spec = v;
       nargs++;
       i++;
     } else if (!strcmp(a, "--repeat") && v) {
@@ -547,6 +549,23 @@ int hsad_cmd_run(int argc, char **argv) {
   const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(k);
   const hsad_kernel_info_t *ki = hsad_kernel_info(kd->codeobj_kernel);
 
+  /* __local pointer parameters take --arg lds:BYTES (checked here, so the message speaks of the
+   * command line, not of the library's HSAD_KARG_LDS_BYTES) */
+  for (uint32_t j = 0, e = 0; j < ki->arg_count && e < nargs; j++) {
+    const hsad_kernel_arg_t *ka = &ki->args[j];
+    if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
+    bool local = ka->value_kind == HSAD_VK_DYNAMIC_SHARED_POINTER;
+    char nm[300] = "";
+    if (ka->name[0]) snprintf(nm, sizeof nm, " ('%s')", ka->name);
+    if (local && args[e].kind != A_LDS)
+      FAIL("--arg %s: argument %u of kernel '%s'%s is a __local pointer: use --arg lds:BYTES "
+           "(the dynamic LDS size), not a %s\n", args[e].spec, e, kname, nm,
+           args[e].kind == A_BUF ? "buffer" : "scalar");
+    if (!local && args[e].kind == A_LDS)
+      FAIL("--arg %s: argument %u of kernel '%s'%s is %s, not a __local pointer\n", args[e].spec,
+           e, kname, nm, hsad_value_kind_name(ka->value_kind));
+    e++;
+  }
   kargs = calloc(nargs + 1, sizeof *kargs);
   if (!kargs) FAIL("out of memory\n");
   uint32_t dyn_lds = 0;
