@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void compile_usage(FILE *f) {
   fprintf(f, "usage: hsad compile SRC.cl|SRC.hip --target ISA [-O0..3] [-DNAME[=V]] [-IDIR]\n"
@@ -99,6 +100,13 @@ int hsad_cmd_compile(int argc, char **argv) {
   if (!src || !o.target || !out) {
     fprintf(stderr, "hsad compile: %s is required\n", !src ? "SRC" : !o.target ? "--target" : "-o");
     compile_usage(stderr);
+    goto done;
+  }
+  struct stat ss, so;
+  if (stat(src, &ss) == 0 && stat(out, &so) == 0 && ss.st_dev == so.st_dev &&
+      ss.st_ino == so.st_ino) {
+    fprintf(stderr, "hsad compile: -o %s is the source file %s itself: refusing to overwrite it\n",
+            out, src);
     goto done;
   }
   rc = 1;
