@@ -16,6 +16,7 @@
  */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -41,7 +42,9 @@ static void usage(FILE *f) {
     "(a) hsa-dispatch (hsad_kernel_dispatch), (b) the textbook ROCr sequence (add_write_index,\n"
     "fill, 32-bit header store, doorbell signal store) and (c) HIP's hipLaunchKernelGGL\n"
     "(hsad-bench-hip, built with hipcc), and reports median ns per submit and, under\n"
-    "valgrind --tool=callgrind, instructions per submit (default 20000 submits), with ratios.\n");
+    "valgrind --tool=callgrind, instructions per submit (default 20000 submits), with ratios.\n"
+    "Both counts are multiples of 1000 (submits are timed in blocks of 1000). On kfd-emu the\n"
+    "figures are host-side costs, not GPU performance.\n");
 }
 
 typedef struct result {
@@ -351,6 +354,26 @@ static double callgrind_ir(char *const *argv, const char *fn) {
 
 /* ---- the command ------------------------------------------------------------------------- */
 
+#define COUNT_MAX 1000000000u
+#define EMU_NOTE "kfd-emu: kernels ran as host twins; timings are host-side costs, not GPU performance"
+
+/* A submit count: an integer from BLOCK to COUNT_MAX, a multiple of BLOCK (submits are timed in
+ * blocks of BLOCK). */
+static int parse_count(const char *opt, const char *v, uint32_t *out) {
+  const char *p = v;
+  while (*p == ' ' || *p == '\t') p++;
+  char *end;
+  errno = 0;
+  unsigned long long x = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10) : 0;
+  if (*p < '0' || *p > '9' || *end || errno || x < BLOCK || x > COUNT_MAX || x % BLOCK) {
+    fprintf(stderr, "hsad bench dispatch: %s %s: expected a multiple of %u from %u to %u "
+            "(submits are timed in blocks of %u)\n", opt, v, BLOCK, BLOCK, COUNT_MAX, BLOCK);
+    return -1;
+  }
+  *out = (uint32_t)x;
+  return 0;
+}
+
 int hsad_cmd_bench(int argc, char **argv) {
   bool json = false, cg = true;
   uint32_t count = 100000, cg_count = 20000, devi = 0;
@@ -367,9 +390,21 @@ int hsad_cmd_bench(int argc, char **argv) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--json")) json = true;
     else if (!strcmp(a, "--no-callgrind")) cg = false;
-    else if (!strcmp(a, "--count") && v) count = (uint32_t)strtoul(argv[++i], NULL, 0);
-    else if (!strcmp(a, "--callgrind-count") && v) cg_count = (uint32_t)strtoul(argv[++i], NULL, 0);
-    else if (!strcmp(a, "--device") && v) devi = (uint32_t)strtoul(argv[++i], NULL, 0);
+    else if (!strcmp(a, "--count") && v) {
+      if (parse_count(a, argv[++i], &count)) return 2;
+    } else if (!strcmp(a, "--callgrind-count") && v) {
+      if (parse_count(a, argv[++i], &cg_count)) return 2;
+    } else if (!strcmp(a, "--device") && v) {
+      char *end;
+      errno = 0;
+      unsigned long long d = strtoull(v, &end, 10);
+      if (*v < '0' || *v > '9' || *end || errno || d > UINT32_MAX) {
+        fprintf(stderr, "hsad bench dispatch: --device %s: expected a device index (0, 1, ...)\n", v);
+        return 2;
+      }
+      devi = (uint32_t)d;
+      i++;
+    }
     else if (!strcmp(a, "--only") && v) only = argv[++i]; /* internal: one path, for callgrind */
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(stdout);
@@ -380,9 +415,9 @@ int hsad_cmd_bench(int argc, char **argv) {
       return 2;
     }
   }
-  if (count < BLOCK) count = BLOCK;
   env_t e;
   if (open_env(&e, devi, count)) return 1;
+  bool emu = hsad_rocr_is_emulated();
   if (only) {
     g_only = true;
     result_t r = {.path = only};
@@ -430,8 +465,10 @@ int hsad_cmd_bench(int argc, char **argv) {
     }
   }
   if (json) {
-    printf("{\"bench\": \"dispatch\", \"device\": \"%s\", \"submits\": %u, \"results\": [", isa_copy,
-           count);
+    printf("{\"bench\": \"dispatch\", \"device\": \"%s\", \"emulated\": %s, ", isa_copy,
+           emu ? "true" : "false");
+    if (emu) printf("\"note\": \"%s\", ", EMU_NOTE);
+    printf("\"submits\": %u, \"results\": [", count);
     bool first = true;
     for (int i = 0; i < 3; i++) {
       printf("%s{\"path\": \"%s\"", first ? "" : ", ", res[i].path);
@@ -457,7 +494,9 @@ int hsad_cmd_bench(int argc, char **argv) {
       printf(", \"ratio_instr_hsad_over_hip\": %.4f", res[0].instr / res[2].instr);
     printf("}\n");
   } else {
-    printf("dispatch submit cost on %s, %u submits of an empty kernel per path\n", isa_copy, count);
+    printf("dispatch submit cost on %s%s, %u submits of an empty kernel per path\n", isa_copy,
+           emu ? " (kfd-emu)" : "", count);
+    if (emu) printf("(" EMU_NOTE ")\n");
     printf("%-14s %10s %10s %10s %14s\n", "path", "min ns", "median ns", "max ns", "instr/submit");
     for (int i = 0; i < 3; i++) {
       if (!res[i].ok) {
