@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hsa-dispatch/hsad.h"
+#include "hsa-dispatch/hsad_rocr.h"
 #include "tools/hsad/hsad_cli.h"
 
 static void usage(FILE *f) {
@@ -629,12 +630,13 @@ int hsad_cmd_run(int argc, char **argv) {
     }
   }
   if (json) {
-    printf("{\"device\": {\"index\": %u, \"name\": \"%s\", \"isa\": \"%s\", \"compute_units\": %u}, "
+    printf("{\"device\": {\"index\": %u, \"name\": \"%s\", \"isa\": \"%s\", \"compute_units\": %u, "
+           "\"emulated\": %s}, "
            "\"kernel\": {\"name\": \"%s\", \"code_object_version\": %u, \"vgpr\": %u, \"sgpr\": %u, "
            "\"agpr\": %u, \"vgpr_spill\": %u, \"sgpr_spill\": %u, \"private_segment_bytes\": %u, "
            "\"group_segment_bytes\": %u, \"kernarg_segment_bytes\": %u, "
            "\"max_flat_workgroup_size\": %u", di->index, di->name, di->isa_name, di->compute_units,
-           ki->name, hsad_codeobj_info(hsad_program_codeobj(prog))->code_object_version,
+           hsad_rocr_is_emulated() ? "true" : "false", ki->name, hsad_codeobj_info(hsad_program_codeobj(prog))->code_object_version,
            ki->vgpr_count, ki->sgpr_count, ki->agpr_count, ki->vgpr_spill_count,
            ki->sgpr_spill_count, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
            ki->kernarg_segment_size, kd->max_flat_workgroup_size);
@@ -675,7 +677,9 @@ int hsad_cmd_run(int argc, char **argv) {
     }
     printf("]}\n");
   } else {
-    printf("device %u: %s (%s), %u CUs\n", di->index, di->name, di->isa_name, di->compute_units);
+    printf("device %u: %s (%s), %u CUs%s\n", di->index, di->name, di->isa_name, di->compute_units,
+           hsad_rocr_is_emulated() ? ", kfd-emu (kernels ran as host twins; timings are host-side "
+                                     "costs, not GPU performance)" : "");
     if (t_compile) printf("compiled %s with comgr in %.1f ms\n", input, t_compile / 1e6);
     printf("kernel %s: code object v%u, %u VGPR, %u SGPR, %u AGPR, spills %u/%u (VGPR/SGPR), "
            "scratch %u B/work-item, LDS %u B fixed + %u dynamic, kernarg %u B\n",
