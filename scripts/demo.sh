@@ -30,7 +30,8 @@ run() { # run REPEAT
   echo "== saxpy: a = $A, x = iota, y = 1, n = $N, $1 in-order dispatch(es)"
   "$HSAD" run kernels/saxpy.cl saxpy --grid $N --block 256 --arg f32:$A \
     --arg buf:f32:$N:iota --arg buf:f32:$N:const=1:txt="$TMP/y$1.txt" --arg u32:$N \
-    --repeat "$1"
+    --repeat "$1" >"$TMP/run$1.out"
+  cat "$TMP/run$1.out"
   check "$TMP/y$1.txt" "$1"
 }
 
@@ -38,8 +39,14 @@ status=0
 run 1 || status=1
 run 10 || status=1
 echo
+# hsad run's device line names kfd-emu when the GPU was emulated
+if grep -q '^device .*kfd-emu' "$TMP/run1.out" 2>/dev/null; then
+  where="on kfd-emu, the emulated GPU (kernels ran as host twins)"
+else
+  where="on the GPU"
+fi
 if [ $status -eq 0 ]; then
-  echo "demo: OK (compiled with comgr, dispatched through hsa-dispatch, results checked)"
+  echo "demo: OK (compiled with comgr, dispatched through hsa-dispatch $where, results checked)"
 else
   echo "demo: FAILED (results differ from the CPU reference)"
 fi
