@@ -288,8 +288,8 @@ static int run_hip(uint32_t count, result_t *r) {
   if (exe_dir(dir, sizeof dir)) return -1;
   snprintf(exe, sizeof exe, "%s/hsad-bench-hip", dir);
   if (access(exe, X_OK) != 0) {
-    snprintf(r->note, sizeof r->note, "HIP path absent: %s not built (needs hipcc; make "
-             "build/bin/hsad-bench-hip)", exe);
+    snprintf(r->note, sizeof r->note, "HIP path absent: %s not found (built with hipcc; "
+             "in the source tree: make build/bin/hsad-bench-hip)", exe);
     return -1;
   }
   snprintf(cmd, sizeof cmd, "'%s' %u", exe, count);
