@@ -548,8 +548,10 @@ const char *hsad_occ_limiter_name(hsad_occ_limiter_t l); /* "waves", "vgpr", "sg
 
 typedef struct hsad_occupancy {
   uint32_t waves_per_simd;      /* resident waves of this kernel per SIMD */
-  uint32_t waves_per_cu;
-  uint32_t workgroups_per_cu;
+  uint32_t waves_per_cu;        /* per CU, or per WGP (2 CUs) when wgp_mode */
+  uint32_t workgroups_per_cu;   /* per CU, or per WGP (2 CUs) when wgp_mode */
+  bool wgp_mode;                /* gfx10+ kernel in WGP mode: a workgroup's waves may use both
+                                   CUs of a work-group processor (AMDGPUUsage, WGP_MODE) */
   uint32_t waves_per_workgroup;
   hsad_occ_limiter_t limiter;   /* the resource that bounds it */
   uint32_t vgprs_allocated;     /* per work-item after granule rounding */

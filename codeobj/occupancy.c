@@ -149,6 +149,7 @@ hsad_status_t hsad_kernel_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_
   out->waves_per_cu = wgs * waves_per_wg;
   out->waves_per_simd = co_min((out->waves_per_cu + simds - 1) / simds, max_waves);
   out->limiter = limiter;
+  out->wgp_mode = wgp;
   out->vgprs_allocated = alloc;
   out->lds_per_workgroup = lds_alloc;
   return HSAD_OK;

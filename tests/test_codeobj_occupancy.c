@@ -46,6 +46,7 @@ Test(codeobj_occupancy, wave_slots_and_workgroup_slots) {
   cr_assert_eq(o.waves_per_simd, 8);
   cr_assert_eq(o.limiter, HSAD_OCC_WAVE_SLOTS);
   cr_assert_eq(o.vgprs_allocated, 8);
+  cr_assert_not(o.wgp_mode);
   hsad_codeobj_destroy(co);
 
   co = co_test_load(FIX("kernels-gfx906-v4.hsaco"));
@@ -131,6 +132,7 @@ Test(codeobj_occupancy, vgpr_and_sgpr_limits) {
   cr_assert_eq(o.vgprs_allocated, 112);
   cr_assert_eq(o.waves_per_simd, 9);
   cr_assert_eq(o.limiter, HSAD_OCC_VGPR);
+  cr_assert(o.wgp_mode, "gfx10 code objects default to WGP mode: per-WGP figures");
   hsad_codeobj_destroy(co);
   /* gfx90a: 62 VGPRs (accum_offset rounds to 64) + 64 AGPRs share the file: 128 of 512 ->
    * 4 waves per SIMD; 4-wave workgroups: 4 per CU */

@@ -166,10 +166,11 @@ static void json_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t 
   if (st == HSAD_OK)
     ob_printf(b,
               ", \"occupancy\": {\"workgroup_size\": %u, \"waves_per_simd\": %u, "
-              "\"waves_per_cu\": %u, \"workgroups_per_cu\": %u, \"limiter\": \"%s\", "
-              "\"vgprs_allocated\": %u, \"lds_per_workgroup\": %u}",
+              "\"waves_per_cu\": %u, \"workgroups_per_cu\": %u, \"wgp_mode\": %s, "
+              "\"limiter\": \"%s\", \"vgprs_allocated\": %u, \"lds_per_workgroup\": %u}",
               block, occ.waves_per_simd, occ.waves_per_cu, occ.workgroups_per_cu,
-              hsad_occ_limiter_name(occ.limiter), occ.vgprs_allocated, occ.lds_per_workgroup);
+              occ.wgp_mode ? "true" : "false", hsad_occ_limiter_name(occ.limiter),
+              occ.vgprs_allocated, occ.lds_per_workgroup);
   else
     ob_printf(b, ", \"occupancy\": {\"error\": "), ob_str(b, hsad_last_error()),
         ob_printf(b, "}");

@@ -641,8 +641,10 @@ int hsad_cmd_run(int argc, char **argv) {
            ki->sgpr_spill_count, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
            ki->kernarg_segment_size, kd->max_flat_workgroup_size);
     if (have_occ)
-      printf(", \"occupancy\": {\"waves_per_simd\": %u, \"workgroups_per_cu\": %u, \"limiter\": \"%s\"}",
-             occ.waves_per_simd, occ.workgroups_per_cu, hsad_occ_limiter_name(occ.limiter));
+      printf(", \"occupancy\": {\"waves_per_simd\": %u, \"workgroups_per_cu\": %u, "
+             "\"wgp_mode\": %s, \"limiter\": \"%s\"}",
+             occ.waves_per_simd, occ.workgroups_per_cu, occ.wgp_mode ? "true" : "false",
+             hsad_occ_limiter_name(occ.limiter));
     printf("}, \"dispatch\": {\"dims\": %u, \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
            "\"dynamic_lds\": %u, \"repeat\": %u}, \"timings_ns\": {\"compile\": %llu, "
            "\"submit_min\": %llu, \"submit_median\": %llu, \"submit_max\": %llu, "
@@ -688,8 +690,9 @@ int hsad_cmd_run(int argc, char **argv) {
            ki->sgpr_spill_count, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
            dyn_lds, ki->kernarg_segment_size);
     if (have_occ)
-      printf("occupancy: %u waves/SIMD, %u workgroups/CU (limited by %s)\n", occ.waves_per_simd,
-             occ.workgroups_per_cu, hsad_occ_limiter_name(occ.limiter));
+      printf("occupancy: %u waves/SIMD, %u workgroups/%s (limited by %s)\n", occ.waves_per_simd,
+             occ.workgroups_per_cu, occ.wgp_mode ? "WGP" : "CU",
+             hsad_occ_limiter_name(occ.limiter));
     printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order\n", dims, grid[0],
            grid[1], grid[2], block[0], block[1], block[2], repeat);
     printf("timings: submit median %llu ns (min %llu, max %llu); last submit -> complete %.1f us; "
