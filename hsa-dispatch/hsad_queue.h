@@ -148,6 +148,34 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel
                                    const hsad_launch_t *launch, uint64_t deadline_ns,
                                    hsad_completion_t **out_completion, uint64_t *out_packet_id);
 
+/* A launch checked and built once (packet body, header, kernarg image) for repeated
+ * submission on one queue: what a runtime records once and replays. Opaque; owned by the
+ * caller, created by hsad_launch_prepare and freed by hsad_launch_destroy, which must happen
+ * before its queue is destroyed. Immutable after creation: any number of threads may submit it
+ * at once. */
+typedef struct hsad_prepared_launch hsad_prepared_launch_t;
+
+/* Runs every check of hsad_kernel_dispatch on (queue, kernel, launch) and builds the kernarg
+ * image (launch->args are copied; pointers they hold must stay valid for the GPU). Errors: as
+ * hsad_kernel_dispatch (except TIMEOUT), HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+hsad_status_t hsad_launch_prepare(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
+                                  const hsad_launch_t *launch,
+                                  hsad_prepared_launch_t **out_prepared);
+
+/* Submits a prepared launch on its queue: reserve a slot (waiting for room until deadline_ns),
+ * copy the kernarg image into the slot's kernarg block, fill the body, publish the header,
+ * ring the doorbell. No argument checks, no kernarg build: the per-submit work is what the
+ * textbook ROCr sequence does plus the kernarg copy. out_completion / out_packet_id as in
+ * hsad_kernel_dispatch. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), the queue's sticky error,
+ * HSAD_ERR_RESOURCE_EXHAUSTED (signal pool empty), HSAD_ERR_TIMEOUT (nothing reserved).
+ * Thread-safe (multi-producer) without a lock. */
+hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *prepared, uint64_t deadline_ns,
+                                     hsad_completion_t **out_completion,
+                                     uint64_t *out_packet_id);
+
+/* Frees a prepared launch (NULL is a no-op). Packets already submitted are unaffected. */
+void hsad_launch_destroy(hsad_prepared_launch_t *prepared);
+
 /* One entry of a batch. */
 typedef struct hsad_dispatch_desc {
   const hsad_device_kernel_t *kernel;

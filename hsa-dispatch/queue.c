@@ -614,20 +614,15 @@ static hsad_status_t launch_build(const hsad_queue_t *q, const hsad_device_kerne
   return HSAD_OK;
 }
 
-hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
-                                   const hsad_launch_t *l, uint64_t deadline_ns,
-                                   hsad_completion_t **out_completion, uint64_t *out_packet_id) {
-  if (DQ_UNLIKELY(!q || !k || !l))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
-  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return queue_fail(q);
-  dq_kcache_t *kc = &dq_kc;
-  hsad_status_t s;
-  if (DQ_UNLIKELY(!kcache_hit(kc, q, k, l))) {
-    s = launch_build(q, k, l);
-    if (DQ_UNLIKELY(s)) return s;
-  }
+/* Steps 3-6 of a dispatch whose packet body `d` and kernarg image are built: the hot path
+ * shared by hsad_kernel_dispatch and hsad_prepared_dispatch. */
+static inline __attribute__((always_inline)) hsad_status_t
+submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
+             uint16_t header, uint64_t deadline_ns, hsad_completion_t **out_completion,
+             uint64_t *out_packet_id) {
   hsad_completion_t *c = NULL;
   uint64_t sig = 0;
+  hsad_status_t s;
   if (out_completion) {
     s = take_completion(q, &c);
     if (DQ_UNLIKELY(s)) return s;
@@ -644,10 +639,9 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
    * completed, since id - size < read_dispatch_id. */
   uint64_t slot = id & q->mask;
   uint8_t *ka = q->kernargs + slot * q->kernarg_block;
-  uint32_t ksize = k->desc.kernarg_segment_size;
-  if (ksize) memcpy(ka, kc->image, ksize);
+  if (ksize) memcpy(ka, image, ksize);
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)(q->ring + slot * 64);
-  uint32_t word = hsad_aql_dispatch_fill(pkt, &kc->d, dispatch_header(l->flags));
+  uint32_t word = hsad_aql_dispatch_fill(pkt, d, header);
   pkt->kernarg_address = ka;
   pkt->completion_signal.handle = sig;
   hsad_aql_publish(pkt, word);
@@ -656,6 +650,64 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
 }
+
+hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                   const hsad_launch_t *l, uint64_t deadline_ns,
+                                   hsad_completion_t **out_completion, uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(!q || !k || !l))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return queue_fail(q);
+  dq_kcache_t *kc = &dq_kc;
+  if (DQ_UNLIKELY(!kcache_hit(kc, q, k, l))) {
+    hsad_status_t s = launch_build(q, k, l);
+    if (DQ_UNLIKELY(s)) return s;
+  }
+  return submit_built(q, &kc->d, kc->image, k->desc.kernarg_segment_size,
+                      dispatch_header(l->flags), deadline_ns, out_completion, out_packet_id);
+}
+
+struct hsad_prepared_launch {
+  hsad_queue_t *queue;
+  hsad_aql_dispatch_t d; /* body without kernarg address and completion signal */
+  uint16_t header;
+  uint32_t ksize;
+  _Alignas(64) uint8_t image[]; /* ksize bytes of kernarg segment */
+};
+
+hsad_status_t hsad_launch_prepare(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                  const hsad_launch_t *l, hsad_prepared_launch_t **out) {
+  if (!q || !k || !l || !out)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_launch_prepare: NULL queue, kernel, launch "
+                     "or out_prepared");
+  if (atomic_load_explicit(&q->error, memory_order_relaxed)) return queue_fail(q);
+  hsad_status_t s = launch_build(q, k, l); /* every check; fills this thread's image */
+  if (s) return s;
+  uint32_t ksize = k->desc.kernarg_segment_size;
+  hsad_prepared_launch_t *p = aligned_alloc(64, (sizeof *p + ksize + 63) & ~(size_t)63);
+  if (!p)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_launch_prepare: kernel %s: %zu bytes",
+                     k->desc.name, sizeof *p + ksize);
+  p->queue = q;
+  p->d = dq_kc.d;
+  p->header = dispatch_header(l->flags);
+  p->ksize = ksize;
+  memcpy(p->image, dq_kc.image, ksize);
+  *out = p;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t deadline_ns,
+                                     hsad_completion_t **out_completion,
+                                     uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(!p))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_prepared_dispatch: NULL prepared launch");
+  hsad_queue_t *q = p->queue;
+  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return queue_fail(q);
+  return submit_built(q, &p->d, p->image, p->ksize, p->header, deadline_ns, out_completion,
+                      out_packet_id);
+}
+
+void hsad_launch_destroy(hsad_prepared_launch_t *p) { free(p); }
 
 /* A no-op barrier-AND packet (all dep_signal 0) in place of a packet that could not be built
  * after its slot was reserved, so the CP never waits on a hole. */

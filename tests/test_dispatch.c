@@ -273,6 +273,58 @@ Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
+/* A prepared launch replays the same packet body and kernarg bytes as hsad_kernel_dispatch,
+ * and its v5 hidden arguments satisfy kfd-emu's check against the packet. */
+Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "count_dispatch", 5, "count_dispatch", &k);
+  hsad_queue_t *q;
+  hsad_queue_options_t o = {.size = 64};
+  DQ_OK(hsad_queue_create(e.dev, &o, &q));
+  uint32_t *counter;
+  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  *counter = 0;
+  uint32_t three = 3;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(three)};
+  hsad_launch_t l = {.dims = 2, .grid = {33, 17, 1}, .block = {16, 8, 1}, .args = args,
+                     .arg_count = 2};
+  hsad_prepared_launch_t *pl;
+  DQ_OK(hsad_launch_prepare(q, k, &l, &pl));
+  uint64_t id0, id1;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id0));
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, &id1));
+  cr_assert_eq(id1, id0 + 1);
+  hsad_completion_t *c;
+  for (int i = 0; i < 100; i++) DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  cr_assert_eq(*counter, 3u * 103u, "counter %u", *counter);
+  const uint8_t *ring = (const uint8_t *)hsad_queue_hsa(q)->base_address;
+  const uint8_t *s0 = ring + (id0 % 64) * 64, *s1 = ring + (id1 % 64) * 64;
+  /* bytes 2..39 (setup, sizes, kernel object) equal; header set INVALID by the CP */
+  cr_assert_arr_eq(s0 + 2, s1 + 2, 38);
+  uint64_t ka0, ka1;
+  memcpy(&ka0, s0 + 40, 8);
+  memcpy(&ka1, s1 + 40, 8);
+  uint32_t ksize = hsad_device_kernel_desc(k)->kernarg_segment_size;
+  cr_assert_neq(ka0, ka1, "each slot has its own kernarg block");
+  cr_assert_arr_eq((const void *)(uintptr_t)ka0, (const void *)(uintptr_t)ka1, ksize);
+  hsad_launch_destroy(pl);
+  cr_assert_eq(hsad_prepared_dispatch(NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_prepared_dispatch: NULL prepared launch");
+  /* a bad launch is refused at prepare time with dispatch's own error */
+  hsad_launch_t bad = l;
+  bad.grid[0] = 0;
+  cr_assert_eq(hsad_launch_prepare(q, k, &bad, &pl), HSAD_ERR_GRID);
+  hsad_buffer_free(counter);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
 /* Dynamic LDS: the group segment of the packet is fixed + dynamic bytes. */
 Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
   dq_env_t e;

@@ -7,7 +7,8 @@
  * drained (waited idle) between paths. The CP thread of kfd-emu runs concurrently.
  *
  * Instructions: each path is re-run under `valgrind --tool=callgrind --toggle-collect=FN` with
- * FN the per-submit function (hsad_kernel_dispatch; bench_rocr_submit, the textbook sequence;
+ * FN the per-submit function (hsad_kernel_dispatch; hsad_prepared_dispatch for a launch prepared
+ * once (hsad_launch_prepare); bench_rocr_submit, the textbook sequence;
  * bench_hip_submit, one hipLaunchKernelGGL, for HIP), so only instructions inside one submit are counted; the total over
  * the run divided by the submit count is instructions per submit (deterministic).
  *
@@ -30,6 +31,7 @@
 #include "tools/hsad/hsad_cli.h"
 
 #define BLOCK 1000
+#define NPATHS 4 /* hsad, rocr-textbook, hip, hsad-prepared */
 
 static const char empty_src[] = "kernel void empty(void) {}\n";
 
@@ -39,7 +41,8 @@ static void usage(FILE *f) {
     "                             [--device N]\n"
     "\n"
     "Submits N (default 100000) dispatches of an empty kernel (compiled with comgr) through\n"
-    "(a) hsa-dispatch (hsad_kernel_dispatch), (b) the textbook ROCr sequence (add_write_index,\n"
+    "(a) hsa-dispatch (hsad_kernel_dispatch; and hsad-prepared: hsad_prepared_dispatch of a\n"
+    "launch checked and built once by hsad_launch_prepare), (b) the textbook ROCr sequence (add_write_index,\n"
     "fill, 32-bit header store, doorbell signal store) and (c) HIP's hipLaunchKernelGGL\n"
     "(hsad-bench-hip, built with hipcc), and reports median ns per submit and, under\n"
     "valgrind --tool=callgrind, instructions per submit (default 20000 submits), with ratios.\n"
@@ -152,20 +155,29 @@ static int open_env(env_t *e, uint32_t devi, uint32_t count) {
   return 0;
 }
 
-static int run_hsad(env_t *e, uint32_t count, result_t *r) {
+/* One submit of the hsad paths: hsad_kernel_dispatch (checks, or its per-thread cache of the
+ * last launch, every time), or hsad_prepared_dispatch of a launch prepared once. */
+static hsad_status_t hsad_submit(hsad_queue_t *q, const env_t *e, const hsad_launch_t *l,
+                                 const hsad_prepared_launch_t *pl, hsad_completion_t **c) {
+  return pl ? hsad_prepared_dispatch(pl, HSAD_DEADLINE_NEVER, c, NULL)
+            : hsad_kernel_dispatch(q, e->k, l, HSAD_DEADLINE_NEVER, c, NULL);
+}
+
+static int run_hsad(env_t *e, uint32_t count, bool prepared, result_t *r) {
   hsad_queue_t *q;
+  hsad_prepared_launch_t *pl = NULL;
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}};
   hsad_status_t s = hsad_queue_create(e->dev, &(hsad_queue_options_t){.size = e->qsize}, &q);
+  if (!s && prepared) s = hsad_launch_prepare(q, e->k, &l, &pl);
   if (s) {
     snprintf(r->note, sizeof r->note, "%s", hsad_last_error());
     return -1;
   }
-  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}};
   uint32_t blocks = count / BLOCK;
   double *v = calloc(blocks ? blocks : 1, sizeof *v);
   for (uint32_t b = 0; b < blocks && !s; b++) {
     uint64_t t0 = hsad_now_ns();
-    for (uint32_t i = 0; i < BLOCK && !s; i++)
-      s = hsad_kernel_dispatch(q, e->k, &l, HSAD_DEADLINE_NEVER, NULL, NULL);
+    for (uint32_t i = 0; i < BLOCK && !s; i++) s = hsad_submit(q, e, &l, pl, NULL);
     v[b] = (double)(hsad_now_ns() - t0) / BLOCK;
   }
   if (!s) s = hsad_queue_wait_idle(q, hsad_now_ns() + 120000000000ull);
@@ -177,8 +189,7 @@ static int run_hsad(env_t *e, uint32_t count, result_t *r) {
   for (; runs < CHAIN_RUNS && !s && !g_only; runs++) {
     uint64_t t0 = hsad_now_ns();
     hsad_completion_t *c = NULL;
-    for (int i = 0; i < CHAIN && !s; i++)
-      s = hsad_kernel_dispatch(q, e->k, &l, HSAD_DEADLINE_NEVER, i == CHAIN - 1 ? &c : NULL, NULL);
+    for (int i = 0; i < CHAIN && !s; i++) s = hsad_submit(q, e, &l, pl, i == CHAIN - 1 ? &c : NULL);
     if (!s) s = hsad_completion_wait(c, hsad_now_ns() + 10000000000ull);
     hsad_completion_release(c);
     ch[runs] = (double)(hsad_now_ns() - t0) / 1e3;
@@ -191,6 +202,7 @@ static int run_hsad(env_t *e, uint32_t count, result_t *r) {
     r->chain_max = ch[runs - 1];
   }
   free(v);
+  hsad_launch_destroy(pl);
   hsad_queue_destroy(q);
   return s ? -1 : 0;
 }
@@ -421,14 +433,17 @@ int hsad_cmd_bench(int argc, char **argv) {
   if (only) {
     g_only = true;
     result_t r = {.path = only};
-    int rc = !strcmp(only, "hsad") ? run_hsad(&e, count, &r) : run_rocr(&e, count, &r);
+    int rc = !strcmp(only, "hsad")            ? run_hsad(&e, count, false, &r)
+             : !strcmp(only, "hsad-prepared") ? run_hsad(&e, count, true, &r)
+                                              : run_rocr(&e, count, &r);
     hsad_program_destroy(e.prog);
     hsad_runtime_close(e.rt);
     return rc ? 1 : 0;
   }
-  result_t res[3] = {{.path = "hsad", .instr = -1}, {.path = "rocr-textbook", .instr = -1},
-                     {.path = "hip", .instr = -1}};
-  res[0].ok = run_hsad(&e, count, &res[0]) == 0;
+  result_t res[NPATHS] = {{.path = "hsad", .instr = -1}, {.path = "rocr-textbook", .instr = -1},
+                          {.path = "hip", .instr = -1}, {.path = "hsad-prepared", .instr = -1}};
+  res[0].ok = run_hsad(&e, count, false, &res[0]) == 0;
+  res[3].ok = run_hsad(&e, count, true, &res[3]) == 0;
   res[1].ok = run_rocr(&e, count, &res[1]) == 0;
   const char *isa = hsad_device_info(e.dev)->isa_name;
   char isa_copy[HSAD_ISA_NAME_MAX];
@@ -444,10 +459,11 @@ int hsad_cmd_bench(int argc, char **argv) {
       char cnt[16], dv[16];
       snprintf(cnt, sizeof cnt, "%u", cg_count < BLOCK ? BLOCK : cg_count);
       snprintf(dv, sizeof dv, "%u", devi);
-      const char *fns[2] = {"hsad_kernel_dispatch", "bench_rocr_submit"};
-      const char *paths[2] = {"hsad", "rocr"};
-      for (int p = 0; p < 2; p++) {
-        if (!res[p].ok) continue;
+      const char *fns[NPATHS] = {"hsad_kernel_dispatch", "bench_rocr_submit", NULL,
+                                 "hsad_prepared_dispatch"};
+      const char *paths[NPATHS] = {"hsad", "rocr", NULL, "hsad-prepared"};
+      for (int p = 0; p < NPATHS; p++) {
+        if (!res[p].ok || !fns[p]) continue;
         char *av[] = {self, "bench", "dispatch", "--only", (char *)paths[p], "--count", cnt,
                       "--device", dv, NULL};
         double ir = callgrind_ir(av, fns[p]);
@@ -470,7 +486,7 @@ int hsad_cmd_bench(int argc, char **argv) {
     if (emu) printf("\"note\": \"%s\", ", EMU_NOTE);
     printf("\"submits\": %u, \"results\": [", count);
     bool first = true;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NPATHS; i++) {
       printf("%s{\"path\": \"%s\"", first ? "" : ", ", res[i].path);
       first = false;
       if (res[i].ok)
@@ -492,13 +508,17 @@ int hsad_cmd_bench(int argc, char **argv) {
       printf(", \"ratio_instr_hsad_over_rocr\": %.3f", res[0].instr / res[1].instr);
     if (res[0].instr > 0 && res[2].instr > 0)
       printf(", \"ratio_instr_hsad_over_hip\": %.4f", res[0].instr / res[2].instr);
+    if (res[3].instr > 0 && res[1].instr > 0)
+      printf(", \"ratio_instr_hsad_prepared_over_rocr\": %.3f", res[3].instr / res[1].instr);
     printf("}\n");
   } else {
     printf("dispatch submit cost on %s%s, %u submits of an empty kernel per path\n", isa_copy,
            emu ? " (kfd-emu)" : "", count);
     if (emu) printf("(" EMU_NOTE ")\n");
     printf("%-14s %10s %10s %10s %14s\n", "path", "min ns", "median ns", "max ns", "instr/submit");
-    for (int i = 0; i < 3; i++) {
+    static const int order[NPATHS] = {0, 3, 1, 2}; /* hsad, hsad-prepared, textbook, hip */
+    for (int o = 0; o < NPATHS; o++) {
+      int i = order[o];
       if (!res[i].ok) {
         printf("%-14s %s\n", res[i].path, res[i].note);
         continue;
@@ -518,6 +538,12 @@ int hsad_cmd_bench(int argc, char **argv) {
     if (res[0].ok && res[2].ok) {
       printf("hsad / hip: %.3fx ns", res[0].ns_median / res[2].ns_median);
       if (res[0].instr > 0 && res[2].instr > 0) printf(", %.3fx instructions", res[0].instr / res[2].instr);
+      printf("\n");
+    }
+    if (res[3].ok && res[1].ok) {
+      printf("hsad-prepared / rocr-textbook: %.2fx ns", res[3].ns_median / res[1].ns_median);
+      if (res[3].instr > 0 && res[1].instr > 0)
+        printf(", %.2fx instructions", res[3].instr / res[1].instr);
       printf("\n");
     }
   }
