@@ -144,8 +144,8 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n
     }
   }
   HSAKMT_STATUS st = HSAKMT_STATUS_SUCCESS;
-  uint64_t gen0[64];
-  if (n > 64) return HSAKMT_STATUS_INVALID_PARAMETER;
+  uint64_t gen_small[64], *gen0 = n <= 64 ? gen_small : malloc(n * sizeof *gen0);
+  if (!gen0) return HSAKMT_STATUS_NO_MEMORY;
   pthread_mutex_lock(&ev_lock);
   for (HSAuint32 i = 0; i < n; i++) {
     gen0[i] = events[evs[i]->EventId].gen;
@@ -173,6 +173,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtWaitOnMultipleEvents(HsaEvent *evs[], HSAuint32 n
   for (HSAuint32 i = 0; i < n; i++)
     if (events[evs[i]->EventId].waiters) events[evs[i]->EventId].waiters--;
   pthread_mutex_unlock(&ev_lock);
+  if (gen0 != gen_small) free(gen0);
   return st;
 }
 
