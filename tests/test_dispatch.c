@@ -510,6 +510,38 @@ Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
   DQ_OK(hsad_runtime_close(rt));
 }
 
+/* Two emulated GPUs of different ISAs: each device loads its own code object, a dispatch on
+ * the second GPU gives the exact result, and device 1's kernel is refused on device 0's queue. */
+Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
+  setenv("KFD_EMU_GPUS", "2", 1);
+  setenv("KFD_EMU_ISA", "gfx90a,gfx908", 1);
+  dq_env_t e0, e1;
+  dq_open(&e0);
+  e1.rt = e0.rt;
+  DQ_OK(hsad_device_get(e1.rt, 1, &e1.dev));
+  cr_assert_str_eq(hsad_device_info(e1.dev)->name, "gfx908");
+  const hsad_device_kernel_t *k1;
+  hsad_program_t *p1 = dq_load(&e1, "fill", 5, "fill", &k1);
+  hsad_queue_t *q0, *q1;
+  DQ_OK(hsad_device_queue(e0.dev, &q0));
+  DQ_OK(hsad_device_queue(e1.dev, &q1));
+  uint32_t n = 1000, v = 0xC0FFEEu, *buf;
+  DQ_OK(hsad_buffer_alloc(e1.dev, n * 4, (void **)&buf));
+  memset(buf, 0, n * 4);
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3};
+  hsad_completion_t *c;
+  DQ_OK(hsad_kernel_dispatch(q1, k1, &l, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+  hsad_completion_release(c);
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(buf[i], v, "buf[%u] = 0x%x", i, buf[i]);
+  DQ_ERR(hsad_kernel_dispatch(q0, k1, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "kernel fill is loaded on device 1, the queue is on device 0");
+  hsad_buffer_free(buf);
+  hsad_program_destroy(p1);
+  DQ_OK(hsad_runtime_close(e0.rt));
+}
+
 /* ---- bad input: one row each, own code and message -------------------------------------- */
 
 Test(dispatch_errors, rows, .timeout = 60) {
