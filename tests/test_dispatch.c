@@ -74,14 +74,10 @@ Test(dispatch_packet, emitter_bytes_1d_2d_3d, .timeout = 60) {
  * and the header must read INVALID. */
 Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "count_dispatch", 5, "count_dispatch", &k);
   hsad_queue_t *q;
-  hsad_queue_options_t o = {.size = 64};
-  DQ_OK(hsad_queue_create(e.dev, &o, &q));
-  uint32_t *counter;
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4);
   uint32_t one = 1;
   hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
   struct { uint32_t dims, grid[3], block[3]; } rows[] = {
@@ -95,7 +91,7 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
     DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
     cr_assert_eq(id, r);
     DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-    const uint8_t *slot = (const uint8_t *)hsad_queue_hsa(q)->base_address + (id % 64) * 64;
+    const uint8_t *slot = (const uint8_t *)dq_packet(q, id);
     uint64_t ka;
     memcpy(&ka, slot + 40, 8);
     uint16_t wg[3];
@@ -121,14 +117,10 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
   uint64_t id;
   DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
   DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
-  const hsa_kernel_dispatch_packet_t *pk =
-      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
-  cr_assert_eq(pk->completion_signal.handle, 0);
+  cr_assert_eq(dq_packet(q, id)->completion_signal.handle, 0);
   cr_assert_eq(*counter, 4);
   hsad_buffer_free(counter);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_finish(&e, q, p);
 }
 
 /* The published header word in the ring, seen before the CP runs: KFD_EMU_CP_STALL_MS delays
@@ -136,11 +128,9 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
 Test(dispatch_packet, published_header_word, .timeout = 60) {
   setenv("KFD_EMU_CP_STALL_MS", "300", 1);
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "empty", 5, "empty", &k);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  hsad_program_t *p = dq_start(&e, "empty", 5, "empty", &k, &q);
   hsad_launch_t l = {.dims = 2, .grid = {8, 4}, .block = {8, 2}};
   uint64_t id;
   DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
@@ -154,34 +144,22 @@ Test(dispatch_packet, published_header_word, .timeout = 60) {
   /* no barrier bit, agent-scope fences (1 << 9 | 1 << 11), 1 dimension */
   cr_assert_eq(w1, 0x00010a02u, "packet 1: header|setup 0x%08x", w1);
   DQ_OK(hsad_queue_wait_idle(q, dq_in(20 * DQ_SEC)));
-  hsad_queue_destroy(q);
-  hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_finish(&e, q, p);
 }
 
 /* ---- kernarg bytes -------------------------------------------------------------------- */
 
 static void kernarg_case(int ver) {
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "saxpy", ver, "saxpy", &k);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  hsad_program_t *p = dq_start(&e, "saxpy", ver, "saxpy", &k, &q);
   uint32_t n = 1000;
-  float *x, *y, a = 2.5f;
-  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&x));
-  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&y));
+  float a = 2.5f, *x = dq_alloc(&e, n * 4), *y = dq_alloc(&e, n * 4);
   hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {192}, .args = args, .arg_count = 4};
-  hsad_completion_t *c;
-  uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
-  const hsa_kernel_dispatch_packet_t *pk =
-      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
-  const uint8_t *ka = pk->kernarg_address;
+  uint64_t id = dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  const uint8_t *ka = dq_packet(q, id)->kernarg_address;
   const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_device_kernel_desc(k)->codeobj_kernel);
   uint32_t size = ki->kernarg_segment_size;
   cr_assert(size >= 32 && size <= 512, "kernarg_segment_size %u", size);
@@ -221,9 +199,7 @@ static void kernarg_case(int ver) {
   for (uint32_t i = 0; i < n; i++) cr_assert_eq(y[i], a * x[i] + 0.0f);
   hsad_buffer_free(x);
   hsad_buffer_free(y);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_finish(&e, q, p);
 }
 
 Test(dispatch_kernarg, saxpy_v5_bytes, .timeout = 60) { kernarg_case(5); }
@@ -241,10 +217,7 @@ Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
     hsad_queue_t *q;
     DQ_OK(hsad_device_queue(e.dev, &q));
     uint32_t n = 100003; /* a partial last workgroup */
-    float *a, *b, *c;
-    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&a));
-    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&b));
-    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&c));
+    float *a = dq_alloc(&e, n * 4), *b = dq_alloc(&e, n * 4), *c = dq_alloc(&e, n * 4);
     for (uint32_t i = 0; i < n; i++) {
       a[i] = (float)i * 0.5f;
       b[i] = (float)(n - i);
@@ -256,10 +229,7 @@ Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
     float s = 3.0f;
     hsad_karg_t sa[4] = {HSAD_KARG_VAL(s), HSAD_KARG_PTR(a), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
     hsad_launch_t l2 = {.dims = 1, .grid = {n}, .block = {64}, .args = sa, .arg_count = 4};
-    hsad_completion_t *done;
-    DQ_OK(hsad_kernel_dispatch(q, ks, &l2, dq_in(DQ_SEC), &done, NULL));
-    DQ_OK(hsad_completion_wait(done, dq_in(20 * DQ_SEC)));
-    hsad_completion_release(done);
+    dq_run(q, ks, &l2, DQ_SEC, 20 * DQ_SEC);
     for (uint32_t i = 0; i < n; i++) {
       float want = fmaf(3.0f, a[i], a[i] + b[i]);
       cr_assert_eq(c[i], want, "v%d c[%u] = %f, want %f", ver, i, c[i], want);
@@ -277,14 +247,10 @@ Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
  * and its v5 hidden arguments satisfy kfd-emu's check against the packet. */
 Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60) {
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "count_dispatch", 5, "count_dispatch", &k);
   hsad_queue_t *q;
-  hsad_queue_options_t o = {.size = 64};
-  DQ_OK(hsad_queue_create(e.dev, &o, &q));
-  uint32_t *counter;
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4);
   *counter = 0;
   uint32_t three = 3;
   hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(three)};
@@ -302,8 +268,7 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
   hsad_completion_release(c);
   cr_assert_eq(*counter, 3u * 103u, "counter %u", *counter);
-  const uint8_t *ring = (const uint8_t *)hsad_queue_hsa(q)->base_address;
-  const uint8_t *s0 = ring + (id0 % 64) * 64, *s1 = ring + (id1 % 64) * 64;
+  const uint8_t *s0 = (const uint8_t *)dq_packet(q, id0), *s1 = (const uint8_t *)dq_packet(q, id1);
   /* bytes 2..39 (setup, sizes, kernel object) equal; header set INVALID by the CP */
   cr_assert_arr_eq(s0 + 2, s1 + 2, 38);
   uint64_t ka0, ka1;
@@ -320,35 +285,23 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   bad.grid[0] = 0;
   cr_assert_eq(hsad_launch_prepare(q, k, &bad, &pl), HSAD_ERR_GRID);
   hsad_buffer_free(counter);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_finish(&e, q, p);
 }
 
 /* Dynamic LDS: the group segment of the packet is fixed + dynamic bytes. */
 Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &k);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  hsad_program_t *p = dq_start(&e, "lds_reduce", 5, "lds_reduce_dyn", &k, &q);
   uint32_t n = 1000, wg = 128, groups = (n + wg - 1) / wg;
-  float *in, *part;
-  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&in));
-  DQ_OK(hsad_buffer_alloc(e.dev, groups * 4, (void **)&part));
+  float *in = dq_alloc(&e, n * 4), *part = dq_alloc(&e, groups * 4);
   for (uint32_t i = 0; i < n; i++) in[i] = 1.0f;
   hsad_karg_t args[4] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(n),
                          HSAD_KARG_LDS_BYTES(wg * 4)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {wg}, .args = args, .arg_count = 4};
-  hsad_completion_t *c;
-  uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
-  const hsa_kernel_dispatch_packet_t *pk =
-      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
-  cr_assert_eq(pk->group_segment_size,
+  uint64_t id = dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  cr_assert_eq(dq_packet(q, id)->group_segment_size,
                hsad_device_kernel_desc(k)->group_segment_fixed_size + wg * 4);
   for (uint32_t g = 0; g < groups; g++)
     cr_assert_eq(part[g], g == groups - 1 ? (float)(n - g * wg) : (float)wg, "partial[%u]", g);
@@ -358,22 +311,16 @@ Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
          "exceeds device 0's LDS of 65536 bytes");
   hsad_buffer_free(in);
   hsad_buffer_free(part);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_finish(&e, q, p);
 }
 
 /* A batch: one reservation, headers first-one-last, one doorbell with the last id. */
 Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "order_record", 5, "order_record", &k);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
-  uint32_t *counter, *slots;
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
-  DQ_OK(hsad_buffer_alloc(e.dev, 40, (void **)&slots));
+  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 40);
   uint32_t idx[10];
   hsad_karg_t args[10][3];
   hsad_dispatch_desc_t items[10];
@@ -405,9 +352,7 @@ Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 10);
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_finish(&e, q, p);
 }
 
 /* A barrier-AND on queue B waits for a completion of queue A. */
@@ -421,11 +366,9 @@ Test(dispatch_batch, cross_queue_barrier_and_profiling, .timeout = 60) {
   hsad_program_t *po = dq_load(&e, "order_record", 5, "order_record", &ko);
   hsad_queue_t *qa, *qb;
   DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &qa));
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &qb));
-  uint32_t *buf, *counter, *slots, n = 16, v = 7, zero = 0;
-  DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&buf));
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
-  DQ_OK(hsad_buffer_alloc(e.dev, 8, (void **)&slots));
+  qb = dq_queue(&e, 64);
+  uint32_t n = 16, v = 7, zero = 0;
+  uint32_t *buf = dq_alloc(&e, n * 4), *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 8);
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t lf = {.dims = 1, .grid = {n}, .block = {16}, .args = fa, .arg_count = 3};
   hsad_completion_t *ca, *cb;
@@ -525,15 +468,11 @@ Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
   hsad_queue_t *q0, *q1;
   DQ_OK(hsad_device_queue(e0.dev, &q0));
   DQ_OK(hsad_device_queue(e1.dev, &q1));
-  uint32_t n = 1000, v = 0xC0FFEEu, *buf;
-  DQ_OK(hsad_buffer_alloc(e1.dev, n * 4, (void **)&buf));
+  uint32_t n = 1000, v = 0xC0FFEEu, *buf = dq_alloc(&e1, n * 4);
   memset(buf, 0, n * 4);
   hsad_karg_t args[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3};
-  hsad_completion_t *c;
-  DQ_OK(hsad_kernel_dispatch(q1, k1, &l, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
+  dq_run(q1, k1, &l, DQ_SEC, 10 * DQ_SEC);
   for (uint32_t i = 0; i < n; i++) cr_assert_eq(buf[i], v, "buf[%u] = 0x%x", i, buf[i]);
   DQ_ERR(hsad_kernel_dispatch(q0, k1, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
          "kernel fill is loaded on device 1, the queue is on device 0");
@@ -546,15 +485,12 @@ Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
 
 Test(dispatch_errors, rows, .timeout = 60) {
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "saxpy", 5, "saxpy", &k);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
-  float a = 1, *x;
+  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  float a = 1, *x = dq_alloc(&e, 256);
   uint32_t n = 64;
   uint16_t short_n = 64;
-  DQ_OK(hsad_buffer_alloc(e.dev, 256, (void **)&x));
   hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(x), HSAD_KARG_VAL(n)};
   hsad_launch_t ok = {.dims = 1, .grid = {64}, .block = {64}, .args = args, .arg_count = 4};
   hsad_launch_t l;
@@ -639,14 +575,10 @@ Test(dispatch_errors, rows, .timeout = 60) {
   DQ_ERR(hsad_device_get(e.rt, 1, &d), HSAD_ERR_DEVICE_INDEX,
          "device index 1 out of range: 1 GPU device(s), valid indices 0..0");
   /* the queue still works after all of that */
-  float *y;
-  DQ_OK(hsad_buffer_alloc(e.dev, 256, (void **)&y));
+  float *y = dq_alloc(&e, 256);
   for (int i = 0; i < 64; i++) x[i] = (float)i;
   args[2] = HSAD_KARG_PTR(y);
-  hsad_completion_t *c;
-  DQ_OK(hsad_kernel_dispatch(q, k, &ok, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
+  dq_run(q, k, &ok, DQ_SEC, 10 * DQ_SEC);
   for (int i = 0; i < 64; i++) cr_assert_eq(y[i], (float)i);
 
   /* use after close */
@@ -691,20 +623,12 @@ Test(dispatch_result, big_private_scratch, .timeout = 60) {
   for (int reserve = 0; reserve < 2; reserve++) {
     DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64,
                             .private_segment_size = reserve ? 512 : 0}, &q));
-    uint32_t n = 300, *in, *out;
-    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&in));
-    DQ_OK(hsad_buffer_alloc(e.dev, n * 4, (void **)&out));
+    uint32_t n = 300, *in = dq_alloc(&e, n * 4), *out = dq_alloc(&e, n * 4);
     for (uint32_t i = 0; i < n; i++) in[i] = i * 7919u + 13u;
     hsad_karg_t args[3] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(out), HSAD_KARG_VAL(n)};
     hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3};
-    hsad_completion_t *c;
-    uint64_t id;
-    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
-    DQ_OK(hsad_completion_wait(c, dq_in(20 * DQ_SEC)));
-    hsad_completion_release(c);
-    const hsa_kernel_dispatch_packet_t *pk =
-        (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
-    cr_assert_eq(pk->private_segment_size, priv);
+    uint64_t id = dq_run(q, k, &l, DQ_SEC, 20 * DQ_SEC);
+    cr_assert_eq(dq_packet(q, id)->private_segment_size, priv);
     for (uint32_t i = 0; i < n; i++)
       cr_assert_eq(out[i], big_private_ref(in[i]), "reserve %d: out[%u]", reserve, i);
     hsad_buffer_free(in);

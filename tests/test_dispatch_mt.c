@@ -31,17 +31,57 @@ static void *produce(void *arg) {
   return NULL;
 }
 
+/* The fill and count_dispatch kernels with their buffers and 1-dimensional launches:
+ * fill(buf, v = 9, n = 4) over 4 work-items, count_dispatch(counter, one = 1) on 1 work-item. */
+typedef struct mt_kit {
+  const hsad_device_kernel_t *kf, *kc;
+  hsad_program_t *pf, *pc;
+  uint32_t *buf, *counter, n, v, one;
+  hsad_karg_t fa[3], ca[2];
+  hsad_launch_t lf, lc;
+} mt_kit_t;
+
+/* Opens the runtime and loads fill and count_dispatch (v5). */
+static void mt_load(dq_env_t *e, mt_kit_t *m) {
+  dq_open(e);
+  m->pf = dq_load(e, "fill", 5, "fill", &m->kf);
+  m->pc = dq_load(e, "count_dispatch", 5, "count_dispatch", &m->kc);
+}
+
+/* Allocates buf (16 bytes) and counter (4 bytes) and builds both launches. */
+static void mt_buffers(dq_env_t *e, mt_kit_t *m) {
+  m->n = 4;
+  m->v = 9;
+  m->one = 1;
+  m->buf = dq_alloc(e, 16);
+  m->counter = dq_alloc(e, 4);
+  m->fa[0] = HSAD_KARG_PTR(m->buf);
+  m->fa[1] = HSAD_KARG_VAL(m->v);
+  m->fa[2] = HSAD_KARG_VAL(m->n);
+  m->lf = (hsad_launch_t){.dims = 1, .grid = {4}, .block = {4}, .args = m->fa, .arg_count = 3};
+  m->ca[0] = HSAD_KARG_PTR(m->counter);
+  m->ca[1] = HSAD_KARG_VAL(m->one);
+  m->lc = (hsad_launch_t){.dims = 1, .grid = {1}, .block = {1}, .args = m->ca, .arg_count = 2};
+}
+
+/* Frees the buffers, destroys q (when not NULL) and both programs, closes the runtime. */
+static void mt_close(dq_env_t *e, mt_kit_t *m, hsad_queue_t *q) {
+  hsad_buffer_free(m->buf);
+  hsad_buffer_free(m->counter);
+  if (q) hsad_queue_destroy(q);
+  hsad_program_destroy(m->pf);
+  hsad_program_destroy(m->pc);
+  DQ_OK(hsad_runtime_close(e->rt));
+}
+
 /* 4 threads x 100,000 fire-and-forget dispatches of a counting kernel into one 64-slot queue:
  * the count is exact and every reserved slot was consumed (write index = read index = 400,000). */
 Test(dispatch_mt, four_producers_one_64_slot_queue, .timeout = 240) {
   dq_env_t e;
-  dq_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *prog = dq_load(&e, "count_dispatch", 5, "count_dispatch", &k);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
-  uint32_t *counter;
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
+  hsad_program_t *prog = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4);
   uint32_t per = 100000;
   const char *env = getenv("DQ_MT_PER_THREAD"); /* smaller runs under TSan */
   if (env) per = (uint32_t)strtoul(env, NULL, 10);
@@ -59,9 +99,7 @@ Test(dispatch_mt, four_producers_one_64_slot_queue, .timeout = 240) {
   cr_assert_eq(aq->read_dispatch_id, 4ull * per);
   cr_assert_eq(__atomic_load_n(counter, __ATOMIC_ACQUIRE), 4 * per);
   hsad_buffer_free(counter);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(prog);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_finish(&e, q, prog);
 }
 
 /* A full ring with a short deadline gives HSAD_ERR_TIMEOUT, reserves nothing, and the queue
@@ -70,44 +108,29 @@ Test(dispatch_mt, ring_full_timeout_then_works, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "300000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
   dq_env_t e;
-  dq_open(&e);
-  const hsad_device_kernel_t *kf, *kc;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
-  hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
-  uint32_t *buf, *counter, n = 4, v = 9, one = 1;
-  DQ_OK(hsad_buffer_alloc(e.dev, 16, (void **)&buf));
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
-  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
-  hsad_launch_t lf = {.dims = 1, .grid = {4}, .block = {4}, .args = fa, .arg_count = 3};
-  DQ_OK(hsad_kernel_dispatch(q, kf, &lf, dq_in(DQ_SEC), NULL, NULL));
-  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
-  hsad_launch_t lc = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 2};
-  for (int i = 0; i < 63; i++) DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), NULL, NULL));
+  mt_kit_t m;
+  mt_load(&e, &m);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  mt_buffers(&e, &m);
+  DQ_OK(hsad_kernel_dispatch(q, m.kf, &m.lf, dq_in(DQ_SEC), NULL, NULL));
+  for (int i = 0; i < 63; i++)
+    DQ_OK(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), NULL, NULL));
   uint64_t t0 = hsad_now_ns();
   hsad_completion_t *c = NULL;
-  DQ_ERR(hsad_kernel_dispatch(q, kc, &lc, dq_in(20000000ull), &c, NULL), HSAD_ERR_TIMEOUT,
+  DQ_ERR(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(20000000ull), &c, NULL), HSAD_ERR_TIMEOUT,
          "is full (64 packets, 64 in flight, 1 requested) and the deadline passed");
   uint64_t waited = hsad_now_ns() - t0;
   cr_assert(waited >= 20000000ull && waited < 250000000ull, "waited %llu ns",
             (unsigned long long)waited);
   cr_assert_null(c);
-  DQ_ERR(hsad_kernel_dispatch(q, kc, &lc, 0, NULL, NULL), HSAD_ERR_TIMEOUT, "is full");
+  DQ_ERR(hsad_kernel_dispatch(q, m.kc, &m.lc, 0, NULL, NULL), HSAD_ERR_TIMEOUT, "is full");
   const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
   cr_assert_eq(aq->write_dispatch_id, 64, "a timed-out submit reserved nothing");
   /* the queue drains and works after */
-  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(10 * DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
-  cr_assert_eq(*counter, 64);
-  cr_assert_eq(buf[3], 9);
-  hsad_buffer_free(buf);
-  hsad_buffer_free(counter);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(pf);
-  hsad_program_destroy(pc);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_run(q, m.kc, &m.lc, 10 * DQ_SEC, 10 * DQ_SEC);
+  cr_assert_eq(*m.counter, 64);
+  cr_assert_eq(m.buf[3], 9);
+  mt_close(&e, &m, q);
 }
 
 /* An injected kernel fault reaches every waiter on the queue within its deadline, sticks to the
@@ -115,72 +138,50 @@ Test(dispatch_mt, ring_full_timeout_then_works, .timeout = 60) {
 Test(dispatch_mt, injected_fault_reaches_waiters, .timeout = 60) {
   setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
   dq_env_t e;
-  dq_open(&e);
-  const hsad_device_kernel_t *kf, *kc;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
-  hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
-  uint32_t *buf, *counter, n = 4, v = 9, one = 1;
-  DQ_OK(hsad_buffer_alloc(e.dev, 16, (void **)&buf));
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
-  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
-  hsad_launch_t lc = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 2};
-  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
-  hsad_launch_t lf = {.dims = 1, .grid = {4}, .block = {4}, .args = fa, .arg_count = 3};
+  mt_kit_t m;
+  mt_load(&e, &m);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  mt_buffers(&e, &m);
   hsad_completion_t *c0, *cf, *c2;
-  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c0, NULL));
+  DQ_OK(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), &c0, NULL));
   DQ_OK(hsad_completion_wait(c0, dq_in(10 * DQ_SEC)));
-  DQ_OK(hsad_kernel_dispatch(q, kf, &lf, dq_in(DQ_SEC), &cf, NULL));
-  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c2, NULL)); /* behind the fault */
+  DQ_OK(hsad_kernel_dispatch(q, m.kf, &m.lf, dq_in(DQ_SEC), &cf, NULL));
+  DQ_OK(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), &c2, NULL)); /* behind the fault */
   uint64_t t0 = hsad_now_ns();
   DQ_ERR(hsad_completion_wait(c2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted: HSA status");
   cr_assert(hsad_now_ns() - t0 < 5 * DQ_SEC, "the error reached the waiter before its deadline");
   DQ_ERR(hsad_completion_wait(cf, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "destroy it");
   /* sticky: the next call on the queue and a completed completion of it report it too */
-  DQ_ERR(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
+  DQ_ERR(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
          "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION");
   DQ_ERR(hsad_completion_wait(c0, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
   DQ_ERR(hsad_queue_wait_idle(q, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
   DQ_ERR(hsad_queue_error(q), HSAD_ERR_QUEUE_ERROR, "faulted");
-  cr_assert_eq(*counter, 1);
+  cr_assert_eq(*m.counter, 1);
   hsad_completion_release(c0);
   hsad_completion_release(cf);
   hsad_completion_release(c2);
   hsad_queue_destroy(q);
   /* a new queue works */
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
-  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c0, NULL));
-  DQ_OK(hsad_completion_wait(c0, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c0);
-  cr_assert_eq(*counter, 2);
-  hsad_buffer_free(buf);
-  hsad_buffer_free(counter);
-  hsad_queue_destroy(q);
-  hsad_program_destroy(pf);
-  hsad_program_destroy(pc);
-  DQ_OK(hsad_runtime_close(e.rt));
+  q = dq_queue(&e, 64);
+  dq_run(q, m.kc, &m.lc, DQ_SEC, 10 * DQ_SEC);
+  cr_assert_eq(*m.counter, 2);
+  mt_close(&e, &m, q);
 }
 
 /* A shared queue that faulted is replaced for later callers; its holders keep seeing the error. */
 Test(dispatch_mt, faulted_shared_queue_is_replaced, .timeout = 60) {
   setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
   dq_env_t e;
-  dq_open(&e);
-  const hsad_device_kernel_t *kf, *kc;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
+  mt_kit_t m;
+  mt_load(&e, &m);
   hsad_queue_t *a, *b, *a2, *b2;
   DQ_OK(hsad_device_queue(e.dev, &a));
   DQ_OK(hsad_device_queue(e.dev, &b));
   cr_assert_neq(a, b);
-  uint32_t *buf, *counter, n = 4, v = 9, one = 1;
-  DQ_OK(hsad_buffer_alloc(e.dev, 16, (void **)&buf));
-  DQ_OK(hsad_buffer_alloc(e.dev, 4, (void **)&counter));
-  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
-  hsad_launch_t lf = {.dims = 1, .grid = {4}, .block = {4}, .args = fa, .arg_count = 3};
+  mt_buffers(&e, &m);
   hsad_completion_t *c;
-  DQ_OK(hsad_kernel_dispatch(a, kf, &lf, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_kernel_dispatch(a, m.kf, &m.lf, dq_in(DQ_SEC), &c, NULL));
   DQ_ERR(hsad_completion_wait(c, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
   hsad_completion_release(c);
   DQ_OK(hsad_device_queue(e.dev, &a2)); /* a's turn: replaced */
@@ -188,15 +189,7 @@ Test(dispatch_mt, faulted_shared_queue_is_replaced, .timeout = 60) {
   cr_assert_neq(a2, a);
   cr_assert_eq(b2, b);
   DQ_ERR(hsad_queue_error(a), HSAD_ERR_QUEUE_ERROR, "faulted");
-  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
-  hsad_launch_t lc = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 2};
-  DQ_OK(hsad_kernel_dispatch(a2, kc, &lc, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
-  cr_assert_eq(*counter, 1);
-  hsad_buffer_free(buf);
-  hsad_buffer_free(counter);
-  hsad_program_destroy(pf);
-  hsad_program_destroy(pc);
-  DQ_OK(hsad_runtime_close(e.rt));
+  dq_run(a2, m.kc, &m.lc, DQ_SEC, 10 * DQ_SEC);
+  cr_assert_eq(*m.counter, 1);
+  mt_close(&e, &m, NULL);
 }

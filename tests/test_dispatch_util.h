@@ -58,4 +58,52 @@ static inline hsad_program_t *dq_load(dq_env_t *e, const char *file, int ver, co
 
 static inline uint64_t dq_in(uint64_t ns) { return hsad_now_ns() + ns; }
 
+/* A queue of `size` packets, other options default. */
+static inline hsad_queue_t *dq_queue(dq_env_t *e, uint32_t size) {
+  hsad_queue_t *q = NULL;
+  DQ_OK(hsad_queue_create(e->dev, &(hsad_queue_options_t){.size = size}, &q));
+  return q;
+}
+
+/* A buffer of `size` bytes on the device. */
+static inline void *dq_alloc(dq_env_t *e, size_t size) {
+  void *p = NULL;
+  DQ_OK(hsad_buffer_alloc(e->dev, size, &p));
+  return p;
+}
+
+/* The usual start of a test: opens the runtime, loads kernel `kname` of `file` (code object
+ * version `ver`) and creates a 64-packet queue. Returns the program. */
+static inline hsad_program_t *dq_start(dq_env_t *e, const char *file, int ver, const char *kname,
+                                       const hsad_device_kernel_t **out_k, hsad_queue_t **out_q) {
+  dq_open(e);
+  hsad_program_t *p = dq_load(e, file, ver, kname, out_k);
+  *out_q = dq_queue(e, 64);
+  return p;
+}
+
+/* The usual end of a test: destroys the queue and the program, closes the runtime. */
+static inline void dq_finish(dq_env_t *e, hsad_queue_t *q, hsad_program_t *p) {
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e->rt));
+}
+
+/* Dispatches with a completion (submit deadline now + submit_ns), waits for it (deadline now +
+ * wait_ns) and releases it. Returns the packet id. */
+static inline uint64_t dq_run(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                              const hsad_launch_t *l, uint64_t submit_ns, uint64_t wait_ns) {
+  hsad_completion_t *c;
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, l, dq_in(submit_ns), &c, &id));
+  DQ_OK(hsad_completion_wait(c, dq_in(wait_ns)));
+  hsad_completion_release(c);
+  return id;
+}
+
+/* The ring slot of packet `id` in a 64-packet queue. */
+static inline const hsa_kernel_dispatch_packet_t *dq_packet(hsad_queue_t *q, uint64_t id) {
+  return (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
+}
+
 #endif

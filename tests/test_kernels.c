@@ -183,18 +183,22 @@ static void tk_put_v5_implicit(uint8_t *ka, uint32_t off, uint32_t dims, const u
   tk_put(ka, off + 64, &gd, 2);
 }
 
+/* Milliseconds of CLOCK_MONOTONIC since t0. */
+static long tk_ms_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 /* Reserves a slot (waiting while the ring is full, with a deadline), writes the packet body
  * with an INVALID header, publishes header | setup << 16 with one release store and rings the
  * doorbell with the packet's index. */
 static void tk_submit(const void *packet64) {
   uint64_t idx = hsa_queue_add_write_index_scacq_screl(T.queue, 1);
-  struct timespec t0, t;
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (idx - hsa_queue_load_read_index_scacquire(T.queue) >= T.queue->size) {
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    cr_assert((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < TK_DEADLINE_MS,
-              "queue stayed full");
-  }
+  while (idx - hsa_queue_load_read_index_scacquire(T.queue) >= T.queue->size)
+    cr_assert(tk_ms_since(&t0) < TK_DEADLINE_MS, "queue stayed full");
   uint8_t *slot = (uint8_t *)T.queue->base_address + (idx % T.queue->size) * 64;
   memcpy(slot + 4, (const uint8_t *)packet64 + 4, 60);
   uint32_t word;
@@ -204,14 +208,13 @@ static void tk_submit(const void *packet64) {
 }
 
 static bool tk_wait_zero(hsa_signal_t s, uint32_t ms) {
-  struct timespec t0, t;
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
     if (hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_EQ, 0, 10 * 1000 * 1000,
                                   HSA_WAIT_STATE_BLOCKED) == 0)
       return true;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms) return false;
+    if (tk_ms_since(&t0) >= ms) return false;
   }
 }
 
@@ -219,6 +222,30 @@ static uint16_t tk_header(hsa_packet_type_t type, bool barrier) {
   return (uint16_t)((type << HSA_PACKET_HEADER_TYPE) | ((barrier ? 1 : 0) << HSA_PACKET_HEADER_BARRIER) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
+}
+
+/* A 1-dimensional kernel dispatch packet of k with the BARRIER bit: grid_x work-items in
+ * workgroups of wg_x, no completion signal, private and group segment sizes 0. */
+static hsa_kernel_dispatch_packet_t tk_packet_1d(const tk_kernel_t *k, void *ka, uint32_t grid_x,
+                                                 uint32_t wg_x) {
+  hsa_kernel_dispatch_packet_t p;
+  memset(&p, 0, sizeof p);
+  p.header = tk_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true);
+  p.setup = 1;
+  p.workgroup_size_x = (uint16_t)wg_x;
+  p.workgroup_size_y = p.workgroup_size_z = 1;
+  p.grid_size_x = grid_x;
+  p.grid_size_y = p.grid_size_z = 1;
+  p.kernel_object = k->object;
+  p.kernarg_address = ka;
+  return p;
+}
+
+/* Arms T.done (value 1) as p's completion signal and submits p; does not wait. */
+static void tk_submit_signalled(hsa_kernel_dispatch_packet_t *p) {
+  p->completion_signal = T.done;
+  hsa_signal_store_relaxed(T.done, 1);
+  tk_submit(p);
 }
 
 /* Dispatches k with `ka` and waits (deadline) for completion through T.done. `dyn_lds` bytes of
@@ -239,9 +266,7 @@ static void tk_dispatch_dyn(const tk_kernel_t *k, void *ka, uint32_t dims, const
   p.group_segment_size = k->group_size + dyn_lds;
   p.kernel_object = k->object;
   p.kernarg_address = ka;
-  p.completion_signal = T.done;
-  hsa_signal_store_relaxed(T.done, 1);
-  tk_submit(&p);
+  tk_submit_signalled(&p);
   cr_assert(tk_wait_zero(T.done, TK_DEADLINE_MS), "dispatch did not complete within %u ms",
             TK_DEADLINE_MS);
   cr_assert_eq(tk_queue_error, HSA_STATUS_SUCCESS, "queue error 0x%x", tk_queue_error);
@@ -327,6 +352,16 @@ Test(kernels, empty_completes) {
   tk_kernel_unload(&k);
 }
 
+/* A kernarg block of order_record(counter, slots, idx). */
+static uint8_t *tk_order_record_args(const tk_kernel_t *k, uint32_t *counter, uint32_t *slots,
+                                     const uint32_t *idx) {
+  uint8_t *ka = tk_kernarg(k);
+  tk_put(ka, 0, &counter, 8);
+  tk_put(ka, 8, &slots, 8);
+  tk_put(ka, 16, idx, 4);
+  return ka;
+}
+
 /* Three order_record dispatches in one queue with the BARRIER bit: tickets 0, 1, 2 in order,
  * then a barrier-AND packet whose dep_signal is completed by the host gates a fourth. */
 Test(kernels, order_record_tickets_in_queue_order) {
@@ -336,13 +371,8 @@ Test(kernels, order_record_tickets_in_queue_order) {
   *counter = 0;
   for (int i = 0; i < 16; i++) slots[i] = 0xFFFFFFFFu;
   const uint32_t order[3] = {2, 0, 1};
-  for (int i = 0; i < 3; i++) {
-    uint8_t *ka = tk_kernarg(&k);
-    tk_put(ka, 0, &counter, 8);
-    tk_put(ka, 8, &slots, 8);
-    tk_put(ka, 16, &order[i], 4);
-    tk_dispatch(&k, ka, 256, 64);
-  }
+  for (int i = 0; i < 3; i++)
+    tk_dispatch(&k, tk_order_record_args(&k, counter, slots, &order[i]), 256, 64);
   cr_assert_eq(slots[2], 0u);
   cr_assert_eq(slots[0], 1u);
   cr_assert_eq(slots[1], 2u);
@@ -355,24 +385,10 @@ Test(kernels, order_record_tickets_in_queue_order) {
   b.header = tk_header(HSA_PACKET_TYPE_BARRIER_AND, true);
   b.dep_signal[3] = gate; /* the others are zero handles: satisfied */
   tk_submit(&b);
-  uint8_t *ka = tk_kernarg(&k);
   const uint32_t idx = 7;
-  tk_put(ka, 0, &counter, 8);
-  tk_put(ka, 8, &slots, 8);
-  tk_put(ka, 16, &idx, 4);
-  hsa_kernel_dispatch_packet_t p;
-  memset(&p, 0, sizeof p);
-  p.header = tk_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true);
-  p.setup = 1;
-  p.workgroup_size_x = p.workgroup_size_y = p.workgroup_size_z = 1;
-  p.workgroup_size_x = 64;
-  p.grid_size_x = 64;
-  p.grid_size_y = p.grid_size_z = 1;
-  p.kernel_object = k.object;
-  p.kernarg_address = ka;
-  p.completion_signal = T.done;
-  hsa_signal_store_relaxed(T.done, 1);
-  tk_submit(&p);
+  uint8_t *ka = tk_order_record_args(&k, counter, slots, &idx);
+  hsa_kernel_dispatch_packet_t p = tk_packet_1d(&k, ka, 64, 64);
+  tk_submit_signalled(&p);
   cr_assert_eq(tk_wait_zero(T.done, 100), false, "dispatch ran before its barrier-AND gate");
   cr_assert_eq(slots[7], 0xFFFFFFFFu);
   hsa_signal_store_screlease(gate, 0);
@@ -392,20 +408,9 @@ Test(kernels, count_dispatch_once_per_dispatch) {
   tk_put(ka, 0, &counter, 8);
   tk_put(ka, 8, &value, 4);
   /* 50 packets, one completion wait at the end: the BARRIER bit orders them. */
-  hsa_kernel_dispatch_packet_t p;
-  memset(&p, 0, sizeof p);
-  p.header = tk_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true);
-  p.setup = 1;
-  p.workgroup_size_x = 64;
-  p.workgroup_size_y = p.workgroup_size_z = 1;
-  p.grid_size_x = 1000;
-  p.grid_size_y = p.grid_size_z = 1;
-  p.kernel_object = k.object;
-  p.kernarg_address = ka;
+  hsa_kernel_dispatch_packet_t p = tk_packet_1d(&k, ka, 1000, 64);
   for (int i = 0; i < 49; i++) tk_submit(&p);
-  p.completion_signal = T.done;
-  hsa_signal_store_relaxed(T.done, 1);
-  tk_submit(&p);
+  tk_submit_signalled(&p);
   cr_assert(tk_wait_zero(T.done, TK_DEADLINE_MS));
   cr_assert_eq(*counter, 5u + 50u * 3u);
   tk_kernel_unload(&k);
@@ -484,25 +489,12 @@ Test(kernels, null_buffer_is_queue_error) {
   const uint32_t n = 64, value = 1;
   tk_put(ka, 8, &value, 4);
   tk_put(ka, 12, &n, 4);
-  hsa_kernel_dispatch_packet_t p;
-  memset(&p, 0, sizeof p);
-  p.header = tk_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true);
-  p.setup = 1;
-  p.workgroup_size_x = 64;
-  p.workgroup_size_y = p.workgroup_size_z = 1;
-  p.grid_size_x = 64;
-  p.grid_size_y = p.grid_size_z = 1;
-  p.kernel_object = k.object;
-  p.kernarg_address = ka;
-  p.completion_signal = T.done;
-  hsa_signal_store_relaxed(T.done, 1);
-  tk_submit(&p);
-  struct timespec t0, t;
+  hsa_kernel_dispatch_packet_t p = tk_packet_1d(&k, ka, 64, 64);
+  tk_submit_signalled(&p);
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   while (tk_queue_error == HSA_STATUS_SUCCESS) {
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    cr_assert((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < TK_DEADLINE_MS,
-              "no queue error within the deadline");
+    cr_assert(tk_ms_since(&t0) < TK_DEADLINE_MS, "no queue error within the deadline");
     struct timespec nap = {0, 1000000};
     nanosleep(&nap, NULL);
   }
