@@ -80,9 +80,10 @@ static void load(void) {
       tried[0] = '\0';
       if (load_emu(tried, sizeof tried) != 0) {
         snprintf(load_message, sizeof load_message,
-                 "no /dev/kfd (no AMD GPU driver) and kfd-emu could not be loaded (tried %s: "
-                 "%s); build it with make or set HSAD_KFD_EMU_DIR", tried[0] ? tried : "nothing",
-                 dlerror());
+                 "%s, but kfd-emu could not be loaded (tried %s: %s); build it with make or "
+                 "set HSAD_KFD_EMU_DIR",
+                 have_kfd ? "HSAD_DEVICE=emu" : "no /dev/kfd (no AMD GPU driver)",
+                 tried[0] ? tried : "nothing", dlerror());
         return;
       }
       emulated = 1;
