@@ -212,23 +212,6 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   return 0;
 }
 
-static double elem_get(const arg_t *a, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)a->ptr + i * tsize[a->type];
-  switch (a->type) {
-  case T_I8: return *(const int8_t *)p;
-  case T_U8: return *p;
-  case T_I16: return *(const int16_t *)p;
-  case T_U16: return *(const uint16_t *)p;
-  case T_I32: return *(const int32_t *)p;
-  case T_U32: return *(const uint32_t *)p;
-  case T_I64: return (double)*(const int64_t *)p;
-  case T_U64: return (double)*(const uint64_t *)p;
-  case T_F32: return *(const float *)p;
-  case T_F64: return *(const double *)p;
-  }
-  return 0;
-}
-
 /* Integer element types, exactly (every type fits in __int128). */
 static __int128 elem_geti(const arg_t *a, uint64_t i) {
   const uint8_t *p = (const uint8_t *)a->ptr + i * tsize[a->type];
@@ -243,6 +226,13 @@ static __int128 elem_geti(const arg_t *a, uint64_t i) {
   case T_U64: return *(const uint64_t *)p;
   default: return 0;
   }
+}
+
+static double elem_get(const arg_t *a, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)a->ptr + i * tsize[a->type];
+  if (a->type == T_F32) return *(const float *)p;
+  if (a->type == T_F64) return *(const double *)p;
+  return (double)elem_geti(a, i);
 }
 
 static const char *fmt_i128(char buf[48], __int128 v) {
