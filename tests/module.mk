@@ -3,7 +3,7 @@ EMU_TEST := $(TESTDIR)/test_emu
 $(EMU_TEST): tests/test_emu.c tests/rocr_testutil.c tests/rocr_testutil.h $(ALL_TARGETS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(KERNDIR)"' -o $@ tests/test_emu.c tests/rocr_testutil.c \
-	  $(LDFLAGS) -lcriterion -lhsa-runtime64
+	  $(LDFLAGS) -rdynamic -lcriterion -lhsa-runtime64
 TEST_BINS += $(EMU_TEST)
 
 # A kernel without a twin, for kfd-emu's no-twin error and noop mode.
@@ -14,6 +14,15 @@ $(EMU_TEST_HSACO): tests/data/emu/no_twin.cl
 	$(KERN_LLD) -shared $@.o -o $@
 	@rm -f $@.o
 $(EMU_TEST): $(EMU_TEST_HSACO)
+
+# Kernels whose twins live in test_emu itself (a gate the test opens, faulting twins).
+EMU_TEST_KERNELS := $(TESTDIR)/data/emu_test-gfx90a.hsaco
+$(EMU_TEST_KERNELS): tests/data/emu/emu_test.cl
+	@mkdir -p $(@D)
+	$(CLANG) $(KERN_CLFLAGS) -mcpu=gfx90a -mcode-object-version=4 -c $< -o $@.o
+	$(KERN_LLD) -shared $@.o -o $@
+	@rm -f $@.o
+$(EMU_TEST): $(EMU_TEST_KERNELS)
 
 # ThreadSanitizer run of kfd-emu driven from several host threads (Criterion's process arena
 # does not start under TSan, so this is a plain program). Own build tree: build-tsan/.

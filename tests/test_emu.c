@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/rocr_testutil.h"
+#include "tools/kfd-emu/kfd_emu_twin.h"
 
 static rt_t rt;
 
@@ -290,6 +291,116 @@ Test(packets, hundred_thousand_through_64_slots) {
                  HSA_PACKET_TYPE_INVALID);
   hsa_queue_destroy(q);
   rt_close(&rt);
+}
+
+/* ---- the read index: at completion (default) or at launch (KFD_EMU_READ_INDEX) ------------ */
+
+/* Twin of emu_gate (tests/data/emu/emu_test.cl): flags[0] = 1 when it starts, then it runs
+ * until the test stores flags[1] != 0 (10 s deadline: then it reports a fault). */
+KFD_EMU_TWIN(emu_gate) {
+  (void)wg;
+  uint32_t *flags;
+  if (kfd_emu_arg(d, 0, &flags, sizeof flags) || !d->gpu_accessible(flags, 8)) return 1;
+  __atomic_store_n(&flags[0], 1, __ATOMIC_RELEASE);
+  for (int i = 0; i < 100000; i++) {
+    if (__atomic_load_n(&flags[1], __ATOMIC_ACQUIRE)) return 0;
+    usleep(100);
+  }
+  return 1;
+}
+
+/* Waits (5 s deadline) until *flag is nonzero. */
+static bool wait_flag(const uint32_t *flag) {
+  for (int i = 0; i < 50000; i++) {
+    if (__atomic_load_n(flag, __ATOMIC_ACQUIRE)) return true;
+    usleep(100);
+  }
+  return false;
+}
+
+typedef struct {
+  rt_kernel_t k;
+  hsa_queue_t *q;
+  uint32_t *flags[2];  /* per gate dispatch: started, release */
+  hsa_signal_t done[3]; /* packets 0, 1: gate dispatches; 2: barrier-AND */
+} gates_t;
+
+/* Packets 0 and 1: emu_gate dispatches without the BARRIER bit (hardware may run them
+ * together); packet 2: a barrier-AND with the BARRIER bit. One doorbell: 2. Returns when a
+ * gate kernel started (the CP runs non-barrier runs last-first: packet 1's). */
+static void gates_submit(gates_t *g) {
+  open_rt();
+  cr_assert_eq(rt_kernel_load(&rt, "../tests/data/emu_test-gfx90a.hsaco", "emu_gate", &g->k), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  g->q = make_queue(64);
+  for (int i = 0; i < 2; i++) {
+    g->flags[i] = rt_alloc(rt.fine_pool, 64, agents, 2);
+    memset(g->flags[i], 0, 64);
+    uint8_t *ka = rt_alloc(rt.kernarg_pool, g->k.kernarg_size, agents, 1);
+    memset(ka, 0, g->k.kernarg_size);
+    memcpy(ka, &g->flags[i], 8);
+    g->done[i] = make_signal(1);
+    hsa_kernel_dispatch_packet_t p;
+    rt_dispatch_packet(&p, &g->k, ka, 1, (uint32_t[3]){1, 1, 1}, (uint32_t[3]){1, 1, 1},
+                       g->done[i], false);
+    cr_assert_eq(rt_submit(g->q, &p, false), (uint64_t)i);
+  }
+  g->done[2] = make_signal(1);
+  barrier(g->q, HSA_PACKET_TYPE_BARRIER_AND, NULL, g->done[2], false);
+  hsa_signal_store_screlease(g->q->doorbell_signal, 2);
+  cr_assert(wait_flag(&g->flags[1][0]), "gate kernel of packet 1 never started");
+}
+
+static uint16_t slot_header(hsa_queue_t *q, uint64_t id) {
+  return __atomic_load_n((uint16_t *)((uint8_t *)q->base_address + (id % q->size) * 64),
+                         __ATOMIC_ACQUIRE);
+}
+
+static void gates_finish(gates_t *g) {
+  __atomic_store_n(&g->flags[0][1], 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&g->flags[1][1], 1, __ATOMIC_RELEASE);
+  for (int i = 0; i < 3; i++) cr_assert(rt_wait_zero(g->done[i], 5000), "packet %d", i);
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(g->q), 3);
+  for (uint64_t i = 0; i < 3; i++) cr_assert_eq(slot_header(g->q, i), HSA_PACKET_TYPE_INVALID);
+  for (int i = 0; i < 3; i++) hsa_signal_destroy(g->done[i]);
+  hsa_queue_destroy(g->q);
+  rt_kernel_unload(&g->k);
+  rt_close(&rt);
+}
+
+Test(read_index, complete_mode_holds_it_at_a_running_kernel) {
+  setenv("KFD_EMU_READ_INDEX", "complete", 1); /* also when the suite runs in launch mode */
+  gates_t g;
+  gates_submit(&g);
+  /* packet 1's kernel runs: no slot is handed back yet */
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(g.q), 0);
+  cr_assert_eq(slot_header(g.q, 0) & 0xff, HSA_PACKET_TYPE_KERNEL_DISPATCH);
+  cr_assert_eq(slot_header(g.q, 1) & 0xff, HSA_PACKET_TYPE_KERNEL_DISPATCH);
+  for (int i = 0; i < 3; i++) cr_assert_eq(hsa_signal_load_scacquire(g.done[i]), 1);
+  gates_finish(&g);
+}
+
+Test(read_index, launch_mode_passes_running_kernels) {
+  setenv("KFD_EMU_READ_INDEX", "launch", 1);
+  gates_t g;
+  gates_submit(&g);
+  /* Both dispatches were launched: their slots are back (INVALID, read index 2) while their
+   * kernels have not completed (the gates are closed); the barrier-AND behind them (BARRIER
+   * bit) is not launched before they complete. */
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(g.q), 2);
+  cr_assert_eq(slot_header(g.q, 0), HSA_PACKET_TYPE_INVALID);
+  cr_assert_eq(slot_header(g.q, 1), HSA_PACKET_TYPE_INVALID);
+  cr_assert_eq(slot_header(g.q, 2) & 0xff, HSA_PACKET_TYPE_BARRIER_AND);
+  for (int i = 0; i < 3; i++) cr_assert_eq(hsa_signal_load_scacquire(g.done[i]), 1);
+  /* A producer may reuse a launched slot: the CP executes its own copy of the packet, so
+   * clobbering slot 0 (completion signal included) changes nothing. */
+  memset((uint8_t *)g.q->base_address + 8, 0xff, 56);
+  gates_finish(&g);
+}
+
+Test(read_index, bad_value_fails_init) {
+  setenv("KFD_EMU_READ_INDEX", "retire", 1);
+  cr_assert_neq(hsa_init(), HSA_STATUS_SUCCESS);
 }
 
 /* ---- kernels ---------------------------------------------------------------------------- */

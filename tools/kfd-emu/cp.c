@@ -5,11 +5,17 @@
  * packet published but never rung stays unprocessed. Per packet, in hardware order:
  *   1. wait for the header type to become valid (not INVALID);
  *   2. honour the BARRIER bit (earlier packets of this queue completed);
- *   3. execute (kernel dispatch through a host twin, barrier-AND/-OR, AMD vendor packets);
+ *   3. take a copy of the packet (launch) and execute the copy (kernel dispatch through a
+ *      host twin, barrier-AND/-OR, AMD vendor packets);
  *   4. write the header back to INVALID and advance read_dispatch_id (release);
  *   5. if a completion signal is set: write start_ts/end_ts when the queue has profiling
  *      enabled, atomically decrement the value by 1, and if the signal has an event mailbox,
  *      store its event id there and wake the event.
+ * KFD_EMU_READ_INDEX=launch moves step 4 before execution: the slots go back to the producer
+ * (INVALID, read index past them) as soon as the packets are launched, as the HSA
+ * specification allows ("an application should only rely on the published specification",
+ * ROCR-Runtime #105); only the completion signal says a packet completed. The BARRIER bit
+ * and barrier packets still hold later launches until earlier packets completed.
  * Kernel dispatches without the BARRIER bit may run in any order on hardware: by default
  * consecutive ones are executed last-first (KFD_EMU_ORDER=inorder turns this off), so a
  * missing barrier bit shows up here as it would on a GPU.
@@ -57,6 +63,15 @@ struct emu_queue {
   uint64_t unrung_id;  /* a valid packet beyond the doorbell ... */
   uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
   q_state_t state;
+  /* Packets the CP took from the ring and has not completed: their copies, their kernels
+   * (dispatches), the id of the first and whether the read index already passed them
+   * (KFD_EMU_READ_INDEX=launch). Owned by the CP (under gpu->lock). */
+  uint8_t held[REORDER_WINDOW][64];
+  const emu_kernel_t *held_k[REORDER_WINDOW];
+  uint64_t held_id;
+  uint32_t held_n;
+  bool held_retired;
+  uint64_t held_t0;
   uint8_t lds[64 * 1024];
 };
 
@@ -105,10 +120,18 @@ static hsa_signal_t completion_of(const uint8_t *slot) {
   return s;
 }
 
-static void complete(emu_queue_t *q, uint8_t *slot, uint64_t rd, uint64_t t0, uint64_t t1) {
-  hsa_signal_t cs = completion_of(slot);
-  atomic_store_explicit((_Atomic uint16_t *)slot, HSA_PACKET_TYPE_INVALID, memory_order_release);
-  atomic_store_explicit((_Atomic uint64_t *)q->read_ptr, rd + 1, memory_order_release);
+/* Hands slots [id, id + n) back to the producer: header INVALID (release), then the read
+ * index past them (release), so a producer that sees the index may rewrite the slots. */
+static void retire(emu_queue_t *q, uint64_t id, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    atomic_store_explicit((_Atomic uint16_t *)(q->ring + ((id + i) & (q->size - 1)) * 64),
+                          HSA_PACKET_TYPE_INVALID, memory_order_release);
+  atomic_store_explicit((_Atomic uint64_t *)q->read_ptr, id + n, memory_order_release);
+}
+
+/* Completion of one packet (its copy): profiling timestamps, decrement, event wake-up. */
+static void signal_done(emu_queue_t *q, const uint8_t *pkt, uint64_t t0, uint64_t t1) {
+  hsa_signal_t cs = completion_of(pkt);
   if (!cs.handle) return;
   amd_signal_t *s = sig(cs);
   if (q->amdq->queue_properties & AMD_QUEUE_PROPERTIES_ENABLE_PROFILING) {
@@ -296,79 +319,124 @@ static uint8_t *slot_at(emu_queue_t *q, uint64_t id) {
   return q->ring + (id & (q->size - 1)) * 64;
 }
 
-/* Processes the packet at rd (and, for kernel dispatches, the run of later dispatches without
- * the barrier bit). Returns the number of packets completed; 0 when blocked or faulted. */
-static uint32_t step(emu_queue_t *q, uint64_t rd, uint64_t db) {
+/* Executes the held packets (copies). Returns the number completed: 0 while a barrier waits
+ * for its dependencies, or after a queue error. In complete mode the slots are retired here,
+ * each just before its completion signal (hardware order: step 4, then 5). */
+static uint32_t finish(emu_queue_t *q) {
+  char why[1024];
+  uint32_t n = q->held_n;
+  const uint8_t *pkt = q->held[0];
+  uint16_t hdr;
+  memcpy(&hdr, pkt, 2);
+  uint32_t type = (hdr >> HSA_PACKET_HEADER_TYPE) & 0xff;
+  uint64_t t0 = q->held_t0 ? q->held_t0 : emu_now_ns();
+  switch (type) {
+  case HSA_PACKET_TYPE_KERNEL_DISPATCH:
+    /* A run of dispatches without the BARRIER bit: hardware may run them concurrently; by
+     * default kfd-emu runs them last-first. */
+    for (uint32_t i = n; i-- > 0;) {
+      uint32_t err = run_dispatch(q, (const hsa_kernel_dispatch_packet_t *)q->held[i],
+                                  q->held_k[i], why, sizeof why);
+      if (err) {
+        queue_error(q, err, why);
+        return 0;
+      }
+    }
+    break;
+  case HSA_PACKET_TYPE_BARRIER_AND:
+  case HSA_PACKET_TYPE_BARRIER_OR: {
+    const hsa_barrier_and_packet_t *b = (const hsa_barrier_and_packet_t *)pkt;
+    if (!deps_ready(b->dep_signal, type == HSA_PACKET_TYPE_BARRIER_AND)) return 0;
+    t0 = emu_now_ns();
+    break;
+  }
+  case HSA_PACKET_TYPE_VENDOR_SPECIFIC: {
+    const hsa_amd_vendor_packet_header_t *vh = (const hsa_amd_vendor_packet_header_t *)pkt;
+    if (vh->AmdFormat == HSA_AMD_PACKET_TYPE_BARRIER_VALUE) {
+      const hsa_amd_barrier_value_packet_t *b = (const hsa_amd_barrier_value_packet_t *)pkt;
+      if (b->signal.handle && !value_cond(sig_load(b->signal) & b->mask, b->value, b->cond))
+        return 0;
+      t0 = emu_now_ns();
+    }
+    /* AMD_AQL_FORMAT_PM4_IB (1): an indirect buffer of PM4 commands (ROCr's ExecutePM4, e.g.
+     * cache invalidation after loading code). kfd-emu's memory is coherent: nothing to do. */
+    break;
+  }
+  }
+  uint64_t t1 = emu_now_ns();
+  q->held_n = 0;
+  q->held_t0 = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!q->held_retired) retire(q, q->held_id + i, 1);
+    signal_done(q, q->held[i], t0, t1);
+  }
+  return n;
+}
+
+/* Takes the packet at rd (and, for a kernel dispatch, the run of later rung dispatches without
+ * the BARRIER bit) from the ring: copies, checks. With KFD_EMU_READ_INDEX=launch the slots are
+ * retired now, before anything executes, as the HSA specification allows the packet processor
+ * to do once it launched a packet. Returns false when nothing valid is there or on a queue
+ * error. */
+static bool launch(emu_queue_t *q, uint64_t rd, uint64_t db) {
   uint8_t *slot = slot_at(q, rd);
   uint16_t hdr = header_of(slot);
   uint32_t type = (hdr >> HSA_PACKET_HEADER_TYPE) & 0xff;
   char why[1024];
-  if (type == HSA_PACKET_TYPE_INVALID) return 0;
+  if (type == HSA_PACKET_TYPE_INVALID) return false;
   if (emu.cfg.cp_stall_ms) usleep((useconds_t)(emu.cfg.cp_stall_ms * 1000));
-  uint64_t t0 = emu_now_ns();
+  uint32_t n = 0;
   switch (type) {
-  case HSA_PACKET_TYPE_KERNEL_DISPATCH: {
-    const emu_kernel_t *ks[REORDER_WINDOW];
-    uint64_t n = 0;
+  case HSA_PACKET_TYPE_KERNEL_DISPATCH:
     /* Gather the run of dispatches that hardware may execute concurrently. */
     while (n < REORDER_WINDOW && rd + n <= db) {
       uint8_t *s = slot_at(q, rd + n);
-      uint16_t h = n ? header_of(s) : hdr;
+      uint16_t h = n ? header_of(s) : hdr; /* acquire: the body is visible after it */
       if (((h >> HSA_PACKET_HEADER_TYPE) & 0xff) != HSA_PACKET_TYPE_KERNEL_DISPATCH) break;
       if (n && (h & (1u << HSA_PACKET_HEADER_BARRIER))) break;
-      uint32_t err = check_dispatch(q, (const hsa_kernel_dispatch_packet_t *)s, &ks[n], why,
-                                    sizeof why);
+      memcpy(q->held[n] + 2, s + 2, 62);
+      memcpy(q->held[n], &h, 2);
+      uint32_t err = check_dispatch(q, (const hsa_kernel_dispatch_packet_t *)q->held[n],
+                                    &q->held_k[n], why, sizeof why);
       if (err) {
         if (n) break; /* run what came before; report this one when it is first */
         queue_error(q, err, why);
-        return 0;
+        return false;
       }
       n++;
       if (emu.cfg.in_order) break;
     }
-    for (uint64_t i = n; i-- > 0;) {
-      uint32_t err = run_dispatch(q, (const hsa_kernel_dispatch_packet_t *)slot_at(q, rd + i),
-                                  ks[i], why, sizeof why);
-      if (err) {
-        queue_error(q, err, why);
-        return 0;
-      }
-    }
-    uint64_t t1 = emu_now_ns();
-    for (uint64_t i = 0; i < n; i++) complete(q, slot_at(q, rd + i), rd + i, t0, t1);
-    return (uint32_t)n;
-  }
-  case HSA_PACKET_TYPE_BARRIER_AND:
-  case HSA_PACKET_TYPE_BARRIER_OR: {
-    const hsa_barrier_and_packet_t *b = (const hsa_barrier_and_packet_t *)slot;
-    if (!deps_ready(b->dep_signal, type == HSA_PACKET_TYPE_BARRIER_AND)) return 0;
     break;
-  }
+  case HSA_PACKET_TYPE_BARRIER_AND:
+  case HSA_PACKET_TYPE_BARRIER_OR:
+    n = 1;
+    break;
   case HSA_PACKET_TYPE_VENDOR_SPECIFIC: {
     const hsa_amd_vendor_packet_header_t *vh = (const hsa_amd_vendor_packet_header_t *)slot;
-    if (vh->AmdFormat == HSA_AMD_PACKET_TYPE_BARRIER_VALUE) {
-      const hsa_amd_barrier_value_packet_t *b = (const hsa_amd_barrier_value_packet_t *)slot;
-      if (b->signal.handle &&
-          !value_cond(sig_load(b->signal) & b->mask, b->value, b->cond))
-        return 0;
-    } else if (vh->AmdFormat == 1) {
-      /* AMD_AQL_FORMAT_PM4_IB: an indirect buffer of PM4 commands (ROCr's ExecutePM4, e.g.
-       * cache invalidation after loading code). kfd-emu's memory is coherent: nothing to do. */
-    } else {
+    if (vh->AmdFormat != HSA_AMD_PACKET_TYPE_BARRIER_VALUE && vh->AmdFormat != 1) {
       snprintf(why, sizeof why, "vendor packet with unknown AMD format %u", vh->AmdFormat);
       queue_error(q, EMU_QERR_INVALID_FORMAT, why);
-      return 0;
+      return false;
     }
+    n = 1;
     break;
   }
   default:
     snprintf(why, sizeof why, "packet %llu has type %u, invalid on a GPU kernel-dispatch queue",
              (unsigned long long)rd, type);
     queue_error(q, EMU_QERR_INVALID_FORMAT, why);
-    return 0;
+    return false;
   }
-  complete(q, slot, rd, t0, emu_now_ns());
-  return 1;
+  if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+    memcpy(q->held[0] + 2, slot + 2, 62);
+    memcpy(q->held[0], &hdr, 2);
+  }
+  q->held_id = rd;
+  q->held_n = n;
+  q->held_t0 = type == HSA_PACKET_TYPE_KERNEL_DISPATCH ? emu_now_ns() : 0;
+  q->held_retired = emu.cfg.read_index_at_launch;
+  if (q->held_retired) retire(q, rd, n);
+  return true;
 }
 
 /* A packet beyond the highest doorbell value seen. kfd-emu samples the doorbell, so it can miss
@@ -408,15 +476,19 @@ static bool run_queue(emu_queue_t *q) {
   if (q->state != Q_RUNNING) return false;
   uint32_t done = 0;
   while (done < 64) {
+    if (q->held_n) { /* launched, not completed: a barrier waiting, or launch mode */
+      uint32_t k = finish(q);
+      if (!k) break;
+      done += k;
+      continue;
+    }
     uint64_t rd = *q->read_ptr;
     uint64_t db = atomic_load_explicit(q->doorbell, memory_order_acquire);
     /* Hardware sees every doorbell write and keeps the highest: producers that raced may store
      * their ids out of order (HSA 1.2 system architecture 2.8.3). */
     if (db != DOORBELL_NONE && db + 1 > q->rung) q->rung = db + 1;
     if (rd >= q->rung && !unrung_ready(q, rd)) break;
-    uint32_t k = step(q, rd, q->rung ? q->rung - 1 : rd);
-    if (!k) break;
-    done += k;
+    if (!launch(q, rd, q->rung ? q->rung - 1 : rd)) break;
   }
   return done > 0;
 }

@@ -78,6 +78,8 @@ typedef struct emu_config {
   uint64_t vram_bytes;
   bool noop_missing_twin;
   bool in_order;         /* KFD_EMU_ORDER=inorder: no reordering of non-barrier dispatches */
+  bool read_index_at_launch; /* KFD_EMU_READ_INDEX=launch: read index passes a packet when it is
+                                launched, before it executes (HSA allows it) */
   char fault_kernel[256];
   char delay_kernel[256];
   uint64_t delay_us;

@@ -130,6 +130,14 @@ int emu_config_load(emu_config_t *cfg) {
       return -1;
     }
   }
+  const char *ri = getenv("KFD_EMU_READ_INDEX");
+  if (ri && *ri) {
+    if (!strcmp(ri, "launch")) cfg->read_index_at_launch = true;
+    else if (strcmp(ri, "complete")) {
+      emu_log("KFD_EMU_READ_INDEX=%s: expected 'complete' (default) or 'launch'", ri);
+      return -1;
+    }
+  }
   const char *tw = getenv("KFD_EMU_TWINS");
   if (tw && *tw) {
     char *copy = strdup(tw), *save = NULL;
