@@ -1,8 +1,20 @@
-/* bundle.c - containers: a plain code object, a clang offload bundle, or a host ELF whose
- * .hip_fatbin section holds one or more concatenated bundles; entry selection by target ID.
+/* bundle.c - containers: a plain code object, a clang offload bundle (plain or compressed), or a
+ * host ELF whose .hip_fatbin section holds one or more bundles back to back; entry selection by
+ * target ID.
  * Bundle layout (clang's ClangOffloadBundler, uncompressed format): the 24-byte magic
  * "__CLANG_OFFLOAD_BUNDLE__", u64 entry count, then per entry u64 offset (from the bundle start),
- * u64 size, u64 id length, id bytes ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"); little-endian. */
+ * u64 size, u64 id length, id bytes ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"); little-endian.
+ * Compressed bundles (clang's CompressedOffloadBundle, the ROCm 6+ default), little-endian:
+ * "CCOB", u16 version, u16 method (0 zlib, 1 zstd: llvm::compression::Format), then
+ *   version 2: u32 total size (header + payload), u32 uncompressed size, u64 hash (24 bytes)
+ *   version 3: u64 total size, u64 uncompressed size, u64 hash (32 bytes)
+ * and the payload: a zlib stream or a zstd frame holding one uncompressed bundle. The hash
+ * (low 64 bits of the MD5 of the uncompressed bundle) is informational and not checked; the
+ * uncompressed size is checked against what the payload can expand to before allocating, and
+ * against what it did expand to after. Version 1 has no total size, so it cannot be walked
+ * past inside a .hip_fatbin section: refused. Several bundles in one section are walked by
+ * their sizes (the total size of a compressed one, the end of the last entry of a plain one),
+ * so magic bytes inside a payload are never taken for a bundle. */
 #define _GNU_SOURCE
 #include "codeobj/codeobj_internal.h"
 
@@ -14,9 +26,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #define CO_BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
 enum { CO_BUNDLE_MAGIC_LEN = 24 };
+#define CO_CCOB_MAGIC "CCOB"
+enum { CO_CCOB_MAGIC_LEN = 4 };
+/* deflate expands at most 1032:1 (zlib's FAQ / zlib.h deflateBound reasoning); a larger
+ * declared size is a corrupt header, refused before allocating. */
+enum { CO_ZLIB_MAX_RATIO = 1032 };
+#define CO_CCOB_MAX_UNCOMPRESSED (4ull << 30) /* 4 GiB: larger is a corrupt header */
+
+/* What a bundle came out of (NULL for a plain bundle). */
+typedef struct co_ccob {
+  uint64_t offset;       /* of the "CCOB" header in the input */
+  uint32_t version;      /* 2 or 3 */
+  hsad_compression_t method;
+} co_ccob_t;
 
 struct hsad_codeobj_container {
   const char *name;
@@ -25,6 +52,8 @@ struct hsad_codeobj_container {
   size_t size;
   hsad_codeobj_entry_t *entries;
   size_t count, cap;
+  uint8_t **blobs;       /* decompressed bundles (malloc'd), entries point into them */
+  size_t nblobs;
   co_arena_t arena;
 };
 
@@ -38,9 +67,10 @@ static uint64_t co_le64(const uint8_t *p) {
   return v;
 }
 
-static hsad_status_t co_add_entry(hsad_codeobj_container_t *c, const char *id, size_t id_len,
-                                  const char *target, size_t target_len, uint64_t off,
-                                  uint64_t size, uint32_t bundle) {
+static hsad_status_t co_add_entry(hsad_codeobj_container_t *c, const uint8_t *buf,
+                                  const char *id, size_t id_len, const char *target,
+                                  size_t target_len, uint64_t off, uint64_t size, uint32_t bundle,
+                                  const co_ccob_t *z) {
   if (c->count == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 8;
     hsad_codeobj_entry_t *e = realloc(c->entries, cap * sizeof *e);
@@ -53,18 +83,23 @@ static hsad_status_t co_add_entry(hsad_codeobj_container_t *c, const char *id, s
   e->target = co_arena_strndup(&c->arena, target, target_len);
   if (!e->entry_id || !e->target) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory",
                                                    c->name);
-  e->data = c->data + off;
+  e->data = buf + off;
   e->size = (size_t)size;
   e->offset = off;
   e->bundle_index = bundle;
+  e->compression = z ? z->method : HSAD_COMPRESSION_NONE;
+  e->compressed_version = z ? z->version : 0;
+  e->compressed_offset = z ? z->offset : 0;
   c->count++;
   return HSAD_OK;
 }
 
-/* Parses the bundle at `base` (bytes up to `limit` available); *out_end: end of its last byte. */
-static hsad_status_t co_parse_bundle(hsad_codeobj_container_t *c, uint64_t base, uint64_t limit,
-                                     uint32_t bundle, uint64_t *out_end) {
-  const uint8_t *b = c->data + base;
+/* Parses the bundle at buf + base (bytes up to buf + limit available); *out_end: end of its
+ * last byte. buf is the input, or a decompressed bundle (z says which compressed one). */
+static hsad_status_t co_parse_bundle(hsad_codeobj_container_t *c, const uint8_t *buf,
+                                     uint64_t base, uint64_t limit, uint32_t bundle,
+                                     const co_ccob_t *z, uint64_t *out_end) {
+  const uint8_t *b = buf + base;
   uint64_t avail = limit - base;
   if (avail < CO_BUNDLE_MAGIC_LEN + 8)
     return hsad_fail(HSAD_ERR_TRUNCATED,
@@ -111,12 +146,170 @@ static hsad_status_t co_parse_bundle(hsad_codeobj_container_t *c, uint64_t base,
         break;
       }
     if (!t || size == 0) continue;
-    if (t < id + idlen && *t == '-') t++;
-    hsad_status_t st = co_add_entry(c, id, (size_t)idlen, t, (size_t)(id + idlen - t),
-                                    base + off, size, bundle);
+    /* The environment field: empty ("amdhsa--gfx90a") or a word such as "unknown" that newer
+     * clangs write ("amdhsa-unknown-gfx90a"); both name the same target. A target ID holds
+     * no '-' before its first ':' (features end in '+'/'-'), so a word ending in '-' with no
+     * ':' before it is the environment. */
+    const char *id_end = id + idlen;
+    if (t < id_end && *t == '-') {
+      t++;
+    } else {
+      const char *dash = memchr(t, '-', (size_t)(id_end - t));
+      if (dash && !memchr(t, ':', (size_t)(dash - t)) && dash + 1 < id_end) t = dash + 1;
+    }
+    hsad_status_t st = co_add_entry(c, buf, id, (size_t)idlen, t, (size_t)(id + idlen - t),
+                                    base + off, size, bundle, z);
     if (st) return st;
   }
   *out_end = base + end;
+  return HSAD_OK;
+}
+
+static uint16_t co_le16(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+static uint32_t co_le32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* Decompresses the compressed bundle at `at` (input bytes up to `limit`) and parses the bundle
+ * inside; *out_end: the end of its payload (at + total size). */
+static hsad_status_t co_parse_ccob(hsad_codeobj_container_t *c, uint64_t at, uint64_t limit,
+                                   uint32_t bundle, uint64_t *out_end) {
+  const uint8_t *h = c->data + at;
+  uint64_t avail = limit - at;
+  if (avail < 8)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: compressed offload bundle %u at offset %llu has %llu bytes, "
+                     "its header needs 24 (version 2) or 32 (version 3)",
+                     c->name, bundle, (unsigned long long)at, (unsigned long long)avail);
+  uint32_t version = co_le16(h + 4), method = co_le16(h + 6);
+  if (version != 2 && version != 3)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED,
+                     "%s: compressed offload bundle %u at offset %llu has format version %u; "
+                     "supported are 2 and 3 (version 1 has no total size)",
+                     c->name, bundle, (unsigned long long)at, version);
+  uint64_t hdr = version == 2 ? 24 : 32;
+  if (avail < hdr)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: compressed offload bundle %u at offset %llu has %llu bytes, "
+                     "its version %u header needs %llu",
+                     c->name, bundle, (unsigned long long)at, (unsigned long long)avail, version,
+                     (unsigned long long)hdr);
+  uint64_t total = version == 2 ? co_le32(h + 8) : co_le64(h + 8);
+  uint64_t usize = version == 2 ? co_le32(h + 12) : co_le64(h + 16);
+  if (method != 0 && method != 1)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED,
+                     "%s: compressed offload bundle %u at offset %llu uses compression method "
+                     "%u; known are 0 (zlib) and 1 (zstd)",
+                     c->name, bundle, (unsigned long long)at, method);
+  if (total <= hdr || total > avail)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: truncated: compressed offload bundle %u at offset %llu declares %llu "
+                     "bytes (header and payload), %llu are there",
+                     c->name, bundle, (unsigned long long)at, (unsigned long long)total,
+                     (unsigned long long)avail);
+  const uint8_t *payload = h + hdr;
+  uint64_t csize = total - hdr;
+  const char *mname = method == 0 ? "zlib" : "zstd";
+  /* the declared size, checked before allocating it */
+  uint64_t most = CO_CCOB_MAX_UNCOMPRESSED;
+  if (method == 0 && csize < most / CO_ZLIB_MAX_RATIO) most = csize * CO_ZLIB_MAX_RATIO;
+  if (method == 1) {
+    unsigned long long fcs = ZSTD_getFrameContentSize(payload, (size_t)csize);
+    if (fcs == ZSTD_CONTENTSIZE_ERROR)
+      return hsad_fail(HSAD_ERR_TRUNCATED,
+                       "%s: compressed offload bundle %u at offset %llu: its %llu-byte payload "
+                       "is not a zstd frame",
+                       c->name, bundle, (unsigned long long)at, (unsigned long long)csize);
+    if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != usize)
+      return hsad_fail(HSAD_ERR_TRUNCATED,
+                       "%s: compressed offload bundle %u at offset %llu declares %llu "
+                       "uncompressed bytes, its zstd frame %llu",
+                       c->name, bundle, (unsigned long long)at, (unsigned long long)usize, fcs);
+  }
+  if (usize < CO_BUNDLE_MAGIC_LEN + 8 || usize > most)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: compressed offload bundle %u at offset %llu declares %llu uncompressed "
+                     "bytes; its %llu-byte %s payload can hold %llu to %llu",
+                     c->name, bundle, (unsigned long long)at, (unsigned long long)usize,
+                     (unsigned long long)csize, mname, (unsigned long long)CO_BUNDLE_MAGIC_LEN + 8,
+                     (unsigned long long)most);
+  if (c->nblobs % 8 == 0) {
+    uint8_t **nb = realloc(c->blobs, (c->nblobs + 8) * sizeof *nb);
+    if (!nb) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", c->name);
+    c->blobs = nb;
+  }
+  uint8_t *out = malloc((size_t)usize);
+  if (!out)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY,
+                     "%s: out of memory decompressing bundle %u (%llu bytes)", c->name, bundle,
+                     (unsigned long long)usize);
+  c->blobs[c->nblobs++] = out;
+  uint64_t got = 0;
+  const char *why = NULL;
+  char zbuf[96];
+  if (method == 0) {
+    uLongf dlen = (uLongf)usize;
+    int zr = uncompress(out, &dlen, payload, (uLong)csize);
+    got = dlen;
+    if (zr == Z_BUF_ERROR) why = "it decompresses to more bytes than declared";
+    else if (zr != Z_OK) {
+      snprintf(zbuf, sizeof zbuf, "zlib: %s", zr == Z_DATA_ERROR ? "corrupt or incomplete stream"
+                                                                : zError(zr));
+      why = zbuf;
+    }
+  } else {
+    size_t zr = ZSTD_decompress(out, (size_t)usize, payload, (size_t)csize);
+    if (ZSTD_isError(zr)) {
+      snprintf(zbuf, sizeof zbuf, "zstd: %s", ZSTD_getErrorName(zr));
+      why = zbuf;
+    } else {
+      got = zr;
+    }
+  }
+  if (!why && got != usize) why = "it decompresses to fewer bytes than declared";
+  if (why)
+    return hsad_fail(HSAD_ERR_TRUNCATED,
+                     "%s: compressed offload bundle %u at offset %llu (%s, %llu uncompressed "
+                     "bytes declared): %s",
+                     c->name, bundle, (unsigned long long)at, mname, (unsigned long long)usize,
+                     why);
+  if (memcmp(out, CO_BUNDLE_MAGIC, CO_BUNDLE_MAGIC_LEN))
+    return hsad_fail(HSAD_ERR_NOT_ELF,
+                     "%s: compressed offload bundle %u at offset %llu decompresses to no offload "
+                     "bundle (no __CLANG_OFFLOAD_BUNDLE__ magic)",
+                     c->name, bundle, (unsigned long long)at);
+  co_ccob_t z = {.offset = at, .version = version,
+                 .method = method == 0 ? HSAD_COMPRESSION_ZLIB : HSAD_COMPRESSION_ZSTD};
+  uint64_t end;
+  hsad_status_t st = co_parse_bundle(c, out, 0, usize, bundle, &z, &end);
+  if (st) return st;
+  *out_end = at + total;
+  return HSAD_OK;
+}
+
+/* Every bundle, plain or compressed, in input bytes [pos, limit): the next magic, then past the
+ * bundle by its own sizes. Zero padding between bundles (section alignment) is skipped. */
+static hsad_status_t co_walk_bundles(hsad_codeobj_container_t *c, uint64_t pos, uint64_t limit) {
+  uint32_t bundle = 0;
+  while (pos < limit) {
+    const uint8_t *m = memmem(c->data + pos, (size_t)(limit - pos), CO_BUNDLE_MAGIC,
+                              CO_BUNDLE_MAGIC_LEN);
+    const uint8_t *z = memmem(c->data + pos, (size_t)(m ? (uint64_t)(m - c->data) - pos
+                                                        : limit - pos),
+                              CO_CCOB_MAGIC, CO_CCOB_MAGIC_LEN);
+    if (!m && !z) break;
+    uint64_t at = (uint64_t)((z ? z : m) - c->data), end;
+    hsad_status_t st = z ? co_parse_ccob(c, at, limit, bundle++, &end)
+                         : co_parse_bundle(c, c->data, at, limit, bundle++, NULL, &end);
+    if (st) return st;
+    pos = end > at ? end : at + 1;
+  }
   return HSAD_OK;
 }
 
@@ -165,17 +358,7 @@ static hsad_status_t co_parse_host(hsad_codeobj_container_t *c) {
                      c->size);
       break;
     }
-    uint64_t pos = sh.sh_offset, limit = sh.sh_offset + sh.sh_size;
-    uint32_t bundle = 0;
-    while (pos < limit) {
-      const uint8_t *m = memmem(c->data + pos, (size_t)(limit - pos), CO_BUNDLE_MAGIC,
-                                CO_BUNDLE_MAGIC_LEN);
-      if (!m) break;
-      uint64_t at = (uint64_t)(m - c->data), end;
-      st = co_parse_bundle(c, at, limit, bundle++, &end);
-      if (st) break;
-      pos = end > at ? end : at + 1;
-    }
+    st = co_walk_bundles(c, sh.sh_offset, sh.sh_offset + sh.sh_size);
     break;
   }
   elf_end(elf);
@@ -193,6 +376,8 @@ void hsad_codeobj_container_destroy(hsad_codeobj_container_t *c) {
   if (!c) return;
   free(c->data);
   free(c->entries);
+  for (size_t i = 0; i < c->nblobs; i++) free(c->blobs[i]);
+  free(c->blobs);
   co_arena_free(&c->arena);
   free(c);
 }
@@ -213,15 +398,11 @@ static hsad_status_t co_container_init(uint8_t *data, size_t size, const char *l
     st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
     goto fail;
   }
-  if (size >= CO_BUNDLE_MAGIC_LEN && !memcmp(data, CO_BUNDLE_MAGIC, CO_BUNDLE_MAGIC_LEN)) {
-    uint64_t end;
+  if ((size >= CO_BUNDLE_MAGIC_LEN && !memcmp(data, CO_BUNDLE_MAGIC, CO_BUNDLE_MAGIC_LEN)) ||
+      (size >= CO_CCOB_MAGIC_LEN && !memcmp(data, CO_CCOB_MAGIC, CO_CCOB_MAGIC_LEN))) {
+    /* a bundle file, compressed or not; several back to back (a .hip_fatbin dump) as well */
     c->kind = HSAD_CONTAINER_BUNDLE;
-    st = co_parse_bundle(c, 0, size, 0, &end);
-  } else if (size >= 4 && !memcmp(data, "CCOB", 4)) {
-    st = hsad_fail(HSAD_ERR_UNSUPPORTED,
-                   "%s: compressed offload bundle (CCOB): decompress it with "
-                   "clang-offload-bundler first",
-                   c->name);
+    st = co_walk_bundles(c, 0, size);
   } else if (size >= 4 && !memcmp(data, "\177ELF", 4)) {
     uint16_t machine = 0;
     if (size >= 20) memcpy(&machine, data + 18, 2);
@@ -237,7 +418,7 @@ static hsad_status_t co_container_init(uint8_t *data, size_t size, const char *l
           hsad_target_id_format(&id, target, sizeof target);
       }
       hsad_clear_error();
-      st = co_add_entry(c, "", 0, target, strlen(target), 0, size, 0);
+      st = co_add_entry(c, c->data, "", 0, target, strlen(target), 0, size, 0, NULL);
     } else {
       st = co_parse_host(c);
     }

@@ -76,10 +76,19 @@ hsad_status_t co_elf_open(co_elf_t *e, const char *name, uint8_t *image, size_t 
   e->code_object_version = version;
   e->e_flags = eh.e_flags;
   e->e_type = eh.e_type;
-  if (eh.e_type != ET_DYN && eh.e_type != ET_REL)
+  /* ET_REL (clang -c): kernel descriptors' kernel_code_entry_byte_offset and every code
+   * reference are R_AMDGPU_* relocations still to resolve, so its descriptors read as entry
+   * offset 0 (tinygrad #11816). ROCr's loader takes linked code objects only: refuse it, the
+   * same way for hsad inspect and program load, saying how to link it. */
+  if (eh.e_type == ET_REL)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED,
+                     "%s: relocatable object (ET_REL, e.g. from clang -c): kernel entry offsets "
+                     "are unresolved relocations; link it into a code object first: "
+                     "ld.lld-15 -shared OBJ.o -o OBJ.hsaco",
+                     name);
+  if (eh.e_type != ET_DYN)
     return hsad_fail(HSAD_ERR_BAD_ELF,
-                     "%s: e_type %u, expected ET_DYN (3, a linked code object) or ET_REL (1)",
-                     name, eh.e_type);
+                     "%s: e_type %u, expected ET_DYN (3, a linked code object)", name, eh.e_type);
   if (eh.e_ehsize != sizeof(Elf64_Ehdr))
     return hsad_fail(HSAD_ERR_BAD_ELF, "%s: e_ehsize %u, expected 64", name, eh.e_ehsize);
   if (eh.e_phnum) {
@@ -220,9 +229,9 @@ hsad_status_t co_elf_read_descriptors(co_elf_t *e, hsad_codeobj_t *co) {
           return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                            "%s: kernel '%s': symbol %s is in section %u, which holds no bytes",
                            e->name, ki->name, sname, sym.st_shndx);
-        /* ET_DYN: st_value is an address in the section; ET_REL: an offset into it. */
+        /* ET_DYN (the only type co_elf_open accepts): st_value is an address in the section */
         uint64_t rel = sym.st_value;
-        if (e->e_type == ET_DYN) {
+        {
           if (rel < dsh.sh_addr)
             return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                              "%s: kernel '%s': symbol %s address 0x%llx lies before its section "

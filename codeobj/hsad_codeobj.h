@@ -44,6 +44,13 @@
 extern "C" {
 #endif
 
+/* Compile-time layout checks in C11 and C++11 alike (C++ has no _Static_assert keyword). */
+#ifdef __cplusplus
+#define HSAD_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define HSAD_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 /* ------------------------------------------------------------------------------------------ */
 /* Enumerations mirroring metadata strings (AMDGPUUsage, "Code Object V3+ Kernel Argument     */
 /* Metadata Map").                                                                            */
@@ -147,12 +154,12 @@ typedef struct hsad_kernel_descriptor {
   uint16_t kernarg_preload;            /* 58: gfx940+ (LLVM 17+): length bits 6:0, offset 15:7 */
   uint8_t reserved2[4];                /* 60 */
 } hsad_kernel_descriptor_t;
-_Static_assert(sizeof(hsad_kernel_descriptor_t) == 64, "kernel descriptor is 64 bytes");
-_Static_assert(offsetof(hsad_kernel_descriptor_t, kernel_code_entry_byte_offset) == 16, "kd");
-_Static_assert(offsetof(hsad_kernel_descriptor_t, compute_pgm_rsrc3) == 44, "kd rsrc3");
-_Static_assert(offsetof(hsad_kernel_descriptor_t, compute_pgm_rsrc1) == 48, "kd rsrc1");
-_Static_assert(offsetof(hsad_kernel_descriptor_t, compute_pgm_rsrc2) == 52, "kd rsrc2");
-_Static_assert(offsetof(hsad_kernel_descriptor_t, kernel_code_properties) == 56, "kd props");
+HSAD_STATIC_ASSERT(sizeof(hsad_kernel_descriptor_t) == 64, "kernel descriptor is 64 bytes");
+HSAD_STATIC_ASSERT(offsetof(hsad_kernel_descriptor_t, kernel_code_entry_byte_offset) == 16, "kd");
+HSAD_STATIC_ASSERT(offsetof(hsad_kernel_descriptor_t, compute_pgm_rsrc3) == 44, "kd rsrc3");
+HSAD_STATIC_ASSERT(offsetof(hsad_kernel_descriptor_t, compute_pgm_rsrc1) == 48, "kd rsrc1");
+HSAD_STATIC_ASSERT(offsetof(hsad_kernel_descriptor_t, compute_pgm_rsrc2) == 52, "kd rsrc2");
+HSAD_STATIC_ASSERT(offsetof(hsad_kernel_descriptor_t, kernel_code_properties) == 56, "kd props");
 
 /* Fields decoded from the descriptor's words (AMDGPUUsage tables "compute_pgm_rsrc1/2/3" and
  * "Kernel Code Properties"). Register counts are the allocation the granulated fields imply. */
@@ -211,13 +218,17 @@ typedef struct hsad_kernel_info {
   bool workgroup_processor_mode;       /* .workgroup_processor_mode (gfx10+) */
   bool uniform_work_group_size;        /* .uniform_work_group_size */
   uint32_t present;                    /* HSAD_KI_HAS_* bits */
-  uint32_t arg_count;                  /* entries in args (explicit and hidden, note order) */
+  uint32_t arg_count;                  /* entries in args (explicit and hidden, note order;
+                                          hidden ones past the segment left out) */
   const hsad_kernel_arg_t *args;
   hsad_kernel_descriptor_t descriptor; /* copy of the NAME.kd bytes */
   hsad_kd_fields_t kd;                 /* descriptor decoded */
   /* Cross-check of note vs descriptor: 0 if they agree, else HSAD_KD_MISMATCH_* bits (the
    * note wins; on gfx10+ the descriptor's SGPR field is reserved and never compared). */
   uint32_t kd_mismatch;
+  /* Hidden arguments the note lists that end past .kernarg_segment_size (a partial hidden
+   * block, e.g. amdgpu-implicitarg-num-bytes=24): not in `args`, never written. 0 normally. */
+  uint32_t hidden_args_beyond_segment;
 } hsad_kernel_info_t;
 
 enum {
@@ -258,7 +269,9 @@ typedef struct hsad_target_id {
   hsad_feature_t sramecc;
 } hsad_target_id_t;
 
-/* Parses a target ID, with or without the "amdgcn-amd-amdhsa--" prefix. Features given in the
+/* Parses a target ID, with or without the "amdgcn-amd-amdhsa--" prefix (an environment word
+ * such as "amdgcn-amd-amdhsa-unknown-gfx90a", as newer clangs write in bundle entry ids, is
+ * skipped the same way: llvm #91637). Features given in the
  * string become ON/OFF, the others ANY. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, empty, unknown
  * feature, processor name longer than 15 characters, feature given twice). */
 hsad_status_t hsad_target_id_parse(const char *text, hsad_target_id_t *out_id);
@@ -282,15 +295,28 @@ typedef enum hsad_container_kind {
   HSAD_CONTAINER_HOST_FATBIN = 2, /* host ELF with .hip_fatbin (one or more bundles) */
 } hsad_container_kind_t;
 
-/* One code object inside a container. `data` points into the container's copy. */
+/* How the bundle holding an entry was stored (clang's compressed offload bundle "CCOB"). */
+typedef enum hsad_compression {
+  HSAD_COMPRESSION_NONE = 0, /* plain bundle, or a plain code object */
+  HSAD_COMPRESSION_ZLIB = 1, /* CCOB method 0 */
+  HSAD_COMPRESSION_ZSTD = 2, /* CCOB method 1 */
+} hsad_compression_t;
+
+/* One code object inside a container. `data` points into the container's copy of the input,
+ * or into its decompressed copy of a compressed bundle. */
 typedef struct hsad_codeobj_entry {
-  const char *entry_id;  /* bundle entry id, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-";
+  const char *entry_id;  /* bundle entry id, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-" (an
+                            environment word, "...-amdhsa-unknown-gfx90a", is kept here);
                             "" for a plain code object */
   const char *target;    /* target ID from the entry id / ELF, "gfx90a:xnack-" */
   const void *data;      /* ELF bytes */
   size_t size;           /* bytes */
-  uint64_t offset;       /* byte offset of the ELF in the input */
-  uint32_t bundle_index; /* which bundle of a .hip_fatbin (0 otherwise) */
+  uint64_t offset;       /* byte offset of the ELF in the input; for a compressed bundle, in
+                            the decompressed bundle */
+  uint32_t bundle_index; /* which bundle of a .hip_fatbin or bundle file (0 for the first) */
+  hsad_compression_t compression; /* NONE, or how its bundle was compressed */
+  uint32_t compressed_version;    /* CCOB format version (2 or 3); 0 when not compressed */
+  uint64_t compressed_offset;     /* byte offset of the "CCOB" header in the input */
 } hsad_codeobj_entry_t;
 
 typedef struct hsad_codeobj_container hsad_codeobj_container_t;
@@ -298,11 +324,20 @@ typedef struct hsad_codeobj_container hsad_codeobj_container_t;
 /* Opens a file / buffer and lists the AMDGPU code objects inside (host entries of bundles and
  * non-amdgcn entries are skipped). The container copies the input (open_memory) or reads the
  * whole file (open_file); `label` names a buffer in messages (NULL: "<memory>").
+ * Inputs: an AMDGPU ELF; a clang offload bundle, plain or compressed (clang's "CCOB" format
+ * versions 2 and 3, zlib or zstd; ROCm 6+ default), or several back to back; a host ELF whose
+ * .hip_fatbin section holds such bundles (one per HIP translation unit), walked by each bundle's
+ * own size fields. A compressed bundle's declared uncompressed size is checked against what its
+ * payload can expand to (zlib: 1032:1; zstd: the frame's content size; at most 4 GiB) before
+ * it is allocated, and against what it expanded to after.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL out or data), HSAD_ERR_IO (open/read failed: message
- * has errno text), HSAD_ERR_NOT_ELF (neither ELF nor bundle), HSAD_ERR_TRUNCATED (a bundle
- * header/entry or the .hip_fatbin section runs past the end), HSAD_ERR_BAD_ELF (host ELF whose
- * section table is malformed), HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND (bundle/fatbin with no amdgcn
- * entry, or a host ELF without .hip_fatbin), HSAD_ERR_UNSUPPORTED (a compressed "CCOB" bundle),
+ * has errno text), HSAD_ERR_NOT_ELF (neither ELF nor bundle, or a compressed bundle holding no
+ * bundle), HSAD_ERR_TRUNCATED (a bundle header/entry or the .hip_fatbin section runs past the
+ * end; a compressed bundle whose sizes disagree with its payload or whose payload does not
+ * decompress: the message names the bundle, its offset and the zlib/zstd reason),
+ * HSAD_ERR_BAD_ELF (host ELF whose section table is malformed), HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND
+ * (bundle/fatbin with no amdgcn entry, or a host ELF without .hip_fatbin), HSAD_ERR_UNSUPPORTED
+ * (compressed bundle format version other than 2/3, or a method other than zlib/zstd),
  * HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_codeobj_container_open_file(const char *path,
                                                hsad_codeobj_container_t **out_container);
@@ -364,7 +399,9 @@ typedef struct hsad_codeobj_info {
   uint32_t kernel_count;
 } hsad_codeobj_info_t;
 
-/* Loads one code object (an AMDGPU ELF: relocatable or shared object). Copies the bytes.
+/* Loads one code object (a linked AMDGPU ELF, ET_DYN). Copies the bytes. A relocatable object
+ * (ET_REL, clang -c) is refused with HSAD_ERR_UNSUPPORTED and a message saying to link it
+ * (ld.lld-15 -shared): its entry offsets are unresolved relocations.
  * Checks, in order: ELF magic, class ELF64 / little-endian / e_machine EM_AMDGPU (224) /
  * OS ABI ELFOSABI_AMDGPU_HSA (64), every header, section, and note in bounds, code object
  * version (v3 read-only; v4 and v5 fully), the NT_AMDGPU_METADATA note and its msgpack,
@@ -376,7 +413,7 @@ typedef struct hsad_codeobj_info {
  * HSAD_ERR_CODE_OBJECT_VERSION (names the version found and "supported: 3 (read), 4, 5"),
  * HSAD_ERR_BAD_NOTE, HSAD_ERR_BAD_METADATA, HSAD_ERR_METADATA_TYPE (names kernel and field),
  * HSAD_ERR_UNKNOWN_VALUE_KIND, HSAD_ERR_MISSING_DESCRIPTOR, HSAD_ERR_TARGET_MISMATCH,
- * HSAD_ERR_OUT_OF_MEMORY. */
+ * HSAD_ERR_UNSUPPORTED (ET_REL), HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_codeobj_load_memory(const void *data, size_t size, const char *label,
                                        hsad_codeobj_t **out_codeobj);
 

@@ -340,18 +340,29 @@ static hsad_status_t co_decode_kernel(co_md_t *md, uint32_t index, const msgpack
     uint32_t n = args->via.array.size;
     hsad_kernel_arg_t *a = co_arena_alloc(&md->co->arena, (size_t)n * sizeof *a);
     if (!a) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", md->name);
+    uint32_t kept = 0;
     for (uint32_t j = 0; j < n; j++) {
-      hsad_status_t st = co_decode_arg(md, j, &args->via.array.ptr[j], &a[j]);
+      hsad_status_t st = co_decode_arg(md, j, &args->via.array.ptr[j], &a[kept]);
       if (st) return st;
-      if ((uint64_t)a[j].offset + a[j].size > ki->kernarg_segment_size)
+      if ((uint64_t)a[kept].offset + a[kept].size > ki->kernarg_segment_size) {
+        /* A partial hidden block (amdgpu-implicitarg-num-bytes below the full block): the
+         * note may list hidden arguments the segment does not hold (AMDGPU.jl #10, llvm PR
+         * #142199). They are absent: dropped, so nothing is ever written past the segment.
+         * An explicit argument past the segment stays an error. */
+        if (hsad_value_kind_is_hidden(a[kept].value_kind)) {
+          ki->hidden_args_beyond_segment++;
+          continue;
+        }
         return hsad_fail(HSAD_ERR_METADATA_TYPE,
                          "%s: kernel '%s': argument %u (.offset %u, .size %u) extends past "
                          ".kernarg_segment_size %u",
-                         md->name, md->kernel, j, a[j].offset, a[j].size,
+                         md->name, md->kernel, j, a[kept].offset, a[kept].size,
                          ki->kernarg_segment_size);
+      }
+      kept++;
     }
     ki->args = a;
-    ki->arg_count = n;
+    ki->arg_count = kept;
   }
   return HSAD_OK;
 }

@@ -37,7 +37,12 @@ hsad_status_t hsad_target_id_parse(const char *text, hsad_target_id_t *out_id) {
   const char *p = text;
   if (!strncmp(p, co_triple, sizeof co_triple - 1)) {
     p += sizeof co_triple - 1;
-    if (*p == '-') p++; /* empty environment: "amdgcn-amd-amdhsa--gfx90a" */
+    if (*p == '-') {
+      p++; /* empty environment: "amdgcn-amd-amdhsa--gfx90a" */
+    } else { /* an environment word: "amdgcn-amd-amdhsa-unknown-gfx90a" */
+      const char *dash = strchr(p, '-');
+      if (dash && dash[1] && memchr(p, ':', (size_t)(dash - p)) == NULL) p = dash + 1;
+    }
   }
   size_t n = strcspn(p, ":+");
   if (n == 0)

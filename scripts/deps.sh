@@ -2,9 +2,9 @@
 # Installs what hsa-dispatch needs on Debian 12 (bookworm). Idempotent and quiet:
 # a no-op when every package is already present.
 set -eu
-PKGS="make gcc pkg-config libhsa-runtime-dev libhsakmt-dev libamd-comgr-dev rocm-device-libs \
+PKGS="make gcc g++ python3 pkg-config libhsa-runtime-dev libhsakmt-dev libamd-comgr-dev rocm-device-libs \
 hipcc libamdhip64-dev libelf-dev libnuma-dev libcriterion-dev libmsgpack-dev \
-clang-15 lld-15 llvm-15 valgrind librocrand1"
+clang-15 lld-15 llvm-15 valgrind librocrand1 zlib1g-dev libzstd-dev"
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -65,7 +65,8 @@ Test(codeobj_cli, inspect_bundle_entries) {
   cr_assert_eq(run("inspect --json " FIX("hip_scale.host.o"), out, sizeof out), 0);
   cr_assert_eq(out[0], '[', "%s", out);
   cr_assert(strstr(out, "{\"entry_id\": \"hipv4-amdgcn-amd-amdhsa--gfx906\", \"bundle_index\": 0, "
-                        "\"target\": \"amdgcn-amd-amdhsa--gfx906\", \"code_object_version\": 4"),
+                        "\"offset\": 8192, \"target\": \"amdgcn-amd-amdhsa--gfx906\", "
+                        "\"code_object_version\": 4"),
             "%s", out);
 }
 
@@ -137,4 +138,63 @@ Test(codeobj_cli, inspect_fatbin_target_every_bundle) {
       "  kernel        VGPR  AGPR  SGPR   spill  scratch    LDS kernarg wave  maxWG  "
       "waves/SIMD@block limiter\n"
       "  _Z6offsetPii     2     0     6     0/0        0      0      12   64   1024  10@256 waves\n");
+}
+
+/* Issue 10: inspect refuses a relocatable object with the same words as the library. */
+Test(codeobj_cli, inspect_relocatable_object) {
+  static char out[4096];
+  cr_assert_eq(run("inspect " FIX("kernels-gfx90a.o"), out, sizeof out), 1, "%s", out);
+  cr_assert_str_eq(out, "hsad inspect: " FIX("kernels-gfx90a.o") ": relocatable object (ET_REL, "
+                        "e.g. from clang -c): kernel entry offsets are unresolved relocations; "
+                        "link it into a code object first: ld.lld-15 -shared OBJ.o -o "
+                        "OBJ.hsaco\n");
+}
+
+/* Issue 10: --target gfx90a on a bundle with xnack+ (first) and xnack- entries picks what a
+ * gfx90a device with xnack off loads, and says so. */
+Test(codeobj_cli, inspect_target_without_xnack_picks_xnack_off) {
+  static char out[8192];
+  cr_assert_eq(run("inspect --target gfx90a --kernel vadd " FIX("xnack.bundle"), out, sizeof out),
+               0, "%s", out);
+  cr_assert_str_eq(out,
+      "--target gfx90a: picked the gfx90a:xnack- entries, as a gfx90a device with xnack off "
+      "(the default) loads them; the file also has xnack+ entries\n"
+      "\n"
+      "[hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-]  amdgcn-amd-amdhsa--gfx90a:xnack-  code object v4  "
+      "8 kernels\n"
+      "  kernel  VGPR  AGPR  SGPR   spill  scratch    LDS kernarg wave  maxWG  "
+      "waves/SIMD@block limiter\n"
+      "  vadd       6     0    11     0/0        0      0      28   64    256  8@256 waves\n");
+  cr_assert_eq(run("inspect --json --target gfx90a --kernel vadd " FIX("xnack.bundle"), out, sizeof out), 0);
+  cr_assert(strstr(out, "[{\"entry_id\": \"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-\", "
+                        "\"bundle_index\": 0, \"offset\": "),
+            "%s", out);
+  cr_assert(strstr(out, ", \"selected_for\": \"gfx90a:xnack-\", \"target\": "
+                        "\"amdgcn-amd-amdhsa--gfx90a:xnack-\""),
+            "%s", out);
+  /* an explicit xnack+ is honoured */
+  cr_assert_eq(run("inspect --target gfx90a:xnack+ --kernel vadd " FIX("xnack.bundle"), out,
+                   sizeof out), 0);
+  cr_assert(!strncmp(out, "[hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+]  ", 42), "%s", out);
+}
+
+/* Issue 10: compressed bundles in a .hip_fatbin, and a partial hidden block, as inspect shows
+ * them. */
+Test(codeobj_cli, inspect_compressed_fatbin_and_partial_hidden) {
+  static char out[16384];
+  cr_assert_eq(run("inspect --target gfx90a " FIX("ccob_multi.o"), out, sizeof out), 0, "%s",
+               out);
+  cr_assert(strstr(out, "[bundle 0 (compressed: CCOB v2 zlib): hipv4-amdgcn-amd-amdhsa--gfx90a]  "
+                        "amdgcn-amd-amdhsa--gfx90a  code object v5  8 kernels\n"),
+            "%s", out);
+  cr_assert(strstr(out, "\n[bundle 1 (compressed: CCOB v3 zstd): hipv4-amdgcn-amd-amdhsa--gfx90a]"
+                        "  amdgcn-amd-amdhsa--gfx90a  code object v4  1 kernels\n"),
+            "%s", out);
+  cr_assert(strstr(out, "\n[bundle 2: hipv4-amdgcn-amd-amdhsa-unknown-gfx90a]  "
+                        "amdgcn-amd-amdhsa--gfx90a  code object v5  1 kernels\n"),
+            "%s", out);
+  cr_assert(strstr(out, "  hw_implicit24     1     0     2     0/0        0      0      40   64"
+                        "    256  8@256 waves  (4 hidden args past the kernarg segment: "
+                        "absent)\n"),
+            "%s", out);
 }

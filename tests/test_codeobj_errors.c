@@ -416,3 +416,16 @@ Test(codeobj_errors, target_not_a_target_id) {
               "target ID 'amdgcn-amd-amdhsa--gfx90a:turbo+': unknown feature 'turbo' (known: "
               "sramecc, xnack)");
 }
+
+/* Issue 10: a relocatable object (clang -c) is refused, saying to link it; inspect says the same
+ * (test_codeobj_cli) and so does program load, which goes through hsad_codeobj_load_entry. */
+Test(codeobj_errors, relocatable_object_refused) {
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_file(FIX("kernels-gfx90a.o"), "gfx90a", &co),
+               HSAD_ERR_UNSUPPORTED);
+  cr_assert_null(co);
+  cr_assert_str_eq(hsad_last_error(),
+                   FIX("kernels-gfx90a.o") ": relocatable object (ET_REL, e.g. from clang -c): "
+                   "kernel entry offsets are unresolved relocations; link it into a code object "
+                   "first: ld.lld-15 -shared OBJ.o -o OBJ.hsaco");
+}

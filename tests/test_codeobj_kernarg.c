@@ -463,3 +463,46 @@ Test(codeobj_kernarg, concurrent_loads_and_builds) {
   }
   hsad_codeobj_destroy(g_shared);
 }
+
+/* Issue 10: a partial hidden block (amdgpu-implicitarg-num-bytes=24). The note lists global
+ * offsets (56, 64, 72) and grid dims (80) past the 40-byte segment: the load succeeds, those
+ * four are absent, and the builder writes block counts, group sizes and remainders only,
+ * nothing past byte 40 (the PAD bytes after it stay 0xAA). */
+Test(codeobj_kernarg, partial_hidden_block_past_segment) {
+  hsad_codeobj_t *co = co_test_load(FIX("partial-hidden-v5.hsaco"));
+  const hsad_kernel_t *k = co_test_kernel(co, "hw_implicit24");
+  const hsad_kernel_info_t *ki = hsad_kernel_info(k);
+  cr_assert_eq(ki->kernarg_segment_size, 40);
+  cr_assert_eq(ki->arg_count, 11);
+  cr_assert_eq(ki->hidden_args_beyond_segment, 4);
+  cr_assert_eq(ki->args[10].value_kind, HSAD_VK_HIDDEN_REMAINDER_Z);
+  cr_assert_eq(ki->args[10].offset, 38);
+  const hsad_kernarg_plan_t *p = hsad_kernel_kernarg_plan(k);
+  cr_assert_eq(p->segment_size, 40);
+  cr_assert_eq(p->explicit_count, 2);
+  cr_assert_eq(p->hidden_count, 9);
+  int32_t count = 1000;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(0x123456789abcull), HSAD_KARG_VAL(count)};
+  hsad_dispatch_dims_t d = {.grid_size = {1000, 6, 1}, .workgroup_size = {64, 4, 1}, .dims = 2,
+                            .global_offset = {7, 8, 9}};
+  kbuf_t kb;
+  cr_assert_eq(build(k, args, 2, &d, NULL, &kb, NULL), HSAD_OK, "%s", hsad_last_error());
+  uint8_t exp[40] = {0};
+  put(exp, 0, 0x123456789abcull, 8);
+  put(exp, 8, 1000, 4);
+  put(exp, 16, 15, 4); /* block counts: 1000 / 64, 6 / 4, 1 */
+  put(exp, 20, 1, 4);
+  put(exp, 24, 1, 4);
+  put(exp, 28, 64, 2); /* group sizes */
+  put(exp, 30, 4, 2);
+  put(exp, 32, 1, 2);
+  put(exp, 34, 40, 2); /* remainders: 1000 % 64, 6 % 4, 0 */
+  put(exp, 36, 2, 2);
+  put(exp, 38, 0, 2);
+  assert_bytes(kb.b, exp, 40);
+  /* a buffer of exactly the segment is enough: nothing is written past it */
+  _Alignas(64) uint8_t exact[40];
+  cr_assert_eq(hsad_kernarg_build(k, args, 2, &d, NULL, exact, sizeof exact, NULL), HSAD_OK);
+  cr_assert_eq(memcmp(exact, exp, 40), 0);
+  hsad_codeobj_destroy(co);
+}

@@ -400,3 +400,257 @@ Test(codeobj_target, fatbin_many_bundles) {
   hsad_codeobj_container_destroy(c);
   cr_assert_eq(hsad_codeobj_container_bundle_count(NULL), 0);
 }
+
+/* Issue 10: hsad_codeobj.h compiles as C++ (tests/codeobj_cxx.cpp, g++ -std=c++11 -pedantic
+ * -Werror) and the C++ unit sees the same layout and functions. */
+int co_cxx_probe(char *out, size_t n);
+Test(codeobj_target, header_compiles_as_cxx) {
+  char buf[32] = "";
+  cr_assert_eq(co_cxx_probe(buf, sizeof buf), 64 + 48);
+  cr_assert_str_eq(buf, "gfx90a:xnack-");
+}
+
+/* Issue 10: an environment word in the triple ("amdgcn-amd-amdhsa-unknown-gfx90a", llvm #91637)
+ * parses as the empty-environment form does; a feature's '-' is no environment. */
+Test(codeobj_target, triple_with_environment) {
+  hsad_target_id_t id;
+  cr_assert_eq(hsad_target_id_parse("amdgcn-amd-amdhsa-unknown-gfx90a:xnack-", &id), HSAD_OK);
+  cr_assert_str_eq(id.processor, "gfx90a");
+  cr_assert_eq(id.xnack, HSAD_FEATURE_OFF);
+  cr_assert_eq(hsad_target_id_parse("amdgcn-amd-amdhsa-gfx90a:xnack-", &id), HSAD_OK);
+  cr_assert_str_eq(id.processor, "gfx90a");
+  cr_assert_eq(id.xnack, HSAD_FEATURE_OFF);
+  cr_assert_eq(hsad_target_id_parse("amdgcn-amd-amdhsa-unknown-gfx1030", &id), HSAD_OK);
+  cr_assert_str_eq(id.processor, "gfx1030");
+  cr_assert_eq(id.xnack, HSAD_FEATURE_ANY);
+}
+
+static uint64_t file_size(const char *path) {
+  size_t n;
+  free(co_test_read(path, &n));
+  return n;
+}
+
+/* Issue 10: entry ids with an environment word ("hipv4-amdgcn-amd-amdhsa-unknown-gfx90a"),
+ * entries at unaligned offsets (mkcontainer.py --gap 5), match as the "--" form does. */
+Test(codeobj_target, bundle_ids_with_environment_unaligned) {
+  hsad_codeobj_container_t *c = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_file(FIX("env.bundle"), &c), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(hsad_codeobj_container_entry_count(c), 2);
+  const hsad_codeobj_entry_t *e0 = hsad_codeobj_container_entry(c, 0);
+  const hsad_codeobj_entry_t *e1 = hsad_codeobj_container_entry(c, 1);
+  cr_assert_str_eq(e0->entry_id, "hipv4-amdgcn-amd-amdhsa-unknown-gfx1030");
+  cr_assert_str_eq(e0->target, "gfx1030");
+  cr_assert_str_eq(e1->entry_id, "hipv4-amdgcn-amd-amdhsa-unknown-gfx90a");
+  cr_assert_str_eq(e1->target, "gfx90a");
+  /* header: 32 + 2 x 24 + 39 + 38 = 157 bytes, then a 5-byte gap before each entry */
+  uint64_t s0 = file_size(FIX("kernels-gfx1030-v5.hsaco"));
+  cr_assert_eq(e0->offset, 162);
+  cr_assert_eq(e0->size, s0);
+  cr_assert_eq(e1->offset, 162 + s0 + 5);
+  cr_assert_eq(e0->compression, HSAD_COMPRESSION_NONE);
+  size_t i = 9;
+  cr_assert_eq(hsad_codeobj_container_select(c, "gfx90a:sramecc+:xnack-", &i), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(i, 1);
+  cr_assert_eq(hsad_codeobj_container_select(c, "amdgcn-amd-amdhsa-unknown-gfx1030", &i),
+               HSAD_OK);
+  cr_assert_eq(i, 0);
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_entry(c, 1, &co), HSAD_OK, "%s", hsad_last_error());
+  size_t fsize;
+  void *want = co_test_read(FIX("kernels-gfx90a-v5.hsaco"), &fsize);
+  cr_assert_eq(hsad_codeobj_info(co)->image_size, fsize);
+  cr_assert_eq(memcmp(hsad_codeobj_info(co)->image, want, fsize), 0);
+  co_test_kernel(co, "vadd");
+  free(want);
+  hsad_codeobj_destroy(co);
+  hsad_codeobj_container_destroy(c);
+  /* the one-call path used by program load picks it too */
+  cr_assert_eq(hsad_codeobj_load_file(FIX("env.bundle"), "gfx90a:xnack-", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_str_eq(hsad_codeobj_info(co)->target, "amdgcn-amd-amdhsa--gfx90a");
+  hsad_codeobj_destroy(co);
+}
+
+/* Issue 10: compressed offload bundles, CCOB v2 (zlib) and v3 (zstd), each holding
+ * hip_scale.bundle: the same entries, byte for byte, as the plain bundle. */
+Test(codeobj_target, compressed_bundles_v2_zlib_v3_zstd) {
+  hsad_codeobj_container_t *plain = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_file(FIX("hip_scale.bundle"), &plain), HSAD_OK);
+  struct {
+    const char *file;
+    hsad_compression_t method;
+    uint32_t version;
+  } cases[] = {{FIX("hip_scale.ccob2"), HSAD_COMPRESSION_ZLIB, 2},
+               {FIX("hip_scale.ccob3"), HSAD_COMPRESSION_ZSTD, 3}};
+  for (int k = 0; k < 2; k++) {
+    hsad_codeobj_container_t *c = NULL;
+    cr_assert_eq(hsad_codeobj_container_open_file(cases[k].file, &c), HSAD_OK, "%s",
+                 hsad_last_error());
+    cr_assert_eq(hsad_codeobj_container_kind(c), HSAD_CONTAINER_BUNDLE);
+    cr_assert_eq(hsad_codeobj_container_bundle_count(c), 1);
+    cr_assert_eq(hsad_codeobj_container_entry_count(c), 2);
+    for (size_t i = 0; i < 2; i++) {
+      const hsad_codeobj_entry_t *e = hsad_codeobj_container_entry(c, i);
+      const hsad_codeobj_entry_t *p = hsad_codeobj_container_entry(plain, i);
+      cr_assert_str_eq(e->entry_id, p->entry_id);
+      cr_assert_eq(e->compression, cases[k].method);
+      cr_assert_eq(e->compressed_version, cases[k].version);
+      cr_assert_eq(e->compressed_offset, 0);
+      cr_assert_eq(e->offset, p->offset);
+      cr_assert_eq(e->size, p->size);
+      cr_assert_eq(memcmp(e->data, p->data, p->size), 0);
+    }
+    size_t i = 9;
+    cr_assert_eq(hsad_codeobj_container_select(c, "gfx90a:xnack-", &i), HSAD_OK);
+    cr_assert_eq(i, 1);
+    hsad_codeobj_t *co = NULL;
+    cr_assert_eq(hsad_codeobj_load_entry(c, 1, &co), HSAD_OK, "%s", hsad_last_error());
+    co_test_kernel(co, "_Z5scalePffi");
+    hsad_codeobj_destroy(co);
+    hsad_codeobj_container_destroy(c);
+  }
+  hsad_codeobj_container_destroy(plain);
+}
+
+/* Issue 10: three bundles in one .hip_fatbin (4096-aligned): CCOB v2 zlib stored, whose host
+ * entry holds a decoy "CCOB" header and bundle magic in the clear; CCOB v3 zstd; a plain
+ * bundle. Walked by their sizes: 3 bundles, 3 amdgcn entries, the decoys never parsed. */
+Test(codeobj_target, fatbin_compressed_back_to_back) {
+  size_t size;
+  uint8_t *raw = co_test_read(FIX("ccob_multi.o"), &size);
+  cr_assert(memmem(raw, size, "__CLANG_OFFLOAD_BUNDLE__\xe8\x03", 26), "decoy not in the clear");
+  uint32_t total0; /* CCOB v2 total size at section offset 4096 + 8 */
+  memcpy(&total0, raw + 4096 + 8, 4);
+  free(raw);
+  hsad_codeobj_container_t *c = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_file(FIX("ccob_multi.o"), &c), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(hsad_codeobj_container_kind(c), HSAD_CONTAINER_HOST_FATBIN);
+  cr_assert_eq(hsad_codeobj_container_bundle_count(c), 3);
+  cr_assert_eq(hsad_codeobj_container_entry_count(c), 3);
+  const hsad_codeobj_entry_t *e[3];
+  for (int i = 0; i < 3; i++) {
+    e[i] = hsad_codeobj_container_entry(c, (size_t)i);
+    cr_assert_eq(e[i]->bundle_index, (uint32_t)i);
+  }
+  cr_assert_eq(e[0]->compression, HSAD_COMPRESSION_ZLIB);
+  cr_assert_eq(e[0]->compressed_version, 2);
+  cr_assert_eq(e[0]->compressed_offset, 4096);
+  cr_assert_eq(e[1]->compression, HSAD_COMPRESSION_ZSTD);
+  cr_assert_eq(e[1]->compressed_version, 3);
+  cr_assert_eq(e[1]->compressed_offset, 4096 + (total0 + 4095) / 4096 * 4096);
+  cr_assert_eq(e[2]->compression, HSAD_COMPRESSION_NONE);
+  cr_assert_str_eq(e[2]->entry_id, "hipv4-amdgcn-amd-amdhsa-unknown-gfx90a");
+  const char *kern[3] = {"vadd", "_Z6offsetPii", "hw_implicit24"};
+  for (int i = 0; i < 3; i++) {
+    size_t idx = 9;
+    cr_assert_eq(hsad_codeobj_container_select_in_bundle(c, (uint32_t)i, "gfx90a:xnack-", &idx),
+                 HSAD_OK, "%s", hsad_last_error());
+    cr_assert_eq(idx, (size_t)i);
+    hsad_codeobj_t *co = NULL;
+    cr_assert_eq(hsad_codeobj_load_entry(c, idx, &co), HSAD_OK, "%s", hsad_last_error());
+    co_test_kernel(co, kern[i]);
+    hsad_codeobj_destroy(co);
+  }
+  hsad_codeobj_container_destroy(c);
+}
+
+static void expect_ccob_fail(const uint8_t *buf, size_t n, hsad_status_t want, const char *msg) {
+  hsad_codeobj_container_t *c = NULL;
+  hsad_status_t st = hsad_codeobj_container_open_memory(buf, n, "c.ccob", &c);
+  cr_assert_eq(st, want, "%s: %s", hsad_status_name(st), hsad_last_error());
+  cr_assert_null(c);
+  cr_assert_str_eq(hsad_last_error(), msg);
+}
+
+/* Issue 10: a compressed bundle's header is checked before anything is allocated. */
+Test(codeobj_target, compressed_bundle_errors) {
+  size_t n2, n3;
+  uint8_t *z2 = co_test_read(FIX("hip_scale.ccob2"), &n2);
+  uint8_t *z3 = co_test_read(FIX("hip_scale.ccob3"), &n3);
+  uint32_t usize2;
+  memcpy(&usize2, z2 + 12, 4);
+  uint64_t usize3;
+  memcpy(&usize3, z3 + 16, 8);
+  cr_assert_eq(usize2, file_size(FIX("hip_scale.bundle")));
+  char msg[512];
+  uint8_t *b = malloc(n2 > n3 ? n2 : n3);
+
+  /* v2: 4 GiB - 16 declared, far above what 1032:1 zlib can give */
+  memcpy(b, z2, n2);
+  uint32_t huge = 0xfffffff0u;
+  memcpy(b + 12, &huge, 4);
+  snprintf(msg, sizeof msg,
+           "c.ccob: compressed offload bundle 0 at offset 0 declares 4294967280 uncompressed "
+           "bytes; its %zu-byte zlib payload can hold 32 to %zu",
+           n2 - 24, (n2 - 24) * 1032);
+  expect_ccob_fail(b, n2, HSAD_ERR_TRUNCATED, msg);
+  /* one byte fewer declared than the payload holds */
+  uint32_t less = usize2 - 1;
+  memcpy(b + 12, &less, 4);
+  snprintf(msg, sizeof msg,
+           "c.ccob: compressed offload bundle 0 at offset 0 (zlib, %u uncompressed bytes "
+           "declared): it decompresses to more bytes than declared",
+           less);
+  expect_ccob_fail(b, n2, HSAD_ERR_TRUNCATED, msg);
+  /* one more: the payload ends first */
+  uint32_t more = usize2 + 1;
+  memcpy(b + 12, &more, 4);
+  snprintf(msg, sizeof msg,
+           "c.ccob: compressed offload bundle 0 at offset 0 (zlib, %u uncompressed bytes "
+           "declared): it decompresses to fewer bytes than declared",
+           more);
+  expect_ccob_fail(b, n2, HSAD_ERR_TRUNCATED, msg);
+  /* total size past the end of the input */
+  memcpy(b, z2, n2);
+  snprintf(msg, sizeof msg,
+           "c.ccob: truncated: compressed offload bundle 0 at offset 0 declares %zu bytes "
+           "(header and payload), %zu are there",
+           n2, n2 - 1);
+  expect_ccob_fail(b, n2 - 1, HSAD_ERR_TRUNCATED, msg);
+  /* a corrupt deflate stream */
+  b[24 + 2] ^= 0xff;
+  b[24 + 3] ^= 0xff;
+  snprintf(msg, sizeof msg,
+           "c.ccob: compressed offload bundle 0 at offset 0 (zlib, %u uncompressed bytes "
+           "declared): zlib: corrupt or incomplete stream",
+           usize2);
+  expect_ccob_fail(b, n2, HSAD_ERR_TRUNCATED, msg);
+  /* version 1 (no total size) and an unknown method */
+  memcpy(b, z2, n2);
+  b[4] = 1;
+  expect_ccob_fail(b, n2, HSAD_ERR_UNSUPPORTED,
+                   "c.ccob: compressed offload bundle 0 at offset 0 has format version 1; "
+                   "supported are 2 and 3 (version 1 has no total size)");
+  b[4] = 2;
+  b[6] = 7;
+  expect_ccob_fail(b, n2, HSAD_ERR_UNSUPPORTED,
+                   "c.ccob: compressed offload bundle 0 at offset 0 uses compression method 7; "
+                   "known are 0 (zlib) and 1 (zstd)");
+  expect_ccob_fail(b, 20, HSAD_ERR_TRUNCATED,
+                   "c.ccob: truncated: compressed offload bundle 0 at offset 0 has 20 bytes, its "
+                   "version 2 header needs 24");
+
+  /* v3: the declared size must equal the zstd frame's content size */
+  memcpy(b, z3, n3);
+  uint64_t wrong = usize3 + 100;
+  memcpy(b + 16, &wrong, 8);
+  snprintf(msg, sizeof msg,
+           "c.ccob: compressed offload bundle 0 at offset 0 declares %llu uncompressed bytes, "
+           "its zstd frame %llu",
+           (unsigned long long)wrong, (unsigned long long)usize3);
+  expect_ccob_fail(b, n3, HSAD_ERR_TRUNCATED, msg);
+  memcpy(b, z3, n3);
+  memset(b + 32, 0, 4); /* no zstd magic */
+  snprintf(msg, sizeof msg,
+           "c.ccob: compressed offload bundle 0 at offset 0: its %zu-byte payload is not a zstd "
+           "frame",
+           n3 - 32);
+  expect_ccob_fail(b, n3, HSAD_ERR_TRUNCATED, msg);
+  free(b);
+  free(z2);
+  free(z3);
+}

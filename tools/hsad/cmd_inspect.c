@@ -107,6 +107,8 @@ static void json_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t 
   if (ki->present & HSAD_KI_HAS_VGPR_SPILL_COUNT)
     ob_printf(b, ", \"vgpr_spill_count\": %u", ki->vgpr_spill_count);
   ob_printf(b, ", \"max_flat_workgroup_size\": %u", ki->max_flat_workgroup_size);
+  if (ki->hidden_args_beyond_segment)
+    ob_printf(b, ", \"hidden_args_beyond_segment\": %u", ki->hidden_args_beyond_segment);
   if (ki->present & HSAD_KI_HAS_USES_DYNAMIC_STACK)
     ob_printf(b, ", \"uses_dynamic_stack\": %s", yes(ki->uses_dynamic_stack));
   if (ki->present & HSAD_KI_HAS_WGP_MODE)
@@ -208,11 +210,20 @@ static void table_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t
             ki->kernarg_segment_size, ki->wavefront_size, ki->max_flat_workgroup_size,
             w ? 0 : 24, occs);
   if (!w) ob_printf(b, "  %s", ki->name);
-  ob_printf(b, "%s\n", ki->kd_mismatch ? "  (descriptor differs from note)" : "");
+  ob_printf(b, "%s", ki->kd_mismatch ? "  (descriptor differs from note)" : "");
+  if (ki->hidden_args_beyond_segment)
+    ob_printf(b, "  (%u hidden args past the kernarg segment: absent)",
+              ki->hidden_args_beyond_segment);
+  ob_printf(b, "\n");
 }
 
+static const char *compression_name(hsad_compression_t m) {
+  return m == HSAD_COMPRESSION_ZLIB ? "zlib" : m == HSAD_COMPRESSION_ZSTD ? "zstd" : "none";
+}
+
+/* `selected`: the target ID the entry was selected for (NULL: every entry listed). */
 static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
-                       const inspect_opts_t *o, int first) {
+                       const inspect_opts_t *o, int first, const char *selected) {
   const hsad_codeobj_entry_t *e = hsad_codeobj_container_entry(c, i);
   hsad_codeobj_t *co;
   if (hsad_codeobj_load_entry(c, i, &co) != HSAD_OK) {
@@ -233,6 +244,17 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
       ob_printf(b, "\"entry_id\": ");
       ob_str(b, e->entry_id);
       ob_printf(b, ", \"bundle_index\": %u, ", e->bundle_index);
+      if (e->compression != HSAD_COMPRESSION_NONE)
+        ob_printf(b, "\"compression\": \"%s\", \"compressed_version\": %u, "
+                     "\"compressed_offset\": %llu, ",
+                  compression_name(e->compression), e->compressed_version,
+                  (unsigned long long)e->compressed_offset);
+      ob_printf(b, "\"offset\": %llu, ", (unsigned long long)e->offset);
+    }
+    if (selected) {
+      ob_printf(b, "\"selected_for\": ");
+      ob_str(b, selected);
+      ob_printf(b, ", ");
     }
     ob_printf(b, "\"target\": ");
     ob_str(b, ci->target);
@@ -246,11 +268,15 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
     }
     ob_printf(b, "]}");
   } else {
-    char where[600] = "";
-    if (hsad_codeobj_container_kind(c) == HSAD_CONTAINER_HOST_FATBIN)
-      snprintf(where, sizeof where, "[bundle %u: %s]", e->bundle_index, e->entry_id);
+    char where[600] = "", how[64] = "";
+    if (e->compression != HSAD_COMPRESSION_NONE)
+      snprintf(how, sizeof how, " (compressed: CCOB v%u %s)", e->compressed_version,
+               compression_name(e->compression));
+    if (hsad_codeobj_container_kind(c) == HSAD_CONTAINER_HOST_FATBIN ||
+        hsad_codeobj_container_bundle_count(c) > 1)
+      snprintf(where, sizeof where, "[bundle %u%s: %s]", e->bundle_index, how, e->entry_id);
     else if (bundled)
-      snprintf(where, sizeof where, "[%s]", e->entry_id);
+      snprintf(where, sizeof where, "[%s%s]", e->entry_id, how);
     ob_printf(b, "%s%s  %s  code object v%u  %u kernels\n", first ? "" : "\n", where,
               ci->target, ci->code_object_version, ci->kernel_count);
     int w = 6;
@@ -286,27 +312,52 @@ static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
   size_t n = hsad_codeobj_container_entry_count(c);
   bool many = hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT;
   if (o->target) {
-    /* the matching entry of every bundle (a HIP fat binary has one per translation unit) */
+    /* The matching entry of every bundle (a HIP fat binary has one per translation unit).
+     * A target without xnack ("gfx90a") is what a user types for a device; a device runs
+     * with xnack off unless HSA_XNACK=1, so with both xnack+ and xnack- entries present it
+     * loads the xnack- ones: pick those, and say so. */
+    char target[80];
+    snprintf(target, sizeof target, "%s", o->target);
+    hsad_target_id_t want;
+    if (hsad_target_id_parse(o->target, &want) == HSAD_OK && want.xnack == HSAD_FEATURE_ANY) {
+      bool on = false, off = false;
+      for (size_t i = 0; i < n; i++) {
+        hsad_target_id_t t;
+        if (hsad_target_id_parse(hsad_codeobj_container_entry(c, i)->target, &t) != HSAD_OK ||
+            !hsad_target_id_compatible(&t, &want))
+          continue;
+        on |= t.xnack == HSAD_FEATURE_ON;
+        off |= t.xnack == HSAD_FEATURE_OFF;
+      }
+      if (on && off) {
+        want.xnack = HSAD_FEATURE_OFF;
+        hsad_target_id_format(&want, target, sizeof target);
+        if (!o->json)
+          ob_printf(b, "--target %s: picked the %s entries, as a %s device with xnack off "
+                       "(the default) loads them; the file also has xnack+ entries\n\n",
+                    o->target, target, want.processor);
+      }
+    }
     size_t idx;
-    if (hsad_codeobj_container_select(c, o->target, &idx) != HSAD_OK) {
+    if (hsad_codeobj_container_select(c, target, &idx) != HSAD_OK) {
       fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
       rc = 1;
     } else if (!many) {
-      rc = inspect_one(b, c, idx, o, 1);
+      rc = inspect_one(b, c, idx, o, 1, target);
     } else {
       ob_printf(b, o->json ? "[" : "");
       int first = 1;
       uint32_t nb = hsad_codeobj_container_bundle_count(c);
       for (uint32_t bi = 0; bi < nb && !rc; bi++) {
-        if (hsad_codeobj_container_select_in_bundle(c, bi, o->target, &idx) != HSAD_OK) continue;
-        rc = inspect_one(b, c, idx, o, first);
+        if (hsad_codeobj_container_select_in_bundle(c, bi, target, &idx) != HSAD_OK) continue;
+        rc = inspect_one(b, c, idx, o, first, target);
         first = 0;
       }
       ob_printf(b, o->json ? "]" : "");
     }
   } else {
     if (o->json && many) ob_printf(b, "[");
-    for (size_t i = 0; i < n && !rc; i++) rc = inspect_one(b, c, i, o, i == 0);
+    for (size_t i = 0; i < n && !rc; i++) rc = inspect_one(b, c, i, o, i == 0, NULL);
     if (o->json && many) ob_printf(b, "]");
   }
   if (o->json) ob_printf(b, "\n");
