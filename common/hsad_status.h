@@ -66,6 +66,11 @@ typedef enum hsad_status {
 
   /* memory: 400-499 */
   HSAD_ERR_NUMA = 400,            /* NUMA node out of range or policy failed */
+  HSAD_ERR_NOT_ALLOCATED = 401,   /* a pointer no hsad allocation or registration holds */
+  HSAD_ERR_FREED = 402,           /* memory already freed / unregistered (double free, use) */
+  HSAD_ERR_RANGE = 403,           /* a size that overflows, a range past an allocation's end */
+  HSAD_ERR_OVERLAP = 404,         /* source and destination ranges of a copy overlap */
+  HSAD_ERR_NO_ACCESS = 405,       /* the device cannot reach that memory */
 } hsad_status_t;
 
 /* Returns the enumerator's name, e.g. "HSAD_ERR_TIMEOUT"; "HSAD_ERR_UNKNOWN" for other values.

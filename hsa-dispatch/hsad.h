@@ -142,6 +142,15 @@ const hsad_device_info_t *hsad_device_info(const hsad_device_t *device);
 /* The ROCr agent of the device, for interoperation with plain HSA calls (zero handle for NULL). */
 #include <hsa/hsa.h>
 hsa_agent_t hsad_device_agent(const hsad_device_t *device);
+/* The runtime owning `device`, or NULL when `device` is not one of this runtime's devices
+ * (a foreign or stale pointer: only its address is compared, it is never dereferenced) or the
+ * runtime is closed. For modules built on hsa-dispatch (memory/) to refuse foreign devices.
+ * Thread-safe. */
+hsad_runtime_t *hsad_device_runtime(const hsad_device_t *device);
+/* Counts hsa_init calls of this runtime: it changes when the last reference was closed and the
+ * runtime opened again (every ROCr object of the earlier generation is gone). 0 when closed or
+ * for a foreign handle. Thread-safe. */
+uint64_t hsad_runtime_generation(const hsad_runtime_t *runtime);
 /* CPU agent `index`, or NULL when out of range / closed. */
 const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t index);
 

@@ -9,6 +9,7 @@
 
 hsad_runtime_t hsad_rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static _Atomic uint32_t rt_open_refs; /* mirror of hsad_rt.refs for lock-free checks */
+static _Atomic uint64_t rt_generation; /* +1 at every hsa_init (first reference) */
 static _Atomic uint64_t uid_counter;
 
 uint64_t dq_next_uid(void) {
@@ -293,6 +294,7 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
       pthread_mutex_unlock(&hsad_rt.lock);
       return s;
     }
+    atomic_fetch_add_explicit(&rt_generation, 1, memory_order_release);
   }
   hsad_rt.refs++;
   atomic_store_explicit(&rt_open_refs, hsad_rt.refs, memory_order_release);
@@ -347,6 +349,20 @@ const hsad_device_info_t *hsad_device_info(const hsad_device_t *device) {
 hsa_agent_t hsad_device_agent(const hsad_device_t *device) {
   hsa_agent_t none = {0};
   return device ? device->agent : none;
+}
+
+hsad_runtime_t *hsad_device_runtime(const hsad_device_t *device) {
+  uintptr_t p = (uintptr_t)device, lo = (uintptr_t)&hsad_rt.devices[0];
+  if (!device || p < lo || p >= (uintptr_t)&hsad_rt.devices[HSAD_MAX_DEVICES] ||
+      (p - lo) % sizeof(hsad_device_t) != 0 || !dq_is_open())
+    return NULL;
+  if ((p - lo) / sizeof(hsad_device_t) >= hsad_rt.device_count) return NULL;
+  return &hsad_rt;
+}
+
+uint64_t hsad_runtime_generation(const hsad_runtime_t *runtime) {
+  if (runtime != &hsad_rt || !dq_is_open()) return 0;
+  return atomic_load_explicit(&rt_generation, memory_order_acquire);
 }
 
 const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t index) {

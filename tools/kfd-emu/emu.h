@@ -95,6 +95,7 @@ typedef struct emu_state {
   emu_gpu_t gpus[EMU_MAX_GPUS];
   uint64_t sys_mem_bytes;
   uint32_t ncpus;
+  int host_numa_nodes;          /* libnuma: host nodes (0: no NUMA support) */
 } emu_state_t;
 
 extern emu_state_t emu;

@@ -9,6 +9,7 @@
 #include "tools/kfd-emu/emu.h"
 
 #include <errno.h>
+#include <numa.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -117,6 +118,10 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtAllocMemory(HSAuint32 node, HSAuint64 size, HsaMe
     if (vram) atomic_fetch_sub(&g->vram_used, size);
     return HSAKMT_STATUS_NO_MEMORY;
   }
+  /* system memory of emulated CPU node `node` lives on host node `node` when the host has it
+   * (bound before the first touch, as KFD allocates on the node); topology.c said at open which
+   * nodes the host lacks */
+  if (!g && (int)node < emu.host_numa_nodes) numa_tonode_memory(p, size, (int)node);
   emu_alloc_t a = {.base = (uintptr_t)p, .size = size, .node = node, .flags = flags,
                    .mmapped = true};
   HSAKMT_STATUS st = insert(&a);

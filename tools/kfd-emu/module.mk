@@ -6,6 +6,6 @@ KFD_EMU_LIB := $(EMUDIR)/libhsakmt.so.1
 $(KFD_EMU_LIB): $(KFD_EMU_OBJS) tools/kfd-emu/libhsakmt.ver
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libhsakmt.so.1 -Wl,--version-script=tools/kfd-emu/libhsakmt.ver \
-	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(KFD_EMU_OBJS) -lelf -lmsgpackc -lpthread -ldl
+	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(KFD_EMU_OBJS) -lelf -lmsgpackc -lpthread -ldl -lnuma
 
 ALL_TARGETS += $(KFD_EMU_LIB)

@@ -7,6 +7,8 @@
  */
 #include "tools/kfd-emu/emu.h"
 
+#include <numa.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +182,15 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtOpenKFD(void) {
   emu.sys_mem_bytes = (uint64_t)pages * (uint64_t)psz;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   emu.ncpus = n > 0 ? (uint32_t)n : 1;
+  /* emulated CPU node i's memory is bound to host node i where the host has it (memory.c) */
+  emu.host_numa_nodes = numa_available() >= 0 ? numa_max_node() + 1 : 0;
+  static bool numa_said; /* once per process: under emu.lock */
+  if (emu.cfg.cpu_nodes > 1 && (int)emu.cfg.cpu_nodes > emu.host_numa_nodes && !numa_said) {
+    numa_said = true;
+    for (uint32_t c = (uint32_t)emu.host_numa_nodes; c < emu.cfg.cpu_nodes; c++)
+      emu_log("emulated CPU node %u has no host NUMA node (the host has %d): its memory is not "
+              "bound to a node", c, emu.host_numa_nodes);
+  }
   emu_events_init();
   for (uint32_t i = 0; i < emu.cfg.gpus; i++) {
     emu_gpu_t *g = &emu.gpus[i];

@@ -1,0 +1,216 @@
+/* hsad_memory.h - memory: device and host allocations, registration of caller memory, pinned
+ * host pools per NUMA node, NUMA queries.
+ *
+ * Built on hsa-dispatch (hsad.h): every call takes devices of the open runtime. ROCr's memory
+ * entry points (hsa_amd_memory_pool_allocate / _free, hsa_amd_agents_allow_access,
+ * hsa_amd_memory_lock_to_pool / hsa_amd_memory_unlock) are resolved from the ROCr library
+ * hsa-dispatch loaded.
+ *
+ * Allocations (hsad_mem_alloc, hsad_mem_register) are kept in a process-wide registry: every
+ * allocation knows its base, size, kind, owning device, NUMA node and the devices granted
+ * access (hsad_mem_info answers for any address inside it). The registry is what lets the
+ * library refuse bad input without touching memory: freeing twice, freeing an address it did
+ * not hand out or an interior address, unregistering what was allocated. The last 1024 freed
+ * ranges are remembered so that a second free says "already freed" rather than "unknown".
+ *
+ * Pinned host pools (hsad_host_pool_t): one per CPU agent, i.e. per NUMA node (KFD reports one
+ * CPU node per NUMA node), shared by every GPU whose nearest CPU agent it is. Blocks come from
+ * the CPU agent's fine-grained pool, are granted to every GPU of the runtime, and are recycled
+ * through power-of-two size classes (4 KiB .. 256 MiB; larger requests are allocated and
+ * released directly). Each class is a lock-free LIFO (Treiber stack of block indices with a
+ * 32-bit ABA tag in one 64-bit word): a hit (alloc of a cached block) and a free that keeps the
+ * block take no lock at all; only a miss (ROCr allocation) and a trim take the pool's mutex.
+ * The cache is bounded (max_cached_bytes): a free that would exceed it releases the block to
+ * ROCr instead (counted as a trim).
+ *
+ * Thread safety: every call is thread-safe. Registry lookups take a process-wide read lock;
+ * alloc/free of non-pool memory take its write lock. Closing the runtime (last
+ * hsad_runtime_close) destroys every ROCr allocation: free everything first; after a reopen the
+ * registry and the pools start empty (entries of the earlier runtime are dropped, not freed).
+ *
+ * Rule sources: "ROCr" = ROCR-Runtime 5.2.x (hsa_ext_amd.h); NUMA queries are libnuma's
+ * (numa(3): numa_move_pages with NULL nodes reports the node of each page).
+ */
+#ifndef HSAD_MEMORY_H
+#define HSAD_MEMORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hsa-dispatch/hsad.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What an allocation is. */
+typedef enum hsad_mem_kind {
+  HSAD_MEM_DEVICE = 1,      /* the GPU's coarse-grained (device-local) global pool */
+  HSAD_MEM_HOST_FINE = 2,   /* fine-grained system memory of the GPU's nearest CPU agent */
+  HSAD_MEM_HOST_COARSE = 3, /* coarse-grained system memory of the GPU's nearest CPU agent */
+  HSAD_MEM_REGISTERED = 4,  /* caller memory pinned in place (hsad_mem_register) */
+  HSAD_MEM_POOLED = 5,      /* a block of a pinned host pool (hsad_host_pool_alloc) */
+} hsad_mem_kind_t;
+
+/* Static name of a kind ("device", "host-fine", "host-coarse", "registered", "pooled"). */
+const char *hsad_mem_kind_name(hsad_mem_kind_t kind);
+
+enum { HSAD_MEM_MAX_ACCESS = 16 }; /* devices one call can grant access to */
+
+/* Facts of one allocation, as recorded when it was made. */
+typedef struct hsad_mem_info {
+  void *base;               /* first byte the caller got (registered: the caller's pointer) */
+  void *device_ptr;         /* address the GPUs use for base (registered: ROCr's agent pointer;
+                               otherwise equal to base) */
+  size_t size;              /* bytes requested (pool blocks: the request, not the class size) */
+  size_t capacity;          /* bytes reserved (pool blocks: the class size; otherwise size) */
+  hsad_mem_kind_t kind;
+  hsad_device_t *device;    /* the device it was made for (pool blocks: NULL, the pool is shared) */
+  int32_t numa_node;        /* host memory: the NUMA node (CPU agent's HSA_AGENT_INFO_NODE) of
+                               the pool it came from; registered memory: the node of its first
+                               page; device memory: -1 */
+  int32_t page_node;        /* host memory: the host NUMA node holding the first page now
+                               (libnuma numa_move_pages query), -1 when not resident / device
+                               memory */
+  uint32_t access_mask;     /* bit i set: device index i may access it */
+} hsad_mem_info_t;
+
+/* Allocates `size` bytes of `kind` (DEVICE, HOST_FINE or HOST_COARSE) for `device`:
+ *   DEVICE: from the device's coarse-grained global pool (hsa_amd_memory_pool_allocate);
+ *           the device has access; `access` lists peer devices also granted access;
+ *   HOST_FINE / HOST_COARSE: from the fine- / coarse-grained global pool of the CPU agent
+ *           nearest the device (hsad_device_info_t.nearest_cpu, its NUMA node); the device and
+ *           the `access` devices are granted access (hsa_amd_agents_allow_access).
+ * The memory is not zeroed. Alignment: at least 4096 bytes. Free with hsad_mem_free.
+ * access may be NULL when access_count is 0; duplicates and the device itself are allowed.
+ * Errors (nothing allocated):
+ *   HSAD_ERR_INVALID_ARGUMENT  NULL device/out_ptr, access NULL with access_count > 0, a kind
+ *                              that is not one of the three, a device or access entry that is
+ *                              not a device of the open runtime ("device 0x... is not a device
+ *                              of the open hsa-dispatch runtime"), access_count above
+ *                              HSAD_MEM_MAX_ACCESS, size 0;
+ *   HSAD_ERR_RANGE             size plus the pool's allocation granule overflows size_t;
+ *   HSAD_ERR_OUT_OF_MEMORY     size above the pool's size, or ROCr out of resources;
+ *   HSAD_ERR_UNSUPPORTED       the device (or its nearest CPU) has no such pool;
+ *   HSAD_ERR_CLOSED, HSAD_ERR_HSA. Thread-safe. */
+hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t size,
+                             hsad_device_t *const *access, uint32_t access_count,
+                             void **out_ptr);
+
+/* Frees what hsad_mem_alloc or hsad_host_pool_alloc returned (pool blocks go back to their
+ * pool). NULL is a no-op. Errors (nothing freed, nothing changed):
+ *   HSAD_ERR_FREED          ptr was freed already (one of the last 1024 frees, or a pool block
+ *                           now cached);
+ *   HSAD_ERR_NOT_ALLOCATED  ptr is no allocation's base: unknown to the library, or inside an
+ *                           allocation (the message gives its base and offset);
+ *   HSAD_ERR_INVALID_ARGUMENT  ptr is registered caller memory (use hsad_mem_unregister);
+ *   HSAD_ERR_HSA. Thread-safe. */
+hsad_status_t hsad_mem_free(void *ptr);
+
+/* Pins `size` bytes of caller memory at `ptr` (any alignment; pageable memory from malloc,
+ * mmap, the stack of a live thread) for `device` and the `access` devices
+ * (hsa_amd_memory_lock_to_pool with the fine-grained pool of the device's nearest CPU agent),
+ * and records it like an allocation (kind REGISTERED). *out_device_ptr (may be NULL) gets the
+ * address the GPUs use. The caller keeps ownership of the memory and must not free it before
+ * hsad_mem_unregister. Errors: as hsad_mem_alloc for device/access/size, HSAD_ERR_RANGE
+ * (ptr + size wraps), HSAD_ERR_OVERLAP (the range overlaps an allocation or registration the
+ * library holds: the message names it), HSAD_ERR_HSA (ROCr refused to pin). Thread-safe. */
+hsad_status_t hsad_mem_register(hsad_device_t *device, void *ptr, size_t size,
+                                hsad_device_t *const *access, uint32_t access_count,
+                                void **out_device_ptr);
+
+/* Unpins memory hsad_mem_register pinned (hsa_amd_memory_unlock); ptr must be the registered
+ * base. Errors: HSAD_ERR_FREED (unregistered already), HSAD_ERR_NOT_ALLOCATED (not a
+ * registered base), HSAD_ERR_INVALID_ARGUMENT (NULL, or an allocation: use hsad_mem_free),
+ * HSAD_ERR_HSA. Thread-safe. */
+hsad_status_t hsad_mem_unregister(void *ptr);
+
+/* Facts of the allocation, registration or pool block containing `ptr` (any address inside it).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_FREED (inside a range freed recently),
+ * HSAD_ERR_NOT_ALLOCATED (no allocation holds it: e.g. pageable malloc memory). Thread-safe. */
+hsad_status_t hsad_mem_info(const void *ptr, hsad_mem_info_t *out_info);
+
+/* ---- NUMA (libnuma) ---------------------------------------------------------------------- */
+
+/* Host NUMA nodes configured (numa_num_configured_nodes; 1 without NUMA support). */
+uint32_t hsad_numa_node_count(void);
+/* Host NUMA node of the CPU the calling thread runs on now (numa_node_of_cpu(sched_getcpu())),
+ * 0 without NUMA support. */
+uint32_t hsad_numa_current_node(void);
+/* Host NUMA node holding the page of `ptr` (numa_move_pages with NULL nodes: a query, nothing
+ * moves). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_NUMA (the page is not resident,
+ * or the query failed: the message has the errno). */
+hsad_status_t hsad_numa_page_node(const void *ptr, int32_t *out_node);
+
+/* ---- pinned host pools ------------------------------------------------------------------- */
+
+typedef struct hsad_host_pool hsad_host_pool_t;
+
+enum {
+  HSAD_HOST_POOL_MIN_CLASS = 4096,          /* bytes of the smallest size class */
+  HSAD_HOST_POOL_CLASSES = 17,              /* 4 KiB .. 256 MiB, powers of two */
+  HSAD_HOST_POOL_MAX_BLOCKS = 4096,         /* blocks (in use + cached) one pool tracks */
+};
+/* Largest pooled block: larger requests bypass the cache. */
+#define HSAD_HOST_POOL_MAX_CLASS ((size_t)HSAD_HOST_POOL_MIN_CLASS << (HSAD_HOST_POOL_CLASSES - 1))
+/* Default bound of the cached bytes of one pool. */
+#define HSAD_HOST_POOL_DEFAULT_MAX_CACHED ((uint64_t)512 << 20)
+
+/* Counters of one pool. Every field is exact once no call on the pool is in progress. */
+typedef struct hsad_host_pool_stats {
+  uint32_t numa_node;       /* the CPU agent's node */
+  uint64_t bytes_in_use;    /* class bytes of blocks handed out and not freed */
+  uint64_t blocks_in_use;
+  uint64_t bytes_cached;    /* class bytes of freed blocks kept for reuse */
+  uint64_t blocks_cached;
+  uint64_t hits;            /* allocations served from the cache */
+  uint64_t misses;          /* allocations that went to ROCr */
+  uint64_t trims;           /* blocks released to ROCr from the cache or instead of caching
+                               them (cache full); oversize blocks released on free are not
+                               counted */
+  uint64_t max_cached_bytes;
+} hsad_host_pool_stats_t;
+
+/* The pool of the NUMA node nearest `device` (created on first use, shared by every device
+ * with the same nearest CPU agent; owned by the library, valid until the runtime closes).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, foreign device), HSAD_ERR_UNSUPPORTED (no nearest
+ * CPU agent with a fine-grained pool), HSAD_ERR_CLOSED, HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+hsad_status_t hsad_host_pool_get(hsad_device_t *device, hsad_host_pool_t **out_pool);
+
+/* The pool of the CPU agent on NUMA node `numa_node` (HSA_AGENT_INFO_NODE). Errors:
+ * HSAD_ERR_NUMA (no CPU agent on that node: the message lists the nodes), others as above. */
+hsad_status_t hsad_host_pool_get_node(hsad_runtime_t *runtime, uint32_t numa_node,
+                                      hsad_host_pool_t **out_pool);
+
+/* A block of at least `size` bytes (the next power of two >= 4096), pinned, accessible by every
+ * GPU of the runtime, page-aligned, contents undefined. Hit: pops the class's lock-free stack
+ * (no lock, no system call). Miss: allocates from ROCr under the pool's mutex, grants access,
+ * and places it (the first page is touched on the pool's node). Free with hsad_host_pool_free
+ * (or hsad_mem_free). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, size 0), HSAD_ERR_RANGE (size
+ * rounds past size_t), HSAD_ERR_RESOURCE_EXHAUSTED (HSAD_HOST_POOL_MAX_BLOCKS blocks tracked),
+ * HSAD_ERR_OUT_OF_MEMORY, HSAD_ERR_CLOSED, HSAD_ERR_HSA. Thread-safe. */
+hsad_status_t hsad_host_pool_alloc(hsad_host_pool_t *pool, size_t size, void **out_ptr);
+
+/* Returns a block to its pool: cached when the cache stays within max_cached_bytes, else
+ * released to ROCr (a trim). Errors (nothing changed): HSAD_ERR_INVALID_ARGUMENT (NULL pool),
+ * HSAD_ERR_FREED (the block is cached: freed twice), HSAD_ERR_NOT_ALLOCATED (no block of this
+ * pool starts at ptr). Thread-safe; a free that caches takes no lock. */
+hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr);
+
+/* Releases cached blocks to ROCr, largest class first, until at most keep_bytes stay cached.
+ * *out_released_bytes (may be NULL): class bytes released. Thread-safe (takes the pool's mutex;
+ * allocations and frees go on meanwhile). */
+hsad_status_t hsad_host_pool_trim(hsad_host_pool_t *pool, uint64_t keep_bytes,
+                                  uint64_t *out_released_bytes);
+
+/* Sets the bound of cached bytes (trims down to it at once). Thread-safe. */
+hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max_cached_bytes);
+
+/* Counters (see hsad_host_pool_stats_t). Errors: HSAD_ERR_INVALID_ARGUMENT. Thread-safe. */
+hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_stats_t *out_stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HSAD_MEMORY_H */

@@ -1,0 +1,128 @@
+/* mem_internal.h - private state of memory/ (not installed, not for other folders). */
+#ifndef HSAD_MEM_INTERNAL_H
+#define HSAD_MEM_INTERNAL_H
+
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "memory/hsad_memory.h"
+
+#define MEM_MAX_DEVICES 16
+#define MEM_MAX_CPUS 16
+
+/* ROCr entry points memory/ uses, resolved with dlsym from the ROCr library hsa-dispatch
+ * loaded (dlopen RTLD_NOLOAD: memory/ never loads ROCr itself). */
+#define MEM_ROCR_FUNCS(X) \
+  X(hsa_agent_get_info) \
+  X(hsa_iterate_agents) \
+  X(hsa_amd_agent_iterate_memory_pools) \
+  X(hsa_amd_memory_pool_get_info) \
+  X(hsa_amd_memory_pool_allocate) \
+  X(hsa_amd_memory_pool_free) \
+  X(hsa_amd_agents_allow_access) \
+  X(hsa_amd_memory_lock_to_pool) \
+  X(hsa_amd_memory_unlock) \
+  X(hsa_amd_memory_async_copy) \
+  X(hsa_amd_signal_async_handler) \
+  X(hsa_signal_create) \
+  X(hsa_signal_destroy) \
+  X(hsa_signal_load_scacquire) \
+  X(hsa_signal_store_screlease) \
+  X(hsa_signal_subtract_screlease) \
+  X(hsa_signal_wait_scacquire) \
+  X(hsa_status_string)
+
+typedef struct mem_rocr {
+#define MEM_ROCR_MEMBER(f) __typeof__(f) *f;
+  MEM_ROCR_FUNCS(MEM_ROCR_MEMBER)
+#undef MEM_ROCR_MEMBER
+} mem_rocr_t;
+
+extern mem_rocr_t mem_rocr;
+
+/* One pool block descriptor (index into hsad_host_pool.blocks). */
+typedef struct mem_block {
+  _Atomic uintptr_t ptr;        /* base, 0 while the descriptor is unused */
+  _Atomic uint64_t req_size;    /* bytes asked for by the current holder */
+  _Atomic uint32_t next;        /* class stack link: index + 1, 0 = end */
+  _Atomic uint32_t state;       /* MEM_BLOCK_* */
+  uint32_t cls;                 /* size class, HSAD_HOST_POOL_CLASSES = oversize */
+  uint64_t bytes;               /* class bytes (oversize: rounded request) */
+  int32_t page_node;            /* host node of the first page at allocation, -1 unknown */
+} mem_block_t;
+
+enum { MEM_BLOCK_UNUSED = 0, MEM_BLOCK_CACHED = 1, MEM_BLOCK_IN_USE = 2 };
+
+#define MEM_POOL_HASH (2 * HSAD_HOST_POOL_MAX_BLOCKS)
+#define MEM_HASH_TOMB UINT32_MAX
+
+struct hsad_host_pool {
+  uint32_t cpu_index;           /* CPU agent index */
+  uint32_t numa_node;
+  uint64_t generation;          /* runtime generation it belongs to */
+  hsa_amd_memory_pool_t rocr_pool;
+  /* class stacks: (tag << 32) | (index + 1); 0 index = empty. One cache line each. */
+  struct {
+    _Alignas(64) _Atomic uint64_t head;
+  } stacks[HSAD_HOST_POOL_CLASSES];
+  _Alignas(64) _Atomic uint64_t bytes_in_use, blocks_in_use, bytes_cached, blocks_cached;
+  _Alignas(64) _Atomic uint64_t hits, misses, trims, max_cached;
+  pthread_mutex_t lock;         /* misses, trims, descriptor allocation, hash inserts/removes */
+  uint32_t free_desc[HSAD_HOST_POOL_MAX_BLOCKS]; /* stack of unused descriptor indices (lock) */
+  uint32_t free_desc_count;
+  _Atomic uint32_t hash[MEM_POOL_HASH];          /* ptr -> index + 1 (0 empty, TOMB removed) */
+  mem_block_t blocks[HSAD_HOST_POOL_MAX_BLOCKS];
+};
+
+/* The process-wide state: agents and ROCr pools of the open runtime generation. */
+typedef struct mem_state {
+  pthread_mutex_t lock;
+  _Atomic uint64_t generation;  /* runtime generation the fields below describe (0: none) */
+  hsad_runtime_t *runtime;
+  uint32_t device_count, cpu_count;
+  hsad_device_t *devices[MEM_MAX_DEVICES];
+  hsa_agent_t gpu_agents[MEM_MAX_DEVICES];
+  hsa_amd_memory_pool_t gpu_coarse[MEM_MAX_DEVICES];
+  bool has_gpu_coarse[MEM_MAX_DEVICES];
+  uint64_t gpu_coarse_size[MEM_MAX_DEVICES], gpu_coarse_granule[MEM_MAX_DEVICES];
+  hsa_agent_t cpu_agents[MEM_MAX_CPUS];
+  uint32_t cpu_node[MEM_MAX_CPUS];
+  hsa_amd_memory_pool_t cpu_fine[MEM_MAX_CPUS], cpu_coarse[MEM_MAX_CPUS];
+  bool has_cpu_fine[MEM_MAX_CPUS], has_cpu_coarse[MEM_MAX_CPUS];
+  uint64_t cpu_fine_size[MEM_MAX_CPUS], cpu_coarse_size[MEM_MAX_CPUS];
+  uint64_t cpu_fine_granule[MEM_MAX_CPUS], cpu_coarse_granule[MEM_MAX_CPUS];
+  _Atomic(hsad_host_pool_t *) pools[MEM_MAX_CPUS];
+} mem_state_t;
+
+extern mem_state_t mem_st;
+
+/* Validates `device` (non-NULL, of the open runtime) and makes mem_st current for the
+ * runtime's generation. `what` names the call and argument for messages. */
+hsad_status_t mem_ready(hsad_device_t *device, const char *what);
+/* As mem_ready for a runtime handle. */
+hsad_status_t mem_ready_runtime(hsad_runtime_t *runtime, const char *what);
+/* True while the runtime generation mem_st describes is the open one. */
+bool mem_current(void);
+/* Index of `device` in mem_st.devices (mem_ready succeeded for it). */
+uint32_t mem_device_index(const hsad_device_t *device);
+/* Records an HSA failure: "what: HSA status 0x.. (string)". */
+hsad_status_t mem_hsa_fail(hsa_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Host NUMA node of the page holding p, or -1. */
+int32_t mem_page_node(const void *p);
+/* Checks an access list; fills agents (device first when non-NULL), *out_n and *out_mask. */
+hsad_status_t mem_access_agents(const char *what, hsad_device_t *device,
+                                hsad_device_t *const *access, uint32_t access_count,
+                                hsa_agent_t *agents, uint32_t *out_n, uint32_t *out_mask);
+
+/* Pools: drop every pool of an earlier generation (memory already gone with hsa_shut_down). */
+void mem_pools_reset(void);
+/* Looks ptr up in every pool of the current generation (no lock). Returns the pool and
+ * block index of the block containing ptr, or NULL. */
+hsad_host_pool_t *mem_pool_find(const void *ptr, uint32_t *out_index);
+/* Registry reset on a new generation. */
+void mem_registry_reset(void);
+
+#endif
