@@ -449,6 +449,10 @@ const hsad_kernel_t *hsad_codeobj_kernel_at(const hsad_codeobj_t *codeobj, uint3
 hsad_status_t hsad_codeobj_kernel_find(const hsad_codeobj_t *codeobj, const char *name,
                                        const hsad_kernel_t **out_kernel);
 
+/* The kernel's position in its code object (0-based, amdhsa.kernels order: the i of
+ * hsad_codeobj_kernel_at); UINT32_MAX for NULL. O(1); thread-safe. */
+uint32_t hsad_kernel_index(const hsad_kernel_t *kernel);
+
 /* The kernel's metadata and descriptor; owned by the code object (NULL only for NULL).
  * Thread-safe (read-only). */
 const hsad_kernel_info_t *hsad_kernel_info(const hsad_kernel_t *kernel);

@@ -157,6 +157,10 @@ const hsad_kernel_t *hsad_codeobj_kernel_at(const hsad_codeobj_t *co, uint32_t i
   return co && i < co->info.kernel_count ? &co->kernels[i] : NULL;
 }
 
+uint32_t hsad_kernel_index(const hsad_kernel_t *kernel) {
+  return kernel ? (uint32_t)(kernel - kernel->owner->kernels) : UINT32_MAX;
+}
+
 const hsad_kernel_info_t *hsad_kernel_info(const hsad_kernel_t *kernel) {
   return kernel ? &kernel->info : NULL;
 }

@@ -29,7 +29,7 @@ CO_FIXTURES := $(CO_FIX_TARGETS:%=$(CO_FIXDIR)/kernels-%.hsaco) $(CO_FIXDIR)/hip
   $(CO_FIXDIR)/hip_scale.host.o $(CO_FIXDIR)/handwritten-v4.hsaco $(CO_FIXDIR)/handwritten-v5.hsaco \
   $(CO_FIXDIR)/hip_multi.so $(CO_FIXDIR)/partial-hidden-v5.hsaco $(CO_FIXDIR)/kernels-gfx90a.o \
   $(CO_FIXDIR)/env.bundle $(CO_FIXDIR)/xnack.bundle $(CO_FIXDIR)/hip_scale.ccob2 \
-  $(CO_FIXDIR)/hip_scale.ccob3 $(CO_FIXDIR)/ccob_multi.o
+  $(CO_FIXDIR)/hip_scale.ccob3 $(CO_FIXDIR)/ccob_multi.o $(CO_FIXDIR)/hip_dup.o
 
 co_mcpu = $(subst _,:,$(word 1,$(subst -v, ,$(1))))
 co_ver = $(lastword $(subst -v, ,$(1)))
@@ -83,7 +83,7 @@ $(CO_FIXDIR)/hip_scale.ccob2: $(CO_SRC)/mkcontainer.py $(CO_FIXDIR)/hip_scale.bu
 	$(CO_MK) ccob $@ 2 zlib $(word 2,$^)
 $(CO_FIXDIR)/hip_scale.ccob3: $(CO_SRC)/mkcontainer.py $(CO_FIXDIR)/hip_scale.bundle
 	$(CO_MK) ccob $@ 3 zstd $(word 2,$^)
-$(CO_FIXDIR)/hip_second-gfx90a.hsaco: $(CO_SRC)/hip_second.hip
+$(CO_FIXDIR)/hip_%-gfx90a.hsaco: $(CO_SRC)/hip_%.hip
 	@mkdir -p $(@D)
 	$(CO_CLANG) -x hip --cuda-device-only --no-gpu-bundle-output --offload-arch=gfx90a \
 	  -nogpulib -nogpuinc -O2 $< -o $@
@@ -102,6 +102,12 @@ $(CO_FIXDIR)/ccob_multi.o: $(CO_SRC)/mkcontainer.py $(CO_FIXDIR)/kernels-gfx90a-
 	$(CO_MK) bundle $@.b2 hipv4-amdgcn-amd-amdhsa-unknown-gfx90a=$(word 4,$^)
 	$(CO_MK) host $@ $@.z0 $@.z1 $@.b2
 	@rm -f $@.decoy $@.b0 $@.b1 $@.b2 $@.z0 $@.z1
+
+# two translation units defining the same kernel (hip_scale.hip twice): a program load error
+$(CO_FIXDIR)/hip_dup.o: $(CO_SRC)/mkcontainer.py $(CO_FIXDIR)/hip_scale-gfx90a.hsaco
+	$(CO_MK) bundle $@.b hipv4-amdgcn-amd-amdhsa--gfx90a=$(word 2,$^)
+	$(CO_MK) host $@ $@.b $@.b
+	@rm -f $@.b
 
 # ---- Criterion tests ----
 CO_TESTS := $(patsubst tests/%.c,$(TESTDIR)/%,$(wildcard tests/test_codeobj_*.c))

@@ -173,7 +173,10 @@ void hsad_buffer_free(void *ptr); /* NULL ok */
 /* ---- programs (code objects loaded on a device) -------------------------------------- */
 
 /* Loads a code object (plain AMDGPU ELF, offload bundle or host fat binary; see codeobj) onto
- * `device`: picks the entry matching the device's ISA, checks the code object's target ID
+ * `device`: picks the entry matching the device's ISA; a fat binary with several bundles (one
+ * per HIP translation unit) contributes the matching entry of every bundle, all loaded into the
+ * one executable, and kernels are looked up across them (hsad_program_codeobj is the first; two
+ * units defining the same kernel: HSAD_ERR_METADATA_TYPE naming both). Checks each code object's target ID
  * against every ISA of the agent (hsad_target_id_compatible; ROCr #198: check before loading),
  * then hsa_code_object_reader_create_from_memory, hsa_executable_create_alt,
  * hsa_executable_load_agent_code_object, hsa_executable_freeze, and resolves every kernel's

@@ -1,9 +1,39 @@
-/* program.c - code objects loaded onto a device: ISA check, hsa_executable, kernel resolution. */
+/* program.c - code objects loaded onto a device: ISA check, hsa_executable, kernel resolution.
+ * A HIP fat binary built from several translation units holds one bundle per unit, each with
+ * its own kernels: the program loads the device's entry of every bundle into one executable
+ * (HSA allows several code objects per executable) and looks kernels up across all of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hsa-dispatch/dispatch_internal.h"
+
+/* A program with its code objects ("units"). hsad_program_t comes first, so a program pointer
+ * is also a pointer to this; units[0] / readers[0] are p.codeobj / p.reader (what the rest of
+ * hsa-dispatch sees), the others live here. kernel_base[u]: index in p.kernels of the first
+ * kernel of unit u. */
+typedef struct program_units {
+  hsad_program_t p;
+  uint32_t unit_count;
+  hsad_codeobj_t **units;
+  hsa_code_object_reader_t *readers;
+  uint32_t *kernel_base;
+} program_units_t;
+
+static program_units_t *units_of(const hsad_program_t *p) { return (program_units_t *)p; }
+
+static void units_free(program_units_t *u, bool release_readers) {
+  for (uint32_t i = 0; i < u->unit_count; i++) {
+    if (release_readers && u->readers && u->readers[i].handle)
+      hsad_rocr.hsa_code_object_reader_destroy(u->readers[i]);
+    hsad_codeobj_destroy(u->units[i]);
+  }
+  free(u->units);
+  free(u->readers);
+  free(u->kernel_base);
+  free(u->p.kernels);
+  free(u);
+}
 
 /* Checks the code object's target ID against every ISA of the agent (ROCR-Runtime #198). */
 static hsad_status_t check_isa(hsad_device_t *d, const hsad_codeobj_t *co) {
@@ -36,81 +66,129 @@ static void program_unlink(hsad_program_t *p) {
   pthread_mutex_unlock(&hsad_rt.lock);
 }
 
-static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
+/* Loads `n` code objects (owned: freed on failure too) into one executable on `d`. */
+static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t **cos, uint32_t n,
                                     hsad_program_t **out_program) {
-  hsad_status_t s = check_isa(d, co);
+  hsad_status_t s = HSAD_OK;
+  uint32_t total = 0;
+  for (uint32_t u = 0; u < n && !s; u++) {
+    s = check_isa(d, cos[u]);
+    total += hsad_codeobj_info(cos[u])->kernel_count;
+  }
+  /* the same kernel name in two units: ROCr would refuse the duplicate symbol; name both */
+  for (uint32_t u = 1; u < n && !s; u++) {
+    const hsad_codeobj_info_t *ci = hsad_codeobj_info(cos[u]);
+    for (uint32_t k = 0; k < ci->kernel_count && !s; k++) {
+      const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_codeobj_kernel_at(cos[u], k));
+      for (uint32_t v = 0; v < u; v++) {
+        const hsad_kernel_t *other;
+        if (hsad_codeobj_kernel_find(cos[v], ki->symbol, &other) != HSAD_OK) continue;
+        s = hsad_fail(HSAD_ERR_METADATA_TYPE,
+                      "kernel '%s' is defined in two translation units: %s and %s", ki->name,
+                      hsad_codeobj_info(cos[v])->name, ci->name);
+        break;
+      }
+    }
+  }
+  if (!s) hsad_clear_error();
+  program_units_t *pu = s ? NULL : calloc(1, sizeof *pu);
+  if (pu) {
+    pu->units = calloc(n, sizeof *pu->units);
+    pu->readers = calloc(n, sizeof *pu->readers);
+    pu->kernel_base = calloc(n, sizeof *pu->kernel_base);
+    pu->p.kernels = calloc(total ? total : 1, sizeof *pu->p.kernels);
+  }
+  if (!s && (!pu || !pu->units || !pu->readers || !pu->kernel_base || !pu->p.kernels)) {
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of host memory",
+                  hsad_codeobj_info(cos[0])->name);
+  }
   if (s) {
-    hsad_codeobj_destroy(co);
+    for (uint32_t u = 0; u < n; u++) hsad_codeobj_destroy(cos[u]);
+    if (pu) {
+      pu->unit_count = 0;
+      units_free(pu, false);
+    }
     return s;
   }
-  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
-  hsad_program_t *p = calloc(1, sizeof *p);
-  if (p) p->kernels = calloc(ci->kernel_count ? ci->kernel_count : 1, sizeof *p->kernels);
-  if (!p || !p->kernels) {
-    if (p) free(p);
-    hsad_codeobj_destroy(co);
-    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of host memory", ci->name);
-  }
+  memcpy(pu->units, cos, n * sizeof *cos);
+  pu->unit_count = n;
+  hsad_program_t *p = &pu->p;
   p->device = d;
-  p->codeobj = co;
-  hsa_status_t st = hsad_rocr.hsa_code_object_reader_create_from_memory(ci->image, ci->image_size, &p->reader);
-  if (st != HSA_STATUS_SUCCESS) {
-    s = dq_hsa_fail(st, "%s: hsa_code_object_reader_create_from_memory", ci->name);
-    goto fail_co;
-  }
-  st = hsad_rocr.hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL,
-                                 &p->executable);
+  p->codeobj = cos[0];
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(cos[0]);
+  hsa_status_t st = hsad_rocr.hsa_executable_create_alt(
+      HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &p->executable);
   if (st != HSA_STATUS_SUCCESS) {
     s = dq_hsa_fail(st, "%s: hsa_executable_create_alt", ci->name);
-    goto fail_reader;
+    goto fail;
   }
-  st = hsad_rocr.hsa_executable_load_agent_code_object(p->executable, d->agent, p->reader, NULL, NULL);
-  if (st != HSA_STATUS_SUCCESS) {
-    s = dq_hsa_fail(st, "%s: hsa_executable_load_agent_code_object on device %u (%s)", ci->name,
-                    d->info.index, d->info.isa_name);
-    goto fail_exec;
+  for (uint32_t u = 0; u < n; u++) {
+    const hsad_codeobj_info_t *cu = hsad_codeobj_info(cos[u]);
+    st = hsad_rocr.hsa_code_object_reader_create_from_memory(cu->image, cu->image_size,
+                                                             &pu->readers[u]);
+    if (st != HSA_STATUS_SUCCESS) {
+      s = dq_hsa_fail(st, "%s: hsa_code_object_reader_create_from_memory", cu->name);
+      goto fail_exec;
+    }
+    st = hsad_rocr.hsa_executable_load_agent_code_object(p->executable, d->agent,
+                                                         pu->readers[u], NULL, NULL);
+    if (st != HSA_STATUS_SUCCESS) {
+      s = dq_hsa_fail(st, "%s: hsa_executable_load_agent_code_object on device %u (%s)",
+                      cu->name, d->info.index, d->info.isa_name);
+      goto fail_exec;
+    }
   }
+  p->reader = pu->readers[0];
   st = hsad_rocr.hsa_executable_freeze(p->executable, NULL);
   if (st != HSA_STATUS_SUCCESS) {
     s = dq_hsa_fail(st, "%s: hsa_executable_freeze", ci->name);
     goto fail_exec;
   }
-  for (uint32_t k = 0; k < ci->kernel_count; k++) {
-    const hsad_kernel_t *ck = hsad_codeobj_kernel_at(co, k);
-    const hsad_kernel_info_t *ki = hsad_kernel_info(ck);
-    hsa_executable_symbol_t sym;
-    st = hsad_rocr.hsa_executable_get_symbol_by_name(p->executable, ki->symbol, &d->agent, &sym);
-    if (st != HSA_STATUS_SUCCESS) {
-      s = dq_hsa_fail(st, "%s: kernel symbol %s not found in the frozen executable", ci->name,
-                      ki->symbol);
-      goto fail_exec;
+  uint32_t at = 0;
+  for (uint32_t u = 0; u < n; u++) {
+    const hsad_codeobj_info_t *cu = hsad_codeobj_info(cos[u]);
+    pu->kernel_base[u] = at;
+    for (uint32_t k = 0; k < cu->kernel_count; k++, at++) {
+      const hsad_kernel_t *ck = hsad_codeobj_kernel_at(cos[u], k);
+      const hsad_kernel_info_t *ki = hsad_kernel_info(ck);
+      hsa_executable_symbol_t sym;
+      st = hsad_rocr.hsa_executable_get_symbol_by_name(p->executable, ki->symbol, &d->agent,
+                                                       &sym);
+      if (st != HSA_STATUS_SUCCESS) {
+        s = dq_hsa_fail(st, "%s: kernel symbol %s not found in the frozen executable",
+                        cu->name, ki->symbol);
+        goto fail_exec;
+      }
+      hsad_device_kernel_t *dk = &p->kernels[at];
+      dk->program = p;
+      dk->plan = hsad_kernel_kernarg_plan(ck);
+      hsad_device_kernel_desc_t *dd = &dk->desc;
+      hsad_rocr.hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                               &dd->kernel_object);
+      dd->name = ki->name;
+      dd->kernarg_segment_size = ki->kernarg_segment_size;
+      dd->kernarg_segment_align = ki->kernarg_segment_align < 16 ? 16 : ki->kernarg_segment_align;
+      dd->group_segment_fixed_size = ki->group_segment_fixed_size;
+      dd->private_segment_fixed_size = ki->private_segment_fixed_size;
+      dd->max_flat_workgroup_size = ki->max_flat_workgroup_size ? ki->max_flat_workgroup_size
+                                                                : 1024;
+      if (ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE)
+        memcpy(dd->reqd_workgroup_size, ki->reqd_workgroup_size,
+               sizeof dd->reqd_workgroup_size);
+      dd->uses_dynamic_stack = ki->uses_dynamic_stack || ki->kd.uses_dynamic_stack;
+      dd->codeobj_kernel = ck;
+      dk->uid = dq_next_uid();
+      dk->max_flat = dd->max_flat_workgroup_size;
+      if (d->info.max_workgroup_size && d->info.max_workgroup_size < dk->max_flat)
+        dk->max_flat = d->info.max_workgroup_size;
+      memcpy(dk->max_dim, d->info.max_workgroup_dim, sizeof dk->max_dim);
+      for (int i = 0; i < 3; i++)
+        dk->max_grid[i] = d->info.max_grid_dim[i] ? d->info.max_grid_dim[i] : UINT32_MAX;
+      dk->has_reqd = dd->reqd_workgroup_size[0] != 0;
+      dk->dyn_stack = dd->uses_dynamic_stack;
     }
-    hsad_device_kernel_t *dk = &p->kernels[k];
-    dk->program = p;
-    dk->plan = hsad_kernel_kernarg_plan(ck);
-    hsad_device_kernel_desc_t *dd = &dk->desc;
-    hsad_rocr.hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &dd->kernel_object);
-    dd->name = ki->name;
-    dd->kernarg_segment_size = ki->kernarg_segment_size;
-    dd->kernarg_segment_align = ki->kernarg_segment_align < 16 ? 16 : ki->kernarg_segment_align;
-    dd->group_segment_fixed_size = ki->group_segment_fixed_size;
-    dd->private_segment_fixed_size = ki->private_segment_fixed_size;
-    dd->max_flat_workgroup_size = ki->max_flat_workgroup_size ? ki->max_flat_workgroup_size : 1024;
-    if (ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE)
-      memcpy(dd->reqd_workgroup_size, ki->reqd_workgroup_size, sizeof dd->reqd_workgroup_size);
-    dd->uses_dynamic_stack = ki->uses_dynamic_stack || ki->kd.uses_dynamic_stack;
-    dd->codeobj_kernel = ck;
-    dk->uid = dq_next_uid();
-    dk->max_flat = dd->max_flat_workgroup_size;
-    if (d->info.max_workgroup_size && d->info.max_workgroup_size < dk->max_flat)
-      dk->max_flat = d->info.max_workgroup_size;
-    memcpy(dk->max_dim, d->info.max_workgroup_dim, sizeof dk->max_dim);
-    for (int i = 0; i < 3; i++)
-      dk->max_grid[i] = d->info.max_grid_dim[i] ? d->info.max_grid_dim[i] : UINT32_MAX;
-    dk->has_reqd = dd->reqd_workgroup_size[0] != 0;
-    dk->dyn_stack = dd->uses_dynamic_stack;
   }
-  p->kernel_count = ci->kernel_count;
+  p->kernel_count = total;
   pthread_mutex_lock(&hsad_rt.lock);
   p->next = hsad_rt.programs;
   hsad_rt.programs = p;
@@ -119,43 +197,58 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t *co,
   return HSAD_OK;
 fail_exec:
   hsad_rocr.hsa_executable_destroy(p->executable);
-fail_reader:
-  hsad_rocr.hsa_code_object_reader_destroy(p->reader);
-fail_co:
-  hsad_codeobj_destroy(co);
-  free(p->kernels);
-  free(p);
+fail:
+  units_free(pu, true);
   return s;
 }
 
-/* Selects the container entry for the device; a container without a compatible entry is an
- * ISA mismatch naming both sides. */
+/* Selects the container's entries for the device: the best of every bundle (one per HIP
+ * translation unit; a bundle without an entry for the device contributes nothing), or of the
+ * whole container when it has one bundle or none. No compatible entry at all is an ISA
+ * mismatch naming both sides. */
 static hsad_status_t load_container(hsad_device_t *d, hsad_codeobj_container_t *c,
                                     const char *label, hsad_program_t **out_program) {
-  size_t idx = 0;
-  hsad_status_t s = hsad_codeobj_container_select(c, d->info.isa_names[0], &idx);
-  if (s == HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND) {
-    size_t n = hsad_codeobj_container_entry_count(c);
+  uint32_t nb = hsad_codeobj_container_bundle_count(c);
+  uint32_t slots = nb > 1 ? nb : 1;
+  hsad_codeobj_t **cos = calloc(slots, sizeof *cos);
+  if (!cos) {
+    hsad_codeobj_container_destroy(c);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of host memory", label);
+  }
+  uint32_t n = 0;
+  hsad_status_t s = HSAD_OK;
+  for (uint32_t b = 0; b < slots && !s; b++) {
+    size_t idx = 0;
+    s = nb > 1 ? hsad_codeobj_container_select_in_bundle(c, b, d->info.isa_names[0], &idx)
+               : hsad_codeobj_container_select(c, d->info.isa_names[0], &idx);
+    if (s == HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND) {
+      s = HSAD_OK;
+      continue;
+    }
+    if (!s) s = hsad_codeobj_load_entry(c, idx, &cos[n]);
+    if (!s) n++;
+  }
+  if (!s && n == 0) {
+    size_t count = hsad_codeobj_container_entry_count(c);
     char have[512] = "";
-    for (size_t k = 0; k < n && strlen(have) < 400; k++) {
+    for (size_t k = 0; k < count && strlen(have) < 400; k++) {
       if (k) strcat(have, ", ");
       strncat(have, hsad_codeobj_container_entry(c, k)->target, 100);
     }
-    hsad_codeobj_container_destroy(c);
-    return hsad_fail(HSAD_ERR_ISA_MISMATCH,
-                     "%s: code object targets %s, device %u (%s) supports %s: compile for %s",
-                     label, have[0] ? have : "nothing", d->info.index, d->info.name,
-                     d->info.isa_names[0], d->info.isa_name);
+    s = hsad_fail(HSAD_ERR_ISA_MISMATCH,
+                  "%s: code object targets %s, device %u (%s) supports %s: compile for %s", label,
+                  have[0] ? have : "nothing", d->info.index, d->info.name, d->info.isa_names[0],
+                  d->info.isa_name);
   }
+  hsad_codeobj_container_destroy(c);
   if (s) {
-    hsad_codeobj_container_destroy(c);
+    for (uint32_t u = 0; u < n; u++) hsad_codeobj_destroy(cos[u]);
+    free(cos);
     return s;
   }
-  hsad_codeobj_t *co = NULL;
-  s = hsad_codeobj_load_entry(c, idx, &co);
-  hsad_codeobj_container_destroy(c);
-  if (s) return s;
-  return program_create(d, co, out_program);
+  s = program_create(d, cos, n, out_program);
+  free(cos);
+  return s;
 }
 
 hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
@@ -185,13 +278,10 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
 void hsad_program_destroy(hsad_program_t *p) {
   if (!p) return;
   program_unlink(p);
-  if (!p->dead && dq_is_open()) {
-    hsad_rocr.hsa_executable_destroy(p->executable);
-    hsad_rocr.hsa_code_object_reader_destroy(p->reader);
-  }
-  hsad_codeobj_destroy(p->codeobj);
-  free(p->kernels);
-  free(p);
+  bool live = !p->dead && dq_is_open();
+  if (live) hsad_rocr.hsa_executable_destroy(p->executable);
+  /* a closed runtime destroyed readers[0] with the executable (dq_queues_close_all) */
+  units_free(units_of(p), live);
 }
 
 const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *p) { return p ? p->codeobj : NULL; }
@@ -204,16 +294,20 @@ hsad_status_t hsad_program_kernel(const hsad_program_t *p, const char *name,
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_kernel: NULL argument");
   if (p->dead || !dq_is_open())
     return hsad_fail(HSAD_ERR_CLOSED, "hsad_program_kernel(%s): the runtime was closed", name);
+  const program_units_t *pu = units_of(p);
   const hsad_kernel_t *ck = NULL;
-  hsad_status_t s = hsad_codeobj_kernel_find(p->codeobj, name, &ck);
-  if (s) return s;
-  for (uint32_t k = 0; k < p->kernel_count; k++)
-    if (p->kernels[k].desc.codeobj_kernel == ck) {
-      *out_kernel = &p->kernels[k];
-      return HSAD_OK;
-    }
-  return hsad_fail(HSAD_ERR_KERNEL_NOT_FOUND, "%s: kernel %s not loaded",
-                   hsad_codeobj_info(p->codeobj)->name, name);
+  hsad_status_t s = HSAD_OK;
+  for (uint32_t u = 0; u < pu->unit_count; u++) {
+    s = hsad_codeobj_kernel_find(pu->units[u], name, &ck);
+    if (s == HSAD_ERR_KERNEL_NOT_FOUND) continue;
+    if (s) return s;
+    *out_kernel = &p->kernels[pu->kernel_base[u] + hsad_kernel_index(ck)];
+    return HSAD_OK;
+  }
+  if (pu->unit_count == 1) return s; /* codeobj's message: file, kernel, kernel count */
+  return hsad_fail(HSAD_ERR_KERNEL_NOT_FOUND,
+                   "%s: no kernel named '%s' in its %u translation units (%u kernels)",
+                   hsad_codeobj_info(p->codeobj)->name, name, pu->unit_count, p->kernel_count);
 }
 
 const hsad_device_kernel_t *hsad_program_kernel_at(const hsad_program_t *p, uint32_t i) {
