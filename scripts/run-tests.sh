@@ -4,6 +4,14 @@
 set -u
 emudir=$1; shift
 export LD_LIBRARY_PATH="$(cd "$emudir" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# kfd-emu's strict modes (README.md, kfd-emu) are on for the suite unless the caller set them:
+# no doorbell grace, only memory mapped to a GPU is reachable, packet bodies re-read 2 us after
+# their header was seen valid. KFD_EMU_READ_INDEX (complete or launch) passes through.
+export KFD_EMU_DOORBELL_GRACE_MS="${KFD_EMU_DOORBELL_GRACE_MS:-strict}"
+export KFD_EMU_ACCESS="${KFD_EMU_ACCESS:-strict}"
+export KFD_EMU_PUBLICATION_CHECK_US="${KFD_EMU_PUBLICATION_CHECK_US:-2}"
+echo "kfd-emu: KFD_EMU_DOORBELL_GRACE_MS=$KFD_EMU_DOORBELL_GRACE_MS KFD_EMU_ACCESS=$KFD_EMU_ACCESS" \
+  "KFD_EMU_PUBLICATION_CHECK_US=$KFD_EMU_PUBLICATION_CHECK_US KFD_EMU_READ_INDEX=${KFD_EMU_READ_INDEX:-complete}"
 pass=0; fail=0; rc=0
 for t in "$@"; do
   echo "== $t"

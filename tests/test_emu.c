@@ -4,6 +4,8 @@
  * Each Criterion test runs in its own process, so KFD_EMU_* variables set before hsa_init
  * configure that test's emulated machine. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 #include <stdatomic.h>
@@ -19,6 +21,34 @@
 static rt_t rt;
 
 static void open_rt(void) { cr_assert_eq(rt_open(&rt), 0, "ROCr on kfd-emu did not come up"); }
+
+/* stderr of this process (kfd-emu's messages included) goes to a file until stderr_take(). */
+static int saved_stderr = -1;
+static char stderr_path[64];
+
+static void stderr_capture(void) {
+  fflush(stderr);
+  snprintf(stderr_path, sizeof stderr_path, "/tmp/test_emu_stderr_XXXXXX");
+  int fd = mkstemp(stderr_path);
+  cr_assert_geq(fd, 0);
+  saved_stderr = dup(2);
+  dup2(fd, 2);
+  close(fd);
+}
+
+/* Restores stderr; returns what was written meanwhile (static buffer, NUL-terminated). */
+static const char *stderr_take(void) {
+  static char buf[8192];
+  fflush(stderr);
+  dup2(saved_stderr, 2);
+  close(saved_stderr);
+  int fd = open(stderr_path, O_RDONLY);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0) close(fd);
+  unlink(stderr_path);
+  buf[n > 0 ? n : 0] = 0;
+  return buf;
+}
 
 /* ---- topology --------------------------------------------------------------------------- */
 
@@ -718,6 +748,169 @@ Test(errors, kernel_without_twin_noop_mode) {
   uint32_t *out;
   no_twin_dispatch(&k, &out);
   cr_assert_eq(out[0], 0, "noop mode ran something");
+  rt_close(&rt);
+}
+
+/* ---- strict modes (on in make test: scripts/run-tests.sh) ---------------------------------- */
+
+Test(strict, doorbell_unrung_packet_never_runs) {
+  setenv("KFD_EMU_DOORBELL_GRACE_MS", "strict", 1);
+  open_rt();
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(2);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, false);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, done, false);
+  stderr_capture();
+  hsa_signal_store_screlease(q->doorbell_signal, 0); /* a batch rung with its FIRST id */
+  /* longer than the lenient grace (1000 ms): packet 1 still does not run */
+  bool ran = rt_wait_zero(done, 1600);
+  const char *err = stderr_take();
+  cr_assert_not(ran, "packet 1 ran without its doorbell");
+  cr_assert_eq(hsa_signal_load_scacquire(done), 1, "packet 0 (rung) did not run");
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(q), 1);
+  char want[512];
+  snprintf(want, sizeof want, "kfd-emu: GPU 0 queue %llu: packet 1 is valid but beyond the "
+           "doorbell (0) for 1000 ms; strict doorbell: it runs only when a doorbell write covers "
+           "it (a batch rung with its first index?).\n", (unsigned long long)q->id);
+  cr_assert_str_eq(err, want);
+  hsa_signal_store_screlease(q->doorbell_signal, 1); /* the right doorbell: it runs */
+  cr_assert(rt_wait_zero(done, 2000));
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(q), 2);
+  hsa_signal_destroy(done);
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+/* fill(dst, value, n) over 256 uints, on a queue with the error callback. */
+static void fill_packet(rt_kernel_t *k, uint32_t *dst, uint8_t *ka, hsa_kernel_dispatch_packet_t *p) {
+  uint32_t value = 5, n = 256;
+  memset(ka, 0, k->kernarg_size);
+  memcpy(ka, &dst, 8);
+  memcpy(ka + 8, &value, 4);
+  memcpy(ka + 12, &n, 4);
+  rt_dispatch_packet(p, k, ka, 1, (uint32_t[3]){256, 1, 1}, (uint32_t[3]){64, 1, 1},
+                     (hsa_signal_t){0}, true);
+}
+
+Test(strict, access_memory_not_allowed_to_the_gpu_faults) {
+  setenv("KFD_EMU_ACCESS", "strict", 1);
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  uint32_t *dst = rt_alloc(rt.fine_pool, 256 * 4, NULL, 0); /* allow_access skipped */
+  cr_assert_not_null(dst);
+  memset(dst, 0, 256 * 4);
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k.kernarg_size, agents, 1);
+  hsa_kernel_dispatch_packet_t p;
+  fill_packet(&k, dst, ka, &p);
+  expect_queue_error(&p, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 0, "wrote memory the GPU may not reach");
+  /* granted: the same dispatch runs */
+  cr_assert_eq(hsa_amd_agents_allow_access(2, agents, NULL, dst), HSA_STATUS_SUCCESS);
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(1);
+  fill_packet(&k, dst, ka, &p);
+  p.completion_signal = done;
+  rt_submit(q, &p, true);
+  cr_assert(rt_wait_zero(done, 5000));
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 5, "dst[%d]", i);
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+Test(strict, access_kernarg_not_allowed_to_the_gpu_faults) {
+  setenv("KFD_EMU_ACCESS", "strict", 1);
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  uint32_t *dst = rt_alloc(rt.fine_pool, 256 * 4, agents, 2);
+  memset(dst, 0, 256 * 4);
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k.kernarg_size, NULL, 0); /* allow_access skipped */
+  hsa_kernel_dispatch_packet_t p;
+  fill_packet(&k, dst, ka, &p);
+  stderr_capture();
+  expect_queue_error(&p, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  const char *err = stderr_take();
+  char want[512];
+  snprintf(want, sizeof want, "kernel fill: kernarg segment %p (%u bytes) is not mapped to GPU 0 "
+           "(no allow_access for it; KFD_EMU_ACCESS=strict)\n", (void *)ka, k.kernarg_size);
+  cr_assert(strstr(err, want) && !strncmp(err, "kfd-emu: GPU 0 queue ", 21), "stderr: %s", err);
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 0);
+  rt_close(&rt);
+}
+
+Test(strict, access_lenient_by_default) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k), 0);
+  uint32_t *dst = rt_alloc(rt.fine_pool, 256 * 4, NULL, 0);
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k.kernarg_size, NULL, 0);
+  memset(dst, 0, 256 * 4);
+  hsa_kernel_dispatch_packet_t p;
+  fill_packet(&k, dst, ka, &p);
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(1);
+  p.completion_signal = done;
+  if (getenv("KFD_EMU_ACCESS")) { /* make test runs strict: this test is about the default */
+    hsa_queue_destroy(q);
+    rt_close(&rt);
+    unsetenv("KFD_EMU_ACCESS");
+    open_rt();
+    cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k), 0);
+    dst = rt_alloc(rt.fine_pool, 256 * 4, NULL, 0);
+    ka = rt_alloc(rt.kernarg_pool, k.kernarg_size, NULL, 0);
+    memset(dst, 0, 256 * 4);
+    fill_packet(&k, dst, ka, &p);
+    q = make_queue(64);
+    done = make_signal(1);
+    p.completion_signal = done;
+  }
+  rt_submit(q, &p, true);
+  cr_assert(rt_wait_zero(done, 5000));
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 5, "dst[%d]", i);
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+Test(strict, publication_check_catches_a_body_written_after_its_header) {
+  setenv("KFD_EMU_PUBLICATION_CHECK_US", "2000000", 1);
+  open_rt();
+  hsa_queue_t *q = NULL;
+  cr_assert_eq(hsa_queue_create(rt.gpu, 64, HSA_QUEUE_TYPE_MULTI, on_error, NULL, UINT32_MAX,
+                                UINT32_MAX, &q),
+               HSA_STATUS_SUCCESS);
+  hsa_signal_t done = make_signal(1);
+  uint64_t id = hsa_queue_add_write_index_scacq_screl(q, 1);
+  uint8_t *slot = (uint8_t *)q->base_address + (id % q->size) * 64;
+  memset(slot + 4, 0, 60);
+  /* the bug: header published first ... */
+  __atomic_store_n((uint32_t *)slot, rt_header(HSA_PACKET_TYPE_BARRIER_AND, true),
+                   __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)id);
+  stderr_capture();
+  /* ... the completion signal written later (300 ms: the CP, polling at least every 20 ms,
+   * has seen the header; it re-reads 2 s after) */
+  usleep(300000);
+  memcpy(slot + 56, &done, 8);
+  int st = wait_cb(5000);
+  const char *err = stderr_take();
+  cr_assert_eq(st, (int)HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "callback status 0x%x", st);
+  int lo = 8, hi = -1; /* the signal handle's nonzero bytes (the rest of the body was 0) */
+  for (int i = 0; i < 8; i++)
+    if ((done.handle >> (8 * i)) & 0xff) {
+      lo = i < lo ? i : lo;
+      hi = i;
+    }
+  char want[512];
+  snprintf(want, sizeof want, "kfd-emu: GPU 0 queue %llu: packet 0: bytes %d-%d changed after "
+           "its header was valid (2000000 us later): the body was written after the header was "
+           "published (publish the header last, with a release store; "
+           "KFD_EMU_PUBLICATION_CHECK_US)\n", (unsigned long long)q->id, 56 + lo, 56 + hi);
+  cr_assert_str_eq(err, want);
+  cr_assert_eq(hsa_signal_load_scacquire(done), 1, "the half-written packet ran");
+  hsa_queue_destroy(q);
   rt_close(&rt);
 }
 

@@ -62,6 +62,7 @@ struct emu_queue {
   uint64_t rung;       /* highest doorbell value seen + 1 (0: never rung) */
   uint64_t unrung_id;  /* a valid packet beyond the doorbell ... */
   uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
+  uint64_t unrung_warned; /* strict doorbell: id + 1 of the packet already reported */
   q_state_t state;
   /* Packets the CP took from the ring and has not completed: their copies, their kernels
    * (dispatches), the id of the first and whether the read index already passed them
@@ -97,9 +98,14 @@ static int64_t sig_load(hsa_signal_t s) {
   return atomic_load_explicit((_Atomic int64_t *)&sig(s)->value, memory_order_acquire);
 }
 
+/* The queue's id as ROCr gives it to the user (hsa_queue_t.id), for messages. */
+static unsigned long long qid(const emu_queue_t *q) {
+  return (unsigned long long)q->amdq->hsa_queue.id;
+}
+
 static void queue_error(emu_queue_t *q, uint32_t code, const char *what) {
   if (emu.cfg.verbose || code != EMU_QERR_SCRATCH_WAVE64)
-    if (what) emu_log("GPU %u queue %llu: %s", q->gpu->index, (unsigned long long)q->id, what);
+    if (what) emu_log("GPU %u queue %llu: %s", q->gpu->index, qid(q), what);
   q->state = code == EMU_QERR_SCRATCH_WAVE64 || code == EMU_QERR_SCRATCH_WAVE32 ? Q_WAIT_SCRATCH
                                                                                 : Q_FAULTED;
   amd_signal_t *s = sig(q->amdq->queue_inactive_signal);
@@ -200,10 +206,16 @@ static uint32_t check_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_
     return EMU_QERR_INVALID_CODE;
   }
   *out_k = k;
-  if (k->kernarg_size && !emu_mem_find((uintptr_t)p->kernarg_address, k->kernarg_size, NULL)) {
-    snprintf(why, n,
-             "kernel %s: kernarg segment %p (%u bytes) is not in GPU-accessible memory",
-             k->name, p->kernarg_address, k->kernarg_size);
+  if (k->kernarg_size &&
+      !emu_mem_gpu_ok(q->gpu->index, (uintptr_t)p->kernarg_address, k->kernarg_size)) {
+    if (emu_mem_find((uintptr_t)p->kernarg_address, k->kernarg_size, NULL))
+      snprintf(why, n, "kernel %s: kernarg segment %p (%u bytes) is not mapped to GPU %u (no "
+               "allow_access for it; KFD_EMU_ACCESS=strict)", k->name, p->kernarg_address,
+               k->kernarg_size, q->gpu->index);
+    else
+      snprintf(why, n,
+               "kernel %s: kernarg segment %p (%u bytes) is not in GPU-accessible memory",
+               k->name, p->kernarg_address, k->kernarg_size);
     return EMU_QERR_MEMORY_VIOLATION;
   }
   /* Code object v5 hidden arguments a real kernel computes its sizes from (ockl): check them
@@ -269,8 +281,11 @@ static uint32_t check_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_
   return 0;
 }
 
+/* The GPU whose CP runs on this thread (twins ask about its mappings). */
+static _Thread_local uint32_t cp_gpu;
+
 static bool gpu_accessible(const void *p, uint64_t bytes) {
-  return emu_mem_find((uintptr_t)p, bytes, NULL);
+  return emu_mem_gpu_ok(cp_gpu, (uintptr_t)p, bytes);
 }
 
 static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t *p,
@@ -373,6 +388,38 @@ static uint32_t finish(emu_queue_t *q) {
   return n;
 }
 
+/* Copies the packet at id (header value h, already read with acquire) into out. With
+ * KFD_EMU_PUBLICATION_CHECK_US, re-reads the slot that long after and returns false with *why
+ * set when any byte changed: a body written after its header was published, which a real CP
+ * may read half-written. */
+static bool take(emu_queue_t *q, uint64_t id, uint16_t h, uint8_t out[64], char *why,
+                 size_t n) {
+  const uint8_t *slot = slot_at(q, id);
+  memcpy(out + 2, slot + 2, 62);
+  memcpy(out, &h, 2);
+  if (!emu.cfg.publication_check_ns) return true;
+  uint64_t t = emu_now_ns();
+  while (emu_now_ns() - t < emu.cfg.publication_check_ns) {
+    if (emu.cfg.publication_check_ns > 200000) usleep(1000);
+    else sched_yield();
+  }
+  uint8_t again[64];
+  atomic_thread_fence(memory_order_acquire);
+  memcpy(again, slot, 64);
+  int first = -1, last = -1;
+  for (int i = 0; i < 64; i++)
+    if (again[i] != out[i]) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  if (first < 0) return true;
+  snprintf(why, n, "packet %llu: bytes %d-%d changed after its header was valid (%llu us "
+           "later): the body was written after the header was published (publish the header "
+           "last, with a release store; KFD_EMU_PUBLICATION_CHECK_US)", (unsigned long long)id,
+           first, last, (unsigned long long)(emu.cfg.publication_check_ns / 1000));
+  return false;
+}
+
 /* Takes the packet at rd (and, for a kernel dispatch, the run of later rung dispatches without
  * the BARRIER bit) from the ring: copies, checks. With KFD_EMU_READ_INDEX=launch the slots are
  * retired now, before anything executes, as the HSA specification allows the packet processor
@@ -394,8 +441,11 @@ static bool launch(emu_queue_t *q, uint64_t rd, uint64_t db) {
       uint16_t h = n ? header_of(s) : hdr; /* acquire: the body is visible after it */
       if (((h >> HSA_PACKET_HEADER_TYPE) & 0xff) != HSA_PACKET_TYPE_KERNEL_DISPATCH) break;
       if (n && (h & (1u << HSA_PACKET_HEADER_BARRIER))) break;
-      memcpy(q->held[n] + 2, s + 2, 62);
-      memcpy(q->held[n], &h, 2);
+      if (!take(q, rd + n, h, q->held[n], why, sizeof why)) {
+        if (n) break;
+        queue_error(q, EMU_QERR_INVALID_FORMAT, why);
+        return false;
+      }
       uint32_t err = check_dispatch(q, (const hsa_kernel_dispatch_packet_t *)q->held[n],
                                     &q->held_k[n], why, sizeof why);
       if (err) {
@@ -427,9 +477,9 @@ static bool launch(emu_queue_t *q, uint64_t rd, uint64_t db) {
     queue_error(q, EMU_QERR_INVALID_FORMAT, why);
     return false;
   }
-  if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH) {
-    memcpy(q->held[0] + 2, slot + 2, 62);
-    memcpy(q->held[0], &hdr, 2);
+  if (type != HSA_PACKET_TYPE_KERNEL_DISPATCH && !take(q, rd, hdr, q->held[0], why, sizeof why)) {
+    queue_error(q, EMU_QERR_INVALID_FORMAT, why);
+    return false;
   }
   q->held_id = rd;
   q->held_n = n;
@@ -443,7 +493,8 @@ static bool launch(emu_queue_t *q, uint64_t rd, uint64_t db) {
  * a higher value that a racing producer overwrote with a lower one within nanoseconds; a real
  * CP sees every write. Such a packet runs once it has stayed valid and unrung for
  * KFD_EMU_DOORBELL_GRACE_MS (1000 ms), with a warning, since the other cause is a real bug that
- * hangs a GPU: a batch rung with its first instead of its last index. */
+ * hangs a GPU: a batch rung with its first instead of its last index. In strict mode
+ * (KFD_EMU_DOORBELL_GRACE_MS=strict) it never runs; after 1000 ms kfd-emu says so, once. */
 static bool unrung_ready(emu_queue_t *q, uint64_t rd) {
   if (((header_of(slot_at(q, rd)) >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_INVALID)
     return false;
@@ -454,9 +505,19 @@ static bool unrung_ready(emu_queue_t *q, uint64_t rd) {
     return false;
   }
   if (now - q->unrung_since < emu.cfg.doorbell_grace_ms * 1000000ull) return false;
+  if (emu.cfg.doorbell_strict) {
+    if (q->unrung_warned != rd + 1)
+      emu_log("GPU %u queue %llu: packet %llu is valid but beyond the doorbell (%lld) for %llu "
+              "ms; strict doorbell: it runs only when a doorbell write covers it (a batch rung "
+              "with its first index?).", q->gpu->index, qid(q),
+              (unsigned long long)rd, (long long)q->rung - 1,
+              (unsigned long long)emu.cfg.doorbell_grace_ms);
+    q->unrung_warned = rd + 1;
+    return false;
+  }
   emu_log("GPU %u queue %llu: packet %llu is valid but beyond the doorbell (%lld) for %llu ms; "
           "running it. A real GPU would wait forever if no producer rang a later id (a batch "
-          "rung with its first index?).", q->gpu->index, (unsigned long long)q->id,
+          "rung with its first index?).", q->gpu->index, qid(q),
           (unsigned long long)rd, (long long)q->rung - 1,
           (unsigned long long)emu.cfg.doorbell_grace_ms);
   q->unrung_since = 0;
@@ -495,6 +556,7 @@ static bool run_queue(emu_queue_t *q) {
 
 static void *cp_main(void *arg) {
   emu_gpu_t *g = arg;
+  cp_gpu = g->index;
   uint64_t last = emu_now_ns(), sleep_ns = 0;
   while (!atomic_load_explicit(&g->cp_stop, memory_order_acquire)) {
     uint32_t k = atomic_load_explicit(&g->kick, memory_order_acquire);

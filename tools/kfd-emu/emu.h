@@ -85,6 +85,9 @@ typedef struct emu_config {
   uint64_t delay_us;
   uint64_t cp_stall_ms;
   uint64_t doorbell_grace_ms;
+  bool doorbell_strict;     /* KFD_EMU_DOORBELL_GRACE_MS=strict: an unrung packet never runs */
+  bool access_strict;       /* KFD_EMU_ACCESS=strict: only memory mapped to the GPU is reachable */
+  uint64_t publication_check_ns; /* KFD_EMU_PUBLICATION_CHECK_US: re-read delay, 0: off */
   bool verbose;
 } emu_config_t;
 
@@ -115,10 +118,14 @@ typedef struct emu_alloc {
   bool user;        /* registered user memory (not owned) */
   bool mmapped;     /* owned, free with munmap */
   uint64_t gen;     /* unique per allocation, for caches keyed by address */
+  uint32_t gpu_mask; /* bit i: mapped to GPU i (MapMemoryToGPU / MapMemoryToGPUNodes) */
   void *user_data;
 } emu_alloc_t;
 /* Copies the allocation containing [addr, addr+len) into *out; false if none does. */
 bool emu_mem_find(uintptr_t addr, uint64_t len, emu_alloc_t *out);
+/* True when GPU `gpu` (index) may access [addr, addr+len): inside one known allocation and,
+ * with KFD_EMU_ACCESS=strict, mapped to that GPU. Thread-safe. */
+bool emu_mem_gpu_ok(uint32_t gpu, uintptr_t addr, uint64_t len);
 void emu_mem_reset(void);
 
 /* events.c */

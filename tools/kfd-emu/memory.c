@@ -46,6 +46,25 @@ bool emu_mem_find(uintptr_t addr, uint64_t len, emu_alloc_t *out) {
   return ok;
 }
 
+bool emu_mem_gpu_ok(uint32_t gpu, uintptr_t addr, uint64_t len) {
+  pthread_rwlock_rdlock(&mem_lock);
+  long i = find_locked(addr);
+  bool ok = i >= 0 && len <= allocs[i].size - (addr - allocs[i].base) &&
+            (!emu.cfg.access_strict || (allocs[i].gpu_mask >> gpu & 1));
+  pthread_rwlock_unlock(&mem_lock);
+  return ok;
+}
+
+/* Sets the GPU mapping of the range containing addr. */
+static bool set_mapping(uintptr_t addr, uint64_t size, uint32_t mask) {
+  pthread_rwlock_wrlock(&mem_lock);
+  long i = find_locked(addr);
+  bool ok = i >= 0 && (size ? size : 1) <= allocs[i].size - (addr - allocs[i].base);
+  if (ok) allocs[i].gpu_mask = mask;
+  pthread_rwlock_unlock(&mem_lock);
+  return ok;
+}
+
 static HSAKMT_STATUS insert(const emu_alloc_t *a) {
   pthread_rwlock_wrlock(&mem_lock);
   if (find_locked(a->base) >= 0 || find_locked(a->base + a->size - 1) >= 0) {
@@ -161,24 +180,37 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtDeregisterMemory(void *addr) {
   return HSAKMT_STATUS_SUCCESS;
 }
 
+/* Without a node list the thunk maps to every GPU (fmm.c: all_gpu_id_array). */
 EMU_PUBLIC HSAKMT_STATUS hsaKmtMapMemoryToGPU(void *addr, HSAuint64 size, HSAuint64 *alt) {
   if (!addr) return HSAKMT_STATUS_INVALID_PARAMETER;
-  if (!emu_mem_find((uintptr_t)addr, size ? size : 1, NULL)) return HSAKMT_STATUS_INVALID_PARAMETER;
+  uint32_t all = emu.cfg.gpus >= 32 ? UINT32_MAX : (1u << emu.cfg.gpus) - 1;
+  if (!set_mapping((uintptr_t)addr, size, all)) return HSAKMT_STATUS_INVALID_PARAMETER;
   if (alt) *alt = (HSAuint64)(uintptr_t)addr;
   return HSAKMT_STATUS_SUCCESS;
 }
 
+/* The node list replaces the mapping: nodes left out are unmapped, as in the thunk (ROCr's
+ * allow_access passes every agent allowed so far). */
 EMU_PUBLIC HSAKMT_STATUS hsaKmtMapMemoryToGPUNodes(void *addr, HSAuint64 size, HSAuint64 *alt,
                                                    HsaMemMapFlags flags, HSAuint64 n,
                                                    HSAuint32 *nodes) {
   (void)flags;
-  for (HSAuint64 i = 0; i < n; i++)
-    if (!nodes || !emu_gpu_of_node(nodes[i])) return HSAKMT_STATUS_INVALID_NODE_UNIT;
-  return hsaKmtMapMemoryToGPU(addr, size, alt);
+  uint32_t mask = 0;
+  for (HSAuint64 i = 0; i < n; i++) {
+    emu_gpu_t *g = nodes ? emu_gpu_of_node(nodes[i]) : NULL;
+    if (!g) return HSAKMT_STATUS_INVALID_NODE_UNIT;
+    mask |= 1u << g->index;
+  }
+  if (!addr) return HSAKMT_STATUS_INVALID_PARAMETER;
+  if (!set_mapping((uintptr_t)addr, size, mask)) return HSAKMT_STATUS_INVALID_PARAMETER;
+  if (alt) *alt = (HSAuint64)(uintptr_t)addr;
+  return HSAKMT_STATUS_SUCCESS;
 }
 
 EMU_PUBLIC HSAKMT_STATUS hsaKmtUnmapMemoryToGPU(void *addr) {
-  return addr ? HSAKMT_STATUS_SUCCESS : HSAKMT_STATUS_INVALID_PARAMETER;
+  if (!addr) return HSAKMT_STATUS_INVALID_PARAMETER;
+  set_mapping((uintptr_t)addr, 1, 0);
+  return HSAKMT_STATUS_SUCCESS;
 }
 
 EMU_PUBLIC HSAKMT_STATUS hsaKmtQueryPointerInfo(const void *ptr, HsaPointerInfo *info) {

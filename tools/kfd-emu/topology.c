@@ -76,7 +76,23 @@ int emu_config_load(emu_config_t *cfg) {
   cfg->vram_bytes = v << 20;
   if (env_u64("KFD_EMU_DELAY_US", 0, 60000000, 0, &cfg->delay_us)) return -1;
   if (env_u64("KFD_EMU_CP_STALL_MS", 0, 600000, 0, &cfg->cp_stall_ms)) return -1;
-  if (env_u64("KFD_EMU_DOORBELL_GRACE_MS", 1, 3600000, 1000, &cfg->doorbell_grace_ms)) return -1;
+  const char *dg = getenv("KFD_EMU_DOORBELL_GRACE_MS");
+  if (dg && !strcmp(dg, "strict")) {
+    cfg->doorbell_strict = true;
+    cfg->doorbell_grace_ms = 1000; /* when to say so on stderr */
+  } else if (env_u64("KFD_EMU_DOORBELL_GRACE_MS", 1, 3600000, 1000, &cfg->doorbell_grace_ms)) {
+    return -1;
+  }
+  if (env_u64("KFD_EMU_PUBLICATION_CHECK_US", 0, 10000000, 0, &v)) return -1;
+  cfg->publication_check_ns = v * 1000;
+  const char *ac = getenv("KFD_EMU_ACCESS");
+  if (ac && *ac) {
+    if (!strcmp(ac, "strict")) cfg->access_strict = true;
+    else if (strcmp(ac, "lenient")) {
+      emu_log("KFD_EMU_ACCESS=%s: expected 'lenient' (default) or 'strict'", ac);
+      return -1;
+    }
+  }
 
   /* KFD_EMU_ISA: one name for all GPUs, or a comma-separated list, one per GPU. */
   const char *isa = getenv("KFD_EMU_ISA");
