@@ -31,6 +31,7 @@ HSAD_LIB_SRCS :=
 # loaded on first compile the same way.
 HSAD_LIB_LIBS := -lelf -lmsgpackc -lpthread -ldl
 HSAD_TOOL_SRCS :=
+HSAD_TOOL_LIBS :=
 TEST_BINS :=
 ALL_TARGETS :=
 HEADERS :=
@@ -57,7 +58,7 @@ $(LIBDIR)/libhsad.so: $(HSAD_LIB_OBJS)
 
 $(BINDIR)/hsad: $(HSAD_TOOL_OBJS) $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $(HSAD_TOOL_OBJS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $(HSAD_TOOL_OBJS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) $(HSAD_TOOL_LIBS) -lm
 
 all: $(LIBDIR)/libhsad.so $(LIBDIR)/libhsad.a $(if $(HSAD_TOOL_SRCS),$(BINDIR)/hsad) $(ALL_TARGETS)
 

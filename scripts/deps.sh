@@ -4,7 +4,8 @@
 set -eu
 PKGS="make gcc g++ python3 pkg-config libhsa-runtime-dev libhsakmt-dev libamd-comgr-dev rocm-device-libs \
 hipcc libamdhip64-dev libelf-dev libnuma-dev libcriterion-dev libmsgpack-dev \
-clang-15 lld-15 llvm-15 valgrind librocrand1 zlib1g-dev libzstd-dev"
+clang-15 lld-15 llvm-15 valgrind librocrand1 zlib1g-dev libzstd-dev \
+libjson-c-dev gnuplot-nox file"
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -1,13 +1,37 @@
-// hsad-bench-hip COUNT - the HIP side of `hsad bench dispatch`: COUNT launches of an empty kernel
-// with hipLaunchKernelGGL on the null stream, in blocks of 1000 timed with CLOCK_MONOTONIC.
-// Prints "ns MIN MEDIAN MAX" (ns per launch over the blocks) and exits 0, or 1 on a HIP error.
-// bench_hip_submit() is the unit `hsad bench` counts instructions of under callgrind.
-// Built with hipcc for gfx90a (the device kfd-emu emulates by default); -rdynamic exports the
-// kfd-emu twin of the kernel below, so the emulated GPU can complete it.
+// hsad-bench-hip - the HIP side of `hsad bench`, on the same device as the other paths.
+//
+//   hsad-bench-hip --serve        a coprocess: reads one command per line on stdin, answers one
+//                                 line "@bench ok V..." or "@bench err REASON" on stdout, so
+//                                 hsad bench interleaves HIP with its own paths round by round
+//   hsad-bench-hip --callgrind N  N launches between CALLGRIND_START/STOP_INSTRUMENTATION
+//                                 (hsad bench counts instructions inside bench_hip_submit)
+//
+// Commands (times from CLOCK_MONOTONIC; medians are over the repetitions of one command):
+//   dispatch N          N hipLaunchKernelGGL of an empty kernel on the null stream, then a
+//                       device synchronize (untimed): "ok NS_PER_LAUNCH"
+//   roundtrip N         N x (launch + hipStreamSynchronize): "ok TOTAL_US SUBMIT_US" (medians)
+//   producers T S N     T threads launching N launches in all (N/T each) into one stream (S=1)
+//                       or a stream each (S=0): "ok NS_PER_SUBMIT SUBMITS_PER_S"
+//   fanin K N           K streams each launch + hipEventRecord; another stream waits for the K
+//                       events (hipStreamWaitEvent) and launches; synchronize; N times:
+//                       "ok SUBMIT_US LATENCY_US" (submit: the K waits; latency: waits to sync)
+//   crossq N            launch on s1 + hipEventRecord, hipStreamWaitEvent(s2), launch on s2,
+//                       synchronize s2; N times: "ok SUBMIT_US LATENCY_US" (submit: record +
+//                       wait; latency: first launch to synchronize returning)
+//   quit
+// Built with hipcc for gfx90a (kfd-emu's default device); -rdynamic exports the kfd-emu twin of
+// the kernel below, so the emulated GPU can complete it.
 #include <hip/hip_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
 
 extern "C" __global__ void hsad_bench_empty(void) {}
 
@@ -21,49 +45,157 @@ extern "C" __attribute__((noinline)) void bench_hip_submit(void) {
   hipLaunchKernelGGL(hsad_bench_empty, dim3(1), dim3(1), 0, 0);
 }
 
-static unsigned long long now_ns(void) {
+static void launch_on(hipStream_t s) { hipLaunchKernelGGL(hsad_bench_empty, dim3(1), dim3(1), 0, s); }
+
+static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+static double median(std::vector<double> &v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define MAXS 21
+static hipStream_t streams[MAXS];
+static hipEvent_t events[MAXS];
+
+static bool check(hipError_t e, const char *what) {
+  if (e == hipSuccess) return true;
+  printf("@bench err %s: %s\n", what, hipGetErrorString(e));
+  return false;
+}
+
+static void cmd_dispatch(unsigned n) {
+  double t0 = now_ns();
+  for (unsigned i = 0; i < n; i++) bench_hip_submit();
+  double t = now_ns() - t0;
+  if (check(hipDeviceSynchronize(), "hipDeviceSynchronize")) printf("@bench ok %.1f\n", t / n);
+}
+
+static void cmd_roundtrip(unsigned n) {
+  std::vector<double> tot, sub;
+  for (unsigned i = 0; i < n; i++) {
+    double t0 = now_ns();
+    launch_on(0);
+    double t1 = now_ns();
+    if (!check(hipStreamSynchronize(0), "hipStreamSynchronize")) return;
+    double t2 = now_ns();
+    tot.push_back((t2 - t0) / 1e3);
+    sub.push_back((t1 - t0) / 1e3);
+  }
+  printf("@bench ok %.3f %.3f\n", median(tot), median(sub));
+}
+
+static void cmd_producers(unsigned threads, unsigned shared, unsigned n) {
+  unsigned each = n / threads;
+  std::vector<double> per(threads);
+  std::vector<std::thread> th;
+  volatile int go = 0;
+  double t0 = 0;
+  for (unsigned t = 0; t < threads; t++)
+    th.emplace_back([&, t]() {
+      hipStream_t s = shared ? streams[0] : streams[t];
+      while (!go) {
+      }
+      double a = now_ns();
+      for (unsigned i = 0; i < each; i++) launch_on(s);
+      per[t] = (now_ns() - a) / each;
+    });
+  t0 = now_ns();
+  go = 1;
+  for (auto &x : th) x.join();
+  double wall = now_ns() - t0;
+  if (!check(hipDeviceSynchronize(), "hipDeviceSynchronize")) return;
+  double mean = 0;
+  for (double x : per) mean += x / threads;
+  printf("@bench ok %.1f %.0f\n", mean, (double)each * threads / (wall / 1e9));
+}
+
+static void cmd_fanin(unsigned k, unsigned n) {
+  std::vector<double> sub, lat;
+  hipStream_t b = streams[MAXS - 1];
+  for (unsigned r = 0; r < n; r++) {
+    for (unsigned i = 0; i < k; i++) {
+      launch_on(streams[i]);
+      if (!check(hipEventRecord(events[i], streams[i]), "hipEventRecord")) return;
+    }
+    double t0 = now_ns();
+    for (unsigned i = 0; i < k; i++)
+      if (!check(hipStreamWaitEvent(b, events[i], 0), "hipStreamWaitEvent")) return;
+    double t1 = now_ns();
+    launch_on(b);
+    if (!check(hipStreamSynchronize(b), "hipStreamSynchronize")) return;
+    double t2 = now_ns();
+    sub.push_back((t1 - t0) / 1e3);
+    lat.push_back((t2 - t0) / 1e3);
+  }
+  if (!check(hipDeviceSynchronize(), "hipDeviceSynchronize")) return;
+  printf("@bench ok %.3f %.3f\n", median(sub), median(lat));
+}
+
+static void cmd_crossq(unsigned n) {
+  std::vector<double> sub, lat;
+  for (unsigned r = 0; r < n; r++) {
+    double t0 = now_ns();
+    launch_on(streams[0]);
+    double t1 = now_ns();
+    if (!check(hipEventRecord(events[0], streams[0]), "hipEventRecord")) return;
+    if (!check(hipStreamWaitEvent(streams[1], events[0], 0), "hipStreamWaitEvent")) return;
+    double t2 = now_ns();
+    launch_on(streams[1]);
+    if (!check(hipStreamSynchronize(streams[1]), "hipStreamSynchronize")) return;
+    double t3 = now_ns();
+    sub.push_back((t2 - t1) / 1e3);
+    lat.push_back((t3 - t0) / 1e3);
+  }
+  printf("@bench ok %.3f %.3f\n", median(sub), median(lat));
 }
 
 int main(int argc, char **argv) {
-  unsigned count = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 0) : 100000;
-  unsigned blocks = count / 1000 ? count / 1000 : 1;
-  double *v = (double *)calloc(blocks, sizeof *v);
+  setvbuf(stdout, NULL, _IOLBF, 0);
   if (hipSetDevice(0) != hipSuccess || hipFree(0) != hipSuccess) {
-    fprintf(stderr, "hsad-bench-hip: no HIP device\n");
+    printf("@bench err no HIP device\n");
     return 1;
   }
-  // first launch (outside bench_hip_submit: it loads the code object through comgr)
+  // first launch (outside the measurements: it loads the code object)
   hipLaunchKernelGGL(hsad_bench_empty, dim3(1), dim3(1), 0, 0);
-  if (hipDeviceSynchronize() != hipSuccess) return 1;
-  for (unsigned b = 0; b < blocks; b++) {
-    unsigned long long t0 = now_ns();
-    for (unsigned i = 0; i < 1000; i++) bench_hip_submit();
-    v[b] = (double)(now_ns() - t0) / 1000.0;
+  if (!check(hipDeviceSynchronize(), "first launch")) return 1;
+  if (argc == 3 && !strcmp(argv[1], "--callgrind")) {
+    unsigned n = (unsigned)strtoul(argv[2], NULL, 10);
+    printf("@bench stage measure\n");
+    CALLGRIND_START_INSTRUMENTATION;
+    for (unsigned i = 0; i < n; i++) bench_hip_submit();
+    CALLGRIND_STOP_INSTRUMENTATION;
+    hipDeviceSynchronize();
+    printf("@bench done\n");
+    fflush(stdout);
+    _exit(0); // no runtime teardown under valgrind
   }
-  hipError_t e = hipDeviceSynchronize();
-  if (e != hipSuccess || hipGetLastError() != hipSuccess) {
-    fprintf(stderr, "hsad-bench-hip: %s\n", hipGetErrorString(e));
-    return 1;
+  if (argc != 2 || strcmp(argv[1], "--serve")) {
+    fprintf(stderr, "usage: hsad-bench-hip --serve | --callgrind N\n");
+    return 2;
   }
-  qsort(v, blocks, sizeof *v, cmp);
-  printf("ns %.1f %.1f %.1f\n", v[0], v[blocks / 2], v[blocks - 1]);
-  // a chain of 10 launches on the null stream (in order) and a wait for the last
-  double ch[200];
-  for (int run = 0; run < 200; run++) {
-    unsigned long long t0 = now_ns();
-    for (int i = 0; i < 10; i++) hipLaunchKernelGGL(hsad_bench_empty, dim3(1), dim3(1), 0, 0);
-    if (hipStreamSynchronize(0) != hipSuccess) return 1;
-    ch[run] = (double)(now_ns() - t0) / 1e3;
+  for (int i = 0; i < MAXS; i++)
+    if (!check(hipStreamCreateWithFlags(&streams[i], hipStreamNonBlocking), "hipStreamCreate") ||
+        !check(hipEventCreateWithFlags(&events[i], hipEventDisableTiming), "hipEventCreate"))
+      return 1;
+  printf("@bench ready\n");
+  char line[256];
+  while (fgets(line, sizeof line, stdin)) {
+    unsigned a = 0, b = 0, c = 0;
+    if (sscanf(line, "dispatch %u", &a) == 1 && a) cmd_dispatch(a);
+    else if (sscanf(line, "roundtrip %u", &a) == 1 && a) cmd_roundtrip(a);
+    else if (sscanf(line, "producers %u %u %u", &a, &b, &c) == 3 && a && a < MAXS && c >= a)
+      cmd_producers(a, b, c);
+    else if (sscanf(line, "fanin %u %u", &a, &b) == 2 && a && a <= MAXS - 1 && b) cmd_fanin(a, b);
+    else if (sscanf(line, "crossq %u", &a) == 1 && a) cmd_crossq(a);
+    else if (!strncmp(line, "quit", 4)) break;
+    else printf("@bench err unknown command: %s", line);
   }
-  qsort(ch, 200, sizeof *ch, cmp);
-  printf("chain_us %.2f %.2f %.2f\n", ch[0], ch[100], ch[199]);
-  return 0;
+  fflush(stdout);
+  _exit(0); // the parent waits for nothing of HIP's teardown
 }

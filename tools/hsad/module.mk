@@ -1,9 +1,20 @@
 # tools/hsad: the hsad command. Each command adds its own file here.
 HSAD_TOOL_SRCS += tools/hsad/main.c
 HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c tools/hsad/cmd_compile.c
-HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c tools/hsad/cmd_bench.c
-# hsad bench dispatch: the HIP path (hipcc; HIPCC / KERN_HIP_ARCH from kernels/module.mk)
+HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c
+# hsad bench: the framework (bench.h) and one file per suite
+HSAD_TOOL_SRCS += tools/hsad/bench_main.c tools/hsad/bench_result.c tools/hsad/bench_report.c \
+  tools/hsad/bench_child.c tools/hsad/bench_paths.c tools/hsad/bench_dispatch.c \
+  tools/hsad/bench_roundtrip.c tools/hsad/bench_producers.c tools/hsad/bench_barrier.c
+HSAD_TOOL_LIBS += -ljson-c
+# hsad bench: the HIP path (hipcc; HIPCC / KERN_HIP_ARCH from kernels/module.mk)
 $(BINDIR)/hsad-bench-hip: tools/hsad/bench_hip.hip tools/hsad/module.mk
 	@mkdir -p $(@D)
 	$(HIPCC) --offload-arch=$(KERN_HIP_ARCH) -O2 -rdynamic -o $@ $<
 ALL_TARGETS += $(BINDIR)/hsad-bench-hip
+
+# tests/test_bench.c: hsad bench end to end (JSON via json-c, --csv, --plot, SIGINT)
+$(TESTDIR)/test_bench: tests/test_bench.c $(BINDIR)/hsad $(BINDIR)/hsad-bench-hip
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
+TEST_BINS += $(TESTDIR)/test_bench

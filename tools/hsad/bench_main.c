@@ -1,0 +1,299 @@
+/* bench_main.c - `hsad bench`: options, the suite registry, signals, progress, output.
+ * The framework is described in bench.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
+
+#include "hsa-dispatch/hsad.h"
+#include "hsa-dispatch/hsad_rocr.h"
+#include "tools/hsad/bench.h"
+#include "tools/hsad/hsad_cli.h"
+
+/* ---- the suite registry ---------------------------------------------------------------------
+ * To add a suite (graph, copy, pool, ...):
+ *   1. write tools/hsad/bench_NAME.c with `int bench_suite_NAME(bench_ctx_t *ctx,
+ *      bench_suite_result_t *out)` and declare it in bench.h; add the file to
+ *      tools/hsad/module.mk (HSAD_TOOL_SRCS);
+ *   2. in it: set out->title, out->params, out->plot_metric (and out->plot_xname when rows have
+ *      a configuration axis); for round = 0 .. ctx->rounds-1, measure every path once (rotate
+ *      the order by the round), bench_row_add(out, path, config, xname, x) then
+ *      bench_sample(row, "metric_name", "unit", value) once per round; a path that cannot run
+ *      gets bench_row_absent(row, "why"); check bench_stopped() between measurements and
+ *      return early (what was sampled is printed); call bench_progress() per path so the user
+ *      sees where it is; add bench_ratio(out, "a", "b", config, "metric") after the rounds;
+ *   3. HIP equivalents go into hsad-bench-hip (bench_hip.hip) as one more coprocess command,
+ *      called with bench_child_cmd(ctx, bench_hip(ctx, ...), "cmd args", reply, n);
+ *   4. add a line to `suites` below (the order is the order of `all`) and, for the test,
+ *      a case in tests/test_bench.c listing the suite's paths and metrics.
+ * Table, --json, --csv and --plot need nothing more: they print every row, metric and ratio.
+ * Return 0, or -1 when the suite could not run at all (its rows say why). */
+static const struct {
+  const char *name;
+  bench_suite_fn fn;
+  const char *summary;
+} suites[] = {
+    {"dispatch", bench_suite_dispatch, "submit cost per path; callgrind instructions per submit"},
+    {"roundtrip", bench_suite_roundtrip, "launch + wait of one empty kernel, split by timestamps"},
+    {"producers", bench_suite_producers, "1-8 threads into one queue / a queue each"},
+    {"barrier", bench_suite_barrier, "barrier fan-in 1..20, cross-queue dependency"},
+};
+#define NSUITES (sizeof suites / sizeof suites[0])
+
+volatile sig_atomic_t bench_stop;
+
+static void on_signal(int sig) {
+  bench_stop = sig;
+  bench_children_kill_all(SIGTERM); /* they are in their own groups: the tty's ^C missed them */
+}
+
+void bench_progress(const bench_ctx_t *ctx, const char *suite, const char *path, const char *fmt,
+                    ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "hsad bench: [%6.1f s] %-9s %-14s %s\n",
+          (double)(hsad_now_ns() - ctx->t0_ns) / 1e9, suite, path, what);
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+    "usage: hsad bench [SUITE...] [--rounds N] [--count N] [--callgrind-count N]\n"
+    "                  [--no-callgrind] [--device N] [--timeout S] [--json | --csv] [--plot DIR]\n"
+    "\n"
+    "Queue microbenchmarks of an empty kernel on one device, each path side by side:\n"
+    "hsad (hsad_kernel_dispatch), hsad-prepared (hsad_prepared_dispatch), rocr-textbook (the\n"
+    "plain ROCr sequence) and hip (hsad-bench-hip, built with hipcc, where HIP has an\n"
+    "equivalent). Suites (default: all):\n");
+  for (size_t i = 0; i < NSUITES; i++) fprintf(f, "  %-10s %s\n", suites[i].name, suites[i].summary);
+  fprintf(f,
+    "\n"
+    "Each figure is measured in N rounds (--rounds, default 9; paths interleaved in every round)\n"
+    "and printed as min / median / max over the rounds; ratios are taken per round. --count:\n"
+    "submits per path per round (default 10000; the other suites scale from it).\n"
+    "Instruction counts (valgrind --tool=callgrind, --callgrind-count submits, default 10000)\n"
+    "are deterministic. Every child (HIP, valgrind) is stopped after --timeout seconds without\n"
+    "an answer (default 60). SIGINT/SIGTERM print what was measured so far.\n"
+    "--json: one object (schema \"hsad-bench/1\", see tools/hsad/bench_report.c); --csv: one\n"
+    "line per figure; --plot DIR: one PNG per suite (gnuplot). On kfd-emu the figures are\n"
+    "host-side costs, not GPU performance.\n");
+}
+
+static int parse_u32(const char *opt, const char *v, uint32_t lo, uint32_t hi, uint32_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+  if (*v < '0' || *v > '9' || *end || errno || x < lo || x > hi) {
+    fprintf(stderr, "hsad bench: --%s %s: expected an integer from %u to %u\n", opt, v, lo, hi);
+    return -1;
+  }
+  *out = (uint32_t)x;
+  return 0;
+}
+
+static const char empty_src[] = "kernel void empty(void) {}\n";
+
+/* Opens the runtime and device and loads the empty kernel: from `co_path` (a child), or
+ * compiled with comgr (kept in a memfd for the children: they skip comgr). */
+static int open_ctx(bench_ctx_t *ctx, const char *co_path) {
+  hsad_status_t s = hsad_runtime_open(&ctx->rt);
+  if (!s) s = hsad_device_get(ctx->rt, ctx->devi, &ctx->dev);
+  if (!s && co_path) s = hsad_program_load_file(ctx->dev, co_path, &ctx->prog);
+  else if (!s) {
+    void *elf = NULL;
+    size_t n = 0;
+    char *log = NULL;
+    hsad_compile_options_t o = {.target = hsad_device_info(ctx->dev)->isa_name, .opt_level = 2,
+                                .code_object_version = 5};
+    s = hsad_codeobj_compile(empty_src, sizeof empty_src - 1, "empty.cl", &o, &elf, &n, &log);
+    if (!s) s = hsad_program_load_memory(ctx->dev, elf, n, "empty.cl", &ctx->prog);
+    if (!s) {
+      ctx->elf_fd = memfd_create("hsad-bench-empty.hsaco", 0);
+      if (ctx->elf_fd >= 0 && write(ctx->elf_fd, elf, n) != (ssize_t)n) {
+        close(ctx->elf_fd);
+        ctx->elf_fd = -1;
+      }
+    }
+    free(elf);
+    free(log);
+  }
+  if (!s) s = hsad_program_kernel(ctx->prog, "empty", &ctx->k);
+  if (s) {
+    fprintf(stderr, "hsad bench: %s: %s\n", hsad_status_name(s), hsad_last_error());
+    return -1;
+  }
+  snprintf(ctx->isa, sizeof ctx->isa, "%.63s", hsad_device_info(ctx->dev)->isa_name);
+  ctx->emulated = hsad_rocr_is_emulated();
+  return 0;
+}
+
+/* The callgrind child: `hsad bench --child PATH --count N --code-object F`. */
+int bench_dispatch_child(bench_ctx_t *ctx, const char *path);
+
+int hsad_cmd_bench(int argc, char **argv) {
+  static bench_ctx_t ctx_s; /* large (paths, buffers): not on the stack */
+  bench_ctx_t *ctx = &ctx_s;
+  memset(ctx, 0, sizeof *ctx);
+  ctx->count = 10000;
+  ctx->rounds = 9;
+  ctx->cg_count = 10000;
+  ctx->callgrind = true;
+  ctx->timeout_s = 60;
+  ctx->elf_fd = -1;
+  ctx->t0_ns = hsad_now_ns();
+  enum { O_JSON = 256, O_CSV, O_PLOT, O_ROUNDS, O_COUNT, O_CGCOUNT, O_NOCG, O_DEVICE, O_TIMEOUT,
+         O_CHILD, O_CO };
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, O_JSON},           {"csv", no_argument, NULL, O_CSV},
+      {"plot", required_argument, NULL, O_PLOT},     {"rounds", required_argument, NULL, O_ROUNDS},
+      {"count", required_argument, NULL, O_COUNT},   {"callgrind-count", required_argument, NULL, O_CGCOUNT},
+      {"no-callgrind", no_argument, NULL, O_NOCG},   {"device", required_argument, NULL, O_DEVICE},
+      {"timeout", required_argument, NULL, O_TIMEOUT}, {"child", required_argument, NULL, O_CHILD},
+      {"code-object", required_argument, NULL, O_CO}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  bool json = false, csv = false;
+  const char *plot = NULL, *child = NULL, *co = NULL;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1 || optind < argc) {
+    if (c == -1) { /* a suite name between options: take it, go on */
+      optind++;
+      continue;
+    }
+    switch (c) {
+    case O_JSON: json = true; break;
+    case O_CSV: csv = true; break;
+    case O_PLOT: plot = optarg; break;
+    case O_ROUNDS: if (parse_u32("rounds", optarg, 1, BENCH_MAX_ROUNDS, &ctx->rounds)) return 2; break;
+    case O_COUNT: if (parse_u32("count", optarg, 100, 100000000, &ctx->count)) return 2; break;
+    case O_CGCOUNT: if (parse_u32("callgrind-count", optarg, 100, 10000000, &ctx->cg_count)) return 2; break;
+    case O_NOCG: ctx->callgrind = false; break;
+    case O_DEVICE: if (parse_u32("device", optarg, 0, 63, &ctx->devi)) return 2; break;
+    case O_TIMEOUT: if (parse_u32("timeout", optarg, 1, 3600, &ctx->timeout_s)) return 2; break;
+    case O_CHILD: child = optarg; break;
+    case O_CO: co = optarg; break;
+    case 'h': usage(stdout); return 0;
+    default:
+      fprintf(stderr, "hsad bench: unknown option or missing value: '%s'\n", argv[optind - 1]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (json && csv) {
+    fprintf(stderr, "hsad bench: --json and --csv exclude each other\n");
+    return 2;
+  }
+  /* the suites named (non-option arguments), in registry order */
+  bool want[NSUITES] = {0};
+  bool any = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] == '-') {
+      for (size_t k = 0; k < sizeof opts / sizeof opts[0] - 1; k++)
+        if (!strcmp(a + 2, opts[k].name) && opts[k].has_arg == required_argument) i++;
+      continue;
+    }
+    size_t k = 0;
+    if (!strcmp(a, "all")) {
+      for (; k < NSUITES; k++) want[k] = true;
+      any = true;
+      continue;
+    }
+    for (; k < NSUITES; k++)
+      if (!strcmp(a, suites[k].name)) break;
+    if (k == NSUITES) {
+      fprintf(stderr, "hsad bench: unknown suite '%s' (this build has: dispatch, roundtrip, "
+              "producers, barrier, all)\n", a);
+      return 2;
+    }
+    want[k] = any = true;
+  }
+  if (!any)
+    for (size_t k = 0; k < NSUITES; k++) want[k] = true;
+  if (plot) {
+    struct stat st;
+    if (stat(plot, &st) != 0 && mkdir(plot, 0777) != 0) {
+      fprintf(stderr, "hsad bench: --plot %s: cannot create the directory: %s\n", plot,
+              strerror(errno));
+      return 2;
+    }
+  }
+  /* handlers first: a ^C during the comgr compile lets it finish and remove its directory */
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigemptyset(&sa.sa_mask);
+  if (!child) {
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+  }
+  if (open_ctx(ctx, co)) return 1;
+  if (child) return bench_dispatch_child(ctx, child);
+
+  ssize_t len = readlink("/proc/self/exe", ctx->self, sizeof ctx->self - 1);
+  if (len > 0) ctx->self[len] = '\0';
+  const char *hip = getenv("HSAD_BENCH_HIP"); /* another HIP program (tests: an absent one) */
+  if (hip) snprintf(ctx->hip_exe, sizeof ctx->hip_exe, "%.4095s", hip);
+  else {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.4095s", ctx->self);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    snprintf(ctx->hip_exe, sizeof ctx->hip_exe, "%.4000s/hsad-bench-hip", dir);
+  }
+  /* hsad-bench-hip links ROCr itself: give it the kfd-emu this process uses */
+  const char *emu = hsad_rocr_emu_dir(), *old = getenv("LD_LIBRARY_PATH");
+  if (emu) {
+    char p[2 * 4096];
+    snprintf(p, sizeof p, "%s%s%s", emu, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_LIBRARY_PATH", p, 1);
+  }
+
+  bench_suite_result_t res[NSUITES];
+  uint32_t nres = 0;
+  int rc = 0;
+  for (size_t k = 0; k < NSUITES && !bench_stopped(); k++) {
+    if (!want[k]) continue;
+    bench_suite_result_t *r = &res[nres++];
+    memset(r, 0, sizeof *r);
+    r->suite = suites[k].name;
+    uint64_t t = hsad_now_ns();
+    bench_progress(ctx, r->suite, "-", "start");
+    if (suites[k].fn(ctx, r)) rc = 1;
+    r->interrupted = bench_stopped();
+    bench_suite_finish(r);
+    bench_progress(ctx, r->suite, "-", "%s in %.1f s", r->interrupted ? "interrupted" : "done",
+                   (double)(hsad_now_ns() - t) / 1e9);
+  }
+  bool interrupted = bench_stopped();
+  if (ctx->hip_started) bench_child_stop(&ctx->hip);
+  bench_children_kill_all(SIGKILL);
+  if (interrupted)
+    fprintf(stderr, "hsad bench: interrupted by %s: printing what was measured\n",
+            bench_stop == SIGINT ? "SIGINT" : "SIGTERM");
+  if (json) {
+    if (bench_report_json(ctx, res, nres, interrupted)) rc = 1;
+  } else if (csv) {
+    bench_report_csv(ctx, res, nres);
+  } else {
+    bench_report_table(ctx, res, nres);
+  }
+  fflush(stdout);
+  if (plot && !interrupted && bench_report_plot(ctx, res, nres, plot)) rc = 1;
+  for (uint32_t i = 0; i < nres; i++) bench_suite_free(&res[i]);
+  hsad_program_destroy(ctx->prog);
+  hsad_runtime_close(ctx->rt);
+  if (ctx->elf_fd >= 0) close(ctx->elf_fd);
+  if (interrupted) return 128 + (int)bench_stop;
+  return rc;
+}

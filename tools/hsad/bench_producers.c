@@ -1,0 +1,145 @@
+/* bench_producers.c - suite `producers`: T = 1, 2, 4, 8 threads submitting empty-kernel
+ * dispatches into one shared queue (queues=shared: where the reservation CAS contends) or into
+ * a queue each (queues=each).
+ *
+ * Per round, configuration and path: --count submits in all (count / T per thread) into queues
+ * that hold them all; the threads start together (a spin barrier) and each times its own
+ * submits. ns_per_submit = mean over the threads of (thread time / its submits);
+ * submits_per_s = all submits / (first start to last finish). Queues are drained between
+ * measurements (untimed). Paths: hsad (hsad_kernel_dispatch), rocr-textbook
+ * (bench_rocr_submit: add_write_index), hip (hipLaunchKernelGGL from T threads into one stream
+ * or a stream each). On a 2-core machine T > 2 measures the scheduler as much as the queue.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/hsad/bench_paths.h"
+
+static const char *const paths[] = {"hsad", "rocr-textbook", "hip"};
+#define NP 3
+#define MAXT 8
+static const uint32_t threads_list[] = {1, 2, 4, 8};
+#define NT 4
+
+typedef struct pworker {
+  bench_ctx_t *ctx;
+  int path;
+  hsad_queue_t *q;
+  bench_rocr_q_t *rq;
+  uint32_t n;
+  volatile int *go;
+  double ns;
+  int err;
+  pthread_t th;
+} pworker_t;
+
+static void *worker(void *arg) {
+  pworker_t *w = arg;
+  while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE)) {
+  }
+  uint64_t t0 = hsad_now_ns();
+  if (w->path == 0) {
+    for (uint32_t i = 0; i < w->n && !w->err; i++)
+      if (hsad_kernel_dispatch(w->q, w->ctx->k, &bench_launch, HSAD_DEADLINE_NEVER, NULL, NULL))
+        w->err = 1;
+  } else {
+    for (uint32_t i = 0; i < w->n; i++) bench_rocr_submit(w->rq);
+  }
+  w->ns = (double)(hsad_now_ns() - t0) / w->n;
+  return NULL;
+}
+
+int bench_suite_producers(bench_ctx_t *ctx, bench_suite_result_t *out) {
+  uint32_t total = ctx->count - ctx->count % 8;
+  if (total < 8) total = 8;
+  snprintf(out->title, sizeof out->title,
+           "T threads submitting into one shared queue or a queue each (empty kernel, no "
+           "completion)");
+  snprintf(out->params, sizeof out->params, "rounds=%u submits_per_measurement=%u", ctx->rounds,
+           total);
+  out->plot_metric = "ns_per_submit";
+  out->plot_xname = "threads";
+  char note[BENCH_NOTE_MAX];
+  uint32_t qs = bench_queue_size(ctx, total);
+  hsad_queue_t *hq[MAXT] = {0};
+  bench_rocr_q_t rq[MAXT];
+  memset(rq, 0, sizeof rq);
+  bool ok[NP] = {true, true, true};
+  char why[NP][BENCH_NOTE_MAX] = {{0}};
+  for (int t = 0; t < MAXT; t++) {
+    if (ok[0] && !(hq[t] = bench_hsad_queue(ctx, qs, false, why[0], sizeof why[0]))) ok[0] = false;
+    if (ok[1] && bench_rocr_open(ctx, qs, false, &rq[t], why[1], sizeof why[1])) ok[1] = false;
+  }
+  for (uint32_t r = 0; r < ctx->rounds && !bench_stopped(); r++) {
+    for (int c = 0; c < 2 * NT && !bench_stopped(); c++) {
+      uint32_t T = threads_list[c % NT];
+      bool shared = c < NT;
+      const char *cfg = shared ? "queues=shared" : "queues=each";
+      for (int i = 0; i < NP && !bench_stopped(); i++) {
+        int p = (int)((i + r) % NP);
+        bench_row_t *row = bench_row_add(out, paths[p], cfg, "threads", T);
+        if (!ok[p]) {
+          bench_row_absent(row, "%s", why[p]);
+          continue;
+        }
+        double ns = 0, rate = 0;
+        if (p == 2) {
+          bench_child_t *hip = bench_hip(ctx, note, sizeof note);
+          char cmd[64], reply[BENCH_NOTE_MAX];
+          snprintf(cmd, sizeof cmd, "producers %u %u %u", T, shared ? 1 : 0, total);
+          if (!hip || bench_child_cmd(ctx, hip, cmd, reply, sizeof reply) ||
+              sscanf(reply, "%lf %lf", &ns, &rate) != 2) {
+            snprintf(why[p], sizeof why[p], "%s", hip ? reply : note);
+            bench_row_absent(row, "%s", why[p]);
+            ok[p] = false;
+            continue;
+          }
+        } else {
+          pworker_t w[MAXT];
+          volatile int go = 0;
+          uint32_t started = 0;
+          for (uint32_t t = 0; t < T; t++) {
+            w[t] = (pworker_t){.ctx = ctx, .path = p, .q = hq[shared ? 0 : t],
+                               .rq = &rq[shared ? 0 : t], .n = total / T, .go = &go};
+            if (pthread_create(&w[t].th, NULL, worker, &w[t])) break;
+            started++;
+          }
+          uint64_t t0 = hsad_now_ns();
+          __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+          int err = started < T;
+          for (uint32_t t = 0; t < started; t++) {
+            pthread_join(w[t].th, NULL);
+            ns += w[t].ns / T;
+            err |= w[t].err;
+          }
+          double wall = (double)(hsad_now_ns() - t0);
+          rate = (double)(total / T * T) / (wall / 1e9);
+          for (uint32_t t = 0; t < (shared ? 1 : T) && !err; t++)
+            err = p == 0 ? bench_hsad_drain(ctx, hq[t], note, sizeof note)
+                         : bench_rocr_drain(ctx, &rq[t]);
+          if (err) {
+            snprintf(why[p], sizeof why[p], "%s", started < T ? "pthread_create failed"
+                     : p == 0 ? hsad_last_error() : "queue not drained in time");
+            bench_row_absent(row, "%s", why[p]);
+            ok[p] = false;
+            continue;
+          }
+        }
+        bench_sample(row, "ns_per_submit", "ns", ns);
+        bench_sample(row, "submits_per_s", "submits_per_s", rate);
+      }
+    }
+    bench_progress(ctx, "producers", "all paths", "round %u/%u", r + 1, ctx->rounds);
+  }
+  for (int t = 0; t < MAXT; t++) {
+    hsad_queue_destroy(hq[t]);
+    if (rq[t].q) bench_rocr_close(&rq[t]);
+  }
+  for (int c = 0; c < 2 * NT; c++) {
+    const char *cfg = c < NT ? "queues=shared" : "queues=each";
+    bench_ratio(out, "hsad", "rocr-textbook", cfg, threads_list[c % NT], "ns_per_submit");
+    bench_ratio(out, "hsad", "hip", cfg, threads_list[c % NT], "ns_per_submit");
+  }
+  return ok[0] || ok[1] ? 0 : -1;
+}
