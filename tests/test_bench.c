@@ -135,14 +135,26 @@ Test(bench, dispatch_json_with_callgrind, .timeout = 600) {
     json_object *r = json_object_array_get_idx(rs, (size_t)p);
     cr_assert_str_eq(json_object_get_string(get(r, "path")), paths[p]);
     cr_assert(json_object_get_boolean(get(r, "ok")), "%s", json_object_to_json_string(r));
-    cr_assert_null(get(r, "note"), "%s", json_object_to_json_string(r));
     check_metric(r, "ns_per_submit", "ns", 2);
+#ifdef __SANITIZE_ADDRESS__
+    if (p != 3) { /* an ASan hsad cannot run under valgrind: the note says so */
+      cr_assert_str_eq(json_object_get_string(get(r, "note")),
+                       "callgrind: not run (this hsad is built with AddressSanitizer)");
+      continue;
+    }
+#endif
+    cr_assert_null(get(r, "note"), "%s", json_object_to_json_string(r));
     check_metric(r, "instructions_per_submit", "instructions", 1); /* deterministic */
     cr_assert_gt(json_object_get_double(get(get(get(r, "metrics"), "instructions_per_submit"),
                                             "median")), 0);
   }
   /* ratios per round: 2 samples for ns, 1 for instructions */
   json_object *q = get(s, "ratios");
+#ifdef __SANITIZE_ADDRESS__
+  cr_assert_eq(json_object_array_length(q), 3);
+  json_object_put(root);
+  return;
+#endif
   cr_assert_eq(json_object_array_length(q), 6);
   static const char *const names[] = {"hsad / rocr-textbook", "hsad-prepared / rocr-textbook",
                                       "hsad / hip"};
