@@ -77,7 +77,7 @@ void bench_report_table(const bench_ctx_t *ctx, const bench_suite_result_t *s, u
     }
     for (uint32_t j = 0; j < r->nratios; j++) {
       const bench_ratio_t *q = &r->ratios[j];
-      char name[160], cfg[96];
+      char name[200], cfg[96];
       cfg_label(cfg, sizeof cfg, q->xname, q->x, q->config);
       snprintf(name, sizeof name, "%s%s%s", q->name, cfg[0] ? " " : "", cfg);
       if (q->m.n == 1) printf("ratio %-37s %-26s %10s %10.3f %10s\n", name, q->m.name, "",
