@@ -22,6 +22,12 @@ static rt_t rt;
 
 static void open_rt(void) { cr_assert_eq(rt_open(&rt), 0, "ROCr on kfd-emu did not come up"); }
 
+/* True when this test runs with the read index advanced at launch. */
+static bool launch_mode(void) {
+  const char *m = getenv("KFD_EMU_READ_INDEX");
+  return m && !strcmp(m, "launch");
+}
+
 /* stderr of this process (kfd-emu's messages included) goes to a file until stderr_take(). */
 static int saved_stderr = -1;
 static char stderr_path[64];
@@ -243,11 +249,39 @@ Test(packets, barrier_or) {
   cr_assert_not(rt_wait_zero(done, 20));
   hsa_signal_store_screlease(b, 0);
   cr_assert(rt_wait_zero(done, 2000));
-  /* a zero handle is a satisfied dependency: completes at once */
-  hsa_signal_t deps2[5] = {a, {0}, a, a, a};
+  /* a zero handle counts as a constant non-zero value (HSA system architecture 2.9.9): the
+   * OR waits for `a` alone */
+  hsa_signal_t deps2[5] = {{0}, a, {0}, {0}, {0}};
   hsa_signal_store_screlease(done, 1);
   barrier(q, HSA_PACKET_TYPE_BARRIER_OR, deps2, done, true);
+  cr_assert_not(rt_wait_zero(done, 50), "a zero handle satisfied a barrier-OR");
+  hsa_signal_store_screlease(a, 0);
   cr_assert(rt_wait_zero(done, 2000));
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(q), 2);
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+Test(packets, barrier_or_all_zero_handles_never_completes) {
+  open_rt();
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(1), after = make_signal(1);
+  stderr_capture();
+  barrier(q, HSA_PACKET_TYPE_BARRIER_OR, NULL, done, true);
+  barrier(q, HSA_PACKET_TYPE_BARRIER_AND, NULL, after, true); /* AND of none: would complete */
+  bool ran = rt_wait_zero(done, 300);
+  const char *err = stderr_take();
+  cr_assert_not(ran, "a barrier-OR of zero handles completed");
+  cr_assert_eq(hsa_signal_load_scacquire(after), 1, "a packet behind it ran");
+  /* launched (KFD_EMU_READ_INDEX=launch) or not, it holds the packets behind it */
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(q), launch_mode() ? 1 : 0);
+  char want[512];
+  snprintf(want, sizeof want, "kfd-emu: GPU 0 queue %llu: packet 0 is a barrier-OR whose "
+           "dep_signal handles are all 0: it never completes (a zero handle never satisfies an "
+           "OR, HSA system architecture 2.9.9)\n", (unsigned long long)q->id);
+  cr_assert_str_eq(err, want); /* said once, although the CP looked at it many times */
+  hsa_signal_destroy(done);
+  hsa_signal_destroy(after);
   hsa_queue_destroy(q);
   rt_close(&rt);
 }

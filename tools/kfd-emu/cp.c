@@ -63,6 +63,7 @@ struct emu_queue {
   uint64_t unrung_id;  /* a valid packet beyond the doorbell ... */
   uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
   uint64_t unrung_warned; /* strict doorbell: id + 1 of the packet already reported */
+  uint64_t or_warned;     /* id + 1 of the all-zero barrier-OR already reported */
   q_state_t state;
   /* Packets the CP took from the ring and has not completed: their copies, their kernels
    * (dispatches), the id of the first and whether the read index already passed them
@@ -148,15 +149,17 @@ static void signal_done(emu_queue_t *q, const uint8_t *pkt, uint64_t t0, uint64_
   emu_signal_notify(s);
 }
 
+/* Barrier-AND: every dependency at 0; a zero handle counts as the constant 0, satisfied (HSA
+ * 1.2 system architecture 2.9.8). Barrier-OR: any dependency at 0; a zero handle counts as a
+ * constant non-zero value and never satisfies it (2.9.9; ROCR-Runtime #252). */
 static bool deps_ready(const hsa_signal_t *deps, bool and_) {
-  bool any = false;
   for (int i = 0; i < 5; i++) {
-    /* A zero handle counts as satisfied (HSA 1.2 system architecture, 2.6.5.9). */
-    bool ok = deps[i].handle == 0 || sig_load(deps[i]) == 0;
-    if (and_ && !ok) return false;
-    any |= ok;
+    if (!deps[i].handle) continue;
+    bool zero = sig_load(deps[i]) == 0;
+    if (and_ && !zero) return false;
+    if (!and_ && zero) return true;
   }
-  return and_ || any;
+  return and_;
 }
 
 static bool value_cond(int64_t v, int64_t ref, uint32_t c) {
@@ -361,7 +364,17 @@ static uint32_t finish(emu_queue_t *q) {
   case HSA_PACKET_TYPE_BARRIER_AND:
   case HSA_PACKET_TYPE_BARRIER_OR: {
     const hsa_barrier_and_packet_t *b = (const hsa_barrier_and_packet_t *)pkt;
-    if (!deps_ready(b->dep_signal, type == HSA_PACKET_TYPE_BARRIER_AND)) return 0;
+    if (!deps_ready(b->dep_signal, type == HSA_PACKET_TYPE_BARRIER_AND)) {
+      if (type == HSA_PACKET_TYPE_BARRIER_OR && q->or_warned != q->held_id + 1 &&
+          !(b->dep_signal[0].handle | b->dep_signal[1].handle | b->dep_signal[2].handle |
+            b->dep_signal[3].handle | b->dep_signal[4].handle)) {
+        q->or_warned = q->held_id + 1;
+        emu_log("GPU %u queue %llu: packet %llu is a barrier-OR whose dep_signal handles are "
+                "all 0: it never completes (a zero handle never satisfies an OR, HSA system "
+                "architecture 2.9.9)", q->gpu->index, qid(q), (unsigned long long)q->held_id);
+      }
+      return 0;
+    }
     t0 = emu_now_ns();
     break;
   }
