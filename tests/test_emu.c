@@ -462,6 +462,42 @@ Test(read_index, launch_mode_passes_running_kernels) {
   gates_finish(&g);
 }
 
+/* Queues progress independently, as a GPU's hardware queues do: a kernel running on queue A
+ * (a gate, open only when the test says) does not hold back a dispatch on queue B. */
+Test(queues, run_concurrently) {
+  open_rt();
+  rt_kernel_t gate, empty;
+  cr_assert_eq(rt_kernel_load(&rt, "../tests/data/emu_test-gfx90a.hsaco", "emu_gate", &gate), 0);
+  cr_assert_eq(rt_kernel_load(&rt, "empty-gfx90a-v4.hsaco", "empty", &empty), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  uint32_t *flags = rt_alloc(rt.fine_pool, 64, agents, 2);
+  memset(flags, 0, 64);
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, gate.kernarg_size, agents, 1);
+  memset(ka, 0, gate.kernarg_size);
+  memcpy(ka, &flags, 8);
+  hsa_queue_t *qa = make_queue(64), *qb = make_queue(64);
+  hsa_signal_t done_a = make_signal(1), done_b = make_signal(1);
+  hsa_kernel_dispatch_packet_t p;
+  rt_dispatch_packet(&p, &gate, ka, 1, (uint32_t[3]){1, 1, 1}, (uint32_t[3]){1, 1, 1}, done_a,
+                     true);
+  rt_submit(qa, &p, true);
+  cr_assert(wait_flag(&flags[0]), "the gate kernel on queue A never started");
+  rt_dispatch_packet(&p, &empty, NULL, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1},
+                     done_b, true);
+  rt_submit(qb, &p, true);
+  cr_assert(rt_wait_zero(done_b, 5000), "queue B waited for queue A's kernel");
+  cr_assert_eq(hsa_signal_load_scacquire(done_a), 1, "queue A's kernel completed unreleased");
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(qb), 1);
+  __atomic_store_n(&flags[1], 1, __ATOMIC_RELEASE);
+  cr_assert(rt_wait_zero(done_a, 5000));
+  cr_assert_eq(hsa_queue_load_read_index_scacquire(qa), 1);
+  hsa_signal_destroy(done_a);
+  hsa_signal_destroy(done_b);
+  hsa_queue_destroy(qa);
+  hsa_queue_destroy(qb);
+  rt_close(&rt);
+}
+
 Test(read_index, bad_value_fails_init) {
   setenv("KFD_EMU_READ_INDEX", "retire", 1);
   cr_assert_neq(hsa_init(), HSA_STATUS_SUCCESS);

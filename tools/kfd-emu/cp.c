@@ -1,6 +1,7 @@
 /* cp.c - user-mode AQL queues and the software command processor (CP) of each emulated GPU.
  *
- * One CP thread per GPU walks that GPU's queues. For each queue it processes packets whose
+ * One CP thread per queue, so queues progress independently as a GPU's hardware queues do (a
+ * long kernel on one queue does not hold another back). Each processes packets whose
  * id is at most the last value ROCr stored into the queue's doorbell, as hardware does: a
  * packet published but never rung stays unprocessed. Per packet, in hardware order:
  *   1. wait for the header type to become valid (not INVALID);
@@ -58,7 +59,9 @@ struct emu_queue {
   volatile uint64_t *read_ptr;
   _Atomic uint64_t *doorbell;
   uint32_t doorbell_slot;
-  bool suspended; /* QueuePercentage 0 (ROCr suspends a queue after an error) */
+  _Atomic bool suspended; /* QueuePercentage 0 (ROCr suspends a queue after an error) */
+  pthread_t thread;       /* this queue's CP thread: queues progress independently */
+  _Atomic bool stop;
   uint64_t rung;       /* highest doorbell value seen + 1 (0: never rung) */
   uint64_t unrung_id;  /* a valid packet beyond the doorbell ... */
   uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
@@ -81,10 +84,12 @@ static _Atomic uint64_t next_queue_id = 1;
 
 /* ---- wake-ups ------------------------------------------------------------------------ */
 
+/* Wakes every sleeping CP thread of the GPU (one futex word per GPU, shared by its queues'
+ * threads). */
 static void kick(emu_gpu_t *g) {
-  atomic_fetch_add_explicit(&g->kick, 1, memory_order_release);
-  if (atomic_load_explicit(&g->sleeping, memory_order_acquire))
-    syscall(SYS_futex, &g->kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  atomic_fetch_add_explicit(&g->kick, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&g->sleeping, memory_order_seq_cst))
+    syscall(SYS_futex, &g->kick, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 void emu_cp_kick_all(void) {
@@ -540,7 +545,7 @@ static bool unrung_ready(emu_queue_t *q, uint64_t rd) {
 
 /* Runs up to 64 packets of q. Returns true when any packet completed. Holds g->lock. */
 static bool run_queue(emu_queue_t *q) {
-  if (q->suspended) return false;
+  if (atomic_load_explicit(&q->suspended, memory_order_acquire)) return false;
   if (q->state == Q_WAIT_SCRATCH) {
     int64_t v = sig_load(q->amdq->queue_inactive_signal);
     if (v == 0) q->state = Q_RUNNING; /* ROCr grew the scratch and resumed the queue */
@@ -567,16 +572,15 @@ static bool run_queue(emu_queue_t *q) {
   return done > 0;
 }
 
+/* The CP thread of one queue. */
 static void *cp_main(void *arg) {
-  emu_gpu_t *g = arg;
+  emu_queue_t *q = arg;
+  emu_gpu_t *g = q->gpu;
   cp_gpu = g->index;
   uint64_t last = emu_now_ns(), sleep_ns = 0;
-  while (!atomic_load_explicit(&g->cp_stop, memory_order_acquire)) {
-    uint32_t k = atomic_load_explicit(&g->kick, memory_order_acquire);
-    bool progress = false;
-    pthread_mutex_lock(&g->lock);
-    for (emu_queue_t *q = g->queues; q; q = q->next) progress |= run_queue(q);
-    pthread_mutex_unlock(&g->lock);
+  while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
+    uint32_t k = atomic_load_explicit(&g->kick, memory_order_seq_cst);
+    bool progress = run_queue(q);
     uint64_t now = emu_now_ns();
     if (progress) {
       last = now;
@@ -587,41 +591,39 @@ static void *cp_main(void *arg) {
       sched_yield();
       continue;
     }
-    /* Long idle (50 ms): sleep up to 20 ms, so an idle GPU costs ~50 wake-ups a second. */
+    /* Long idle (50 ms): sleep up to 20 ms, so an idle queue costs ~50 wake-ups a second. */
     uint64_t cap = now - last > 50000000 ? 20000000 : 1000000;
     sleep_ns = sleep_ns ? (sleep_ns * 2 > cap ? cap : sleep_ns * 2) : 2000;
     struct timespec ts = {(time_t)(sleep_ns / 1000000000), (long)(sleep_ns % 1000000000)};
-    atomic_store_explicit(&g->sleeping, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&g->kick, memory_order_seq_cst) == k)
+    atomic_fetch_add_explicit(&g->sleeping, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&g->kick, memory_order_seq_cst) == k &&
+        !atomic_load_explicit(&q->stop, memory_order_seq_cst))
       syscall(SYS_futex, &g->kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
     /* A kick (host wait, SetEvent, new queue) makes the next scan run now; the back-off
      * stays where it was unless that scan finds work, so a host thread waking up every few
      * ms (ROCr's async-events thread) costs one scan, not a hot spin. */
-    atomic_store_explicit(&g->sleeping, 0, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&g->sleeping, 1, memory_order_seq_cst);
   }
   return NULL;
 }
 
-void emu_cp_start(emu_gpu_t *g) {
-  atomic_store(&g->cp_stop, false);
-  g->cp_started = pthread_create(&g->cp, NULL, cp_main, g) == 0;
-  if (g->cp_started) {
-    char name[16];
-    snprintf(name, sizeof name, "kfd-emu-cp%u", g->index);
-    pthread_setname_np(g->cp, name);
-  }
+/* Stops q's CP thread (after the packet it is executing) and frees q. q is off the list. */
+static void queue_free(emu_queue_t *q) {
+  atomic_store_explicit(&q->stop, true, memory_order_seq_cst);
+  kick(q->gpu);
+  pthread_join(q->thread, NULL);
+  free(q);
 }
 
 void emu_cp_stop(emu_gpu_t *g) {
-  if (!g->cp_started) return;
-  atomic_store(&g->cp_stop, true);
-  kick(g);
-  pthread_join(g->cp, NULL);
-  g->cp_started = false;
-  while (g->queues) {
-    emu_queue_t *q = g->queues;
-    g->queues = q->next;
-    free(q);
+  pthread_mutex_lock(&g->lock);
+  emu_queue_t *list = g->queues;
+  g->queues = NULL;
+  pthread_mutex_unlock(&g->lock);
+  while (list) {
+    emu_queue_t *q = list;
+    list = q->next;
+    queue_free(q);
   }
 }
 
@@ -649,7 +651,8 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
   /* ROCr passes &amd_queue_t.read_dispatch_id (amd_aql_queue.cpp): recover the amd_queue_t. */
   q->amdq = (amd_queue_t *)((uint8_t *)res->Queue_read_ptr_aql -
                             offsetof(amd_queue_t, read_dispatch_id));
-  q->suspended = percent == 0;
+  atomic_init(&q->suspended, percent == 0);
+  atomic_init(&q->stop, false);
   q->id = atomic_fetch_add(&next_queue_id, 1);
   pthread_mutex_lock(&g->lock);
   uint32_t slot = 0;
@@ -663,6 +666,15 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
   q->doorbell_slot = slot;
   q->doorbell = (_Atomic uint64_t *)&g->doorbells[slot];
   atomic_store(q->doorbell, DOORBELL_NONE);
+  if (pthread_create(&q->thread, NULL, cp_main, q) != 0) {
+    g->doorbell_used[slot] = false;
+    pthread_mutex_unlock(&g->lock);
+    free(q);
+    return HSAKMT_STATUS_NO_MEMORY;
+  }
+  char name[16];
+  snprintf(name, sizeof name, "kfd-emu-q%llu", (unsigned long long)q->id % 100000);
+  pthread_setname_np(q->thread, name);
   q->next = g->queues;
   g->queues = q;
   pthread_mutex_unlock(&g->lock);
@@ -694,7 +706,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtDestroyQueue(HSA_QUEUEID id) {
   *pp = q->next;
   g->doorbell_used[q->doorbell_slot] = false;
   pthread_mutex_unlock(&g->lock);
-  free(q);
+  queue_free(q);
   return HSAKMT_STATUS_SUCCESS;
 }
 
@@ -708,7 +720,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtUpdateQueue(HSA_QUEUEID id, HSAuint32 percent,
   emu_gpu_t *g;
   emu_queue_t **pp = find_queue(id, &g);
   if (!pp) return HSAKMT_STATUS_INVALID_HANDLE;
-  (*pp)->suspended = percent == 0;
+  atomic_store_explicit(&(*pp)->suspended, percent == 0, memory_order_release);
   pthread_mutex_unlock(&g->lock);
   kick(g);
   return HSAKMT_STATUS_SUCCESS;

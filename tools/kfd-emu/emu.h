@@ -3,8 +3,8 @@
  * kfd-emu is a replacement libhsakmt.so.1: the unmodified ROCr calls it as it would call the
  * real thunk, and it answers with emulated KFD nodes (CPU NUMA nodes first, then GPUs), host
  * memory standing in for VRAM (GPU virtual address == CPU address), KFD events with an event
- * mailbox, and one software command processor (CP) thread per GPU that executes AQL packets
- * from the user-mode queues ROCr creates.
+ * mailbox, and a software command processor (CP): one thread per user-mode queue ROCr creates,
+ * executing its AQL packets.
  */
 #ifndef KFD_EMU_INTERNAL_H
 #define KFD_EMU_INTERNAL_H
@@ -62,13 +62,10 @@ typedef struct emu_gpu {
   uint64_t *doorbells; /* one page of 64-bit doorbells, one per queue slot */
   bool doorbell_used[512];
 
-  pthread_mutex_t lock; /* guards queues list and queue state; held while the CP runs packets */
-  emu_queue_t *queues;
-  pthread_t cp;
-  bool cp_started;
-  _Atomic bool cp_stop;
-  _Atomic uint32_t kick;     /* futex word: bumped to wake the CP */
-  _Atomic uint32_t sleeping; /* CP is (about to be) asleep on kick */
+  pthread_mutex_t lock; /* guards the queues list and doorbell_used */
+  emu_queue_t *queues;  /* each with its own CP thread */
+  _Atomic uint32_t kick;     /* futex word: bumped to wake this GPU's CP threads */
+  _Atomic uint32_t sleeping; /* CP threads (about to be) asleep on kick */
 } emu_gpu_t;
 
 typedef struct emu_config {
@@ -133,9 +130,8 @@ void emu_events_init(void);
 void emu_event_fire(uint32_t event_id);
 void emu_signal_notify(amd_signal_t *s); /* mailbox write + event wake for interrupt signals */
 
-/* queue.c / cp.c */
-void emu_cp_start(emu_gpu_t *g);
-void emu_cp_stop(emu_gpu_t *g);
+/* cp.c */
+void emu_cp_stop(emu_gpu_t *g); /* stops and frees every queue of g */
 void emu_cp_kick_all(void);
 
 /* kernels.c: kernel_object -> twin and argument layout */

@@ -20,9 +20,11 @@
  * Arguments are read at the offsets the metadata declares, never at offsets the twin assumes,
  * so a kernarg layout bug in the dispatcher shows up as a wrong result or a queue error.
  *
- * Threading: a twin runs on the CP thread of the emulated GPU that dispatched it; workgroups of
- * one dispatch run one after another, in order of workgroup id (x fastest). Twins must not keep
- * pointers past their return.
+ * Threading: a twin runs on the CP thread of the queue that dispatched it (one thread per
+ * queue: twins of different queues may run at the same time, as kernels of different hardware
+ * queues do, so a twin must not keep mutable global state); workgroups of one dispatch run one
+ * after another, in order of workgroup id (x fastest). Twins must not keep pointers past their
+ * return.
  */
 #ifndef KFD_EMU_TWIN_H
 #define KFD_EMU_TWIN_H

@@ -224,7 +224,6 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtOpenKFD(void) {
       pthread_mutex_unlock(&emu.lock);
       return HSAKMT_STATUS_NO_MEMORY;
     }
-    emu_cp_start(g);
   }
   if (emu.cfg.verbose)
     emu_log("opened: %u GPU(s), %u CPU node(s)", emu.cfg.gpus, emu.cfg.cpu_nodes);
