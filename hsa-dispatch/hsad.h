@@ -151,6 +151,13 @@ hsad_runtime_t *hsad_device_runtime(const hsad_device_t *device);
  * runtime opened again (every ROCr object of the earlier generation is gone). 0 when closed or
  * for a foreign handle. Thread-safe. */
 uint64_t hsad_runtime_generation(const hsad_runtime_t *runtime);
+/* Registers fn(arg) to run at the last hsad_runtime_close, before the queues are destroyed and
+ * hsa_shut_down (ROCr still usable; the runtime already counts as closed). Hooks run in reverse
+ * order of registration, under the runtime's lock: they must not call hsad_runtime_* or create
+ * queues. Registering the same (fn, arg) again is a no-op; hooks stay registered for later
+ * generations. For modules built on hsa-dispatch (memory/ releases its pools and signals).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT, HSAD_ERR_RESOURCE_EXHAUSTED (8 hooks). Thread-safe. */
+hsad_status_t hsad_runtime_on_close(hsad_runtime_t *runtime, void (*fn)(void *arg), void *arg);
 /* CPU agent `index`, or NULL when out of range / closed. */
 const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t index);
 

@@ -303,6 +303,33 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
   return HSAD_OK;
 }
 
+/* Close hooks of modules built on hsa-dispatch (under hsad_rt.lock). */
+#define DQ_CLOSE_HOOKS 8
+static struct { void (*fn)(void *); void *arg; } close_hooks[DQ_CLOSE_HOOKS];
+static uint32_t close_hook_count;
+
+hsad_status_t hsad_runtime_on_close(hsad_runtime_t *runtime, void (*fn)(void *arg), void *arg) {
+  if (!runtime || runtime != &hsad_rt || !fn)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL or foreign runtime, "
+                     "or NULL fn");
+  pthread_mutex_lock(&hsad_rt.lock);
+  for (uint32_t i = 0; i < close_hook_count; i++)
+    if (close_hooks[i].fn == fn && close_hooks[i].arg == arg) {
+      pthread_mutex_unlock(&hsad_rt.lock);
+      return HSAD_OK;
+    }
+  if (close_hook_count == DQ_CLOSE_HOOKS) {
+    pthread_mutex_unlock(&hsad_rt.lock);
+    return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "hsad_runtime_on_close: %d hooks at most",
+                     DQ_CLOSE_HOOKS);
+  }
+  close_hooks[close_hook_count].fn = fn;
+  close_hooks[close_hook_count].arg = arg;
+  close_hook_count++;
+  pthread_mutex_unlock(&hsad_rt.lock);
+  return HSAD_OK;
+}
+
 hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime) {
   if (!runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_close: runtime is NULL");
   pthread_mutex_lock(&hsad_rt.lock);
@@ -312,6 +339,7 @@ hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime) {
   }
   if (--hsad_rt.refs == 0) {
     atomic_store_explicit(&rt_open_refs, 0, memory_order_release);
+    for (uint32_t i = close_hook_count; i-- > 0;) close_hooks[i].fn(close_hooks[i].arg);
     dq_queues_close_all();
     for (uint32_t i = 0; i < hsad_rt.device_count; i++) dq_device_release(&hsad_rt.devices[i]);
     hsad_rocr.hsa_shut_down();

@@ -108,10 +108,15 @@ static hsad_status_t pool_check(const hsad_host_pool_t *pool, const char *what) 
 
 /* ---- pools ------------------------------------------------------------------------------ */
 
-void mem_pools_reset(void) { /* mem_st.lock held */
+void mem_pools_reset(bool release_cached) { /* mem_st.lock held */
   for (uint32_t c = 0; c < MEM_MAX_CPUS; c++) {
     hsad_host_pool_t *p = atomic_exchange_explicit(&mem_st.pools[c], NULL, memory_order_acq_rel);
     if (p) {
+      if (release_cached)
+        for (uint32_t cls = 0; cls < HSAD_HOST_POOL_CLASSES; cls++)
+          for (uint32_t idx; (idx = stack_pop(p, cls)) != NONE;)
+            mem_rocr.hsa_amd_memory_pool_free(
+                (void *)atomic_load_explicit(&p->blocks[idx].ptr, memory_order_relaxed));
       pthread_mutex_destroy(&p->lock);
       free(p);
     }

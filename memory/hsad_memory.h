@@ -210,6 +210,104 @@ hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max
 /* Counters (see hsad_host_pool_stats_t). Errors: HSAD_ERR_INVALID_ARGUMENT. Thread-safe. */
 hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_stats_t *out_stats);
 
+/* ---- copies and fills ---------------------------------------------------------------------
+ *
+ * Every copy is checked against the allocations it touches before anything is submitted; a
+ * check that fails returns its error with nothing submitted, the destination untouched and
+ * the pools as they were:
+ *   HSAD_ERR_INVALID_ARGUMENT  NULL device/dst/src (size > 0), a foreign device, dep_count
+ *                              above HSAD_COPY_MAX_DEPS, deps NULL with dep_count > 0, bad
+ *                              options, both sides pageable (nothing for a GPU to copy);
+ *   HSAD_ERR_RANGE             dst/src + size wraps, or runs past the end of the allocation it
+ *                              starts in (the message gives the allocation and the excess);
+ *   HSAD_ERR_OVERLAP           [dst, dst+size) and [src, src+size) overlap;
+ *   HSAD_ERR_FREED             a side lies in memory freed (or a pool block cached);
+ *   HSAD_ERR_NO_ACCESS         the GPU that runs the blit (ROCr: the source's GPU if the source
+ *                              is device memory, else the destination's, else `device`) was not
+ *                              granted the other side's allocation.
+ * Memory a side may be in: anything hsad_mem_alloc / hsad_mem_register / hsad_host_pool_alloc
+ * returned, memory ROCr knows from elsewhere (hsa_amd_pointer_info: allocated or locked), or
+ * pageable host memory (anything else). A pageable side goes through a strategy chosen by size
+ * (hsad_copy_options_t): STAGED (one pool block of the device's NUMA node: host memcpy and one
+ * DMA), PIPELINED (chunk_buffers pool blocks of chunk_size bytes: the host memcpy of one chunk
+ * overlaps the DMA of the others; chunks after the first are staged on ROCr's asynchronous
+ * event thread as buffers come back) or PINNED (the user range pinned in place with
+ * hsa_amd_memory_lock_to_pool, unpinned when the DMA completed). Staging blocks are returned
+ * to the pool before the copy's completion is signalled. Errors ROCr reports for a later chunk
+ * (after the call returned) cannot be returned: the copy then completes without writing the
+ * rest (the pools stay consistent).
+ */
+
+/* How a pageable side is moved. */
+typedef enum hsad_copy_strategy {
+  HSAD_COPY_DIRECT = 0,     /* no pageable side: one hsa_amd_memory_async_copy */
+  HSAD_COPY_STAGED = 1,
+  HSAD_COPY_PIPELINED = 2,
+  HSAD_COPY_PINNED = 3,
+} hsad_copy_strategy_t;
+
+/* Static name: "direct", "staged", "pipelined", "pinned". */
+const char *hsad_copy_strategy_name(hsad_copy_strategy_t strategy);
+
+/* Options of copies with a pageable side; zero fields take the defaults below. */
+typedef struct hsad_copy_options {
+  size_t staging_max;       /* bytes: a pageable copy of at most this size is STAGED */
+  size_t pin_threshold;     /* bytes: a pageable copy of at least this size is PINNED; between
+                               the two it is PIPELINED (pin_threshold > staging_max) */
+  size_t chunk_size;        /* bytes per pipeline chunk (a multiple of 4096) */
+  uint32_t chunk_buffers;   /* staging blocks in flight, 2..8 */
+  uint32_t force;           /* 0: by size; else an hsad_copy_strategy_t (benchmarks) */
+} hsad_copy_options_t;
+
+/* Defaults (see README, "Measured": chosen from hsad bench copy). */
+#define HSAD_COPY_DEFAULT_STAGING_MAX ((size_t)1 << 20)
+#define HSAD_COPY_DEFAULT_PIN_THRESHOLD ((size_t)32 << 20)
+#define HSAD_COPY_DEFAULT_CHUNK ((size_t)2 << 20)
+#define HSAD_COPY_DEFAULT_BUFFERS 3u
+enum { HSAD_COPY_MAX_DEPS = 64, HSAD_COPY_MAX_BUFFERS = 8 };
+
+/* The strategy a copy of `size` bytes with a pageable side gets under `options` (NULL:
+ * defaults): STAGED when size <= staging_max, PINNED when size >= pin_threshold, else
+ * PIPELINED (or options->force). */
+hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, size_t size);
+
+/* Asynchronous copy on HSA signals (for callers that use ROCr signals themselves): starts
+ * once every `deps` signal is 0 (ROCr's dep_signals rule), and decrements `completion` by one
+ * when the bytes are at dst (after staging blocks went back and pinned ranges were unpinned).
+ * `device`: the GPU whose NUMA node's pool stages pageable data (and that runs the blit when
+ * neither side is device memory). Zero bytes: no check, completion decremented once the deps
+ * are 0. *out_strategy (may be NULL): what moved it. Returns once the first chunk is staged
+ * (or pinned). Errors: the checks above, HSAD_ERR_HSA (ROCr refused the first submission:
+ * nothing is in flight), HSAD_ERR_OUT_OF_MEMORY / HSAD_ERR_RESOURCE_EXHAUSTED (staging).
+ * Thread-safe. */
+hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const void *src,
+                                        size_t size, const hsa_signal_t *deps, uint32_t dep_count,
+                                        hsa_signal_t completion,
+                                        const hsad_copy_options_t *options,
+                                        hsad_copy_strategy_t *out_strategy);
+
+/* Fills `count` elements of `width` bytes (1, 2 or 4) at dst with `pattern` (its low width
+ * bytes, host byte order), on HSA signals as hsad_memcpy_async_signals. dst must be memory
+ * the GPU reaches (not pageable: HSAD_ERR_INVALID_ARGUMENT); any byte alignment. Done by
+ * hsa_amd_memory_async_copy from a pool block holding the pattern (at most 1 MiB, repeated).
+ * Errors: as the copy checks for dst; width not 1, 2 or 4; count * width overflows. */
+hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32_t pattern,
+                                        uint32_t width, size_t count, const hsa_signal_t *deps,
+                                        uint32_t dep_count, hsa_signal_t completion);
+
+/* Synchronous fill without dependencies: hsa_amd_memory_fill (ROCr's Fill blit, which waits)
+ * when dst is 4-byte aligned and the bytes are a whole number of 32-bit words, else as
+ * hsad_memset_async_signals and a wait. deadline_ns bounds the wait. Errors: as above,
+ * HSAD_ERR_TIMEOUT (the fill may still complete later). Thread-safe. */
+hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, uint32_t width,
+                          size_t count, uint64_t deadline_ns);
+
+/* Synchronous copy: hsad_memcpy_async_signals on an internal signal and a wait until
+ * deadline_ns. Errors: as hsad_memcpy_async_signals, HSAD_ERR_TIMEOUT (the copy is still in
+ * flight: its memory must stay valid until it finished). Thread-safe. */
+hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
+                          const hsad_copy_options_t *options, uint64_t deadline_ns);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,9 @@
   X(hsa_amd_memory_lock_to_pool) \
   X(hsa_amd_memory_unlock) \
   X(hsa_amd_memory_async_copy) \
+  X(hsa_amd_memory_fill) \
+  X(hsa_amd_pointer_info) \
+  X(hsa_amd_async_function) \
   X(hsa_amd_signal_async_handler) \
   X(hsa_signal_create) \
   X(hsa_signal_destroy) \
@@ -117,11 +120,27 @@ hsad_status_t mem_access_agents(const char *what, hsad_device_t *device,
                                 hsad_device_t *const *access, uint32_t access_count,
                                 hsa_agent_t *agents, uint32_t *out_n, uint32_t *out_mask);
 
-/* Pools: drop every pool of an earlier generation (memory already gone with hsa_shut_down). */
-void mem_pools_reset(void);
+/* Pools: drop every pool (mem_st.lock held); release_cached: give their cached blocks back to
+ * ROCr first (at close, ROCr still up); otherwise the memory is gone already. */
+void mem_pools_reset(bool release_cached);
+/* Copies: destroy the internal signals (release: ROCr still up) (mem_st.lock held). */
+void mem_copy_close(void);
 /* Looks ptr up in every pool of the current generation (no lock). Returns the pool and
  * block index of the block containing ptr, or NULL. */
 hsad_host_pool_t *mem_pool_find(const void *ptr, uint32_t *out_index);
+/* Internal signals (value set on take), reused while the runtime generation lasts. */
+hsad_status_t mem_signal_take(hsa_signal_value_t value, hsa_signal_t *out);
+void mem_signal_give(hsa_signal_t s);
+/* The copy and fill engines behind every public form; `what` names the public call. */
+hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
+                             const void *src, size_t size, const hsa_signal_t *deps,
+                             uint32_t dep_count, hsa_signal_t completion,
+                             const hsad_copy_options_t *options,
+                             hsad_copy_strategy_t *out_strategy);
+hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
+                             uint32_t pattern, uint32_t width, size_t count,
+                             const hsa_signal_t *deps, uint32_t dep_count,
+                             hsa_signal_t completion);
 /* Registry reset on a new generation. */
 void mem_registry_reset(void);
 

@@ -1,5 +1,5 @@
 # memory: device/host allocations, registration, NUMA-aware pinned host pools (libhsad).
-HSAD_LIB_SRCS += memory/state.c memory/alloc.c memory/host_pool.c
+HSAD_LIB_SRCS += memory/state.c memory/alloc.c memory/host_pool.c memory/copy.c
 HSAD_LIB_LIBS += -lnuma
 HEADERS += memory/hsad_memory.h
 
@@ -12,3 +12,21 @@ $(MEM_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h $(LIBDIR)/libhs
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+# ---- ThreadSanitizer: 4 threads allocating, copying (every strategy), filling and freeing at
+# once, as a plain program (Criterion does not start under TSan), in its own build tree with
+# kfd-emu instrumented too; kernels and twins come from the normal build.
+MEM_TSAN_BUILD ?= build-tsan
+$(BUILD)/tsan/test_memory_tsan: tests/test_memory_tsan.c $(LIBDIR)/libhsad.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lm
+
+.PHONY: memory-tsan
+memory-tsan: all
+	@$(MAKE) --no-print-directory BUILD=$(MEM_TSAN_BUILD) SAN=-fsanitize=thread \
+	  KERNDIR=$(abspath $(KERNDIR)) $(MEM_TSAN_BUILD)/tsan/test_memory_tsan \
+	  $(MEM_TSAN_BUILD)/lib/hsad/kfd-emu/libhsakmt.so.1
+	LD_LIBRARY_PATH=$(MEM_TSAN_BUILD)/lib/hsad/kfd-emu \
+	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so \
+	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan-memory.supp) $(TSAN_OPTIONS)" \
+	  $(MEM_TSAN_BUILD)/tsan/test_memory_tsan $(MEM_TSAN_ROUNDS)

@@ -99,7 +99,7 @@ static hsad_status_t state_refresh(hsad_runtime_t *rt, uint64_t gen) {
   hsad_status_t s = rocr_resolve();
   if (s) return s;
   mem_registry_reset();
-  mem_pools_reset();
+  mem_pools_reset(false);
   mem_st.runtime = rt;
   mem_st.device_count = 0;
   mem_st.cpu_count = 0;
@@ -122,6 +122,18 @@ static hsad_status_t state_refresh(hsad_runtime_t *rt, uint64_t gen) {
   return HSAD_OK;
 }
 
+/* The last hsad_runtime_close: give back what ROCr is about to lose (runtime lock held; ROCr
+ * still up). Copies still in flight then are the caller's error (documented). */
+static void mem_on_close(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&mem_st.lock);
+  atomic_store_explicit(&mem_st.generation, 0, memory_order_release);
+  mem_copy_close();
+  mem_pools_reset(true);
+  mem_registry_reset();
+  pthread_mutex_unlock(&mem_st.lock);
+}
+
 hsad_status_t mem_ready_runtime(hsad_runtime_t *runtime, const char *what) {
   uint64_t gen = hsad_runtime_generation(runtime);
   if (!runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: runtime is NULL", what);
@@ -130,6 +142,13 @@ hsad_status_t mem_ready_runtime(hsad_runtime_t *runtime, const char *what) {
                      "hsad_runtime_open)", what);
   /* acquire: pairs with the release in state_refresh, so the fields it wrote are visible */
   if (atomic_load_explicit(&mem_st.generation, memory_order_acquire) == gen) return HSAD_OK;
+  /* outside mem_st.lock: the hook runs under the runtime's lock and takes mem_st.lock */
+  static _Atomic int hooked;
+  if (!atomic_load_explicit(&hooked, memory_order_acquire)) {
+    hsad_status_t hs = hsad_runtime_on_close(runtime, mem_on_close, NULL);
+    if (hs) return hs;
+    atomic_store_explicit(&hooked, 1, memory_order_release);
+  }
   pthread_mutex_lock(&mem_st.lock);
   hsad_status_t s = HSAD_OK;
   if (atomic_load_explicit(&mem_st.generation, memory_order_relaxed) != gen)

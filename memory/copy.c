@@ -1,0 +1,684 @@
+/* copy.c - checked copies and fills on HSA signals: direct DMA, and pageable host memory
+ * staged through pool blocks, pipelined in chunks, or pinned in place.
+ *
+ * Progress after the call returns is driven by ROCr's asynchronous event thread
+ * (hsa_amd_signal_async_handler on the chunk signals, hsa_amd_async_function to stage the
+ * first buffers of a pipeline). A handler only copies host bytes, returns pool blocks and
+ * submits the next chunk; its last action is the decrement of the copy's completion signal,
+ * after which it never touches the operation again (the caller may reuse everything then).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hsa/amd_hsa_signal.h>
+
+#include "memory/mem_internal.h"
+#include "memory/mem_registry.h"
+
+/* The value of a signal, loaded with acquire ordering by this library itself (not through
+ * ROCr): it pairs with the packet processor's release decrement after the DMA wrote the
+ * bytes, so what the handler reads next is ordered after the DMA (and ThreadSanitizer, which
+ * does not see inside ROCr, sees the pairing). */
+static hsa_signal_value_t sig_acquire(hsa_signal_t s) {
+  amd_signal_t *a = (amd_signal_t *)(uintptr_t)s.handle;
+  return atomic_load_explicit((_Atomic int64_t *)&a->value, memory_order_acquire);
+}
+
+/* Decrements through ROCr (which wakes sleeping waiters) after a release RMW on the value, so
+ * every write of this thread before it is ordered before a waiter's acquire load of 0. */
+static void sig_release_sub(hsa_signal_t s, hsa_signal_value_t n) {
+  amd_signal_t *a = (amd_signal_t *)(uintptr_t)s.handle;
+  atomic_fetch_add_explicit((_Atomic int64_t *)&a->value, 0, memory_order_release);
+  mem_rocr.hsa_signal_subtract_screlease(s, n);
+}
+
+/* ---- internal signals: reused, never destroyed while the runtime is open -------------- */
+
+static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+static hsa_signal_t *sig_free;
+static size_t sig_n, sig_cap;
+static uint64_t sig_gen;
+
+void mem_copy_close(void) {
+  pthread_mutex_lock(&sig_lock);
+  if (sig_gen && mem_rocr.hsa_signal_destroy)
+    for (size_t i = 0; i < sig_n; i++) mem_rocr.hsa_signal_destroy(sig_free[i]);
+  sig_n = 0;
+  sig_gen = 0;
+  pthread_mutex_unlock(&sig_lock);
+}
+
+hsad_status_t mem_signal_take(hsa_signal_value_t value, hsa_signal_t *out) {
+  pthread_mutex_lock(&sig_lock);
+  uint64_t gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
+  if (sig_gen != gen) { /* signals of an earlier runtime died with it */
+    sig_n = 0;
+    sig_gen = gen;
+  }
+  if (sig_n) {
+    *out = sig_free[--sig_n];
+    pthread_mutex_unlock(&sig_lock);
+    mem_rocr.hsa_signal_store_screlease(*out, value);
+    return HSAD_OK;
+  }
+  pthread_mutex_unlock(&sig_lock);
+  hsa_status_t st = mem_rocr.hsa_signal_create(value, 0, NULL, out);
+  if (st != HSA_STATUS_SUCCESS) return mem_hsa_fail(st, "memory: hsa_signal_create");
+  return HSAD_OK;
+}
+
+void mem_signal_give(hsa_signal_t s) {
+  pthread_mutex_lock(&sig_lock);
+  if (sig_gen == atomic_load_explicit(&mem_st.generation, memory_order_acquire)) {
+    if (sig_n == sig_cap) {
+      size_t cap = sig_cap ? sig_cap * 2 : 64;
+      hsa_signal_t *n = realloc(sig_free, cap * sizeof *n);
+      if (!n) {
+        pthread_mutex_unlock(&sig_lock);
+        mem_rocr.hsa_signal_destroy(s);
+        return;
+      }
+      sig_free = n, sig_cap = cap;
+    }
+    sig_free[sig_n++] = s;
+  }
+  pthread_mutex_unlock(&sig_lock);
+}
+
+/* ---- sides of a copy -------------------------------------------------------------------- */
+
+typedef struct mem_side {
+  uint8_t *p;              /* the caller's address */
+  uint8_t *gpu_p;          /* the address the GPU uses (registered / locked memory) */
+  bool pageable;
+  bool device_mem;         /* device memory of GPU `owner` */
+  bool checked_access;     /* access_mask is known */
+  uint32_t owner;
+  uint32_t access_mask;
+  hsad_mem_kind_t kind;
+  const char *kind_name;
+  uintptr_t base;
+} mem_side_t;
+
+static hsad_status_t side_classify(const char *what, const char *role, const void *ptr,
+                                   size_t size, mem_side_t *out) {
+  memset(out, 0, sizeof *out);
+  out->p = out->gpu_p = (uint8_t *)ptr;
+  if ((uintptr_t)ptr > UINTPTR_MAX - size)
+    return hsad_fail(HSAD_ERR_RANGE, "%s: the %s %p + %zu bytes wraps the address space", what,
+                     role, ptr, size);
+  mem_entry_t e;
+  uintptr_t tb = 0;
+  size_t tsz = 0;
+  int f = mem_registry_find((uintptr_t)ptr, &e, &tb, &tsz);
+  if (f == MEM_FIND_LIVE) {
+    size_t len = e.req_size;
+    if (e.kind == HSAD_MEM_POOLED) {
+      mem_block_t *b = &e.pool->blocks[e.block];
+      if (atomic_load_explicit(&b->state, memory_order_acquire) != MEM_BLOCK_IN_USE)
+        return hsad_fail(HSAD_ERR_FREED, "%s: the %s %p lies in a pool block that was freed "
+                         "(%zu bytes at %p)", what, role, ptr, e.size, (void *)e.base);
+      len = (size_t)atomic_load_explicit(&b->req_size, memory_order_relaxed);
+    }
+    size_t off = (uintptr_t)ptr - e.base;
+    if (size > len - off)
+      return hsad_fail(HSAD_ERR_RANGE, "%s: the %s %p + %zu bytes runs %zu bytes past the end "
+                       "of %s memory at %p (%zu bytes)", what, role, ptr, size,
+                       size - (len - off), hsad_mem_kind_name(e.kind), (void *)e.base, len);
+    out->kind = e.kind;
+    out->kind_name = hsad_mem_kind_name(e.kind);
+    out->base = e.base;
+    out->checked_access = true;
+    out->access_mask = e.access_mask;
+    if (e.kind == HSAD_MEM_DEVICE) {
+      out->device_mem = true;
+      out->owner = mem_device_index(e.device);
+    }
+    if (e.kind == HSAD_MEM_REGISTERED) out->gpu_p = (uint8_t *)e.device_ptr + off;
+    return HSAD_OK;
+  }
+  if (f == MEM_FIND_FREED)
+    return hsad_fail(HSAD_ERR_FREED, "%s: the %s %p lies in %s memory that was freed (%zu bytes "
+                     "at %p)", what, role, ptr, hsad_mem_kind_name(e.kind), tsz, (void *)tb);
+  /* not ours: memory ROCr knows (allocated or locked elsewhere), or pageable */
+  hsa_amd_pointer_info_t pi;
+  memset(&pi, 0, sizeof pi);
+  pi.size = sizeof pi;
+  if (mem_rocr.hsa_amd_pointer_info(ptr, &pi, NULL, NULL, NULL) == HSA_STATUS_SUCCESS &&
+      (pi.type == HSA_EXT_POINTER_TYPE_HSA || pi.type == HSA_EXT_POINTER_TYPE_LOCKED)) {
+    uintptr_t hb = (uintptr_t)pi.hostBaseAddress;
+    size_t off = (uintptr_t)ptr - hb;
+    if (hb && (uintptr_t)ptr >= hb && size > pi.sizeInBytes - off)
+      return hsad_fail(HSAD_ERR_RANGE, "%s: the %s %p + %zu bytes runs %zu bytes past the end "
+                       "of a ROCr allocation at %p (%zu bytes)", what, role, ptr, size,
+                       size - (pi.sizeInBytes - off), (void *)hb, pi.sizeInBytes);
+    out->kind_name = "ROCr";
+    out->base = hb;
+    for (uint32_t i = 0; i < mem_st.device_count; i++)
+      if (mem_st.gpu_agents[i].handle == pi.agentOwner.handle) {
+        out->device_mem = true;
+        out->owner = i;
+      }
+    if (pi.type == HSA_EXT_POINTER_TYPE_LOCKED && pi.agentBaseAddress)
+      out->gpu_p = (uint8_t *)pi.agentBaseAddress + off;
+    return HSAD_OK;
+  }
+  out->pageable = true;
+  out->kind_name = "pageable";
+  return HSAD_OK;
+}
+
+static hsad_status_t side_access(const char *what, const char *role, const mem_side_t *s,
+                                 uint32_t bd) {
+  if (s->pageable || !s->checked_access) return HSAD_OK;
+  if (s->device_mem && s->owner == bd) return HSAD_OK;
+  if (s->access_mask & (1u << bd)) return HSAD_OK;
+  return hsad_fail(HSAD_ERR_NO_ACCESS, "%s: device %u runs the blit and cannot reach the %s "
+                   "%p (%s memory at %p, granted to device mask 0x%x): add device %u to its "
+                   "access list", what, bd, role, (void *)s->p, s->kind_name, (void *)s->base,
+                   s->access_mask, bd);
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+const char *hsad_copy_strategy_name(hsad_copy_strategy_t s) {
+  switch (s) {
+  case HSAD_COPY_DIRECT: return "direct";
+  case HSAD_COPY_STAGED: return "staged";
+  case HSAD_COPY_PIPELINED: return "pipelined";
+  case HSAD_COPY_PINNED: return "pinned";
+  }
+  return "unknown";
+}
+
+static hsad_copy_options_t opts_resolve(const hsad_copy_options_t *o) {
+  hsad_copy_options_t r = o ? *o : (hsad_copy_options_t){0};
+  if (!r.staging_max) r.staging_max = HSAD_COPY_DEFAULT_STAGING_MAX;
+  if (!r.pin_threshold) r.pin_threshold = HSAD_COPY_DEFAULT_PIN_THRESHOLD;
+  if (!r.chunk_size) r.chunk_size = HSAD_COPY_DEFAULT_CHUNK;
+  if (!r.chunk_buffers) r.chunk_buffers = HSAD_COPY_DEFAULT_BUFFERS;
+  return r;
+}
+
+static hsad_status_t opts_check(const char *what, const hsad_copy_options_t *o) {
+  if (o->pin_threshold <= o->staging_max)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: options: pin_threshold %zu must be above "
+                     "staging_max %zu", what, o->pin_threshold, o->staging_max);
+  if (o->chunk_size % 4096 || o->chunk_size > HSAD_HOST_POOL_MAX_CLASS)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: options: chunk_size %zu must be a multiple "
+                     "of 4096 up to %zu", what, o->chunk_size, (size_t)HSAD_HOST_POOL_MAX_CLASS);
+  if (o->chunk_buffers < 2 || o->chunk_buffers > HSAD_COPY_MAX_BUFFERS)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: options: chunk_buffers %u must be 2..%u",
+                     what, o->chunk_buffers, (unsigned)HSAD_COPY_MAX_BUFFERS);
+  if (o->force > HSAD_COPY_PINNED)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: options: force %u is no strategy", what,
+                     o->force);
+  return HSAD_OK;
+}
+
+hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, size_t size) {
+  hsad_copy_options_t o = opts_resolve(options);
+  if (o.force) return (hsad_copy_strategy_t)o.force;
+  if (size <= o.staging_max) return HSAD_COPY_STAGED;
+  if (size >= o.pin_threshold) return HSAD_COPY_PINNED;
+  return HSAD_COPY_PIPELINED;
+}
+
+/* ---- operations in flight ------------------------------------------------------------------ */
+
+typedef struct mem_op {
+  bool to_device;                  /* pageable source (host -> GPU) vs pageable destination */
+  uint8_t *dst, *src;              /* GPU-side addresses for the DMA; host side: the user's */
+  uint8_t *host;                   /* the pageable user range */
+  size_t size, chunk;
+  size_t nchunks;
+  uint32_t nbuf;
+  hsa_agent_t dst_agent, src_agent;
+  hsa_signal_t finish;             /* decremented once at the very end */
+  hsad_host_pool_t *pool;
+  void *buf[HSAD_COPY_MAX_BUFFERS];
+  hsa_signal_t bsig[HSAD_COPY_MAX_BUFFERS];
+  size_t cur[HSAD_COPY_MAX_BUFFERS]; /* chunk each buffer carries now */
+  _Atomic uint32_t bufs_left;
+  uint32_t ndeps;
+  hsa_signal_t deps[HSAD_COPY_MAX_DEPS];
+  void *pinned;                    /* PINNED: the locked user pointer */
+  uint32_t nsig_fill;              /* fills: copies outstanding on bsig[0] */
+} mem_op_t;
+
+static void op_finish(mem_op_t *op) {
+  for (uint32_t b = 0; b < op->nbuf; b++) {
+    if (op->buf[b]) hsad_host_pool_free(op->pool, op->buf[b]);
+    if (op->bsig[b].handle) mem_signal_give(op->bsig[b]);
+  }
+  if (op->pinned) mem_rocr.hsa_amd_memory_unlock(op->pinned);
+  hsa_signal_t fin = op->finish;
+  free(op);
+  sig_release_sub(fin, 1); /* last: the op is gone */
+}
+
+static size_t chunk_len(const mem_op_t *op, size_t c) {
+  size_t off = c * op->chunk;
+  return op->size - off < op->chunk ? op->size - off : op->chunk;
+}
+
+/* Submits the DMA of chunk c through buffer b (host side staged already for to_device). */
+static hsa_status_t chunk_dma(mem_op_t *op, uint32_t b, size_t c, bool with_deps) {
+  size_t off = c * op->chunk, len = chunk_len(op, c);
+  mem_rocr.hsa_signal_store_screlease(op->bsig[b], 1);
+  void *d = op->to_device ? (void *)(op->dst + off) : op->buf[b];
+  const void *s = op->to_device ? op->buf[b] : (const void *)(op->src + off);
+  return mem_rocr.hsa_amd_memory_async_copy(d, op->dst_agent, s, op->src_agent, len,
+                                            with_deps ? op->ndeps : 0,
+                                            with_deps && op->ndeps ? op->deps : NULL, op->bsig[b]);
+}
+
+static bool chunk_done(hsa_signal_value_t v, void *arg);
+
+typedef struct mem_buf_ref { mem_op_t *op; uint32_t b; } mem_buf_ref_t;
+
+/* Starts buffer b on its first chunk (b): stage (to_device), DMA, watch. */
+static hsa_status_t buf_start(mem_op_t *op, uint32_t b) {
+  op->cur[b] = b;
+  if (op->to_device) memcpy(op->buf[b], op->host + b * op->chunk, chunk_len(op, b));
+  hsa_status_t st = chunk_dma(op, b, b, true);
+  if (st != HSA_STATUS_SUCCESS) return st;
+  /* the buffer index is encoded in the handler argument: op pointer + b (b < 8, op 8-aligned) */
+  return mem_rocr.hsa_amd_signal_async_handler(op->bsig[b], HSA_SIGNAL_CONDITION_EQ, 0,
+                                               chunk_done, (void *)((uintptr_t)op | b));
+}
+
+/* A buffer's DMA completed: drain (from device), then refill with its next chunk or retire. */
+static bool chunk_done(hsa_signal_value_t v, void *arg) {
+  (void)v;
+  mem_op_t *op = (mem_op_t *)((uintptr_t)arg & ~(uintptr_t)7);
+  uint32_t b = (uint32_t)((uintptr_t)arg & 7);
+  (void)sig_acquire(op->bsig[b]);
+  size_t c = op->cur[b];
+  if (!op->to_device) memcpy(op->host + c * op->chunk, op->buf[b], chunk_len(op, c));
+  size_t next = c + op->nbuf;
+  if (next < op->nchunks) {
+    op->cur[b] = next;
+    if (op->to_device) memcpy(op->buf[b], op->host + next * op->chunk, chunk_len(op, next));
+    if (chunk_dma(op, b, next, false) == HSA_STATUS_SUCCESS) return true; /* watch again */
+    /* ROCr refused a later chunk: the rest is not written; retire the buffer */
+  }
+  if (atomic_fetch_sub_explicit(&op->bufs_left, 1, memory_order_acq_rel) == 1) op_finish(op);
+  return false;
+}
+
+/* Stages buffers 1..nbuf-1 of a pipeline on ROCr's event thread. */
+static void pipeline_rest(void *arg) {
+  mem_op_t *op = arg;
+  uint32_t started = 1;
+  for (uint32_t b = 1; b < op->nbuf; b++, started++)
+    if (buf_start(op, b) != HSA_STATUS_SUCCESS) break;
+  /* buffers that could not start retire at once */
+  uint32_t missing = op->nbuf - started;
+  if (missing &&
+      atomic_fetch_sub_explicit(&op->bufs_left, missing, memory_order_acq_rel) == missing)
+    op_finish(op);
+}
+
+static bool pinned_done(hsa_signal_value_t v, void *arg) {
+  (void)v;
+  (void)sig_acquire(((mem_op_t *)arg)->bsig[0]);
+  op_finish(arg);
+  return false;
+}
+
+/* Waits for deps (value 0) and then decrements `completion`, for zero-byte copies. */
+typedef struct mem_after { uint32_t i, n; hsa_signal_t deps[HSAD_COPY_MAX_DEPS]; hsa_signal_t fin; } mem_after_t;
+static bool after_dep(hsa_signal_value_t v, void *arg) {
+  (void)v;
+  mem_after_t *a = arg;
+  (void)sig_acquire(a->deps[a->i]);
+  while (++a->i < a->n)
+    if (mem_rocr.hsa_amd_signal_async_handler(a->deps[a->i], HSA_SIGNAL_CONDITION_EQ, 0,
+                                              after_dep, a) == HSA_STATUS_SUCCESS)
+      return false;
+  hsa_signal_t fin = a->fin;
+  free(a);
+  sig_release_sub(fin, 1);
+  return false;
+}
+
+static hsad_status_t after_deps(const hsa_signal_t *deps, uint32_t n, hsa_signal_t completion) {
+  if (n == 0) {
+    sig_release_sub(completion, 1);
+    return HSAD_OK;
+  }
+  mem_after_t *a = calloc(1, sizeof *a);
+  if (!a) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "memory: zero-byte copy bookkeeping");
+  a->n = n;
+  a->i = 0;
+  memcpy(a->deps, deps, n * sizeof *deps);
+  a->fin = completion;
+  hsa_status_t st = mem_rocr.hsa_amd_signal_async_handler(deps[0], HSA_SIGNAL_CONDITION_EQ, 0,
+                                                          after_dep, a);
+  if (st != HSA_STATUS_SUCCESS) {
+    free(a);
+    return mem_hsa_fail(st, "memory: hsa_amd_signal_async_handler");
+  }
+  return HSAD_OK;
+}
+
+/* ---- the copy ------------------------------------------------------------------------------ */
+
+static hsa_agent_t cpu_agent_of(hsad_device_t *device) {
+  int32_t c = hsad_device_info(device)->nearest_cpu;
+  return mem_st.cpu_agents[c < 0 ? 0 : c];
+}
+
+static hsad_status_t check_deps(const char *what, const hsa_signal_t *deps, uint32_t n) {
+  if (n > HSAD_COPY_MAX_DEPS)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dep_count %u is above %u", what, n,
+                     (unsigned)HSAD_COPY_MAX_DEPS);
+  if (n && !deps)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: deps is NULL with dep_count %u", what, n);
+  return HSAD_OK;
+}
+
+hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
+                             const void *src, size_t size, const hsa_signal_t *deps,
+                             uint32_t dep_count, hsa_signal_t completion,
+                             const hsad_copy_options_t *options,
+                             hsad_copy_strategy_t *out_strategy) {
+  hsad_status_t s = mem_ready(device, what);
+  if (s) return s;
+  if ((s = check_deps(what, deps, dep_count))) return s;
+  if (!completion.handle)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: completion signal is 0", what);
+  hsad_copy_options_t o = opts_resolve(options);
+  if ((s = opts_check(what, &o))) return s;
+  if (size == 0) {
+    if (out_strategy) *out_strategy = HSAD_COPY_DIRECT;
+    return after_deps(deps, dep_count, completion);
+  }
+  if (!dst || !src)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", what, !dst ? "dst" : "src");
+  mem_side_t d, sr;
+  if ((s = side_classify(what, "destination", dst, size, &d))) return s;
+  if ((s = side_classify(what, "source", src, size, &sr))) return s;
+  uintptr_t a = (uintptr_t)dst, b = (uintptr_t)src;
+  if (a < b + size && b < a + size)
+    return hsad_fail(HSAD_ERR_OVERLAP, "%s: destination %p and source %p overlap over %zu bytes "
+                     "(%zu bytes each)", what, dst, src,
+                     (a < b ? a + size - b : b + size - a), size);
+  if (d.pageable && sr.pageable)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: destination %p and source %p are both "
+                     "pageable host memory: nothing for a GPU to copy (use memcpy)", what, dst, src);
+  uint32_t dev = mem_device_index(device);
+  uint32_t bd = sr.device_mem ? sr.owner : d.device_mem ? d.owner : dev;
+  if ((s = side_access(what, "destination", &d, bd))) return s;
+  if ((s = side_access(what, "source", &sr, bd))) return s;
+
+  hsa_agent_t cpu = cpu_agent_of(device);
+  hsa_agent_t dst_agent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu;
+  hsa_agent_t src_agent = sr.device_mem ? mem_st.gpu_agents[sr.owner]
+                                        : (d.device_mem ? cpu : mem_st.gpu_agents[bd]);
+  if (!d.pageable && !sr.pageable) {
+    if (out_strategy) *out_strategy = HSAD_COPY_DIRECT;
+    hsa_status_t st = mem_rocr.hsa_amd_memory_async_copy(d.gpu_p, dst_agent, sr.gpu_p, src_agent,
+                                                         size, dep_count,
+                                                         dep_count ? deps : NULL, completion);
+    if (st != HSA_STATUS_SUCCESS)
+      return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, %zu bytes)", what, dst,
+                          src, size);
+    return HSAD_OK;
+  }
+
+  /* a pageable side: the other side is what the GPU reaches; the staging blocks and pinned
+   * ranges stand in for the pageable one */
+  hsad_copy_strategy_t strat = hsad_copy_strategy_for(&o, size);
+  hsad_host_pool_t *pool = NULL;
+  if (strat != HSAD_COPY_PINNED && (s = hsad_host_pool_get(device, &pool))) return s;
+  mem_op_t *op = calloc(1, sizeof *op);
+  if (!op) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: %zu bytes of bookkeeping", what, sizeof *op);
+  op->to_device = sr.pageable;
+  op->host = sr.pageable ? sr.p : d.p;
+  op->dst = d.gpu_p;
+  op->src = sr.gpu_p;
+  op->size = size;
+  op->finish = completion;
+  op->pool = pool;
+  op->ndeps = dep_count;
+  if (dep_count) memcpy(op->deps, deps, dep_count * sizeof *deps);
+  /* the pageable side is host memory of the device's nearest CPU once staged or pinned */
+  op->dst_agent = d.pageable ? cpu : dst_agent;
+  op->src_agent = sr.pageable ? (d.device_mem ? cpu : mem_st.gpu_agents[bd]) : src_agent;
+  if (out_strategy) *out_strategy = strat;
+
+  if (strat == HSAD_COPY_PINNED) {
+    void *agent_ptr = NULL;
+    int32_t c = hsad_device_info(device)->nearest_cpu;
+    hsa_status_t st = mem_rocr.hsa_amd_memory_lock_to_pool(
+        op->host, size, &mem_st.gpu_agents[bd], 1, mem_st.cpu_fine[c < 0 ? 0 : c], 0, &agent_ptr);
+    if (st != HSA_STATUS_SUCCESS) {
+      void *host = op->host;
+      free(op);
+      return mem_hsa_fail(st, "%s: hsa_amd_memory_lock_to_pool(%p, %zu bytes)", what, host, size);
+    }
+    op->pinned = op->host;
+    if ((s = mem_signal_take(1, &op->bsig[0]))) {
+      mem_rocr.hsa_amd_memory_unlock(op->pinned);
+      free(op);
+      return s;
+    }
+    op->nbuf = 1;
+    void *dd = op->to_device ? (void *)op->dst : agent_ptr;
+    const void *ss = op->to_device ? agent_ptr : (const void *)op->src;
+    /* ROCr refuses a non-NULL dep array with a zero count (INVALID_ARGUMENT) */
+    st = mem_rocr.hsa_amd_memory_async_copy(dd, op->dst_agent, ss, op->src_agent, size,
+                                            dep_count, dep_count ? op->deps : NULL, op->bsig[0]);
+    if (st == HSA_STATUS_SUCCESS)
+      st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
+                                                 pinned_done, op);
+    if (st != HSA_STATUS_SUCCESS) {
+      /* only the submission can have failed here (the handler cannot fail on a valid signal) */
+      mem_signal_give(op->bsig[0]);
+      mem_rocr.hsa_amd_memory_unlock(op->pinned);
+      free(op);
+      return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, %zu bytes, pinned)",
+                          what, dst, src, size);
+    }
+    return HSAD_OK;
+  }
+
+  op->chunk = strat == HSAD_COPY_STAGED ? size : o.chunk_size;
+  op->nchunks = (size + op->chunk - 1) / op->chunk;
+  op->nbuf = strat == HSAD_COPY_STAGED ? 1 : o.chunk_buffers;
+  if (op->nbuf > op->nchunks) op->nbuf = (uint32_t)op->nchunks;
+  /* every staging block and signal is taken before anything is submitted */
+  for (uint32_t i = 0; i < op->nbuf; i++) {
+    if (!s) s = hsad_host_pool_alloc(pool, op->chunk, &op->buf[i]);
+    if (!s) s = mem_signal_take(1, &op->bsig[i]);
+  }
+  if (s) {
+    hsad_status_t keep = s;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", hsad_last_error());
+    for (uint32_t i = 0; i < op->nbuf; i++) {
+      if (op->buf[i]) hsad_host_pool_free(pool, op->buf[i]);
+      if (op->bsig[i].handle) mem_signal_give(op->bsig[i]);
+    }
+    free(op);
+    return hsad_fail(keep, "%s", msg);
+  }
+  atomic_store_explicit(&op->bufs_left, op->nbuf, memory_order_relaxed);
+  /* the first buffer on the caller's thread (the only wait the caller pays), the others on
+   * ROCr's event thread */
+  uint32_t nbuf = op->nbuf; /* with one buffer the op may be gone once buf_start returned */
+  size_t nchunks = op->nchunks;
+  hsa_status_t st = buf_start(op, 0);
+  if (st != HSA_STATUS_SUCCESS) {
+    for (uint32_t i = 0; i < op->nbuf; i++) {
+      hsad_host_pool_free(pool, op->buf[i]);
+      mem_signal_give(op->bsig[i]);
+    }
+    free(op);
+    return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, first of %zu chunk(s))",
+                        what, dst, src, nchunks);
+  }
+  if (nbuf > 1) {
+    st = mem_rocr.hsa_amd_async_function(pipeline_rest, op);
+    if (st != HSA_STATUS_SUCCESS) pipeline_rest(op); /* stage them here instead */
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const void *src,
+                                        size_t size, const hsa_signal_t *deps, uint32_t dep_count,
+                                        hsa_signal_t completion,
+                                        const hsad_copy_options_t *options,
+                                        hsad_copy_strategy_t *out_strategy) {
+  return mem_copy_start("hsad_memcpy_async_signals", device, dst, src, size, deps, dep_count,
+                        completion, options, out_strategy);
+}
+
+/* ---- fills ------------------------------------------------------------------------------- */
+
+static bool fill_done(hsa_signal_value_t v, void *arg) {
+  (void)v;
+  (void)sig_acquire(((mem_op_t *)arg)->bsig[0]);
+  op_finish(arg);
+  return false;
+}
+
+hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
+                             uint32_t pattern, uint32_t width, size_t count,
+                             const hsa_signal_t *deps, uint32_t dep_count,
+                             hsa_signal_t completion) {
+  hsad_status_t s = mem_ready(device, what);
+  if (s) return s;
+  if ((s = check_deps(what, deps, dep_count))) return s;
+  if (!completion.handle)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: completion signal is 0", what);
+  if (width != 1 && width != 2 && width != 4)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: width %u is not 1, 2 or 4", what, width);
+  if (count > SIZE_MAX / width)
+    return hsad_fail(HSAD_ERR_RANGE, "%s: %zu elements of %u bytes overflow size_t", what, count,
+                     width);
+  size_t size = count * width;
+  if (size == 0) return after_deps(deps, dep_count, completion);
+  if (!dst) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dst is NULL", what);
+  mem_side_t d;
+  if ((s = side_classify(what, "destination", dst, size, &d))) return s;
+  if (d.pageable)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: destination %p is pageable host memory: "
+                     "fill it with memset, or register it (hsad_mem_register)", what, dst);
+  uint32_t bd = d.device_mem ? d.owner : mem_device_index(device);
+  if ((s = side_access(what, "destination", &d, bd))) return s;
+  hsad_host_pool_t *pool = NULL;
+  if ((s = hsad_host_pool_get(device, &pool))) return s;
+  size_t blk = size < ((size_t)1 << 20) ? size : ((size_t)1 << 20); /* multiple of width */
+  mem_op_t *op = calloc(1, sizeof *op);
+  if (!op) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: bookkeeping", what);
+  op->pool = pool;
+  op->finish = completion;
+  op->nbuf = 1;
+  size_t n = (size + blk - 1) / blk;
+  s = hsad_host_pool_alloc(pool, blk, &op->buf[0]);
+  if (!s) s = mem_signal_take((hsa_signal_value_t)n, &op->bsig[0]);
+  if (s) {
+    hsad_status_t keep = s;
+    if (op->buf[0]) hsad_host_pool_free(pool, op->buf[0]);
+    free(op);
+    return keep;
+  }
+  uint8_t *pb = op->buf[0];
+  for (size_t i = 0; i < blk; i += width) memcpy(pb + i, &pattern, width); /* host order */
+  hsa_agent_t dagent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu_agent_of(device);
+  for (size_t i = 0; i < n; i++) {
+    size_t off = i * blk, len = size - off < blk ? size - off : blk;
+    hsa_status_t st = mem_rocr.hsa_amd_memory_async_copy(d.gpu_p + off, dagent, pb,
+                                                         mem_st.gpu_agents[bd], len, dep_count,
+                                                         dep_count ? deps : NULL, op->bsig[0]);
+    if (st != HSA_STATUS_SUCCESS) {
+      if (i == 0) {
+        hsad_host_pool_free(pool, op->buf[0]);
+        mem_signal_give(op->bsig[0]);
+        free(op);
+        return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p, %zu bytes of pattern)", what,
+                            dst, len);
+      }
+      /* later pieces refused: count them as done so the fill completes (partially) */
+      mem_rocr.hsa_signal_subtract_screlease(op->bsig[0], (hsa_signal_value_t)(n - i));
+      break;
+    }
+  }
+  hsa_status_t st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ,
+                                                          0, fill_done, op);
+  if (st != HSA_STATUS_SUCCESS) {
+    /* cannot watch it: wait here, then finish */
+    mem_rocr.hsa_signal_wait_scacquire(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
+                                       HSA_WAIT_STATE_BLOCKED);
+    op_finish(op);
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32_t pattern,
+                                        uint32_t width, size_t count, const hsa_signal_t *deps,
+                                        uint32_t dep_count, hsa_signal_t completion) {
+  return mem_fill_start("hsad_memset_async_signals", device, dst, pattern, width, count, deps,
+                        dep_count, completion);
+}
+
+/* ---- synchronous forms ----------------------------------------------------------------- */
+
+static hsad_status_t wait_signal(const char *what, hsa_signal_t sig, uint64_t deadline_ns) {
+  for (;;) {
+    uint64_t now = hsad_now_ns();
+    if (sig_acquire(sig) == 0) return HSAD_OK;
+    if (now >= deadline_ns)
+      return hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline", what);
+    uint64_t slice = deadline_ns - now < 10000000ull ? deadline_ns - now : 10000000ull;
+    mem_rocr.hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_EQ, 0, slice,
+                                       HSA_WAIT_STATE_BLOCKED);
+  }
+}
+
+hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
+                          const hsad_copy_options_t *options, uint64_t deadline_ns) {
+  hsad_status_t s = mem_ready(device, "hsad_memcpy");
+  if (s) return s;
+  hsa_signal_t sig;
+  if ((s = mem_signal_take(1, &sig))) return s;
+  s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL);
+  if (!s) s = wait_signal("hsad_memcpy", sig, deadline_ns);
+  if (s != HSAD_ERR_TIMEOUT) mem_signal_give(sig); /* a timed-out copy still owns it */
+  return s;
+}
+
+hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, uint32_t width,
+                          size_t count, uint64_t deadline_ns) {
+  static const char what[] = "hsad_memset";
+  hsad_status_t s = mem_ready(device, what);
+  if (s) return s;
+  if ((width == 1 || width == 2 || width == 4) && count <= SIZE_MAX / width && dst &&
+      (uintptr_t)dst % 4 == 0 && (count * width) % 4 == 0 && count) {
+    mem_side_t d;
+    if ((s = side_classify(what, "destination", dst, count * width, &d))) return s;
+    if (!d.pageable) {
+      uint32_t bd = d.device_mem ? d.owner : mem_device_index(device);
+      if ((s = side_access(what, "destination", &d, bd))) return s;
+      uint32_t v = width == 4 ? pattern
+                 : width == 2 ? (pattern & 0xffffu) * 0x00010001u
+                              : (pattern & 0xffu) * 0x01010101u;
+      hsa_status_t st = mem_rocr.hsa_amd_memory_fill(d.gpu_p, v, count * width / 4);
+      if (st != HSA_STATUS_SUCCESS)
+        return mem_hsa_fail(st, "%s: hsa_amd_memory_fill(%p, %zu words)", what, dst,
+                            count * width / 4);
+      return HSAD_OK;
+    }
+  }
+  hsa_signal_t sig;
+  if ((s = mem_signal_take(1, &sig))) return s;
+  s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig);
+  if (!s) s = wait_signal(what, sig, deadline_ns);
+  if (s != HSAD_ERR_TIMEOUT) mem_signal_give(sig);
+  return s;
+}

@@ -1,0 +1,446 @@
+/* test_memory_copy.c - memory/ copies and fills on HSA signals: byte-exact 64 MiB round trips
+ * with misaligned offsets, each pageable strategy at its thresholds, dependencies, zero-byte
+ * copies, peer copies between 2 emulated GPUs, fills, and every bad-input row. */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "memory/hsad_memory.h"
+#include "tests/test_dispatch_util.h"
+
+#define MEM_ERR(expr, status, ...)                                                          \
+  do {                                                                                      \
+    char want_[1024];                                                                       \
+    snprintf(want_, sizeof want_, __VA_ARGS__);                                             \
+    hsad_status_t s_ = (expr);                                                              \
+    cr_assert_eq(s_, status, "%s -> %s (want %s): %s", #expr, hsad_status_name(s_),         \
+                 hsad_status_name(status), hsad_last_error());                              \
+    cr_assert_str_eq(hsad_last_error(), want_);                                             \
+  } while (0)
+
+#define MIB ((size_t)1 << 20)
+
+/* ROCr signal calls, from the ROCr library libhsad loaded (RTLD_GLOBAL). */
+static struct {
+  hsa_status_t (*create)(hsa_signal_value_t, uint32_t, const hsa_agent_t *, hsa_signal_t *);
+  hsa_status_t (*destroy)(hsa_signal_t);
+  hsa_signal_value_t (*load)(hsa_signal_t);
+  void (*store)(hsa_signal_t, hsa_signal_value_t);
+  hsa_signal_value_t (*wait)(hsa_signal_t, hsa_signal_condition_t, hsa_signal_value_t, uint64_t,
+                             hsa_wait_state_t);
+} sg;
+
+static void sig_init(void) {
+  *(void **)&sg.create = dlsym(RTLD_DEFAULT, "hsa_signal_create");
+  *(void **)&sg.destroy = dlsym(RTLD_DEFAULT, "hsa_signal_destroy");
+  *(void **)&sg.load = dlsym(RTLD_DEFAULT, "hsa_signal_load_scacquire");
+  *(void **)&sg.store = dlsym(RTLD_DEFAULT, "hsa_signal_store_screlease");
+  *(void **)&sg.wait = dlsym(RTLD_DEFAULT, "hsa_signal_wait_scacquire");
+  cr_assert(sg.create && sg.destroy && sg.load && sg.store && sg.wait);
+}
+
+static hsa_signal_t sig_new(hsa_signal_value_t v) {
+  hsa_signal_t s;
+  cr_assert_eq(sg.create(v, 0, NULL, &s), HSA_STATUS_SUCCESS);
+  return s;
+}
+
+/* Waits (deadline 20 s) until the signal is 0. */
+static void sig_wait0(hsa_signal_t s) {
+  uint64_t end = dq_in(20 * DQ_SEC);
+  while (sg.load(s) != 0) {
+    cr_assert_lt(hsad_now_ns(), end, "signal still %ld at the deadline", (long)sg.load(s));
+    sg.wait(s, HSA_SIGNAL_CONDITION_EQ, 0, 10000000, HSA_WAIT_STATE_BLOCKED);
+  }
+}
+
+static void fill_lcg(uint8_t *p, size_t n, uint32_t seed) {
+  uint32_t x = seed;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1664525u + 1013904223u;
+    p[i] = (uint8_t)(x >> 24);
+  }
+}
+
+/* Index of the first differing byte, or SIZE_MAX. */
+static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n) {
+  if (!memcmp(a, b, n)) return SIZE_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return i;
+  return SIZE_MAX;
+}
+
+static void pool_stats(hsad_device_t *dev, hsad_host_pool_stats_t *st) {
+  hsad_host_pool_t *pool = NULL;
+  DQ_OK(hsad_host_pool_get(dev, &pool));
+  DQ_OK(hsad_host_pool_stats(pool, st));
+}
+
+/* 64 MiB - 7 bytes: pageable -> device (offset 3) -> device (offset 1, D2D) -> pinned host
+ * (offset 5) -> pageable (offset 11), and pinned -> device -> pageable, all byte-exact with the
+ * bytes around each destination untouched. */
+Test(memory_copy, round_trip_64mib_misaligned, .timeout = 120) {
+  dq_env_t e;
+  dq_open(&e);
+  const size_t n = 64 * MIB - 7;
+  uint8_t *src = malloc(n + 64), *back = malloc(n + 64);
+  cr_assert(src && back);
+  fill_lcg(src, n + 64, 17);
+  memset(back, 0xee, n + 64);
+  uint8_t *d1 = NULL, *d2 = NULL, *h = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 16, NULL, 0, (void **)&d1));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 16, NULL, 0, (void **)&d2));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, n + 16, NULL, 0, (void **)&h));
+  memset(d1, 0xaa, n + 16); /* kfd-emu: device memory is host memory, so the guards are visible */
+  memset(d2, 0xbb, n + 16);
+  memset(h, 0xcc, n + 16);
+  uint64_t dl = dq_in(60 * DQ_SEC);
+  DQ_OK(hsad_memcpy(e.dev, d1 + 3, src + 9, n, NULL, dl));       /* H2D, pageable: pinned */
+  DQ_OK(hsad_memcpy(e.dev, d2 + 1, d1 + 3, n, NULL, dl));        /* D2D */
+  DQ_OK(hsad_memcpy(e.dev, h + 5, d2 + 1, n, NULL, dl));         /* D2H, pinned host */
+  DQ_OK(hsad_memcpy(e.dev, back + 11, h + 5, n, NULL, dl));      /* H2H to pageable: pinned */
+  size_t at = first_diff(back + 11, src + 9, n);
+  cr_assert_eq(at, SIZE_MAX, "byte %zu differs", at);
+  for (int i = 0; i < 3; i++) cr_assert_eq(d1[i], 0xaa);
+  for (int i = 0; i < 13; i++) cr_assert_eq(d1[3 + n + i], 0xaa);
+  cr_assert_eq(d2[0], 0xbb);
+  for (int i = 0; i < 15; i++) cr_assert_eq(d2[1 + n + i], 0xbb);
+  for (int i = 0; i < 5; i++) cr_assert_eq(h[i], 0xcc);
+  for (int i = 0; i < 11; i++) cr_assert_eq(h[5 + n + i], 0xcc);
+  for (int i = 0; i < 11; i++) cr_assert_eq(back[i], 0xee);
+  for (int i = 0; i < 53; i++) cr_assert_eq(back[11 + n + i], 0xee);
+  /* device -> pageable through a pipeline, forced, misaligned by 2 */
+  hsad_copy_options_t o = {.force = HSAD_COPY_PIPELINED};
+  memset(back, 0xee, n + 64);
+  DQ_OK(hsad_memcpy(e.dev, back + 2, d1 + 3, n, &o, dl));
+  at = first_diff(back + 2, src + 9, n);
+  cr_assert_eq(at, SIZE_MAX, "pipelined D2H: byte %zu differs", at);
+  cr_assert_eq(back[1], 0xee);
+  cr_assert_eq(back[2 + n], 0xee);
+  hsad_host_pool_stats_t st;
+  pool_stats(e.dev, &st);
+  cr_assert_eq(st.bytes_in_use, 0, "staging blocks went back");
+  DQ_OK(hsad_mem_free(d1));
+  DQ_OK(hsad_mem_free(d2));
+  DQ_OK(hsad_mem_free(h));
+  free(src);
+  free(back);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Each strategy at its boundaries (threshold - 1, threshold, threshold + 1), in both
+ * directions: the strategy reported, the pool blocks it took, the bytes. */
+Test(memory_copy, strategies_at_thresholds, .timeout = 120) {
+  dq_env_t e;
+  dq_open(&e);
+  sig_init();
+  const size_t smax = 64 * 1024, pin = 512 * 1024, chunk = 16 * 1024;
+  hsad_copy_options_t o = {.staging_max = smax, .pin_threshold = pin, .chunk_size = chunk,
+                           .chunk_buffers = 2};
+  struct { size_t size; hsad_copy_strategy_t want; uint64_t blocks; } rows[] = {
+      {smax - 1, HSAD_COPY_STAGED, 1},        {smax, HSAD_COPY_STAGED, 1},
+      {smax + 1, HSAD_COPY_PIPELINED, 2},     {pin - 1, HSAD_COPY_PIPELINED, 2},
+      {pin, HSAD_COPY_PINNED, 0},             {pin + 1, HSAD_COPY_PINNED, 0},
+  };
+  uint8_t *dev = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, pin + 64, NULL, 0, (void **)&dev));
+  uint8_t *host = malloc(pin + 64), *back = malloc(pin + 64);
+  cr_assert(host && back);
+  hsa_signal_t done = sig_new(1);
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    size_t n = rows[r].size;
+    cr_assert_eq(hsad_copy_strategy_for(&o, n), rows[r].want);
+    fill_lcg(host, pin + 64, (uint32_t)r + 1);
+    memset(dev, 0x11, pin + 64);
+    hsad_host_pool_stats_t before, after;
+    pool_stats(e.dev, &before);
+    hsad_copy_strategy_t got = 99;
+    sg.store(done, 1);
+    DQ_OK(hsad_memcpy_async_signals(e.dev, dev + 1, host + 3, n, NULL, 0, done, &o, &got));
+    cr_assert_eq(got, rows[r].want, "H2D %zu bytes: %s, want %s", n, hsad_copy_strategy_name(got),
+                 hsad_copy_strategy_name(rows[r].want));
+    sig_wait0(done);
+    pool_stats(e.dev, &after);
+    cr_assert_eq((after.hits + after.misses) - (before.hits + before.misses), rows[r].blocks,
+                 "H2D %zu bytes: %llu staging blocks", n,
+                 (unsigned long long)((after.hits + after.misses) - (before.hits + before.misses)));
+    cr_assert_eq(after.bytes_in_use, 0, "H2D %zu: staging returned before completion", n);
+    cr_assert_eq(first_diff(dev + 1, host + 3, n), SIZE_MAX, "H2D %zu bytes differ", n);
+    cr_assert_eq(dev[0], 0x11);
+    cr_assert_eq(dev[1 + n], 0x11);
+
+    memset(back, 0x22, pin + 64);
+    pool_stats(e.dev, &before);
+    sg.store(done, 1);
+    DQ_OK(hsad_memcpy_async_signals(e.dev, back + 5, dev + 1, n, NULL, 0, done, &o, &got));
+    cr_assert_eq(got, rows[r].want);
+    sig_wait0(done);
+    pool_stats(e.dev, &after);
+    cr_assert_eq((after.hits + after.misses) - (before.hits + before.misses), rows[r].blocks);
+    cr_assert_eq(after.bytes_in_use, 0);
+    cr_assert_eq(first_diff(back + 5, host + 3, n), SIZE_MAX, "D2H %zu bytes differ", n);
+    cr_assert_eq(back[4], 0x22);
+    cr_assert_eq(back[5 + n], 0x22);
+  }
+  /* the default thresholds */
+  cr_assert_eq(hsad_copy_strategy_for(NULL, HSAD_COPY_DEFAULT_STAGING_MAX), HSAD_COPY_STAGED);
+  cr_assert_eq(hsad_copy_strategy_for(NULL, HSAD_COPY_DEFAULT_STAGING_MAX + 1),
+               HSAD_COPY_PIPELINED);
+  cr_assert_eq(hsad_copy_strategy_for(NULL, HSAD_COPY_DEFAULT_PIN_THRESHOLD - 1),
+               HSAD_COPY_PIPELINED);
+  cr_assert_eq(hsad_copy_strategy_for(NULL, HSAD_COPY_DEFAULT_PIN_THRESHOLD), HSAD_COPY_PINNED);
+  sg.destroy(done);
+  DQ_OK(hsad_mem_free(dev));
+  free(host);
+  free(back);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A copy waits for its dependency signal; a zero-byte copy completes in order with its
+ * dependencies (plain ROCr never signals it). */
+Test(memory_copy, dependencies_and_zero_bytes, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  sig_init();
+  uint8_t *dev = NULL, *host = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 256 * 1024, NULL, 0, (void **)&dev));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 256 * 1024, NULL, 0, (void **)&host));
+  memset(dev, 0, 256 * 1024);
+  fill_lcg(host, 256 * 1024, 5);
+  uint8_t *pageable = malloc(256 * 1024);
+  fill_lcg(pageable, 256 * 1024, 6);
+  hsa_signal_t gate = sig_new(1), gate2 = sig_new(1), done = sig_new(1), zero = sig_new(1);
+  hsa_signal_t deps[2] = {gate, gate2};
+  /* direct copy and a pipelined one, both behind two gates */
+  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, host, 128 * 1024, deps, 2, done, NULL, NULL));
+  hsad_copy_options_t o = {.staging_max = 4096, .pin_threshold = 1 << 20, .chunk_size = 8192,
+                           .chunk_buffers = 3};
+  hsa_signal_t done2 = sig_new(1);
+  hsad_copy_strategy_t strat;
+  DQ_OK(hsad_memcpy_async_signals(e.dev, dev + 128 * 1024, pageable, 128 * 1024, deps, 2, done2,
+                                  &o, &strat));
+  cr_assert_eq(strat, HSAD_COPY_PIPELINED);
+  DQ_OK(hsad_memcpy_async_signals(e.dev, NULL, NULL, 0, deps, 2, zero, NULL, &strat));
+  cr_assert_eq(strat, HSAD_COPY_DIRECT);
+  /* nothing can have run: the gates are closed */
+  cr_assert_eq(sg.load(done), 1);
+  cr_assert_eq(sg.load(done2), 1);
+  cr_assert_eq(sg.load(zero), 1);
+  sg.store(gate, 0);
+  cr_assert_eq(sg.load(zero), 1, "one gate is still closed");
+  for (int i = 0; i < 256 * 1024; i++) cr_assert_eq(dev[i], 0);
+  sg.store(gate2, 0);
+  sig_wait0(done);
+  sig_wait0(done2);
+  sig_wait0(zero);
+  cr_assert_eq(first_diff(dev, host, 128 * 1024), SIZE_MAX);
+  cr_assert_eq(first_diff(dev + 128 * 1024, pageable, 128 * 1024), SIZE_MAX);
+  /* zero bytes without dependencies: done at once; sync zero-byte copy succeeds */
+  sg.store(zero, 1);
+  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, host, 0, NULL, 0, zero, NULL, NULL));
+  cr_assert_eq(sg.load(zero), 0);
+  DQ_OK(hsad_memcpy(e.dev, NULL, NULL, 0, NULL, dq_in(DQ_SEC)));
+  hsa_signal_t all[] = {gate, gate2, done, done2, zero};
+  for (int i = 0; i < 5; i++) sg.destroy(all[i]);
+  DQ_OK(hsad_mem_free(dev));
+  DQ_OK(hsad_mem_free(host));
+  free(pageable);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Fills of 8/16/32-bit patterns at misaligned addresses and odd counts (pattern copies), and
+ * aligned ones through hsa_amd_memory_fill; the bytes around stay. */
+Test(memory_copy, fills, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  sig_init();
+  const size_t n = 3 * MIB + 4096;
+  uint8_t *dev = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  struct { uint32_t width, pattern; size_t off, count; } rows[] = {
+      {1, 0x5a, 1, 3 * MIB + 5},   {2, 0xbeef, 3, (3 * MIB) / 2 + 1},
+      {4, 0x01020304, 2, 3 * MIB / 4 + 3}, {4, 0xcafef00d, 0, 1000},
+  };
+  hsa_signal_t done = sig_new(1);
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    memset(dev, 0x77, n);
+    sg.store(done, 1);
+    uint32_t w = rows[r].width;
+    DQ_OK(hsad_memset_async_signals(e.dev, dev + rows[r].off, rows[r].pattern, w, rows[r].count,
+                                    NULL, 0, done));
+    sig_wait0(done);
+    for (size_t i = 0; i < rows[r].off; i++) cr_assert_eq(dev[i], 0x77);
+    uint8_t pat[4];
+    memcpy(pat, &rows[r].pattern, 4);
+    size_t bytes = rows[r].count * w;
+    for (size_t i = 0; i < bytes; i++)
+      cr_assert_eq(dev[rows[r].off + i], pat[i % w], "row %zu byte %zu: 0x%02x want 0x%02x", r, i,
+                   dev[rows[r].off + i], pat[i % w]);
+    cr_assert_eq(dev[rows[r].off + bytes], 0x77);
+  }
+  /* synchronous, aligned: ROCr's Fill kernel; 16-bit pattern replicated into 32-bit words */
+  memset(dev, 0x77, n);
+  DQ_OK(hsad_memset(e.dev, dev + 4, 0x1234, 2, MIB, dq_in(20 * DQ_SEC)));
+  for (size_t i = 0; i < 2 * MIB; i += 2) {
+    cr_assert_eq(dev[4 + i], 0x34);
+    cr_assert_eq(dev[4 + i + 1], 0x12);
+  }
+  cr_assert_eq(dev[3], 0x77);
+  cr_assert_eq(dev[4 + 2 * MIB], 0x77);
+  /* synchronous, misaligned 8-bit: the pattern-copy path and a wait */
+  DQ_OK(hsad_memset(e.dev, dev + 1, 0xa5, 1, 7, dq_in(20 * DQ_SEC)));
+  for (int i = 1; i < 8; i++) cr_assert_eq(dev[i], 0xa5);
+  cr_assert_eq(dev[8], 0x34);
+  /* bad input */
+  uint8_t stack[16];
+  MEM_ERR(hsad_memset(e.dev, dev, 1, 3, 4, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+          "hsad_memset: width 3 is not 1, 2 or 4");
+  MEM_ERR(hsad_memset(e.dev, stack, 1, 1, 16, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+          "hsad_memset: destination %p is pageable host memory: fill it with memset, or "
+          "register it (hsad_mem_register)", (void *)stack);
+  MEM_ERR(hsad_memset(e.dev, dev + n - 2, 1, 4, 1, dq_in(DQ_SEC)), HSAD_ERR_RANGE,
+          "hsad_memset: the destination %p + 4 bytes runs 2 bytes past the end of device memory "
+          "at %p (%zu bytes)", (void *)(dev + n - 2), (void *)dev, n);
+  MEM_ERR(hsad_memset_async_signals(e.dev, dev, 1, 4, SIZE_MAX / 2, NULL, 0, done),
+          HSAD_ERR_RANGE, "hsad_memset_async_signals: %zu elements of 4 bytes overflow size_t",
+          SIZE_MAX / 2);
+  sg.destroy(done);
+  DQ_OK(hsad_mem_free(dev));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Every bad-input row: its code and full message; nothing submitted, the destination and the
+ * pools as they were. */
+Test(memory_copy, bad_input_rows, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  sig_init();
+  uint8_t *dev = NULL, *host = NULL, *gone = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8192, NULL, 0, (void **)&dev));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, (void **)&host));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&gone));
+  DQ_OK(hsad_mem_free(gone));
+  memset(dev, 0x3c, 8192);
+  fill_lcg(host, 8192, 9);
+  uint8_t pageable[100];
+  hsa_signal_t done = sig_new(1), none = {0};
+  hsad_host_pool_stats_t before, after;
+  pool_stats(e.dev, &before);
+  const char *w = "hsad_memcpy_async_signals";
+  int foreign_dev = 0;
+  hsa_signal_t many[65] = {{0}};
+  hsad_copy_options_t bad1 = {.staging_max = 1 << 20, .pin_threshold = 1 << 20};
+  hsad_copy_options_t bad2 = {.chunk_size = 5000};
+  hsad_copy_options_t bad3 = {.chunk_buffers = 1};
+  hsad_copy_options_t bad4 = {.force = 7};
+
+  MEM_ERR(hsad_memcpy_async_signals(NULL, dev, host, 16, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: device is NULL", w);
+  MEM_ERR(hsad_memcpy_async_signals((hsad_device_t *)&foreign_dev, dev, host, 16, NULL, 0, done,
+                                    NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT,
+          "%s: device %p is not a device of the open hsa-dispatch runtime", w, (void *)&foreign_dev);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host, 16, many, 65, done, NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: dep_count 65 is above 64", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host, 16, NULL, 2, done, NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: deps is NULL with dep_count 2", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host, 16, NULL, 0, none, NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: completion signal is 0", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host, 16, NULL, 0, done, &bad1, NULL),
+          HSAD_ERR_INVALID_ARGUMENT,
+          "%s: options: pin_threshold 1048576 must be above staging_max 1048576", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host, 16, NULL, 0, done, &bad2, NULL),
+          HSAD_ERR_INVALID_ARGUMENT,
+          "%s: options: chunk_size 5000 must be a multiple of 4096 up to 268435456", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host, 16, NULL, 0, done, &bad3, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: options: chunk_buffers 1 must be 2..8", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host, 16, NULL, 0, done, &bad4, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: options: force 7 is no strategy", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, NULL, host, 16, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: dst is NULL", w);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, NULL, 16, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: src is NULL", w);
+  /* past the end of the destination / source allocation */
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev + 8000, host, 200, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_RANGE, "%s: the destination %p + 200 bytes runs 8 bytes past the end of "
+          "device memory at %p (8192 bytes)", w, (void *)(dev + 8000), (void *)dev);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, host + 1, 8192, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_RANGE, "%s: the source %p + 8192 bytes runs 1 bytes past the end of "
+          "host-fine memory at %p (8192 bytes)", w, (void *)(host + 1), (void *)host);
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, (void *)(UINTPTR_MAX - 10), 16, NULL, 0, done,
+                                    NULL, NULL),
+          HSAD_ERR_RANGE, "%s: the source %p + 16 bytes wraps the address space", w,
+          (void *)(UINTPTR_MAX - 10));
+  /* overlap inside one allocation */
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev + 100, dev, 200, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_OVERLAP, "%s: destination %p and source %p overlap over 100 bytes (200 bytes "
+          "each)", w, (void *)(dev + 100), (void *)dev);
+  /* freed memory */
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, gone + 8, host, 16, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_FREED, "%s: the destination %p lies in device memory that was freed (4096 "
+          "bytes at %p)", w, (void *)(gone + 8), (void *)gone);
+  /* both pageable */
+  uint8_t other[100];
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, pageable, other, 100, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_INVALID_ARGUMENT, "%s: destination %p and source %p are both pageable host "
+          "memory: nothing for a GPU to copy (use memcpy)", w, (void *)pageable, (void *)other);
+  /* the sync form names itself */
+  MEM_ERR(hsad_memcpy(e.dev, dev + 8190, host, 4, NULL, dq_in(DQ_SEC)), HSAD_ERR_RANGE,
+          "hsad_memcpy: the destination %p + 4 bytes runs 2 bytes past the end of device memory "
+          "at %p (8192 bytes)", (void *)(dev + 8190), (void *)dev);
+  /* nothing was submitted: the signal, the destination and the pools are as they were */
+  cr_assert_eq(sg.load(done), 1);
+  for (int i = 0; i < 8192; i++) cr_assert_eq(dev[i], 0x3c);
+  pool_stats(e.dev, &after);
+  cr_assert_eq(memcmp(&before, &after, sizeof before), 0);
+  /* a pool block freed into the cache is freed memory for copies */
+  hsad_host_pool_t *pool = NULL;
+  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  void *blk = NULL;
+  DQ_OK(hsad_host_pool_alloc(pool, 100, &blk));
+  DQ_OK(hsad_host_pool_free(pool, blk));
+  MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, blk, 16, NULL, 0, done, NULL, NULL),
+          HSAD_ERR_FREED, "%s: the source %p lies in a pool block that was freed (4096 bytes at "
+          "%p)", w, blk, blk);
+  sg.destroy(done);
+  DQ_OK(hsad_mem_free(dev));
+  DQ_OK(hsad_mem_free(host));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Two emulated GPUs: a peer copy GPU0 -> GPU1 (64 MiB, misaligned), the refusal when the
+ * destination was not granted to the GPU that runs the blit. */
+Test(memory_copy, peer_two_gpus, .timeout = 120) {
+  setenv("KFD_EMU_GPUS", "2", 1);
+  dq_env_t e;
+  dq_open(&e);
+  hsad_device_t *g1 = NULL;
+  DQ_OK(hsad_device_get(e.rt, 1, &g1));
+  const size_t n = 64 * MIB - 3;
+  uint8_t *a = NULL, *b = NULL, *c = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 8, NULL, 0, (void **)&a));
+  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, n + 8, &e.dev, 1, (void **)&b)); /* GPU0 may write */
+  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&c));    /* not granted */
+  uint8_t *src = malloc(n + 8);
+  fill_lcg(src, n + 8, 77);
+  uint64_t dl = dq_in(60 * DQ_SEC);
+  DQ_OK(hsad_memcpy(e.dev, a + 1, src, n, NULL, dl));
+  memset(b, 0x99, n + 8);
+  DQ_OK(hsad_memcpy(e.dev, b + 2, a + 1, n, NULL, dl)); /* P2P: GPU0's blit writes GPU1 memory */
+  cr_assert_eq(first_diff(b + 2, src, n), SIZE_MAX);
+  cr_assert_eq(b[1], 0x99);
+  cr_assert_eq(b[2 + n], 0x99);
+  /* and back through GPU1 into pageable memory */
+  uint8_t *back = malloc(n);
+  DQ_OK(hsad_memcpy(g1, back, b + 2, n, NULL, dl));
+  cr_assert_eq(first_diff(back, src, n), SIZE_MAX);
+  MEM_ERR(hsad_memcpy(e.dev, c, a, 4096, NULL, dl), HSAD_ERR_NO_ACCESS,
+          "hsad_memcpy: device 0 runs the blit and cannot reach the destination %p (device memory "
+          "at %p, granted to device mask 0x2): add device 0 to its access list", (void *)c,
+          (void *)c);
+  DQ_OK(hsad_mem_free(a));
+  DQ_OK(hsad_mem_free(b));
+  DQ_OK(hsad_mem_free(c));
+  free(src);
+  free(back);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
