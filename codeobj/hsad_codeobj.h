@@ -633,6 +633,46 @@ typedef struct hsad_pressure_report {
 hsad_status_t hsad_kernel_pressure(const hsad_kernel_t *kernel, const hsad_occupancy_t *occupancy,
                                    uint32_t floor, hsad_pressure_report_t *out_report);
 
+/* One line of the register-pressure report (issue 9; hsad inspect --pressure): one kernel at
+ * one workgroup size on one processor. Every figure follows hsad_kernel_occupancy's model. */
+typedef struct hsad_pressure_row {
+  uint32_t workgroup_size;         /* work-items (flat) */
+  uint32_t vgpr_count, agpr_count, sgpr_count;  /* .vgpr_count, .agpr_count, .sgpr_count */
+  uint32_t vgpr_spill_count, sgpr_spill_count;  /* .vgpr_spill_count, .sgpr_spill_count */
+  uint32_t scratch_per_work_item;  /* bytes: .private_segment_fixed_size */
+  uint64_t scratch_per_wave;       /* bytes: per work-item x .wavefront_size */
+  bool dynamic_stack;              /* .uses_dynamic_stack: the scratch figures are a minimum */
+  uint32_t lds_per_workgroup;      /* bytes allocated per workgroup: fixed + dynamic, rounded
+                                      to the LDS granule */
+  hsad_occupancy_t occupancy;      /* waves per SIMD, workgroups per CU (WGP), the limiter */
+  uint32_t regs;                   /* VGPRs per work-item the model counts: arch VGPRs, plus
+                                      AGPRs after accum_offset on gfx90a/gfx940's unified file
+                                      (the larger of the two files on gfx908) */
+  /* The next cliff: with cliff_vgprs_fewer fewer of `regs` (the largest count that is a whole
+   * number of allocation granules and gives more waves per SIMD at this workgroup size), the
+   * kernel runs cliff_waves_per_simd waves per SIMD. Both 0 when no register count would gain
+   * a level (another limit binds, or the maximum is reached). */
+  uint32_t cliff_vgprs_fewer;
+  uint32_t cliff_waves_per_simd;
+  /* The block-size cost: resident work-items per CU (WGP) here, against the best workgroup
+   * size (every multiple of the wave size up to .max_flat_workgroup_size, and that maximum;
+   * only .reqd_workgroup_size when the kernel has one), the smallest on ties.
+   * block_cost_percent = 100 * (best - here) / best, rounded down; 0 when this size is best. */
+  uint32_t work_items_per_cu;
+  uint32_t best_workgroup_size;
+  uint32_t best_work_items_per_cu;
+  uint32_t block_cost_percent;
+} hsad_pressure_row_t;
+
+/* Fills the report line of `kernel` at `workgroup_size` work-items with `dynamic_lds` extra LDS
+ * bytes, on `limits` (NULL: the code object's processor; tables for gfx906, gfx908, gfx90a,
+ * gfx940/941/942, gfx1030, gfx1100). Pure computation, no allocation; thread-safe.
+ * Errors: as hsad_kernel_occupancy (HSAD_ERR_UNSUPPORTED without a table, HSAD_ERR_WORKGROUP,
+ * HSAD_ERR_LDS_LIMIT), HSAD_ERR_INVALID_ARGUMENT (NULL kernel/out). */
+hsad_status_t hsad_kernel_pressure_at(const hsad_kernel_t *kernel, const hsad_gfx_limits_t *limits,
+                                      uint32_t workgroup_size, uint32_t dynamic_lds,
+                                      hsad_pressure_row_t *out_row);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Compilation through comgr                                                                  */
 

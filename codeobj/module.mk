@@ -21,6 +21,7 @@ CO_SRC    := tests/data/codeobj
 CO_CLANG  := $(CLANG) -B/usr/lib/llvm-15/bin
 CO_CL     := $(CO_CLANG) -x cl -Xclang -finclude-default-header -target amdgcn-amd-amdhsa \
              -nogpulib -O2
+CO_PRESSURE_ISAS := gfx906 gfx908 gfx90a gfx940 gfx1030 gfx1100
 # name: kernels-<mcpu with ':' as '_'>-v<version>.hsaco
 CO_FIX_TARGETS := gfx90a-v5 gfx90a-v4 gfx90a-v3 gfx90a_xnack--v4 gfx90a_xnack+-v5 \
   gfx90a_sramecc+_xnack+-v5 \
@@ -29,7 +30,19 @@ CO_FIXTURES := $(CO_FIX_TARGETS:%=$(CO_FIXDIR)/kernels-%.hsaco) $(CO_FIXDIR)/hip
   $(CO_FIXDIR)/hip_scale.host.o $(CO_FIXDIR)/handwritten-v4.hsaco $(CO_FIXDIR)/handwritten-v5.hsaco \
   $(CO_FIXDIR)/hip_multi.so $(CO_FIXDIR)/partial-hidden-v5.hsaco $(CO_FIXDIR)/kernels-gfx90a.o \
   $(CO_FIXDIR)/env.bundle $(CO_FIXDIR)/xnack.bundle $(CO_FIXDIR)/hip_scale.ccob2 \
-  $(CO_FIXDIR)/hip_scale.ccob3 $(CO_FIXDIR)/ccob_multi.o $(CO_FIXDIR)/hip_dup.o
+  $(CO_FIXDIR)/hip_scale.ccob3 $(CO_FIXDIR)/ccob_multi.o $(CO_FIXDIR)/hip_dup.o \
+  $(CO_PRESSURE_ISAS:%=$(CO_FIXDIR)/pressure-%.hsaco) \
+  $(CO_PRESSURE_ISAS:%=$(CO_FIXDIR)/pressure-spill-%.hsaco)
+
+# register-pressure fixtures (issue 9): pressure.cl as is, and with a low VGPR budget given on the
+# command line, the source unchanged (every __kernel gains amdgpu_num_vgpr(32)): hog spills
+$(CO_FIXDIR)/pressure-%.hsaco: $(CO_SRC)/pressure.cl
+	@mkdir -p $(@D)
+	$(CO_CL) -mcpu=$* -mcode-object-version=5 $< -o $@
+$(CO_FIXDIR)/pressure-spill-%.hsaco: $(CO_SRC)/pressure.cl
+	@mkdir -p $(@D)
+	$(CO_CL) -mcpu=$* -mcode-object-version=5 \
+	  '-D__kernel=__kernel __attribute__((amdgpu_num_vgpr(32)))' $< -o $@
 
 co_mcpu = $(subst _,:,$(word 1,$(subst -v, ,$(1))))
 co_ver = $(lastword $(subst -v, ,$(1)))

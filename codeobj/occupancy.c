@@ -73,14 +73,34 @@ static uint32_t co_sgpr_waves(uint32_t sgprs) {
   return 7;
 }
 
+/* VGPRs per work-item the occupancy model counts: arch VGPRs, plus AGPRs after accum_offset
+ * (VGPRs rounded to 4) on the unified gfx90a/gfx940 file; the larger of the two separate,
+ * same-size files on gfx908. */
+static uint32_t co_regs(const hsad_kernel_info_t *ki, const hsad_gfx_limits_t *lim) {
+  if (lim->unified_agpr && ki->agpr_count) return co_align(ki->vgpr_count, 4) + ki->agpr_count;
+  return ki->agpr_count > ki->vgpr_count ? ki->agpr_count : ki->vgpr_count;
+}
+
+/* The occupancy model with `regs` VGPRs per work-item (co_regs, or a what-if count). */
+static hsad_status_t co_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_limits_t *lim,
+                                  uint32_t workgroup_size, uint32_t dynamic_lds, uint32_t regs,
+                                  hsad_occupancy_t *out);
+
 hsad_status_t hsad_kernel_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_limits_t *lim,
                                     uint32_t workgroup_size, uint32_t dynamic_lds,
                                     hsad_occupancy_t *out) {
   if (!kernel || !out)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_occupancy: NULL argument");
+  if (!lim) lim = hsad_gfx_limits_find(kernel->owner->info.target_id.processor);
+  return co_occupancy(kernel, lim, workgroup_size, dynamic_lds,
+                      lim ? co_regs(&kernel->info, lim) : 0, out);
+}
+
+static hsad_status_t co_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_limits_t *lim,
+                                  uint32_t workgroup_size, uint32_t dynamic_lds, uint32_t regs,
+                                  hsad_occupancy_t *out) {
   const hsad_kernel_info_t *ki = &kernel->info;
   const hsad_codeobj_info_t *ci = &kernel->owner->info;
-  if (!lim) lim = hsad_gfx_limits_find(ci->target_id.processor);
   if (!lim)
     return hsad_fail(HSAD_ERR_UNSUPPORTED,
                      "%s: kernel '%s': no occupancy table for %s (known: gfx906, gfx908, gfx90a, "
@@ -102,9 +122,6 @@ hsad_status_t hsad_kernel_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_
   uint32_t total = wave32 && lim->vgprs_per_simd_w32 ? lim->vgprs_per_simd_w32
                                                      : lim->vgprs_per_simd;
   uint32_t gran = wave32 && lim->vgpr_granule_w32 ? lim->vgpr_granule_w32 : lim->vgpr_granule;
-  uint32_t regs = ki->vgpr_count;
-  if (lim->unified_agpr && ki->agpr_count) regs = co_align(ki->vgpr_count, 4) + ki->agpr_count;
-  else if (ki->agpr_count > regs) regs = ki->agpr_count; /* gfx908: separate, same-size file */
   uint32_t alloc = co_align(regs ? regs : 1, gran);
   uint32_t w_vgpr = co_min(total / alloc, max_waves);
   if (w_vgpr == 0) w_vgpr = 1;
@@ -169,5 +186,72 @@ hsad_status_t hsad_kernel_pressure(const hsad_kernel_t *kernel, const hsad_occup
   out->low_occupancy = occ && occ->waves_per_simd < floor;
   out->dynamic_stack = ki->uses_dynamic_stack;
   out->flagged = out->spills || out->low_occupancy;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_kernel_pressure_at(const hsad_kernel_t *kernel, const hsad_gfx_limits_t *lim,
+                                      uint32_t workgroup_size, uint32_t dynamic_lds,
+                                      hsad_pressure_row_t *out) {
+  if (!kernel || !out)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_pressure_at: NULL argument");
+  const hsad_kernel_info_t *ki = &kernel->info;
+  if (!lim) lim = hsad_gfx_limits_find(kernel->owner->info.target_id.processor);
+  memset(out, 0, sizeof *out);
+  uint32_t regs = lim ? co_regs(ki, lim) : 0;
+  hsad_status_t st = co_occupancy(kernel, lim, workgroup_size, dynamic_lds, regs,
+                                  &out->occupancy);
+  if (st) return st;
+  out->workgroup_size = workgroup_size;
+  out->vgpr_count = ki->vgpr_count;
+  out->agpr_count = ki->agpr_count;
+  out->sgpr_count = ki->sgpr_count;
+  out->vgpr_spill_count = ki->vgpr_spill_count;
+  out->sgpr_spill_count = ki->sgpr_spill_count;
+  out->scratch_per_work_item = ki->private_segment_fixed_size;
+  out->scratch_per_wave = (uint64_t)ki->private_segment_fixed_size * ki->wavefront_size;
+  out->dynamic_stack = ki->uses_dynamic_stack;
+  out->lds_per_workgroup = out->occupancy.lds_per_workgroup;
+  out->regs = regs;
+  /* the cliff: whole granules below the allocation, nearest first */
+  uint32_t gran = ki->wavefront_size == 32 && lim->vgpr_granule_w32 ? lim->vgpr_granule_w32
+                                                                     : lim->vgpr_granule;
+  for (uint32_t r = out->occupancy.vgprs_allocated; r > gran;) {
+    r -= gran;
+    hsad_occupancy_t o;
+    if (co_occupancy(kernel, lim, workgroup_size, dynamic_lds, r, &o) != HSAD_OK) break;
+    if (o.waves_per_simd > out->occupancy.waves_per_simd) {
+      out->cliff_vgprs_fewer = regs - r;
+      out->cliff_waves_per_simd = o.waves_per_simd;
+      break;
+    }
+  }
+  /* the block-size cost */
+  out->work_items_per_cu = out->occupancy.workgroups_per_cu * workgroup_size;
+  uint32_t best = 0, best_size = 0;
+  uint32_t maxwg = ki->max_flat_workgroup_size;
+  bool reqd = ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE;
+  uint32_t reqd_size = ki->reqd_workgroup_size[0] * (ki->reqd_workgroup_size[1] ?
+                       ki->reqd_workgroup_size[1] : 1) * (ki->reqd_workgroup_size[2] ?
+                       ki->reqd_workgroup_size[2] : 1);
+  for (uint32_t w = ki->wavefront_size;; w += ki->wavefront_size) {
+    uint32_t size = reqd ? reqd_size : w < maxwg ? w : maxwg;
+    hsad_occupancy_t o;
+    if (co_occupancy(kernel, lim, size, dynamic_lds, regs, &o) == HSAD_OK &&
+        o.workgroups_per_cu * size > best) {
+      best = o.workgroups_per_cu * size;
+      best_size = size;
+    }
+    if (reqd || size >= maxwg) break;
+  }
+  uint32_t here = out->work_items_per_cu;
+  if (here > best || (here == best && workgroup_size < best_size)) {
+    best = here;
+    best_size = workgroup_size;
+  }
+  hsad_clear_error();
+  out->best_workgroup_size = best_size;
+  out->best_work_items_per_cu = best;
+  out->block_cost_percent =
+      best ? (uint32_t)(100ull * (best - out->work_items_per_cu) / best) : 0;
   return HSAD_OK;
 }

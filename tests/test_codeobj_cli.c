@@ -198,3 +198,41 @@ Test(codeobj_cli, inspect_compressed_fatbin_and_partial_hidden) {
                         "absent)\n"),
             "%s", out);
 }
+
+/* Issue 9: hsad inspect --pressure, table (sizes 64..256 up to .max_flat_workgroup_size) and
+ * JSON (--block N alone). Figures as in test_codeobj_occupancy's pressure_report_per_isa. */
+Test(codeobj_cli, inspect_pressure_table_and_json) {
+  static char out[16384];
+  cr_assert_eq(run("inspect --pressure " FIX("pressure-spill-gfx906.hsaco"), out, sizeof out), 0,
+               "%s", out);
+  cr_assert_str_eq(out,
+      "  amdgcn-amd-amdhsa--gfx906  code object v5  2 kernels\n"
+      "  kernel block  VGPR  AGPR  SGPR   spill  scr/item  scr/wave    LDS w/SIMD WG/CU limiter"
+      "    next cliff          block cost\n"
+      "  hog       64    32     0    14   218/0      396      25344      0      8    32 vgpr   "
+      "    -4 VGPRs: 9 waves   0% (best)\n"
+      "  hog      128    32     0    14   218/0      396      25344      0      8    16 vgpr   "
+      "    none                0% (best)\n"
+      "  hog      256    32     0    14   218/0      396      25344      0      8     8 vgpr   "
+      "    -4 VGPRs: 9 waves   0% (best)\n"
+      "  light     64     2     0     6     0/0        0          0      0     10    40 waves  "
+      "    none                0% (best)\n"
+      "  light    128     2     0     6     0/0        0          0      0      8    16 workgro"
+      "ups none                20% (best 64)\n"
+      "  light    256     2     0     6     0/0        0          0      0     10    10 waves  "
+      "    none                0% (best)\n");
+  cr_assert_eq(run("inspect --pressure --json --block 256 --kernel hog "
+                   FIX("pressure-gfx90a.hsaco"), out, sizeof out), 0, "%s", out);
+  cr_assert_str_eq(out,
+      "{\"target\": \"amdgcn-amd-amdhsa--gfx90a\", \"code_object_version\": 5, \"kernels\": [\n"
+      "  {\"name\": \"hog\", \"symbol\": \"hog.kd\", \"wavefront_size\": 64, "
+      "\"max_flat_workgroup_size\": 256, \"pressure\": [{\"workgroup_size\": 256, "
+      "\"vgpr_count\": 118, \"agpr_count\": 0, \"sgpr_count\": 9, \"vgpr_spill_count\": 0, "
+      "\"sgpr_spill_count\": 0, \"scratch_per_work_item\": 0, \"scratch_per_wave\": 0, "
+      "\"dynamic_stack\": false, \"lds_per_workgroup\": 0, \"waves_per_simd\": 4, "
+      "\"waves_per_cu\": 16, \"workgroups_per_cu\": 4, \"wgp_mode\": false, \"limiter\": "
+      "\"vgpr\", \"vgprs_counted\": 118, \"vgprs_allocated\": 120, \"next_cliff\": "
+      "{\"vgprs_fewer\": 22, \"waves_per_simd\": 5}, \"work_items_per_cu\": 1024, "
+      "\"best_workgroup_size\": 64, \"best_work_items_per_cu\": 1024, "
+      "\"block_cost_percent\": 0}]}]}\n");
+}

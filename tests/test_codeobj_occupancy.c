@@ -188,3 +188,120 @@ Test(codeobj_occupancy, pressure_report) {
   cr_assert_eq(r.scratch_per_wave, (uint64_t)ki->private_segment_fixed_size * 64);
   hsad_codeobj_destroy(co);
 }
+
+/* Issue 9: the register-pressure report, per ISA, for pressure.cl (hog: 24 float4 live; built
+ * as is and with a command-line VGPR budget of 32, where it spills) and the project's kernels.
+ * Expected values derived by hand from the tables in codeobj/occupancy.c (comments). */
+typedef struct {
+  const char *file, *kernel;
+  uint32_t block, vgpr, agpr, vspill;
+  uint64_t scratch_wave;
+  uint32_t waves_simd, wgs;
+  hsad_occ_limiter_t limiter;
+  uint32_t cliff_fewer, cliff_waves, best, cost;
+} prow_t;
+
+static const prow_t prows[] = {
+    /* gfx906: 114 VGPRs -> 116 (granule 4), 256 / 116 = 2 waves; 3 need <= 85 -> 84: 30 fewer.
+     * 256 work-items = 4 waves: 2 x 4 SIMDs / 4 = 2 workgroups; 64/128/256 all hold 512
+     * work-items per CU: best is the smallest, 64, at no cost */
+    {"pressure-gfx906.hsaco", "hog", 256, 114, 0, 0, 0, 2, 2, HSAD_OCC_VGPR, 30, 3, 64, 0},
+    /* budget 32: 32 VGPRs -> 8 waves (SGPR bound 10), 28 -> 9; 396 B x 64 lanes = 25344 */
+    {"pressure-spill-gfx906.hsaco", "hog", 256, 32, 0, 218, 25344, 8, 8, HSAD_OCC_VGPR, 4, 9,
+     64, 0},
+    /* at 128 (2 waves): 9 waves would allow 18 workgroups but 16 barriers bind: no cliff */
+    {"pressure-spill-gfx906.hsaco", "hog", 128, 32, 0, 218, 25344, 8, 16, HSAD_OCC_VGPR, 0, 0,
+     64, 0},
+    /* gfx908: separate AGPR file of the same size: max(32, 32) counts */
+    {"pressure-gfx908.hsaco", "hog", 256, 114, 0, 0, 0, 2, 2, HSAD_OCC_VGPR, 30, 3, 64, 0},
+    {"pressure-spill-gfx908.hsaco", "hog", 256, 32, 32, 170, 22272, 8, 8, HSAD_OCC_VGPR, 4, 9,
+     64, 0},
+    /* gfx90a: 118 -> 120 (granule 8), 512 / 120 = 4; 5 need <= 102 -> 96: 22 fewer */
+    {"pressure-gfx90a.hsaco", "hog", 256, 118, 0, 0, 0, 4, 4, HSAD_OCC_VGPR, 22, 5, 64, 0},
+    /* budget 32 on gfx90a: 64 VGPRs, 8 waves (the maximum): wave slots bind, no cliff */
+    {"pressure-spill-gfx90a.hsaco", "hog", 256, 64, 0, 186, 22272, 8, 8, HSAD_OCC_WAVE_SLOTS, 0,
+     0, 64, 0},
+    /* gfx940: 122 -> 128, 4 waves; 96 gives 5: 26 fewer */
+    {"pressure-gfx940.hsaco", "hog", 256, 122, 0, 0, 0, 4, 4, HSAD_OCC_VGPR, 26, 5, 64, 0},
+    /* gfx1030 wave32, WGP mode (4 SIMDs): 114 -> 128 (granule 16), 1024 / 128 = 8 waves;
+     * 256 = 8 waves: 8 x 4 / 8 = 4 workgroups. 9 waves still give 4; 10 give 5: <= 102 -> 96,
+     * 18 fewer. At 64 (2 waves) 9 waves already help: <= 113 -> 112, 2 fewer */
+    {"pressure-gfx1030.hsaco", "hog", 256, 114, 0, 0, 0, 8, 4, HSAD_OCC_VGPR, 18, 10, 32, 0},
+    {"pressure-gfx1030.hsaco", "hog", 64, 114, 0, 0, 0, 8, 16, HSAD_OCC_VGPR, 2, 9, 32, 0},
+    {"pressure-spill-gfx1030.hsaco", "hog", 256, 32, 0, 213, 12672, 16, 8, HSAD_OCC_WAVE_SLOTS,
+     0, 0, 32, 0},
+    /* gfx1100 wave32: 1536 VGPRs, granule 24: 114 -> 120, 12 waves, 6 workgroups; 7 need 14
+     * waves (<= 109 -> 96), which gives 16: 18 fewer */
+    {"pressure-gfx1100.hsaco", "hog", 256, 114, 0, 0, 0, 12, 6, HSAD_OCC_VGPR, 18, 16, 32, 0},
+    {"pressure-spill-gfx1100.hsaco", "hog", 256, 32, 0, 213, 12672, 16, 8, HSAD_OCC_WAVE_SLOTS,
+     0, 0, 32, 0},
+    /* the project's kernels (tests/data/codeobj/kernels.cl). gfx906 vadd at 128 (2 waves):
+     * 16 barriers bind, 16 x 128 = 2048 work-items; at 64, 40 single-wave workgroups = 2560:
+     * 20% lost against 64 */
+    {"kernels-gfx906-v5.hsaco", "vadd", 128, 8, 0, 0, 0, 8, 16, HSAD_OCC_WORKGROUPS, 0, 0, 64,
+     20},
+    /* spill (amdgpu_num_vgpr(16) in its source): 140 B x 64 = 8960 per wave */
+    {"kernels-gfx906-v5.hsaco", "spill", 256, 16, 0, 66, 8960, 10, 10, HSAD_OCC_WAVE_SLOTS, 0,
+     0, 64, 0},
+    {"kernels-gfx90a-v5.hsaco", "spill", 256, 32, 0, 2, 768, 8, 8, HSAD_OCC_WAVE_SLOTS, 0, 0, 64,
+     0},
+    {"kernels-gfx1100-v5.hsaco", "spill", 64, 16, 0, 66, 4480, 16, 32, HSAD_OCC_WAVE_SLOTS, 0, 0,
+     32, 0},
+};
+
+Test(codeobj_occupancy, pressure_report_per_isa) {
+  for (size_t i = 0; i < sizeof prows / sizeof prows[0]; i++) {
+    const prow_t *w = &prows[i];
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", CO_FIXDIR, w->file);
+    hsad_codeobj_t *co = co_test_load(path);
+    const hsad_kernel_t *k = co_test_kernel(co, w->kernel);
+    hsad_pressure_row_t r;
+    cr_assert_eq(hsad_kernel_pressure_at(k, NULL, w->block, 0, &r), HSAD_OK, "%s",
+                 hsad_last_error());
+    const hsad_kernel_info_t *ki = hsad_kernel_info(k);
+    cr_assert_eq(r.workgroup_size, w->block);
+    cr_assert_eq(r.vgpr_count, w->vgpr, "%s %s: vgpr %u", w->file, w->kernel, r.vgpr_count);
+    cr_assert_eq(r.agpr_count, w->agpr, "%s %s: agpr %u", w->file, w->kernel, r.agpr_count);
+    cr_assert_eq(r.sgpr_count, ki->sgpr_count);
+    cr_assert_eq(r.vgpr_spill_count, w->vspill, "%s %s: spills %u", w->file, w->kernel,
+                 r.vgpr_spill_count);
+    cr_assert_eq(r.scratch_per_wave, w->scratch_wave, "%s %s", w->file, w->kernel);
+    cr_assert_eq(r.scratch_per_work_item * (uint64_t)ki->wavefront_size, r.scratch_per_wave);
+    cr_assert_eq(r.occupancy.waves_per_simd, w->waves_simd, "%s %s@%u: waves %u", w->file,
+                 w->kernel, w->block, r.occupancy.waves_per_simd);
+    cr_assert_eq(r.occupancy.workgroups_per_cu, w->wgs, "%s %s@%u: wgs %u", w->file, w->kernel,
+                 w->block, r.occupancy.workgroups_per_cu);
+    cr_assert_eq(r.occupancy.limiter, w->limiter, "%s %s@%u: limiter %s", w->file, w->kernel,
+                 w->block, hsad_occ_limiter_name(r.occupancy.limiter));
+    cr_assert_eq(r.cliff_vgprs_fewer, w->cliff_fewer, "%s %s@%u: cliff %u", w->file, w->kernel,
+                 w->block, r.cliff_vgprs_fewer);
+    cr_assert_eq(r.cliff_waves_per_simd, w->cliff_waves, "%s %s@%u: cliff waves %u", w->file,
+                 w->kernel, w->block, r.cliff_waves_per_simd);
+    cr_assert_eq(r.work_items_per_cu, r.occupancy.workgroups_per_cu * w->block);
+    cr_assert_eq(r.best_workgroup_size, w->best, "%s %s@%u: best %u", w->file, w->kernel,
+                 w->block, r.best_workgroup_size);
+    cr_assert_eq(r.block_cost_percent, w->cost, "%s %s@%u: cost %u", w->file, w->kernel,
+                 w->block, r.block_cost_percent);
+    hsad_codeobj_destroy(co);
+  }
+}
+
+Test(codeobj_occupancy, pressure_report_errors) {
+  hsad_codeobj_t *co = co_test_load(FIX("pressure-gfx90a.hsaco"));
+  const hsad_kernel_t *k = co_test_kernel(co, "hog");
+  hsad_pressure_row_t r;
+  cr_assert_eq(hsad_kernel_pressure_at(k, NULL, 512, 0, &r), HSAD_ERR_WORKGROUP);
+  cr_assert(strstr(hsad_last_error(), "pressure-gfx90a.hsaco: kernel 'hog': workgroup size 512 "
+                                      "outside 1..256 (.max_flat_workgroup_size)"),
+            "%s", hsad_last_error());
+  cr_assert_eq(hsad_kernel_pressure_at(k, NULL, 64, 70000, &r), HSAD_ERR_LDS_LIMIT);
+  cr_assert_eq(hsad_kernel_pressure_at(NULL, NULL, 64, 0, &r), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_kernel_pressure_at: NULL argument");
+  /* dynamic LDS counts: 32 KiB per workgroup leaves 2 per CU at 64 work-items */
+  cr_assert_eq(hsad_kernel_pressure_at(k, NULL, 64, 32768, &r), HSAD_OK);
+  cr_assert_eq(r.lds_per_workgroup, 32768);
+  cr_assert_eq(r.occupancy.workgroups_per_cu, 2);
+  cr_assert_eq(r.occupancy.limiter, HSAD_OCC_LDS);
+  hsad_codeobj_destroy(co);
+}

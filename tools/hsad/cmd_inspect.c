@@ -12,7 +12,7 @@
 static void inspect_usage(FILE *f) {
   fprintf(f,
           "usage: hsad inspect FILE [--target ISA] [--kernel NAME] [--json] [--block N]\n"
-          "                         [--floor N] [--repeat N]\n"
+          "                         [--floor N] [--repeat N] [--pressure]\n"
           "  FILE          code object (.hsaco), clang offload bundle, or host ELF with .hip_fatbin\n"
           "  --target ISA  only the code object for this target ID (e.g. gfx90a:xnack-)\n"
           "  --kernel NAME only this kernel\n"
@@ -21,12 +21,18 @@ static void inspect_usage(FILE *f) {
           "  --block N     workgroup size for the occupancy column (default 256, capped at the\n"
           "                kernel's .max_flat_workgroup_size)\n"
           "  --floor N     flag kernels below N waves per SIMD (default 2)\n"
-          "  --repeat N    load and format N times; print the mean time per run to stderr\n");
+          "  --repeat N    load and format N times; print the mean time per run to stderr\n"
+          "  --pressure    register-pressure report per kernel and workgroup size: VGPR/AGPR/SGPR,\n"
+          "                spills, scratch per work-item and per wave, LDS, waves per SIMD and\n"
+          "                workgroups per CU with the limiter, the next cliff (VGPRs fewer for\n"
+          "                one more wave per SIMD) and the cost against the best workgroup size;\n"
+          "                sizes 64..1024 (32.. for wave32) up to .max_flat_workgroup_size, or\n"
+          "                only --block N when given\n");
 }
 
 typedef struct {
   const char *file, *target, *kernel;
-  int json;
+  int json, pressure, block_set;
   unsigned block, floor, repeat;
 } inspect_opts_t;
 
@@ -217,6 +223,106 @@ static void table_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t
   ob_printf(b, "\n");
 }
 
+/* Workgroup sizes of the pressure report: --block N alone, .reqd_workgroup_size alone, or
+ * 64, 128, ... 1024 (from 32 for wave32) up to .max_flat_workgroup_size (the maximum itself
+ * when it is no power of 2). Returns the count. */
+static int pressure_sizes(const hsad_kernel_info_t *ki, const inspect_opts_t *o,
+                          uint32_t out[8]) {
+  if (ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE) {
+    out[0] = ki->reqd_workgroup_size[0] * ki->reqd_workgroup_size[1] * ki->reqd_workgroup_size[2];
+    return 1;
+  }
+  if (o->block_set) {
+    out[0] = o->block;
+    return 1;
+  }
+  int n = 0;
+  for (uint32_t w = ki->wavefront_size == 32 ? 32 : 64; w <= 1024 && n < 7; w *= 2) {
+    if (w >= ki->max_flat_workgroup_size) {
+      out[n++] = ki->max_flat_workgroup_size;
+      break;
+    }
+    out[n++] = w;
+  }
+  return n;
+}
+
+static void pressure_table(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o, int w) {
+  const hsad_kernel_info_t *ki = hsad_kernel_info(k);
+  uint32_t sizes[8];
+  int n = pressure_sizes(ki, o, sizes);
+  for (int i = 0; i < n; i++) {
+    hsad_pressure_row_t r;
+    ob_printf(b, "  %-*s %5u ", w, ki->name, sizes[i]);
+    if (hsad_kernel_pressure_at(k, NULL, sizes[i], 0, &r) != HSAD_OK) {
+      ob_printf(b, "n/a: %s\n", hsad_last_error());
+      continue;
+    }
+    char spill[24], cliff[40], cost[40];
+    snprintf(spill, sizeof spill, "%u/%u", r.vgpr_spill_count, r.sgpr_spill_count);
+    if (r.cliff_vgprs_fewer)
+      snprintf(cliff, sizeof cliff, "-%u VGPRs: %u waves", r.cliff_vgprs_fewer,
+               r.cliff_waves_per_simd);
+    else
+      snprintf(cliff, sizeof cliff, "none");
+    if (r.block_cost_percent)
+      snprintf(cost, sizeof cost, "%u%% (best %u)", r.block_cost_percent, r.best_workgroup_size);
+    else
+      snprintf(cost, sizeof cost, "0%% (best)");
+    ob_printf(b, "%5u %5u %5u %7s %8u%s %9llu %6u %6u %5u %-10s %-19s %s\n", r.vgpr_count,
+              r.agpr_count, r.sgpr_count, spill, r.scratch_per_work_item,
+              r.dynamic_stack ? "+" : " ", (unsigned long long)r.scratch_per_wave,
+              r.lds_per_workgroup, r.occupancy.waves_per_simd, r.occupancy.workgroups_per_cu,
+              hsad_occ_limiter_name(r.occupancy.limiter), cliff, cost);
+  }
+}
+
+static void pressure_json(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o) {
+  const hsad_kernel_info_t *ki = hsad_kernel_info(k);
+  ob_printf(b, "{\"name\": ");
+  ob_str(b, ki->name);
+  ob_printf(b, ", \"symbol\": ");
+  ob_str(b, ki->symbol);
+  ob_printf(b, ", \"wavefront_size\": %u, \"max_flat_workgroup_size\": %u, \"pressure\": [",
+            ki->wavefront_size, ki->max_flat_workgroup_size);
+  uint32_t sizes[8];
+  int n = pressure_sizes(ki, o, sizes);
+  for (int i = 0; i < n; i++) {
+    hsad_pressure_row_t r;
+    ob_printf(b, "%s{\"workgroup_size\": %u", i ? ", " : "", sizes[i]);
+    if (hsad_kernel_pressure_at(k, NULL, sizes[i], 0, &r) != HSAD_OK) {
+      ob_printf(b, ", \"error\": ");
+      ob_str(b, hsad_last_error());
+      ob_printf(b, "}");
+      continue;
+    }
+    ob_printf(b,
+              ", \"vgpr_count\": %u, \"agpr_count\": %u, \"sgpr_count\": %u, "
+              "\"vgpr_spill_count\": %u, \"sgpr_spill_count\": %u, "
+              "\"scratch_per_work_item\": %u, \"scratch_per_wave\": %llu, "
+              "\"dynamic_stack\": %s, \"lds_per_workgroup\": %u, \"waves_per_simd\": %u, "
+              "\"waves_per_cu\": %u, \"workgroups_per_cu\": %u, \"wgp_mode\": %s, "
+              "\"limiter\": \"%s\", \"vgprs_counted\": %u, \"vgprs_allocated\": %u, "
+              "\"next_cliff\": ",
+              r.vgpr_count, r.agpr_count, r.sgpr_count, r.vgpr_spill_count, r.sgpr_spill_count,
+              r.scratch_per_work_item, (unsigned long long)r.scratch_per_wave,
+              yes(r.dynamic_stack), r.lds_per_workgroup, r.occupancy.waves_per_simd,
+              r.occupancy.waves_per_cu, r.occupancy.workgroups_per_cu, yes(r.occupancy.wgp_mode),
+              hsad_occ_limiter_name(r.occupancy.limiter), r.regs, r.occupancy.vgprs_allocated);
+    if (r.cliff_vgprs_fewer)
+      ob_printf(b, "{\"vgprs_fewer\": %u, \"waves_per_simd\": %u}", r.cliff_vgprs_fewer,
+                r.cliff_waves_per_simd);
+    else
+      ob_printf(b, "null");
+    ob_printf(b,
+              ", \"work_items_per_cu\": %u, \"best_workgroup_size\": %u, "
+              "\"best_work_items_per_cu\": %u, \"block_cost_percent\": %u}",
+              r.work_items_per_cu, r.best_workgroup_size, r.best_work_items_per_cu,
+              r.block_cost_percent);
+  }
+  ob_printf(b, "]}");
+}
+
 static const char *compression_name(hsad_compression_t m) {
   return m == HSAD_COMPRESSION_ZLIB ? "zlib" : m == HSAD_COMPRESSION_ZSTD ? "zstd" : "none";
 }
@@ -264,7 +370,8 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
       const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
       if (only && kern != only) continue;
       ob_printf(b, "%s", n++ ? ",\n  " : "\n  ");
-      json_kernel(b, kern, o);
+      if (o->pressure) pressure_json(b, kern, o);
+      else json_kernel(b, kern, o);
     }
     ob_printf(b, "]}");
   } else {
@@ -286,6 +393,26 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
       size_t len = strlen(hsad_kernel_info(kern)->name);
       if ((int)len > w) w = len > 48 ? 0 : (int)len;
       if (!w) break;
+    }
+    if (o->pressure) {
+      /* names stay whole: the column is as wide as the longest */
+      int pw = 6;
+      for (uint32_t k = 0; k < ci->kernel_count; k++) {
+        const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+        if (only && kern != only) continue;
+        int len = (int)strlen(hsad_kernel_info(kern)->name);
+        if (len > pw) pw = len;
+      }
+      ob_printf(b, "  %-*s %5s %5s %5s %5s %7s %9s %9s %6s %6s %5s %-10s %-19s %s\n", pw,
+                "kernel", "block", "VGPR", "AGPR", "SGPR", "spill", "scr/item", "scr/wave",
+                "LDS", "w/SIMD", "WG/CU", "limiter", "next cliff", "block cost");
+      for (uint32_t k = 0; k < ci->kernel_count; k++) {
+        const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+        if (only && kern != only) continue;
+        pressure_table(b, kern, o, pw);
+      }
+      hsad_codeobj_destroy(co);
+      return 0;
     }
     ob_printf(b, "  ");
     if (w) ob_printf(b, "%-*s ", w, "kernel");
@@ -385,6 +512,11 @@ int hsad_cmd_inspect(int argc, char **argv) {
       o.json = 1;
       continue;
     }
+    if (!strcmp(a, "--pressure")) {
+      o.pressure = 1;
+      continue;
+    }
+    if (!strcmp(a, "--block")) o.block_set = 1;
     const char **sval = !strcmp(a, "--target") ? &o.target : !strcmp(a, "--kernel") ? &o.kernel
                                                                                    : NULL;
     unsigned *uval = !strcmp(a, "--block") ? &o.block : !strcmp(a, "--floor") ? &o.floor
