@@ -5,6 +5,7 @@
  * configure that test's emulated machine. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -981,6 +982,75 @@ Test(strict, publication_check_catches_a_body_written_after_its_header) {
   cr_assert_str_eq(err, want);
   cr_assert_eq(hsa_signal_load_scacquire(done), 1, "the half-written packet ran");
   hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+/* ---- a twin that faults is a GPU fault ------------------------------------------------------ */
+
+/* Twin of emu_fault: p[0] = p[1] / divisor with no checks, so a bad pointer or a zero divisor
+ * faults on the host (not sanitized: the fault itself is what is tested). */
+__attribute__((no_sanitize("address", "undefined"))) KFD_EMU_TWIN(emu_fault) {
+  (void)wg;
+  uint32_t *p, divisor;
+  if (kfd_emu_arg(d, 0, &p, 8) || kfd_emu_arg(d, 1, &divisor, 4)) return 1;
+  volatile uint32_t *vp = p, num = 0;
+  num = vp[1];
+  volatile uint32_t den = divisor;
+  vp[0] = num / den;
+  return 0;
+}
+
+/* emu_fault on p (NULL: a valid buffer holding {7, 100}) with divisor; `what` is the fault. */
+static void fault_run(uint32_t *p, uint32_t divisor, const char *what) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "../tests/data/emu_test-gfx90a.hsaco", "emu_fault", &k), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  if (!p) {
+    p = rt_alloc(rt.fine_pool, 64, agents, 2);
+    p[0] = 7;
+    p[1] = 100;
+  }
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k.kernarg_size, agents, 1);
+  memset(ka, 0, k.kernarg_size);
+  memcpy(ka, &p, 8);
+  memcpy(ka + 8, &divisor, 4);
+  hsa_kernel_dispatch_packet_t pkt;
+  rt_dispatch_packet(&pkt, &k, ka, 1, (uint32_t[3]){1, 1, 1}, (uint32_t[3]){1, 1, 1},
+                     (hsa_signal_t){0}, true);
+  stderr_capture();
+  /* the queue error reaches the callback; then a new queue works: the process survived */
+  expect_queue_error(&pkt, (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  const char *err = stderr_take();
+  char want[512];
+  snprintf(want, sizeof want, ": kernel emu_fault: its twin faulted (%s) in workgroup (0,0,0); "
+           "reported as a memory violation\n", what);
+  cr_assert(!strncmp(err, "kfd-emu: GPU 0 queue ", 21) && strstr(err, want) &&
+                strlen(strstr(err, want)) == strlen(want),
+            "stderr: %s", err);
+  rt_close(&rt);
+}
+
+Test(twin_faults, bad_pointer_is_a_memory_violation) {
+  fault_run((uint32_t *)(uintptr_t)0x10, 1, "SIGSEGV at address 0x14");
+}
+
+Test(twin_faults, division_by_zero_is_a_memory_violation) {
+  fault_run(NULL, 0, "SIGFPE, integer divide by zero");
+}
+
+static volatile sig_atomic_t own_handler_ran;
+static void own_segv(int sig) {
+  (void)sig;
+  own_handler_ran = 1;
+}
+
+/* A fault outside a twin still reaches the handler the program installed before kfd-emu. */
+Test(twin_faults, other_faults_reach_the_previous_handler) {
+  signal(SIGSEGV, own_segv);
+  open_rt();
+  raise(SIGSEGV);
+  cr_assert_eq(own_handler_ran, 1);
   rt_close(&rt);
 }
 

@@ -37,6 +37,7 @@
 
 #include <linux/futex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,7 +330,16 @@ static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t 
           wg.size[i] = left < d.block[i] ? left : d.block[i];
         }
         if (p->group_segment_size) memset(q->lds, 0, p->group_segment_size);
-        if (k->twin(&d, &wg) != 0) {
+        emu_twin_fault_t f;
+        int r = emu_twin_call(k->twin, &d, &wg, &f);
+        if (r == EMU_TWIN_FAULTED) {
+          char what[128];
+          emu_twin_fault_describe(&f, what, sizeof what);
+          snprintf(why, n, "kernel %s: its twin faulted (%s) in workgroup (%u,%u,%u); reported "
+                   "as a memory violation", k->name, what, x, y, z);
+          return f.sig == SIGILL ? EMU_QERR_ILLEGAL_INSTRUCTION : EMU_QERR_MEMORY_VIOLATION;
+        }
+        if (r != 0) {
           snprintf(why, n, "kernel %s: memory violation in workgroup (%u,%u,%u)", k->name, x, y,
                    z);
           return EMU_QERR_MEMORY_VIOLATION;
@@ -577,6 +587,7 @@ static void *cp_main(void *arg) {
   emu_queue_t *q = arg;
   emu_gpu_t *g = q->gpu;
   cp_gpu = g->index;
+  emu_fault_thread_start();
   uint64_t last = emu_now_ns(), sleep_ns = 0;
   while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
     uint32_t k = atomic_load_explicit(&g->kick, memory_order_seq_cst);
@@ -604,6 +615,7 @@ static void *cp_main(void *arg) {
      * ms (ROCr's async-events thread) costs one scan, not a hot spin. */
     atomic_fetch_sub_explicit(&g->sleeping, 1, memory_order_seq_cst);
   }
+  emu_fault_thread_stop();
   return NULL;
 }
 

@@ -130,6 +130,20 @@ void emu_events_init(void);
 void emu_event_fire(uint32_t event_id);
 void emu_signal_notify(amd_signal_t *s); /* mailbox write + event wake for interrupt signals */
 
+/* fault.c: twins run under a fault handler (see fault.c) */
+#define EMU_TWIN_FAULTED (-0x7fff)
+typedef struct emu_twin_fault {
+  int sig, code;
+  void *addr;
+} emu_twin_fault_t;
+void emu_fault_install(void);      /* once per process; chains to the previous handlers */
+void emu_fault_thread_start(void); /* on each CP thread: alternate signal stack */
+void emu_fault_thread_stop(void);
+/* Calls twin(d, wg); returns its result, or EMU_TWIN_FAULTED with *out_fault set. */
+int emu_twin_call(kfd_emu_twin_fn twin, const kfd_emu_dispatch_t *d,
+                  const kfd_emu_workgroup_t *wg, emu_twin_fault_t *out_fault);
+void emu_twin_fault_describe(const emu_twin_fault_t *f, char *out, size_t n);
+
 /* cp.c */
 void emu_cp_stop(emu_gpu_t *g); /* stops and frees every queue of g */
 void emu_cp_kick_all(void);

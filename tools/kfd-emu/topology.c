@@ -208,6 +208,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtOpenKFD(void) {
               "bound to a node", c, emu.host_numa_nodes);
   }
   emu_events_init();
+  emu_fault_install();
   for (uint32_t i = 0; i < emu.cfg.gpus; i++) {
     emu_gpu_t *g = &emu.gpus[i];
     memset(g, 0, sizeof *g);

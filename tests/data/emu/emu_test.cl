@@ -11,3 +11,10 @@ kernel void emu_gate(global volatile uint *flags) {
     }
   }
 }
+
+/* emu_fault(p, divisor): p[0] = p[1] / divisor. Given a bad pointer or a zero divisor, its twin
+ * faults (SIGSEGV, SIGFPE) as the host would; kfd-emu must report a queue error naming the
+ * kernel and keep the process alive. */
+kernel void emu_fault(global uint *p, uint divisor) {
+  if (get_global_id(0) == 0) p[0] = p[1] / divisor;
+}
