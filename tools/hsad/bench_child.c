@@ -147,16 +147,29 @@ static void close_fds(bench_child_t *c) {
   c->to_fd = c->from_fd = -1;
 }
 
+/* True once the child exited; it is left a zombie (not reaped), so its process group id cannot
+ * be reused before reap() has killed what else is left in the group. */
+static bool exited(pid_t pid) {
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+static int reap(bench_child_t *c) {
+  int st = -1;
+  kill(-c->pid, SIGKILL); /* whatever it left in its group */
+  while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  live_del(c->pid);
+  c->pid = 0;
+  return st;
+}
+
 int bench_child_wait(bench_child_t *c, uint64_t deadline_ns) {
-  int st = 0;
   while (c->pid) {
-    pid_t r = waitpid(c->pid, &st, WNOHANG);
-    if (r == c->pid || (r < 0 && errno != EINTR)) {
-      kill(-c->pid, SIGKILL); /* whatever it left in its group */
-      live_del(c->pid);
-      c->pid = 0;
+    if (exited(c->pid)) {
       close_fds(c);
-      return r == c->pid || r > 0 ? st : -1;
+      return reap(c);
     }
     if (hsad_now_ns() >= deadline_ns || bench_stopped()) {
       bench_child_stop(c);
@@ -197,18 +210,11 @@ int bench_child_stop(bench_child_t *c) {
     }
   }
   close_fds(c);
-  for (int i = 0; i < 50; i++) { /* 0.5 s to quit */
-    if (waitpid(c->pid, &st, WNOHANG) == c->pid) goto reaped;
+  for (int i = 0; i < 50 && !exited(c->pid); i++) { /* 0.5 s to quit, SIGTERM after 0.1 s */
     if (i == 10) kill(-c->pid, SIGTERM);
     nanosleep(&(struct timespec){0, 10000000}, NULL);
   }
-  kill(-c->pid, SIGKILL);
-  while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
-  }
-reaped:
-  kill(-c->pid, SIGKILL); /* anything else left in its group */
-  live_del(c->pid);
-  c->pid = 0;
+  st = reap(c); /* SIGKILL to the group, then reap */
   return st;
 }
 
@@ -283,11 +289,17 @@ int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double
     close(fd);
     return -1;
   }
+  /* deadlines: start-up under valgrind gets 3 x --timeout, the measured loop --timeout */
   char line[256], stage[64] = "start-up (ROCr and kfd-emu under valgrind)";
-  uint64_t deadline = hsad_now_ns() + ctx->timeout_s * 1000000000ull;
+  uint64_t deadline = hsad_now_ns() + 3 * ctx->timeout_s * 1000000000ull;
+  uint32_t limit = 3 * ctx->timeout_s;
   int r = 0;
   while ((r = bench_child_line(&c, line, sizeof line, deadline)) == 0) {
-    if (!strncmp(line, "stage ", 6)) snprintf(stage, sizeof stage, "%.63s", line + 6);
+    if (!strncmp(line, "stage ", 6)) {
+      snprintf(stage, sizeof stage, "%.63s", line + 6);
+      deadline = hsad_now_ns() + ctx->timeout_s * 1000000000ull;
+      limit = ctx->timeout_s;
+    }
     if (!strcmp(line, "done")) break;
   }
   (void)r;
@@ -295,7 +307,7 @@ int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double
   if (st == -2 || r == -2) {
     close(fd);
     snprintf(note, n, "callgrind: no progress within %u s in %s; stopped (valgrind "
-             "--fair-sched=yes)", ctx->timeout_s, stage);
+             "--fair-sched=yes)", limit, stage);
     return -1;
   }
   if (r == -3) {
