@@ -7,6 +7,7 @@
  * output (ROCr, HIP or valgrind messages) is kept as `last` for error notes.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -58,9 +59,19 @@ int bench_child_start(bench_child_t *c, char *const argv[], bool with_stdin, con
     close(out[1]);
     return -1;
   }
+#ifdef __SANITIZE_ADDRESS__
+  /* this build's kfd-emu is instrumented: a child that is not (HIP) must preload the same
+   * AddressSanitizer runtime before it loads kfd-emu */
+  Dl_info di;
+  void *asan = dlsym(RTLD_DEFAULT, "__asan_init");
+  const char *preload = asan && dladdr(asan, &di) && di.dli_fname ? di.dli_fname : NULL;
+#endif
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
+#ifdef __SANITIZE_ADDRESS__
+    if (preload) setenv("LD_PRELOAD", preload, 1);
+#endif
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
