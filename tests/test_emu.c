@@ -4,6 +4,7 @@
  * Each Criterion test runs in its own process, so KFD_EMU_* variables set before hsa_init
  * configure that test's emulated machine. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -129,6 +130,67 @@ Test(topology, isa_list_must_match_gpu_count) {
 Test(topology, missing_twin_library_fails_init) {
   setenv("KFD_EMU_TWINS", "/nonexistent/libtwins.so", 1);
   cr_assert_neq(hsa_init(), HSA_STATUS_SUCCESS);
+}
+
+/* Every knob refuses a bad value: hsa_init fails and kfd-emu says exactly why on stderr. */
+typedef struct { /* by value: Criterion copies parameters into the test's own process */
+  char var[40], value[96], message[720];
+} bad_knob_t;
+
+#define KNOWN "KFD_EMU_GPUS, KFD_EMU_ISA, KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, " \
+  "KFD_EMU_NO_TWIN, KFD_EMU_ORDER, KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, "      \
+  "KFD_EMU_DELAY_KERNEL, KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, "    \
+  "KFD_EMU_ACCESS, KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_VERBOSE"
+
+ParameterizedTestParameters(config, bad_knob_refused) {
+  static bad_knob_t knobs[] = {
+      {"KFD_EMU_TWINS", "/etc/passwd", "KFD_EMU_TWINS: /etc/passwd: not an ELF shared library "
+       "(64-bit; build twins with -shared -fPIC)"},
+      {"KFD_EMU_TWINS", "/etc", "KFD_EMU_TWINS: /etc: not a regular file"},
+      {"KFD_EMU_TWINS", "/nonexistent/libtwins.so",
+       "KFD_EMU_TWINS: /nonexistent/libtwins.so: no such readable file"},
+      {"KFD_EMU_TWINS", TEST_KERNDIR "/empty-gfx90a-v4.hsaco", "KFD_EMU_TWINS: " TEST_KERNDIR
+       "/empty-gfx90a-v4.hsaco: a shared library for machine 224, not this host's (62)"},
+      {"KFD_EMU_VERBOSE", "7", "KFD_EMU_VERBOSE=7: expected 0 or 1"},
+      {"KFD_EMU_NO_TWIN", "skip", "KFD_EMU_NO_TWIN=skip: expected 'error' (default) or 'noop'"},
+      {"KFD_EMU_ORDER", "random", "KFD_EMU_ORDER=random: expected 'reverse' (default) or "
+       "'inorder'"},
+      {"KFD_EMU_READ_INDEX", "retire", "KFD_EMU_READ_INDEX=retire: expected 'complete' "
+       "(default) or 'launch'"},
+      {"KFD_EMU_ACCESS", "on", "KFD_EMU_ACCESS=on: expected 'lenient' (default) or 'strict'"},
+      {"KFD_EMU_DOORBELL_GRACE_MS", "forever", "KFD_EMU_DOORBELL_GRACE_MS=forever: expected an "
+       "integer in [1, 3600000] or 'strict'"},
+      {"KFD_EMU_DOORBELL_GRACE_MS", "0", "KFD_EMU_DOORBELL_GRACE_MS=0: expected an integer in "
+       "[1, 3600000] or 'strict'"},
+      {"KFD_EMU_PUBLICATION_CHECK_US", "yes", "KFD_EMU_PUBLICATION_CHECK_US=yes: expected an "
+       "integer in [0, 10000000]"},
+      {"KFD_EMU_GPUS", "9", "KFD_EMU_GPUS=9: expected an integer in [1, 8]"},
+      {"KFD_EMU_CPU_NODES", "0", "KFD_EMU_CPU_NODES=0: expected an integer in [1, 2]"},
+      {"KFD_EMU_VRAM_MB", "1x", "KFD_EMU_VRAM_MB=1x: expected an integer in [64, 1048576]"},
+      {"KFD_EMU_DELAY_US", "-1", "KFD_EMU_DELAY_US=-1: expected an integer in [0, 60000000]"},
+      {"KFD_EMU_CP_STALL_MS", "1e3", "KFD_EMU_CP_STALL_MS=1e3: expected an integer in [0, "
+       "600000]"},
+      {"KFD_EMU_ISA", "gfx942", "KFD_EMU_ISA=gfx942: unknown ISA 'gfx942' (supported: gfx90a, "
+       "gfx908, gfx1030)"},
+      {"KFD_EMU_GPU_NUMA", "0,0", "KFD_EMU_GPU_NUMA=0,0: 2 entries for KFD_EMU_GPUS=1 (give one "
+       "CPU node index per GPU)"},
+      {"KFD_EMU_GPU_NUMA", "1", "KFD_EMU_GPU_NUMA=1: entry 0 is not a CPU node index below 1"},
+      {"KFD_EMU_DELAY_KERNEL", "empty", "KFD_EMU_DELAY_KERNEL=empty: no effect without "
+       "KFD_EMU_DELAY_US"},
+      {"KFD_EMU_GPU", "2", "KFD_EMU_GPU: unknown kfd-emu variable (known: " KNOWN ")"},
+  };
+  return cr_make_param_array(bad_knob_t, knobs, sizeof knobs / sizeof knobs[0]);
+}
+
+ParameterizedTest(bad_knob_t *k, config, bad_knob_refused) {
+  setenv(k->var, k->value, 1);
+  stderr_capture();
+  hsa_status_t st = hsa_init();
+  const char *err = stderr_take();
+  cr_assert_neq(st, HSA_STATUS_SUCCESS, "%s=%s was accepted", k->var, k->value);
+  char want[2048];
+  snprintf(want, sizeof want, "kfd-emu: %s\n", k->message);
+  cr_assert_str_eq(err, want);
 }
 
 typedef struct {

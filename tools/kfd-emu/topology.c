@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <elf.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +67,77 @@ static const emu_isa_t *isa_by_name(const char *n, size_t len) {
   return NULL;
 }
 
+/* Every variable kfd-emu reads (README.md, kfd-emu). */
+static const char *const knobs[] = {
+    "KFD_EMU_GPUS", "KFD_EMU_ISA", "KFD_EMU_VRAM_MB", "KFD_EMU_CPU_NODES", "KFD_EMU_GPU_NUMA",
+    "KFD_EMU_NO_TWIN", "KFD_EMU_ORDER", "KFD_EMU_TWINS", "KFD_EMU_FAULT_KERNEL",
+    "KFD_EMU_DELAY_US", "KFD_EMU_DELAY_KERNEL", "KFD_EMU_CP_STALL_MS",
+    "KFD_EMU_DOORBELL_GRACE_MS", "KFD_EMU_READ_INDEX", "KFD_EMU_ACCESS",
+    "KFD_EMU_PUBLICATION_CHECK_US", "KFD_EMU_VERBOSE",
+};
+
+/* A KFD_EMU_* variable kfd-emu does not know is a typo that would silently change nothing. */
+static int unknown_knobs(void) {
+  extern char **environ;
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, "KFD_EMU_", 8)) continue;
+    size_t len = strcspn(*e, "=");
+    bool known = false;
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+      known |= strlen(knobs[i]) == len && !strncmp(knobs[i], *e, len);
+    if (known) continue;
+    char list[1024] = "";
+    for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", knobs[i]);
+    emu_log("%.*s: unknown kfd-emu variable (known: %s)", (int)len, *e, list);
+    return -1;
+  }
+  return 0;
+}
+
+#if defined(__x86_64__)
+#define EMU_HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define EMU_HOST_MACHINE EM_AARCH64
+#endif
+
+/* A KFD_EMU_TWINS entry must be a readable ELF shared library for this machine. */
+static int twin_lib_check(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || access(path, R_OK) != 0) {
+    emu_log("KFD_EMU_TWINS: %s: no such readable file", path);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    emu_log("KFD_EMU_TWINS: %s: not a regular file", path);
+    return -1;
+  }
+  Elf64_Ehdr eh;
+  memset(&eh, 0, sizeof eh);
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(&eh, 1, sizeof eh, f) : 0;
+  if (f) fclose(f);
+  if (got < sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64) {
+    emu_log("KFD_EMU_TWINS: %s: not an ELF shared library (64-bit; build twins with -shared "
+            "-fPIC)", path);
+    return -1;
+  }
+  if (eh.e_type != ET_DYN) {
+    emu_log("KFD_EMU_TWINS: %s: an ELF file of type %u, not a shared library (build twins with "
+            "-shared -fPIC)", path, eh.e_type);
+    return -1;
+  }
+#ifdef EMU_HOST_MACHINE
+  if (eh.e_machine != EMU_HOST_MACHINE) {
+    emu_log("KFD_EMU_TWINS: %s: a shared library for machine %u, not this host's (%u)", path,
+            eh.e_machine, EMU_HOST_MACHINE);
+    return -1;
+  }
+#endif
+  return 0;
+}
+
 int emu_config_load(emu_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
   uint64_t v;
@@ -80,8 +153,17 @@ int emu_config_load(emu_config_t *cfg) {
   if (dg && !strcmp(dg, "strict")) {
     cfg->doorbell_strict = true;
     cfg->doorbell_grace_ms = 1000; /* when to say so on stderr */
-  } else if (env_u64("KFD_EMU_DOORBELL_GRACE_MS", 1, 3600000, 1000, &cfg->doorbell_grace_ms)) {
-    return -1;
+  } else if (dg && *dg) {
+    char *end;
+    unsigned long long x = strtoull(dg, &end, 10);
+    if (*end || x < 1 || x > 3600000 || *dg == '-' || *dg == '+' || *dg == ' ') {
+      emu_log("KFD_EMU_DOORBELL_GRACE_MS=%s: expected an integer in [1, 3600000] or 'strict'",
+              dg);
+      return -1;
+    }
+    cfg->doorbell_grace_ms = x;
+  } else {
+    cfg->doorbell_grace_ms = 1000;
   }
   if (env_u64("KFD_EMU_PUBLICATION_CHECK_US", 0, 10000000, 0, &v)) return -1;
   cfg->publication_check_ns = v * 1000;
@@ -119,6 +201,13 @@ int emu_config_load(emu_config_t *cfg) {
   const char *numa = getenv("KFD_EMU_GPU_NUMA");
   for (uint32_t i = 0; i < cfg->gpus; i++) cfg->gpu_numa[i] = i % cfg->cpu_nodes;
   if (numa && *numa) {
+    uint32_t entries_n = 1;
+    for (const char *c = numa; *c; c++) entries_n += *c == ',';
+    if (entries_n != cfg->gpus) {
+      emu_log("KFD_EMU_GPU_NUMA=%s: %u entries for KFD_EMU_GPUS=%u (give one CPU node index per "
+              "GPU)", numa, entries_n, cfg->gpus);
+      return -1;
+    }
     const char *q = numa;
     for (uint32_t i = 0; i < cfg->gpus && *q; i++) {
       char *end;
@@ -159,21 +248,38 @@ int emu_config_load(emu_config_t *cfg) {
   const char *tw = getenv("KFD_EMU_TWINS");
   if (tw && *tw) {
     char *copy = strdup(tw), *save = NULL;
+    int count = 0;
     for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t; t = strtok_r(NULL, ":", &save))
-      if (access(t, R_OK) != 0) {
-        emu_log("KFD_EMU_TWINS: %s: no such readable file", t);
+      if (++count > 15 || twin_lib_check(t) != 0) {
+        if (count > 15) emu_log("KFD_EMU_TWINS: more than 15 libraries");
         free(copy);
         return -1;
       }
     free(copy);
   }
   const char *fk = getenv("KFD_EMU_FAULT_KERNEL");
-  if (fk) snprintf(cfg->fault_kernel, sizeof cfg->fault_kernel, "%s", fk);
   const char *dk = getenv("KFD_EMU_DELAY_KERNEL");
+  if ((fk && strlen(fk) >= sizeof cfg->fault_kernel) ||
+      (dk && strlen(dk) >= sizeof cfg->delay_kernel)) {
+    emu_log("%s: a kernel name longer than %zu bytes",
+            fk && strlen(fk) >= sizeof cfg->fault_kernel ? "KFD_EMU_FAULT_KERNEL"
+                                                         : "KFD_EMU_DELAY_KERNEL",
+            sizeof cfg->fault_kernel - 1);
+    return -1;
+  }
+  if (dk && *dk && !cfg->delay_us) {
+    emu_log("KFD_EMU_DELAY_KERNEL=%s: no effect without KFD_EMU_DELAY_US", dk);
+    return -1;
+  }
+  if (fk) snprintf(cfg->fault_kernel, sizeof cfg->fault_kernel, "%s", fk);
   if (dk) snprintf(cfg->delay_kernel, sizeof cfg->delay_kernel, "%s", dk);
   const char *vb = getenv("KFD_EMU_VERBOSE");
-  cfg->verbose = vb && *vb && strcmp(vb, "0");
-  return 0;
+  if (vb && *vb && strcmp(vb, "0") && strcmp(vb, "1")) {
+    emu_log("KFD_EMU_VERBOSE=%s: expected 0 or 1", vb);
+    return -1;
+  }
+  cfg->verbose = vb && !strcmp(vb, "1");
+  return unknown_knobs();
 }
 
 static uint32_t node_count(void) { return emu.cfg.cpu_nodes + emu.cfg.gpus; }
