@@ -4,7 +4,7 @@
 #   make            library (libhsad.so, libhsad.a), hsad, kfd-emu, kernels' code objects
 #   make demo       install dependencies, build, run the main job (GPU, or kfd-emu without one)
 #   make test       install dependencies, build, run every Criterion test
-#   make bench      hsad bench
+#   make bench      hsad bench (all suites; BENCH_ARGS='...' passes options)
 #   make install PREFIX=/usr/local
 #   make clean
 
@@ -75,9 +75,10 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@./scripts/demo.sh $(BINDIR)/hsad
 
+# make bench BENCH_ARGS='dispatch --json' (default: every suite, table on stdout)
 bench: deps
 	@$(MAKE) --no-print-directory all
-	$(BINDIR)/hsad bench
+	$(BINDIR)/hsad bench $(BENCH_ARGS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu \
