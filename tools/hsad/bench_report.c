@@ -240,9 +240,11 @@ static int plot_one(const bench_ctx_t *ctx, const bench_suite_result_t *r, const
       if (!strcmp(w->m[k].name, r->plot_metric)) unit = w->m[k].unit;
   }
   fprintf(g, "set terminal pngcairo size 960,560 noenhanced\nset output '%s'\n", png);
-  fprintf(g, "set title '%s: %s (median, min..max over rounds) on %s%s'\n", r->suite,
+  fprintf(g, "set title \"%s: %s, median and min..max over rounds\\n%s%s\"\n", r->suite,
           r->plot_metric, ctx->isa, ctx->emulated ? " (kfd-emu: host-side costs)" : "");
-  fprintf(g, "set ylabel '%s'\nset grid ytics\nset key outside right\nset yrange [0:*]\n", unit);
+  /* paths differ by orders of magnitude (HIP): a log axis for the lines, 0-based bars */
+  fprintf(g, "set ylabel '%s'\nset grid ytics\nset key below\n%s\n", unit,
+          r->plot_xname ? "set logscale y" : "set yrange [0:*]");
   /* series (path and the configuration off the axis) in row order */
   const bench_row_t *names[32];
   uint32_t np = 0;
