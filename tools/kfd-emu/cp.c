@@ -72,7 +72,7 @@ struct emu_queue {
   /* Packets the CP took from the ring and has not completed: their copies, their kernels
    * (dispatches), the id of the first and whether the read index already passed them
    * (KFD_EMU_READ_INDEX=launch). Owned by the CP (under gpu->lock). */
-  uint8_t held[REORDER_WINDOW][64];
+  _Alignas(64) uint8_t held[REORDER_WINDOW][64]; /* aligned as a ring slot */
   const emu_kernel_t *held_k[REORDER_WINDOW];
   uint64_t held_id;
   uint32_t held_n;
@@ -654,8 +654,9 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
   if (type != HSA_QUEUE_COMPUTE_AQL) return HSAKMT_STATUS_NOT_SUPPORTED;
   uint64_t pkts = ring_bytes / 64;
   if (pkts < 2 || (pkts & (pkts - 1)) || !res->Queue_read_ptr_aql) return HSAKMT_STATUS_INVALID_PARAMETER;
-  emu_queue_t *q = calloc(1, sizeof *q);
+  emu_queue_t *q = aligned_alloc(_Alignof(emu_queue_t), sizeof *q);
   if (!q) return HSAKMT_STATUS_NO_MEMORY;
+  memset(q, 0, sizeof *q);
   q->gpu = g;
   q->ring = ring;
   q->size = (uint32_t)pkts;
