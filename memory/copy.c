@@ -8,6 +8,7 @@
  * after which it never touches the operation again (the caller may reuse everything then).
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,7 +246,7 @@ typedef struct mem_op {
   uint32_t ndeps;
   hsa_signal_t deps[HSAD_COPY_MAX_DEPS];
   void *pinned;                    /* PINNED: the locked user pointer */
-  uint32_t nsig_fill;              /* fills: copies outstanding on bsig[0] */
+  bool sync;                       /* driven by the calling thread (no handlers) */
 } mem_op_t;
 
 static void op_finish(mem_op_t *op) {
@@ -284,17 +285,17 @@ static hsa_status_t buf_start(mem_op_t *op, uint32_t b) {
   op->cur[b] = b;
   if (op->to_device) memcpy(op->buf[b], op->host + b * op->chunk, chunk_len(op, b));
   hsa_status_t st = chunk_dma(op, b, b, true);
-  if (st != HSA_STATUS_SUCCESS) return st;
+  if (st != HSA_STATUS_SUCCESS || op->sync) return st;
   /* the buffer index is encoded in the handler argument: op pointer + b (b < 8, op 8-aligned) */
   return mem_rocr.hsa_amd_signal_async_handler(op->bsig[b], HSA_SIGNAL_CONDITION_EQ, 0,
                                                chunk_done, (void *)((uintptr_t)op | b));
 }
 
-/* A buffer's DMA completed: drain (from device), then refill with its next chunk or retire. */
-static bool chunk_done(hsa_signal_value_t v, void *arg) {
-  (void)v;
-  mem_op_t *op = (mem_op_t *)((uintptr_t)arg & ~(uintptr_t)7);
-  uint32_t b = (uint32_t)((uintptr_t)arg & 7);
+enum { STEP_NEXT, STEP_RETIRED, STEP_FINISHED };
+
+/* Buffer b's DMA completed: drain it (from device), then refill it with its next chunk, or
+ * retire it (the last buffer retired finishes the op, which is then gone). */
+static int chunk_step(mem_op_t *op, uint32_t b) {
   (void)sig_acquire(op->bsig[b]);
   size_t c = op->cur[b];
   if (!op->to_device) memcpy(op->host + c * op->chunk, op->buf[b], chunk_len(op, c));
@@ -302,11 +303,75 @@ static bool chunk_done(hsa_signal_value_t v, void *arg) {
   if (next < op->nchunks) {
     op->cur[b] = next;
     if (op->to_device) memcpy(op->buf[b], op->host + next * op->chunk, chunk_len(op, next));
-    if (chunk_dma(op, b, next, false) == HSA_STATUS_SUCCESS) return true; /* watch again */
+    if (chunk_dma(op, b, next, false) == HSA_STATUS_SUCCESS) return STEP_NEXT;
     /* ROCr refused a later chunk: the rest is not written; retire the buffer */
   }
-  if (atomic_fetch_sub_explicit(&op->bufs_left, 1, memory_order_acq_rel) == 1) op_finish(op);
-  return false;
+  op->cur[b] = SIZE_MAX; /* retired */
+  if (atomic_fetch_sub_explicit(&op->bufs_left, 1, memory_order_acq_rel) == 1) {
+    op_finish(op);
+    return STEP_FINISHED;
+  }
+  return STEP_RETIRED;
+}
+
+static bool chunk_done(hsa_signal_value_t v, void *arg) {
+  (void)v;
+  mem_op_t *op = (mem_op_t *)((uintptr_t)arg & ~(uintptr_t)7);
+  uint32_t b = (uint32_t)((uintptr_t)arg & 7);
+  return chunk_step(op, b) == STEP_NEXT; /* true: watch the refilled buffer again */
+}
+
+/* Waits until the signal is 0: spins (yielding: the packet processor may need this core) for
+ * up to 20 us, then blocks in ROCr in slices of at most 10 ms until deadline_ns. */
+static bool sig_wait_zero(hsa_signal_t sig, uint64_t deadline_ns) {
+  uint64_t spin_until = hsad_now_ns() + 20000;
+  while (sig_acquire(sig) != 0) {
+    uint64_t now = hsad_now_ns();
+    if (now >= deadline_ns) return false;
+    if (now < spin_until) {
+      sched_yield();
+      continue;
+    }
+    uint64_t slice = deadline_ns - now < 10000000ull ? deadline_ns - now : 10000000ull;
+    mem_rocr.hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_EQ, 0, slice,
+                                       HSA_WAIT_STATE_BLOCKED);
+  }
+  return true;
+}
+
+static bool pinned_done(hsa_signal_value_t v, void *arg);
+
+/* Drives a synchronous op on the calling thread: chunks complete in submission order (ROCr's
+ * blit queue), chunk c on buffer c % nbuf. At the deadline the buffers still in flight are
+ * handed to ROCr's event thread (the copy completes in the background) and false is returned. */
+static bool op_drive(mem_op_t *op, uint64_t deadline_ns) {
+  if (op->pinned) {
+    if (!sig_wait_zero(op->bsig[0], deadline_ns)) {
+      mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
+                                            pinned_done, op);
+      return false;
+    }
+    op_finish(op);
+    return true;
+  }
+  for (size_t c = 0;; c++) {
+    uint32_t b = (uint32_t)(c % op->nbuf);
+    if (!sig_wait_zero(op->bsig[b], deadline_ns)) {
+      /* buffers still active carry chunks >= c: watch them all from now on */
+      uint32_t nbuf = op->nbuf, active[HSAD_COPY_MAX_BUFFERS], na = 0;
+      for (uint32_t k = 0; k < nbuf; k++)
+        if (op->cur[k] != SIZE_MAX) active[na++] = k;
+      hsa_signal_t sigs[HSAD_COPY_MAX_BUFFERS];
+      for (uint32_t k = 0; k < na; k++) sigs[k] = op->bsig[active[k]];
+      op->sync = false;
+      for (uint32_t k = 0; k < na; k++)
+        mem_rocr.hsa_amd_signal_async_handler(sigs[k], HSA_SIGNAL_CONDITION_EQ, 0, chunk_done,
+                                              (void *)((uintptr_t)op | active[k]));
+      return false;
+    }
+    int r = chunk_step(op, b);
+    if (r == STEP_FINISHED) return true;
+  }
 }
 
 /* Stages buffers 1..nbuf-1 of a pipeline on ROCr's event thread. */
@@ -385,7 +450,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                              const void *src, size_t size, const hsa_signal_t *deps,
                              uint32_t dep_count, hsa_signal_t completion,
                              const hsad_copy_options_t *options,
-                             hsad_copy_strategy_t *out_strategy) {
+                             hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns) {
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if ((s = check_deps(what, deps, dep_count))) return s;
@@ -445,6 +510,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   op->finish = completion;
   op->pool = pool;
   op->ndeps = dep_count;
+  op->sync = sync_deadline_ns != 0;
   if (dep_count) memcpy(op->deps, deps, dep_count * sizeof *deps);
   /* the pageable side is host memory of the device's nearest CPU once staged or pinned */
   op->dst_agent = d.pageable ? cpu : dst_agent;
@@ -473,7 +539,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
     /* ROCr refuses a non-NULL dep array with a zero count (INVALID_ARGUMENT) */
     st = mem_rocr.hsa_amd_memory_async_copy(dd, op->dst_agent, ss, op->src_agent, size,
                                             dep_count, dep_count ? op->deps : NULL, op->bsig[0]);
-    if (st == HSA_STATUS_SUCCESS)
+    if (st == HSA_STATUS_SUCCESS && !op->sync)
       st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
                                                  pinned_done, op);
     if (st != HSA_STATUS_SUCCESS) {
@@ -484,6 +550,9 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
       return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, %zu bytes, pinned)",
                           what, dst, src, size);
     }
+    if (op->sync && !op_drive(op, sync_deadline_ns))
+      return hsad_fail(HSAD_ERR_TIMEOUT, "%s: %zu bytes (pinned in place) not copied by the "
+                       "deadline: the copy goes on in the background", what, size);
     return HSAD_OK;
   }
 
@@ -522,6 +591,14 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
     return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, first of %zu chunk(s))",
                         what, dst, src, nchunks);
   }
+  if (op->sync) {
+    /* every buffer started here, then driven here: no event-thread hop on the way */
+    if (nbuf > 1) pipeline_rest(op);
+    if (!op_drive(op, sync_deadline_ns))
+      return hsad_fail(HSAD_ERR_TIMEOUT, "%s: %zu bytes not copied by the deadline: the copy "
+                       "goes on in the background", what, size);
+    return HSAD_OK;
+  }
   if (nbuf > 1) {
     st = mem_rocr.hsa_amd_async_function(pipeline_rest, op);
     if (st != HSA_STATUS_SUCCESS) pipeline_rest(op); /* stage them here instead */
@@ -535,7 +612,7 @@ hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const 
                                         const hsad_copy_options_t *options,
                                         hsad_copy_strategy_t *out_strategy) {
   return mem_copy_start("hsad_memcpy_async_signals", device, dst, src, size, deps, dep_count,
-                        completion, options, out_strategy);
+                        completion, options, out_strategy, 0);
 }
 
 /* ---- fills ------------------------------------------------------------------------------- */
@@ -629,26 +706,17 @@ hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32
 
 /* ---- synchronous forms ----------------------------------------------------------------- */
 
-static hsad_status_t wait_signal(const char *what, hsa_signal_t sig, uint64_t deadline_ns) {
-  for (;;) {
-    uint64_t now = hsad_now_ns();
-    if (sig_acquire(sig) == 0) return HSAD_OK;
-    if (now >= deadline_ns)
-      return hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline", what);
-    uint64_t slice = deadline_ns - now < 10000000ull ? deadline_ns - now : 10000000ull;
-    mem_rocr.hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_EQ, 0, slice,
-                                       HSA_WAIT_STATE_BLOCKED);
-  }
-}
-
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns) {
   hsad_status_t s = mem_ready(device, "hsad_memcpy");
   if (s) return s;
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
-  s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL);
-  if (!s) s = wait_signal("hsad_memcpy", sig, deadline_ns);
+  s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL,
+                     deadline_ns ? deadline_ns : 1);
+  if (!s && !sig_wait_zero(sig, deadline_ns))
+    s = hsad_fail(HSAD_ERR_TIMEOUT, "hsad_memcpy: %zu bytes not copied by the deadline: the copy "
+                  "goes on in the background", size);
   if (s != HSAD_ERR_TIMEOUT) mem_signal_give(sig); /* a timed-out copy still owns it */
   return s;
 }
@@ -678,7 +746,9 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig);
-  if (!s) s = wait_signal(what, sig, deadline_ns);
+  if (!s && !sig_wait_zero(sig, deadline_ns))
+    s = hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline (goes on in the "
+                  "background)", what);
   if (s != HSAD_ERR_TIMEOUT) mem_signal_give(sig);
   return s;
 }

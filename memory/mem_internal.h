@@ -136,7 +136,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                              const void *src, size_t size, const hsa_signal_t *deps,
                              uint32_t dep_count, hsa_signal_t completion,
                              const hsad_copy_options_t *options,
-                             hsad_copy_strategy_t *out_strategy);
+                             hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns);
 hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t pattern, uint32_t width, size_t count,
                              const hsa_signal_t *deps, uint32_t dep_count,

@@ -220,6 +220,42 @@ Test(bench, barrier_json, .timeout = 300) {
   json_object_put(root);
 }
 
+/* memory suites: copy (quick run: 4 KiB..4 MiB), pool (3 sizes); every path measured, the
+ * crossovers reported on the auto row, the pool's counters on the pool row */
+Test(bench, copy_json, .timeout = 300) {
+  json_object *root;
+  json_object *s = run_suite("copy", "", &root, "copy");
+  static const char *const paths[] = {"pinned", "staged", "pipelined", "pinned-in-place", "auto",
+                                      "hip-pinned", "hip-pageable"};
+  cr_assert_eq(json_object_array_length(get(s, "results")), 7 * 6);
+  for (int p = 0; p < 7; p++)
+    for (double x = 4096; x <= 4 << 20; x *= 4) {
+      json_object *r = find_result(s, paths[p], "", x);
+      cr_assert_str_eq(json_object_get_string(get(get(r, "x"), "name")), "bytes");
+      check_metric(r, "us", "us", 2);
+      check_metric(r, "GBps", "GB/s", 2);
+    }
+  const char *note = json_object_get_string(get(find_result(s, "auto", "", 4096), "note"));
+  cr_assert(note && !strncmp(note, "measured crossovers: staged <= ", 31), "%s", note);
+  json_object_put(root);
+}
+
+Test(bench, pool_json, .timeout = 300) {
+  json_object *root;
+  json_object *s = run_suite("pool", "", &root, "pool");
+  static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip"};
+  cr_assert_eq(json_object_array_length(get(s, "results")), 4 * 3);
+  static const double sizes[] = {4096, 1 << 20, 64 << 20};
+  for (int p = 0; p < 4; p++)
+    for (int k = 0; k < 3; k++)
+      check_metric(find_result(s, paths[p], "", sizes[k]), "ns_per_alloc_free", "ns", 2);
+  /* warm pool: 2 rounds x (1 + 4 threads) x 3 sizes x 1000 pairs, plus one warm-up pair per
+   * thread per measurement; misses only on the first use of each (size, concurrent) block */
+  const char *note = json_object_get_string(get(find_result(s, "pool", "", 4096), "note"));
+  cr_assert(note && !strncmp(note, "pool counters over the suite: ", 30), "%s", note);
+  json_object_put(root);
+}
+
 Test(bench, absent_hip_is_a_note, .timeout = 300) {
   char *out, *err;
   int rc = sh2("HSAD_BENCH_HIP=/nonexistent/hsad-bench-hip " HSAD_BIN
@@ -277,8 +313,9 @@ Test(bench, all_plot_csv_and_no_temporary_files, .timeout = 600) {
   cr_assert_not_null(strstr(out, "\nproducers,hsad,threads=8 queues=each,ns_per_submit,ns,"), "%s", out);
   cr_assert_not_null(strstr(out, "\nbarrier,rocr-textbook,deps=20,submit_us,us,"), "%s", out);
   cr_assert_not_null(strstr(out, "\nroundtrip,hip,,total_us,us,"), "%s", out);
-  static const char *const suites[] = {"dispatch", "roundtrip", "producers", "barrier"};
-  for (int i = 0; i < 4; i++) {
+  static const char *const suites[] = {"dispatch", "roundtrip", "producers", "barrier", "copy",
+                                       "pool"};
+  for (int i = 0; i < 6; i++) {
     char f[512], *fo, *fe;
     snprintf(f, sizeof f, "file -b %s/png/%s.png", dir, suites[i]);
     cr_assert_eq(sh2(f, &fo, &fe), 0);

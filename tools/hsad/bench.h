@@ -111,6 +111,8 @@ int bench_suite_dispatch(bench_ctx_t *ctx, bench_suite_result_t *out);
 int bench_suite_roundtrip(bench_ctx_t *ctx, bench_suite_result_t *out);
 int bench_suite_producers(bench_ctx_t *ctx, bench_suite_result_t *out);
 int bench_suite_barrier(bench_ctx_t *ctx, bench_suite_result_t *out);
+int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out);  /* bench_copy.c (memory/) */
+int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out);  /* bench_pool.c (memory/) */
 
 /* ---- results (bench_result.c) ------------------------------------------------------------- */
 /* Returns the row (path, config, x), appending it first; NULL when out of memory. */

@@ -18,6 +18,9 @@
 //   crossq N            launch on s1 + hipEventRecord, hipStreamWaitEvent(s2), launch on s2,
 //                       synchronize s2; N times: "ok SUBMIT_US LATENCY_US" (submit: record +
 //                       wait; latency: first launch to synchronize returning)
+//   memcpy BYTES N P    N x (hipMemcpyAsync host -> device of BYTES + hipStreamSynchronize) from
+//                       hipHostMalloc'd (P=1) or malloc'd, touched (P=0) memory: "ok US" (median)
+//   hostmalloc BYTES N  N x (hipHostMalloc + hipHostFree) of BYTES: "ok NS" (mean per pair)
 //   quit
 // Built with hipcc for gfx90a (kfd-emu's default device); -rdynamic exports the kfd-emu twin of
 // the kernel below, so the emulated GPU can complete it.
@@ -155,6 +158,39 @@ static void cmd_crossq(unsigned n) {
   printf("@bench ok %.3f %.3f\n", median(sub), median(lat));
 }
 
+static void cmd_memcpy(size_t bytes, unsigned n, unsigned pinned) {
+  void *src = NULL, *dst = NULL;
+  if (pinned) {
+    if (!check(hipHostMalloc(&src, bytes, 0), "hipHostMalloc")) return;
+  } else if (!(src = malloc(bytes))) {
+    printf("@bench err malloc(%zu) failed\n", bytes);
+    return;
+  }
+  memset(src, 1, bytes);
+  std::vector<double> us;
+  bool ok = check(hipMalloc(&dst, bytes), "hipMalloc");
+  for (unsigned i = 0; ok && i < n; i++) {
+    double t0 = now_ns();
+    ok = check(hipMemcpyAsync(dst, src, bytes, hipMemcpyHostToDevice, streams[0]), "hipMemcpyAsync") &&
+         check(hipStreamSynchronize(streams[0]), "hipStreamSynchronize");
+    us.push_back((now_ns() - t0) / 1e3);
+  }
+  if (dst) hipFree(dst);
+  if (pinned) hipHostFree(src);
+  else free(src);
+  if (ok) printf("@bench ok %.3f\n", median(us));
+}
+
+static void cmd_hostmalloc(size_t bytes, unsigned n) {
+  double t0 = now_ns();
+  for (unsigned i = 0; i < n; i++) {
+    void *p = NULL;
+    if (!check(hipHostMalloc(&p, bytes, 0), "hipHostMalloc") || !check(hipHostFree(p), "hipHostFree"))
+      return;
+  }
+  printf("@bench ok %.1f\n", (now_ns() - t0) / n);
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (hipSetDevice(0) != hipSuccess || hipFree(0) != hipSuccess) {
@@ -187,12 +223,15 @@ int main(int argc, char **argv) {
   char line[256];
   while (fgets(line, sizeof line, stdin)) {
     unsigned a = 0, b = 0, c = 0;
+    size_t z = 0;
     if (sscanf(line, "dispatch %u", &a) == 1 && a) cmd_dispatch(a);
     else if (sscanf(line, "roundtrip %u", &a) == 1 && a) cmd_roundtrip(a);
     else if (sscanf(line, "producers %u %u %u", &a, &b, &c) == 3 && a && a < MAXS && c >= a)
       cmd_producers(a, b, c);
     else if (sscanf(line, "fanin %u %u", &a, &b) == 2 && a && a <= MAXS - 1 && b) cmd_fanin(a, b);
     else if (sscanf(line, "crossq %u", &a) == 1 && a) cmd_crossq(a);
+    else if (sscanf(line, "memcpy %zu %u %u", &z, &a, &b) == 3 && z && a) cmd_memcpy(z, a, b);
+    else if (sscanf(line, "hostmalloc %zu %u", &z, &a) == 2 && z && a) cmd_hostmalloc(z, a);
     else if (!strncmp(line, "quit", 4)) break;
     else printf("@bench err unknown command: %s", line);
   }

@@ -45,6 +45,8 @@ static const struct {
     {"roundtrip", bench_suite_roundtrip, "launch + wait of one empty kernel, split by timestamps"},
     {"producers", bench_suite_producers, "1-8 threads into one queue / a queue each"},
     {"barrier", bench_suite_barrier, "barrier fan-in 1..20, cross-queue dependency"},
+    {"copy", bench_suite_copy, "host -> device copies 4 KiB..256 MiB: pinned, pageable strategies, HIP"},
+    {"pool", bench_suite_pool, "pinned alloc+free 4 KiB/1 MiB/64 MiB: pool vs ROCr vs hipHostMalloc"},
 };
 #define NSUITES (sizeof suites / sizeof suites[0])
 
@@ -214,7 +216,7 @@ int hsad_cmd_bench(int argc, char **argv) {
       if (!strcmp(a, suites[k].name)) break;
     if (k == NSUITES) {
       fprintf(stderr, "hsad bench: unknown suite '%s' (this build has: dispatch, roundtrip, "
-              "producers, barrier, all)\n", a);
+              "producers, barrier, copy, pool, all)\n", a);
       return 2;
     }
     want[k] = any = true;

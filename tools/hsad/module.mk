@@ -6,6 +6,8 @@ HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c
 HSAD_TOOL_SRCS += tools/hsad/bench_main.c tools/hsad/bench_result.c tools/hsad/bench_report.c \
   tools/hsad/bench_child.c tools/hsad/bench_paths.c tools/hsad/bench_dispatch.c \
   tools/hsad/bench_roundtrip.c tools/hsad/bench_producers.c tools/hsad/bench_barrier.c
+# the memory suites (memory/: copies and pinned pools)
+HSAD_TOOL_SRCS += tools/hsad/bench_copy.c tools/hsad/bench_pool.c
 HSAD_TOOL_LIBS += -ljson-c
 # hsad bench: the HIP path (hipcc; HIPCC / KERN_HIP_ARCH from kernels/module.mk)
 $(BINDIR)/hsad-bench-hip: tools/hsad/bench_hip.hip tools/hsad/module.mk

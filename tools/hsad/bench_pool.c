@@ -1,0 +1,205 @@
+/* bench_pool.c - suite `pool`: alloc + free of pinned host memory of 4 KiB, 1 MiB and 64 MiB.
+ *
+ * Paths:
+ *   pool            hsad_host_pool_alloc + hsad_host_pool_free on the device's NUMA node pool,
+ *                   warm (one alloc+free before the timing: every timed alloc is a hit);
+ *   pool-4threads   4 threads at once, each doing the same on the same pool (ns per
+ *                   alloc+free pair per thread: flat when nothing serialises them);
+ *   hsa-pool        hsa_amd_memory_pool_allocate + hsa_amd_memory_pool_free on the fine-grained
+ *                   pool of the device's nearest CPU agent (what every pool miss costs);
+ *   hip             hipHostMalloc + hipHostFree (hsad-bench-hip).
+ * Per round, size and path: N pairs (pool: --count; the others: --count / 50, at most 200,
+ * and 20 for 64 MiB); the sample is the mean ns per pair. Ratios hip / pool and
+ * hsa-pool / pool per size (target: >= 100x once warm).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hsa-dispatch/hsad_rocr.h"
+#include "memory/hsad_memory.h"
+#include "tools/hsad/bench_paths.h"
+
+static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip"};
+#define NP 4
+#define NSZ 3
+static const size_t sizes[NSZ] = {4096, (size_t)1 << 20, (size_t)64 << 20};
+
+typedef struct pw {
+  hsad_host_pool_t *pool;
+  size_t size;
+  uint32_t n;
+  volatile int *go;
+  double ns;
+  int err;
+  pthread_t th;
+} pw_t;
+
+static void *pw_main(void *arg) {
+  pw_t *w = arg;
+  void *p;
+  if (hsad_host_pool_alloc(w->pool, w->size, &p) || hsad_host_pool_free(w->pool, p)) w->err = 1;
+  while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE)) {
+  }
+  uint64_t t0 = hsad_now_ns();
+  for (uint32_t i = 0; i < w->n && !w->err; i++)
+    if (hsad_host_pool_alloc(w->pool, w->size, &p) || hsad_host_pool_free(w->pool, p)) w->err = 1;
+  w->ns = (double)(hsad_now_ns() - t0) / w->n;
+  return NULL;
+}
+
+static int run_pool(hsad_host_pool_t *pool, size_t size, uint32_t n, uint32_t threads,
+                    bench_row_t *row) {
+  pw_t w[4];
+  volatile int go = 0;
+  for (uint32_t t = 0; t < threads; t++) {
+    w[t] = (pw_t){.pool = pool, .size = size, .n = n, .go = &go};
+    if (threads == 1) break;
+    pthread_create(&w[t].th, NULL, pw_main, &w[t]);
+  }
+  if (threads == 1) {
+    go = 1;
+    pw_main(&w[0]);
+  } else {
+    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+    for (uint32_t t = 0; t < threads; t++) pthread_join(w[t].th, NULL);
+  }
+  double sum = 0;
+  for (uint32_t t = 0; t < threads; t++) {
+    if (w[t].err) {
+      bench_row_absent(row, "%s", hsad_last_error());
+      return -1;
+    }
+    sum += w[t].ns;
+  }
+  bench_sample(row, "ns_per_alloc_free", "ns", sum / threads);
+  return 0;
+}
+
+typedef struct fine_find { hsa_amd_memory_pool_t pool; bool found; } fine_find_t;
+static hsa_status_t find_fine(hsa_amd_memory_pool_t p, void *data) {
+  fine_find_t *f = data;
+  uint32_t flags = 0;
+  hsa_amd_segment_t seg;
+  bool alloc = false;
+  hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &seg);
+  hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags);
+  hsad_rocr.hsa_amd_memory_pool_get_info(p, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &alloc);
+  if (!f->found && seg == HSA_AMD_SEGMENT_GLOBAL && alloc &&
+      (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED)) {
+    f->pool = p;
+    f->found = true;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+typedef struct cpu_find { uint32_t node; hsa_agent_t agent; bool found; } cpu_find_t;
+static hsa_status_t find_cpu(hsa_agent_t a, void *data) {
+  cpu_find_t *c = data;
+  hsa_device_type_t t;
+  uint32_t node = 0;
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_DEVICE, &t);
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_NODE, &node);
+  if (t == HSA_DEVICE_TYPE_CPU && node == c->node && !c->found) {
+    c->agent = a;
+    c->found = true;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static int run_hsa(hsa_amd_memory_pool_t pool, size_t size, uint32_t n, bench_row_t *row) {
+  uint64_t t0 = hsad_now_ns();
+  for (uint32_t i = 0; i < n; i++) {
+    void *p = NULL;
+    if (hsad_rocr.hsa_amd_memory_pool_allocate(pool, size, 0, &p) != HSA_STATUS_SUCCESS) {
+      bench_row_absent(row, "hsa_amd_memory_pool_allocate(%zu bytes) failed", size);
+      return -1;
+    }
+    hsad_rocr.hsa_amd_memory_pool_free(p);
+  }
+  bench_sample(row, "ns_per_alloc_free", "ns", (double)(hsad_now_ns() - t0) / n);
+  return 0;
+}
+
+static int run_hip(bench_ctx_t *ctx, size_t size, uint32_t n, bench_row_t *row) {
+  char note[BENCH_NOTE_MAX], cmd[96], reply[BENCH_NOTE_MAX];
+  bench_child_t *hip = bench_hip(ctx, note, sizeof note);
+  double ns;
+  snprintf(cmd, sizeof cmd, "hostmalloc %zu %u", size, n);
+  if (!hip || bench_child_cmd(ctx, hip, cmd, reply, sizeof reply) ||
+      sscanf(reply, "%lf", &ns) != 1) {
+    bench_row_absent(row, "%s", hip ? reply : note);
+    return -1;
+  }
+  bench_sample(row, "ns_per_alloc_free", "ns", ns);
+  return 0;
+}
+
+int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
+  uint32_t n_pool = ctx->count, n_slow = ctx->count / 50;
+  if (n_slow < 10) n_slow = 10;
+  if (n_slow > 200) n_slow = 200;
+  snprintf(out->title, sizeof out->title,
+           "pinned host alloc + free: hsad pool (1 and 4 threads) vs hsa_amd_memory_pool_allocate "
+           "vs hipHostMalloc");
+  snprintf(out->params, sizeof out->params,
+           "rounds=%u pairs_per_sample: pool %u, others %u (64 MiB: 20) (means)", ctx->rounds,
+           n_pool, n_slow);
+  out->plot_metric = "ns_per_alloc_free";
+  out->plot_xname = "bytes";
+  bench_row_t *rows[NP][NSZ];
+  /* add every row first: adding may move the rows (the pointers are taken afterwards) */
+  for (int p = 0; p < NP; p++)
+    for (int k = 0; k < NSZ; k++) bench_row_add(out, paths[p], "", "bytes", (double)sizes[k]);
+  for (int p = 0; p < NP; p++)
+    for (int k = 0; k < NSZ; k++) rows[p][k] = bench_row_find(out, paths[p], "", (double)sizes[k]);
+  bool ok[NP] = {true, true, true, true};
+  hsad_host_pool_t *pool = NULL;
+  if (hsad_host_pool_get(ctx->dev, &pool)) {
+    for (int k = 0; k < NSZ; k++) {
+      bench_row_absent(rows[0][k], "%s", hsad_last_error());
+      bench_row_absent(rows[1][k], "%s", hsad_last_error());
+    }
+    ok[0] = ok[1] = false;
+  }
+  hsad_host_pool_stats_t st0 = {0};
+  if (pool) hsad_host_pool_stats(pool, &st0);
+  const hsad_device_info_t *di = hsad_device_info(ctx->dev);
+  const hsad_cpu_info_t *ci = hsad_cpu_info(ctx->rt, di->nearest_cpu < 0 ? 0 : (uint32_t)di->nearest_cpu);
+  cpu_find_t cf = {.node = ci ? ci->numa_node : 0};
+  fine_find_t ff = {0};
+  hsad_rocr.hsa_iterate_agents(find_cpu, &cf);
+  if (cf.found) hsad_rocr.hsa_amd_agent_iterate_memory_pools(cf.agent, find_fine, &ff);
+  if (!ff.found) {
+    for (int k = 0; k < NSZ; k++) bench_row_absent(rows[2][k], "no fine-grained CPU pool found");
+    ok[2] = false;
+  }
+  for (uint32_t r = 0; r < ctx->rounds && !bench_stopped(); r++) {
+    for (int k = 0; k < NSZ && !bench_stopped(); k++) {
+      uint32_t slow = k == 2 ? 20 : n_slow;
+      for (int i = 0; i < NP && !bench_stopped(); i++) {
+        int p = (int)((i + r) % NP);
+        if (!ok[p]) continue;
+        int rc = p == 0 ? run_pool(pool, sizes[k], n_pool, 1, rows[p][k])
+               : p == 1 ? run_pool(pool, sizes[k], n_pool, 4, rows[p][k])
+               : p == 2 ? run_hsa(ff.pool, sizes[k], slow, rows[p][k])
+                        : run_hip(ctx, sizes[k], slow, rows[p][k]);
+        if (rc) ok[p] = false;
+      }
+    }
+    bench_progress(ctx, "pool", "all paths", "round %u/%u", r + 1, ctx->rounds);
+  }
+  if (pool && !rows[0][0]->absent) {
+    hsad_host_pool_stats_t st;
+    hsad_host_pool_stats(pool, &st);
+    snprintf(rows[0][0]->note, sizeof rows[0][0]->note,
+             "pool counters over the suite: %llu hits, %llu misses, %llu trims",
+             (unsigned long long)(st.hits - st0.hits), (unsigned long long)(st.misses - st0.misses),
+             (unsigned long long)(st.trims - st0.trims));
+  }
+  for (int k = 0; k < NSZ; k++) {
+    bench_ratio(out, "hip", "pool", "", (double)sizes[k], "ns_per_alloc_free");
+    bench_ratio(out, "hsa-pool", "pool", "", (double)sizes[k], "ns_per_alloc_free");
+    bench_ratio(out, "pool-4threads", "pool", "", (double)sizes[k], "ns_per_alloc_free");
+  }
+  return ok[0] ? 0 : -1;
+}
