@@ -249,8 +249,6 @@ Test(bench, pool_json, .timeout = 300) {
   for (int p = 0; p < 4; p++)
     for (int k = 0; k < 3; k++)
       check_metric(find_result(s, paths[p], "", sizes[k]), "ns_per_alloc_free", "ns", 2);
-  /* warm pool: 2 rounds x (1 + 4 threads) x 3 sizes x 1000 pairs, plus one warm-up pair per
-   * thread per measurement; misses only on the first use of each (size, concurrent) block */
   const char *note = json_object_get_string(get(find_result(s, "pool", "", 4096), "note"));
   cr_assert(note && !strncmp(note, "pool counters over the suite: ", 30), "%s", note);
   json_object_put(root);
@@ -397,7 +395,7 @@ Test(bench, usage_errors, .timeout = 60) {
   char *out, *err;
   cr_assert_eq(sh2(HSAD_BIN " bench nope", &out, &err), 2);
   cr_assert_str_eq(err, "hsad bench: unknown suite 'nope' (this build has: dispatch, roundtrip, "
-                        "producers, barrier, all)\n");
+                        "producers, barrier, copy, pool, all)\n");
   free(out);
   free(err);
   cr_assert_eq(sh2(HSAD_BIN " bench --rounds 0", &out, &err), 2);

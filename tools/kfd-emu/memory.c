@@ -65,6 +65,22 @@ static bool set_mapping(uintptr_t addr, uint64_t size, uint32_t mask) {
   return ok;
 }
 
+/* Drops user registrations overlapping [base, base + size): mmap just handed out that range,
+ * so whatever was registered there was unmapped since (real KFD invalidates such userptr
+ * ranges through its MMU notifier). HIP keeps pageable ranges it pinned registered after the
+ * program freed them; without this a later allocation at the same address failed. */
+static void drop_stale_user(uintptr_t base, uint64_t size) {
+  pthread_rwlock_wrlock(&mem_lock);
+  size_t k = 0;
+  for (size_t i = 0; i < nallocs; i++) {
+    const emu_alloc_t *a = &allocs[i];
+    if (a->user && a->base < base + size && base < a->base + a->size) continue;
+    allocs[k++] = allocs[i];
+  }
+  nallocs = k;
+  pthread_rwlock_unlock(&mem_lock);
+}
+
 static HSAKMT_STATUS insert(const emu_alloc_t *a) {
   pthread_rwlock_wrlock(&mem_lock);
   if (find_locked(a->base) >= 0 || find_locked(a->base + a->size - 1) >= 0) {
@@ -141,6 +157,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtAllocMemory(HSAuint32 node, HSAuint64 size, HsaMe
    * (bound before the first touch, as KFD allocates on the node); topology.c said at open which
    * nodes the host lacks */
   if (!g && (int)node < emu.host_numa_nodes) numa_tonode_memory(p, size, (int)node);
+  drop_stale_user((uintptr_t)p, size);
   emu_alloc_t a = {.base = (uintptr_t)p, .size = size, .node = node, .flags = flags,
                    .mmapped = true};
   HSAKMT_STATUS st = insert(&a);
