@@ -10,6 +10,7 @@
 
 #include <amd_comgr.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,51 @@ static const char *co_comgr_msg(amd_comgr_status_t s) {
   return m;
 }
 
+/* Every kernel of a budgeted compile against its budget (hsad_compile_options_t.budget). */
+static hsad_status_t co_budget_check(const char *name, const hsad_variant_budget_t *b,
+                                     const void *elf, size_t size) {
+  hsad_codeobj_t *co = NULL;
+  hsad_status_t st = hsad_codeobj_load_memory(elf, size, name, &co);
+  if (st) return st;
+  for (uint32_t k = 0; k < hsad_codeobj_info(co)->kernel_count && !st; k++) {
+    const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+    const hsad_kernel_info_t *ki = hsad_kernel_info(kern);
+    if (b->max_workgroup_size) {
+      uint32_t r = ki->reqd_workgroup_size[0] * ki->reqd_workgroup_size[1] *
+                   ki->reqd_workgroup_size[2];
+      if ((ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE) && r > b->max_workgroup_size) {
+        st = hsad_fail(HSAD_ERR_COMPILE,
+                       "%s: kernel '%s': its reqd_work_group_size %ux%ux%u (%u work-items) "
+                       "conflicts with the budget's maximum workgroup size %u",
+                       name, ki->name, ki->reqd_workgroup_size[0], ki->reqd_workgroup_size[1],
+                       ki->reqd_workgroup_size[2], r, b->max_workgroup_size);
+        break;
+      }
+      if (ki->max_flat_workgroup_size != b->max_workgroup_size) {
+        st = hsad_fail(HSAD_ERR_COMPILE,
+                       "%s: kernel '%s' got .max_flat_workgroup_size %u, not the budget's %u: "
+                       "its own attributes conflict, or it is not declared with __kernel "
+                       "(OpenCL) or __global__ from hip/hip_runtime.h (HIP)",
+                       name, ki->name, ki->max_flat_workgroup_size, b->max_workgroup_size);
+        break;
+      }
+    }
+    if (b->min_waves_per_eu) {
+      hsad_occupancy_t o;
+      if (hsad_kernel_occupancy(kern, NULL, ki->wavefront_size, 0, &o) == HSAD_OK &&
+          o.waves_per_simd < b->min_waves_per_eu)
+        st = hsad_fail(HSAD_ERR_COMPILE,
+                       "%s: kernel '%s': the compiler cannot meet the budget of %u waves per "
+                       "SIMD: %u VGPRs (%u allocated), %u SGPRs and %u LDS bytes allow %u (%s)",
+                       name, ki->name, b->min_waves_per_eu, ki->vgpr_count, o.vgprs_allocated,
+                       ki->sgpr_count, ki->group_segment_fixed_size, o.waves_per_simd,
+                       hsad_occ_limiter_name(o.limiter));
+    }
+  }
+  hsad_codeobj_destroy(co);
+  return st;
+}
+
 hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
                                    const char *source_name, const hsad_compile_options_t *opts,
                                    void **out_data, size_t *out_size, char **out_log) {
@@ -283,6 +329,58 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
       co_opt_add(&copt, "%s", path);
     }
   }
+  /* The register budget: launch-bound attributes on every kernel, the source unchanged. */
+  const hsad_variant_budget_t *bud = &opts->budget;
+  char attr[160] = "", budget_header[64] = "";
+  if (bud->max_workgroup_size || bud->min_waves_per_eu) {
+    const hsad_gfx_limits_t *lim = hsad_gfx_limits_find(tid.processor);
+    uint32_t most = lim ? lim->max_waves_per_simd : 20;
+    if (bud->max_workgroup_size > 1024 || bud->min_waves_per_eu > most) {
+      co_opts_free(&copt);
+      co_opts_free(&gopt);
+      if (bud->max_workgroup_size > 1024)
+        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                         "%s: budget maximum workgroup size %u: must be 1..1024", source_name,
+                         bud->max_workgroup_size);
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                       "%s: budget of %u waves per SIMD: %s runs at most %u", source_name,
+                       bud->min_waves_per_eu, tid.processor, most);
+    }
+    int n = snprintf(attr, sizeof attr, "__attribute__((");
+    if (bud->max_workgroup_size)
+      n += snprintf(attr + n, sizeof attr - (size_t)n, "amdgpu_flat_work_group_size(1, %u)%s",
+                    bud->max_workgroup_size, bud->min_waves_per_eu ? ", " : "");
+    if (bud->min_waves_per_eu)
+      n += snprintf(attr + n, sizeof attr - (size_t)n, "amdgpu_waves_per_eu(%u)",
+                    bud->min_waves_per_eu);
+    snprintf(attr + n, sizeof attr - (size_t)n, "))");
+    if (lang != AMD_COMGR_LANGUAGE_HIP) {
+      /* `__kernel` and `kernel` are keywords of OpenCL C: as macros they expand once, to the
+       * keyword itself followed by the attributes (a macro is not re-expanded in itself) */
+      co_opt_add(&copt, "-D__kernel=__kernel %s", attr);
+      co_opt_add(&copt, "-Dkernel=__kernel", NULL);
+    } else {
+      /* HIP: __global__ comes from hip/hip_runtime.h; a header included first pulls it in and
+       * redefines __global__, and the include guards keep the source's own #include from
+       * redefining it back */
+      snprintf(budget_header, sizeof budget_header, "/tmp/hsad-budget-XXXXXX.h");
+      int fd = mkstemps(budget_header, 2);
+      FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+      bool ok = f && fprintf(f, "#include <hip/hip_runtime.h>\n#undef __global__\n"
+                                "#define __global__ __attribute__((global)) %s\n", attr) > 0;
+      if (f) ok = fclose(f) == 0 && ok;
+      else if (fd >= 0) close(fd);
+      if (!ok) {
+        if (fd >= 0) unlink(budget_header);
+        co_opts_free(&copt);
+        co_opts_free(&gopt);
+        return hsad_fail(HSAD_ERR_IO, "%s: cannot write the budget header %s: %s", source_name,
+                         budget_header, strerror(errno));
+      }
+      co_opt_add(&copt, "-include", NULL);
+      co_opt_add(&copt, "%s", budget_header);
+    }
+  }
   char olevel[8];
   snprintf(olevel, sizeof olevel, "-O%d", opts->opt_level);
   co_opt_add(&copt, olevel, NULL);
@@ -296,6 +394,7 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
   if (copt.oom || gopt.oom) {
     co_opts_free(&copt);
     co_opts_free(&gopt);
+    if (budget_header[0]) unlink(budget_header);
     return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", source_name);
   }
 
@@ -402,5 +501,82 @@ out:
   if (have_src) cg.release_data(src);
   co_opts_free(&copt);
   co_opts_free(&gopt);
+  if (budget_header[0]) unlink(budget_header);
+  if (st == HSAD_OK && attr[0]) {
+    st = co_budget_check(source_name, bud, *out_data, *out_size);
+    if (st) {
+      free(*out_data);
+      *out_data = NULL;
+      *out_size = 0;
+    }
+  }
+  return st;
+}
+
+hsad_status_t hsad_codeobj_compile_variants(const char *source, size_t source_size,
+                                            const char *source_name,
+                                            const hsad_compile_options_t *opts,
+                                            const hsad_variant_budget_t *budgets, uint32_t count,
+                                            hsad_codeobj_t **out_variants, char **out_log) {
+  if (out_log) *out_log = NULL;
+  if (!source || !source_name || !opts || !budgets || !out_variants || count == 0 || count > 16)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                     "hsad_codeobj_compile_variants: NULL argument or %u variants (1..16)",
+                     count);
+  memset(out_variants, 0, count * sizeof *out_variants);
+  hsad_compile_options_t o = *opts;
+  hsad_status_t st = HSAD_OK;
+  void *elf = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  /* a kernel's own workgroup bound, seen in a compile without a budget */
+  hsad_codeobj_t *base = NULL;
+  for (uint32_t i = 0; i < count; i++)
+    if (budgets[i].max_workgroup_size) {
+      o.budget = (hsad_variant_budget_t){0, 0};
+      st = hsad_codeobj_compile(source, source_size, source_name, &o, &elf, &size, &log);
+      if (!st) st = hsad_codeobj_load_memory(elf, size, source_name, &base);
+      free(elf);
+      elf = NULL;
+      break;
+    }
+  size_t nlen = strlen(source_name);
+  uint32_t dflt = nlen > 4 && !strcmp(source_name + nlen - 4, ".hip") ? 1024 : 256;
+  for (uint32_t i = 0; i < count && !st && base; i++) {
+    if (!budgets[i].max_workgroup_size) continue;
+    for (uint32_t k = 0; k < hsad_codeobj_info(base)->kernel_count; k++) {
+      const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_codeobj_kernel_at(base, k));
+      if (ki->max_flat_workgroup_size < dflt &&
+          budgets[i].max_workgroup_size > ki->max_flat_workgroup_size) {
+        st = hsad_fail(HSAD_ERR_COMPILE,
+                       "%s: kernel '%s' declares a maximum workgroup size of %u (its own "
+                       "attributes); variant %u asks %u",
+                       source_name, ki->name, ki->max_flat_workgroup_size, i,
+                       budgets[i].max_workgroup_size);
+        break;
+      }
+    }
+  }
+  hsad_codeobj_destroy(base);
+  for (uint32_t i = 0; i < count && !st; i++) {
+    o.budget = budgets[i];
+    free(log);
+    log = NULL;
+    st = hsad_codeobj_compile(source, source_size, source_name, &o, &elf, &size, &log);
+    if (st) break;
+    char label[1200];
+    snprintf(label, sizeof label, "%s[variant %u: wg<=%u waves>=%u]", source_name, i,
+             budgets[i].max_workgroup_size, budgets[i].min_waves_per_eu);
+    st = hsad_codeobj_load_memory(elf, size, label, &out_variants[i]);
+    free(elf);
+    elf = NULL;
+  }
+  if (st)
+    for (uint32_t i = 0; i < count; i++) {
+      hsad_codeobj_destroy(out_variants[i]);
+      out_variants[i] = NULL;
+    }
+  if (out_log) *out_log = log;
+  else free(log);
   return st;
 }

@@ -676,6 +676,19 @@ hsad_status_t hsad_kernel_pressure_at(const hsad_kernel_t *kernel, const hsad_gf
 /* ------------------------------------------------------------------------------------------ */
 /* Compilation through comgr                                                                  */
 
+/* A register budget (issue 9, variants): launch bounds the library sets on every kernel of a
+ * source, the source unchanged. clang derives its register limits from them (HIP's
+ * __launch_bounds__(T, M) means the same: flat_work_group_size(1, T) + waves_per_eu(M)).
+ * OpenCL: every `__kernel`/`kernel` gains __attribute__((amdgpu_flat_work_group_size(1, N),
+ * amdgpu_waves_per_eu(W))) through -D definitions of those keywords; HIP: `__global__` is
+ * redefined the same way after hip/hip_runtime.h (a header passed with -include), so HIP kernels
+ * must be declared with __global__. A zero field is not set. */
+typedef struct hsad_variant_budget {
+  uint32_t max_workgroup_size;  /* work-items, 1..1024: amdgpu_flat_work_group_size(1, N) */
+  uint32_t min_waves_per_eu;    /* waves per SIMD, 1..the processor's maximum:
+                                   amdgpu_waves_per_eu(W) */
+} hsad_variant_budget_t;
+
 typedef struct hsad_compile_options {
   const char *target;           /* target ID, "gfx90a" or "gfx90a:xnack-" (required) */
   int opt_level;                /* 0..3 */
@@ -684,6 +697,7 @@ typedef struct hsad_compile_options {
   const char *const *include_dirs; /* extra -I directories */
   uint32_t include_dir_count;
   uint32_t code_object_version; /* 4 or 5; 0: comgr's default */
+  hsad_variant_budget_t budget; /* {0, 0}: none */
 } hsad_compile_options_t;
 
 /* Compiles OpenCL C (".cl", as OpenCL C 2.0) or HIP (".hip") source to a code object with
@@ -699,7 +713,13 @@ typedef struct hsad_compile_options {
  * no device libraries for HIP, so hip/ocml/ockl/oclc_*.bc from rocm-device-libs (folder found at
  * build time) are linked into the bitcode with -mlink-builtin-bitcode, as clang's HIP driver
  * does (wave64 on gfx9, wave32 on gfx10+).
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL argument, -O outside 0..3, bad target ID),
+ * With a budget, every kernel of the result is checked against it: .max_flat_workgroup_size
+ * must equal max_workgroup_size (else the budget did not reach the kernel: HSAD_ERR_COMPILE
+ * naming it), a .reqd_workgroup_size above it is a conflict (HSAD_ERR_COMPILE naming the kernel
+ * and both sizes), and the registers must allow min_waves_per_eu waves per SIMD (one-wave
+ * workgroups, hsad_kernel_occupancy's model; HSAD_ERR_COMPILE "cannot meet" with the counts).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL argument, -O outside 0..3, bad target ID, a budget
+ * field out of range),
  * HSAD_ERR_CODE_OBJECT_VERSION (code_object_version not 0, 4 or 5), HSAD_ERR_UNSUPPORTED
  * (file name not .cl/.hip, comgr cannot be loaded, or a HIP device library for the processor
  * is absent), HSAD_ERR_COMPILE (compile, codegen or
@@ -709,6 +729,55 @@ typedef struct hsad_compile_options {
 hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
                                    const char *source_name, const hsad_compile_options_t *opts,
                                    void **out_data, size_t *out_size, char **out_log);
+
+/* Variants (issue 9): compiles one unchanged source once per budget (opts->budget is ignored;
+ * budgets[i] = {0, 0} is the source as written) and loads each result: out_variants[i] (caller
+ * destroys each) is the code object of budgets[i], labelled "NAME[variant I: wg<=N waves>=W]".
+ * When a budget sets max_workgroup_size, the source is first compiled without a budget, and a
+ * kernel whose own attributes bound its workgroup size below the language default (OpenCL 256,
+ * HIP 1024) refuses a larger budget (HSAD_ERR_COMPILE: "kernel 'k' declares a maximum workgroup
+ * size of 128 (its own attributes); variant 1 asks 256"). *out_log (may be NULL): the log of
+ * the last compile, malloc'd. Errors: those of hsad_codeobj_compile and
+ * hsad_codeobj_load_memory; HSAD_ERR_INVALID_ARGUMENT (NULL, count 0 or above 16). On failure
+ * no code object is returned. Thread-safe. */
+hsad_status_t hsad_codeobj_compile_variants(const char *source, size_t source_size,
+                                            const char *source_name,
+                                            const hsad_compile_options_t *opts,
+                                            const hsad_variant_budget_t *budgets, uint32_t count,
+                                            hsad_codeobj_t **out_variants, char **out_log);
+
+/* Why a variant was chosen. */
+typedef enum hsad_variant_reason {
+  HSAD_VARIANT_NO_SPILL = 0,  /* highest waves per SIMD among those without spills and without
+                                 more scratch than the least of them */
+  HSAD_VARIANT_LEAST_SPILL,   /* every allowed variant spills: the fewest VGPR + SGPR spills */
+} hsad_variant_reason_t;
+
+typedef struct hsad_variant_choice {
+  uint32_t index;                /* into the kernels array */
+  hsad_variant_reason_t reason;
+  uint32_t waves_per_simd;       /* its predicted occupancy at the workgroup size */
+  uint32_t spills;               /* its .vgpr_spill_count + .sgpr_spill_count */
+  uint32_t scratch_per_work_item;/* bytes */
+  uint32_t regs;                 /* VGPRs counted (hsad_pressure_row_t.regs) */
+  uint32_t candidates;           /* variants that allow the workgroup size */
+} hsad_variant_choice_t;
+
+/* Picks, among `count` variants of one kernel (the same kernel of each variant code object),
+ * the one to dispatch at `workgroup_size` work-items with `dynamic_lds` extra LDS bytes, from
+ * metadata alone: among variants allowing the size (.max_flat_workgroup_size, and
+ * .reqd_workgroup_size when present), those without spills and without more scratch than the
+ * least of them; the highest waves per SIMD (hsad_kernel_occupancy on `limits`, NULL: each
+ * kernel's processor) wins, ties to fewer VGPRs, then to the lower index. When every allowed
+ * variant spills: the fewest spills, ties to more waves, then fewer VGPRs, then the lower index.
+ * The caller caches the answer per (kernel, workgroup size). Pure; thread-safe; O(count).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, count 0 or above 16), HSAD_ERR_WORKGROUP (no variant allows the
+ * size: the message names the kernel, the size and each variant's maximum),
+ * HSAD_ERR_UNSUPPORTED / HSAD_ERR_LDS_LIMIT as hsad_kernel_occupancy. */
+hsad_status_t hsad_kernel_variant_select(const hsad_kernel_t *const *kernels, uint32_t count,
+                                         const hsad_gfx_limits_t *limits,
+                                         uint32_t workgroup_size, uint32_t dynamic_lds,
+                                         hsad_variant_choice_t *out_choice);
 
 #ifdef __cplusplus
 }

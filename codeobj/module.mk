@@ -130,7 +130,8 @@ $(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/test_codeobj_util.h \
     $(LIBDIR)/libhsad.a $(CO_FIXTURES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"' -DCO_KERNDIR='"$(abspath $(KERNDIR))"' \
-	  -DCO_HSAD='"$(abspath $(BINDIR)/hsad)"' $< $(CO_EXTRA_OBJS_$(@F)) -o $@ $(LDFLAGS) \
+	  -DCO_SRCDIR='"$(abspath $(CO_SRC))"' -DCO_HSAD='"$(abspath $(BINDIR)/hsad)"' $< \
+	  $(CO_EXTRA_OBJS_$(@F)) -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
 
 # The public header compiled as C++ (g++ -pedantic), linked into the target test.

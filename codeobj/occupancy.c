@@ -24,6 +24,7 @@
  */
 #include "codeobj/codeobj_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const hsad_gfx_limits_t co_limits[] = {
@@ -253,5 +254,77 @@ hsad_status_t hsad_kernel_pressure_at(const hsad_kernel_t *kernel, const hsad_gf
   out->best_work_items_per_cu = best;
   out->block_cost_percent =
       best ? (uint32_t)(100ull * (best - out->work_items_per_cu) / best) : 0;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_kernel_variant_select(const hsad_kernel_t *const *kernels, uint32_t count,
+                                         const hsad_gfx_limits_t *limits,
+                                         uint32_t workgroup_size, uint32_t dynamic_lds,
+                                         hsad_variant_choice_t *out) {
+  if (!kernels || !out || count == 0 || count > 16)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_variant_select: NULL argument or "
+                     "%u variants (1..16)", count);
+  for (uint32_t i = 0; i < count; i++)
+    if (!kernels[i])
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_variant_select: variant %u is "
+                       "NULL", i);
+  hsad_variant_choice_t c[16];
+  uint32_t idx[16], n = 0;
+  char allowed[200] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < count && n < 16; i++) {
+    const hsad_kernel_info_t *ki = &kernels[i]->info;
+    const hsad_gfx_limits_t *lim = limits ? limits
+                                          : hsad_gfx_limits_find(
+                                                kernels[i]->owner->info.target_id.processor);
+    uint32_t reqd = ki->reqd_workgroup_size[0] * ki->reqd_workgroup_size[1] *
+                    ki->reqd_workgroup_size[2];
+    int w = snprintf(allowed + used, sizeof allowed - used, "%s%u", i ? ", " : "",
+                     (ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE) ? reqd
+                                                                     : ki->max_flat_workgroup_size);
+    if (w > 0 && used + (size_t)w < sizeof allowed) used += (size_t)w;
+    if (workgroup_size == 0 || workgroup_size > ki->max_flat_workgroup_size ||
+        ((ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE) && reqd != workgroup_size))
+      continue;
+    hsad_occupancy_t o;
+    hsad_status_t st = co_occupancy(kernels[i], lim, workgroup_size, dynamic_lds,
+                                    lim ? co_regs(ki, lim) : 0, &o);
+    if (st) return st;
+    c[n] = (hsad_variant_choice_t){.index = i, .waves_per_simd = o.waves_per_simd,
+                                   .spills = ki->vgpr_spill_count + ki->sgpr_spill_count,
+                                   .scratch_per_work_item = ki->private_segment_fixed_size,
+                                   .regs = co_regs(ki, lim)};
+    idx[n++] = i;
+  }
+  if (n == 0)
+    return hsad_fail(HSAD_ERR_WORKGROUP,
+                     "%s: kernel '%s': no variant allows workgroup size %u (variants allow up "
+                     "to %s)",
+                     kernels[0]->owner->info.name, kernels[0]->info.name, workgroup_size,
+                     allowed);
+  uint32_t least_scratch = UINT32_MAX;
+  for (uint32_t j = 0; j < n; j++)
+    if (!c[j].spills && c[j].scratch_per_work_item < least_scratch)
+      least_scratch = c[j].scratch_per_work_item;
+  int best = -1;
+  for (uint32_t j = 0; j < n; j++) {
+    const hsad_variant_choice_t *v = &c[j];
+    if (least_scratch != UINT32_MAX) { /* some variant does not spill */
+      if (v->spills || v->scratch_per_work_item > least_scratch) continue;
+      if (best < 0 || v->waves_per_simd > c[best].waves_per_simd ||
+          (v->waves_per_simd == c[best].waves_per_simd && v->regs < c[best].regs))
+        best = (int)j;
+    } else if (best < 0 || v->spills < c[best].spills ||
+               (v->spills == c[best].spills &&
+                (v->waves_per_simd > c[best].waves_per_simd ||
+                 (v->waves_per_simd == c[best].waves_per_simd && v->regs < c[best].regs)))) {
+      best = (int)j;
+    }
+  }
+  *out = c[best];
+  out->index = idx[best];
+  out->reason = least_scratch != UINT32_MAX ? HSAD_VARIANT_NO_SPILL : HSAD_VARIANT_LEAST_SPILL;
+  out->candidates = n;
+  hsad_clear_error();
   return HSAD_OK;
 }
