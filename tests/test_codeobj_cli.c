@@ -236,3 +236,56 @@ Test(codeobj_cli, inspect_pressure_table_and_json) {
       "\"best_workgroup_size\": 64, \"best_work_items_per_cu\": 1024, "
       "\"block_cost_percent\": 0}]}]}\n");
 }
+
+/* Options through getopt_long: `--opt=value` and `--opt value` alike, clear errors. */
+Test(codeobj_cli, getopt_forms_and_errors) {
+  static char out[8192], out2[8192];
+  cr_assert_eq(run("inspect --block=128 --kernel=vadd " FIX("kernels-gfx906-v4.hsaco"), out,
+                   sizeof out), 0, "%s", out);
+  cr_assert_eq(run("inspect " FIX("kernels-gfx906-v4.hsaco") " --kernel vadd --block 128", out2,
+                   sizeof out2), 0, "%s", out2);
+  cr_assert_str_eq(out, out2);
+  cr_assert(strstr(out, "  vadd       8     0    11     0/0        0      0      28   64    256  "
+                        "8@128 workgroups\n"),
+            "%s", out);
+  cr_assert_eq(run("inspect x --block", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad inspect: option '--block' needs a value\n");
+  cr_assert_eq(run("inspect --block=0 x", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad inspect: --block 0: expected a positive integer\n");
+  cr_assert_eq(run("inspect --bogus x", out, sizeof out), 2);
+  cr_assert(!strncmp(out, "hsad inspect: unknown option '--bogus'\nusage: hsad inspect FILE", 63),
+            "%s", out);
+  cr_assert_eq(run("inspect a b", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad inspect: one FILE only (got a and b)\n");
+  cr_assert_eq(run("compile x.cl --target gfx90a -o", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: option '-o' needs a value\n");
+  cr_assert_eq(run("compile x.cl --target=gfx90a --waves-per-eu=0 -o y", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: --waves-per-eu 0: expected an integer from 1 to 20\n");
+  cr_assert_eq(run("compile x.cl --target gfx90a --max-workgroup-size 2048 -o y", out,
+                   sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: --max-workgroup-size 2048: expected an integer from 1 "
+                        "to 1024\n");
+  cr_assert_eq(run("compile x.cl --target gfx90a -O7 -o y", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: -O7: expected -O0, -O1, -O2 or -O3\n");
+}
+
+/* hsad compile --max-workgroup-size / --waves-per-eu: the budget reaches every kernel of the
+ * unchanged source (pressure.cl on gfx906: hog 114 -> 64 VGPRs, spilling, at 4 waves). */
+Test(codeobj_cli, compile_with_budget, .timeout = 120) {
+  char dir[] = "/tmp/hsad-cli-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  char args[1024], obj[256];
+  snprintf(obj, sizeof obj, "%s/b.hsaco", dir);
+  static char out[8192];
+  snprintf(args, sizeof args,
+           "compile %s/pressure.cl --target=gfx906 --max-workgroup-size 1024 --waves-per-eu=4 "
+           "-o %s", CO_SRCDIR, obj);
+  cr_assert_eq(run(args, out, sizeof out), 0, "%s", out);
+  snprintf(args, sizeof args, "inspect --kernel hog --block 1024 %s", obj);
+  cr_assert_eq(run(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "\n! hog       64     0    14   150/0      316      0      12   64   1024 "
+                        " 4@1024 vgpr\n"),
+            "%s", out);
+  unlink(obj);
+  rmdir(dir);
+}

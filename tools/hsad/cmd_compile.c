@@ -4,6 +4,7 @@
 #include "codeobj/hsad_codeobj.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,13 @@
 
 static void compile_usage(FILE *f) {
   fprintf(f, "usage: hsad compile SRC.cl|SRC.hip --target ISA [-O0..3] [-DNAME[=V]] [-IDIR]\n"
-             "                    [--code-object-version 4|5] -o OUT.hsaco\n"
+             "                    [--code-object-version 4|5] [--max-workgroup-size N]\n"
+             "                    [--waves-per-eu W] -o OUT.hsaco\n"
              "  --target ISA   target ID, e.g. gfx90a or gfx90a:xnack-\n"
+             "  --max-workgroup-size N, --waves-per-eu W\n"
+             "                 a register budget set on every kernel without editing the source\n"
+             "                 (amdgpu_flat_work_group_size(1, N), amdgpu_waves_per_eu(W)); the\n"
+             "                 result is checked against it\n"
              "  diagnostics are printed as FILE:LINE:COL: error|warning: ...\n");
 }
 
@@ -56,46 +62,72 @@ int hsad_cmd_compile(int argc, char **argv) {
   }
   o.defines = defs;
   o.include_dirs = incs;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  /* getopt_long: `--opt value` and `--opt=value`; -O, -D, -I take attached values as cc does
+   * (-O2, -DNAME=V, -Idir; -D NAME and -I dir work too) */
+  enum { OPT_TARGET = 256, OPT_COV, OPT_MAXWG, OPT_WAVES };
+  static const struct option longopts[] = {
+      {"target", required_argument, NULL, OPT_TARGET},
+      {"code-object-version", required_argument, NULL, OPT_COV},
+      {"max-workgroup-size", required_argument, NULL, OPT_MAXWG},
+      {"waves-per-eu", required_argument, NULL, OPT_WAVES},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  opterr = 0;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, ":ho:O:D:I:", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'h':
       compile_usage(stdout);
       rc = 0;
       goto done;
-    } else if (!strcmp(a, "--target") || !strcmp(a, "-o") ||
-               !strcmp(a, "--code-object-version")) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "hsad compile: %s needs a value\n", a);
+    case OPT_TARGET: o.target = optarg; break;
+    case 'o': out = optarg; break;
+    case OPT_COV:
+      if (strcmp(optarg, "4") && strcmp(optarg, "5")) {
+        fprintf(stderr, "hsad compile: --code-object-version %s: expected 4 or 5\n", optarg);
         goto done;
       }
-      const char *v = argv[++i];
-      if (!strcmp(a, "--target")) o.target = v;
-      else if (!strcmp(a, "-o")) out = v;
-      else if (!strcmp(v, "4") || !strcmp(v, "5")) o.code_object_version = (uint32_t)atoi(v);
-      else {
-        fprintf(stderr, "hsad compile: --code-object-version %s: expected 4 or 5\n", v);
+      o.code_object_version = (uint32_t)atoi(optarg);
+      break;
+    case OPT_MAXWG:
+    case OPT_WAVES: {
+      char *end;
+      unsigned long v = strtoul(optarg, &end, 10);
+      unsigned long most = c == OPT_MAXWG ? 1024 : 20;
+      if (!*optarg || *end || v < 1 || v > most) {
+        fprintf(stderr, "hsad compile: --%s %s: expected an integer from 1 to %lu\n",
+                c == OPT_MAXWG ? "max-workgroup-size" : "waves-per-eu", optarg, most);
         goto done;
       }
-    } else if (!strncmp(a, "-O", 2)) {
-      if (strlen(a) != 3 || a[2] < '0' || a[2] > '3') {
-        fprintf(stderr, "hsad compile: %s: expected -O0, -O1, -O2 or -O3\n", a);
+      if (c == OPT_MAXWG) o.budget.max_workgroup_size = (uint32_t)v;
+      else o.budget.min_waves_per_eu = (uint32_t)v;
+      break;
+    }
+    case 'O':
+      if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3') {
+        fprintf(stderr, "hsad compile: -O%s: expected -O0, -O1, -O2 or -O3\n", optarg);
         goto done;
       }
-      o.opt_level = a[2] - '0';
-    } else if (!strncmp(a, "-D", 2) && a[2]) {
-      defs[o.define_count++] = a + 2;
-    } else if (!strncmp(a, "-I", 2) && a[2]) {
-      incs[o.include_dir_count++] = a + 2;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "hsad compile: unknown option %s\n", a);
+      o.opt_level = optarg[0] - '0';
+      break;
+    case 'D': defs[o.define_count++] = optarg; break;
+    case 'I': incs[o.include_dir_count++] = optarg; break;
+    case ':':
+      fprintf(stderr, "hsad compile: option '%s' needs a value\n", argv[optind - 1]);
+      goto done;
+    default:
+      fprintf(stderr, "hsad compile: unknown option '%s'\n", argv[optind - 1]);
       compile_usage(stderr);
       goto done;
-    } else if (src) {
-      fprintf(stderr, "hsad compile: one source file only (got %s and %s)\n", src, a);
-      goto done;
-    } else {
-      src = a;
     }
+  }
+  for (int i = optind; i < argc; i++) {
+    if (src) {
+      fprintf(stderr, "hsad compile: one source file only (got %s and %s)\n", src, argv[i]);
+      goto done;
+    }
+    src = argv[i];
   }
   if (!src || !o.target || !out) {
     fprintf(stderr, "hsad compile: %s is required\n", !src ? "SRC" : !o.target ? "--target" : "-o");

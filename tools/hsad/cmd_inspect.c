@@ -3,6 +3,7 @@
 
 #include "codeobj/hsad_codeobj.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,47 +503,54 @@ static int parse_uint(const char *s, unsigned *out) {
 
 int hsad_cmd_inspect(int argc, char **argv) {
   inspect_opts_t o = {.block = 256, .floor = 2, .repeat = 1};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  /* getopt_long: `--opt value` and `--opt=value` */
+  enum { OPT_TARGET = 256, OPT_KERNEL, OPT_JSON, OPT_BLOCK, OPT_FLOOR, OPT_REPEAT, OPT_PRESSURE };
+  static const struct option longopts[] = {
+      {"target", required_argument, NULL, OPT_TARGET},
+      {"kernel", required_argument, NULL, OPT_KERNEL},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"block", required_argument, NULL, OPT_BLOCK},
+      {"floor", required_argument, NULL, OPT_FLOOR},
+      {"repeat", required_argument, NULL, OPT_REPEAT},
+      {"pressure", no_argument, NULL, OPT_PRESSURE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  opterr = 0;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    unsigned *uval = NULL;
+    const char *oname = "";
+    switch (c) {
+    case 'h':
       inspect_usage(stdout);
       return 0;
-    }
-    if (!strcmp(a, "--json")) {
-      o.json = 1;
-      continue;
-    }
-    if (!strcmp(a, "--pressure")) {
-      o.pressure = 1;
-      continue;
-    }
-    if (!strcmp(a, "--block")) o.block_set = 1;
-    const char **sval = !strcmp(a, "--target") ? &o.target : !strcmp(a, "--kernel") ? &o.kernel
-                                                                                   : NULL;
-    unsigned *uval = !strcmp(a, "--block") ? &o.block : !strcmp(a, "--floor") ? &o.floor
-                     : !strcmp(a, "--repeat") ? &o.repeat : NULL;
-    if (sval || uval) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "hsad inspect: %s needs a value\n", a);
-        return 2;
-      }
-      if (sval) *sval = argv[++i];
-      else if (parse_uint(argv[++i], uval) || (*uval == 0 && uval != &o.floor)) {
-        fprintf(stderr, "hsad inspect: %s %s: expected a positive integer\n", a, argv[i]);
-        return 2;
-      }
-      continue;
-    }
-    if (a[0] == '-') {
-      fprintf(stderr, "hsad inspect: unknown option %s\n", a);
+    case OPT_TARGET: o.target = optarg; break;
+    case OPT_KERNEL: o.kernel = optarg; break;
+    case OPT_JSON: o.json = 1; break;
+    case OPT_PRESSURE: o.pressure = 1; break;
+    case OPT_BLOCK: uval = &o.block, oname = "--block", o.block_set = 1; break;
+    case OPT_FLOOR: uval = &o.floor, oname = "--floor"; break;
+    case OPT_REPEAT: uval = &o.repeat, oname = "--repeat"; break;
+    case ':':
+      fprintf(stderr, "hsad inspect: option '%s' needs a value\n", argv[optind - 1]);
+      return 2;
+    default:
+      fprintf(stderr, "hsad inspect: unknown option '%s'\n", argv[optind - 1]);
       inspect_usage(stderr);
       return 2;
     }
-    if (o.file) {
-      fprintf(stderr, "hsad inspect: one FILE only (got %s and %s)\n", o.file, a);
+    if (uval && (parse_uint(optarg, uval) || (*uval == 0 && uval != &o.floor))) {
+      fprintf(stderr, "hsad inspect: %s %s: expected a positive integer\n", oname, optarg);
       return 2;
     }
-    o.file = a;
+  }
+  for (int i = optind; i < argc; i++) {
+    if (o.file) {
+      fprintf(stderr, "hsad inspect: one FILE only (got %s and %s)\n", o.file, argv[i]);
+      return 2;
+    }
+    o.file = argv[i];
   }
   if (!o.file) {
     inspect_usage(stderr);
