@@ -21,15 +21,9 @@ _Static_assert(offsetof(amd_queue_t, read_dispatch_id) == 128, "amd_queue_t read
 _Static_assert(offsetof(amd_signal_t, value) == 8, "amd_signal_t value");
 _Static_assert(offsetof(amd_signal_t, hardware_doorbell_ptr) == 8, "amd_signal_t doorbell");
 
-enum { DQ_SIG_FREE = 0, DQ_SIG_BUSY = 1, DQ_SIG_ORPHAN = 2 };
-
-struct hsad_completion {
-  hsa_signal_t signal;
-  amd_signal_t *amd;           /* the signal's memory: value read/written directly */
-  _Atomic uint32_t state;      /* DQ_SIG_* */
-  _Atomic(hsad_queue_t *) queue; /* queue of the packet carrying it (error wake-up) */
-  hsad_device_t *device;
-};
+#define DQ_LIKELY(x) __builtin_expect(!!(x), 1)
+#define DQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define DQ_KARG_STACK 4096 /* largest kernarg block (and per-thread kernarg image) */
 
 struct hsad_device {
   hsad_runtime_t *runtime;
@@ -38,12 +32,9 @@ struct hsad_device {
   hsa_amd_memory_pool_t kernarg_pool;   /* nearest CPU's kernarg pool */
   hsa_amd_memory_pool_t fine_pool;      /* nearest CPU's fine-grained pool */
   bool has_kernarg_pool, has_fine_pool;
-  pthread_mutex_t lock;                 /* shared queues, signal pool creation */
+  pthread_mutex_t lock;                 /* shared queues */
   hsad_queue_t *shared[HSAD_SHARED_QUEUES];
   _Atomic uint32_t shared_rr;
-  hsad_completion_t *signals;           /* HSAD_SIGNAL_POOL_SIZE, created on first use */
-  _Atomic(hsad_completion_t *) signals_ready;
-  _Atomic uint32_t signal_hint;
 };
 
 struct hsad_runtime {
@@ -57,6 +48,13 @@ struct hsad_runtime {
   hsad_queue_t *queues;                 /* live queues (list under lock) */
   hsad_program_t *programs;             /* live programs (list under lock) */
 };
+
+/* One entry of a queue's epoch log: written under the epoch lock before the packet is
+ * published (seqlock: k is 0 while id changes), read when `retired` advances. */
+typedef struct dq_epoch_entry {
+  _Atomic uint64_t k;
+  _Atomic uint64_t id;
+} dq_epoch_entry_t;
 
 struct hsad_queue {
   /* hot, read-mostly */
@@ -80,9 +78,21 @@ struct hsad_queue {
   uint64_t queue_ptr;                   /* hidden_queue_ptr */
   uint32_t private_base_hi, shared_base_hi;
   hsad_kernarg_runtime_t karg_rt;       /* hidden values of this queue */
-  /* written by producers / the error callback */
+  hsa_signal_t epoch_signal;            /* the timeline (hsad_queue.h, "Timeline") */
+  volatile int64_t *epoch_value;        /* its amd_signal_t value, read directly */
+  dq_epoch_entry_t *epochs;             /* 2 x size entries: epoch k -> its packet id */
+  hsa_signal_t *ts_signals;             /* profiling: one timestamp signal per slot */
+  _Atomic uint64_t *ts_ids;             /* profiling: packet id whose times slot i holds */
+  /* written by producers / waiters / the error callback */
+  _Alignas(64) _Atomic uint64_t retired; /* every packet id < retired has completed */
+  _Atomic uint64_t retired_epoch;       /* the epoch `retired` was derived from */
+  pthread_mutex_t retire_lock;          /* serialises advancing retired (slow path only) */
+  _Alignas(64) _Atomic uint32_t epoch_lock; /* reserving + numbering an epoch packet */
+  _Atomic uint64_t epoch_issued;        /* epoch packets reserved (the last epoch number) */
+  _Atomic uint64_t epoch_end;           /* id + 1 of the last epoch packet (0: none) */
   _Alignas(64) _Atomic uint64_t rung;   /* highest packet id stored into the doorbell */
   _Alignas(64) _Atomic int error;       /* 0, or hsad_status_t (QUEUE_ERROR / CLOSED) */
+  _Atomic uint64_t error_epoch;         /* epochs completed when the queue faulted */
   int hsa_status;                       /* the callback's status */
   char error_msg[256];
   hsad_queue_t *next;                   /* runtime's live list */
@@ -125,6 +135,30 @@ bool dq_is_open(void);
 /* Closes every live queue and program of the runtime (runtime lock held). */
 void dq_queues_close_all(void);
 void dq_device_release(hsad_device_t *device);
-hsad_completion_t *dq_signal_acquire(hsad_device_t *device);
+
+/* ---- queue.c ---- */
+/* HSAD_ERR_QUEUE_ERROR / HSAD_ERR_CLOSED with the queue's message (the sticky error is set). */
+hsad_status_t dq_queue_fail(const hsad_queue_t *q);
+
+/* ---- timeline.c ---- */
+/* Creates / destroys the queue's epoch signal, epoch log and (profiling) timestamp signals. */
+hsad_status_t dq_timeline_init(hsad_queue_t *q);
+void dq_timeline_fini(hsad_queue_t *q);
+/* Advances q->retired from the epoch signal; returns the new bound. Thread-safe. */
+uint64_t dq_retire(hsad_queue_t *q);
+/* The error callback's part: remember the reached epoch, release every waiter. */
+void dq_timeline_fault(hsad_queue_t *q);
+
+/* ---- launch_check.c ---- */
+/* The per-thread result of checking and building one launch. */
+typedef struct dq_built {
+  hsad_aql_dispatch_t d;          /* checked body: geometry, segments, kernel_object */
+  _Alignas(64) uint8_t image[DQ_KARG_STACK];
+} dq_built_t;
+/* Checks (q, k, l) as hsad_kernel_dispatch documents and builds its kernarg segment into
+ * out->image (q->kernarg_block bytes) and the body into out->d (kernarg address and
+ * completion signal left 0). Touches no queue state. */
+hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t *k,
+                              const hsad_launch_t *l, dq_built_t *out);
 
 #endif

@@ -17,6 +17,7 @@
 #define HSAD_AQL_H
 
 #include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,13 @@ _Static_assert(sizeof(hsa_barrier_and_packet_t) == 64, "AQL barrier-AND packet s
 _Static_assert(offsetof(hsa_barrier_and_packet_t, dep_signal) == 8, "dep_signal");
 _Static_assert(offsetof(hsa_barrier_and_packet_t, completion_signal) == 56, "signal");
 _Static_assert(sizeof(hsa_barrier_or_packet_t) == 64, "AQL barrier-OR packet size");
+_Static_assert(sizeof(hsa_amd_barrier_value_packet_t) == 64, "AMD barrier-value packet size");
+_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, signal) == 8, "barrier-value signal");
+_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, value) == 16, "barrier-value value");
+_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, mask) == 24, "barrier-value mask");
+_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, cond) == 32, "barrier-value cond");
+_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, completion_signal) == 56,
+               "barrier-value completion");
 
 /* Header bits (HSA 1.2 runtime, hsa_packet_header_t). */
 #define HSAD_AQL_HEADER(type, barrier, acquire, release)                                   \
@@ -93,6 +101,25 @@ static inline uint32_t hsad_aql_barrier_fill(hsa_barrier_and_packet_t *slot,
   slot->reserved2 = 0;
   slot->completion_signal.handle = completion;
   return header;
+}
+
+/* Writes bytes 4..63 of an AMD barrier-value vendor packet (ROCr hsa_ext_amd.h: waits until
+ * (value(signal) & mask) cond value). Returns the word to publish: the 16-bit AQL header
+ * (type HSA_PACKET_TYPE_VENDOR_SPECIFIC) | AmdFormat HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16. */
+static inline uint32_t hsad_aql_barrier_value_fill(hsa_amd_barrier_value_packet_t *slot,
+                                                   uint64_t signal, int64_t value, int64_t mask,
+                                                   uint32_t cond, uint64_t completion,
+                                                   uint16_t header) {
+  slot->reserved0 = 0;
+  slot->signal.handle = signal;
+  slot->value = value;
+  slot->mask = mask;
+  slot->cond = cond;
+  slot->reserved1 = 0;
+  slot->reserved2 = 0;
+  slot->reserved3 = 0;
+  slot->completion_signal.handle = completion;
+  return (uint32_t)header | ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
 }
 
 /* Publishes a filled packet: one 32-bit atomic store, release (orders the body before it). */

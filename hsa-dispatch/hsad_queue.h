@@ -1,44 +1,68 @@
-/* hsad_queue.h - hardware queues, kernel dispatch, batches and completions.
+/* hsad_queue.h - hardware queues, kernel dispatch, batches, barriers and completion timelines.
  *
  * hsad_queue_t is one ROCr AQL queue (hsa_queue_create, HSA_QUEUE_TYPE_MULTI) into whose ring
- * the library writes packets itself:
- *   1. check the queue's sticky error, the launch geometry and resources against the kernel's
+ * the library writes packets itself. The submit contract, step by step (each step is a place
+ * a bug would break it; tests/mutation/ keeps one deliberate bug per step):
+ *   1. check: the queue's sticky error, the launch geometry and resources against the kernel's
  *      metadata and the device (no queue state touched);
- *   2. build the kernarg segment with codeobj's hsad_kernarg_build into a 64-byte aligned
- *      per-thread block (validation happens here, before anything is reserved). The calling
- *      thread keeps its last checked launch (queue, kernel, geometry, argument values, the
- *      kernarg bytes and the packet body): an identical launch skips steps 1-2 except the
- *      sticky-error check and reuses the bytes (keys are unique ids, never pointers);
- *   3. take a completion signal from the device's bounded pool if the caller asked for one;
- *   4. reserve packet ids with a compare-and-swap on write_dispatch_id only while
- *      write - read < size (backing off while the ring is full, until the caller's deadline:
- *      then HSAD_ERR_TIMEOUT and nothing was reserved, so no hole is ever left for the CP);
- *   5. copy the kernarg segment into the kernarg block bound to the packet slot (a per-queue
- *      ring of size x kernarg_block_size bytes in the device's kernarg pool: block i belongs to
- *      packet slot i, so it is reclaimed exactly when the packet that last used it completed;
- *      the reservation in step 4 proves it: id - size < read_dispatch_id);
- *   6. fill the 64-byte body with the header INVALID, publish `header | setup << 16` with one
- *      32-bit release store, and store the packet id into the doorbell.
- * Steps 3-6 make no allocation, no system call and no ROCr call (the device's signal pool is
- * created with its first queue): the doorbell is stored
- * directly (64-bit AQL doorbell, ROCr AqlQueue::StoreRelaxed for doorbell type 2) and kept
- * monotonic across producers (a software "highest rung" and a re-check, so a late, lower store
- * of one producer never hides a higher packet id another producer rang).
+ *   2. build: the kernarg segment (codeobj's hsad_kernarg_build) into a 64-byte aligned
+ *      per-thread image. The calling thread keeps its last checked launch (queue, kernel,
+ *      geometry, argument values, kernarg bytes, packet body): an identical launch skips 1-2
+ *      except the sticky-error check (keys are unique ids, never pointers);
+ *   3. reserve: packet ids with a compare-and-swap on write_dispatch_id, only while
+ *      write + n - retired <= size, where `retired` is the queue's completion bound (every
+ *      packet id below it COMPLETED, see "timeline"). Not the read index: the packet processor
+ *      may advance read_dispatch_id once it launched a packet, before the kernel finished (HSA
+ *      1.2 system architecture 2.8.3; ROCR-Runtime #105). A full ring is waited out until the
+ *      caller's deadline (then HSAD_ERR_TIMEOUT with nothing reserved: no hole for the CP);
+ *   4. kernarg copy: the image goes into the kernarg block bound to the packet's slot
+ *      (kernargs + (id % size) x kernarg_block_size, in the device's kernarg pool): the
+ *      reservation proved that the packet which last used the block (id - size) completed;
+ *   5. body: the 64-byte packet is filled while its header is INVALID;
+ *   6. publish: `header | setup << 16` with one 32-bit release store; a batch publishes its
+ *      headers last-to-first so the first packet becomes valid last;
+ *   7. doorbell: the packet id (a batch: its LAST id; the first id hung HIP graphs,
+ *      rocm-systems PR #3040) is stored into the 64-bit doorbell, kept monotonic across
+ *      producers (a software "highest rung" and a re-check);
+ *   8. completion: only where the caller asked for one (see "timeline");
+ *   9. reclaim: `retired` advances from the timeline, so slots and kernarg blocks are reused
+ *      on completion only;
+ *  10. errors: ROCr's queue error callback makes the error sticky and releases every waiter.
+ * Steps 3-7 make no allocation, no system call and no ROCr call.
  *
- * Memory ordering: write_dispatch_id CAS acq_rel (the winner owns the slot); read_dispatch_id
- * load acquire (pairs with the CP's release after it is done with the slot and its kernargs);
- * packet body plain stores, then the header release store; doorbell store release; the
- * rung re-check uses a seq_cst fence between the doorbell store and the rung load.
+ * Timeline (the completion model). Each queue owns one HSA signal, its epoch signal, created
+ * at EPOCH_BASE (2^62). A packet that carries a completion ("an epoch packet") has the
+ * BARRIER bit set and the epoch signal as its completion signal, so the CP decrements it by
+ * one when that packet and, by the barrier bit, every earlier packet of the queue completed.
+ * Epoch packets therefore complete in ring order, and the k-th one completed exactly when the
+ * signal value is <= EPOCH_BASE - k. A completion is the value (queue, k): copyable, never
+ * recycled, so it can be waited on by any number of threads and device-side waiters at any
+ * time (no pool to run dry; cf. the 256-signal pool this replaces, whose recycled signals hung
+ * cross-queue barriers). Fire-and-forget dispatches carry no signal (no host-visible
+ * completion, no interrupt): their slots are reclaimed when a later epoch packet completed; a
+ * producer that finds the ring full with no epoch packet in flight adds one (a barrier-AND
+ * with no dependencies), so reclaim always makes progress. A dispatch with
+ * HSAD_LAUNCH_NO_BARRIER, or on a profiling queue, that asks for a completion is followed by
+ * such a barrier-AND carrying the epoch (one more packet) instead of losing its overlap.
+ * Epoch numbers follow ring order: an epoch packet is reserved and numbered under a per-queue
+ * spinlock held for a handful of instructions (never while waiting for room).
  *
- * Thread safety: every dispatch call is multi-producer safe on one queue without a lock.
+ * Memory ordering: write_dispatch_id CAS acq_rel (the winner owns the slot); `retired` load
+ * acquire (pairs with the release that published it, after the epoch signal's acquire load
+ * showed the completion); packet body plain stores, then the header release store; doorbell
+ * store release; the rung re-check uses a seq_cst fence between the doorbell store and the
+ * rung load.
+ *
+ * Thread safety: every dispatch, barrier and wait call is multi-producer safe on one queue.
  * Create/destroy are not concurrent with use of the same queue. Each dispatching thread keeps
  * about 5 KiB of thread-local state (the last launch, see step 2).
  *
- * Errors of the queue: ROCr's queue error callback stores the HSA status in the queue (sticky).
- * The next dispatch and every wait on that queue return HSAD_ERR_QUEUE_ERROR with the status
- * and message; the callback also completes the queue's outstanding pool signals with -1 so no
- * waiter sleeps past the error (cf. rocm-systems PR #11858). A faulted queue can be destroyed
- * and a new one created.
+ * Errors of the queue: ROCr's queue error callback stores the HSA status in the queue
+ * (sticky), remembers how many epochs had completed, and stores 0 into the epoch signal so
+ * every host and device waiter wakes at once (cf. rocm-systems PR #11858: a suspended queue
+ * must not leave waiters asleep). Waits on a completion the queue did not reach return
+ * HSAD_ERR_QUEUE_ERROR; device-side waiters on other queues are released (their queue goes
+ * on; check the source queue's error). A faulted queue can be destroyed and a new one created.
  */
 #ifndef HSAD_QUEUE_H
 #define HSAD_QUEUE_H
@@ -50,7 +74,16 @@ extern "C" {
 #endif
 
 typedef struct hsad_queue hsad_queue_t;
-typedef struct hsad_completion hsad_completion_t;
+
+/* A point on a queue's completion timeline (see "Timeline" above). A plain value: copy it,
+ * keep it, wait on it from any thread, any number of times; there is nothing to release.
+ * Valid while its queue exists. A zero-initialised completion (queue NULL) is already done. */
+typedef struct hsad_completion {
+  hsad_queue_t *queue;   /* queue whose epoch signal counts it; NULL: empty, always done */
+  uint64_t epoch;        /* 1-based epoch number on that queue (0: nothing to wait for) */
+  uint64_t packet_id;    /* the packet it covers: the dispatch itself (its profiling
+                            timestamps), or the last packet of a batch / barrier */
+} hsad_completion_t;
 
 /* Queue creation options; zero-initialise and set what you need. */
 typedef struct hsad_queue_options {
@@ -124,10 +157,13 @@ typedef struct hsad_launch {
   uint32_t flags;              /* HSAD_LAUNCH_* */
 } hsad_launch_t;
 
-/* Checks and submits one kernel dispatch (steps 1-6 above). With out_completion non-NULL a
- * pool signal is attached and returned (wait on it, then release it); NULL: fire-and-forget,
- * no signal. out_packet_id (may be NULL): the packet id used. deadline_ns: CLOCK_MONOTONIC ns
- * (hsad_now_ns) until which a full ring is waited out; 0 = do not wait.
+/* Checks and submits one kernel dispatch (steps 1-7 above). out_completion NULL:
+ * fire-and-forget (no signal on the packet). Non-NULL: the packet becomes an epoch packet
+ * (BARRIER bit set) and *out_completion covers it and every earlier packet of the queue;
+ * with HSAD_LAUNCH_NO_BARRIER or on a profiling queue a barrier-AND carrying the epoch
+ * follows the dispatch instead (its id is packet_id + 1). out_packet_id (may be NULL): the
+ * dispatch's packet id. deadline_ns: CLOCK_MONOTONIC ns (hsad_now_ns) until which a full ring
+ * is waited out; 0 = do not wait.
  * Checks (in this order, each with its own code and a message giving the numbers):
  *   HSAD_ERR_QUEUE_ERROR / HSAD_ERR_CLOSED   the queue's sticky error;
  *   HSAD_ERR_INVALID_ARGUMENT  NULL queue/kernel/launch, kernel of another device;
@@ -137,16 +173,16 @@ typedef struct hsad_launch {
  *                       from .reqd_workgroup_size when the kernel declares one;
  *   HSAD_ERR_ARG_COUNT / HSAD_ERR_ARG_SIZE / HSAD_ERR_ARG_KIND / HSAD_ERR_ARG_VALUE  from
  *                       hsad_kernarg_build (names the argument);
- *   HSAD_ERR_RESOURCE_EXHAUSTED  kernarg segment larger than the queue's kernarg_block_size,
- *                       or the signal pool is empty;
+ *   HSAD_ERR_RESOURCE_EXHAUSTED  kernarg segment larger than the queue's kernarg_block_size;
  *   HSAD_ERR_LDS_LIMIT  group segment (fixed + dynamic LDS) above the device's LDS;
  *   HSAD_ERR_SCRATCH_LIMIT  private segment (fixed, or the queue's dynamic_stack_size for
  *                       .uses_dynamic_stack) x wavefront size above HSAD_MAX_WAVE_SCRATCH;
- *   HSAD_ERR_TIMEOUT    the ring stayed full until the deadline (nothing reserved).
- * Thread-safe (multi-producer) without a lock. */
+ *   HSAD_ERR_TIMEOUT    the ring stayed full (of packets not yet completed) until the
+ *                       deadline; nothing was reserved.
+ * Thread-safe (multi-producer); fire-and-forget submits take no lock. */
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
                                    const hsad_launch_t *launch, uint64_t deadline_ns,
-                                   hsad_completion_t **out_completion, uint64_t *out_packet_id);
+                                   hsad_completion_t *out_completion, uint64_t *out_packet_id);
 
 /* A launch checked and built once (packet body, header, kernarg image) for repeated
  * submission on one queue: what a runtime records once and replays. Opaque; owned by the
@@ -164,14 +200,11 @@ hsad_status_t hsad_launch_prepare(hsad_queue_t *queue, const hsad_device_kernel_
 
 /* Submits a prepared launch on its queue: reserve a slot (waiting for room until deadline_ns),
  * copy the kernarg image into the slot's kernarg block, fill the body, publish the header,
- * ring the doorbell. No argument checks, no kernarg build: the per-submit work is what the
- * textbook ROCr sequence does plus the kernarg copy. out_completion / out_packet_id as in
- * hsad_kernel_dispatch. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), the queue's sticky error,
- * HSAD_ERR_RESOURCE_EXHAUSTED (signal pool empty), HSAD_ERR_TIMEOUT (nothing reserved).
- * Thread-safe (multi-producer) without a lock. */
+ * ring the doorbell. No argument checks, no kernarg build. out_completion / out_packet_id as
+ * in hsad_kernel_dispatch. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), the queue's sticky error,
+ * HSAD_ERR_TIMEOUT (nothing reserved). Thread-safe (multi-producer). */
 hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *prepared, uint64_t deadline_ns,
-                                     hsad_completion_t **out_completion,
-                                     uint64_t *out_packet_id);
+                                     hsad_completion_t *out_completion, uint64_t *out_packet_id);
 
 /* Frees a prepared launch (NULL is a no-op). Packets already submitted are unaffected. */
 void hsad_launch_destroy(hsad_prepared_launch_t *prepared);
@@ -183,54 +216,93 @@ typedef struct hsad_dispatch_desc {
 } hsad_dispatch_desc_t;
 
 /* Submits `count` dispatches as one contiguous run of packets: all are checked and their
- * kernargs validated first; then `count` slots are reserved at once (count <= queue size),
- * every body filled with INVALID headers, headers published last-to-first with the FIRST
- * packet's header last, and the doorbell rung once with the LAST packet id (a doorbell with
- * the first id hung HIP graphs, rocm-systems PR #3040). out_completion (may be NULL) is attached
- * to the last packet only. out_first_packet_id may be NULL. Errors: as hsad_kernel_dispatch
- * (the message names the failing entry), HSAD_ERR_INVALID_ARGUMENT (count 0 or above the
- * queue size). Thread-safe. */
+ * kernargs validated first; then the slots are reserved at once, every body filled with
+ * INVALID headers, headers published last-to-first with the FIRST packet's header last, and
+ * the doorbell rung once with the LAST packet id (rocm-systems PR #3040). out_completion (may
+ * be NULL) covers the whole batch (the last packet carries the epoch, or a barrier-AND after
+ * it, as for hsad_kernel_dispatch). out_first_packet_id may be NULL. Errors: as
+ * hsad_kernel_dispatch (the message names the failing entry), HSAD_ERR_INVALID_ARGUMENT
+ * (count 0, or count plus the completion's barrier above the queue size). Thread-safe. */
 hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *queue, const hsad_dispatch_desc_t *items,
                                         uint32_t count, uint64_t deadline_ns,
-                                        hsad_completion_t **out_completion,
+                                        hsad_completion_t *out_completion,
                                         uint64_t *out_first_packet_id);
 
-/* Submits a barrier-AND packet (BARRIER bit set) that waits for up to 5 completions (NULL
- * entries are satisfied) and optionally carries its own completion. Errors: as for dispatch
- * (queue error, timeout, pool empty). Thread-safe. */
-hsad_status_t hsad_queue_barrier(hsad_queue_t *queue, hsad_completion_t *const deps[5],
-                                 uint64_t deadline_ns, hsad_completion_t **out_completion);
+/* Orders the queue after `deps` (any number, any queues and devices; empty completions are
+ * satisfied): deps on this queue need no packet (the barrier bit orders them); deps on other
+ * queues collapse to the latest epoch per queue, each waited on by one AMD barrier-value
+ * packet (HSA_AMD_PACKET_TYPE_BARRIER_VALUE: epoch signal < EPOCH_BASE - k + 1), every packet
+ * with the BARRIER bit. With no cross-queue dep, one barrier-AND. out_completion (may be
+ * NULL) covers the barrier and everything before it on this queue. Errors: the queue's sticky
+ * error, HSAD_ERR_INVALID_ARGUMENT (NULL queue, deps NULL with dep_count > 0, more distinct
+ * queues than the ring holds), HSAD_ERR_TIMEOUT (nothing reserved). Thread-safe. */
+hsad_status_t hsad_queue_barrier(hsad_queue_t *queue, const hsad_completion_t *deps,
+                                 uint32_t dep_count, uint64_t deadline_ns,
+                                 hsad_completion_t *out_completion);
 
-/* Waits until every packet reserved on the queue so far completed (read index reaches the
- * write index seen at entry), spinning spin_ns then sleeping with back-off (<= 1 ms).
+/* As hsad_queue_barrier, and also waits for raw HSA signals to reach 0 (barrier-AND packets,
+ * 5 dep_signals each; e.g. the completion signal of hsa_amd_memory_async_copy), and decrements
+ * `decrement` (handle 0: none) when all of it is satisfied (the last packet carries it; with
+ * out_completion too, a barrier-AND carrying the epoch follows). For bridging ROCr's
+ * signal-based APIs to timelines. Errors as hsad_queue_barrier. Thread-safe. */
+hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *queue, const hsad_completion_t *deps,
+                                         uint32_t dep_count, const hsa_signal_t *and_signals,
+                                         uint32_t signal_count, hsa_signal_t decrement,
+                                         uint64_t deadline_ns, hsad_completion_t *out_completion);
+
+/* A completion covering every packet reserved on the queue so far: the last epoch when no
+ * packet followed it, otherwise a new barrier-AND epoch packet. Errors: the queue's sticky
+ * error, HSAD_ERR_INVALID_ARGUMENT, HSAD_ERR_TIMEOUT. Thread-safe. */
+hsad_status_t hsad_queue_flush(hsad_queue_t *queue, uint64_t deadline_ns,
+                               hsad_completion_t *out_completion);
+
+/* Waits until every packet reserved on the queue so far COMPLETED (hsad_queue_flush, then
+ * hsad_completion_wait; never the read index alone, which may pass a running kernel).
  * Errors: HSAD_ERR_QUEUE_ERROR, HSAD_ERR_CLOSED, HSAD_ERR_TIMEOUT. Thread-safe. */
 hsad_status_t hsad_queue_wait_idle(hsad_queue_t *queue, uint64_t deadline_ns);
 
-/* ---- completions (pooled HSA signals) ------------------------------------------------- */
+/* ---- completions ----------------------------------------------------------------------- */
 
-/* Waits until the packet carrying `completion` completed: spins the queue's spin_ns reading
- * the signal value, then blocks in hsa_signal_wait_scacquire in slices (<= 10 ms, so a queue
- * error and the deadline are seen). Errors: HSAD_ERR_TIMEOUT (deadline passed; the completion
- * stays valid, wait again or release it), HSAD_ERR_QUEUE_ERROR (the queue faulted, returned
- * to every waiter on it), HSAD_ERR_CLOSED, HSAD_ERR_INVALID_ARGUMENT. Thread-safe. */
-hsad_status_t hsad_completion_wait(hsad_completion_t *completion, uint64_t deadline_ns);
+/* Waits until the completion's epoch was reached: spins the queue's spin_ns reading the
+ * epoch signal, then blocks in hsa_signal_wait_scacquire in slices (<= 10 ms, so a queue
+ * error and the deadline are seen). Errors: HSAD_ERR_TIMEOUT (deadline passed; wait again
+ * later), HSAD_ERR_QUEUE_ERROR (the queue faulted before reaching the epoch), HSAD_ERR_CLOSED,
+ * HSAD_ERR_INVALID_ARGUMENT (NULL, or an epoch the queue never issued). Thread-safe. */
+hsad_status_t hsad_completion_wait(const hsad_completion_t *completion, uint64_t deadline_ns);
 
-/* True once the packet completed (value < 1); never blocks. */
+/* Waits for all `count` completions (one deadline for all). Errors as hsad_completion_wait;
+ * the message names the index that failed. */
+hsad_status_t hsad_completion_wait_all(const hsad_completion_t *completions, uint32_t count,
+                                       uint64_t deadline_ns);
+
+/* Waits until any one of `count` completions is reached (or its queue faulted);
+ * *out_index = the first such index. Blocks in hsa_amd_signal_wait_any over the distinct
+ * epoch signals. Errors as hsad_completion_wait (count 0 is INVALID_ARGUMENT). */
+hsad_status_t hsad_completion_wait_any(const hsad_completion_t *completions, uint32_t count,
+                                       uint64_t deadline_ns, uint32_t *out_index);
+
+/* True once waiting would not block: the epoch was reached, or its queue faulted or closed
+ * (hsad_completion_wait then says which). Never blocks. */
 bool hsad_completion_done(const hsad_completion_t *completion);
 
-/* Start and end of the dispatch in ns of the system timestamp domain
- * (hsa_amd_profiling_get_dispatch_time scaled by HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY).
- * Errors: HSAD_ERR_UNSUPPORTED (queue created without profiling), HSAD_ERR_INVALID_ARGUMENT
- * (not completed yet), HSAD_ERR_HSA. */
+/* Start and end of the dispatch `completion->packet_id` in ns of the system timestamp domain
+ * (hsa_amd_profiling_get_dispatch_time, scaled by HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY). On a
+ * profiling queue every dispatch carries its slot's timestamp signal; the times stay readable
+ * until the slot is reused (size packets later). Errors: HSAD_ERR_UNSUPPORTED (queue created
+ * without profiling), HSAD_ERR_INVALID_ARGUMENT (not completed yet, or the slot was reused:
+ * the message says which), HSAD_ERR_HSA. */
 hsad_status_t hsad_completion_times(const hsad_completion_t *completion, uint64_t *out_start_ns,
                                     uint64_t *out_end_ns);
 
-/* Returns the signal to the device's pool. A completion still in flight is parked and
- * recycled only after its packet completed. NULL ok. Thread-safe. */
-void hsad_completion_release(hsad_completion_t *completion);
+/* The HSA signal and condition of a completion, for device-side waiters outside this library
+ * (an AMD barrier-value packet) and hsa_signal_wait_*: reached when the signal's value is
+ * < *out_lt_value (HSA_SIGNAL_CONDITION_LT). Valid while the queue exists. Errors:
+ * HSAD_ERR_INVALID_ARGUMENT (NULL, or an empty completion: it has no signal). */
+hsad_status_t hsad_completion_signal(const hsad_completion_t *completion,
+                                     hsa_signal_t *out_signal, hsa_signal_value_t *out_lt_value);
 
-/* Capacity of each device's signal pool (bounded: KFD events are a finite resource). */
-#define HSAD_SIGNAL_POOL_SIZE 256
+/* The epoch signal's initial value: epoch k is reached when the value is <= HSAD_EPOCH_BASE - k. */
+#define HSAD_EPOCH_BASE ((int64_t)1 << 62)
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
   X(hsa_amd_memory_pool_free) \
   X(hsa_amd_memory_pool_get_info) \
   X(hsa_amd_profiling_get_dispatch_time) \
+  X(hsa_amd_signal_create) \
+  X(hsa_amd_signal_wait_any) \
   X(hsa_amd_profiling_set_profiler_enabled) \
   X(hsa_code_object_reader_create_from_memory) \
   X(hsa_code_object_reader_destroy) \

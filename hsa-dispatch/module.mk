@@ -1,5 +1,6 @@
 # hsa-dispatch: runtime, devices, programs, queues and the AQL dispatch path (libhsad).
-HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queue.c hsa-dispatch/rocr.c
+HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queue.c hsa-dispatch/rocr.c \
+  hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h
 
 # ---- tests: tests/test_dispatch*.c, one Criterion binary each ----

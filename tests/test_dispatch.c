@@ -86,11 +86,11 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
     hsad_launch_t l = {.dims = rows[r].dims, .args = args, .arg_count = 2};
     memcpy(l.grid, rows[r].grid, sizeof l.grid);
     memcpy(l.block, rows[r].block, sizeof l.block);
-    hsad_completion_t *c;
+    hsad_completion_t c;
     uint64_t id;
     DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
     cr_assert_eq(id, r);
-    DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
+    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
     const uint8_t *slot = (const uint8_t *)dq_packet(q, id);
     uint64_t ka;
     memcpy(&ka, slot + 40, 8);
@@ -109,7 +109,6 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
     dump_diff(slot, want, 64);
     cr_assert_arr_eq(slot, want, 64, "row %u", r);
     cr_assert_neq(((const hsa_kernel_dispatch_packet_t *)slot)->completion_signal.handle, 0);
-    hsad_completion_release(c);
   }
   cr_assert_eq(*counter, 3);
   /* fire-and-forget packets carry no completion signal */
@@ -259,15 +258,11 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   hsad_prepared_launch_t *pl;
   DQ_OK(hsad_launch_prepare(q, k, &l, &pl));
   uint64_t id0, id1;
+  hsad_completion_t c;
   DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id0));
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, &id1));
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, &id1));
   cr_assert_eq(id1, id0 + 1);
-  hsad_completion_t *c;
-  for (int i = 0; i < 100; i++) DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
-  cr_assert_eq(*counter, 3u * 103u, "counter %u", *counter);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
   const uint8_t *s0 = (const uint8_t *)dq_packet(q, id0), *s1 = (const uint8_t *)dq_packet(q, id1);
   /* bytes 2..39 (setup, sizes, kernel object) equal; header set INVALID by the CP */
   cr_assert_arr_eq(s0 + 2, s1 + 2, 38);
@@ -277,6 +272,10 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   uint32_t ksize = hsad_device_kernel_desc(k)->kernarg_segment_size;
   cr_assert_neq(ka0, ka1, "each slot has its own kernarg block");
   cr_assert_arr_eq((const void *)(uintptr_t)ka0, (const void *)(uintptr_t)ka1, ksize);
+  for (int i = 0; i < 100; i++) DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(*counter, 3u * 103u, "counter %u", *counter);
   hsad_launch_destroy(pl);
   cr_assert_eq(hsad_prepared_dispatch(NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT);
   cr_assert_str_eq(hsad_last_error(), "hsad_prepared_dispatch: NULL prepared launch");
@@ -332,13 +331,12 @@ Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
     items[i] = (hsad_dispatch_desc_t){k, {.dims = 1, .grid = {1}, .block = {1},
                                           .args = args[i], .arg_count = 3}};
   }
-  hsad_completion_t *c;
+  hsad_completion_t c;
   uint64_t first;
   DQ_OK(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), &c, &first));
   cr_assert_eq(first, 0);
   cr_assert_eq(hsad_queue_hsa(q)->size, 64);
-  DQ_OK(hsad_completion_wait(c, dq_in(10 * DQ_SEC)));
-  hsad_completion_release(c);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
   for (uint32_t i = 0; i < 10; i++) cr_assert_eq(slots[i], i, "slot %u ticket %u", i, slots[i]);
   /* only the last packet carries the completion signal */
   const hsa_kernel_dispatch_packet_t *pk =
@@ -371,24 +369,21 @@ Test(dispatch_batch, cross_queue_barrier_and_profiling, .timeout = 60) {
   uint32_t *buf = dq_alloc(&e, n * 4), *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 8);
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t lf = {.dims = 1, .grid = {n}, .block = {16}, .args = fa, .arg_count = 3};
-  hsad_completion_t *ca, *cb;
+  hsad_completion_t ca, cb;
   DQ_OK(hsad_kernel_dispatch(qa, kf, &lf, dq_in(DQ_SEC), &ca, NULL));
-  hsad_completion_t *deps[5] = {ca, NULL, NULL, NULL, NULL};
-  DQ_OK(hsad_queue_barrier(qb, deps, dq_in(DQ_SEC), NULL));
+  DQ_OK(hsad_queue_barrier(qb, &ca, 1, dq_in(DQ_SEC), NULL));
   hsad_karg_t oa[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(zero)};
   hsad_launch_t lo = {.dims = 1, .grid = {1}, .block = {1}, .args = oa, .arg_count = 3};
   DQ_OK(hsad_kernel_dispatch(qb, ko, &lo, dq_in(DQ_SEC), &cb, NULL));
-  DQ_OK(hsad_completion_wait(cb, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
   /* the fill (50 ms) completed before the barrier let order_record run */
-  cr_assert(hsad_completion_done(ca));
+  cr_assert(hsad_completion_done(&ca));
   for (uint32_t i = 0; i < n; i++) cr_assert_eq(buf[i], 7);
   cr_assert_eq(*counter, 1);
   uint64_t t0, t1;
-  DQ_OK(hsad_completion_times(ca, &t0, &t1));
+  DQ_OK(hsad_completion_times(&ca, &t0, &t1));
   cr_assert(t1 > t0 && t1 - t0 >= 40000000ull, "fill took %llu ns", (unsigned long long)(t1 - t0));
-  DQ_ERR(hsad_completion_times(cb, &t0, &t1), HSAD_ERR_UNSUPPORTED, "without profiling");
-  hsad_completion_release(ca);
-  hsad_completion_release(cb);
+  DQ_ERR(hsad_completion_times(&cb, &t0, &t1), HSAD_ERR_UNSUPPORTED, "without profiling");
   hsad_buffer_free(buf);
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);

@@ -75,7 +75,9 @@ static void mt_close(dq_env_t *e, mt_kit_t *m, hsad_queue_t *q) {
 }
 
 /* 4 threads x 100,000 fire-and-forget dispatches of a counting kernel into one 64-slot queue:
- * the count is exact and every reserved slot was consumed (write index = read index = 400,000). */
+ * the count is exact and every reserved slot was consumed (write index = read index; the
+ * write index counts the 400,000 dispatches plus the barrier-AND checkpoints producers added
+ * when the ring was full of packets no epoch covered). */
 Test(dispatch_mt, four_producers_one_64_slot_queue, .timeout = 240) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
@@ -95,8 +97,8 @@ Test(dispatch_mt, four_producers_one_64_slot_queue, .timeout = 240) {
   for (int i = 0; i < 4; i++) cr_assert_eq(p[i].status, HSAD_OK, "producer %d: %s", i, p[i].msg);
   DQ_OK(hsad_queue_wait_idle(q, dq_in(60 * DQ_SEC)));
   const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
-  cr_assert_eq(aq->write_dispatch_id, 4ull * per);
-  cr_assert_eq(aq->read_dispatch_id, 4ull * per);
+  cr_assert_geq(aq->write_dispatch_id, 4ull * per);
+  cr_assert_eq(aq->read_dispatch_id, aq->write_dispatch_id);
   cr_assert_eq(__atomic_load_n(counter, __ATOMIC_ACQUIRE), 4 * per);
   hsad_buffer_free(counter);
   dq_finish(&e, q, prog);
@@ -116,16 +118,20 @@ Test(dispatch_mt, ring_full_timeout_then_works, .timeout = 60) {
   for (int i = 0; i < 63; i++)
     DQ_OK(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), NULL, NULL));
   uint64_t t0 = hsad_now_ns();
-  hsad_completion_t *c = NULL;
+  hsad_completion_t c;
   DQ_ERR(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(20000000ull), &c, NULL), HSAD_ERR_TIMEOUT,
-         "is full (64 packets, 64 in flight, 1 requested) and the deadline passed");
+         "is full (64 packets; 64 not yet completed, ");
   uint64_t waited = hsad_now_ns() - t0;
   cr_assert(waited >= 20000000ull && waited < 250000000ull, "waited %llu ns",
             (unsigned long long)waited);
-  cr_assert_null(c);
   DQ_ERR(hsad_kernel_dispatch(q, m.kc, &m.lc, 0, NULL, NULL), HSAD_ERR_TIMEOUT, "is full");
+  /* No dispatch was reserved. With no epoch packet in flight, a producer facing a full ring
+   * adds one barrier-AND (so reclaim progresses) once the packet processor freed a slot: with
+   * KFD_EMU_READ_INDEX=launch that happens as soon as the fill launched. */
   const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
-  cr_assert_eq(aq->write_dispatch_id, 64, "a timed-out submit reserved nothing");
+  cr_assert(aq->write_dispatch_id == 64 || aq->write_dispatch_id == 65,
+            "a timed-out submit reserved nothing but a checkpoint (write index %llu)",
+            (unsigned long long)aq->write_dispatch_id);
   /* the queue drains and works after */
   dq_run(q, m.kc, &m.lc, 10 * DQ_SEC, 10 * DQ_SEC);
   cr_assert_eq(*m.counter, 64);
@@ -142,25 +148,23 @@ Test(dispatch_mt, injected_fault_reaches_waiters, .timeout = 60) {
   mt_load(&e, &m);
   hsad_queue_t *q = dq_queue(&e, 64);
   mt_buffers(&e, &m);
-  hsad_completion_t *c0, *cf, *c2;
+  hsad_completion_t c0, cf, c2;
   DQ_OK(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), &c0, NULL));
-  DQ_OK(hsad_completion_wait(c0, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_completion_wait(&c0, dq_in(10 * DQ_SEC)));
   DQ_OK(hsad_kernel_dispatch(q, m.kf, &m.lf, dq_in(DQ_SEC), &cf, NULL));
   DQ_OK(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), &c2, NULL)); /* behind the fault */
   uint64_t t0 = hsad_now_ns();
-  DQ_ERR(hsad_completion_wait(c2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted: HSA status");
+  DQ_ERR(hsad_completion_wait(&c2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted: HSA status");
   cr_assert(hsad_now_ns() - t0 < 5 * DQ_SEC, "the error reached the waiter before its deadline");
-  DQ_ERR(hsad_completion_wait(cf, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "destroy it");
-  /* sticky: the next call on the queue and a completed completion of it report it too */
+  DQ_ERR(hsad_completion_wait(&cf, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "destroy it");
+  /* sticky: the next call on the queue reports it; a completion the queue reached before the
+   * fault stays reached */
   DQ_ERR(hsad_kernel_dispatch(q, m.kc, &m.lc, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
          "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION");
-  DQ_ERR(hsad_completion_wait(c0, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_OK(hsad_completion_wait(&c0, dq_in(DQ_SEC)));
   DQ_ERR(hsad_queue_wait_idle(q, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
   DQ_ERR(hsad_queue_error(q), HSAD_ERR_QUEUE_ERROR, "faulted");
   cr_assert_eq(*m.counter, 1);
-  hsad_completion_release(c0);
-  hsad_completion_release(cf);
-  hsad_completion_release(c2);
   hsad_queue_destroy(q);
   /* a new queue works */
   q = dq_queue(&e, 64);
@@ -180,10 +184,9 @@ Test(dispatch_mt, faulted_shared_queue_is_replaced, .timeout = 60) {
   DQ_OK(hsad_device_queue(e.dev, &b));
   cr_assert_neq(a, b);
   mt_buffers(&e, &m);
-  hsad_completion_t *c;
+  hsad_completion_t c;
   DQ_OK(hsad_kernel_dispatch(a, m.kf, &m.lf, dq_in(DQ_SEC), &c, NULL));
-  DQ_ERR(hsad_completion_wait(c, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
-  hsad_completion_release(c);
+  DQ_ERR(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
   DQ_OK(hsad_device_queue(e.dev, &a2)); /* a's turn: replaced */
   DQ_OK(hsad_device_queue(e.dev, &b2)); /* b's turn: still b */
   cr_assert_neq(a2, a);

@@ -29,11 +29,10 @@ static void *produce(void *arg) {
                      .flags = HSAD_LAUNCH_NO_BARRIER};
   uint64_t deadline = hsad_now_ns() + 600000000000ull;
   for (uint32_t i = 0; i < p->count; i++) {
-    hsad_completion_t *c = NULL;
+    hsad_completion_t c;
     hsad_status_t s = hsad_kernel_dispatch(p->q, p->k, &l, deadline, i % 1000 == 999 ? &c : NULL, NULL);
     if (!s && c) {
-      s = hsad_completion_wait(c, deadline);
-      hsad_completion_release(c);
+      s = hsad_completion_wait(&c, deadline);
     }
     if (s) {
       fprintf(stderr, "dispatch %u: %s: %s\n", i, hsad_status_name(s), hsad_last_error());

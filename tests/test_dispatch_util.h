@@ -93,11 +93,10 @@ static inline void dq_finish(dq_env_t *e, hsad_queue_t *q, hsad_program_t *p) {
  * wait_ns) and releases it. Returns the packet id. */
 static inline uint64_t dq_run(hsad_queue_t *q, const hsad_device_kernel_t *k,
                               const hsad_launch_t *l, uint64_t submit_ns, uint64_t wait_ns) {
-  hsad_completion_t *c;
+  hsad_completion_t c;
   uint64_t id;
   DQ_OK(hsad_kernel_dispatch(q, k, l, dq_in(submit_ns), &c, &id));
-  DQ_OK(hsad_completion_wait(c, dq_in(wait_ns)));
-  hsad_completion_release(c);
+  DQ_OK(hsad_completion_wait(&c, dq_in(wait_ns)));
   return id;
 }
 

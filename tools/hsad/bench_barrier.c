@@ -1,7 +1,8 @@
 /* bench_barrier.c - suite `barrier`: barrier fan-in and cross-queue dependencies.
  *
  * fan-in (x: deps = 1..20): K empty-kernel dispatches with completions on 4 producer queues
- * (round-robin), then on another queue a barrier waiting for all K (one barrier-AND packet up
+ * (round-robin), then on another queue a barrier waiting for all K (hsad: one barrier-value
+ * packet per producer queue on its epoch signal; rocr-textbook: one barrier-AND packet up
  * to 5 dependencies, a tree of 5-input barrier-AND packets above 5) and one dispatch with a
  * completion, waited for. submit_us: the barrier packet(s) submitted; latency_us: from the
  * barrier submit to the waiter seeing the dependent dispatch complete. Per round, K and path:
@@ -43,7 +44,7 @@ typedef struct bstate {
 /* one fan-in or cross-queue measurement of hsad: k deps (cross-queue: k = 1, dep on queue 0) */
 static int hsad_once(bench_ctx_t *ctx, bstate_t *st, uint32_t k, bool xq, double *sub,
                      double *lat) {
-  bench_compl_t c[MAXK] = {0}, cb = NULL;
+  bench_compl_t c[MAXK] = {{0}}, cb = {0};
   hsad_status_t s = HSAD_OK;
   uint64_t t0 = hsad_now_ns(), t1 = t0, t2 = t0;
   for (uint32_t i = 0; i < k && !s; i++)

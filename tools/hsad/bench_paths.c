@@ -137,21 +137,7 @@ int bench_hsad_drain(bench_ctx_t *ctx, hsad_queue_t *q, char *note, size_t n) {
 
 hsad_status_t bench_hsad_barrier(bench_ctx_t *ctx, hsad_queue_t *q, const bench_compl_t *deps,
                                  uint32_t n, bench_compl_t *out) {
-  uint64_t deadline = hsad_now_ns() + ctx->timeout_s * 1000000000ull;
-  if (n <= 5) {
-    hsad_completion_t *d[5] = {0};
-    for (uint32_t i = 0; i < n; i++) d[i] = deps[i];
-    return hsad_queue_barrier(q, d, deadline, out);
-  }
-  /* one level of the tree: a barrier per 5 inputs, each with a completion, then recurse */
-  bench_compl_t level[8] = {0};
-  uint32_t m = 0;
-  hsad_status_t s = HSAD_OK;
-  for (uint32_t i = 0; i < n && !s && m < 8; i += 5, m++)
-    s = bench_hsad_barrier(ctx, q, deps + i, n - i < 5 ? n - i : 5, &level[m]);
-  if (!s) s = bench_hsad_barrier(ctx, q, level, m, out);
-  for (uint32_t i = 0; i < m; i++) bench_compl_release(level[i]);
-  return s;
+  return hsad_queue_barrier(q, deps, n, hsad_now_ns() + ctx->timeout_s * 1000000000ull, out);
 }
 
 double bench_sys_offset_ns(void) {

@@ -39,16 +39,16 @@ hsad_queue_t *bench_hsad_queue(bench_ctx_t *ctx, uint32_t size, bool profiling, 
 int bench_hsad_drain(bench_ctx_t *ctx, hsad_queue_t *q, char *note, size_t n);
 
 /* Completions: the only place that knows the completion API of hsad_queue.h. */
-typedef hsad_completion_t *bench_compl_t;
+typedef hsad_completion_t bench_compl_t;
 static inline hsad_status_t bench_compl_wait(bench_ctx_t *ctx, bench_compl_t c) {
-  return hsad_completion_wait(c, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
+  return hsad_completion_wait(&c, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
 }
-static inline void bench_compl_release(bench_compl_t c) { hsad_completion_release(c); }
+static inline void bench_compl_release(bench_compl_t c) { (void)c; /* values: nothing to release */ }
 static inline hsad_status_t bench_compl_times(bench_compl_t c, uint64_t *s, uint64_t *e) {
-  return hsad_completion_times(c, s, e);
+  return hsad_completion_times(&c, s, e);
 }
-/* A barrier on q waiting for n completions (a tree of 5-input barrier-AND packets above 5),
- * with its own completion in *out (NULL: none). */
+/* A barrier on q waiting for n completions (hsad_queue_barrier: deps collapse to one
+ * barrier-value packet per other queue), with its own completion in *out (NULL: none). */
 hsad_status_t bench_hsad_barrier(bench_ctx_t *ctx, hsad_queue_t *q, const bench_compl_t *deps,
                                  uint32_t n, bench_compl_t *out);
 /* host ns (CLOCK_MONOTONIC) -> ROCr system timestamp ns: add this offset */

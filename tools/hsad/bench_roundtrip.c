@@ -45,7 +45,7 @@ static double (*vals)[1024];
 static int round_hsad(bench_ctx_t *ctx, rstate_t *st, uint32_t n, bench_row_t *row) {
   double off = bench_sys_offset_ns();
   for (uint32_t i = 0; i < n && !bench_stopped(); i++) {
-    bench_compl_t c = NULL;
+    bench_compl_t c = {0};
     uint64_t t0 = hsad_now_ns();
     hsad_status_t s = hsad_kernel_dispatch(st->q, ctx->k, &bench_launch, HSAD_DEADLINE_NEVER, &c, NULL);
     uint64_t t1 = hsad_now_ns();

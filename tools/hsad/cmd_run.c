@@ -580,7 +580,7 @@ int hsad_cmd_run(int argc, char **argv) {
   memcpy(l.block, block, sizeof block);
   submit = calloc(repeat, sizeof *submit);
   if (!submit) FAIL("out of memory\n");
-  hsad_completion_t *c = NULL;
+  hsad_completion_t c;
   uint64_t t_start = hsad_now_ns();
   for (uint32_t r = 0; r < repeat; r++) {
     uint64_t t0 = hsad_now_ns();
@@ -588,11 +588,10 @@ int hsad_cmd_run(int argc, char **argv) {
     submit[r] = hsad_now_ns() - t0;
   }
   uint64_t t_submitted = hsad_now_ns();
-  CHECK(hsad_completion_wait(c, t_submitted + 120000000000ull));
+  CHECK(hsad_completion_wait(&c, t_submitted + 120000000000ull));
   uint64_t t_done = hsad_now_ns();
   uint64_t gs = 0, ge = 0;
-  bool have_gpu_time = hsad_completion_times(c, &gs, &ge) == HSAD_OK;
-  hsad_completion_release(c);
+  bool have_gpu_time = hsad_completion_times(&c, &gs, &ge) == HSAD_OK;
   qsort(submit, repeat, sizeof *submit, cmp_u64);
   uint32_t flat = block[0] * block[1] * block[2];
   hsad_occupancy_t occ;

@@ -1,0 +1,121 @@
+/* aql_ring.h - a queue's AQL ring: reservation, the epoch lock, the doorbell (internal).
+ *
+ * Contract (hsad_queue.h steps 3, 6, 7, 9):
+ *  - A slot whose kernarg block is used (kernel dispatches) is reserved only while
+ *    write + n - retired <= size: the packet that last used the slot and its block completed.
+ *  - A slot without kernargs (barrier packets) is reserved while write + n - read <= size: the
+ *    packet processor has consumed the packet that was there (HSA 1.2 system architecture
+ *    2.8.3: slots below the read index belong to producers again).
+ *  - Nothing is reserved unless the whole run fits; a failed reservation leaves no hole.
+ *  - An epoch packet is reserved and numbered under q->epoch_lock (epoch numbers follow ring
+ *    order); its log entry is written before the lock is dropped, i.e. before publication.
+ *  - Backpressure: a full ring is waited out until the caller's deadline; a ring full of
+ *    packets with no epoch packet after them gets one (a barrier-AND), so `retired` advances.
+ * Thread safety: all functions are multi-producer safe.
+ */
+#ifndef HSAD_AQL_RING_H
+#define HSAD_AQL_RING_H
+
+#include <sched.h>
+
+#include "hsa-dispatch/dispatch_internal.h"
+
+static inline void dq_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Headers of the packets the library writes. */
+#define DQ_HDR_BARRIER_AND                                                                 \
+  HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 1, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM)
+#define DQ_HDR_BARRIER_VALUE                                                               \
+  HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 1, HSA_FENCE_SCOPE_SYSTEM,              \
+                  HSA_FENCE_SCOPE_SYSTEM)
+
+static inline uint8_t *dq_slot(const hsad_queue_t *q, uint64_t id) {
+  return q->ring + (id & q->mask) * 64;
+}
+
+/* Tries to take n ids without waiting. kernarg: the completion bound applies, else the read
+ * index. False: no room now (nothing reserved). */
+static inline bool dq_try_reserve(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t *out_id) {
+  _Atomic uint64_t *wp = (_Atomic uint64_t *)&q->amd->write_dispatch_id;
+  uint64_t w = atomic_load_explicit(wp, memory_order_relaxed);
+  for (;;) {
+    uint64_t r = kernarg ? atomic_load_explicit(&q->retired, memory_order_acquire)
+                         : __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
+    if (DQ_UNLIKELY(w < r)) { /* stale w */
+      w = atomic_load_explicit(wp, memory_order_relaxed);
+      continue;
+    }
+    if (w - r > q->size - n) return false;
+    if (atomic_compare_exchange_weak_explicit(wp, &w, w + n, memory_order_acq_rel,
+                                              memory_order_relaxed)) {
+      *out_id = w;
+      return true;
+    }
+  }
+}
+
+/* The slow path of a reservation: the ring is full. Advances `retired`, adds an epoch packet
+ * when none covers the packets in flight, then waits a little (spinning first, then blocked
+ * on the epoch signal). Returns HSAD_OK to retry, or the sticky error / HSAD_ERR_TIMEOUT. */
+hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
+                              uint32_t *spins);
+
+/* Reserves n ids for a run using kernarg blocks (the completion bound), waiting until the
+ * deadline. The hot path of every dispatch. */
+static inline hsad_status_t dq_reserve(hsad_queue_t *q, uint32_t n, uint64_t deadline,
+                                       uint64_t *out_id) {
+  uint32_t spins = 0;
+  while (DQ_UNLIKELY(!dq_try_reserve(q, n, true, out_id))) {
+    hsad_status_t s = dq_reserve_wait(q, n, true, deadline, &spins);
+    if (s) return s;
+  }
+  return HSAD_OK;
+}
+
+/* Reserves n ids whose last packet is an epoch packet and numbers it: *out_id = first id,
+ * *out_epoch = the epoch number. kernarg as for dq_try_reserve. Waits until the deadline. */
+hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
+                               uint64_t *out_id, uint64_t *out_epoch);
+
+/* Stores `id` (or a higher id another producer rang) into the doorbell (step 7). */
+static inline void dq_ring_doorbell(hsad_queue_t *q, uint64_t id) {
+  uint64_t v = id + 1; /* rung holds the highest rung id + 1 (0: none) */
+  uint64_t cur = atomic_load_explicit(&q->rung, memory_order_relaxed);
+  while (cur < v &&
+         !atomic_compare_exchange_weak_explicit(&q->rung, &cur, v, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+  }
+  uint64_t val = (cur > v ? cur : v) - 1;
+  for (;;) {
+    if (DQ_LIKELY(q->doorbell != NULL))
+      __atomic_store_n(q->doorbell, val, __ATOMIC_RELEASE);
+    else
+      hsad_rocr.hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)val);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint64_t hi = atomic_load_explicit(&q->rung, memory_order_relaxed) - 1;
+    if (DQ_LIKELY(hi <= val)) return;
+    val = hi;
+  }
+}
+
+/* Arms slot `id`'s timestamp signal on a profiling queue; returns its handle. */
+static inline uint64_t dq_ts_arm(hsad_queue_t *q, uint64_t id) {
+  uint64_t slot = id & q->mask;
+  amd_signal_t *s = (amd_signal_t *)(uintptr_t)q->ts_signals[slot].handle;
+  __atomic_store_n(&s->value, 1, __ATOMIC_RELAXED);
+  atomic_store_explicit(&q->ts_ids[slot], id, memory_order_relaxed);
+  return q->ts_signals[slot].handle;
+}
+
+/* Fills a barrier-AND at `id` (headers stay INVALID); returns the word to publish. */
+static inline uint32_t dq_fill_barrier_and(hsad_queue_t *q, uint64_t id, const uint64_t deps[5],
+                                           uint64_t completion) {
+  return hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)dq_slot(q, id), deps, completion,
+                               DQ_HDR_BARRIER_AND);
+}
+
+#endif

@@ -1,0 +1,274 @@
+/* dispatch.c - the dispatch path (hsad_queue.h steps 2-8): the per-thread launch cache,
+ * single dispatches, prepared launches and batches. The ring rules are in aql_ring.h, the
+ * checks in launch_check.c, completions in timeline.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa-dispatch/aql_ring.h"
+
+/* Kernel dispatch headers indexed by flags & 3 (HSAD_LAUNCH_NO_BARRIER, _FENCE_AGENT). */
+static const uint16_t dispatch_headers[4] = {
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
+};
+
+static inline uint16_t dispatch_header(uint32_t flags) { return dispatch_headers[flags & 3]; }
+
+/* Per-thread cache of the last launch: the kernarg segment hsad_kernarg_build produced and the
+ * checked packet body. A launch with the same queue, kernel, geometry and argument values
+ * reuses both (one copy of the kernarg bytes into the slot's block) instead of re-checking the
+ * geometry and re-writing every hidden argument. Keys are unique ids, never pointers, so a
+ * freed and reallocated queue or kernel cannot alias an old entry. Only successful launches are
+ * cached, so a hit needs no check. */
+#define DQ_KC_ARGS 16
+#define DQ_KC_VAL 16
+typedef struct dq_kcache {
+  uint64_t quid, kuid;
+  uint32_t geom[7];               /* launch dims, grid[3], block[3] as given */
+  uint32_t nargs;
+  hsad_karg_t args[DQ_KC_ARGS];
+  uint8_t vals[DQ_KC_ARGS][DQ_KC_VAL];
+  dq_built_t b;                   /* checked body and kernarg image */
+} dq_kcache_t;
+static _Thread_local dq_kcache_t dq_kc;
+
+_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16,
+               "launch geometry is 7 consecutive uint32_t");
+
+static inline bool kcache_hit(const dq_kcache_t *c, const hsad_queue_t *q,
+                              const hsad_device_kernel_t *k, const hsad_launch_t *l) {
+  uint64_t a[3], b[3];
+  uint32_t a3, b3;
+  memcpy(a, &l->dims, 24);
+  memcpy(&a3, &l->block[2], 4);
+  memcpy(b, c->geom, 24);
+  memcpy(&b3, &c->geom[6], 4);
+  /* kuid is 0 while the entry is invalid (uids start at 1) */
+  if ((c->kuid != k->uid) | (c->quid != q->uid) | (c->nargs != l->arg_count) |
+      (((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a3 ^ b3)) != 0))
+    return false;
+  for (uint32_t i = 0; i < c->nargs; i++) {
+    const hsad_karg_t *x = &l->args[i], *y = &c->args[i];
+    if (x->tag != y->tag) return false;
+    if (x->tag == HSAD_KARG_BYTES) {
+      if (x->size != y->size || !x->bytes) return false;
+      if (x->size == 4) {
+        uint32_t u, v;
+        memcpy(&u, x->bytes, 4);
+        memcpy(&v, c->vals[i], 4);
+        if (u != v) return false;
+      } else if (x->size == 8) {
+        uint64_t u, v;
+        memcpy(&u, x->bytes, 8);
+        memcpy(&v, c->vals[i], 8);
+        if (u != v) return false;
+      } else if (memcmp(x->bytes, c->vals[i], x->size)) {
+        return false;
+      }
+    } else if (x->tag == HSAD_KARG_POINTER) {
+      if (x->pointer != y->pointer) return false;
+    } else if (x->lds_bytes != y->lds_bytes) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Cache miss: checks and builds the launch into the cache and, when every value fits,
+ * remembers the key. Errors as hsad_kernel_dispatch documents. */
+static hsad_status_t launch_build(const hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                  const hsad_launch_t *l) {
+  dq_kcache_t *c = &dq_kc;
+  c->kuid = 0; /* invalid until the key is complete */
+  hsad_status_t s = dq_launch_check(q, k, l, &c->b);
+  if (s) return s;
+  if (l->arg_count > DQ_KC_ARGS) return HSAD_OK; /* built, not cached */
+  for (uint32_t i = 0; i < l->arg_count; i++) {
+    c->args[i] = l->args[i];
+    if (l->args[i].tag == HSAD_KARG_BYTES) {
+      if (l->args[i].size > DQ_KC_VAL) return HSAD_OK;
+      memcpy(c->vals[i], l->args[i].bytes, l->args[i].size);
+    }
+  }
+  memcpy(c->geom, &l->dims, sizeof c->geom);
+  c->quid = q->uid;
+  c->nargs = l->arg_count;
+  c->kuid = k->uid;
+  return HSAD_OK;
+}
+
+/* Writes the kernarg image into slot `id`'s block and the body at `id` (header INVALID);
+ * returns the word to publish. */
+static inline uint32_t fill_dispatch(hsad_queue_t *q, uint64_t id, const hsad_aql_dispatch_t *d,
+                                     const uint8_t *image, uint32_t ksize, uint16_t header,
+                                     uint64_t signal) {
+  uint8_t *ka = q->kernargs + (id & q->mask) * q->kernarg_block;
+  if (ksize) memcpy(ka, image, ksize);
+  hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)dq_slot(q, id);
+  uint32_t word = hsad_aql_dispatch_fill(pkt, d, header);
+  pkt->kernarg_address = ka;
+  pkt->completion_signal.handle = signal;
+  return word;
+}
+
+/* A dispatch with a completion: the packet itself is the epoch packet when it has the
+ * BARRIER bit and no timestamp signal, else a barrier-AND carrying the epoch follows it. */
+static __attribute__((noinline)) hsad_status_t
+submit_epoch(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
+             uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
+             uint64_t *out_packet_id) {
+  bool own = (header & (1u << HSA_PACKET_HEADER_BARRIER)) && !q->ts_signals;
+  uint32_t n = own ? 1 : 2;
+  uint64_t id, k;
+  hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, &id, &k);
+  if (DQ_UNLIKELY(s)) return s;
+  uint64_t sig = own ? q->epoch_signal.handle : q->ts_signals ? dq_ts_arm(q, id) : 0;
+  uint32_t word = fill_dispatch(q, id, d, image, ksize, header, sig);
+  if (!own) hsad_aql_publish(dq_slot(q, id + 1),
+                             dq_fill_barrier_and(q, id + 1, NULL, q->epoch_signal.handle));
+  hsad_aql_publish(dq_slot(q, id), word); /* the first packet's header last */
+  dq_ring_doorbell(q, id + n - 1);
+  *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = id};
+  if (out_packet_id) *out_packet_id = id;
+  return HSAD_OK;
+}
+
+/* Steps 3-7 of a dispatch whose body and kernarg image are built: the hot path shared by
+ * hsad_kernel_dispatch and hsad_prepared_dispatch. */
+static inline __attribute__((always_inline)) hsad_status_t
+submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
+             uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
+             uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(out_completion != NULL))
+    return submit_epoch(q, d, image, ksize, header, deadline_ns, out_completion, out_packet_id);
+  uint64_t id;
+  hsad_status_t s = dq_reserve(q, 1, deadline_ns, &id);
+  if (DQ_UNLIKELY(s)) return s;
+  /* Slot `id` and its kernarg block are ours: the packet that used them before (id - size)
+   * completed, since id - size < retired. */
+  uint64_t sig = DQ_UNLIKELY(q->ts_signals != NULL) ? dq_ts_arm(q, id) : 0;
+  hsad_aql_publish(dq_slot(q, id), fill_dispatch(q, id, d, image, ksize, header, sig));
+  dq_ring_doorbell(q, id);
+  if (out_packet_id) *out_packet_id = id;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                   const hsad_launch_t *l, uint64_t deadline_ns,
+                                   hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(!q || !k || !l))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return dq_queue_fail(q);
+  dq_kcache_t *kc = &dq_kc;
+  if (DQ_UNLIKELY(!kcache_hit(kc, q, k, l))) {
+    hsad_status_t s = launch_build(q, k, l);
+    if (DQ_UNLIKELY(s)) return s;
+  }
+  return submit_built(q, &kc->b.d, kc->b.image, k->desc.kernarg_segment_size,
+                      dispatch_header(l->flags), deadline_ns, out_completion, out_packet_id);
+}
+
+struct hsad_prepared_launch {
+  hsad_queue_t *queue;
+  hsad_aql_dispatch_t d; /* body without kernarg address and completion signal */
+  uint16_t header;
+  uint32_t ksize;
+  _Alignas(64) uint8_t image[]; /* ksize bytes of kernarg segment */
+};
+
+hsad_status_t hsad_launch_prepare(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                  const hsad_launch_t *l, hsad_prepared_launch_t **out) {
+  if (!q || !k || !l || !out)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_launch_prepare: NULL queue, kernel, launch "
+                     "or out_prepared");
+  if (atomic_load_explicit(&q->error, memory_order_relaxed)) return dq_queue_fail(q);
+  hsad_status_t s = launch_build(q, k, l); /* every check; fills this thread's image */
+  if (s) return s;
+  uint32_t ksize = k->desc.kernarg_segment_size;
+  hsad_prepared_launch_t *p = aligned_alloc(64, (sizeof *p + ksize + 63) & ~(size_t)63);
+  if (!p)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_launch_prepare: kernel %s: %zu bytes",
+                     k->desc.name, sizeof *p + ksize);
+  p->queue = q;
+  p->d = dq_kc.b.d;
+  p->header = dispatch_header(l->flags);
+  p->ksize = ksize;
+  memcpy(p->image, dq_kc.b.image, ksize);
+  *out = p;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t deadline_ns,
+                                     hsad_completion_t *out_completion,
+                                     uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(!p))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_prepared_dispatch: NULL prepared launch");
+  hsad_queue_t *q = p->queue;
+  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return dq_queue_fail(q);
+  return submit_built(q, &p->d, p->image, p->ksize, p->header, deadline_ns, out_completion,
+                      out_packet_id);
+}
+
+void hsad_launch_destroy(hsad_prepared_launch_t *p) { free(p); }
+
+hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
+                                        uint32_t count, uint64_t deadline_ns,
+                                        hsad_completion_t *out_completion,
+                                        uint64_t *out_first_packet_id) {
+  if (!q || !items || !count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
+                     "count 0");
+  if (atomic_load_explicit(&q->error, memory_order_relaxed)) return dq_queue_fail(q);
+  /* The completion rides on the last dispatch when it has the BARRIER bit and no timestamp
+   * signal, else on a barrier-AND after it. */
+  bool own = out_completion && !(items[count - 1].launch.flags & HSAD_LAUNCH_NO_BARRIER) &&
+             !q->ts_signals;
+  uint32_t n = count + (out_completion && !own);
+  if (n > q->size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets%s exceeds the queue's %u "
+                     "slots", n, n > count ? " (with its completion barrier)" : "", q->size);
+  static _Thread_local dq_built_t b;
+  /* Pass 1: validate everything before anything is reserved. */
+  for (uint32_t i = 0; i < count; i++) {
+    hsad_status_t s = items[i].kernel ? dq_launch_check(q, items[i].kernel, &items[i].launch, &b)
+                                      : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "NULL kernel");
+    if (s) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", hsad_last_error());
+      return hsad_fail(s, "batch entry %u: %s", i, msg);
+    }
+  }
+  uint64_t first = 0, k = 0;
+  hsad_status_t s = out_completion ? dq_reserve_epoch(q, n, true, deadline_ns, &first, &k)
+                                   : dq_reserve(q, n, deadline_ns, &first);
+  if (s) return s;
+  /* Pass 2: build kernargs and fill every body; headers stay INVALID. The inputs were
+   * validated in pass 1 and are the caller's const data: the build cannot fail now. */
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t id = first + i;
+    (void)dq_launch_check(q, items[i].kernel, &items[i].launch, &b);
+    uint64_t sig = own && i == count - 1 ? q->epoch_signal.handle
+                   : q->ts_signals       ? dq_ts_arm(q, id)
+                                         : 0;
+    (void)fill_dispatch(q, id, &b.d, b.image, items[i].kernel->desc.kernarg_segment_size,
+                        dispatch_header(items[i].launch.flags), sig);
+  }
+  /* Pass 3: publish last-to-first, so the first packet becomes valid last. */
+  if (n > count)
+    hsad_aql_publish(dq_slot(q, first + count),
+                     dq_fill_barrier_and(q, first + count, NULL, q->epoch_signal.handle));
+  for (uint32_t i = count; i-- > 0;) {
+    uint32_t dims = items[i].launch.dims;
+    hsad_aql_publish(dq_slot(q, first + i),
+                     dispatch_header(items[i].launch.flags) |
+                         (dims << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS)));
+  }
+  dq_ring_doorbell(q, first + n - 1);
+  if (out_completion)
+    *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + n - 1};
+  if (out_first_packet_id) *out_first_packet_id = first;
+  return HSAD_OK;
+}

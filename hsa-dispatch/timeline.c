@@ -1,0 +1,485 @@
+/* timeline.c - a queue's completion timeline: the epoch signal, reclaim (`retired`), epoch
+ * packets, barriers, flush and every wait. The model is documented in hsad_queue.h
+ * ("Timeline"); the ring rules in aql_ring.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hsa-dispatch/aql_ring.h"
+
+/* Epoch k is reached when the epoch signal's value is < threshold(k). */
+static inline int64_t epoch_threshold(uint64_t k) { return HSAD_EPOCH_BASE - (int64_t)k + 1; }
+
+/* ---- set-up ------------------------------------------------------------------------------- */
+
+hsad_status_t dq_timeline_init(hsad_queue_t *q) {
+  hsa_status_t st = hsad_rocr.hsa_signal_create(HSAD_EPOCH_BASE, 0, NULL, &q->epoch_signal);
+  if (st != HSA_STATUS_SUCCESS)
+    return dq_hsa_fail(st, "hsa_signal_create (epoch signal of a queue on device %u)",
+                       q->device->info.index);
+  q->epoch_value = &((amd_signal_t *)(uintptr_t)q->epoch_signal.handle)->value;
+  q->epochs = calloc(2 * (size_t)q->size, sizeof *q->epochs);
+  if (!q->epochs) {
+    dq_timeline_fini(q);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "epoch log of %u entries", 2 * q->size);
+  }
+  pthread_mutex_init(&q->retire_lock, NULL);
+  if (!q->profiling) return HSAD_OK;
+  q->ts_signals = calloc(q->size, sizeof *q->ts_signals);
+  q->ts_ids = calloc(q->size, sizeof *q->ts_ids);
+  if (!q->ts_signals || !q->ts_ids) {
+    dq_timeline_fini(q);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "profiling signals for %u slots", q->size);
+  }
+  for (uint32_t i = 0; i < q->size; i++) {
+    /* GPU-only: no KFD event per slot (a finite resource); nobody blocks on these. */
+    st = hsad_rocr.hsa_amd_signal_create(0, 0, NULL, HSA_AMD_SIGNAL_AMD_GPU_ONLY,
+                                         &q->ts_signals[i]);
+    if (st != HSA_STATUS_SUCCESS) {
+      q->ts_signals[i].handle = 0;
+      dq_timeline_fini(q);
+      return dq_hsa_fail(st, "hsa_amd_signal_create (profiling signal %u of %u)", i, q->size);
+    }
+    atomic_init(&q->ts_ids[i], UINT64_MAX);
+  }
+  return HSAD_OK;
+}
+
+void dq_timeline_fini(hsad_queue_t *q) {
+  if (q->epoch_signal.handle) hsad_rocr.hsa_signal_destroy(q->epoch_signal);
+  q->epoch_signal.handle = 0;
+  for (uint32_t i = 0; q->ts_signals && i < q->size; i++)
+    if (q->ts_signals[i].handle) hsad_rocr.hsa_signal_destroy(q->ts_signals[i]);
+  free(q->ts_signals);
+  free(q->ts_ids);
+  free(q->epochs);
+  q->ts_signals = NULL;
+  q->ts_ids = NULL;
+  q->epochs = NULL;
+}
+
+void dq_timeline_fault(hsad_queue_t *q) {
+  int64_t v = __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE);
+  uint64_t reached = v > 0 && v <= HSAD_EPOCH_BASE ? (uint64_t)(HSAD_EPOCH_BASE - v) : 0;
+  atomic_store_explicit(&q->error_epoch, reached, memory_order_relaxed);
+}
+
+/* ---- reclaim ------------------------------------------------------------------------------ */
+
+uint64_t dq_retire(hsad_queue_t *q) {
+  uint64_t have = atomic_load_explicit(&q->retired_epoch, memory_order_acquire);
+  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_acquire)))
+    return atomic_load_explicit(&q->retired, memory_order_acquire);
+  int64_t v = __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE);
+  uint64_t c = (uint64_t)(HSAD_EPOCH_BASE - v);
+  if (v <= 0 || c <= have) return atomic_load_explicit(&q->retired, memory_order_acquire);
+  pthread_mutex_lock(&q->retire_lock);
+  if (c > atomic_load_explicit(&q->retired_epoch, memory_order_relaxed)) {
+    dq_epoch_entry_t *e = &q->epochs[c % (2 * (uint64_t)q->size)];
+    uint64_t k1 = atomic_load_explicit(&e->k, memory_order_acquire);
+    uint64_t id = atomic_load_explicit(&e->id, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t k2 = atomic_load_explicit(&e->k, memory_order_relaxed);
+    /* The issue rule (k - retired_epoch < 2 x size) keeps entry c intact until it is read;
+     * the seqlock check is the proof. */
+    if (k1 == c && k2 == c) {
+      atomic_store_explicit(&q->retired, id + 1, memory_order_release);
+      atomic_store_explicit(&q->retired_epoch, c, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&q->retire_lock);
+  return atomic_load_explicit(&q->retired, memory_order_acquire);
+}
+
+/* ---- epoch packets ------------------------------------------------------------------------ */
+
+static inline void epoch_lock(hsad_queue_t *q) {
+  uint32_t spins = 0;
+  while (atomic_exchange_explicit(&q->epoch_lock, 1, memory_order_acquire)) {
+    while (atomic_load_explicit(&q->epoch_lock, memory_order_relaxed)) {
+      if (++spins < 64) dq_cpu_relax();
+      else sched_yield(); /* the holder may have been preempted (2-core hosts) */
+    }
+  }
+}
+
+static inline void epoch_unlock(hsad_queue_t *q) {
+  atomic_store_explicit(&q->epoch_lock, 0, memory_order_release);
+}
+
+/* Under the epoch lock: reserve n ids (no waiting) and number the last one. */
+static bool try_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t *out_id,
+                              uint64_t *out_epoch) {
+  uint64_t k = atomic_load_explicit(&q->epoch_issued, memory_order_relaxed) + 1;
+  /* the epoch log holds 2 x size entries; never overwrite one not yet consumed */
+  if (k - atomic_load_explicit(&q->retired_epoch, memory_order_acquire) >= 2 * (uint64_t)q->size)
+    return false;
+  uint64_t id;
+  if (!dq_try_reserve(q, n, kernarg, &id)) return false;
+  dq_epoch_entry_t *e = &q->epochs[k % (2 * (uint64_t)q->size)];
+  atomic_store_explicit(&e->k, 0, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  atomic_store_explicit(&e->id, id + n - 1, memory_order_relaxed);
+  atomic_store_explicit(&e->k, k, memory_order_release);
+  atomic_store_explicit(&q->epoch_issued, k, memory_order_release);
+  atomic_store_explicit(&q->epoch_end, id + n, memory_order_release);
+  *out_id = id;
+  *out_epoch = k;
+  return true;
+}
+
+hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
+                               uint64_t *out_id, uint64_t *out_epoch) {
+  uint32_t spins = 0;
+  for (;;) {
+    epoch_lock(q);
+    bool ok = try_reserve_epoch(q, n, kernarg, out_id, out_epoch);
+    epoch_unlock(q);
+    if (DQ_LIKELY(ok)) return HSAD_OK;
+    hsad_status_t s = dq_reserve_wait(q, n, kernarg, deadline, &spins);
+    if (s) return s;
+  }
+}
+
+/* One barrier-AND epoch packet covering everything reserved before it, if none does and the
+ * ring has a free slot now (no waiting). */
+static void checkpoint(hsad_queue_t *q) {
+  uint64_t id, k;
+  epoch_lock(q);
+  uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
+  bool ok = atomic_load_explicit(&q->epoch_end, memory_order_relaxed) < w &&
+            try_reserve_epoch(q, 1, false, &id, &k);
+  epoch_unlock(q);
+  if (!ok) return;
+  hsad_aql_publish(dq_slot(q, id), dq_fill_barrier_and(q, id, NULL, q->epoch_signal.handle));
+  dq_ring_doorbell(q, id);
+}
+
+hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
+                              uint32_t *spins) {
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (n > q->size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%u packets can never fit queue %llu's %u "
+                     "slots", n, (unsigned long long)q->hsa->id, q->size);
+  int64_t before = __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE);
+  uint64_t r = dq_retire(q);
+  uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
+  uint64_t bound = kernarg ? r : __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
+  if (++*spins < 8 && w + n - bound <= q->size) return HSAD_OK; /* room appeared: retry now */
+  if (atomic_load_explicit(&q->epoch_end, memory_order_acquire) < w) checkpoint(q);
+  uint64_t now = hsad_now_ns();
+  if (deadline == 0 || now >= deadline) {
+    uint64_t rd = __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
+    return hsad_fail(HSAD_ERR_TIMEOUT, "queue %llu on device %u is full (%u packets; %llu not "
+                     "yet completed, %llu not yet launched; %u requested) and the deadline "
+                     "passed; nothing was submitted", (unsigned long long)q->hsa->id,
+                     q->device->info.index, q->size, (unsigned long long)(w - r),
+                     (unsigned long long)(w - rd), n);
+  }
+  if (*spins < 64) {
+    if ((*spins & 15) == 0) sched_yield();
+    else dq_cpu_relax();
+    return HSAD_OK;
+  }
+  /* Block until the next epoch completes (or 1 ms: the read index can free barrier slots
+   * without an epoch), never past the deadline. */
+  uint64_t slice = deadline - now;
+  if (slice > 1000000) slice = 1000000;
+  if (before > 0) {
+    uint64_t ticks = (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
+    hsad_rocr.hsa_signal_wait_scacquire(q->epoch_signal, HSA_SIGNAL_CONDITION_LT, before, ticks,
+                                        HSA_WAIT_STATE_BLOCKED);
+  } else {
+    struct timespec ts = {0, (long)slice};
+    nanosleep(&ts, NULL);
+  }
+  return HSAD_OK;
+}
+
+/* ---- barriers and flush ------------------------------------------------------------------- */
+
+/* Checks a completion used as a dependency. */
+static hsad_status_t dep_check(const hsad_completion_t *c, uint32_t i) {
+  hsad_queue_t *d = c->queue;
+  if (!d || !c->epoch) return HSAD_OK;
+  if (c->epoch > atomic_load_explicit(&d->epoch_issued, memory_order_acquire))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "dependency %u: epoch %llu was never issued on "
+                     "queue %llu (last epoch %llu)", i, (unsigned long long)c->epoch,
+                     (unsigned long long)d->hsa->id,
+                     (unsigned long long)atomic_load(&d->epoch_issued));
+  int e = atomic_load_explicit(&d->error, memory_order_acquire);
+  if (e && (e == HSAD_ERR_CLOSED || c->epoch > atomic_load(&d->error_epoch)))
+    return dq_queue_fail(d);
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_t *deps,
+                                         uint32_t dep_count, const hsa_signal_t *sigs,
+                                         uint32_t sig_count, hsa_signal_t decrement,
+                                         uint64_t deadline_ns, hsad_completion_t *out) {
+  if (!q || (!deps && dep_count) || (!sigs && sig_count))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL queue, or NULL deps "
+                     "/ signals with a count");
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  /* Cross-queue deps collapse to the latest epoch per queue (epochs complete in order). */
+  enum { LOCAL = 16 };
+  hsad_completion_t local[LOCAL], *wait = local;
+  if (dep_count > LOCAL && !(wait = malloc(dep_count * sizeof *wait)))
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_queue_barrier: %u dependencies", dep_count);
+  uint32_t nv = 0;
+  hsad_status_t s = HSAD_OK;
+  for (uint32_t i = 0; i < dep_count && !s; i++) {
+    s = dep_check(&deps[i], i);
+    if (s || !deps[i].queue || !deps[i].epoch || deps[i].queue == q) continue;
+    uint32_t j = 0;
+    while (j < nv && wait[j].queue != deps[i].queue) j++;
+    if (j == nv) wait[nv++] = deps[i];
+    else if (deps[i].epoch > wait[j].epoch) wait[j] = deps[i];
+  }
+  uint32_t na = (sig_count + 4) / 5;
+  uint32_t n = nv + na;
+  bool carry_dec = decrement.handle != 0;
+  if (n == 0 && (carry_dec || out)) n = 1;            /* one barrier-AND carries it */
+  bool extra = carry_dec && out;                      /* decrement and epoch: two packets */
+  if (extra) n++;
+  if (!s && n > q->size)
+    s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "barrier of %u packets (%u queues waited on, %u "
+                  "signals) exceeds queue %llu's %u slots", n, nv, sig_count,
+                  (unsigned long long)q->hsa->id, q->size);
+  if (s || n == 0) {
+    if (wait != local) free(wait);
+    if (!s && out) *out = (hsad_completion_t){0};
+    return s;
+  }
+  uint64_t first = 0, k = 0;
+  s = out ? dq_reserve_epoch(q, n, false, deadline_ns, &first, &k) : HSAD_OK;
+  if (!out) {
+    uint32_t spins = 0;
+    while (!s && !dq_try_reserve(q, n, false, &first))
+      s = dq_reserve_wait(q, n, false, deadline_ns, &spins);
+  }
+  if (s) {
+    if (wait != local) free(wait);
+    return s;
+  }
+  uint32_t words[n];
+  uint64_t last = first + n - 1;
+  uint32_t p = 0;
+  for (uint32_t j = 0; j < nv; j++, p++) {
+    hsad_queue_t *d = wait[j].queue;
+    uint64_t id = first + p;
+    uint64_t comp = id == last ? (out ? q->epoch_signal.handle : decrement.handle) : 0;
+    if (extra && id == last - 1) comp = decrement.handle;
+    words[p] = hsad_aql_barrier_value_fill((hsa_amd_barrier_value_packet_t *)dq_slot(q, id),
+                                           d->epoch_signal.handle, epoch_threshold(wait[j].epoch),
+                                           -1, HSA_SIGNAL_CONDITION_LT, comp, DQ_HDR_BARRIER_VALUE);
+  }
+  for (uint32_t a = 0; p < n; p++, a++) {
+    uint64_t id = first + p, dep[5] = {0};
+    for (uint32_t i = 0; i < 5 && a * 5 + i < sig_count; i++) dep[i] = sigs[a * 5 + i].handle;
+    uint64_t comp = id == last ? (out ? q->epoch_signal.handle : decrement.handle) : 0;
+    if (extra && id == last - 1) comp = decrement.handle;
+    words[p] = dq_fill_barrier_and(q, id, dep, comp);
+  }
+  for (uint32_t i = n; i-- > 0;) hsad_aql_publish(dq_slot(q, first + i), words[i]);
+  dq_ring_doorbell(q, last);
+  if (wait != local) free(wait);
+  if (out) *out = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = last};
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
+                                 uint32_t dep_count, uint64_t deadline_ns,
+                                 hsad_completion_t *out) {
+  return hsad_queue_barrier_signals(q, deps, dep_count, NULL, 0, (hsa_signal_t){0},
+                                    deadline_ns, out);
+}
+
+hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_completion_t *out) {
+  if (!q || !out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  epoch_lock(q);
+  uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
+  bool covered = atomic_load_explicit(&q->epoch_end, memory_order_relaxed) == w;
+  uint64_t k = atomic_load_explicit(&q->epoch_issued, memory_order_relaxed);
+  epoch_unlock(q);
+  if (covered) {
+    *out = (hsad_completion_t){.queue = k ? q : NULL, .epoch = k, .packet_id = w ? w - 1 : 0};
+    return HSAD_OK;
+  }
+  return hsad_queue_barrier(q, NULL, 0, deadline_ns, out);
+}
+
+hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {
+  if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
+  hsad_completion_t c;
+  hsad_status_t s = hsad_queue_flush(q, deadline_ns, &c);
+  return s ? s : hsad_completion_wait(&c, deadline_ns);
+}
+
+/* ---- waits -------------------------------------------------------------------------------- */
+
+/* 1: reached, 0: not yet, or a failure status (negative: -status) of the queue. */
+static inline int reached(const hsad_completion_t *c) {
+  hsad_queue_t *q = c->queue;
+  int e = atomic_load_explicit(&q->error, memory_order_acquire);
+  if (DQ_UNLIKELY(e)) {
+    if (e != HSAD_ERR_CLOSED && c->epoch <= atomic_load(&q->error_epoch)) return 1;
+    return -e;
+  }
+  return __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE) < epoch_threshold(c->epoch);
+}
+
+static hsad_status_t check_completion(const hsad_completion_t *c, const char *who) {
+  if (!c) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL completion", who);
+  if (c->queue && c->epoch > atomic_load_explicit(&c->queue->epoch_issued, memory_order_acquire))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: epoch %llu was never issued on queue %llu "
+                     "(last epoch %llu)", who, (unsigned long long)c->epoch,
+                     (unsigned long long)c->queue->hsa->id,
+                     (unsigned long long)atomic_load(&c->queue->epoch_issued));
+  return HSAD_OK;
+}
+
+bool hsad_completion_done(const hsad_completion_t *c) {
+  return !c || !c->queue || !c->epoch || reached(c) != 0;
+}
+
+hsad_status_t hsad_completion_wait(const hsad_completion_t *c, uint64_t deadline_ns) {
+  hsad_status_t s = check_completion(c, "hsad_completion_wait");
+  if (s || !c->queue || !c->epoch) return s;
+  hsad_queue_t *q = c->queue;
+  int64_t thr = epoch_threshold(c->epoch);
+  uint64_t start = hsad_now_ns();
+  uint32_t polls = 0;
+  int r;
+  while ((r = reached(c)) == 0) {
+    uint64_t now = hsad_now_ns();
+    if (now >= deadline_ns)
+      return hsad_fail(HSAD_ERR_TIMEOUT, "completion (epoch %llu, packet %llu) on queue %llu "
+                       "(device %u) not reached at the deadline (%llu epochs completed)",
+                       (unsigned long long)c->epoch, (unsigned long long)c->packet_id,
+                       (unsigned long long)q->hsa->id, q->device->info.index,
+                       (unsigned long long)(HSAD_EPOCH_BASE -
+                                            __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE)));
+    if (now - start < q->spin_ns) {
+      /* yield now and then: the completion's producer (kfd-emu's CP, an oversubscribed
+       * host) may need this core */
+      if ((++polls & 15) == 0) sched_yield();
+      else dq_cpu_relax();
+      continue;
+    }
+    /* Block in slices of at most 10 ms so the deadline and queue errors are seen. */
+    uint64_t slice = deadline_ns - now;
+    if (slice > 10000000ull) slice = 10000000ull;
+    uint64_t ticks = (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
+    hsad_rocr.hsa_signal_wait_scacquire(q->epoch_signal, HSA_SIGNAL_CONDITION_LT, thr, ticks,
+                                        HSA_WAIT_STATE_BLOCKED);
+  }
+  return r > 0 ? HSAD_OK : dq_queue_fail(q);
+}
+
+hsad_status_t hsad_completion_wait_all(const hsad_completion_t *cs, uint32_t n,
+                                       uint64_t deadline_ns) {
+  if (!cs && n)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait_all: NULL completions");
+  for (uint32_t i = 0; i < n; i++) {
+    hsad_status_t s = hsad_completion_wait(&cs[i], deadline_ns);
+    if (s) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", hsad_last_error());
+      return hsad_fail(s, "completion %u of %u: %s", i, n, msg);
+    }
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_completion_wait_any(const hsad_completion_t *cs, uint32_t n,
+                                       uint64_t deadline_ns, uint32_t *out_index) {
+  if (!cs || !n || !out_index)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait_any: NULL completions or "
+                     "out_index, or count 0");
+  for (uint32_t i = 0; i < n; i++) {
+    hsad_status_t s = check_completion(&cs[i], "hsad_completion_wait_any");
+    if (s) return s;
+  }
+  enum { MAXQ = 64 };
+  hsa_signal_t sig[MAXQ];
+  hsa_signal_condition_t cond[MAXQ];
+  hsa_signal_value_t val[MAXQ];
+  uint64_t start = hsad_now_ns();
+  uint32_t polls = 0;
+  for (;;) {
+    uint32_t ns = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (hsad_completion_done(&cs[i])) {
+        *out_index = i;
+        return hsad_completion_wait(&cs[i], deadline_ns); /* OK, or the queue's error */
+      }
+      /* the earliest epoch of each queue is the first one it can reach */
+      uint32_t j = 0;
+      while (j < ns && sig[j].handle != cs[i].queue->epoch_signal.handle) j++;
+      if (j == ns && ns < MAXQ) {
+        sig[ns] = cs[i].queue->epoch_signal;
+        cond[ns] = HSA_SIGNAL_CONDITION_LT;
+        val[ns++] = epoch_threshold(cs[i].epoch);
+      } else if (j < ns && epoch_threshold(cs[i].epoch) > val[j]) {
+        val[j] = epoch_threshold(cs[i].epoch);
+      }
+    }
+    uint64_t now = hsad_now_ns();
+    if (now >= deadline_ns)
+      return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_completion_wait_any: none of %u completions "
+                       "reached at the deadline", n);
+    if (now - start < cs[0].queue->spin_ns) {
+      if ((++polls & 15) == 0) sched_yield();
+      else dq_cpu_relax();
+      continue;
+    }
+    uint64_t slice = deadline_ns - now;
+    if (slice > 10000000ull) slice = 10000000ull;
+    uint64_t ticks = (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
+    hsa_signal_value_t sat;
+    hsad_rocr.hsa_amd_signal_wait_any(ns, sig, cond, val, ticks, HSA_WAIT_STATE_BLOCKED, &sat);
+  }
+}
+
+hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_start_ns,
+                                    uint64_t *out_end_ns) {
+  if (!c || !out_start_ns || !out_end_ns)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: NULL argument");
+  hsad_queue_t *q = c->queue;
+  if (!q || !q->ts_signals)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue was created without "
+                     "profiling (hsad_queue_options_t.profiling)");
+  if (!hsad_completion_done(c) || reached(c) < 0)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu has not "
+                     "completed", (unsigned long long)c->packet_id);
+  uint64_t slot = c->packet_id & q->mask;
+  if (atomic_load_explicit(&q->ts_ids[slot], memory_order_acquire) != c->packet_id)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu is not a "
+                     "kernel dispatch, or its slot was reused (times are kept for %u packets)",
+                     (unsigned long long)c->packet_id, q->size);
+  hsa_amd_profiling_dispatch_time_t t;
+  hsa_status_t st = hsad_rocr.hsa_amd_profiling_get_dispatch_time(q->device->agent,
+                                                                  q->ts_signals[slot], &t);
+  if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsa_amd_profiling_get_dispatch_time");
+  if (atomic_load_explicit(&q->ts_ids[slot], memory_order_acquire) != c->packet_id)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu's slot was "
+                     "reused while reading (times are kept for %u packets)",
+                     (unsigned long long)c->packet_id, q->size);
+  double scale = 1e9 / (double)hsad_rt.timestamp_hz;
+  *out_start_ns = (uint64_t)((double)t.start * scale);
+  *out_end_ns = (uint64_t)((double)t.end * scale);
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_completion_signal(const hsad_completion_t *c, hsa_signal_t *out_signal,
+                                     hsa_signal_value_t *out_lt_value) {
+  if (!c || !c->queue || !out_signal || !out_lt_value)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_signal: NULL argument or an "
+                     "empty completion (it has no signal)");
+  *out_signal = c->queue->epoch_signal;
+  *out_lt_value = epoch_threshold(c->epoch);
+  return HSAD_OK;
+}
