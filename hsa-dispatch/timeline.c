@@ -162,7 +162,6 @@ hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_
   if (n > q->size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%u packets can never fit queue %llu's %u "
                      "slots", n, (unsigned long long)q->hsa->id, q->size);
-  int64_t before = __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE);
   uint64_t r = dq_retire(q);
   uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
   uint64_t bound = kernarg ? r : __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
@@ -182,18 +181,15 @@ hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_
     else dq_cpu_relax();
     return HSAD_OK;
   }
-  /* Block until the next epoch completes (or 1 ms: the read index can free barrier slots
-   * without an epoch), never past the deadline. */
-  uint64_t slice = deadline - now;
-  if (slice > 1000000) slice = 1000000;
-  if (before > 0) {
-    uint64_t ticks = (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
-    hsad_rocr.hsa_signal_wait_scacquire(q->epoch_signal, HSA_SIGNAL_CONDITION_LT, before, ticks,
-                                        HSA_WAIT_STATE_BLOCKED);
-  } else {
-    struct timespec ts = {0, (long)slice};
-    nanosleep(&ts, NULL);
-  }
+  /* Sleep with back-off (20 us doubling to 1.28 ms), never past the deadline. Not
+   * hsa_signal_wait on the epoch signal: ROCr spins ~200 us in every such wait before it
+   * blocks, and producers spinning there starve the packet processor they wait for
+   * (measured: 4 producers on 2 cores held kfd-emu's CP to ~60 packets/s). */
+  uint32_t shift = *spins - 64 < 6 ? *spins - 64 : 6;
+  uint64_t nap = 20000ull << shift;
+  if (nap > deadline - now) nap = deadline - now;
+  struct timespec ts = {0, (long)nap};
+  nanosleep(&ts, NULL);
   return HSAD_OK;
 }
 

@@ -6,12 +6,14 @@ emudir=$1; shift
 export LD_LIBRARY_PATH="$(cd "$emudir" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # kfd-emu's strict modes (README.md, kfd-emu) are on for the suite unless the caller set them:
 # no doorbell grace, only memory mapped to a GPU is reachable, packet bodies re-read 2 us after
-# their header was seen valid. KFD_EMU_READ_INDEX (complete or launch) passes through.
+# their header was seen valid, and the read index advancing when a packet is launched, before
+# its kernel ran (KFD_EMU_READ_INDEX=launch: the HSA latitude; `complete` is the AMD CP of today).
 export KFD_EMU_DOORBELL_GRACE_MS="${KFD_EMU_DOORBELL_GRACE_MS:-strict}"
 export KFD_EMU_ACCESS="${KFD_EMU_ACCESS:-strict}"
 export KFD_EMU_PUBLICATION_CHECK_US="${KFD_EMU_PUBLICATION_CHECK_US:-2}"
+export KFD_EMU_READ_INDEX="${KFD_EMU_READ_INDEX:-launch}"
 echo "kfd-emu: KFD_EMU_DOORBELL_GRACE_MS=$KFD_EMU_DOORBELL_GRACE_MS KFD_EMU_ACCESS=$KFD_EMU_ACCESS" \
-  "KFD_EMU_PUBLICATION_CHECK_US=$KFD_EMU_PUBLICATION_CHECK_US KFD_EMU_READ_INDEX=${KFD_EMU_READ_INDEX:-complete}"
+  "KFD_EMU_PUBLICATION_CHECK_US=$KFD_EMU_PUBLICATION_CHECK_US KFD_EMU_READ_INDEX=$KFD_EMU_READ_INDEX"
 pass=0; fail=0; rc=0
 for t in "$@"; do
   echo "== $t"
