@@ -579,8 +579,10 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   atomic_store_explicit(&op->bufs_left, op->nbuf, memory_order_relaxed);
   /* the first buffer on the caller's thread (the only wait the caller pays), the others on
    * ROCr's event thread */
-  uint32_t nbuf = op->nbuf; /* with one buffer the op may be gone once buf_start returned */
+  /* with one buffer an asynchronous op may be gone once buf_start returned */
+  uint32_t nbuf = op->nbuf;
   size_t nchunks = op->nchunks;
+  bool sync = op->sync;
   hsa_status_t st = buf_start(op, 0);
   if (st != HSA_STATUS_SUCCESS) {
     for (uint32_t i = 0; i < op->nbuf; i++) {
@@ -591,7 +593,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
     return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, first of %zu chunk(s))",
                         what, dst, src, nchunks);
   }
-  if (op->sync) {
+  if (sync) {
     /* every buffer started here, then driven here: no event-thread hop on the way */
     if (nbuf > 1) pipeline_rest(op);
     if (!op_drive(op, sync_deadline_ns))
