@@ -5,6 +5,8 @@ $(EMU_TEST): tests/test_emu.c tests/rocr_testutil.c tests/rocr_testutil.h $(ALL_
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(KERNDIR)"' -o $@ tests/test_emu.c tests/rocr_testutil.c \
 	  $(LDFLAGS) -rdynamic -lcriterion -lhsa-runtime64
 TEST_BINS += $(EMU_TEST)
+# kfd-emu's module.mk comes later (ALL_TARGETS above lacks it): name the library by its path.
+$(EMU_TEST): $(EMUDIR)/libhsakmt.so.1
 
 # A kernel without a twin, for kfd-emu's no-twin error and noop mode.
 EMU_TEST_HSACO := $(TESTDIR)/data/no_twin-gfx90a.hsaco
