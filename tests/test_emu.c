@@ -974,6 +974,76 @@ Test(strict, access_kernarg_not_allowed_to_the_gpu_faults) {
   rt_close(&rt);
 }
 
+/* Runs fill(dst) on GPU `gpu` (queue with the error callback); true when it completed, false
+ * when the queue reported a memory violation. */
+static bool fill_on(hsa_agent_t gpu, rt_kernel_t *k, uint32_t *dst) {
+  hsa_agent_t agents[2] = {gpu, rt.cpu};
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k->kernarg_size, agents, 1);
+  hsa_kernel_dispatch_packet_t p;
+  fill_packet(k, dst, ka, &p);
+  atomic_store(&cb_status, -1);
+  hsa_queue_t *q = NULL;
+  cr_assert_eq(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, on_error, NULL, UINT32_MAX,
+                                UINT32_MAX, &q),
+               HSA_STATUS_SUCCESS);
+  hsa_signal_t done = make_signal(1);
+  p.completion_signal = done;
+  rt_submit(q, &p, true);
+  bool ok = false;
+  for (int i = 0; i < 5000 && !ok && atomic_load(&cb_status) < 0; i++)
+    ok = rt_wait_zero(done, 1);
+  if (!ok)
+    cr_assert_eq(wait_cb(2000), (int)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, "status 0x%x",
+                 wait_cb(0));
+  hsa_signal_destroy(done);
+  hsa_queue_destroy(q);
+  return ok;
+}
+
+/* Access is per GPU: memory granted to GPU 1 only faults on GPU 0. */
+Test(strict, access_is_per_gpu) {
+  setenv("KFD_EMU_ACCESS", "strict", 1);
+  setenv("KFD_EMU_GPUS", "2", 1);
+  open_rt();
+  numa_t x = {0};
+  hsa_iterate_agents(collect_numa, &x);
+  cr_assert_eq(x.ngpu, 2);
+  rt_kernel_t k0, k1;
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k0), 0); /* on GPU 0 */
+  hsa_agent_t gpu0 = rt.gpu;
+  rt.gpu = x.gpu[1];
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k1), 0);
+  hsa_agent_t only1[2] = {x.gpu[1], rt.cpu};
+  uint32_t *dst = rt_alloc(rt.fine_pool, 256 * 4, only1, 2);
+  memset(dst, 0, 256 * 4);
+  cr_assert_not(fill_on(gpu0, &k0, dst), "GPU 0 wrote memory granted to GPU 1 only");
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 0);
+  cr_assert(fill_on(x.gpu[1], &k1, dst), "GPU 1 could not write memory granted to it");
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 5, "dst[%d]", i);
+  rt.gpu = gpu0;
+  rt_close(&rt);
+}
+
+/* Locked host memory is reachable while locked for the GPU, and faults once unlocked. */
+Test(strict, access_unlocked_host_memory_faults) {
+  setenv("KFD_EMU_ACCESS", "strict", 1);
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k), 0);
+  uint32_t *host = aligned_alloc(4096, 4096);
+  memset(host, 0, 4096);
+  void *agent_ptr = NULL;
+  cr_assert_eq(hsa_amd_memory_lock(host, 4096, &rt.gpu, 1, &agent_ptr), HSA_STATUS_SUCCESS);
+  cr_assert(fill_on(rt.gpu, &k, agent_ptr), "locked host memory was not reachable");
+  for (int i = 0; i < 256; i++) cr_assert_eq(host[i], 5, "host[%d]", i);
+  memset(host, 0, 4096);
+  cr_assert_eq(hsa_amd_memory_unlock(host), HSA_STATUS_SUCCESS);
+  cr_assert_not(fill_on(rt.gpu, &k, host), "unlocked host memory was still reachable");
+  for (int i = 0; i < 256; i++) cr_assert_eq(host[i], 0);
+  free(host);
+  rt_close(&rt);
+}
+
 Test(strict, access_lenient_by_default) {
   open_rt();
   rt_kernel_t k;
