@@ -175,5 +175,17 @@ bench_child_t *bench_hip(bench_ctx_t *ctx, char *note, size_t n);
  * Returns 0, or -1 with `note` saying why (no progress within the deadline: which stage). */
 int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double *out_ir,
                     char *note, size_t n);
+/* The same in two steps, so that several callgrind children run at once (instruction counts do
+ * not depend on what else runs): start, then finish (waits, reads the count). */
+typedef struct bench_cg_job {
+  bench_child_t c;
+  int fd;       /* the memfd the profile is written to */
+  uint64_t t0;  /* start, for the start-up deadline */
+  char fn[128];
+} bench_cg_job_t;
+int bench_callgrind_start(bench_ctx_t *ctx, char *const argv[], const char *fn,
+                          bench_cg_job_t *job, char *note, size_t n);
+int bench_callgrind_finish(bench_ctx_t *ctx, bench_cg_job_t *job, double *out_ir, char *note,
+                           size_t n);
 
 #endif /* HSAD_BENCH_H */

@@ -114,12 +114,13 @@ int bench_child_line(bench_child_t *c, char *line, size_t n, uint64_t deadline_n
     }
     if (c->len == sizeof c->buf) c->len = 0; /* an endless line of noise: drop it */
     if (bench_stopped()) return -3;
+    /* past the deadline, what is already in the pipe is still read before giving up */
     uint64_t now = hsad_now_ns();
-    if (now >= deadline_ns) return -2;
-    uint64_t left_ms = (deadline_ns - now) / 1000000 + 1;
+    uint64_t left_ms = now >= deadline_ns ? 0 : (deadline_ns - now) / 1000000 + 1;
     struct pollfd p = {.fd = c->from_fd, .events = POLLIN};
     int r = poll(&p, 1, left_ms > 100 ? 100 : (int)left_ms); /* 100 ms: see bench_stop */
     if (r < 0 && errno != EINTR) return -1;
+    if (r == 0 && now >= deadline_ns) return -2;
     if (r <= 0) continue;
     ssize_t k = read(c->from_fd, c->buf + c->len, sizeof c->buf - c->len);
     if (k < 0 && errno == EINTR) continue;
@@ -269,8 +270,11 @@ bench_child_t *bench_hip(bench_ctx_t *ctx, char *note, size_t n) {
 
 /* ---- callgrind ------------------------------------------------------------------------- */
 
-int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double *out_ir,
-                    char *note, size_t n) {
+int bench_callgrind_start(bench_ctx_t *ctx, char *const argv[], const char *fn,
+                          bench_cg_job_t *job, char *note, size_t n) {
+  (void)ctx;
+  memset(job, 0, sizeof *job);
+  snprintf(job->fn, sizeof job->fn, "%s", fn);
   /* the profile goes to a memfd (no file in /tmp); the child opens it as /proc/self/fd/N */
   int fd = memfd_create("hsad-bench-callgrind", 0);
   if (fd < 0) {
@@ -295,17 +299,26 @@ int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double
     snprintf(note, n, "callgrind: valgrind not installed (apt-get install valgrind)");
     return -1;
   }
-  bench_child_t c;
-  if (bench_child_start(&c, vg, false, "callgrind", note, n)) {
+  if (bench_child_start(&job->c, vg, false, "callgrind", note, n)) {
     close(fd);
     return -1;
   }
-  /* deadlines: start-up under valgrind gets 3 x --timeout, the measured loop --timeout */
+  job->fd = fd;
+  job->t0 = hsad_now_ns();
+  return 0;
+}
+
+int bench_callgrind_finish(bench_ctx_t *ctx, bench_cg_job_t *job, double *out_ir, char *note,
+                           size_t n) {
+  bench_child_t *c = &job->c;
+  int fd = job->fd;
+  /* deadlines: start-up under valgrind gets 3 x --timeout from the child's start, the measured
+   * loop --timeout */
   char line[256], stage[64] = "start-up (ROCr and kfd-emu under valgrind)";
-  uint64_t deadline = hsad_now_ns() + 3 * ctx->timeout_s * 1000000000ull;
+  uint64_t deadline = job->t0 + 3 * ctx->timeout_s * 1000000000ull;
   uint32_t limit = 3 * ctx->timeout_s;
   int r = 0;
-  while ((r = bench_child_line(&c, line, sizeof line, deadline)) == 0) {
+  while ((r = bench_child_line(c, line, sizeof line, deadline)) == 0) {
     if (!strncmp(line, "stage ", 6)) {
       snprintf(stage, sizeof stage, "%.63s", line + 6);
       deadline = hsad_now_ns() + ctx->timeout_s * 1000000000ull;
@@ -313,15 +326,16 @@ int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double
     }
     if (!strcmp(line, "done")) break;
   }
-  (void)r;
-  int st = bench_child_wait(&c, deadline);
+  int st = bench_child_wait(c, deadline);
   if (st == -2 || r == -2) {
+    if (c->pid) bench_child_stop(c);
     close(fd);
     snprintf(note, n, "callgrind: no progress within %u s in %s; stopped (valgrind "
              "--fair-sched=yes)", limit, stage);
     return -1;
   }
   if (r == -3) {
+    if (c->pid) bench_child_stop(c);
     close(fd);
     snprintf(note, n, "callgrind: interrupted");
     return -1;
@@ -330,7 +344,7 @@ int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double
     snprintf(note, n, "callgrind run failed (%s %d)%s%s",
              st >= 0 && WIFSIGNALED(st) ? "signal" : "exit status",
              st >= 0 && WIFSIGNALED(st) ? WTERMSIG(st) : st >= 0 ? WEXITSTATUS(st) : -1,
-             c.last[0] ? ": " : "", c.last);
+             c->last[0] ? ": " : "", c->last);
     close(fd);
     return -1;
   }
@@ -349,9 +363,16 @@ int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double
     close(fd);
   }
   if (ir < 0) {
-    snprintf(note, n, "callgrind wrote no totals (collection never entered %s)", fn);
+    snprintf(note, n, "callgrind wrote no totals (collection never entered %s)", job->fn);
     return -1;
   }
   *out_ir = ir;
   return 0;
+}
+
+int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double *out_ir,
+                    char *note, size_t n) {
+  bench_cg_job_t job;
+  if (bench_callgrind_start(ctx, argv, fn, &job, note, n)) return -1;
+  return bench_callgrind_finish(ctx, &job, out_ir, note, n);
 }

@@ -80,7 +80,7 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < NSUITES; i++) fprintf(f, "  %-10s %s\n", suites[i].name, suites[i].summary);
   fprintf(f,
     "\n"
-    "Each figure is measured in N rounds (--rounds, default 9; paths interleaved in every round)\n"
+    "Each figure is measured in N rounds (--rounds, default 7; paths interleaved in every round)\n"
     "and printed as min / median / max over the rounds; ratios are taken per round. --count:\n"
     "submits per path per round (default 10000; the other suites scale from it).\n"
     "Instruction counts (valgrind --tool=callgrind, --callgrind-count submits, default 10000)\n"
@@ -147,7 +147,7 @@ int hsad_cmd_bench(int argc, char **argv) {
   bench_ctx_t *ctx = &ctx_s;
   memset(ctx, 0, sizeof *ctx);
   ctx->count = 10000;
-  ctx->rounds = 9;
+  ctx->rounds = 7;
   ctx->cg_count = 10000;
   ctx->callgrind = true;
   ctx->timeout_s = 60;

@@ -2,7 +2,7 @@
  * dispatches into one shared queue (queues=shared: where the reservation CAS contends) or into
  * a queue each (queues=each).
  *
- * Per round, configuration and path: --count submits in all (count / T per thread) into queues
+ * Per round, configuration and path: --count / 2 submits in all (/ T per thread) into queues
  * that hold them all; the threads start together (a spin barrier) and each times its own
  * submits. ns_per_submit = mean over the threads of (thread time / its submits);
  * submits_per_s = all submits / (first start to last finish). Queues are drained between
@@ -51,7 +51,7 @@ static void *worker(void *arg) {
 }
 
 int bench_suite_producers(bench_ctx_t *ctx, bench_suite_result_t *out) {
-  uint32_t total = ctx->count - ctx->count % 8;
+  uint32_t total = ctx->count / 2 - ctx->count / 2 % 8; /* 8 configurations x 3 paths */
   if (total < 8) total = 8;
   snprintf(out->title, sizeof out->title,
            "T threads submitting into one shared queue or a queue each (empty kernel, no "
