@@ -1,7 +1,7 @@
 # hsa-dispatch: runtime, devices, programs, queues and the AQL dispatch path (libhsad).
 HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queue.c hsa-dispatch/rocr.c \
-  hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c
-HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h
+  hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c hsa-dispatch/submit.c
+HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h hsa-dispatch/hsad_submit.h
 
 # ---- tests: tests/test_dispatch*.c, one Criterion binary each ----
 DQ_FIXDIR   := $(TESTDIR)/dispatch

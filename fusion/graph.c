@@ -1,0 +1,545 @@
+/* graph.c - recording, instantiating, launching and updating kernel graphs (hsad_fusion.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fusion/hsad_fusion.h"
+#include "hsa-dispatch/hsad_submit.h"
+
+typedef struct fu_node {
+  char name[HSAD_GRAPH_NAME_MAX];
+  uint32_t lane;
+  const hsad_device_kernel_t *kernel;  /* NULL: barrier node */
+  hsad_launch_t launch;                /* args point into args/vals below */
+  hsad_karg_t *args;
+  uint8_t *vals;
+  uint32_t *deps;
+  uint32_t ndeps, capdeps;
+} fu_node_t;
+
+struct hsad_graph {
+  uint32_t flags;
+  fu_node_t *nodes;
+  uint32_t n, cap;
+  int64_t lane_last[HSAD_GRAPH_MAX_LANES];  /* capture: last node of each lane, -1 none */
+};
+
+hsad_status_t hsad_graph_create(uint32_t flags, hsad_graph_t **out) {
+  if (!out || (flags & ~(uint32_t)HSAD_GRAPH_CAPTURE))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_create: NULL out_graph or unknown "
+                     "flags 0x%x", flags);
+  hsad_graph_t *g = calloc(1, sizeof *g);
+  if (!g) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_create: %zu bytes", sizeof *g);
+  g->flags = flags;
+  for (uint32_t i = 0; i < HSAD_GRAPH_MAX_LANES; i++) g->lane_last[i] = -1;
+  *out = g;
+  return HSAD_OK;
+}
+
+void hsad_graph_destroy(hsad_graph_t *g) {
+  if (!g) return;
+  for (uint32_t i = 0; i < g->n; i++) {
+    free(g->nodes[i].args);
+    free(g->nodes[i].vals);
+    free(g->nodes[i].deps);
+  }
+  free(g->nodes);
+  free(g);
+}
+
+static hsad_status_t node_dep(fu_node_t *x, uint32_t from) {
+  for (uint32_t i = 0; i < x->ndeps; i++)
+    if (x->deps[i] == from) return HSAD_OK;
+  if (x->ndeps == x->capdeps) {
+    uint32_t c = x->capdeps ? 2 * x->capdeps : 4;
+    uint32_t *d = realloc(x->deps, c * sizeof *d);
+    if (!d) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph node %s: %u dependencies", x->name, c);
+    x->deps = d;
+    x->capdeps = c;
+  }
+  x->deps[x->ndeps++] = from;
+  return HSAD_OK;
+}
+
+static hsad_status_t add_node(hsad_graph_t *g, const char *name, uint32_t lane,
+                              const hsad_device_kernel_t *k, const hsad_launch_t *l,
+                              const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
+  if (!g || (!deps && ndeps) || lane >= HSAD_GRAPH_MAX_LANES)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add: NULL graph, NULL deps with a "
+                     "count, or lane %u not below %u", lane, (unsigned)HSAD_GRAPH_MAX_LANES);
+  for (uint32_t i = 0; i < ndeps; i++)
+    if (deps[i] >= g->n)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add: dependency %u is node %u, "
+                       "not recorded yet (%u nodes)", i, deps[i], g->n);
+  if (g->n == g->cap) {
+    uint32_t c = g->cap ? 2 * g->cap : 16;
+    fu_node_t *nn = realloc(g->nodes, c * sizeof *nn);
+    if (!nn) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_add: %u nodes", c);
+    g->nodes = nn;
+    g->cap = c;
+  }
+  fu_node_t *x = &g->nodes[g->n];
+  memset(x, 0, sizeof *x);
+  if (name) snprintf(x->name, sizeof x->name, "%s", name);
+  else snprintf(x->name, sizeof x->name, "node%u", g->n);
+  x->lane = lane;
+  x->kernel = k;
+  if (l) {
+    x->launch = *l;
+    x->launch.flags &= HSAD_LAUNCH_FENCE_AGENT;
+    size_t vb = 0;
+    for (uint32_t i = 0; i < l->arg_count; i++)
+      if (l->args[i].tag == HSAD_KARG_BYTES && l->args[i].bytes) vb += l->args[i].size;
+    x->args = l->arg_count ? malloc(l->arg_count * sizeof *x->args) : NULL;
+    x->vals = vb ? malloc(vb) : NULL;
+    if ((l->arg_count && !x->args) || (vb && !x->vals)) {
+      free(x->args);
+      free(x->vals);
+      return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_add: node %s arguments", x->name);
+    }
+    vb = 0;
+    for (uint32_t i = 0; i < l->arg_count; i++) {
+      x->args[i] = l->args[i];
+      if (l->args[i].tag == HSAD_KARG_BYTES && l->args[i].bytes) {
+        memcpy(x->vals + vb, l->args[i].bytes, l->args[i].size);
+        x->args[i].bytes = x->vals + vb;
+        vb += l->args[i].size;
+      }
+    }
+    x->launch.args = x->args;
+  }
+  hsad_status_t s = HSAD_OK;
+  for (uint32_t i = 0; i < ndeps && !s; i++) s = node_dep(x, deps[i]);
+  if (!s && (g->flags & HSAD_GRAPH_CAPTURE) && g->lane_last[lane] >= 0)
+    s = node_dep(x, (uint32_t)g->lane_last[lane]);
+  if (s) {
+    free(x->args);
+    free(x->vals);
+    free(x->deps);
+    return s;
+  }
+  g->lane_last[lane] = g->n;
+  if (out) *out = g->n;
+  g->n++;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_add_kernel(hsad_graph_t *g, const char *name, uint32_t lane,
+                                    const hsad_device_kernel_t *k, const hsad_launch_t *l,
+                                    const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
+  if (!k || !l)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_kernel: NULL kernel or launch");
+  if (l->arg_count && !l->args)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_kernel: NULL args with count %u",
+                     l->arg_count);
+  return add_node(g, name, lane, k, l, deps, ndeps, out);
+}
+
+hsad_status_t hsad_graph_add_barrier(hsad_graph_t *g, const char *name, uint32_t lane,
+                                     const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
+  return add_node(g, name, lane, NULL, NULL, deps, ndeps, out);
+}
+
+hsad_status_t hsad_graph_add_edge(hsad_graph_t *g, uint32_t from, uint32_t to) {
+  if (!g || from >= g->n || to >= g->n)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_edge: node %u -> %u: the graph "
+                     "has %u nodes", from, to, g ? g->n : 0);
+  return node_dep(&g->nodes[to], from);
+}
+
+/* ---- exec ---------------------------------------------------------------------------------- */
+
+enum { FU_KERNEL, FU_BARRIER_AND, FU_BARRIER_VALUE };
+
+typedef struct fu_pkt {
+  _Alignas(64) uint8_t body[64];  /* bytes 4..63 are copied; kernarg address patched */
+  uint32_t word;                  /* header | setup << 16 */
+  uint8_t kind;
+  uint32_t ksize;                 /* kernel: kernarg bytes */
+  uint8_t *image;                 /* kernel: kernarg image (exec-owned) */
+  uint32_t wait_queue;            /* barrier-value: producer queue index */
+  int32_t node;                   /* -1: a packet of the exec's own */
+} fu_pkt_t;
+
+typedef struct fu_queue {
+  hsad_queue_t *q;
+  fu_pkt_t *pkts;
+  uint32_t n;
+} fu_queue_t;
+
+struct hsad_graph_exec {
+  uint32_t nq, nn;
+  fu_queue_t *qs;                 /* in launch order: producer queues first */
+  uint64_t *epoch;                /* per queue: epoch of the current launch */
+  uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
+  const hsad_device_kernel_t **node_k;
+  char (*names)[HSAD_GRAPH_NAME_MAX];
+};
+
+void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
+  if (!e) return;
+  for (uint32_t i = 0; i < e->nq; i++) {
+    for (uint32_t j = 0; j < e->qs[i].n; j++) free(e->qs[i].pkts[j].image);
+    free(e->qs[i].pkts);
+  }
+  free(e->qs);
+  free(e->epoch);
+  free(e->node_q);
+  free(e->node_pkt);
+  free(e->node_k);
+  free(e->names);
+  free(e);
+}
+
+uint32_t hsad_graph_exec_queue_count(const hsad_graph_exec_t *e) { return e ? e->nq : 0; }
+uint32_t hsad_graph_exec_packet_count(const hsad_graph_exec_t *e, uint32_t i) {
+  return e && i < e->nq ? e->qs[i].n : 0;
+}
+hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *e, uint32_t i) {
+  return e && i < e->nq ? e->qs[i].q : NULL;
+}
+
+hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *e, uint32_t qi, uint32_t i,
+                                     uint8_t out[64], int32_t *out_node) {
+  if (!e || !out || qi >= e->nq || i >= e->qs[qi].n)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_packet: queue %u packet %u out "
+                     "of range", qi, i);
+  const fu_pkt_t *p = &e->qs[qi].pkts[i];
+  memcpy(out, p->body, 64);
+  memcpy(out, &p->word, 4);
+  if (out_node) *out_node = p->node;
+  return HSAD_OK;
+}
+
+/* Names the nodes of one cycle among the nodes not ordered by Kahn's algorithm. */
+static hsad_status_t cycle_error(const hsad_graph_t *g, const uint32_t *indeg) {
+  uint32_t n = g->n, start = 0;
+  while (indeg[start] == 0) start++;
+  uint32_t *seen = calloc(n, sizeof *seen);
+  if (!seen) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: cycle report");
+  /* walk predecessors still unordered until a node repeats */
+  uint32_t x = start, step = 1;
+  while (!seen[x]) {
+    seen[x] = step++;
+    const fu_node_t *nd = &g->nodes[x];
+    uint32_t nx = x;
+    for (uint32_t i = 0; i < nd->ndeps; i++)
+      if (indeg[nd->deps[i]]) { nx = nd->deps[i]; break; }
+    x = nx;
+  }
+  /* x is on the cycle: list it in edge direction (producer -> consumer) */
+  uint32_t len = 0, y = x;
+  uint32_t *cyc = malloc(n * sizeof *cyc);
+  if (!cyc) {
+    free(seen);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: cycle report");
+  }
+  do {
+    cyc[len++] = y;
+    const fu_node_t *nd = &g->nodes[y];
+    for (uint32_t i = 0; i < nd->ndeps; i++)
+      if (indeg[nd->deps[i]] && seen[nd->deps[i]]) { y = nd->deps[i]; break; }
+  } while (y != x && len < n);
+  char msg[1024];
+  int o = snprintf(msg, sizeof msg, "cycle:");
+  /* cyc[] runs against the edges; print along them, starting at the lowest node id */
+  uint32_t m = 0;
+  for (uint32_t i = 1; i < len; i++) if (cyc[i] < cyc[m]) m = i;
+  for (uint32_t j = 0; j < len && o < (int)sizeof msg; j++)
+    o += snprintf(msg + o, sizeof msg - o, " %s ->", g->nodes[cyc[(m + len - j) % len]].name);
+  if (o < (int)sizeof msg) snprintf(msg + o, sizeof msg - o, " %s", g->nodes[cyc[m]].name);
+  free(seen);
+  free(cyc);
+  return hsad_fail(HSAD_ERR_GRAPH, "%s", msg);
+}
+
+static hsad_status_t node_fail(hsad_status_t s, const char *name) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", hsad_last_error());
+  return hsad_fail(s, "node %s: %s", name, msg);
+}
+
+static fu_pkt_t *push_pkt(fu_queue_t *fq, uint32_t *cap) {
+  if (fq->n == *cap) {
+    uint32_t c = *cap ? 2 * *cap : 16;
+    fu_pkt_t *p = aligned_alloc(64, c * sizeof *p);
+    if (!p) return NULL;
+    if (fq->n) memcpy(p, fq->pkts, fq->n * sizeof *p);
+    free(fq->pkts);
+    fq->pkts = p;
+    *cap = c;
+  }
+  fu_pkt_t *p = &fq->pkts[fq->n++];
+  memset(p, 0, sizeof *p);
+  p->node = -1;
+  return p;
+}
+
+static uint16_t kernel_header(uint32_t flags, bool barrier) {
+  uint32_t scope = (flags & HSAD_LAUNCH_FENCE_AGENT) ? HSA_FENCE_SCOPE_AGENT : HSA_FENCE_SCOPE_SYSTEM;
+  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier ? 1u : 0u, scope, scope);
+}
+static uint16_t barrier_header(bool barrier) {
+  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, barrier ? 1u : 0u, HSA_FENCE_SCOPE_SYSTEM,
+                         HSA_FENCE_SCOPE_SYSTEM);
+}
+
+hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const *lq,
+                                     uint32_t lane_count, hsad_graph_exec_t **out) {
+  if (!g || !lq || !out || g->n == 0)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_instantiate: NULL argument or empty "
+                     "graph");
+  uint32_t n = g->n;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t lane = g->nodes[i].lane;
+    if (lane >= lane_count || !lq[lane])
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "node %s: lane %u has no queue (%u lanes "
+                       "given)", g->nodes[i].name, lane, lane_count);
+  }
+  hsad_status_t s = HSAD_OK;
+  hsad_graph_exec_t *e = calloc(1, sizeof *e);
+  uint32_t *indeg = calloc(n, sizeof *indeg), *order = malloc(n * sizeof *order);
+  uint32_t *level = calloc(n, sizeof *level), *pos = malloc(n * sizeof *pos);
+  uint32_t *qcap = NULL;
+  int32_t *qof = malloc(HSAD_GRAPH_MAX_LANES * sizeof *qof);
+  uint8_t *qdep = NULL;
+  if (!e || !indeg || !order || !level || !pos || !qof) {
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
+    goto done;
+  }
+  e->nn = n;
+  /* Topological order, level by level (Kahn; a node's level is 1 + its deepest dependency),
+   * lower node id first within a level: independent nodes sit together. */
+  for (uint32_t i = 0; i < n; i++) indeg[i] = g->nodes[i].ndeps;
+  uint32_t done_n = 0;
+  for (uint32_t lv = 0; done_n < n; lv++) {
+    uint32_t start = done_n;
+    for (uint32_t i = 0; i < n; i++)
+      if (indeg[i] == 0 && level[i] == lv) order[done_n++] = i, indeg[i] = UINT32_MAX;
+    if (done_n == start) break;
+    for (uint32_t i = 0; i < n; i++) {
+      if (indeg[i] == UINT32_MAX || indeg[i] == 0) continue;
+      for (uint32_t d = 0; d < g->nodes[i].ndeps; d++) {
+        uint32_t p = g->nodes[i].deps[d];
+        bool now = false;
+        for (uint32_t j = start; j < done_n; j++) now |= order[j] == p;
+        if (now) indeg[i]--;
+      }
+      if (indeg[i] == 0) level[i] = lv + 1;
+    }
+  }
+  if (done_n < n) {
+    for (uint32_t i = 0; i < n; i++) if (indeg[i] == UINT32_MAX) indeg[i] = 0;
+    s = cycle_error(g, indeg);
+    goto done;
+  }
+  /* Queues in order of first use. */
+  for (uint32_t i = 0; i < HSAD_GRAPH_MAX_LANES; i++) qof[i] = -1;
+  e->qs = calloc(n, sizeof *e->qs);
+  qcap = calloc(n, sizeof *qcap);
+  e->node_q = malloc(n * sizeof *e->node_q);
+  e->node_pkt = malloc(n * sizeof *e->node_pkt);
+  e->node_k = calloc(n, sizeof *e->node_k);
+  e->names = malloc(n * sizeof *e->names);
+  if (!e->qs || !qcap || !e->node_q || !e->node_pkt || !e->node_k || !e->names) {
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
+    goto done;
+  }
+  for (uint32_t oi = 0; oi < n; oi++) {
+    const fu_node_t *x = &g->nodes[order[oi]];
+    if (qof[x->lane] >= 0) continue;
+    uint32_t qi = 0;
+    while (qi < e->nq && e->qs[qi].q != lq[x->lane]) qi++;
+    if (qi == e->nq) e->qs[e->nq++].q = lq[x->lane];
+    qof[x->lane] = (int32_t)qi;
+  }
+  uint32_t nq = e->nq;
+  qdep = calloc((size_t)nq * nq, 1);  /* qdep[c * nq + p]: queue c waits on queue p */
+  int32_t *last_bar = malloc(nq * sizeof *last_bar);
+  if (!qdep || !last_bar) {
+    free(last_bar);
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u queues", nq);
+    goto done;
+  }
+  for (uint32_t i = 0; i < nq; i++) last_bar[i] = -1;
+  static _Thread_local uint8_t image[4096];
+  for (uint32_t oi = 0; oi < n && !s; oi++) {
+    uint32_t id = order[oi];
+    const fu_node_t *x = &g->nodes[id];
+    uint32_t qi = (uint32_t)qof[x->lane];
+    fu_queue_t *fq = &e->qs[qi];
+    /* one barrier-value per producer queue not yet waited on by this queue */
+    bool need_bar = false;
+    for (uint32_t d = 0; d < x->ndeps && !s; d++) {
+      uint32_t p = x->deps[d];
+      uint32_t pq = (uint32_t)qof[g->nodes[p].lane];
+      if (pq == qi) {
+        if ((int32_t)pos[p] >= last_bar[qi]) need_bar = true;
+        continue;
+      }
+      if (qdep[qi * nq + pq]) continue;
+      qdep[qi * nq + pq] = 1;
+      fu_pkt_t *bv = push_pkt(fq, &qcap[qi]);
+      if (!bv) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+      bv->kind = FU_BARRIER_VALUE;
+      bv->wait_queue = pq;
+      bv->word = hsad_aql_barrier_value_fill(
+          (hsa_amd_barrier_value_packet_t *)bv->body, hsad_submit_epoch_signal(e->qs[pq].q), 0,
+          -1, HSA_SIGNAL_CONDITION_LT, 0,
+          HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
+                          HSA_FENCE_SCOPE_SYSTEM));
+    }
+    if (s) break;
+    fu_pkt_t *pk = push_pkt(fq, &qcap[qi]);
+    if (!pk) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+    pos[id] = fq->n - 1;
+    if (need_bar) last_bar[qi] = (int32_t)pos[id];
+    pk->node = (int32_t)id;
+    e->node_q[id] = qi;
+    e->node_pkt[id] = pos[id];
+    e->node_k[id] = x->kernel;
+    memcpy(e->names[id], x->name, HSAD_GRAPH_NAME_MAX);
+    if (!x->kernel) {
+      pk->kind = FU_BARRIER_AND;
+      pk->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pk->body, NULL, 0,
+                                       barrier_header(need_bar));
+      continue;
+    }
+    hsad_aql_dispatch_t d;
+    s = hsad_submit_check(fq->q, x->kernel, &x->launch, &d, image);
+    if (s) { s = node_fail(s, x->name); break; }
+    pk->kind = FU_KERNEL;
+    pk->ksize = hsad_device_kernel_desc(x->kernel)->kernarg_segment_size;
+    pk->image = pk->ksize ? malloc(pk->ksize) : NULL;
+    if (pk->ksize && !pk->image) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+    if (pk->ksize) memcpy(pk->image, image, pk->ksize);
+    pk->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)pk->body, &d,
+                                      kernel_header(x->launch.flags, need_bar));
+  }
+  free(last_bar);
+  if (s) goto done;
+  /* Each queue's last packet carries its epoch: BARRIER bit + epoch signal. */
+  for (uint32_t qi = 0; qi < nq; qi++) {
+    fu_queue_t *fq = &e->qs[qi];
+    fu_pkt_t *lp = &fq->pkts[fq->n - 1];
+    bool bar = (lp->word >> HSA_PACKET_HEADER_BARRIER) & 1;
+    if (!bar || lp->kind == FU_BARRIER_VALUE) {
+      lp = push_pkt(fq, &qcap[qi]);
+      if (!lp) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "queue %u", qi); goto done; }
+      lp->kind = FU_BARRIER_AND;
+      lp->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)lp->body, NULL, 0,
+                                       barrier_header(true));
+    }
+    /* completion_signal sits at byte 56 of every packet type */
+    uint64_t sig = hsad_submit_epoch_signal(fq->q);
+    memcpy(lp->body + 56, &sig, 8);
+    if (fq->n > hsad_queue_size(fq->q)) {
+      s = hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "graph needs %u packets on queue %u, its ring "
+                    "holds %u", fq->n, qi, hsad_queue_size(fq->q));
+      goto done;
+    }
+  }
+  /* Queue launch order: producers first (a topological order of qdep); a queue-level cycle
+   * would make two single-epoch runs wait on each other. */
+  {
+    fu_queue_t *sorted = malloc(nq * sizeof *sorted);
+    uint32_t *map = malloc(nq * sizeof *map);
+    uint8_t *placed = calloc(nq, 1);
+    if (!sorted || !map || !placed) {
+      free(sorted); free(map); free(placed);
+      s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "queue order");
+      goto done;
+    }
+    uint32_t k = 0;
+    while (k < nq) {
+      uint32_t before = k;
+      for (uint32_t c = 0; c < nq; c++) {
+        if (placed[c]) continue;
+        bool ready = true;
+        for (uint32_t p = 0; p < nq; p++) ready &= !qdep[c * nq + p] || placed[p];
+        if (ready) placed[c] = 1, map[c] = k, sorted[k++] = e->qs[c];
+      }
+      if (k == before) break;
+    }
+    if (k < nq) {
+      free(sorted); free(map); free(placed);
+      s = hsad_fail(HSAD_ERR_UNSUPPORTED, "graph: cross-queue edges run both ways between "
+                    "queues (each queue's run waits on the other's whole run): put those lanes "
+                    "on one queue");
+      goto done;
+    }
+    for (uint32_t i = 0; i < nq; i++)
+      for (uint32_t j = 0; j < sorted[i].n; j++)
+        if (sorted[i].pkts[j].kind == FU_BARRIER_VALUE)
+          sorted[i].pkts[j].wait_queue = map[sorted[i].pkts[j].wait_queue];
+    for (uint32_t i = 0; i < n; i++) e->node_q[i] = map[e->node_q[i]];
+    memcpy(e->qs, sorted, nq * sizeof *sorted);
+    free(sorted); free(map); free(placed);
+  }
+  e->epoch = calloc(nq, sizeof *e->epoch);
+  if (!e->epoch) s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate");
+done:
+  free(indeg); free(order); free(level); free(pos); free(qcap); free(qof); free(qdep);
+  if (s) {
+    hsad_graph_exec_destroy(e);
+    return s;
+  }
+  *out = e;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint64_t deadline_ns,
+                                hsad_completion_t *out) {
+  if (!e) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL exec");
+  for (uint32_t qi = 0; qi < e->nq; qi++) {   /* every check before anything is reserved */
+    hsad_status_t s = hsad_queue_error(e->qs[qi].q);
+    if (s) return s;
+  }
+  for (uint32_t qi = 0; qi < e->nq; qi++) {
+    fu_queue_t *fq = &e->qs[qi];
+    hsad_queue_t *q = fq->q;
+    uint64_t first, k;
+    hsad_status_t s = hsad_submit_reserve(q, fq->n, true, deadline_ns, &first, &k);
+    if (s) return s;
+    e->epoch[qi] = k;
+    for (uint32_t i = 0; i < fq->n; i++) {
+      const fu_pkt_t *p = &fq->pkts[i];
+      uint8_t *slot = hsad_submit_slot(q, first + i);
+      memcpy(slot + 4, p->body + 4, 60);
+      if (p->kind == FU_KERNEL) {
+        void *ka = hsad_submit_kernarg(q, first + i);
+        if (p->ksize) memcpy(ka, p->image, p->ksize);
+        ((hsa_kernel_dispatch_packet_t *)slot)->kernarg_address = ka;
+      } else if (p->kind == FU_BARRIER_VALUE) {
+        hsad_completion_t c = {.queue = e->qs[p->wait_queue].q, .epoch = e->epoch[p->wait_queue]};
+        hsa_signal_t sig;
+        hsa_signal_value_t lt;
+        (void)hsad_completion_signal(&c, &sig, &lt);
+        ((hsa_amd_barrier_value_packet_t *)slot)->value = lt;
+      }
+    }
+    for (uint32_t i = fq->n; i-- > 0;) hsad_submit_publish(q, first + i, fq->pkts[i].word);
+    hsad_submit_doorbell(q, first + fq->n - 1);
+    if (out) out[qi] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + fq->n - 1};
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
+  if (!e || !l || node >= e->nn || !e->node_k[node])
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL, or node %u is "
+                     "not a kernel node of the exec (%u nodes)", node, e ? e->nn : 0);
+  fu_queue_t *fq = &e->qs[e->node_q[node]];
+  fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
+  static _Thread_local uint8_t image[4096];
+  hsad_aql_dispatch_t d;
+  hsad_status_t s = hsad_submit_check(fq->q, e->node_k[node], l, &d, image);
+  if (s) return node_fail(s, e->names[node]);
+  uint64_t sig;
+  memcpy(&sig, p->body + 56, 8);
+  uint16_t header = (uint16_t)(p->word & 0xffff);
+  p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->body, &d, header);
+  memcpy(p->body + 56, &sig, 8);
+  if (p->ksize) memcpy(p->image, image, p->ksize);
+  return HSAD_OK;
+}

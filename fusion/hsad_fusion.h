@@ -1,0 +1,128 @@
+/* hsad_fusion.h - kernel graphs recorded once and launched as one AQL submission per queue.
+ *
+ * A graph (hsad_graph_t) records nodes - kernel dispatches (kernel + launch) and barriers -
+ * each on a lane (0..HSAD_GRAPH_MAX_LANES-1), with explicit dependencies on earlier nodes. In
+ * capture mode (HSAD_GRAPH_CAPTURE) every node also depends on the previous node of its lane
+ * (stream order); a cross-lane wait is an explicit dependency on a node of another lane.
+ *
+ * hsad_graph_instantiate maps lanes to queues (several lanes may share a queue; queues may be
+ * on several devices), runs every check of hsad_kernel_dispatch once per node, orders the
+ * nodes topologically (level by level, lower node index first; a cycle is HSAD_ERR_CYCLE
+ * naming the nodes on it) and precomputes every packet body and kernarg image. Edges are
+ * encoded with the least device work (epoch-ordered design):
+ *   - same queue: a node gets the BARRIER bit only when it depends on a node of its queue
+ *     whose completion is not already implied by ring order. A packet with the BARRIER bit does
+ *     not launch before every earlier packet of its queue completed, and packets launch in
+ *     ring order, so a dependency placed before the queue's last BARRIER packet is implied.
+ *     Independent nodes carry no BARRIER bit. Fan-in from the same queue therefore costs no
+ *     packet at all (no per-node signals, nothing to reset between launches); the price is
+ *     that such a node also waits for independent nodes placed between (minimised by the
+ *     level order).
+ *   - other queue: one AMD barrier-value packet (BARRIER bit clear) per (consumer queue,
+ *     producer queue) pair, before the first consumer, waiting on the producer queue's epoch
+ *     of this launch (hsad_completion_signal semantics: epoch signal < threshold). It waits for
+ *     the producer queue's whole run of this launch, so queue-level dependencies must be
+ *     acyclic (else HSAD_ERR_UNSUPPORTED at instantiate). A queue fault stores 0 into its
+ *     epoch signal, so such waiters are released instead of hanging.
+ *   - one completion per queue: its last packet carries the queue's epoch (BARRIER bit and
+ *     epoch signal); when the last node has no BARRIER bit a barrier-AND carrying it follows.
+ * hsad_graph_launch reserves each queue's packets at once (producer queues first), copies the
+ * bodies (header INVALID) and kernarg images, publishes headers last-to-first (the first
+ * one last) and rings each queue's doorbell once with its last packet id.
+ *
+ * Ownership: graphs and execs are owned by the caller. An exec does not reference its graph
+ * (destroy the graph any time after instantiate); kernels, queues and the buffers the
+ * arguments point to must outlive the exec's launches. Thread safety: a graph or an exec is
+ * used by one thread at a time (launch and update of one exec are not concurrent); distinct
+ * execs may be used concurrently, also on shared queues.
+ */
+#ifndef HSAD_FUSION_H
+#define HSAD_FUSION_H
+
+#include "hsa-dispatch/hsad.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  HSAD_GRAPH_MAX_LANES = 64,
+  HSAD_GRAPH_NAME_MAX = 32,      /* bytes of a node name, NUL included */
+  HSAD_GRAPH_CAPTURE = 1u << 0,  /* hsad_graph_create flag: order nodes within a lane */
+};
+
+typedef struct hsad_graph hsad_graph_t;
+typedef struct hsad_graph_exec hsad_graph_exec_t;
+
+/* Creates an empty graph. flags: HSAD_GRAPH_CAPTURE or 0. Errors: HSAD_ERR_INVALID_ARGUMENT
+ * (NULL, unknown flag), HSAD_ERR_OUT_OF_MEMORY. */
+hsad_status_t hsad_graph_create(uint32_t flags, hsad_graph_t **out_graph);
+void hsad_graph_destroy(hsad_graph_t *graph);
+
+/* Records a kernel dispatch node on `lane`, depending on nodes deps[0..dep_count) (ids
+ * returned earlier). name (NULL: "node<id>") is truncated to HSAD_GRAPH_NAME_MAX - 1 bytes.
+ * launch and its arguments are copied (the values of HSAD_KARG_BYTES too); flags other than
+ * HSAD_LAUNCH_FENCE_AGENT are ignored (the graph decides the BARRIER bit). Checks against the
+ * queue happen at instantiate. *out_node = the node id (0, 1, ... in recording order).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL graph/kernel/launch, lane >= HSAD_GRAPH_MAX_LANES,
+ * a dependency id not yet recorded: the message names it), HSAD_ERR_OUT_OF_MEMORY. */
+hsad_status_t hsad_graph_add_kernel(hsad_graph_t *graph, const char *name, uint32_t lane,
+                                    const hsad_device_kernel_t *kernel, const hsad_launch_t *launch,
+                                    const uint32_t *deps, uint32_t dep_count, uint32_t *out_node);
+
+/* Records a barrier node (a join: nodes depending on it wait for all of deps). Errors as
+ * hsad_graph_add_kernel. */
+hsad_status_t hsad_graph_add_barrier(hsad_graph_t *graph, const char *name, uint32_t lane,
+                                     const uint32_t *deps, uint32_t dep_count,
+                                     uint32_t *out_node);
+
+/* Adds an edge: node `to` waits for node `from` (any two recorded nodes; a cycle is reported
+ * by instantiate). Errors: HSAD_ERR_INVALID_ARGUMENT (unknown node), HSAD_ERR_OUT_OF_MEMORY. */
+hsad_status_t hsad_graph_add_edge(hsad_graph_t *graph, uint32_t from, uint32_t to);
+
+/* Instantiates the graph: lane i runs on lane_queues[i] (lane_count entries; every lane used
+ * by a node needs a non-NULL queue). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, empty graph, a
+ * used lane without a queue), HSAD_ERR_GRAPH ("cycle: a -> b -> a"), the checks of
+ * hsad_kernel_dispatch prefixed with "node NAME: ", HSAD_ERR_UNSUPPORTED (queue-level cycle of
+ * cross-queue edges, profiling queue), HSAD_ERR_OUT_OF_MEMORY. */
+hsad_status_t hsad_graph_instantiate(const hsad_graph_t *graph, hsad_queue_t *const *lane_queues,
+                                     uint32_t lane_count, hsad_graph_exec_t **out_exec);
+
+/* Distinct queues of the exec (the length of hsad_graph_launch's completion array) and the
+ * packets one launch writes on queue i (in the exec's queue order: first use by a node in
+ * topological order). */
+uint32_t hsad_graph_exec_queue_count(const hsad_graph_exec_t *exec);
+uint32_t hsad_graph_exec_packet_count(const hsad_graph_exec_t *exec, uint32_t queue_index);
+hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *exec, uint32_t queue_index);
+/* The precomputed packet `packet_index` of queue `queue_index` (64 bytes, header included as
+ * it will be published; launch-time fields - kernarg address, barrier-value threshold - as 0)
+ * and the node it belongs to (-1: a barrier-value wait or the queue's trailing epoch
+ * barrier). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range). */
+hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *exec, uint32_t queue_index,
+                                     uint32_t packet_index, uint8_t out_packet[64],
+                                     int32_t *out_node);
+
+/* Launches the exec once. out_completions (may be NULL): hsad_graph_exec_queue_count entries,
+ * completion i covers the exec's packets on queue i (wait for all with
+ * hsad_completion_wait_all). Every queue's sticky error and ring size is checked before
+ * anything is reserved. deadline_ns: until when full rings are waited out (0: no waiting).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), a queue's sticky error (QUEUE_ERROR / CLOSED),
+ * HSAD_ERR_RESOURCE_EXHAUSTED (more packets than a ring holds), HSAD_ERR_TIMEOUT (a ring
+ * stayed full: queues reserved before it were already launched and stay valid). */
+hsad_status_t hsad_graph_launch(hsad_graph_exec_t *exec, uint64_t deadline_ns,
+                                hsad_completion_t *out_completions);
+
+/* Replaces kernel node `node`'s arguments and geometry (same kernel) for later launches,
+ * validated as hsad_kernel_dispatch does (hidden arguments follow the new geometry), patched
+ * in place: allocates nothing; on error the node is unchanged. Packets already launched are
+ * unaffected. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, unknown or barrier node), the checks
+ * of hsad_kernel_dispatch prefixed with "node NAME: ". */
+hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *exec, uint32_t node,
+                                     const hsad_launch_t *launch);
+
+void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HSAD_FUSION_H */

@@ -1,0 +1,55 @@
+/* hsad_submit.h - raw ring access for modules that write packets themselves (fusion/).
+ *
+ * Internal-but-exported: a caller that uses it takes over steps 4-7 of the submit contract in
+ * hsad_queue.h (kernarg copy, body, publish, doorbell) for a run of slots it reserved here.
+ * The ring rules of hsa-dispatch still hold:
+ *   - hsad_submit_reserve takes n consecutive packet ids at once, only while
+ *     write + n - retired <= size (the packets that last used these slots and their kernarg
+ *     blocks COMPLETED), waiting for room until the deadline; nothing is reserved on failure.
+ *   - With epoch_last, the LAST packet of the run is numbered as the queue's next epoch under
+ *     the epoch lock (epoch numbers follow ring order). The caller must give that packet the
+ *     BARRIER bit and the epoch signal (hsad_submit_epoch_signal) as its completion signal,
+ *     or the timeline breaks: *out_epoch then behaves as hsad_completion_t{queue, epoch}.
+ *   - Every reserved slot must be filled and published (a hole stalls the packet processor):
+ *     bodies first with the header INVALID, then headers last-to-first (the first one last),
+ *     then one doorbell store with the LAST id (hsad_submit_doorbell).
+ * Thread safety: multi-producer safe, as hsad_kernel_dispatch.
+ */
+#ifndef HSAD_SUBMIT_H
+#define HSAD_SUBMIT_H
+
+#include "hsa-dispatch/hsad.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs every check of hsad_kernel_dispatch (steps 1-2, without the sticky-error check) on
+ * (queue, kernel, launch): fills *out_body (kernarg address and completion signal 0) and
+ * writes the kernarg segment (kernel's kernarg_segment_size bytes) into out_image, which holds
+ * at least hsad_submit_kernarg_block(queue) bytes. Errors as hsad_kernel_dispatch. */
+hsad_status_t hsad_submit_check(const hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
+                                const hsad_launch_t *launch, hsad_aql_dispatch_t *out_body,
+                                uint8_t *out_image);
+
+/* Reserves n packet ids (see above). Errors: the queue's sticky error, HSAD_ERR_INVALID_ARGUMENT
+ * (n 0 or above the ring size), HSAD_ERR_TIMEOUT (deadline passed; nothing reserved). */
+hsad_status_t hsad_submit_reserve(hsad_queue_t *queue, uint32_t n, bool epoch_last,
+                                  uint64_t deadline_ns, uint64_t *out_first_id,
+                                  uint64_t *out_epoch);
+
+/* The 64-byte slot of packet `id` and its kernarg block (hsad_submit_kernarg_block bytes). */
+void *hsad_submit_slot(hsad_queue_t *queue, uint64_t id);
+void *hsad_submit_kernarg(hsad_queue_t *queue, uint64_t id);
+uint32_t hsad_submit_kernarg_block(const hsad_queue_t *queue);
+/* The queue's epoch signal handle (the completion signal of an epoch packet). */
+uint64_t hsad_submit_epoch_signal(const hsad_queue_t *queue);
+/* Publishes header|setup<<16 of packet `id` (32-bit release store). */
+void hsad_submit_publish(hsad_queue_t *queue, uint64_t id, uint32_t header_setup);
+/* Rings the doorbell with `last_id` (kept monotonic across producers). */
+void hsad_submit_doorbell(hsad_queue_t *queue, uint64_t last_id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HSAD_SUBMIT_H */

@@ -1,0 +1,45 @@
+/* submit.c - hsad_submit.h: the ring internals exported for packet-writing modules. */
+#include <string.h>
+
+#include "hsa-dispatch/aql_ring.h"
+#include "hsa-dispatch/hsad_submit.h"
+
+hsad_status_t hsad_submit_check(const hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                const hsad_launch_t *l, hsad_aql_dispatch_t *out_body,
+                                uint8_t *out_image) {
+  static _Thread_local dq_built_t b;
+  if (!q || !k || !l || !out_body || !out_image)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_check: NULL argument");
+  hsad_status_t s = dq_launch_check(q, k, l, &b);
+  if (s) return s;
+  *out_body = b.d;
+  memcpy(out_image, b.image, k->desc.kernarg_segment_size);
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
+                                  uint64_t deadline_ns, uint64_t *out_first, uint64_t *out_epoch) {
+  if (!q || !out_first || n == 0 || n > q->size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve: %u packets for a ring of "
+                     "%u slots", n, q ? q->size : 0);
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (epoch_last) {
+    uint64_t k = 0;
+    hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, out_first, &k);
+    if (!s && out_epoch) *out_epoch = k;
+    return s;
+  }
+  if (out_epoch) *out_epoch = 0;
+  return dq_reserve(q, n, deadline_ns, out_first);
+}
+
+void *hsad_submit_slot(hsad_queue_t *q, uint64_t id) { return dq_slot(q, id); }
+void *hsad_submit_kernarg(hsad_queue_t *q, uint64_t id) {
+  return q->kernargs + (id & q->mask) * q->kernarg_block;
+}
+uint32_t hsad_submit_kernarg_block(const hsad_queue_t *q) { return q->kernarg_block; }
+uint64_t hsad_submit_epoch_signal(const hsad_queue_t *q) { return q->epoch_signal.handle; }
+void hsad_submit_publish(hsad_queue_t *q, uint64_t id, uint32_t word) {
+  hsad_aql_publish(dq_slot(q, id), word);
+}
+void hsad_submit_doorbell(hsad_queue_t *q, uint64_t last_id) { dq_ring_doorbell(q, last_id); }

@@ -1,0 +1,248 @@
+/* test_fusion.c - kernel graphs (fusion/hsad_fusion.h): edges honoured, BARRIER bits only where
+ * an edge needs one, packet bytes, one doorbell per queue, updates, cycles. */
+#include <hsa/amd_hsa_signal.h>
+
+#include "fusion/hsad_fusion.h"
+#include "tests/test_dispatch_util.h"
+
+#define BAR(w) (((w) >> HSA_PACKET_HEADER_BARRIER) & 1u)
+#define TYPE(w) (((w) >> HSA_PACKET_HEADER_TYPE) & 0xffu)
+
+static uint64_t doorbell_value(hsad_queue_t *q) {
+  amd_signal_t *s = (amd_signal_t *)(uintptr_t)hsad_queue_hsa(q)->doorbell_signal.handle;
+  return *(volatile uint64_t *)s->hardware_doorbell_ptr;
+}
+
+/* An order_record node: slots[index] = ticket. */
+static uint32_t rec(hsad_graph_t *g, const char *name, uint32_t lane,
+                    const hsad_device_kernel_t *k, uint32_t *counter, uint32_t *slots,
+                    uint32_t index, const uint32_t *deps, uint32_t nd) {
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(index)};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3};
+  uint32_t id = 0;
+  DQ_OK(hsad_graph_add_kernel(g, name, lane, k, &l, deps, nd, &id));
+  return id;
+}
+
+static uint32_t pkt_word(const hsad_graph_exec_t *x, uint32_t qi, uint32_t i, int32_t *node) {
+  uint8_t b[64];
+  DQ_OK(hsad_graph_exec_packet(x, qi, i, b, node));
+  uint32_t w;
+  memcpy(&w, b, 4);
+  return w;
+}
+
+/* Diamond A -> {B, C} -> D on one queue. */
+Test(fusion, diamond_one_queue, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a = rec(g, "A", 0, k, counter, slots, 0, NULL, 0);
+  uint32_t b = rec(g, "B", 0, k, counter, slots, 1, &a, 1);
+  uint32_t c = rec(g, "C", 0, k, counter, slots, 2, &a, 1);
+  rec(g, "D", 0, k, counter, slots, 3, (uint32_t[]){b, c}, 2);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_queue_count(x), 1);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 4);
+  int32_t node;
+  /* A: no dep, no BARRIER; B: dep on A, BARRIER; C: A implied by B's barrier, none; D: BARRIER */
+  uint32_t want_bar[4] = {0, 1, 0, 1};
+  for (uint32_t i = 0; i < 4; i++) {
+    uint32_t w = pkt_word(x, 0, i, &node);
+    cr_assert_eq(node, (int32_t)i);
+    cr_assert_eq(TYPE(w), HSA_PACKET_TYPE_KERNEL_DISPATCH);
+    cr_assert_eq(BAR(w), want_bar[i], "packet %u barrier %u", i, BAR(w));
+  }
+  for (int round = 0; round < 3; round++) {
+    *counter = 0;
+    memset(slots, 0xff, 16);
+    hsad_completion_t done;
+    DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), &done));
+    DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+    cr_assert_eq(done.packet_id, 4 * round + 3);
+    cr_assert_eq(doorbell_value(q), 4 * (uint64_t)round + 3);
+    cr_assert_eq(slots[0], 0);
+    cr_assert(slots[1] > slots[0] && slots[2] > slots[0]);
+    cr_assert(slots[3] > slots[1] && slots[3] > slots[2]);
+    cr_assert_eq(slots[3], 3);
+  }
+  /* the ring's bodies: kernarg address of each slot's block, last carries the epoch signal */
+  const hsa_kernel_dispatch_packet_t *ring =
+      (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address;
+  hsa_signal_t es;
+  hsa_signal_value_t lt;
+  hsad_completion_t c0 = {.queue = q, .epoch = 1};
+  DQ_OK(hsad_completion_signal(&c0, &es, &lt));
+  for (uint32_t i = 8; i < 12; i++) {
+    cr_assert_eq(ring[i].grid_size_x, 1);
+    cr_assert_eq(ring[i].completion_signal.handle, i == 11 ? es.handle : 0);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  hsad_runtime_close(e.rt);
+}
+
+/* Fan-in 12: twelve independent nodes, one sink. Only the sink has the BARRIER bit. */
+Test(fusion, fan_in_12, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 13 * 4);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t src[12];
+  for (uint32_t i = 0; i < 12; i++) src[i] = rec(g, NULL, 0, k, counter, slots, i, NULL, 0);
+  rec(g, "sink", 0, k, counter, slots, 12, src, 12);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 13);
+  for (uint32_t i = 0; i < 13; i++) cr_assert_eq(BAR(pkt_word(x, 0, i, NULL)), i == 12);
+  *counter = 0;
+  hsad_completion_t done;
+  DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), &done));
+  DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(slots[12], 12);
+  cr_assert_eq(doorbell_value(q), 12);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  hsad_runtime_close(e.rt);
+}
+
+/* Two lanes on two queues, captured: lane 0 A0 -> A1, lane 1 B0 -> B1 with B1 waiting for A0.
+ * Queue 1 gets one barrier-value packet on queue 0's epoch; one doorbell per queue. */
+Test(fusion, cross_queue_capture, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q0;
+  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q0);
+  hsad_queue_t *q1 = dq_queue(&e, 64);
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  uint32_t a0 = rec(g, "A0", 0, k, counter, slots, 0, NULL, 0);
+  rec(g, "A1", 0, k, counter, slots, 1, NULL, 0);
+  rec(g, "B0", 1, k, counter, slots, 2, NULL, 0);
+  rec(g, "B1", 1, k, counter, slots, 3, &a0, 1);
+  hsad_graph_exec_t *x;
+  hsad_queue_t *lanes[2] = {q0, q1};
+  DQ_OK(hsad_graph_instantiate(g, lanes, 2, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_queue_count(x), 2);
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), q0);
+  /* q0: A0 (none), A1 (BARRIER, epoch) */
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 2);
+  cr_assert_eq(BAR(pkt_word(x, 0, 0, NULL)), 0);
+  cr_assert_eq(BAR(pkt_word(x, 0, 1, NULL)), 1);
+  /* q1: B0 (none), barrier-value (no BARRIER), B1 (BARRIER: B0 is its lane predecessor) */
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 3);
+  int32_t node;
+  uint32_t w = pkt_word(x, 1, 1, &node);
+  cr_assert_eq(node, -1);
+  cr_assert_eq(TYPE(w), HSA_PACKET_TYPE_VENDOR_SPECIFIC);
+  cr_assert_eq(w >> 16, HSA_AMD_PACKET_TYPE_BARRIER_VALUE);
+  cr_assert_eq(BAR(w), 0);
+  cr_assert_eq(BAR(pkt_word(x, 1, 2, NULL)), 1);
+  for (uint32_t round = 1; round <= 2; round++) {
+    *counter = 0;
+    hsad_completion_t done[2];
+    DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), done));
+    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    cr_assert_eq(doorbell_value(q0), 2 * round - 1);
+    cr_assert_eq(doorbell_value(q1), 3 * round - 1);
+    cr_assert(slots[3] > slots[0] && slots[1] > slots[0] && slots[3] > slots[2]);
+    /* the barrier-value packet in the ring: queue 0's epoch signal, LT, its threshold */
+    const hsa_amd_barrier_value_packet_t *bv =
+        (const hsa_amd_barrier_value_packet_t *)hsad_queue_hsa(q1)->base_address + 3 * (round - 1) + 1;
+    hsa_signal_t es;
+    hsa_signal_value_t lt;
+    DQ_OK(hsad_completion_signal(&done[0], &es, &lt));
+    cr_assert_eq(bv->signal.handle, es.handle);
+    cr_assert_eq(bv->value, lt);
+    cr_assert_eq(lt, HSAD_EPOCH_BASE - (int64_t)round + 1);
+    cr_assert_eq(bv->mask, -1);
+    cr_assert_eq(bv->cond, HSA_SIGNAL_CONDITION_LT);
+    cr_assert_eq(bv->completion_signal.handle, 0);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q1);
+  hsad_queue_destroy(q0);
+  hsad_program_destroy(p);
+  hsad_runtime_close(e.rt);
+}
+
+Test(fusion, cycle_names_its_nodes, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a = rec(g, "load", 0, k, counter, slots, 0, NULL, 0);
+  uint32_t b = rec(g, "scale", 0, k, counter, slots, 1, &a, 1);
+  uint32_t c = rec(g, "store", 0, k, counter, slots, 2, &b, 1);
+  rec(g, "other", 0, k, counter, slots, 3, NULL, 0);
+  DQ_OK(hsad_graph_add_edge(g, c, b));
+  hsad_graph_exec_t *x = NULL;
+  hsad_status_t s = hsad_graph_instantiate(g, &q, 1, &x);
+  cr_assert_eq(s, HSAD_ERR_GRAPH);
+  cr_assert_str_eq(hsad_last_error(), "cycle: scale -> store -> scale");
+  cr_assert_null(x);
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  hsad_runtime_close(e.rt);
+}
+
+/* 1,000 launches of a fill -> saxpy-free chain with the fill value updated between launches. */
+Test(fusion, thousand_launches_with_updates, .timeout = 120) {
+  dq_env_t e;
+  const hsad_device_kernel_t *fill, *rk;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "fill", 5, "fill", &fill, &q);
+  hsad_program_t *p2 = dq_load(&e, "order_record", 5, "order_record", &rk);
+  enum { N = 64 };
+  uint32_t *buf = dq_alloc(&e, N * 4), *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 8);
+  uint32_t v = 0, n = N;
+  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t fl = {.dims = 1, .grid = {N}, .block = {64}, .args = fa, .arg_count = 3};
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  uint32_t f = 0;
+  DQ_OK(hsad_graph_add_kernel(g, "fill", 0, fill, &fl, NULL, 0, &f));
+  rec(g, "after", 0, rk, counter, slots, 1, NULL, 0);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  for (uint32_t i = 1; i <= 1000; i++) {
+    v = 3 * i + 7;
+    n = N - (i % 5);  /* fewer elements: the tail keeps the previous value */
+    fl.grid[0] = n;
+    fl.block[0] = n < 32 ? n : 32;
+    DQ_OK(hsad_graph_exec_update(x, f, &fl));
+    hsad_completion_t done;
+    DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), &done));
+    DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+    for (uint32_t j = 0; j < n; j++) cr_assert_eq(buf[j], 3 * i + 7, "launch %u: buf[%u] %u", i, j, buf[j]);
+    cr_assert_eq(slots[1], i - 1);  /* the dependent node ran once per launch, after fill */
+  }
+  cr_assert_eq(*counter, 1000);
+  /* a wrong update is refused and names the node; the node is unchanged */
+  fl.dims = 0;
+  DQ_ERR(hsad_graph_exec_update(x, f, &fl), HSAD_ERR_GRID, "node fill: ");
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p2);
+  hsad_program_destroy(p);
+  hsad_runtime_close(e.rt);
+}
