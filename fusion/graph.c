@@ -159,6 +159,7 @@ typedef struct fu_pkt {
   uint8_t *image;                 /* kernel: kernarg image (exec-owned) */
   uint32_t wait_queue;            /* barrier-value: producer queue index */
   int32_t node;                   /* -1: a packet of the exec's own */
+  bool epoch;                     /* the queue's last packet: carries the epoch signal */
 } fu_pkt_t;
 
 typedef struct fu_queue {
@@ -169,6 +170,13 @@ typedef struct fu_queue {
 
 struct hsad_graph_exec {
   uint32_t nq, nn;
+  bool queue_cycle;               /* cross-queue edges run both ways: always sequential */
+  uint32_t *order;                /* nodes in topological order */
+  uint32_t *dep_off, *dep_ids;    /* node i's deps: dep_ids[dep_off[i] .. dep_off[i+1]) */
+  hsad_launch_t *launches;        /* kernel nodes: the launch (args exec-owned), for rebinding */
+  void **arg_mem;                 /* per node: its args and values (one block) */
+  hsad_completion_t *done;        /* sequential path: per node */
+  uint64_t counters[HSAD_GRAPH_ROLLBACK_COUNT];
   fu_queue_t *qs;                 /* in launch order: producer queues first */
   uint64_t *epoch;                /* per queue: epoch of the current launch */
   uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
@@ -184,6 +192,14 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   }
   free(e->qs);
   free(e->epoch);
+  free(e->order);
+  free(e->dep_off);
+  free(e->dep_ids);
+  free(e->launches);
+  if (e->arg_mem)
+    for (uint32_t i = 0; i < e->nn; i++) free(e->arg_mem[i]);
+  free(e->arg_mem);
+  free(e->done);
   free(e->node_q);
   free(e->node_pkt);
   free(e->node_k);
@@ -430,14 +446,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
       lp->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)lp->body, NULL, 0,
                                        barrier_header(true));
     }
-    /* completion_signal sits at byte 56 of every packet type */
-    uint64_t sig = hsad_submit_epoch_signal(fq->q);
-    memcpy(lp->body + 56, &sig, 8);
-    if (fq->n > hsad_queue_size(fq->q)) {
-      s = hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "graph needs %u packets on queue %u, its ring "
-                    "holds %u", fq->n, qi, hsad_queue_size(fq->q));
-      goto done;
-    }
+    lp->epoch = true;  /* its completion signal (byte 56) is the epoch signal, set at launch */
   }
   /* Queue launch order: producers first (a topological order of qdep); a queue-level cycle
    * would make two single-epoch runs wait on each other. */
@@ -462,11 +471,10 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
       if (k == before) break;
     }
     if (k < nq) {
+      /* each queue's run would wait on the other's whole run: launches go sequential */
       free(sorted); free(map); free(placed);
-      s = hsad_fail(HSAD_ERR_UNSUPPORTED, "graph: cross-queue edges run both ways between "
-                    "queues (each queue's run waits on the other's whole run): put those lanes "
-                    "on one queue");
-      goto done;
+      e->queue_cycle = true;
+      goto order_done;
     }
     for (uint32_t i = 0; i < nq; i++)
       for (uint32_t j = 0; j < sorted[i].n; j++)
@@ -476,8 +484,57 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     memcpy(e->qs, sorted, nq * sizeof *sorted);
     free(sorted); free(map); free(placed);
   }
-  e->epoch = calloc(nq, sizeof *e->epoch);
-  if (!e->epoch) s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate");
+order_done:
+  /* What the sequential path and rebinding need: the order, the deps, the launches. */
+  {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < n; i++) total += g->nodes[i].ndeps;
+    e->epoch = calloc(nq, sizeof *e->epoch);
+    e->order = malloc(n * sizeof *e->order);
+    e->dep_off = malloc((n + 1) * sizeof *e->dep_off);
+    e->dep_ids = malloc((total ? total : 1) * sizeof *e->dep_ids);
+    e->launches = calloc(n, sizeof *e->launches);
+    e->arg_mem = calloc(n, sizeof *e->arg_mem);
+    e->done = calloc(n, sizeof *e->done);
+    if (!e->epoch || !e->order || !e->dep_off || !e->dep_ids || !e->launches || !e->arg_mem ||
+        !e->done) {
+      s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
+      goto done;
+    }
+    memcpy(e->order, order, n * sizeof *order);
+    total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      const fu_node_t *x = &g->nodes[i];
+      e->dep_off[i] = total;
+      memcpy(e->dep_ids + total, x->deps, x->ndeps * sizeof *x->deps);
+      total += x->ndeps;
+      if (!x->kernel) continue;
+      e->launches[i] = x->launch;
+      size_t vb = 0;
+      for (uint32_t a = 0; a < x->launch.arg_count; a++)
+        if (x->args[a].tag == HSAD_KARG_BYTES && x->args[a].bytes) vb += x->args[a].size;
+      size_t ab = x->launch.arg_count * sizeof(hsad_karg_t);
+      if (!ab) continue;
+      uint8_t *m = malloc(ab + vb);
+      if (!m) {
+        s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: arguments", x->name);
+        goto done;
+      }
+      e->arg_mem[i] = m;
+      hsad_karg_t *args = (hsad_karg_t *)m;
+      uint8_t *v = m + ab;
+      for (uint32_t a = 0; a < x->launch.arg_count; a++) {
+        args[a] = x->args[a];
+        if (args[a].tag == HSAD_KARG_BYTES && args[a].bytes) {
+          memcpy(v, args[a].bytes, args[a].size);
+          args[a].bytes = v;
+          v += args[a].size;
+        }
+      }
+      e->launches[i].args = args;
+    }
+    e->dep_off[n] = total;
+  }
 done:
   free(indeg); free(order); free(level); free(pos); free(qcap); free(qof); free(qdep);
   if (s) {
@@ -488,40 +545,162 @@ done:
   return HSAD_OK;
 }
 
-hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint64_t deadline_ns,
-                                hsad_completion_t *out) {
+/* Copies packet p's body (bytes 4..63) and kernarg image into slot `id`; completion = the
+ * signal handle for byte 56 (the epoch signal of an epoch packet, else 0). */
+static inline void write_pkt(const hsad_graph_exec_t *e, hsad_queue_t *q, const fu_pkt_t *p,
+                             uint64_t id, uint64_t completion) {
+  uint8_t *slot = hsad_submit_slot(q, id);
+  memcpy(slot + 4, p->body + 4, 60);
+  if (p->kind == FU_KERNEL) {
+    void *ka = hsad_submit_kernarg(q, id);
+    if (p->ksize) memcpy(ka, p->image, p->ksize);
+    ((hsa_kernel_dispatch_packet_t *)slot)->kernarg_address = ka;
+  } else if (p->kind == FU_BARRIER_VALUE) {
+    hsad_completion_t c = {.queue = e->qs[p->wait_queue].q, .epoch = e->epoch[p->wait_queue]};
+    hsa_signal_t sig;
+    hsa_signal_value_t lt;
+    (void)hsad_completion_signal(&c, &sig, &lt); /* cannot fail: the queue and epoch exist */
+    hsa_amd_barrier_value_packet_t *bv = (hsa_amd_barrier_value_packet_t *)slot;
+    bv->signal = sig;
+    bv->value = lt;
+  }
+  memcpy(slot + 56, &completion, 8);
+}
+
+/* The rollback path: every node on its own, in topological order, as an epoch packet (BARRIER
+ * bit: same-queue order), the host waiting for producers on other queues. */
+static hsad_status_t launch_sequential(hsad_graph_exec_t *e, uint64_t deadline_ns,
+                                       hsad_completion_t *out) {
+  for (uint32_t oi = 0; oi < e->nn; oi++) {
+    uint32_t id = e->order[oi];
+    uint32_t qi = e->node_q[id];
+    hsad_queue_t *q = e->qs[qi].q;
+    for (uint32_t d = e->dep_off[id]; d < e->dep_off[id + 1]; d++) {
+      uint32_t p = e->dep_ids[d];
+      if (e->node_q[p] == qi) continue;
+      hsad_status_t s = hsad_completion_wait(&e->done[p], deadline_ns);
+      if (s) return s;
+    }
+    const fu_pkt_t *p = &e->qs[qi].pkts[e->node_pkt[id]];
+    uint64_t pid, k;
+    hsad_status_t s = hsad_submit_reserve(q, 1, true, deadline_ns, &pid, &k);
+    if (s) return s;
+    write_pkt(e, q, p, pid, hsad_submit_epoch_signal(q));
+    hsad_submit_publish(q, pid, p->word | (1u << HSA_PACKET_HEADER_BARRIER));
+    hsad_submit_doorbell(q, pid);
+    e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid};
+    if (out) out[qi] = e->done[id];
+  }
+  return HSAD_OK;
+}
+
+static hsad_status_t rollback(hsad_graph_exec_t *e, uint32_t flags, hsad_graph_rollback_t why,
+                              uint64_t deadline_ns, hsad_completion_t *out,
+                              hsad_graph_rollback_t *out_reason, const char *detail) {
+  if (flags & HSAD_GRAPH_NO_ROLLBACK)
+    return hsad_fail(why == HSAD_GRAPH_ROLLBACK_RING_FULL ? HSAD_ERR_TIMEOUT
+                                                          : HSAD_ERR_RESOURCE_EXHAUSTED,
+                     "graph launch cannot be fused (%s: %s) and rollback is forbidden",
+                     hsad_graph_rollback_name(why), detail);
+  e->counters[why]++;
+  if (out_reason) *out_reason = why;
+  return launch_sequential(e, deadline_ns, out);
+}
+
+hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint32_t flags, uint64_t deadline_ns,
+                                hsad_completion_t *out, hsad_graph_rollback_t *out_reason) {
   if (!e) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL exec");
-  for (uint32_t qi = 0; qi < e->nq; qi++) {   /* every check before anything is reserved */
+  if (out_reason) *out_reason = HSAD_GRAPH_ROLLBACK_NONE;
+  for (uint32_t qi = 0; qi < e->nq; qi++) { /* every check before anything is reserved */
     hsad_status_t s = hsad_queue_error(e->qs[qi].q);
     if (s) return s;
+  }
+  char detail[160];
+  if (flags & HSAD_GRAPH_SEQUENTIAL)
+    return rollback(e, flags, HSAD_GRAPH_ROLLBACK_REQUESTED, deadline_ns, out, out_reason,
+                    "HSAD_GRAPH_SEQUENTIAL");
+  if (e->queue_cycle)
+    return rollback(e, flags, HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE, deadline_ns, out, out_reason,
+                    "cross-queue edges run both ways between two queues");
+  for (uint32_t qi = 0; qi < e->nq; qi++) {
+    uint32_t size = hsad_queue_size(e->qs[qi].q);
+    if (e->qs[qi].n > size) {
+      snprintf(detail, sizeof detail, "%u packets on queue %u, its ring holds %u", e->qs[qi].n,
+               qi, size);
+      return rollback(e, flags, HSAD_GRAPH_ROLLBACK_RING_SIZE, deadline_ns, out, out_reason,
+                      detail);
+    }
   }
   for (uint32_t qi = 0; qi < e->nq; qi++) {
     fu_queue_t *fq = &e->qs[qi];
     hsad_queue_t *q = fq->q;
     uint64_t first, k;
-    hsad_status_t s = hsad_submit_reserve(q, fq->n, true, deadline_ns, &first, &k);
+    /* The first queue is tried without waiting unless rollback is forbidden: a ring without
+     * room for the whole run now rolls back (the sequential path needs one slot at a time and
+     * waits until the deadline); later queues wait (earlier ones are already launched). */
+    uint64_t dl = qi == 0 && !(flags & HSAD_GRAPH_NO_ROLLBACK) ? 0 : deadline_ns;
+    hsad_status_t s = hsad_submit_reserve(q, fq->n, true, dl, &first, &k);
+    if (s == HSAD_ERR_TIMEOUT && qi == 0 && !(flags & HSAD_GRAPH_NO_ROLLBACK)) {
+      snprintf(detail, sizeof detail, "%u free slots not available on queue 0", fq->n);
+      return rollback(e, flags, HSAD_GRAPH_ROLLBACK_RING_FULL, deadline_ns, out, out_reason,
+                      detail);
+    }
     if (s) return s;
     e->epoch[qi] = k;
-    for (uint32_t i = 0; i < fq->n; i++) {
-      const fu_pkt_t *p = &fq->pkts[i];
-      uint8_t *slot = hsad_submit_slot(q, first + i);
-      memcpy(slot + 4, p->body + 4, 60);
-      if (p->kind == FU_KERNEL) {
-        void *ka = hsad_submit_kernarg(q, first + i);
-        if (p->ksize) memcpy(ka, p->image, p->ksize);
-        ((hsa_kernel_dispatch_packet_t *)slot)->kernarg_address = ka;
-      } else if (p->kind == FU_BARRIER_VALUE) {
-        hsad_completion_t c = {.queue = e->qs[p->wait_queue].q, .epoch = e->epoch[p->wait_queue]};
-        hsa_signal_t sig;
-        hsa_signal_value_t lt;
-        (void)hsad_completion_signal(&c, &sig, &lt);
-        ((hsa_amd_barrier_value_packet_t *)slot)->value = lt;
-      }
-    }
+    uint64_t esig = hsad_submit_epoch_signal(q);
+    for (uint32_t i = 0; i < fq->n; i++)
+      write_pkt(e, q, &fq->pkts[i], first + i, fq->pkts[i].epoch ? esig : 0);
     for (uint32_t i = fq->n; i-- > 0;) hsad_submit_publish(q, first + i, fq->pkts[i].word);
     hsad_submit_doorbell(q, first + fq->n - 1);
     if (out) out[qi] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + fq->n - 1};
   }
+  e->counters[HSAD_GRAPH_ROLLBACK_NONE]++;
+  return HSAD_OK;
+}
+
+const char *hsad_graph_rollback_name(hsad_graph_rollback_t r) {
+  switch (r) {
+  case HSAD_GRAPH_ROLLBACK_NONE: return "fused";
+  case HSAD_GRAPH_ROLLBACK_REQUESTED: return "sequential requested";
+  case HSAD_GRAPH_ROLLBACK_RING_SIZE: return "ring too small";
+  case HSAD_GRAPH_ROLLBACK_RING_FULL: return "ring full until the deadline";
+  case HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE: return "cross-queue edges both ways";
+  default: return "unknown";
+  }
+}
+
+void hsad_graph_exec_counters(const hsad_graph_exec_t *e,
+                              uint64_t out_counts[HSAD_GRAPH_ROLLBACK_COUNT]) {
+  for (uint32_t i = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++) out_counts[i] = e ? e->counters[i] : 0;
+}
+
+hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_queue_t *q) {
+  if (!e || !q || qi >= e->nq)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: NULL, or queue "
+                     "index %u not below %u", qi, e ? e->nq : 0);
+  if (hsad_queue_device(q) != hsad_queue_device(e->qs[qi].q))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
+                     "on another device than queue %u", qi);
+  for (uint32_t j = 0; j < e->nq; j++)
+    if (j != qi && e->qs[j].q == q)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
+                       "already the exec's queue %u", j);
+  static _Thread_local uint8_t image[4096];
+  fu_queue_t *fq = &e->qs[qi];
+  /* check all first, then patch: on error nothing changed */
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < fq->n; i++) {
+      fu_pkt_t *p = &fq->pkts[i];
+      if (p->kind != FU_KERNEL) continue;
+      hsad_aql_dispatch_t d;
+      hsad_status_t s = hsad_submit_check(q, e->node_k[p->node], &e->launches[p->node], &d, image);
+      if (s) return node_fail(s, e->names[p->node]);
+      if (pass == 0) continue;
+      p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->body, &d,
+                                       (uint16_t)(p->word & 0xffff));
+      if (p->ksize) memcpy(p->image, image, p->ksize);
+    }
+  fq->q = q;
   return HSAD_OK;
 }
 
@@ -535,11 +714,20 @@ hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const 
   hsad_aql_dispatch_t d;
   hsad_status_t s = hsad_submit_check(fq->q, e->node_k[node], l, &d, image);
   if (s) return node_fail(s, e->names[node]);
-  uint64_t sig;
-  memcpy(&sig, p->body + 56, 8);
   uint16_t header = (uint16_t)(p->word & 0xffff);
   p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->body, &d, header);
-  memcpy(p->body + 56, &sig, 8);
   if (p->ksize) memcpy(p->image, image, p->ksize);
+  /* keep the launch for hsad_graph_exec_set_queue: the checked argument list has the stored
+   * one's shape (same kernel, sizes from its metadata), so values are copied in place */
+  hsad_launch_t *kl = &e->launches[node];
+  hsad_karg_t *ka = (hsad_karg_t *)kl->args;
+  memcpy(&kl->dims, &l->dims, 7 * sizeof(uint32_t));
+  for (uint32_t a = 0; a < kl->arg_count && a < l->arg_count; a++) {
+    if (ka[a].tag != l->args[a].tag) continue;
+    if (ka[a].tag == HSAD_KARG_BYTES && ka[a].bytes && l->args[a].size == ka[a].size)
+      memcpy((void *)ka[a].bytes, l->args[a].bytes, ka[a].size);
+    else if (ka[a].tag == HSAD_KARG_POINTER) ka[a].pointer = l->args[a].pointer;
+    else if (ka[a].tag != HSAD_KARG_BYTES) ka[a].lds_bytes = l->args[a].lds_bytes;
+  }
   return HSAD_OK;
 }

@@ -22,7 +22,7 @@
  *     producer queue) pair, before the first consumer, waiting on the producer queue's epoch
  *     of this launch (hsad_completion_signal semantics: epoch signal < threshold). It waits for
  *     the producer queue's whole run of this launch, so queue-level dependencies must be
- *     acyclic (else HSAD_ERR_UNSUPPORTED at instantiate). A queue fault stores 0 into its
+ *     acyclic (else every launch rolls back, HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE). A queue fault stores 0 into its
  *     epoch signal, so such waiters are released instead of hanging.
  *   - one completion per queue: its last packet carries the queue's epoch (BARRIER bit and
  *     epoch signal); when the last node has no BARRIER bit a barrier-AND carrying it follows.
@@ -83,8 +83,7 @@ hsad_status_t hsad_graph_add_edge(hsad_graph_t *graph, uint32_t from, uint32_t t
 /* Instantiates the graph: lane i runs on lane_queues[i] (lane_count entries; every lane used
  * by a node needs a non-NULL queue). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, empty graph, a
  * used lane without a queue), HSAD_ERR_GRAPH ("cycle: a -> b -> a"), the checks of
- * hsad_kernel_dispatch prefixed with "node NAME: ", HSAD_ERR_UNSUPPORTED (queue-level cycle of
- * cross-queue edges, profiling queue), HSAD_ERR_OUT_OF_MEMORY. */
+ * hsad_kernel_dispatch prefixed with "node NAME: ", HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_graph_instantiate(const hsad_graph_t *graph, hsad_queue_t *const *lane_queues,
                                      uint32_t lane_count, hsad_graph_exec_t **out_exec);
 
@@ -95,22 +94,67 @@ uint32_t hsad_graph_exec_queue_count(const hsad_graph_exec_t *exec);
 uint32_t hsad_graph_exec_packet_count(const hsad_graph_exec_t *exec, uint32_t queue_index);
 hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *exec, uint32_t queue_index);
 /* The precomputed packet `packet_index` of queue `queue_index` (64 bytes, header included as
- * it will be published; launch-time fields - kernarg address, barrier-value threshold - as 0)
+ * it will be published; launch-time fields - kernarg address, barrier-value signal and threshold, the last
+ * packet's completion signal - as 0)
  * and the node it belongs to (-1: a barrier-value wait or the queue's trailing epoch
  * barrier). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range). */
 hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *exec, uint32_t queue_index,
                                      uint32_t packet_index, uint8_t out_packet[64],
                                      int32_t *out_node);
 
+/* Why a launch was not fused (hsad_graph_launch's out_reason, hsad_graph_exec_counters). */
+typedef enum hsad_graph_rollback {
+  HSAD_GRAPH_ROLLBACK_NONE = 0,       /* fused: one submission per queue */
+  HSAD_GRAPH_ROLLBACK_REQUESTED,      /* HSAD_GRAPH_SEQUENTIAL */
+  HSAD_GRAPH_ROLLBACK_RING_SIZE,      /* a queue needs more packets than its ring holds */
+  HSAD_GRAPH_ROLLBACK_RING_FULL,      /* the first queue had not enough free slots for its
+                                         whole run at launch (nothing was reserved; with
+                                         HSAD_GRAPH_NO_ROLLBACK it is waited for until the
+                                         deadline instead) */
+  HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE,    /* cross-queue edges run both ways between queues: two
+                                         single-epoch runs would wait on each other */
+  HSAD_GRAPH_ROLLBACK_COUNT
+} hsad_graph_rollback_t;
+
+enum {
+  HSAD_GRAPH_NO_ROLLBACK = 1u << 0,   /* launch flag: fail instead of rolling back */
+  HSAD_GRAPH_SEQUENTIAL = 1u << 1,    /* launch flag: take the rollback path (comparisons) */
+};
+
+/* "fused", "ring too small", ...: static string. */
+const char *hsad_graph_rollback_name(hsad_graph_rollback_t reason);
+
 /* Launches the exec once. out_completions (may be NULL): hsad_graph_exec_queue_count entries,
  * completion i covers the exec's packets on queue i (wait for all with
- * hsad_completion_wait_all). Every queue's sticky error and ring size is checked before
- * anything is reserved. deadline_ns: until when full rings are waited out (0: no waiting).
+ * hsad_completion_wait_all: a fault on any queue is reported by it; device-side waiters on
+ * other queues are released, hsad_queue.h "Errors of the queue"). Every queue's sticky error
+ * is checked before anything is reserved.
+ * When the launch cannot be fused (hsad_graph_rollback_t) it rolls back to sequential
+ * submission: every node on its own in topological order as an epoch packet (BARRIER bit),
+ * the host waiting for producers on other queues; same results. *out_reason (may be NULL)
+ * says which path ran; hsad_graph_exec_counters counts them. flags: HSAD_GRAPH_NO_ROLLBACK
+ * (then HSAD_ERR_RESOURCE_EXHAUSTED, or HSAD_ERR_TIMEOUT for RING_FULL, naming the reason),
+ * HSAD_GRAPH_SEQUENTIAL. deadline_ns: until when full rings (and, sequential, producers) are
+ * waited for; 0: no waiting.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), a queue's sticky error (QUEUE_ERROR / CLOSED),
- * HSAD_ERR_RESOURCE_EXHAUSTED (more packets than a ring holds), HSAD_ERR_TIMEOUT (a ring
- * stayed full: queues reserved before it were already launched and stay valid). */
-hsad_status_t hsad_graph_launch(hsad_graph_exec_t *exec, uint64_t deadline_ns,
-                                hsad_completion_t *out_completions);
+ * HSAD_ERR_TIMEOUT (a ring other than the first stayed full: queues before it were launched
+ * and their completions written), the rollback errors above. */
+hsad_status_t hsad_graph_launch(hsad_graph_exec_t *exec, uint32_t flags, uint64_t deadline_ns,
+                                hsad_completion_t *out_completions,
+                                hsad_graph_rollback_t *out_reason);
+
+/* Launches per path so far, indexed by hsad_graph_rollback_t (NONE = fused). */
+void hsad_graph_exec_counters(const hsad_graph_exec_t *exec,
+                              uint64_t out_counts[HSAD_GRAPH_ROLLBACK_COUNT]);
+
+/* Moves the exec's queue `queue_index` to `queue` (same device; e.g. after the old one
+ * faulted): every kernel node on it is checked again on the new queue and its kernarg image
+ * rebuilt (the hidden queue arguments change), in place. On error nothing changed.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range, another device, a queue the
+ * exec already uses at another index), the checks of hsad_kernel_dispatch ("node NAME: ").
+ * Not concurrent with a launch of the exec. */
+hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *exec, uint32_t queue_index,
+                                        hsad_queue_t *queue);
 
 /* Replaces kernel node `node`'s arguments and geometry (same kernel) for later launches,
  * validated as hsad_kernel_dispatch does (hidden arguments follow the new geometry), patched

@@ -63,7 +63,7 @@ Test(fusion, diamond_one_queue, .timeout = 60) {
     *counter = 0;
     memset(slots, 0xff, 16);
     hsad_completion_t done;
-    DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), &done));
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
     DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
     cr_assert_eq(done.packet_id, 4 * round + 3);
     cr_assert_eq(doorbell_value(q), 4 * (uint64_t)round + 3);
@@ -108,7 +108,7 @@ Test(fusion, fan_in_12, .timeout = 60) {
   for (uint32_t i = 0; i < 13; i++) cr_assert_eq(BAR(pkt_word(x, 0, i, NULL)), i == 12);
   *counter = 0;
   hsad_completion_t done;
-  DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), &done));
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
   DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
   cr_assert_eq(slots[12], 12);
   cr_assert_eq(doorbell_value(q), 12);
@@ -155,7 +155,7 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
   for (uint32_t round = 1; round <= 2; round++) {
     *counter = 0;
     hsad_completion_t done[2];
-    DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), done));
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), done, NULL));
     DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
     cr_assert_eq(doorbell_value(q0), 2 * round - 1);
     cr_assert_eq(doorbell_value(q1), 3 * round - 1);
@@ -214,6 +214,7 @@ Test(fusion, thousand_launches_with_updates, .timeout = 120) {
   enum { N = 64 };
   uint32_t *buf = dq_alloc(&e, N * 4), *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 8);
   uint32_t v = 0, n = N;
+  *counter = 0;
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t fl = {.dims = 1, .grid = {N}, .block = {64}, .args = fa, .arg_count = 3};
   hsad_graph_t *g;
@@ -231,7 +232,7 @@ Test(fusion, thousand_launches_with_updates, .timeout = 120) {
     fl.block[0] = n < 32 ? n : 32;
     DQ_OK(hsad_graph_exec_update(x, f, &fl));
     hsad_completion_t done;
-    DQ_OK(hsad_graph_launch(x, dq_in(DQ_SEC), &done));
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
     DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
     for (uint32_t j = 0; j < n; j++) cr_assert_eq(buf[j], 3 * i + 7, "launch %u: buf[%u] %u", i, j, buf[j]);
     cr_assert_eq(slots[1], i - 1);  /* the dependent node ran once per launch, after fill */
@@ -245,4 +246,221 @@ Test(fusion, thousand_launches_with_updates, .timeout = 120) {
   hsad_program_destroy(p2);
   hsad_program_destroy(p);
   hsad_runtime_close(e.rt);
+}
+
+/* A diamond plus a cross-queue node; run the same exec fused or as asked, check results. */
+typedef struct fu_kit {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p;
+  uint32_t *counter, *slots;
+} fu_kit_t;
+
+static void kit_open(fu_kit_t *t) {
+  dq_open(&t->e);
+  t->p = dq_load(&t->e, "order_record", 5, "order_record", &t->k);
+  t->counter = dq_alloc(&t->e, 4);
+  t->slots = dq_alloc(&t->e, 64 * 4);
+  *t->counter = 0;
+  memset(t->slots, 0xff, 64 * 4);
+}
+
+static void kit_close(fu_kit_t *t) {
+  hsad_program_destroy(t->p);
+  hsad_runtime_close(t->e.rt);
+}
+
+/* fan-in of `n` sources into one sink (index n) on lane 0 */
+static hsad_graph_exec_t *fan_in(fu_kit_t *t, uint32_t n, hsad_queue_t *q) {
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t src[64];
+  for (uint32_t i = 0; i < n; i++) src[i] = rec(g, NULL, 0, t->k, t->counter, t->slots, i, NULL, 0);
+  rec(g, "sink", 0, t->k, t->counter, t->slots, n, src, n);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  return x;
+}
+
+static void check_fan_in(const fu_kit_t *t, uint32_t n) {
+  cr_assert_eq(*t->counter, n + 1);
+  cr_assert_eq(t->slots[n], n, "sink ticket %u", t->slots[n]);
+  for (uint32_t i = 0; i < n; i++) cr_assert(t->slots[i] < n, "source %u ticket %u", i, t->slots[i]);
+}
+
+Test(fusion_rollback, requested_same_results, .timeout = 60) {
+  fu_kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_graph_exec_t *x = fan_in(&t, 5, q);
+  hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_COUNT;
+  hsad_completion_t c;
+  DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_SEQUENTIAL, dq_in(DQ_SEC), &c, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_REQUESTED);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  check_fan_in(&t, 5);
+  cr_assert_eq(c.packet_id, 5);  /* one packet per node, no barrier */
+  cr_assert_eq(c.epoch, 6);      /* every node is an epoch packet */
+  *t.counter = 0;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  check_fan_in(&t, 5);
+  cr_assert_eq(c.packet_id, 11);
+  cr_assert_eq(c.epoch, 7);      /* the fused launch: one epoch */
+  uint64_t cnt[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, cnt);
+  cr_assert_eq(cnt[HSAD_GRAPH_ROLLBACK_NONE], 1);
+  cr_assert_eq(cnt[HSAD_GRAPH_ROLLBACK_REQUESTED], 1);
+  cr_assert_str_eq(hsad_graph_rollback_name(why), "fused");
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+Test(fusion_rollback, ring_too_small, .timeout = 60) {
+  fu_kit_t t;
+  kit_open(&t);
+  uint32_t qmin = hsad_device_info(t.e.dev)->queue_min_size;
+  uint32_t size = qmin > 16 ? qmin : 16;
+  hsad_queue_t *q = dq_queue(&t.e, size);
+  hsad_graph_exec_t *x = fan_in(&t, size, q);  /* size + 1 packets */
+  hsad_graph_rollback_t why;
+  hsad_completion_t c;
+  char want[256];
+  snprintf(want, sizeof want, "graph launch cannot be fused (ring too small: %u packets on queue "
+           "0, its ring holds %u) and rollback is forbidden", size + 1, size);
+  hsad_status_t s = hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), &c, &why);
+  cr_assert_eq(s, HSAD_ERR_RESOURCE_EXHAUSTED);
+  cr_assert_str_eq(hsad_last_error(), want);
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), &c, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_RING_SIZE);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  check_fan_in(&t, size);
+  uint64_t cnt[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, cnt);
+  cr_assert_eq(cnt[HSAD_GRAPH_ROLLBACK_RING_SIZE], 1);
+  cr_assert_eq(cnt[HSAD_GRAPH_ROLLBACK_NONE], 0);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+/* size - 2 slow fire-and-forget dispatches leave 2 free slots; the fused run needs 4. */
+Test(fusion_rollback, ring_full, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "5000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "count_dispatch", 1);
+  fu_kit_t t;
+  kit_open(&t);
+  const hsad_device_kernel_t *kc;
+  hsad_program_t *pc = dq_load(&t.e, "count_dispatch", 5, "count_dispatch", &kc);
+  uint32_t size = hsad_device_info(t.e.dev)->queue_min_size;
+  hsad_queue_t *q = dq_queue(&t.e, size);
+  hsad_graph_exec_t *x = fan_in(&t, 3, q);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 4);
+  uint32_t *cnt = dq_alloc(&t.e, 4), one = 1;
+  *cnt = 0;
+  hsad_karg_t a[2] = {HSAD_KARG_PTR(cnt), HSAD_KARG_VAL(one)};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 2};
+  for (uint32_t i = 0; i < size - 2; i++)
+    DQ_OK(hsad_kernel_dispatch(q, kc, &l, dq_in(DQ_SEC), NULL, NULL));
+  hsad_graph_rollback_t why;
+  hsad_completion_t c;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(20 * DQ_SEC), &c, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_RING_FULL);
+  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  check_fan_in(&t, 3);
+  cr_assert_eq(*cnt, size - 2);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pc);
+  kit_close(&t);
+}
+
+/* Lane 0 waits for lane 1 and lane 1 for lane 0 on two queues: always sequential. */
+Test(fusion_rollback, queue_cycle, .timeout = 60) {
+  fu_kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  uint32_t a0 = rec(g, "a0", 0, t.k, t.counter, t.slots, 0, NULL, 0);
+  uint32_t b0 = rec(g, "b0", 1, t.k, t.counter, t.slots, 1, &a0, 1);
+  rec(g, "a1", 0, t.k, t.counter, t.slots, 2, &b0, 1);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  hsad_graph_destroy(g);
+  hsad_graph_rollback_t why;
+  hsad_completion_t c[2];
+  DQ_ERR(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), c, &why),
+         HSAD_ERR_RESOURCE_EXHAUSTED, "(cross-queue edges both ways: cross-queue edges run both "
+         "ways between two queues)");
+  for (int round = 0; round < 2; round++) {
+    *t.counter = 0;
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), c, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE);
+    DQ_OK(hsad_completion_wait_all(c, 2, dq_in(10 * DQ_SEC)));
+    cr_assert_eq(t.slots[0], 0);
+    cr_assert_eq(t.slots[1], 1);
+    cr_assert_eq(t.slots[2], 2);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q[1]);
+  hsad_queue_destroy(q[0]);
+  kit_close(&t);
+}
+
+/* A fault mid-graph reaches every waiter of the launch within its deadline; the exec then runs
+ * on a new queue (the faulting node faults there too: KFD_EMU_FAULT_KERNEL is per process). */
+Test(fusion, fault_mid_graph, .timeout = 60) {
+  setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
+  fu_kit_t t;
+  kit_open(&t);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&t.e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  uint32_t *buf = dq_alloc(&t.e, 64 * 4), v = 5, n = 64;
+  hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t fl = {.dims = 1, .grid = {64}, .block = {64}, .args = fa, .arg_count = 3};
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  rec(g, "first", 0, t.k, t.counter, t.slots, 0, NULL, 0);
+  uint32_t f = 0;
+  DQ_OK(hsad_graph_add_kernel(g, "faulty", 0, kf, &fl, NULL, 0, &f));
+  rec(g, "after", 0, t.k, t.counter, t.slots, 1, NULL, 0);
+  rec(g, "other", 1, t.k, t.counter, t.slots, 2, &f, 1);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  hsad_graph_destroy(g);
+  hsad_completion_t c[2];
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL));
+  DQ_ERR(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_ERR(hsad_completion_wait(&c[0], dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  /* queue 1's barrier-value waiter was released by the fault (hsad_queue.h: its queue goes
+   * on), so its completion is reached; only wait_all / queue 0 report the error */
+  DQ_OK(hsad_completion_wait(&c[1], dq_in(5 * DQ_SEC)));
+  cr_assert_eq(*t.counter, 2);
+  cr_assert_eq(t.slots[0], 0);        /* the node before the fault ran first */
+  cr_assert_eq(t.slots[1], 0xffffffffu); /* the node behind the fault never ran */
+  cr_assert_eq(t.slots[2], 1);
+  /* the sticky error refuses the next launch before anything is reserved */
+  DQ_ERR(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL), HSAD_ERR_QUEUE_ERROR, "faulted");
+  hsad_queue_t *fresh = dq_queue(&t.e, 64);
+  DQ_OK(hsad_graph_exec_set_queue(x, 0, fresh));
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), fresh);
+  *t.counter = 0;
+  memset(t.slots, 0xff, 12);
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL));
+  DQ_ERR(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_OK(hsad_completion_wait(&c[1], dq_in(5 * DQ_SEC)));
+  cr_assert_eq(*t.counter, 2);
+  cr_assert_eq(t.slots[0], 0);        /* ran on the new queue */
+  cr_assert_eq(t.slots[1], 0xffffffffu); /* behind the fault: never ran */
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(fresh);
+  hsad_queue_destroy(q[1]);
+  hsad_queue_destroy(q[0]);
+  hsad_program_destroy(pf);
+  kit_close(&t);
 }
