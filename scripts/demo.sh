@@ -39,6 +39,10 @@ status=0
 run 1 || status=1
 run 10 || status=1
 echo
+# a small fused pipeline: two saxpys on two queues, then their sum (examples/saxpy-pipeline.json)
+echo "== hsad graph examples/saxpy-pipeline.json --launches 100"
+"$HSAD" graph "$(dirname "$0")/../examples/saxpy-pipeline.json" --launches 100 || status=1
+echo
 # hsad run's device line names kfd-emu when the GPU was emulated
 if grep -q '^device .*kfd-emu' "$TMP/run1.out" 2>/dev/null; then
   where="on kfd-emu, the emulated GPU (kernels ran as host twins)"

@@ -1,6 +1,9 @@
 /* test_fusion.c - kernel graphs (fusion/hsad_fusion.h): edges honoured, BARRIER bits only where
  * an edge needs one, packet bytes, one doorbell per queue, updates, cycles. */
 #include <hsa/amd_hsa_signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fusion/hsad_fusion.h"
 #include "tests/test_dispatch_util.h"
@@ -463,4 +466,53 @@ Test(fusion, fault_mid_graph, .timeout = 60) {
   hsad_queue_destroy(q[0]);
   hsad_program_destroy(pf);
   kit_close(&t);
+}
+
+/* hsad graph: the example pipeline fused and sequential, and an error naming node and field. */
+static char *run_cmd(const char *cmd, int *rc) {
+  FILE *f = popen(cmd, "r");
+  cr_assert_not_null(f);
+  static char out[8192];
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  out[n] = 0;
+  *rc = pclose(f);
+  return out;
+}
+
+Test(fusion_cli, example_pipeline, .timeout = 120) {
+  int rc;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cd %s && %s graph examples/saxpy-pipeline.json --launches 100 2>&1",
+           HSAD_SRCDIR, HSAD_BIN);
+  char *out = run_cmd(cmd, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "graph examples/saxpy-pipeline.json: 3 nodes on 2 queue(s), 100 "
+                        "launch(es), path: fused\n  queue 0: 2 packets, 1 doorbell per launch\n"
+                        "  queue 1: 3 packets, 1 doorbell per launch\n"), "%s", out);
+  cr_assert(strstr(out, "  check out: 5 elements OK\n  check y: 4 elements OK\n"), "%s", out);
+  snprintf(cmd, sizeof cmd, "cd %s && %s graph examples/saxpy-pipeline.json --launches 100 "
+           "--sequential 2>&1", HSAD_SRCDIR, HSAD_BIN);
+  out = run_cmd(cmd, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "path: sequential requested\n"), "%s", out);
+  cr_assert(strstr(out, "  check out: 5 elements OK\n"), "%s", out);
+}
+
+Test(fusion_cli, errors_name_node_and_field, .timeout = 60) {
+  char path[] = "/tmp/hsad-graph-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  const char *js = "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\", "
+                   "\"kernel\": \"saxpy\"}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4}},"
+                   " \"nodes\": [{\"name\": \"first\", \"kernel\": \"s\", \"grid\": [4],"
+                   " \"args\": [{\"f32\": 1}, \"x\", \"nope\", {\"u32\": 4}]}]}";
+  cr_assert_eq(write(fd, js, strlen(js)), (ssize_t)strlen(js));
+  close(fd);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s graph %s 2>&1", HSAD_BIN, path);
+  int rc;
+  char *out = run_cmd(cmd, &rc);
+  unlink(path);
+  cr_assert_eq(WEXITSTATUS(rc), 1);
+  cr_assert_str_eq(out, "hsad graph: node first: field \"args\"[2]: no buffer 'nope'\n");
 }

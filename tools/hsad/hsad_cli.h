@@ -9,5 +9,6 @@ int hsad_cmd_inspect(int argc, char **argv);
 int hsad_cmd_compile(int argc, char **argv);
 int hsad_cmd_run(int argc, char **argv);
 int hsad_cmd_bench(int argc, char **argv);
+int hsad_cmd_graph(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ int hsad_cmd_inspect(int argc, char **argv) __attribute__((weak));
 int hsad_cmd_compile(int argc, char **argv) __attribute__((weak));
 int hsad_cmd_run(int argc, char **argv) __attribute__((weak));
 int hsad_cmd_bench(int argc, char **argv) __attribute__((weak));
+int hsad_cmd_graph(int argc, char **argv) __attribute__((weak));
 
 static const struct {
   const char *name;
@@ -29,6 +30,7 @@ static const struct {
     {"compile", "OpenCL C / HIP source to a code object (comgr)"},
     {"run", "compile or load a kernel, dispatch it, check results"},
     {"bench", "dispatch benchmarks side by side (hsad, ROCr, HIP)"},
+    {"graph", "a kernel graph from JSON, launched fused (or --sequential)"},
 };
 
 static int (*command_fn(const char *name))(int, char **) {
@@ -37,6 +39,7 @@ static int (*command_fn(const char *name))(int, char **) {
   if (!strcmp(name, "compile")) return hsad_cmd_compile;
   if (!strcmp(name, "run")) return hsad_cmd_run;
   if (!strcmp(name, "bench")) return hsad_cmd_bench;
+  if (!strcmp(name, "graph")) return hsad_cmd_graph;
   return NULL;
 }
 

@@ -1,7 +1,7 @@
 # tools/hsad: the hsad command. Each command adds its own file here.
 HSAD_TOOL_SRCS += tools/hsad/main.c
 HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c tools/hsad/cmd_compile.c
-HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c
+HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
 # hsad bench: the framework (bench.h) and one file per suite
 HSAD_TOOL_SRCS += tools/hsad/bench_main.c tools/hsad/bench_result.c tools/hsad/bench_report.c \
   tools/hsad/bench_child.c tools/hsad/bench_paths.c tools/hsad/bench_dispatch.c \

@@ -1,0 +1,321 @@
+/* cmd_graph.c - `hsad graph FILE.json`: build a kernel graph from JSON, launch it N times
+ * (fused, or --sequential: the rollback path), check buffers, report times.
+ *
+ * Format (json-c; every error names the node / buffer and the field):
+ *   {
+ *     "kernels": { "NAME": {"code_object": "PATH.hsaco" | "source": "PATH.cl|.hip",
+ *                           "kernel": "SYMBOL"}, ... },
+ *     "buffers": { "NAME": {"type": "f32", "count": N, "init": "zeros|iota|const=V"}, ... },
+ *     "nodes": [ {"name": "N", "kernel": "NAME", "lane": 0, "grid": [X,Y,Z], "block": [..],
+ *                 "args": ["BUFFER", {"f32": 2.5}, {"u32": 7}, ...],
+ *                 "deps": ["OTHER NODE", ...]}, ... ],
+ *     "checks": [ {"buffer": "NAME", "equals": V | [V0, V1, ...]} ]
+ *   }
+ * Relative "code_object" / "source" paths are relative to the JSON file's folder.
+ * Lane i runs on its own queue. Scalars: i32 u32 i64 u64 f32 f64. "equals" with one value
+ * checks every element, with an array the first elements (exact comparison).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fusion/hsad_fusion.h"
+#include "tools/hsad/hsad_cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: hsad graph FILE.json [--launches N] [--sequential] [--device N]\n"
+             "\nInstantiates the graph described by FILE.json (format: tools/hsad/cmd_graph.c and\n"
+             "README.md), launches it N times (default 1) fused as one submission per queue, or\n"
+             "with --sequential one node at a time (the rollback path), checks the \"checks\",\n"
+             "and prints the path taken and host submit / submit+wait times per launch.\n");
+}
+
+#define GFAIL(...) do { fprintf(stderr, "hsad graph: " __VA_ARGS__); goto out; } while (0)
+#define GCHECK(expr) do { hsad_status_t s_ = (expr); if (s_) \
+  GFAIL("%s: %s\n", hsad_status_name(s_), hsad_last_error()); } while (0)
+
+enum { MAXK = 32, MAXB = 64, MAXN = 1024, MAXA = 16 };
+typedef struct gbuf { const char *name; int f; uint32_t esize; uint64_t count; void *ptr; } gbuf_t;
+
+static const char *const stype[] = {"i32", "u32", "i64", "u64", "f32", "f64"};
+static const uint32_t ssize[] = {4, 4, 8, 8, 4, 8};
+
+/* 0..5 = stype index, -1 unknown */
+static int type_index(const char *t) {
+  for (int i = 0; i < 6; i++) if (!strcmp(t, stype[i])) return i;
+  return -1;
+}
+
+static void put_value(int ti, double v, int64_t iv, uint8_t out[8]) {
+  switch (ti) {
+  case 0: { int32_t x = (int32_t)iv; memcpy(out, &x, 4); break; }
+  case 1: { uint32_t x = (uint32_t)iv; memcpy(out, &x, 4); break; }
+  case 2: case 3: memcpy(out, &iv, 8); break;
+  case 4: { float x = (float)v; memcpy(out, &x, 4); break; }
+  default: memcpy(out, &v, 8); break;
+  }
+}
+
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)sz + 1);
+  if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { free(b); b = NULL; }
+  if (b) b[sz] = 0, *n = (size_t)sz;
+  fclose(f);
+  return b;
+}
+
+/* path relative to the folder of `file` unless absolute */
+static const char *rel_path(const char *file, const char *p, char *buf, size_t n) {
+  const char *slash = strrchr(file, '/');
+  if (p[0] == '/' || !slash) return p;
+  snprintf(buf, n, "%.*s/%s", (int)(slash - file), file, p);
+  return buf;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int hsad_cmd_graph(int argc, char **argv) {
+  const char *file = NULL;
+  uint32_t launches = 1, devi = 0;
+  bool sequential = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
+    else if (!strcmp(argv[i], "--sequential")) sequential = true;
+    else if (!strcmp(argv[i], "--launches") && i + 1 < argc) launches = (uint32_t)strtoul(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--device") && i + 1 < argc) devi = (uint32_t)strtoul(argv[++i], NULL, 0);
+    else if (argv[i][0] != '-' && !file) file = argv[i];
+    else { usage(stderr); return 2; }
+  }
+  if (!file || launches == 0) { usage(stderr); return 2; }
+  int rc = 1;
+  json_object *root = json_object_from_file(file);
+  hsad_runtime_t *rt = NULL;
+  hsad_program_t *progs[MAXK] = {0};
+  const hsad_device_kernel_t *kern[MAXK];
+  const char *kname[MAXK];
+  gbuf_t bufs[MAXB];
+  uint32_t nk = 0, nb = 0, nn = 0, nlanes = 0;
+  hsad_queue_t *queues[HSAD_GRAPH_MAX_LANES] = {0};
+  hsad_graph_t *g = NULL;
+  hsad_graph_exec_t *x = NULL;
+  const char *nname[MAXN];
+  uint64_t *tsub = NULL, *twait = NULL;
+  if (!root) GFAIL("%s: %s\n", file, json_util_get_last_err());
+  GCHECK(hsad_runtime_open(&rt));
+  hsad_device_t *dev;
+  GCHECK(hsad_device_get(rt, devi, &dev));
+  json_object *jk, *jb, *jn, *jc, *v;
+  if (!json_object_object_get_ex(root, "kernels", &jk) || !json_object_is_type(jk, json_type_object))
+    GFAIL("%s: field \"kernels\": missing or not an object\n", file);
+  json_object_object_foreach(jk, kn, kv) {
+    if (nk == MAXK) GFAIL("kernel %s: more than %d kernels\n", kn, MAXK);
+    json_object *sym, *path;
+    if (!json_object_object_get_ex(kv, "kernel", &sym) || !json_object_is_type(sym, json_type_string))
+      GFAIL("kernel %s: field \"kernel\": missing or not a string\n", kn);
+    char pbuf[4096];
+    if (json_object_object_get_ex(kv, "code_object", &path)) {
+      GCHECK(hsad_program_load_file(dev, rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf), &progs[nk]));
+    } else if (json_object_object_get_ex(kv, "source", &path)) {
+      size_t n = 0;
+      const char *sp = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
+      char *src = slurp(sp, &n), *log = NULL;
+      if (!src) GFAIL("kernel %s: field \"source\": %s: %s\n", kn, sp, strerror(errno));
+      hsad_compile_options_t o = {.target = hsad_device_info(dev)->isa_name, .opt_level = 2};
+      void *elf = NULL;
+      size_t es = 0;
+      hsad_status_t s = hsad_codeobj_compile(src, n, sp, &o, &elf, &es, &log);
+      free(src);
+      free(log);
+      if (s) GFAIL("kernel %s: field \"source\": %s: %s\n", kn, hsad_status_name(s), hsad_last_error());
+      s = hsad_program_load_memory(dev, elf, es, sp, &progs[nk]);
+      free(elf);
+      GCHECK(s);
+    } else {
+      GFAIL("kernel %s: field \"code_object\" or \"source\" missing\n", kn);
+    }
+    hsad_status_t s = hsad_program_kernel(progs[nk], json_object_get_string(sym), &kern[nk]);
+    if (s) GFAIL("kernel %s: field \"kernel\": %s\n", kn, hsad_last_error());
+    kname[nk++] = kn;
+  }
+  if (json_object_object_get_ex(root, "buffers", &jb)) {
+    json_object_object_foreach(jb, bn, bv) {
+      if (nb == MAXB) GFAIL("buffer %s: more than %d buffers\n", bn, MAXB);
+      gbuf_t *b = &bufs[nb];
+      b->name = bn;
+      json_object *t, *c, *in;
+      int ti;
+      if (!json_object_object_get_ex(bv, "type", &t) || (ti = type_index(json_object_get_string(t))) < 0)
+        GFAIL("buffer %s: field \"type\": missing or not one of i32 u32 i64 u64 f32 f64\n", bn);
+      if (!json_object_object_get_ex(bv, "count", &c) || json_object_get_int64(c) <= 0)
+        GFAIL("buffer %s: field \"count\": missing or not a positive integer\n", bn);
+      b->f = ti;
+      b->esize = ssize[ti];
+      b->count = (uint64_t)json_object_get_int64(c);
+      GCHECK(hsad_buffer_alloc(dev, b->count * b->esize, &b->ptr));
+      const char *init = json_object_object_get_ex(bv, "init", &in) ? json_object_get_string(in) : "zeros";
+      for (uint64_t i = 0; i < b->count; i++) {
+        double dv = 0;
+        if (!strcmp(init, "iota")) dv = (double)i;
+        else if (!strncmp(init, "const=", 6)) dv = strtod(init + 6, NULL);
+        else if (strcmp(init, "zeros"))
+          GFAIL("buffer %s: field \"init\": '%s' is not zeros, iota or const=V\n", bn, init);
+        put_value(ti, dv, (int64_t)dv, (uint8_t *)b->ptr + i * b->esize);
+      }
+      nb++;
+    }
+  }
+  if (!json_object_object_get_ex(root, "nodes", &jn) || !json_object_is_type(jn, json_type_array))
+    GFAIL("%s: field \"nodes\": missing or not an array\n", file);
+  GCHECK(hsad_graph_create(0, &g));
+  nn = (uint32_t)json_object_array_length(jn);
+  if (nn > MAXN) GFAIL("%s: field \"nodes\": more than %d nodes\n", file, MAXN);
+  static uint8_t vals[MAXN][MAXA][8];
+  for (uint32_t i = 0; i < nn; i++) {
+    json_object *nd = json_object_array_get_idx(jn, i);
+    char nm[32];
+    snprintf(nm, sizeof nm, "#%u", i);
+    nname[i] = json_object_object_get_ex(nd, "name", &v) ? json_object_get_string(v) : strdup(nm);
+    const char *N = nname[i];
+    if (!json_object_object_get_ex(nd, "kernel", &v)) GFAIL("node %s: field \"kernel\": missing\n", N);
+    uint32_t ki = 0;
+    while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
+    if (ki == nk) GFAIL("node %s: field \"kernel\": no kernel '%s'\n", N, json_object_get_string(v));
+    uint32_t lane = json_object_object_get_ex(nd, "lane", &v) ? (uint32_t)json_object_get_int(v) : 0;
+    if (lane >= HSAD_GRAPH_MAX_LANES) GFAIL("node %s: field \"lane\": %u not below %d\n", N, lane, HSAD_GRAPH_MAX_LANES);
+    if (lane + 1 > nlanes) nlanes = lane + 1;
+    hsad_launch_t l = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}};
+    json_object *gr;
+    if (!json_object_object_get_ex(nd, "grid", &gr) || !json_object_is_type(gr, json_type_array) ||
+        json_object_array_length(gr) < 1 || json_object_array_length(gr) > 3)
+      GFAIL("node %s: field \"grid\": missing or not an array of 1-3 sizes\n", N);
+    l.dims = (uint32_t)json_object_array_length(gr);
+    for (uint32_t d = 0; d < l.dims; d++) l.grid[d] = (uint32_t)json_object_get_int64(json_object_array_get_idx(gr, d));
+    if (json_object_object_get_ex(nd, "block", &gr)) {
+      if (!json_object_is_type(gr, json_type_array) || json_object_array_length(gr) != l.dims)
+        GFAIL("node %s: field \"block\": not an array of %u sizes\n", N, l.dims);
+      for (uint32_t d = 0; d < l.dims; d++) l.block[d] = (uint32_t)json_object_get_int64(json_object_array_get_idx(gr, d));
+    } else {
+      l.block[0] = l.grid[0] < 64 ? l.grid[0] : 64;
+    }
+    hsad_karg_t args[MAXA];
+    json_object *ja;
+    uint32_t na = json_object_object_get_ex(nd, "args", &ja) ? (uint32_t)json_object_array_length(ja) : 0;
+    if (na > MAXA) GFAIL("node %s: field \"args\": more than %d arguments\n", N, MAXA);
+    for (uint32_t a = 0; a < na; a++) {
+      json_object *av = json_object_array_get_idx(ja, a);
+      if (json_object_is_type(av, json_type_string)) {
+        uint32_t bi = 0;
+        while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(av))) bi++;
+        if (bi == nb) GFAIL("node %s: field \"args\"[%u]: no buffer '%s'\n", N, a, json_object_get_string(av));
+        args[a] = HSAD_KARG_PTR(bufs[bi].ptr);
+        continue;
+      }
+      int ti = -1;
+      json_object *sv = NULL;
+      if (json_object_is_type(av, json_type_object)) {
+        json_object_object_foreach(av, tk, tv) { ti = type_index(tk); sv = tv; }
+      }
+      if (ti < 0 || !sv)
+        GFAIL("node %s: field \"args\"[%u]: neither a buffer name nor {\"TYPE\": VALUE}\n", N, a);
+      put_value(ti, json_object_get_double(sv), json_object_get_int64(sv), vals[i][a]);
+      args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = ssize[ti], .bytes = vals[i][a]};
+    }
+    l.args = args;
+    l.arg_count = na;
+    uint32_t deps[MAXN], nd_ = 0;
+    json_object *jd;
+    if (json_object_object_get_ex(nd, "deps", &jd)) {
+      for (size_t d = 0; d < json_object_array_length(jd); d++) {
+        const char *dn = json_object_get_string(json_object_array_get_idx(jd, d));
+        uint32_t j = 0;
+        while (j < i && strcmp(nname[j], dn ? dn : "")) j++;
+        if (j == i) GFAIL("node %s: field \"deps\"[%zu]: no earlier node '%s'\n", N, d, dn ? dn : "");
+        deps[nd_++] = j;
+      }
+    }
+    GCHECK(hsad_graph_add_kernel(g, N, lane, kern[ki], &l, deps, nd_, NULL));
+  }
+  for (uint32_t i = 0; i < nlanes; i++) {
+    hsad_queue_options_t qo = {0};
+    GCHECK(hsad_queue_create(dev, &qo, &queues[i]));
+  }
+  GCHECK(hsad_graph_instantiate(g, queues, nlanes, &x));
+  uint32_t nq = hsad_graph_exec_queue_count(x);
+  hsad_completion_t done[HSAD_GRAPH_MAX_LANES];
+  hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_NONE;
+  tsub = malloc(launches * sizeof *tsub);
+  twait = malloc(launches * sizeof *twait);
+  if (!tsub || !twait) GFAIL("out of memory\n");
+  for (uint32_t r = 0; r < launches; r++) {
+    uint64_t t0 = hsad_now_ns();
+    GCHECK(hsad_graph_launch(x, sequential ? HSAD_GRAPH_SEQUENTIAL : 0, t0 + 10000000000ull, done, &why));
+    uint64_t t1 = hsad_now_ns();
+    GCHECK(hsad_completion_wait_all(done, nq, t1 + 10000000000ull));
+    tsub[r] = t1 - t0;
+    twait[r] = hsad_now_ns() - t0;
+  }
+  qsort(tsub, launches, sizeof *tsub, cmp_u64);
+  qsort(twait, launches, sizeof *twait, cmp_u64);
+  printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", file, nn, nq, launches,
+         hsad_graph_rollback_name(why));
+  for (uint32_t qi = 0; qi < nq && why == HSAD_GRAPH_ROLLBACK_NONE; qi++)
+    printf("  queue %u: %u packets, 1 doorbell per launch\n", qi, hsad_graph_exec_packet_count(x, qi));
+  printf("  host submit: median %.2f us (min %.2f); submit+wait: median %.2f us (min %.2f)\n",
+         tsub[launches / 2] / 1e3, tsub[0] / 1e3, twait[launches / 2] / 1e3, twait[0] / 1e3);
+  if (json_object_object_get_ex(root, "checks", &jc)) {
+    for (size_t c = 0; c < json_object_array_length(jc); c++) {
+      json_object *ck = json_object_array_get_idx(jc, c), *bname, *eq;
+      if (!json_object_object_get_ex(ck, "buffer", &bname))
+        GFAIL("checks[%zu]: field \"buffer\": missing\n", c);
+      uint32_t bi = 0;
+      while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(bname))) bi++;
+      if (bi == nb) GFAIL("checks[%zu]: field \"buffer\": no buffer '%s'\n", c, json_object_get_string(bname));
+      if (!json_object_object_get_ex(ck, "equals", &eq)) GFAIL("checks[%zu]: field \"equals\": missing\n", c);
+      bool arr = json_object_is_type(eq, json_type_array);
+      uint64_t n = arr ? json_object_array_length(eq) : bufs[bi].count;
+      if (n > bufs[bi].count) n = bufs[bi].count;
+      for (uint64_t i = 0; i < n; i++) {
+        json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
+        uint8_t want[8] = {0}, *got = (uint8_t *)bufs[bi].ptr + i * bufs[bi].esize;
+        put_value(bufs[bi].f, json_object_get_double(ev), json_object_get_int64(ev), want);
+        if (memcmp(want, got, bufs[bi].esize)) {
+          double gv;
+          switch (bufs[bi].f) {
+          case 0: gv = *(int32_t *)got; break;
+          case 1: gv = *(uint32_t *)got; break;
+          case 2: gv = (double)*(int64_t *)got; break;
+          case 3: gv = (double)*(uint64_t *)got; break;
+          case 4: gv = *(float *)got; break;
+          default: gv = *(double *)got; break;
+          }
+          GFAIL("checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s (after %u "
+                "launches)\n", c, bufs[bi].name, (unsigned long long)i, gv,
+                json_object_to_json_string(ev), launches);
+        }
+      }
+      printf("  check %s: %llu elements OK\n", bufs[bi].name, (unsigned long long)n);
+    }
+  }
+  rc = 0;
+out:
+  free(tsub);
+  free(twait);
+  hsad_graph_exec_destroy(x);
+  hsad_graph_destroy(g);
+  for (uint32_t i = 0; i < nlanes; i++) hsad_queue_destroy(queues[i]);
+  for (uint32_t i = 0; i < nb; i++) hsad_buffer_free(bufs[i].ptr);
+  for (uint32_t i = 0; i < nk; i++) hsad_program_destroy(progs[i]);
+  if (rt) hsad_runtime_close(rt);
+  if (root) json_object_put(root);
+  return rc;
+}
