@@ -450,7 +450,8 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                              const void *src, size_t size, const hsa_signal_t *deps,
                              uint32_t dep_count, hsa_signal_t completion,
                              const hsad_copy_options_t *options,
-                             hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns) {
+                             hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns,
+                             bool check_only) {
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if ((s = check_deps(what, deps, dep_count))) return s;
@@ -460,7 +461,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   if ((s = opts_check(what, &o))) return s;
   if (size == 0) {
     if (out_strategy) *out_strategy = HSAD_COPY_DIRECT;
-    return after_deps(deps, dep_count, completion);
+    return check_only ? HSAD_OK : after_deps(deps, dep_count, completion);
   }
   if (!dst || !src)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", what, !dst ? "dst" : "src");
@@ -484,6 +485,11 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   hsa_agent_t dst_agent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu;
   hsa_agent_t src_agent = sr.device_mem ? mem_st.gpu_agents[sr.owner]
                                         : (d.device_mem ? cpu : mem_st.gpu_agents[bd]);
+  if (check_only) {
+    if (out_strategy)
+      *out_strategy = d.pageable || sr.pageable ? hsad_copy_strategy_for(&o, size) : HSAD_COPY_DIRECT;
+    return HSAD_OK;
+  }
   if (!d.pageable && !sr.pageable) {
     if (out_strategy) *out_strategy = HSAD_COPY_DIRECT;
     hsa_status_t st = mem_rocr.hsa_amd_memory_async_copy(d.gpu_p, dst_agent, sr.gpu_p, src_agent,
@@ -614,7 +620,7 @@ hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const 
                                         const hsad_copy_options_t *options,
                                         hsad_copy_strategy_t *out_strategy) {
   return mem_copy_start("hsad_memcpy_async_signals", device, dst, src, size, deps, dep_count,
-                        completion, options, out_strategy, 0);
+                        completion, options, out_strategy, 0, false);
 }
 
 /* ---- fills ------------------------------------------------------------------------------- */
@@ -629,7 +635,7 @@ static bool fill_done(hsa_signal_value_t v, void *arg) {
 hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t pattern, uint32_t width, size_t count,
                              const hsa_signal_t *deps, uint32_t dep_count,
-                             hsa_signal_t completion) {
+                             hsa_signal_t completion, bool check_only) {
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if ((s = check_deps(what, deps, dep_count))) return s;
@@ -641,7 +647,7 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
     return hsad_fail(HSAD_ERR_RANGE, "%s: %zu elements of %u bytes overflow size_t", what, count,
                      width);
   size_t size = count * width;
-  if (size == 0) return after_deps(deps, dep_count, completion);
+  if (size == 0) return check_only ? HSAD_OK : after_deps(deps, dep_count, completion);
   if (!dst) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dst is NULL", what);
   mem_side_t d;
   if ((s = side_classify(what, "destination", dst, size, &d))) return s;
@@ -650,6 +656,7 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                      "fill it with memset, or register it (hsad_mem_register)", what, dst);
   uint32_t bd = d.device_mem ? d.owner : mem_device_index(device);
   if ((s = side_access(what, "destination", &d, bd))) return s;
+  if (check_only) return HSAD_OK;
   hsad_host_pool_t *pool = NULL;
   if ((s = hsad_host_pool_get(device, &pool))) return s;
   size_t blk = size < ((size_t)1 << 20) ? size : ((size_t)1 << 20); /* multiple of width */
@@ -703,7 +710,7 @@ hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32
                                         uint32_t width, size_t count, const hsa_signal_t *deps,
                                         uint32_t dep_count, hsa_signal_t completion) {
   return mem_fill_start("hsad_memset_async_signals", device, dst, pattern, width, count, deps,
-                        dep_count, completion);
+                        dep_count, completion, false);
 }
 
 /* ---- synchronous forms ----------------------------------------------------------------- */
@@ -715,7 +722,7 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL,
-                     deadline_ns ? deadline_ns : 1);
+                     deadline_ns ? deadline_ns : 1, false);
   if (!s && !sig_wait_zero(sig, deadline_ns))
     s = hsad_fail(HSAD_ERR_TIMEOUT, "hsad_memcpy: %zu bytes not copied by the deadline: the copy "
                   "goes on in the background", size);
@@ -747,7 +754,7 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
   }
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
-  s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig);
+  s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig, false);
   if (!s && !sig_wait_zero(sig, deadline_ns))
     s = hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline (goes on in the "
                   "background)", what);

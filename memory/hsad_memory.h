@@ -276,6 +276,32 @@ enum { HSAD_COPY_MAX_DEPS = 64, HSAD_COPY_MAX_BUFFERS = 8 };
  * PIPELINED (or options->force). */
 hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, size_t size);
 
+/* Asynchronous copy ordered after `deps` (completions of dispatches, barriers, copies or
+ * graphs, on any queue of any device; empty and reached ones are satisfied), returning
+ * *out_completion, a point on the timeline of the device's copy queue that is reached once the
+ * bytes are at dst (staging blocks back in the pool, pinned ranges unpinned). Order work after
+ * it with hsad_queue_barrier(queue, out_completion, 1, ...) or pass it to the next copy.
+ * How it is done (see copy_async.c): the dependencies and the copy's own HSA completion
+ * signal are bridged with hsad_queue_barrier_signals on a copy queue the library creates per
+ * device (256 packets), so dispatch queues are never held by a copy. A zero-byte copy is one
+ * barrier: it completes in order with its dependencies. deadline_ns bounds the wait for room
+ * in the copy queue. Every check of hsad_memcpy_async_signals runs first (same codes and
+ * messages, named "hsad_memcpy_async"): a refused copy submits nothing. Errors also:
+ * HSAD_ERR_INVALID_ARGUMENT (out_completion NULL, deps NULL with dep_count > 0, dep_count above
+ * HSAD_COPY_MAX_DEPS), those of hsad_queue_create / hsad_queue_barrier_signals (queue error,
+ * HSAD_ERR_TIMEOUT: nothing submitted). Returns once the first chunk is staged. Thread-safe. */
+hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *src, size_t size,
+                                const hsad_completion_t *deps, uint32_t dep_count,
+                                const hsad_copy_options_t *options, uint64_t deadline_ns,
+                                hsad_completion_t *out_completion);
+
+/* Asynchronous fill ordered after `deps`, as hsad_memcpy_async (checks and pattern as
+ * hsad_memset_async_signals, messages named "hsad_memset_async"). Thread-safe. */
+hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t pattern,
+                                uint32_t width, size_t count, const hsad_completion_t *deps,
+                                uint32_t dep_count, uint64_t deadline_ns,
+                                hsad_completion_t *out_completion);
+
 /* Asynchronous copy on HSA signals (for callers that use ROCr signals themselves): starts
  * once every `deps` signal is 0 (ROCr's dep_signals rule), and decrements `completion` by one
  * when the bytes are at dst (after staging blocks went back and pinned ranges were unpinned).

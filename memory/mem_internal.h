@@ -125,6 +125,9 @@ hsad_status_t mem_access_agents(const char *what, hsad_device_t *device,
 void mem_pools_reset(bool release_cached);
 /* Copies: destroy the internal signals (release: ROCr still up) (mem_st.lock held). */
 void mem_copy_close(void);
+/* Completion-based copies: forget the copy queues (the runtime destroys them) and the signals
+ * awaiting reclaim (destroyed with the rest) (mem_st.lock held). */
+void mem_async_close(void);
 /* Looks ptr up in every pool of the current generation (no lock). Returns the pool and
  * block index of the block containing ptr, or NULL. */
 hsad_host_pool_t *mem_pool_find(const void *ptr, uint32_t *out_index);
@@ -136,11 +139,12 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                              const void *src, size_t size, const hsa_signal_t *deps,
                              uint32_t dep_count, hsa_signal_t completion,
                              const hsad_copy_options_t *options,
-                             hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns);
+                             hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns,
+                             bool check_only);
 hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t pattern, uint32_t width, size_t count,
                              const hsa_signal_t *deps, uint32_t dep_count,
-                             hsa_signal_t completion);
+                             hsa_signal_t completion, bool check_only);
 /* Registry reset on a new generation. */
 void mem_registry_reset(void);
 

@@ -127,8 +127,9 @@ static hsad_status_t state_refresh(hsad_runtime_t *rt, uint64_t gen) {
 static void mem_on_close(void *arg) {
   (void)arg;
   pthread_mutex_lock(&mem_st.lock);
+  mem_async_close(); /* gives its signals back to the free list ... */
+  mem_copy_close();  /* ... which is destroyed here */
   atomic_store_explicit(&mem_st.generation, 0, memory_order_release);
-  mem_copy_close();
   mem_pools_reset(true);
   mem_registry_reset();
   pthread_mutex_unlock(&mem_st.lock);

@@ -1,7 +1,8 @@
 /* test_memory_tsan.c - plain program (Criterion does not start under ThreadSanitizer):
  * 4 threads x N rounds (default 100; argv[1]) each allocating device memory and pool blocks,
  * copying pageable -> device -> pool block -> pageable through every strategy (staged,
- * pipelined, pinned, direct), filling, checking every byte and freeing, all at once on one GPU.
+ * pipelined, pinned, direct; the direct one with a completion on the shared copy queue),
+ * filling, checking every byte and freeing, all at once on one GPU.
  * Afterwards the pool's counters must add up (nothing in use, hits + misses = allocations).
  * Exit 0 on success, 1 with the reason on stderr. Built and run by `make memory-tsan`. */
 #include <pthread.h>
@@ -44,7 +45,9 @@ static void *worker(void *arg) {
     CK(hsad_host_pool_alloc(pool, n + 8, &blk));
     atomic_fetch_add_explicit(&pool_allocs, 1, memory_order_relaxed);
     CK(hsad_memcpy(dev, (uint8_t *)d + 1, src + 2, n, &o, deadline)); /* pageable -> device */
-    CK(hsad_memcpy(dev, blk, (uint8_t *)d + 1, n, &o, deadline));     /* direct D2H */
+    hsad_completion_t c;                                               /* direct D2H, async */
+    CK(hsad_memcpy_async(dev, blk, (uint8_t *)d + 1, n, NULL, 0, &o, deadline, &c));
+    CK(hsad_completion_wait(&c, deadline));
     CK(hsad_memcpy(dev, back + 3, blk, n, &o, deadline));             /* -> pageable */
     if (memcmp(back + 3, src + 2, n)) {
       fprintf(stderr, "thread %lu round %u: %zu bytes differ\n", (unsigned long)id, r, n);
