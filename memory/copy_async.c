@@ -30,9 +30,30 @@ static pending_t *pend;
 static size_t pend_head, pend_n, pend_cap;  /* ring */
 static uint64_t pend_gen;
 
-void mem_async_close(void) { /* mem_st.lock held; the runtime destroys the queues itself */
+/* Copy queues of a closed runtime: ROCr's side is gone with it, the host memory is freed by
+ * hsad_queue_destroy, which takes the runtime's lock and so cannot run in the close hook:
+ * later (next use of memory/, or at exit). */
+static hsad_queue_t *dead_q[4 * MEM_MAX_DEVICES];
+static uint32_t dead_n;
+
+void mem_async_reap(void) { /* no memory/ or runtime lock held */
   pthread_mutex_lock(&async_lock);
-  for (uint32_t i = 0; i < MEM_MAX_DEVICES; i++) atomic_store(&copy_q[i], NULL);
+  uint32_t n = dead_n;
+  hsad_queue_t *q[4 * MEM_MAX_DEVICES];
+  memcpy(q, dead_q, n * sizeof q[0]);
+  dead_n = 0;
+  pthread_mutex_unlock(&async_lock);
+  for (uint32_t i = 0; i < n; i++) hsad_queue_destroy(q[i]);
+}
+
+void mem_async_close(void) { /* mem_st.lock held, under the runtime's lock */
+  static bool at_exit;
+  if (!at_exit) at_exit = atexit(mem_async_reap) == 0;
+  pthread_mutex_lock(&async_lock);
+  for (uint32_t i = 0; i < MEM_MAX_DEVICES; i++) {
+    hsad_queue_t *q = atomic_exchange(&copy_q[i], NULL);
+    if (q && dead_n < 4 * MEM_MAX_DEVICES) dead_q[dead_n++] = q;
+  }
   for (size_t k = 0; k < pend_n; k++) {
     pending_t *p = &pend[(pend_head + k) % pend_cap];
     if (p->dep_sig.handle) mem_signal_give(p->dep_sig);

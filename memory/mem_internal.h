@@ -128,6 +128,8 @@ void mem_copy_close(void);
 /* Completion-based copies: forget the copy queues (the runtime destroys them) and the signals
  * awaiting reclaim (destroyed with the rest) (mem_st.lock held). */
 void mem_async_close(void);
+/* Frees the host memory of copy queues of a closed runtime (takes the runtime's lock). */
+void mem_async_reap(void);
 /* Looks ptr up in every pool of the current generation (no lock). Returns the pool and
  * block index of the block containing ptr, or NULL. */
 hsad_host_pool_t *mem_pool_find(const void *ptr, uint32_t *out_index);

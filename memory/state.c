@@ -143,6 +143,7 @@ hsad_status_t mem_ready_runtime(hsad_runtime_t *runtime, const char *what) {
                      "hsad_runtime_open)", what);
   /* acquire: pairs with the release in state_refresh, so the fields it wrote are visible */
   if (atomic_load_explicit(&mem_st.generation, memory_order_acquire) == gen) return HSAD_OK;
+  mem_async_reap(); /* copy queues of an earlier generation */
   /* outside mem_st.lock: the hook runs under the runtime's lock and takes mem_st.lock */
   static _Atomic int hooked;
   if (!atomic_load_explicit(&hooked, memory_order_acquire)) {
