@@ -506,7 +506,7 @@ order_done:
     for (uint32_t i = 0; i < n; i++) {
       const fu_node_t *x = &g->nodes[i];
       e->dep_off[i] = total;
-      memcpy(e->dep_ids + total, x->deps, x->ndeps * sizeof *x->deps);
+      if (x->ndeps) memcpy(e->dep_ids + total, x->deps, x->ndeps * sizeof *x->deps);
       total += x->ndeps;
       if (!x->kernel) continue;
       e->launches[i] = x->launch;
