@@ -139,7 +139,7 @@ submit_epoch(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image
 /* Steps 3-7 of a dispatch whose body and kernarg image are built: the hot path shared by
  * hsad_kernel_dispatch and hsad_prepared_dispatch. */
 static inline __attribute__((always_inline)) hsad_status_t
-submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
+submit_plain(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
              uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
              uint64_t *out_packet_id) {
   if (DQ_UNLIKELY(out_completion != NULL))
@@ -154,6 +154,30 @@ submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image
   dq_ring_doorbell(q, id);
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
+}
+
+/* Monitoring on (monitor.c): the same submit between two marks, then one record. */
+static __attribute__((noinline)) hsad_status_t
+submit_monitored(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image,
+                 uint32_t ksize, uint16_t header, uint64_t deadline_ns,
+                 hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  dq_mon_mark_t mark;
+  dq_monitor_begin(q, &mark);
+  uint64_t id;
+  hsad_status_t s = submit_plain(q, d, image, ksize, header, deadline_ns, out_completion, &id);
+  if (s) return s;
+  dq_monitor_end(q, d, id, &mark);
+  if (out_packet_id) *out_packet_id = id;
+  return HSAD_OK;
+}
+
+static inline __attribute__((always_inline)) hsad_status_t
+submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
+             uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
+             uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(q->monitor))
+    return submit_monitored(q, d, image, ksize, header, deadline_ns, out_completion, out_packet_id);
+  return submit_plain(q, d, image, ksize, header, deadline_ns, out_completion, out_packet_id);
 }
 
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,

@@ -83,6 +83,7 @@ struct hsad_queue {
   dq_epoch_entry_t *epochs;             /* 2 x size entries: epoch k -> its packet id */
   hsa_signal_t *ts_signals;             /* profiling: one timestamp signal per slot */
   _Atomic uint64_t *ts_ids;             /* profiling: packet id whose times slot i holds */
+  struct dq_monitor *monitor;           /* NULL: monitoring off (monitor.c) */
   /* written by producers / waiters / the error callback */
   _Alignas(64) _Atomic uint64_t retired; /* every packet id < retired has completed */
   _Atomic uint64_t retired_epoch;       /* the epoch `retired` was derived from */
@@ -148,6 +149,20 @@ void dq_timeline_fini(hsad_queue_t *q);
 uint64_t dq_retire(hsad_queue_t *q);
 /* The error callback's part: remember the reached epoch, release every waiter. */
 void dq_timeline_fault(hsad_queue_t *q);
+
+/* ---- monitor.c ---- */
+/* Taken before a monitored submit: the queue's scratch and the submit start time. */
+typedef struct dq_mon_mark {
+  uint64_t t0, scratch;
+  uint32_t lane;
+} dq_mon_mark_t;
+void dq_monitor_begin(hsad_queue_t *q, dq_mon_mark_t *mark);
+/* Records packet `id` (body d) in q->monitor's ring; never waits (a full ring drops it). */
+void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
+                    const dq_mon_mark_t *mark);
+/* Queue creation / destruction: process-wide monitoring; alerts of the records left, free. */
+void dq_monitor_queue_created(hsad_queue_t *q);
+void dq_monitor_fini(hsad_queue_t *q);
 
 /* ---- launch_check.c ---- */
 /* The per-thread result of checking and building one launch. */

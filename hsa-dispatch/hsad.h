@@ -235,5 +235,6 @@ const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kerne
 #endif
 
 #include "hsa-dispatch/hsad_queue.h"
+#include "hsa-dispatch/hsad_monitor.h"
 
 #endif /* HSAD_H */

@@ -1,7 +1,11 @@
 # hsa-dispatch: runtime, devices, programs, queues and the AQL dispatch path (libhsad).
 HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queue.c hsa-dispatch/rocr.c \
-  hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c hsa-dispatch/submit.c
-HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h hsa-dispatch/hsad_submit.h
+  hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c hsa-dispatch/submit.c \
+  hsa-dispatch/monitor.c hsa-dispatch/trace.c
+HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h hsa-dispatch/hsad_submit.h \
+  hsa-dispatch/hsad_monitor.h
+# trace export (trace.c) writes JSON with json-c
+HSAD_LIB_LIBS += -ljson-c
 
 # ---- tests: tests/test_dispatch*.c, one Criterion binary each ----
 DQ_FIXDIR   := $(TESTDIR)/dispatch
@@ -42,3 +46,16 @@ dispatch-tsan: all
 	LD_LIBRARY_PATH=$(DQ_TSAN_BUILD)/lib/hsad/kfd-emu \
 	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so \
 	  $(DQ_TSAN_BUILD)/tsan/test_dispatch_tsan $(DQ_TSAN_COUNT)
+
+# ---- tests/test_monitor.c: monitoring records, alerts and trace export ----
+MON_FIXTURE := $(TESTDIR)/monitor/monitor-v5.hsaco
+MON_TEST    := $(TESTDIR)/test_monitor
+TEST_BINS   += $(MON_TEST)
+$(MON_FIXTURE): tests/data/monitor/monitor.s
+	@mkdir -p $(@D)
+	$(CLANG) -B/usr/lib/llvm-15/bin -x assembler -target amdgcn-amd-amdhsa -mcpu=gfx90a \
+	  -mcode-object-version=5 $< -o $@
+$(MON_TEST): tests/test_monitor.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(MON_FIXTURE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' $< -o $@ $(LDFLAGS) \
+	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm

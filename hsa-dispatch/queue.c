@@ -136,6 +136,7 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   q->uid = dq_next_uid();
   q->max_private = di->max_private_per_work_item;
   q->lds_bytes = di->lds_bytes;
+  dq_monitor_queue_created(q);
   pthread_mutex_lock(&hsad_rt.lock);
   q->next = hsad_rt.queues;
   hsad_rt.queues = q;
@@ -155,6 +156,7 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
 
 static void queue_free(hsad_queue_t *q, bool live) {
   if (live) {
+    dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
     hsad_rocr.hsa_amd_memory_pool_free(q->kernargs);
     dq_timeline_fini(q);
@@ -179,6 +181,7 @@ void hsad_queue_destroy(hsad_queue_t *q) {
 void dq_queues_close_all(void) {
   for (hsad_queue_t *q = hsad_rt.queues; q; q = q->next) {
     atomic_store(&q->error, HSAD_ERR_CLOSED);
+    dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
     hsad_rocr.hsa_amd_memory_pool_free(q->kernargs);
     dq_timeline_fini(q);

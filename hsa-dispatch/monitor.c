@@ -1,0 +1,518 @@
+/* monitor.c - per-dispatch records, alerts (hsad_monitor.h). The submit path calls
+ * dq_monitor_begin/dq_monitor_end only when q->monitor is set (dispatch.c). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "hsa-dispatch/dispatch_internal.h"
+
+#define MON_TABLE (2 * HSAD_MONITOR_KERNELS) /* open addressing, at most half full */
+
+/* What the monitor knows of one (kernel object, workgroup size, group segment size): written
+ * once under the monitor's lock, then published by a release store of `used`. */
+typedef struct mon_kernel {
+  _Atomic uint32_t used;
+  uint64_t kernel_object;
+  uint32_t workgroup, lds;
+  char *name;
+  uint32_t vgpr, agpr, sgpr, vspill, sspill;
+  uint32_t waves_per_simd, occupancy_percent;
+} mon_kernel_t;
+
+/* One ring cell (Vyukov's bounded queue): seq == pos: free for the producer of pos;
+ * seq == pos + 1: holds the record of pos; the drainer frees it with seq = pos + capacity.
+ * Producers claim pos with a CAS on tail (relaxed: the cell's seq acquire/release orders the
+ * contents). */
+typedef struct mon_cell {
+  _Atomic uint64_t seq;
+  uint64_t packet_id;
+  const mon_kernel_t *kernel;
+  uint64_t kernel_object;
+  uint16_t dims, workgroup[3];
+  uint32_t grid[3];
+  uint32_t private_segment_size, group_segment_size;
+  uint32_t lane_before, thread_id;
+  uint64_t scratch_before;
+  uint64_t t0, t1;
+} mon_cell_t;
+
+struct dq_monitor {
+  hsad_monitor_options_t opt;
+  uint32_t capacity;
+  mon_cell_t *cells;
+  int64_t clock_offset;                 /* ROCr timestamp ns - hsad_now_ns */
+  _Alignas(64) _Atomic uint64_t tail;   /* next position producers claim */
+  _Atomic uint64_t dropped;             /* records lost to a full ring (total) */
+  _Alignas(64) uint64_t head;           /* next position the drainer reads */
+  uint64_t dropped_reported;
+  pthread_mutex_t lock;                 /* kernel table inserts */
+  uint32_t kernel_count;
+  mon_kernel_t kernels[MON_TABLE];
+};
+
+static const char mon_unknown[] = "?";
+
+/* ---- alerts: once per (kernel name, reason) for the process ---- */
+
+typedef struct mon_raised {
+  char *kernel;
+  hsad_alert_reason_t reason;
+} mon_raised_t;
+
+static pthread_mutex_t mon_alert_lock = PTHREAD_MUTEX_INITIALIZER;
+static mon_raised_t *mon_raised;
+static size_t mon_raised_count, mon_raised_cap;
+
+const char *hsad_alert_reason_name(hsad_alert_reason_t reason) {
+  switch (reason) {
+  case HSAD_ALERT_SPILL_RATIO: return "spill-ratio";
+  case HSAD_ALERT_LOW_OCCUPANCY: return "low-occupancy";
+  case HSAD_ALERT_SCRATCH_LIMIT: return "scratch-limit";
+  case HSAD_ALERT_SCRATCH_GROWTH: return "scratch-growth";
+  }
+  return "unknown";
+}
+
+/* True the first time (kernel, reason) is seen (remembered then). */
+static bool alert_first(const char *kernel, hsad_alert_reason_t reason) {
+  bool first = true;
+  pthread_mutex_lock(&mon_alert_lock);
+  for (size_t i = 0; i < mon_raised_count && first; i++)
+    if (mon_raised[i].reason == reason && !strcmp(mon_raised[i].kernel, kernel)) first = false;
+  if (first) {
+    if (mon_raised_count == mon_raised_cap) {
+      size_t cap = mon_raised_cap ? 2 * mon_raised_cap : 16;
+      mon_raised_t *n = realloc(mon_raised, cap * sizeof *n);
+      if (n) mon_raised = n, mon_raised_cap = cap;
+    }
+    char *copy = mon_raised_count < mon_raised_cap ? strdup(kernel) : NULL;
+    if (copy) mon_raised[mon_raised_count++] = (mon_raised_t){copy, reason};
+    /* out of memory: the alert is delivered, and may be delivered again later */
+  }
+  pthread_mutex_unlock(&mon_alert_lock);
+  return first;
+}
+
+void hsad_monitor_alerts_reset(void) {
+  pthread_mutex_lock(&mon_alert_lock);
+  for (size_t i = 0; i < mon_raised_count; i++) free(mon_raised[i].kernel);
+  free(mon_raised);
+  mon_raised = NULL;
+  mon_raised_count = mon_raised_cap = 0;
+  pthread_mutex_unlock(&mon_alert_lock);
+}
+
+static void alert(const struct dq_monitor *m, hsad_queue_t *q, hsad_alert_reason_t reason,
+                  const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
+                  const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+static void alert(const struct dq_monitor *m, hsad_queue_t *q, hsad_alert_reason_t reason,
+                  const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
+                  const char *fmt, ...) {
+  if (m->opt.no_alerts || !alert_first(kernel, reason)) return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  hsad_monitor_alert_t a = {.reason = reason, .kernel = kernel, .queue = q,
+                            .packet_id = packet_id, .value = value, .threshold = threshold,
+                            .message = msg};
+  if (m->opt.alert)
+    m->opt.alert(&a, m->opt.alert_user);
+  else
+    fprintf(stderr, "hsad: alert %s: %s\n", hsad_alert_reason_name(reason), msg);
+}
+
+/* ---- the kernel table ---- */
+
+static uint32_t kernel_hash(uint64_t ko, uint32_t wg, uint32_t lds) {
+  uint64_t h = ko * 0x9E3779B97F4A7C15ull ^ ((uint64_t)wg << 32 | lds) * 0xC2B2AE3D27D4EB4Full;
+  return (uint32_t)(h >> 40) & (MON_TABLE - 1);
+}
+
+static bool kernel_is(const mon_kernel_t *e, uint64_t ko, uint32_t wg, uint32_t lds) {
+  return e->kernel_object == ko && e->workgroup == wg && e->lds == lds;
+}
+
+/* The device kernel whose descriptor is at `ko` (runtime lock held). */
+static const hsad_device_kernel_t *kernel_by_object(uint64_t ko) {
+  for (const hsad_program_t *p = hsad_rt.programs; p; p = p->next)
+    for (uint32_t i = 0; !p->dead && i < p->kernel_count; i++)
+      if (p->kernels[i].desc.kernel_object == ko) return &p->kernels[i];
+  return NULL;
+}
+
+/* Fills a new entry (monitor lock held). False: kernel unknown or out of memory. */
+static bool kernel_describe(mon_kernel_t *e, uint64_t ko, uint32_t wg, uint32_t lds,
+                            hsad_pressure_row_t *row, bool *has_row) {
+  *has_row = false;
+  pthread_mutex_lock(&hsad_rt.lock);
+  const hsad_device_kernel_t *k = kernel_by_object(ko);
+  if (k) {
+    e->name = strdup(k->desc.name);
+    uint32_t fixed = k->desc.group_segment_fixed_size;
+    const hsad_kernel_t *ck = k->desc.codeobj_kernel;
+    if (ck && hsad_kernel_pressure_at(ck, NULL, wg, lds > fixed ? lds - fixed : 0, row) == HSAD_OK)
+      *has_row = true;
+  }
+  pthread_mutex_unlock(&hsad_rt.lock);
+  if (!k || !e->name) return false;
+  if (*has_row) {
+    e->vgpr = row->vgpr_count;
+    e->agpr = row->agpr_count;
+    e->sgpr = row->sgpr_count;
+    e->vspill = row->vgpr_spill_count;
+    e->sspill = row->sgpr_spill_count;
+    e->waves_per_simd = row->occupancy.waves_per_simd;
+    e->occupancy_percent = row->best_work_items_per_cu
+                               ? (uint32_t)((uint64_t)row->work_items_per_cu * 100 /
+                                            row->best_work_items_per_cu)
+                               : 0;
+  }
+  return true;
+}
+
+/* Spill and occupancy alerts of a newly described entry (no lock held). */
+static void kernel_alerts(const struct dq_monitor *m, hsad_queue_t *q, const mon_kernel_t *e,
+                          const hsad_pressure_row_t *row, uint64_t packet_id) {
+  uint64_t regs = (uint64_t)e->vgpr + e->agpr + e->sgpr;
+  uint64_t spills = (uint64_t)e->vspill + e->sspill;
+  uint32_t sp = m->opt.spill_ratio_percent;
+  if (spills && spills * 100 > sp * regs)
+    alert(m, q, HSAD_ALERT_SPILL_RATIO, e->name, packet_id, regs ? spills * 100 / regs : 100, sp,
+          "kernel %s: %llu spilled registers (%u VGPR + %u SGPR) are %llu%% of its %llu registers "
+          "(%u VGPR + %u AGPR + %u SGPR), above the %u%% threshold",
+          e->name, (unsigned long long)spills, e->vspill, e->sspill,
+          (unsigned long long)(regs ? spills * 100 / regs : 100), (unsigned long long)regs, e->vgpr,
+          e->agpr, e->sgpr, sp);
+  uint32_t op = m->opt.occupancy_percent;
+  if (row->best_work_items_per_cu &&
+      (uint64_t)row->work_items_per_cu * 100 < (uint64_t)op * row->best_work_items_per_cu)
+    alert(m, q, HSAD_ALERT_LOW_OCCUPANCY, e->name, packet_id, e->occupancy_percent, op,
+          "kernel %s at workgroup size %u: %u resident work-items per CU, %u%% of the %u at its "
+          "best workgroup size %u, below the %u%% threshold (limited by %s)",
+          e->name, e->workgroup, row->work_items_per_cu, e->occupancy_percent,
+          row->best_work_items_per_cu, row->best_workgroup_size, op,
+          hsad_occ_limiter_name(row->occupancy.limiter));
+}
+
+/* The entry of (ko, wg, lds): lock-free when known; else described under the monitor's lock
+ * (first dispatch only), NULL when the table is full or the kernel unknown. */
+static const mon_kernel_t *kernel_get(struct dq_monitor *m, hsad_queue_t *q, uint64_t ko,
+                                      uint32_t wg, uint32_t lds, uint64_t packet_id) {
+  uint32_t h = kernel_hash(ko, wg, lds);
+  for (uint32_t i = 0; i < MON_TABLE; i++) {
+    const mon_kernel_t *e = &m->kernels[(h + i) & (MON_TABLE - 1)];
+    if (!atomic_load_explicit(&e->used, memory_order_acquire)) break; /* pairs with release */
+    if (kernel_is(e, ko, wg, lds)) return e;
+  }
+  pthread_mutex_lock(&m->lock);
+  mon_kernel_t *e = NULL;
+  for (uint32_t i = 0; i < MON_TABLE; i++) {
+    mon_kernel_t *c = &m->kernels[(h + i) & (MON_TABLE - 1)];
+    if (!atomic_load_explicit(&c->used, memory_order_relaxed)) { e = c; break; }
+    if (kernel_is(c, ko, wg, lds)) {
+      pthread_mutex_unlock(&m->lock);
+      return c;
+    }
+  }
+  hsad_pressure_row_t row;
+  bool has_row = false;
+  if (e && m->kernel_count < HSAD_MONITOR_KERNELS) {
+    e->kernel_object = ko;
+    e->workgroup = wg;
+    e->lds = lds;
+    if (kernel_describe(e, ko, wg, lds, &row, &has_row)) {
+      m->kernel_count++;
+      atomic_store_explicit(&e->used, 1, memory_order_release);
+    } else {
+      memset((char *)e + sizeof e->used, 0, sizeof *e - sizeof e->used);
+      e = NULL;
+    }
+  } else {
+    e = NULL;
+  }
+  pthread_mutex_unlock(&m->lock);
+  if (e && has_row) kernel_alerts(m, q, e, &row, packet_id);
+  return e;
+}
+
+/* ---- the submit side ---- */
+
+static _Thread_local uint32_t mon_tid;
+
+static uint64_t queue_scratch(const hsad_queue_t *q) {
+  return __atomic_load_n(&q->amd->scratch_backing_memory_byte_size, __ATOMIC_RELAXED);
+}
+
+void dq_monitor_begin(hsad_queue_t *q, dq_mon_mark_t *mark) {
+  mark->scratch = queue_scratch(q);
+  mark->lane = __atomic_load_n(&q->amd->scratch_wave64_lane_byte_size, __ATOMIC_RELAXED);
+  mark->t0 = hsad_now_ns();
+}
+
+void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
+                    const dq_mon_mark_t *mark) {
+  uint64_t t1 = hsad_now_ns();
+  struct dq_monitor *m = q->monitor;
+  uint32_t wg = (uint32_t)d->workgroup_size[0] * d->workgroup_size[1] * d->workgroup_size[2];
+  const mon_kernel_t *k = kernel_get(m, q, d->kernel_object, wg, d->group_segment_size, id);
+  if (!mon_tid) mon_tid = (uint32_t)syscall(SYS_gettid);
+  uint64_t pos = atomic_load_explicit(&m->tail, memory_order_relaxed);
+  mon_cell_t *c;
+  for (;;) {
+    c = &m->cells[pos & (m->capacity - 1)];
+    uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+    int64_t dif = (int64_t)(seq - pos);
+    if (dif == 0) {
+      if (atomic_compare_exchange_weak_explicit(&m->tail, &pos, pos + 1, memory_order_relaxed,
+                                                memory_order_relaxed))
+        break;
+    } else if (dif < 0) { /* full: never wait */
+      atomic_fetch_add_explicit(&m->dropped, 1, memory_order_relaxed);
+      return;
+    } else {
+      pos = atomic_load_explicit(&m->tail, memory_order_relaxed);
+    }
+  }
+  c->packet_id = id;
+  c->kernel = k;
+  c->kernel_object = d->kernel_object;
+  c->dims = d->dims;
+  memcpy(c->workgroup, d->workgroup_size, sizeof c->workgroup);
+  memcpy(c->grid, d->grid_size, sizeof c->grid);
+  c->private_segment_size = d->private_segment_size;
+  c->group_segment_size = d->group_segment_size;
+  c->lane_before = mark->lane;
+  c->thread_id = mon_tid;
+  c->scratch_before = mark->scratch;
+  c->t0 = mark->t0;
+  c->t1 = t1;
+  atomic_store_explicit(&c->seq, pos + 1, memory_order_release); /* pairs with the drainer */
+}
+
+/* ---- enable / disable ---- */
+
+static hsad_status_t check_options(const char *what, const hsad_monitor_options_t *o) {
+  if (o && o->capacity && ((o->capacity & (o->capacity - 1)) || o->capacity > (1u << 24)))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: capacity %u records: must be a power of two "
+                     "up to 16777216", what, o->capacity);
+  return HSAD_OK;
+}
+
+static hsad_monitor_options_t with_defaults(const hsad_monitor_options_t *o) {
+  hsad_monitor_options_t r = o ? *o : (hsad_monitor_options_t){0};
+  if (!r.capacity) r.capacity = 4096;
+  if (!r.spill_ratio_percent) r.spill_ratio_percent = 10;
+  if (!r.occupancy_percent) r.occupancy_percent = 50;
+  return r;
+}
+
+/* ROCr's system timestamp (ns) minus hsad_now_ns, from the closest of 3 bracketed reads. */
+static int64_t clock_offset(void) {
+  int64_t best = 0;
+  uint64_t best_gap = UINT64_MAX;
+  double scale = hsad_rt.timestamp_hz ? 1e9 / (double)hsad_rt.timestamp_hz : 1.0;
+  for (int i = 0; i < 3; i++) {
+    uint64_t ticks = 0;
+    uint64_t a = hsad_now_ns();
+    if (hsad_rocr.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &ticks) != HSA_STATUS_SUCCESS)
+      return 0;
+    uint64_t b = hsad_now_ns();
+    if (b - a < best_gap) {
+      best_gap = b - a;
+      best = (int64_t)((double)ticks * scale) - (int64_t)(a + (b - a) / 2);
+    }
+  }
+  return best;
+}
+
+static void monitor_flush_alerts(hsad_queue_t *q);
+
+hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_options_t *options) {
+  if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: NULL queue");
+  hsad_status_t s = check_options("hsad_queue_monitor_enable", options);
+  if (s) return s;
+  hsad_monitor_options_t o = with_defaults(options);
+  struct dq_monitor *m = q->monitor;
+  if (m && m->capacity == o.capacity) {
+    m->opt = o;
+    return HSAD_OK;
+  }
+  if (m) hsad_queue_monitor_disable(q);
+  m = aligned_alloc(64, (sizeof *m + 63) & ~(size_t)63);
+  mon_cell_t *cells = calloc(o.capacity, sizeof *cells);
+  if (!m || !cells) {
+    free(m);
+    free(cells);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_queue_monitor_enable: %u records of %zu bytes",
+                     o.capacity, sizeof *cells);
+  }
+  memset(m, 0, sizeof *m);
+  m->opt = o;
+  m->capacity = o.capacity;
+  m->cells = cells;
+  for (uint32_t i = 0; i < o.capacity; i++) atomic_init(&cells[i].seq, i);
+  pthread_mutex_init(&m->lock, NULL);
+  m->clock_offset = clock_offset();
+  q->monitor = m;
+  return HSAD_OK;
+}
+
+void hsad_queue_monitor_disable(hsad_queue_t *q) {
+  if (!q || !q->monitor) return;
+  monitor_flush_alerts(q);
+  struct dq_monitor *m = q->monitor;
+  q->monitor = NULL;
+  for (uint32_t i = 0; i < MON_TABLE; i++) free(m->kernels[i].name);
+  pthread_mutex_destroy(&m->lock);
+  free(m->cells);
+  free(m);
+}
+
+static pthread_mutex_t mon_process_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool mon_process_on;
+static hsad_monitor_options_t mon_process_opt;
+
+hsad_status_t hsad_monitor_enable_process(const hsad_monitor_options_t *options) {
+  hsad_status_t s = check_options("hsad_monitor_enable_process", options);
+  if (s) return s;
+  pthread_mutex_lock(&mon_process_lock);
+  mon_process_opt = with_defaults(options);
+  mon_process_on = true;
+  pthread_mutex_unlock(&mon_process_lock);
+  return HSAD_OK;
+}
+
+void hsad_monitor_disable_process(void) {
+  pthread_mutex_lock(&mon_process_lock);
+  mon_process_on = false;
+  pthread_mutex_unlock(&mon_process_lock);
+}
+
+void dq_monitor_queue_created(hsad_queue_t *q) {
+  pthread_mutex_lock(&mon_process_lock);
+  bool on = mon_process_on;
+  hsad_monitor_options_t o = mon_process_opt;
+  pthread_mutex_unlock(&mon_process_lock);
+  /* out of memory: the queue runs unmonitored (hsad_queue_monitor_enable can retry) */
+  if (on) (void)hsad_queue_monitor_enable(q, &o);
+}
+
+void dq_monitor_fini(hsad_queue_t *q) { hsad_queue_monitor_disable(q); }
+
+/* ---- drain ---- */
+
+/* Device times of packet `id` when it completed: 1 with times, 0 completed without times
+ * (slot reused), -1 not completed yet. */
+static int device_times(hsad_queue_t *q, const struct dq_monitor *m, uint64_t id,
+                        uint64_t *start, uint64_t *end) {
+  uint64_t slot = id & q->mask;
+  if (atomic_load_explicit(&q->ts_ids[slot], memory_order_acquire) != id) return 0;
+  const amd_signal_t *s = (const amd_signal_t *)(uintptr_t)q->ts_signals[slot].handle;
+  if (__atomic_load_n(&s->value, __ATOMIC_ACQUIRE) != 0) return -1;
+  hsa_amd_profiling_dispatch_time_t t;
+  if (hsad_rocr.hsa_amd_profiling_get_dispatch_time(q->device->agent, q->ts_signals[slot], &t) !=
+      HSA_STATUS_SUCCESS)
+    return 0;
+  if (atomic_load_explicit(&q->ts_ids[slot], memory_order_acquire) != id) return 0;
+  double scale = hsad_rt.timestamp_hz ? 1e9 / (double)hsad_rt.timestamp_hz : 1.0;
+  *start = (uint64_t)((int64_t)((double)t.start * scale) - m->clock_offset);
+  *end = (uint64_t)((int64_t)((double)t.end * scale) - m->clock_offset);
+  return 1;
+}
+
+/* Scratch alerts of one drained record. */
+static void scratch_alerts(const struct dq_monitor *m, hsad_queue_t *q,
+                           const hsad_dispatch_record_t *r, uint32_t lane_before) {
+  if (!r->private_segment_size) return;
+  uint64_t before = r->queue_scratch_before, after = r->queue_scratch_after;
+  if (after > before && (before == 0 || lane_before < r->private_segment_size))
+    alert(m, q, HSAD_ALERT_SCRATCH_GROWTH, r->kernel, r->packet_id, after, before,
+          "kernel %s (packet %llu): ROCr grew the queue's scratch from %llu to %llu bytes for %u "
+          "bytes per work-item (the queue had %u per lane)",
+          r->kernel, (unsigned long long)r->packet_id, (unsigned long long)before,
+          (unsigned long long)after, r->private_segment_size, lane_before);
+  if (m->opt.scratch_limit && after > m->opt.scratch_limit)
+    alert(m, q, HSAD_ALERT_SCRATCH_LIMIT, r->kernel, r->packet_id, after, m->opt.scratch_limit,
+          "kernel %s (packet %llu): the queue's scratch is %llu bytes, above the limit of %llu",
+          r->kernel, (unsigned long long)r->packet_id, (unsigned long long)after,
+          (unsigned long long)m->opt.scratch_limit);
+}
+
+/* Moves up to `cap` records out; force: take records whose dispatch has not completed. */
+static uint32_t drain(hsad_queue_t *q, hsad_dispatch_record_t *out, uint32_t cap, bool force) {
+  struct dq_monitor *m = q->monitor;
+  bool failed = atomic_load_explicit(&q->error, memory_order_relaxed) != 0;
+  uint32_t n = 0;
+  while (n < cap) {
+    uint64_t pos = m->head;
+    mon_cell_t *c = &m->cells[pos & (m->capacity - 1)];
+    if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1) break; /* empty */
+    hsad_dispatch_record_t *r = &out[n];
+    *r = (hsad_dispatch_record_t){
+        .queue = q, .packet_id = c->packet_id, .kernel_object = c->kernel_object,
+        .dims = c->dims, .private_segment_size = c->private_segment_size,
+        .group_segment_size = c->group_segment_size, .thread_id = c->thread_id,
+        .queue_scratch_before = c->scratch_before, .submit_start_ns = c->t0,
+        .submit_end_ns = c->t1};
+    memcpy(r->workgroup, c->workgroup, sizeof r->workgroup);
+    memcpy(r->grid, c->grid, sizeof r->grid);
+    const mon_kernel_t *k = c->kernel;
+    r->kernel = k ? k->name : mon_unknown;
+    if (k) {
+      r->vgpr_count = k->vgpr;
+      r->agpr_count = k->agpr;
+      r->sgpr_count = k->sgpr;
+      r->vgpr_spill_count = k->vspill;
+      r->sgpr_spill_count = k->sspill;
+      r->waves_per_simd = k->waves_per_simd;
+      r->occupancy_percent = k->occupancy_percent;
+    }
+    if (q->ts_signals) {
+      int t = device_times(q, m, c->packet_id, &r->start_ns, &r->end_ns);
+      if (t < 0 && !force && !failed) break; /* times still to come: a later drain */
+      r->device_times = t > 0;
+      if (t <= 0) r->start_ns = r->end_ns = 0;
+    }
+    r->queue_scratch_after = queue_scratch(q);
+    uint32_t lane_before = c->lane_before;
+    atomic_store_explicit(&c->seq, pos + m->capacity, memory_order_release); /* free the cell */
+    m->head = pos + 1;
+    scratch_alerts(m, q, r, lane_before);
+    n++;
+  }
+  return n;
+}
+
+static void monitor_flush_alerts(hsad_queue_t *q) {
+  hsad_dispatch_record_t buf[64];
+  while (drain(q, buf, 64, true) == 64) {
+  }
+}
+
+hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *q, hsad_dispatch_record_t *out_records,
+                                       uint32_t capacity, uint32_t *out_count,
+                                       uint64_t *out_dropped) {
+  if (!q || !out_count || (!out_records && capacity))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
+                     "out_records or out_count");
+  *out_count = 0;
+  struct dq_monitor *m = q->monitor;
+  if (!m)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: monitoring is not enabled "
+                     "on the queue (hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  *out_count = drain(q, out_records, capacity, false);
+  if (out_dropped) {
+    uint64_t d = atomic_load_explicit(&m->dropped, memory_order_relaxed);
+    *out_dropped = d - m->dropped_reported;
+    m->dropped_reported = d;
+  }
+  return HSAD_OK;
+}

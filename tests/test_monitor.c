@@ -1,0 +1,396 @@
+/* test_monitor.c - dispatch monitoring (hsad_monitor.h): records, alerts, trace export. The
+ * fixture kernels (tests/data/monitor/monitor.s) carry exact register, spill, scratch and LDS
+ * metadata and run as no-ops under kfd-emu (KFD_EMU_NO_TWIN=noop). */
+#define _GNU_SOURCE
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tests/test_dispatch_util.h"
+
+#ifndef MON_FIXTURE
+#define MON_FIXTURE "build/tests/monitor/monitor-v5.hsaco"
+#endif
+
+typedef struct mon_env {
+  dq_env_t e;
+  hsad_program_t *p;
+  uint64_t buf;
+  hsad_karg_t args[1];
+} mon_env_t;
+
+static void mon_open(mon_env_t *m) {
+  setenv("KFD_EMU_NO_TWIN", "noop", 1);
+  dq_open(&m->e);
+  DQ_OK(hsad_program_load_file(m->e.dev, MON_FIXTURE, &m->p));
+  void *b = dq_alloc(&m->e, 4096);
+  m->args[0] = (hsad_karg_t)HSAD_KARG_PTR(b);
+}
+
+static const hsad_device_kernel_t *mon_kernel(mon_env_t *m, const char *name) {
+  const hsad_device_kernel_t *k = NULL;
+  DQ_OK(hsad_program_kernel(m->p, name, &k));
+  return k;
+}
+
+static hsad_queue_t *mon_queue(mon_env_t *m, bool profiling, uint32_t private_size) {
+  hsad_queue_t *q = NULL;
+  DQ_OK(hsad_queue_create(m->e.dev, &(hsad_queue_options_t){.size = 64, .profiling = profiling,
+                                                            .private_segment_size = private_size},
+                          &q));
+  return q;
+}
+
+/* n dispatches of k (the last with a completion, waited); ids into out_ids (may be NULL). */
+static void mon_run(mon_env_t *m, hsad_queue_t *q, const hsad_device_kernel_t *k, uint32_t dims,
+                    const uint32_t grid[3], const uint32_t block[3], int n, uint64_t *out_ids) {
+  hsad_launch_t l = {.dims = dims, .grid = {grid[0], grid[1], grid[2]},
+                     .block = {block[0], block[1], block[2]}, .args = m->args, .arg_count = 1};
+  for (int i = 0; i < n; i++) {
+    hsad_completion_t c;
+    uint64_t id;
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), i == n - 1 ? &c : NULL, &id));
+    if (out_ids) out_ids[i] = id;
+    if (i == n - 1) DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  }
+}
+
+#define MAX_ALERTS 16
+static hsad_monitor_alert_t got[MAX_ALERTS];
+static char got_msg[MAX_ALERTS][512], got_kernel[MAX_ALERTS][64];
+static int got_n;
+static void on_alert(const hsad_monitor_alert_t *a, void *user) {
+  (void)user;
+  if (got_n == MAX_ALERTS) return;
+  got[got_n] = *a;
+  snprintf(got_msg[got_n], sizeof got_msg[0], "%s", a->message);
+  snprintf(got_kernel[got_n], sizeof got_kernel[0], "%s", a->kernel);
+  got_n++;
+}
+
+static const uint32_t G1[3] = {256, 1, 1}, B1[3] = {64, 1, 1};
+
+Test(monitor, records_equal_dispatches_and_drops_are_counted) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
+  hsad_queue_t *q = mon_queue(&m, false, 0);
+  uint32_t n0;
+  DQ_ERR(hsad_queue_monitor_drain(q, NULL, 0, &n0, NULL), HSAD_ERR_UNSUPPORTED,
+         "hsad_queue_monitor_drain: monitoring is not enabled on the queue");
+  DQ_ERR(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 6}),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 6 records: must be a "
+         "power of two up to 16777216");
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 4, .no_alerts = true}));
+  uint64_t ids[6];
+  const uint32_t grid[3] = {256, 2, 1}, block[3] = {64, 2, 1};
+  uint64_t t_before = hsad_now_ns();
+  mon_run(&m, q, k, 2, grid, block, 6, ids);
+  uint64_t t_after = hsad_now_ns();
+  hsad_dispatch_record_t r[8];
+  uint32_t n;
+  uint64_t dropped;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  cr_assert_eq(n, 4);
+  cr_assert_eq(dropped, 2);
+  hsad_pressure_row_t row;
+  DQ_OK(hsad_kernel_pressure_at(hsad_device_kernel_desc(k)->codeobj_kernel, NULL, 128, 0, &row));
+  for (uint32_t i = 0; i < n; i++) {
+    cr_assert_eq(r[i].queue, q);
+    cr_assert_eq(r[i].packet_id, ids[i]);
+    cr_assert_str_eq(r[i].kernel, "hm_plain");
+    cr_assert_eq(r[i].kernel_object, hsad_device_kernel_desc(k)->kernel_object);
+    cr_assert_eq(r[i].dims, 2);
+    cr_assert_eq(r[i].grid[0], 256);
+    cr_assert_eq(r[i].grid[1], 2);
+    cr_assert_eq(r[i].grid[2], 1);
+    cr_assert_eq(r[i].workgroup[0], 64);
+    cr_assert_eq(r[i].workgroup[1], 2);
+    cr_assert_eq(r[i].workgroup[2], 1);
+    cr_assert_eq(r[i].vgpr_count, 8);
+    cr_assert_eq(r[i].agpr_count, 0);
+    cr_assert_eq(r[i].sgpr_count, 16);
+    cr_assert_eq(r[i].vgpr_spill_count, 0);
+    cr_assert_eq(r[i].sgpr_spill_count, 0);
+    cr_assert_eq(r[i].private_segment_size, 0);
+    cr_assert_eq(r[i].group_segment_size, 0);
+    cr_assert_eq(r[i].waves_per_simd, row.occupancy.waves_per_simd);
+    cr_assert_eq(r[i].occupancy_percent,
+                 (uint32_t)((uint64_t)row.work_items_per_cu * 100 / row.best_work_items_per_cu));
+    cr_assert_eq(r[i].thread_id, (uint32_t)syscall(SYS_gettid));
+    cr_assert(r[i].submit_start_ns >= t_before && r[i].submit_start_ns <= r[i].submit_end_ns &&
+              r[i].submit_end_ns <= t_after);
+    cr_assert(i == 0 || r[i].submit_start_ns >= r[i - 1].submit_end_ns);
+    cr_assert_eq(r[i].device_times, false);
+  }
+  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  cr_assert_eq(n, 0);
+  cr_assert_eq(dropped, 0);
+  /* disabled: nothing recorded */
+  hsad_queue_monitor_disable(q);
+  mon_run(&m, q, k, 2, grid, block, 2, NULL);
+  DQ_ERR(hsad_queue_monitor_drain(q, r, 8, &n, NULL), HSAD_ERR_UNSUPPORTED, "not enabled");
+  dq_finish(&m.e, q, m.p);
+}
+
+Test(monitor, process_wide_enable_covers_new_queues_with_device_times) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
+  DQ_OK(hsad_monitor_enable_process(&(hsad_monitor_options_t){.no_alerts = true}));
+  hsad_queue_t *q = mon_queue(&m, true, 0);
+  hsad_monitor_disable_process();
+  hsad_queue_t *q2 = mon_queue(&m, true, 0);
+  uint64_t ids[3];
+  mon_run(&m, q, k, 1, G1, B1, 3, ids);
+  hsad_dispatch_record_t r[4];
+  uint32_t n;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 4, &n, NULL));
+  cr_assert_eq(n, 3);
+  for (uint32_t i = 0; i < n; i++) {
+    cr_assert_eq(r[i].packet_id, ids[i]);
+    cr_assert_eq(r[i].device_times, true);
+    cr_assert(r[i].start_ns <= r[i].end_ns);
+  }
+  DQ_ERR(hsad_queue_monitor_drain(q2, r, 4, &n, NULL), HSAD_ERR_UNSUPPORTED, "not enabled");
+  hsad_queue_destroy(q2);
+  dq_finish(&m.e, q, m.p);
+}
+
+Test(monitor, spill_ratio_alert_once_above_threshold_not_at_it) {
+  mon_env_t m;
+  mon_open(&m);
+  hsad_queue_t *q = mon_queue(&m, false, 0);
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = 1,
+                                                                .alert = on_alert}));
+  got_n = 0;
+  /* 5 spills / 50 registers = 10%: not above 10% */
+  mon_run(&m, q, mon_kernel(&m, "hm_spill10"), 1, G1, B1, 3, NULL);
+  cr_assert_eq(got_n, 0);
+  /* 5 / 49 = 10.2%: once, however many dispatches */
+  mon_run(&m, q, mon_kernel(&m, "hm_spill11"), 1, G1, B1, 3, NULL);
+  mon_run(&m, q, mon_kernel(&m, "hm_spill11"), 1, G1, (uint32_t[3]){128, 1, 1}, 2, NULL);
+  cr_assert_eq(got_n, 1);
+  cr_assert_eq(got[0].reason, HSAD_ALERT_SPILL_RATIO);
+  cr_assert_str_eq(got_kernel[0], "hm_spill11");
+  cr_assert_eq(got[0].queue, q);
+  cr_assert_eq(got[0].value, 10);
+  cr_assert_eq(got[0].threshold, 10);
+  cr_assert_str_eq(got_msg[0], "kernel hm_spill11: 5 spilled registers (5 VGPR + 0 SGPR) are 10% "
+                   "of its 49 registers (40 VGPR + 0 AGPR + 9 SGPR), above the 10% threshold");
+  cr_assert_str_eq(hsad_alert_reason_name(got[0].reason), "spill-ratio");
+  dq_finish(&m.e, q, m.p);
+}
+
+Test(monitor, low_occupancy_alert_once_below_threshold_not_at_it) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *k = mon_kernel(&m, "hm_lds");
+  hsad_pressure_row_t row;
+  DQ_OK(hsad_kernel_pressure_at(hsad_device_kernel_desc(k)->codeobj_kernel, NULL, 64, 0, &row));
+  uint32_t p = (uint32_t)((uint64_t)row.work_items_per_cu * 100 / row.best_work_items_per_cu);
+  cr_assert_eq(p, 25, "32 KiB of LDS: 2 workgroups of 64 per CU against 2 of 256");
+  hsad_queue_t *q = mon_queue(&m, false, 0);
+  got_n = 0;
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = p,
+                                                                .alert = on_alert}));
+  mon_run(&m, q, k, 1, G1, B1, 2, NULL);
+  cr_assert_eq(got_n, 0);
+  hsad_queue_monitor_disable(q);
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = p + 1,
+                                                                .alert = on_alert}));
+  mon_run(&m, q, k, 1, G1, B1, 3, NULL);
+  cr_assert_eq(got_n, 1);
+  cr_assert_eq(got[0].reason, HSAD_ALERT_LOW_OCCUPANCY);
+  cr_assert_eq(got[0].value, 25);
+  cr_assert_eq(got[0].threshold, 26);
+  char want[512];
+  snprintf(want, sizeof want, "kernel hm_lds at workgroup size 64: %u resident work-items per "
+           "CU, 25%% of the %u at its best workgroup size %u, below the 26%% threshold (limited "
+           "by lds)", row.work_items_per_cu, row.best_work_items_per_cu, row.best_workgroup_size);
+  cr_assert_str_eq(got_msg[0], want);
+  cr_assert_eq(row.work_items_per_cu, 128);
+  cr_assert_eq(row.best_work_items_per_cu, 512);
+  dq_finish(&m.e, q, m.p);
+}
+
+Test(monitor, scratch_growth_and_limit_alerts) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *k = mon_kernel(&m, "hm_scratch");
+  hsad_dispatch_record_t r[4];
+  uint32_t n;
+  /* enough scratch reserved: no growth, no alert */
+  hsad_queue_t *big = mon_queue(&m, false, 256);
+  got_n = 0;
+  DQ_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.alert = on_alert}));
+  mon_run(&m, big, k, 1, G1, B1, 1, NULL);
+  DQ_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
+  cr_assert_eq(n, 1);
+  uint64_t s = r[0].queue_scratch_before;
+  cr_assert(s > 0);
+  cr_assert_eq(r[0].queue_scratch_after, s);
+  cr_assert_eq(r[0].private_segment_size, 256);
+  cr_assert_eq(got_n, 0);
+  /* limit at the queue's scratch: not above it */
+  DQ_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.scratch_limit = s,
+                                                                  .alert = on_alert}));
+  mon_run(&m, big, k, 1, G1, B1, 1, NULL);
+  DQ_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
+  cr_assert_eq(got_n, 0);
+  DQ_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.scratch_limit = s - 1,
+                                                                  .alert = on_alert}));
+  mon_run(&m, big, k, 1, G1, B1, 2, NULL);
+  DQ_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
+  cr_assert_eq(n, 2);
+  cr_assert_eq(got_n, 1);
+  cr_assert_eq(got[0].reason, HSAD_ALERT_SCRATCH_LIMIT);
+  cr_assert_eq(got[0].value, s);
+  cr_assert_eq(got[0].threshold, s - 1);
+  char want[512];
+  snprintf(want, sizeof want, "kernel hm_scratch (packet %llu): the queue's scratch is %llu "
+           "bytes, above the limit of %llu", (unsigned long long)r[0].packet_id,
+           (unsigned long long)s, (unsigned long long)(s - 1));
+  cr_assert_str_eq(got_msg[0], want);
+  hsad_queue_destroy(big);
+  /* 16 bytes reserved, 256 needed: ROCr grows the scratch during the first dispatch */
+  hsad_queue_t *q = mon_queue(&m, false, 16);
+  got_n = 0;
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = on_alert}));
+  mon_run(&m, q, k, 1, G1, B1, 1, NULL);
+  mon_run(&m, q, k, 1, G1, B1, 1, NULL);
+  DQ_OK(hsad_queue_monitor_drain(q, r, 4, &n, NULL));
+  cr_assert_eq(n, 2);
+  cr_assert(r[0].queue_scratch_after > r[0].queue_scratch_before);
+  cr_assert_eq(r[1].queue_scratch_before, r[0].queue_scratch_after);
+  cr_assert_eq(got_n, 1);
+  cr_assert_eq(got[0].reason, HSAD_ALERT_SCRATCH_GROWTH);
+  cr_assert_eq(got[0].packet_id, r[0].packet_id);
+  cr_assert_eq(got[0].value, r[0].queue_scratch_after);
+  cr_assert_eq(got[0].threshold, r[0].queue_scratch_before);
+  dq_finish(&m.e, q, m.p);
+}
+
+/* ---- trace ---- */
+
+static const char *str_of(json_object *o, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
+}
+static int64_t int_of(json_object *o, const char *key) {
+  json_object *v;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : -1;
+}
+static int64_t ns_of(json_object *o, const char *key) {
+  json_object *v;
+  cr_assert(json_object_object_get_ex(o, key, &v), "event lacks %s", key);
+  return llround(json_object_get_double(v) * 1000.0);
+}
+
+typedef struct slice { int64_t pid, tid, ts, end; } slice_t;
+static int slice_cmp(const void *a, const void *b) {
+  const slice_t *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+Test(monitor, trace_parses_with_queue_tracks_slices_and_flows) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
+  hsad_queue_t *q1 = mon_queue(&m, true, 0), *q2 = mon_queue(&m, true, 0);
+  DQ_OK(hsad_queue_monitor_enable(q1, &(hsad_monitor_options_t){.no_alerts = true}));
+  DQ_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.no_alerts = true}));
+  mon_run(&m, q1, k, 1, G1, B1, 3, NULL);
+  mon_run(&m, q2, k, 1, G1, B1, 2, NULL);
+  hsad_trace_t *t;
+  DQ_OK(hsad_trace_create(&t));
+  hsad_dispatch_record_t r[8];
+  uint32_t n;
+  DQ_OK(hsad_queue_monitor_drain(q1, r, 8, &n, NULL));
+  cr_assert_eq(n, 3);
+  DQ_OK(hsad_trace_add(t, r, n));
+  DQ_OK(hsad_queue_monitor_drain(q2, r, 8, &n, NULL));
+  cr_assert_eq(n, 2);
+  DQ_OK(hsad_trace_add(t, r, n));
+  char path[] = "/tmp/hsad-trace-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  DQ_OK(hsad_trace_write(t, path));
+  DQ_ERR(hsad_trace_write(t, "/nonexistent-dir/t.json"), HSAD_ERR_IO,
+         "hsad_trace_write: cannot create /nonexistent-dir/t.json: No such file or directory");
+  hsad_trace_destroy(t);
+  json_object *root = json_object_from_file(path);
+  unlink(path);
+  cr_assert_not_null(root, "the trace does not parse: %s", json_util_get_last_err());
+  json_object *ev;
+  cr_assert(json_object_object_get_ex(root, "traceEvents", &ev));
+  char name1[64], name2[64];
+  snprintf(name1, sizeof name1, "COMPUTE GPU [0] QUEUE [%llu]",
+           (unsigned long long)hsad_queue_hsa(q1)->id);
+  snprintf(name2, sizeof name2, "COMPUTE GPU [0] QUEUE [%llu]",
+           (unsigned long long)hsad_queue_hsa(q2)->id);
+  int64_t tid1 = -1, tid2 = -1, gpid = -1;
+  size_t len = json_object_array_length(ev);
+  int host = 0, dev1 = 0, dev2 = 0, s = 0, f = 0, tracks = 0;
+  slice_t sl[16];
+  int ns = 0;
+  for (size_t i = 0; i < len; i++) {
+    json_object *e = json_object_array_get_idx(ev, i);
+    if (!strcmp(str_of(e, "ph"), "M") && !strcmp(str_of(e, "name"), "thread_name")) {
+      json_object *a;
+      json_object_object_get_ex(e, "args", &a);
+      const char *nm = str_of(a, "name");
+      if (!strncmp(nm, "COMPUTE", 7)) tracks++;
+      if (!strcmp(nm, name1)) tid1 = int_of(e, "tid"), gpid = int_of(e, "pid");
+      if (!strcmp(nm, name2)) tid2 = int_of(e, "tid");
+    }
+  }
+  cr_assert_eq(tracks, 2, "one track per queue (no overlapping dispatches here)");
+  cr_assert(tid1 >= 0 && tid2 >= 0 && tid1 != tid2);
+  for (size_t i = 0; i < len; i++) {
+    json_object *e = json_object_array_get_idx(ev, i);
+    const char *ph = str_of(e, "ph");
+    if (!strcmp(ph, "X")) {
+      cr_assert(ns < 16);
+      sl[ns++] = (slice_t){int_of(e, "pid"), int_of(e, "tid"), ns_of(e, "ts"),
+                           ns_of(e, "ts") + ns_of(e, "dur")};
+      if (!strcmp(str_of(e, "cat"), "submit")) {
+        host++;
+        cr_assert_str_eq(str_of(e, "name"), "submit hm_plain");
+        cr_assert_eq(int_of(e, "pid"), getpid());
+        cr_assert_eq(int_of(e, "tid"), syscall(SYS_gettid));
+      } else {
+        cr_assert_str_eq(str_of(e, "name"), "hm_plain");
+        cr_assert_eq(int_of(e, "pid"), gpid);
+        dev1 += int_of(e, "tid") == tid1;
+        dev2 += int_of(e, "tid") == tid2;
+        json_object *a;
+        cr_assert(json_object_object_get_ex(e, "args", &a));
+        cr_assert_str_eq(str_of(a, "kernel"), "hm_plain");
+        cr_assert_eq(int_of(a, "vgpr_count"), 8);
+        cr_assert_eq(int_of(a, "queue"),
+                     (int64_t)hsad_queue_hsa(int_of(e, "tid") == tid1 ? q1 : q2)->id);
+      }
+    }
+    s += !strcmp(ph, "s");
+    f += !strcmp(ph, "f");
+  }
+  cr_assert_eq(host, 5);
+  cr_assert_eq(dev1, 3);
+  cr_assert_eq(dev2, 2);
+  cr_assert_eq(s, 5);
+  cr_assert_eq(f, 5);
+  qsort(sl, ns, sizeof *sl, slice_cmp);
+  for (int i = 1; i < ns; i++)
+    if (sl[i].pid == sl[i - 1].pid && sl[i].tid == sl[i - 1].tid)
+      cr_assert(sl[i].ts >= sl[i - 1].end, "slices overlap on track %lld/%lld",
+                (long long)sl[i].pid, (long long)sl[i].tid);
+  json_object_put(root);
+  hsad_queue_destroy(q2);
+  dq_finish(&m.e, q1, m.p);
+}
