@@ -259,26 +259,30 @@ hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_
     if (wait != local) free(wait);
     return s;
   }
-  uint32_t words[n];
+  /* Packets first..first+nv-1 are barrier-value packets, the rest barrier-AND; the packet
+   * before the last carries `decrement` when the last carries the epoch. */
   uint64_t last = first + n - 1;
-  uint32_t p = 0;
-  for (uint32_t j = 0; j < nv; j++, p++) {
-    hsad_queue_t *d = wait[j].queue;
+  for (uint32_t p = 0; p < n; p++) {
     uint64_t id = first + p;
-    uint64_t comp = id == last ? (out ? q->epoch_signal.handle : decrement.handle) : 0;
-    if (extra && id == last - 1) comp = decrement.handle;
-    words[p] = hsad_aql_barrier_value_fill((hsa_amd_barrier_value_packet_t *)dq_slot(q, id),
-                                           d->epoch_signal.handle, epoch_threshold(wait[j].epoch),
-                                           -1, HSA_SIGNAL_CONDITION_LT, comp, DQ_HDR_BARRIER_VALUE);
+    uint64_t comp = id == last ? (out ? q->epoch_signal.handle : decrement.handle)
+                    : extra && id == last - 1 ? decrement.handle
+                                              : 0;
+    if (p < nv) {
+      hsad_aql_barrier_value_fill((hsa_amd_barrier_value_packet_t *)dq_slot(q, id),
+                                  wait[p].queue->epoch_signal.handle,
+                                  epoch_threshold(wait[p].epoch), -1, HSA_SIGNAL_CONDITION_LT,
+                                  comp, DQ_HDR_BARRIER_VALUE);
+      continue;
+    }
+    uint64_t dep[5] = {0};
+    for (uint32_t i = 0, a = p - nv; i < 5 && a * 5 + i < sig_count; i++)
+      dep[i] = sigs[a * 5 + i].handle;
+    dq_fill_barrier_and(q, id, dep, comp);
   }
-  for (uint32_t a = 0; p < n; p++, a++) {
-    uint64_t id = first + p, dep[5] = {0};
-    for (uint32_t i = 0; i < 5 && a * 5 + i < sig_count; i++) dep[i] = sigs[a * 5 + i].handle;
-    uint64_t comp = id == last ? (out ? q->epoch_signal.handle : decrement.handle) : 0;
-    if (extra && id == last - 1) comp = decrement.handle;
-    words[p] = dq_fill_barrier_and(q, id, dep, comp);
-  }
-  for (uint32_t i = n; i-- > 0;) hsad_aql_publish(dq_slot(q, first + i), words[i]);
+  const uint32_t value_word =
+      DQ_HDR_BARRIER_VALUE | ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
+  for (uint32_t p = n; p-- > 0;)
+    hsad_aql_publish(dq_slot(q, first + p), p < nv ? value_word : DQ_HDR_BARRIER_AND);
   dq_ring_doorbell(q, last);
   if (wait != local) free(wait);
   if (out) *out = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = last};
