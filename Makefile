@@ -5,7 +5,8 @@
 #   make demo       install dependencies, build, run the main job (GPU, or kfd-emu without one)
 #   make test       install dependencies, build, run every Criterion test
 #   make bench      hsad bench (all suites; BENCH_ARGS='...' passes options)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (DESTDIR for staging): hsad, hsad-bench-hip, libhsad,
+#                   kfd-emu, the public headers (kfd_emu_twin.h too) and hsad.pc
 #   make clean
 
 BUILD   ?= build
@@ -16,6 +17,9 @@ OPT     ?= -O2
 SAN     ?=
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -fPIC -I. $(SAN)
+CXX     ?= g++
+CXXFLAGS ?= $(OPT) -g
+CXXFLAGS += -std=c++17 -Wall -Wextra -fPIC -fno-exceptions -I. $(SAN)
 LDFLAGS += $(SAN)
 DEPFLAGS = -MMD -MP
 
@@ -31,6 +35,7 @@ HSAD_LIB_SRCS :=
 # loaded on first compile the same way.
 HSAD_LIB_LIBS := -lelf -lmsgpackc -lpthread -ldl
 HSAD_TOOL_SRCS :=
+HSAD_TOOL_CXX_SRCS :=
 HSAD_TOOL_LIBS :=
 TEST_BINS :=
 ALL_TARGETS :=
@@ -42,11 +47,15 @@ all:
 include $(sort $(wildcard */module.mk tools/*/module.mk))
 
 HSAD_LIB_OBJS := $(HSAD_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-HSAD_TOOL_OBJS := $(HSAD_TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+HSAD_TOOL_OBJS := $(HSAD_TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(HSAD_TOOL_CXX_SRCS:%.cc=$(BUILD)/obj/%.o)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(LIBDIR)/libhsad.a: $(HSAD_LIB_OBJS)
 	@mkdir -p $(@D)
@@ -84,12 +93,14 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu \
 	  $(DESTDIR)$(PREFIX)/include/hsad $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(BINDIR)/hsad $(DESTDIR)$(PREFIX)/bin/
+	$(if $(filter $(BINDIR)/hsad-bench-hip,$(ALL_TARGETS)),install -m 755 $(BINDIR)/hsad-bench-hip $(DESTDIR)$(PREFIX)/bin/)
 	install -m 644 $(LIBDIR)/libhsad.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBDIR)/libhsad.so $(DESTDIR)$(PREFIX)/lib/libhsad.so.0
 	ln -sf libhsad.so.0 $(DESTDIR)$(PREFIX)/lib/libhsad.so
 	cp -a $(EMUDIR)/. $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu/
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/hsad/$$h; done
-	sed -e 's|@PREFIX@|$(PREFIX)|' scripts/hsad.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hsad.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HSAD_VERSION_STR)|' scripts/hsad.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hsad.pc
 
 clean:
 	rm -rf $(BUILD)

@@ -215,3 +215,46 @@ KFD_EMU_TWIN(hip_vector_add) {
     }
   return 0;
 }
+
+/* args72(global ulong *out, ulong a0, ..., ulong a71): work-item 0 stores out[i] = a_i */
+KFD_EMU_TWIN(args72) {
+  uint64_t *out, v[72];
+  if (tw_arg_ptr(d, 0, (void **)&out)) return TW_ERR_ARG;
+  for (uint32_t i = 0; i < 72; i++)
+    if (tw_arg_val(d, 1 + i, &v[i], sizeof v[i])) return TW_ERR_ARG;
+  if (wg->id[0] || wg->id[1] || wg->id[2]) return 0; /* work-item 0 is in workgroup 0 */
+  if (!tw_reach(d, out, 0, 72, 8)) return TW_ERR_FAULT;
+  for (uint32_t i = 0; i < 72; i++) out[i] = v[i];
+  return 0;
+}
+
+/* struct_1k(global uint *out, struct blob { uint v[256]; } b, uint n):
+ * out[i] = b.v[i % 256] + i for i < n */
+KFD_EMU_TWIN(struct_1k) {
+  uint32_t *out, b[256], n;
+  if (tw_arg_ptr(d, 0, (void **)&out) || tw_arg_val(d, 1, b, sizeof b) ||
+      tw_arg_val(d, 2, &n, sizeof n))
+    return TW_ERR_ARG;
+  uint64_t lo, hi;
+  tw_span(wg, n, &lo, &hi);
+  if (!tw_reach(d, out, lo, hi - lo, 4)) return TW_ERR_FAULT;
+  for (uint64_t r = 0; r < tw_rows(wg); r++)
+    for (uint64_t i = lo; i < hi; i++) out[i] = b[i % 256] + (uint32_t)i;
+  return 0;
+}
+
+/* scale4(global float4 *y, float4 s, uint n): y[i] = y[i] * s (per component) for i < n */
+KFD_EMU_TWIN(scale4) {
+  float *y, s[4];
+  uint32_t n;
+  if (tw_arg_ptr(d, 0, (void **)&y) || tw_arg_val(d, 1, s, sizeof s) ||
+      tw_arg_val(d, 2, &n, sizeof n))
+    return TW_ERR_ARG;
+  uint64_t lo, hi;
+  tw_span(wg, n, &lo, &hi);
+  if (!tw_reach(d, y, lo, hi - lo, 16)) return TW_ERR_FAULT;
+  for (uint64_t r = 0; r < tw_rows(wg); r++)
+    for (uint64_t i = lo; i < hi; i++)
+      for (int c = 0; c < 4; c++) y[i * 4 + c] *= s[c];
+  return 0;
+}

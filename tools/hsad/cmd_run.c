@@ -1,12 +1,24 @@
-/* cmd_run.c - `hsad run`: compile or load a kernel, set up its arguments, dispatch it, report. */
+/* cmd_run.c - `hsad run`: compile or load a kernel, set up its arguments, dispatch it, report.
+ *
+ * Arguments are checked against the kernel's metadata before anything runs: one --arg per
+ * explicit argument, buffers for global pointers, scalars whose TYPE matches the argument's
+ * .type_name (uint takes u32:, float4 takes f32:V0,V1,V2,V3), raw bytes (hex:, bin:) of exactly
+ * the argument's .size for structs and anything else. The dispatch runs on a dedicated queue
+ * whose per-slot kernarg block holds the kernel's kernarg segment, so every valid kernel runs.
+ */
+#define _GNU_SOURCE /* dlfcn RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <errno.h>
 #include <float.h>
+#include <getopt.h>
 #include <inttypes.h>
-#include <stdint.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hsa-dispatch/hsad.h"
 #include "hsa-dispatch/hsad_rocr.h"
@@ -22,23 +34,50 @@ static void usage(FILE *f) {
     "the arguments, dispatches KERNEL N times in order (each packet has the barrier bit, so the\n"
     "runs form a dependent chain), waits, and reports the device, the kernel's resources and the\n"
     "timings. Buffers live in host-coherent fine-grained memory of the GPU's nearest NUMA node.\n"
+    "The dispatch uses its own queue, whose per-slot kernarg block holds the kernel's kernarg\n"
+    "segment however large. KERNEL is the kernel's name; a C++ (HIP) kernel can also be named\n"
+    "by its demangled name or its plain function name when that is unique.\n"
     "\n"
-    "--grid / --block   work-items per dimension (block default 64 / 1 / 1, clamped to the grid)\n"
-    "--arg SPEC, one per explicit kernel argument, in order:\n"
-    "  buf:TYPE:COUNT[:INIT][:out[=FILE]][:txt=FILE]\n"
+    "--grid / --block   work-items per dimension (block default 64 / 1 / 1, clamped to the grid);\n"
+    "                   HIP kernels want a grid that is a multiple of the block (warned otherwise)\n"
+    "--arg SPEC, one per explicit kernel argument, in order (checked against the metadata):\n"
+    "  buf:TYPE:COUNT[:INIT][:out[=FILE]][:txt=FILE]   for a global pointer argument\n"
     "        a buffer of COUNT elements of TYPE; INIT is zeros (default), iota (0,1,2,...),\n"
     "        random[=SEED] (uniform [0,1) for floats, [0,1000) for integers), const=V, or\n"
-    "        file=PATH (raw bytes, at most COUNT elements). `out` prints a summary of the buffer\n"
-    "        after the run, `out=FILE` writes its raw bytes to FILE, `txt=FILE` one element per\n"
-    "        line (%%.9g for floats).\n"
-    "  TYPE:VALUE    a scalar, e.g. f32:2.5 u32:1000 i64:-3\n"
+    "        file=PATH (raw bytes of a regular file, at most COUNT elements; a shorter file\n"
+    "        leaves the rest zero, with a warning). `out` prints a summary of the buffer after\n"
+    "        the run, `out=FILE` writes its raw bytes to FILE, `txt=FILE` one element per line\n"
+    "        (%%.9g for floats).\n"
+    "  TYPE:VALUE    a scalar of the argument's type: u32:1000 for a uint, f32:2.5 for a float,\n"
+    "                i64:-3 for a long (another TYPE is an error naming the argument)\n"
+    "  TYPE:V0,V1,.. a vector: f32:1,2,3,4 for a float4 (as many values as the vector has)\n"
+    "  hex:BYTES[*N] raw bytes in memory order (little-endian), e.g. hex:0000803f for 1.0f;\n"
+    "                *N repeats them N times: hex:01000000*256 is a uint[256] of ones. For\n"
+    "                structs and any by-value argument; the length must equal the argument's size\n"
+    "  bin:FILE      the bytes of a regular file, whose size must equal the argument's size\n"
     "  lds:BYTES     dynamic LDS for a __local pointer argument\n"
     "  TYPE is one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64.\n"
-    "--repeat N   dispatch N times (default 1); --device N (default 0); --json: one JSON object\n"
+    "--repeat N   dispatch N times (default 1); --device N (default 0)\n"
+    "--json       one JSON object on stdout, also for errors: {\"error\": {\"status\", \"message\"}}\n"
     "\n"
-    "example:\n"
+    "Without a GPU, hsad runs on kfd-emu, which executes kernels through host twins: C functions\n"
+    "named kfd_emu_twin_<kernel symbol> (see <hsad/tools/kfd-emu/kfd_emu_twin.h>, installed with\n"
+    "the headers). The kernels of kernels/ have twins already. For your own kernel, build its twin\n"
+    "into a shared library and name it in KFD_EMU_TWINS (colon-separated paths), e.g.\n"
+    "KFD_EMU_TWINS=$PWD/libmytwins.so hsad run my.cl my_kernel ... A kernel without a twin is an\n"
+    "error naming it; KFD_EMU_NO_TWIN=noop completes it without running it (hsad run then says\n"
+    "the kernel was not executed).\n"
+    "\n"
+    "examples (from the source tree, after make):\n"
     "  hsad run kernels/saxpy.cl saxpy --grid 100000 --block 256 --arg f32:2.5 \\\n"
-    "      --arg buf:f32:100000:iota --arg buf:f32:100000:const=1:out --repeat 10\n");
+    "      --arg buf:f32:100000:iota --arg buf:f32:100000:const=1:out --arg u32:100000 --repeat 10\n"
+    "  hsad run kernels/big_args.cl scale4 --grid 8 --arg buf:f32:32:iota:out --arg f32:1,2,3,4 \\\n"
+    "      --arg u32:8\n"
+    "  hsad run kernels/big_args.cl struct_1k --grid 300 --arg buf:u32:300:out \\\n"
+    "      --arg hex:01000000*256 --arg u32:300\n"
+    "  hsad run build/kernels/vector_add-gfx90a-v5.hsaco vector_add --grid 1000 --block 256 \\\n"
+    "      --arg buf:f32:1000:iota --arg buf:f32:1000:const=0.5 --arg buf:f32:1000:out \\\n"
+    "      --arg u32:1000 --json\n");
 }
 
 typedef enum { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64 } etype_t;
@@ -48,14 +87,22 @@ static const uint32_t tsize[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
 /* --repeat: each dispatch is timed (8 bytes) and waits for ring space, not for the GPU */
 #define REPEAT_MAX 10000000u
 
-typedef enum { A_BUF, A_SCALAR, A_LDS } akind_t;
+typedef enum { A_BUF, A_SCALAR, A_BYTES, A_LDS } akind_t;
+
+/* values of a vector scalar (TYPE:V0,V1,...): OpenCL vectors have at most 16 elements */
+#define VEC_MAX 16
+/* raw bytes of hex:/bin: (a by-value argument; the kernarg segment is far smaller) */
+#define BYTES_MAX (1u << 20)
 
 typedef struct arg {
   akind_t kind;
   etype_t type;
   uint64_t count;
   void *ptr;
-  uint8_t value[8];
+  uint8_t value[VEC_MAX * 8]; /* A_SCALAR: nvals values of tsize[type] bytes */
+  uint32_t nvals;
+  uint8_t *bytes; /* A_BYTES: nbytes raw bytes (malloc'd) */
+  uint32_t nbytes;
   uint32_t lds;
   char init[256];
   bool out;
@@ -144,6 +191,93 @@ static int parse_scalar(etype_t t, const char *v, uint8_t out[8], char *why, siz
   return 0;
 }
 
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* hex:BYTES[*N]: pairs of hex digits in memory order ('_' and ' ' may separate them), the
+ * whole repeated N times. */
+static int parse_hex(const char *h, arg_t *a, char *why, size_t whyn) {
+  a->kind = A_BYTES;
+  const char *star = strchr(h, '*');
+  size_t len = star ? (size_t)(star - h) : strlen(h);
+  uint64_t rep = 1;
+  if (star && (parse_uint(star + 1, BYTES_MAX, &rep) || !rep)) {
+    snprintf(why, whyn, "hex:BYTES*N: N '%s' is not an integer from 1 to %u", star + 1, BYTES_MAX);
+    return -1;
+  }
+  uint8_t one[4096];
+  size_t n = 0;
+  for (size_t i = 0; i < len;) {
+    if (h[i] == '_' || h[i] == ' ') {
+      i++;
+      continue;
+    }
+    int hi = hexval((unsigned char)h[i]), lo = i + 1 < len ? hexval((unsigned char)h[i + 1]) : -1;
+    if (hi < 0 || lo < 0) {
+      snprintf(why, whyn, "hex:BYTES: '%.*s' is not pairs of hex digits (one pair per byte, in "
+               "memory order)", (int)len, h);
+      return -1;
+    }
+    if (n == sizeof one) {
+      snprintf(why, whyn, "hex:BYTES: more than %zu bytes before *N", sizeof one);
+      return -1;
+    }
+    one[n++] = (uint8_t)(hi << 4 | lo);
+    i += 2;
+  }
+  if (!n) {
+    snprintf(why, whyn, "hex:BYTES: no bytes given");
+    return -1;
+  }
+  if (n * rep > BYTES_MAX) {
+    snprintf(why, whyn, "hex:BYTES*N: %zu x %llu bytes exceed %u", n, (unsigned long long)rep,
+             BYTES_MAX);
+    return -1;
+  }
+  a->nbytes = (uint32_t)(n * rep);
+  a->bytes = malloc(a->nbytes);
+  if (!a->bytes) {
+    snprintf(why, whyn, "out of memory");
+    return -1;
+  }
+  for (uint64_t r = 0; r < rep; r++) memcpy(a->bytes + r * n, one, n);
+  return 0;
+}
+
+/* bin:FILE: the bytes of a regular file. */
+static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
+  a->kind = A_BYTES;
+  struct stat st;
+  if (stat(path, &st)) {
+    snprintf(why, whyn, "bin:%s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, whyn, "bin:%s: not a regular file%s", path, S_ISDIR(st.st_mode) ?
+             " (a directory)" : "");
+    return -1;
+  }
+  if (st.st_size == 0 || st.st_size > BYTES_MAX) {
+    snprintf(why, whyn, "bin:%s: %lld bytes; expected 1 to %u (the argument's size)", path,
+             (long long)st.st_size, BYTES_MAX);
+    return -1;
+  }
+  a->nbytes = (uint32_t)st.st_size;
+  a->bytes = malloc(a->nbytes);
+  FILE *f = a->bytes ? fopen(path, "rb") : NULL;
+  if (!f || fread(a->bytes, 1, a->nbytes, f) != a->nbytes) {
+    snprintf(why, whyn, "bin:%s: %s", path, f ? "short read" : strerror(errno));
+    if (f) fclose(f);
+    return -1;
+  }
+  fclose(f);
+  return 0;
+}
+
 /* A buffer's size limit: COUNT x element size must stay below this (and below SIZE_MAX). */
 #define BUF_MAX_BYTES (1ull << 40)
 
@@ -160,11 +294,29 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
     a->lds = (uint32_t)n;
     return 0;
   }
+  if (!strncmp(spec, "hex:", 4)) return parse_hex(spec + 4, a, why, whyn);
+  if (!strncmp(spec, "bin:", 4)) return read_bin(spec + 4, a, why, whyn);
   if (strncmp(spec, "buf:", 4)) {
     const char *colon = strchr(spec, ':');
     if (!colon || parse_type(spec, (size_t)(colon - spec), &a->type)) return -1;
     a->kind = A_SCALAR;
-    return parse_scalar(a->type, colon + 1, a->value, why, whyn);
+    /* one value, or a comma-separated vector */
+    const char *v = colon + 1;
+    do {
+      char one[256];
+      size_t len = strcspn(v, ",");
+      if (a->nvals == VEC_MAX) {
+        snprintf(why, whyn, "more than %u values (OpenCL vectors have at most 16)", VEC_MAX);
+        return -1;
+      }
+      if (len >= sizeof one) len = sizeof one - 1;
+      memcpy(one, v, len);
+      one[len] = '\0';
+      if (parse_scalar(a->type, one, a->value + a->nvals * tsize[a->type], why, whyn)) return -1;
+      a->nvals++;
+      v += strcspn(v, ",");
+    } while (*v++ == ',');
+    return 0;
   }
   a->kind = A_BUF;
   char buf[1024];
@@ -285,12 +437,6 @@ static void print_elem(const arg_t *a, uint64_t e, bool json) {
   else printf("%.9g", elem_get(a, e));
 }
 
-/* A float for JSON: null when not finite (JSON has no inf/nan). */
-static void print_json_double(double v) {
-  if (isfinite(v)) printf("%.17g", v);
-  else fputs("null", stdout);
-}
-
 static void elem_set(arg_t *a, uint64_t i, double v) {
   uint8_t *p = (uint8_t *)a->ptr + i * tsize[a->type];
   switch (a->type) {
@@ -329,16 +475,13 @@ static int init_buffer(arg_t *a) {
       memcpy((uint8_t *)a->ptr + i * tsize[a->type], a->value, tsize[a->type]);
     return 0;
   }
-  if (!strncmp(in, "file=", 5)) {
+  if (!strncmp(in, "file=", 5)) { /* checked by check_file: a regular file */
     FILE *f = fopen(in + 5, "rb");
-    if (!f) {
-      fprintf(stderr, "hsad run: %s: %s\n", in + 5, strerror(errno));
-      return -1;
-    }
-    size_t got = fread(a->ptr, 1, a->count * tsize[a->type], f);
+    if (!f) return -1;
+    (void)fread(a->ptr, 1, a->count * tsize[a->type], f);
+    int err = ferror(f);
     fclose(f);
-    (void)got;
-    return 0;
+    return err ? -1 : 0;
   }
   return -1;
 }
@@ -393,24 +536,365 @@ static int ends_with(const char *s, const char *suf) {
   return n >= m && !strcmp(s + n - m, suf);
 }
 
-#define FAIL(...)                                                                     \
-  do {                                                                                \
-    fprintf(stderr, "hsad run: " __VA_ARGS__);                                        \
-    rc = 1;                                                                           \
-    goto out;                                                                         \
+/* ---- arguments against the metadata ------------------------------------------------------ */
+
+/* Scalar type names of OpenCL C and C/C++ (HIP) as .type_name spells them, and the TYPE of
+ * hsad run that gives each. */
+static const struct {
+  const char *name;
+  etype_t type;
+} scalar_names[] = {
+    {"char", T_I8},         {"signed char", T_I8},     {"int8_t", T_I8},
+    {"uchar", T_U8},        {"unsigned char", T_U8},   {"uint8_t", T_U8},
+    {"bool", T_U8},         {"_Bool", T_U8},           {"short", T_I16},
+    {"int16_t", T_I16},     {"ushort", T_U16},         {"unsigned short", T_U16},
+    {"uint16_t", T_U16},    {"int", T_I32},            {"int32_t", T_I32},
+    {"uint", T_U32},        {"unsigned int", T_U32},   {"unsigned", T_U32},
+    {"uint32_t", T_U32},    {"long", T_I64},           {"long long", T_I64},
+    {"int64_t", T_I64},     {"ptrdiff_t", T_I64},      {"intptr_t", T_I64},
+    {"ulong", T_U64},       {"unsigned long", T_U64},  {"unsigned long long", T_U64},
+    {"uint64_t", T_U64},    {"size_t", T_U64},         {"uintptr_t", T_U64},
+    {"float", T_F32},       {"double", T_F64},
+};
+
+typedef enum { TN_UNKNOWN, TN_SCALAR, TN_RAW } tn_class_t;
+
+/* Classifies a by-value argument's .type_name: a scalar or OpenCL vector of a known type
+ * (*out_type, *out_width), a struct/union/half that only raw bytes can give (TN_RAW), or a
+ * name this table does not know (a typedef: checked by size only). */
+static tn_class_t classify_type(const char *tn, etype_t *out_type, uint32_t *out_width) {
+  if (!tn || !*tn) return TN_UNKNOWN;
+  while (!strncmp(tn, "const ", 6) || !strncmp(tn, "volatile ", 9)) tn += tn[0] == 'c' ? 6 : 9;
+  if (!strncmp(tn, "struct ", 7) || !strncmp(tn, "union ", 6) || !strncmp(tn, "half", 4) ||
+      !strncmp(tn, "_Float16", 8) || !strcmp(tn, "__fp16"))
+    return TN_RAW;
+  size_t n = strlen(tn), base = n;
+  while (base && tn[base - 1] >= '0' && tn[base - 1] <= '9') base--;
+  uint32_t width = 1;
+  if (base < n) {
+    width = (uint32_t)strtoul(tn + base, NULL, 10);
+    if (width != 2 && width != 3 && width != 4 && width != 8 && width != 16) return TN_UNKNOWN;
+  }
+  for (size_t i = 0; i < sizeof scalar_names / sizeof scalar_names[0]; i++)
+    if (strlen(scalar_names[i].name) == base && !strncmp(tn, scalar_names[i].name, base) &&
+        (width == 1 || !strchr(scalar_names[i].name, ' ')) &&
+        (width == 1 || !strchr(scalar_names[i].name, '_'))) {
+      *out_type = scalar_names[i].type;
+      *out_width = width;
+      return TN_SCALAR;
+    }
+  return TN_UNKNOWN;
+}
+
+/* "argument 3 ('n')" (the name when the metadata has one) */
+static const char *arg_label(char *b, size_t n, uint32_t index, const hsad_kernel_arg_t *ka) {
+  if (ka->name[0]) snprintf(b, n, "argument %u ('%s')", index, ka->name);
+  else snprintf(b, n, "argument %u", index);
+  return b;
+}
+
+/* The kernel's explicit signature: "(float a, float* x, float* y, uint n)". */
+static void signature(const hsad_kernel_info_t *ki, char *b, size_t n) {
+  size_t k = (size_t)snprintf(b, n, "(");
+  bool first = true;
+  for (uint32_t j = 0; j < ki->arg_count && k < n; j++) {
+    const hsad_kernel_arg_t *ka = &ki->args[j];
+    if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
+    if (ka->type_name[0])
+      k += (size_t)snprintf(b + k, n - k, "%s%s%s%s", first ? "" : ", ", ka->type_name,
+                            ka->name[0] ? " " : "", ka->name);
+    else
+      k += (size_t)snprintf(b + k, n - k, "%s%s %u bytes%s%s", first ? "" : ", ",
+                            hsad_value_kind_name(ka->value_kind), ka->size,
+                            ka->name[0] ? " " : "", ka->name);
+    first = false;
+  }
+  if (k < n) snprintf(b + k, n - k, ")");
+}
+
+/* Checks --arg e (a) against explicit argument ka of kernel kname; on a mismatch writes the
+ * message to why and returns -1. Fills the scalar's bytes for 3-element vectors (padded to 4). */
+static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const char *kname,
+                     char *why, size_t whyn) {
+  char lb[600];
+  arg_label(lb, sizeof lb, e, ka);
+  hsad_value_kind_t vk = ka->value_kind;
+  if (vk == HSAD_VK_DYNAMIC_SHARED_POINTER) {
+    if (a->kind == A_LDS) return 0;
+    snprintf(why, whyn, "%s of kernel '%s' is a __local pointer: use --arg lds:BYTES (the "
+             "dynamic LDS size), not a %s", lb, kname,
+             a->kind == A_BUF ? "buffer" : a->kind == A_SCALAR ? "scalar" : "byte string");
+    return -1;
+  }
+  if (a->kind == A_LDS) {
+    snprintf(why, whyn, "%s of kernel '%s' is %s, not a __local pointer", lb, kname,
+             hsad_value_kind_name(vk));
+    return -1;
+  }
+  if (vk == HSAD_VK_GLOBAL_BUFFER) {
+    if (a->kind == A_BUF) return 0;
+    snprintf(why, whyn, "%s of kernel '%s' is a global buffer: use buf:TYPE:COUNT[:INIT]", lb,
+             kname);
+    return -1;
+  }
+  if (a->kind == A_BUF) {
+    snprintf(why, whyn, "%s of kernel '%s' is %s %u-byte %s, not a buffer: give its value "
+             "(TYPE:VALUE, hex:BYTES or bin:FILE)", lb, kname,
+             vk == HSAD_VK_BY_VALUE ? "a" : "an", ka->size,
+             vk == HSAD_VK_BY_VALUE ? "by-value argument" : hsad_value_kind_name(vk));
+    return -1;
+  }
+  if (a->kind == A_BYTES) {
+    if (a->nbytes == ka->size) return 0;
+    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u bytes", lb, kname, ka->size,
+             a->nbytes);
+    return -1;
+  }
+  /* A_SCALAR */
+  etype_t t;
+  uint32_t width;
+  tn_class_t c = vk == HSAD_VK_BY_VALUE ? classify_type(ka->type_name, &t, &width) : TN_UNKNOWN;
+  if (c == TN_RAW) {
+    snprintf(why, whyn, "%s of kernel '%s' is %u bytes of %s: give its bytes with "
+             "hex:BYTES[*N] or bin:FILE", lb, kname, ka->size, ka->type_name);
+    return -1;
+  }
+  if (c == TN_SCALAR && (t != a->type || width != a->nvals)) {
+    if (width == 1)
+      snprintf(why, whyn, "%s of kernel '%s' is a %s: give %s:VALUE", lb, kname, ka->type_name,
+               tnames[t]);
+    else
+      snprintf(why, whyn, "%s of kernel '%s' is a %s: give %u comma-separated values, %s:V0,V1,..."
+               " (or hex:BYTES)", lb, kname, ka->type_name, width, tnames[t]);
+    return -1;
+  }
+  uint32_t got = a->nvals * tsize[a->type];
+  if (c == TN_SCALAR && width == 3) got = 4 * tsize[a->type]; /* 3-vectors are 4 wide */
+  if (got != ka->size) {
+    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u (%u x %s)", lb, kname, ka->size,
+             got, a->nvals, tnames[a->type]);
+    return -1;
+  }
+  if (c == TN_SCALAR && width == 3) memset(a->value + 3 * tsize[a->type], 0, tsize[a->type]);
+  return 0;
+}
+
+/* file=PATH must name a regular file; a size other than the buffer's is reported. */
+static int check_file(const arg_t *a, uint32_t i, char *why, size_t whyn, char *warn,
+                      size_t warnn) {
+  const char *path = a->init + 5;
+  struct stat st;
+  if (stat(path, &st)) {
+    snprintf(why, whyn, "--arg %s: file=%s: %s", a->spec, path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, whyn, "--arg %s: file=%s is %s, not a regular file", a->spec, path,
+             S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+    return -1;
+  }
+  uint64_t want = a->count * tsize[a->type];
+  warn[0] = '\0';
+  if ((uint64_t)st.st_size < want)
+    snprintf(warn, warnn, "arg %u: file=%s holds %lld bytes, the buffer %llu: the remaining "
+             "%llu bytes are zero", i, path, (long long)st.st_size, (unsigned long long)want,
+             (unsigned long long)(want - (uint64_t)st.st_size));
+  else if ((uint64_t)st.st_size > want)
+    snprintf(warn, warnn, "arg %u: file=%s holds %lld bytes, the buffer %llu: only the first "
+             "%llu bytes were read", i, path, (long long)st.st_size, (unsigned long long)want,
+             (unsigned long long)want);
+  return 0;
+}
+
+/* ---- kfd-emu twins --------------------------------------------------------------------- */
+
+/* True when kfd-emu would find a twin for `symbol` (NAME.kd without .kd): the places it looks
+ * (tools/kfd-emu/kfd_emu_twin.h): KFD_EMU_TWINS, libkfd-emu-twins.so beside kfd-emu, this
+ * process. */
+static bool twin_exists(const char *symbol) {
+  char sym[600];
+  size_t n = strlen(symbol);
+  if (n > 3 && !strcmp(symbol + n - 3, ".kd")) n -= 3;
+  snprintf(sym, sizeof sym, "kfd_emu_twin_%.*s", (int)n, symbol);
+  bool found = dlsym(RTLD_DEFAULT, sym) != NULL;
+  const char *env = getenv("KFD_EMU_TWINS");
+  char *copy = env ? strdup(env) : NULL, *save = NULL;
+  for (char *p = copy ? strtok_r(copy, ":", &save) : NULL; p && !found;
+       p = strtok_r(NULL, ":", &save)) {
+    void *h = dlopen(p, RTLD_LAZY | RTLD_LOCAL);
+    if (h) {
+      found = dlsym(h, sym) != NULL;
+      dlclose(h);
+    }
+  }
+  free(copy);
+  const char *dir = hsad_rocr_emu_dir();
+  if (!found && dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/libkfd-emu-twins.so", dir);
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    if (h) {
+      found = dlsym(h, sym) != NULL;
+      dlclose(h);
+    }
+  }
+  return found;
+}
+
+/* ---- kernel lookup ------------------------------------------------------------------------ */
+
+/* The kernel named `name`: its .name, or (for C++ names) its demangled name, or the plain
+ * function name of the demangled one ("scale" for "scale(float*, unsigned int)") when exactly
+ * one kernel has it. KERNEL_NOT_FOUND lists the kernels there are. */
+static int find_kernel(const hsad_cli_t *cli, const hsad_program_t *prog, const char *input,
+                       const char *name, const hsad_device_kernel_t **out) {
+  hsad_status_t s = hsad_program_kernel(prog, name, out);
+  if (s != HSAD_ERR_KERNEL_NOT_FOUND) return s ? hsad_cli_fail_status(cli, s) : 0;
+  char *msg = strdup(hsad_last_error());
+  uint32_t nk = hsad_program_kernel_count(prog), matches = 0;
+  size_t cap = 256, len = 0;
+  char *list = malloc(cap);
+  if (!msg || !list) {
+    free(msg);
+    free(list);
+    return hsad_cli_fail(cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  }
+  list[0] = '\0';
+  const hsad_device_kernel_t *hit = NULL;
+  char *amb = NULL;
+  size_t acap = 0, alen = 0;
+  for (uint32_t i = 0; i < nk; i++) {
+    const hsad_device_kernel_t *k = hsad_program_kernel_at(prog, i);
+    const char *kn = hsad_device_kernel_desc(k)->name;
+    char *dm = hsad_cli_demangle(kn);
+    if (dm) {
+      size_t fl = strcspn(dm, "(<");
+      if (!strcmp(dm, name) || (strlen(name) == fl && !strncmp(dm, name, fl))) {
+        hit = k;
+        matches++;
+        size_t need = alen + strlen(kn) + strlen(dm) + 8;
+        char *na = need > acap ? realloc(amb, acap = need * 2) : amb;
+        if (na) {
+          amb = na;
+          alen += (size_t)sprintf(amb + alen, "%s%s (%s)", alen ? ", " : "", kn, dm);
+        }
+      }
+    }
+    size_t need = len + strlen(kn) + (dm ? strlen(dm) : 0) + 8;
+    if (need > cap) {
+      char *nl = realloc(list, cap = need * 2);
+      if (!nl) break;
+      list = nl;
+    }
+    len += (size_t)sprintf(list + len, "%s%s%s%s%s", i ? ", " : "", kn, dm ? " (" : "",
+                           dm ? dm : "", dm ? ")" : "");
+    free(dm);
+  }
+  int rc = 0;
+  if (matches == 1)
+    *out = hit;
+  else if (matches > 1)
+    rc = hsad_cli_fail(cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND", "kernel '%s' is ambiguous in %s: "
+                       "give the full name of one of: %s", name, input, amb);
+  else
+    rc = hsad_cli_fail(cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND", "HSAD_ERR_KERNEL_NOT_FOUND: %s; "
+                       "%s has %u kernel(s): %s", msg, input, nk, nk ? list : "none");
+  free(msg);
+  free(list);
+  free(amb);
+  return rc;
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+/* The dedicated queue's options: profiling, and a per-slot kernarg block that holds the
+ * kernel's kernarg segment (512 bytes by default; larger blocks get a shorter ring, at most
+ * 4 MiB of kernarg memory, never below the device's minimum queue size). */
+static hsad_queue_options_t queue_options(const hsad_device_info_t *di, uint32_t kernarg_size) {
+  hsad_queue_options_t qo = {.size = 1024, .profiling = true};
+  uint32_t block = (kernarg_size + 63) & ~63u;
+  if (block > 512) {
+    qo.kernarg_block_size = block;
+    uint32_t size = 1024;
+    while (size > 64 && (uint64_t)size * block > (4u << 20)) size /= 2;
+    if (size < di->queue_min_size) size = di->queue_min_size;
+    qo.size = size;
+  }
+  return qo;
+}
+
+enum { OPT_GRID = 256, OPT_BLOCK, OPT_ARG, OPT_REPEAT, OPT_DEVICE, OPT_COV, OPT_JSON };
+
+static const struct option run_opts[] = {
+    {"grid", required_argument, NULL, OPT_GRID},
+    {"block", required_argument, NULL, OPT_BLOCK},
+    {"arg", required_argument, NULL, OPT_ARG},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"co-version", required_argument, NULL, OPT_COV},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+#define FAIL(status, ...)                                                                    \
+  do {                                                                                        \
+    rc = hsad_cli_fail(&cli, 1, status, __VA_ARGS__);                                         \
+    goto out;                                                                                 \
   } while (0)
-#define CHECK(expr)                                                                   \
-  do {                                                                                \
-    hsad_status_t s_ = (expr);                                                        \
-    if (s_) FAIL("%s: %s\n", hsad_status_name(s_), hsad_last_error());                \
+#define USAGE(...)                                                                            \
+  do {                                                                                        \
+    rc = hsad_cli_fail(&cli, 2, "usage", __VA_ARGS__);                                        \
+    goto out;                                                                                 \
+  } while (0)
+#define CHECK(expr)                                                                           \
+  do {                                                                                        \
+    hsad_status_t s_ = (expr);                                                                \
+    if (s_) {                                                                                 \
+      rc = hsad_cli_fail_status(&cli, s_);                                                    \
+      goto out;                                                                               \
+    }                                                                                         \
   } while (0)
 
+/* warnings: on stderr as "hsad run: warning: ...", in JSON in "warnings" */
+typedef struct warnings {
+  char *text[16];
+  uint32_t n;
+} warnings_t;
+
+static void warn_add(warnings_t *w, bool json, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void warn_add(warnings_t *w, bool json, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = NULL;
+  if (vasprintf(&m, fmt, ap) < 0) m = NULL;
+  va_end(ap);
+  if (!m) return;
+  if (!json) fprintf(stderr, "hsad run: warning: %s\n", m);
+  if (w->n < 16) w->text[w->n++] = m;
+  else free(m);
+}
+
+static json_object *json_u64(uint64_t v) { return json_object_new_uint64(v); }
+
+static json_object *json_i128(__int128 v) {
+  char b[48];
+  fmt_i128(b, v);
+  return json_object_new_double_s((double)v, b); /* the exact decimal, whatever its size */
+}
+
+static json_object *json_elem(const arg_t *a, uint64_t e) {
+  if (!is_float(a->type)) return json_i128(elem_geti(a, e));
+  return hsad_cli_json_double(elem_get(a, e), "%.9g");
+}
+
 int hsad_cmd_run(int argc, char **argv) {
+  hsad_cli_t cli = {.cmd = "run", .json = hsad_cli_wants_json(argc, argv)};
   const char *input = NULL, *kname = NULL;
   uint32_t grid[3] = {0, 1, 1}, block[3] = {0, 1, 1}, gdims = 0, bdims = 0, repeat = 1, devi = 0;
   uint32_t co_version = 0;
   int opt = 2;
-  bool json = false;
   arg_t *args = calloc((size_t)argc + 1, sizeof *args);
   const char **defs = calloc((size_t)argc + 1, sizeof *defs);
   uint32_t nargs = 0, ndefs = 0;
@@ -421,82 +905,78 @@ int hsad_cmd_run(int argc, char **argv) {
   uint64_t *submit = NULL;
   hsad_karg_t *kargs = NULL;
   char *log = NULL;
-  if (!args || !defs) return 1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  warnings_t warns = {0};
+  char why[2048];
+  if (!args || !defs) {
+    free(args);
+    free(defs);
+    return hsad_cli_fail(&cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  }
+  optind = 0; /* a fresh getopt scan (argv is the command's, argv[0] = "run") */
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":hO:D:", run_opts, NULL)) != -1) {
+    const char *v = optarg;
+    uint64_t n;
+    switch (c) {
+    case 'h':
       usage(stdout);
       rc = 0;
       goto out;
-    } else if (!strcmp(a, "--json")) {
-      json = true;
-    } else if (!strcmp(a, "--grid") && v) {
+    case OPT_JSON: cli.json = true; break;
+    case OPT_GRID:
       if (parse_dims(v, grid, &gdims))
-        FAIL("--grid %s: expected X[,Y[,Z]], each an integer from 1 to %u\n", v, UINT32_MAX);
-      i++;
-    } else if (!strcmp(a, "--block") && v) {
+        USAGE("--grid %s: expected X[,Y[,Z]], each an integer from 1 to %u", v, UINT32_MAX);
+      break;
+    case OPT_BLOCK:
       if (parse_dims(v, block, &bdims))
-        FAIL("--block %s: expected X[,Y[,Z]], each an integer from 1 to %u\n", v, UINT32_MAX);
-      i++;
-    } else if (!strcmp(a, "--arg") && v) {
-      char why[512];
+        USAGE("--block %s: expected X[,Y[,Z]], each an integer from 1 to %u", v, UINT32_MAX);
+      break;
+    case OPT_ARG:
+      args[nargs].spec = v;
       if (parse_arg(v, &args[nargs], why, sizeof why)) {
-        fprintf(stderr, "hsad run: --arg %s: %s\n", v, why);
-        goto out;
+        nargs++; /* frees its bytes */
+        USAGE("--arg %s: %s", v, why);
       }
       args[nargs].spec = v;
       nargs++;
-      i++;
-    } else if (!strcmp(a, "--repeat") && v) {
-      uint64_t n;
-      if (parse_uint(v, REPEAT_MAX, &n) || !n) {
-        fprintf(stderr, "hsad run: --repeat %s: expected an integer from 1 to %u\n", v, REPEAT_MAX);
-        goto out;
-      }
+      break;
+    case OPT_REPEAT:
+      if (parse_uint(v, REPEAT_MAX, &n) || !n)
+        USAGE("--repeat %s: expected an integer from 1 to %u", v, REPEAT_MAX);
       repeat = (uint32_t)n;
-      i++;
-    } else if (!strcmp(a, "--device") && v) {
-      uint64_t n;
-      if (parse_uint(v, UINT32_MAX, &n)) {
-        fprintf(stderr, "hsad run: --device %s: expected a device index (0, 1, ...)\n", v);
-        goto out;
-      }
+      break;
+    case OPT_DEVICE:
+      if (parse_uint(v, UINT32_MAX, &n))
+        USAGE("--device %s: expected a device index (0, 1, ...)", v);
       devi = (uint32_t)n;
-      i++;
-    } else if (!strcmp(a, "--co-version") && v) {
-      if (strcmp(v, "4") && strcmp(v, "5")) {
-        fprintf(stderr, "hsad run: --co-version %s: expected 4 or 5\n", v);
-        goto out;
-      }
+      break;
+    case OPT_COV:
+      if (strcmp(v, "4") && strcmp(v, "5")) USAGE("--co-version %s: expected 4 or 5", v);
       co_version = (uint32_t)atoi(v);
-      i++;
-    } else if (!strncmp(a, "-O", 2)) {
-      if (strlen(a) != 3 || a[2] < '0' || a[2] > '3') {
-        fprintf(stderr, "hsad run: %s: expected -O0, -O1, -O2 or -O3\n", a);
-        goto out;
-      }
-      opt = a[2] - '0';
-    } else if (!strncmp(a, "-D", 2) && a[2]) {
-      defs[ndefs++] = a + 2;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "hsad run: unknown or incomplete option '%s'\n", a);
-      usage(stderr);
-      goto out;
-    } else if (!input) {
-      input = a;
-    } else if (!kname) {
-      kname = a;
-    } else {
-      fprintf(stderr, "hsad run: unexpected argument '%s'\n", a);
+      break;
+    case 'O':
+      if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
+        USAGE("-O%s: expected -O0, -O1, -O2 or -O3", v);
+      opt = v[0] - '0';
+      break;
+    case 'D':
+      if (!*v) USAGE("-D: expected -DNAME or -DNAME=VALUE");
+      defs[ndefs++] = v;
+      break;
+    default:
+      rc = hsad_cli_getopt_fail(&cli, c, argv);
       goto out;
     }
   }
-  if (!input || !kname || !gdims) {
-    fprintf(stderr, "hsad run: need SOURCE|FILE, KERNEL and --grid\n");
-    usage(stderr);
-    goto out;
+  for (int i = optind; i < argc; i++) {
+    if (!input) input = argv[i];
+    else if (!kname) kname = argv[i];
+    else USAGE("unexpected argument '%s' (one SOURCE and one KERNEL; see hsad run --help)",
+               argv[i]);
   }
+  if (!input || !kname || !gdims)
+    USAGE("need SOURCE|FILE, KERNEL and --grid (see hsad run --help)");
   if (!bdims) {
     bdims = gdims;
     block[0] = grid[0] < 64 ? grid[0] : 64;
@@ -504,6 +984,13 @@ int hsad_cmd_run(int argc, char **argv) {
   uint32_t dims = gdims > bdims ? gdims : bdims;
   for (uint32_t d = 0; d < 3; d++)
     if (d >= gdims) grid[d] = 1;
+  for (uint32_t i = 0; i < nargs; i++) {
+    char w[1024];
+    if (args[i].kind == A_BUF && !strncmp(args[i].init, "file=", 5)) {
+      if (check_file(&args[i], i, why, sizeof why, w, sizeof w)) USAGE("%s", why);
+      if (w[0]) warn_add(&warns, cli.json, "%s", w);
+    }
+  }
 
   CHECK(hsad_runtime_open(&rt));
   hsad_device_t *dev;
@@ -512,8 +999,14 @@ int hsad_cmd_run(int argc, char **argv) {
   uint64_t t_compile = 0;
   if (ends_with(input, ".cl") || ends_with(input, ".hip")) {
     size_t n = 0;
+    struct stat st;
+    if (!stat(input, &st) && S_ISDIR(st.st_mode)) FAIL("error", "%s: is a directory", input);
     char *src = slurp(input, &n);
-    if (!src) FAIL("%s: %s\n", input, strerror(errno));
+    if (!src) FAIL("error", "%s: %s", input, strerror(errno));
+    if (!n) {
+      free(src);
+      FAIL("error", "%s: the source file is empty (no kernel to compile)", input);
+    }
     hsad_compile_options_t o = {.target = di->isa_name, .opt_level = opt, .defines = defs,
                                 .define_count = ndefs, .code_object_version = co_version};
     void *elf = NULL;
@@ -525,9 +1018,8 @@ int hsad_cmd_run(int argc, char **argv) {
     if (s) { /* the error message usually carries the compiler's log already: print it once */
       const char *e = hsad_last_error();
       bool in_msg = log && *log && strstr(e, log);
-      size_t el = strlen(e);
-      FAIL("%s: %s%s%s", hsad_status_name(s), e, el && e[el - 1] == '\n' ? "" : "\n",
-           log && !in_msg ? log : "");
+      FAIL(hsad_status_name(s), "%s: %s%s%s", hsad_status_name(s), e,
+           log && *log && !in_msg ? "\n" : "", log && !in_msg ? log : "");
     }
     s = hsad_program_load_memory(dev, elf, elf_size, input, &prog);
     free(elf);
@@ -536,66 +1028,107 @@ int hsad_cmd_run(int argc, char **argv) {
     CHECK(hsad_program_load_file(dev, input, &prog));
   }
   const hsad_device_kernel_t *k;
-  CHECK(hsad_program_kernel(prog, kname, &k));
+  if ((rc = find_kernel(&cli, prog, input, kname, &k))) goto out;
+  rc = 2;
   const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(k);
   const hsad_kernel_info_t *ki = hsad_kernel_info(kd->codeobj_kernel);
+  kname = kd->name;
 
-  /* __local pointer parameters take --arg lds:BYTES (checked here, so the message speaks of the
-   * command line, not of the library's HSAD_KARG_LDS_BYTES) */
+  /* one --arg per explicit argument, each of the kind and type the metadata declares */
+  uint32_t nexplicit = hsad_kernel_kernarg_plan(kd->codeobj_kernel)->explicit_count;
+  if (nargs != nexplicit) {
+    char sig[4096];
+    signature(ki, sig, sizeof sig);
+    FAIL("HSAD_ERR_ARG_COUNT", "kernel '%s' takes %u argument(s) %s, got %u --arg", kname,
+         nexplicit, sig, nargs);
+  }
   for (uint32_t j = 0, e = 0; j < ki->arg_count && e < nargs; j++) {
     const hsad_kernel_arg_t *ka = &ki->args[j];
     if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
-    bool local = ka->value_kind == HSAD_VK_DYNAMIC_SHARED_POINTER;
-    char nm[300] = "";
-    if (ka->name[0]) snprintf(nm, sizeof nm, " ('%s')", ka->name);
-    if (local && args[e].kind != A_LDS)
-      FAIL("--arg %s: argument %u of kernel '%s'%s is a __local pointer: use --arg lds:BYTES "
-           "(the dynamic LDS size), not a %s\n", args[e].spec, e, kname, nm,
-           args[e].kind == A_BUF ? "buffer" : "scalar");
-    if (!local && args[e].kind == A_LDS)
-      FAIL("--arg %s: argument %u of kernel '%s'%s is %s, not a __local pointer\n", args[e].spec,
-           e, kname, nm, hsad_value_kind_name(ka->value_kind));
+    if (check_arg(&args[e], e, ka, kname, why, sizeof why))
+      FAIL("HSAD_ERR_ARG_KIND", "--arg %s: %s", args[e].spec, why);
     e++;
   }
   kargs = calloc(nargs + 1, sizeof *kargs);
-  if (!kargs) FAIL("out of memory\n");
+  if (!kargs) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
   uint32_t dyn_lds = 0;
   for (uint32_t i = 0; i < nargs; i++) {
     arg_t *a = &args[i];
     if (a->kind == A_BUF) {
       CHECK(hsad_buffer_alloc(dev, a->count * tsize[a->type], &a->ptr));
-      if (init_buffer(a)) FAIL("--arg %u: bad initial content '%s'\n", i, a->init);
+      if (init_buffer(a)) FAIL("error", "--arg %s: cannot read %s: %s", a->spec, a->init,
+                               strerror(errno));
       kargs[i] = HSAD_KARG_PTR(a->ptr);
     } else if (a->kind == A_SCALAR) {
-      kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = tsize[a->type], .bytes = a->value};
+      uint32_t w = a->nvals == 3 ? 4 : a->nvals;
+      kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = w * tsize[a->type],
+                               .bytes = a->value};
+    } else if (a->kind == A_BYTES) {
+      kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nbytes, .bytes = a->bytes};
     } else {
       kargs[i] = HSAD_KARG_LDS_BYTES(a->lds);
       dyn_lds += a->lds;
     }
   }
-  hsad_queue_options_t qo = {.size = 1024, .profiling = true};
+
+  /* HIP's blockDim is the partial size in the last workgroup (ockl's get_local_size): the
+   * usual blockIdx.x * blockDim.x + threadIdx.x then misses the tail. ROCm 5.2's HIP code
+   * objects say .language "OpenCL C": a HIP kernel is one from a .hip source or with a C++
+   * (mangled) name. OpenCL kernels (get_global_id) are not affected. */
+  bool hip = ends_with(input, ".hip") || !strncmp(kname, "_Z", 2) ||
+             (ki->language && strstr(ki->language, "HIP"));
+  for (uint32_t d = 0; hip && d < dims; d++) {
+    if (grid[d] % block[d] == 0) continue;
+    uint32_t part = grid[d] % block[d], last = grid[d] / block[d];
+    static const char xyz[] = "xyz";
+    warn_add(&warns, cli.json, "grid %u is not a multiple of the block %u in %c: in the last "
+             "workgroup (blockIdx.%c %u) HIP's blockDim.%c is %u, not %u, so an index "
+             "blockIdx.%c * blockDim.%c + threadIdx.%c covers %llu..%llu and work-items "
+             "%llu..%u are never computed; use --grid %llu and bound-check in the kernel",
+             grid[d], block[d], xyz[d], xyz[d], last, xyz[d], part, block[d], xyz[d], xyz[d],
+             xyz[d], (unsigned long long)last * part,
+             (unsigned long long)last * part + part - 1,
+             (unsigned long long)last * part + part, grid[d] - 1,
+             ((unsigned long long)grid[d] + block[d] - 1) / block[d] * block[d]);
+  }
+  bool emulated = hsad_rocr_is_emulated();
+  const char *nt = getenv("KFD_EMU_NO_TWIN");
+  bool executed = !(emulated && nt && !strcmp(nt, "noop") && !twin_exists(ki->symbol));
+  if (!executed)
+    warn_add(&warns, cli.json, "kernel %s was not executed: kfd-emu has no host twin for it "
+             "and KFD_EMU_NO_TWIN=noop completes such dispatches without running them, so "
+             "every buffer still holds its initial contents", kname);
+
+  hsad_queue_options_t qo = queue_options(di, kd->kernarg_segment_size);
   CHECK(hsad_queue_create(dev, &qo, &q));
   hsad_launch_t l = {.dims = dims, .args = kargs, .arg_count = nargs};
   memcpy(l.grid, grid, sizeof grid);
   memcpy(l.block, block, sizeof block);
   submit = calloc(repeat, sizeof *submit);
-  if (!submit) FAIL("out of memory\n");
-  hsad_completion_t c;
-  uint64_t t_start = hsad_now_ns();
-  for (uint32_t r = 0; r < repeat; r++) {
-    uint64_t t0 = hsad_now_ns();
-    CHECK(hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, r + 1 == repeat ? &c : NULL, NULL));
-    submit[r] = hsad_now_ns() - t0;
+  if (!submit) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  /* the dispatches, the wait and the device timestamps of the last one */
+  uint64_t t_start = hsad_now_ns(), t_submitted, t_done, gs = 0, ge = 0;
+  bool have_gpu_time;
+  {
+    hsad_completion_t done = {0}; /* a value: nothing to release */
+    hsad_status_t s = HSAD_OK;
+    for (uint32_t r = 0; r < repeat && !s; r++) {
+      uint64_t t0 = hsad_now_ns();
+      s = hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, r + 1 == repeat ? &done : NULL,
+                               NULL);
+      submit[r] = hsad_now_ns() - t0;
+    }
+    t_submitted = hsad_now_ns();
+    if (!s) s = hsad_completion_wait(&done, t_submitted + 120000000000ull);
+    t_done = hsad_now_ns();
+    have_gpu_time = !s && hsad_completion_times(&done, &gs, &ge) == HSAD_OK;
+    CHECK(s);
   }
-  uint64_t t_submitted = hsad_now_ns();
-  CHECK(hsad_completion_wait(&c, t_submitted + 120000000000ull));
-  uint64_t t_done = hsad_now_ns();
-  uint64_t gs = 0, ge = 0;
-  bool have_gpu_time = hsad_completion_times(&c, &gs, &ge) == HSAD_OK;
   qsort(submit, repeat, sizeof *submit, cmp_u64);
   uint32_t flat = block[0] * block[1] * block[2];
   hsad_occupancy_t occ;
   bool have_occ = hsad_kernel_occupancy(kd->codeobj_kernel, NULL, flat, dyn_lds, &occ) == HSAD_OK;
+  uint32_t cov = hsad_codeobj_info(hsad_program_codeobj(prog))->code_object_version;
 
   /* outputs */
   for (uint32_t i = 0; i < nargs; i++) {
@@ -603,13 +1136,15 @@ int hsad_cmd_run(int argc, char **argv) {
     if (a->kind != A_BUF) continue;
     if (a->out_file) {
       FILE *f = fopen(a->out_file, "wb");
-      if (!f || fwrite(a->ptr, tsize[a->type], a->count, f) != a->count)
-        FAIL("%s: %s\n", a->out_file, strerror(errno));
+      if (!f || fwrite(a->ptr, tsize[a->type], a->count, f) != a->count) {
+        if (f) fclose(f);
+        FAIL("error", "%s: %s", a->out_file, strerror(errno));
+      }
       fclose(f);
     }
     if (a->txt_file) {
       FILE *f = fopen(a->txt_file, "w");
-      if (!f) FAIL("%s: %s\n", a->txt_file, strerror(errno));
+      if (!f) FAIL("error", "%s: %s", a->txt_file, strerror(errno));
       char b[48];
       for (uint64_t e = 0; e < a->count; e++) {
         if (is_float(a->type)) fprintf(f, "%.9g\n", elem_get(a, e));
@@ -618,72 +1153,119 @@ int hsad_cmd_run(int argc, char **argv) {
       fclose(f);
     }
   }
-  if (json) {
-    printf("{\"device\": {\"index\": %u, \"name\": \"%s\", \"isa\": \"%s\", \"compute_units\": %u, "
-           "\"emulated\": %s}, "
-           "\"kernel\": {\"name\": \"%s\", \"code_object_version\": %u, \"vgpr\": %u, \"sgpr\": %u, "
-           "\"agpr\": %u, \"vgpr_spill\": %u, \"sgpr_spill\": %u, \"private_segment_bytes\": %u, "
-           "\"group_segment_bytes\": %u, \"kernarg_segment_bytes\": %u, "
-           "\"max_flat_workgroup_size\": %u", di->index, di->name, di->isa_name, di->compute_units,
-           hsad_rocr_is_emulated() ? "true" : "false", ki->name, hsad_codeobj_info(hsad_program_codeobj(prog))->code_object_version,
-           ki->vgpr_count, ki->sgpr_count, ki->agpr_count, ki->vgpr_spill_count,
-           ki->sgpr_spill_count, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
-           ki->kernarg_segment_size, kd->max_flat_workgroup_size);
-    if (have_occ)
-      printf(", \"occupancy\": {\"waves_per_simd\": %u, \"workgroups_per_cu\": %u, "
-             "\"wgp_mode\": %s, \"limiter\": \"%s\"}",
-             occ.waves_per_simd, occ.workgroups_per_cu, occ.wgp_mode ? "true" : "false",
-             hsad_occ_limiter_name(occ.limiter));
-    printf("}, \"dispatch\": {\"dims\": %u, \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
-           "\"dynamic_lds\": %u, \"repeat\": %u}, \"timings_ns\": {\"compile\": %llu, "
-           "\"submit_min\": %llu, \"submit_median\": %llu, \"submit_max\": %llu, "
-           "\"submit_to_complete\": %llu, \"end_to_end\": %llu",
-           dims, grid[0], grid[1], grid[2], block[0], block[1], block[2], dyn_lds, repeat,
-           (unsigned long long)t_compile, (unsigned long long)submit[0],
-           (unsigned long long)submit[repeat / 2], (unsigned long long)submit[repeat - 1],
-           (unsigned long long)(t_done - t_submitted), (unsigned long long)(t_done - t_start));
-    if (have_gpu_time) printf(", \"last_dispatch_gpu\": %llu", (unsigned long long)(ge - gs));
-    printf("}, \"buffers\": [");
-    bool first = true;
+  if (cli.json) {
+    json_object *o = json_object_new_object(), *j;
+    j = json_object_new_object();
+    json_object_object_add(j, "index", json_object_new_int64(di->index));
+    json_object_object_add(j, "name", json_object_new_string(di->name));
+    json_object_object_add(j, "isa", json_object_new_string(di->isa_name));
+    json_object_object_add(j, "compute_units", json_object_new_int64(di->compute_units));
+    json_object_object_add(j, "emulated", json_object_new_boolean(emulated));
+    json_object_object_add(o, "device", j);
+    j = json_object_new_object();
+    json_object_object_add(j, "name", json_object_new_string(ki->name));
+    json_object_object_add(j, "code_object_version", json_object_new_int64(cov));
+    json_object_object_add(j, "vgpr", json_object_new_int64(ki->vgpr_count));
+    json_object_object_add(j, "sgpr", json_object_new_int64(ki->sgpr_count));
+    json_object_object_add(j, "agpr", json_object_new_int64(ki->agpr_count));
+    json_object_object_add(j, "vgpr_spill", json_object_new_int64(ki->vgpr_spill_count));
+    json_object_object_add(j, "sgpr_spill", json_object_new_int64(ki->sgpr_spill_count));
+    json_object_object_add(j, "private_segment_bytes",
+                           json_object_new_int64(ki->private_segment_fixed_size));
+    json_object_object_add(j, "group_segment_bytes",
+                           json_object_new_int64(ki->group_segment_fixed_size));
+    json_object_object_add(j, "kernarg_segment_bytes",
+                           json_object_new_int64(ki->kernarg_segment_size));
+    json_object_object_add(j, "max_flat_workgroup_size",
+                           json_object_new_int64(kd->max_flat_workgroup_size));
+    if (have_occ) {
+      json_object *oc = json_object_new_object();
+      json_object_object_add(oc, "waves_per_simd", json_object_new_int64(occ.waves_per_simd));
+      json_object_object_add(oc, "workgroups_per_cu",
+                             json_object_new_int64(occ.workgroups_per_cu));
+      json_object_object_add(oc, "wgp_mode", json_object_new_boolean(occ.wgp_mode));
+      json_object_object_add(oc, "limiter",
+                             json_object_new_string(hsad_occ_limiter_name(occ.limiter)));
+      json_object_object_add(j, "occupancy", oc);
+    }
+    json_object_object_add(o, "kernel", j);
+    j = json_object_new_object();
+    json_object *g = json_object_new_array(), *b = json_object_new_array();
+    for (int d = 0; d < 3; d++) {
+      json_object_array_add(g, json_object_new_int64(grid[d]));
+      json_object_array_add(b, json_object_new_int64(block[d]));
+    }
+    json_object_object_add(j, "dims", json_object_new_int64(dims));
+    json_object_object_add(j, "grid", g);
+    json_object_object_add(j, "block", b);
+    json_object_object_add(j, "dynamic_lds", json_object_new_int64(dyn_lds));
+    json_object_object_add(j, "repeat", json_object_new_int64(repeat));
+    json_object_object_add(j, "kernarg_block_bytes",
+                           json_object_new_int64(qo.kernarg_block_size ? qo.kernarg_block_size
+                                                                       : 512));
+    json_object_object_add(j, "executed", json_object_new_boolean(executed));
+    json_object_object_add(o, "dispatch", j);
+    j = json_object_new_object();
+    json_object_object_add(j, "compile", json_u64(t_compile));
+    json_object_object_add(j, "submit_min", json_u64(submit[0]));
+    json_object_object_add(j, "submit_median", json_u64(submit[repeat / 2]));
+    json_object_object_add(j, "submit_max", json_u64(submit[repeat - 1]));
+    json_object_object_add(j, "submit_to_complete", json_u64(t_done - t_submitted));
+    json_object_object_add(j, "end_to_end", json_u64(t_done - t_start));
+    if (have_gpu_time) json_object_object_add(j, "last_dispatch_gpu", json_u64(ge - gs));
+    json_object_object_add(o, "timings_ns", j);
+    json_object *bufs = json_object_new_array();
     for (uint32_t i = 0; i < nargs; i++) {
       arg_t *a = &args[i];
       if (a->kind != A_BUF) continue;
       summary_t sm;
-      char b[48];
       summarize(a, &sm);
-      printf("%s{\"arg\": %u, \"type\": \"%s\", \"count\": %llu, \"sum\": ", first ? "" : ", ", i,
-             tnames[a->type], (unsigned long long)a->count);
-      if (!is_float(a->type)) fputs(fmt_i128(b, sm.isum), stdout);
-      else print_json_double(sm.finite ? sm.fsum : NAN); /* over the finite elements, else null */
-      if (is_float(a->type))
-        printf(", \"nan\": %llu, \"inf\": %llu", (unsigned long long)sm.nan,
-               (unsigned long long)sm.inf);
-      printf(", \"first\": [");
-      for (uint64_t e = 0; e < a->count && e < 8; e++) {
-        if (e) fputs(", ", stdout);
-        print_elem(a, e, true);
+      j = json_object_new_object();
+      json_object_object_add(j, "arg", json_object_new_int64(i));
+      json_object_object_add(j, "type", json_object_new_string(tnames[a->type]));
+      json_object_object_add(j, "count", json_u64(a->count));
+      if (!is_float(a->type)) {
+        json_object_object_add(j, "sum", json_i128(sm.isum));
+      } else { /* over the finite elements, else null */
+        json_object_object_add(j, "sum", sm.finite ? hsad_cli_json_double(sm.fsum, "%.17g")
+                                                   : NULL);
+        json_object_object_add(j, "nan", json_u64(sm.nan));
+        json_object_object_add(j, "inf", json_u64(sm.inf));
       }
-      printf("]}");
-      first = false;
+      json_object *first = json_object_new_array();
+      for (uint64_t e = 0; e < a->count && e < 8; e++) json_object_array_add(first, json_elem(a, e));
+      json_object_object_add(j, "first", first);
+      json_object_array_add(bufs, j);
     }
-    printf("]}\n");
+    json_object_object_add(o, "buffers", bufs);
+    json_object *wa = json_object_new_array();
+    for (uint32_t i = 0; i < warns.n; i++)
+      json_object_array_add(wa, json_object_new_string(warns.text[i]));
+    json_object_object_add(o, "warnings", wa);
+    hsad_cli_print_json(o);
   } else {
-    printf("device %u: %s (%s), %u CUs%s\n", di->index, di->name, di->isa_name, di->compute_units,
-           hsad_rocr_is_emulated() ? ", kfd-emu (kernels ran as host twins; timings are host-side "
-                                     "costs, not GPU performance)" : "");
+    printf("device %u: %s (%s), %u CUs%s%s\n", di->index, di->name, di->isa_name,
+           di->compute_units, emulated ? ", kfd-emu " : "",
+           !emulated ? ""
+           : executed ? "(kernels ran as host twins; timings are host-side costs, not GPU "
+                        "performance)"
+                      : "(the kernel was NOT executed: no host twin, KFD_EMU_NO_TWIN=noop)");
     if (t_compile) printf("compiled %s with comgr in %.1f ms\n", input, t_compile / 1e6);
     printf("kernel %s: code object v%u, %u VGPR, %u SGPR, %u AGPR, spills %u/%u (VGPR/SGPR), "
            "scratch %u B/work-item, LDS %u B fixed + %u dynamic, kernarg %u B\n",
-           ki->name, hsad_codeobj_info(hsad_program_codeobj(prog))->code_object_version,
-           ki->vgpr_count, ki->sgpr_count, ki->agpr_count, ki->vgpr_spill_count,
+           ki->name, cov, ki->vgpr_count, ki->sgpr_count, ki->agpr_count, ki->vgpr_spill_count,
            ki->sgpr_spill_count, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
            dyn_lds, ki->kernarg_segment_size);
     if (have_occ)
       printf("occupancy: %u waves/SIMD, %u workgroups/%s (limited by %s)\n", occ.waves_per_simd,
              occ.workgroups_per_cu, occ.wgp_mode ? "WGP" : "CU",
              hsad_occ_limiter_name(occ.limiter));
-    printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order\n", dims, grid[0],
+    printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order", dims, grid[0],
            grid[1], grid[2], block[0], block[1], block[2], repeat);
+    if (qo.kernarg_block_size)
+      printf("; own queue of %u packets with %u-byte kernarg blocks (kernarg segment %u B)",
+             qo.size, qo.kernarg_block_size, kd->kernarg_segment_size);
+    printf("\n");
     printf("timings: submit median %llu ns (min %llu, max %llu); last submit -> complete %.1f us; "
            "end to end %.1f us", (unsigned long long)submit[repeat / 2],
            (unsigned long long)submit[0], (unsigned long long)submit[repeat - 1],
@@ -719,8 +1301,13 @@ int hsad_cmd_run(int argc, char **argv) {
   }
   rc = 0;
 out:
-  for (uint32_t i = 0; i < nargs; i++)
+  for (uint32_t i = 0; i < nargs; i++) {
     if (args[i].ptr) hsad_buffer_free(args[i].ptr);
+    free(args[i].bytes);
+    free((char *)args[i].out_file);
+    free((char *)args[i].txt_file);
+  }
+  for (uint32_t i = 0; i < warns.n; i++) free(warns.text[i]);
   if (q) hsad_queue_destroy(q);
   if (prog) hsad_program_destroy(prog);
   if (rt) hsad_runtime_close(rt);

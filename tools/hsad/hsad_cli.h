@@ -1,8 +1,22 @@
-/* hsad_cli.h - entry points of the hsad commands (one file each in tools/hsad/).
- * Each takes argv with argv[0] = the command name and returns the process exit code:
- * 0 success, 1 failure (message on stderr), 2 usage error. */
+/* hsad_cli.h - entry points of the hsad commands (one file each in tools/hsad/) and the helpers
+ * they share (tools/hsad/cli.c, tools/hsad/demangle.cc).
+ *
+ * Each command takes argv with argv[0] = the command name and returns the process exit code:
+ * 0 success, 1 failure, 2 usage error. Options are parsed with getopt_long (`--opt value` and
+ * `--opt=value`); errors go through hsad_cli_fail: "hsad CMD: MESSAGE" on stderr, or, when the
+ * command line holds --json, one JSON object on stdout (json-c):
+ *   {"error": {"command": "run", "status": "HSAD_ERR_KERNEL_NOT_FOUND", "exit_code": 1,
+ *              "message": "..."}}
+ * status is the hsad_status_t name for library failures, "usage" for command-line errors and
+ * "error" for others (a file that cannot be read, ...). Not thread-safe (one command per
+ * process). */
 #ifndef HSAD_CLI_H
 #define HSAD_CLI_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "common/hsad_status.h"
 
 int hsad_cmd_info(int argc, char **argv);
 int hsad_cmd_inspect(int argc, char **argv);
@@ -10,5 +24,39 @@ int hsad_cmd_compile(int argc, char **argv);
 int hsad_cmd_run(int argc, char **argv);
 int hsad_cmd_bench(int argc, char **argv);
 int hsad_cmd_graph(int argc, char **argv);
+
+/* One command's reporting context. */
+typedef struct hsad_cli {
+  const char *cmd; /* "run", "info", ... */
+  bool json;       /* errors as JSON on stdout */
+} hsad_cli_t;
+
+/* True when argv[1..argc) holds "--json" (looked for before option parsing, so errors found
+ * while parsing are already reported as JSON). */
+bool hsad_cli_wants_json(int argc, char **argv);
+
+/* Reports a failure (printf-style message, no trailing newline needed) and returns exit_code.
+ * status: "usage", "error" or an hsad_status_t name. */
+int hsad_cli_fail(const hsad_cli_t *cli, int exit_code, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Reports a library failure: the status name and hsad_last_error(); returns 1. */
+int hsad_cli_fail_status(const hsad_cli_t *cli, hsad_status_t s);
+
+/* The getopt_long error for the option at argv[optind - 1] (getopt returned '?' or ':' with an
+ * optstring starting with ':'): "unknown option '--x'" or "option '--grid' needs a value".
+ * Returns 2. */
+int hsad_cli_getopt_fail(const hsad_cli_t *cli, int ret, char **argv);
+
+/* Prints obj on stdout (json-c, JSON_C_TO_STRING_SPACED) and a newline; drops the reference. */
+void hsad_cli_print_json(json_object *obj);
+
+/* A double for JSON: null when not finite (JSON has no inf/nan); else the value, serialized
+ * with `fmt` ("%.9g" for f32 values, "%.17g" for f64) so floats print at their precision. */
+json_object *hsad_cli_json_double(double v, const char *fmt);
+
+/* The demangled form of an Itanium C++ ABI name (_Z...) through libstdc++'s
+ * abi::__cxa_demangle, malloc'd (caller frees); NULL when `name` is not a mangled name. */
+char *hsad_cli_demangle(const char *name);
 
 #endif

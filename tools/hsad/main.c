@@ -8,6 +8,8 @@
  */
 #include "tools/hsad/hsad_cli.h"
 
+#include "common/hsad_version.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +46,8 @@ static int (*command_fn(const char *name))(int, char **) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: hsad COMMAND [ARGS]   (hsad COMMAND --help for each)\n\ncommands:\n");
+  fprintf(f, "usage: hsad COMMAND [ARGS]   (hsad COMMAND --help for each)\n"
+             "       hsad --version\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
   fprintf(f, "\nenvironment:\n"
@@ -56,6 +59,10 @@ int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("hsad %s\n", hsad_version_string());
+    return 0;
   }
   int (*fn)(int, char **) = command_fn(argv[1]);
   size_t i = 0;

@@ -1,5 +1,9 @@
 # tools/hsad: the hsad command. Each command adds its own file here.
-HSAD_TOOL_SRCS += tools/hsad/main.c
+HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c
+# the C++ ABI demangler (libstdc++'s abi::__cxa_demangle) for HIP kernel names
+HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
+# libstdc++ for the demangler (JSON output: json-c, below)
+HSAD_TOOL_LIBS += -lstdc++
 HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c tools/hsad/cmd_compile.c
 HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
 # hsad bench: the framework (bench.h) and one file per suite
@@ -20,3 +24,12 @@ $(TESTDIR)/test_bench: tests/test_bench.c $(BINDIR)/hsad $(BINDIR)/hsad-bench-hi
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
 TEST_BINS += $(TESTDIR)/test_bench
+
+# What README.md and the --help texts show, run as written (tests/test_cli_docs.c).
+CLI_DOCS_TEST := $(TESTDIR)/test_cli_docs
+$(CLI_DOCS_TEST): tests/test_cli_docs.c $(LIBDIR)/libhsad.a | $(BINDIR)/hsad
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DHSAD_SRCDIR='"$(CURDIR)"' -DHSAD_BUILDDIR='"$(abspath $(BUILD))"' \
+	  -DHSAD_BINDIR='"$(abspath $(BINDIR))"' -DTEST_CC='"$(CC) $(SAN)"' -DTEST_SAN='"$(SAN)"' \
+	  -DTEST_LIBS='"$(HSAD_LIB_LIBS)"' $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
+TEST_BINS += $(CLI_DOCS_TEST)

@@ -149,6 +149,8 @@ void emu_cp_stop(emu_gpu_t *g); /* stops and frees every queue of g */
 void emu_cp_kick_all(void);
 
 /* kernels.c: kernel_object -> twin and argument layout */
+/* explicit arguments per kernel (72 ulongs and more are valid OpenCL/HIP kernels) */
+#define EMU_MAX_ARGS 512
 typedef struct emu_kernel {
   struct emu_kernel *retired; /* evicted entries stay valid until CloseKFD */
   uint64_t kernel_object;
@@ -158,7 +160,7 @@ typedef struct emu_kernel {
   bool wave32;
   uint32_t kernarg_size;
   uint32_t arg_count;
-  kfd_emu_arg_t args[64];
+  kfd_emu_arg_t args[EMU_MAX_ARGS];
   /* v5 hidden arguments the CP checks against the packet (offset or UINT32_MAX) */
   uint32_t hidden_block_count[3], hidden_group_size[3], hidden_remainder[3], hidden_grid_dims;
 } emu_kernel_t;

@@ -161,8 +161,8 @@ static const char *parse_metadata(const void *desc, size_t size, const char *sym
         set_hidden(k, kind, aoff);
         continue;
       }
-      if (k->arg_count == sizeof k->args / sizeof k->args[0]) {
-        err = "more than 64 explicit arguments";
+      if (k->arg_count == EMU_MAX_ARGS) {
+        err = "more than 512 explicit arguments (EMU_MAX_ARGS)";
         break;
       }
       kfd_emu_arg_t *x = &k->args[k->arg_count++];

@@ -1,0 +1,267 @@
+/* test_cli_docs.c - what the documentation shows runs as written (issue 10):
+ *   - every `hsad ...` line of README.md's sh code blocks, in order, from a directory laid out
+ *     like the source tree (kernels/, build/ linked), `hsad` found on PATH;
+ *   - every example line of `hsad --help` and `hsad COMMAND --help` for every command;
+ *   - README.md's library example (the C code block): compiled against the headers and
+ *     libhsad.a, run, its output checked.
+ * Each command must exit 0 and print no error or warning; --json commands print one JSON
+ * object (parsed with json-c). Commands are taken from the text at run time, so the
+ * documentation cannot drift from what runs. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef HSAD_SRCDIR
+#define HSAD_SRCDIR "."
+#endif
+#ifndef HSAD_BUILDDIR
+#define HSAD_BUILDDIR "build"
+#endif
+#ifndef HSAD_BINDIR
+#define HSAD_BINDIR "build/bin"
+#endif
+#ifndef TEST_CC
+#define TEST_CC "cc"
+#endif
+#ifndef TEST_SAN
+#define TEST_SAN ""
+#endif
+#ifndef TEST_LIBS
+#define TEST_LIBS ""
+#endif
+
+/* Runs `cmd` with sh in `dir` (stderr merged); returns the exit status, output in *out. */
+static int sh_in(const char *dir, const char *cmd, char **out) {
+  size_t len = strlen(cmd) + strlen(dir) + 256;
+  char *full = malloc(len);
+  snprintf(full, len, "cd '%s' && PATH='%s':\"$PATH\" && { %s\n} 2>&1", dir, HSAD_BINDIR, cmd);
+  FILE *p = popen(full, "r");
+  free(full);
+  cr_assert_not_null(p);
+  size_t cap = 1 << 16, n = 0, got;
+  char *buf = malloc(cap);
+  while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+    n += got;
+    if (n + 1 == cap) buf = realloc(buf, cap *= 2);
+  }
+  buf[n] = '\0';
+  int st = pclose(p);
+  *out = buf;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+  b[n] = '\0';
+  fclose(f);
+  return b;
+}
+
+typedef struct cmds {
+  char *line[128];
+  int n;
+} cmds_t;
+
+/* Appends the logical line starting at *p (continued by a trailing backslash) and advances
+ * *p past it. */
+static void take_line(const char **p, cmds_t *c) {
+  char buf[4096];
+  size_t n = 0;
+  const char *s = *p;
+  while (*s == ' ') s++;
+  for (;;) {
+    const char *e = strchr(s, '\n');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    bool cont = len && s[len - 1] == '\\';
+    if (cont) len--;
+    cr_assert_lt(n + len + 1, sizeof buf);
+    memcpy(buf + n, s, len);
+    n += len;
+    s = e ? e + 1 : s + len;
+    if (!cont || !e) break;
+    while (*s == ' ') s++;
+  }
+  buf[n] = '\0';
+  cr_assert_lt(c->n, 128);
+  c->line[c->n++] = strdup(buf);
+  *p = s;
+}
+
+/* A directory laid out like the source tree: its folders and build/ (this build) linked. */
+static void make_tree(char dir[64]) {
+  strcpy(dir, "/tmp/hsad-docs-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "for d in kernels common codeobj hsa-dispatch tools; do "
+           "ln -s '%s'/$d '%s'/$d || exit 1; done && ln -s '%s' '%s/build'", HSAD_SRCDIR, dir,
+           HSAD_BUILDDIR, dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+static void remove_tree(const char *dir) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* Runs every command in order; each must exit 0 without an error or warning line, and a
+ * --json command must print exactly one JSON object without "error". */
+static void run_all(const char *dir, const cmds_t *c, const char *where) {
+  for (int i = 0; i < c->n; i++) {
+    char *o;
+    int rc = sh_in(dir, c->line[i], &o);
+    cr_expect_eq(rc, 0, "%s: `%s` exited %d:\n%s", where, c->line[i], rc, o);
+    cr_expect(!strstr(o, ": warning:") && !strstr(o, "error"), "%s: `%s` printed:\n%s", where,
+              c->line[i], o);
+    if (strstr(c->line[i], "--json")) {
+      json_tokener *tok = json_tokener_new();
+      json_object *j = json_tokener_parse_ex(tok, o, (int)strlen(o));
+      cr_expect_not_null(j, "%s: `%s` printed no JSON object:\n%s", where, c->line[i], o);
+      if (j) {
+        cr_expect(json_object_is_type(j, json_type_object) &&
+                      !json_object_object_get_ex(j, "error", NULL),
+                  "%s: `%s`:\n%s", where, c->line[i], o);
+        const char *rest = o + json_tokener_get_parse_end(tok);
+        while (*rest == '\n' || *rest == ' ') rest++;
+        cr_expect_eq(*rest, '\0', "%s: `%s`: more than one JSON value:\n%s", where, c->line[i], o);
+        json_object_put(j);
+      }
+      json_tokener_free(tok);
+    }
+    free(o);
+  }
+}
+
+/* True when the line at s runs hsad: "hsad ..." or "VAR=value ... hsad ...". */
+static bool is_hsad_cmd(const char *s) {
+  while (*s == ' ') s++;
+  for (;;) {
+    if (!strncmp(s, "hsad ", 5)) return true;
+    const char *w = s;
+    while (*w && strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789", *w)) w++;
+    if (w == s || *w != '=') return false;
+    s = w + strcspn(w, " \n");
+    if (*s != ' ') return false;
+    while (*s == ' ') s++;
+  }
+}
+
+Test(cli_docs, readme_hsad_commands, .timeout = 300) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/README.md", HSAD_SRCDIR);
+  char *md = slurp(path);
+  cmds_t c = {0};
+  /* every line of a ```sh block whose command is hsad (possibly after VAR=value words) */
+  for (const char *p = strstr(md, "```sh\n"); p; p = strstr(p, "```sh\n")) {
+    p += 6;
+    const char *end = strstr(p, "```");
+    cr_assert_not_null(end);
+    while (p < end) {
+      if (is_hsad_cmd(p)) {
+        take_line(&p, &c);
+      } else {
+        const char *e = strchr(p, '\n');
+        p = e ? e + 1 : end;
+      }
+    }
+    p = end + 3;
+  }
+  free(md);
+  /* the section lists info, compile, inspect, run and bench: at least 8 lines */
+  cr_assert_geq(c.n, 8, "found only %d hsad commands in README.md", c.n);
+  char dir[64];
+  make_tree(dir);
+  run_all(dir, &c, "README.md");
+  /* what the README's run of saxpy computes: y = 1 + 10 x 2.5 x i */
+  char *o;
+  int saxpy = -1;
+  for (int i = 0; i < c.n && saxpy < 0; i++)
+    if (strstr(c.line[i], "run kernels/saxpy.cl saxpy")) saxpy = i;
+  cr_assert_geq(saxpy, 0, "README.md shows no hsad run of kernels/saxpy.cl");
+  cr_assert_eq(sh_in(dir, c.line[saxpy], &o), 0, "%s", o);
+  cr_expect(strstr(o, "first: 1 26 51 76 101 126 151 176"), "%s", o);
+  free(o);
+  remove_tree(dir);
+  for (int i = 0; i < c.n; i++) free(c.line[i]);
+}
+
+Test(cli_docs, help_examples, .timeout = 300) {
+  static const char *const cmds[] = {"", "info", "inspect", "compile", "run", "bench"};
+  cmds_t c = {0};
+  char dir[64];
+  make_tree(dir);
+  char *texts[6];
+  for (int k = 0; k < 6; k++) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "hsad %s --help", cmds[k]);
+    cr_assert_eq(sh_in(dir, cmd, &texts[k]), 0, "`%s`: %s", cmd, texts[k]);
+    /* indented lines after a line starting with "example", up to a blank line */
+    const char *p = texts[k];
+    while ((p = strstr(p, "\nexample"))) {
+      p = strchr(p + 1, '\n');
+      if (!p) break;
+      p++;
+      while (*p == ' ' && p[1] == ' ') take_line(&p, &c);
+    }
+  }
+  /* hsad run --help shows four, hsad info --help two */
+  cr_assert_geq(c.n, 6, "found only %d example commands in the --help texts", c.n);
+  run_all(dir, &c, "--help");
+  /* run --help says how to give a twin */
+  cr_expect(strstr(texts[4], "KFD_EMU_TWINS") && strstr(texts[4], "kfd_emu_twin.h"), "%s",
+            texts[4]);
+  for (int k = 0; k < 6; k++) free(texts[k]);
+  remove_tree(dir);
+  for (int i = 0; i < c.n; i++) free(c.line[i]);
+}
+
+Test(cli_docs, readme_library_example, .timeout = 300) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/README.md", HSAD_SRCDIR);
+  char *md = slurp(path);
+  const char *p = strstr(md, "```c\n");
+  cr_assert_not_null(p, "README.md has no C example");
+  p += 5;
+  const char *end = strstr(p, "```");
+  cr_assert_not_null(end);
+  char dir[64];
+  make_tree(dir);
+  char src[128], cmd[2048], *o;
+  snprintf(src, sizeof src, "%s/example.c", dir);
+  FILE *f = fopen(src, "w");
+  cr_assert_not_null(f);
+  fwrite(p, 1, (size_t)(end - p), f);
+  fclose(f);
+  /* strict first (C11, every warning an error), then the README's own build-and-run line */
+  snprintf(cmd, sizeof cmd, "%s -std=c11 -Wall -Wextra -Werror -I'%s' example.c -o example "
+           "'%s/lib/libhsad.a' %s -lm", TEST_CC, HSAD_SRCDIR, HSAD_BUILDDIR, TEST_LIBS);
+  cr_assert_eq(sh_in(dir, cmd, &o), 0, "`%s`:\n%s", cmd, o);
+  free(o);
+  const char *q = strstr(end, "`cc -std=c11 ");
+  cr_assert_not_null(q, "README.md does not say how to build the example");
+  q++;
+  size_t qn = strcspn(q, "`");
+  cr_assert_lt(qn, sizeof cmd);
+  for (size_t i = 0; i < qn; i++) cmd[i] = q[i] == '\n' ? ' ' : q[i];
+  cmd[qn] = '\0';
+  free(md);
+  if (TEST_SAN[0]) { /* a sanitizer build: libhsad.a needs the sanitizer's runtime */
+    char *tail = strdup(cmd + 2);
+    snprintf(cmd, sizeof cmd, "cc %s%s", TEST_SAN, tail);
+    free(tail);
+  }
+  cr_assert_eq(sh_in(dir, cmd, &o), 0, "`%s`:\n%s", cmd, o);
+  cr_expect_str_eq(o, "c[999] = 999.5\n", "`%s`", cmd);
+  free(o);
+  remove_tree(dir);
+}
