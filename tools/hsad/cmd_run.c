@@ -633,15 +633,15 @@ static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const ch
   }
   if (vk == HSAD_VK_GLOBAL_BUFFER) {
     if (a->kind == A_BUF) return 0;
-    snprintf(why, whyn, "%s of kernel '%s' is a global buffer: use buf:TYPE:COUNT[:INIT]", lb,
-             kname);
+    snprintf(why, whyn, "%s of kernel '%s' is a global buffer%s%s%s: give buf:TYPE:COUNT[:INIT]",
+             lb, kname, ka->type_name[0] ? " (" : "", ka->type_name, ka->type_name[0] ? ")" : "");
     return -1;
   }
   if (a->kind == A_BUF) {
-    snprintf(why, whyn, "%s of kernel '%s' is %s %u-byte %s, not a buffer: give its value "
+    snprintf(why, whyn, "%s of kernel '%s' is a %s %s (%u bytes), not a buffer: give its value "
              "(TYPE:VALUE, hex:BYTES or bin:FILE)", lb, kname,
-             vk == HSAD_VK_BY_VALUE ? "a" : "an", ka->size,
-             vk == HSAD_VK_BY_VALUE ? "by-value argument" : hsad_value_kind_name(vk));
+             vk == HSAD_VK_BY_VALUE ? "by-value" : hsad_value_kind_name(vk),
+             ka->type_name[0] ? ka->type_name : "argument", ka->size);
     return -1;
   }
   if (a->kind == A_BYTES) {

@@ -33,3 +33,5 @@ $(CLI_DOCS_TEST): tests/test_cli_docs.c $(LIBDIR)/libhsad.a | $(BINDIR)/hsad
 	  -DHSAD_BINDIR='"$(abspath $(BINDIR))"' -DTEST_CC='"$(CC) $(SAN)"' -DTEST_SAN='"$(SAN)"' \
 	  -DTEST_LIBS='"$(HSAD_LIB_LIBS)"' $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
 TEST_BINS += $(CLI_DOCS_TEST)
+# the CLI test parses hsad's JSON with json-c
+$(TESTDIR)/test_dispatch_cli: LDFLAGS += -ljson-c
