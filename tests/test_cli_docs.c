@@ -102,7 +102,7 @@ static void make_tree(char dir[64]) {
   strcpy(dir, "/tmp/hsad-docs-XXXXXX");
   cr_assert_not_null(mkdtemp(dir));
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "for d in kernels common codeobj hsa-dispatch tools; do "
+  snprintf(cmd, sizeof cmd, "for d in kernels common codeobj hsa-dispatch tools examples; do "
            "ln -s '%s'/$d '%s'/$d || exit 1; done && ln -s '%s' '%s/build'", HSAD_SRCDIR, dir,
            HSAD_BUILDDIR, dir);
   cr_assert_eq(system(cmd), 0);
