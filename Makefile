@@ -106,3 +106,24 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Every installed header compiles alone as C11 and as C++11 (-pedantic -Werror): one stamp per
+# header and language, prerequisites of tests/test_headers (so `make test` checks them).
+HDR_STAMPS := $(HEADERS:%.h=$(BUILD)/hdrcheck/%.c.ok) $(HEADERS:%.h=$(BUILD)/hdrcheck/%.cxx.ok)
+$(BUILD)/hdrcheck/%.c.ok: %.h
+	@mkdir -p $(@D)
+	@echo '#include "$<"' | $(CC) -std=c11 -Wall -Wextra -pedantic -Werror -I. -fsyntax-only -x c - \
+	  && touch $@
+$(BUILD)/hdrcheck/%.cxx.ok: %.h
+	@mkdir -p $(@D)
+	@echo '#include "$<"' | $(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -I. -fsyntax-only \
+	  -x c++ - && touch $@
+HDR_TEST := $(TESTDIR)/test_headers
+TEST_BINS += $(HDR_TEST)
+$(TESTDIR)/api_cxx.o: tests/api_cxx.cpp $(HEADERS)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -fno-exceptions -fPIC -I. $(SAN) -c $< -o $@
+$(HDR_TEST): tests/test_headers.c $(TESTDIR)/api_cxx.o $(LIBDIR)/libhsad.a $(HDR_STAMPS) | kernels
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< $(TESTDIR)/api_cxx.o -o $@ \
+	  $(LDFLAGS) -rdynamic $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lstdc++ -lm -ldl

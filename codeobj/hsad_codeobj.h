@@ -44,12 +44,6 @@
 extern "C" {
 #endif
 
-/* Compile-time layout checks in C11 and C++11 alike (C++ has no _Static_assert keyword). */
-#ifdef __cplusplus
-#define HSAD_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-#else
-#define HSAD_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
-#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* Enumerations mirroring metadata strings (AMDGPUUsage, "Code Object V3+ Kernel Argument     */
@@ -479,12 +473,44 @@ typedef struct hsad_karg {
   };
 } hsad_karg_t;
 
+/* Argument constructors: HSAD_KARG_VAL(lvalue) passes the bytes of an lvalue by value (its
+ * sizeof is the size checked against .size), HSAD_KARG_PTR(p) a buffer address,
+ * HSAD_KARG_LDS_BYTES(n) n bytes of dynamic LDS. C: compound literals (usable in any
+ * initializer). C++ has neither compound literals nor (before C++20) designated initializers:
+ * the same macros call the inline constructors below, so one spelling serves both. */
+#ifdef __cplusplus
+static inline hsad_karg_t hsad_karg_bytes_(const void *bytes, uint32_t size) {
+  hsad_karg_t k;
+  k.tag = HSAD_KARG_BYTES;
+  k.size = size;
+  k.bytes = bytes;
+  return k;
+}
+static inline hsad_karg_t hsad_karg_pointer_(uint64_t address) {
+  hsad_karg_t k;
+  k.tag = HSAD_KARG_POINTER;
+  k.size = 8;
+  k.pointer = address;
+  return k;
+}
+static inline hsad_karg_t hsad_karg_lds_(uint32_t bytes) {
+  hsad_karg_t k;
+  k.tag = HSAD_KARG_LDS;
+  k.size = 0;
+  k.lds_bytes = bytes;
+  return k;
+}
+#define HSAD_KARG_VAL(lvalue) hsad_karg_bytes_(&(lvalue), (uint32_t)sizeof(lvalue))
+#define HSAD_KARG_PTR(p) hsad_karg_pointer_((uint64_t)(uintptr_t)(p))
+#define HSAD_KARG_LDS_BYTES(n) hsad_karg_lds_((uint32_t)(n))
+#else
 #define HSAD_KARG_VAL(lvalue) \
   ((hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = sizeof(lvalue), .bytes = &(lvalue)})
 #define HSAD_KARG_PTR(p) \
   ((hsad_karg_t){.tag = HSAD_KARG_POINTER, .size = 8, .pointer = (uint64_t)(uintptr_t)(p)})
 #define HSAD_KARG_LDS_BYTES(n) \
   ((hsad_karg_t){.tag = HSAD_KARG_LDS, .size = 0, .lds_bytes = (n)})
+#endif
 
 /* The dispatch geometry the hidden arguments describe (the AQL packet's fields). */
 typedef struct hsad_dispatch_dims {

@@ -16,6 +16,16 @@
 
 #include <stdarg.h>
 
+/* Compile-time layout checks that read the same in C11 and C++11 (C++ has no _Static_assert
+ * keyword; C11 has no static_assert without <assert.h>). Every public header uses this. */
+#ifndef HSAD_STATIC_ASSERT
+#ifdef __cplusplus
+#define HSAD_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define HSAD_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

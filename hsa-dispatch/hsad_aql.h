@@ -21,34 +21,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hsad_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-_Static_assert(sizeof(hsa_kernel_dispatch_packet_t) == 64, "AQL kernel dispatch packet size");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, header) == 0, "header");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, setup) == 2, "setup");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_x) == 4, "wg x");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_y) == 6, "wg y");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_z) == 8, "wg z");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, grid_size_x) == 12, "grid x");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, grid_size_y) == 16, "grid y");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, grid_size_z) == 20, "grid z");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, private_segment_size) == 24, "private");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, group_segment_size) == 28, "group");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, kernel_object) == 32, "kernel_object");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, kernarg_address) == 40, "kernarg");
-_Static_assert(offsetof(hsa_kernel_dispatch_packet_t, completion_signal) == 56, "signal");
-_Static_assert(sizeof(hsa_barrier_and_packet_t) == 64, "AQL barrier-AND packet size");
-_Static_assert(offsetof(hsa_barrier_and_packet_t, dep_signal) == 8, "dep_signal");
-_Static_assert(offsetof(hsa_barrier_and_packet_t, completion_signal) == 56, "signal");
-_Static_assert(sizeof(hsa_barrier_or_packet_t) == 64, "AQL barrier-OR packet size");
-_Static_assert(sizeof(hsa_amd_barrier_value_packet_t) == 64, "AMD barrier-value packet size");
-_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, signal) == 8, "barrier-value signal");
-_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, value) == 16, "barrier-value value");
-_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, mask) == 24, "barrier-value mask");
-_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, cond) == 32, "barrier-value cond");
-_Static_assert(offsetof(hsa_amd_barrier_value_packet_t, completion_signal) == 56,
+HSAD_STATIC_ASSERT(sizeof(hsa_kernel_dispatch_packet_t) == 64, "AQL kernel dispatch packet size");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, header) == 0, "header");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, setup) == 2, "setup");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_x) == 4, "wg x");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_y) == 6, "wg y");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, workgroup_size_z) == 8, "wg z");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, grid_size_x) == 12, "grid x");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, grid_size_y) == 16, "grid y");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, grid_size_z) == 20, "grid z");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, private_segment_size) == 24, "private");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, group_segment_size) == 28, "group");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, kernel_object) == 32, "kernel_object");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, kernarg_address) == 40, "kernarg");
+HSAD_STATIC_ASSERT(offsetof(hsa_kernel_dispatch_packet_t, completion_signal) == 56, "signal");
+HSAD_STATIC_ASSERT(sizeof(hsa_barrier_and_packet_t) == 64, "AQL barrier-AND packet size");
+HSAD_STATIC_ASSERT(offsetof(hsa_barrier_and_packet_t, dep_signal) == 8, "dep_signal");
+HSAD_STATIC_ASSERT(offsetof(hsa_barrier_and_packet_t, completion_signal) == 56, "signal");
+HSAD_STATIC_ASSERT(sizeof(hsa_barrier_or_packet_t) == 64, "AQL barrier-OR packet size");
+HSAD_STATIC_ASSERT(sizeof(hsa_amd_barrier_value_packet_t) == 64, "AMD barrier-value packet size");
+HSAD_STATIC_ASSERT(offsetof(hsa_amd_barrier_value_packet_t, signal) == 8, "barrier-value signal");
+HSAD_STATIC_ASSERT(offsetof(hsa_amd_barrier_value_packet_t, value) == 16, "barrier-value value");
+HSAD_STATIC_ASSERT(offsetof(hsa_amd_barrier_value_packet_t, mask) == 24, "barrier-value mask");
+HSAD_STATIC_ASSERT(offsetof(hsa_amd_barrier_value_packet_t, cond) == 32, "barrier-value cond");
+HSAD_STATIC_ASSERT(offsetof(hsa_amd_barrier_value_packet_t, completion_signal) == 56,
                "barrier-value completion");
 
 /* Header bits (HSA 1.2 runtime, hsa_packet_header_t). */

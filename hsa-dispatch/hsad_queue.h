@@ -67,6 +67,9 @@
 #ifndef HSAD_QUEUE_H
 #define HSAD_QUEUE_H
 
+/* hsad.h declares the runtime, device and kernel types used here and includes this header at
+ * its end; including this header first works too (its guard is already set then). */
+#include "hsa-dispatch/hsad.h"
 #include "hsa-dispatch/hsad_aql.h"
 
 #ifdef __cplusplus

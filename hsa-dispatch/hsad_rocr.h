@@ -20,6 +20,10 @@
 
 #include "common/hsad_status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define HSAD_ROCR_FUNCS(X) \
   X(hsa_agent_get_info) \
   X(hsa_agent_iterate_isas) \
@@ -60,7 +64,13 @@
 
 
 typedef struct hsad_rocr {
+/* C++: the qualified name keeps each member from changing the meaning of the ROCr function it
+ * is declared after ([basic.scope.class]); decltype is C++11's spelling of __typeof__. */
+#ifdef __cplusplus
+#define HSAD_ROCR_MEMBER(f) decltype(::f) *f;
+#else
 #define HSAD_ROCR_MEMBER(f) __typeof__(f) *f;
+#endif
   HSAD_ROCR_FUNCS(HSAD_ROCR_MEMBER)
 #undef HSAD_ROCR_MEMBER
 } hsad_rocr_t;
@@ -81,5 +91,9 @@ int hsad_rocr_is_emulated(void);
  * (a GPU, or ROCr was already loaded). A child process that links ROCr itself (a HIP program)
  * runs on the same emulated GPU with this directory first on its LD_LIBRARY_PATH. */
 const char *hsad_rocr_emu_dir(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* HSAD_ROCR_H */

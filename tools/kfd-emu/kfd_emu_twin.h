@@ -87,10 +87,16 @@ typedef struct kfd_emu_workgroup {
  * HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, as a faulting wave would). */
 typedef int (*kfd_emu_twin_fn)(const kfd_emu_dispatch_t *d, const kfd_emu_workgroup_t *wg);
 
+/* C++: twins are looked up by their C name (dlsym), so the macro gives them C linkage. */
+#ifdef __cplusplus
+#define KFD_EMU_TWIN_LINKAGE_ extern "C"
+#else
+#define KFD_EMU_TWIN_LINKAGE_
+#endif
 #define KFD_EMU_TWIN(name)                                                                  \
-  __attribute__((visibility("default"))) int kfd_emu_twin_##name(                          \
+  KFD_EMU_TWIN_LINKAGE_ __attribute__((visibility("default"))) int kfd_emu_twin_##name(    \
       const kfd_emu_dispatch_t *d, const kfd_emu_workgroup_t *wg);                         \
-  __attribute__((visibility("default"))) int kfd_emu_twin_##name(                          \
+  KFD_EMU_TWIN_LINKAGE_ __attribute__((visibility("default"))) int kfd_emu_twin_##name(    \
       const kfd_emu_dispatch_t *d, const kfd_emu_workgroup_t *wg)
 
 /* Copies explicit argument `index` into *out when it exists and is exactly `size` bytes.
