@@ -19,7 +19,7 @@ $(DQ_FIXDIR)/limits-v%.hsaco: tests/data/dispatch/limits-v%.s
 	$(CLANG) -B/usr/lib/llvm-15/bin -x assembler -target amdgcn-amd-amdhsa -mcpu=gfx90a \
 	  -mcode-object-version=$* $< -o $@
 
-$(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES)
+$(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h tests/test_dispatch_exact.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
 	  -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' -DHSAD_SRCDIR='"$(CURDIR)"' \

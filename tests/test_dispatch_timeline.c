@@ -4,6 +4,7 @@
  * computed here from the documented rules (AQL/AMD packet layouts, EPOCH_BASE = 2^62), not
  * taken from the library. */
 #include "tests/test_dispatch_util.h"
+#include "tests/test_dispatch_exact.h"
 
 #include <stdlib.h>
 
@@ -146,4 +147,284 @@ Test(timeline, barrier_value_packet_bytes, .timeout = 60) {
   hsad_queue_destroy(qb);
   hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A 16-element fill launch of `value` into dst. */
+typedef struct tl_fill {
+  uint32_t value, n;
+  hsad_karg_t args[3];
+  hsad_launch_t l;
+} tl_fill_t;
+
+static void tl_fill_init(tl_fill_t *f, uint32_t *dst, uint32_t value) {
+  f->value = value;
+  f->n = 16;
+  f->args[0] = HSAD_KARG_PTR(dst);
+  f->args[1] = HSAD_KARG_VAL(f->value);
+  f->args[2] = HSAD_KARG_VAL(f->n);
+  f->l = (hsad_launch_t){.dims = 1, .grid = {16}, .block = {16}, .args = f->args, .arg_count = 3};
+}
+
+/* wait_any / wait_all over completions of two queues, TIMEOUT from a completion wait, an idle
+ * wait, wait_all and wait_any while queue A is held by a gate (a barrier-AND on a signal the
+ * test owns: packet 0), with their whole messages. B's fill completes: wait_any returns index 1.
+ * After the gate opens every wait succeeds and both results are exact. */
+Test(timeline, wait_any_wait_all_and_timeouts, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *qa = dq_queue(&e, 64), *qb = dq_queue(&e, 64);
+  unsigned long long ida = hsad_queue_hsa(qa)->id;
+  uint32_t *ba = dq_alloc(&e, 64), *bb = dq_alloc(&e, 64);
+  tl_fill_t fa, fb;
+  tl_fill_init(&fa, ba, 5);
+  tl_fill_init(&fb, bb, 6);
+  hsa_signal_t gate = dq_gate(qa);
+  hsad_completion_t c[2];
+  uint64_t pid = 99;
+  DQ_OK(hsad_kernel_dispatch(qa, kf, &fa.l, dq_in(DQ_SEC), &c[0], &pid));
+  cr_assert_eq(pid, 1);
+  cr_assert_eq(c[0].queue, qa);
+  cr_assert_eq(c[0].epoch, 1);
+  cr_assert_eq(c[0].packet_id, 1);
+  cr_assert_not(hsad_completion_done(&c[0]));
+  DQ_ERR_IS(hsad_completion_wait(&c[0], hsad_now_ns()), HSAD_ERR_TIMEOUT,
+            "completion (epoch 1, packet 1) on queue %llu (device 0) not reached at the deadline "
+            "(0 epochs completed)", ida);
+  DQ_ERR_IS(hsad_queue_wait_idle(qa, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+            "completion (epoch 1, packet 1) on queue %llu (device 0) not reached at the deadline "
+            "(0 epochs completed)", ida);
+  uint32_t idx = 99;
+  DQ_ERR_IS(hsad_completion_wait_any(c, 1, hsad_now_ns(), &idx), HSAD_ERR_TIMEOUT,
+            "hsad_completion_wait_any: none of 1 completions reached at the deadline");
+  cr_assert_eq(idx, 99);
+  DQ_OK(hsad_kernel_dispatch(qb, kf, &fb.l, dq_in(DQ_SEC), &c[1], NULL));
+  DQ_OK(hsad_completion_wait_any(c, 2, dq_in(10 * DQ_SEC), &idx));
+  cr_assert_eq(idx, 1);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(bb[i], 6, "bb[%u] = %u", i, bb[i]);
+  cr_assert_not(hsad_completion_done(&c[0]));
+  DQ_ERR_IS(hsad_completion_wait_all(c, 2, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+            "completion 0 of 2: completion (epoch 1, packet 1) on queue %llu (device 0) not "
+            "reached at the deadline (0 epochs completed)", ida);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(ba[i], 0, "ba[%u] = %u before the gate", i, ba[i]);
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait_all(c, 2, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_queue_wait_idle(qa, dq_in(10 * DQ_SEC)));
+  cr_assert(hsad_completion_done(&c[0]));
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(ba[i], 5, "ba[%u] = %u", i, ba[i]);
+  /* wait_any with both reached: the first index */
+  idx = 99;
+  DQ_OK(hsad_completion_wait_any(c, 2, dq_in(DQ_SEC), &idx));
+  cr_assert_eq(idx, 0);
+  /* an empty completion is already done; count 0 for wait_any is an invalid argument; an
+   * epoch never issued is refused by name */
+  hsad_completion_t empty = {0};
+  cr_assert(hsad_completion_done(&empty));
+  DQ_OK(hsad_completion_wait(&empty, hsad_now_ns()));
+  DQ_OK(hsad_completion_wait_all(c, 0, hsad_now_ns()));
+  idx = 99;
+  DQ_ERR_IS(hsad_completion_wait_any(c, 0, dq_in(DQ_SEC), &idx), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_completion_wait_any: NULL completions or out_index, or count 0");
+  cr_assert_eq(idx, 99);
+  hsad_completion_t future = {.queue = qa, .epoch = 7, .packet_id = 0};
+  DQ_ERR_IS(hsad_completion_wait(&future, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_completion_wait: epoch 7 was never issued on queue %llu (last epoch 1)", ida);
+  DQ_ERR_IS(hsad_completion_wait(NULL, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_completion_wait: NULL completion");
+  dq_gate_destroy(gate);
+  hsad_buffer_free(ba);
+  hsad_buffer_free(bb);
+  hsad_queue_destroy(qa);
+  hsad_queue_destroy(qb);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Header words computed from HSA 1.2 (2.9.1): type bits 0..7, BARRIER bit 8, acquire fence
+ * scope bits 9..10, release bits 11..12 (SYSTEM = 2); a kernel dispatch's setup (dimensions)
+ * in the upper 16 bits of the first word. */
+#define TL_TYPE_KERNEL_DISPATCH 2u
+#define TL_TYPE_BARRIER_AND 3u
+#define TL_FENCES_SYSTEM ((2u << 9) | (2u << 11))
+
+/* Completion times: UNSUPPORTED on a queue without profiling; on a profiling queue, asked
+ * before the dispatch completed (held by a gate) INVALID_ARGUMENT naming the packet, after it
+ * start <= end, both nonzero; a barrier's completion has no times. */
+Test(timeline, completion_times_before_and_after, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *qp, *qn = dq_queue(&e, 64);
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &qp));
+  uint32_t *buf = dq_alloc(&e, 64);
+  tl_fill_t f;
+  tl_fill_init(&f, buf, 0x5eed);
+  uint64_t start = 1, end = 1;
+  hsad_completion_t cn;
+  DQ_OK(hsad_kernel_dispatch(qn, kf, &f.l, dq_in(DQ_SEC), &cn, NULL));
+  DQ_OK(hsad_completion_wait(&cn, dq_in(10 * DQ_SEC)));
+  DQ_ERR_IS(hsad_completion_times(&cn, &start, &end), HSAD_ERR_UNSUPPORTED,
+            "hsad_completion_times: the queue was created without profiling "
+            "(hsad_queue_options_t.profiling)");
+  hsa_signal_t gate = dq_gate(qp); /* packet 0 */
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(qp, kf, &f.l, dq_in(DQ_SEC), &c, NULL));
+  cr_assert_eq(c.packet_id, 1); /* the dispatch; its epoch rides on a barrier-AND at 2 */
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(qp))->write_dispatch_id, 3);
+  DQ_ERR_IS(hsad_completion_times(&c, &start, &end), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_completion_times: packet 1 has not completed");
+  cr_assert_eq(start, 1);
+  cr_assert_eq(end, 1);
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_completion_times(&c, &start, &end));
+  cr_assert_neq(start, 0);
+  cr_assert_neq(end, 0);
+  cr_assert_leq(start, end, "start %llu end %llu", (unsigned long long)start,
+                (unsigned long long)end);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(buf[i], 0x5eed);
+  hsad_completion_t cb;
+  DQ_OK(hsad_queue_barrier(qp, NULL, 0, dq_in(DQ_SEC), &cb));
+  cr_assert_eq(cb.packet_id, 3);
+  DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
+  DQ_ERR_IS(hsad_completion_times(&cb, &start, &end), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_completion_times: packet 3 is not a kernel dispatch, or its slot was reused "
+            "(times are kept for 64 packets)");
+  dq_gate_destroy(gate);
+  hsad_buffer_free(buf);
+  hsad_queue_destroy(qp);
+  hsad_queue_destroy(qn);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* HSAD_LAUNCH_NO_BARRIER with a completion: the dispatch keeps its BARRIER bit clear and has no
+ * completion signal; a barrier-AND follows it (BARRIER bit, no dep_signals) whose completion
+ * signal is the queue's epoch signal. Bytes read while a gate holds the queue at packet 0. */
+Test(timeline, no_barrier_completion_trailing_barrier_and, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *buf = dq_alloc(&e, 64);
+  tl_fill_t f;
+  tl_fill_init(&f, buf, 77);
+  f.l.flags = HSAD_LAUNCH_NO_BARRIER;
+  hsa_signal_t gate = dq_gate(q);
+  hsad_completion_t c;
+  uint64_t pid = 99;
+  DQ_OK(hsad_kernel_dispatch(q, kf, &f.l, dq_in(DQ_SEC), &c, &pid));
+  cr_assert_eq(pid, 1);
+  cr_assert_eq(c.packet_id, 1);
+  cr_assert_eq(c.epoch, 1);
+  const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
+  cr_assert_eq(aq->write_dispatch_id, 3);
+  hsa_signal_t sig;
+  hsa_signal_value_t lt;
+  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+  cr_assert_eq(lt, TL_EPOCH_BASE);
+  const uint8_t *ring = (const uint8_t *)hsad_queue_hsa(q)->base_address;
+  const uint8_t *d = ring + 64, *b = ring + 128;
+  cr_assert_eq(dq_get32(d, 0), TL_TYPE_KERNEL_DISPATCH | TL_FENCES_SYSTEM | (1u << 16),
+               "dispatch header word %#x", dq_get32(d, 0));
+  cr_assert_eq(dq_get64(d, 56), 0, "the dispatch carries no completion signal");
+  cr_assert_eq(dq_get32(b, 0), TL_TYPE_BARRIER_AND | (1u << 8) | TL_FENCES_SYSTEM,
+               "barrier-AND header word %#x", dq_get32(b, 0));
+  for (uint32_t i = 0; i < 5; i++) cr_assert_eq(dq_get64(b, 8 + 8 * i), 0, "dep_signal[%u]", i);
+  cr_assert_eq(dq_get64(b, 56), sig.handle, "completion signal = the epoch signal");
+  cr_assert_not(hsad_completion_done(&c));
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(buf[i], 77);
+  dq_gate_destroy(gate);
+  hsad_buffer_free(buf);
+  dq_finish(&e, q, pf);
+}
+
+/* A completion stays valid after many dispatches: the first of 1000 (each with a completion,
+ * 15 ring wraps of a 64-slot queue) still waits OK and reports done; epochs count 1..1000 and
+ * every dispatch ran once (count_dispatch adds 1 per dispatch). */
+Test(timeline, first_of_1000_completions_still_valid, .timeout = 120) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 64), one = 1;
+  hsad_karg_t a[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 2};
+  hsad_completion_t first, c;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(10 * DQ_SEC), &first, NULL));
+  for (uint32_t i = 1; i < 1000; i++) {
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(10 * DQ_SEC), &c, NULL));
+    cr_assert_eq(c.epoch, i + 1);
+    cr_assert_eq(c.packet_id, i);
+  }
+  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  cr_assert_eq(*counter, 1000);
+  cr_assert_eq(first.epoch, 1);
+  cr_assert(hsad_completion_done(&first));
+  DQ_OK(hsad_completion_wait(&first, dq_in(DQ_SEC)));
+  DQ_OK(hsad_completion_wait_all(&first, 1, dq_in(DQ_SEC)));
+  hsad_buffer_free(counter);
+  dq_finish(&e, q, p);
+}
+
+/* hsad_queue_flush: an empty queue gives the empty completion; after fire-and-forget packets a
+ * barrier-AND epoch packet (BARRIER bit, epoch signal); flushing again adds nothing and returns
+ * the same completion; it is reached only after the packets before it ran. */
+Test(timeline, flush_covers_fire_and_forget, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
+  hsad_completion_t c = {.queue = q, .epoch = 9, .packet_id = 9};
+  DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &c));
+  cr_assert_eq(c.queue, NULL);
+  cr_assert_eq(c.epoch, 0);
+  cr_assert_eq(c.packet_id, 0);
+  cr_assert_eq(aq->write_dispatch_id, 0);
+  uint32_t *b1 = dq_alloc(&e, 64), *b2 = dq_alloc(&e, 64);
+  tl_fill_t f1, f2;
+  tl_fill_init(&f1, b1, 11);
+  tl_fill_init(&f2, b2, 22);
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  DQ_OK(hsad_kernel_dispatch(q, kf, &f1.l, dq_in(DQ_SEC), NULL, NULL)); /* 1 */
+  DQ_OK(hsad_kernel_dispatch(q, kf, &f2.l, dq_in(DQ_SEC), NULL, NULL)); /* 2 */
+  DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &c));
+  cr_assert_eq(c.queue, q);
+  cr_assert_eq(c.epoch, 1);
+  cr_assert_eq(c.packet_id, 3);
+  cr_assert_eq(aq->write_dispatch_id, 4);
+  const uint8_t *b = (const uint8_t *)hsad_queue_hsa(q)->base_address + 3 * 64;
+  cr_assert_eq(dq_get32(b, 0), TL_TYPE_BARRIER_AND | (1u << 8) | TL_FENCES_SYSTEM,
+               "flush packet header word %#x", dq_get32(b, 0));
+  hsa_signal_t sig;
+  hsa_signal_value_t lt;
+  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+  cr_assert_eq(dq_get64(b, 56), sig.handle);
+  hsad_completion_t again;
+  DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &again));
+  cr_assert_eq(again.queue, q);
+  cr_assert_eq(again.epoch, 1);
+  cr_assert_eq(again.packet_id, 3);
+  cr_assert_eq(aq->write_dispatch_id, 4);
+  cr_assert_not(hsad_completion_done(&c));
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b1[i] | b2[i], 0);
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) {
+    cr_assert_eq(b1[i], 11);
+    cr_assert_eq(b2[i], 22);
+  }
+  DQ_ERR_IS(hsad_queue_flush(q, dq_in(DQ_SEC), NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_flush: NULL argument");
+  dq_gate_destroy(gate);
+  hsad_buffer_free(b1);
+  hsad_buffer_free(b2);
+  dq_finish(&e, q, pf);
 }
