@@ -777,7 +777,12 @@ typedef enum hsad_variant_reason {
   HSAD_VARIANT_NO_SPILL = 0,  /* highest waves per SIMD among those without spills and without
                                  more scratch than the least of them */
   HSAD_VARIANT_LEAST_SPILL,   /* every allowed variant spills: the fewest VGPR + SGPR spills */
+  HSAD_VARIANT_MEASURED,      /* timed on the device (hsad_variant_set_autotune in
+                                 hsa-dispatch/hsad_variants.h): the shortest run */
 } hsad_variant_reason_t;
+
+/* "no spills, most waves", "least spilling", "measured fastest"; "?" for other values. */
+const char *hsad_variant_reason_name(hsad_variant_reason_t reason);
 
 typedef struct hsad_variant_choice {
   uint32_t index;                /* into the kernels array */

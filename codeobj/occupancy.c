@@ -257,6 +257,15 @@ hsad_status_t hsad_kernel_pressure_at(const hsad_kernel_t *kernel, const hsad_gf
   return HSAD_OK;
 }
 
+const char *hsad_variant_reason_name(hsad_variant_reason_t reason) {
+  switch (reason) {
+  case HSAD_VARIANT_NO_SPILL: return "no spills, most waves";
+  case HSAD_VARIANT_LEAST_SPILL: return "least spilling";
+  case HSAD_VARIANT_MEASURED: return "measured fastest";
+  }
+  return "?";
+}
+
 hsad_status_t hsad_kernel_variant_select(const hsad_kernel_t *const *kernels, uint32_t count,
                                          const hsad_gfx_limits_t *limits,
                                          uint32_t workgroup_size, uint32_t dynamic_lds,

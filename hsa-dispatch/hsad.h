@@ -236,5 +236,6 @@ const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kerne
 
 #include "hsa-dispatch/hsad_queue.h"
 #include "hsa-dispatch/hsad_monitor.h"
+#include "hsa-dispatch/hsad_variants.h"
 
 #endif /* HSAD_H */

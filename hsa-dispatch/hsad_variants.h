@@ -1,0 +1,135 @@
+/* hsad_variants.h - variant sets: several builds of one kernel dispatched as one kernel (issue
+ * 9, "Variants and selection"). Included by hsad.h.
+ *
+ * A variant set holds up to HSAD_VARIANT_MAX loaded builds of one kernel (same .name, same
+ * explicit arguments) on one device, typically one per register budget
+ * (hsad_program_compile_variants). hsad_variant_dispatch takes a launch like
+ * hsad_kernel_dispatch and submits it with the variant chosen for the launch's workgroup size
+ * (flat: block[0] x block[1] x block[2] over `dims`) and dynamic LDS (the sum of its
+ * HSAD_KARG_LDS arguments): the rule is codeobj's hsad_kernel_variant_select (metadata only:
+ * among variants allowing the size, the highest waves per SIMD without spills and without more
+ * scratch; if every variant spills, the least spilling; ties to fewer VGPRs, then the lower
+ * index), or, after hsad_variant_set_autotune, the variant measured fastest.
+ *
+ * The choice cache: the choice is made once per (set, workgroup size, dynamic LDS) and kept in
+ * the set, in a table of HSAD_VARIANT_CACHE_SLOTS 64-bit words (open addressing, linear
+ * probing). A word packs the key (flat size < 4096, dynamic LDS < 2^17 bytes) and the chosen
+ * index; a dispatch whose key is cached costs a few loads and compares before
+ * hsad_kernel_dispatch (which then finds the chosen kernel in the calling thread's launch cache
+ * as usual): no lock, no allocation. A miss runs the rule, then takes the set's mutex to insert
+ * the word with one release store (dispatchers read words with acquire loads, never a torn
+ * entry). Keys outside the packed ranges, and keys beyond a full table, are chosen by the rule
+ * on every dispatch (correct, slower). The words only ever name immutable data (the kernels are
+ * fixed at creation), so a dispatcher racing with an insert or an autotune update uses either
+ * the old or the new choice, both valid. The choice details (hsad_variant_choice_t) live beside
+ * the words and are read and written under the mutex only.
+ *
+ * Thread safety: hsad_variant_dispatch, hsad_variant_set_select and hsad_variant_set_autotune
+ * may run concurrently on one set from any threads. Create and destroy are not concurrent with
+ * use of the same set. The set does not own its kernels: their programs must outlive it.
+ */
+#ifndef HSAD_VARIANTS_H
+#define HSAD_VARIANTS_H
+
+#include "hsa-dispatch/hsad_queue.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Variants per set (the limit of hsad_kernel_variant_select). */
+#define HSAD_VARIANT_MAX 16
+/* (workgroup size, dynamic LDS) choices a set caches. */
+#define HSAD_VARIANT_CACHE_SLOTS 32
+
+typedef struct hsad_variant_set hsad_variant_set_t;
+
+/* Compiles `source` once per budget (codeobj's hsad_codeobj_compile_variants: budgets[i] = {0,
+ * 0} is the source as written; opts->budget is ignored; opts->target NULL: the device's ISA
+ * name) and loads each result on `device`: out_programs[i] (caller destroys each with
+ * hsad_program_destroy) holds the build of budgets[i], labelled "NAME[variant I: wg<=N
+ * waves>=W]". *out_log (may be NULL): the last compile's log, malloc'd. On failure no program
+ * is returned. Errors: those of hsad_codeobj_compile_variants (a budget the compiler cannot
+ * meet: HSAD_ERR_COMPILE naming the kernel and the counts) and hsad_program_load_memory;
+ * HSAD_ERR_INVALID_ARGUMENT (NULL, count 0 or above HSAD_VARIANT_MAX). Thread-safe. */
+hsad_status_t hsad_program_compile_variants(hsad_device_t *device, const char *source,
+                                            size_t source_size, const char *source_name,
+                                            const hsad_compile_options_t *opts,
+                                            const hsad_variant_budget_t *budgets, uint32_t count,
+                                            hsad_program_t **out_programs, char **out_log);
+
+/* Makes a set of `count` variants of one kernel (kernels[i]: variant i). Checks: every kernel
+ * non-NULL and of the same device, the same .name, and the same explicit arguments (count,
+ * .size, .value_kind each) as kernels[0], so one launch fits them all.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, count 0 or above HSAD_VARIANT_MAX, a mismatch: the
+ * message names the variant, the kernel and the field), HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                      hsad_variant_set_t **out_set);
+
+/* The same with kernel `name` of each program (programs[i]: variant i). Errors: as
+ * hsad_variant_set_create, those of hsad_program_kernel (HSAD_ERR_KERNEL_NOT_FOUND naming the
+ * program). */
+hsad_status_t hsad_variant_set_from_programs(hsad_program_t *const *programs, uint32_t count,
+                                             const char *name, hsad_variant_set_t **out_set);
+
+/* Frees the set (NULL ok); dispatches already submitted are unaffected. */
+void hsad_variant_set_destroy(hsad_variant_set_t *set);
+
+/* Variants in the set (0 for NULL), and variant i (NULL when out of range). */
+uint32_t hsad_variant_set_count(const hsad_variant_set_t *set);
+const hsad_device_kernel_t *hsad_variant_set_kernel(const hsad_variant_set_t *set, uint32_t i);
+
+/* The variant the set dispatches at `workgroup_size` work-items (flat) with `dynamic_lds`
+ * extra LDS bytes: the cached choice (reason HSAD_VARIANT_MEASURED after an autotune of that
+ * key), else the metadata rule's choice, which is cached. *out_cached (may be NULL): whether
+ * the choice was in the cache before the call. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL set or
+ * out_choice), HSAD_ERR_WORKGROUP (no variant allows the size: "LABEL: kernel 'k': no variant
+ * allows workgroup size 2048 (variants allow up to 256, 1024)"), HSAD_ERR_UNSUPPORTED /
+ * HSAD_ERR_LDS_LIMIT from the occupancy model. Thread-safe. */
+hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgroup_size,
+                                      uint32_t dynamic_lds, hsad_variant_choice_t *out_choice,
+                                      bool *out_cached);
+
+/* hsad_kernel_dispatch of the launch with the set's variant for its workgroup size and dynamic
+ * LDS (see the cache above). Arguments, completion, packet id, deadline and every error as
+ * hsad_kernel_dispatch, plus: HSAD_ERR_INVALID_ARGUMENT (NULL set), HSAD_ERR_WORKGROUP when no
+ * variant allows the workgroup size (message as hsad_variant_set_select). A launch with dims
+ * outside 1..3 or a workgroup size 0 goes to variant 0, whose checks report it.
+ * Thread-safe (multi-producer); a cached key takes no lock. */
+hsad_status_t hsad_variant_dispatch(hsad_queue_t *queue, hsad_variant_set_t *set,
+                                    const hsad_launch_t *launch, uint64_t deadline_ns,
+                                    hsad_completion_t *out_completion, uint64_t *out_packet_id);
+
+/* Result of one autotune. */
+typedef struct hsad_variant_tuning {
+  hsad_variant_choice_t choice;  /* the fastest (reason HSAD_VARIANT_MEASURED); its metadata
+                                    figures at the workgroup size as hsad_kernel_variant_select
+                                    gives them */
+  uint32_t count;                /* variants in the set */
+  uint32_t timed;                /* variants that ran */
+  uint64_t ns[HSAD_VARIANT_MAX]; /* device time of variant i (profiling end - start, ns);
+                                    UINT64_MAX: not run (it does not allow the workgroup size,
+                                    or hsad_kernel_dispatch refused the launch for it) */
+} hsad_variant_tuning_t;
+
+/* Measured mode (what Triton's autotuner does): runs the launch once with each variant that
+ * allows its workgroup size, one after the other on the profiling queue `queue`, each waited
+ * for (until deadline_ns), times each from its profiling timestamps (hsad_completion_times),
+ * and caches the fastest for the launch's (workgroup size, dynamic LDS) in the set, replacing
+ * the metadata choice: the cache key is thus (kernel = the set, block size, ISA = the set's
+ * device). Ties go to the lower index. A variant whose dispatch is refused counts as infinitely
+ * slow (Triton's rule for failing configurations). The launch runs once per timed variant, so
+ * it must be safe to repeat (write its outputs, not accumulate into them). *out_tuning may be
+ * NULL. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_UNSUPPORTED (the queue was created
+ * without profiling), HSAD_ERR_WORKGROUP (no variant allows the size, or every one was
+ * refused: the last refusal's message), the queue's sticky error, HSAD_ERR_TIMEOUT (a run did
+ * not complete by the deadline; nothing is cached). Thread-safe; concurrent dispatches of the
+ * set use the old choice until the new one is stored. */
+hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *queue,
+                                        const hsad_launch_t *launch, uint64_t deadline_ns,
+                                        hsad_variant_tuning_t *out_tuning);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HSAD_VARIANTS_H */

@@ -1,0 +1,356 @@
+/* variants.c - variant sets (hsad_variants.h): compile + load, the per-set choice cache, the
+ * dispatch through it, and measured mode (autotune). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa-dispatch/dispatch_internal.h"
+#include "hsa-dispatch/hsad_variants.h"
+
+/* A cache word: bit 0 valid, bits 1-12 flat workgroup size, bits 13-29 dynamic LDS bytes (the
+ * key, VS_KEY_MASK), bits 32-36 the chosen index. 0 is an empty slot. */
+#define VS_WG_MAX 4095u
+#define VS_LDS_MAX ((1u << 17) - 1)
+#define VS_KEY_MASK ((1ull << 30) - 1)
+#define VS_NO_KEY UINT64_MAX /* never equal to a masked word */
+
+_Static_assert((HSAD_VARIANT_CACHE_SLOTS & (HSAD_VARIANT_CACHE_SLOTS - 1)) == 0,
+               "the cache has a power-of-two number of slots");
+_Static_assert(HSAD_VARIANT_MAX <= 32, "the index fits in 5 bits");
+
+struct hsad_variant_set {
+  /* read by every dispatch; written with release stores under `lock` */
+  _Atomic uint64_t words[HSAD_VARIANT_CACHE_SLOTS];
+  /* immutable after creation */
+  uint32_t count;
+  bool lds_args;                       /* some explicit argument is dynamic_shared_pointer */
+  const hsad_device_kernel_t *kernels[HSAD_VARIANT_MAX];
+  const hsad_kernel_t *meta[HSAD_VARIANT_MAX];
+  /* under lock */
+  pthread_mutex_t lock;
+  hsad_variant_choice_t choices[HSAD_VARIANT_CACHE_SLOTS];
+};
+
+static inline uint64_t vs_key(uint64_t wg, uint64_t lds) {
+  if (wg > VS_WG_MAX || lds > VS_LDS_MAX) return VS_NO_KEY;
+  return 1u | wg << 1 | lds << 13;
+}
+
+static inline uint32_t vs_home(uint64_t key) {
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 59) & (HSAD_VARIANT_CACHE_SLOTS - 1);
+}
+
+/* The cached word of `key`, or 0. Lock-free: acquire loads (the word is stored with release
+ * after its choice details). */
+static inline uint64_t vs_find(const hsad_variant_set_t *set, uint64_t key) {
+  uint32_t i = vs_home(key);
+  for (uint32_t n = 0; n < HSAD_VARIANT_CACHE_SLOTS; n++) {
+    uint64_t w = atomic_load_explicit(&set->words[i], memory_order_acquire);
+    if ((w & VS_KEY_MASK) == key) return w;
+    if (!w) return 0;
+    i = (i + 1) & (HSAD_VARIANT_CACHE_SLOTS - 1);
+  }
+  return 0;
+}
+
+/* Stores (key -> choice) under the lock: replaces the key's entry when `replace`, keeps an
+ * existing one otherwise (a concurrent insert of the same key made the same choice). Returns
+ * the index the cache now holds for the key. A full table caches nothing. */
+static uint32_t vs_store(hsad_variant_set_t *set, uint64_t key, const hsad_variant_choice_t *c,
+                         bool replace) {
+  uint32_t index = c->index;
+  if (key == VS_NO_KEY) return index;
+  pthread_mutex_lock(&set->lock);
+  uint32_t i = vs_home(key);
+  for (uint32_t n = 0; n < HSAD_VARIANT_CACHE_SLOTS; n++) {
+    uint64_t w = atomic_load_explicit(&set->words[i], memory_order_relaxed);
+    if (w && (w & VS_KEY_MASK) != key) {
+      i = (i + 1) & (HSAD_VARIANT_CACHE_SLOTS - 1);
+      continue;
+    }
+    if (w && !replace) {
+      index = (uint32_t)(w >> 32) & 31;
+    } else {
+      set->choices[i] = *c;
+      atomic_store_explicit(&set->words[i], key | (uint64_t)c->index << 32,
+                            memory_order_release);
+    }
+    break;
+  }
+  pthread_mutex_unlock(&set->lock);
+  return index;
+}
+
+/* The choice details of a cached key (under the lock); false when not cached. */
+static bool vs_cached_choice(hsad_variant_set_t *set, uint64_t key, hsad_variant_choice_t *out) {
+  if (key == VS_NO_KEY) return false;
+  bool found = false;
+  pthread_mutex_lock(&set->lock);
+  uint32_t i = vs_home(key);
+  for (uint32_t n = 0; n < HSAD_VARIANT_CACHE_SLOTS; n++) {
+    uint64_t w = atomic_load_explicit(&set->words[i], memory_order_relaxed);
+    if (!w) break;
+    if ((w & VS_KEY_MASK) == key) {
+      *out = set->choices[i];
+      found = true;
+      break;
+    }
+    i = (i + 1) & (HSAD_VARIANT_CACHE_SLOTS - 1);
+  }
+  pthread_mutex_unlock(&set->lock);
+  return found;
+}
+
+static uint64_t vs_flat_size(const hsad_launch_t *l) {
+  uint64_t wg = l->block[0];
+  if (l->dims > 1) wg *= l->block[1];
+  if (l->dims > 2) wg *= l->block[2];
+  return wg;
+}
+
+static uint64_t vs_dynamic_lds(const hsad_launch_t *l) {
+  uint64_t lds = 0;
+  for (uint32_t i = 0; i < l->arg_count && l->args; i++)
+    if (l->args[i].tag == HSAD_KARG_LDS) lds += l->args[i].lds_bytes;
+  return lds;
+}
+
+/* The metadata rule for (wg, lds), cached. */
+static hsad_status_t vs_choose(hsad_variant_set_t *set, uint64_t wg, uint64_t lds,
+                               hsad_variant_choice_t *out, bool *out_cached) {
+  uint64_t key = vs_key(wg, lds);
+  if (vs_cached_choice(set, key, out)) {
+    if (out_cached) *out_cached = true;
+    return HSAD_OK;
+  }
+  if (out_cached) *out_cached = false;
+  hsad_status_t s = hsad_kernel_variant_select(set->meta, set->count, NULL,
+                                               wg > UINT32_MAX ? UINT32_MAX : (uint32_t)wg,
+                                               lds > UINT32_MAX ? UINT32_MAX : (uint32_t)lds, out);
+  if (s) return s;
+  out->index = vs_store(set, key, out, false);
+  if (key != VS_NO_KEY) (void)vs_cached_choice(set, key, out); /* what the cache holds */
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                      hsad_variant_set_t **out_set) {
+  if (!kernels || !out_set || count == 0 || count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: NULL argument or %u "
+                     "variants (1..%u)", count, HSAD_VARIANT_MAX);
+  for (uint32_t i = 0; i < count; i++)
+    if (!kernels[i])
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: variant %u is NULL",
+                       i);
+  const hsad_kernel_info_t *k0 = hsad_kernel_info(kernels[0]->desc.codeobj_kernel);
+  bool lds_args = false;
+  for (uint32_t a = 0; a < k0->arg_count; a++)
+    if (k0->args[a].value_kind == HSAD_VK_DYNAMIC_SHARED_POINTER) lds_args = true;
+  for (uint32_t i = 1; i < count; i++) {
+    const hsad_kernel_info_t *ki = hsad_kernel_info(kernels[i]->desc.codeobj_kernel);
+    if (kernels[i]->program->device != kernels[0]->program->device)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "variant %u of kernel '%s' is on device %u, "
+                       "variant 0 on device %u", i, k0->name,
+                       kernels[i]->program->device->info.index,
+                       kernels[0]->program->device->info.index);
+    if (strcmp(ki->name, k0->name))
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "variant %u is kernel '%s', variant 0 is '%s'",
+                       i, ki->name, k0->name);
+    uint32_t na = 0, nb = 0;
+    for (uint32_t a = 0; a < k0->arg_count; a++) na += !hsad_value_kind_is_hidden(k0->args[a].value_kind);
+    for (uint32_t a = 0; a < ki->arg_count; a++) nb += !hsad_value_kind_is_hidden(ki->args[a].value_kind);
+    if (na != nb)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel '%s': variant %u has %u explicit "
+                       "arguments, variant 0 has %u", k0->name, i, nb, na);
+    for (uint32_t a = 0; a < na; a++)
+      if (ki->args[a].size != k0->args[a].size ||
+          ki->args[a].value_kind != k0->args[a].value_kind)
+        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel '%s': argument %u of variant %u is "
+                         "%s of %u bytes, of variant 0 %s of %u bytes", k0->name, a, i,
+                         hsad_value_kind_name(ki->args[a].value_kind), ki->args[a].size,
+                         hsad_value_kind_name(k0->args[a].value_kind), k0->args[a].size);
+  }
+  hsad_variant_set_t *set = calloc(1, sizeof *set);
+  if (!set)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_variant_set_create: %zu bytes", sizeof *set);
+  set->count = count;
+  set->lds_args = lds_args;
+  for (uint32_t i = 0; i < count; i++) {
+    set->kernels[i] = kernels[i];
+    set->meta[i] = kernels[i]->desc.codeobj_kernel;
+  }
+  pthread_mutex_init(&set->lock, NULL);
+  *out_set = set;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_variant_set_from_programs(hsad_program_t *const *programs, uint32_t count,
+                                             const char *name, hsad_variant_set_t **out_set) {
+  if (!programs || !name || !out_set || count == 0 || count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_from_programs: NULL argument "
+                     "or %u variants (1..%u)", count, HSAD_VARIANT_MAX);
+  const hsad_device_kernel_t *k[HSAD_VARIANT_MAX];
+  for (uint32_t i = 0; i < count; i++) {
+    hsad_status_t s = hsad_program_kernel(programs[i], name, &k[i]);
+    if (s) return s;
+  }
+  return hsad_variant_set_create(k, count, out_set);
+}
+
+void hsad_variant_set_destroy(hsad_variant_set_t *set) {
+  if (!set) return;
+  pthread_mutex_destroy(&set->lock);
+  free(set);
+}
+
+uint32_t hsad_variant_set_count(const hsad_variant_set_t *set) { return set ? set->count : 0; }
+
+const hsad_device_kernel_t *hsad_variant_set_kernel(const hsad_variant_set_t *set, uint32_t i) {
+  return set && i < set->count ? set->kernels[i] : NULL;
+}
+
+hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgroup_size,
+                                      uint32_t dynamic_lds, hsad_variant_choice_t *out_choice,
+                                      bool *out_cached) {
+  if (!set || !out_choice)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_select: NULL set or "
+                     "out_choice");
+  return vs_choose(set, workgroup_size, dynamic_lds, out_choice, out_cached);
+}
+
+/* Cache miss of a dispatch: the rule (or variant 0 for geometry its checks refuse). */
+static __attribute__((noinline)) hsad_status_t
+vs_dispatch_miss(hsad_variant_set_t *set, const hsad_launch_t *l, uint64_t wg, uint64_t lds,
+                 const hsad_device_kernel_t **out_kernel) {
+  if (l->dims < 1 || l->dims > 3 || wg == 0) {
+    *out_kernel = set->kernels[0];
+    return HSAD_OK;
+  }
+  hsad_variant_choice_t c;
+  hsad_status_t s = vs_choose(set, wg, lds, &c, NULL);
+  if (s) return s;
+  *out_kernel = set->kernels[c.index];
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_variant_dispatch(hsad_queue_t *q, hsad_variant_set_t *set,
+                                    const hsad_launch_t *l, uint64_t deadline_ns,
+                                    hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(!set || !l))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_dispatch: NULL set or launch");
+  uint64_t wg = vs_flat_size(l);
+  uint64_t lds = DQ_UNLIKELY(set->lds_args) ? vs_dynamic_lds(l) : 0;
+  uint64_t w = vs_find(set, vs_key(wg, lds));
+  const hsad_device_kernel_t *k;
+  if (DQ_LIKELY(w != 0)) {
+    k = set->kernels[(w >> 32) & 31];
+  } else {
+    hsad_status_t s = vs_dispatch_miss(set, l, wg, lds, &k);
+    if (s) return s;
+  }
+  return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
+}
+
+hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q,
+                                        const hsad_launch_t *l, uint64_t deadline_ns,
+                                        hsad_variant_tuning_t *out) {
+  if (!set || !q || !l)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_autotune: NULL set, queue or "
+                     "launch");
+  const char *name = set->kernels[0]->desc.name;
+  if (!q->profiling)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_variant_set_autotune: kernel '%s': the queue "
+                     "was created without profiling (hsad_queue_options_t.profiling): no "
+                     "device times to compare", name);
+  uint64_t wg = vs_flat_size(l), lds = set->lds_args ? vs_dynamic_lds(l) : 0;
+  /* the variants allowed at this size: those the rule considers (an error when none) */
+  hsad_variant_choice_t meta;
+  hsad_status_t s = hsad_kernel_variant_select(set->meta, set->count, NULL,
+                                               wg > UINT32_MAX ? UINT32_MAX : (uint32_t)wg,
+                                               lds > UINT32_MAX ? UINT32_MAX : (uint32_t)lds,
+                                               &meta);
+  if (s) return s;
+  hsad_variant_tuning_t t = {.count = set->count};
+  hsad_status_t refused = HSAD_OK;
+  char refusal[512] = "";
+  uint32_t best = UINT32_MAX;
+  for (uint32_t i = 0; i < set->count; i++) {
+    t.ns[i] = UINT64_MAX;
+    const hsad_kernel_info_t *ki = hsad_kernel_info(set->meta[i]);
+    bool has_reqd = ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE;
+    uint64_t reqd = (uint64_t)ki->reqd_workgroup_size[0] * ki->reqd_workgroup_size[1] *
+                    ki->reqd_workgroup_size[2];
+    if (wg > ki->max_flat_workgroup_size || (has_reqd && reqd != wg)) continue;
+    hsad_completion_t c;
+    s = hsad_kernel_dispatch(q, set->kernels[i], l, deadline_ns, &c, NULL);
+    if (s == HSAD_ERR_QUEUE_ERROR || s == HSAD_ERR_CLOSED || s == HSAD_ERR_TIMEOUT ||
+        s == HSAD_ERR_INVALID_ARGUMENT)
+      return s;
+    if (s) { /* refused for this variant: infinitely slow */
+      refused = s;
+      snprintf(refusal, sizeof refusal, "variant %u: %s", i, hsad_last_error());
+      continue;
+    }
+    /* c.packet_id is the dispatch (on a profiling queue the epoch rides on a barrier-AND
+     * after it; the dispatch's timestamps are in its slot's signal) */
+    s = hsad_completion_wait(&c, deadline_ns);
+    if (s) return s;
+    uint64_t start = 0, end = 0;
+    s = hsad_completion_times(&c, &start, &end);
+    if (s) return s;
+    t.ns[i] = end - start;
+    t.timed++;
+    if (best == UINT32_MAX || t.ns[i] < t.ns[best]) best = i;
+  }
+  if (best == UINT32_MAX)
+    return hsad_fail(refused ? refused : HSAD_ERR_WORKGROUP,
+                     "hsad_variant_set_autotune: kernel '%s': no variant ran at workgroup size "
+                     "%llu (%s)", name, (unsigned long long)wg, refusal);
+  /* the winner's metadata figures at this size: the rule over it alone */
+  hsad_variant_choice_t c;
+  s = hsad_kernel_variant_select(&set->meta[best], 1, NULL, (uint32_t)wg, (uint32_t)lds, &c);
+  if (s) return s;
+  c.index = best;
+  c.reason = HSAD_VARIANT_MEASURED;
+  c.candidates = meta.candidates;
+  (void)vs_store(set, vs_key(wg, lds), &c, true);
+  t.choice = c;
+  if (out) *out = t;
+  hsad_clear_error();
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_program_compile_variants(hsad_device_t *device, const char *source,
+                                            size_t source_size, const char *source_name,
+                                            const hsad_compile_options_t *opts,
+                                            const hsad_variant_budget_t *budgets, uint32_t count,
+                                            hsad_program_t **out_programs, char **out_log) {
+  if (out_log) *out_log = NULL;
+  if (!device || !source || !source_name || !opts || !budgets || !out_programs || count == 0 ||
+      count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_compile_variants: NULL argument "
+                     "or %u variants (1..%u)", count, HSAD_VARIANT_MAX);
+  hsad_compile_options_t o = *opts;
+  if (!o.target) o.target = device->info.isa_name;
+  hsad_codeobj_t *co[HSAD_VARIANT_MAX];
+  hsad_status_t s =
+      hsad_codeobj_compile_variants(source, source_size, source_name, &o, budgets, count, co,
+                                    out_log);
+  if (s) return s;
+  uint32_t loaded = 0;
+  for (; loaded < count && !s; loaded++) {
+    const hsad_codeobj_info_t *ci = hsad_codeobj_info(co[loaded]);
+    s = hsad_program_load_memory(device, ci->image, ci->image_size, ci->name,
+                                 &out_programs[loaded]);
+    if (s) break;
+  }
+  for (uint32_t i = 0; i < count; i++) hsad_codeobj_destroy(co[i]);
+  if (s) {
+    for (uint32_t i = 0; i < loaded; i++) {
+      hsad_program_destroy(out_programs[i]);
+      out_programs[i] = NULL;
+    }
+    return s;
+  }
+  return HSAD_OK;
+}

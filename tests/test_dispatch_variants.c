@@ -1,0 +1,321 @@
+/* test_dispatch_variants.c - variant sets (hsa-dispatch/hsad_variants.h, issue 9): one source
+ * compiled per register budget and loaded, the choice per workgroup size made once and cached,
+ * the dispatch going to the chosen build (the packet's kernel_object), the error for a size no
+ * variant allows, measured mode on a profiling queue, and the cache under concurrent use. */
+#include <hsa/amd_hsa_queue.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "test_dispatch_util.h"
+
+#define N 4096
+
+typedef struct vfix {
+  dq_env_t e;
+  hsad_program_t *p[3];
+  hsad_variant_set_t *set;
+  float *a, *b, *c;
+} vfix_t;
+
+static char *read_all(const char *path, size_t *out_n) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  s[n] = 0;
+  *out_n = (size_t)n;
+  return s;
+}
+
+/* kernels/vector_add.cl (its twin runs it on kfd-emu) as written (OpenCL's default maximum
+ * workgroup size, 256), with a 1024 maximum, and with a 64 maximum and 8 waves per SIMD. */
+static void vfix_open(vfix_t *f) {
+  dq_open(&f->e);
+  size_t n;
+  char *src = read_all(HSAD_SRCDIR "/kernels/vector_add.cl", &n);
+  hsad_compile_options_t o = {.opt_level = 2, .code_object_version = 5};
+  hsad_variant_budget_t b[3] = {{0, 0}, {1024, 0}, {64, 8}};
+  DQ_OK(hsad_program_compile_variants(f->e.dev, src, n, "vector_add.cl", &o, b, 3, f->p, NULL));
+  free(src);
+  DQ_OK(hsad_variant_set_from_programs(f->p, 3, "vector_add", &f->set));
+  f->a = dq_alloc(&f->e, N * 4);
+  f->b = dq_alloc(&f->e, N * 4);
+  f->c = dq_alloc(&f->e, N * 4);
+  for (int i = 0; i < N; i++) {
+    f->a[i] = (float)i;
+    f->b[i] = 0.5f * (float)i;
+  }
+}
+
+static void vfix_close(vfix_t *f) {
+  hsad_buffer_free(f->a);
+  hsad_buffer_free(f->b);
+  hsad_buffer_free(f->c);
+  hsad_variant_set_destroy(f->set);
+  for (int i = 0; i < 3; i++) hsad_program_destroy(f->p[i]);
+  DQ_OK(hsad_runtime_close(f->e.rt));
+}
+
+static uint64_t kobj(vfix_t *f, uint32_t i) {
+  return hsad_device_kernel_desc(hsad_variant_set_kernel(f->set, i))->kernel_object;
+}
+
+static uint32_t n_items = N;
+
+static hsad_launch_t vlaunch(vfix_t *f, hsad_karg_t args[4], uint32_t block) {
+  args[0] = HSAD_KARG_PTR(f->a);
+  args[1] = HSAD_KARG_PTR(f->b);
+  args[2] = HSAD_KARG_PTR(f->c);
+  args[3] = HSAD_KARG_VAL(n_items);
+  return (hsad_launch_t){.dims = 1, .grid = {N}, .block = {block}, .args = args, .arg_count = 4};
+}
+
+static void check_sum(vfix_t *f) {
+  for (int i = 0; i < N; i++) cr_assert_eq(f->c[i], 1.5f * (float)i, "c[%d] = %f", i, f->c[i]);
+}
+
+Test(variants, choice_cached_per_size_and_dispatched, .timeout = 180) {
+  vfix_t f = {0};
+  vfix_open(&f);
+  cr_assert_eq(hsad_variant_set_count(f.set), 3);
+  cr_assert_str_eq(hsad_codeobj_info(hsad_program_codeobj(f.p[1]))->name,
+                   "vector_add.cl[variant 1: wg<=1024 waves>=0]");
+  const hsad_kernel_info_t *ki[3];
+  for (uint32_t i = 0; i < 3; i++)
+    ki[i] = hsad_kernel_info(hsad_device_kernel_desc(hsad_variant_set_kernel(f.set, i))
+                                 ->codeobj_kernel);
+  cr_assert_eq(ki[0]->max_flat_workgroup_size, 256);
+  cr_assert_eq(ki[1]->max_flat_workgroup_size, 1024);
+  cr_assert_eq(ki[2]->max_flat_workgroup_size, 64);
+
+  hsad_variant_choice_t c;
+  bool cached = true;
+  /* 64: every variant allows it and none spills; all reach gfx90a's 8 waves per SIMD, so the
+   * fewest VGPRs, then the lowest index */
+  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  cr_assert_eq(cached, false);
+  cr_assert_eq(c.candidates, 3);
+  cr_assert_eq(c.reason, HSAD_VARIANT_NO_SPILL);
+  cr_assert_eq(c.waves_per_simd, 8);
+  cr_assert_eq(c.spills, 0);
+  uint32_t fewest = 0;
+  for (uint32_t i = 1; i < 3; i++)
+    if (ki[i]->vgpr_count < ki[fewest]->vgpr_count) fewest = i;
+  cr_assert_eq(c.index, fewest);
+  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  cr_assert_eq(cached, true);
+  cr_assert_eq(c.index, fewest);
+  /* 1024: only variant 1 allows it */
+  DQ_OK(hsad_variant_set_select(f.set, 1024, 0, &c, &cached));
+  cr_assert_eq(cached, false);
+  cr_assert_eq(c.index, 1);
+  cr_assert_eq(c.candidates, 1);
+  cr_assert_eq(c.regs, ki[1]->vgpr_count);
+  /* 256: variants 0 and 1 */
+  DQ_OK(hsad_variant_set_select(f.set, 256, 0, &c, &cached));
+  cr_assert_eq(c.candidates, 2);
+  uint32_t at256 = c.index;
+  cr_assert(at256 == 0 || at256 == 1);
+
+  /* dispatches go to the chosen build: the packet's kernel_object */
+  hsad_queue_t *q = dq_queue(&f.e, 64);
+  hsad_karg_t args[4];
+  uint32_t blocks[3] = {1024, 256, 64};
+  uint32_t want[3] = {1, at256, fewest};
+  for (int r = 0; r < 2; r++) /* the second round: every key cached */
+    for (int i = 0; i < 3; i++) {
+      memset(f.c, 0, N * 4);
+      hsad_launch_t l = vlaunch(&f, args, blocks[i]);
+      hsad_completion_t done;
+      uint64_t id;
+      DQ_OK(hsad_variant_dispatch(q, f.set, &l, dq_in(DQ_SEC), &done, &id));
+      DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+      cr_assert_eq(dq_packet(q, id)->kernel_object, kobj(&f, want[i]), "block %u", blocks[i]);
+      check_sum(&f);
+    }
+
+  /* a workgroup size no variant allows: the kernel and the numbers; nothing submitted */
+  uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+  hsad_launch_t l = vlaunch(&f, args, 2048);
+  hsad_status_t s = hsad_variant_dispatch(q, f.set, &l, dq_in(DQ_SEC), NULL, NULL);
+  cr_assert_eq(s, HSAD_ERR_WORKGROUP, "%s", hsad_status_name(s));
+  cr_assert_str_eq(hsad_last_error(),
+                   "vector_add.cl[variant 0: wg<=0 waves>=0]: kernel 'vector_add': no variant "
+                   "allows workgroup size 2048 (variants allow up to 256, 1024, 64)");
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, w0);
+  /* 2-D: 32 x 32 = 1024 work-items, variant 1 */
+  hsad_launch_t l2 = {.dims = 2, .grid = {64, 64}, .block = {32, 32}, .args = args,
+                      .arg_count = 4};
+  uint64_t id;
+  DQ_OK(hsad_variant_dispatch(q, f.set, &l2, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(dq_packet(q, id)->kernel_object, kobj(&f, 1));
+  /* geometry the dispatch checks refuse goes to variant 0, whose checks report it */
+  hsad_launch_t l0 = vlaunch(&f, args, 0);
+  DQ_ERR(hsad_variant_dispatch(q, f.set, &l0, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_WORKGROUP,
+         "");
+  cr_assert_str_eq(hsad_last_error(), "kernel vector_add: block[0] is 0 work-items");
+  DQ_ERR(hsad_variant_dispatch(q, NULL, &l0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_variant_dispatch: NULL set or launch");
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  hsad_queue_destroy(q);
+  vfix_close(&f);
+}
+
+/* A set must be one kernel with one argument list. */
+Test(variants, set_of_different_kernels_refused, .timeout = 180) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *va, *sx, *k[2];
+  hsad_program_t *pa = dq_load(&e, "vector_add", 5, "vector_add", &va);
+  hsad_program_t *ps = dq_load(&e, "saxpy", 5, "saxpy", &sx);
+  hsad_variant_set_t *set = NULL;
+  k[0] = va;
+  k[1] = sx;
+  DQ_ERR(hsad_variant_set_create(k, 2, &set), HSAD_ERR_INVALID_ARGUMENT, "");
+  cr_assert_str_eq(hsad_last_error(), "variant 1 is kernel 'saxpy', variant 0 is 'vector_add'");
+  DQ_ERR(hsad_variant_set_create(k, 17, &set), HSAD_ERR_INVALID_ARGUMENT, "");
+  cr_assert_str_eq(hsad_last_error(),
+                   "hsad_variant_set_create: NULL argument or 17 variants (1..16)");
+  hsad_program_t *progs[2] = {pa, ps};
+  DQ_ERR(hsad_variant_set_from_programs(progs, 2, "vector_add", &set),
+         HSAD_ERR_KERNEL_NOT_FOUND, "vector_add");
+  cr_assert_null(set);
+  k[1] = va; /* the same build twice is a valid (if useless) set */
+  DQ_OK(hsad_variant_set_create(k, 2, &set));
+  hsad_variant_choice_t c;
+  DQ_OK(hsad_variant_set_select(set, 128, 0, &c, NULL));
+  cr_assert_eq(c.index, 0);
+  hsad_variant_set_destroy(set);
+  hsad_program_destroy(pa);
+  hsad_program_destroy(ps);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Measured mode: each allowed variant runs once on a profiling queue; the fastest by its
+ * profiling timestamps is cached for that size and used by later dispatches. Device times on
+ * kfd-emu are host times of the twin, so the test checks the rule against the reported times,
+ * never a timing itself. */
+Test(variants, autotune_caches_the_fastest, .timeout = 180) {
+  vfix_t f = {0};
+  vfix_open(&f);
+  hsad_queue_t *plain = dq_queue(&f.e, 64), *prof = NULL;
+  DQ_OK(hsad_queue_create(f.e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true},
+                          &prof));
+  hsad_karg_t args[4];
+  hsad_launch_t l = vlaunch(&f, args, 64);
+  hsad_variant_tuning_t t;
+  hsad_status_t s = hsad_variant_set_autotune(f.set, plain, &l, dq_in(10 * DQ_SEC), &t);
+  cr_assert_eq(s, HSAD_ERR_UNSUPPORTED);
+  cr_assert_str_eq(hsad_last_error(),
+                   "hsad_variant_set_autotune: kernel 'vector_add': the queue was created "
+                   "without profiling (hsad_queue_options_t.profiling): no device times to "
+                   "compare");
+
+  /* 64: all three run */
+  memset(f.c, 0, N * 4);
+  uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(prof))->write_dispatch_id;
+  DQ_OK(hsad_variant_set_autotune(f.set, prof, &l, dq_in(10 * DQ_SEC), &t));
+  check_sum(&f);
+  /* each run: the dispatch and the barrier-AND carrying its epoch */
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(prof))->write_dispatch_id - w0, 6);
+  cr_assert_eq(t.count, 3);
+  cr_assert_eq(t.timed, 3);
+  uint32_t best = 0;
+  for (uint32_t i = 0; i < 3; i++) {
+    cr_assert_neq(t.ns[i], UINT64_MAX);
+    if (t.ns[i] < t.ns[best]) best = i;
+  }
+  cr_assert_eq(t.choice.index, best);
+  cr_assert_eq(t.choice.reason, HSAD_VARIANT_MEASURED);
+  cr_assert_eq(t.choice.candidates, 3);
+  cr_assert_str_eq(hsad_variant_reason_name(t.choice.reason), "measured fastest");
+  hsad_variant_choice_t c;
+  bool cached = false;
+  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  cr_assert_eq(cached, true);
+  cr_assert_eq(c.reason, HSAD_VARIANT_MEASURED);
+  cr_assert_eq(c.index, best);
+  uint64_t id;
+  DQ_OK(hsad_variant_dispatch(plain, f.set, &l, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(dq_packet(plain, id)->kernel_object, kobj(&f, best));
+
+  /* 1024: only variant 1 runs; the others are marked not run */
+  l = vlaunch(&f, args, 1024);
+  DQ_OK(hsad_variant_set_autotune(f.set, prof, &l, dq_in(10 * DQ_SEC), &t));
+  cr_assert_eq(t.timed, 1);
+  cr_assert_eq(t.ns[0], UINT64_MAX);
+  cr_assert_neq(t.ns[1], UINT64_MAX);
+  cr_assert_eq(t.ns[2], UINT64_MAX);
+  cr_assert_eq(t.choice.index, 1);
+  /* 2048: none */
+  l = vlaunch(&f, args, 2048);
+  DQ_ERR(hsad_variant_set_autotune(f.set, prof, &l, dq_in(10 * DQ_SEC), &t), HSAD_ERR_WORKGROUP,
+         "no variant allows workgroup size 2048");
+  DQ_OK(hsad_queue_wait_idle(plain, dq_in(10 * DQ_SEC)));
+  hsad_queue_destroy(plain);
+  hsad_queue_destroy(prof);
+  vfix_close(&f);
+}
+
+/* The cache under concurrent use: 4 threads select and dispatch sizes in different orders; every
+ * answer equals the single-threaded one. */
+typedef struct vthr {
+  vfix_t *f;
+  hsad_queue_t *q;
+  uint32_t seed;
+  uint32_t want[4];
+  int bad;
+} vthr_t;
+
+static const uint32_t sizes[4] = {64, 128, 256, 1024};
+
+static void *vthread(void *arg) {
+  vthr_t *t = arg;
+  hsad_karg_t args[4];
+  for (uint32_t r = 0; r < 400; r++) {
+    uint32_t i = (r * 7 + t->seed) & 3;
+    hsad_variant_choice_t c;
+    if (hsad_variant_set_select(t->f->set, sizes[i], 0, &c, NULL) || c.index != t->want[i])
+      t->bad++;
+    if (r % 20 == 0) {
+      hsad_launch_t l = vlaunch(t->f, args, sizes[i]);
+      if (hsad_variant_dispatch(t->q, t->f->set, &l, dq_in(10 * DQ_SEC), NULL, NULL)) t->bad++;
+    }
+  }
+  return NULL;
+}
+
+Test(variants, cache_shared_by_threads, .timeout = 180) {
+  vfix_t f = {0};
+  vfix_open(&f);
+  /* the answers, from a second set (its own empty cache) */
+  hsad_variant_set_t *ref = NULL;
+  DQ_OK(hsad_variant_set_from_programs(f.p, 3, "vector_add", &ref));
+  uint32_t want[4];
+  for (int i = 0; i < 4; i++) {
+    hsad_variant_choice_t c;
+    DQ_OK(hsad_variant_set_select(ref, sizes[i], 0, &c, NULL));
+    want[i] = c.index;
+  }
+  hsad_variant_set_destroy(ref);
+  hsad_queue_t *q = dq_queue(&f.e, 256);
+  vthr_t t[4];
+  pthread_t th[4];
+  for (uint32_t i = 0; i < 4; i++) {
+    t[i] = (vthr_t){.f = &f, .q = q, .seed = i};
+    memcpy(t[i].want, want, sizeof want);
+    pthread_create(&th[i], NULL, vthread, &t[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    cr_assert_eq(t[i].bad, 0, "thread %d", i);
+  }
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(20 * DQ_SEC)));
+  check_sum(&f);
+  hsad_queue_destroy(q);
+  vfix_close(&f);
+}
