@@ -218,37 +218,49 @@ hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgrou
   return vs_choose(set, workgroup_size, dynamic_lds, out_choice, out_cached);
 }
 
-/* Cache miss of a dispatch: the rule (or variant 0 for geometry its checks refuse). */
+/* Everything but a hit in the key's home slot: the probe, the rule on a miss (or variant 0 for
+ * geometry its checks refuse), then the dispatch. */
 static __attribute__((noinline)) hsad_status_t
-vs_dispatch_miss(hsad_variant_set_t *set, const hsad_launch_t *l, uint64_t wg, uint64_t lds,
-                 const hsad_device_kernel_t **out_kernel) {
-  if (l->dims < 1 || l->dims > 3 || wg == 0) {
-    *out_kernel = set->kernels[0];
-    return HSAD_OK;
+vs_dispatch_slow(hsad_queue_t *q, hsad_variant_set_t *set, const hsad_launch_t *l,
+                 uint64_t deadline_ns, hsad_completion_t *out_completion,
+                 uint64_t *out_packet_id) {
+  if (!set || !l)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_dispatch: NULL set or launch");
+  uint64_t wg = vs_flat_size(l);
+  uint64_t lds = set->lds_args ? vs_dynamic_lds(l) : 0;
+  uint64_t w = vs_find(set, vs_key(wg, lds));
+  const hsad_device_kernel_t *k = set->kernels[0];
+  if (w) {
+    k = set->kernels[(w >> 32) & 31];
+  } else if (l->dims >= 1 && l->dims <= 3 && wg != 0) {
+    hsad_variant_choice_t c;
+    hsad_status_t s = vs_choose(set, wg, lds, &c, NULL);
+    if (s) return s;
+    k = set->kernels[c.index];
   }
-  hsad_variant_choice_t c;
-  hsad_status_t s = vs_choose(set, wg, lds, &c, NULL);
-  if (s) return s;
-  *out_kernel = set->kernels[c.index];
-  return HSAD_OK;
+  return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
 }
 
+/* The hot path: a set without LDS arguments whose key sits in its home slot (the usual case)
+ * costs the flat size, one multiply-shift hash, one load and one compare, then a tail call. */
 hsad_status_t hsad_variant_dispatch(hsad_queue_t *q, hsad_variant_set_t *set,
                                     const hsad_launch_t *l, uint64_t deadline_ns,
                                     hsad_completion_t *out_completion, uint64_t *out_packet_id) {
-  if (DQ_UNLIKELY(!set || !l))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_dispatch: NULL set or launch");
-  uint64_t wg = vs_flat_size(l);
-  uint64_t lds = DQ_UNLIKELY(set->lds_args) ? vs_dynamic_lds(l) : 0;
-  uint64_t w = vs_find(set, vs_key(wg, lds));
-  const hsad_device_kernel_t *k;
-  if (DQ_LIKELY(w != 0)) {
-    k = set->kernels[(w >> 32) & 31];
-  } else {
-    hsad_status_t s = vs_dispatch_miss(set, l, wg, lds, &k);
-    if (s) return s;
+  if (DQ_LIKELY(set && l && !set->lds_args)) {
+    uint64_t wg = l->block[0];
+    if (l->dims > 1) {
+      wg *= l->block[1];
+      if (l->dims > 2) wg *= l->block[2];
+    }
+    if (DQ_LIKELY(wg <= VS_WG_MAX)) {
+      uint64_t key = 1u | wg << 1;
+      uint64_t w = atomic_load_explicit(&set->words[vs_home(key)], memory_order_acquire);
+      if (DQ_LIKELY((w & VS_KEY_MASK) == key))
+        return hsad_kernel_dispatch(q, set->kernels[(w >> 32) & 31], l, deadline_ns,
+                                    out_completion, out_packet_id);
+    }
   }
-  return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
+  return vs_dispatch_slow(q, set, l, deadline_ns, out_completion, out_packet_id);
 }
 
 hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q,

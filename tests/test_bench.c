@@ -128,10 +128,11 @@ static json_object *run_suite(const char *suite, const char *extra, json_object 
 Test(bench, dispatch_json_with_callgrind, .timeout = 600) {
   json_object *root;
   json_object *s = run_suite("dispatch", "--callgrind-count 1000", &root, "dispatch");
-  static const char *const paths[] = {"hsad", "hsad-prepared", "rocr-textbook", "hip"};
+  static const char *const paths[] = {"hsad", "hsad-prepared", "rocr-textbook", "hip",
+                                      "hsad-variants"};
   json_object *rs = get(s, "results");
-  cr_assert_eq(json_object_array_length(rs), 4);
-  for (int p = 0; p < 4; p++) {
+  cr_assert_eq(json_object_array_length(rs), 5);
+  for (int p = 0; p < 5; p++) {
     json_object *r = json_object_array_get_idx(rs, (size_t)p);
     cr_assert_str_eq(json_object_get_string(get(r, "path")), paths[p]);
     cr_assert(json_object_get_boolean(get(r, "ok")), "%s", json_object_to_json_string(r));

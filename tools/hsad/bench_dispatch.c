@@ -5,11 +5,14 @@
  * COUNT; then the queue is drained (untimed). Paths: hsad (hsad_kernel_dispatch: checks, or the
  * calling thread's cache of its last launch), hsad-prepared (hsad_prepared_dispatch of a launch
  * checked and built once), rocr-textbook (bench_rocr_submit), hip (hipLaunchKernelGGL in
- * hsad-bench-hip). The kfd-emu CP thread runs the packets concurrently.
+ * hsad-bench-hip), hsad-variants (hsad_variant_dispatch on a set of two builds of the kernel
+ * whose choice for the launch's workgroup size is cached: the set's lookup on top of the hsad
+ * path). The kfd-emu CP thread runs the packets concurrently.
  *
  * Instructions: each path is re-run once under valgrind --tool=callgrind (bench_callgrind):
  * instrumentation only around the measured loop, collection only inside the per-submit
- * function (hsad_kernel_dispatch, hsad_prepared_dispatch, bench_rocr_submit, bench_hip_submit);
+ * function (hsad_kernel_dispatch, hsad_prepared_dispatch, bench_rocr_submit, bench_hip_submit,
+ * hsad_variant_dispatch, callees included);
  * instructions_per_submit = collected Ir / --callgrind-count (deterministic, one sample).
  */
 #define _GNU_SOURCE
@@ -21,20 +24,26 @@
 
 #include "tools/hsad/bench_paths.h"
 
-static const char *const paths[] = {"hsad", "hsad-prepared", "rocr-textbook", "hip"};
-#define NP 4
+static const char *const paths[] = {"hsad", "hsad-prepared", "rocr-textbook", "hip",
+                                    "hsad-variants"};
+#define NP 5
+#define P_VARIANTS 4
 
 typedef struct dstate {
   hsad_queue_t *q;
   hsad_prepared_launch_t *pl;
+  hsad_variant_set_t *vs;
   bench_rocr_q_t rq;
   bool ok[NP];
 } dstate_t;
 
 static int hsad_loop(hsad_queue_t *q, const hsad_device_kernel_t *k,
-                     const hsad_prepared_launch_t *pl, uint32_t count) {
+                     const hsad_prepared_launch_t *pl, hsad_variant_set_t *vs, uint32_t count) {
   hsad_status_t s = HSAD_OK;
-  if (pl)
+  if (vs)
+    for (uint32_t i = 0; i < count && !s; i++)
+      s = hsad_variant_dispatch(q, vs, &bench_launch, HSAD_DEADLINE_NEVER, NULL, NULL);
+  else if (pl)
     for (uint32_t i = 0; i < count && !s; i++) s = hsad_prepared_dispatch(pl, HSAD_DEADLINE_NEVER, NULL, NULL);
   else
     for (uint32_t i = 0; i < count && !s; i++)
@@ -47,8 +56,9 @@ static double measure(bench_ctx_t *ctx, dstate_t *st, int p, bench_row_t *row) {
   char note[BENCH_NOTE_MAX];
   uint64_t t0 = hsad_now_ns();
   double ns = -1;
-  if (p == 0 || p == 1) {
-    if (hsad_loop(st->q, ctx->k, p == 1 ? st->pl : NULL, ctx->count)) {
+  if (p == 0 || p == 1 || p == P_VARIANTS) {
+    if (hsad_loop(st->q, ctx->k, p == 1 ? st->pl : NULL, p == P_VARIANTS ? st->vs : NULL,
+                  ctx->count)) {
       bench_row_absent(row, "%s", hsad_last_error());
       st->ok[p] = false;
       return -1;
@@ -99,10 +109,18 @@ int bench_suite_dispatch(bench_ctx_t *ctx, bench_suite_result_t *out) {
   if (!st.q) {
     bench_row_absent(rows[0], "%s", note);
     bench_row_absent(rows[1], "%s", note);
-    st.ok[0] = st.ok[1] = false;
-  } else if (hsad_launch_prepare(st.q, ctx->k, &bench_launch, &st.pl)) {
-    bench_row_absent(rows[1], "hsad_launch_prepare: %s", hsad_last_error());
-    st.ok[1] = false;
+    bench_row_absent(rows[P_VARIANTS], "%s", note);
+    st.ok[0] = st.ok[1] = st.ok[P_VARIANTS] = false;
+  } else {
+    if (hsad_launch_prepare(st.q, ctx->k, &bench_launch, &st.pl)) {
+      bench_row_absent(rows[1], "hsad_launch_prepare: %s", hsad_last_error());
+      st.ok[1] = false;
+    }
+    const hsad_device_kernel_t *two[2] = {ctx->k, ctx->k};
+    if (hsad_variant_set_create(two, 2, &st.vs)) {
+      bench_row_absent(rows[P_VARIANTS], "hsad_variant_set_create: %s", hsad_last_error());
+      st.ok[P_VARIANTS] = false;
+    }
   }
   if (bench_rocr_open(ctx, qs, false, &st.rq, note, sizeof note)) {
     bench_row_absent(rows[2], "%s", note);
@@ -118,20 +136,22 @@ int bench_suite_dispatch(bench_ctx_t *ctx, bench_suite_result_t *out) {
     bench_progress(ctx, "dispatch", "all paths", "round %u/%u", r + 1, ctx->rounds);
   }
   hsad_launch_destroy(st.pl);
+  hsad_variant_set_destroy(st.vs);
   hsad_queue_destroy(st.q);
   if (st.rq.q) bench_rocr_close(&st.rq);
 
   /* instructions per submit, one callgrind child per path: the HIP child (the slow one: HIP's
    * start-up under valgrind) runs alongside the others, two at a time on two cores */
   static const char *const fns[NP] = {"hsad_kernel_dispatch", "hsad_prepared_dispatch",
-                                      "bench_rocr_submit", "bench_hip_submit"};
+                                      "bench_rocr_submit", "bench_hip_submit",
+                                      "hsad_variant_dispatch"};
   char cnt[16], dv[16], co[64];
   snprintf(cnt, sizeof cnt, "%u", ctx->cg_count);
   snprintf(dv, sizeof dv, "%u", ctx->devi);
   snprintf(co, sizeof co, "/proc/self/fd/%d", ctx->elf_fd);
   bench_cg_job_t hip_job;
   bool hip_running = false;
-  static const int order[NP] = {3, 0, 1, 2};
+  static const int order[NP] = {3, 0, 1, 2, P_VARIANTS};
   for (int o = 0; o < NP && ctx->callgrind && !bench_stopped(); o++) {
     int p = order[o];
     if (!st.ok[p]) continue;
@@ -187,21 +207,31 @@ int bench_dispatch_child(bench_ctx_t *ctx, const char *path) {
   uint32_t qs = bench_queue_size(ctx, ctx->count);
   hsad_queue_t *q = NULL;
   hsad_prepared_launch_t *pl = NULL;
+  hsad_variant_set_t *vs = NULL;
   bench_rocr_q_t rq;
   int rc = 0;
   setvbuf(stdout, NULL, _IOLBF, 0);
-  if (!strcmp(path, "hsad") || !strcmp(path, "hsad-prepared")) {
+  bool variants = !strcmp(path, "hsad-variants");
+  if (!strcmp(path, "hsad") || !strcmp(path, "hsad-prepared") || variants) {
     q = bench_hsad_queue(ctx, qs, false, note, sizeof note);
     if (q && !strcmp(path, "hsad-prepared") && hsad_launch_prepare(q, ctx->k, &bench_launch, &pl))
       snprintf(note, sizeof note, "%s", hsad_last_error());
-    if (!q || (!pl && !strcmp(path, "hsad-prepared"))) {
+    const hsad_device_kernel_t *two[2] = {ctx->k, ctx->k};
+    if (q && variants && hsad_variant_set_create(two, 2, &vs))
+      snprintf(note, sizeof note, "%s", hsad_last_error());
+    /* warm: the set's choice cache and the thread's launch cache, as in the timed loop */
+    if (vs && hsad_loop(q, ctx->k, NULL, vs, 1)) {
+      snprintf(note, sizeof note, "%s", hsad_last_error());
+      vs = NULL;
+    }
+    if (!q || (!pl && !strcmp(path, "hsad-prepared")) || (!vs && variants)) {
       printf("@bench err %s\n", note);
       fflush(stdout);
       _exit(1);
     }
     printf("@bench stage measure\n");
     CALLGRIND_START_INSTRUMENTATION;
-    rc = hsad_loop(q, ctx->k, pl, ctx->count);
+    rc = hsad_loop(q, ctx->k, pl, vs, ctx->count);
     CALLGRIND_STOP_INSTRUMENTATION;
     if (!rc) rc = bench_hsad_drain(ctx, q, note, sizeof note);
   } else if (!strcmp(path, "rocr-textbook")) {

@@ -76,7 +76,8 @@ static void usage(FILE *f) {
     "Queue microbenchmarks of an empty kernel on one device, each path side by side:\n"
     "hsad (hsad_kernel_dispatch), hsad-prepared (hsad_prepared_dispatch), rocr-textbook (the\n"
     "plain ROCr sequence) and hip (hsad-bench-hip, built with hipcc, where HIP has an\n"
-    "equivalent). Suites (default: all):\n");
+    "equivalent); dispatch also hsad-variants (hsad_variant_dispatch, cached choice).\n"
+    "Suites (default: all):\n");
   for (size_t i = 0; i < NSUITES; i++) fprintf(f, "  %-10s %s\n", suites[i].name, suites[i].summary);
   fprintf(f,
     "\n"
