@@ -19,6 +19,17 @@ $(DQ_FIXDIR)/limits-v%.hsaco: tests/data/dispatch/limits-v%.s
 	$(CLANG) -B/usr/lib/llvm-15/bin -x assembler -target amdgcn-amd-amdhsa -mcpu=gfx90a \
 	  -mcode-object-version=$* $< -o $@
 
+# fill.cl for single gfx90a target IDs (xnack+ alone, sramecc- alone, and the device's own
+# sramecc+:xnack-): the ISA checks of tests/test_dispatch_public.c. fill-<mcpu, ':' as '_'>.hsaco
+DQ_ISA_FIXTURES := $(DQ_FIXDIR)/fill-gfx90a_xnack+.hsaco $(DQ_FIXDIR)/fill-gfx90a_sramecc-.hsaco \
+  $(DQ_FIXDIR)/fill-gfx90a_sramecc+_xnack-.hsaco
+$(DQ_FIXDIR)/fill-%.hsaco: kernels/fill.cl
+	@mkdir -p $(@D)
+	$(CLANG) $(KERN_CLFLAGS) -mcpu=$(subst _,:,$*) -mcode-object-version=5 -c $< -o $@.o
+	$(KERN_LLD) -shared $@.o -o $@
+	@rm -f $@.o
+$(TESTDIR)/test_dispatch_public: $(DQ_ISA_FIXTURES)
+
 $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h tests/test_dispatch_exact.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \

@@ -18,7 +18,8 @@
     snprintf(want_, sizeof want_, __VA_ARGS__);                                             \
     cr_assert_eq(s_, status, "%s -> %s (want %s): %s", #expr, hsad_status_name(s_),         \
                  hsad_status_name(status), hsad_last_error());                              \
-    cr_assert_str_eq(hsad_last_error(), want_, "%s: message", #expr);                      \
+    cr_assert_str_eq(hsad_last_error(), want_, "%s: message\n  got  '%s'\n  want '%s'", #expr, \
+                     hsad_last_error(), want_);                                             \
   } while (0)
 
 /* ROCr's signal calls (ROCr is in the process, loaded RTLD_GLOBAL by hsad_runtime_open). */

@@ -245,6 +245,14 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtQueryPointerInfo(const void *ptr, HsaPointerInfo 
   info->GPUAddress = a.base;
   info->SizeInBytes = a.size;
   info->UserData = a.user_data;
+  /* The GPUs it is mapped to, as KFD lists them (ROCr's hsa_amd_pointer_info turns them into
+   * its `accessible` agents). The array stays valid until this thread's next query. */
+  static _Thread_local HSAuint32 mapped[32];
+  uint32_t n = 0;
+  for (uint32_t g = 0; g < emu.cfg.gpus && n < 32; g++)
+    if (a.gpu_mask >> g & 1) mapped[n++] = emu.gpus[g].node_id;
+  info->NMappedNodes = info->NRegisteredNodes = n;
+  info->MappedNodes = info->RegisteredNodes = mapped;
   return HSAKMT_STATUS_SUCCESS;
 }
 

@@ -1,0 +1,276 @@
+/* test_dispatch_public.c - public behaviour of hsad.h with no other test (issue 12): programs
+ * loaded from memory and their accessors, the device's ROCr agent, hsad_runtime_open's
+ * NO_DEVICE cases, hsad_buffer_alloc's promises (zeroed, 4096-aligned, the nearest NUMA node's
+ * pool, access granted to the device), and ISA mismatches on xnack or sramecc alone. Expected
+ * values come from the kernels' sources, the build commands and ROCr's own queries, never from
+ * the library under test. */
+#include "tests/test_dispatch_util.h"
+#include "tests/test_dispatch_exact.h"
+
+#include <hsa/hsa_ext_amd.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* The whole file as bytes (malloc'd). */
+static uint8_t *pub_read(const char *path, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  cr_assert(f, "open %s", path);
+  cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+  long n = ftell(f);
+  cr_assert_gt(n, 0);
+  rewind(f);
+  uint8_t *b = malloc((size_t)n);
+  cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *out_size = (size_t)n;
+  return b;
+}
+
+/* lds_reduce-gfx90a-v5.hsaco (kernels/lds_reduce.cl: two kernels, lds_reduce and
+ * lds_reduce_dyn; built with -mcpu=gfx90a -mcode-object-version=5) loaded from memory: the
+ * label names it, the codeobj view holds a private copy of the bytes (the caller's buffer is
+ * overwritten before the dispatch), kernel_at / kernel_count / kernel agree with the names,
+ * the program's device is the device, and the kernel runs (partial sums of 0..999 by 256). */
+Test(public, program_load_memory_and_accessors, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  size_t size;
+  uint8_t *bytes = pub_read(TEST_KERNDIR "/lds_reduce-gfx90a-v5.hsaco", &size);
+  uint8_t *copy = malloc(size);
+  memcpy(copy, bytes, size);
+  hsad_program_t *p = NULL;
+  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "lds-in-memory", &p));
+  cr_assert_eq(hsad_program_device(p), e.dev);
+  cr_assert_eq(hsad_program_kernel_count(p), 2);
+  const hsad_codeobj_t *co = hsad_program_codeobj(p);
+  cr_assert_not_null(co);
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
+  cr_assert_str_eq(ci->name, "lds-in-memory");
+  cr_assert_eq(ci->code_object_version, 5);
+  cr_assert_str_eq(ci->target, "amdgcn-amd-amdhsa--gfx90a");
+  cr_assert_eq(ci->kernel_count, 2);
+  cr_assert_eq(ci->image_size, size);
+  cr_assert_neq(ci->image, (const void *)bytes);
+  memset(bytes, 0xff, size); /* the program must not read the caller's bytes any more */
+  cr_assert_eq(memcmp(ci->image, copy, size), 0);
+  const hsad_device_kernel_t *k0 = hsad_program_kernel_at(p, 0), *k1 = hsad_program_kernel_at(p, 1);
+  cr_assert_not_null(k0);
+  cr_assert_not_null(k1);
+  cr_assert_null(hsad_program_kernel_at(p, 2));
+  cr_assert_null(hsad_program_kernel_at(NULL, 0));
+  cr_assert_eq(hsad_program_kernel_count(NULL), 0);
+  cr_assert_null(hsad_program_codeobj(NULL));
+  cr_assert_null(hsad_program_device(NULL));
+  const char *n0 = hsad_device_kernel_desc(k0)->name, *n1 = hsad_device_kernel_desc(k1)->name;
+  bool order_a = !strcmp(n0, "lds_reduce") && !strcmp(n1, "lds_reduce_dyn");
+  bool order_b = !strcmp(n1, "lds_reduce") && !strcmp(n0, "lds_reduce_dyn");
+  cr_assert(order_a || order_b, "kernels %s, %s", n0, n1);
+  const hsad_device_kernel_t *k, *kd;
+  DQ_OK(hsad_program_kernel(p, "lds_reduce", &k));
+  DQ_OK(hsad_program_kernel(p, "lds_reduce_dyn.kd", &kd));
+  cr_assert_eq(k, order_a ? k0 : k1);
+  cr_assert_eq(kd, order_a ? k1 : k0);
+  cr_assert_eq(hsad_device_kernel_desc(k)->group_segment_fixed_size, 1024); /* float[256] */
+  DQ_ERR_IS(hsad_program_kernel(p, "nope", &k0), HSAD_ERR_KERNEL_NOT_FOUND,
+            "lds-in-memory: no kernel named 'nope' (2 kernels)");
+  free(bytes);
+  free(copy);
+  enum { N = 1000, B = 256, G = 4 };
+  float *in = dq_alloc(&e, N * 4), *part = dq_alloc(&e, G * 4);
+  for (uint32_t i = 0; i < N; i++) in[i] = (float)i;
+  uint32_t n = N;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {G * B}, .block = {B}, .args = a, .arg_count = 3};
+  hsad_queue_t *q = dq_queue(&e, 64);
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (uint32_t g = 0; g < G; g++) {
+    uint32_t lo = g * B, hi = lo + B < N ? lo + B : N, want = 0;
+    for (uint32_t i = lo; i < hi; i++) want += i;
+    cr_assert_eq(part[g], (float)want, "partial[%u] = %g, want %u", g, (double)part[g], want);
+  }
+  hsad_buffer_free(in);
+  hsad_buffer_free(part);
+  dq_finish(&e, q, p);
+}
+
+/* Refusals of hsad_program_load_memory, with their messages: NULL data or size 0, and an ISA
+ * mismatch named by the label (saxpy built for gfx908). */
+Test(public, program_load_memory_refusals, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  size_t size;
+  uint8_t *bytes = pub_read(TEST_KERNDIR "/saxpy-gfx908-v5.hsaco", &size);
+  hsad_program_t *p = (hsad_program_t *)1;
+  DQ_ERR_IS(hsad_program_load_memory(e.dev, NULL, size, "x", &p), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_program_load_memory: NULL argument or size 0");
+  DQ_ERR_IS(hsad_program_load_memory(e.dev, bytes, 0, "x", &p), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_program_load_memory: NULL argument or size 0");
+  cr_assert_eq(p, (hsad_program_t *)1);
+  DQ_ERR_IS(hsad_program_load_memory(e.dev, bytes, size, "saxpy908", &p), HSAD_ERR_ISA_MISMATCH,
+            "saxpy908: code object targets gfx908, device 0 (gfx90a) supports "
+            "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for gfx90a:sramecc+:xnack-");
+  cr_assert_eq(p, (hsad_program_t *)1);
+  free(bytes);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* hsad_device_agent is the ROCr agent of the device: ROCr itself says it is a GPU named gfx90a;
+ * NULL gives the zero handle. */
+Test(public, device_agent_is_the_rocr_gpu, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  hsa_agent_t a = hsad_device_agent(e.dev);
+  cr_assert_neq(a.handle, 0);
+  cr_assert_eq(hsad_device_agent(NULL).handle, 0);
+  hsa_status_t (*get_info)(hsa_agent_t, hsa_agent_info_t, void *);
+  *(void **)&get_info = dlsym(RTLD_DEFAULT, "hsa_agent_get_info");
+  cr_assert_not_null(get_info);
+  hsa_device_type_t t = HSA_DEVICE_TYPE_CPU;
+  char name[64] = "";
+  cr_assert_eq(get_info(a, HSA_AGENT_INFO_DEVICE, &t), HSA_STATUS_SUCCESS);
+  cr_assert_eq(get_info(a, HSA_AGENT_INFO_NAME, name), HSA_STATUS_SUCCESS);
+  cr_assert_eq(t, HSA_DEVICE_TYPE_GPU);
+  cr_assert_str_eq(name, "gfx90a");
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* HSAD_DEVICE=hw on a machine without /dev/kfd: NO_DEVICE with the reason, nothing opened. */
+Test(public, runtime_open_hw_without_kfd, .timeout = 60) {
+  if (access("/dev/kfd", F_OK) == 0) cr_skip_test("this machine has /dev/kfd");
+  setenv("HSAD_DEVICE", "hw", 1);
+  hsad_runtime_t *rt = NULL;
+  DQ_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
+            "HSAD_DEVICE=hw but /dev/kfd is absent or not accessible: no AMD GPU driver here "
+            "(unset HSAD_DEVICE to use kfd-emu)");
+  cr_assert_null(rt);
+  /* the same answer again (the load is decided once per process) */
+  DQ_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
+            "HSAD_DEVICE=hw but /dev/kfd is absent or not accessible: no AMD GPU driver here "
+            "(unset HSAD_DEVICE to use kfd-emu)");
+  cr_assert_eq(hsad_device_count(rt), 0);
+}
+
+/* A value of HSAD_DEVICE other than emu / hw is refused by name; NULL out is refused. */
+Test(public, runtime_open_bad_device_value, .timeout = 60) {
+  DQ_ERR_IS(hsad_runtime_open(NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_runtime_open: out_runtime is NULL");
+  setenv("HSAD_DEVICE", "gpu0", 1);
+  hsad_runtime_t *rt = NULL;
+  DQ_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
+            "HSAD_DEVICE=gpu0: expected 'emu' (kfd-emu) or 'hw' (a GPU through /dev/kfd)");
+  cr_assert_null(rt);
+}
+
+/* hsad_buffer_alloc's promises on a 2-node host whose GPU hangs off node 1
+ * (KFD_EMU_CPU_NODES=2, KFD_EMU_GPU_NUMA=1): every size gives memory aligned to 4096 bytes and
+ * zeroed (also a block ROCr hands out again after it was dirtied and freed); ROCr's pointer
+ * info names the CPU agent of NUMA node 1 as its owner and the GPU among the agents that may
+ * access it; a kernel writes and reads it under KFD_EMU_ACCESS=strict (only memory granted to
+ * the GPU is reachable); size 0 and NULL are refused with the message. */
+Test(public, buffer_alloc_promises, .timeout = 60) {
+  setenv("KFD_EMU_CPU_NODES", "2", 1);
+  setenv("KFD_EMU_GPU_NUMA", "1", 1);
+  setenv("KFD_EMU_ACCESS", "strict", 1);
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  hsa_status_t (*ptr_info)(const void *, hsa_amd_pointer_info_t *, void *(*)(size_t), uint32_t *,
+                           hsa_agent_t **);
+  hsa_status_t (*get_info)(hsa_agent_t, hsa_agent_info_t, void *);
+  *(void **)&ptr_info = dlsym(RTLD_DEFAULT, "hsa_amd_pointer_info");
+  *(void **)&get_info = dlsym(RTLD_DEFAULT, "hsa_agent_get_info");
+  cr_assert(ptr_info && get_info);
+  static const size_t sizes[] = {1, 100, 4095, 4096, 4097, 65536 + 12, 3 << 20};
+  for (uint32_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    for (int round = 0; round < 2; round++) {
+      uint8_t *b = NULL;
+      DQ_OK(hsad_buffer_alloc(e.dev, sizes[s], (void **)&b));
+      cr_assert_eq((uintptr_t)b % 4096, 0, "%zu bytes at %p", sizes[s], (void *)b);
+      for (size_t i = 0; i < sizes[s]; i++)
+        cr_assert_eq(b[i], 0, "%zu bytes, round %d: byte %zu = %#x", sizes[s], round, i, b[i]);
+      hsa_amd_pointer_info_t info = {.size = sizeof info};
+      uint32_t na = 0;
+      hsa_agent_t *acc = NULL;
+      cr_assert_eq(ptr_info(b, &info, malloc, &na, &acc), HSA_STATUS_SUCCESS);
+      cr_assert_eq(info.type, HSA_EXT_POINTER_TYPE_HSA);
+      cr_assert_eq(info.agentBaseAddress, (void *)b);
+      cr_assert_geq(info.sizeInBytes, sizes[s]);
+      hsa_device_type_t t = HSA_DEVICE_TYPE_GPU;
+      uint32_t node = 99;
+      cr_assert_eq(get_info(info.agentOwner, HSA_AGENT_INFO_DEVICE, &t), HSA_STATUS_SUCCESS);
+      cr_assert_eq(get_info(info.agentOwner, HSA_AGENT_INFO_NODE, &node), HSA_STATUS_SUCCESS);
+      cr_assert_eq(t, HSA_DEVICE_TYPE_CPU);
+      cr_assert_eq(node, 1, "owner node %u", node);
+      bool gpu = false;
+      for (uint32_t i = 0; i < na; i++) gpu |= acc[i].handle == hsad_device_agent(e.dev).handle;
+      cr_assert(gpu, "the GPU is among the %u agents allowed access", na);
+      free(acc);
+      memset(b, 0xa5, sizes[s]); /* dirty it: the next round may get this block back */
+      hsad_buffer_free(b);
+    }
+  }
+  /* a kernel reads x and reads/writes y, both from hsad_buffer_alloc (strict access) */
+  enum { N = 1000 };
+  float *x = NULL, *y = NULL;
+  DQ_OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  DQ_OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&y));
+  for (uint32_t i = 0; i < N; i++) {
+    x[i] = (float)i;
+    y[i] = 0.5f;
+  }
+  float a = 2.0f;
+  uint32_t n = N;
+  hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {1024}, .block = {256}, .args = args, .arg_count = 4};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert_eq(y[i], 2.0f * (float)i + 0.5f, "y[%u] = %g", i, (double)y[i]);
+  DQ_OK(hsad_queue_error(q));
+  void *z = (void *)1;
+  DQ_ERR_IS(hsad_buffer_alloc(e.dev, 0, &z), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_buffer_alloc: NULL device/out or size 0");
+  cr_assert_eq(z, (void *)1);
+  DQ_ERR_IS(hsad_buffer_alloc(NULL, 64, &z), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_buffer_alloc: NULL device/out or size 0");
+  DQ_ERR_IS(hsad_buffer_alloc(e.dev, 64, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_buffer_alloc: NULL device/out or size 0");
+  hsad_buffer_free(x);
+  hsad_buffer_free(y);
+  dq_finish(&e, q, p);
+}
+
+/* ISA mismatch on one feature alone, the processor matching (the device is
+ * gfx90a:sramecc+:xnack-): fill.cl built for gfx90a:xnack+ and for gfx90a:sramecc- is refused
+ * before ROCr sees it, with both sides named; built for gfx90a:sramecc+:xnack- (the device's
+ * own ISA) it loads and runs. Fixtures: hsa-dispatch/module.mk, fill-<mcpu>.hsaco. */
+Test(public, isa_mismatch_on_xnack_or_sramecc_alone, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  hsad_program_t *p = NULL;
+  DQ_ERR_IS(hsad_program_load_file(e.dev, DQ_FIXDIR "/fill-gfx90a_xnack+.hsaco", &p),
+            HSAD_ERR_ISA_MISMATCH,
+            "%s: code object targets gfx90a:xnack+, device 0 (gfx90a) "
+            "supports amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for "
+            "gfx90a:sramecc+:xnack-", DQ_FIXDIR "/fill-gfx90a_xnack+.hsaco");
+  cr_assert_null(p);
+  DQ_ERR_IS(hsad_program_load_file(e.dev, DQ_FIXDIR "/fill-gfx90a_sramecc-.hsaco", &p),
+            HSAD_ERR_ISA_MISMATCH,
+            "%s: code object targets gfx90a:sramecc-, device 0 (gfx90a) "
+            "supports amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for "
+            "gfx90a:sramecc+:xnack-", DQ_FIXDIR "/fill-gfx90a_sramecc-.hsaco");
+  cr_assert_null(p);
+  DQ_OK(hsad_program_load_file(e.dev, DQ_FIXDIR "/fill-gfx90a_sramecc+_xnack-.hsaco", &p));
+  cr_assert_str_eq(hsad_codeobj_info(hsad_program_codeobj(p))->target,
+                   "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
+  const hsad_device_kernel_t *k;
+  DQ_OK(hsad_program_kernel(p, "fill", &k));
+  uint32_t *buf = dq_alloc(&e, 128), v = 0xfeed, n = 32;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {32}, .block = {32}, .args = a, .arg_count = 3};
+  hsad_queue_t *q = dq_queue(&e, 64);
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (uint32_t i = 0; i < 32; i++) cr_assert_eq(buf[i], 0xfeed);
+  hsad_buffer_free(buf);
+  dq_finish(&e, q, p);
+}
