@@ -1,0 +1,505 @@
+/* test_dispatch_queue_opts.c - queue options, batches, barriers with several dependencies, one
+ * prepared launch from several threads, and the per-thread launch cache (issue 12, "public
+ * behaviour with no test today"). Expected values come from the documented rules (hsad_queue.h),
+ * the kernels' sources (kernels/README.md), the AQL layouts and ROCr's own agent queries. */
+#include "tests/test_dispatch_util.h"
+#include "tests/test_dispatch_exact.h"
+
+#include <hsa/amd_hsa_signal.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static uint64_t qo_write_index(hsad_queue_t *q) {
+  return ((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+}
+
+static const uint8_t *qo_slot(hsad_queue_t *q, uint64_t id) {
+  return (const uint8_t *)hsad_queue_hsa(q)->base_address + (id % hsad_queue_size(q)) * 64;
+}
+
+/* A 16-work-item fill launch: dst[0..15] = value. Explicit kernarg layout (OpenCL ABI):
+ * dst @0 (8 bytes), value @8, n @12. */
+typedef struct qo_fill {
+  uint32_t value, n;
+  hsad_karg_t args[3];
+  hsad_launch_t l;
+} qo_fill_t;
+
+static void qo_fill_init(qo_fill_t *f, uint32_t *dst, uint32_t value) {
+  f->value = value;
+  f->n = 16;
+  f->args[0] = HSAD_KARG_PTR(dst);
+  f->args[1] = HSAD_KARG_VAL(f->value);
+  f->args[2] = HSAD_KARG_VAL(f->n);
+  f->l = (hsad_launch_t){.dims = 1, .grid = {16}, .block = {16}, .args = f->args, .arg_count = 3};
+}
+
+static uint32_t qo_agent_u32(hsad_device_t *d, hsa_agent_info_t what) {
+  hsa_status_t (*get_info)(hsa_agent_t, hsa_agent_info_t, void *);
+  *(void **)&get_info = dlsym(RTLD_DEFAULT, "hsa_agent_get_info");
+  cr_assert_not_null(get_info);
+  uint32_t v = 0;
+  cr_assert_eq(get_info(hsad_device_agent(d), what, &v), HSA_STATUS_SUCCESS);
+  return v;
+}
+
+/* Queue sizes: the default (options NULL or size 0) is 1024 packets; a size that is not a power
+ * of two, below the agent's minimum or above its maximum (ROCr's HSA_AGENT_INFO_QUEUE_MIN/
+ * MAX_SIZE) is refused with the range in the message; kernarg_block_size not a multiple of 64
+ * or above 4096 is refused. */
+Test(queue_options, sizes_and_defaults, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  uint32_t qmin = qo_agent_u32(e.dev, HSA_AGENT_INFO_QUEUE_MIN_SIZE);
+  uint32_t qmax = qo_agent_u32(e.dev, HSA_AGENT_INFO_QUEUE_MAX_SIZE);
+  cr_assert(qmin <= 1024 && qmax >= 1024, "agent queue sizes [%u, %u]", qmin, qmax);
+  hsad_queue_t *q = NULL;
+  DQ_OK(hsad_queue_create(e.dev, NULL, &q));
+  cr_assert_eq(hsad_queue_size(q), 1024);
+  cr_assert_eq(hsad_queue_hsa(q)->size, 1024);
+  hsad_queue_destroy(q);
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 0, .spin_ns = 7}, &q));
+  cr_assert_eq(hsad_queue_hsa(q)->size, 1024);
+  hsad_queue_destroy(q);
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = qmax}, &q));
+  cr_assert_eq(hsad_queue_hsa(q)->size, qmax);
+  hsad_queue_destroy(q);
+  q = (hsad_queue_t *)1;
+  const uint32_t bad[] = {100, 96, qmax * 2, qmin > 1 ? qmin / 2 : 3};
+  for (uint32_t i = 0; i < 4; i++)
+    DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = bad[i]}, &q),
+              HSAD_ERR_INVALID_ARGUMENT,
+              "queue size %u packets: must be a power of two in [%u, %u] on device 0", bad[i],
+              qmin, qmax);
+  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 100},
+                              &q),
+            HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size 100: must be a multiple of 64 up to "
+            "4096 bytes");
+  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 8192},
+                              &q),
+            HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size 8192: must be a multiple of 64 up to "
+            "4096 bytes");
+  DQ_ERR_IS(hsad_queue_create(NULL, NULL, &q), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_create: NULL device or out_queue");
+  cr_assert_eq(q, (hsad_queue_t *)1);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* kernarg_block_size: with 320-byte blocks the kernarg address of packet i is block 0 +
+ * (i % 64) x 320 and holds that packet's own explicit arguments (dst @0, value @8, n @12); a
+ * kernel whose kernarg segment (fill, code object v5: 16 explicit + 256 hidden = 272 bytes) is
+ * larger than 256-byte blocks is refused by dispatch, prepare and batch with the numbers, and
+ * nothing is reserved; the 0-byte kernel `empty` runs on 64-byte blocks. */
+Test(queue_options, kernarg_block_size, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *ke;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &ke);
+  hsad_queue_t *q320, *q256, *q64;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 320},
+                          &q320));
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
+                          &q256));
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 64},
+                          &q64));
+  uint32_t *buf = dq_alloc(&e, 3 * 64);
+  qo_fill_t f[3];
+  for (uint32_t i = 0; i < 3; i++) qo_fill_init(&f[i], buf + 16 * i, 100 + i);
+  hsa_signal_t gate = dq_gate(q320); /* packet 0 */
+  for (uint32_t i = 0; i < 3; i++)
+    DQ_OK(hsad_kernel_dispatch(q320, kf, &f[i].l, dq_in(DQ_SEC), NULL, NULL)); /* 1..3 */
+  uint64_t k1 = dq_get64(qo_slot(q320, 1), 40);
+  for (uint32_t i = 0; i < 3; i++) {
+    uint64_t ka = dq_get64(qo_slot(q320, 1 + i), 40);
+    cr_assert_eq(ka, k1 + 320ull * i, "packet %u kernarg_address %#llx", 1 + i,
+                 (unsigned long long)ka);
+    cr_assert_eq(ka % 64, 0);
+    cr_assert_eq(dq_get64((const void *)(uintptr_t)ka, 0), (uint64_t)(uintptr_t)(buf + 16 * i));
+    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 8), 100 + i);
+    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 12), 16);
+  }
+  dq_gate_open(gate);
+  DQ_OK(hsad_queue_wait_idle(q320, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 48; i++) cr_assert_eq(buf[i], 100 + i / 16, "buf[%u] = %u", i, buf[i]);
+  /* 272 bytes of kernargs do not fit 256-byte blocks */
+  const char *msg = "kernel fill: kernarg segment of 272 bytes exceeds the queue's "
+                    "kernarg_block_size of 256 bytes (create the queue with a larger one)";
+  cr_assert_eq(hsad_device_kernel_desc(kf)->kernarg_segment_size, 272);
+  DQ_ERR_IS(hsad_kernel_dispatch(q256, kf, &f[0].l, dq_in(DQ_SEC), NULL, NULL),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "%s", msg);
+  hsad_completion_t c;
+  DQ_ERR_IS(hsad_kernel_dispatch(q256, kf, &f[0].l, dq_in(DQ_SEC), &c, NULL),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "%s", msg);
+  hsad_prepared_launch_t *pl = NULL;
+  DQ_ERR_IS(hsad_launch_prepare(q256, kf, &f[0].l, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", msg);
+  cr_assert_null(pl);
+  hsad_dispatch_desc_t items[2] = {{.kernel = kf, .launch = f[0].l}, {.kernel = kf, .launch = f[1].l}};
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q256, items, 2, dq_in(DQ_SEC), NULL, NULL),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "batch entry 0: %s", msg);
+  cr_assert_eq(qo_write_index(q256), 0);
+  /* a 0-byte kernarg segment fits any block */
+  hsad_launch_t le = {.dims = 1, .grid = {64}, .block = {64}};
+  dq_run(q64, ke, &le, DQ_SEC, 10 * DQ_SEC);
+  cr_assert_eq(qo_write_index(q64), 1);
+  dq_gate_destroy(gate);
+  hsad_buffer_free(buf);
+  hsad_queue_destroy(q320);
+  hsad_queue_destroy(q256);
+  hsad_queue_destroy(q64);
+  hsad_program_destroy(pe);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* spin_ns: 1 ns (block at once) and 4 s (spinning past the deadline would be a bug): a wait on a
+ * gated completion times out with the same message at a deadline already passed, and after the
+ * gate opens completes with the exact result. */
+Test(queue_options, spin_ns_waits, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  const uint32_t spins[2] = {1, 4000000000u};
+  for (uint32_t s = 0; s < 2; s++) {
+    hsad_queue_t *q;
+    DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .spin_ns = spins[s]}, &q));
+    uint32_t *buf = dq_alloc(&e, 64);
+    qo_fill_t f;
+    qo_fill_init(&f, buf, 40 + s);
+    hsa_signal_t gate = dq_gate(q);
+    hsad_completion_t c;
+    DQ_OK(hsad_kernel_dispatch(q, kf, &f.l, dq_in(DQ_SEC), &c, NULL));
+    DQ_ERR_IS(hsad_completion_wait(&c, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+              "completion (epoch 1, packet 1) on queue %llu (device 0) not reached at the "
+              "deadline (0 epochs completed)", (unsigned long long)hsad_queue_hsa(q)->id);
+    dq_gate_open(gate);
+    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+    for (uint32_t i = 0; i < 16; i++) cr_assert_eq(buf[i], 40 + s);
+    dq_gate_destroy(gate);
+    hsad_buffer_free(buf);
+    hsad_queue_destroy(q);
+  }
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Batches: 0 items and more packets than the ring (65 on 64; 64 + the completion barrier of a
+ * NO_BARRIER last item) are refused with their messages and nothing is reserved; an invalid
+ * entry is named; 64 items with a completion riding on the last fit exactly. */
+Test(batch, refusals_and_exact_fit, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  enum { M = 65 };
+  uint32_t *buf = dq_alloc(&e, M * 64);
+  static qo_fill_t f[M];
+  static hsad_dispatch_desc_t items[M];
+  for (uint32_t i = 0; i < M; i++) {
+    qo_fill_init(&f[i], buf + 16 * i, 1000 + i);
+    items[i] = (hsad_dispatch_desc_t){.kernel = kf, .launch = f[i].l};
+  }
+  hsad_completion_t c = {.queue = q, .epoch = 5};
+  uint64_t first = 77;
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 0, dq_in(DQ_SEC), &c, &first),
+            HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or count 0");
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 65, dq_in(DQ_SEC), NULL, &first),
+            HSAD_ERR_INVALID_ARGUMENT, "batch of 65 packets exceeds the queue's 64 slots");
+  items[63].launch.flags = HSAD_LAUNCH_NO_BARRIER;
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 64, dq_in(DQ_SEC), &c, &first),
+            HSAD_ERR_INVALID_ARGUMENT,
+            "batch of 65 packets (with its completion barrier) exceeds the queue's 64 slots");
+  items[63].launch.flags = 0;
+  items[2].launch.grid[0] = 0;
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), &c, &first), HSAD_ERR_GRID,
+            "batch entry 2: kernel fill: grid[0] is 0 work-items");
+  items[2].launch.grid[0] = 16;
+  cr_assert_eq(qo_write_index(q), 0);
+  cr_assert_eq(c.epoch, 5);
+  cr_assert_eq(first, 77);
+  for (uint32_t i = 0; i < M * 16; i++) cr_assert_eq(buf[i], 0);
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 64, dq_in(DQ_SEC), &c, &first));
+  cr_assert_eq(first, 0);
+  cr_assert_eq(c.queue, q);
+  cr_assert_eq(c.epoch, 1);
+  cr_assert_eq(c.packet_id, 63);
+  cr_assert_eq(qo_write_index(q), 64);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < M * 16; i++)
+    cr_assert_eq(buf[i], i / 16 < 64 ? 1000 + i / 16 : 0, "buf[%u] = %u", i, buf[i]);
+  hsad_buffer_free(buf);
+  dq_finish(&e, q, pf);
+}
+
+/* A batch wrapping past the ring's end: 60 dispatches move the write index to 60, then a batch
+ * of 8 takes ids 60..67 (slots 60..63, 0..3), each with its own value and destination; the
+ * doorbell holds the last id (67); every item's result is exact, and the kernarg address of
+ * packet id i is block 0 + (i % 64) x 512 (the default block). */
+Test(batch, wraps_past_the_ring_end, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *pad = dq_alloc(&e, 64);
+  qo_fill_t fp;
+  qo_fill_init(&fp, pad, 1);
+  uint64_t id = 0, k0 = 0;
+  for (uint32_t i = 0; i < 60; i++) {
+    DQ_OK(hsad_kernel_dispatch(q, kf, &fp.l, dq_in(10 * DQ_SEC), NULL, &id));
+    cr_assert_eq(id, i);
+    if (i == 0) k0 = dq_get64(qo_slot(q, 0), 40);
+  }
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC))); /* a barrier at 60: batch starts at 61 */
+  uint64_t start = qo_write_index(q);
+  cr_assert_eq(start, 61);
+  enum { B = 8 };
+  uint32_t *buf = dq_alloc(&e, B * 64);
+  qo_fill_t f[B];
+  hsad_dispatch_desc_t items[B];
+  for (uint32_t i = 0; i < B; i++) {
+    qo_fill_init(&f[i], buf + 16 * i, 500 + i);
+    items[i] = (hsad_dispatch_desc_t){.kernel = kf, .launch = f[i].l};
+  }
+  hsa_signal_t gate = dq_gate(q); /* packet 61 */
+  hsad_completion_t c;
+  uint64_t first = 0;
+  DQ_OK(hsad_queue_dispatch_batch(q, items, B, dq_in(10 * DQ_SEC), &c, &first));
+  cr_assert_eq(first, 62);
+  cr_assert_eq(c.packet_id, 62 + B - 1);
+  cr_assert_eq(qo_write_index(q), 62 + B);
+  const amd_signal_t *ds = (const amd_signal_t *)(uintptr_t)hsad_queue_hsa(q)->doorbell_signal.handle;
+  cr_assert_eq(*(volatile uint64_t *)ds->hardware_doorbell_ptr, 62 + B - 1);
+  for (uint32_t i = 0; i < B; i++) {
+    uint64_t pid = 62 + i;
+    uint64_t ka = dq_get64(qo_slot(q, pid), 40);
+    cr_assert_eq(ka, k0 + (pid % 64) * 512, "packet %llu kernarg %#llx", (unsigned long long)pid,
+                 (unsigned long long)ka);
+    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 8), 500 + i);
+  }
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < B * 16; i++)
+    cr_assert_eq(buf[i], 500 + i / 16, "item %u element %u = %u", i / 16, i % 16, buf[i]);
+  dq_gate_destroy(gate);
+  hsad_buffer_free(buf);
+  hsad_buffer_free(pad);
+  dq_finish(&e, q, pf);
+}
+
+/* A barrier with its own completion and dependencies on three other queues (four completions:
+ * two epochs of A collapse to A's later one, plus one of B and of C), each other queue held by
+ * a gate; order_record tickets prove the order: A, B, C open one at a time (their tickets 0, 1,
+ * 2), D's dispatch after the barrier takes ticket 3 and runs only once the last gate opened.
+ * D's ring holds one barrier-value packet per queue (signal = that queue's epoch signal). */
+Test(barrier, own_completion_and_deps_on_three_queues, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *ko;
+  hsad_program_t *po = dq_load(&e, "order_record", 5, "order_record", &ko);
+  hsad_queue_t *qs[4];
+  for (uint32_t i = 0; i < 4; i++) qs[i] = dq_queue(&e, 64);
+  uint32_t *counter = dq_alloc(&e, 64), *slots = dq_alloc(&e, 64);
+  for (uint32_t i = 0; i < 16; i++) slots[i] = 0xdead;
+  uint32_t idx[5] = {0, 1, 2, 3, 4};
+  hsad_karg_t a[5][3];
+  hsad_launch_t l[5];
+  for (uint32_t i = 0; i < 5; i++) {
+    a[i][0] = HSAD_KARG_PTR(counter);
+    a[i][1] = HSAD_KARG_PTR(slots);
+    a[i][2] = HSAD_KARG_VAL(idx[i]);
+    l[i] = (hsad_launch_t){.dims = 1, .grid = {1}, .block = {1}, .args = a[i], .arg_count = 3};
+  }
+  hsa_signal_t gates[3];
+  hsad_completion_t dep[4], early;
+  for (uint32_t i = 0; i < 3; i++) gates[i] = dq_gate(qs[i]);
+  DQ_OK(hsad_queue_barrier(qs[0], NULL, 0, dq_in(DQ_SEC), &early)); /* A's epoch 1 */
+  for (uint32_t i = 0; i < 3; i++)
+    DQ_OK(hsad_kernel_dispatch(qs[i], ko, &l[i], dq_in(DQ_SEC), &dep[i], NULL));
+  dep[3] = early;
+  cr_assert_eq(dep[0].epoch, 2);
+  hsad_completion_t cd;
+  DQ_OK(hsad_queue_barrier(qs[3], dep, 4, dq_in(DQ_SEC), &cd));
+  cr_assert_eq(cd.queue, qs[3]);
+  cr_assert_eq(cd.epoch, 1);
+  cr_assert_eq(cd.packet_id, 2);
+  cr_assert_eq(qo_write_index(qs[3]), 3);
+  for (uint32_t i = 0; i < 3; i++) {
+    hsa_signal_t sig;
+    hsa_signal_value_t lt;
+    DQ_OK(hsad_completion_signal(&dep[i], &sig, &lt));
+    const uint8_t *p = qo_slot(qs[3], i);
+    cr_assert_eq(dq_get32(p, 0), (1u << 8) | (2u << 9) | (2u << 11) | (2u << 16),
+                 "packet %u header word %#x", i, dq_get32(p, 0));
+    cr_assert_eq(dq_get64(p, 8), sig.handle, "packet %u waits on queue %u's epoch signal", i, i);
+    cr_assert_eq((int64_t)dq_get64(p, 16), lt, "packet %u value", i);
+  }
+  hsad_completion_t cr;
+  DQ_OK(hsad_kernel_dispatch(qs[3], ko, &l[3], dq_in(DQ_SEC), &cr, NULL));
+  for (uint32_t g = 0; g < 3; g++) {
+    cr_assert_not(hsad_completion_done(&cd), "barrier done with gate %u closed", g);
+    dq_gate_open(gates[g]);
+    DQ_OK(hsad_completion_wait(&dep[g], dq_in(10 * DQ_SEC)));
+    cr_assert_eq(slots[g], g, "queue %u ticket %u", g, slots[g]);
+    cr_assert_eq(slots[3], 0xdead);
+  }
+  DQ_OK(hsad_completion_wait(&cd, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_completion_wait(&cr, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(slots[3], 3);
+  cr_assert_eq(*counter, 4);
+  /* deps on the queue itself and empty ones need no barrier-value packet: one barrier-AND */
+  hsad_completion_t self[2] = {cr, {0}}, cs;
+  DQ_OK(hsad_queue_barrier(qs[3], self, 2, dq_in(DQ_SEC), &cs));
+  cr_assert_eq(cs.packet_id, 4);
+  cr_assert_eq(dq_get32(qo_slot(qs[3], 4), 0), 3u | (1u << 8) | (2u << 9) | (2u << 11));
+  DQ_OK(hsad_completion_wait(&cs, dq_in(10 * DQ_SEC)));
+  hsad_completion_t never = {.queue = qs[0], .epoch = 9};
+  DQ_ERR_IS(hsad_queue_barrier(qs[3], &never, 1, dq_in(DQ_SEC), &cs), HSAD_ERR_INVALID_ARGUMENT,
+            "dependency 0: epoch 9 was never issued on queue %llu (last epoch 2)",
+            (unsigned long long)hsad_queue_hsa(qs[0])->id);
+  cr_assert_eq(qo_write_index(qs[3]), 5);
+  for (uint32_t i = 0; i < 3; i++) dq_gate_destroy(gates[i]);
+  hsad_buffer_free(counter);
+  hsad_buffer_free(slots);
+  for (uint32_t i = 0; i < 4; i++) hsad_queue_destroy(qs[i]);
+  hsad_program_destroy(po);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* One prepared launch submitted from 4 threads at once, 250 times each, on a 64-slot queue:
+ * every submit gets its own packet id (1000 distinct), each thread's completions are reached,
+ * and count_dispatch ran exactly 1000 times (counter += 7 per dispatch: 7000). */
+enum { PT_THREADS = 4, PT_EACH = 250 };
+typedef struct pt_arg {
+  const hsad_prepared_launch_t *p;
+  uint64_t ids[PT_EACH];
+  hsad_completion_t last;
+  hsad_status_t s;
+} pt_arg_t;
+
+static void *pt_main(void *v) {
+  pt_arg_t *a = v;
+  for (uint32_t i = 0; i < PT_EACH && !a->s; i++) {
+    hsad_completion_t c;
+    a->s = hsad_prepared_dispatch(a->p, dq_in(30 * DQ_SEC), i % 10 == 9 ? &c : NULL, &a->ids[i]);
+    if (!a->s && i % 10 == 9) a->last = c;
+  }
+  if (!a->s) a->s = hsad_completion_wait(&a->last, dq_in(30 * DQ_SEC));
+  return NULL;
+}
+
+static int pt_cmp(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+Test(prepared, one_launch_from_four_threads, .timeout = 180) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 64), seven = 7;
+  hsad_karg_t a[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(seven)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 2};
+  hsad_prepared_launch_t *pl;
+  DQ_OK(hsad_launch_prepare(q, k, &l, &pl));
+  seven = 1; /* the prepared launch copied the value */
+  static pt_arg_t args[PT_THREADS];
+  pthread_t th[PT_THREADS];
+  for (uint32_t t = 0; t < PT_THREADS; t++) {
+    args[t] = (pt_arg_t){.p = pl};
+    cr_assert_eq(pthread_create(&th[t], NULL, pt_main, &args[t]), 0);
+  }
+  static uint64_t all[PT_THREADS * PT_EACH];
+  for (uint32_t t = 0; t < PT_THREADS; t++) {
+    pthread_join(th[t], NULL);
+    cr_assert_eq(args[t].s, HSAD_OK, "thread %u: %s", t, hsad_status_name(args[t].s));
+    cr_assert(hsad_completion_done(&args[t].last));
+    memcpy(all + t * PT_EACH, args[t].ids, sizeof args[t].ids);
+  }
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(30 * DQ_SEC)));
+  cr_assert_eq(*counter, 7 * PT_THREADS * PT_EACH);
+  qsort(all, PT_THREADS * PT_EACH, sizeof all[0], pt_cmp);
+  for (uint32_t i = 1; i < PT_THREADS * PT_EACH; i++)
+    cr_assert_neq(all[i], all[i - 1], "packet id %llu twice", (unsigned long long)all[i]);
+  cr_assert_lt(all[PT_THREADS * PT_EACH - 1], qo_write_index(q));
+  DQ_ERR_IS(hsad_prepared_dispatch(NULL, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_prepared_dispatch: NULL prepared launch");
+  hsad_launch_destroy(pl);
+  hsad_buffer_free(counter);
+  dq_finish(&e, q, p);
+}
+
+/* The per-thread launch cache must see every change (same thread, one launch struct reused):
+ * a by-value scalar changed in place, a changed buffer pointer, another kernel with the same
+ * arguments (fill of code object v4: its own kernel_object), another queue. Each dispatch is
+ * read back from its packet and kernarg block while a gate holds the queue, then from the
+ * output. */
+Test(launch_cache, invalidation, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k5, *k4;
+  hsad_program_t *p5 = dq_load(&e, "fill", 5, "fill", &k5);
+  hsad_program_t *p4 = dq_load(&e, "fill", 4, "fill", &k4);
+  hsad_queue_t *q = dq_queue(&e, 64), *q2 = dq_queue(&e, 64);
+  uint32_t *b1 = dq_alloc(&e, 64), *b2 = dq_alloc(&e, 64), *b3 = dq_alloc(&e, 64);
+  qo_fill_t f;
+  qo_fill_init(&f, b1, 1);
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 1: b1 = 1 */
+  f.value = 2;                                                          /* same args array */
+  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 2: b1 = 2 */
+  f.args[0] = HSAD_KARG_PTR(b2);
+  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 3: b2 = 2 */
+  f.args[0] = HSAD_KARG_PTR(b3);
+  f.value = 3;
+  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 4: b3 = 3 */
+  DQ_OK(hsad_kernel_dispatch(q, k4, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 5: v4 kernel */
+  const uint32_t *bufs[6] = {NULL, b1, b1, b2, b3, b3};
+  const uint32_t vals[6] = {0, 1, 2, 2, 3, 3};
+  for (uint32_t i = 1; i <= 5; i++) {
+    const uint8_t *pk = qo_slot(q, i);
+    uint64_t ka = dq_get64(pk, 40);
+    cr_assert_eq(dq_get64((const void *)(uintptr_t)ka, 0), (uint64_t)(uintptr_t)bufs[i],
+                 "packet %u dst", i);
+    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 8), vals[i], "packet %u value", i);
+    cr_assert_eq(dq_get64(pk, 32), hsad_device_kernel_desc(i == 5 ? k4 : k5)->kernel_object,
+                 "packet %u kernel_object", i);
+  }
+  cr_assert_neq(hsad_device_kernel_desc(k4)->kernel_object,
+                hsad_device_kernel_desc(k5)->kernel_object);
+  dq_gate_open(gate);
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) {
+    cr_assert_eq(b1[i], 2);
+    cr_assert_eq(b2[i], 2);
+    cr_assert_eq(b3[i], 3);
+  }
+  /* the same launch on another queue: its packet and kernarg block are q2's */
+  f.value = 4;
+  DQ_OK(hsad_kernel_dispatch(q, k4, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* q: 6 (+7 flush) */
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  hsad_completion_t c2;
+  f.value = 5;
+  DQ_OK(hsad_kernel_dispatch(q2, k4, &f.l, dq_in(DQ_SEC), &c2, NULL));
+  cr_assert_eq(c2.queue, q2);
+  cr_assert_eq(c2.packet_id, 0);
+  cr_assert_eq(qo_write_index(q2), 1);
+  cr_assert_eq(dq_get64(qo_slot(q2, 0), 32), hsad_device_kernel_desc(k4)->kernel_object);
+  uint64_t ka2 = dq_get64(qo_slot(q2, 0), 40), ka1 = dq_get64(qo_slot(q, 6), 40);
+  cr_assert_neq(ka2, ka1, "q2's packet uses q2's kernarg block");
+  cr_assert_eq(dq_get32((const void *)(uintptr_t)ka2, 8), 5);
+  DQ_OK(hsad_completion_wait(&c2, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b3[i], 5);
+  dq_gate_destroy(gate);
+  hsad_buffer_free(b1);
+  hsad_buffer_free(b2);
+  hsad_buffer_free(b3);
+  hsad_queue_destroy(q);
+  hsad_queue_destroy(q2);
+  hsad_program_destroy(p5);
+  hsad_program_destroy(p4);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
