@@ -48,9 +48,60 @@ Test(codeobj_cli, inspect_floor_and_kernel) {
                         "8@256 waves\n"),
             "%s", out);
   cr_assert_eq(run("inspect --kernel nope " FIX("kernels-gfx90a-v5.hsaco"), out, sizeof out), 1);
-  cr_assert(strstr(out, "hsad inspect: "), "%s", out);
-  cr_assert(strstr(out, "kernels-gfx90a-v5.hsaco: no kernel named 'nope' (8 kernels)\n"), "%s",
-            out);
+  char want[1024];
+  snprintf(want, sizeof want, "hsad inspect: HSAD_ERR_KERNEL_NOT_FOUND: %s: no kernel named "
+           "'nope'; it has 8: vadd, lds2, fixed_lds, scratch, noargs, quals, implicit, spill\n",
+           FIX("kernels-gfx90a-v5.hsaco"));
+  cr_assert_str_eq(out, want);
+  /* with --json: one error object on stdout, nothing else */
+  cr_assert_eq(run("inspect --json --kernel nope " FIX("kernels-gfx90a-v5.hsaco"), out,
+                   sizeof out), 1);
+  snprintf(want, sizeof want, "{ \"error\": { \"command\": \"inspect\", \"status\": "
+           "\"HSAD_ERR_KERNEL_NOT_FOUND\", \"exit_code\": 1, \"message\": "
+           "\"HSAD_ERR_KERNEL_NOT_FOUND: %s: no kernel named 'nope'; it has 8: vadd, lds2, "
+           "fixed_lds, scratch, noargs, quals, implicit, spill\" } }\n",
+           FIX("kernels-gfx90a-v5.hsaco"));
+  cr_assert_str_eq(out, want);
+  cr_assert_eq(run("inspect --json /nonexistent.hsaco", out, sizeof out), 1);
+  cr_assert_str_eq(out, "{ \"error\": { \"command\": \"inspect\", \"status\": \"HSAD_ERR_IO\", "
+                        "\"exit_code\": 1, \"message\": \"/nonexistent.hsaco: cannot open: No "
+                        "such file or directory\" } }\n");
+  cr_assert_eq(run("inspect --json --bogus x", out, sizeof out), 2);
+  cr_assert_str_eq(out, "{ \"error\": { \"command\": \"inspect\", \"status\": \"usage\", "
+                        "\"exit_code\": 2, \"message\": \"unknown option '--bogus' (see hsad "
+                        "inspect --help)\" } }\n");
+}
+
+/* --demangle: C++ names demangled in the table and as "demangled" in JSON; --kernel takes the
+ * mangled, demangled or plain function name; an unknown one lists the kernels demangled. */
+Test(codeobj_cli, inspect_demangle) {
+  static char out[8192];
+  cr_assert_eq(run("inspect --demangle " FIX("hip_scale-gfx90a.hsaco"), out, sizeof out), 0,
+               "%s", out);
+  cr_assert_str_eq(out,
+      "  amdgcn-amd-amdhsa--gfx90a  code object v4  1 kernels\n"
+      "  kernel                     VGPR  AGPR  SGPR   spill  scratch    LDS kernarg wave  maxWG  "
+      "waves/SIMD@block limiter\n"
+      "  scale(float*, float, int)     3     0    11     0/0        0      0      16   64   1024  "
+      "8@256 waves\n");
+  static char out2[8192];
+  cr_assert_eq(run("inspect --kernel scale " FIX("hip_scale-gfx90a.hsaco"), out2, sizeof out2),
+               0, "%s", out2);
+  cr_assert(strstr(out2, "\n  _Z5scalePffi     3     0    11     0/0"), "%s", out2);
+  cr_assert_eq(run("inspect --kernel 'scale(float*, float, int)' " FIX("hip_scale-gfx90a.hsaco"),
+                   out, sizeof out), 0, "%s", out);
+  cr_assert_str_eq(out, out2);
+  cr_assert_eq(run("inspect --json --demangle --kernel _Z5scalePffi " FIX("hip_scale-gfx90a.hsaco"),
+                   out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "\"kernels\": [ { \"name\": \"_Z5scalePffi\", \"demangled\": "
+                        "\"scale(float*, float, int)\", \"symbol\": \"_Z5scalePffi.kd\", "),
+            "%s", out);
+  cr_assert_eq(run("inspect --kernel scal " FIX("hip_scale-gfx90a.hsaco"), out, sizeof out), 1);
+  char want[1024];
+  snprintf(want, sizeof want, "hsad inspect: HSAD_ERR_KERNEL_NOT_FOUND: %s: no kernel named "
+           "'scal'; it has 1: _Z5scalePffi (scale(float*, float, int))\n",
+           FIX("hip_scale-gfx90a.hsaco"));
+  cr_assert_str_eq(out, want);
 }
 
 Test(codeobj_cli, inspect_bundle_entries) {
@@ -64,7 +115,7 @@ Test(codeobj_cli, inspect_bundle_entries) {
       "  _Z5scalePffi     3     0    11     0/0        0      0      16   64   1024  8@256 waves\n");
   cr_assert_eq(run("inspect --json " FIX("hip_scale.host.o"), out, sizeof out), 0);
   cr_assert_eq(out[0], '[', "%s", out);
-  cr_assert(strstr(out, "{\"entry_id\": \"hipv4-amdgcn-amd-amdhsa--gfx906\", \"bundle_index\": 0, "
+  cr_assert(strstr(out, "{ \"entry_id\": \"hipv4-amdgcn-amd-amdhsa--gfx906\", \"bundle_index\": 0, "
                         "\"offset\": 8192, \"target\": \"amdgcn-amd-amdhsa--gfx906\", "
                         "\"code_object_version\": 4"),
             "%s", out);
@@ -104,8 +155,8 @@ Test(codeobj_cli, compile_and_inspect) {
   cr_assert_str_eq(out, "");
   snprintf(args, sizeof args, "inspect --json %s", obj);
   cr_assert_eq(run(args, out, sizeof out), 0, "%s", out);
-  cr_assert(strstr(out, "{\"target\": \"amdgcn-amd-amdhsa--gfx90a:xnack-\", "
-                        "\"code_object_version\": 5, \"kernels\": [\n  {\"name\": \"k\""),
+  cr_assert(!strncmp(out, "{ \"target\": \"amdgcn-amd-amdhsa--gfx90a:xnack-\", "
+                        "\"code_object_version\": 5, \"kernels\": [ { \"name\": \"k\", ", 90),
             "%s", out);
   /* a compile error: the compiler's FILE:LINE:COL diagnostics, then hsad's line; exit 1 */
   snprintf(args, sizeof args, "compile %s --target gfx906 -o %s", src, obj);
@@ -166,7 +217,7 @@ Test(codeobj_cli, inspect_target_without_xnack_picks_xnack_off) {
       "waves/SIMD@block limiter\n"
       "  vadd       6     0    11     0/0        0      0      28   64    256  8@256 waves\n");
   cr_assert_eq(run("inspect --json --target gfx90a --kernel vadd " FIX("xnack.bundle"), out, sizeof out), 0);
-  cr_assert(strstr(out, "[{\"entry_id\": \"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-\", "
+  cr_assert(strstr(out, "[ { \"entry_id\": \"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-\", "
                         "\"bundle_index\": 0, \"offset\": "),
             "%s", out);
   cr_assert(strstr(out, ", \"selected_for\": \"gfx90a:xnack-\", \"target\": "
@@ -224,17 +275,17 @@ Test(codeobj_cli, inspect_pressure_table_and_json) {
   cr_assert_eq(run("inspect --pressure --json --block 256 --kernel hog "
                    FIX("pressure-gfx90a.hsaco"), out, sizeof out), 0, "%s", out);
   cr_assert_str_eq(out,
-      "{\"target\": \"amdgcn-amd-amdhsa--gfx90a\", \"code_object_version\": 5, \"kernels\": [\n"
-      "  {\"name\": \"hog\", \"symbol\": \"hog.kd\", \"wavefront_size\": 64, "
-      "\"max_flat_workgroup_size\": 256, \"pressure\": [{\"workgroup_size\": 256, "
+      "{ \"target\": \"amdgcn-amd-amdhsa--gfx90a\", \"code_object_version\": 5, \"kernels\": [ "
+      "{ \"name\": \"hog\", \"symbol\": \"hog.kd\", \"wavefront_size\": 64, "
+      "\"max_flat_workgroup_size\": 256, \"pressure\": [ { \"workgroup_size\": 256, "
       "\"vgpr_count\": 118, \"agpr_count\": 0, \"sgpr_count\": 9, \"vgpr_spill_count\": 0, "
       "\"sgpr_spill_count\": 0, \"scratch_per_work_item\": 0, \"scratch_per_wave\": 0, "
       "\"dynamic_stack\": false, \"lds_per_workgroup\": 0, \"waves_per_simd\": 4, "
       "\"waves_per_cu\": 16, \"workgroups_per_cu\": 4, \"wgp_mode\": false, \"limiter\": "
       "\"vgpr\", \"vgprs_counted\": 118, \"vgprs_allocated\": 120, \"next_cliff\": "
-      "{\"vgprs_fewer\": 22, \"waves_per_simd\": 5}, \"work_items_per_cu\": 1024, "
+      "{ \"vgprs_fewer\": 22, \"waves_per_simd\": 5 }, \"work_items_per_cu\": 1024, "
       "\"best_workgroup_size\": 64, \"best_work_items_per_cu\": 1024, "
-      "\"block_cost_percent\": 0}]}]}\n");
+      "\"block_cost_percent\": 0 } ] } ] }\n");
 }
 
 /* Options through getopt_long: `--opt=value` and `--opt value` alike, clear errors. */
@@ -249,12 +300,11 @@ Test(codeobj_cli, getopt_forms_and_errors) {
                         "8@128 workgroups\n"),
             "%s", out);
   cr_assert_eq(run("inspect x --block", out, sizeof out), 2);
-  cr_assert_str_eq(out, "hsad inspect: option '--block' needs a value\n");
+  cr_assert_str_eq(out, "hsad inspect: option '--block' needs a value (see hsad inspect --help)\n");
   cr_assert_eq(run("inspect --block=0 x", out, sizeof out), 2);
   cr_assert_str_eq(out, "hsad inspect: --block 0: expected a positive integer\n");
   cr_assert_eq(run("inspect --bogus x", out, sizeof out), 2);
-  cr_assert(!strncmp(out, "hsad inspect: unknown option '--bogus'\nusage: hsad inspect FILE", 63),
-            "%s", out);
+  cr_assert_str_eq(out, "hsad inspect: unknown option '--bogus' (see hsad inspect --help)\n");
   cr_assert_eq(run("inspect a b", out, sizeof out), 2);
   cr_assert_str_eq(out, "hsad inspect: one FILE only (got a and b)\n");
   cr_assert_eq(run("compile x.cl --target gfx90a -o", out, sizeof out), 2);

@@ -14,6 +14,7 @@ static void inspect_usage(FILE *f) {
   fprintf(f,
           "usage: hsad inspect FILE [--target ISA] [--kernel NAME] [--json] [--block N]\n"
           "                         [--floor N] [--repeat N] [--pressure]\n"
+          "                         [--demangle]\n"
           "  FILE          code object (.hsaco), clang offload bundle, or host ELF with .hip_fatbin\n"
           "  --target ISA  only the code object for this target ID (e.g. gfx90a:xnack-)\n"
           "  --kernel NAME only this kernel\n"
@@ -23,6 +24,8 @@ static void inspect_usage(FILE *f) {
           "                kernel's .max_flat_workgroup_size)\n"
           "  --floor N     flag kernels below N waves per SIMD (default 2)\n"
           "  --repeat N    load and format N times; print the mean time per run to stderr\n"
+          "  --demangle    show C++ kernel names demangled (JSON: a \"demangled\" field); --kernel\n"
+          "                also takes the demangled or plain function name\n"
           "  --pressure    register-pressure report per kernel and workgroup size: VGPR/AGPR/SGPR,\n"
           "                spills, scratch per work-item and per wave, LDS, waves per SIMD and\n"
           "                workgroups per CU with the limiter, the next cliff (VGPRs fewer for\n"
@@ -33,8 +36,9 @@ static void inspect_usage(FILE *f) {
 
 typedef struct {
   const char *file, *target, *kernel;
-  int json, pressure, block_set;
+  int json, pressure, block_set, demangle;
   unsigned block, floor, repeat;
+  hsad_cli_t cli;
 } inspect_opts_t;
 
 /* ---- output buffer (formatting is timed too, so it goes to memory first) ---- */
@@ -42,6 +46,8 @@ typedef struct {
   char *p;
   size_t n, cap;
   int oom;
+  json_object *json; /* --json: the document (an array when json_many) */
+  bool json_many;
 } obuf_t;
 
 static void ob_printf(obuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -69,127 +75,156 @@ static void ob_printf(obuf_t *b, const char *fmt, ...) {
   }
 }
 
-static void ob_str(obuf_t *b, const char *s) { /* JSON string */
-  ob_printf(b, "\"");
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*c == '"' || *c == '\\') ob_printf(b, "\\%c", *c);
-    else if (*c < 0x20) ob_printf(b, "\\u%04x", *c);
-    else ob_printf(b, "%c", *c);
-  }
-  ob_printf(b, "\"");
+/* ---- JSON (json-c) ---- */
+#define J_ADD(o, key, val) json_object_object_add((o), (key), (val))
+static json_object *j_u(uint64_t v) { return json_object_new_uint64(v); }
+static json_object *j_s(const char *v) { return json_object_new_string(v); }
+static json_object *j_b(bool v) { return json_object_new_boolean(v); }
+static json_object *j_u3(const uint32_t v[3]) {
+  json_object *a = json_object_new_array_ext(3);
+  for (int i = 0; i < 3; i++) json_object_array_add(a, j_u(v[i]));
+  return a;
 }
 
-static const char *yes(bool v) { return v ? "true" : "false"; }
+/* "demangled": the C++ name of a mangled kernel (with --demangle), nothing otherwise */
+static void j_demangled(json_object *o, const char *name, const inspect_opts_t *opt) {
+  if (!opt->demangle) return;
+  char *dm = hsad_cli_demangle(name);
+  if (dm) J_ADD(o, "demangled", j_s(dm));
+  free(dm);
+}
 
-static void json_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o) {
+static json_object *json_kernel(const hsad_kernel_t *k, const inspect_opts_t *o) {
   const hsad_kernel_info_t *ki = hsad_kernel_info(k);
-  ob_printf(b, "{\"name\": ");
-  ob_str(b, ki->name);
-  ob_printf(b, ", \"symbol\": ");
-  ob_str(b, ki->symbol);
-  if (ki->present & HSAD_KI_HAS_LANGUAGE) ob_printf(b, ", \"language\": "), ob_str(b, ki->language);
-  if (ki->present & HSAD_KI_HAS_LANGUAGE_VERSION)
-    ob_printf(b, ", \"language_version\": [%u, %u]", ki->language_version[0],
-              ki->language_version[1]);
-  if (ki->present & HSAD_KI_HAS_KIND) ob_printf(b, ", \"kind\": "), ob_str(b, ki->kind);
-  if (ki->present & HSAD_KI_HAS_VEC_TYPE_HINT)
-    ob_printf(b, ", \"vec_type_hint\": "), ob_str(b, ki->vec_type_hint);
+  json_object *j = json_object_new_object();
+  J_ADD(j, "name", j_s(ki->name));
+  j_demangled(j, ki->name, o);
+  J_ADD(j, "symbol", j_s(ki->symbol));
+  if (ki->present & HSAD_KI_HAS_LANGUAGE) J_ADD(j, "language", j_s(ki->language));
+  if (ki->present & HSAD_KI_HAS_LANGUAGE_VERSION) {
+    json_object *v = json_object_new_array_ext(2);
+    json_object_array_add(v, j_u(ki->language_version[0]));
+    json_object_array_add(v, j_u(ki->language_version[1]));
+    J_ADD(j, "language_version", v);
+  }
+  if (ki->present & HSAD_KI_HAS_KIND) J_ADD(j, "kind", j_s(ki->kind));
+  if (ki->present & HSAD_KI_HAS_VEC_TYPE_HINT) J_ADD(j, "vec_type_hint", j_s(ki->vec_type_hint));
   if (ki->present & HSAD_KI_HAS_DEVICE_ENQUEUE_SYMBOL)
-    ob_printf(b, ", \"device_enqueue_symbol\": "), ob_str(b, ki->device_enqueue_symbol);
+    J_ADD(j, "device_enqueue_symbol", j_s(ki->device_enqueue_symbol));
   if (ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE)
-    ob_printf(b, ", \"reqd_workgroup_size\": [%u, %u, %u]", ki->reqd_workgroup_size[0],
-              ki->reqd_workgroup_size[1], ki->reqd_workgroup_size[2]);
+    J_ADD(j, "reqd_workgroup_size", j_u3(ki->reqd_workgroup_size));
   if (ki->present & HSAD_KI_HAS_WORKGROUP_SIZE_HINT)
-    ob_printf(b, ", \"workgroup_size_hint\": [%u, %u, %u]", ki->workgroup_size_hint[0],
-              ki->workgroup_size_hint[1], ki->workgroup_size_hint[2]);
-  ob_printf(b,
-            ", \"kernarg_segment_size\": %u, \"kernarg_segment_align\": %u, "
-            "\"group_segment_fixed_size\": %u, \"private_segment_fixed_size\": %u, "
-            "\"wavefront_size\": %u, \"sgpr_count\": %u, \"vgpr_count\": %u",
-            ki->kernarg_segment_size, ki->kernarg_segment_align, ki->group_segment_fixed_size,
-            ki->private_segment_fixed_size, ki->wavefront_size, ki->sgpr_count, ki->vgpr_count);
-  if (ki->present & HSAD_KI_HAS_AGPR_COUNT) ob_printf(b, ", \"agpr_count\": %u", ki->agpr_count);
+    J_ADD(j, "workgroup_size_hint", j_u3(ki->workgroup_size_hint));
+  J_ADD(j, "kernarg_segment_size", j_u(ki->kernarg_segment_size));
+  J_ADD(j, "kernarg_segment_align", j_u(ki->kernarg_segment_align));
+  J_ADD(j, "group_segment_fixed_size", j_u(ki->group_segment_fixed_size));
+  J_ADD(j, "private_segment_fixed_size", j_u(ki->private_segment_fixed_size));
+  J_ADD(j, "wavefront_size", j_u(ki->wavefront_size));
+  J_ADD(j, "sgpr_count", j_u(ki->sgpr_count));
+  J_ADD(j, "vgpr_count", j_u(ki->vgpr_count));
+  if (ki->present & HSAD_KI_HAS_AGPR_COUNT) J_ADD(j, "agpr_count", j_u(ki->agpr_count));
   if (ki->present & HSAD_KI_HAS_SGPR_SPILL_COUNT)
-    ob_printf(b, ", \"sgpr_spill_count\": %u", ki->sgpr_spill_count);
+    J_ADD(j, "sgpr_spill_count", j_u(ki->sgpr_spill_count));
   if (ki->present & HSAD_KI_HAS_VGPR_SPILL_COUNT)
-    ob_printf(b, ", \"vgpr_spill_count\": %u", ki->vgpr_spill_count);
-  ob_printf(b, ", \"max_flat_workgroup_size\": %u", ki->max_flat_workgroup_size);
+    J_ADD(j, "vgpr_spill_count", j_u(ki->vgpr_spill_count));
+  J_ADD(j, "max_flat_workgroup_size", j_u(ki->max_flat_workgroup_size));
   if (ki->hidden_args_beyond_segment)
-    ob_printf(b, ", \"hidden_args_beyond_segment\": %u", ki->hidden_args_beyond_segment);
+    J_ADD(j, "hidden_args_beyond_segment", j_u(ki->hidden_args_beyond_segment));
   if (ki->present & HSAD_KI_HAS_USES_DYNAMIC_STACK)
-    ob_printf(b, ", \"uses_dynamic_stack\": %s", yes(ki->uses_dynamic_stack));
+    J_ADD(j, "uses_dynamic_stack", j_b(ki->uses_dynamic_stack));
   if (ki->present & HSAD_KI_HAS_WGP_MODE)
-    ob_printf(b, ", \"workgroup_processor_mode\": %s", yes(ki->workgroup_processor_mode));
+    J_ADD(j, "workgroup_processor_mode", j_b(ki->workgroup_processor_mode));
   if (ki->present & HSAD_KI_HAS_UNIFORM_WORK_GROUP_SIZE)
-    ob_printf(b, ", \"uniform_work_group_size\": %s", yes(ki->uniform_work_group_size));
-  ob_printf(b, ", \"args\": [");
+    J_ADD(j, "uniform_work_group_size", j_b(ki->uniform_work_group_size));
+  json_object *args = json_object_new_array_ext((int)ki->arg_count);
   for (uint32_t i = 0; i < ki->arg_count; i++) {
     const hsad_kernel_arg_t *a = &ki->args[i];
-    ob_printf(b, "%s{", i ? ", " : "");
-    if (a->present & HSAD_ARG_HAS_NAME) ob_printf(b, "\"name\": "), ob_str(b, a->name),
-                                          ob_printf(b, ", ");
-    if (a->present & HSAD_ARG_HAS_TYPE_NAME)
-      ob_printf(b, "\"type_name\": "), ob_str(b, a->type_name), ob_printf(b, ", ");
-    ob_printf(b, "\"offset\": %u, \"size\": %u, \"value_kind\": \"%s\"", a->offset, a->size,
-              hsad_value_kind_name(a->value_kind));
+    json_object *ja = json_object_new_object();
+    if (a->present & HSAD_ARG_HAS_NAME) J_ADD(ja, "name", j_s(a->name));
+    if (a->present & HSAD_ARG_HAS_TYPE_NAME) J_ADD(ja, "type_name", j_s(a->type_name));
+    J_ADD(ja, "offset", j_u(a->offset));
+    J_ADD(ja, "size", j_u(a->size));
+    J_ADD(ja, "value_kind", j_s(hsad_value_kind_name(a->value_kind)));
     if (a->present & HSAD_ARG_HAS_ADDRESS_SPACE)
-      ob_printf(b, ", \"address_space\": \"%s\"", hsad_address_space_name(a->address_space));
-    if (a->present & HSAD_ARG_HAS_ACCESS)
-      ob_printf(b, ", \"access\": \"%s\"", hsad_access_name(a->access));
+      J_ADD(ja, "address_space", j_s(hsad_address_space_name(a->address_space)));
+    if (a->present & HSAD_ARG_HAS_ACCESS) J_ADD(ja, "access", j_s(hsad_access_name(a->access)));
     if (a->present & HSAD_ARG_HAS_ACTUAL_ACCESS)
-      ob_printf(b, ", \"actual_access\": \"%s\"", hsad_access_name(a->actual_access));
-    if (a->present & HSAD_ARG_HAS_POINTEE_ALIGN)
-      ob_printf(b, ", \"pointee_align\": %u", a->pointee_align);
-    if (a->present & HSAD_ARG_HAS_IS_CONST) ob_printf(b, ", \"is_const\": %s", yes(a->is_const));
-    if (a->present & HSAD_ARG_HAS_IS_RESTRICT)
-      ob_printf(b, ", \"is_restrict\": %s", yes(a->is_restrict));
-    if (a->present & HSAD_ARG_HAS_IS_VOLATILE)
-      ob_printf(b, ", \"is_volatile\": %s", yes(a->is_volatile));
-    if (a->present & HSAD_ARG_HAS_IS_PIPE) ob_printf(b, ", \"is_pipe\": %s", yes(a->is_pipe));
-    ob_printf(b, "}");
+      J_ADD(ja, "actual_access", j_s(hsad_access_name(a->actual_access)));
+    if (a->present & HSAD_ARG_HAS_POINTEE_ALIGN) J_ADD(ja, "pointee_align", j_u(a->pointee_align));
+    if (a->present & HSAD_ARG_HAS_IS_CONST) J_ADD(ja, "is_const", j_b(a->is_const));
+    if (a->present & HSAD_ARG_HAS_IS_RESTRICT) J_ADD(ja, "is_restrict", j_b(a->is_restrict));
+    if (a->present & HSAD_ARG_HAS_IS_VOLATILE) J_ADD(ja, "is_volatile", j_b(a->is_volatile));
+    if (a->present & HSAD_ARG_HAS_IS_PIPE) J_ADD(ja, "is_pipe", j_b(a->is_pipe));
+    json_object_array_add(args, ja);
   }
-  ob_printf(b, "]");
+  J_ADD(j, "args", args);
   const hsad_kernel_descriptor_t *d = &ki->descriptor;
   const hsad_kd_fields_t *f = &ki->kd;
-  ob_printf(b,
-            ", \"descriptor\": {\"group_segment_fixed_size\": %u, "
-            "\"private_segment_fixed_size\": %u, \"kernarg_size\": %u, "
-            "\"kernel_code_entry_byte_offset\": %lld, \"compute_pgm_rsrc1\": %u, "
-            "\"compute_pgm_rsrc2\": %u, \"compute_pgm_rsrc3\": %u, "
-            "\"kernel_code_properties\": %u, \"granulated_vgpr_count\": %u, "
-            "\"granulated_sgpr_count\": %u, \"vgpr_alloc\": %u, \"sgpr_alloc\": %u, "
-            "\"enable_private_segment\": %s, \"user_sgpr_count\": %u, \"wavefront_size32\": %s, "
-            "\"uses_dynamic_stack\": %s, \"wgp_mode\": %s, \"accum_offset\": %u, "
-            "\"kernarg_preload_length\": %u, \"kernarg_preload_offset\": %u, "
-            "\"mismatch\": %u}",
-            d->group_segment_fixed_size, d->private_segment_fixed_size, d->kernarg_size,
-            (long long)d->kernel_code_entry_byte_offset, d->compute_pgm_rsrc1,
-            d->compute_pgm_rsrc2, d->compute_pgm_rsrc3, d->kernel_code_properties,
-            f->granulated_vgpr_count, f->granulated_sgpr_count, f->vgpr_alloc, f->sgpr_alloc,
-            yes(f->enable_private_segment), f->user_sgpr_count, yes(f->wavefront_size32),
-            yes(f->uses_dynamic_stack), yes(f->wgp_mode), f->accum_offset,
-            f->kernarg_preload_length, f->kernarg_preload_offset, ki->kd_mismatch);
+  json_object *jd = json_object_new_object();
+  J_ADD(jd, "group_segment_fixed_size", j_u(d->group_segment_fixed_size));
+  J_ADD(jd, "private_segment_fixed_size", j_u(d->private_segment_fixed_size));
+  J_ADD(jd, "kernarg_size", j_u(d->kernarg_size));
+  J_ADD(jd, "kernel_code_entry_byte_offset",
+        json_object_new_int64((int64_t)d->kernel_code_entry_byte_offset));
+  J_ADD(jd, "compute_pgm_rsrc1", j_u(d->compute_pgm_rsrc1));
+  J_ADD(jd, "compute_pgm_rsrc2", j_u(d->compute_pgm_rsrc2));
+  J_ADD(jd, "compute_pgm_rsrc3", j_u(d->compute_pgm_rsrc3));
+  J_ADD(jd, "kernel_code_properties", j_u(d->kernel_code_properties));
+  J_ADD(jd, "granulated_vgpr_count", j_u(f->granulated_vgpr_count));
+  J_ADD(jd, "granulated_sgpr_count", j_u(f->granulated_sgpr_count));
+  J_ADD(jd, "vgpr_alloc", j_u(f->vgpr_alloc));
+  J_ADD(jd, "sgpr_alloc", j_u(f->sgpr_alloc));
+  J_ADD(jd, "enable_private_segment", j_b(f->enable_private_segment));
+  J_ADD(jd, "user_sgpr_count", j_u(f->user_sgpr_count));
+  J_ADD(jd, "wavefront_size32", j_b(f->wavefront_size32));
+  J_ADD(jd, "uses_dynamic_stack", j_b(f->uses_dynamic_stack));
+  J_ADD(jd, "wgp_mode", j_b(f->wgp_mode));
+  J_ADD(jd, "accum_offset", j_u(f->accum_offset));
+  J_ADD(jd, "kernarg_preload_length", j_u(f->kernarg_preload_length));
+  J_ADD(jd, "kernarg_preload_offset", j_u(f->kernarg_preload_offset));
+  J_ADD(jd, "mismatch", j_u(ki->kd_mismatch));
+  J_ADD(j, "descriptor", jd);
   uint32_t block = o->block < ki->max_flat_workgroup_size ? o->block : ki->max_flat_workgroup_size;
   hsad_occupancy_t occ;
   hsad_status_t st = hsad_kernel_occupancy(k, NULL, block, 0, &occ);
-  if (st == HSAD_OK)
-    ob_printf(b,
-              ", \"occupancy\": {\"workgroup_size\": %u, \"waves_per_simd\": %u, "
-              "\"waves_per_cu\": %u, \"workgroups_per_cu\": %u, \"wgp_mode\": %s, "
-              "\"limiter\": \"%s\", \"vgprs_allocated\": %u, \"lds_per_workgroup\": %u}",
-              block, occ.waves_per_simd, occ.waves_per_cu, occ.workgroups_per_cu,
-              occ.wgp_mode ? "true" : "false", hsad_occ_limiter_name(occ.limiter),
-              occ.vgprs_allocated, occ.lds_per_workgroup);
-  else
-    ob_printf(b, ", \"occupancy\": {\"error\": "), ob_str(b, hsad_last_error()),
-        ob_printf(b, "}");
+  json_object *jo = json_object_new_object();
+  if (st == HSAD_OK) {
+    J_ADD(jo, "workgroup_size", j_u(block));
+    J_ADD(jo, "waves_per_simd", j_u(occ.waves_per_simd));
+    J_ADD(jo, "waves_per_cu", j_u(occ.waves_per_cu));
+    J_ADD(jo, "workgroups_per_cu", j_u(occ.workgroups_per_cu));
+    J_ADD(jo, "wgp_mode", j_b(occ.wgp_mode));
+    J_ADD(jo, "limiter", j_s(hsad_occ_limiter_name(occ.limiter)));
+    J_ADD(jo, "vgprs_allocated", j_u(occ.vgprs_allocated));
+    J_ADD(jo, "lds_per_workgroup", j_u(occ.lds_per_workgroup));
+  } else {
+    J_ADD(jo, "error", j_s(hsad_last_error()));
+  }
+  J_ADD(j, "occupancy", jo);
   hsad_pressure_report_t pr;
   hsad_kernel_pressure(k, st == HSAD_OK ? &occ : NULL, o->floor, &pr);
-  ob_printf(b,
-            ", \"pressure\": {\"scratch_per_work_item\": %u, \"scratch_per_wave\": %llu, "
-            "\"spills\": %s, \"low_occupancy\": %s, \"flagged\": %s}}",
-            pr.scratch_per_work_item, (unsigned long long)pr.scratch_per_wave, yes(pr.spills),
-            yes(pr.low_occupancy), yes(pr.flagged));
+  json_object *jp = json_object_new_object();
+  J_ADD(jp, "scratch_per_work_item", j_u(pr.scratch_per_work_item));
+  J_ADD(jp, "scratch_per_wave", j_u(pr.scratch_per_wave));
+  J_ADD(jp, "spills", j_b(pr.spills));
+  J_ADD(jp, "low_occupancy", j_b(pr.low_occupancy));
+  J_ADD(jp, "flagged", j_b(pr.flagged));
+  J_ADD(j, "pressure", jp);
+  return j;
+}
+
+/* The name shown in tables: demangled with --demangle (C++ names), else .name. Caller frees
+ * *to_free. */
+static const char *shown_name(const char *name, const inspect_opts_t *o, char **to_free) {
+  *to_free = o->demangle ? hsad_cli_demangle(name) : NULL;
+  return *to_free ? *to_free : name;
+}
+
+static size_t shown_len(const hsad_kernel_t *k, const inspect_opts_t *o) {
+  char *dm;
+  size_t n = strlen(shown_name(hsad_kernel_info(k)->name, o, &dm));
+  free(dm);
+  return n;
 }
 
 /* Columns. The kernel name comes first, padded to the longest; when a name is longer than 48
@@ -210,13 +245,16 @@ static void table_kernel(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t
   hsad_kernel_pressure(k, st == HSAD_OK ? &occ : NULL, o->floor, &pr);
   char spills[24];
   snprintf(spills, sizeof spills, "%u/%u", ki->vgpr_spill_count, ki->sgpr_spill_count);
+  char *dm;
+  const char *name = shown_name(ki->name, o, &dm);
   ob_printf(b, "%s ", pr.flagged ? "!" : " ");
-  if (w) ob_printf(b, "%-*s ", w, ki->name);
+  if (w) ob_printf(b, "%-*s ", w, name);
   ob_printf(b, "%5u %5u %5u %7s %8u %6u %7u %4u %6u  %-*s", ki->vgpr_count, ki->agpr_count,
             ki->sgpr_count, spills, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
             ki->kernarg_segment_size, ki->wavefront_size, ki->max_flat_workgroup_size,
             w ? 0 : 24, occs);
-  if (!w) ob_printf(b, "  %s", ki->name);
+  if (!w) ob_printf(b, "  %s", name);
+  free(dm);
   ob_printf(b, "%s", ki->kd_mismatch ? "  (descriptor differs from note)" : "");
   if (ki->hidden_args_beyond_segment)
     ob_printf(b, "  (%u hidden args past the kernarg segment: absent)",
@@ -254,7 +292,9 @@ static void pressure_table(obuf_t *b, const hsad_kernel_t *k, const inspect_opts
   int n = pressure_sizes(ki, o, sizes);
   for (int i = 0; i < n; i++) {
     hsad_pressure_row_t r;
-    ob_printf(b, "  %-*s %5u ", w, ki->name, sizes[i]);
+    char *dm;
+    ob_printf(b, "  %-*s %5u ", w, shown_name(ki->name, o, &dm), sizes[i]);
+    free(dm);
     if (hsad_kernel_pressure_at(k, NULL, sizes[i], 0, &r) != HSAD_OK) {
       ob_printf(b, "n/a: %s\n", hsad_last_error());
       continue;
@@ -278,54 +318,109 @@ static void pressure_table(obuf_t *b, const hsad_kernel_t *k, const inspect_opts
   }
 }
 
-static void pressure_json(obuf_t *b, const hsad_kernel_t *k, const inspect_opts_t *o) {
+static json_object *pressure_json(const hsad_kernel_t *k, const inspect_opts_t *o) {
   const hsad_kernel_info_t *ki = hsad_kernel_info(k);
-  ob_printf(b, "{\"name\": ");
-  ob_str(b, ki->name);
-  ob_printf(b, ", \"symbol\": ");
-  ob_str(b, ki->symbol);
-  ob_printf(b, ", \"wavefront_size\": %u, \"max_flat_workgroup_size\": %u, \"pressure\": [",
-            ki->wavefront_size, ki->max_flat_workgroup_size);
+  json_object *j = json_object_new_object();
+  J_ADD(j, "name", j_s(ki->name));
+  j_demangled(j, ki->name, o);
+  J_ADD(j, "symbol", j_s(ki->symbol));
+  J_ADD(j, "wavefront_size", j_u(ki->wavefront_size));
+  J_ADD(j, "max_flat_workgroup_size", j_u(ki->max_flat_workgroup_size));
   uint32_t sizes[8];
   int n = pressure_sizes(ki, o, sizes);
+  json_object *rows = json_object_new_array_ext(n);
   for (int i = 0; i < n; i++) {
     hsad_pressure_row_t r;
-    ob_printf(b, "%s{\"workgroup_size\": %u", i ? ", " : "", sizes[i]);
+    json_object *jr = json_object_new_object();
+    J_ADD(jr, "workgroup_size", j_u(sizes[i]));
+    json_object_array_add(rows, jr);
     if (hsad_kernel_pressure_at(k, NULL, sizes[i], 0, &r) != HSAD_OK) {
-      ob_printf(b, ", \"error\": ");
-      ob_str(b, hsad_last_error());
-      ob_printf(b, "}");
+      J_ADD(jr, "error", j_s(hsad_last_error()));
       continue;
     }
-    ob_printf(b,
-              ", \"vgpr_count\": %u, \"agpr_count\": %u, \"sgpr_count\": %u, "
-              "\"vgpr_spill_count\": %u, \"sgpr_spill_count\": %u, "
-              "\"scratch_per_work_item\": %u, \"scratch_per_wave\": %llu, "
-              "\"dynamic_stack\": %s, \"lds_per_workgroup\": %u, \"waves_per_simd\": %u, "
-              "\"waves_per_cu\": %u, \"workgroups_per_cu\": %u, \"wgp_mode\": %s, "
-              "\"limiter\": \"%s\", \"vgprs_counted\": %u, \"vgprs_allocated\": %u, "
-              "\"next_cliff\": ",
-              r.vgpr_count, r.agpr_count, r.sgpr_count, r.vgpr_spill_count, r.sgpr_spill_count,
-              r.scratch_per_work_item, (unsigned long long)r.scratch_per_wave,
-              yes(r.dynamic_stack), r.lds_per_workgroup, r.occupancy.waves_per_simd,
-              r.occupancy.waves_per_cu, r.occupancy.workgroups_per_cu, yes(r.occupancy.wgp_mode),
-              hsad_occ_limiter_name(r.occupancy.limiter), r.regs, r.occupancy.vgprs_allocated);
-    if (r.cliff_vgprs_fewer)
-      ob_printf(b, "{\"vgprs_fewer\": %u, \"waves_per_simd\": %u}", r.cliff_vgprs_fewer,
-                r.cliff_waves_per_simd);
-    else
-      ob_printf(b, "null");
-    ob_printf(b,
-              ", \"work_items_per_cu\": %u, \"best_workgroup_size\": %u, "
-              "\"best_work_items_per_cu\": %u, \"block_cost_percent\": %u}",
-              r.work_items_per_cu, r.best_workgroup_size, r.best_work_items_per_cu,
-              r.block_cost_percent);
+    J_ADD(jr, "vgpr_count", j_u(r.vgpr_count));
+    J_ADD(jr, "agpr_count", j_u(r.agpr_count));
+    J_ADD(jr, "sgpr_count", j_u(r.sgpr_count));
+    J_ADD(jr, "vgpr_spill_count", j_u(r.vgpr_spill_count));
+    J_ADD(jr, "sgpr_spill_count", j_u(r.sgpr_spill_count));
+    J_ADD(jr, "scratch_per_work_item", j_u(r.scratch_per_work_item));
+    J_ADD(jr, "scratch_per_wave", j_u(r.scratch_per_wave));
+    J_ADD(jr, "dynamic_stack", j_b(r.dynamic_stack));
+    J_ADD(jr, "lds_per_workgroup", j_u(r.lds_per_workgroup));
+    J_ADD(jr, "waves_per_simd", j_u(r.occupancy.waves_per_simd));
+    J_ADD(jr, "waves_per_cu", j_u(r.occupancy.waves_per_cu));
+    J_ADD(jr, "workgroups_per_cu", j_u(r.occupancy.workgroups_per_cu));
+    J_ADD(jr, "wgp_mode", j_b(r.occupancy.wgp_mode));
+    J_ADD(jr, "limiter", j_s(hsad_occ_limiter_name(r.occupancy.limiter)));
+    J_ADD(jr, "vgprs_counted", j_u(r.regs));
+    J_ADD(jr, "vgprs_allocated", j_u(r.occupancy.vgprs_allocated));
+    json_object *cliff = NULL; /* JSON null: no cliff */
+    if (r.cliff_vgprs_fewer) {
+      cliff = json_object_new_object();
+      J_ADD(cliff, "vgprs_fewer", j_u(r.cliff_vgprs_fewer));
+      J_ADD(cliff, "waves_per_simd", j_u(r.cliff_waves_per_simd));
+    }
+    J_ADD(jr, "next_cliff", cliff);
+    J_ADD(jr, "work_items_per_cu", j_u(r.work_items_per_cu));
+    J_ADD(jr, "best_workgroup_size", j_u(r.best_workgroup_size));
+    J_ADD(jr, "best_work_items_per_cu", j_u(r.best_work_items_per_cu));
+    J_ADD(jr, "block_cost_percent", j_u(r.block_cost_percent));
   }
-  ob_printf(b, "]}");
+  J_ADD(j, "pressure", rows);
+  return j;
 }
 
 static const char *compression_name(hsad_compression_t m) {
   return m == HSAD_COMPRESSION_ZLIB ? "zlib" : m == HSAD_COMPRESSION_ZSTD ? "zstd" : "none";
+}
+
+/* The kernel --kernel names: its .name or symbol, else (C++) its demangled name or the plain
+ * function name of exactly one demangled name ("scale" for "scale(float*, int)"), as hsad run
+ * looks kernels up. Not found: KERNEL_NOT_FOUND listing the kernels (demangled in parentheses).
+ * Returns 0 or the exit code. */
+static int find_kernel(const inspect_opts_t *o, const hsad_codeobj_t *co,
+                       const hsad_kernel_t **out) {
+  if (hsad_codeobj_kernel_find(co, o->kernel, out) == HSAD_OK) return 0;
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
+  uint32_t matches = 0;
+  size_t cap = 256, len = 0;
+  char *list = malloc(cap);
+  if (!list) return hsad_cli_fail(&o->cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  list[0] = '\0';
+  for (uint32_t i = 0; i < ci->kernel_count; i++) {
+    const hsad_kernel_t *k = hsad_codeobj_kernel_at(co, i);
+    const char *kn = hsad_kernel_info(k)->name;
+    char *dm = hsad_cli_demangle(kn);
+    if (dm) {
+      size_t fl = strcspn(dm, "(<");
+      if (!strcmp(dm, o->kernel) || (strlen(o->kernel) == fl && !strncmp(dm, o->kernel, fl))) {
+        *out = k;
+        matches++;
+      }
+    }
+    size_t need = len + strlen(kn) + (dm ? strlen(dm) : 0) + 8;
+    if (need > cap) {
+      char *nl = realloc(list, cap = need * 2);
+      if (!nl) {
+        free(dm);
+        break;
+      }
+      list = nl;
+    }
+    len += (size_t)snprintf(list + len, cap - len, "%s%s%s%s%s", i ? ", " : "", kn,
+                            dm ? " (" : "", dm ? dm : "", dm ? ")" : "");
+    free(dm);
+  }
+  int rc = 0;
+  if (matches != 1) {
+    *out = NULL;
+    rc = hsad_cli_fail(&o->cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND",
+                       "HSAD_ERR_KERNEL_NOT_FOUND: %s: %s kernel named '%s'; it has %u: %s",
+                       ci->name, matches ? "more than one" : "no", o->kernel, ci->kernel_count,
+                       ci->kernel_count ? list : "none");
+  }
+  free(list);
+  return rc;
 }
 
 /* `selected`: the target ID the entry was selected for (NULL: every entry listed). */
@@ -333,48 +428,42 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
                        const inspect_opts_t *o, int first, const char *selected) {
   const hsad_codeobj_entry_t *e = hsad_codeobj_container_entry(c, i);
   hsad_codeobj_t *co;
-  if (hsad_codeobj_load_entry(c, i, &co) != HSAD_OK) {
-    fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
-    return 1;
-  }
+  hsad_status_t st = hsad_codeobj_load_entry(c, i, &co);
+  if (st != HSAD_OK) return hsad_cli_fail(&o->cli, 1, hsad_status_name(st), "%s", hsad_last_error());
   const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
   const hsad_kernel_t *only = NULL;
-  if (o->kernel && hsad_codeobj_kernel_find(co, o->kernel, &only) != HSAD_OK) {
-    fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
-    hsad_codeobj_destroy(co);
-    return 1;
+  if (o->kernel) {
+    int rc = find_kernel(o, co, &only);
+    if (rc) {
+      hsad_codeobj_destroy(co);
+      return rc;
+    }
   }
   bool bundled = hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT;
   if (o->json) {
-    ob_printf(b, "%s{", first ? "" : ",\n");
+    json_object *j = json_object_new_object();
     if (bundled) {
-      ob_printf(b, "\"entry_id\": ");
-      ob_str(b, e->entry_id);
-      ob_printf(b, ", \"bundle_index\": %u, ", e->bundle_index);
-      if (e->compression != HSAD_COMPRESSION_NONE)
-        ob_printf(b, "\"compression\": \"%s\", \"compressed_version\": %u, "
-                     "\"compressed_offset\": %llu, ",
-                  compression_name(e->compression), e->compressed_version,
-                  (unsigned long long)e->compressed_offset);
-      ob_printf(b, "\"offset\": %llu, ", (unsigned long long)e->offset);
+      J_ADD(j, "entry_id", j_s(e->entry_id));
+      J_ADD(j, "bundle_index", j_u(e->bundle_index));
+      if (e->compression != HSAD_COMPRESSION_NONE) {
+        J_ADD(j, "compression", j_s(compression_name(e->compression)));
+        J_ADD(j, "compressed_version", j_u(e->compressed_version));
+        J_ADD(j, "compressed_offset", j_u(e->compressed_offset));
+      }
+      J_ADD(j, "offset", j_u(e->offset));
     }
-    if (selected) {
-      ob_printf(b, "\"selected_for\": ");
-      ob_str(b, selected);
-      ob_printf(b, ", ");
-    }
-    ob_printf(b, "\"target\": ");
-    ob_str(b, ci->target);
-    ob_printf(b, ", \"code_object_version\": %u, \"kernels\": [", ci->code_object_version);
-    int n = 0;
+    if (selected) J_ADD(j, "selected_for", j_s(selected));
+    J_ADD(j, "target", j_s(ci->target));
+    J_ADD(j, "code_object_version", j_u(ci->code_object_version));
+    json_object *ks = json_object_new_array();
     for (uint32_t k = 0; k < ci->kernel_count; k++) {
       const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
       if (only && kern != only) continue;
-      ob_printf(b, "%s", n++ ? ",\n  " : "\n  ");
-      if (o->pressure) pressure_json(b, kern, o);
-      else json_kernel(b, kern, o);
+      json_object_array_add(ks, o->pressure ? pressure_json(kern, o) : json_kernel(kern, o));
     }
-    ob_printf(b, "]}");
+    J_ADD(j, "kernels", ks);
+    if (b->json_many) json_object_array_add(b->json, j);
+    else b->json = j;
   } else {
     char where[600] = "", how[64] = "";
     if (e->compression != HSAD_COMPRESSION_NONE)
@@ -391,7 +480,7 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
     for (uint32_t k = 0; k < ci->kernel_count; k++) {
       const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
       if (only && kern != only) continue;
-      size_t len = strlen(hsad_kernel_info(kern)->name);
+      size_t len = shown_len(kern, o);
       if ((int)len > w) w = len > 48 ? 0 : (int)len;
       if (!w) break;
     }
@@ -401,7 +490,7 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
       for (uint32_t k = 0; k < ci->kernel_count; k++) {
         const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
         if (only && kern != only) continue;
-        int len = (int)strlen(hsad_kernel_info(kern)->name);
+        int len = (int)shown_len(kern, o);
         if (len > pw) pw = len;
       }
       ob_printf(b, "  %-*s %5s %5s %5s %5s %7s %9s %9s %6s %6s %5s %-10s %-19s %s\n", pw,
@@ -432,10 +521,8 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
 
 static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
   hsad_codeobj_container_t *c;
-  if (hsad_codeobj_container_open_file(o->file, &c) != HSAD_OK) {
-    fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
-    return 1;
-  }
+  hsad_status_t st = hsad_codeobj_container_open_file(o->file, &c);
+  if (st != HSAD_OK) return hsad_cli_fail(&o->cli, 1, hsad_status_name(st), "%s", hsad_last_error());
   int rc = 0;
   size_t n = hsad_codeobj_container_entry_count(c);
   bool many = hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT;
@@ -467,13 +554,13 @@ static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
       }
     }
     size_t idx;
-    if (hsad_codeobj_container_select(c, target, &idx) != HSAD_OK) {
-      fprintf(stderr, "hsad inspect: %s\n", hsad_last_error());
-      rc = 1;
+    if ((st = hsad_codeobj_container_select(c, target, &idx)) != HSAD_OK) {
+      rc = hsad_cli_fail(&o->cli, 1, hsad_status_name(st), "%s", hsad_last_error());
     } else if (!many) {
       rc = inspect_one(b, c, idx, o, 1, target);
     } else {
-      ob_printf(b, o->json ? "[" : "");
+      b->json_many = o->json;
+      if (o->json) b->json = json_object_new_array();
       int first = 1;
       uint32_t nb = hsad_codeobj_container_bundle_count(c);
       for (uint32_t bi = 0; bi < nb && !rc; bi++) {
@@ -481,14 +568,17 @@ static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
         rc = inspect_one(b, c, idx, o, first, target);
         first = 0;
       }
-      ob_printf(b, o->json ? "]" : "");
     }
   } else {
-    if (o->json && many) ob_printf(b, "[");
+    b->json_many = o->json && many;
+    if (b->json_many) b->json = json_object_new_array();
     for (size_t i = 0; i < n && !rc; i++) rc = inspect_one(b, c, i, o, i == 0, NULL);
-    if (o->json && many) ob_printf(b, "]");
   }
-  if (o->json) ob_printf(b, "\n");
+  if (o->json && !rc && b->json)
+    ob_printf(b, "%s\n", json_object_to_json_string_ext(b->json, JSON_C_TO_STRING_SPACED |
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(b->json);
+  b->json = NULL;
   hsad_codeobj_container_destroy(c);
   return rc;
 }
@@ -502,9 +592,11 @@ static int parse_uint(const char *s, unsigned *out) {
 }
 
 int hsad_cmd_inspect(int argc, char **argv) {
-  inspect_opts_t o = {.block = 256, .floor = 2, .repeat = 1};
+  inspect_opts_t o = {.block = 256, .floor = 2, .repeat = 1,
+                      .cli = {.cmd = "inspect", .json = hsad_cli_wants_json(argc, argv)}};
   /* getopt_long: `--opt value` and `--opt=value` */
-  enum { OPT_TARGET = 256, OPT_KERNEL, OPT_JSON, OPT_BLOCK, OPT_FLOOR, OPT_REPEAT, OPT_PRESSURE };
+  enum { OPT_TARGET = 256, OPT_KERNEL, OPT_JSON, OPT_BLOCK, OPT_FLOOR, OPT_REPEAT, OPT_PRESSURE,
+         OPT_DEMANGLE };
   static const struct option longopts[] = {
       {"target", required_argument, NULL, OPT_TARGET},
       {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -513,6 +605,7 @@ int hsad_cmd_inspect(int argc, char **argv) {
       {"floor", required_argument, NULL, OPT_FLOOR},
       {"repeat", required_argument, NULL, OPT_REPEAT},
       {"pressure", no_argument, NULL, OPT_PRESSURE},
+      {"demangle", no_argument, NULL, OPT_DEMANGLE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   opterr = 0;
@@ -529,30 +622,24 @@ int hsad_cmd_inspect(int argc, char **argv) {
     case OPT_KERNEL: o.kernel = optarg; break;
     case OPT_JSON: o.json = 1; break;
     case OPT_PRESSURE: o.pressure = 1; break;
+    case OPT_DEMANGLE: o.demangle = 1; break;
     case OPT_BLOCK: uval = &o.block, oname = "--block", o.block_set = 1; break;
     case OPT_FLOOR: uval = &o.floor, oname = "--floor"; break;
     case OPT_REPEAT: uval = &o.repeat, oname = "--repeat"; break;
-    case ':':
-      fprintf(stderr, "hsad inspect: option '%s' needs a value\n", argv[optind - 1]);
-      return 2;
     default:
-      fprintf(stderr, "hsad inspect: unknown option '%s'\n", argv[optind - 1]);
-      inspect_usage(stderr);
-      return 2;
+      return hsad_cli_getopt_fail(&o.cli, c, argv);
     }
-    if (uval && (parse_uint(optarg, uval) || (*uval == 0 && uval != &o.floor))) {
-      fprintf(stderr, "hsad inspect: %s %s: expected a positive integer\n", oname, optarg);
-      return 2;
-    }
+    if (uval && (parse_uint(optarg, uval) || (*uval == 0 && uval != &o.floor)))
+      return hsad_cli_fail(&o.cli, 2, "usage", "%s %s: expected a positive integer", oname,
+                           optarg);
   }
   for (int i = optind; i < argc; i++) {
-    if (o.file) {
-      fprintf(stderr, "hsad inspect: one FILE only (got %s and %s)\n", o.file, argv[i]);
-      return 2;
-    }
+    if (o.file)
+      return hsad_cli_fail(&o.cli, 2, "usage", "one FILE only (got %s and %s)", o.file, argv[i]);
     o.file = argv[i];
   }
   if (!o.file) {
+    if (o.cli.json) return hsad_cli_fail(&o.cli, 2, "usage", "FILE is required");
     inspect_usage(stderr);
     return 2;
   }
@@ -565,10 +652,7 @@ int hsad_cmd_inspect(int argc, char **argv) {
     rc = inspect_run(&o, &b);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (b.oom) {
-    fprintf(stderr, "hsad inspect: out of memory formatting the output\n");
-    rc = 1;
-  }
+  if (b.oom) rc = hsad_cli_fail(&o.cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory formatting the output");
   if (!rc && b.n) fwrite(b.p, 1, b.n, stdout);
   if (o.repeat > 1) {
     double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
