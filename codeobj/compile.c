@@ -43,6 +43,8 @@ static struct {
   __typeof__(&amd_comgr_destroy_data_set) destroy_data_set;
   __typeof__(&amd_comgr_do_action) do_action;
   __typeof__(&amd_comgr_get_data) get_data;
+  __typeof__(&amd_comgr_get_isa_count) get_isa_count;
+  __typeof__(&amd_comgr_get_isa_name) get_isa_name;
   __typeof__(&amd_comgr_release_data) release_data;
   __typeof__(&amd_comgr_set_data) set_data;
   __typeof__(&amd_comgr_set_data_name) set_data_name;
@@ -69,6 +71,8 @@ static void co_comgr_load(void) {
     }                                                                                          \
   } while (0)
   CO_SYM(action_data_count);
+  CO_SYM(get_isa_count);
+  CO_SYM(get_isa_name);
   CO_SYM(action_data_get_data);
   CO_SYM(action_info_set_isa_name);
   CO_SYM(action_info_set_language);
@@ -197,6 +201,42 @@ static char *co_fix_paths(char *log, const char *base, const char *source_name) 
   return out;
 }
 
+/* The processor must be one comgr knows (amd_comgr_get_isa_name lists
+ * "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" and the like): comgr itself only answers
+ * INVALID_ARGUMENT from amd_comgr_action_info_set_isa_name. The message lists the processors
+ * this comgr knows, each once. */
+static hsad_status_t co_check_processor(const char *source_name, const char *processor) {
+  size_t n = 0;
+  if (cg.get_isa_count(&n) != AMD_COMGR_STATUS_SUCCESS) return HSAD_OK; /* comgr will say */
+  const char *prefix = "amdgcn-amd-amdhsa--";
+  size_t plen = strlen(prefix), want = strlen(processor);
+  char known[2048] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = NULL;
+    if (cg.get_isa_name(i, &name) != AMD_COMGR_STATUS_SUCCESS || !name ||
+        strncmp(name, prefix, plen))
+      continue;
+    const char *proc = name + plen;
+    size_t len = strcspn(proc, ":");
+    if (len == want && !strncmp(proc, processor, len)) return HSAD_OK;
+    /* each processor once (comgr lists one entry per feature combination) */
+    char item[40];
+    snprintf(item, sizeof item, "%.*s", (int)(len < 32 ? len : 32), proc);
+    bool seen = false;
+    for (const char *p = known; (p = strstr(p, item)) != NULL; p += strlen(item))
+      if ((p == known || p[-1] == ' ') && (p[strlen(item)] == ',' || !p[strlen(item)])) {
+        seen = true;
+        break;
+      }
+    if (!seen && used + strlen(item) + 3 < sizeof known)
+      used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", item);
+  }
+  return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                   "%s: target processor '%s' is unknown to comgr; it compiles for %s",
+                   source_name, processor, used ? known : "no processor");
+}
+
 static const char *co_comgr_msg(amd_comgr_status_t s) {
   const char *m = NULL;
   if (cg.status_string(s, &m) || !m) return "unknown comgr status";
@@ -281,6 +321,10 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
     return hsad_fail(HSAD_ERR_UNSUPPORTED,
                      "%s: unknown source language (expected a .cl or .hip file name)",
                      source_name);
+  if (source_size == 0)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: empty source (0 bytes): nothing to compile",
+                     source_name);
+  if ((st = co_check_processor(source_name, tid.processor)) != HSAD_OK) return st;
   char isa[96], tidtext[48];
   hsad_target_id_format(&tid, tidtext, sizeof tidtext);
   snprintf(isa, sizeof isa, "amdgcn-amd-amdhsa--%s", tidtext);

@@ -161,11 +161,28 @@ Test(codeobj_cli, compile_and_inspect) {
   /* a compile error: the compiler's FILE:LINE:COL diagnostics, then hsad's line; exit 1 */
   snprintf(args, sizeof args, "compile %s --target gfx906 -o %s", src, obj);
   cr_assert_eq(run(args, out, sizeof out), 1);
-  char want[512];
+  char want[1024];
   snprintf(want, sizeof want, "%s:1:69: error: use of undeclared identifier 'FACTOR'", src);
   cr_assert(strstr(out, want), "%s", out);
   snprintf(want, sizeof want, "hsad compile: %s: compilation for gfx906 failed\n", src);
   cr_assert(strstr(out, want), "%s", out);
+  /* comgr's INVALID_ARGUMENT named: an unknown processor (the list is Debian 12's comgr 2.4)
+   * and an empty source file */
+  snprintf(args, sizeof args, "compile %s --target gfx9999 -o %s", src, obj);
+  cr_assert_eq(run(args, out, sizeof out), 1);
+  snprintf(want, sizeof want, "hsad compile: %s: target processor 'gfx9999' is unknown to comgr; "
+           "it compiles for gfx600, gfx601, gfx602, gfx700, gfx701, gfx702, gfx703, gfx704, "
+           "gfx705, gfx801, gfx802, gfx803, gfx805, gfx810, gfx900, gfx902, gfx904, gfx906, "
+           "gfx908, gfx909, gfx90a, gfx90c, gfx1010, gfx1011, gfx1012, gfx1013, gfx1030, gfx1031, "
+           "gfx1032, gfx1033, gfx1034, gfx1035, gfx1036\n", src);
+  cr_assert_str_eq(out, want);
+  f = fopen(src, "w");
+  fclose(f);
+  snprintf(args, sizeof args, "compile %s --target gfx90a -o %s", src, obj);
+  cr_assert_eq(run(args, out, sizeof out), 1);
+  snprintf(want, sizeof want, "hsad compile: %s: empty source (0 bytes): nothing to compile\n",
+           src);
+  cr_assert_str_eq(out, want);
   cr_assert_eq(run("compile x.cl -o y", out, sizeof out), 2);
   cr_assert(strstr(out, "hsad compile: --target is required\n"), "%s", out);
   cr_assert_eq(run("compile x.cl --target gfx90a -O7 -o y", out, sizeof out), 2);
