@@ -496,6 +496,50 @@ Test(fusion_cli, example_pipeline, .timeout = 120) {
   cr_assert_eq(rc, 0, "%s", out);
   cr_assert(strstr(out, "path: sequential requested\n"), "%s", out);
   cr_assert(strstr(out, "  check out: 5 elements OK\n"), "%s", out);
+  /* as README.md's first mention runs it: one launch, the checks hold (they describe the buffers
+   * after the first launch whatever --launches says) */
+  snprintf(cmd, sizeof cmd, "cd %s && %s graph examples/saxpy-pipeline.json 2>&1", HSAD_SRCDIR,
+           HSAD_BIN);
+  out = run_cmd(cmd, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, ", 1 launch(es), path: fused\n"), "%s", out);
+  cr_assert(strstr(out, "  check out: 5 elements OK\n  check y: 4 elements OK\n"), "%s", out);
+  /* options through getopt_long, with clear errors */
+  snprintf(cmd, sizeof cmd, "cd %s && %s graph --launches=0 examples/saxpy-pipeline.json 2>&1",
+           HSAD_SRCDIR, HSAD_BIN);
+  out = run_cmd(cmd, &rc);
+  cr_assert_eq(WEXITSTATUS(rc), 2);
+  cr_assert_str_eq(out, "hsad graph: --launches 0: expected an integer from 1 to 1000000\n");
+  snprintf(cmd, sizeof cmd, "%s graph x.json --launches 2>&1", HSAD_BIN);
+  out = run_cmd(cmd, &rc);
+  cr_assert_eq(WEXITSTATUS(rc), 2);
+  cr_assert_str_eq(out, "hsad graph: option '--launches' needs a value (see hsad graph --help)\n");
+}
+
+/* A check that does not hold names the check, the element, both values and the launch. */
+Test(fusion_cli, failed_check_names_element, .timeout = 60) {
+  char path[] = "/tmp/hsad-graph-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  const char *js = "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\", "
+                   "\"kernel\": \"saxpy\"}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4,"
+                   " \"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 4}},"
+                   " \"nodes\": [{\"name\": \"first\", \"kernel\": \"s\", \"grid\": [4],"
+                   " \"args\": [{\"f32\": 2}, \"x\", \"y\", {\"u32\": 4}]}],"
+                   " \"checks\": [{\"buffer\": \"y\", \"equals\": [0, 2, 5, 6]}]}";
+  cr_assert_eq(write(fd, js, strlen(js)), (ssize_t)strlen(js));
+  close(fd);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s graph %s --launches 3 2>/dev/null", HSAD_BIN, path);
+  int rc;
+  run_cmd(cmd, &rc);
+  cr_assert_eq(WEXITSTATUS(rc), 1);
+  snprintf(cmd, sizeof cmd, "%s graph %s --launches 3 2>&1 >/dev/null", HSAD_BIN, path);
+  char *out = run_cmd(cmd, &rc);
+  unlink(path);
+  /* y = 2 * iota after the first launch: y[2] is 4 */
+  cr_assert_str_eq(out, "hsad graph: checks[0]: buffer y[2] is 4, field \"equals\" wants 5 (after "
+                        "the first launch)\n");
 }
 
 Test(fusion_cli, errors_name_node_and_field, .timeout = 60) {
