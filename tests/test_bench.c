@@ -403,8 +403,25 @@ Test(bench, usage_errors, .timeout = 60) {
   cr_assert_str_eq(err, "hsad bench: --rounds 0: expected an integer from 1 to 64\n");
   free(out);
   free(err);
+  cr_assert_eq(sh2(HSAD_BIN " bench --bogus", &out, &err), 2);
+  cr_assert_str_eq(err, "hsad bench: unknown option '--bogus' (see hsad bench --help)\n");
+  free(out);
+  free(err);
+  cr_assert_eq(sh2(HSAD_BIN " bench --rounds", &out, &err), 2);
+  cr_assert_str_eq(err, "hsad bench: option '--rounds' needs a value (see hsad bench --help)\n");
+  free(out);
+  free(err);
+  /* with --json the error is one JSON object on stdout, stderr stays empty */
   cr_assert_eq(sh2(HSAD_BIN " bench --json --csv", &out, &err), 2);
-  cr_assert_str_eq(err, "hsad bench: --json and --csv exclude each other\n");
+  cr_assert_str_eq(out, "{ \"error\": { \"command\": \"bench\", \"status\": \"usage\", "
+                        "\"exit_code\": 2, \"message\": \"--json and --csv exclude each other\" } }\n");
+  cr_assert_str_eq(err, "");
+  free(out);
+  free(err);
+  cr_assert_eq(sh2(HSAD_BIN " bench nope --json", &out, &err), 2);
+  cr_assert_str_eq(out, "{ \"error\": { \"command\": \"bench\", \"status\": \"usage\", "
+                        "\"exit_code\": 2, \"message\": \"unknown suite 'nope' (this build has: "
+                        "dispatch, roundtrip, producers, barrier, copy, pool, all)\" } }\n");
   free(out);
   free(err);
 }

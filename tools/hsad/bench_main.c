@@ -92,12 +92,16 @@ static void usage(FILE *f) {
     "host-side costs, not GPU performance.\n");
 }
 
+/* Errors: "hsad bench: ..." on stderr, or a JSON error object on stdout with --json. */
+static hsad_cli_t bench_cli = {.cmd = "bench"};
+
 static int parse_u32(const char *opt, const char *v, uint32_t lo, uint32_t hi, uint32_t *out) {
   char *end;
   errno = 0;
   unsigned long long x = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
   if (*v < '0' || *v > '9' || *end || errno || x < lo || x > hi) {
-    fprintf(stderr, "hsad bench: --%s %s: expected an integer from %u to %u\n", opt, v, lo, hi);
+    hsad_cli_fail(&bench_cli, 2, "usage", "--%s %s: expected an integer from %u to %u", opt, v,
+                  lo, hi);
     return -1;
   }
   *out = (uint32_t)x;
@@ -132,7 +136,7 @@ static int open_ctx(bench_ctx_t *ctx, const char *co_path) {
   }
   if (!s) s = hsad_program_kernel(ctx->prog, "empty", &ctx->k);
   if (s) {
-    fprintf(stderr, "hsad bench: %s: %s\n", hsad_status_name(s), hsad_last_error());
+    hsad_cli_fail_status(&bench_cli, s);
     return -1;
   }
   snprintf(ctx->isa, sizeof ctx->isa, "%.63s", hsad_device_info(ctx->dev)->isa_name);
@@ -154,6 +158,7 @@ int hsad_cmd_bench(int argc, char **argv) {
   ctx->timeout_s = 60;
   ctx->elf_fd = -1;
   ctx->t0_ns = hsad_now_ns();
+  bench_cli.json = hsad_cli_wants_json(argc, argv);
   enum { O_JSON = 256, O_CSV, O_PLOT, O_ROUNDS, O_COUNT, O_CGCOUNT, O_NOCG, O_DEVICE, O_TIMEOUT,
          O_CHILD, O_CO };
   static const struct option opts[] = {
@@ -169,7 +174,7 @@ int hsad_cmd_bench(int argc, char **argv) {
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1 || optind < argc) {
+  while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1 || optind < argc) {
     if (c == -1) { /* a suite name between options: take it, go on */
       optind++;
       continue;
@@ -188,15 +193,11 @@ int hsad_cmd_bench(int argc, char **argv) {
     case O_CO: co = optarg; break;
     case 'h': usage(stdout); return 0;
     default:
-      fprintf(stderr, "hsad bench: unknown option or missing value: '%s'\n", argv[optind - 1]);
-      usage(stderr);
-      return 2;
+      return hsad_cli_getopt_fail(&bench_cli, c, argv);
     }
   }
-  if (json && csv) {
-    fprintf(stderr, "hsad bench: --json and --csv exclude each other\n");
-    return 2;
-  }
+  if (json && csv)
+    return hsad_cli_fail(&bench_cli, 2, "usage", "--json and --csv exclude each other");
   /* the suites named (non-option arguments), in registry order */
   bool want[NSUITES] = {0};
   bool any = false;
@@ -215,22 +216,18 @@ int hsad_cmd_bench(int argc, char **argv) {
     }
     for (; k < NSUITES; k++)
       if (!strcmp(a, suites[k].name)) break;
-    if (k == NSUITES) {
-      fprintf(stderr, "hsad bench: unknown suite '%s' (this build has: dispatch, roundtrip, "
-              "producers, barrier, copy, pool, all)\n", a);
-      return 2;
-    }
+    if (k == NSUITES)
+      return hsad_cli_fail(&bench_cli, 2, "usage", "unknown suite '%s' (this build has: "
+                           "dispatch, roundtrip, producers, barrier, copy, pool, all)", a);
     want[k] = any = true;
   }
   if (!any)
     for (size_t k = 0; k < NSUITES; k++) want[k] = true;
   if (plot) {
     struct stat st;
-    if (stat(plot, &st) != 0 && mkdir(plot, 0777) != 0) {
-      fprintf(stderr, "hsad bench: --plot %s: cannot create the directory: %s\n", plot,
-              strerror(errno));
-      return 2;
-    }
+    if (stat(plot, &st) != 0 && mkdir(plot, 0777) != 0)
+      return hsad_cli_fail(&bench_cli, 2, "error", "--plot %s: cannot create the directory: %s",
+                           plot, strerror(errno));
   }
   /* handlers first: a ^C during the comgr compile lets it finish and remove its directory */
   struct sigaction sa = {.sa_handler = on_signal};
