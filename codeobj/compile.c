@@ -203,8 +203,9 @@ static char *co_fix_paths(char *log, const char *base, const char *source_name) 
 
 /* The processor must be one comgr knows (amd_comgr_get_isa_name lists
  * "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" and the like): comgr itself only answers
- * INVALID_ARGUMENT from amd_comgr_action_info_set_isa_name. The message lists the processors
- * this comgr knows, each once. */
+ * INVALID_ARGUMENT from amd_comgr_action_info_set_isa_name. A processor codeobj knows (its
+ * occupancy table) that this comgr predates is UNSUPPORTED, any other INVALID_ARGUMENT; the
+ * message lists the processors this comgr knows, each once. */
 static hsad_status_t co_check_processor(const char *source_name, const char *processor) {
   size_t n = 0;
   if (cg.get_isa_count(&n) != AMD_COMGR_STATUS_SUCCESS) return HSAD_OK; /* comgr will say */
@@ -232,6 +233,10 @@ static hsad_status_t co_check_processor(const char *source_name, const char *pro
     if (!seen && used + strlen(item) + 3 < sizeof known)
       used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", item);
   }
+  if (hsad_gfx_limits_find(processor)) /* a real processor this comgr predates */
+    return hsad_fail(HSAD_ERR_UNSUPPORTED,
+                     "%s: this comgr cannot compile for %s (a newer ROCm's can); it compiles for "
+                     "%s", source_name, processor, used ? known : "no processor");
   return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
                    "%s: target processor '%s' is unknown to comgr; it compiles for %s",
                    source_name, processor, used ? known : "no processor");
