@@ -67,10 +67,14 @@
 #ifndef HSAD_QUEUE_H
 #define HSAD_QUEUE_H
 
-/* hsad.h declares the runtime, device and kernel types used here and includes this header at
- * its end; including this header first works too (its guard is already set then). */
-#include "hsa-dispatch/hsad.h"
+#include "codeobj/hsad_codeobj.h"
+#include "common/hsad_status.h"
 #include "hsa-dispatch/hsad_aql.h"
+
+/* Declared (and documented) in hsad.h, which includes this header; repeated here so that this
+ * header compiles on its own too. */
+typedef struct hsad_device hsad_device_t;
+typedef struct hsad_device_kernel hsad_device_kernel_t;
 
 #ifdef __cplusplus
 extern "C" {

@@ -31,7 +31,7 @@
 #ifndef HSAD_VARIANTS_H
 #define HSAD_VARIANTS_H
 
-#include "hsa-dispatch/hsad_queue.h"
+#include "hsa-dispatch/hsad.h" /* program, device and kernel types; hsad_queue.h */
 
 #ifdef __cplusplus
 extern "C" {
