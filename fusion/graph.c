@@ -567,6 +567,14 @@ static inline void write_pkt(const hsad_graph_exec_t *e, hsad_queue_t *q, const 
   memcpy(slot + 56, &completion, 8);
 }
 
+/* Monitoring on (hsad_monitor.h): the record of kernel packet p, submitted as `id`. */
+static void monitor_pkt(hsad_queue_t *q, const fu_pkt_t *p, uint64_t id,
+                        const hsad_submit_mark_t *mark) {
+  hsad_submit_monitor_record(q, (const hsa_kernel_dispatch_packet_t *)p->body,
+                             (uint16_t)((p->word >> (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS)) & 3),
+                             id, mark);
+}
+
 /* The rollback path: every node on its own, in topological order, as an epoch packet (BARRIER
  * bit: same-queue order), the host waiting for producers on other queues. */
 static hsad_status_t launch_sequential(hsad_graph_exec_t *e, uint64_t deadline_ns,
@@ -583,11 +591,15 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, uint64_t deadline_n
     }
     const fu_pkt_t *p = &e->qs[qi].pkts[e->node_pkt[id]];
     uint64_t pid, k;
+    hsad_submit_mark_t mark;
+    bool mon = hsad_submit_monitored(q);
+    if (mon) hsad_submit_monitor_begin(q, &mark);
     hsad_status_t s = hsad_submit_reserve(q, 1, true, deadline_ns, &pid, &k);
     if (s) return s;
     write_pkt(e, q, p, pid, hsad_submit_epoch_signal(q));
     hsad_submit_publish(q, pid, p->word | (1u << HSA_PACKET_HEADER_BARRIER));
     hsad_submit_doorbell(q, pid);
+    if (mon && p->kind == FU_KERNEL) monitor_pkt(q, p, pid, &mark);
     e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid};
     if (out) out[qi] = e->done[id];
   }
@@ -639,6 +651,9 @@ hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint32_t flags, uint64_t d
      * room for the whole run now rolls back (the sequential path needs one slot at a time and
      * waits until the deadline); later queues wait (earlier ones are already launched). */
     uint64_t dl = qi == 0 && !(flags & HSAD_GRAPH_NO_ROLLBACK) ? 0 : deadline_ns;
+    hsad_submit_mark_t mark;
+    bool mon = hsad_submit_monitored(q);
+    if (mon) hsad_submit_monitor_begin(q, &mark);
     hsad_status_t s = hsad_submit_reserve(q, fq->n, true, dl, &first, &k);
     if (s == HSAD_ERR_TIMEOUT && qi == 0 && !(flags & HSAD_GRAPH_NO_ROLLBACK)) {
       snprintf(detail, sizeof detail, "%u free slots not available on queue 0", fq->n);
@@ -652,6 +667,8 @@ hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint32_t flags, uint64_t d
       write_pkt(e, q, &fq->pkts[i], first + i, fq->pkts[i].epoch ? esig : 0);
     for (uint32_t i = fq->n; i-- > 0;) hsad_submit_publish(q, first + i, fq->pkts[i].word);
     hsad_submit_doorbell(q, first + fq->n - 1);
+    for (uint32_t i = 0; mon && i < fq->n; i++)
+      if (fq->pkts[i].kind == FU_KERNEL) monitor_pkt(q, &fq->pkts[i], first + i, &mark);
     if (out) out[qi] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + fq->n - 1};
   }
   e->counters[HSAD_GRAPH_ROLLBACK_NONE]++;

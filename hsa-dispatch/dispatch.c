@@ -266,6 +266,8 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
     }
   }
   uint64_t first = 0, k = 0;
+  dq_mon_mark_t mark;
+  if (DQ_UNLIKELY(q->monitor)) dq_monitor_begin(q, &mark);
   hsad_status_t s = out_completion ? dq_reserve_epoch(q, n, true, deadline_ns, &first, &k)
                                    : dq_reserve(q, n, deadline_ns, &first);
   if (s) return s;
@@ -291,6 +293,13 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
                          (dims << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS)));
   }
   dq_ring_doorbell(q, first + n - 1);
+  /* Monitoring on: one record per entry, after the doorbell (pass 4 rebuilds each body; the
+   * ring slots may already be reused) */
+  if (DQ_UNLIKELY(q->monitor))
+    for (uint32_t i = 0; i < count; i++) {
+      (void)dq_launch_check(q, items[i].kernel, &items[i].launch, &b);
+      dq_monitor_end(q, &b.d, first + i, &mark);
+    }
   if (out_completion)
     *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + n - 1};
   if (out_first_packet_id) *out_first_packet_id = first;

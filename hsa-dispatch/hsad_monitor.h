@@ -3,10 +3,14 @@
  *
  * Monitoring is off by default. Enabled on a queue (hsad_queue_monitor_enable) or for every
  * queue created afterwards (hsad_monitor_enable_process), each kernel dispatch submitted through
- * hsad_kernel_dispatch or hsad_prepared_dispatch leaves one record in the queue's record ring:
- * a bounded multi-producer ring (one sequence number per cell, Vyukov's bounded queue) that
- * never blocks the submitter: when it is full the record is dropped and counted. Batches
- * (hsad_queue_dispatch_batch) and fused graph launches are not recorded.
+ * hsad_kernel_dispatch, hsad_prepared_dispatch, hsad_variant_dispatch, hsad_queue_dispatch_batch
+ * (one record per entry, recorded after the batch's doorbell) or a graph launch (fusion/: one
+ * record per kernel node, fused or sequential, through hsad_submit.h's monitor calls) leaves one
+ * record in the queue's record ring: a bounded multi-producer ring (one sequence number per
+ * cell, Vyukov's bounded queue) that never blocks the submitter: when it is full the record is
+ * dropped and counted. Barrier packets leave no record. Graph packets carry only their
+ * precomputed completion signal (no per-dispatch timestamp signal), so their records have no
+ * device times even on a profiling queue.
  *
  * Cost: disabled, the submit path tests q->monitor once (one predictable branch). Enabled, a
  * submit adds two clock reads, a ring cell, and, the first time a (kernel, workgroup size, LDS)

@@ -1,4 +1,5 @@
 /* submit.c - hsad_submit.h: the ring internals exported for packet-writing modules. */
+#include <stddef.h>
 #include <string.h>
 
 #include "hsa-dispatch/aql_ring.h"
@@ -43,3 +44,34 @@ void hsad_submit_publish(hsad_queue_t *q, uint64_t id, uint32_t word) {
   hsad_aql_publish(dq_slot(q, id), word);
 }
 void hsad_submit_doorbell(hsad_queue_t *q, uint64_t last_id) { dq_ring_doorbell(q, last_id); }
+
+_Static_assert(sizeof(hsad_submit_mark_t) == sizeof(dq_mon_mark_t) &&
+                   offsetof(hsad_submit_mark_t, t0) == offsetof(dq_mon_mark_t, t0) &&
+                   offsetof(hsad_submit_mark_t, scratch) == offsetof(dq_mon_mark_t, scratch) &&
+                   offsetof(hsad_submit_mark_t, lane) == offsetof(dq_mon_mark_t, lane),
+               "hsad_submit_mark_t mirrors dq_mon_mark_t");
+
+bool hsad_submit_monitored(const hsad_queue_t *q) { return q && q->monitor; }
+
+void hsad_submit_monitor_begin(hsad_queue_t *q, hsad_submit_mark_t *mark) {
+  dq_mon_mark_t m;
+  dq_monitor_begin(q, &m);
+  *mark = (hsad_submit_mark_t){.t0 = m.t0, .scratch = m.scratch, .lane = m.lane};
+}
+
+void hsad_submit_monitor_record(hsad_queue_t *q, const hsa_kernel_dispatch_packet_t *p,
+                                uint16_t dims, uint64_t id, const hsad_submit_mark_t *mark) {
+  if (!q || !q->monitor || !p || !mark) return;
+  hsad_aql_dispatch_t d = {
+      .dims = dims,
+      .workgroup_size = {p->workgroup_size_x, p->workgroup_size_y, p->workgroup_size_z},
+      .grid_size = {p->grid_size_x, p->grid_size_y, p->grid_size_z},
+      .private_segment_size = p->private_segment_size,
+      .group_segment_size = p->group_segment_size,
+      .kernel_object = p->kernel_object,
+      .kernarg_address = p->kernarg_address,
+      .completion_signal = p->completion_signal.handle,
+  };
+  dq_mon_mark_t m = {.t0 = mark->t0, .scratch = mark->scratch, .lane = mark->lane};
+  dq_monitor_end(q, &d, id, &m);
+}

@@ -2,12 +2,14 @@
  * fixture kernels (tests/data/monitor/monitor.s) carry exact register, spill, scratch and LDS
  * metadata and run as no-ops under kfd-emu (KFD_EMU_NO_TWIN=noop). */
 #define _GNU_SOURCE
+#include <hsa/amd_hsa_queue.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fusion/hsad_fusion.h"
 #include "tests/test_dispatch_util.h"
 
 #ifndef MON_FIXTURE
@@ -393,4 +395,100 @@ Test(monitor, trace_parses_with_queue_tracks_slices_and_flows) {
   json_object_put(root);
   hsad_queue_destroy(q2);
   dq_finish(&m.e, q1, m.p);
+}
+
+/* Batches and graph launches (fused and rolled back) leave one record per kernel dispatch:
+ * packet id, kernel, geometry and registers as dispatched; barrier packets leave none. A
+ * batch's dispatches carry timestamp signals on a profiling queue (device times); a graph's
+ * packets carry only their precomputed completion (the epoch), so their records have none. */
+static void mon_check(const hsad_dispatch_record_t *r, hsad_queue_t *q, uint64_t id,
+                      const char *kernel, uint32_t grid, uint32_t block, bool times) {
+  cr_assert_eq(r->queue, q);
+  cr_assert_eq(r->packet_id, id, "%llu vs %llu", (unsigned long long)r->packet_id,
+               (unsigned long long)id);
+  cr_assert_str_eq(r->kernel, kernel);
+  cr_assert_eq(r->dims, 1);
+  cr_assert_eq(r->grid[0], grid);
+  cr_assert_eq(r->grid[1], 1);
+  cr_assert_eq(r->workgroup[0], block);
+  cr_assert_eq(r->workgroup[1], 1);
+  cr_assert_eq(r->thread_id, (uint32_t)syscall(SYS_gettid));
+  cr_assert(r->submit_start_ns <= r->submit_end_ns);
+  cr_assert_eq(r->device_times, times);
+  cr_assert(r->start_ns <= r->end_ns);
+}
+
+Test(monitor, batch_and_graph_launches_leave_a_record_per_dispatch) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *ks = mon_kernel(&m, "hm_spill10");
+  hsad_queue_t *q = mon_queue(&m, true, 0);
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  /* a batch of 3 */
+  hsad_dispatch_desc_t items[3];
+  for (int i = 0; i < 3; i++)
+    items[i] = (hsad_dispatch_desc_t){
+        .kernel = i == 1 ? ks : kp,
+        .launch = {.dims = 1, .grid = {256u << i}, .block = {64}, .args = m.args, .arg_count = 1}};
+  hsad_completion_t c;
+  uint64_t first;
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 3, dq_in(DQ_SEC), &c, &first));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  hsad_dispatch_record_t r[8];
+  uint32_t n;
+  uint64_t dropped;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  cr_assert_eq(n, 3);
+  cr_assert_eq(dropped, 0);
+  for (uint32_t i = 0; i < 3; i++)
+    mon_check(&r[i], q, first + i, i == 1 ? "hm_spill10" : "hm_plain", 256u << i, 64, true);
+  cr_assert_eq(r[1].vgpr_spill_count + r[1].sgpr_spill_count > 0, true);
+  cr_assert_eq(r[0].submit_start_ns, r[2].submit_start_ns); /* one mark for the batch */
+
+  /* a graph: A -> B, A -> C on one queue (no barrier packets needed between independent
+   * nodes; the queue's last packet carries the epoch) */
+  hsad_graph_t *g;
+  uint32_t a, b, cc;
+  hsad_launch_t la = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
+  hsad_launch_t lb = {.dims = 1, .grid = {512}, .block = {128}, .args = m.args, .arg_count = 1};
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, kp, &la, NULL, 0, &a));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 0, ks, &lb, &a, 1, &b));
+  DQ_OK(hsad_graph_add_kernel(g, "C", 0, kp, &lb, &a, 1, &cc));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  /* the packets of the launch and the kernel nodes among them */
+  uint32_t np = hsad_graph_exec_packet_count(x, 0);
+  int32_t node[16];
+  for (uint32_t i = 0; i < np; i++) {
+    uint8_t pk[64];
+    DQ_OK(hsad_graph_exec_packet(x, 0, i, pk, &node[i]));
+  }
+  static const char *const kn[3] = {"hm_plain", "hm_spill10", "hm_plain"};
+  static const uint32_t gr[3] = {256, 512, 512}, bl[3] = {64, 128, 128};
+  for (int mode = 0; mode < 2; mode++) { /* fused, then rolled back (sequential requested) */
+    hsad_graph_rollback_t why;
+    uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+    DQ_OK(hsad_graph_launch(x, mode ? HSAD_GRAPH_SEQUENTIAL : 0, dq_in(DQ_SEC), &c, &why));
+    cr_assert_eq(why, mode ? HSAD_GRAPH_ROLLBACK_REQUESTED : HSAD_GRAPH_ROLLBACK_NONE);
+    DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+    DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+    cr_assert_eq(n, 3, "mode %d: %u records", mode, n);
+    if (mode == 0) {
+      /* fused: the records follow the packets of the run, kernel nodes only */
+      uint32_t j = 0;
+      for (uint32_t i = 0; i < np; i++) {
+        if (node[i] < 0) continue;
+        mon_check(&r[j], q, w0 + i, kn[node[i]], gr[node[i]], bl[node[i]], false);
+        j++;
+      }
+      cr_assert_eq(j, 3);
+    } else {
+      /* sequential: one epoch packet per node, in topological order A, B, C */
+      for (uint32_t i = 0; i < 3; i++) mon_check(&r[i], q, w0 + i, kn[i], gr[i], bl[i], false);
+    }
+  }
+  hsad_graph_exec_destroy(x);
+  dq_finish(&m.e, q, m.p);
 }
