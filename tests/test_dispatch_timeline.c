@@ -428,3 +428,74 @@ Test(timeline, flush_covers_fire_and_forget, .timeout = 60) {
   hsad_buffer_free(b2);
   dq_finish(&e, q, pf);
 }
+
+/* Error epochs: a fill that faults (KFD_EMU_FAULT_KERNEL=fill, a memory aperture violation)
+ * between count_dispatch epochs. The epoch reached before the fault stays OK everywhere (wait,
+ * wait_all, as a barrier dependency of another queue); the faulting epoch and the one behind it
+ * return the queue's error with its whole message (queue id, device, ISA, ROCr's status and
+ * status string), as do wait_all (naming the index), wait_any (index of the faulted one),
+ * a barrier depending on it, dispatch, flush and hsad_queue_error; the kernel behind the fault
+ * never ran. */
+Test(timeline, error_epochs, .timeout = 60) {
+  setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *kc;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
+  hsad_queue_t *q = dq_queue(&e, 64), *q2 = dq_queue(&e, 64);
+  uint32_t *counter = dq_alloc(&e, 64), *buf = dq_alloc(&e, 64), one = 1;
+  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t lc = {.dims = 1, .grid = {64}, .block = {64}, .args = ca, .arg_count = 2};
+  tl_fill_t f;
+  tl_fill_init(&f, buf, 3);
+  hsad_completion_t c0, cf, c2;
+  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c0, NULL));
+  DQ_OK(hsad_completion_wait(&c0, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_kernel_dispatch(q, kf, &f.l, dq_in(DQ_SEC), &cf, NULL));
+  DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c2, NULL));
+  cr_assert_eq(cf.epoch, 2);
+  cr_assert_eq(c2.epoch, 3);
+  hsa_status_t (*status_string)(hsa_status_t, const char **);
+  *(void **)&status_string = dlsym(RTLD_DEFAULT, "hsa_status_string");
+  cr_assert_not_null(status_string);
+  const char *ss = NULL;
+  cr_assert_eq(status_string((hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, &ss), HSA_STATUS_SUCCESS);
+  char msg[512];
+  snprintf(msg, sizeof msg, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status "
+           "0x%x (%s); destroy it and create a new queue",
+           (unsigned long long)hsad_queue_hsa(q)->id,
+           (unsigned)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, ss);
+  DQ_ERR_IS(hsad_completion_wait(&c2, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  DQ_ERR_IS(hsad_completion_wait(&cf, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  cr_assert(hsad_completion_done(&cf));
+  cr_assert(hsad_completion_done(&c2));
+  DQ_OK(hsad_completion_wait(&c0, dq_in(DQ_SEC)));
+  hsad_completion_t pair[2] = {c0, c2};
+  DQ_OK(hsad_completion_wait_all(pair, 1, dq_in(DQ_SEC)));
+  DQ_ERR_IS(hsad_completion_wait_all(pair, 2, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR,
+            "completion 1 of 2: %s", msg);
+  hsad_completion_t rev[2] = {c2, c0};
+  uint32_t idx = 99;
+  DQ_ERR_IS(hsad_completion_wait_any(rev, 2, dq_in(DQ_SEC), &idx), HSAD_ERR_QUEUE_ERROR, "%s",
+            msg);
+  cr_assert_eq(idx, 0);
+  hsad_completion_t cb;
+  DQ_OK(hsad_queue_barrier(q2, &c0, 1, dq_in(DQ_SEC), &cb));
+  DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
+  DQ_ERR_IS(hsad_queue_barrier(q2, &c2, 1, dq_in(DQ_SEC), &cb), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  DQ_ERR_IS(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
+            "%s", msg);
+  hsad_completion_t cfl;
+  DQ_ERR_IS(hsad_queue_flush(q, dq_in(DQ_SEC), &cfl), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  DQ_ERR_IS(hsad_queue_error(q), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  DQ_OK(hsad_queue_error(q2));
+  cr_assert_eq(*counter, 1);
+  hsad_buffer_free(counter);
+  hsad_buffer_free(buf);
+  hsad_queue_destroy(q);
+  hsad_queue_destroy(q2);
+  hsad_program_destroy(pc);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
