@@ -250,7 +250,8 @@ Test(timeline, wait_any_wait_all_and_timeouts, .timeout = 60) {
 
 /* Completion times: UNSUPPORTED on a queue without profiling; on a profiling queue, asked
  * before the dispatch completed (held by a gate) INVALID_ARGUMENT naming the packet, after it
- * start <= end, both nonzero; a barrier's completion has no times. */
+ * start <= end, both nonzero; a barrier's completion has none, nor a dispatch whose slot a
+ * later packet reused. */
 Test(timeline, completion_times_before_and_after, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
@@ -291,6 +292,13 @@ Test(timeline, completion_times_before_and_after, .timeout = 60) {
   DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
   DQ_ERR_IS(hsad_completion_times(&cb, &start, &end), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_completion_times: packet 3 is not a kernel dispatch, or its slot was reused "
+            "(times are kept for 64 packets)");
+  /* 64 more dispatches (packets 4..67) reuse packet 1's slot: its times are gone */
+  for (uint32_t i = 0; i < 64; i++)
+    DQ_OK(hsad_kernel_dispatch(qp, kf, &f.l, dq_in(10 * DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_queue_wait_idle(qp, dq_in(10 * DQ_SEC)));
+  DQ_ERR_IS(hsad_completion_times(&c, &start, &end), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_completion_times: packet 1 is not a kernel dispatch, or its slot was reused "
             "(times are kept for 64 packets)");
   dq_gate_destroy(gate);
   hsad_buffer_free(buf);
