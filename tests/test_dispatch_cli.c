@@ -505,3 +505,176 @@ Test(dispatch_cli, run_json_errors, .timeout = 120) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   cr_assert_eq(system(cmd), 0);
 }
+
+/* ---- issue 9: --variants and --trace ---------------------------------------------------- */
+
+#define VA_ARGS "--arg buf:f32:4096:iota --arg buf:f32:4096:const=0.5 --arg buf:f32:4096:out " \
+                "--arg u32:4096"
+
+/* One source, three budgets: at 1024 work-items only the 1024 build allows the size; at 64
+ * all do and the choice is the rule's (no spills, most waves, fewest VGPRs, lowest index). */
+Test(dispatch_cli, run_variants_list, .timeout = 180) {
+  char *o;
+  int rc = sh("cd " HSAD_SRCDIR " && " HSAD_BIN " run kernels/vector_add.cl vector_add "
+              "--grid 4096 --block 1024 --variants 0:0,1024:0,64:8 " VA_ARGS, &o);
+  cr_assert_eq(rc, 0, "%s", o);
+  const char *want =
+      "variants of vector_add at workgroup size 1024 (gfx90a):\n"
+      "  variant 0 (as written): 6 VGPRs, 0 spills, scratch 0 B/work-item, does not "
+      "allow 1024 work-items (maximum 256)\n"
+      "  variant 1 (wg<=1024): 6 VGPRs, 0 spills, scratch 0 B/work-item, 8 waves/SIMD\n"
+      "  variant 2 (wg<=64 waves>=8): 6 VGPRs, 0 spills, scratch 0 B/work-item, does "
+      "not allow 1024 work-items (maximum 64)\n"
+      "choice: variant 1 (no spills, most waves; 1 of 3 variants allow 1024 work-items)\n";
+  cr_assert(!strncmp(o, want, strlen(want)), "%s", o);
+  cr_assert(strstr(o, "dispatch: 1D grid 4096x1x1, block 1024x1x1, 1 time(s) in order"), "%s", o);
+  cr_assert(strstr(o, "arg 2 (f32 x 4096): sum 8388608, min 0.5, max 4095.5, first: 0.5 1.5 "
+                      "2.5 3.5 4.5 5.5 6.5 7.5\n"), "%s", o);
+  free(o);
+  /* 64: every variant allows it */
+  rc = sh("cd " HSAD_SRCDIR " && " HSAD_BIN " run kernels/vector_add.cl vector_add "
+          "--grid 4096 --block 64 --variants 0:0,1024:0,64:8 --json " VA_ARGS, &o);
+  cr_assert_eq(rc, 0, "%s", o);
+  json_object *j = json_tokener_parse(o);
+  cr_assert_not_null(j, "%s", o);
+  cr_assert_eq(json_object_array_length(jget(j, "variants.candidates")), 3);
+  cr_assert_eq(jint(j, "variants.candidates.1.max_workgroup_size"), 1024);
+  cr_assert_eq(jint(j, "variants.candidates.2.min_waves_per_eu"), 8);
+  cr_assert_eq(jint(j, "variants.candidates.2.max_flat_workgroup_size"), 64);
+  cr_assert_eq(jint(j, "variants.candidates.0.waves_per_simd"), 8);
+  cr_assert_str_eq(jstr(j, "variants.reason"), "no spills, most waves");
+  int64_t ch = jint(j, "variants.choice"), best = 0;
+  for (int64_t i = 1; i < 3; i++) { /* fewest VGPRs, then the lowest index */
+    char p1[64], p2[64];
+    snprintf(p1, sizeof p1, "variants.candidates.%d.vgpr", (int)i);
+    snprintf(p2, sizeof p2, "variants.candidates.%d.vgpr", (int)best);
+    if (jint(j, p1) < jint(j, p2)) best = i;
+  }
+  cr_assert_eq(ch, best);
+  cr_assert_str_eq(jtext(j, "buffers.2.first"), "[ 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5 ]");
+  json_object_put(j);
+  free(o);
+}
+
+Test(dispatch_cli, run_variants_errors, .timeout = 180) {
+  char *o;
+  /* a bad LIST entry */
+  int rc = sh(HSAD_BIN " run kernels/vector_add.cl vector_add --grid 64 --variants 0:0,256:x "
+              VA_ARGS, &o);
+  cr_assert_eq(rc, 2, "%s", o);
+  cr_assert_str_eq(o, "hsad run: --variants 0:0,256:x: entry 1 '256:x': expected WG:WAVES (a "
+                      "maximum workgroup size and a minimum of waves per SIMD, 0 = not set)\n");
+  free(o);
+  /* no variant allows the block */
+  rc = sh("cd " HSAD_SRCDIR " && " HSAD_BIN " run kernels/vector_add.cl vector_add --grid 4096 "
+          "--block 1024 --variants 0:0,64:8 " VA_ARGS, &o);
+  cr_assert_eq(rc, 1, "%s", o);
+  cr_assert_str_eq(o, "hsad run: HSAD_ERR_WORKGROUP: kernels/vector_add.cl[variant 0: wg<=0 "
+                      "waves>=0]: kernel 'vector_add': no variant allows workgroup size 1024 "
+                      "(variants allow up to 256, 64)\n");
+  free(o);
+  /* a budget the compiler cannot meet: 48 KiB of LDS leave one workgroup per CU */
+  rc = sh("cd " HSAD_SRCDIR " && " HSAD_BIN " run tests/data/dispatch/lds48k.cl lds48k "
+          "--grid 64 --variants 0:0,0:8 --arg buf:f32:64", &o);
+  cr_assert_eq(rc, 1, "%s", o);
+  cr_assert_str_eq(o, "hsad run: HSAD_ERR_COMPILE: tests/data/dispatch/lds48k.cl: kernel "
+                      "'lds48k': the compiler cannot meet the budget of 8 waves per SIMD: "
+                      "3 VGPRs (8 allocated), 6 SGPRs and 49152 LDS bytes allow 1 (lds)\n");
+  free(o);
+  /* auto skips that budget with its reason and runs */
+  rc = sh("cd " HSAD_SRCDIR " && KFD_EMU_NO_TWIN=noop " HSAD_BIN " run "
+          "tests/data/dispatch/lds48k.cl lds48k --grid 64 --block 64 --variants auto "
+          "--arg buf:f32:64", &o);
+  cr_assert_eq(rc, 0, "%s", o);
+  cr_assert(strstr(o, "hsad run: warning: variant budget wg<=64 waves>=4 skipped: "
+                      "tests/data/dispatch/lds48k.cl: kernel 'lds48k': the compiler cannot meet "
+                      "the budget of 4 waves per SIMD: "), "%s", o);
+  cr_assert(strstr(o, "choice: variant 0 (no spills, most waves; 2 of 2 variants allow 64 "
+                      "work-items)\n"), "%s", o);
+  cr_assert(strstr(o, "  variant 1 (wg<=64): 3 VGPRs, 0 spills, scratch 0 B/work-item, 1 "
+                      "waves/SIMD\n"), "%s", o);
+  free(o);
+  /* a budget out of range */
+  rc = sh("cd " HSAD_SRCDIR " && " HSAD_BIN " run kernels/vector_add.cl vector_add --grid 64 "
+          "--variants 0:0,2048:0 " VA_ARGS, &o);
+  cr_assert_eq(rc, 1, "%s", o);
+  cr_assert_str_eq(o, "hsad run: HSAD_ERR_INVALID_ARGUMENT: kernels/vector_add.cl: budget maximum "
+                      "workgroup size 2048: must be 1..1024\n");
+  free(o);
+  /* a compiled code object has no budgets to set */
+  rc = sh(HSAD_BIN " run build/kernels/vector_add-gfx90a-v5.hsaco vector_add --grid 64 "
+          "--variants auto " VA_ARGS, &o);
+  cr_assert_eq(rc, 2, "%s", o);
+  cr_assert_str_eq(o, "hsad run: --variants needs a source (.cl or .hip): register budgets are "
+                      "set when it is compiled, build/kernels/vector_add-gfx90a-v5.hsaco is "
+                      "compiled already\n");
+  free(o);
+}
+
+/* --trace: the file parses back (json-c); one queue track named as rocprofv3 names it, one
+ * slice per dispatch with the record as args, slices on one track never overlap. */
+Test(dispatch_cli, run_trace_file, .timeout = 180) {
+  char path[] = "/tmp/hsad-trace-XXXXXX.json", cmd[1024], *o;
+  int fd = mkstemps(path, 5);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "cd " HSAD_SRCDIR " && " HSAD_BIN " run kernels/vector_add.cl "
+           "vector_add --grid 4096 --block 256 --repeat 5 --trace %s " VA_ARGS, path);
+  int rc = sh(cmd, &o);
+  cr_assert_eq(rc, 0, "%s", o);
+  char line[600];
+  snprintf(line, sizeof line, "\ntrace: %s\n", path);
+  cr_assert(strstr(o, line), "%s", o);
+  free(o);
+  json_object *root = json_object_from_file(path);
+  cr_assert_not_null(root, "%s does not parse", path);
+  unlink(path);
+  cr_assert_str_eq(jstr(root, "displayTimeUnit"), "ns");
+  json_object *ev = jget(root, "traceEvents");
+  size_t n = json_object_array_length(ev);
+  int64_t gpu_pid = (1ll << 30), qtid = -1, slices = 0, submits = 0;
+  double ts[5], end[5];
+  int64_t pkt[5];
+  char track[64] = "";
+  for (size_t i = 0; i < n; i++) {
+    json_object *e = json_object_array_get_idx(ev, i);
+    const char *ph = jstr(e, "ph"), *name = jstr(e, "name");
+    if (!strcmp(ph, "M") && jint(e, "pid") == gpu_pid && !strcmp(name, "process_name"))
+      cr_assert_str_eq(jstr(e, "args.name"), "GPU 0 gfx90a");
+    if (!strcmp(ph, "M") && jint(e, "pid") == gpu_pid && !strcmp(name, "thread_name")) {
+      cr_assert_eq(qtid, -1, "one queue track");
+      qtid = jint(e, "tid");
+      snprintf(track, sizeof track, "%s", jstr(e, "args.name"));
+    }
+    if (!strcmp(ph, "X") && !strcmp(name, "submit vector_add")) submits++;
+    if (!strcmp(ph, "X") && jint(e, "pid") == gpu_pid) {
+      cr_assert_str_eq(name, "vector_add");
+      cr_assert_lt(slices, 5);
+      ts[slices] = json_object_get_double(jget(e, "ts"));
+      end[slices] = ts[slices] + json_object_get_double(jget(e, "dur"));
+      pkt[slices] = jint(e, "args.packet_id");
+      cr_assert_str_eq(jtext(e, "args.grid"), "[ 4096, 1, 1 ]");
+      cr_assert_str_eq(jtext(e, "args.workgroup"), "[ 256, 1, 1 ]");
+      cr_assert_str_eq(jstr(e, "args.kernel"), "vector_add");
+      cr_assert_eq(jint(e, "args.dims"), 1);
+      cr_assert_eq(jint(e, "args.vgpr_spill_count"), 0);
+      cr_assert_eq(jint(e, "tid"), qtid);
+      slices++;
+    }
+  }
+  cr_assert_eq(slices, 5);
+  cr_assert_eq(submits, 5);
+  /* "COMPUTE GPU [0] QUEUE [<hsa_queue_t id>]" */
+  unsigned long long qid;
+  char tail;
+  cr_assert_eq(sscanf(track, "COMPUTE GPU [0] QUEUE [%llu%c", &qid, &tail), 2, "%s", track);
+  cr_assert_eq(tail, ']');
+  snprintf(line, sizeof line, "COMPUTE GPU [0] QUEUE [%llu]", qid);
+  cr_assert_str_eq(track, line);
+  /* one dispatch per packet, in order, never overlapping on the track */
+  for (int i = 1; i < 5; i++) {
+    cr_assert_eq(pkt[i], pkt[0] + i);
+    cr_assert_geq(ts[i], end[i - 1], "slice %d starts before %d ends", i, i - 1);
+  }
+  json_object_put(root);
+}

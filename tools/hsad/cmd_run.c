@@ -28,7 +28,7 @@ static void usage(FILE *f) {
   fprintf(f,
     "usage: hsad run SOURCE.cl|SOURCE.hip|FILE.hsaco KERNEL --grid X[,Y[,Z]] [--block X[,Y[,Z]]]\n"
     "                [--arg SPEC]... [--repeat N] [--device N] [--co-version 4|5] [-O0..3]\n"
-    "                [-DNAME[=V]]... [--json]\n"
+    "                [-DNAME[=V]]... [--json] [--variants auto|LIST] [--trace FILE.json]\n"
     "\n"
     "Compiles SOURCE with comgr for the device's ISA (or loads a code object / bundle), creates\n"
     "the arguments, dispatches KERNEL N times in order (each packet has the barrier bit, so the\n"
@@ -59,6 +59,14 @@ static void usage(FILE *f) {
     "  TYPE is one of i8 u8 i16 u16 i32 u32 i64 u64 f32 f64.\n"
     "--repeat N   dispatch N times (default 1); --device N (default 0)\n"
     "--json       one JSON object on stdout, also for errors: {\"error\": {\"status\", \"message\"}}\n"
+    "--variants auto|LIST   compile SOURCE once per register budget (hsad_variants.h), show each\n"
+    "             variant's budget, VGPRs, spills, scratch and waves per SIMD at the block size,\n"
+    "             the choice with its reason, and run the chosen one. LIST: WG:WAVES,... with WG\n"
+    "             a maximum workgroup size (1..1024) and WAVES a minimum of waves per SIMD, 0 =\n"
+    "             not set (0:0 is the source as written); auto: 0:0, B:0 and B:4 for the block's\n"
+    "             B work-items (a budget the compiler cannot meet is skipped with its reason)\n"
+    "--trace FILE.json   monitor the dispatches (up to 2^20 records) and write a Chrome/Perfetto\n"
+    "             trace (hsad_monitor.h: a queue track, submit slices, flows; alerts on stderr)\n"
     "\n"
     "Without a GPU, hsad runs on kfd-emu, which executes kernels through host twins: C functions\n"
     "named kfd_emu_twin_<kernel symbol> (see <hsad/tools/kfd-emu/kfd_emu_twin.h>, installed with\n"
@@ -77,7 +85,81 @@ static void usage(FILE *f) {
     "      --arg hex:01000000*256 --arg u32:300\n"
     "  hsad run build/kernels/vector_add-gfx90a-v5.hsaco vector_add --grid 1000 --block 256 \\\n"
     "      --arg buf:f32:1000:iota --arg buf:f32:1000:const=0.5 --arg buf:f32:1000:out \\\n"
-    "      --arg u32:1000 --json\n");
+    "      --arg u32:1000 --json\n"
+    "  hsad run kernels/vector_add.cl vector_add --grid 4096 --block 256 --variants auto \\\n"
+    "      --arg buf:f32:4096:iota --arg buf:f32:4096:const=1 --arg buf:f32:4096:out \\\n"
+    "      --arg u32:4096 --trace vector_add-trace.json\n");
+}
+
+/* --trace: every record of q into a trace file. */
+static hsad_status_t write_trace(hsad_queue_t *q, const char *path, uint32_t cap) {
+  hsad_trace_t *t = NULL;
+  hsad_dispatch_record_t rec[256];
+  uint32_t n = 0;
+  uint64_t dropped = 0, d = 0;
+  hsad_status_t s = hsad_trace_create(&t);
+  while (!s && !(s = hsad_queue_monitor_drain(q, rec, 256, &n, &d))) {
+    dropped += d;
+    if (!n) break;
+    s = hsad_trace_add(t, rec, n);
+  }
+  if (!s) s = hsad_trace_write(t, path);
+  hsad_trace_destroy(t);
+  if (!s && dropped)
+    fprintf(stderr, "hsad run: --trace %s: %llu dispatches beyond the %u-record ring not traced\n",
+            path, (unsigned long long)dropped, cap);
+  return s;
+}
+
+/* --variants LIST: WG:WAVES entries separated by commas. 0 on success. */
+static int parse_variants(const char *v, hsad_variant_budget_t *out, uint32_t *out_n, char *why,
+                          size_t whyn) {
+  uint32_t n = 0;
+  const char *p = v;
+  while (1) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char e[64];
+    unsigned long wg = 0, w = 0;
+    char *x;
+    int ok = len > 0 && len < sizeof e;
+    if (ok) {
+      memcpy(e, p, len);
+      e[len] = 0;
+      const char *colon = strchr(e, ':');
+      ok = colon && colon != e && colon[1] && e[0] >= '0' && e[0] <= '9' && colon[1] >= '0' &&
+           colon[1] <= '9';
+      if (ok) {
+        errno = 0;
+        wg = strtoul(e, &x, 10);
+        ok = x == colon && !errno;
+        w = ok ? strtoul(colon + 1, &x, 10) : 0;
+        ok = ok && !*x && !errno && wg <= UINT32_MAX && w <= UINT32_MAX;
+      }
+    } else {
+      snprintf(e, sizeof e, "%.*s", (int)(len < 40 ? len : 40), p);
+    }
+    if (!ok || n == HSAD_VARIANT_MAX) {
+      if (ok)
+        snprintf(why, whyn, "more than %u variants", HSAD_VARIANT_MAX);
+      else
+        snprintf(why, whyn, "entry %u '%s': expected WG:WAVES (a maximum workgroup size and a "
+                 "minimum of waves per SIMD, 0 = not set)", n, e);
+      return -1;
+    }
+    out[n++] = (hsad_variant_budget_t){(uint32_t)wg, (uint32_t)w};
+    if (!end) break;
+    p = end + 1;
+  }
+  *out_n = n;
+  return 0;
+}
+
+static void budget_name(const hsad_variant_budget_t *b, char *out, size_t n) {
+  if (!b->max_workgroup_size && !b->min_waves_per_eu) snprintf(out, n, "as written");
+  else if (!b->min_waves_per_eu) snprintf(out, n, "wg<=%u", b->max_workgroup_size);
+  else if (!b->max_workgroup_size) snprintf(out, n, "waves>=%u", b->min_waves_per_eu);
+  else snprintf(out, n, "wg<=%u waves>=%u", b->max_workgroup_size, b->min_waves_per_eu);
 }
 
 typedef enum { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64 } etype_t;
@@ -823,7 +905,8 @@ static hsad_queue_options_t queue_options(const hsad_device_info_t *di, uint32_t
   return qo;
 }
 
-enum { OPT_GRID = 256, OPT_BLOCK, OPT_ARG, OPT_REPEAT, OPT_DEVICE, OPT_COV, OPT_JSON };
+enum { OPT_GRID = 256, OPT_BLOCK, OPT_ARG, OPT_REPEAT, OPT_DEVICE, OPT_COV, OPT_JSON,
+       OPT_VARIANTS, OPT_TRACE };
 
 static const struct option run_opts[] = {
     {"grid", required_argument, NULL, OPT_GRID},
@@ -833,6 +916,8 @@ static const struct option run_opts[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"co-version", required_argument, NULL, OPT_COV},
     {"json", no_argument, NULL, OPT_JSON},
+    {"variants", required_argument, NULL, OPT_VARIANTS},
+    {"trace", required_argument, NULL, OPT_TRACE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -907,6 +992,13 @@ int hsad_cmd_run(int argc, char **argv) {
   char *log = NULL;
   warnings_t warns = {0};
   char why[2048];
+  const char *trace_path = NULL, *variants = NULL;
+  hsad_variant_budget_t budgets[HSAD_VARIANT_MAX];
+  uint32_t nbudgets = 0, nvprogs = 0, mon_cap = 1;
+  hsad_program_t *vprogs[HSAD_VARIANT_MAX] = {0};
+  hsad_variant_budget_t vbudget[HSAD_VARIANT_MAX];
+  hsad_variant_set_t *vset = NULL;
+  json_object *jvariants = NULL;
   if (!args || !defs) {
     free(args);
     free(defs);
@@ -924,6 +1016,15 @@ int hsad_cmd_run(int argc, char **argv) {
       rc = 0;
       goto out;
     case OPT_JSON: cli.json = true; break;
+    case OPT_TRACE:
+      if (!*v) USAGE("--trace: expected a file name");
+      trace_path = v;
+      break;
+    case OPT_VARIANTS:
+      variants = v;
+      if (strcmp(v, "auto") && parse_variants(v, budgets, &nbudgets, why, sizeof why))
+        USAGE("--variants %s: %s", v, why);
+      break;
     case OPT_GRID:
       if (parse_dims(v, grid, &gdims))
         USAGE("--grid %s: expected X[,Y[,Z]], each an integer from 1 to %u", v, UINT32_MAX);
@@ -1009,6 +1110,45 @@ int hsad_cmd_run(int argc, char **argv) {
     }
     hsad_compile_options_t o = {.target = di->isa_name, .opt_level = opt, .defines = defs,
                                 .define_count = ndefs, .code_object_version = co_version};
+    if (variants) {
+      uint32_t flat = block[0] * block[1] * block[2];
+      uint64_t t0 = hsad_now_ns();
+      if (!strcmp(variants, "auto")) {
+        /* one at a time: a budget the compiler cannot meet is skipped with its reason */
+        hsad_variant_budget_t a[3] = {{0, 0}, {flat, 0}, {flat, 4}};
+        for (uint32_t i = 0; i < 3; i++) {
+          if (i && (flat == 0 || flat > 1024)) break;
+          char bn[64];
+          budget_name(&a[i], bn, sizeof bn);
+          free(log);
+          log = NULL;
+          hsad_status_t s = hsad_program_compile_variants(dev, src, n, input, &o, &a[i], 1,
+                                                          &vprogs[nvprogs], &log);
+          if (s == HSAD_ERR_COMPILE && i) {
+            warn_add(&warns, cli.json, "variant budget %s skipped: %s", bn, hsad_last_error());
+            continue;
+          }
+          if (s) {
+            free(src);
+            FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
+          }
+          vbudget[nvprogs++] = a[i];
+        }
+      } else {
+        hsad_status_t s = hsad_program_compile_variants(dev, src, n, input, &o, budgets,
+                                                        nbudgets, vprogs, &log);
+        if (s) {
+          free(src);
+          FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
+        }
+        nvprogs = nbudgets;
+        memcpy(vbudget, budgets, nbudgets * sizeof *budgets);
+      }
+      t_compile = hsad_now_ns() - t0;
+      free(src);
+      prog = vprogs[0];
+      vprogs[0] = NULL; /* freed as prog */
+    } else {
     void *elf = NULL;
     size_t elf_size = 0;
     uint64_t t0 = hsad_now_ns();
@@ -1024,12 +1164,23 @@ int hsad_cmd_run(int argc, char **argv) {
     s = hsad_program_load_memory(dev, elf, elf_size, input, &prog);
     free(elf);
     CHECK(s);
+    }
   } else {
+    if (variants)
+      USAGE("--variants needs a source (.cl or .hip): register budgets are set when it is "
+            "compiled, %s is compiled already", input);
     CHECK(hsad_program_load_file(dev, input, &prog));
   }
   const hsad_device_kernel_t *k;
   if ((rc = find_kernel(&cli, prog, input, kname, &k))) goto out;
   rc = 2;
+  if (variants) {
+    /* the set: variant 0 is prog, the others vprogs[1..] */
+    hsad_program_t *ps[HSAD_VARIANT_MAX];
+    ps[0] = prog;
+    for (uint32_t i = 1; i < nvprogs; i++) ps[i] = vprogs[i];
+    CHECK(hsad_variant_set_from_programs(ps, nvprogs, hsad_device_kernel_desc(k)->name, &vset));
+  }
   const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(k);
   const hsad_kernel_info_t *ki = hsad_kernel_info(kd->codeobj_kernel);
   kname = kd->name;
@@ -1099,8 +1250,70 @@ int hsad_cmd_run(int argc, char **argv) {
              "and KFD_EMU_NO_TWIN=noop completes such dispatches without running them, so "
              "every buffer still holds its initial contents", kname);
 
+  if (vset) {
+    uint32_t flat = block[0] * block[1] * block[2];
+    hsad_variant_choice_t ch;
+    hsad_status_t s = hsad_variant_set_select(vset, flat, dyn_lds, &ch, NULL);
+    if (s) FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
+    json_object *cands = cli.json ? json_object_new_array() : NULL;
+    if (!cli.json)
+      printf("variants of %s at workgroup size %u (%s):\n", kname, flat, di->name);
+    for (uint32_t i = 0; i < nvprogs; i++) {
+      const hsad_device_kernel_t *vk = hsad_variant_set_kernel(vset, i);
+      const hsad_kernel_t *vck = hsad_device_kernel_desc(vk)->codeobj_kernel;
+      const hsad_kernel_info_t *vi = hsad_kernel_info(vck);
+      hsad_pressure_row_t row;
+      bool allowed = hsad_kernel_pressure_at(vck, NULL, flat, dyn_lds, &row) == HSAD_OK;
+      uint32_t spills = vi->vgpr_spill_count + vi->sgpr_spill_count;
+      char bn[64];
+      budget_name(&vbudget[i], bn, sizeof bn);
+      if (cli.json) {
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "index", json_object_new_int64(i));
+        json_object_object_add(j, "max_workgroup_size",
+                               json_object_new_int64(vbudget[i].max_workgroup_size));
+        json_object_object_add(j, "min_waves_per_eu",
+                               json_object_new_int64(vbudget[i].min_waves_per_eu));
+        json_object_object_add(j, "vgpr", json_object_new_int64(vi->vgpr_count));
+        json_object_object_add(j, "spills", json_object_new_int64(spills));
+        json_object_object_add(j, "scratch_bytes",
+                               json_object_new_int64(vi->private_segment_fixed_size));
+        json_object_object_add(j, "max_flat_workgroup_size",
+                               json_object_new_int64(vi->max_flat_workgroup_size));
+        json_object_object_add(j, "waves_per_simd",
+                               allowed ? json_object_new_int64(row.occupancy.waves_per_simd)
+                                       : NULL);
+        json_object_array_add(cands, j);
+      } else if (allowed) {
+        printf("  variant %u (%s): %u VGPRs, %u spills, scratch %u B/work-item, %u waves/SIMD\n",
+               i, bn, vi->vgpr_count, spills, vi->private_segment_fixed_size,
+               row.occupancy.waves_per_simd);
+      } else {
+        printf("  variant %u (%s): %u VGPRs, %u spills, scratch %u B/work-item, does not allow "
+               "%u work-items (maximum %u)\n", i, bn, vi->vgpr_count, spills,
+               vi->private_segment_fixed_size, flat, vi->max_flat_workgroup_size);
+      }
+    }
+    if (cli.json) {
+      jvariants = json_object_new_object();
+      json_object_object_add(jvariants, "candidates", cands);
+      json_object_object_add(jvariants, "choice", json_object_new_int64(ch.index));
+      json_object_object_add(jvariants, "reason",
+                             json_object_new_string(hsad_variant_reason_name(ch.reason)));
+    } else {
+      printf("choice: variant %u (%s; %u of %u variants allow %u work-items)\n", ch.index,
+             hsad_variant_reason_name(ch.reason), ch.candidates, nvprogs, flat);
+    }
+    k = hsad_variant_set_kernel(vset, ch.index);
+    kd = hsad_device_kernel_desc(k);
+    ki = hsad_kernel_info(kd->codeobj_kernel);
+  }
   hsad_queue_options_t qo = queue_options(di, kd->kernarg_segment_size);
   CHECK(hsad_queue_create(dev, &qo, &q));
+  if (trace_path) {
+    while (mon_cap < repeat && mon_cap < (1u << 20)) mon_cap <<= 1;
+    CHECK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = mon_cap}));
+  }
   hsad_launch_t l = {.dims = dims, .args = kargs, .arg_count = nargs};
   memcpy(l.grid, grid, sizeof grid);
   memcpy(l.block, block, sizeof block);
@@ -1114,8 +1327,9 @@ int hsad_cmd_run(int argc, char **argv) {
     hsad_status_t s = HSAD_OK;
     for (uint32_t r = 0; r < repeat && !s; r++) {
       uint64_t t0 = hsad_now_ns();
-      s = hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, r + 1 == repeat ? &done : NULL,
-                               NULL);
+      hsad_completion_t *dc = r + 1 == repeat ? &done : NULL;
+      s = vset ? hsad_variant_dispatch(q, vset, &l, t0 + 10000000000ull, dc, NULL)
+               : hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, dc, NULL);
       submit[r] = hsad_now_ns() - t0;
     }
     t_submitted = hsad_now_ns();
@@ -1124,6 +1338,7 @@ int hsad_cmd_run(int argc, char **argv) {
     have_gpu_time = !s && hsad_completion_times(&done, &gs, &ge) == HSAD_OK;
     CHECK(s);
   }
+  if (trace_path) CHECK(write_trace(q, trace_path, mon_cap));
   qsort(submit, repeat, sizeof *submit, cmp_u64);
   uint32_t flat = block[0] * block[1] * block[2];
   hsad_occupancy_t occ;
@@ -1238,6 +1453,11 @@ int hsad_cmd_run(int argc, char **argv) {
       json_object_array_add(bufs, j);
     }
     json_object_object_add(o, "buffers", bufs);
+    if (jvariants) {
+      json_object_object_add(o, "variants", jvariants);
+      jvariants = NULL;
+    }
+    if (trace_path) json_object_object_add(o, "trace", json_object_new_string(trace_path));
     json_object *wa = json_object_new_array();
     for (uint32_t i = 0; i < warns.n; i++)
       json_object_array_add(wa, json_object_new_string(warns.text[i]));
@@ -1298,6 +1518,7 @@ int hsad_cmd_run(int argc, char **argv) {
       if (a->out_file) printf("  written to %s\n", a->out_file);
       if (a->txt_file) printf("  written to %s (text)\n", a->txt_file);
     }
+    if (trace_path) printf("trace: %s\n", trace_path);
   }
   rc = 0;
 out:
@@ -1309,6 +1530,9 @@ out:
   }
   for (uint32_t i = 0; i < warns.n; i++) free(warns.text[i]);
   if (q) hsad_queue_destroy(q);
+  hsad_variant_set_destroy(vset);
+  json_object_put(jvariants);
+  for (uint32_t i = 0; i < HSAD_VARIANT_MAX; i++) hsad_program_destroy(vprogs[i]);
   if (prog) hsad_program_destroy(prog);
   if (rt) hsad_runtime_close(rt);
   free(submit);
