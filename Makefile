@@ -5,6 +5,7 @@
 #   make demo       install dependencies, build, run the main job (GPU, or kfd-emu without one)
 #   make test       install dependencies, build, run every Criterion test
 #   make bench      hsad bench (all suites; BENCH_ARGS='...' passes options)
+#   make mutation   the tests against the deliberate bugs of tests/mutation/ (MUTATION_ARGS)
 #   make install PREFIX=/usr/local   (DESTDIR for staging): hsad, hsad-bench-hip, libhsad,
 #                   kfd-emu, the public headers (kfd_emu_twin.h too) and hsad.pc
 #   make clean
@@ -41,7 +42,7 @@ TEST_BINS :=
 ALL_TARGETS :=
 HEADERS :=
 
-.PHONY: all deps demo test bench install clean fuzz
+.PHONY: all deps demo test bench install clean fuzz mutation
 all:
 
 include $(sort $(wildcard */module.mk tools/*/module.mk))
@@ -88,6 +89,12 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	$(BINDIR)/hsad bench $(BENCH_ARGS)
+
+# make mutation MUTATION_ARGS='--all 11-batch-doorbell-first-id' (default: every patch; see
+# scripts/mutation.sh). Builds each mutant in a private copy of the tree; not part of make test.
+mutation: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) ./scripts/mutation.sh $(MUTATION_ARGS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu \

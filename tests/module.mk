@@ -45,3 +45,11 @@ valgrind: deps
 	@$(MAKE) --no-print-directory $(KFD_EMU_LIB) $(BUILD)/tsan/stress_emu
 	STRESS_PACKETS=500 KFD_EMU_GPUS=2 LD_LIBRARY_PATH=$(EMUDIR) valgrind -q --error-exitcode=9 \
 	  --suppressions=tests/valgrind.supp $(BUILD)/tsan/stress_emu
+
+# The mutation check's patches still apply to the tree and cover the submit contract's steps
+# (git apply --check only: no mutant is built here; `make mutation` runs them).
+MUT_TEST := $(TESTDIR)/test_mutation_patches
+TEST_BINS += $(MUT_TEST)
+$(MUT_TEST): tests/test_mutation_patches.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DHSAD_SRCDIR='"$(CURDIR)"' $< -o $@ $(LDFLAGS) -lcriterion

@@ -1,0 +1,141 @@
+#!/bin/bash
+# mutation.sh - the mutation check (`make mutation`, issue 12): applies each deliberate bug of
+# tests/mutation/*.patch, one at a time, to a private copy of the tree and requires the tests
+# to fail on it.
+#
+#   scripts/mutation.sh [--all] [PATCH...]   run the given patches (a path, a name or its
+#                                            start, e.g. 11; default: every one)
+#   scripts/mutation.sh --check              only check that every patch applies (no build)
+#
+# The copy is the working tree as it is (HEAD plus uncommitted and untracked, not ignored
+# files, modification times kept) in a temporary directory, with the build directory
+# ($BUILD, default build) copied beside it, so make rebuilds only what a patch touches: one
+# object, libhsad.a and the test binaries linking it. The user's tree is never written.
+# For each patch: apply, build, run the test binaries of $MUTATION_TESTS in order with the
+# environment of scripts/run-tests.sh (every kfd-emu strict mode, KFD_EMU_READ_INDEX=launch),
+# each under a deadline of $MUTATION_TIMEOUT seconds (default 120); the first binary that fails
+# catches the mutation (--all: run every binary and list them all). Then the patch is
+# reverted. The unmutated tests run first and must pass (else exit 2).
+# Prints one line per patch, CAUGHT (binary: failed tests) or SURVIVED, then
+# `mutation score: N/M caught`; exits 1 if a mutation survived or a build failed.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-build}
+timeout_s=${MUTATION_TIMEOUT:-120}
+tests=${MUTATION_TESTS:-test_dispatch test_dispatch_contract test_dispatch_timeline \
+test_dispatch_mt test_fusion test_memory test_memory_async test_memory_copy test_memory_pool}
+all=0 check=0 patches=()
+for a in "$@"; do
+  case $a in
+  --all) all=1 ;;
+  --check) check=1 ;;
+  -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -*) echo "mutation.sh: unknown option '$a'" >&2; exit 2 ;;
+  *) if [ ! -f "$a" ]; then   # a name or its start: 11, 11-batch-doorbell-first-id
+       m=("$root"/tests/mutation/"$(basename "$a" .patch)"*.patch)
+       [ ${#m[@]} = 1 ] && [ -f "${m[0]}" ] ||
+         { echo "mutation.sh: no single patch '$a' in tests/mutation" >&2; exit 2; }
+       a=${m[0]}
+     fi
+     patches+=("$(cd "$(dirname "$a")" && pwd)/$(basename "$a")") ;;
+  esac
+done
+[ ${#patches[@]} -gt 0 ] || patches=("$root"/tests/mutation/*.patch)
+
+if [ $check = 1 ]; then
+  stale=0
+  for p in "${patches[@]}"; do
+    if ! out=$(cd "$root" && git apply --check "$p" 2>&1); then
+      echo "STALE $(basename "$p"): $out"; stale=$((stale + 1))
+    fi
+  done
+  echo "${#patches[@]} patches, $stale stale"
+  [ $stale = 0 ]; exit
+fi
+
+start=$(date +%s)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hsad-mutation.XXXXXX") || exit 2
+cleanup() { rm -rf "$tmp"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+src=$tmp/src
+mkdir -p "$src"
+# The working tree's files (tracked ones that exist, untracked ones not ignored), times kept.
+(cd "$root" && git ls-files -z --cached --others --exclude-standard |
+   while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done |
+   tar --null -T - -cf -) | tar -xf - -C "$src" || { echo "mutation.sh: copy failed" >&2; exit 2; }
+if [ -d "$root/$build" ]; then
+  cp -a "$root/$build" "$src/build"
+  # test binaries carry the tree's path (TEST_KERNDIR, HSAD_SRCDIR): rebuild them in the copy
+  for t in $tests; do rm -f "$src/build/tests/$t"; done
+fi
+have=""; bins=()
+for t in $tests; do   # binaries whose source exists in this tree
+  [ -f "$src/tests/$t.c" ] && { have="$have $t"; bins+=("build/tests/$t"); }
+done
+tests=$have
+log=$tmp/log
+mk() { (cd "$src" && make -j2 --no-print-directory BUILD=build "$@") > "$log.make" 2>&1; }
+echo "mutation: copy in $src; building the unmutated tree" >&2
+if ! mk all "${bins[@]}"; then
+  tail -n 30 "$log.make"; echo "mutation.sh: the unmutated tree does not build" >&2; exit 2
+fi
+
+export LD_LIBRARY_PATH="$src/build/lib/hsad/kfd-emu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KFD_EMU_DOORBELL_GRACE_MS="${KFD_EMU_DOORBELL_GRACE_MS:-strict}"
+export KFD_EMU_ACCESS="${KFD_EMU_ACCESS:-strict}"
+export KFD_EMU_PUBLICATION_CHECK_US="${KFD_EMU_PUBLICATION_CHECK_US:-2}"
+export KFD_EMU_READ_INDEX="${KFD_EMU_READ_INDEX:-launch}"
+
+# run_tests: runs the binaries; prints "binary: failed tests" for each failing one.
+run_tests() {
+  local caught=0
+  for t in $tests; do
+    (cd "$src" && timeout -k 5 "$timeout_s" "build/tests/$t" --jobs=2) > "$log.$t" 2>&1
+    local r=$?
+    if [ $r -ne 0 ]; then
+      local why
+      why=$(grep -a -o '\[FAIL\] [^:]*::[^: ]*' "$log.$t" | sed 's/\[FAIL\] //' | sort -u |
+            tr '\n' ' ')
+      [ $r -ge 124 ] && why="${why}(exit $r: deadline ${timeout_s} s)"
+      [ -n "$why" ] || why="(exit $r)"
+      echo "$t: $why"
+      caught=1
+      [ $all = 1 ] || return 0
+    fi
+  done
+  return 0
+}
+
+echo "mutation: unmutated run of: $tests" >&2
+base=$(run_tests)
+if [ -n "$base" ]; then
+  echo "$base"; echo "mutation.sh: the unmutated tests fail; fix them first" >&2; exit 2
+fi
+
+n=0 caught=0 survived=() broken=()
+for p in "${patches[@]}"; do
+  name=$(basename "$p" .patch)
+  n=$((n + 1))
+  t0=$(date +%s)
+  if ! (cd "$src" && git apply "$p") > "$log.apply" 2>&1; then
+    echo "STALE     $name: $(head -n 3 "$log.apply" | tr '\n' ' ')"; broken+=("$name"); continue
+  fi
+  if ! mk "${bins[@]}"; then
+    echo "NO BUILD  $name: $(grep -a -m 3 'error' "$log.make" | tr '\n' ' ')"
+    broken+=("$name")
+  else
+    res=$(run_tests)
+    if [ -n "$res" ]; then
+      caught=$((caught + 1))
+      echo "CAUGHT    $name ($(( $(date +%s) - t0 )) s) by $(echo "$res" | head -n 1)"
+      echo "$res" | tail -n +2 | sed 's/^/            also /'
+    else
+      echo "SURVIVED  $name ($(( $(date +%s) - t0 )) s)"; survived+=("$name")
+    fi
+  fi
+  (cd "$src" && git apply -R "$p") > "$log.apply" 2>&1 ||
+    { echo "mutation.sh: cannot revert $name" >&2; exit 2; }
+done
+echo "mutation score: $caught/$n caught ($(( $(date +%s) - start )) s)"
+[ ${#survived[@]} = 0 ] && [ ${#broken[@]} = 0 ]
