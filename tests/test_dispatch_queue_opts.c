@@ -503,3 +503,103 @@ Test(launch_cache, invalidation, .timeout = 60) {
   hsad_program_destroy(p4);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* The launch cache and the rest of a launch: dynamic LDS bytes (lds_reduce_dyn: the packet's
+ * group segment is the dynamic bytes, the kernel has no static LDS), the grid size, and the
+ * flags (HSAD_LAUNCH_NO_BARRIER clears the header's BARRIER bit) changed between otherwise
+ * identical launches on one thread; packets read while a gate holds the queue, then the
+ * partial sums (in[i] = i) checked. */
+Test(launch_cache, lds_grid_and_flags, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &k);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  enum { N = 1024 };
+  float *in = dq_alloc(&e, N * 4), *part = dq_alloc(&e, 64 * 4);
+  for (uint32_t i = 0; i < N; i++) in[i] = (float)i;
+  uint32_t n = N;
+  hsad_karg_t a[4] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(n),
+                      HSAD_KARG_LDS_BYTES(1024)};
+  hsad_launch_t l = {.dims = 1, .grid = {512}, .block = {256}, .args = a, .arg_count = 4};
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 1 */
+  a[3] = HSAD_KARG_LDS_BYTES(2048);
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 2 */
+  l.grid[0] = 1024;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 3 */
+  l.flags = HSAD_LAUNCH_NO_BARRIER;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 4 */
+  const uint32_t lds[5] = {0, 1024, 2048, 2048, 2048}, grid[5] = {0, 512, 512, 1024, 1024};
+  for (uint32_t i = 1; i <= 4; i++) {
+    const uint8_t *pk = qo_slot(q, i);
+    uint32_t barrier = i < 4 ? 1u << 8 : 0;
+    cr_assert_eq(dq_get32(pk, 0), 2u | barrier | (2u << 9) | (2u << 11) | (1u << 16),
+                 "packet %u header word %#x", i, dq_get32(pk, 0));
+    cr_assert_eq(dq_get32(pk, 12), grid[i], "packet %u grid_size_x", i);
+    cr_assert_eq(dq_get32(pk, 28), lds[i], "packet %u group_segment_size", i);
+  }
+  dq_gate_open(gate);
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  for (uint32_t g = 0; g < 4; g++) {
+    uint32_t want = 0;
+    for (uint32_t i = g * 256; i < g * 256 + 256; i++) want += i;
+    cr_assert_eq(part[g], (float)want, "partial[%u] = %g, want %u", g, (double)part[g], want);
+  }
+  dq_gate_destroy(gate);
+  hsad_buffer_free(in);
+  hsad_buffer_free(part);
+  dq_finish(&e, q, p);
+}
+
+/* A batch and a NO_BARRIER dispatch with a completion on a profiling queue: the completion's
+ * barrier-AND follows the last packet (packet_id = first + count), every dispatch carries a
+ * timestamp signal and readable times once done; the doorbell holds the barrier's id. */
+Test(batch, completion_barrier_on_profiling_queue, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q));
+  uint32_t *buf = dq_alloc(&e, 4 * 64);
+  qo_fill_t f[4];
+  hsad_dispatch_desc_t items[4];
+  for (uint32_t i = 0; i < 4; i++) {
+    qo_fill_init(&f[i], buf + 16 * i, 70 + i);
+    items[i] = (hsad_dispatch_desc_t){.kernel = kf, .launch = f[i].l};
+  }
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  hsad_completion_t c;
+  uint64_t first = 0;
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 4, dq_in(DQ_SEC), &c, &first));
+  cr_assert_eq(first, 1);
+  cr_assert_eq(c.packet_id, 5);
+  cr_assert_eq(c.epoch, 1);
+  cr_assert_eq(qo_write_index(q), 6);
+  const amd_signal_t *ds = (const amd_signal_t *)(uintptr_t)hsad_queue_hsa(q)->doorbell_signal.handle;
+  cr_assert_eq(*(volatile uint64_t *)ds->hardware_doorbell_ptr, 5);
+  hsa_signal_t sig;
+  hsa_signal_value_t lt;
+  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+  for (uint32_t i = 1; i <= 4; i++) {
+    uint64_t cs = dq_get64(qo_slot(q, i), 56);
+    cr_assert_neq(cs, 0, "packet %u has a timestamp signal", i);
+    cr_assert_neq(cs, sig.handle, "packet %u: not the epoch signal", i);
+  }
+  cr_assert_eq(dq_get32(qo_slot(q, 5), 0), 3u | (1u << 8) | (2u << 9) | (2u << 11));
+  cr_assert_eq(dq_get64(qo_slot(q, 5), 56), sig.handle);
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 64; i++) cr_assert_eq(buf[i], 70 + i / 16);
+  for (uint32_t i = 1; i <= 4; i++) {
+    hsad_completion_t ci = {.queue = q, .epoch = 1, .packet_id = i};
+    uint64_t s = 0, t = 0;
+    DQ_OK(hsad_completion_times(&ci, &s, &t));
+    cr_assert(s != 0 && s <= t, "packet %u: %llu..%llu", i, (unsigned long long)s,
+              (unsigned long long)t);
+  }
+  dq_gate_destroy(gate);
+  hsad_buffer_free(buf);
+  dq_finish(&e, q, pf);
+}
