@@ -603,3 +603,59 @@ Test(batch, completion_barrier_on_profiling_queue, .timeout = 60) {
   hsad_buffer_free(buf);
   dq_finish(&e, q, pf);
 }
+
+/* hsad_queue_barrier_signals with 7 raw HSA signals, a signal to decrement and a completion:
+ * barrier-AND packets 5 dep_signals at a time (signals 0..4 in the first, 5..6 in the second,
+ * which carries the decrement), then a barrier-AND carrying the epoch. With 6 of the 7 signals
+ * at 0 nothing is reached; the 7th releases the decrement (1 -> 0) and the completion. */
+Test(barrier, seven_signals_decrement_and_completion, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  dq_sig_api_t api = dq_sig_api();
+  hsa_signal_value_t (*load)(hsa_signal_t);
+  *(void **)&load = dlsym(RTLD_DEFAULT, "hsa_signal_load_scacquire");
+  cr_assert_not_null(load);
+  hsa_signal_t s[7], dec;
+  for (uint32_t i = 0; i < 7; i++) cr_assert_eq(api.create(1, 0, NULL, &s[i]), HSA_STATUS_SUCCESS);
+  cr_assert_eq(api.create(1, 0, NULL, &dec), HSA_STATUS_SUCCESS);
+  hsad_completion_t c;
+  DQ_OK(hsad_queue_barrier_signals(q, NULL, 0, s, 7, dec, dq_in(DQ_SEC), &c));
+  cr_assert_eq(c.queue, q);
+  cr_assert_eq(c.epoch, 1);
+  cr_assert_eq(c.packet_id, 2);
+  cr_assert_eq(qo_write_index(q), 3);
+  hsa_signal_t ep;
+  hsa_signal_value_t lt;
+  DQ_OK(hsad_completion_signal(&c, &ep, &lt));
+  const uint32_t and_word = 3u | (1u << 8) | (2u << 9) | (2u << 11);
+  for (uint32_t p = 0; p < 3; p++) {
+    const uint8_t *pk = qo_slot(q, p);
+    cr_assert_eq(dq_get32(pk, 0), and_word, "packet %u header word %#x", p, dq_get32(pk, 0));
+    for (uint32_t d = 0; d < 5; d++) {
+      uint32_t k = p * 5 + d;
+      cr_assert_eq(dq_get64(pk, 8 + 8 * d), k < 7 ? s[k].handle : 0, "packet %u dep %u", p, d);
+    }
+    const uint64_t comp[3] = {0, dec.handle, ep.handle};
+    cr_assert_eq(dq_get64(pk, 56), comp[p], "packet %u completion signal", p);
+  }
+  for (uint32_t i = 0; i < 7; i++) {
+    if (i == 3) continue;
+    api.store(s[i], 0);
+  }
+  hsad_completion_t probe;
+  DQ_OK(hsad_queue_barrier(q, NULL, 0, dq_in(DQ_SEC), &probe)); /* behind it: not reached */
+  DQ_ERR_IS(hsad_completion_wait(&probe, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+            "completion (epoch 2, packet 3) on queue %llu (device 0) not reached at the deadline "
+            "(0 epochs completed)", (unsigned long long)hsad_queue_hsa(q)->id);
+  cr_assert_eq(load(dec), 1);
+  cr_assert_not(hsad_completion_done(&c));
+  api.store(s[3], 0);
+  DQ_OK(hsad_completion_wait(&probe, dq_in(10 * DQ_SEC)));
+  cr_assert(hsad_completion_done(&c));
+  cr_assert_eq(load(dec), 0);
+  for (uint32_t i = 0; i < 7; i++) api.destroy(s[i]);
+  api.destroy(dec);
+  hsad_queue_destroy(q);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
