@@ -274,3 +274,101 @@ Test(public, isa_mismatch_on_xnack_or_sramecc_alone, .timeout = 60) {
   hsad_buffer_free(buf);
   dq_finish(&e, q, p);
 }
+
+/* Close hooks record the order they ran in, what the runtime said about itself then (already
+ * closed: 0 devices) and whether ROCr was still usable (hsa_system_get_info succeeds). */
+static struct {
+  int order[8], n;
+  uint32_t devices_seen;
+  hsa_status_t rocr_status;
+  hsad_runtime_t *rt;
+} pub_hooks;
+
+static void pub_hook(void *arg) {
+  int i = (int)(intptr_t)arg;
+  pub_hooks.order[pub_hooks.n++] = i;
+  pub_hooks.devices_seen = hsad_device_count(pub_hooks.rt);
+  hsa_status_t (*sys_info)(hsa_system_info_t, void *);
+  *(void **)&sys_info = dlsym(RTLD_DEFAULT, "hsa_system_get_info");
+  uint64_t hz = 0;
+  pub_hooks.rocr_status = sys_info ? sys_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &hz)
+                                   : HSA_STATUS_ERROR;
+}
+
+/* Reference counting: two opens give the same handle and one hsa_init (same generation); the
+ * first close leaves everything open; the last runs the close hooks (registered once each, 8 at
+ * most, in reverse order, with ROCr still usable and the runtime already closed), then devices,
+ * generation and hsad_device_runtime read as closed, and another close is refused. A reopen is
+ * a new generation and runs the same hooks again at its last close. */
+Test(public, runtime_refcount_generation_and_close_hooks, .timeout = 60) {
+  hsad_runtime_t *r1 = NULL, *r2 = NULL;
+  DQ_OK(hsad_runtime_open(&r1));
+  DQ_OK(hsad_runtime_open(&r2));
+  cr_assert_eq(r1, r2);
+  pub_hooks.rt = r1;
+  uint64_t g1 = hsad_runtime_generation(r1);
+  cr_assert_neq(g1, 0);
+  hsad_device_t *d;
+  DQ_OK(hsad_device_get(r1, 0, &d));
+  cr_assert_eq(hsad_device_runtime(d), r1);
+  hsad_device_t *foreign = (hsad_device_t *)&pub_hooks;
+  cr_assert_null(hsad_device_runtime(foreign));
+  cr_assert_null(hsad_device_runtime(NULL));
+  cr_assert_eq(hsad_runtime_generation((hsad_runtime_t *)&pub_hooks), 0);
+  for (int i = 0; i < 8; i++) DQ_OK(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)i));
+  DQ_OK(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)3)); /* again: no-op */
+  DQ_ERR_IS(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)8),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "hsad_runtime_on_close: 8 hooks at most");
+  DQ_ERR_IS(hsad_runtime_on_close(r1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_runtime_on_close: NULL or foreign runtime, or NULL fn");
+  DQ_ERR_IS(hsad_runtime_on_close((hsad_runtime_t *)&pub_hooks, pub_hook, NULL),
+            HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL or foreign runtime, or NULL fn");
+  DQ_OK(hsad_runtime_close(r1));
+  cr_assert_eq(pub_hooks.n, 0);
+  cr_assert_eq(hsad_device_count(r1), 1);
+  cr_assert_eq(hsad_runtime_generation(r1), g1);
+  DQ_OK(hsad_runtime_close(r1));
+  cr_assert_eq(pub_hooks.n, 8);
+  for (int i = 0; i < 8; i++) cr_assert_eq(pub_hooks.order[i], 7 - i, "hook %d ran %dth", 7 - i, i);
+  cr_assert_eq(pub_hooks.devices_seen, 0);
+  cr_assert_eq(pub_hooks.rocr_status, HSA_STATUS_SUCCESS);
+  cr_assert_eq(hsad_device_count(r1), 0);
+  cr_assert_eq(hsad_runtime_generation(r1), 0);
+  cr_assert_null(hsad_device_runtime(d));
+  DQ_ERR_IS(hsad_runtime_close(r1), HSAD_ERR_CLOSED,
+            "hsad_runtime_close: the runtime is already closed");
+  DQ_ERR_IS(hsad_runtime_close(NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_runtime_close: runtime is NULL");
+  DQ_OK(hsad_runtime_open(&r2));
+  cr_assert_eq(r2, r1);
+  cr_assert_eq(hsad_runtime_generation(r2), g1 + 1);
+  pub_hooks.n = 0;
+  DQ_OK(hsad_runtime_close(r2));
+  cr_assert_eq(pub_hooks.n, 8);
+}
+
+/* hsa_init failing (kfd-emu refuses KFD_EMU_GPUS=0): HSAD_ERR_HSA naming the cause, with the
+ * status hsa_init returns (asked again here) and ROCr's string for it; nothing is kept open. */
+Test(public, runtime_open_hsa_init_fails, .timeout = 60) {
+  setenv("KFD_EMU_GPUS", "0", 1);
+  hsad_runtime_t *rt = NULL;
+  hsad_status_t s = hsad_runtime_open(&rt);
+  char got[1024];
+  snprintf(got, sizeof got, "%s", hsad_last_error());
+  cr_assert_eq(s, HSAD_ERR_HSA, "%s: %s", hsad_status_name(s), got);
+  cr_assert_null(rt);
+  hsa_status_t (*init)(void);
+  hsa_status_t (*status_string)(hsa_status_t, const char **);
+  *(void **)&init = dlsym(RTLD_DEFAULT, "hsa_init");
+  *(void **)&status_string = dlsym(RTLD_DEFAULT, "hsa_status_string");
+  cr_assert(init && status_string);
+  hsa_status_t st = init();
+  cr_assert_neq(st, HSA_STATUS_SUCCESS);
+  const char *ss = NULL;
+  cr_assert_eq(status_string(st, &ss), HSA_STATUS_SUCCESS);
+  char want[1024];
+  snprintf(want, sizeof want, "hsa_init on kfd-emu (a KFD_EMU_* setting it reported on stderr "
+           "is the usual cause): HSA status 0x%x (%s)", (unsigned)st, ss);
+  cr_assert_str_eq(got, want);
+  cr_assert_eq(hsad_device_count(rt), 0);
+}
