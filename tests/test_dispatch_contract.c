@@ -306,3 +306,54 @@ Test(contract, fault_releases_cross_queue_waiters, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
+
+/* Steps 5-6: a packet's body is complete when its header becomes valid. A packet processor may
+ * read a packet as soon as its header is valid (another producer's doorbell can cover it), so
+ * no byte of it may be written after. KFD_EMU_RING_WATCH makes kfd-emu check every store into
+ * the ring (a body byte written while the header is valid is a queue error). Single
+ * dispatches with and without a completion, prepared dispatches, a batch and a barrier, each
+ * dispatch adding its own value: the sum is exact. */
+Test(contract, bodies_complete_when_headers_valid, .timeout = 120) {
+  setenv("KFD_EMU_RING_WATCH", "1", 1);
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4), value = 0;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(value)};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = args, .arg_count = 2};
+  uint32_t sum = 0;
+  hsad_completion_t c;
+  for (uint32_t i = 0; i < 100; i++) { /* wraps the 64-slot ring */
+    value = i + 1;
+    sum += value;
+    l.grid[0] = 1 + i % 5;
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(10 * DQ_SEC), i % 2 ? &c : NULL, NULL));
+    if (i % 2) DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  }
+  value = 1000;
+  hsad_prepared_launch_t *pl;
+  DQ_OK(hsad_launch_prepare(q, k, &l, &pl));
+  for (uint32_t i = 0; i < 5; i++) {
+    DQ_OK(hsad_prepared_dispatch(pl, dq_in(10 * DQ_SEC), i == 4 ? &c : NULL, NULL));
+    sum += 1000;
+  }
+  hsad_launch_destroy(pl);
+  uint32_t vals[4] = {7, 70, 700, 7000};
+  hsad_karg_t bargs[4][2];
+  hsad_dispatch_desc_t items[4];
+  for (uint32_t i = 0; i < 4; i++) {
+    bargs[i][0] = HSAD_KARG_PTR(counter);
+    bargs[i][1] = HSAD_KARG_VAL(vals[i]);
+    items[i] = (hsad_dispatch_desc_t){k, {.dims = 1, .grid = {1}, .block = {1},
+                                          .args = bargs[i], .arg_count = 2}};
+    sum += vals[i];
+  }
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 4, dq_in(10 * DQ_SEC), &c, NULL));
+  DQ_OK(hsad_queue_barrier(q, &c, 1, dq_in(10 * DQ_SEC), &c));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_queue_error(q));
+  cr_assert_eq(*counter, sum, "counter %u, want %u", *counter, sum);
+  hsad_buffer_free(counter);
+  dq_finish(&e, q, p);
+}

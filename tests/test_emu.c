@@ -140,7 +140,7 @@ typedef struct { /* by value: Criterion copies parameters into the test's own pr
 #define KNOWN "KFD_EMU_GPUS, KFD_EMU_ISA, KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, " \
   "KFD_EMU_NO_TWIN, KFD_EMU_ORDER, KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, "      \
   "KFD_EMU_DELAY_KERNEL, KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, "    \
-  "KFD_EMU_ACCESS, KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_VERBOSE"
+  "KFD_EMU_ACCESS, KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE"
 
 ParameterizedTestParameters(config, bad_knob_refused) {
   static bad_knob_t knobs[] = {
@@ -164,6 +164,7 @@ ParameterizedTestParameters(config, bad_knob_refused) {
        "[1, 3600000] or 'strict'"},
       {"KFD_EMU_PUBLICATION_CHECK_US", "yes", "KFD_EMU_PUBLICATION_CHECK_US=yes: expected an "
        "integer in [0, 10000000]"},
+      {"KFD_EMU_RING_WATCH", "on", "KFD_EMU_RING_WATCH=on: expected an integer in [0, 1]"},
       {"KFD_EMU_GPUS", "9", "KFD_EMU_GPUS=9: expected an integer in [1, 8]"},
       {"KFD_EMU_CPU_NODES", "0", "KFD_EMU_CPU_NODES=0: expected an integer in [1, 2]"},
       {"KFD_EMU_VRAM_MB", "1x", "KFD_EMU_VRAM_MB=1x: expected an integer in [64, 1048576]"},
@@ -1111,6 +1112,48 @@ Test(strict, publication_check_catches_a_body_written_after_its_header) {
            "its header was valid (2000000 us later): the body was written after the header was "
            "published (publish the header last, with a release store; "
            "KFD_EMU_PUBLICATION_CHECK_US)\n", (unsigned long long)q->id, 56 + lo, 56 + hi);
+  cr_assert_str_eq(err, want);
+  cr_assert_eq(hsa_signal_load_scacquire(done), 1, "the half-written packet ran");
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+/* KFD_EMU_RING_WATCH: a body byte stored after the header was published is a queue error
+ * naming the packet and the byte, however soon it follows (no timing involved); a packet
+ * written in order runs. */
+Test(strict, ring_watch_catches_a_store_after_the_header) {
+  setenv("KFD_EMU_RING_WATCH", "1", 1);
+  open_rt();
+  hsa_queue_t *q = NULL;
+  cr_assert_eq(hsa_queue_create(rt.gpu, 64, HSA_QUEUE_TYPE_MULTI, on_error, NULL, UINT32_MAX,
+                                UINT32_MAX, &q),
+               HSA_STATUS_SUCCESS);
+  hsa_signal_t ok = make_signal(1), done = make_signal(1);
+  /* in order: body, then header */
+  uint64_t id = hsa_queue_add_write_index_scacq_screl(q, 1);
+  uint8_t *slot = (uint8_t *)q->base_address + (id % q->size) * 64;
+  memset(slot + 4, 0, 52);
+  memcpy(slot + 56, &ok, 8);
+  __atomic_store_n((uint32_t *)slot, rt_header(HSA_PACKET_TYPE_BARRIER_AND, true),
+                   __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)id);
+  cr_assert(rt_wait_zero(ok, 5000), "the packet written in order ran");
+  /* the bug: the completion signal written right after the header */
+  id = hsa_queue_add_write_index_scacq_screl(q, 1);
+  slot = (uint8_t *)q->base_address + (id % q->size) * 64;
+  memset(slot + 4, 0, 60);
+  stderr_capture();
+  __atomic_store_n((uint32_t *)slot, rt_header(HSA_PACKET_TYPE_BARRIER_AND, true),
+                   __ATOMIC_RELEASE);
+  __atomic_store_n((uint64_t *)(slot + 56), done.handle, __ATOMIC_RELAXED);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)id);
+  int st = wait_cb(5000);
+  const char *err = stderr_take();
+  cr_assert_eq(st, (int)HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "callback status 0x%x", st);
+  char want[512];
+  snprintf(want, sizeof want, "kfd-emu: GPU 0 queue %llu: packet 1: byte 56 was written after "
+           "its header was published (publish the header last, with a release store; "
+           "KFD_EMU_RING_WATCH)\n", (unsigned long long)q->id);
   cr_assert_str_eq(err, want);
   cr_assert_eq(hsa_signal_load_scacquire(done), 1, "the half-written packet ran");
   hsa_queue_destroy(q);

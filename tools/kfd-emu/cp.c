@@ -68,6 +68,7 @@ struct emu_queue {
   uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
   uint64_t unrung_warned; /* strict doorbell: id + 1 of the packet already reported */
   uint64_t or_warned;     /* id + 1 of the all-zero barrier-OR already reported */
+  int watch;              /* KFD_EMU_RING_WATCH: index of the ring's watch, -1: none */
   q_state_t state;
   /* Packets the CP took from the ring and has not completed: their copies, their kernels
    * (dispatches), the id of the first and whether the read index already passed them
@@ -577,6 +578,16 @@ static bool run_queue(emu_queue_t *q) {
      * their ids out of order (HSA 1.2 system architecture 2.8.3). */
     if (db != DOORBELL_NONE && db + 1 > q->rung) q->rung = db + 1;
     if (rd >= q->rung && !unrung_ready(q, rd)) break;
+    uint64_t bad_id;
+    uint32_t bad_byte;
+    if (q->watch >= 0 && emu_ring_watch_violation(q->watch, &bad_id, &bad_byte)) {
+      char why[256];
+      snprintf(why, sizeof why, "packet %llu: byte %u was written after its header was "
+               "published (publish the header last, with a release store; KFD_EMU_RING_WATCH)",
+               (unsigned long long)bad_id, bad_byte);
+      queue_error(q, EMU_QERR_INVALID_FORMAT, why);
+      break;
+    }
     if (!launch(q, rd, q->rung ? q->rung - 1 : rd)) break;
   }
   return done > 0;
@@ -624,6 +635,7 @@ static void queue_free(emu_queue_t *q) {
   atomic_store_explicit(&q->stop, true, memory_order_seq_cst);
   kick(q->gpu);
   pthread_join(q->thread, NULL);
+  emu_ring_watch_remove(q->watch);
   free(q);
 }
 
@@ -657,6 +669,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
   emu_queue_t *q = aligned_alloc(_Alignof(emu_queue_t), sizeof *q);
   if (!q) return HSAKMT_STATUS_NO_MEMORY;
   memset(q, 0, sizeof *q);
+  q->watch = -1;
   q->gpu = g;
   q->ring = ring;
   q->size = (uint32_t)pkts;
@@ -688,6 +701,7 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
   char name[16];
   snprintf(name, sizeof name, "kfd-emu-q%llu", (unsigned long long)q->id % 100000);
   pthread_setname_np(q->thread, name);
+  q->watch = emu.cfg.ring_watch ? emu_ring_watch_add(ring, ring_bytes, q->size, q->amdq) : -1;
   q->next = g->queues;
   g->queues = q;
   pthread_mutex_unlock(&g->lock);

@@ -85,6 +85,7 @@ typedef struct emu_config {
   bool doorbell_strict;     /* KFD_EMU_DOORBELL_GRACE_MS=strict: an unrung packet never runs */
   bool access_strict;       /* KFD_EMU_ACCESS=strict: only memory mapped to the GPU is reachable */
   uint64_t publication_check_ns; /* KFD_EMU_PUBLICATION_CHECK_US: re-read delay, 0: off */
+  bool ring_watch;          /* KFD_EMU_RING_WATCH=1: every ring store checked (ring_watch.c) */
   bool verbose;
 } emu_config_t;
 
@@ -136,6 +137,11 @@ typedef struct emu_twin_fault {
   int sig, code;
   void *addr;
 } emu_twin_fault_t;
+/* ring_watch.c (KFD_EMU_RING_WATCH): watches a queue's ring; returns its index or -1. */
+int emu_ring_watch_add(uint8_t *ring, size_t bytes, uint32_t size, const amd_queue_t *amdq);
+void emu_ring_watch_remove(int index);
+/* True, with the packet id and byte, once a body byte was written after its header. */
+bool emu_ring_watch_violation(int index, uint64_t *out_id, uint32_t *out_byte);
 void emu_fault_install(void);      /* once per process; chains to the previous handlers */
 void emu_fault_thread_start(void); /* on each CP thread: alternate signal stack */
 void emu_fault_thread_stop(void);

@@ -73,7 +73,7 @@ static const char *const knobs[] = {
     "KFD_EMU_NO_TWIN", "KFD_EMU_ORDER", "KFD_EMU_TWINS", "KFD_EMU_FAULT_KERNEL",
     "KFD_EMU_DELAY_US", "KFD_EMU_DELAY_KERNEL", "KFD_EMU_CP_STALL_MS",
     "KFD_EMU_DOORBELL_GRACE_MS", "KFD_EMU_READ_INDEX", "KFD_EMU_ACCESS",
-    "KFD_EMU_PUBLICATION_CHECK_US", "KFD_EMU_VERBOSE",
+    "KFD_EMU_PUBLICATION_CHECK_US", "KFD_EMU_RING_WATCH", "KFD_EMU_VERBOSE",
 };
 
 /* A KFD_EMU_* variable kfd-emu does not know is a typo that would silently change nothing. */
@@ -167,6 +167,8 @@ int emu_config_load(emu_config_t *cfg) {
   }
   if (env_u64("KFD_EMU_PUBLICATION_CHECK_US", 0, 10000000, 0, &v)) return -1;
   cfg->publication_check_ns = v * 1000;
+  if (env_u64("KFD_EMU_RING_WATCH", 0, 1, 0, &v)) return -1;
+  cfg->ring_watch = v == 1;
   const char *ac = getenv("KFD_EMU_ACCESS");
   if (ac && *ac) {
     if (!strcmp(ac, "strict")) cfg->access_strict = true;
