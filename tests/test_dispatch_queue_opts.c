@@ -659,3 +659,72 @@ Test(barrier, seven_signals_decrement_and_completion, .timeout = 60) {
   hsad_queue_destroy(q);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* A full ring: a gate at packet 0 and 63 fire-and-forget fills fill a 64-slot queue; a
+ * dispatch (with or without a completion), a batch of 2, a prepared dispatch and a barrier
+ * with deadline 0 (or one already passed) each time out with the whole message (ring size,
+ * packets not yet completed / launched from ROCr's indices, packets requested) and reserve
+ * nothing; after the gate opens the next dispatch takes id 65 (behind the barrier-AND the
+ * producer adds at 64 to make reclaim progress) and every fill's value is exact. */
+Test(queue_options, full_ring_timeout_reserves_nothing, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
+  enum { F = 63 };
+  uint32_t *buf = dq_alloc(&e, (F + 1) * 64);
+  static qo_fill_t f[F + 1];
+  for (uint32_t i = 0; i <= F; i++) qo_fill_init(&f[i], buf + 16 * i, 9000 + i);
+  hsa_signal_t gate = dq_gate(q);
+  for (uint32_t i = 0; i < F; i++)
+    DQ_OK(hsad_kernel_dispatch(q, kf, &f[i].l, 0, NULL, NULL));
+  cr_assert_eq(aq->write_dispatch_id, 64);
+  unsigned long long qid = hsad_queue_hsa(q)->id;
+  hsad_completion_t c = {0};
+  hsad_prepared_launch_t *pl;
+  DQ_OK(hsad_launch_prepare(q, kf, &f[F].l, &pl));
+  hsad_dispatch_desc_t two[2] = {{.kernel = kf, .launch = f[F].l}, {.kernel = kf, .launch = f[F].l}};
+  for (uint32_t k = 0, tries = 0; k < 5; k++) {
+    hsad_status_t s;
+    uint32_t req = 1;
+    /* the message reports ROCr's read index: take it when it did not move across the call */
+    uint64_t rd0 = aq->read_dispatch_id;
+    switch (k) {
+      case 0: s = hsad_kernel_dispatch(q, kf, &f[F].l, 0, NULL, NULL); break;
+      case 1: s = hsad_kernel_dispatch(q, kf, &f[F].l, hsad_now_ns(), &c, NULL); break;
+      case 2: s = hsad_queue_dispatch_batch(q, two, 2, 0, NULL, NULL); req = 2; break;
+      case 3: s = hsad_prepared_dispatch(pl, 0, NULL, NULL); break;
+      default: s = hsad_queue_barrier(q, NULL, 0, 0, &c); break;
+    }
+    char got[1024], want[1024];
+    snprintf(got, sizeof got, "%s", hsad_last_error());
+    cr_assert_eq(s, HSAD_ERR_TIMEOUT, "case %u: %s: %s", k, hsad_status_name(s), got);
+    uint64_t rd = aq->read_dispatch_id;
+    if (rd != rd0 && ++tries < 100) {
+      k--;
+      continue;
+    }
+    snprintf(want, sizeof want, "queue %llu on device 0 is full (64 packets; 64 not yet "
+             "completed, %llu not yet launched; %u requested) and the deadline passed; nothing "
+             "was submitted", qid, (unsigned long long)(64 - rd), req);
+    cr_assert_str_eq(got, want, "case %u", k);
+    cr_assert_eq(aq->write_dispatch_id, 64, "case %u reserved something", k);
+    cr_assert_null(c.queue, "case %u", k);
+  }
+  dq_gate_open(gate);
+  uint64_t id = 0;
+  DQ_OK(hsad_kernel_dispatch(q, kf, &f[F].l, dq_in(10 * DQ_SEC), &c, &id));
+  /* no epoch packet was in flight: the producer first adds one (a barrier-AND at 64, once the
+   * read index made room) and its dispatch takes 65; nothing of the refused calls is there */
+  cr_assert_eq(id, 65);
+  cr_assert_eq(aq->write_dispatch_id, 66);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < (F + 1) * 16; i++)
+    cr_assert_eq(buf[i], 9000 + i / 16, "buf[%u] = %u", i, buf[i]);
+  hsad_launch_destroy(pl);
+  dq_gate_destroy(gate);
+  hsad_buffer_free(buf);
+  dq_finish(&e, q, pf);
+}
