@@ -437,6 +437,20 @@ Test(timeline, flush_covers_fire_and_forget, .timeout = 60) {
   dq_finish(&e, q, pf);
 }
 
+/* The message of queue q's sticky error after a memory aperture violation: computed from
+ * hsad_queue.h's wording, ROCr's queue id and ROCr's status string. */
+static void tl_fault_msg(hsad_queue_t *q, char *msg, size_t n) {
+  hsa_status_t (*status_string)(hsa_status_t, const char **);
+  *(void **)&status_string = dlsym(RTLD_DEFAULT, "hsa_status_string");
+  cr_assert_not_null(status_string);
+  const char *ss = NULL;
+  cr_assert_eq(status_string((hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, &ss),
+               HSA_STATUS_SUCCESS);
+  snprintf(msg, n, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status 0x%x "
+           "(%s); destroy it and create a new queue", (unsigned long long)hsad_queue_hsa(q)->id,
+           (unsigned)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, ss);
+}
+
 /* Error epochs: a fill that faults (KFD_EMU_FAULT_KERNEL=fill, a memory aperture violation)
  * between count_dispatch epochs. The epoch reached before the fault stays OK everywhere (wait,
  * wait_all, as a barrier dependency of another queue); the faulting epoch and the one behind it
@@ -464,16 +478,8 @@ Test(timeline, error_epochs, .timeout = 60) {
   DQ_OK(hsad_kernel_dispatch(q, kc, &lc, dq_in(DQ_SEC), &c2, NULL));
   cr_assert_eq(cf.epoch, 2);
   cr_assert_eq(c2.epoch, 3);
-  hsa_status_t (*status_string)(hsa_status_t, const char **);
-  *(void **)&status_string = dlsym(RTLD_DEFAULT, "hsa_status_string");
-  cr_assert_not_null(status_string);
-  const char *ss = NULL;
-  cr_assert_eq(status_string((hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, &ss), HSA_STATUS_SUCCESS);
   char msg[512];
-  snprintf(msg, sizeof msg, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status "
-           "0x%x (%s); destroy it and create a new queue",
-           (unsigned long long)hsad_queue_hsa(q)->id,
-           (unsigned)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, ss);
+  tl_fault_msg(q, msg, sizeof msg);
   DQ_ERR_IS(hsad_completion_wait(&c2, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   DQ_ERR_IS(hsad_completion_wait(&cf, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   cr_assert(hsad_completion_done(&cf));
@@ -503,6 +509,53 @@ Test(timeline, error_epochs, .timeout = 60) {
   hsad_buffer_free(buf);
   hsad_queue_destroy(q);
   hsad_queue_destroy(q2);
+  hsad_program_destroy(pc);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A device-side waiter on a queue that faults is released (hsad_queue.h, "Errors of the
+ * queue"): queue B's barrier waits on A's faulting epoch (A held by a gate when the barrier is
+ * made); when the gate opens A faults, B's barrier-value packet is satisfied by the epoch
+ * signal's release to 0, B goes on (its count_dispatch runs: counter 1, B has no error) while
+ * A's completion reports the fault. */
+Test(timeline, fault_releases_device_waiters_on_other_queues, .timeout = 60) {
+  setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *kc;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pc = dq_load(&e, "count_dispatch", 5, "count_dispatch", &kc);
+  hsad_queue_t *qa = dq_queue(&e, 64), *qb = dq_queue(&e, 64);
+  uint32_t *counter = dq_alloc(&e, 64), *buf = dq_alloc(&e, 64), one = 1;
+  hsad_karg_t ca[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t lc = {.dims = 1, .grid = {64}, .block = {64}, .args = ca, .arg_count = 2};
+  tl_fill_t f;
+  tl_fill_init(&f, buf, 3);
+  hsa_signal_t gate = dq_gate(qa);
+  hsad_completion_t cf, cb, cc;
+  DQ_OK(hsad_kernel_dispatch(qa, kf, &f.l, dq_in(DQ_SEC), &cf, NULL));
+  DQ_OK(hsad_queue_barrier(qb, &cf, 1, dq_in(DQ_SEC), &cb));
+  DQ_OK(hsad_kernel_dispatch(qb, kc, &lc, dq_in(DQ_SEC), &cc, NULL));
+  cr_assert_eq(cb.packet_id, 0);
+  cr_assert_eq(cc.packet_id, 1);
+  DQ_ERR_IS(hsad_completion_wait(&cc, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+            "completion (epoch 2, packet 1) on queue %llu (device 0) not reached at the deadline "
+            "(0 epochs completed)", (unsigned long long)hsad_queue_hsa(qb)->id);
+  cr_assert_eq(*counter, 0);
+  dq_gate_open(gate);
+  char msg[512];
+  tl_fault_msg(qa, msg, sizeof msg);
+  DQ_ERR_IS(hsad_completion_wait(&cf, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  DQ_OK(hsad_completion_wait(&cc, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_completion_wait(&cb, dq_in(DQ_SEC)));
+  cr_assert_eq(*counter, 1);
+  DQ_OK(hsad_queue_error(qb));
+  dq_gate_destroy(gate);
+  hsad_buffer_free(counter);
+  hsad_buffer_free(buf);
+  hsad_queue_destroy(qa);
+  hsad_queue_destroy(qb);
   hsad_program_destroy(pc);
   hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
