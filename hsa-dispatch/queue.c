@@ -178,14 +178,32 @@ void hsad_queue_destroy(hsad_queue_t *q) {
   queue_free(q, live && dq_is_open());
 }
 
+/* Shared queues of closed runtimes: kept (not freed) so that handles a caller still holds read
+ * HSAD_ERR_CLOSED instead of freed memory; freed when the process exits (the caller can never
+ * destroy them). At most min(2, queues_max) per device and open/close cycle, plus shared queues
+ * that faulted and were replaced. Only touched under hsad_rt.lock and at exit. */
+static hsad_queue_t *dq_graveyard;
+
+__attribute__((destructor)) static void dq_graveyard_free(void) {
+  for (hsad_queue_t *q = dq_graveyard, *next; q; q = next) {
+    next = q->next;
+    free(q);
+  }
+  dq_graveyard = NULL;
+}
+
 void dq_queues_close_all(void) {
-  for (hsad_queue_t *q = hsad_rt.queues; q; q = q->next) {
+  for (hsad_queue_t *q = hsad_rt.queues, *next; q; q = next) {
+    next = q->next;
     atomic_store(&q->error, HSAD_ERR_CLOSED);
     dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
     hsad_rocr.hsa_amd_memory_pool_free(q->kernargs);
     dq_timeline_fini(q);
-    /* shared queues are kept (not freed) so stale handles still read CLOSED */
+    if (q->shared) {
+      q->next = dq_graveyard;
+      dq_graveyard = q;
+    }
   }
   hsad_rt.queues = NULL;
   for (hsad_program_t *p = hsad_rt.programs; p; p = p->next) {

@@ -12,12 +12,19 @@ export KFD_EMU_DOORBELL_GRACE_MS="${KFD_EMU_DOORBELL_GRACE_MS:-strict}"
 export KFD_EMU_ACCESS="${KFD_EMU_ACCESS:-strict}"
 export KFD_EMU_PUBLICATION_CHECK_US="${KFD_EMU_PUBLICATION_CHECK_US:-2}"
 export KFD_EMU_READ_INDEX="${KFD_EMU_READ_INDEX:-launch}"
+# sanitizer builds: Criterion's own allocations are not leaks of this project (tests/lsan.supp)
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")/.." && pwd)/tests/lsan.supp}"
 echo "kfd-emu: KFD_EMU_DOORBELL_GRACE_MS=$KFD_EMU_DOORBELL_GRACE_MS KFD_EMU_ACCESS=$KFD_EMU_ACCESS" \
   "KFD_EMU_PUBLICATION_CHECK_US=$KFD_EMU_PUBLICATION_CHECK_US KFD_EMU_READ_INDEX=$KFD_EMU_READ_INDEX"
 pass=0; fail=0; rc=0
 for t in "$@"; do
   echo "== $t"
-  out=$("$t" --jobs=2 2>&1); r=$?
+  # sanitizer builds: the tests of raw ROCr and HIP (no libhsad in them) leave ROCr 5.2.3's and
+  # HIP's own allocations at exit; every libhsad test keeps the leak check
+  case "${t##*/}" in
+    test_emu|test_kernels|test_kernels_hip) out=$(ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" "$t" --jobs=2 2>&1); r=$? ;;
+    *) out=$("$t" --jobs=2 2>&1); r=$? ;;
+  esac
   echo "$out"
   line=$(echo "$out" | grep -a 'Synthesis: Tested:' | tail -n 1)
   p=$(echo "$line" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
