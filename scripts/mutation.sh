@@ -73,7 +73,7 @@ have=""; bins=()
 for t in $tests; do   # binaries whose source exists in this tree
   [ -f "$src/tests/$t.c" ] && { have="$have $t"; bins+=("build/tests/$t"); }
 done
-tests=$have
+tests=${have# }
 log=$tmp/log
 mk() { (cd "$src" && make -j2 --no-print-directory BUILD=build "$@") > "$log.make" 2>&1; }
 echo "mutation: copy in $src; building the unmutated tree" >&2
@@ -95,8 +95,9 @@ run_tests() {
     local r=$?
     if [ $r -ne 0 ]; then
       local why
+      # the first three failed tests, then how many more
       why=$(grep -a -o '\[FAIL\] [^:]*::[^: ]*' "$log.$t" | sed 's/\[FAIL\] //' | sort -u |
-            tr '\n' ' ')
+            awk 'NR <= 3 { printf "%s ", $0 } END { if (NR > 3) printf "(+%d more) ", NR - 3 }')
       [ $r -ge 124 ] && why="${why}(exit $r: deadline ${timeout_s} s)"
       [ -n "$why" ] || why="(exit $r)"
       echo "$t: $why"
