@@ -160,6 +160,8 @@ typedef struct fu_pkt {
   uint32_t wait_queue;            /* barrier-value: producer queue index */
   int32_t node;                   /* -1: a packet of the exec's own */
   bool epoch;                     /* the queue's last packet: carries the epoch signal */
+  bool pad;                       /* kernarg padding after a kernel (hsad_queue.h step 4) */
+  uint32_t span;                  /* kernel: slots it takes (1 + its padding packets) */
 } fu_pkt_t;
 
 typedef struct fu_queue {
@@ -295,6 +297,14 @@ static uint16_t kernel_header(uint32_t flags, bool barrier) {
   uint32_t scope = (flags & HSAD_LAUNCH_FENCE_AGENT) ? HSA_FENCE_SCOPE_AGENT : HSA_FENCE_SCOPE_SYSTEM;
   return HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier ? 1u : 0u, scope, scope);
 }
+/* Kernarg padding: no dependencies, no BARRIER bit and no fences (orders nothing); as a
+ * queue's epoch packet, a plain barrier-AND (BARRIER bit, system fences). */
+static uint16_t pad_header(bool epoch) {
+  return epoch ? HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 1, HSA_FENCE_SCOPE_SYSTEM,
+                                 HSA_FENCE_SCOPE_SYSTEM)
+               : HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE,
+                                 HSA_FENCE_SCOPE_NONE);
+}
 static uint16_t barrier_header(bool barrier) {
   return HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, barrier ? 1u : 0u, HSA_FENCE_SCOPE_SYSTEM,
                          HSA_FENCE_SCOPE_SYSTEM);
@@ -378,7 +388,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     goto done;
   }
   for (uint32_t i = 0; i < nq; i++) last_bar[i] = -1;
-  static _Thread_local uint8_t image[4096];
+  static _Thread_local _Alignas(64) uint8_t image[HSAD_KERNARG_SEGMENT_MAX];
   for (uint32_t oi = 0; oi < n && !s; oi++) {
     uint32_t id = order[oi];
     const fu_node_t *x = &g->nodes[id];
@@ -431,6 +441,16 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     if (pk->ksize) memcpy(pk->image, image, pk->ksize);
     pk->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)pk->body, &d,
                                       kernel_header(x->launch.flags, need_bar));
+    pk->span = hsad_submit_kernarg_span(fq->q, pk->ksize);
+    /* a kernarg segment spanning m blocks: m - 1 padding packets own the blocks after it */
+    for (uint32_t j = 1, m = pk->span; j < m && !s; j++) {
+      fu_pkt_t *pad = push_pkt(fq, &qcap[qi]);
+      if (!pad) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+      pad->kind = FU_BARRIER_AND;
+      pad->pad = true;
+      pad->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pad->body, NULL, 0,
+                                        pad_header(false));
+    }
   }
   free(last_bar);
   if (s) goto done;
@@ -439,7 +459,9 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     fu_queue_t *fq = &e->qs[qi];
     fu_pkt_t *lp = &fq->pkts[fq->n - 1];
     bool bar = (lp->word >> HSA_PACKET_HEADER_BARRIER) & 1;
-    if (!bar || lp->kind == FU_BARRIER_VALUE) {
+    if (lp->pad) {
+      lp->word = pad_header(true); /* the last padding packet becomes the epoch barrier */
+    } else if (!bar || lp->kind == FU_BARRIER_VALUE) {
       lp = push_pkt(fq, &qcap[qi]);
       if (!lp) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "queue %u", qi); goto done; }
       lp->kind = FU_BARRIER_AND;
@@ -590,15 +612,22 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, uint64_t deadline_n
       if (s) return s;
     }
     const fu_pkt_t *p = &e->qs[qi].pkts[e->node_pkt[id]];
+    uint32_t m = p->kind == FU_KERNEL ? p->span : 1; /* with its kernarg padding */
     uint64_t pid, k;
     hsad_submit_mark_t mark;
     bool mon = hsad_submit_monitored(q);
     if (mon) hsad_submit_monitor_begin(q, &mark);
-    hsad_status_t s = hsad_submit_reserve(q, 1, true, deadline_ns, &pid, &k);
+    hsad_status_t s = hsad_submit_reserve(q, m, true, deadline_ns, &pid, &k);
     if (s) return s;
-    write_pkt(e, q, p, pid, hsad_submit_epoch_signal(q));
+    uint64_t esig = hsad_submit_epoch_signal(q);
+    /* the last packet is the epoch packet: the node itself, or its last padding packet */
+    write_pkt(e, q, p, pid, m == 1 ? esig : 0);
+    for (uint32_t j = m - 1; j > 0; j--) {
+      write_pkt(e, q, p + j, pid + j, j == m - 1 ? esig : 0);
+      hsad_submit_publish(q, pid + j, pad_header(j == m - 1));
+    }
     hsad_submit_publish(q, pid, p->word | (1u << HSA_PACKET_HEADER_BARRIER));
-    hsad_submit_doorbell(q, pid);
+    hsad_submit_doorbell(q, pid + m - 1);
     if (mon && p->kind == FU_KERNEL) monitor_pkt(q, p, pid, &mark);
     e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid};
     if (out) out[qi] = e->done[id];
@@ -702,7 +731,7 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
     if (j != qi && e->qs[j].q == q)
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
                        "already the exec's queue %u", j);
-  static _Thread_local uint8_t image[4096];
+  static _Thread_local _Alignas(64) uint8_t image[HSAD_KERNARG_SEGMENT_MAX];
   fu_queue_t *fq = &e->qs[qi];
   /* check all first, then patch: on error nothing changed */
   for (int pass = 0; pass < 2; pass++)
@@ -712,6 +741,13 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
       hsad_aql_dispatch_t d;
       hsad_status_t s = hsad_submit_check(q, e->node_k[p->node], &e->launches[p->node], &d, image);
       if (s) return node_fail(s, e->names[p->node]);
+      uint32_t m = hsad_submit_kernarg_span(q, p->ksize);
+      if (m != p->span)
+        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: node %s: its "
+                         "kernarg segment of %u bytes takes %u slots on the new queue (%u-byte "
+                         "kernarg blocks), %u on queue %u; instantiate the graph on it instead",
+                         e->names[p->node], p->ksize, m, hsad_submit_kernarg_block(q), p->span,
+                         qi);
       if (pass == 0) continue;
       p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->body, &d,
                                        (uint16_t)(p->word & 0xffff));
@@ -727,7 +763,7 @@ hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const 
                      "not a kernel node of the exec (%u nodes)", node, e ? e->nn : 0);
   fu_queue_t *fq = &e->qs[e->node_q[node]];
   fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
-  static _Thread_local uint8_t image[4096];
+  static _Thread_local _Alignas(64) uint8_t image[HSAD_KERNARG_SEGMENT_MAX];
   hsad_aql_dispatch_t d;
   hsad_status_t s = hsad_submit_check(fq->q, e->node_k[node], l, &d, image);
   if (s) return node_fail(s, e->names[node]);

@@ -96,8 +96,9 @@ hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *exec, uint32_t queu
 /* The precomputed packet `packet_index` of queue `queue_index` (64 bytes, header included as
  * it will be published; launch-time fields - kernarg address, barrier-value signal and threshold, the last
  * packet's completion signal - as 0)
- * and the node it belongs to (-1: a barrier-value wait or the queue's trailing epoch
- * barrier). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range). */
+ * and the node it belongs to (-1: a barrier-value wait, the queue's trailing epoch barrier, or
+ * the padding after a kernel whose kernarg segment spans several of the queue's kernarg blocks:
+ * barrier-AND packets without the BARRIER bit, hsad_queue.h step 4). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range). */
 hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *exec, uint32_t queue_index,
                                      uint32_t packet_index, uint8_t out_packet[64],
                                      int32_t *out_node);

@@ -33,6 +33,17 @@ static inline void dq_cpu_relax(void) {
   HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 1, HSA_FENCE_SCOPE_SYSTEM,              \
                   HSA_FENCE_SCOPE_SYSTEM)
 
+/* Padding after a dispatch whose kernarg segment spans several blocks (hsad_queue.h step 4):
+ * a barrier-AND with no dependencies and neither the BARRIER bit nor fences, so it completes
+ * as soon as the packet processor reaches it and orders nothing. */
+#define DQ_HDR_PAD HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE, \
+                                   HSA_FENCE_SCOPE_NONE)
+
+/* Slots a dispatch with a kernarg segment of ksize bytes takes: one per kernarg block. */
+static inline uint32_t dq_span(const hsad_queue_t *q, uint32_t ksize) {
+  return ksize <= q->kernarg_block ? 1 : (ksize + q->kernarg_block - 1) / q->kernarg_block;
+}
+
 static inline uint8_t *dq_slot(const hsad_queue_t *q, uint64_t id) {
   return q->ring + (id & q->mask) * 64;
 }
@@ -116,6 +127,19 @@ static inline uint32_t dq_fill_barrier_and(hsad_queue_t *q, uint64_t id, const u
                                            uint64_t completion) {
   return hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)dq_slot(q, id), deps, completion,
                                DQ_HDR_BARRIER_AND);
+}
+
+/* Fills and publishes the padding of the dispatch at `id` that takes m slots, last-to-first:
+ * slots id + 1 .. id + m - 1; with `epoch`, the last one is a barrier-AND (BARRIER bit) that
+ * carries the epoch signal instead. Called before the dispatch's own header is published. */
+static inline void dq_publish_padding(hsad_queue_t *q, uint64_t id, uint32_t m, bool epoch) {
+  for (uint64_t j = id + m - 1; j > id; j--) {
+    bool e = epoch && j == id + m - 1;
+    hsad_aql_publish(dq_slot(q, j),
+                     hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)dq_slot(q, j), NULL,
+                                           e ? q->epoch_signal.handle : 0,
+                                           e ? DQ_HDR_BARRIER_AND : DQ_HDR_PAD));
+  }
 }
 
 #endif

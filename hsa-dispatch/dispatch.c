@@ -114,24 +114,28 @@ static inline uint32_t fill_dispatch(hsad_queue_t *q, uint64_t id, const hsad_aq
   return word;
 }
 
-/* A dispatch with a completion: the packet itself is the epoch packet when it has the
- * BARRIER bit and no timestamp signal, else a barrier-AND carrying the epoch follows it. */
+/* A dispatch with a completion, or one whose kernarg segment spans m > 1 blocks (padding
+ * after it, hsad_queue.h step 4). The epoch packet is the dispatch itself when it has the
+ * BARRIER bit, no timestamp signal and no padding; else the last padding packet; else a
+ * barrier-AND after the dispatch. */
 static __attribute__((noinline)) hsad_status_t
-submit_epoch(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
-             uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
-             uint64_t *out_packet_id) {
-  bool own = (header & (1u << HSA_PACKET_HEADER_BARRIER)) && !q->ts_signals;
-  uint32_t n = own ? 1 : 2;
-  uint64_t id, k;
-  hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, &id, &k);
+submit_slow(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
+            uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
+            uint64_t *out_packet_id) {
+  uint32_t m = dq_span(q, ksize);
+  bool want = out_completion != NULL;
+  bool own = want && m == 1 && (header & (1u << HSA_PACKET_HEADER_BARRIER)) && !q->ts_signals;
+  uint32_t n = m + (want && m == 1 && !own);
+  uint64_t id, k = 0;
+  hsad_status_t s = want ? dq_reserve_epoch(q, n, true, deadline_ns, &id, &k)
+                         : dq_reserve(q, n, deadline_ns, &id);
   if (DQ_UNLIKELY(s)) return s;
   uint64_t sig = own ? q->epoch_signal.handle : q->ts_signals ? dq_ts_arm(q, id) : 0;
   uint32_t word = fill_dispatch(q, id, d, image, ksize, header, sig);
-  if (!own) hsad_aql_publish(dq_slot(q, id + 1),
-                             dq_fill_barrier_and(q, id + 1, NULL, q->epoch_signal.handle));
+  dq_publish_padding(q, id, n, want && !own);
   hsad_aql_publish(dq_slot(q, id), word); /* the first packet's header last */
   dq_ring_doorbell(q, id + n - 1);
-  *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = id};
+  if (want) *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = id};
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
 }
@@ -142,8 +146,8 @@ static inline __attribute__((always_inline)) hsad_status_t
 submit_plain(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
              uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
              uint64_t *out_packet_id) {
-  if (DQ_UNLIKELY(out_completion != NULL))
-    return submit_epoch(q, d, image, ksize, header, deadline_ns, out_completion, out_packet_id);
+  if (DQ_UNLIKELY((out_completion != NULL) | (ksize > q->kernarg_block)))
+    return submit_slow(q, d, image, ksize, header, deadline_ns, out_completion, out_packet_id);
   uint64_t id;
   hsad_status_t s = dq_reserve(q, 1, deadline_ns, &id);
   if (DQ_UNLIKELY(s)) return s;
@@ -238,6 +242,11 @@ hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t d
 
 void hsad_launch_destroy(hsad_prepared_launch_t *p) { free(p); }
 
+/* Slots of batch entry i: its dispatch and its padding (hsad_queue.h step 4). */
+static inline uint32_t batch_span(const hsad_queue_t *q, const hsad_dispatch_desc_t *it) {
+  return dq_span(q, it->kernel->desc.kernarg_segment_size);
+}
+
 hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
                                         uint32_t count, uint64_t deadline_ns,
                                         hsad_completion_t *out_completion,
@@ -246,16 +255,12 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
                      "count 0");
   if (atomic_load_explicit(&q->error, memory_order_relaxed)) return dq_queue_fail(q);
-  /* The completion rides on the last dispatch when it has the BARRIER bit and no timestamp
-   * signal, else on a barrier-AND after it. */
-  bool own = out_completion && !(items[count - 1].launch.flags & HSAD_LAUNCH_NO_BARRIER) &&
-             !q->ts_signals;
-  uint32_t n = count + (out_completion && !own);
-  if (n > q->size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets%s exceeds the queue's %u "
-                     "slots", n, n > count ? " (with its completion barrier)" : "", q->size);
+  if (count > q->size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets exceeds the queue's %u "
+                     "slots", count, q->size);
   static _Thread_local dq_built_t b;
-  /* Pass 1: validate everything before anything is reserved. */
+  /* Pass 1: validate everything before anything is reserved; count the slots. */
+  uint32_t slots = 0;
   for (uint32_t i = 0; i < count; i++) {
     hsad_status_t s = items[i].kernel ? dq_launch_check(q, items[i].kernel, &items[i].launch, &b)
                                       : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "NULL kernel");
@@ -264,17 +269,30 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
       snprintf(msg, sizeof msg, "%s", hsad_last_error());
       return hsad_fail(s, "batch entry %u: %s", i, msg);
     }
+    slots += batch_span(q, &items[i]);
   }
+  /* The completion rides on the last dispatch when it has the BARRIER bit, no timestamp
+   * signal and no padding; else on the last entry's last padding packet; else on a
+   * barrier-AND after it. */
+  uint32_t last_m = batch_span(q, &items[count - 1]);
+  bool own = out_completion && last_m == 1 &&
+             !(items[count - 1].launch.flags & HSAD_LAUNCH_NO_BARRIER) && !q->ts_signals;
+  bool extra = out_completion && last_m == 1 && !own;
+  uint32_t n = slots + extra;
+  if (n > q->size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets (%u dispatches + %u "
+                     "kernarg padding + %u completion barrier) exceeds the queue's %u slots", n,
+                     count, slots - count, (uint32_t)extra, q->size);
   uint64_t first = 0, k = 0;
   dq_mon_mark_t mark;
   if (DQ_UNLIKELY(q->monitor)) dq_monitor_begin(q, &mark);
   hsad_status_t s = out_completion ? dq_reserve_epoch(q, n, true, deadline_ns, &first, &k)
                                    : dq_reserve(q, n, deadline_ns, &first);
   if (s) return s;
-  /* Pass 2: build kernargs and fill every body; headers stay INVALID. The inputs were
+  /* Pass 2: build kernargs and fill every dispatch body; headers stay INVALID. The inputs were
    * validated in pass 1 and are the caller's const data: the build cannot fail now. */
-  for (uint32_t i = 0; i < count; i++) {
-    uint64_t id = first + i;
+  for (uint32_t i = 0, at = 0; i < count; at += batch_span(q, &items[i]), i++) {
+    uint64_t id = first + at;
     (void)dq_launch_check(q, items[i].kernel, &items[i].launch, &b);
     uint64_t sig = own && i == count - 1 ? q->epoch_signal.handle
                    : q->ts_signals       ? dq_ts_arm(q, id)
@@ -282,13 +300,17 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
     (void)fill_dispatch(q, id, &b.d, b.image, items[i].kernel->desc.kernarg_segment_size,
                         dispatch_header(items[i].launch.flags), sig);
   }
-  /* Pass 3: publish last-to-first, so the first packet becomes valid last. */
-  if (n > count)
-    hsad_aql_publish(dq_slot(q, first + count),
-                     dq_fill_barrier_and(q, first + count, NULL, q->epoch_signal.handle));
-  for (uint32_t i = count; i-- > 0;) {
+  /* Pass 3: publish last-to-first (each entry's padding before it), so the first packet
+   * becomes valid last. */
+  if (extra)
+    hsad_aql_publish(dq_slot(q, first + slots),
+                     dq_fill_barrier_and(q, first + slots, NULL, q->epoch_signal.handle));
+  for (uint32_t i = count, at = slots; i-- > 0;) {
+    uint32_t m = batch_span(q, &items[i]);
+    at -= m;
+    dq_publish_padding(q, first + at, m, out_completion && !own && !extra && i == count - 1);
     uint32_t dims = items[i].launch.dims;
-    hsad_aql_publish(dq_slot(q, first + i),
+    hsad_aql_publish(dq_slot(q, first + at),
                      dispatch_header(items[i].launch.flags) |
                          (dims << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS)));
   }
@@ -296,9 +318,9 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   /* Monitoring on: one record per entry, after the doorbell (pass 4 rebuilds each body; the
    * ring slots may already be reused) */
   if (DQ_UNLIKELY(q->monitor))
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0, at = 0; i < count; at += batch_span(q, &items[i]), i++) {
       (void)dq_launch_check(q, items[i].kernel, &items[i].launch, &b);
-      dq_monitor_end(q, &b.d, first + i, &mark);
+      dq_monitor_end(q, &b.d, first + at, &mark);
     }
   if (out_completion)
     *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + n - 1};

@@ -23,7 +23,7 @@ _Static_assert(offsetof(amd_signal_t, hardware_doorbell_ptr) == 8, "amd_signal_t
 
 #define DQ_LIKELY(x) __builtin_expect(!!(x), 1)
 #define DQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define DQ_KARG_STACK 4096 /* largest kernarg block (and per-thread kernarg image) */
+#define DQ_KARG_STACK HSAD_KERNARG_SEGMENT_MAX /* largest kernarg segment (per-thread image) */
 
 struct hsad_device {
   hsad_runtime_t *runtime;
@@ -64,7 +64,9 @@ struct hsad_queue {
   uint64_t mask;                        /* size - 1 */
   uint32_t size;
   uint32_t kernarg_block;               /* bytes per slot */
-  uint8_t *kernargs;                    /* size * kernarg_block bytes */
+  uint8_t *kernargs;                    /* (size + spare) x kernarg_block bytes: one block per
+                                           slot, then dq_kernarg_spare() blocks for segments
+                                           spanning the ring's end (hsad_queue.h step 4) */
   volatile uint64_t *doorbell;          /* direct 64-bit doorbell, NULL: use the signal */
   hsa_signal_t doorbell_signal;
   hsad_device_t *device;
@@ -137,6 +139,12 @@ bool dq_is_open(void);
 void dq_queues_close_all(void);
 void dq_device_release(hsad_device_t *device);
 
+/* Blocks past the ring's last one: a segment of up to DQ_KARG_STACK bytes starting in the
+ * last slot's block stays contiguous. */
+static inline uint32_t dq_kernarg_spare(uint32_t block) {
+  return (DQ_KARG_STACK + block - 1) / block - 1;
+}
+
 /* ---- queue.c ---- */
 /* HSAD_ERR_QUEUE_ERROR / HSAD_ERR_CLOSED with the queue's message (the sticky error is set). */
 hsad_status_t dq_queue_fail(const hsad_queue_t *q);
@@ -171,7 +179,7 @@ typedef struct dq_built {
   _Alignas(64) uint8_t image[DQ_KARG_STACK];
 } dq_built_t;
 /* Checks (q, k, l) as hsad_kernel_dispatch documents and builds its kernarg segment into
- * out->image (q->kernarg_block bytes) and the body into out->d (kernarg address and
+ * out->image (the kernel's kernarg_segment_size bytes) and the body into out->d (kernarg address and
  * completion signal left 0). Touches no queue state. */
 hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t *k,
                               const hsad_launch_t *l, dq_built_t *out);

@@ -17,7 +17,15 @@
  *      caller's deadline (then HSAD_ERR_TIMEOUT with nothing reserved: no hole for the CP);
  *   4. kernarg copy: the image goes into the kernarg block bound to the packet's slot
  *      (kernargs + (id % size) x kernarg_block_size, in the device's kernarg pool): the
- *      reservation proved that the packet which last used the block (id - size) completed;
+ *      reservation proved that the packet which last used the block (id - size) completed.
+ *      A kernarg segment larger than one block spans m = ceil(segment / block) blocks: the
+ *      dispatch reserves m consecutive slots, takes the first and fills the other m - 1 with
+ *      padding barrier-AND packets (no dependencies, BARRIER bit clear: they complete at once
+ *      and hold nothing back), so the blocks it writes belong to slots it owns; a block run
+ *      that passes the ring's end continues into m - 1 spare blocks past the last one (never
+ *      bound to a slot), so a segment is always contiguous. Slot id + j's block is next reused
+ *      by packet id + j + size, which waits until `retired` passed id + j, i.e. the dispatch
+ *      (at id, before its padding) completed;
  *   5. body: the 64-byte packet is filled while its header is INVALID;
  *   6. publish: `header | setup << 16` with one 32-bit release store; a batch publishes its
  *      headers last-to-first so the first packet becomes valid last;
@@ -92,6 +100,12 @@ typedef struct hsad_completion {
                             timestamps), or the last packet of a batch / barrier */
 } hsad_completion_t;
 
+/* The largest kernarg segment (explicit and hidden arguments, .kernarg_segment_size) any
+ * queue dispatches, in bytes: CUDA's and HIP's 4 KiB of kernel parameters plus the hidden
+ * arguments of code object v5 (256 bytes), with room to spare. Larger segments are
+ * HSAD_ERR_RESOURCE_EXHAUSTED at dispatch. */
+#define HSAD_KERNARG_SEGMENT_MAX 8192
+
 /* Queue creation options; zero-initialise and set what you need. */
 typedef struct hsad_queue_options {
   uint32_t size;                 /* packets, a power of two within the device's queue limits;
@@ -108,7 +122,10 @@ typedef struct hsad_queue_options {
                                     reservation still run (ROCr grows scratch on demand) */
   uint32_t dynamic_stack_size;   /* private bytes per work-item given to kernels with
                                     .uses_dynamic_stack; 0: 16384 (llvm offload's default) */
-  uint32_t kernarg_block_size;   /* kernarg bytes per packet slot, a multiple of 64; 0: 512 */
+  uint32_t kernarg_block_size;   /* kernarg bytes per packet slot, a multiple of 64 up to
+                                    HSAD_KERNARG_SEGMENT_MAX; 0: 512. A kernel whose kernarg
+                                    segment is larger still runs: it takes ceil(segment /
+                                    block) slots (step 4 above) */
   uint32_t spin_ns;              /* waits spin this long (ns) before blocking; 0: 50000, enough
                                     for a short dependent chain (launch + sync is ~17 us on
                                     bare metal, FBGEMM #6219) without burning a core longer */
@@ -168,7 +185,9 @@ typedef struct hsad_launch {
  * fire-and-forget (no signal on the packet). Non-NULL: the packet becomes an epoch packet
  * (BARRIER bit set) and *out_completion covers it and every earlier packet of the queue;
  * with HSAD_LAUNCH_NO_BARRIER or on a profiling queue a barrier-AND carrying the epoch
- * follows the dispatch instead (its id is packet_id + 1). out_packet_id (may be NULL): the
+ * follows the dispatch instead (its id is packet_id + 1). A kernarg segment larger than the
+ * queue's kernarg_block_size makes the dispatch take m slots (step 4); with a completion the
+ * last padding packet carries the epoch (BARRIER bit set). out_packet_id (may be NULL): the
  * dispatch's packet id. deadline_ns: CLOCK_MONOTONIC ns (hsad_now_ns) until which a full ring
  * is waited out; 0 = do not wait.
  * Checks (in this order, each with its own code and a message giving the numbers):
@@ -180,7 +199,8 @@ typedef struct hsad_launch {
  *                       from .reqd_workgroup_size when the kernel declares one;
  *   HSAD_ERR_ARG_COUNT / HSAD_ERR_ARG_SIZE / HSAD_ERR_ARG_KIND / HSAD_ERR_ARG_VALUE  from
  *                       hsad_kernarg_build (names the argument);
- *   HSAD_ERR_RESOURCE_EXHAUSTED  kernarg segment larger than the queue's kernarg_block_size;
+ *   HSAD_ERR_RESOURCE_EXHAUSTED  kernarg segment above HSAD_KERNARG_SEGMENT_MAX, or one
+ *                       spanning more kernarg blocks (slots) than the ring has;
  *   HSAD_ERR_LDS_LIMIT  group segment (fixed + dynamic LDS) above the device's LDS;
  *   HSAD_ERR_SCRATCH_LIMIT  private segment (fixed, or the queue's dynamic_stack_size for
  *                       .uses_dynamic_stack) x wavefront size above HSAD_MAX_WAVE_SCRATCH;
@@ -227,9 +247,11 @@ typedef struct hsad_dispatch_desc {
  * INVALID headers, headers published last-to-first with the FIRST packet's header last, and
  * the doorbell rung once with the LAST packet id (rocm-systems PR #3040). out_completion (may
  * be NULL) covers the whole batch (the last packet carries the epoch, or a barrier-AND after
- * it, as for hsad_kernel_dispatch). out_first_packet_id may be NULL. Errors: as
+ * it, as for hsad_kernel_dispatch). An entry whose kernarg segment spans m kernarg blocks
+ * takes m slots (its padding follows it). out_first_packet_id may be NULL. Errors: as
  * hsad_kernel_dispatch (the message names the failing entry), HSAD_ERR_INVALID_ARGUMENT
- * (count 0, or count plus the completion's barrier above the queue size). Thread-safe. */
+ * (count 0, or the packets (dispatches, padding, the completion's barrier) above the queue
+ * size). Thread-safe. */
 hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *queue, const hsad_dispatch_desc_t *items,
                                         uint32_t count, uint64_t deadline_ns,
                                         hsad_completion_t *out_completion,

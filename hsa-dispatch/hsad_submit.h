@@ -26,8 +26,8 @@ extern "C" {
 
 /* Runs every check of hsad_kernel_dispatch (steps 1-2, without the sticky-error check) on
  * (queue, kernel, launch): fills *out_body (kernarg address and completion signal 0) and
- * writes the kernarg segment (kernel's kernarg_segment_size bytes) into out_image, which holds
- * at least hsad_submit_kernarg_block(queue) bytes. Errors as hsad_kernel_dispatch. */
+ * writes the kernarg segment (kernel's kernarg_segment_size bytes, at most
+ * HSAD_KERNARG_SEGMENT_MAX) into out_image. Errors as hsad_kernel_dispatch. */
 hsad_status_t hsad_submit_check(const hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
                                 const hsad_launch_t *launch, hsad_aql_dispatch_t *out_body,
                                 uint8_t *out_image);
@@ -38,10 +38,16 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *queue, uint32_t n, bool epoch_la
                                   uint64_t deadline_ns, uint64_t *out_first_id,
                                   uint64_t *out_epoch);
 
-/* The 64-byte slot of packet `id` and its kernarg block (hsad_submit_kernarg_block bytes). */
+/* The 64-byte slot of packet `id` and its kernarg block (hsad_submit_kernarg_block bytes;
+ * contiguous with the blocks of the next slots, past the ring's end too, up to
+ * HSAD_KERNARG_SEGMENT_MAX bytes). A kernarg segment of ksize bytes spans
+ * hsad_submit_kernarg_span(queue, ksize) blocks: the caller reserves as many slots for the
+ * dispatch, puts it in the first and fills the others with packets that use no kernarg block
+ * (hsad_queue.h step 4: the padding). */
 void *hsad_submit_slot(hsad_queue_t *queue, uint64_t id);
 void *hsad_submit_kernarg(hsad_queue_t *queue, uint64_t id);
 uint32_t hsad_submit_kernarg_block(const hsad_queue_t *queue);
+uint32_t hsad_submit_kernarg_span(const hsad_queue_t *queue, uint32_t ksize);
 /* The queue's epoch signal handle (the completion signal of an epoch packet). */
 uint64_t hsad_submit_epoch_signal(const hsad_queue_t *queue);
 /* Publishes header|setup<<16 of packet `id` (32-bit release store). */

@@ -7,8 +7,24 @@
 
 #include "hsa-dispatch/dispatch_internal.h"
 
+/* The kernarg segment within the library's limit and the slots it spans within the ring
+ * (hsad_queue.h step 4). */
+static hsad_status_t kernarg_fits(const hsad_queue_t *q, const hsad_device_kernel_desc_t *kd) {
+  uint32_t ks = kd->kernarg_segment_size;
+  if (DQ_UNLIKELY(ks > DQ_KARG_STACK))
+    return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes exceeds "
+                     "hsa-dispatch's limit of %u bytes (HSAD_KERNARG_SEGMENT_MAX)", kd->name, ks,
+                     DQ_KARG_STACK);
+  uint32_t m = (ks + q->kernarg_block - 1) / q->kernarg_block;
+  if (DQ_UNLIKELY(m > q->size))
+    return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes spans %u "
+                     "kernarg blocks of %u bytes, one per packet slot, but the queue has %u slots",
+                     kd->name, ks, m, q->kernarg_block, q->size);
+  return HSAD_OK;
+}
+
 /* Checks the launch against kernel and device and builds the kernarg segment into `kbuf`
- * (q->kernarg_block bytes, 64-byte aligned). Fills everything of *d but the kernarg address
+ * (DQ_KARG_STACK bytes, 64-byte aligned). Fills everything of *d but the kernarg address
  * and the completion signal. Touches no queue state. */
 static hsad_status_t check_full(const hsad_queue_t *q, const hsad_device_kernel_t *k,
                              const hsad_launch_t *l, hsad_aql_dispatch_t *d, void *kbuf) {
@@ -63,14 +79,12 @@ static hsad_status_t check_full(const hsad_queue_t *q, const hsad_device_kernel_
     return hsad_fail(HSAD_ERR_WORKGROUP, "kernel %s: workgroup of %u work-items exceeds its "
                      ".max_flat_workgroup_size %u (device %u maximum %u)", kd->name, flat,
                      kd->max_flat_workgroup_size, di->index, di->max_workgroup_size);
-  if (DQ_UNLIKELY(kd->kernarg_segment_size > q->kernarg_block))
-    return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes exceeds "
-                     "the queue's kernarg_block_size of %u bytes (create the queue with a larger "
-                     "one)", kd->name, kd->kernarg_segment_size, q->kernarg_block);
+  hsad_status_t s = kernarg_fits(q, kd);
+  if (DQ_UNLIKELY(s)) return s;
   dd.dims = (uint16_t)dims;
   uint32_t group = kd->group_segment_fixed_size;
-  hsad_status_t s = hsad_kernarg_build(kd->codeobj_kernel, l->args, l->arg_count, &dd,
-                                       &q->karg_rt, kbuf, q->kernarg_block, &group);
+  s = hsad_kernarg_build(kd->codeobj_kernel, l->args, l->arg_count, &dd, &q->karg_rt, kbuf,
+                         DQ_KARG_STACK, &group);
   if (DQ_UNLIKELY(s)) return s;
   if (DQ_UNLIKELY(group > di->lds_bytes))
     return hsad_fail(HSAD_ERR_LDS_LIMIT, "kernel %s: group segment of %u bytes (%u fixed + %u "
@@ -133,11 +147,10 @@ hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t 
   hsad_aql_dispatch_t d;
   hsad_status_t s = HSAD_OK;
   if (DQ_LIKELY(geometry_fast(k, l, &d) && k->program->device == q->device)) {
-    if (DQ_UNLIKELY(k->desc.kernarg_segment_size > q->kernarg_block))
-      return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes "
-                       "exceeds the queue's kernarg_block_size of %u bytes (create the queue "
-                       "with a larger one)", k->desc.name, k->desc.kernarg_segment_size,
-                       q->kernarg_block);
+    if (DQ_UNLIKELY(k->desc.kernarg_segment_size > q->kernarg_block)) {
+      s = kernarg_fits(q, &k->desc);
+      if (s) return s;
+    }
     hsad_dispatch_dims_t dd = {.dims = d.dims};
     for (int i = 0; i < 3; i++) {
       dd.grid_size[i] = d.grid_size[i];
@@ -145,7 +158,7 @@ hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t 
     }
     uint32_t group = k->desc.group_segment_fixed_size;
     s = hsad_kernarg_build(k->desc.codeobj_kernel, l->args, l->arg_count, &dd, &q->karg_rt,
-                           c->image, q->kernarg_block, &group);
+                           c->image, DQ_KARG_STACK, &group);
     if (s) return s;
     if (DQ_UNLIKELY(group > q->lds_bytes))
       return hsad_fail(HSAD_ERR_LDS_LIMIT, "kernel %s: group segment of %u bytes (%u fixed + %u "

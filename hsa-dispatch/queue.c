@@ -102,15 +102,17 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
     return dq_hsa_fail(st, "hsad_rocr.hsa_queue_create(device %u, %u packets)", di->index, size);
   }
   void *ka = NULL;
-  st = hsad_rocr.hsa_amd_memory_pool_allocate(d->kernarg_pool, (size_t)size * kb, 0, &ka);
+  size_t kbytes = ((size_t)size + dq_kernarg_spare(kb)) * kb;
+  st = hsad_rocr.hsa_amd_memory_pool_allocate(d->kernarg_pool, kbytes, 0, &ka);
   if (st == HSA_STATUS_SUCCESS) st = hsad_rocr.hsa_amd_agents_allow_access(1, &d->agent, NULL, ka);
   if (st != HSA_STATUS_SUCCESS) {
     if (ka) hsad_rocr.hsa_amd_memory_pool_free(ka);
     hsad_rocr.hsa_queue_destroy(q->hsa);
     free(q);
-    return dq_hsa_fail(st, "kernarg ring of %u x %u bytes for device %u", size, kb, di->index);
+    return dq_hsa_fail(st, "kernarg ring of (%u + %u) x %u bytes for device %u", size,
+                       dq_kernarg_spare(kb), kb, di->index);
   }
-  memset(ka, 0, (size_t)size * kb);
+  memset(ka, 0, kbytes);
   q->kernargs = ka;
   hsad_status_t s = dq_timeline_init(q);
   if (s) {

@@ -39,6 +39,9 @@ void *hsad_submit_kernarg(hsad_queue_t *q, uint64_t id) {
   return q->kernargs + (id & q->mask) * q->kernarg_block;
 }
 uint32_t hsad_submit_kernarg_block(const hsad_queue_t *q) { return q->kernarg_block; }
+uint32_t hsad_submit_kernarg_span(const hsad_queue_t *q, uint32_t ksize) {
+  return dq_span(q, ksize);
+}
 uint64_t hsad_submit_epoch_signal(const hsad_queue_t *q) { return q->epoch_signal.handle; }
 void hsad_submit_publish(hsad_queue_t *q, uint64_t id, uint32_t word) {
   hsad_aql_publish(dq_slot(q, id), word);

@@ -4,6 +4,10 @@
  *     (kernarg segment 8 + 72 x 8 = 584 bytes of explicit arguments, plus hidden ones);
  *   struct_1k(global uint *out, struct blob b, uint n): out[i] = b.v[i % 256] + i for i < n
  *     (a 1 KiB by-value struct);
+ *   struct_4k(global uint *out, struct blob4k b, uint n): out[i] = b.v[i % 1024] + i for i < n
+ *     (CUDA's and HIP's 4 KiB of parameters: kernarg segment above 4 KiB with the hidden ones);
+ *   struct_8k(global uint *out, struct blob8k b, uint n): out[i] = b.v[i % 2048] + i for i < n
+ *     (an 8 KiB struct: kernarg segment above hsa-dispatch's HSAD_KERNARG_SEGMENT_MAX);
  *   scale4(global float4 *y, float4 s, uint n): y[i] = y[i] * s for i < n (by-value float4). */
 #define A8(p) ulong p##0, ulong p##1, ulong p##2, ulong p##3, ulong p##4, ulong p##5, \
   ulong p##6, ulong p##7
@@ -24,6 +28,24 @@ struct blob {
 kernel void struct_1k(global uint *out, struct blob b, uint n) {
   size_t i = get_global_id(0);
   if (i < n) out[i] = b.v[i % 256] + (uint)i;
+}
+
+struct blob4k {
+  uint v[1024];
+};
+
+kernel void struct_4k(global uint *out, struct blob4k b, uint n) {
+  size_t i = get_global_id(0);
+  if (i < n) out[i] = b.v[i % 1024] + (uint)i;
+}
+
+struct blob8k {
+  uint v[2048];
+};
+
+kernel void struct_8k(global uint *out, struct blob8k b, uint n) {
+  size_t i = get_global_id(0);
+  if (i < n) out[i] = b.v[i % 2048] + (uint)i;
 }
 
 kernel void scale4(global float4 *y, float4 s, uint n) {

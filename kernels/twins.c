@@ -228,20 +228,24 @@ KFD_EMU_TWIN(args72) {
   return 0;
 }
 
-/* struct_1k(global uint *out, struct blob { uint v[256]; } b, uint n):
- * out[i] = b.v[i % 256] + i for i < n */
-KFD_EMU_TWIN(struct_1k) {
-  uint32_t *out, b[256], n;
-  if (tw_arg_ptr(d, 0, (void **)&out) || tw_arg_val(d, 1, b, sizeof b) ||
+/* struct_Nk(global uint *out, struct { uint v[words]; } b, uint n):
+ * out[i] = b.v[i % words] + i for i < n */
+static int tw_struct_words(const kfd_emu_dispatch_t *d, const kfd_emu_workgroup_t *wg,
+                           uint32_t words) {
+  uint32_t *out, b[2048], n;
+  if (tw_arg_ptr(d, 0, (void **)&out) || tw_arg_val(d, 1, b, words * 4u) ||
       tw_arg_val(d, 2, &n, sizeof n))
     return TW_ERR_ARG;
   uint64_t lo, hi;
   tw_span(wg, n, &lo, &hi);
   if (!tw_reach(d, out, lo, hi - lo, 4)) return TW_ERR_FAULT;
   for (uint64_t r = 0; r < tw_rows(wg); r++)
-    for (uint64_t i = lo; i < hi; i++) out[i] = b[i % 256] + (uint32_t)i;
+    for (uint64_t i = lo; i < hi; i++) out[i] = b[i % words] + (uint32_t)i;
   return 0;
 }
+KFD_EMU_TWIN(struct_1k) { return tw_struct_words(d, wg, 256); }
+KFD_EMU_TWIN(struct_4k) { return tw_struct_words(d, wg, 1024); }
+KFD_EMU_TWIN(struct_8k) { return tw_struct_words(d, wg, 2048); }
 
 /* scale4(global float4 *y, float4 s, uint n): y[i] = y[i] * s (per component) for i < n */
 KFD_EMU_TWIN(scale4) {

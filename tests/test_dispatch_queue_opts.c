@@ -46,7 +46,7 @@ static uint32_t qo_agent_u32(hsad_device_t *d, hsa_agent_info_t what) {
 /* Queue sizes: the default (options NULL or size 0) is 1024 packets; a size that is not a power
  * of two, below the agent's minimum or above its maximum (ROCr's HSA_AGENT_INFO_QUEUE_MIN/
  * MAX_SIZE) is refused with the range in the message; kernarg_block_size not a multiple of 64
- * or above 4096 is refused. */
+ * or above 8192 (HSAD_KERNARG_SEGMENT_MAX) is refused. */
 Test(queue_options, sizes_and_defaults, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
@@ -74,11 +74,11 @@ Test(queue_options, sizes_and_defaults, .timeout = 60) {
   DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 100},
                               &q),
             HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size 100: must be a multiple of 64 up to "
-            "4096 bytes");
-  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 8192},
+            "8192 bytes");
+  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 8256},
                               &q),
-            HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size 8192: must be a multiple of 64 up to "
-            "4096 bytes");
+            HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size 8256: must be a multiple of 64 up to "
+            "8192 bytes");
   DQ_ERR_IS(hsad_queue_create(NULL, NULL, &q), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_create: NULL device or out_queue");
   cr_assert_eq(q, (hsad_queue_t *)1);
@@ -86,21 +86,17 @@ Test(queue_options, sizes_and_defaults, .timeout = 60) {
 }
 
 /* kernarg_block_size: with 320-byte blocks the kernarg address of packet i is block 0 +
- * (i % 64) x 320 and holds that packet's own explicit arguments (dst @0, value @8, n @12); a
- * kernel whose kernarg segment (fill, code object v5: 16 explicit + 256 hidden = 272 bytes) is
- * larger than 256-byte blocks is refused by dispatch, prepare and batch with the numbers, and
- * nothing is reserved; the 0-byte kernel `empty` runs on 64-byte blocks. */
+ * (i % 64) x 320 and holds that packet's own explicit arguments (dst @0, value @8, n @12); the
+ * 0-byte kernel `empty` runs on 64-byte blocks (segments larger than a block: kernarg_span). */
 Test(queue_options, kernarg_block_size, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
   const hsad_device_kernel_t *kf, *ke;
   hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
   hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &ke);
-  hsad_queue_t *q320, *q256, *q64;
+  hsad_queue_t *q320, *q64;
   DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 320},
                           &q320));
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
-                          &q256));
   DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 64},
                           &q64));
   uint32_t *buf = dq_alloc(&e, 3 * 64);
@@ -122,22 +118,6 @@ Test(queue_options, kernarg_block_size, .timeout = 60) {
   dq_gate_open(gate);
   DQ_OK(hsad_queue_wait_idle(q320, dq_in(10 * DQ_SEC)));
   for (uint32_t i = 0; i < 48; i++) cr_assert_eq(buf[i], 100 + i / 16, "buf[%u] = %u", i, buf[i]);
-  /* 272 bytes of kernargs do not fit 256-byte blocks */
-  const char *msg = "kernel fill: kernarg segment of 272 bytes exceeds the queue's "
-                    "kernarg_block_size of 256 bytes (create the queue with a larger one)";
-  cr_assert_eq(hsad_device_kernel_desc(kf)->kernarg_segment_size, 272);
-  DQ_ERR_IS(hsad_kernel_dispatch(q256, kf, &f[0].l, dq_in(DQ_SEC), NULL, NULL),
-            HSAD_ERR_RESOURCE_EXHAUSTED, "%s", msg);
-  hsad_completion_t c;
-  DQ_ERR_IS(hsad_kernel_dispatch(q256, kf, &f[0].l, dq_in(DQ_SEC), &c, NULL),
-            HSAD_ERR_RESOURCE_EXHAUSTED, "%s", msg);
-  hsad_prepared_launch_t *pl = NULL;
-  DQ_ERR_IS(hsad_launch_prepare(q256, kf, &f[0].l, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", msg);
-  cr_assert_null(pl);
-  hsad_dispatch_desc_t items[2] = {{.kernel = kf, .launch = f[0].l}, {.kernel = kf, .launch = f[1].l}};
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q256, items, 2, dq_in(DQ_SEC), NULL, NULL),
-            HSAD_ERR_RESOURCE_EXHAUSTED, "batch entry 0: %s", msg);
-  cr_assert_eq(qo_write_index(q256), 0);
   /* a 0-byte kernarg segment fits any block */
   hsad_launch_t le = {.dims = 1, .grid = {64}, .block = {64}};
   dq_run(q64, ke, &le, DQ_SEC, 10 * DQ_SEC);
@@ -145,7 +125,6 @@ Test(queue_options, kernarg_block_size, .timeout = 60) {
   dq_gate_destroy(gate);
   hsad_buffer_free(buf);
   hsad_queue_destroy(q320);
-  hsad_queue_destroy(q256);
   hsad_queue_destroy(q64);
   hsad_program_destroy(pe);
   hsad_program_destroy(pf);
@@ -210,7 +189,8 @@ Test(batch, refusals_and_exact_fit, .timeout = 60) {
   items[63].launch.flags = HSAD_LAUNCH_NO_BARRIER;
   DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 64, dq_in(DQ_SEC), &c, &first),
             HSAD_ERR_INVALID_ARGUMENT,
-            "batch of 65 packets (with its completion barrier) exceeds the queue's 64 slots");
+            "batch of 65 packets (64 dispatches + 0 kernarg padding + 1 completion barrier) "
+            "exceeds the queue's 64 slots");
   items[63].launch.flags = 0;
   items[2].launch.grid[0] = 0;
   DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), &c, &first), HSAD_ERR_GRID,
@@ -733,4 +713,237 @@ Test(queue_options, full_ring_timeout_reserves_nothing, .timeout = 60) {
   dq_gate_destroy(gate);
   hsad_buffer_free(buf);
   dq_finish(&e, q, pf);
+}
+
+/* ---- kernarg segments larger than a kernarg block (hsad_queue.h step 4) ------------------ */
+
+/* The header word a padding packet publishes: barrier-AND (type 3), no BARRIER bit, no fences,
+ * setup 0 (HSA 1.2 system architecture 2.9.1: type bits 0-7, barrier bit 8, acquire scope
+ * 9-10, release scope 11-12). As the epoch packet: BARRIER bit and system scopes (2). */
+#define QO_PAD_WORD 0x0003u
+#define QO_EPOCH_PAD_WORD (0x0003u | 1u << 8 | 2u << 9 | 2u << 11)
+
+/* Bytes 4..63 of a padding packet: all zero but the completion signal at byte 56. */
+static void qo_assert_pad(hsad_queue_t *q, uint64_t id, uint32_t word, uint64_t completion) {
+  const uint8_t *p = qo_slot(q, id);
+  cr_assert_eq(dq_get32(p, 0), word, "packet %llu: header word %#x, want %#x",
+               (unsigned long long)id, dq_get32(p, 0), word);
+  for (uint32_t o = 4; o < 56; o++)
+    cr_assert_eq(p[o], 0, "packet %llu byte %u = %u", (unsigned long long)id, o, p[o]);
+  cr_assert_eq(dq_get64(p, 56), completion, "packet %llu completion signal %#llx",
+               (unsigned long long)id, (unsigned long long)dq_get64(p, 56));
+}
+
+/* fill (code object v5: 16 explicit + 256 hidden = 272 bytes of kernargs) on 256-byte kernarg
+ * blocks takes 2 slots: the dispatch, then one padding packet. Behind a gate (packet 0):
+ * dispatch (1, pad 2), dispatch with a completion (3, the epoch on pad 4), prepared (5, pad 6),
+ * batch of 2 with a completion (7, pad 8, 9, epoch pad 10). Each dispatch's kernarg address is
+ * packet 1's + (id - 1) x 256 and holds its own arguments and hidden values (dst @0, value @8,
+ * n @12, hidden_block_count_x @16 = 1, hidden_group_size_x @28 = 16, hidden_grid_dims @80 = 1,
+ * bytes 256..271 in the padding's block zero); padding bytes exact; write index 11; after the
+ * gate every fill's 16 values are exact. */
+Test(kernarg_span, packets_blocks_and_results, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  cr_assert_eq(hsad_device_kernel_desc(kf)->kernarg_segment_size, 272);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
+                          &q));
+  uint32_t *buf = dq_alloc(&e, 5 * 64);
+  qo_fill_t f[5];
+  for (uint32_t i = 0; i < 5; i++) qo_fill_init(&f[i], buf + 16 * i, 500 + i);
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  uint64_t id = 0, first = 0;
+  hsad_completion_t c1, cb;
+  DQ_OK(hsad_kernel_dispatch(q, kf, &f[0].l, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(id, 1);
+  DQ_OK(hsad_kernel_dispatch(q, kf, &f[1].l, dq_in(DQ_SEC), &c1, &id));
+  cr_assert_eq(id, 3);
+  cr_assert_eq(c1.packet_id, 3);
+  cr_assert_eq(c1.epoch, 1);
+  hsad_prepared_launch_t *pl = NULL;
+  DQ_OK(hsad_launch_prepare(q, kf, &f[2].l, &pl));
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(id, 5);
+  hsad_dispatch_desc_t items[2] = {{.kernel = kf, .launch = f[3].l}, {.kernel = kf, .launch = f[4].l}};
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 2, dq_in(DQ_SEC), &cb, &first));
+  cr_assert_eq(first, 7);
+  cr_assert_eq(cb.packet_id, 10);
+  cr_assert_eq(cb.epoch, 2);
+  cr_assert_eq(qo_write_index(q), 11);
+  hsa_signal_t esig;
+  hsa_signal_value_t lt;
+  DQ_OK(hsad_completion_signal(&c1, &esig, &lt));
+  const uint64_t ids[5] = {1, 3, 5, 7, 9};
+  uint64_t ka1 = dq_get64(qo_slot(q, 1), 40);
+  cr_assert_eq(ka1 % 64, 0);
+  for (uint32_t i = 0; i < 5; i++) {
+    const uint8_t *p = qo_slot(q, ids[i]);
+    cr_assert_eq(p[0], 2, "packet %llu is a kernel dispatch", (unsigned long long)ids[i]);
+    uint64_t ka = dq_get64(p, 40);
+    cr_assert_eq(ka, ka1 + (ids[i] - 1) * 256, "packet %llu kernarg_address %#llx",
+                 (unsigned long long)ids[i], (unsigned long long)ka);
+    cr_assert_eq(dq_get64(p, 56), 0, "packet %llu carries no signal", (unsigned long long)ids[i]);
+    const uint8_t *k = (const uint8_t *)(uintptr_t)ka;
+    cr_assert_eq(dq_get64(k, 0), (uint64_t)(uintptr_t)(buf + 16 * i));
+    cr_assert_eq(dq_get32(k, 8), 500 + i);
+    cr_assert_eq(dq_get32(k, 12), 16);
+    cr_assert_eq(dq_get32(k, 16), 1);
+    cr_assert_eq(k[28] | k[29] << 8, 16);
+    cr_assert_eq(k[80] | k[81] << 8, 1);
+    for (uint32_t o = 256; o < 272; o++) cr_assert_eq(k[o], 0, "packet %llu kernarg byte %u",
+                                                      (unsigned long long)ids[i], o);
+  }
+  qo_assert_pad(q, 2, QO_PAD_WORD, 0);
+  qo_assert_pad(q, 4, QO_EPOCH_PAD_WORD, esig.handle);
+  qo_assert_pad(q, 6, QO_PAD_WORD, 0);
+  qo_assert_pad(q, 8, QO_PAD_WORD, 0);
+  qo_assert_pad(q, 10, QO_EPOCH_PAD_WORD, esig.handle);
+  cr_assert_eq(buf[0], 0, "nothing ran behind the gate");
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_completion_wait(&c1, dq_in(DQ_SEC)));
+  for (uint32_t i = 0; i < 80; i++) cr_assert_eq(buf[i], 500 + i / 16, "buf[%u] = %u", i, buf[i]);
+  hsad_launch_destroy(pl);
+  dq_gate_destroy(gate);
+  hsad_buffer_free(buf);
+  dq_finish(&e, q, pf);
+}
+
+/* struct_1k's v[256] for run r: v[j] = r x 100000 + j x 7. */
+static void qo_blob(uint32_t *v, uint32_t words, uint32_t r) {
+  for (uint32_t j = 0; j < words; j++) v[j] = r * 100000u + j * 7u;
+}
+
+/* struct_1k (1296 bytes of kernargs: 3 slots of 512-byte blocks) starting in slot 62 of 64:
+ * slots 62, 63 and 0 (its epoch padding), the segment contiguous from block 62 into the spare
+ * blocks past the ring's end (1024-byte struct @8 read back byte for byte); the next one
+ * (slots 1..3) does not disturb it; results exact (out[i] = v[i % 256] + i for 300 items). */
+Test(kernarg_span, wraps_past_the_ring_end, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *ke, *ks;
+  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &ke);
+  hsad_program_t *pb = dq_load(&e, "big_args", 5, "struct_1k", &ks);
+  cr_assert_eq(hsad_device_kernel_desc(ks)->kernarg_segment_size, 1296);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_launch_t le = {.dims = 1, .grid = {64}, .block = {64}};
+  for (uint32_t i = 0; i < 61; i++) DQ_OK(hsad_kernel_dispatch(q, ke, &le, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC))); /* its barrier-AND is packet 61 */
+  cr_assert_eq(qo_write_index(q), 62);
+  uint64_t block0 = dq_get64(qo_slot(q, 1), 40) - 512;
+  uint32_t *out = dq_alloc(&e, 2 * 300 * 4);
+  static uint32_t v[2][256];
+  uint32_t n = 300;
+  hsad_completion_t c[2];
+  uint64_t id[2];
+  for (uint32_t r = 0; r < 2; r++) {
+    qo_blob(v[r], 256, r + 1);
+    hsad_karg_t a[3] = {HSAD_KARG_PTR(out + 300 * r), {.tag = HSAD_KARG_BYTES, .size = 1024,
+                        .bytes = v[r]}, HSAD_KARG_VAL(n)};
+    hsad_launch_t l = {.dims = 1, .grid = {300}, .block = {64}, .args = a, .arg_count = 3};
+    DQ_OK(hsad_kernel_dispatch(q, ks, &l, dq_in(DQ_SEC), &c[r], &id[r]));
+  }
+  cr_assert_eq(id[0], 62);
+  cr_assert_eq(id[1], 65);
+  cr_assert_eq(qo_write_index(q), 68);
+  DQ_OK(hsad_completion_wait(&c[1], dq_in(10 * DQ_SEC)));
+  for (uint32_t r = 0; r < 2; r++) {
+    uint64_t ka = dq_get64(qo_slot(q, id[r]), 40);
+    cr_assert_eq(ka, block0 + (id[r] % 64) * 512, "run %u kernarg_address %#llx", r,
+                 (unsigned long long)ka);
+    const uint8_t *k = (const uint8_t *)(uintptr_t)ka;
+    cr_assert_eq(dq_get64(k, 0), (uint64_t)(uintptr_t)(out + 300 * r));
+    cr_assert_eq(memcmp(k + 8, v[r], 1024), 0, "run %u: the struct in the kernarg segment", r);
+    cr_assert_eq(dq_get32(k, 1032), 300);
+    for (uint32_t i = 0; i < 300; i++)
+      cr_assert_eq(out[300 * r + i], v[r][i % 256] + i, "run %u out[%u] = %u", r, i,
+                   out[300 * r + i]);
+  }
+  hsad_buffer_free(out);
+  hsad_program_destroy(pe);
+  dq_finish(&e, q, pb);
+}
+
+/* The device's shared queue (512-byte blocks) runs what the issue's users could not: args72
+ * (840 bytes: 2 slots) and struct_4k (4368 bytes, CUDA's and HIP's 4 KiB of parameters: 9
+ * slots), results exact; struct_8k (8464 bytes) is above HSAD_KERNARG_SEGMENT_MAX, and
+ * struct_4k on a 64-slot queue with 64-byte blocks needs 69 slots: both refused by dispatch,
+ * prepare and batch with the numbers, nothing reserved. */
+Test(kernarg_span, shared_queue_limits, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k72, *k4, *k8;
+  hsad_program_t *pb = dq_load(&e, "big_args", 5, "args72", &k72);
+  DQ_OK(hsad_program_kernel(pb, "struct_4k", &k4));
+  DQ_OK(hsad_program_kernel(pb, "struct_8k", &k8));
+  cr_assert_eq(hsad_device_kernel_desc(k72)->kernarg_segment_size, 840);
+  cr_assert_eq(hsad_device_kernel_desc(k4)->kernarg_segment_size, 4368);
+  cr_assert_eq(hsad_device_kernel_desc(k8)->kernarg_segment_size, 8464);
+  hsad_queue_t *sq;
+  DQ_OK(hsad_device_queue(e.dev, &sq));
+  uint64_t w0 = qo_write_index(sq);
+  uint64_t *o72 = dq_alloc(&e, 72 * 8);
+  uint64_t a72v[72];
+  hsad_karg_t a72[73] = {HSAD_KARG_PTR(o72)};
+  for (uint32_t i = 0; i < 72; i++) {
+    a72v[i] = 0x0123456789abcdefull ^ ((uint64_t)i << 40) ^ i;
+    a72[1 + i] = HSAD_KARG_VAL(a72v[i]);
+  }
+  hsad_launch_t l72 = {.dims = 1, .grid = {1}, .block = {1}, .args = a72, .arg_count = 73};
+  uint64_t id72 = dq_run(sq, k72, &l72, DQ_SEC, 10 * DQ_SEC);
+  cr_assert_eq(id72, w0);
+  cr_assert_eq(qo_write_index(sq), w0 + 2);
+  for (uint32_t i = 0; i < 72; i++)
+    cr_assert_eq(o72[i], a72v[i], "args72 out[%u] = %#llx", i, (unsigned long long)o72[i]);
+  enum { N = 3000 };
+  uint32_t *out = dq_alloc(&e, N * 4);
+  static uint32_t v4[1024];
+  qo_blob(v4, 1024, 4);
+  uint32_t n = N;
+  hsad_karg_t a4[3] = {HSAD_KARG_PTR(out), {.tag = HSAD_KARG_BYTES, .size = 4096, .bytes = v4},
+                       HSAD_KARG_VAL(n)};
+  hsad_launch_t l4 = {.dims = 1, .grid = {N}, .block = {256}, .args = a4, .arg_count = 3};
+  uint64_t id4 = dq_run(sq, k4, &l4, DQ_SEC, 10 * DQ_SEC);
+  cr_assert_eq(id4, w0 + 2);
+  cr_assert_eq(qo_write_index(sq), w0 + 11);
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert_eq(out[i], v4[i % 1024] + i, "struct_4k out[%u] = %u", i, out[i]);
+  /* above the library's limit */
+  static uint32_t v8[2048];
+  hsad_karg_t a8[3] = {HSAD_KARG_PTR(out), {.tag = HSAD_KARG_BYTES, .size = 8192, .bytes = v8},
+                       HSAD_KARG_VAL(n)};
+  hsad_launch_t l8 = {.dims = 1, .grid = {N}, .block = {256}, .args = a8, .arg_count = 3};
+  const char *m8 = "kernel struct_8k: kernarg segment of 8464 bytes exceeds hsa-dispatch's limit "
+                   "of 8192 bytes (HSAD_KERNARG_SEGMENT_MAX)";
+  hsad_completion_t c;
+  DQ_ERR_IS(hsad_kernel_dispatch(sq, k8, &l8, dq_in(DQ_SEC), &c, NULL),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m8);
+  hsad_prepared_launch_t *pl = NULL;
+  DQ_ERR_IS(hsad_launch_prepare(sq, k8, &l8, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m8);
+  cr_assert_null(pl);
+  hsad_dispatch_desc_t it = {.kernel = k8, .launch = l8};
+  DQ_ERR_IS(hsad_queue_dispatch_batch(sq, &it, 1, dq_in(DQ_SEC), NULL, NULL),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "batch entry 0: %s", m8);
+  cr_assert_eq(qo_write_index(sq), w0 + 11);
+  /* more blocks than slots */
+  hsad_queue_t *q64;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 64},
+                          &q64));
+  const char *m4 = "kernel struct_4k: kernarg segment of 4368 bytes spans 69 kernarg blocks of 64 "
+                   "bytes, one per packet slot, but the queue has 64 slots";
+  DQ_ERR_IS(hsad_kernel_dispatch(q64, k4, &l4, dq_in(DQ_SEC), NULL, NULL),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m4);
+  DQ_ERR_IS(hsad_launch_prepare(q64, k4, &l4, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m4);
+  it = (hsad_dispatch_desc_t){.kernel = k4, .launch = l4};
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q64, &it, 1, dq_in(DQ_SEC), NULL, NULL),
+            HSAD_ERR_RESOURCE_EXHAUSTED, "batch entry 0: %s", m4);
+  cr_assert_eq(qo_write_index(q64), 0);
+  hsad_queue_destroy(q64);
+  hsad_buffer_free(out);
+  hsad_buffer_free(o72);
+  hsad_program_destroy(pb);
+  DQ_OK(hsad_runtime_close(e.rt));
 }

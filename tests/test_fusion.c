@@ -560,3 +560,110 @@ Test(fusion_cli, errors_name_node_and_field, .timeout = 60) {
   cr_assert_eq(WEXITSTATUS(rc), 1);
   cr_assert_str_eq(out, "hsad graph: node first: field \"args\"[2]: no buffer 'nope'\n");
 }
+
+/* struct_1k's blob for launch r: v[j] = r x 1000 + j. */
+static void blob_1k(uint32_t *v, uint32_t r) {
+  for (uint32_t j = 0; j < 256; j++) v[j] = r * 1000u + j;
+}
+
+/* Kernels whose kernarg segment spans several kernarg blocks (struct_1k: 1296 bytes on 512-byte
+ * blocks = 3 slots) fuse with their padding: A (struct_1k) -> B (struct_1k) -> C (fill), one
+ * queue: packets A, pad, pad, B (BARRIER), pad, pad, C (BARRIER, the epoch): 7 per launch, the
+ * padding barrier-AND word 0x0003 (no BARRIER bit, no fences) of node -1. Three fused launches
+ * with A's struct updated in place (doorbell 7r + 6), then one sequential (each node its own
+ * epoch: A's and B's last padding packet carries it, 7 packets again): every result exact. A
+ * graph whose last packet is padding turns it into the epoch barrier (0x1503). */
+Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *ks, *kf;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "big_args", 5, "struct_1k", &ks, &q);
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  enum { N = 300 };
+  uint32_t *out = dq_alloc(&e, 2 * N * 4), *fo = dq_alloc(&e, 16 * 4);
+  static uint32_t va[256], vb[256];
+  blob_1k(va, 1);
+  blob_1k(vb, 2);
+  uint32_t n = N, fv = 77, fn = 16;
+  hsad_karg_t aa[3] = {HSAD_KARG_PTR(out), {.tag = HSAD_KARG_BYTES, .size = 1024, .bytes = va},
+                       HSAD_KARG_VAL(n)};
+  hsad_karg_t ab[3] = {HSAD_KARG_PTR(out + N), {.tag = HSAD_KARG_BYTES, .size = 1024, .bytes = vb},
+                       HSAD_KARG_VAL(n)};
+  hsad_karg_t af[3] = {HSAD_KARG_PTR(fo), HSAD_KARG_VAL(fv), HSAD_KARG_VAL(fn)};
+  hsad_launch_t la = {.dims = 1, .grid = {N}, .block = {64}, .args = aa, .arg_count = 3};
+  hsad_launch_t lb = la, lf = {.dims = 1, .grid = {16}, .block = {16}, .args = af, .arg_count = 3};
+  lb.args = ab;
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a, b, c;
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, ks, &la, NULL, 0, &a));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 0, ks, &lb, &a, 1, &b));
+  DQ_OK(hsad_graph_add_kernel(g, "C", 0, kf, &lf, &b, 1, &c));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 7);
+  const int32_t want_node[7] = {0, -1, -1, 1, -1, -1, 2};
+  const uint32_t want_word[7] = {0, 0x0003, 0x0003, 0, 0x0003, 0x0003, 0};
+  for (uint32_t i = 0; i < 7; i++) {
+    int32_t node;
+    uint32_t w = pkt_word(x, 0, i, &node);
+    cr_assert_eq(node, want_node[i], "packet %u node %d", i, node);
+    if (want_node[i] < 0) {
+      cr_assert_eq(w, want_word[i], "packet %u word %#x", i, w);
+    } else {
+      cr_assert_eq(TYPE(w), HSA_PACKET_TYPE_KERNEL_DISPATCH);
+      cr_assert_eq(BAR(w), i ? 1u : 0u, "packet %u barrier", i);
+    }
+  }
+  for (uint32_t r = 0; r < 4; r++) {
+    blob_1k(va, 10 + r);
+    DQ_OK(hsad_graph_exec_update(x, a, &la));
+    memset(out, 0, 2 * N * 4);
+    memset(fo, 0, 16 * 4);
+    hsad_completion_t done;
+    hsad_graph_rollback_t why;
+    DQ_OK(hsad_graph_launch(x, r == 3 ? HSAD_GRAPH_SEQUENTIAL : 0, dq_in(DQ_SEC), &done, &why));
+    DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+    cr_assert_eq(why, r == 3 ? HSAD_GRAPH_ROLLBACK_REQUESTED : HSAD_GRAPH_ROLLBACK_NONE);
+    cr_assert_eq(done.packet_id, 7 * (uint64_t)r + 6, "launch %u completion at %llu", r,
+                 (unsigned long long)done.packet_id);
+    cr_assert_eq(doorbell_value(q), 7 * (uint64_t)r + 6);
+    for (uint32_t i = 0; i < N; i++) {
+      cr_assert_eq(out[i], (10 + r) * 1000u + i % 256 + i, "launch %u A out[%u] = %u", r, i, out[i]);
+      cr_assert_eq(out[N + i], 2000u + i % 256 + i, "launch %u B out[%u] = %u", r, i, out[N + i]);
+    }
+    for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], 77);
+  }
+  hsad_graph_exec_destroy(x);
+  /* a lone spanning node: its last padding packet is the epoch barrier */
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, ks, &la, NULL, 0, &a));
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 3);
+  int32_t node;
+  cr_assert_eq(pkt_word(x, 0, 1, &node), 0x0003);
+  cr_assert_eq(pkt_word(x, 0, 2, &node), 0x0003u | 1u << 8 | 2u << 9 | 2u << 11);
+  cr_assert_eq(node, -1);
+  hsad_completion_t done;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
+  DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(done.packet_id, 28 + 2);
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(out[i], 13000u + i % 256 + i);
+  /* rebinding to a queue of 256-byte kernarg blocks would need 6 slots for A, not 3 */
+  hsad_queue_t *q256;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
+                          &q256));
+  cr_assert_eq(hsad_graph_exec_set_queue(x, 0, q256), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_graph_exec_set_queue: node A: its kernarg segment of "
+                   "1296 bytes takes 6 slots on the new queue (256-byte kernarg blocks), 3 on "
+                   "queue 0; instantiate the graph on it instead");
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), q);
+  hsad_queue_destroy(q256);
+  hsad_graph_exec_destroy(x);
+  hsad_buffer_free(out);
+  hsad_buffer_free(fo);
+  hsad_program_destroy(pf);
+  dq_finish(&e, q, p);
+}

@@ -53,11 +53,10 @@ int hsad_cli_fail(const hsad_cli_t *cli, int exit_code, const char *status, cons
   return rc;
 }
 
-/* Library advice meant for API users ("destroy it and create a new queue", "create the queue
- * with a larger one"): a command-line user can do neither, so it is left out. */
+/* Library advice meant for API users ("destroy it and create a new queue"): a command-line
+ * user cannot follow it, so it is left out. */
 static const char *const api_advice[] = {
     "; destroy it and create a new queue",
-    " (create the queue with a larger one)",
 };
 
 int hsad_cli_fail_status(const hsad_cli_t *cli, hsad_status_t s) {
