@@ -628,7 +628,10 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, uint64_t deadline_n
     }
     hsad_submit_publish(q, pid, p->word | (1u << HSA_PACKET_HEADER_BARRIER));
     hsad_submit_doorbell(q, pid + m - 1);
-    if (mon && p->kind == FU_KERNEL) monitor_pkt(q, p, pid, &mark);
+    if (mon && p->kind == FU_KERNEL) {
+      hsad_submit_monitor_close(&mark);
+      monitor_pkt(q, p, pid, &mark);
+    }
     e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid};
     if (out) out[qi] = e->done[id];
   }
@@ -696,6 +699,7 @@ hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint32_t flags, uint64_t d
       write_pkt(e, q, &fq->pkts[i], first + i, fq->pkts[i].epoch ? esig : 0);
     for (uint32_t i = fq->n; i-- > 0;) hsad_submit_publish(q, first + i, fq->pkts[i].word);
     hsad_submit_doorbell(q, first + fq->n - 1);
+    if (mon) hsad_submit_monitor_close(&mark); /* one submit interval per queue's run */
     for (uint32_t i = 0; mon && i < fq->n; i++)
       if (fq->pkts[i].kind == FU_KERNEL) monitor_pkt(q, &fq->pkts[i], first + i, &mark);
     if (out) out[qi] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + fq->n - 1};

@@ -170,6 +170,7 @@ submit_monitored(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *i
   uint64_t id;
   hsad_status_t s = submit_plain(q, d, image, ksize, header, deadline_ns, out_completion, &id);
   if (s) return s;
+  dq_monitor_close(&mark);
   dq_monitor_end(q, d, id, &mark);
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
@@ -317,11 +318,13 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   dq_ring_doorbell(q, first + n - 1);
   /* Monitoring on: one record per entry, after the doorbell (pass 4 rebuilds each body; the
    * ring slots may already be reused) */
-  if (DQ_UNLIKELY(q->monitor))
+  if (DQ_UNLIKELY(q->monitor)) {
+    dq_monitor_close(&mark); /* one submit interval for the whole batch */
     for (uint32_t i = 0, at = 0; i < count; at += batch_span(q, &items[i]), i++) {
       (void)dq_launch_check(q, items[i].kernel, &items[i].launch, &b);
       dq_monitor_end(q, &b.d, first + at, &mark);
     }
+  }
   if (out_completion)
     *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + n - 1};
   if (out_first_packet_id) *out_first_packet_id = first;

@@ -159,13 +159,19 @@ uint64_t dq_retire(hsad_queue_t *q);
 void dq_timeline_fault(hsad_queue_t *q);
 
 /* ---- monitor.c ---- */
-/* Taken before a monitored submit: the queue's scratch and the submit start time. */
+/* Taken before a monitored submit: the queue's scratch and the submit start time; t1, the
+ * submission's end, is set by dq_monitor_close once its doorbell rang. Every record of one
+ * submission (a batch, one queue's part of a graph launch) shares t0 and t1, so the host submit
+ * intervals of one thread never overlap. */
 typedef struct dq_mon_mark {
   uint64_t t0, scratch;
   uint32_t lane;
+  uint64_t t1;
 } dq_mon_mark_t;
 void dq_monitor_begin(hsad_queue_t *q, dq_mon_mark_t *mark);
-/* Records packet `id` (body d) in q->monitor's ring; never waits (a full ring drops it). */
+static inline void dq_monitor_close(dq_mon_mark_t *mark) { mark->t1 = hsad_now_ns(); }
+/* Records packet `id` (body d) in q->monitor's ring, with the closed mark's times; never waits
+ * (a full ring drops it). */
 void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
                     const dq_mon_mark_t *mark);
 /* Queue creation / destruction: process-wide monitoring; alerts of the records left, free. */

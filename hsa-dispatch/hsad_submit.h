@@ -57,21 +57,27 @@ void hsad_submit_doorbell(hsad_queue_t *queue, uint64_t last_id);
 
 /* Monitoring (hsad_monitor.h) of kernel dispatch packets written through this header, so a
  * fused launch leaves the records hsad_kernel_dispatch would: when hsad_submit_monitored(q)
- * (one load; false while monitoring is off), take a mark before reserving, then, after the
- * doorbell, record each kernel dispatch packet with its body and id. The record's host submit
- * interval runs from the mark to the record call; the rest is as for hsad_kernel_dispatch
- * (kernel found by kernel_object, occupancy at the packet's workgroup and group segment sizes,
- * device times filled by a drain on a profiling queue). Never blocks (a full ring drops the
- * record and counts it). Thread-safe as hsad_kernel_dispatch. */
+ * (one load; false while monitoring is off), take a mark before reserving, close it after the
+ * doorbell (hsad_submit_monitor_close), then record each kernel dispatch packet with its body
+ * and id. Every record made with one mark carries the same host submit interval, from the mark
+ * to its close (one submission, one interval: the intervals of one thread never overlap, which
+ * a trace's thread track needs). The rest is as for hsad_kernel_dispatch (kernel found by
+ * kernel_object, occupancy at the packet's workgroup and group segment sizes, device times
+ * filled by a drain on a profiling queue). Never blocks (a full ring drops the record and
+ * counts it). Thread-safe as hsad_kernel_dispatch; a mark belongs to the thread that took it. */
 typedef struct hsad_submit_mark {
   uint64_t t0;       /* hsad_now_ns at the mark */
   uint64_t scratch;  /* the queue's scratch bytes at the mark */
   uint32_t lane;     /* the queue's scratch bytes per wave64 lane at the mark */
+  uint64_t t1;       /* hsad_now_ns at hsad_submit_monitor_close; 0 before */
 } hsad_submit_mark_t;
 bool hsad_submit_monitored(const hsad_queue_t *queue);
 void hsad_submit_monitor_begin(hsad_queue_t *queue, hsad_submit_mark_t *out_mark);
+/* Ends the submission's host interval (t1 = hsad_now_ns()). */
+void hsad_submit_monitor_close(hsad_submit_mark_t *mark);
 /* `packet`: bytes 4..63 of a kernel dispatch packet as written (its header/setup word is not
- * read: dims = its setup dimensions); `id`: its packet id. */
+ * read: dims = its setup dimensions); `id`: its packet id. A mark not closed yet ends at this
+ * call. */
 void hsad_submit_monitor_record(hsad_queue_t *queue, const hsa_kernel_dispatch_packet_t *packet,
                                 uint16_t dims, uint64_t id, const hsad_submit_mark_t *mark);
 

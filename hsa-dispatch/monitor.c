@@ -254,12 +254,12 @@ static uint64_t queue_scratch(const hsad_queue_t *q) {
 void dq_monitor_begin(hsad_queue_t *q, dq_mon_mark_t *mark) {
   mark->scratch = queue_scratch(q);
   mark->lane = __atomic_load_n(&q->amd->scratch_wave64_lane_byte_size, __ATOMIC_RELAXED);
+  mark->t1 = 0;
   mark->t0 = hsad_now_ns();
 }
 
 void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
                     const dq_mon_mark_t *mark) {
-  uint64_t t1 = hsad_now_ns();
   struct dq_monitor *m = q->monitor;
   uint32_t wg = (uint32_t)d->workgroup_size[0] * d->workgroup_size[1] * d->workgroup_size[2];
   const mon_kernel_t *k = kernel_get(m, q, d->kernel_object, wg, d->group_segment_size, id);
@@ -293,7 +293,7 @@ void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
   c->thread_id = mon_tid;
   c->scratch_before = mark->scratch;
   c->t0 = mark->t0;
-  c->t1 = t1;
+  c->t1 = mark->t1;
   atomic_store_explicit(&c->seq, pos + 1, memory_order_release); /* pairs with the drainer */
 }
 

@@ -51,7 +51,8 @@ void hsad_submit_doorbell(hsad_queue_t *q, uint64_t last_id) { dq_ring_doorbell(
 _Static_assert(sizeof(hsad_submit_mark_t) == sizeof(dq_mon_mark_t) &&
                    offsetof(hsad_submit_mark_t, t0) == offsetof(dq_mon_mark_t, t0) &&
                    offsetof(hsad_submit_mark_t, scratch) == offsetof(dq_mon_mark_t, scratch) &&
-                   offsetof(hsad_submit_mark_t, lane) == offsetof(dq_mon_mark_t, lane),
+                   offsetof(hsad_submit_mark_t, lane) == offsetof(dq_mon_mark_t, lane) &&
+                   offsetof(hsad_submit_mark_t, t1) == offsetof(dq_mon_mark_t, t1),
                "hsad_submit_mark_t mirrors dq_mon_mark_t");
 
 bool hsad_submit_monitored(const hsad_queue_t *q) { return q && q->monitor; }
@@ -60,6 +61,10 @@ void hsad_submit_monitor_begin(hsad_queue_t *q, hsad_submit_mark_t *mark) {
   dq_mon_mark_t m;
   dq_monitor_begin(q, &m);
   *mark = (hsad_submit_mark_t){.t0 = m.t0, .scratch = m.scratch, .lane = m.lane};
+}
+
+void hsad_submit_monitor_close(hsad_submit_mark_t *mark) {
+  if (mark) mark->t1 = hsad_now_ns();
 }
 
 void hsad_submit_monitor_record(hsad_queue_t *q, const hsa_kernel_dispatch_packet_t *p,
@@ -75,6 +80,7 @@ void hsad_submit_monitor_record(hsad_queue_t *q, const hsa_kernel_dispatch_packe
       .kernarg_address = p->kernarg_address,
       .completion_signal = p->completion_signal.handle,
   };
-  dq_mon_mark_t m = {.t0 = mark->t0, .scratch = mark->scratch, .lane = mark->lane};
+  dq_mon_mark_t m = {.t0 = mark->t0, .scratch = mark->scratch, .lane = mark->lane,
+                     .t1 = mark->t1 ? mark->t1 : hsad_now_ns()};
   dq_monitor_end(q, &d, id, &m);
 }
