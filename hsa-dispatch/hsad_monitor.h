@@ -111,7 +111,10 @@ typedef struct hsad_dispatch_record {
   uint64_t queue_scratch_before; /* amd_queue_t.scratch_backing_memory_byte_size at submit */
   uint64_t queue_scratch_after;  /* the same when drained */
   uint32_t thread_id;            /* submitting thread (gettid) */
-  uint64_t submit_start_ns, submit_end_ns; /* around the submit call's work */
+  uint64_t submit_start_ns, submit_end_ns; /* around the submit call's work: from before the
+                                    reservation to after the doorbell; the same for every
+                                    record of one batch or of one queue's part of a graph
+                                    launch (one submission) */
   bool device_times;             /* start_ns/end_ns valid (the queue profiles and the times
                                     were still held: a profiling queue keeps them for `size`
                                     packets) */
@@ -168,20 +171,33 @@ void hsad_trace_destroy(hsad_trace_t *trace);
 hsad_status_t hsad_trace_add(hsad_trace_t *trace, const hsad_dispatch_record_t *records,
                              size_t count);
 
-/* Writes the trace to `path` as {"traceEvents": [...], "displayTimeUnit": "ns"}:
+/* Writes the trace to `path` as {"traceEvents": [...], "displayTimeUnit": "ns"}. Tracks are
+ * named as rocprofv3 names them (rocprofiler-sdk, source/lib/output/generatePerfetto.cpp,
+ * write_perfetto: "THREAD <n> (<tid>)" for host threads; "COMPUTE <label> [<index>] QUEUE
+ * [<n>] <type>" per queue with --group-by-queue, label/index/type from metadata.cpp's
+ * get_agent_index at the default agent indexing, logical_node: "Agent", the agent's
+ * logical_node_id (its position among all KFD topology nodes, CPUs and GPUs: the KFD node id
+ * HSA_AGENT_INFO_NODE), "GPU"; <n> counts the agent's queues from 0):
  * - process "hsa-dispatch" (pid = getpid()) with one track per submitting thread (tid = its
- *   thread id, named "submit thread <tid>") holding a complete slice (ph "X") "submit <kernel>"
- *   per record, from submit_start_ns to submit_end_ns;
+ *   thread id) named "THREAD <n> (<tid>)": n = 0 for the process's main thread (tid == pid),
+ *   1, 2, ... for the others in ascending thread id. One complete slice (ph "X") per host
+ *   submission, from submit_start_ns to submit_end_ns: "submit <kernel>" (args: the record)
+ *   for a single dispatch, "submit <n> dispatches" (args: queue, dispatches, packet_ids,
+ *   kernels, thread_id, submit_start_ns, submit_end_ns) for the records of one batch or one
+ *   queue's part of a graph launch, which share their submit interval. A thread's submissions
+ *   follow each other, so its slices never overlap;
  * - one process per device (pid = 2^30 + device index, named "GPU <index> <name>", e.g.
- *   "GPU 0 gfx90a") with one track per queue, named as rocprofv3 names its
- *   queue tracks: "COMPUTE GPU [<device index>] QUEUE [<hsa_queue_t.id>]"; one slice "<kernel>"
- *   per record with device times, start_ns to end_ns. Dispatches that overlap on a queue (no
- *   BARRIER bit) go to further tracks "... QUEUE [<id>] lane <n>" so that slices on one track
- *   never overlap;
- * - a flow arrow per record with device times: ph "s" on the submit slice, ph "f" (bp "e") on
- *   the dispatch slice, same id (1, 2, ... in the order records were added).
- * Slice args: every field of the record. Timestamps in us with 3 decimals (ns exact).
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL trace or path), HSAD_ERR_IO (the file cannot be
+ *   "GPU 0 gfx90a") with one track per queue, "COMPUTE Agent [<KFD node id>] QUEUE [<n>] GPU",
+ *   n numbering the device's queues in the trace from 0 in ascending hsa_queue_t.id (creation
+ *   order; rocprofv3 numbers them in its hash set's order); one slice "<kernel>" per record
+ *   with device times, start_ns to end_ns. Dispatches that overlap on a queue (no BARRIER bit)
+ *   go to further tracks "... GPU lane <l>" so that slices on one track never overlap or touch;
+ * - a flow arrow per record with device times: ph "s" at the middle of its submit slice, ph
+ *   "f" (bp "e") at the middle of its dispatch slice, same id (1, 2, ... in the order records
+ *   were added); a submission of several dispatches starts one arrow to each.
+ * Timestamps in us with 3 decimals (ns exact).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL trace or path), HSAD_ERR_RESOURCE_EXHAUSTED (more
+ * than 64 dispatches overlap on one queue: no lane left), HSAD_ERR_IO (the file cannot be
  * written: path and errno text), HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_trace_write(const hsad_trace_t *trace, const char *path);
 

@@ -16,9 +16,11 @@ typedef struct trace_rec {
   hsad_dispatch_record_t r;      /* kernel points into `name` */
   char *name;
   uint32_t device;               /* device index */
+  uint32_t node;                 /* the device's KFD node id (HSA_AGENT_INFO_NODE) */
   char device_name[HSAD_NAME_MAX];
   uint64_t queue_id;             /* hsa_queue_t.id */
   uint32_t lane;                 /* track of its queue, set while writing */
+  uint32_t ordinal;              /* its queue among its device's queues, set while writing */
 } trace_rec_t;
 
 struct hsad_trace {
@@ -62,6 +64,7 @@ hsad_status_t hsad_trace_add(hsad_trace_t *t, const hsad_dispatch_record_t *reco
     if (q) {
       const hsad_device_info_t *di = hsad_device_info(q->device);
       e->device = di->index;
+      e->node = di->node;
       snprintf(e->device_name, sizeof e->device_name, "%s", di->name);
       e->queue_id = q->hsa->id;
     }
@@ -151,47 +154,127 @@ static int by_start(const void *a, const void *b) {
   return x->r.end_ns < y->r.end_ns ? -1 : x->r.end_ns > y->r.end_ns;
 }
 
-/* Assigns lanes so that slices of one track never overlap (greedy by start). Returns false
- * when a queue needs more than 64 lanes. */
+/* One host submission: the records of one thread with the same submit interval and queue (a
+ * batch, one queue's part of a graph launch, or a single dispatch). */
+static int by_submission(const void *a, const void *b) {
+  const trace_rec_t *x = *(trace_rec_t *const *)a, *y = *(trace_rec_t *const *)b;
+  if (x->r.thread_id != y->r.thread_id) return x->r.thread_id < y->r.thread_id ? -1 : 1;
+  if (x->r.submit_start_ns != y->r.submit_start_ns)
+    return x->r.submit_start_ns < y->r.submit_start_ns ? -1 : 1;
+  if (x->r.submit_end_ns != y->r.submit_end_ns)
+    return x->r.submit_end_ns < y->r.submit_end_ns ? -1 : 1;
+  if (x->queue_id != y->queue_id) return x->queue_id < y->queue_id ? -1 : 1;
+  return x->r.packet_id < y->r.packet_id ? -1 : x->r.packet_id > y->r.packet_id;
+}
+
+static bool same_submission(const trace_rec_t *x, const trace_rec_t *y) {
+  return x->r.thread_id == y->r.thread_id && x->r.submit_start_ns == y->r.submit_start_ns &&
+         x->r.submit_end_ns == y->r.submit_end_ns && x->queue_id == y->queue_id;
+}
+
+/* Assigns lanes so that slices of one track never overlap nor touch (greedy by start: a lane is
+ * reused by a slice starting after its last slice ended), so that a flow's ts inside a slice
+ * names one slice. Queue ordinals: per device, in ascending hsa_queue_t.id (creation order).
+ * Returns false when a queue needs more than 64 lanes. */
 static bool assign_lanes(trace_rec_t **v, size_t n) {
   uint64_t ends[64];
   size_t i = 0;
+  uint32_t ordinal = 0;
   while (i < n) {
     size_t j = i;
     uint32_t lanes = 0;
+    if (i > 0 && v[i - 1]->device != v[i]->device) ordinal = 0;
     while (j < n && v[j]->device == v[i]->device && v[j]->queue_id == v[i]->queue_id) {
       uint32_t l = 0;
-      while (l < lanes && ends[l] > v[j]->r.start_ns) l++;
+      while (l < lanes && ends[l] >= v[j]->r.start_ns) l++;
       if (l == lanes) {
         if (lanes == 64) return false;
         lanes++;
       }
       ends[l] = v[j]->r.end_ns;
       v[j]->lane = l;
+      v[j]->ordinal = ordinal;
       j++;
     }
+    ordinal++;
     i = j;
   }
   return true;
 }
 
+static int by_tid(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The host submit slice of the submission v[0..n): "submit <kernel>" with the record as args
+ * for one dispatch, "submit <n> dispatches" with the queue, interval, packet ids and kernels
+ * for more. */
+static json_object *submit_slice(trace_rec_t *const *v, size_t n, int64_t pid) {
+  const hsad_dispatch_record_t *r = &v[0]->r;
+  char name[300];
+  if (n == 1)
+    snprintf(name, sizeof name, "submit %s", r->kernel);
+  else
+    snprintf(name, sizeof name, "submit %zu dispatches", n);
+  json_object *h = event(name, "submit", "X", pid, r->thread_id);
+  json_object_object_add(h, "ts", us(r->submit_start_ns));
+  json_object_object_add(h, "dur", us(r->submit_end_ns - r->submit_start_ns));
+  if (n == 1) {
+    json_object_object_add(h, "args", record_args(v[0]));
+    return h;
+  }
+  json_object *a = json_object_new_object(), *ids = json_object_new_array(),
+              *ks = json_object_new_array();
+  for (size_t i = 0; i < n; i++) {
+    json_object_array_add(ids, json_object_new_int64((int64_t)v[i]->r.packet_id));
+    json_object_array_add(ks, json_object_new_string(v[i]->r.kernel));
+  }
+  json_object_object_add(a, "queue", json_object_new_int64((int64_t)v[0]->queue_id));
+  json_object_object_add(a, "dispatches", json_object_new_int64((int64_t)n));
+  json_object_object_add(a, "packet_ids", ids);
+  json_object_object_add(a, "kernels", ks);
+  json_object_object_add(a, "thread_id", json_object_new_int64(r->thread_id));
+  json_object_object_add(a, "submit_start_ns", json_object_new_int64((int64_t)r->submit_start_ns));
+  json_object_object_add(a, "submit_end_ns", json_object_new_int64((int64_t)r->submit_end_ns));
+  json_object_object_add(h, "args", a);
+  return h;
+}
+
 static hsad_status_t build(const hsad_trace_t *t, json_object *ev) {
   int64_t pid = getpid();
+  size_t count = t->count;
+  trace_rec_t **v = malloc((count ? count : 1) * sizeof *v);
+  uint32_t *tids = malloc((count ? count : 1) * sizeof *tids);
+  if (!v || !tids) {
+    free(v);
+    free(tids);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_trace_write: %zu records", count);
+  }
   json_object_array_add(ev, meta("process_name", pid, 0, "hsa-dispatch"));
-  /* host threads */
-  for (size_t i = 0; i < t->count; i++) {
-    bool seen = false;
-    for (size_t j = 0; j < i && !seen; j++) seen = t->recs[j].r.thread_id == t->recs[i].r.thread_id;
-    if (seen) continue;
+  /* host threads, named as rocprofv3 names them: the main thread 0, the others 1, 2, ... in
+   * ascending thread id */
+  for (size_t i = 0; i < count; i++) tids[i] = t->recs[i].r.thread_id;
+  qsort(tids, count, sizeof *tids, by_tid);
+  uint32_t index = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (i > 0 && tids[i] == tids[i - 1]) continue;
     char name[48];
-    snprintf(name, sizeof name, "submit thread %u", t->recs[i].r.thread_id);
-    json_object_array_add(ev, meta("thread_name", pid, t->recs[i].r.thread_id, name));
+    snprintf(name, sizeof name, "THREAD %u (%u)", (int64_t)tids[i] == pid ? 0 : ++index, tids[i]);
+    json_object_array_add(ev, meta("thread_name", pid, tids[i], name));
+  }
+  free(tids);
+  /* host submit slices: one per submission */
+  for (size_t i = 0; i < count; i++) v[i] = &t->recs[i];
+  qsort(v, count, sizeof *v, by_submission);
+  for (size_t i = 0, j; i < count; i = j) {
+    for (j = i + 1; j < count && same_submission(v[j], v[i]); j++) {
+    }
+    json_object_array_add(ev, submit_slice(&v[i], j - i, pid));
   }
   /* device slices: lanes per queue */
   size_t nd = 0;
-  trace_rec_t **v = malloc((t->count ? t->count : 1) * sizeof *v);
-  if (!v) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_trace_write: %zu records", t->count);
-  for (size_t i = 0; i < t->count; i++)
+  for (size_t i = 0; i < count; i++)
     if (t->recs[i].r.device_times) v[nd++] = &t->recs[i];
   qsort(v, nd, sizeof *v, by_start);
   if (!assign_lanes(v, nd)) {
@@ -214,24 +297,18 @@ static hsad_status_t build(const hsad_trace_t *t, json_object *ev) {
       json_object_array_add(ev, meta("process_name", gpid, 0, name));
     }
     if (!lane_seen) {
-      int k = snprintf(name, sizeof name, "COMPUTE GPU [%u] QUEUE [%" PRIu64 "]", e->device,
-                       e->queue_id);
+      int k = snprintf(name, sizeof name, "COMPUTE Agent [%u] QUEUE [%u] GPU", e->node,
+                       e->ordinal);
       if (e->lane) snprintf(name + k, sizeof name - (size_t)k, " lane %u", e->lane);
       json_object_array_add(ev, meta("thread_name", gpid, lane_tid(e), name));
     }
   }
   free(v);
+  /* dispatch slices and flows, in the order the records were added */
   uint64_t flow = 0;
-  for (size_t i = 0; i < t->count; i++) {
+  for (size_t i = 0; i < count; i++) {
     const trace_rec_t *e = &t->recs[i];
     const hsad_dispatch_record_t *r = &e->r;
-    char name[300];
-    snprintf(name, sizeof name, "submit %s", r->kernel);
-    json_object *h = event(name, "submit", "X", pid, r->thread_id);
-    json_object_object_add(h, "ts", us(r->submit_start_ns));
-    json_object_object_add(h, "dur", us(r->submit_end_ns - r->submit_start_ns));
-    json_object_object_add(h, "args", record_args(e));
-    json_object_array_add(ev, h);
     if (!r->device_times) continue;
     int64_t gpid = TRACE_GPU_PID + e->device;
     json_object *d = event(r->kernel, "dispatch", "X", gpid, lane_tid(e));
@@ -240,6 +317,7 @@ static hsad_status_t build(const hsad_trace_t *t, json_object *ev) {
     json_object_object_add(d, "args", record_args(e));
     json_object_array_add(ev, d);
     flow++;
+    /* both ends at the middle of their slices: inside them, whatever the neighbours */
     json_object *s = event("dispatch", "flow", "s", pid, r->thread_id);
     json_object_object_add(s, "id", json_object_new_int64((int64_t)flow));
     json_object_object_add(s, "ts", us(r->submit_start_ns + (r->submit_end_ns - r->submit_start_ns) / 2));
@@ -247,7 +325,7 @@ static hsad_status_t build(const hsad_trace_t *t, json_object *ev) {
     json_object *f = event("dispatch", "flow", "f", gpid, lane_tid(e));
     json_object_object_add(f, "id", json_object_new_int64((int64_t)flow));
     json_object_object_add(f, "bp", json_object_new_string("e"));
-    json_object_object_add(f, "ts", us(r->start_ns));
+    json_object_object_add(f, "ts", us(r->start_ns + (r->end_ns - r->start_ns) / 2));
     json_object_array_add(ev, f);
   }
   return HSAD_OK;

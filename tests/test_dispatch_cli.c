@@ -635,7 +635,7 @@ Test(dispatch_cli, run_trace_file, .timeout = 180) {
   int64_t gpu_pid = (1ll << 30), qtid = -1, slices = 0, submits = 0;
   double ts[5], end[5];
   int64_t pkt[5];
-  char track[64] = "";
+  char track[64] = "", thread[64] = "", want_thread[64] = "";
   for (size_t i = 0; i < n; i++) {
     json_object *e = json_object_array_get_idx(ev, i);
     const char *ph = jstr(e, "ph"), *name = jstr(e, "name");
@@ -645,6 +645,13 @@ Test(dispatch_cli, run_trace_file, .timeout = 180) {
       cr_assert_eq(qtid, -1, "one queue track");
       qtid = jint(e, "tid");
       snprintf(track, sizeof track, "%s", jstr(e, "args.name"));
+    }
+    if (!strcmp(ph, "M") && jint(e, "pid") != gpu_pid && !strcmp(name, "thread_name")) {
+      cr_assert_str_eq(thread, "", "one thread track");
+      snprintf(thread, sizeof thread, "%s", jstr(e, "args.name"));
+      /* hsad submits from its main thread: THREAD 0 (<its pid, also its tid>) */
+      snprintf(want_thread, sizeof want_thread, "THREAD 0 (%lld)", (long long)jint(e, "pid"));
+      cr_assert_eq(jint(e, "tid"), jint(e, "pid"));
     }
     if (!strcmp(ph, "X") && !strcmp(name, "submit vector_add")) submits++;
     if (!strcmp(ph, "X") && jint(e, "pid") == gpu_pid) {
@@ -664,13 +671,9 @@ Test(dispatch_cli, run_trace_file, .timeout = 180) {
   }
   cr_assert_eq(slices, 5);
   cr_assert_eq(submits, 5);
-  /* "COMPUTE GPU [0] QUEUE [<hsa_queue_t id>]" */
-  unsigned long long qid;
-  char tail;
-  cr_assert_eq(sscanf(track, "COMPUTE GPU [0] QUEUE [%llu%c", &qid, &tail), 2, "%s", track);
-  cr_assert_eq(tail, ']');
-  snprintf(line, sizeof line, "COMPUTE GPU [0] QUEUE [%llu]", qid);
-  cr_assert_str_eq(track, line);
+  /* rocprofv3's names: GPU 0 is KFD node 1 (node 0 is the CPU), the agent's first queue */
+  cr_assert_str_eq(track, "COMPUTE Agent [1] QUEUE [0] GPU");
+  cr_assert_str_eq(thread, want_thread);
   /* one dispatch per packet, in order, never overlapping on the track */
   for (int i = 1; i < 5; i++) {
     cr_assert_eq(pkt[i], pkt[0] + i);

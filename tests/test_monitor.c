@@ -5,6 +5,7 @@
 #include <hsa/amd_hsa_queue.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -331,11 +332,10 @@ Test(monitor, trace_parses_with_queue_tracks_slices_and_flows) {
   cr_assert_not_null(root, "the trace does not parse: %s", json_util_get_last_err());
   json_object *ev;
   cr_assert(json_object_object_get_ex(root, "traceEvents", &ev));
-  char name1[64], name2[64];
-  snprintf(name1, sizeof name1, "COMPUTE GPU [0] QUEUE [%llu]",
-           (unsigned long long)hsad_queue_hsa(q1)->id);
-  snprintf(name2, sizeof name2, "COMPUTE GPU [0] QUEUE [%llu]",
-           (unsigned long long)hsad_queue_hsa(q2)->id);
+  /* rocprofv3's names: GPU 0 is KFD node 1 under kfd-emu (node 0 is the CPU); queues are
+   * numbered per agent from 0, here in creation order */
+  cr_assert_lt(hsad_queue_hsa(q1)->id, hsad_queue_hsa(q2)->id);
+  const char *name1 = "COMPUTE Agent [1] QUEUE [0] GPU", *name2 = "COMPUTE Agent [1] QUEUE [1] GPU";
   int64_t tid1 = -1, tid2 = -1, gpid = -1;
   size_t len = json_object_array_length(ev);
   int host = 0, dev1 = 0, dev2 = 0, s = 0, f = 0, tracks = 0;
@@ -490,5 +490,261 @@ Test(monitor, batch_and_graph_launches_leave_a_record_per_dispatch) {
     }
   }
   hsad_graph_exec_destroy(x);
+  dq_finish(&m.e, q, m.p);
+}
+
+/* ---- the trace of batches, graph launches and two submitting threads ---- */
+
+typedef struct tslice {
+  int64_t pid, tid, ts, end;
+  const char *name;
+  int64_t queue;
+  int npk;
+  int64_t pk[4];                 /* packet ids of the slice (its submission or dispatch) */
+} tslice_t;
+
+static int tslice_cmp(const void *a, const void *b) {
+  const tslice_t *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The one slice of track (pid, tid) whose [ts, end] holds `ts` (asserts exactly one). */
+static const tslice_t *slice_at(const tslice_t *sl, int n, int64_t pid, int64_t tid, int64_t ts) {
+  const tslice_t *hit = NULL;
+  int hits = 0;
+  for (int i = 0; i < n; i++)
+    if (sl[i].pid == pid && sl[i].tid == tid && sl[i].ts <= ts && ts <= sl[i].end)
+      hit = &sl[i], hits++;
+  cr_assert_eq(hits, 1, "ts %lld on track %lld/%lld is in %d slices", (long long)ts,
+               (long long)pid, (long long)tid, hits);
+  return hit;
+}
+
+typedef struct tbatch {
+  mon_env_t *m;
+  hsad_queue_t *q;
+  const hsad_device_kernel_t *k;
+  uint32_t tid;
+  uint64_t first;
+  hsad_status_t s;
+} tbatch_t;
+
+/* The second submitting thread: a batch of 2 on its own queue, waited. */
+static void *tbatch_thread(void *arg) {
+  tbatch_t *b = arg;
+  b->tid = (uint32_t)syscall(SYS_gettid);
+  hsad_dispatch_desc_t it[2];
+  for (int i = 0; i < 2; i++)
+    it[i] = (hsad_dispatch_desc_t){
+        .kernel = b->k,
+        .launch = {.dims = 1, .grid = {256}, .block = {64}, .args = b->m->args, .arg_count = 1}};
+  hsad_completion_t c;
+  b->s = hsad_queue_dispatch_batch(b->q, it, 2, dq_in(DQ_SEC), &c, &b->first);
+  if (!b->s) b->s = hsad_completion_wait(&c, dq_in(10 * DQ_SEC));
+  return NULL;
+}
+
+static void json_packets(json_object *args, tslice_t *t) {
+  json_object *ids, *one;
+  t->npk = 0;
+  if (json_object_object_get_ex(args, "packet_ids", &ids)) {
+    cr_assert_leq(json_object_array_length(ids), 4);
+    for (size_t i = 0; i < json_object_array_length(ids); i++)
+      t->pk[t->npk++] = json_object_get_int64(json_object_array_get_idx(ids, i));
+  } else if (json_object_object_get_ex(args, "packet_id", &one)) {
+    t->pk[t->npk++] = json_object_get_int64(one);
+  }
+  t->queue = int_of(args, "queue");
+}
+
+/* Main thread: a single dispatch, a batch of 3, a graph of 3 kernels fused and rolled back to
+ * sequential, on profiling queue q; a second thread: a batch of 2 on profiling queue q2. The
+ * trace holds one submit slice per submission (1 + 1 + 1 + 3 on the main thread's track, 1 on
+ * the other's), never overlapping on a track; a dispatch slice per record with device times
+ * (graph packets have none: 1 + 3 on q's track, 2 on q2's); a flow per dispatch slice whose
+ * start binds inside the submit slice of its submission and whose finish, same id, binds
+ * inside its dispatch slice. */
+Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *ks = mon_kernel(&m, "hm_spill10");
+  hsad_queue_t *q = mon_queue(&m, true, 0), *q2 = mon_queue(&m, true, 0);
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  DQ_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.no_alerts = true}));
+  uint64_t single;
+  mon_run(&m, q, kp, 1, G1, B1, 1, &single);
+  hsad_dispatch_desc_t items[3];
+  for (int i = 0; i < 3; i++)
+    items[i] = (hsad_dispatch_desc_t){
+        .kernel = i == 1 ? ks : kp,
+        .launch = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1}};
+  hsad_completion_t c;
+  uint64_t first;
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 3, dq_in(DQ_SEC), &c, &first));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  hsad_graph_t *g;
+  uint32_t a, b, cc;
+  hsad_launch_t la = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, kp, &la, NULL, 0, &a));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 0, ks, &la, &a, 1, &b));
+  DQ_OK(hsad_graph_add_kernel(g, "C", 0, kp, &la, &b, 1, &cc));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  for (int mode = 0; mode < 2; mode++) {
+    hsad_graph_rollback_t why;
+    DQ_OK(hsad_graph_launch(x, mode ? HSAD_GRAPH_SEQUENTIAL : 0, dq_in(DQ_SEC), &c, &why));
+    DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  }
+  hsad_graph_exec_destroy(x);
+  tbatch_t tb = {.m = &m, .q = q2, .k = kp};
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, tbatch_thread, &tb), 0);
+  pthread_join(th, NULL);
+  DQ_OK(tb.s);
+
+  hsad_dispatch_record_t r[16];
+  uint32_t n, n2;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 16, &n, NULL));
+  cr_assert_eq(n, 10, "1 + 3 + 3 + 3 records");
+  /* a batch's records share their submit interval */
+  cr_assert_eq(r[1].submit_start_ns, r[3].submit_start_ns);
+  cr_assert_eq(r[1].submit_end_ns, r[3].submit_end_ns);
+  cr_assert(r[1].submit_start_ns >= r[0].submit_end_ns);
+  DQ_OK(hsad_queue_monitor_drain(q2, r + n, 16 - n, &n2, NULL));
+  cr_assert_eq(n2, 2);
+  hsad_trace_t *t;
+  DQ_OK(hsad_trace_create(&t));
+  DQ_OK(hsad_trace_add(t, r, n + n2));
+  char path[] = "/tmp/hsad-trace-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  DQ_OK(hsad_trace_write(t, path));
+  hsad_trace_destroy(t);
+  json_object *root = json_object_from_file(path);
+  unlink(path);
+  cr_assert_not_null(root, "the trace does not parse: %s", json_util_get_last_err());
+  json_object *ev;
+  cr_assert(json_object_object_get_ex(root, "traceEvents", &ev));
+
+  int64_t pid = getpid(), me = syscall(SYS_gettid), gpid = 1 << 30;
+  cr_assert_eq(me, pid, "Criterion runs the test on the process's main thread");
+  char want_me[48], want_other[48];
+  snprintf(want_me, sizeof want_me, "THREAD 0 (%lld)", (long long)me);
+  snprintf(want_other, sizeof want_other, "THREAD 1 (%u)", tb.tid);
+  int64_t qtid = -1, q2tid = -1;
+  int threads = 0, queues = 0;
+  tslice_t sl[32];
+  int ns = 0;
+  size_t len = json_object_array_length(ev);
+  for (size_t i = 0; i < len; i++) {
+    json_object *e = json_object_array_get_idx(ev, i), *args = NULL;
+    json_object_object_get_ex(e, "args", &args);
+    const char *ph = str_of(e, "ph");
+    if (!strcmp(ph, "M") && !strcmp(str_of(e, "name"), "thread_name")) {
+      const char *nm = str_of(args, "name");
+      if (int_of(e, "pid") == pid) {
+        threads++;
+        cr_assert_str_eq(nm, int_of(e, "tid") == me ? want_me : want_other);
+        cr_assert(int_of(e, "tid") == me || int_of(e, "tid") == tb.tid);
+      } else {
+        cr_assert_eq(int_of(e, "pid"), gpid);
+        queues++;
+        if (!strcmp(nm, "COMPUTE Agent [1] QUEUE [0] GPU")) qtid = int_of(e, "tid");
+        else if (!strcmp(nm, "COMPUTE Agent [1] QUEUE [1] GPU")) q2tid = int_of(e, "tid");
+        else cr_assert_fail("unexpected queue track %s", nm);
+      }
+    }
+    if (!strcmp(ph, "X")) {
+      cr_assert_lt(ns, 32);
+      tslice_t *x = &sl[ns++];
+      *x = (tslice_t){int_of(e, "pid"), int_of(e, "tid"), ns_of(e, "ts"),
+                      ns_of(e, "ts") + ns_of(e, "dur"), str_of(e, "name"), 0, 0, {0}};
+      json_packets(args, x);
+    }
+  }
+  cr_assert_eq(threads, 2);
+  cr_assert_eq(queues, 2);
+  cr_assert(qtid >= 0 && q2tid >= 0 && qtid != q2tid);
+  /* slice counts per track, and the batch slices exactly */
+  int on_me = 0, on_other = 0, on_q = 0, on_q2 = 0, batches = 0;
+  for (int i = 0; i < ns; i++) {
+    if (sl[i].pid == pid && sl[i].tid == me) on_me++;
+    if (sl[i].pid == pid && sl[i].tid == tb.tid) on_other++;
+    if (sl[i].pid == gpid && sl[i].tid == qtid) on_q++;
+    if (sl[i].pid == gpid && sl[i].tid == q2tid) on_q2++;
+    if (sl[i].pid == pid && sl[i].npk > 1) {
+      batches++;
+      cr_assert_str_eq(sl[i].name, sl[i].npk == 3 ? "submit 3 dispatches" : "submit 2 dispatches");
+      for (int k = 1; k < sl[i].npk; k++) cr_assert_eq(sl[i].pk[k], sl[i].pk[0] + k);
+    }
+    if (sl[i].pid == pid && sl[i].npk == 1) cr_assert(!strncmp(sl[i].name, "submit hm_", 10));
+  }
+  cr_assert_eq(on_me, 6, "single, batch, fused graph, 3 sequential nodes: %d", on_me);
+  cr_assert_eq(on_other, 1);
+  cr_assert_eq(on_q, 4);
+  cr_assert_eq(on_q2, 2);
+  cr_assert_eq(ns, 13);
+  cr_assert_eq(batches, 3, "the two batches and the fused graph");
+  /* the batch of 3 and the other thread's batch of 2, exactly */
+  int seen3 = 0, seen2 = 0;
+  for (int i = 0; i < ns; i++) {
+    if (sl[i].pid == pid && sl[i].npk == 3 && sl[i].pk[0] == (int64_t)first) {
+      seen3++;
+      cr_assert_eq(sl[i].tid, me);
+      cr_assert_eq(sl[i].queue, (int64_t)hsad_queue_hsa(q)->id);
+    }
+    if (sl[i].pid == pid && sl[i].npk == 2) {
+      seen2++;
+      cr_assert_eq(sl[i].pk[0], (int64_t)tb.first);
+      cr_assert_eq(sl[i].tid, tb.tid);
+      cr_assert_eq(sl[i].queue, (int64_t)hsad_queue_hsa(q2)->id);
+    }
+  }
+  cr_assert_eq(seen3, 1);
+  cr_assert_eq(seen2, 1);
+  /* no overlap on any track */
+  qsort(sl, ns, sizeof *sl, tslice_cmp);
+  for (int i = 1; i < ns; i++)
+    if (sl[i].pid == sl[i - 1].pid && sl[i].tid == sl[i - 1].tid)
+      cr_assert(sl[i].ts >= sl[i - 1].end, "slices overlap on track %lld/%lld",
+                (long long)sl[i].pid, (long long)sl[i].tid);
+  /* flows: every 's' has one 'f' of the same id; the 's' binds inside the submit slice of a
+   * submission holding the packet whose dispatch slice the 'f' binds inside */
+  int flows = 0;
+  for (size_t i = 0; i < len; i++) {
+    json_object *e = json_object_array_get_idx(ev, i);
+    if (strcmp(str_of(e, "ph"), "s")) continue;
+    flows++;
+    int64_t id = int_of(e, "id");
+    cr_assert_eq(int_of(e, "pid"), pid);
+    const tslice_t *from = slice_at(sl, ns, pid, int_of(e, "tid"), ns_of(e, "ts"));
+    int fin = 0;
+    for (size_t j = 0; j < len; j++) {
+      json_object *f = json_object_array_get_idx(ev, j);
+      if (strcmp(str_of(f, "ph"), "f") || int_of(f, "id") != id) continue;
+      fin++;
+      cr_assert_str_eq(str_of(f, "bp"), "e");
+      cr_assert_eq(int_of(f, "pid"), gpid);
+      const tslice_t *to = slice_at(sl, ns, gpid, int_of(f, "tid"), ns_of(f, "ts"));
+      cr_assert_eq(to->npk, 1);
+      cr_assert_eq(to->queue, from->queue);
+      int in = 0;
+      for (int k = 0; k < from->npk; k++) in += from->pk[k] == to->pk[0];
+      cr_assert_eq(in, 1, "flow %lld: packet %lld not in its submission", (long long)id,
+                   (long long)to->pk[0]);
+    }
+    cr_assert_eq(fin, 1, "flow %lld has %d finishes", (long long)id, fin);
+  }
+  cr_assert_eq(flows, 6);
+  int fins = 0;
+  for (size_t i = 0; i < len; i++) fins += !strcmp(str_of(json_object_array_get_idx(ev, i), "ph"), "f");
+  cr_assert_eq(fins, 6);
+  json_object_put(root);
+  hsad_queue_destroy(q2);
   dq_finish(&m.e, q, m.p);
 }
