@@ -92,6 +92,24 @@ hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgrou
                                       uint32_t dynamic_lds, hsad_variant_choice_t *out_choice,
                                       bool *out_cached);
 
+/* What the set's cache did (a statistic for tests and tuning). Hits of hsad_variant_dispatch
+ * are not counted: the hit path has no counter, so its cost is unchanged. */
+typedef struct hsad_variant_set_stats {
+  uint64_t rule_runs;    /* times the metadata rule (hsad_kernel_variant_select) ran for a
+                            key not in the cache: once per (workgroup size, dynamic LDS) while
+                            the key fits the cache, more when several threads miss the same
+                            key at once (each runs the rule; one choice is kept) */
+  uint64_t lock_takes;   /* times a dispatch, select or autotune took the set's mutex: a
+                            dispatch hit takes none; a miss takes it 3 times (look up, insert,
+                            read back); hsad_variant_set_select takes it once per call for a
+                            cached key (to copy the choice details) */
+  uint32_t cached_keys;  /* keys in the cache, at most HSAD_VARIANT_CACHE_SLOTS */
+} hsad_variant_set_stats_t;
+
+/* Copies the set's counters into *out_stats (under the set's mutex; not counted in
+ * lock_takes). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL set or out_stats). Thread-safe. */
+hsad_status_t hsad_variant_set_stats(hsad_variant_set_t *set, hsad_variant_set_stats_t *out_stats);
+
 /* hsad_kernel_dispatch of the launch with the set's variant for its workgroup size and dynamic
  * LDS (see the cache above). Arguments, completion, packet id, deadline and every error as
  * hsad_kernel_dispatch, plus: HSAD_ERR_INVALID_ARGUMENT (NULL set), HSAD_ERR_WORKGROUP when no
@@ -122,7 +140,10 @@ typedef struct hsad_variant_tuning {
  * device). Ties go to the lower index. A variant whose dispatch is refused counts as infinitely
  * slow (Triton's rule for failing configurations). The launch runs once per timed variant, so
  * it must be safe to repeat (write its outputs, not accumulate into them). *out_tuning may be
- * NULL. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_UNSUPPORTED (the queue was created
+ * NULL. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL; a queue of another device than the set's:
+ * "hsad_variant_set_autotune: kernel 'k': the queue is on device 1, the set's variants on
+ * device 0"; a launch hsad_kernel_dispatch refuses as INVALID_ARGUMENT), HSAD_ERR_UNSUPPORTED
+ * (the queue was created
  * without profiling), HSAD_ERR_WORKGROUP (no variant allows the size, or every one was
  * refused: the last refusal's message), the queue's sticky error, HSAD_ERR_TIMEOUT (a run did
  * not complete by the deadline; nothing is cached). Thread-safe; concurrent dispatches of the

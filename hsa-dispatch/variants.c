@@ -29,6 +29,9 @@ struct hsad_variant_set {
   /* under lock */
   pthread_mutex_t lock;
   hsad_variant_choice_t choices[HSAD_VARIANT_CACHE_SLOTS];
+  uint64_t lock_takes;                 /* hsad_variant_set_stats; the stats call not counted */
+  /* misses only: relaxed increments (a statistic, ordering nothing) */
+  _Atomic uint64_t rule_runs;
 };
 
 static inline uint64_t vs_key(uint64_t wg, uint64_t lds) {
@@ -61,6 +64,7 @@ static uint32_t vs_store(hsad_variant_set_t *set, uint64_t key, const hsad_varia
   uint32_t index = c->index;
   if (key == VS_NO_KEY) return index;
   pthread_mutex_lock(&set->lock);
+  set->lock_takes++;
   uint32_t i = vs_home(key);
   for (uint32_t n = 0; n < HSAD_VARIANT_CACHE_SLOTS; n++) {
     uint64_t w = atomic_load_explicit(&set->words[i], memory_order_relaxed);
@@ -86,6 +90,7 @@ static bool vs_cached_choice(hsad_variant_set_t *set, uint64_t key, hsad_variant
   if (key == VS_NO_KEY) return false;
   bool found = false;
   pthread_mutex_lock(&set->lock);
+  set->lock_takes++;
   uint32_t i = vs_home(key);
   for (uint32_t n = 0; n < HSAD_VARIANT_CACHE_SLOTS; n++) {
     uint64_t w = atomic_load_explicit(&set->words[i], memory_order_relaxed);
@@ -124,6 +129,7 @@ static hsad_status_t vs_choose(hsad_variant_set_t *set, uint64_t wg, uint64_t ld
     return HSAD_OK;
   }
   if (out_cached) *out_cached = false;
+  atomic_fetch_add_explicit(&set->rule_runs, 1, memory_order_relaxed);
   hsad_status_t s = hsad_kernel_variant_select(set->meta, set->count, NULL,
                                                wg > UINT32_MAX ? UINT32_MAX : (uint32_t)wg,
                                                lds > UINT32_MAX ? UINT32_MAX : (uint32_t)lds, out);
@@ -209,6 +215,20 @@ const hsad_device_kernel_t *hsad_variant_set_kernel(const hsad_variant_set_t *se
   return set && i < set->count ? set->kernels[i] : NULL;
 }
 
+hsad_status_t hsad_variant_set_stats(hsad_variant_set_t *set, hsad_variant_set_stats_t *out) {
+  if (!set || !out)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_stats: NULL set or out_stats");
+  pthread_mutex_lock(&set->lock);
+  uint32_t keys = 0;
+  for (uint32_t i = 0; i < HSAD_VARIANT_CACHE_SLOTS; i++)
+    keys += atomic_load_explicit(&set->words[i], memory_order_relaxed) != 0;
+  *out = (hsad_variant_set_stats_t){
+      .rule_runs = atomic_load_explicit(&set->rule_runs, memory_order_relaxed),
+      .lock_takes = set->lock_takes, .cached_keys = keys};
+  pthread_mutex_unlock(&set->lock);
+  return HSAD_OK;
+}
+
 hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgroup_size,
                                       uint32_t dynamic_lds, hsad_variant_choice_t *out_choice,
                                       bool *out_cached) {
@@ -270,6 +290,10 @@ hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_autotune: NULL set, queue or "
                      "launch");
   const char *name = set->kernels[0]->desc.name;
+  if (q->device != set->kernels[0]->program->device)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_autotune: kernel '%s': the "
+                     "queue is on device %u, the set's variants on device %u", name,
+                     q->device->info.index, set->kernels[0]->program->device->info.index);
   if (!q->profiling)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_variant_set_autotune: kernel '%s': the queue "
                      "was created without profiling (hsad_queue_options_t.profiling): no "
