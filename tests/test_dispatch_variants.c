@@ -102,9 +102,10 @@ Test(variants, choice_cached_per_size_and_dispatched, .timeout = 180) {
   cr_assert_eq(c.reason, HSAD_VARIANT_NO_SPILL);
   cr_assert_eq(c.waves_per_simd, 8);
   cr_assert_eq(c.spills, 0);
-  uint32_t fewest = 0;
-  for (uint32_t i = 1; i < 3; i++)
-    if (ki[i]->vgpr_count < ki[fewest]->vgpr_count) fewest = i;
+  /* vector_add needs 6 VGPRs under every budget: the tie goes to the lowest index */
+  for (uint32_t i = 0; i < 3; i++)
+    cr_assert_eq(ki[i]->vgpr_count, 6, "variant %u: %u VGPRs", i, ki[i]->vgpr_count);
+  const uint32_t fewest = 0;
   cr_assert_eq(c.index, fewest);
   DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
   cr_assert_eq(cached, true);
@@ -118,8 +119,9 @@ Test(variants, choice_cached_per_size_and_dispatched, .timeout = 180) {
   /* 256: variants 0 and 1 */
   DQ_OK(hsad_variant_set_select(f.set, 256, 0, &c, &cached));
   cr_assert_eq(c.candidates, 2);
-  uint32_t at256 = c.index;
-  cr_assert(at256 == 0 || at256 == 1);
+  cr_assert_eq(c.index, 0, "equal VGPRs and waves: the lower index");
+  cr_assert_eq(c.waves_per_simd, 8);
+  const uint32_t at256 = 0;
 
   /* dispatches go to the chosen build: the packet's kernel_object */
   hsad_queue_t *q = dq_queue(&f.e, 64);
@@ -318,4 +320,101 @@ Test(variants, cache_shared_by_threads, .timeout = 180) {
   check_sum(&f);
   hsad_queue_destroy(q);
   vfix_close(&f);
+}
+
+/* tests/data/codeobj/pressure.cl's hog on the device (gfx90a: 512 VGPRs per lane, 8 waves per
+ * SIMD at most): 4 builds whose metadata differ, and the choice per workgroup size dispatched
+ * (the packet's kernel_object), made once per size (hsad_variant_set_stats). hog has no twin:
+ * it completes unexecuted (KFD_EMU_NO_TWIN=noop). */
+Test(variants, hog_choice_per_size_on_device, .timeout = 180) {
+  setenv("KFD_EMU_NO_TWIN", "noop", 1);
+  dq_env_t e;
+  dq_open(&e);
+  cr_assert_str_eq(hsad_device_info(e.dev)->name, "gfx90a");
+  size_t n;
+  char *src = read_all(HSAD_SRCDIR "/tests/data/codeobj/pressure.cl", &n);
+  hsad_compile_options_t o = {.opt_level = 2, .code_object_version = 5};
+  hsad_variant_budget_t b[4] = {{64, 0}, {0, 0}, {1024, 8}, {1024, 5}};
+  hsad_program_t *p[4];
+  DQ_OK(hsad_program_compile_variants(e.dev, src, n, "pressure.cl", &o, b, 4, p, NULL));
+  free(src);
+  hsad_variant_set_t *set;
+  DQ_OK(hsad_variant_set_from_programs(p, 4, "hog", &set));
+  const hsad_kernel_info_t *ki[4];
+  uint64_t ko[4];
+  for (uint32_t i = 0; i < 4; i++) {
+    const hsad_device_kernel_desc_t *d = hsad_device_kernel_desc(hsad_variant_set_kernel(set, i));
+    ki[i] = hsad_kernel_info(d->codeobj_kernel);
+    ko[i] = d->kernel_object;
+  }
+  /* the budgets as the metadata shows them */
+  static const uint32_t maxwg[4] = {64, 256, 1024, 1024}, vgprs[4] = {104, 104, 64, 96},
+                        spills[4] = {0, 0, 182, 2}, scratch[4] = {0, 0, 348, 12};
+  for (uint32_t i = 0; i < 4; i++) {
+    cr_assert_eq(ki[i]->max_flat_workgroup_size, maxwg[i], "variant %u", i);
+    cr_assert_eq(ki[i]->vgpr_count, vgprs[i], "variant %u: %u", i, ki[i]->vgpr_count);
+    cr_assert_eq(ki[i]->vgpr_spill_count, spills[i], "variant %u: %u", i, ki[i]->vgpr_spill_count);
+    cr_assert_eq(ki[i]->private_segment_fixed_size, scratch[i], "variant %u: %u", i,
+                 ki[i]->private_segment_fixed_size);
+  }
+  /* 64: all 4 allow it; 0 and 1 do not spill (104 VGPRs: 4 waves), equal: the lower index.
+   * 256: variant 0 is out, 1 is the only one without spills. 1024: 2 and 3 both spill: the
+   * least spilling, 3 (2 spills against 182) */
+  static const uint32_t sizes[3] = {64, 256, 1024}, want[3] = {0, 1, 3}, cands[3] = {4, 3, 2},
+                        waves[3] = {4, 4, 4};
+  static const hsad_variant_reason_t why[3] = {HSAD_VARIANT_NO_SPILL, HSAD_VARIANT_NO_SPILL,
+                                               HSAD_VARIANT_LEAST_SPILL};
+  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_variant_set_stats_t st;
+  DQ_OK(hsad_variant_set_stats(set, &st));
+  cr_assert_eq(st.rule_runs, 0);
+  cr_assert_eq(st.lock_takes, 0);
+  cr_assert_eq(st.cached_keys, 0);
+  float *io = dq_alloc(&e, 1024 * 256 * 16);
+  int32_t iters = 1;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(io), HSAD_KARG_VAL(iters)};
+  for (uint32_t s = 0; s < 3; s++) {
+    hsad_launch_t l = {.dims = 1, .grid = {sizes[s] * 4}, .block = {sizes[s]}, .args = args,
+                       .arg_count = 2};
+    for (int r = 0; r < 5; r++) { /* 5 dispatches: the rule runs for the first only */
+      hsad_completion_t done;
+      uint64_t id;
+      DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &done, &id));
+      DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+      const hsa_kernel_dispatch_packet_t *pk = dq_packet(q, id);
+      cr_assert_eq(pk->kernel_object, ko[want[s]], "block %u dispatch %d", sizes[s], r);
+      cr_assert_eq(pk->private_segment_size, scratch[want[s]]);
+      cr_assert_eq(pk->workgroup_size_x, sizes[s]);
+    }
+    DQ_OK(hsad_variant_set_stats(set, &st));
+    cr_assert_eq(st.rule_runs, s + 1, "block %u: %llu rule runs", sizes[s],
+                 (unsigned long long)st.rule_runs);
+    cr_assert_eq(st.lock_takes, 3 * (s + 1), "block %u: %llu", sizes[s],
+                 (unsigned long long)st.lock_takes);
+    cr_assert_eq(st.cached_keys, s + 1);
+  }
+  for (uint32_t s = 0; s < 3; s++) {
+    hsad_variant_choice_t c;
+    bool cached = false;
+    DQ_OK(hsad_variant_set_select(set, sizes[s], 0, &c, &cached));
+    cr_assert_eq(cached, true);
+    cr_assert_eq(c.index, want[s], "block %u: variant %u", sizes[s], c.index);
+    cr_assert_eq(c.reason, why[s], "block %u", sizes[s]);
+    cr_assert_eq(c.candidates, cands[s], "block %u", sizes[s]);
+    cr_assert_eq(c.waves_per_simd, waves[s], "block %u: %u waves", sizes[s], c.waves_per_simd);
+    cr_assert_eq(c.spills, spills[want[s]]);
+    cr_assert_eq(c.regs, vgprs[want[s]]);
+  }
+  /* the selects: one lock each (the cached choice's details), no rule */
+  DQ_OK(hsad_variant_set_stats(set, &st));
+  cr_assert_eq(st.rule_runs, 3);
+  cr_assert_eq(st.lock_takes, 12);
+  DQ_ERR(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_variant_set_stats: NULL set or out_stats");
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  hsad_queue_destroy(q);
+  hsad_buffer_free(io);
+  hsad_variant_set_destroy(set);
+  for (int i = 0; i < 4; i++) hsad_program_destroy(p[i]);
+  DQ_OK(hsad_runtime_close(e.rt));
 }
