@@ -681,3 +681,68 @@ Test(dispatch_cli, run_trace_file, .timeout = 180) {
   }
   json_object_put(root);
 }
+
+/* --trace with --repeat beyond the profiling queue's 1024 packets of device times: the records
+ * are drained every quarter ring, so all 2500 dispatches keep their device slice (before, the
+ * first 1476 lost theirs silently), one per packet, on one track, never overlapping, and
+ * nothing is reported dropped. */
+Test(dispatch_cli, run_trace_repeat_beyond_the_ring, .timeout = 180) {
+  char path[] = "/tmp/hsad-trace-XXXXXX.json", cmd[1024], *o;
+  int fd = mkstemps(path, 5);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "cd " HSAD_SRCDIR " && " HSAD_BIN " run kernels/vector_add.cl "
+           "vector_add --grid 4096 --block 256 --repeat 2500 --trace %s " VA_ARGS, path);
+  int rc = sh(cmd, &o);
+  cr_assert_eq(rc, 0, "%s", o);
+  cr_assert_null(strstr(o, "not traced"), "%s", o);
+  free(o);
+  json_object *root = json_object_from_file(path);
+  cr_assert_not_null(root, "%s does not parse", path);
+  unlink(path);
+  json_object *ev = jget(root, "traceEvents");
+  size_t n = json_object_array_length(ev);
+  int64_t gpu_pid = (1ll << 30), qtid = -1;
+  int64_t *pkt = calloc(2500, sizeof *pkt);
+  double *ts = calloc(2500, sizeof *ts), *end = calloc(2500, sizeof *end);
+  int slices = 0, submits = 0, tracks = 0, s = 0, f = 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *e = json_object_array_get_idx(ev, i);
+    const char *ph = jstr(e, "ph"), *name = jstr(e, "name");
+    if (!strcmp(ph, "M") && jint(e, "pid") == gpu_pid && !strcmp(name, "thread_name")) {
+      tracks++;
+      qtid = jint(e, "tid");
+      cr_assert_str_eq(jstr(e, "args.name"), "COMPUTE Agent [1] QUEUE [0] GPU");
+    }
+    if (!strcmp(ph, "X") && jint(e, "pid") != gpu_pid) submits++;
+    if (!strcmp(ph, "X") && jint(e, "pid") == gpu_pid) {
+      cr_assert_lt(slices, 2500);
+      cr_assert_eq(jint(e, "tid"), qtid);
+      ts[slices] = json_object_get_double(jget(e, "ts"));
+      end[slices] = ts[slices] + json_object_get_double(jget(e, "dur"));
+      pkt[slices++] = jint(e, "args.packet_id");
+    }
+    s += !strcmp(ph, "s");
+    f += !strcmp(ph, "f");
+  }
+  cr_assert_eq(tracks, 1);
+  cr_assert_eq(submits, 2500);
+  cr_assert_eq(slices, 2500);
+  cr_assert_eq(s, 2500);
+  cr_assert_eq(f, 2500);
+  /* in packet order; the run's completion marks (a barrier-AND every 256 dispatches, and the
+   * last dispatch's) take packet ids between them */
+  int gaps = 0;
+  for (int i = 1; i < 2500; i++) {
+    cr_assert_gt(pkt[i], pkt[i - 1]);
+    cr_assert_leq(pkt[i] - pkt[i - 1], 2, "packets %lld -> %lld", (long long)pkt[i - 1],
+                  (long long)pkt[i]);
+    gaps += pkt[i] - pkt[i - 1] == 2;
+    cr_assert_geq(ts[i], end[i - 1], "slice %d starts before %d ends", i, i - 1);
+  }
+  cr_assert_eq(gaps, 9, "a completion mark after dispatches 255, 511, ..., 2303");
+  free(pkt);
+  free(ts);
+  free(end);
+  json_object_put(root);
+}

@@ -65,8 +65,9 @@ static void usage(FILE *f) {
     "             a maximum workgroup size (1..1024) and WAVES a minimum of waves per SIMD, 0 =\n"
     "             not set (0:0 is the source as written); auto: 0:0, B:0 and B:4 for the block's\n"
     "             B work-items (a budget the compiler cannot meet is skipped with its reason)\n"
-    "--trace FILE.json   monitor the dispatches (up to 2^20 records) and write a Chrome/Perfetto\n"
-    "             trace (hsad_monitor.h: a queue track, submit slices, flows; alerts on stderr)\n"
+    "--trace FILE.json   monitor every dispatch and write a Chrome/Perfetto trace (hsad_monitor.h:\n"
+    "             a queue track, submit slices, flows; alerts on stderr); the records are drained\n"
+    "             every quarter of the 1024-packet queue, so each --repeat keeps its device times\n"
     "\n"
     "Without a GPU, hsad runs on kfd-emu, which executes kernels through host twins: C functions\n"
     "named kfd_emu_twin_<kernel symbol> (see <hsad/tools/kfd-emu/kfd_emu_twin.h>, installed with\n"
@@ -91,20 +92,26 @@ static void usage(FILE *f) {
     "      --arg u32:4096 --trace vector_add-trace.json\n");
 }
 
-/* --trace: every record of q into a trace file. */
-static hsad_status_t write_trace(hsad_queue_t *q, const char *path, uint32_t cap) {
-  hsad_trace_t *t = NULL;
+/* --trace: the records of q drained so far into t; *dropped grows by those the ring lost. */
+static hsad_status_t trace_drain(hsad_queue_t *q, hsad_trace_t *t, uint64_t *dropped) {
   hsad_dispatch_record_t rec[256];
   uint32_t n = 0;
-  uint64_t dropped = 0, d = 0;
-  hsad_status_t s = hsad_trace_create(&t);
-  while (!s && !(s = hsad_queue_monitor_drain(q, rec, 256, &n, &d))) {
-    dropped += d;
+  uint64_t d = 0;
+  hsad_status_t s;
+  while (!(s = hsad_queue_monitor_drain(q, rec, 256, &n, &d))) {
+    *dropped += d;
     if (!n) break;
-    s = hsad_trace_add(t, rec, n);
+    if ((s = hsad_trace_add(t, rec, n))) break;
   }
+  return s;
+}
+
+/* --trace: the rest of q's records, then the file. */
+static hsad_status_t write_trace(hsad_queue_t *q, hsad_trace_t *t, const char *path,
+                                 uint32_t cap) {
+  uint64_t dropped = 0;
+  hsad_status_t s = trace_drain(q, t, &dropped);
   if (!s) s = hsad_trace_write(t, path);
-  hsad_trace_destroy(t);
   if (!s && dropped)
     fprintf(stderr, "hsad run: --trace %s: %llu dispatches beyond the %u-record ring not traced\n",
             path, (unsigned long long)dropped, cap);
@@ -995,6 +1002,8 @@ int hsad_cmd_run(int argc, char **argv) {
   const char *trace_path = NULL, *variants = NULL;
   hsad_variant_budget_t budgets[HSAD_VARIANT_MAX];
   uint32_t nbudgets = 0, nvprogs = 0, mon_cap = 1;
+  hsad_trace_t *trace = NULL;
+  uint64_t trace_dropped = 0;
   hsad_program_t *vprogs[HSAD_VARIANT_MAX] = {0};
   hsad_variant_budget_t vbudget[HSAD_VARIANT_MAX];
   hsad_variant_set_t *vset = NULL;
@@ -1310,9 +1319,18 @@ int hsad_cmd_run(int argc, char **argv) {
   }
   hsad_queue_options_t qo = queue_options(di, kd->kernarg_segment_size);
   CHECK(hsad_queue_create(dev, &qo, &q));
+  /* --trace: a profiling queue holds the device times of its last `size` packets, so the
+   * records are drained every quarter ring: the run asks for a completion every size/4
+   * dispatches (a barrier-AND packet each) and, size/4 dispatches later, waits for it (usually
+   * long reached) and drains what completed, well before a slot of an undrained record is
+   * reused (size packets later) */
+  uint32_t step = qo.size / 4;
+  hsad_completion_t marks[2] = {{0}, {0}};
   if (trace_path) {
     while (mon_cap < repeat && mon_cap < (1u << 20)) mon_cap <<= 1;
+    if (mon_cap > 2 * qo.size) mon_cap = 2 * qo.size;
     CHECK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = mon_cap}));
+    CHECK(hsad_trace_create(&trace));
   }
   hsad_launch_t l = {.dims = dims, .args = kargs, .arg_count = nargs};
   memcpy(l.grid, grid, sizeof grid);
@@ -1326,8 +1344,15 @@ int hsad_cmd_run(int argc, char **argv) {
     hsad_completion_t done = {0}; /* a value: nothing to release */
     hsad_status_t s = HSAD_OK;
     for (uint32_t r = 0; r < repeat && !s; r++) {
+      if (trace && r % step == 0 && r >= 2 * step) { /* the mark of dispatch r - step - 1 */
+        s = hsad_completion_wait(&marks[(r / step + 1) & 1], hsad_now_ns() + 120000000000ull);
+        if (!s) s = trace_drain(q, trace, &trace_dropped);
+        if (s) break;
+      }
       uint64_t t0 = hsad_now_ns();
-      hsad_completion_t *dc = r + 1 == repeat ? &done : NULL;
+      hsad_completion_t *dc = r + 1 == repeat                      ? &done
+                              : trace && (r + 1) % step == 0 ? &marks[((r + 1) / step) & 1]
+                                                             : NULL;
       s = vset ? hsad_variant_dispatch(q, vset, &l, t0 + 10000000000ull, dc, NULL)
                : hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, dc, NULL);
       submit[r] = hsad_now_ns() - t0;
@@ -1338,7 +1363,7 @@ int hsad_cmd_run(int argc, char **argv) {
     have_gpu_time = !s && hsad_completion_times(&done, &gs, &ge) == HSAD_OK;
     CHECK(s);
   }
-  if (trace_path) CHECK(write_trace(q, trace_path, mon_cap));
+  if (trace_path) CHECK(write_trace(q, trace, trace_path, mon_cap));
   qsort(submit, repeat, sizeof *submit, cmp_u64);
   uint32_t flat = block[0] * block[1] * block[2];
   hsad_occupancy_t occ;
@@ -1529,6 +1554,7 @@ out:
     free((char *)args[i].txt_file);
   }
   for (uint32_t i = 0; i < warns.n; i++) free(warns.text[i]);
+  hsad_trace_destroy(trace);
   if (q) hsad_queue_destroy(q);
   hsad_variant_set_destroy(vset);
   json_object_put(jvariants);
