@@ -748,3 +748,81 @@ Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
   hsad_queue_destroy(q2);
   dq_finish(&m.e, q, m.p);
 }
+
+/* Records against what else reports the same packets: device start/end against
+ * hsad_completion_times (the ROCr timestamp domain; the record is on hsad_now_ns's clock, one
+ * offset for the queue, so both ends differ by the same amount and the duration is equal; both
+ * clocks are CLOCK_MONOTONIC under kfd-emu, so the offset is small), the device start after the
+ * host submit start; hm_lds's 32768 LDS bytes; records of hsad_prepared_dispatch and
+ * hsad_variant_dispatch (the variant's kernel object). */
+Test(monitor, records_match_completion_times_lds_prepared_and_variant) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *kl = mon_kernel(&m, "hm_lds");
+  hsad_program_t *p2;
+  DQ_OK(hsad_program_load_file(m.e.dev, MON_FIXTURE, &p2));
+  const hsad_device_kernel_t *kp2;
+  DQ_OK(hsad_program_kernel(p2, "hm_plain", &kp2));
+  cr_assert_neq(hsad_device_kernel_desc(kp)->kernel_object,
+                hsad_device_kernel_desc(kp2)->kernel_object);
+  hsad_queue_t *q = mon_queue(&m, true, 0);
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  hsad_launch_t l = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
+  hsad_completion_t c[4];
+  uint64_t id[4];
+  /* 0: hsad_kernel_dispatch of hm_lds */
+  DQ_OK(hsad_kernel_dispatch(q, kl, &l, dq_in(DQ_SEC), &c[0], &id[0]));
+  /* 1, 2: a prepared launch twice */
+  hsad_prepared_launch_t *pl;
+  hsad_launch_t lp = {.dims = 1, .grid = {512}, .block = {128}, .args = m.args, .arg_count = 1};
+  DQ_OK(hsad_launch_prepare(q, kp, &lp, &pl));
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c[1], &id[1]));
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c[2], &id[2]));
+  /* 3: a variant set of two loads of hm_plain (equal metadata: variant 0) */
+  const hsad_device_kernel_t *vk[2] = {kp2, kp};
+  hsad_variant_set_t *set;
+  DQ_OK(hsad_variant_set_create(vk, 2, &set));
+  DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &c[3], &id[3]));
+  DQ_OK(hsad_completion_wait_all(c, 4, dq_in(10 * DQ_SEC)));
+  hsad_dispatch_record_t r[8];
+  uint32_t n;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, NULL));
+  cr_assert_eq(n, 4);
+  static const char *const kn[4] = {"hm_lds", "hm_plain", "hm_plain", "hm_plain"};
+  const uint64_t ko[4] = {hsad_device_kernel_desc(kl)->kernel_object,
+                          hsad_device_kernel_desc(kp)->kernel_object,
+                          hsad_device_kernel_desc(kp)->kernel_object,
+                          hsad_device_kernel_desc(kp2)->kernel_object};
+  static const uint32_t grid[4] = {256, 512, 512, 256}, wg[4] = {64, 128, 128, 64},
+                        lds[4] = {32768, 0, 0, 0};
+  int64_t offset = 0;
+  for (uint32_t i = 0; i < 4; i++) {
+    cr_assert_eq(r[i].packet_id, id[i], "record %u", i);
+    cr_assert_str_eq(r[i].kernel, kn[i]);
+    cr_assert_eq(r[i].kernel_object, ko[i], "record %u", i);
+    cr_assert_eq(r[i].grid[0], grid[i]);
+    cr_assert_eq(r[i].workgroup[0], wg[i]);
+    cr_assert_eq(r[i].group_segment_size, lds[i], "record %u: %u LDS bytes", i,
+                 r[i].group_segment_size);
+    cr_assert_eq(r[i].device_times, true);
+    uint64_t s, e;
+    DQ_OK(hsad_completion_times(&c[i], &s, &e));
+    cr_assert_eq(r[i].end_ns - r[i].start_ns, e - s, "record %u: duration", i);
+    int64_t d = (int64_t)(s - r[i].start_ns);
+    cr_assert_eq((int64_t)(e - r[i].end_ns), d, "record %u: one offset for both ends", i);
+    if (i == 0) offset = d;
+    cr_assert_eq(d, offset, "record %u: the queue's one offset", i);
+    cr_assert_lt(d < 0 ? -d : d, 100000, "offset %lld ns between two CLOCK_MONOTONIC readings",
+                 (long long)d);
+    cr_assert_geq(r[i].start_ns, r[i].submit_start_ns, "record %u: device start before submit", i);
+    cr_assert_leq(r[i].start_ns, r[i].end_ns);
+  }
+  cr_assert_eq(r[0].vgpr_count, 8);
+  cr_assert_eq(r[1].submit_start_ns < r[2].submit_start_ns, true);
+  hsad_launch_destroy(pl);
+  hsad_variant_set_destroy(set);
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p2);
+  dq_finish(&m.e, NULL, m.p);
+}
