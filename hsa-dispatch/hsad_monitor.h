@@ -74,7 +74,9 @@ typedef struct hsad_monitor_alert {
 } hsad_monitor_alert_t;
 
 /* Called once per (kernel, reason), on the submitting or draining thread, with no library lock
- * held; it must not enable or disable monitoring of the queue. */
+ * held; it must not enable or disable monitoring of the queue. Callbacks for different
+ * (kernel, reason) pairs may run concurrently on several threads (two threads submitting or
+ * draining on different queues, or submitting on one): the callback must be thread-safe. */
 typedef void (*hsad_monitor_alert_fn)(const hsad_monitor_alert_t *alert, void *user);
 
 /* Monitoring options; zero-initialise and set what you need. */
@@ -122,8 +124,10 @@ typedef struct hsad_dispatch_record {
 } hsad_dispatch_record_t;
 
 /* Starts monitoring `queue` (options NULL: defaults). Not concurrent with dispatches, drains or
- * destruction of the same queue (as hsad_queue_destroy). Enabling an enabled queue replaces its
- * options and keeps its records.
+ * destruction of the same queue (as hsad_queue_destroy). Enabling an enabled queue with the
+ * same capacity (after defaults) replaces its options and keeps its records and kernel table;
+ * with a different capacity it is hsad_queue_monitor_disable then a fresh enable: the records
+ * still in the ring are processed for alerts and discarded, the kernel table starts empty.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL queue, capacity not a power of two or above 2^24),
  * HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *queue, const hsad_monitor_options_t *options);
@@ -151,8 +155,11 @@ hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *queue, hsad_dispatch_record
                                        uint32_t capacity, uint32_t *out_count,
                                        uint64_t *out_dropped);
 
-/* Forgets which (kernel, reason) alerts were raised, so each can be raised once more.
- * Thread-safe. */
+/* Forgets which (kernel, reason) alerts were raised, so each can be raised once more: a
+ * scratch alert by the next record drained that crosses it; a spill or occupancy alert by the
+ * first dispatch of the kernel (at a workgroup size and LDS) on a queue whose monitor has not
+ * described it yet (a queue monitored after the reset, or re-enabled with another capacity): a
+ * monitor raises those when it first describes a kernel, never again. Thread-safe. */
 void hsad_monitor_alerts_reset(void);
 
 /* ------------------------------------------------------------------------------------------ */

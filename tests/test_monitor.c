@@ -826,3 +826,69 @@ Test(monitor, records_match_completion_times_lds_prepared_and_variant) {
   hsad_program_destroy(p2);
   dq_finish(&m.e, NULL, m.p);
 }
+
+/* Alert delivery: without a callback, one line on stderr (fd 2 captured) once per (kernel,
+ * reason) for the process, however many dispatches and queues; with a callback, a second
+ * queue's first dispatch of the same kernel raises nothing; hsad_monitor_alerts_reset makes it
+ * raisable again, by the first dispatch on a queue whose monitor meets the kernel afresh. */
+Test(monitor, alerts_stderr_once_across_queues_and_reset) {
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *k = mon_kernel(&m, "hm_spill11");
+  static const char want[] = "kernel hm_spill11: 5 spilled registers (5 VGPR + 0 SGPR) are 10% "
+                             "of its 49 registers (40 VGPR + 0 AGPR + 9 SGPR), above the 10% "
+                             "threshold";
+  /* stderr: two queues, 3 dispatches each */
+  char path[] = "/tmp/hsad-stderr-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  fflush(stderr);
+  int saved = dup(2);
+  cr_assert(saved >= 0);
+  cr_assert_eq(dup2(fd, 2), 2);
+  hsad_queue_t *q1 = mon_queue(&m, false, 0), *q2 = mon_queue(&m, false, 0);
+  DQ_OK(hsad_queue_monitor_enable(q1, &(hsad_monitor_options_t){.occupancy_percent = 1}));
+  DQ_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.occupancy_percent = 1}));
+  mon_run(&m, q1, k, 1, G1, B1, 3, NULL);
+  mon_run(&m, q2, k, 1, G1, B1, 3, NULL);
+  fflush(stderr);
+  cr_assert_eq(dup2(saved, 2), 2);
+  close(saved);
+  char buf[2048] = "";
+  ssize_t got_bytes = pread(fd, buf, sizeof buf - 1, 0);
+  close(fd);
+  unlink(path);
+  cr_assert_geq(got_bytes, 0);
+  buf[got_bytes] = 0;
+  char line[600];
+  snprintf(line, sizeof line, "hsad: alert spill-ratio: %s\n", want);
+  cr_assert_str_eq(buf, line);
+  hsad_queue_destroy(q1);
+  hsad_queue_destroy(q2);
+
+  /* a callback: already raised for the process, so nothing on a third queue */
+  got_n = 0;
+  hsad_queue_t *q3 = mon_queue(&m, false, 0);
+  DQ_OK(hsad_queue_monitor_enable(q3, &(hsad_monitor_options_t){.occupancy_percent = 1,
+                                                                 .alert = on_alert}));
+  mon_run(&m, q3, k, 1, G1, B1, 2, NULL);
+  cr_assert_eq(got_n, 0);
+  /* reset: q3's monitor met the kernel already (nothing new there), a fresh queue raises it
+   * once more, once */
+  hsad_monitor_alerts_reset();
+  mon_run(&m, q3, k, 1, G1, B1, 2, NULL);
+  cr_assert_eq(got_n, 0);
+  hsad_queue_t *q4 = mon_queue(&m, false, 0);
+  DQ_OK(hsad_queue_monitor_enable(q4, &(hsad_monitor_options_t){.occupancy_percent = 1,
+                                                                 .alert = on_alert}));
+  uint64_t ids[3];
+  mon_run(&m, q4, k, 1, G1, B1, 3, ids);
+  cr_assert_eq(got_n, 1);
+  cr_assert_eq(got[0].reason, HSAD_ALERT_SPILL_RATIO);
+  cr_assert_eq(got[0].queue, q4);
+  cr_assert_eq(got[0].packet_id, ids[0]);
+  cr_assert_str_eq(got_kernel[0], "hm_spill11");
+  cr_assert_str_eq(got_msg[0], want);
+  hsad_queue_destroy(q3);
+  dq_finish(&m.e, q4, m.p);
+}
