@@ -418,3 +418,29 @@ Test(variants, hog_choice_per_size_on_device, .timeout = 180) {
   for (int i = 0; i < 4; i++) hsad_program_destroy(p[i]);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* Measured mode on a queue of another device (KFD_EMU_GPUS=2): refused before anything runs,
+ * naming both devices. */
+Test(variants, autotune_refuses_a_queue_of_another_device, .timeout = 180) {
+  setenv("KFD_EMU_GPUS", "2", 1);
+  vfix_t f = {0};
+  vfix_open(&f);
+  hsad_device_t *d1;
+  DQ_OK(hsad_device_get(f.e.rt, 1, &d1));
+  hsad_queue_t *q1 = NULL;
+  DQ_OK(hsad_queue_create(d1, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q1));
+  hsad_karg_t args[4];
+  hsad_launch_t l = vlaunch(&f, args, 64);
+  uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(q1))->write_dispatch_id;
+  DQ_ERR(hsad_variant_set_autotune(f.set, q1, &l, dq_in(10 * DQ_SEC), NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "");
+  cr_assert_str_eq(hsad_last_error(), "hsad_variant_set_autotune: kernel 'vector_add': the queue "
+                   "is on device 1, the set's variants on device 0");
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q1))->write_dispatch_id, w0);
+  hsad_variant_choice_t c;
+  bool cached = true;
+  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  cr_assert_eq(cached, false, "nothing was cached");
+  hsad_queue_destroy(q1);
+  vfix_close(&f);
+}
