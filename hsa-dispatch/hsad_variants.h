@@ -16,9 +16,10 @@
  * probing). A word packs the key (flat size < 4096, dynamic LDS < 2^17 bytes) and the chosen
  * index; a dispatch whose key is cached costs a few loads and compares before
  * hsad_kernel_dispatch (which then finds the chosen kernel in the calling thread's launch cache
- * as usual): no lock, no allocation. Measured with callgrind (hsad bench dispatch, path
- * hsad-variants, 2000 submits of an empty kernel, warm caches): 176.0 instructions per submit
- * against 149.2 for hsad_kernel_dispatch itself. A miss runs the rule, then takes the set's
+ * as usual): no lock, no allocation, no counter (hsad_variant_set_stats counts misses only).
+ * Measured with callgrind (hsad bench dispatch --rounds 3 --count 1000, path hsad-variants,
+ * 10,000 submits of an empty kernel, warm caches): 176.0 instructions per submit against 149.0
+ * for hsad_kernel_dispatch itself. A miss runs the rule, then takes the set's
  * mutex to insert the word with one release store (dispatchers read words with acquire loads,
  * never a torn entry). Keys outside the packed ranges, and keys beyond a full table, are chosen
  * by the rule on every dispatch (correct, slower). The words only ever name immutable data (the
