@@ -584,7 +584,20 @@ hsad_status_t hsad_codeobj_load_entry(const hsad_codeobj_container_t *c, size_t 
     snprintf(label, sizeof label, "%s[bundle %u: %s]", c->name, e->bundle_index, e->entry_id);
   else
     snprintf(label, sizeof label, "%s[%s]", c->name, e->entry_id);
-  return hsad_codeobj_load_memory(e->data, e->size, label, out_codeobj);
+  hsad_status_t st = hsad_codeobj_load_memory(e->data, e->size, label, out_codeobj);
+  if (st) return st;
+  hsad_codeobj_t *co = *out_codeobj;
+  const char *id = co_arena_strndup(&co->arena, e->entry_id, strlen(e->entry_id));
+  if (!id) {
+    hsad_codeobj_destroy(co);
+    *out_codeobj = NULL;
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+  }
+  co->entry_id = id;
+  /* clang's offload kinds: "hip" and "hipv4" (code object v4+ ABI) are HIP device code */
+  co->from_hip = c->kind == HSAD_CONTAINER_HOST_FATBIN || !strncmp(id, "hip-", 4) ||
+                 !strncmp(id, "hipv4-", 6);
+  return HSAD_OK;
 }
 
 hsad_status_t hsad_codeobj_load_file(const char *path, const char *agent_isa,

@@ -37,6 +37,8 @@ struct hsad_codeobj {
   uint32_t hash_mask;
   void *image;          /* malloc'd ELF copy (info.image) */
   co_arena_t arena;
+  const char *entry_id; /* bundle entry id it was loaded from ("" otherwise; in arena) */
+  bool from_hip;        /* a HIP bundle entry (hip-/hipv4-) or a .hip_fatbin section */
 };
 
 /* ---- elf.c: ELF checks, note, symbols (libelf) ---- */

@@ -443,6 +443,22 @@ const hsad_kernel_t *hsad_codeobj_kernel_at(const hsad_codeobj_t *codeobj, uint3
 hsad_status_t hsad_codeobj_kernel_find(const hsad_codeobj_t *codeobj, const char *name,
                                        const hsad_kernel_t **out_kernel);
 
+/* The offload-bundle entry id the code object was loaded from by hsad_codeobj_load_entry /
+ * hsad_codeobj_load_file ("hipv4-amdgcn-amd-amdhsa--gfx90a"); "" for a plain code object, for
+ * hsad_codeobj_load_memory and for NULL. Owned by the code object. Thread-safe (read-only). */
+const char *hsad_codeobj_entry_id(const hsad_codeobj_t *codeobj);
+
+/* True when the code object is HIP device code by where it came from: an offload-bundle entry
+ * of offload kind "hip" or "hipv4" (entry ids "hip-..." / "hipv4-..."), or any entry of a host
+ * ELF's .hip_fatbin section. ROCm 5.2's HIP compiler writes .language "OpenCL C" and no
+ * .type_name, so the metadata alone cannot tell (HIP's blockDim is the partial size in a last
+ * partial workgroup, which callers may want to warn about). False for a plain code object
+ * and NULL. Thread-safe (read-only). */
+bool hsad_codeobj_is_hip(const hsad_codeobj_t *codeobj);
+
+/* The code object a kernel belongs to (NULL for NULL). O(1); thread-safe. */
+const hsad_codeobj_t *hsad_kernel_codeobj(const hsad_kernel_t *kernel);
+
 /* The kernel's position in its code object (0-based, amdhsa.kernels order: the i of
  * hsad_codeobj_kernel_at); UINT32_MAX for NULL. O(1); thread-safe. */
 uint32_t hsad_kernel_index(const hsad_kernel_t *kernel);

@@ -157,6 +157,16 @@ const hsad_kernel_t *hsad_codeobj_kernel_at(const hsad_codeobj_t *co, uint32_t i
   return co && i < co->info.kernel_count ? &co->kernels[i] : NULL;
 }
 
+const char *hsad_codeobj_entry_id(const hsad_codeobj_t *co) {
+  return co && co->entry_id ? co->entry_id : "";
+}
+
+bool hsad_codeobj_is_hip(const hsad_codeobj_t *co) { return co && co->from_hip; }
+
+const hsad_codeobj_t *hsad_kernel_codeobj(const hsad_kernel_t *kernel) {
+  return kernel ? kernel->owner : NULL;
+}
+
 uint32_t hsad_kernel_index(const hsad_kernel_t *kernel) {
   return kernel ? (uint32_t)(kernel - kernel->owner->kernels) : UINT32_MAX;
 }

@@ -203,6 +203,12 @@ Test(dispatch_cli, run_arguments_checked_against_metadata, .timeout = 120) {
       {"saxpy-gfx90a-v5.hsaco saxpy --arg buf:f32:4 --arg buf:f32:4 --arg buf:f32:4 --arg u32:4",
        "hsad run: --arg buf:f32:4: argument 0 of kernel 'saxpy' is a by-value float (4 "
        "bytes), not a buffer: give its value (TYPE:VALUE, hex:BYTES or bin:FILE)\n"},
+      {"saxpy-gfx90a-v5.hsaco saxpy --arg f32:1 --arg buf:u8:4 --arg buf:f32:4 --arg u32:4",
+       "hsad run: --arg buf:u8:4: argument 1 of kernel 'saxpy' is a float* (4-byte "
+       "floating-point elements): give buf:f32:COUNT[:INIT], not buf:u8\n"},
+      {"saxpy-gfx90a-v5.hsaco saxpy --arg f32:1 --arg buf:f32:4 --arg buf:i32:4 --arg u32:4",
+       "hsad run: --arg buf:i32:4: argument 2 of kernel 'saxpy' is a float* (4-byte "
+       "floating-point elements): give buf:f32:COUNT[:INIT], not buf:i32\n"},
       {"saxpy-gfx90a-v5.hsaco saxpy --arg f32:1 --arg u64:4096 --arg buf:f32:4 --arg u32:4",
        "hsad run: --arg u64:4096: argument 1 of kernel 'saxpy' is a global buffer "
        "(float*): give buf:TYPE:COUNT[:INIT]\n"},
@@ -414,6 +420,26 @@ Test(dispatch_cli, run_cxx_names_and_noop, .timeout = 180) {
   cr_assert_eq(system(cmd), 0);
 }
 
+/* build/bin/hip-vector-add (hipcc, kernels/module.mk) */
+#ifndef HIP_VECTOR_ADD
+#define HIP_VECTOR_ADD "build/bin/hip-vector-add"
+#endif
+
+/* hip_vector_add's n given as u32:1000: HIP metadata has no types, the name none either */
+static const char size_only_n[] =
+    "hsad run: warning: argument 3 of kernel 'hip_vector_add' has no type in the code object "
+    "(no .type_name, and an unmangled name, e.g. extern \"C\", carries no parameter types): "
+    "only its size was checked (4 bytes, given u32:1000)\n";
+/* ... and with --grid 1000 --block 256 */
+static const char hip_warnings[] =
+    "hsad run: warning: argument 3 of kernel 'hip_vector_add' has no type in the code object "
+    "(no .type_name, and an unmangled name, e.g. extern \"C\", carries no parameter types): "
+    "only its size was checked (4 bytes, given u32:1000)\n"
+    "hsad run: warning: grid 1000 is not a multiple of the block 256 in x: in the last "
+    "workgroup (blockIdx.x 3) HIP's blockDim.x is 232, not 256, so an index blockIdx.x * "
+    "blockDim.x + threadIdx.x covers 696..927 and work-items 928..999 are never computed; "
+    "use --grid 1024 and bound-check in the kernel\n";
+
 /* A HIP kernel with a partial last workgroup: blockDim is the partial size there, so the
  * usual index misses elements: hsad warns, and the result shows why. */
 Test(dispatch_cli, run_hip_partial_workgroup_warning, .timeout = 180) {
@@ -424,12 +450,7 @@ Test(dispatch_cli, run_hip_partial_workgroup_warning, .timeout = 180) {
            "--block 256 --arg buf:f32:1000:iota --arg buf:f32:1000:iota "
            "--arg buf:f32:1000:out=%s/c.bin --arg u32:1000", HSAD_BIN, HSAD_SRCDIR, tmp);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
-  static const char want[] =
-      "hsad run: warning: grid 1000 is not a multiple of the block 256 in x: in the last "
-      "workgroup (blockIdx.x 3) HIP's blockDim.x is 232, not 256, so an index blockIdx.x * "
-      "blockDim.x + threadIdx.x covers 696..927 and work-items 928..999 are never computed; "
-      "use --grid 1024 and bound-check in the kernel\n";
-  cr_assert(!strncmp(o, want, sizeof want - 1), "%s", o);
+  cr_assert(!strncmp(o, hip_warnings, sizeof hip_warnings - 1), "%s", o);
   free(o);
   float c[1000];
   char path[512];
@@ -437,15 +458,148 @@ Test(dispatch_cli, run_hip_partial_workgroup_warning, .timeout = 180) {
   read_file(path, c, sizeof c);
   for (int i = 0; i < 928; i++) cr_assert_eq(c[i], 2.0f * (float)i, "%d", i);
   for (int i = 928; i < 1000; i++) cr_assert_eq(c[i], 0.0f, "%d", i);
-  /* a multiple of the block: no warning, every element */
+  /* a multiple of the block: no grid warning (the size-only one stays), every element */
   snprintf(cmd, sizeof cmd, "%s run %s/kernels/hip/vector_add.hip hip_vector_add --grid 1024 "
            "--block 256 --arg buf:f32:1000:iota --arg buf:f32:1000:iota "
            "--arg buf:f32:1000:out=%s/c.bin --arg u32:1000", HSAD_BIN, HSAD_SRCDIR, tmp);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
-  cr_assert(!strstr(o, "warning"), "%s", o);
+  cr_assert(!strncmp(o, size_only_n, sizeof size_only_n - 1), "%s", o);
+  cr_assert_null(strstr(o + sizeof size_only_n - 1, "warning"), "%s", o);
   free(o);
   read_file(path, c, sizeof c);
   for (int i = 0; i < 1000; i++) cr_assert_eq(c[i], 2.0f * (float)i, "%d", i);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* The same kernel as hipcc built it into build/bin/hip-vector-add (a .hip_fatbin, bundle
+ * entry hipv4-amdgcn-amd-amdhsa--gfx90a, an extern "C" name, no .type_name): HIP by where its
+ * code came from, so the partial workgroup is warned about. */
+Test(dispatch_cli, run_hip_fatbin_partial_workgroup_warning, .timeout = 180) {
+  char tmp[] = "/tmp/hsad-cli-XXXXXX";
+  cr_assert_not_null(mkdtemp(tmp));
+  char *o, cmd[4096], path[512];
+  snprintf(cmd, sizeof cmd, "%s run %s hip_vector_add --grid 1000 --block 256 "
+           "--arg buf:f32:1000:iota --arg buf:f32:1000:iota --arg buf:f32:1000:out=%s/c.bin "
+           "--arg u32:1000", HSAD_BIN, HIP_VECTOR_ADD, tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert(!strncmp(o, hip_warnings, sizeof hip_warnings - 1), "%s", o);
+  cr_assert(strstr(o, "dispatch: 1D grid 1000x1x1, block 256x1x1, 1 time(s) in order"), "%s", o);
+  free(o);
+  float c[1000];
+  snprintf(path, sizeof path, "%s/c.bin", tmp);
+  read_file(path, c, sizeof c);
+  for (int i = 0; i < 928; i++) cr_assert_eq(c[i], 2.0f * (float)i, "%d", i);
+  for (int i = 928; i < 1000; i++) cr_assert_eq(c[i], 0.0f, "%d", i);
+  /* --json: both warnings in "warnings" */
+  snprintf(cmd, sizeof cmd, "%s run %s hip_vector_add --grid 1000 --block 256 "
+           "--arg buf:f32:1000:iota --arg buf:f32:1000:iota --arg buf:f32:1000 "
+           "--arg u32:1000 --json", HSAD_BIN, HIP_VECTOR_ADD);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  json_object *j = json_tokener_parse(o);
+  cr_assert_not_null(j, "%s", o);
+  cr_assert_eq(json_object_array_length(jget(j, "warnings")), 2, "%s", o);
+  cr_assert(!strncmp(jstr(j, "warnings.1"), "grid 1000 is not a multiple of the block 256 in x:",
+                     50), "%s", o);
+  json_object_put(j);
+  free(o);
+  /* the OpenCL vector add from a plain code object: no warning */
+  snprintf(cmd, sizeof cmd, "%s run %s/vector_add-gfx90a-v5.hsaco vector_add --grid 1000 "
+           "--block 256 --arg buf:f32:1000:iota --arg buf:f32:1000:iota --arg buf:f32:1000 "
+           "--arg u32:1000", HSAD_BIN, TEST_KERNDIR);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_null(strstr(o, "warning"), "%s", o);
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* Scalar and buffer types of C++ kernels from their mangled names (HIP metadata has no
+ * .type_name), with the messages of the OpenCL path; extern "C" kernels: a warning that only
+ * sizes were checked. */
+Test(dispatch_cli, run_cxx_argument_types, .timeout = 180) {
+  char tmp[] = "/tmp/hsad-cli-XXXXXX";
+  cr_assert_not_null(mkdtemp(tmp));
+  char *o, cmd[4096], want[4096];
+  snprintf(cmd, sizeof cmd, "%s compile %s/tests/data/cli/mangled.hip --target gfx90a -o "
+           "%s/m.hsaco && %s compile %s/tests/data/cli/hip_types.hip --target gfx90a -o "
+           "%s/t.hsaco", HSAD_BIN, HSAD_SRCDIR, tmp, HSAD_BIN, HSAD_SRCDIR, tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  free(o);
+#define TY "_Z5typesP15HIP_vector_typeIfLj4EES0_lhPKd"
+  static const char *const cases[][3] = {
+      {"m", "_Z5scalePffj --arg buf:f32:4 --arg u32:2 --arg u32:4",
+       "hsad run: --arg u32:2: argument 1 of kernel '_Z5scalePffj' is a float: give f32:VALUE\n"},
+      {"m", "_Z5scalePffj --arg buf:f32:4 --arg f32:2 --arg i32:4",
+       "hsad run: --arg i32:4: argument 2 of kernel '_Z5scalePffj' is an unsigned int: give "
+       "u32:VALUE\n"},
+      {"m", "_Z5scalePddj --arg buf:f64:4 --arg f32:2 --arg u32:4",
+       "hsad run: --arg f32:2: argument 1 of kernel '_Z5scalePddj' is a double: give "
+       "f64:VALUE\n"},
+      {"m", "shift --arg buf:i32:4 --arg u32:5 --arg u32:4",
+       "hsad run: --arg u32:5: argument 1 of kernel '_Z5shiftPiij' is an int: give i32:VALUE\n"},
+      {"m", "_Z5scalePffj --arg buf:u8:4 --arg f32:2 --arg u32:4",
+       "hsad run: --arg buf:u8:4: argument 0 of kernel '_Z5scalePffj' is a float* (4-byte "
+       "floating-point elements): give buf:f32:COUNT[:INIT], not buf:u8\n"},
+      {"m", "_Z5scalePddj --arg buf:f32:4 --arg f64:2 --arg u32:4",
+       "hsad run: --arg buf:f32:4: argument 0 of kernel '_Z5scalePddj' is a double* (8-byte "
+       "floating-point elements): give buf:f64:COUNT[:INIT], not buf:f32\n"},
+      {"m", "shift --arg buf:f32:4 --arg i32:5 --arg u32:4",
+       "hsad run: --arg buf:f32:4: argument 0 of kernel '_Z5shiftPiij' is an int* (4-byte "
+       "integer elements): give buf:i32:COUNT[:INIT], not buf:f32\n"},
+      {"m", "shift --arg buf:i32:4 --arg i32:5",
+       "hsad run: kernel '_Z5shiftPiij' takes 3 argument(s) (int*, int, unsigned int), got 2 "
+       "--arg\n"},
+      {"t", "types --arg buf:f32:16 --arg f32:1 --arg i64:4 --arg u8:1 --arg buf:f64:4",
+       "hsad run: --arg f32:1: argument 1 of kernel '" TY "' is a HIP_vector_type<float, 4u>: "
+       "give 4 comma-separated values, f32:V0,V1,... (or hex:BYTES)\n"},
+      {"t", "types --arg buf:f32:16 --arg f32:1,2,3,4 --arg u64:4 --arg u8:1 --arg buf:f64:4",
+       "hsad run: --arg u64:4: argument 2 of kernel '" TY "' is a long: give i64:VALUE\n"},
+      {"t", "types --arg buf:f32:16 --arg f32:1,2,3,4 --arg i64:4 --arg i8:1 --arg buf:f64:4",
+       "hsad run: --arg i8:1: argument 3 of kernel '" TY "' is an unsigned char: give "
+       "u8:VALUE\n"},
+      {"t", "types --arg buf:f32:16 --arg f32:1,2,3,4 --arg i64:4 --arg u8:1 --arg buf:f32:4",
+       "hsad run: --arg buf:f32:4: argument 4 of kernel '" TY "' is a double const* (8-byte "
+       "floating-point elements): give buf:f64:COUNT[:INIT], not buf:f32\n"},
+      {"t", "types --arg buf:i32:16 --arg f32:1,2,3,4 --arg i64:4 --arg u8:1 --arg buf:f64:4",
+       "hsad run: --arg buf:i32:16: argument 0 of kernel '" TY "' is a HIP_vector_type<float, "
+       "4u>* (4-byte floating-point elements): give buf:f32:COUNT[:INIT], not buf:i32\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(cmd, sizeof cmd, "%s run %s/%s.hsaco %s --grid 4", HSAD_BIN, tmp, cases[i][0],
+             cases[i][1]);
+    cr_assert_eq(sh(cmd, &o), 1, "%s: %s", cmd, o);
+    cr_assert_str_eq(o, cases[i][2], "%s", cmd);
+    free(o);
+  }
+  /* every type right: it runs (no twin: noop), no size-only warning; buffers of integers of the
+   * other signedness are accepted (same bytes) */
+  snprintf(cmd, sizeof cmd, "{ KFD_EMU_NO_TWIN=noop %s run %s/t.hsaco types --grid 4 "
+           "--arg buf:f32:16 --arg f32:1,2,3,4 --arg i64:4 --arg u8:1 --arg buf:f64:4 2>&1 && "
+           "KFD_EMU_NO_TWIN=noop %s run %s/m.hsaco shift --grid 4 --arg buf:u32:4 --arg i32:5 "
+           "--arg u32:4; }", HSAD_BIN, tmp, HSAD_BIN, tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  snprintf(want, sizeof want, "hsad run: warning: kernel " TY " was not executed: kfd-emu has "
+           "no host twin for it and KFD_EMU_NO_TWIN=noop completes such dispatches without "
+           "running them, so every buffer still holds its initial contents\n");
+  cr_assert(!strncmp(o, want, strlen(want)), "%s", o);
+  cr_assert_null(strstr(o, "size was checked"), "%s", o);
+  free(o);
+#undef TY
+  /* extern "C": no types anywhere, a warning per scalar that only its size was checked; a
+   * float for the unsigned n is then taken as its bits (0x3fc00000), as the warning says */
+  snprintf(cmd, sizeof cmd, "%s run %s hip_vector_add --grid 1024 --block 256 "
+           "--arg buf:f32:1024:iota --arg buf:f32:1024:const=1 --arg buf:f32:1024:out "
+           "--arg f32:1.5", HSAD_BIN, HIP_VECTOR_ADD);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  static const char size_only_f[] =
+      "hsad run: warning: argument 3 of kernel 'hip_vector_add' has no type in the code object "
+      "(no .type_name, and an unmangled name, e.g. extern \"C\", carries no parameter types): "
+      "only its size was checked (4 bytes, given f32:1.5)\n";
+  cr_assert(!strncmp(o, size_only_f, sizeof size_only_f - 1), "%s", o);
+  cr_assert(strstr(o, "arg 2 (f32 x 1024): sum 524800, min 1, max 1024, first: 1 2 3 4 5 6 7 "
+                      "8\n"), "%s", o);
+  free(o);
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   cr_assert_eq(system(cmd), 0);
 }

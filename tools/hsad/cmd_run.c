@@ -42,14 +42,17 @@ static void usage(FILE *f) {
     "                   HIP kernels want a grid that is a multiple of the block (warned otherwise)\n"
     "--arg SPEC, one per explicit kernel argument, in order (checked against the metadata):\n"
     "  buf:TYPE:COUNT[:INIT][:out[=FILE]][:txt=FILE]   for a global pointer argument\n"
-    "        a buffer of COUNT elements of TYPE; INIT is zeros (default), iota (0,1,2,...),\n"
+    "        a buffer of COUNT elements of TYPE (the pointee's: f32 for a float*; integers of\n"
+    "        either signedness); INIT is zeros (default), iota (0,1,2,...),\n"
     "        random[=SEED] (uniform [0,1) for floats, [0,1000) for integers), const=V, or\n"
     "        file=PATH (raw bytes of a regular file, at most COUNT elements; a shorter file\n"
     "        leaves the rest zero, with a warning). `out` prints a summary of the buffer after\n"
     "        the run, `out=FILE` writes its raw bytes to FILE, `txt=FILE` one element per line\n"
     "        (%%.9g for floats).\n"
     "  TYPE:VALUE    a scalar of the argument's type: u32:1000 for a uint, f32:2.5 for a float,\n"
-    "                i64:-3 for a long (another TYPE is an error naming the argument)\n"
+    "                i64:-3 for a long (another TYPE is an error naming the argument;\n"
+    "                HIP kernels: the types of the mangled name, _Z5scalePffj takes float*,\n"
+    "                float, unsigned int; extern \"C\" ones have none: sizes only, warned)\n"
     "  TYPE:V0,V1,.. a vector: f32:1,2,3,4 for a float4 (as many values as the vector has)\n"
     "  hex:BYTES[*N] raw bytes in memory order (little-endian), e.g. hex:0000803f for 1.0f;\n"
     "                *N repeats them N times: hex:01000000*256 is a uint[256] of ones. For\n"
@@ -675,6 +678,120 @@ static tn_class_t classify_type(const char *tn, etype_t *out_type, uint32_t *out
   return TN_UNKNOWN;
 }
 
+/* ---- C++ (HIP) parameter types from the mangled name ------------------------------------- */
+
+/* HIP code objects have no .type_name; a mangled (Itanium C++ ABI) kernel name carries the
+ * parameter types instead. The demangled name ends in the parameter list, "scale(float*, float,
+ * unsigned int)" (libstdc++'s spelling: "float const*" for a pointer to const, typedefs such as
+ * float4 resolved to HIP_vector_type<float, 4u>). Splits it at top-level commas into out[i]
+ * (at most max entries of CXX_TYPE_MAX bytes). Returns the number of parameters, or -1 when
+ * the name does not demangle to a function type. */
+#define CXX_TYPE_MAX 192
+static int cxx_param_types(const char *mangled, char (*out)[CXX_TYPE_MAX], int max) {
+  char *dm = hsad_cli_demangle(mangled);
+  if (!dm) return -1;
+  size_t n = strlen(dm);
+  int count = -1;
+  if (n && dm[n - 1] == ')') {
+    size_t open = n - 1;
+    int depth = 0;
+    for (size_t i = n; i-- > 0;) { /* the '(' matching the final ')' */
+      if (dm[i] == ')') depth++;
+      else if (dm[i] == '(' && --depth == 0) {
+        open = i;
+        break;
+      }
+    }
+    if (depth == 0 && open < n - 1) {
+      count = 0;
+      const char *p = dm + open + 1, *end = dm + n - 1;
+      int d = 0;
+      const char *start = p;
+      for (; p <= end; p++) {
+        if (p < end && (*p == '(' || *p == '<' || *p == '[')) d++;
+        else if (p < end && (*p == ')' || *p == '>' || *p == ']')) d--;
+        else if (p == end || (*p == ',' && d == 0)) {
+          while (start < p && *start == ' ') start++;
+          size_t len = (size_t)(p - start);
+          if (len == 0 || (len == 4 && !strncmp(start, "void", 4))) {
+            if (p == end) break; /* "()" or "(void)": no parameters */
+          }
+          if (count < max && len < CXX_TYPE_MAX) {
+            memcpy(out[count], start, len);
+            out[count][len] = '\0';
+          } else if (count < max) {
+            out[count][0] = '\0'; /* too long to classify: size only */
+          }
+          count++;
+          start = p + 1;
+        }
+      }
+    }
+  }
+  free(dm);
+  return count;
+}
+
+/* A demangled C++ type as classify_type spells it: qualifiers dropped, "unsigned int" kept,
+ * HIP's vector types (HIP_vector_type<float, 4u>) as OpenCL's float4, pointers as
+ * "POINTEE*". Writes "" for what it cannot express. */
+static void cxx_type_class(const char *t, char *b, size_t bn) {
+  char w[CXX_TYPE_MAX];
+  size_t k = 0;
+  /* drop cv and restrict qualifiers word by word */
+  for (const char *p = t; *p && k + 1 < sizeof w;) {
+    static const char *const quals[] = {"const", "volatile", "__restrict", "restrict"};
+    bool skipped = false;
+    for (size_t q = 0; q < 4; q++) {
+      size_t ql = strlen(quals[q]);
+      bool start = p == t || p[-1] == ' ' || p[-1] == '*' || p[-1] == '<';
+      if (start && !strncmp(p, quals[q], ql) && (p[ql] == ' ' || p[ql] == '*' || !p[ql] ||
+                                                 p[ql] == '>')) {
+        p += ql;
+        while (*p == ' ') p++;
+        skipped = true;
+        break;
+      }
+    }
+    if (!skipped) w[k++] = *p++;
+  }
+  while (k && w[k - 1] == ' ') k--;
+  w[k] = '\0';
+  bool ptr = k && w[k - 1] == '*';
+  if (ptr) {
+    w[--k] = '\0';
+    while (k && w[k - 1] == ' ') w[--k] = '\0';
+    if (strchr(w, '*')) { /* a pointer to a pointer: no element type to compare */
+      snprintf(b, bn, "%s", "");
+      return;
+    }
+  }
+  char base[CXX_TYPE_MAX];
+  unsigned width = 0;
+  if (!strncmp(w, "HIP_vector_type<", 16)) {
+    const char *comma = strrchr(w, ',');
+    if (!comma || sscanf(comma + 1, " %uu>", &width) != 1 || width < 1 || width > 16 ||
+        (size_t)(comma - (w + 16)) >= sizeof base) {
+      snprintf(b, bn, "%s", "");
+      return;
+    }
+    memcpy(base, w + 16, (size_t)(comma - (w + 16)));
+    base[comma - (w + 16)] = '\0';
+    /* OpenCL's one-word names for the multi-word C types a vector can have */
+    static const char *const one_word[][2] = {
+        {"unsigned char", "uchar"}, {"signed char", "char"},  {"unsigned short", "ushort"},
+        {"unsigned int", "uint"},   {"unsigned long", "ulong"}, {"long long", "long"},
+        {"unsigned long long", "ulong"}};
+    for (size_t i = 0; i < sizeof one_word / sizeof one_word[0]; i++)
+      if (!strcmp(base, one_word[i][0])) snprintf(base, sizeof base, "%s", one_word[i][1]);
+  } else {
+    snprintf(base, sizeof base, "%s", w);
+  }
+  int r = width > 1 ? snprintf(b, bn, "%s%u%s", base, width, ptr ? "*" : "")
+                    : snprintf(b, bn, "%s%s", base, ptr ? "*" : "");
+  if (r < 0 || (size_t)r >= bn) b[0] = '\0'; /* too long to classify: size only */
+}
+
 /* "argument 3 ('n')" (the name when the metadata has one) */
 static const char *arg_label(char *b, size_t n, uint32_t index, const hsad_kernel_arg_t *ka) {
   if (ka->name[0]) snprintf(b, n, "argument %u ('%s')", index, ka->name);
@@ -682,15 +799,19 @@ static const char *arg_label(char *b, size_t n, uint32_t index, const hsad_kerne
   return b;
 }
 
-/* The kernel's explicit signature: "(float a, float* x, float* y, uint n)". */
-static void signature(const hsad_kernel_info_t *ki, char *b, size_t n) {
+/* The kernel's explicit signature: "(float a, float* x, float* y, uint n)"; the types of a
+ * C++ kernel from its mangled name (cxx, one per explicit argument) when the metadata has none. */
+static void signature(const hsad_kernel_info_t *ki, char (*cxx)[CXX_TYPE_MAX], char *b,
+                      size_t n) {
   size_t k = (size_t)snprintf(b, n, "(");
   bool first = true;
-  for (uint32_t j = 0; j < ki->arg_count && k < n; j++) {
+  for (uint32_t j = 0, e = 0; j < ki->arg_count && k < n; j++) {
     const hsad_kernel_arg_t *ka = &ki->args[j];
     if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
-    if (ka->type_name[0])
-      k += (size_t)snprintf(b + k, n - k, "%s%s%s%s", first ? "" : ", ", ka->type_name,
+    const char *tn = ka->type_name[0] || !cxx ? ka->type_name : cxx[e];
+    e++;
+    if (tn[0])
+      k += (size_t)snprintf(b + k, n - k, "%s%s%s%s", first ? "" : ", ", tn,
                             ka->name[0] ? " " : "", ka->name);
     else
       k += (size_t)snprintf(b + k, n - k, "%s%s %u bytes%s%s", first ? "" : ", ",
@@ -701,12 +822,26 @@ static void signature(const hsad_kernel_info_t *ki, char *b, size_t n) {
   if (k < n) snprintf(b + k, n - k, ")");
 }
 
+/* "a" or "an" before a type name as it is read ("an int", "an unsigned int", "a uint"). */
+static const char *article(const char *tn) {
+  return strchr("aeioAEIO", tn[0]) || !strncmp(tn, "unsigned", 8) ? "an" : "a";
+}
+
+/* What check_arg could not check: a scalar whose type neither the metadata nor the mangled name
+ * gives (checked by size only). */
+typedef enum { CHECKED_TYPE, CHECKED_SIZE_ONLY } checked_t;
+
 /* Checks --arg e (a) against explicit argument ka of kernel kname; on a mismatch writes the
- * message to why and returns -1. Fills the scalar's bytes for 3-element vectors (padded to 4). */
-static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const char *kname,
-                     char *why, size_t whyn) {
+ * message to why and returns -1. `tn` is the argument's type as shown (.type_name, or the
+ * demangled C++ parameter type), `cls` the same type as classify_type reads it ("" when
+ * unknown). Fills the scalar's bytes for 3-element vectors (padded to 4). *checked says whether
+ * a scalar's type could be checked or only its size. */
+static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const char *tn,
+                     const char *cls, const char *kname, char *why, size_t whyn,
+                     checked_t *checked) {
   char lb[600];
   arg_label(lb, sizeof lb, e, ka);
+  *checked = CHECKED_TYPE;
   hsad_value_kind_t vk = ka->value_kind;
   if (vk == HSAD_VK_DYNAMIC_SHARED_POINTER) {
     if (a->kind == A_LDS) return 0;
@@ -721,16 +856,34 @@ static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const ch
     return -1;
   }
   if (vk == HSAD_VK_GLOBAL_BUFFER) {
-    if (a->kind == A_BUF) return 0;
-    snprintf(why, whyn, "%s of kernel '%s' is a global buffer%s%s%s: give buf:TYPE:COUNT[:INIT]",
-             lb, kname, ka->type_name[0] ? " (" : "", ka->type_name, ka->type_name[0] ? ")" : "");
-    return -1;
+    if (a->kind != A_BUF) {
+      snprintf(why, whyn, "%s of kernel '%s' is a global buffer%s%s%s: give buf:TYPE:COUNT[:INIT]",
+               lb, kname, tn[0] ? " (" : "", tn, tn[0] ? ")" : "");
+      return -1;
+    }
+    /* the elements against the pointee ("float*": f32); integers of either signedness */
+    size_t cl = strlen(cls);
+    etype_t t;
+    uint32_t width;
+    char pointee[CXX_TYPE_MAX];
+    if (cl > 1 && cl < sizeof pointee && cls[cl - 1] == '*') {
+      memcpy(pointee, cls, cl - 1);
+      pointee[cl - 1] = '\0';
+      if (classify_type(pointee, &t, &width) == TN_SCALAR &&
+          (tsize[t] != tsize[a->type] || is_float(t) != is_float(a->type))) {
+        snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give "
+                 "buf:%s:COUNT[:INIT], not buf:%s", lb, kname, article(tn), tn, tsize[t],
+                 is_float(t) ? "floating-point" : "integer", tnames[t], tnames[a->type]);
+        return -1;
+      }
+    }
+    return 0;
   }
   if (a->kind == A_BUF) {
     snprintf(why, whyn, "%s of kernel '%s' is a %s %s (%u bytes), not a buffer: give its value "
              "(TYPE:VALUE, hex:BYTES or bin:FILE)", lb, kname,
              vk == HSAD_VK_BY_VALUE ? "by-value" : hsad_value_kind_name(vk),
-             ka->type_name[0] ? ka->type_name : "argument", ka->size);
+             tn[0] ? tn : "argument", ka->size);
     return -1;
   }
   if (a->kind == A_BYTES) {
@@ -742,19 +895,19 @@ static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const ch
   /* A_SCALAR */
   etype_t t;
   uint32_t width;
-  tn_class_t c = vk == HSAD_VK_BY_VALUE ? classify_type(ka->type_name, &t, &width) : TN_UNKNOWN;
+  tn_class_t c = vk == HSAD_VK_BY_VALUE ? classify_type(cls, &t, &width) : TN_UNKNOWN;
   if (c == TN_RAW) {
     snprintf(why, whyn, "%s of kernel '%s' is %u bytes of %s: give its bytes with "
-             "hex:BYTES[*N] or bin:FILE", lb, kname, ka->size, ka->type_name);
+             "hex:BYTES[*N] or bin:FILE", lb, kname, ka->size, tn);
     return -1;
   }
   if (c == TN_SCALAR && (t != a->type || width != a->nvals)) {
     if (width == 1)
-      snprintf(why, whyn, "%s of kernel '%s' is a %s: give %s:VALUE", lb, kname, ka->type_name,
-               tnames[t]);
+      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give %s:VALUE", lb, kname, article(tn),
+               tn, tnames[t]);
     else
-      snprintf(why, whyn, "%s of kernel '%s' is a %s: give %u comma-separated values, %s:V0,V1,..."
-               " (or hex:BYTES)", lb, kname, ka->type_name, width, tnames[t]);
+      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give %u comma-separated values, "
+               "%s:V0,V1,... (or hex:BYTES)", lb, kname, article(tn), tn, width, tnames[t]);
     return -1;
   }
   uint32_t got = a->nvals * tsize[a->type];
@@ -765,6 +918,7 @@ static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const ch
     return -1;
   }
   if (c == TN_SCALAR && width == 3) memset(a->value + 3 * tsize[a->type], 0, tsize[a->type]);
+  if (c == TN_UNKNOWN) *checked = CHECKED_SIZE_ONLY;
   return 0;
 }
 
@@ -996,6 +1150,7 @@ int hsad_cmd_run(int argc, char **argv) {
   hsad_queue_t *q = NULL;
   uint64_t *submit = NULL;
   hsad_karg_t *kargs = NULL;
+  char (*cxx)[CXX_TYPE_MAX] = NULL; /* a C++ kernel's parameter types */
   char *log = NULL;
   warnings_t warns = {0};
   char why[2048];
@@ -1196,17 +1351,44 @@ int hsad_cmd_run(int argc, char **argv) {
 
   /* one --arg per explicit argument, each of the kind and type the metadata declares */
   uint32_t nexplicit = hsad_kernel_kernarg_plan(kd->codeobj_kernel)->explicit_count;
+  /* A C++ (HIP) kernel's metadata has no .type_name: its mangled name has the types. */
+  int ncxx = -1;
+  if (!strncmp(kname, "_Z", 2) && (cxx = calloc(nexplicit + 1, sizeof *cxx)))
+    ncxx = cxx_param_types(kname, cxx, (int)nexplicit);
+  if (ncxx >= 0 && (uint32_t)ncxx != nexplicit) ncxx = -1; /* not one type per argument */
   if (nargs != nexplicit) {
     char sig[4096];
-    signature(ki, sig, sizeof sig);
+    signature(ki, ncxx >= 0 ? cxx : NULL, sig, sizeof sig);
     FAIL("HSAD_ERR_ARG_COUNT", "kernel '%s' takes %u argument(s) %s, got %u --arg", kname,
          nexplicit, sig, nargs);
   }
   for (uint32_t j = 0, e = 0; j < ki->arg_count && e < nargs; j++) {
     const hsad_kernel_arg_t *ka = &ki->args[j];
     if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
-    if (check_arg(&args[e], e, ka, kname, why, sizeof why))
+    const char *tn = ka->type_name;
+    char cls[CXX_TYPE_MAX];
+    snprintf(cls, sizeof cls, "%s", tn);
+    if (!tn[0] && ncxx >= 0) {
+      tn = cxx[e];
+      cxx_type_class(tn, cls, sizeof cls);
+    }
+    checked_t checked;
+    if (check_arg(&args[e], e, ka, tn, cls, kname, why, sizeof why, &checked))
       FAIL("HSAD_ERR_ARG_KIND", "--arg %s: %s", args[e].spec, why);
+    if (checked == CHECKED_SIZE_ONLY) {
+      char lb[600];
+      arg_label(lb, sizeof lb, e, ka);
+      if (!tn[0])
+        warn_add(&warns, cli.json, "%s of kernel '%s' has no type in the code object (no "
+                 ".type_name, and %s): only its size was checked (%u bytes, given %s)", lb,
+                 kname, strncmp(kname, "_Z", 2) ? "an unmangled name, e.g. extern \"C\", "
+                 "carries no parameter types" : "its mangled name does not give one type per "
+                 "argument", ka->size, args[e].spec);
+      else
+        warn_add(&warns, cli.json, "%s of kernel '%s' is %s %s, a type hsad run cannot check "
+                 "a scalar against: only its size was checked (%u bytes, given %s)", lb, kname,
+                 article(tn), tn, ka->size, args[e].spec);
+    }
     e++;
   }
   kargs = calloc(nargs + 1, sizeof *kargs);
@@ -1233,9 +1415,12 @@ int hsad_cmd_run(int argc, char **argv) {
 
   /* HIP's blockDim is the partial size in the last workgroup (ockl's get_local_size): the
    * usual blockIdx.x * blockDim.x + threadIdx.x then misses the tail. ROCm 5.2's HIP code
-   * objects say .language "OpenCL C": a HIP kernel is one from a .hip source or with a C++
-   * (mangled) name. OpenCL kernels (get_global_id) are not affected. */
+   * objects say .language "OpenCL C": a HIP kernel is one from a .hip source, from a HIP
+   * offload-bundle entry or .hip_fatbin (hsad_codeobj_is_hip: an extern "C" kernel of a
+   * hipcc program), or with a C++ (mangled) name. OpenCL kernels (get_global_id) are not
+   * affected. */
   bool hip = ends_with(input, ".hip") || !strncmp(kname, "_Z", 2) ||
+             hsad_codeobj_is_hip(hsad_kernel_codeobj(kd->codeobj_kernel)) ||
              (ki->language && strstr(ki->language, "HIP"));
   for (uint32_t d = 0; hip && d < dims; d++) {
     if (grid[d] % block[d] == 0) continue;
@@ -1563,6 +1748,7 @@ out:
   if (rt) hsad_runtime_close(rt);
   free(submit);
   free(kargs);
+  free(cxx);
   free(log);
   free(args);
   free(defs);

@@ -33,5 +33,7 @@ $(CLI_DOCS_TEST): tests/test_cli_docs.c $(LIBDIR)/libhsad.a | $(BINDIR)/hsad
 	  -DHSAD_BINDIR='"$(abspath $(BINDIR))"' -DTEST_CC='"$(CC) $(SAN)"' -DTEST_SAN='"$(SAN)"' \
 	  -DTEST_LIBS='"$(HSAD_LIB_LIBS)"' $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
 TEST_BINS += $(CLI_DOCS_TEST)
-# the CLI test parses hsad's JSON with json-c
+# the CLI test parses hsad's JSON with json-c, and runs hipcc's hip-vector-add (kernels/)
 $(TESTDIR)/test_dispatch_cli: LDFLAGS += -ljson-c
+$(TESTDIR)/test_dispatch_cli: CFLAGS += -DHIP_VECTOR_ADD='"$(abspath $(BINDIR))/hip-vector-add"'
+$(TESTDIR)/test_dispatch_cli: $(BINDIR)/hip-vector-add
