@@ -3,13 +3,17 @@
  * errors, blit copies and fills, and idle CPU use. Plain ROCr calls only (rocr_testutil.c).
  * Each Criterion test runs in its own process, so KFD_EMU_* variables set before hsa_init
  * configure that test's emulated machine. */
+#define _GNU_SOURCE /* dlfcn RTLD_DEFAULT */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <dlfcn.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <hsakmttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -882,6 +886,216 @@ Test(errors, kernel_without_twin_noop_mode) {
   uint32_t *out;
   no_twin_dispatch(&k, &out);
   cr_assert_eq(out[0], 0, "noop mode ran something");
+  rt_close(&rt);
+}
+
+/* As expect_queue_error for any 64-byte packet, and kfd-emu's stderr is exactly
+ * "kfd-emu: GPU 0 queue <id>: <msg>\n" (msg a printf format for the rest of the arguments). */
+static void expect_queue_error_msg(void *packet64, hsa_status_t want, const char *msg, ...)
+    __attribute__((format(printf, 3, 4)));
+static void expect_queue_error_msg(void *packet64, hsa_status_t want, const char *msg, ...) {
+  hsa_queue_t *q = NULL;
+  atomic_store(&cb_status, -1);
+  cr_assert_eq(hsa_queue_create(rt.gpu, 64, HSA_QUEUE_TYPE_MULTI, on_error, NULL, UINT32_MAX,
+                                UINT32_MAX, &q),
+               HSA_STATUS_SUCCESS);
+  hsa_signal_t done = make_signal(1);
+  memcpy((uint8_t *)packet64 + 56, &done, sizeof done); /* completion_signal of every format */
+  stderr_capture();
+  rt_submit(q, packet64, true);
+  bool ran = rt_wait_zero(done, 200);
+  int st = wait_cb(2000);
+  const char *err = stderr_take();
+  cr_assert_not(ran, "the packet completed");
+  cr_assert_eq(st, (int)want, "callback status 0x%x, want 0x%x (%s)", st, want, err);
+  char rest[1024], full[1200];
+  va_list ap;
+  va_start(ap, msg);
+  vsnprintf(rest, sizeof rest, msg, ap);
+  va_end(ap);
+  snprintf(full, sizeof full, "kfd-emu: GPU 0 queue %llu: %s\n", (unsigned long long)q->id, rest);
+  cr_assert_str_eq(err, full);
+  hsa_queue_destroy(q);
+  hsa_signal_destroy(done);
+}
+
+static void fill_packet(rt_kernel_t *k, uint32_t *dst, uint8_t *ka,
+                        hsa_kernel_dispatch_packet_t *p);
+
+/* A dispatch of k with its own segment sizes (kernarg: none). */
+static void plain_packet(hsa_kernel_dispatch_packet_t *p, const rt_kernel_t *k, uint32_t dims,
+                         const uint32_t grid[3], const uint32_t wg[3]) {
+  rt_dispatch_packet(p, k, NULL, dims, grid, wg, (hsa_signal_t){0}, true);
+}
+
+Test(errors, workgroup_above_1024_work_items) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "empty-gfx90a-v4.hsaco", "empty", &k), 0);
+  hsa_kernel_dispatch_packet_t p;
+  plain_packet(&p, &k, 2, (uint32_t[3]){64, 32, 1}, (uint32_t[3]){64, 32, 1}); /* 2048 */
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_ARGUMENT, "kernel dispatch: workgroup "
+                         "64x32x1 is 2048 work-items, above the maximum of 1024");
+  plain_packet(&p, &k, 3, (uint32_t[3]){8, 8, 17}, (uint32_t[3]){8, 8, 17}); /* 1088 */
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_ARGUMENT, "kernel dispatch: workgroup "
+                         "8x8x17 is 1088 work-items, above the maximum of 1024");
+  rt_close(&rt);
+}
+
+Test(errors, group_segment_above_64k) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "empty-gfx90a-v4.hsaco", "empty", &k), 0);
+  hsa_kernel_dispatch_packet_t p;
+  plain_packet(&p, &k, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  p.group_segment_size = 65536 + 4;
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_ALLOCATION, "kernel dispatch: group "
+                         "segment 65540 bytes exceeds the 65536-byte LDS");
+  rt_close(&rt);
+}
+
+Test(errors, kernel_object_zero_or_unaligned) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "empty-gfx90a-v4.hsaco", "empty", &k), 0);
+  hsa_kernel_dispatch_packet_t p;
+  plain_packet(&p, &k, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  p.kernel_object = 0;
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "kernel dispatch: "
+                         "kernel_object 0x0: kernel_object is 0");
+  p.kernel_object = k.object + 8;
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "kernel dispatch: "
+                         "kernel_object 0x%llx: kernel_object is not 64-byte aligned (kernel "
+                         "descriptors are)", (unsigned long long)k.object + 8);
+  rt_close(&rt);
+}
+
+Test(errors, unused_dimension_not_1_and_used_dimension_0) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "empty-gfx90a-v4.hsaco", "empty", &k), 0);
+  hsa_kernel_dispatch_packet_t p;
+  plain_packet(&p, &k, 1, (uint32_t[3]){64, 2, 1}, (uint32_t[3]){64, 1, 1});
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS, "kernel dispatch: setup "
+                         "dimensions 1, dimension 1 (y) has grid 2 and workgroup 1 (an unused "
+                         "one must have 1 and 1)");
+  plain_packet(&p, &k, 2, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 4});
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS, "kernel dispatch: setup "
+                         "dimensions 2, dimension 2 (z) has grid 1 and workgroup 4 (an unused "
+                         "one must have 1 and 1)");
+  plain_packet(&p, &k, 2, (uint32_t[3]){64, 0, 1}, (uint32_t[3]){64, 1, 1});
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS, "kernel dispatch: setup "
+                         "dimensions 2, dimension 1 (y) has grid 0 and workgroup 1 (a used "
+                         "dimension needs both >= 1)");
+  rt_close(&rt);
+}
+
+/* ROCr refuses a ring that is not a power of two itself; kfd-emu's CreateQueue refuses it too
+ * when called as ROCr calls it (hsaKmtCreateQueue, found in the loaded thunk). */
+Test(errors, ring_size_not_a_power_of_two) {
+  open_rt();
+  hsa_queue_t *q = NULL;
+  cr_assert_eq(hsa_queue_create(rt.gpu, 100, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+                                UINT32_MAX, &q),
+               HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  typedef HSAKMT_STATUS (*create_fn)(HSAuint32, HSA_QUEUE_TYPE, HSAuint32, HSA_QUEUE_PRIORITY,
+                                     void *, HSAuint64, HsaEvent *, HsaQueueResource *);
+  create_fn create = (create_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "hsaKmtCreateQueue");
+  cr_assert_not_null(create, "kfd-emu's hsaKmtCreateQueue is not loaded");
+  static uint8_t ring[100 * 64] __attribute__((aligned(4096)));
+  HsaQueueResource res;
+  memset(&res, 0, sizeof res); /* refused before it is read */
+  static const uint64_t bad[] = {100 * 64, 64, 48, 4096 + 32};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    stderr_capture();
+    HSAKMT_STATUS st = create(1 /* the GPU's node: after the CPU node */, HSA_QUEUE_COMPUTE_AQL,
+                              100, HSA_QUEUE_PRIORITY_NORMAL, ring, bad[i], NULL, &res);
+    const char *err = stderr_take();
+    cr_assert_eq(st, HSAKMT_STATUS_INVALID_PARAMETER, "%llu bytes: status %d",
+                 (unsigned long long)bad[i], st);
+    char want[256];
+    snprintf(want, sizeof want, "kfd-emu: CreateQueue on node 1: a ring of %llu bytes is not a "
+             "power of two of at least 2 AQL packets (64 bytes each)\n",
+             (unsigned long long)bad[i]);
+    cr_assert_str_eq(err, want);
+  }
+  rt_close(&rt);
+}
+
+/* Checks a GPU's packet processor applies and kfd-emu added (README, kfd-emu section). */
+Test(errors, group_segment_below_the_descriptors_fixed_size) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "lds_reduce-gfx90a-v4.hsaco", "lds_reduce", &k), 0);
+  cr_assert_eq(k.group_size, 1024);
+  hsa_kernel_dispatch_packet_t p;
+  plain_packet(&p, &k, 1, (uint32_t[3]){256, 1, 1}, (uint32_t[3]){256, 1, 1});
+  p.group_segment_size = 512;
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_ALLOCATION, "kernel lds_reduce: packet "
+                         "group_segment_size 512 bytes is below the kernel descriptor's "
+                         "group_segment_fixed_size 1024");
+  rt_close(&rt);
+}
+
+Test(errors, private_segment_below_the_descriptors_fixed_size) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "big_private-gfx90a-v4.hsaco", "big_private", &k), 0);
+  cr_assert_eq(k.private_size, 4100);
+  hsa_kernel_dispatch_packet_t p;
+  plain_packet(&p, &k, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  p.private_segment_size = 4096;
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_ALLOCATION, "kernel big_private: packet "
+                         "private_segment_size 4096 bytes per work-item is below the kernel "
+                         "descriptor's private_segment_fixed_size 4100");
+  rt_close(&rt);
+}
+
+Test(errors, kernarg_address_not_16_byte_aligned) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "fill-gfx90a-v4.hsaco", "fill", &k), 0);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  uint32_t *dst = rt_alloc(rt.fine_pool, 256 * 4, agents, 2);
+  uint8_t *ka = rt_alloc(rt.kernarg_pool, k.kernarg_size + 64, agents, 1);
+  hsa_kernel_dispatch_packet_t p;
+  fill_packet(&k, dst, ka + 8, &p);
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_ARGUMENT, "kernel fill: kernarg_address "
+                         "%p is not 16-byte aligned (HSA: kernarg segments are 16-byte aligned; "
+                         ".kernarg_segment_align 8)", (void *)(ka + 8));
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 0, "the kernel ran");
+  /* 16-byte aligned runs */
+  memset(dst, 0, 256 * 4);
+  fill_packet(&k, dst, ka + 16, &p);
+  hsa_queue_t *q = make_queue(64);
+  hsa_signal_t done = make_signal(1);
+  p.completion_signal = done;
+  rt_submit(q, &p, true);
+  cr_assert(rt_wait_zero(done, 2000));
+  for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 5, "%d", i);
+  hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+Test(errors, reserved_fence_scope_in_the_header) {
+  open_rt();
+  rt_kernel_t k;
+  cr_assert_eq(rt_kernel_load(&rt, "empty-gfx90a-v4.hsaco", "empty", &k), 0);
+  hsa_kernel_dispatch_packet_t p;
+  plain_packet(&p, &k, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  p.header = (uint16_t)((p.header & ~(3u << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE)) |
+                        (3u << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
+  expect_queue_error_msg(&p, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "packet 0: header 0x%04x "
+                         "has the reserved release fence scope 3 (0 none, 1 agent, 2 system)",
+                         p.header);
+  hsa_barrier_and_packet_t b;
+  memset(&b, 0, sizeof b);
+  b.header = (uint16_t)((HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) |
+                        (3u << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                        (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE));
+  expect_queue_error_msg(&b, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "packet 0: header 0x%04x "
+                         "has the reserved acquire fence scope 3 (0 none, 1 agent, 2 system)",
+                         b.header);
   rt_close(&rt);
 }
 

@@ -193,14 +193,15 @@ static uint32_t check_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_
   for (uint32_t d = 0; d < 3; d++) {
     bool bad = d < dims ? (grid[d] == 0 || wg[d] == 0) : (grid[d] != 1 || wg[d] != 1);
     if (bad) {
-      snprintf(why, n, "kernel dispatch: %u dimension(s) but grid[%u]=%u workgroup[%u]=%u", dims,
-               d, grid[d], d, wg[d]);
+      snprintf(why, n, "kernel dispatch: setup dimensions %u, dimension %u (%c) has grid %u and "
+               "workgroup %u (%s)", dims, d, "xyz"[d], grid[d], wg[d],
+               d < dims ? "a used dimension needs both >= 1" : "an unused one must have 1 and 1");
       return EMU_QERR_INVALID_DIM;
     }
   }
   if ((uint64_t)wg[0] * wg[1] * wg[2] > 1024) {
-    snprintf(why, n, "kernel dispatch: workgroup of %llu work-items exceeds 1024",
-             (unsigned long long)wg[0] * wg[1] * wg[2]);
+    snprintf(why, n, "kernel dispatch: workgroup %ux%ux%u is %llu work-items, above the maximum "
+             "of 1024", wg[0], wg[1], wg[2], (unsigned long long)wg[0] * wg[1] * wg[2]);
     return EMU_QERR_GROUP_TOO_LARGE;
   }
   if (p->group_segment_size > sizeof q->lds) {
@@ -216,6 +217,28 @@ static uint32_t check_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_
     return EMU_QERR_INVALID_CODE;
   }
   *out_k = k;
+  /* The packet's segment sizes include the descriptor's fixed ones (the CP allocates LDS and
+   * scratch from the packet; less than the code was compiled for would let it run over). */
+  if (p->group_segment_size < k->group_fixed) {
+    snprintf(why, n, "kernel %s: packet group_segment_size %u bytes is below the kernel "
+             "descriptor's group_segment_fixed_size %u", k->name, p->group_segment_size,
+             k->group_fixed);
+    return EMU_QERR_INVALID_GROUP_MEM;
+  }
+  if (p->private_segment_size < k->private_fixed) {
+    snprintf(why, n, "kernel %s: packet private_segment_size %u bytes per work-item is below "
+             "the kernel descriptor's private_segment_fixed_size %u", k->name,
+             p->private_segment_size, k->private_fixed);
+    return EMU_QERR_INVALID_GROUP_MEM;
+  }
+  /* HSA: the kernarg segment is 16-byte aligned (or the kernel's larger alignment) */
+  uint32_t align = k->kernarg_align > 16 ? k->kernarg_align : 16;
+  if ((uintptr_t)p->kernarg_address % align) {
+    snprintf(why, n, "kernel %s: kernarg_address %p is not %u-byte aligned (HSA: kernarg "
+             "segments are 16-byte aligned; .kernarg_segment_align %u)", k->name,
+             p->kernarg_address, align, k->kernarg_align);
+    return EMU_QERR_INVALID_ARGUMENT;
+  }
   if (k->kernarg_size &&
       !emu_mem_gpu_ok(q->gpu->index, (uintptr_t)p->kernarg_address, k->kernarg_size)) {
     if (emu_mem_find((uintptr_t)p->kernarg_address, k->kernarg_size, NULL))
@@ -454,12 +477,28 @@ static bool take(emu_queue_t *q, uint64_t id, uint16_t h, uint8_t out[64], char 
  * retired now, before anything executes, as the HSA specification allows the packet processor
  * to do once it launched a packet. Returns false when nothing valid is there or on a queue
  * error. */
+/* HSA packet header fence scopes: 0 none, 1 agent, 2 system; 3 is reserved (HSA platform
+ * system architecture 2.9.1, "packet header"). False with *why set for a reserved one. */
+static bool fence_scopes_ok(uint64_t id, uint16_t h, char *why, size_t n) {
+  uint32_t acq = (h >> HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) & 3,
+           rel = (h >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) & 3;
+  if (acq != 3 && rel != 3) return true;
+  snprintf(why, n, "packet %llu: header 0x%04x has the reserved %s fence scope 3 (0 none, 1 "
+           "agent, 2 system)", (unsigned long long)id, h, acq == 3 ? "acquire" : "release");
+  return false;
+}
+
 static bool launch(emu_queue_t *q, uint64_t rd, uint64_t db) {
   uint8_t *slot = slot_at(q, rd);
   uint16_t hdr = header_of(slot);
   uint32_t type = (hdr >> HSA_PACKET_HEADER_TYPE) & 0xff;
   char why[1024];
   if (type == HSA_PACKET_TYPE_INVALID) return false;
+  if ((type == HSA_PACKET_TYPE_KERNEL_DISPATCH || type == HSA_PACKET_TYPE_BARRIER_AND ||
+       type == HSA_PACKET_TYPE_BARRIER_OR) && !fence_scopes_ok(rd, hdr, why, sizeof why)) {
+    queue_error(q, EMU_QERR_INVALID_FORMAT, why);
+    return false;
+  }
   if (emu.cfg.cp_stall_ms) usleep((useconds_t)(emu.cfg.cp_stall_ms * 1000));
   uint32_t n = 0;
   switch (type) {
@@ -470,6 +509,7 @@ static bool launch(emu_queue_t *q, uint64_t rd, uint64_t db) {
       uint16_t h = n ? header_of(s) : hdr; /* acquire: the body is visible after it */
       if (((h >> HSA_PACKET_HEADER_TYPE) & 0xff) != HSA_PACKET_TYPE_KERNEL_DISPATCH) break;
       if (n && (h & (1u << HSA_PACKET_HEADER_BARRIER))) break;
+      if (n && !fence_scopes_ok(rd + n, h, why, sizeof why)) break; /* reported when first */
       if (!take(q, rd + n, h, q->held[n], why, sizeof why)) {
         if (n) break;
         queue_error(q, EMU_QERR_INVALID_FORMAT, why);
@@ -665,7 +705,12 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtCreateQueue(HSAuint32 node, HSA_QUEUE_TYPE type,
   /* No SDMA engines: ROCr then copies and fills with its blit kernels. */
   if (type != HSA_QUEUE_COMPUTE_AQL) return HSAKMT_STATUS_NOT_SUPPORTED;
   uint64_t pkts = ring_bytes / 64;
-  if (pkts < 2 || (pkts & (pkts - 1)) || !res->Queue_read_ptr_aql) return HSAKMT_STATUS_INVALID_PARAMETER;
+  if (ring_bytes % 64 || pkts < 2 || (pkts & (pkts - 1))) {
+    emu_log("CreateQueue on node %u: a ring of %llu bytes is not a power of two of at least 2 "
+            "AQL packets (64 bytes each)", node, (unsigned long long)ring_bytes);
+    return HSAKMT_STATUS_INVALID_PARAMETER;
+  }
+  if (!res->Queue_read_ptr_aql) return HSAKMT_STATUS_INVALID_PARAMETER;
   emu_queue_t *q = aligned_alloc(_Alignof(emu_queue_t), sizeof *q);
   if (!q) return HSAKMT_STATUS_NO_MEMORY;
   memset(q, 0, sizeof *q);

@@ -37,6 +37,7 @@ enum {
   EMU_QERR_INVALID_CODE = 0x8,           /* HSA_STATUS_ERROR_INVALID_CODE_OBJECT */
   EMU_QERR_INVALID_FORMAT = 0x20,        /* HSA_STATUS_ERROR_INVALID_PACKET_FORMAT */
   EMU_QERR_GROUP_TOO_LARGE = 0x40,       /* HSA_STATUS_ERROR_INVALID_ARGUMENT */
+  EMU_QERR_INVALID_ARGUMENT = 0x40,      /* the same bit: a misaligned kernarg_address */
   EMU_QERR_MEMORY_VIOLATION = 0x20000000, /* HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION */
   EMU_QERR_ILLEGAL_INSTRUCTION = 0x40000000, /* HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION */
 };
@@ -165,6 +166,9 @@ typedef struct emu_kernel {
   kfd_emu_twin_fn twin;
   bool wave32;
   uint32_t kernarg_size;
+  uint32_t kernarg_align;  /* .kernarg_segment_align (bytes; 16 for ROCr's blit kernels) */
+  uint32_t group_fixed;    /* kernel descriptor group_segment_fixed_size (bytes of LDS) */
+  uint32_t private_fixed;  /* kernel descriptor private_segment_fixed_size (bytes/work-item) */
   uint32_t arg_count;
   kfd_emu_arg_t args[EMU_MAX_ARGS];
   /* v5 hidden arguments the CP checks against the packet (offset or UINT32_MAX) */

@@ -145,6 +145,8 @@ static const char *parse_metadata(const void *desc, size_t size, const char *sym
     get_u32(km, ".wavefront_size", &wave);
     k->wave32 = wave == 32;
     get_u32(km, ".kernarg_segment_size", &k->kernarg_size);
+    k->kernarg_align = 16;
+    get_u32(km, ".kernarg_segment_align", &k->kernarg_align);
     const msgpack_object *args = map_get(km, ".args");
     err = NULL;
     for (uint32_t a = 0; args && args->type == MSGPACK_OBJECT_ARRAY && a < args->via.array.size;
@@ -284,10 +286,14 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
   if (a.size >= 4 && !memcmp((const void *)a.base, "\177ELF", 4)) {
     err = parse_code_object(&a, kernel_object - a.base, k);
     if (!err) k->twin = find_twin(k->name);
+    /* the descriptor's fixed segment sizes (AMDGPUUsage "Kernel Descriptor": bytes 0 and 4) */
+    memcpy(&k->group_fixed, (const void *)kernel_object, 4);
+    memcpy(&k->private_fixed, (const void *)(kernel_object + 4), 4);
   } else {
     const char *bname = NULL;
     k->twin = kfd_emu_rocr_blit_twin ? kfd_emu_rocr_blit_twin((const void *)kernel_object, &bname)
                                      : NULL;
+    k->kernarg_align = 16; /* no LDS, no scratch: group_fixed = private_fixed = 0 */
     if (k->twin) snprintf(k->name, sizeof k->name, "%s", bname ? bname : "rocr_blit");
     else err = "kernel_object is neither in a code object nor one of ROCr's blit kernels";
   }
