@@ -3,7 +3,10 @@
  *     like the source tree (kernels/, build/ linked), `hsad` found on PATH;
  *   - every example line of `hsad --help` and `hsad COMMAND --help` for every command;
  *   - README.md's library example (the C code block): compiled against the headers and
- *     libhsad.a, run, its output checked.
+ *     libhsad.a, run, its output checked;
+ *   - `hsad --version`; `make install` (DESTDIR, PREFIX=/usr): the layout README.md gives, the
+ *     installed hsad finding its kfd-emu, a user's twin library built against the installed
+ *     kfd_emu_twin.h run through KFD_EMU_TWINS, the C example against the installed libhsad.so.
  * Each command must exit 0 and print no error or warning; --json commands print one JSON
  * object (parsed with json-c). Commands are taken from the text at run time, so the
  * documentation cannot drift from what runs. */
@@ -14,6 +17,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "common/hsad_version.h"
 
 #ifndef HSAD_SRCDIR
 #define HSAD_SRCDIR "."
@@ -200,12 +205,12 @@ Test(cli_docs, readme_hsad_commands, .timeout = 300) {
 }
 
 Test(cli_docs, help_examples, .timeout = 300) {
-  static const char *const cmds[] = {"", "info", "inspect", "compile", "run", "bench"};
+  static const char *const cmds[] = {"", "info", "inspect", "compile", "run", "bench", "graph"};
   cmds_t c = {0};
   char dir[64];
   make_tree(dir);
-  char *texts[6];
-  for (int k = 0; k < 6; k++) {
+  char *texts[7];
+  for (int k = 0; k < 7; k++) {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "hsad %s --help", cmds[k]);
     cr_assert_eq(sh_in(dir, cmd, &texts[k]), 0, "`%s`: %s", cmd, texts[k]);
@@ -218,13 +223,16 @@ Test(cli_docs, help_examples, .timeout = 300) {
       while (*p == ' ' && p[1] == ' ') take_line(&p, &c);
     }
   }
-  /* hsad run --help shows four, hsad info --help two */
-  cr_assert_geq(c.n, 6, "found only %d example commands in the --help texts", c.n);
+  /* hsad run --help shows four, hsad info --help two, hsad graph --help two */
+  cr_assert_geq(c.n, 8, "found only %d example commands in the --help texts", c.n);
+  int graph = 0;
+  for (int i = 0; i < c.n; i++) graph += !strncmp(c.line[i], "hsad graph ", 11);
+  cr_assert_eq(graph, 2, "hsad graph --help:\n%s", texts[6]);
   run_all(dir, &c, "--help");
   /* run --help says how to give a twin */
   cr_expect(strstr(texts[4], "KFD_EMU_TWINS") && strstr(texts[4], "kfd_emu_twin.h"), "%s",
             texts[4]);
-  for (int k = 0; k < 6; k++) free(texts[k]);
+  for (int k = 0; k < 7; k++) free(texts[k]);
   remove_tree(dir);
   for (int i = 0; i < c.n; i++) free(c.line[i]);
 }
@@ -268,4 +276,124 @@ Test(cli_docs, readme_library_example, .timeout = 300) {
   cr_expect_str_eq(o, "c[999] = 999.5\n", "`%s`", cmd);
   free(o);
   remove_tree(dir);
+}
+
+/* hsad --version: the version of common/hsad_version.h, exactly. */
+Test(cli_docs, version_output) {
+  char *o, want[64];
+  cr_assert_eq(sh_in(HSAD_SRCDIR, "hsad --version", &o), 0, "%s", o);
+  snprintf(want, sizeof want, "hsad %d.%d.%d\n", HSAD_VERSION_MAJOR, HSAD_VERSION_MINOR,
+           HSAD_VERSION_PATCH);
+  cr_assert_str_eq(o, want);
+  free(o);
+  cr_assert_eq(sh_in(HSAD_SRCDIR, "hsad --bogus", &o), 2, "%s", o);
+  free(o);
+}
+
+/* `make install DESTDIR=... PREFIX=/usr` puts everything where README.md says (copies of this
+ * build: `all` is taken as made); the installed hsad finds its kfd-emu with no variable set;
+ * a user's twin built against the installed kfd_emu_twin.h runs through KFD_EMU_TWINS with an
+ * exact result; the README's example links against the installed libhsad.so. */
+Test(cli_docs, install_layout_and_user_twin, .timeout = 300) {
+  char tmp[] = "/tmp/hsad-install-XXXXXX";
+  cr_assert_not_null(mkdtemp(tmp));
+  char cmd[4096], *o;
+  snprintf(cmd, sizeof cmd, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C '%s' -o all "
+           "install DESTDIR='%s' PREFIX=/usr BUILD='%s'", HSAD_SRCDIR, tmp, HSAD_BUILDDIR);
+  cr_assert_eq(sh_in(tmp, cmd, &o), 0, "`%s`:\n%s", cmd, o);
+  free(o);
+  static const char *const files[] = {
+      "bin/hsad", "bin/hsad-bench-hip", "lib/libhsad.a", "lib/libhsad.so.0", "lib/libhsad.so",
+      "lib/hsad/kfd-emu/libhsakmt.so.1", "lib/hsad/kfd-emu/libkfd-emu-twins.so",
+      "lib/pkgconfig/hsad.pc", "include/hsad/hsa-dispatch/hsad.h",
+      "include/hsad/hsa-dispatch/hsad_queue.h", "include/hsad/codeobj/hsad_codeobj.h",
+      "include/hsad/common/hsad_version.h", "include/hsad/memory/hsad_memory.h",
+      "include/hsad/fusion/hsad_fusion.h", "include/hsad/tools/kfd-emu/kfd_emu_twin.h"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/usr/%s", tmp, files[i]);
+    cr_expect_eq(access(path, R_OK), 0, "make install did not write %s", path);
+    if (!strncmp(files[i], "bin/", 4))
+      cr_expect_eq(access(path, X_OK), 0, "%s is not executable", path);
+  }
+  /* pkg-config, as README's Library section uses it */
+  snprintf(cmd, sizeof cmd, "export PKG_CONFIG_PATH='%s/usr/lib/pkgconfig'; pkg-config "
+           "--modversion hsad && pkg-config --cflags --libs hsad", tmp);
+  cr_assert_eq(sh_in(tmp, cmd, &o), 0, "%s", o);
+  char want[256];
+  /* pkg-config drops -L/usr/lib, a system directory */
+  snprintf(want, sizeof want, "%d.%d.%d\n-I/usr/include/hsad -lhsad \n", HSAD_VERSION_MAJOR,
+           HSAD_VERSION_MINOR, HSAD_VERSION_PATCH);
+  cr_expect_str_eq(o, want);
+  free(o);
+  /* the installed hsad: kfd-emu from ../lib/hsad/kfd-emu beside it, nothing from this build */
+  snprintf(cmd, sizeof cmd, "env -u LD_LIBRARY_PATH -u HSAD_KFD_EMU_DIR '%s/usr/bin/hsad' info",
+           tmp);
+  cr_assert_eq(sh_in(tmp, cmd, &o), 0, "%s", o);
+  cr_expect(strstr(o, "GPU 0: gfx90a"), "%s", o);
+  cr_expect(!strstr(o, "error") && !strstr(o, "warning"), "%s", o);
+  free(o);
+  /* a user's twin, against the installed header, for a kernel kfd-emu has no twin for */
+  snprintf(cmd, sizeof cmd, "%s -shared -fPIC -Wall -Wextra -Werror -I'%s/usr/include' "
+           "'%s/tests/data/cli/user_twin.c' -o libmytwins.so", TEST_CC, tmp, HSAD_SRCDIR);
+  cr_assert_eq(sh_in(tmp, cmd, &o), 0, "`%s`:\n%s", cmd, o);
+  free(o);
+  static const char run[] = "'%s/usr/bin/hsad' run '%s/tests/data/cli/user_twin.cl' poly "
+                            "--grid 1000 --block 256 --arg buf:f32:1000:out=y.bin "
+                            "--arg buf:f32:1000:iota --arg f32:2 --arg u32:1000";
+  char line[2048];
+  snprintf(line, sizeof line, run, tmp, HSAD_SRCDIR);
+  snprintf(cmd, sizeof cmd, "env -u LD_LIBRARY_PATH -u HSAD_KFD_EMU_DIR %s", line);
+  cr_assert_eq(sh_in(tmp, cmd, &o), 1, "%s", o);
+  cr_expect_str_eq(o, "kfd-emu: GPU 0 queue 1: kernel poly has no host twin (define "
+                      "kfd_emu_twin_poly, see kfd_emu_twin.h, or set KFD_EMU_NO_TWIN=noop)\n"
+                      "hsad run: HSAD_ERR_QUEUE_ERROR: queue 1 on device 0 "
+                      "(gfx90a:sramecc+:xnack-) faulted: HSA status 0x2a "
+                      "(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent attempted to execute an "
+                      "illegal shader instruction.)\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "env -u LD_LIBRARY_PATH -u HSAD_KFD_EMU_DIR "
+           "KFD_EMU_TWINS='%s/libmytwins.so' %s", tmp, line);
+  cr_assert_eq(sh_in(tmp, cmd, &o), 0, "%s", o);
+  cr_expect(strstr(o, "kfd-emu (kernels ran as host twins;"), "%s", o);
+  cr_expect(!strstr(o, "warning"), "%s", o);
+  free(o);
+  char path[512];
+  snprintf(path, sizeof path, "%s/y.bin", tmp);
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s", path);
+  float y[1000];
+  cr_assert_eq(fread(y, 4, 1000, f), 1000);
+  cr_assert_eq(fgetc(f), EOF);
+  fclose(f);
+  for (int i = 0; i < 1000; i++) {
+    float x = (float)i, e = 2.0f * x * x + 1.0f;
+    cr_assert_eq(y[i], e, "y[%d] = %.9g, want %.9g", i, y[i], e);
+  }
+  /* README's C example against the installed headers and libhsad.so: kfd-emu found beside the
+   * library (lib/hsad/kfd-emu), no variable */
+  snprintf(path, sizeof path, "%s/README.md", HSAD_SRCDIR);
+  char *md = slurp(path);
+  const char *p = strstr(md, "```c\n");
+  cr_assert_not_null(p, "README.md has no C example");
+  p += 5;
+  const char *end = strstr(p, "```");
+  cr_assert_not_null(end);
+  char dir[64];
+  make_tree(dir);
+  snprintf(path, sizeof path, "%s/example.c", dir);
+  f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fwrite(p, 1, (size_t)(end - p), f);
+  fclose(f);
+  free(md);
+  snprintf(cmd, sizeof cmd, "%s -std=c11 -Wall -Wextra -Werror -I'%s/usr/include/hsad' "
+           "example.c -o example -L'%s/usr/lib' -lhsad && env -u HSAD_KFD_EMU_DIR "
+           "LD_LIBRARY_PATH='%s/usr/lib' ./example", TEST_CC, tmp, tmp, tmp);
+  cr_assert_eq(sh_in(dir, cmd, &o), 0, "`%s`:\n%s", cmd, o);
+  cr_expect_str_eq(o, "c[999] = 999.5\n", "`%s`", cmd);
+  free(o);
+  remove_tree(dir);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  cr_assert_eq(system(cmd), 0);
 }

@@ -33,7 +33,10 @@ static void usage(FILE *f) {
              "README.md), launches it N times (default 1) fused as one submission per queue, or\n"
              "with --sequential one node at a time (the rollback path), checks the \"checks\"\n"
              "after the first launch, and prints the path taken and host submit / submit+wait\n"
-             "times per launch.\n");
+             "times per launch.\n"
+             "\nexamples (from the source tree, after make):\n"
+             "  hsad graph examples/saxpy-pipeline.json --launches 100\n"
+             "  hsad graph examples/saxpy-pipeline.json --sequential\n");
 }
 
 #define GFAIL(...) do { fprintf(stderr, "hsad graph: " __VA_ARGS__); goto out; } while (0)

@@ -27,7 +27,9 @@ TEST_BINS += $(TESTDIR)/test_bench
 
 # What README.md and the --help texts show, run as written (tests/test_cli_docs.c).
 CLI_DOCS_TEST := $(TESTDIR)/test_cli_docs
-$(CLI_DOCS_TEST): tests/test_cli_docs.c $(LIBDIR)/libhsad.a | $(BINDIR)/hsad
+# (its install test copies this build: hsad-bench-hip, libhsad.so and kfd-emu must exist)
+$(CLI_DOCS_TEST): tests/test_cli_docs.c $(LIBDIR)/libhsad.a | $(BINDIR)/hsad \
+  $(BINDIR)/hsad-bench-hip $(LIBDIR)/libhsad.so $(EMUDIR)/libhsakmt.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DHSAD_SRCDIR='"$(CURDIR)"' -DHSAD_BUILDDIR='"$(abspath $(BUILD))"' \
 	  -DHSAD_BINDIR='"$(abspath $(BINDIR))"' -DTEST_CC='"$(CC) $(SAN)"' -DTEST_SAN='"$(SAN)"' \
