@@ -134,6 +134,9 @@ $(TESTDIR)/test_codeobj_%: tests/test_codeobj_%.c tests/test_codeobj_util.h \
 	  $(CO_EXTRA_OBJS_$(@F)) -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
 
+# test_codeobj_program carries the twin of a second-unit kernel (kfd-emu finds it by dlsym)
+$(TESTDIR)/test_codeobj_program: LDFLAGS += -rdynamic
+
 # The public header compiled as C++ (g++ -pedantic), linked into the target test.
 CXX ?= g++
 $(TESTDIR)/codeobj_cxx.o: tests/codeobj_cxx.cpp codeobj/hsad_codeobj.h common/hsad_status.h

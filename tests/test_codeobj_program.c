@@ -1,10 +1,12 @@
 /* test_codeobj_program.c - fat binaries with several translation units loaded as one program
  * (issue 10): every bundle's entry for the device goes into one hsa_executable, kernels are
- * found across all of them, and the same kernel in two units is an error naming both. Runs on
+ * found across all of them (a second-unit kernel runs through its twin, defined here, with an
+ * exact result), and the same kernel in two units is an error naming both. Runs on
  * kfd-emu (gfx90a), where a GPU address is the host address of the same bytes. */
 #include "test_codeobj_util.h"
 
 #include "hsa-dispatch/hsad.h"
+#include "tools/kfd-emu/kfd_emu_twin.h"
 
 typedef struct {
   hsad_runtime_t *rt;
@@ -56,6 +58,50 @@ Test(codeobj_program, every_translation_unit_loaded) {
   expect_kernel(p, "hw_implicit24");
   cr_assert_eq(hsad_program_kernel(p, "_Z6offsetPii.kd", &k), HSAD_OK);
   cr_assert_eq(k, hsad_program_kernel_at(p, 8));
+  hsad_program_destroy(p);
+  cr_assert_eq(hsad_runtime_close(e.rt), HSAD_OK);
+}
+
+/* The twin of hip_second.hip's offset(int *x, int k): x[threadIdx.x] += k, i.e. work-item
+ * l of EVERY workgroup adds k to x[l]. Found by kfd-emu in this executable (-rdynamic). */
+KFD_EMU_TWIN(_Z6offsetPii) {
+  int32_t *x, k;
+  if (kfd_emu_arg(d, 0, &x, sizeof x) || kfd_emu_arg(d, 1, &k, sizeof k)) return 1;
+  if (!d->gpu_accessible(x, (uint64_t)wg->size[0] * 4)) return 1;
+  for (uint32_t l = 0; l < wg->size[0]; l++) x[l] += k;
+  return 0;
+}
+
+/* A kernel of the second translation unit runs: offset over 4 workgroups of 64 (and a partial
+ * fifth of 16) adds 5 k to x[0..15], 4 k to x[16..63] and leaves the rest. */
+Test(codeobj_program, second_unit_kernel_runs) {
+  env_t e;
+  env_open(&e);
+  hsad_program_t *p = NULL;
+  cr_assert_eq(hsad_program_load_file(e.dev, FIX("hip_multi.so"), &p), HSAD_OK, "%s",
+               hsad_last_error());
+  const hsad_device_kernel_t *k = NULL;
+  cr_assert_eq(hsad_program_kernel(p, "_Z6offsetPii", &k), HSAD_OK, "%s", hsad_last_error());
+  int32_t *x = NULL;
+  cr_assert_eq(hsad_buffer_alloc(e.dev, 300 * sizeof *x, (void **)&x), HSAD_OK);
+  for (int i = 0; i < 300; i++) x[i] = 1000 + i;
+  int32_t add = 7;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(x), HSAD_KARG_VAL(add)};
+  hsad_launch_t l = {.dims = 1, .grid = {272}, .block = {64}, .args = args, .arg_count = 2};
+  hsad_queue_t *q = NULL;
+  cr_assert_eq(hsad_device_queue(e.dev, &q), HSAD_OK);
+  hsad_completion_t done;
+  cr_assert_eq(hsad_kernel_dispatch(q, k, &l, hsad_now_ns() + 1000000000, &done, NULL), HSAD_OK,
+               "%s", hsad_last_error());
+  cr_assert_eq(hsad_completion_wait(&done, hsad_now_ns() + 5000000000), HSAD_OK, "%s",
+               hsad_last_error());
+  for (int i = 0; i < 300; i++) {
+    int32_t want = 1000 + i + (i < 16 ? 5 * 7 : i < 64 ? 4 * 7 : 0);
+    cr_assert_eq(x[i], want, "x[%d] = %d, want %d", i, x[i], want);
+  }
+  /* the first unit's kernel is there too, with its own descriptor */
+  expect_kernel(p, "_Z5scalePffi");
+  hsad_buffer_free(x);
   hsad_program_destroy(p);
   cr_assert_eq(hsad_runtime_close(e.rt), HSAD_OK);
 }
