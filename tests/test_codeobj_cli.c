@@ -184,7 +184,7 @@ Test(codeobj_cli, compile_and_inspect) {
            src);
   cr_assert_str_eq(out, want);
   cr_assert_eq(run("compile x.cl -o y", out, sizeof out), 2);
-  cr_assert(strstr(out, "hsad compile: --target is required\n"), "%s", out);
+  cr_assert_str_eq(out, "hsad compile: --target is required (see hsad compile --help)\n");
   cr_assert_eq(run("compile x.cl --target gfx90a -O7 -o y", out, sizeof out), 2);
   unlink(src);
   unlink(obj);
@@ -325,7 +325,18 @@ Test(codeobj_cli, getopt_forms_and_errors) {
   cr_assert_eq(run("inspect a b", out, sizeof out), 2);
   cr_assert_str_eq(out, "hsad inspect: one FILE only (got a and b)\n");
   cr_assert_eq(run("compile x.cl --target gfx90a -o", out, sizeof out), 2);
-  cr_assert_str_eq(out, "hsad compile: option '-o' needs a value\n");
+  cr_assert_str_eq(out, "hsad compile: option '-o' needs a value (see hsad compile --help)\n");
+  /* as every command says it: one line, no usage dump */
+  cr_assert_eq(run("compile --bogus x.cl", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: unknown option '--bogus' (see hsad compile --help)\n");
+  cr_assert_eq(run("compile x.cl --target=gfx90a --max-waves=2 -o y", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: unknown option '--max-waves' (see hsad compile --help)\n");
+  cr_assert_eq(run("compile -Q x.cl", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: unknown option '-Q' (see hsad compile --help)\n");
+  cr_assert_eq(run("compile --target gfx90a -o y", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: SRC is required (see hsad compile --help)\n");
+  cr_assert_eq(run("compile x.cl -o y", out, sizeof out), 2);
+  cr_assert_str_eq(out, "hsad compile: --target is required (see hsad compile --help)\n");
   cr_assert_eq(run("compile x.cl --target=gfx90a --waves-per-eu=0 -o y", out, sizeof out), 2);
   cr_assert_str_eq(out, "hsad compile: --waves-per-eu 0: expected an integer from 1 to 20\n");
   cr_assert_eq(run("compile x.cl --target gfx90a --max-workgroup-size 2048 -o y", out,

@@ -50,6 +50,7 @@ static char *slurp(const char *path, size_t *out_size) {
 }
 
 int hsad_cmd_compile(int argc, char **argv) {
+  const hsad_cli_t cli = {.cmd = "compile", .json = false}; /* compile has no JSON output */
   const char *src = NULL, *out = NULL;
   hsad_compile_options_t o = {.opt_level = 2};
   const char **defs = calloc((size_t)argc, sizeof *defs);
@@ -113,12 +114,8 @@ int hsad_cmd_compile(int argc, char **argv) {
       break;
     case 'D': defs[o.define_count++] = optarg; break;
     case 'I': incs[o.include_dir_count++] = optarg; break;
-    case ':':
-      fprintf(stderr, "hsad compile: option '%s' needs a value\n", argv[optind - 1]);
-      goto done;
-    default:
-      fprintf(stderr, "hsad compile: unknown option '%s'\n", argv[optind - 1]);
-      compile_usage(stderr);
+    default: /* ':' a value missing, '?' unknown: named as the other commands name them */
+      hsad_cli_getopt_fail(&cli, c, argv);
       goto done;
     }
   }
@@ -130,8 +127,8 @@ int hsad_cmd_compile(int argc, char **argv) {
     src = argv[i];
   }
   if (!src || !o.target || !out) {
-    fprintf(stderr, "hsad compile: %s is required\n", !src ? "SRC" : !o.target ? "--target" : "-o");
-    compile_usage(stderr);
+    fprintf(stderr, "hsad compile: %s is required (see hsad compile --help)\n",
+            !src ? "SRC" : !o.target ? "--target" : "-o");
     goto done;
   }
   struct stat ss, so;
