@@ -5,6 +5,7 @@
  * field at the offsets the note declares (never a fixed implicit struct). */
 #include "codeobj/codeobj_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 hsad_status_t co_kernarg_plan_init(const char *name, co_arena_t *arena, hsad_kernel_t *k) {
@@ -81,13 +82,22 @@ static inline bool co_put(uint8_t *dst, uint64_t v, uint32_t size) {
   }
 }
 
-static const char *co_arg_name(const hsad_kernel_t *k, uint32_t explicit_index) {
+/* "argument 3 ('n')", or "argument 3" when the metadata has no .name (OpenCL C without
+ * -cl-kernel-arg-info): never an empty name in quotes. */
+static const char *co_arg_label(char *b, size_t n, const hsad_kernel_t *k,
+                                uint32_t explicit_index) {
+  const char *name = "";
   uint32_t seen = 0;
   for (uint32_t i = 0; i < k->info.arg_count; i++) {
     if (hsad_value_kind_is_hidden(k->info.args[i].value_kind)) continue;
-    if (seen++ == explicit_index) return k->info.args[i].name;
+    if (seen++ == explicit_index) {
+      name = k->info.args[i].name;
+      break;
+    }
   }
-  return "";
+  if (name[0]) snprintf(b, n, "argument %u ('%s')", explicit_index, name);
+  else snprintf(b, n, "argument %u", explicit_index);
+  return b;
 }
 
 hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t *args,
@@ -121,6 +131,7 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
   static const hsad_kernarg_runtime_t zero_rt;
   if (!runtime) runtime = &zero_rt;
   uint8_t *base = out;
+  char lab[160]; /* an argument's label in messages */
   if (p->segment_size) memset(base, 0, p->segment_size);
 
   uint64_t lds = p->group_segment_fixed_size;
@@ -132,18 +143,18 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
     case HSAD_KARG_BYTES:
       if (s->kind == HSAD_VK_DYNAMIC_SHARED_POINTER)
         return hsad_fail(HSAD_ERR_ARG_KIND,
-                         "%s: kernel '%s': argument %u ('%s') is a dynamic_shared_pointer: pass "
+                         "%s: kernel '%s': %s is a dynamic_shared_pointer: pass "
                          "HSAD_KARG_LDS_BYTES(n), not bytes",
-                         file, kname, i, co_arg_name(kernel, i));
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i));
       if (v->size != s->size)
         return hsad_fail(HSAD_ERR_ARG_SIZE,
-                         "%s: kernel '%s': argument %u ('%s') has .size %u, value has %u bytes",
-                         file, kname, i, co_arg_name(kernel, i), s->size, v->size);
+                         "%s: kernel '%s': %s has .size %u, value has %u bytes",
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i), s->size, v->size);
       if (s->size) {
         if (!v->bytes)
           return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
-                           "%s: kernel '%s': argument %u ('%s'): NULL bytes", file, kname, i,
-                           co_arg_name(kernel, i));
+                           "%s: kernel '%s': %s: NULL bytes", file, kname,
+                           co_arg_label(lab, sizeof lab, kernel, i));
         memcpy(dst, v->bytes, s->size);
       }
       break;
@@ -151,35 +162,39 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
       if (s->kind != HSAD_VK_GLOBAL_BUFFER && s->kind != HSAD_VK_IMAGE &&
           s->kind != HSAD_VK_SAMPLER && s->kind != HSAD_VK_PIPE && s->kind != HSAD_VK_QUEUE)
         return hsad_fail(HSAD_ERR_ARG_KIND,
-                         "%s: kernel '%s': argument %u ('%s') is %s, a pointer value needs "
+                         "%s: kernel '%s': %s is %s, a pointer value needs "
                          "global_buffer, image, sampler, pipe or queue",
-                         file, kname, i, co_arg_name(kernel, i), hsad_value_kind_name(s->kind));
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i),
+                         hsad_value_kind_name(s->kind));
       if (s->size != 8 && s->size != 4)
         return hsad_fail(HSAD_ERR_ARG_SIZE,
-                         "%s: kernel '%s': argument %u ('%s') has .size %u, a pointer needs 4 "
+                         "%s: kernel '%s': %s has .size %u, a pointer needs 4 "
                          "or 8",
-                         file, kname, i, co_arg_name(kernel, i), s->size);
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i), s->size);
       if (!co_put(dst, v->pointer, s->size))
         return hsad_fail(HSAD_ERR_ARG_VALUE,
-                         "%s: kernel '%s': argument %u ('%s'): pointer 0x%llx does not fit its "
+                         "%s: kernel '%s': %s: pointer 0x%llx does not fit its "
                          "%u-byte slot",
-                         file, kname, i, co_arg_name(kernel, i), (unsigned long long)v->pointer,
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i),
+                         (unsigned long long)v->pointer,
                          s->size);
       break;
     case HSAD_KARG_LDS:
       if (s->kind != HSAD_VK_DYNAMIC_SHARED_POINTER)
         return hsad_fail(HSAD_ERR_ARG_KIND,
-                         "%s: kernel '%s': argument %u ('%s') is %s, an LDS size needs a "
+                         "%s: kernel '%s': %s is %s, an LDS size needs a "
                          "dynamic_shared_pointer",
-                         file, kname, i, co_arg_name(kernel, i), hsad_value_kind_name(s->kind));
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i),
+                         hsad_value_kind_name(s->kind));
       lds = (lds + s->align - 1) & ~(uint64_t)(s->align - 1);
       co_put(dst, lds, s->size);
       lds += v->lds_bytes;
       if (lds > UINT32_MAX)
         return hsad_fail(HSAD_ERR_ARG_VALUE,
-                         "%s: kernel '%s': argument %u ('%s'): group segment reaches %llu bytes, "
+                         "%s: kernel '%s': %s: group segment reaches %llu bytes, "
                          "above 4 GiB",
-                         file, kname, i, co_arg_name(kernel, i), (unsigned long long)lds);
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i),
+                         (unsigned long long)lds);
       break;
     default:
       return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u: unknown tag %d", file,

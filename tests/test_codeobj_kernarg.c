@@ -290,20 +290,20 @@ Test(codeobj_kernarg, errors_with_messages) {
   a[3] = HSAD_KARG_VAL(wide);
   cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_SIZE);
   snprintf(want, sizeof want,
-           "%s: kernel 'vadd': argument 3 ('') has .size 4, value has 8 bytes", file);
+           "%s: kernel 'vadd': argument 3 has .size 4, value has 8 bytes", file);
   cr_assert_str_eq(hsad_last_error(), want);
 
   a[3] = HSAD_KARG_LDS_BYTES(16);
   cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
   snprintf(want, sizeof want,
-           "%s: kernel 'vadd': argument 3 ('') is by_value, an LDS size needs a "
+           "%s: kernel 'vadd': argument 3 is by_value, an LDS size needs a "
            "dynamic_shared_pointer", file);
   cr_assert_str_eq(hsad_last_error(), want);
 
   a[3] = HSAD_KARG_PTR(5);
   cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
   snprintf(want, sizeof want,
-           "%s: kernel 'vadd': argument 3 ('') is by_value, a pointer value needs "
+           "%s: kernel 'vadd': argument 3 is by_value, a pointer value needs "
            "global_buffer, image, sampler, pipe or queue", file);
   cr_assert_str_eq(hsad_last_error(), want);
 
@@ -344,7 +344,7 @@ Test(codeobj_kernarg, errors_with_messages) {
                        HSAD_KARG_LDS_BYTES(4), HSAD_KARG_VAL(v4)};
   cr_assert_eq(build(l, la, 5, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
   snprintf(want, sizeof want,
-           "%s: kernel 'lds2': argument 1 ('') is a dynamic_shared_pointer: pass "
+           "%s: kernel 'lds2': argument 1 is a dynamic_shared_pointer: pass "
            "HSAD_KARG_LDS_BYTES(n), not bytes", file);
   cr_assert_str_eq(hsad_last_error(), want);
   la[1] = HSAD_KARG_LDS_BYTES(0xfffffff0u);
@@ -392,7 +392,7 @@ Test(codeobj_kernarg, pointer_does_not_fit) {
   hsad_dispatch_dims_t d = {.grid_size = {1, 1, 1}, .workgroup_size = {1, 1, 1}, .dims = 1};
   kbuf_t kb;
   cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_VALUE);
-  cr_assert_str_eq(hsad_last_error(), "p32.hsaco: kernel 'vadd': argument 0 (''): pointer "
+  cr_assert_str_eq(hsad_last_error(), "p32.hsaco: kernel 'vadd': argument 0: pointer "
                                       "0x100000000 does not fit its 4-byte slot");
   a[0] = HSAD_KARG_PTR(0xfffffff0u);
   cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_OK);
