@@ -326,8 +326,9 @@ Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
     cr_assert_eq(part[g], g == groups - 1 ? (float)(n - g * wg) : (float)wg, "partial[%u]", g);
   /* the same kernel asking for more LDS than the device has */
   args[3] = HSAD_KARG_LDS_BYTES(70000);
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_LDS_LIMIT,
-         "exceeds device 0's LDS of 65536 bytes");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_LDS_LIMIT,
+            "kernel lds_reduce_dyn: group segment of 70000 bytes (0 fixed + 70000 "
+            "dynamic) exceeds device 0's LDS of 65536 bytes per workgroup");
   hsad_buffer_free(in);
   hsad_buffer_free(part);
   dq_finish(&e, q, p);
@@ -365,8 +366,8 @@ Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
   cr_assert_neq(pk[9].completion_signal.handle, 0);
   /* a bad entry rejects the whole batch before anything is reserved */
   items[4].launch.grid[0] = 0;
-  DQ_ERR(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_GRID,
-         "batch entry 4: kernel order_record: grid[0] is 0");
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_GRID,
+            "batch entry 4: kernel order_record: grid[0] is 0 work-items");
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 10);
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);
@@ -403,7 +404,9 @@ Test(dispatch_batch, cross_queue_barrier_and_profiling, .timeout = 60) {
   uint64_t t0, t1;
   DQ_OK(hsad_completion_times(&ca, &t0, &t1));
   cr_assert(t1 > t0 && t1 - t0 >= 40000000ull, "fill took %llu ns", (unsigned long long)(t1 - t0));
-  DQ_ERR(hsad_completion_times(&cb, &t0, &t1), HSAD_ERR_UNSUPPORTED, "without profiling");
+  DQ_ERR_IS(hsad_completion_times(&cb, &t0, &t1), HSAD_ERR_UNSUPPORTED,
+            "hsad_completion_times: the queue was created without profiling "
+            "(hsad_queue_options_t.profiling)");
   hsad_buffer_free(buf);
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);
@@ -463,8 +466,8 @@ Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
   DQ_OK(hsad_device_get(rt, 1, &d1));
   cr_assert_eq(hsad_device_info(d0)->nearest_cpu, 1, "GPU 0 is linked to CPU node 1");
   cr_assert_eq(hsad_device_info(d1)->nearest_cpu, 0, "GPU 1 is linked to CPU node 0");
-  DQ_ERR(hsad_device_get(rt, 2, &d0), HSAD_ERR_DEVICE_INDEX,
-         "device index 2 out of range: 2 GPU device(s)");
+  DQ_ERR_IS(hsad_device_get(rt, 2, &d0), HSAD_ERR_DEVICE_INDEX,
+            "device index 2 out of range: 2 GPU device(s), valid indices 0..1");
   DQ_OK(hsad_runtime_close(rt));
 }
 
@@ -489,8 +492,8 @@ Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3};
   dq_run(q1, k1, &l, DQ_SEC, 10 * DQ_SEC);
   for (uint32_t i = 0; i < n; i++) cr_assert_eq(buf[i], v, "buf[%u] = 0x%x", i, buf[i]);
-  DQ_ERR(hsad_kernel_dispatch(q0, k1, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
-         "kernel fill is loaded on device 1, the queue is on device 0");
+  DQ_ERR_IS(hsad_kernel_dispatch(q0, k1, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "kernel fill is loaded on device 1, the queue is on device 0");
   hsad_buffer_free(buf);
   hsad_program_destroy(p1);
   DQ_OK(hsad_runtime_close(e0.rt));
@@ -512,41 +515,49 @@ Test(dispatch_errors, rows, .timeout = 60) {
   const hsad_device_kernel_t *nk;
 
   /* unknown kernel */
-  DQ_ERR(hsad_program_kernel(p, "no_such_kernel", &nk), HSAD_ERR_KERNEL_NOT_FOUND,
-         "no kernel named 'no_such_kernel'");
+  DQ_ERR_IS(hsad_program_kernel(p, "no_such_kernel", &nk), HSAD_ERR_KERNEL_NOT_FOUND,
+            "%s: no kernel named 'no_such_kernel' (1 kernels)",
+            TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco");
   /* wrong argument count */
   l = ok;
   l.arg_count = 3;
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_COUNT,
-         "takes 4 explicit arguments, got 3");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_COUNT,
+            "%s: kernel 'saxpy' takes 4 explicit arguments, got 3",
+            TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco");
   /* wrong argument size */
   hsad_karg_t bad[4] = {args[0], args[1], args[2], HSAD_KARG_VAL(short_n)};
   l = ok;
   l.args = bad;
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_SIZE, "2");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_SIZE,
+            "%s: kernel 'saxpy': argument 3 has .size 4, value has 2 bytes",
+            TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco");
   /* grid 0 */
   l = ok;
   l.grid[0] = 0;
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
-         "kernel saxpy: grid[0] is 0 work-items");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+            "kernel saxpy: grid[0] is 0 work-items");
   l = ok;
   l.dims = 4;
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID, "dims 4, must be 1..3");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+            "kernel saxpy: dims 4, must be 1..3");
   /* workgroup above the maximum: per dimension, then flat */
   l = ok;
   l.block[0] = 2048;
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
-         "block[0]=2048 exceeds device 0's maximum 1024");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel saxpy: block[0]=2048 exceeds device 0's maximum 1024 "
+            "(HSA_AGENT_INFO_WORKGROUP_MAX_DIM)");
   l = ok;
   l.dims = 2;
   l.grid[1] = 64;
   l.block[0] = 64;
   l.block[1] = 32;
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
-         "workgroup of 2048 work-items exceeds its .max_flat_workgroup_size");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel saxpy: workgroup of 2048 work-items exceeds its "
+            ".max_flat_workgroup_size 256 (device 0 maximum 1024)");
   l = ok;
   l.block[0] = 0;
-  DQ_ERR(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP, "block[0] is 0");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel saxpy: block[0] is 0 work-items");
   /* nothing above was reserved */
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
 
@@ -559,36 +570,45 @@ Test(dispatch_errors, rows, .timeout = 60) {
   DQ_OK(hsad_program_kernel(pl, "hd_dyn_stack", &kd));
   hsad_karg_t one[1] = {HSAD_KARG_PTR(x)};
   hsad_launch_t l1 = {.dims = 1, .grid = {64}, .block = {64}, .args = one, .arg_count = 1};
-  DQ_ERR(hsad_kernel_dispatch(q, kh, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
-         "private segment of 200000 bytes per work-item x wavefront 64 = 12800000 bytes per wave "
-         "exceeds the device's scratch limit of 8387584 bytes per wave (131056 per work-item)");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, kh, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
+            "kernel hd_huge_private: private segment of 200000 bytes per work-item x "
+            "wavefront 64 = 12800000 bytes per wave exceeds the device's scratch limit of 8387584 "
+            "bytes per wave (131056 per work-item)");
   hsad_launch_t l2 = l1;
   l2.block[0] = 32;
-  DQ_ERR(hsad_kernel_dispatch(q, kr, &l2, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
-         "workgroup 32x1x1 differs from its .reqd_workgroup_size 64x1x1");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, kr, &l2, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel hd_reqd: workgroup 32x1x1 differs from its .reqd_workgroup_size 64x1x1");
   /* dynamic stack: the queue's dynamic_stack_size is the private segment */
   hsad_queue_t *qs;
   DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .dynamic_stack_size = 200000},
                           &qs));
-  DQ_ERR(hsad_kernel_dispatch(qs, kd, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
-         "uses a dynamic stack");
+  DQ_ERR_IS(hsad_kernel_dispatch(qs, kd, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
+            "kernel hd_dyn_stack: private segment of 200000 bytes per work-item x "
+            "wavefront 64 = 12800000 bytes per wave exceeds the device's scratch limit of 8387584 "
+            "bytes per wave (131056 per work-item); the kernel uses a dynamic stack: lower the "
+            "queue's dynamic_stack_size");
   hsad_queue_destroy(qs);
-  DQ_ERR(hsad_queue_create(e.dev, &(hsad_queue_options_t){.private_segment_size = 200000}, &qs),
-         HSAD_ERR_SCRATCH_LIMIT, "exceeds device 0's limit of 131056");
-  DQ_ERR(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 100}, &qs),
-         HSAD_ERR_INVALID_ARGUMENT, "must be a power of two");
+  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.private_segment_size = 200000}, &qs),
+            HSAD_ERR_SCRATCH_LIMIT,
+            "queue private_segment_size 200000 bytes per work-item exceeds device 0's "
+            "limit of 131056 (8387584 bytes per wave / wavefront 64)");
+  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 100}, &qs),
+            HSAD_ERR_INVALID_ARGUMENT,
+            "queue size 100 packets: must be a power of two in [64, 131072] on device 0");
   hsad_program_destroy(pl);
 
   /* ISA mismatch: a gfx908 code object on the gfx90a device */
   hsad_program_t *pm = NULL;
-  DQ_ERR(hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx908-v5.hsaco", &pm),
-         HSAD_ERR_ISA_MISMATCH, "code object targets gfx908");
-  cr_assert(strstr(hsad_last_error(), "device 0 (gfx90a) supports amdgcn-amd-amdhsa--gfx90a"),
-            "%s", hsad_last_error());
+  DQ_ERR_IS(
+      hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx908-v5.hsaco", &pm),
+      HSAD_ERR_ISA_MISMATCH,
+      "%s/saxpy-gfx908-v5.hsaco: code object targets gfx908, device 0 (gfx90a) "
+      "supports amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for gfx90a:sramecc+:xnack-",
+      TEST_KERNDIR);
   /* device index out of range */
   hsad_device_t *d;
-  DQ_ERR(hsad_device_get(e.rt, 1, &d), HSAD_ERR_DEVICE_INDEX,
-         "device index 1 out of range: 1 GPU device(s), valid indices 0..0");
+  DQ_ERR_IS(hsad_device_get(e.rt, 1, &d), HSAD_ERR_DEVICE_INDEX,
+            "device index 1 out of range: 1 GPU device(s), valid indices 0..0");
   /* the queue still works after all of that */
   float *y = dq_alloc(&e, 256);
   for (int i = 0; i < 64; i++) x[i] = (float)i;
@@ -598,14 +618,18 @@ Test(dispatch_errors, rows, .timeout = 60) {
 
   /* use after close */
   DQ_OK(hsad_runtime_close(e.rt));
-  DQ_ERR(hsad_device_get(e.rt, 0, &d), HSAD_ERR_CLOSED, "runtime is closed");
-  DQ_ERR(hsad_kernel_dispatch(q, k, &ok, 0, NULL, NULL), HSAD_ERR_CLOSED,
-         "the hsa-dispatch runtime was closed");
-  DQ_ERR(hsad_program_kernel(p, "saxpy", &nk), HSAD_ERR_CLOSED, "the runtime was closed");
-  DQ_ERR(hsad_queue_create(e.dev, NULL, &qs), HSAD_ERR_CLOSED, "runtime is closed");
-  DQ_ERR(hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco", &pm),
-         HSAD_ERR_CLOSED, "runtime is closed");
-  DQ_ERR(hsad_runtime_close(e.rt), HSAD_ERR_CLOSED, "already closed");
+  DQ_ERR_IS(hsad_device_get(e.rt, 0, &d), HSAD_ERR_CLOSED,
+            "hsad_device_get: the runtime is closed");
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &ok, 0, NULL, NULL), HSAD_ERR_CLOSED,
+            "queue on device 0: the hsa-dispatch runtime was closed");
+  DQ_ERR_IS(hsad_program_kernel(p, "saxpy", &nk), HSAD_ERR_CLOSED,
+            "hsad_program_kernel(saxpy): the runtime was closed");
+  DQ_ERR_IS(hsad_queue_create(e.dev, NULL, &qs), HSAD_ERR_CLOSED,
+            "hsa-dispatch runtime is closed (call hsad_runtime_open)");
+  DQ_ERR_IS(hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco", &pm),
+            HSAD_ERR_CLOSED, "hsa-dispatch runtime is closed (call hsad_runtime_open)");
+  DQ_ERR_IS(hsad_runtime_close(e.rt), HSAD_ERR_CLOSED,
+            "hsad_runtime_close: the runtime is already closed");
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
 }
@@ -633,8 +657,16 @@ Test(dispatch_result, big_private_scratch, .timeout = 60) {
   uint32_t priv = hsad_device_kernel_desc(k)->private_segment_fixed_size;
   cr_assert_eq(priv, 4100);
   hsad_queue_t *q;
-  DQ_ERR(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .private_segment_size = priv},
-                           &q), HSAD_ERR_HSA, "reserving 4100 bytes of scratch per work-item");
+  DQ_ERR_IS(hsad_queue_create(
+                e.dev, &(hsad_queue_options_t){.size = 64, .private_segment_size = priv}, &q),
+            HSAD_ERR_HSA,
+            "hsad_rocr.hsa_queue_create(device 0, 64 packets) reserving 4100 bytes "
+            "of scratch per work-item for every wave slot of the device (ROCr sizes queue scratch "
+            "as bytes x 64 lanes x scratch slots x CUs); use a smaller private_segment_size, or 0 "
+            "to let ROCr grow scratch on demand: HSA status 0x1008 "
+            "(HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary "
+            "resources. This error may also occur when the core runtime library needs to spawn "
+            "threads or create internal OS-specific events.)");
   for (int reserve = 0; reserve < 2; reserve++) {
     DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64,
                             .private_segment_size = reserve ? 512 : 0}, &q));

@@ -283,16 +283,15 @@ Test(contract, fault_releases_cross_queue_waiters, .timeout = 60) {
            "(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory "
            "beyond the largest legal address.); destroy it and create a new queue",
            (unsigned long long)hsad_queue_hsa(qa)->id, hsad_device_info(e.dev)->isa_name);
-  DQ_ERR(hsad_completion_wait(&cfault, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, want);
-  cr_assert_str_eq(hsad_last_error(), want);
+  DQ_ERR_IS(hsad_completion_wait(&cfault, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", want);
   /* step 1: every submit path refuses a faulted queue, nothing reserved */
   uint64_t w = amdq(qa)->write_dispatch_id;
-  DQ_ERR(hsad_kernel_dispatch(qa, kf, &lf, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR, want);
-  cr_assert_str_eq(hsad_last_error(), want);
+  DQ_ERR_IS(hsad_kernel_dispatch(qa, kf, &lf, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
+            "%s", want);
   hsad_dispatch_desc_t item = {kf, lf};
-  DQ_ERR(hsad_queue_dispatch_batch(qa, &item, 1, dq_in(DQ_SEC), NULL, NULL),
-         HSAD_ERR_QUEUE_ERROR, want);
-  DQ_ERR(hsad_queue_barrier(qa, NULL, 0, dq_in(DQ_SEC), &cb), HSAD_ERR_QUEUE_ERROR, want);
+  DQ_ERR_IS(hsad_queue_dispatch_batch(qa, &item, 1, dq_in(DQ_SEC), NULL, NULL),
+            HSAD_ERR_QUEUE_ERROR, "%s", want);
+  DQ_ERR_IS(hsad_queue_barrier(qa, NULL, 0, dq_in(DQ_SEC), &cb), HSAD_ERR_QUEUE_ERROR, "%s", want);
   cr_assert_eq(amdq(qa)->write_dispatch_id, w);
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(buf[i], 3);
   /* queue B goes on */

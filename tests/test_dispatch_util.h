@@ -24,6 +24,19 @@
     cr_assert_eq(s_, HSAD_OK, "%s -> %s: %s", #expr, hsad_status_name(s_), hsad_last_error()); \
   } while (0)
 
+/* Asserts the exact status and that hsad_last_error() is exactly the printf-formatted text
+ * (issue 12: whole messages, never a substring). */
+#define DQ_ERR_IS(expr, status, ...)                                                        \
+  do {                                                                                      \
+    hsad_status_t s_ = (expr);                                                              \
+    char want_[1024];                                                                       \
+    snprintf(want_, sizeof want_, __VA_ARGS__);                                             \
+    cr_assert_eq(s_, status, "%s -> %s (want %s): %s", #expr, hsad_status_name(s_),         \
+                 hsad_status_name(status), hsad_last_error());                              \
+    cr_assert_str_eq(hsad_last_error(), want_, "%s: message\n  got  '%s'\n  want '%s'", #expr, \
+                     hsad_last_error(), want_);                                             \
+  } while (0)
+
 /* Asserts the exact status and that the message contains `needle`. */
 #define DQ_ERR(expr, status, needle)                                                       \
   do {                                                                                     \
@@ -33,6 +46,17 @@
     cr_assert(strstr(hsad_last_error(), needle) != NULL, "message '%s' lacks '%s'",        \
               hsad_last_error(), needle);                                                  \
   } while (0)
+
+/* The message of queue q's sticky error after kfd-emu's injected memory aperture violation
+ * (KFD_EMU_FAULT_KERNEL) on device 0: hsad_queue.h's wording, ROCr's queue id, and ROCr
+ * 5.2.3's status string for HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION (0x29). */
+static inline const char *dq_fault_msg(hsad_queue_t *q, char *out, size_t n) {
+  snprintf(out, n, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status 0x29 "
+           "(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory "
+           "beyond the largest legal address.); destroy it and create a new queue",
+           (unsigned long long)hsad_queue_hsa(q)->id);
+  return out;
+}
 
 typedef struct dq_env {
   hsad_runtime_t *rt;

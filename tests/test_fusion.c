@@ -243,7 +243,8 @@ Test(fusion, thousand_launches_with_updates, .timeout = 120) {
   cr_assert_eq(*counter, 1000);
   /* a wrong update is refused and names the node; the node is unchanged */
   fl.dims = 0;
-  DQ_ERR(hsad_graph_exec_update(x, f, &fl), HSAD_ERR_GRID, "node fill: ");
+  DQ_ERR_IS(hsad_graph_exec_update(x, f, &fl), HSAD_ERR_GRID,
+            "node fill: kernel fill: dims 0, must be 1..3");
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
   hsad_program_destroy(p2);
@@ -396,9 +397,10 @@ Test(fusion_rollback, queue_cycle, .timeout = 60) {
   hsad_graph_destroy(g);
   hsad_graph_rollback_t why;
   hsad_completion_t c[2];
-  DQ_ERR(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), c, &why),
-         HSAD_ERR_RESOURCE_EXHAUSTED, "(cross-queue edges both ways: cross-queue edges run both "
-         "ways between two queues)");
+  DQ_ERR_IS(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), c, &why),
+            HSAD_ERR_RESOURCE_EXHAUSTED,
+            "graph launch cannot be fused (cross-queue edges both ways: cross-queue edges run both "
+            "ways between two queues) and rollback is forbidden");
   for (int round = 0; round < 2; round++) {
     *t.counter = 0;
     DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), c, &why));
@@ -437,9 +439,11 @@ Test(fusion, fault_mid_graph, .timeout = 60) {
   DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   hsad_completion_t c[2];
+  char msg[512];
   DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL));
-  DQ_ERR(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
-  DQ_ERR(hsad_completion_wait(&c[0], dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_ERR_IS(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR,
+            "completion 0 of 2: %s", dq_fault_msg(q[0], msg, sizeof msg));
+  DQ_ERR_IS(hsad_completion_wait(&c[0], dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   /* queue 1's barrier-value waiter was released by the fault (hsad_queue.h: its queue goes
    * on), so its completion is reached; only wait_all / queue 0 report the error */
   DQ_OK(hsad_completion_wait(&c[1], dq_in(5 * DQ_SEC)));
@@ -448,14 +452,15 @@ Test(fusion, fault_mid_graph, .timeout = 60) {
   cr_assert_eq(t.slots[1], 0xffffffffu); /* the node behind the fault never ran */
   cr_assert_eq(t.slots[2], 1);
   /* the sticky error refuses the next launch before anything is reserved */
-  DQ_ERR(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_ERR_IS(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   hsad_queue_t *fresh = dq_queue(&t.e, 64);
   DQ_OK(hsad_graph_exec_set_queue(x, 0, fresh));
   cr_assert_eq(hsad_graph_exec_queue(x, 0), fresh);
   *t.counter = 0;
   memset(t.slots, 0xff, 12);
   DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL));
-  DQ_ERR(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "faulted");
+  DQ_ERR_IS(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR,
+            "completion 0 of 2: %s", dq_fault_msg(fresh, msg, sizeof msg));
   DQ_OK(hsad_completion_wait(&c[1], dq_in(5 * DQ_SEC)));
   cr_assert_eq(*t.counter, 2);
   cr_assert_eq(t.slots[0], 0);        /* ran on the new queue */

@@ -81,11 +81,12 @@ Test(monitor, records_equal_dispatches_and_drops_are_counted) {
   const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
   hsad_queue_t *q = mon_queue(&m, false, 0);
   uint32_t n0;
-  DQ_ERR(hsad_queue_monitor_drain(q, NULL, 0, &n0, NULL), HSAD_ERR_UNSUPPORTED,
-         "hsad_queue_monitor_drain: monitoring is not enabled on the queue");
-  DQ_ERR(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 6}),
-         HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 6 records: must be a "
-         "power of two up to 16777216");
+  DQ_ERR_IS(hsad_queue_monitor_drain(q, NULL, 0, &n0, NULL), HSAD_ERR_UNSUPPORTED,
+            "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+            "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  DQ_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 6}),
+            HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_monitor_enable: capacity 6 records: must be a power of two up to 16777216");
   DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 4, .no_alerts = true}));
   uint64_t ids[6];
   const uint32_t grid[3] = {256, 2, 1}, block[3] = {64, 2, 1};
@@ -134,7 +135,9 @@ Test(monitor, records_equal_dispatches_and_drops_are_counted) {
   /* disabled: nothing recorded */
   hsad_queue_monitor_disable(q);
   mon_run(&m, q, k, 2, grid, block, 2, NULL);
-  DQ_ERR(hsad_queue_monitor_drain(q, r, 8, &n, NULL), HSAD_ERR_UNSUPPORTED, "not enabled");
+  DQ_ERR_IS(hsad_queue_monitor_drain(q, r, 8, &n, NULL), HSAD_ERR_UNSUPPORTED,
+            "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+            "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
   dq_finish(&m.e, q, m.p);
 }
 
@@ -157,7 +160,9 @@ Test(monitor, process_wide_enable_covers_new_queues_with_device_times) {
     cr_assert_eq(r[i].device_times, true);
     cr_assert(r[i].start_ns <= r[i].end_ns);
   }
-  DQ_ERR(hsad_queue_monitor_drain(q2, r, 4, &n, NULL), HSAD_ERR_UNSUPPORTED, "not enabled");
+  DQ_ERR_IS(hsad_queue_monitor_drain(q2, r, 4, &n, NULL), HSAD_ERR_UNSUPPORTED,
+            "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+            "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
   hsad_queue_destroy(q2);
   dq_finish(&m.e, q, m.p);
 }
@@ -324,8 +329,8 @@ Test(monitor, trace_parses_with_queue_tracks_slices_and_flows) {
   cr_assert(fd >= 0);
   close(fd);
   DQ_OK(hsad_trace_write(t, path));
-  DQ_ERR(hsad_trace_write(t, "/nonexistent-dir/t.json"), HSAD_ERR_IO,
-         "hsad_trace_write: cannot create /nonexistent-dir/t.json: No such file or directory");
+  DQ_ERR_IS(hsad_trace_write(t, "/nonexistent-dir/t.json"), HSAD_ERR_IO,
+            "hsad_trace_write: cannot create /nonexistent-dir/t.json: No such file or directory");
   hsad_trace_destroy(t);
   json_object *root = json_object_from_file(path);
   unlink(path);
