@@ -37,16 +37,6 @@
                      hsad_last_error(), want_);                                             \
   } while (0)
 
-/* Asserts the exact status and that the message contains `needle`. */
-#define DQ_ERR(expr, status, needle)                                                       \
-  do {                                                                                     \
-    hsad_status_t s_ = (expr);                                                             \
-    cr_assert_eq(s_, status, "%s -> %s (want %s): %s", #expr, hsad_status_name(s_),        \
-                 hsad_status_name(status), hsad_last_error());                             \
-    cr_assert(strstr(hsad_last_error(), needle) != NULL, "message '%s' lacks '%s'",        \
-              hsad_last_error(), needle);                                                  \
-  } while (0)
-
 /* The message of queue q's sticky error after kfd-emu's injected memory aperture violation
  * (KFD_EMU_FAULT_KERNEL) on device 0: hsad_queue.h's wording, ROCr's queue id, and ROCr
  * 5.2.3's status string for HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION (0x29). */
