@@ -71,7 +71,9 @@ Test(dispatch_packet, emitter_bytes_1d_2d_3d, .timeout = 60) {
 
 /* The real ring: packets of 1D/2D/3D dispatches as the CP saw them. The CP writes the header
  * back to INVALID when done; the setup word and body stay, so bytes 2..63 are compared exactly
- * and the header must read INVALID. */
+ * and the header must read INVALID. Expected kernarg_address: the first packet's block + (id %
+ * 64) x 512 (the default kernarg_block_size, hsad_queue.h); expected completion_signal: the
+ * epoch signal hsad_completion_signal returns for the packet's completion, 0 without one. */
 Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
@@ -82,6 +84,7 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
   hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
   struct { uint32_t dims, grid[3], block[3]; } rows[] = {
       {1, {1000, 0, 0}, {256, 0, 0}}, {2, {33, 17, 1}, {16, 8, 1}}, {3, {9, 8, 7}, {4, 4, 2}}};
+  uint64_t block0 = 0;
   for (uint32_t r = 0; r < 3; r++) {
     hsad_launch_t l = {.dims = rows[r].dims, .args = args, .arg_count = 2};
     memcpy(l.grid, rows[r].grid, sizeof l.grid);
@@ -92,8 +95,16 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
     cr_assert_eq(id, r);
     DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
     const uint8_t *slot = (const uint8_t *)dq_packet(q, id);
-    uint64_t ka;
-    memcpy(&ka, slot + 40, 8);
+    if (r == 0) {
+      memcpy(&block0, slot + 40, 8); /* observed once: the ring's first kernarg block */
+      cr_assert_neq(block0, 0);
+      cr_assert_eq(block0 % 64, 0, "kernarg block 0x%llx is 64-byte aligned",
+                   (unsigned long long)block0);
+    }
+    hsa_signal_t sig;
+    hsa_signal_value_t lt;
+    DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+    cr_assert_neq(sig.handle, 0);
     uint16_t wg[3];
     uint32_t grid[3];
     for (int i = 0; i < 3; i++) {
@@ -102,13 +113,10 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
     }
     uint8_t want[64];
     expect_packet(want, HSA_PACKET_TYPE_INVALID, (uint16_t)rows[r].dims, wg, grid, 0, 0,
-                  hsad_device_kernel_desc(k)->kernel_object, ka,
-                  *(uint64_t *)(void *)&((hsa_kernel_dispatch_packet_t *)slot)->completion_signal);
-    /* the kernarg block is the one bound to slot id % size */
-    cr_assert_neq(ka, 0);
+                  hsad_device_kernel_desc(k)->kernel_object, block0 + (id % 64) * 512,
+                  sig.handle);
     dump_diff(slot, want, 64);
     cr_assert_arr_eq(slot, want, 64, "row %u", r);
-    cr_assert_neq(((const hsa_kernel_dispatch_packet_t *)slot)->completion_signal.handle, 0);
   }
   cr_assert_eq(*counter, 3);
   /* fire-and-forget packets carry no completion signal */
@@ -116,7 +124,13 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
   uint64_t id;
   DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
   DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
-  cr_assert_eq(dq_packet(q, id)->completion_signal.handle, 0);
+  cr_assert_eq(id, 3);
+  uint8_t want[64];
+  expect_packet(want, HSA_PACKET_TYPE_INVALID, 1, (const uint16_t[3]){1, 1, 1},
+                (const uint32_t[3]){1, 1, 1}, 0, 0, hsad_device_kernel_desc(k)->kernel_object,
+                block0 + 3 * 512, 0);
+  dump_diff((const uint8_t *)dq_packet(q, id), want, 64);
+  cr_assert_arr_eq((const uint8_t *)dq_packet(q, id), want, 64, "fire-and-forget packet");
   cr_assert_eq(*counter, 4);
   hsad_buffer_free(counter);
   dq_finish(&e, q, p);
