@@ -162,6 +162,39 @@ Test(dispatch_packet, published_header_word, .timeout = 60) {
 
 /* ---- kernarg bytes -------------------------------------------------------------------- */
 
+/* saxpy(float a, const float *x, float *y, uint n) at grid 1000, workgroup 192: the whole
+ * kernarg segment, hard-coded from the code objects' notes (`llvm-readelf-15 --notes
+ * build/kernels/saxpy-gfx90a-v{4,5}.hsaco`), never from the library's metadata parse.
+ *   both: a by_value @0 (4), x global_buffer @8 (8), y global_buffer @16 (8), n by_value @24 (4)
+ *   v5 (.kernarg_segment_size 288): hidden_block_count_x/y/z @32/36/40 (u32), hidden_group_size
+ *     x/y/z @44/46/48 (u16), hidden_remainder_x/y/z @50/52/54 (u16), hidden_global_offset_x/y/z
+ *     @72/80/88 (u64), hidden_grid_dims @96 (u16); bytes 56..71 and 98..287 are not declared
+ *   v4 (.kernarg_segment_size 88): hidden_global_offset_x/y/z @32/40/48 (u64), hidden_none @56,
+ *     64, 72, 80 (8 each)
+ * Values: block count = grid / workgroup (whole workgroups: 1000 / 192 = 5), remainder = grid %
+ * workgroup (the partial one: 40), as CLR writes them (rocvirtual.cpp) and as device-libs'
+ * __ockl_get_local_size reads them; global offsets 0; every undeclared byte zero. */
+static uint32_t saxpy_kernarg_image(int ver, float a, const float *x, const float *y, uint32_t n,
+                                    uint8_t out[512]) {
+  memset(out, 0, 512);
+  memcpy(out + 0, &a, 4);
+  put64(out, 8, (uint64_t)(uintptr_t)x);
+  put64(out, 16, (uint64_t)(uintptr_t)y);
+  put32(out, 24, n);
+  if (ver == 4) return 88; /* global offsets and hidden_none: all zero */
+  put32(out, 32, 5);       /* hidden_block_count_x: 1000 / 192 */
+  put32(out, 36, 1);       /* hidden_block_count_y */
+  put32(out, 40, 1);       /* hidden_block_count_z */
+  put16(out, 44, 192);     /* hidden_group_size_x */
+  put16(out, 46, 1);       /* hidden_group_size_y */
+  put16(out, 48, 1);       /* hidden_group_size_z */
+  put16(out, 50, 40);      /* hidden_remainder_x: 1000 % 192 */
+  put16(out, 52, 0);       /* hidden_remainder_y: 1 % 1 */
+  put16(out, 54, 0);       /* hidden_remainder_z */
+  put16(out, 96, 1);       /* hidden_grid_dims */
+  return 288;
+}
+
 static void kernarg_case(int ver) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
@@ -180,51 +213,12 @@ static void kernarg_case(int ver) {
   }
   uint64_t id = dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
   const uint8_t *ka = dq_packet(q, id)->kernarg_address;
-  const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_device_kernel_desc(k)->codeobj_kernel);
-  uint32_t size = ki->kernarg_segment_size;
-  cr_assert(size >= 32 && size <= 512, "kernarg_segment_size %u", size);
-  uint8_t want[512] = {0};
-  /* explicit: float a @0, x @8, y @16, uint n @24 (OpenCL layout of saxpy's metadata) */
-  memcpy(want + 0, &a, 4);
-  put64(want, 8, (uint64_t)(uintptr_t)x);
-  put64(want, 16, (uint64_t)(uintptr_t)y);
-  put32(want, 24, n);
-  uint32_t hidden = 0;
-  for (uint32_t i = 0; i < ki->arg_count; i++) {
-    const hsad_kernel_arg_t *ar = &ki->args[i];
-    uint32_t o = ar->offset;
-    /* code object v5: the hidden block starts at 32 (28 explicit bytes, 8-aligned); offsets
-     * from the AMDGPU code object v5 layout (LLVM AMDGPUUsage), not from the library */
-    static const struct { uint32_t vk, off; } v5_hidden[] = {
-        {HSAD_VK_HIDDEN_BLOCK_COUNT_X, 32}, {HSAD_VK_HIDDEN_BLOCK_COUNT_Y, 36},
-        {HSAD_VK_HIDDEN_BLOCK_COUNT_Z, 40}, {HSAD_VK_HIDDEN_GROUP_SIZE_X, 44},
-        {HSAD_VK_HIDDEN_GROUP_SIZE_Y, 46},  {HSAD_VK_HIDDEN_GROUP_SIZE_Z, 48},
-        {HSAD_VK_HIDDEN_REMAINDER_X, 50},   {HSAD_VK_HIDDEN_GRID_DIMS, 96}};
-    for (size_t h = 0; ver == 5 && h < sizeof v5_hidden / sizeof v5_hidden[0]; h++)
-      if ((uint32_t)ar->value_kind == v5_hidden[h].vk)
-        cr_assert_eq(o, v5_hidden[h].off, "hidden argument kind %u at %u, want %u",
-                     (unsigned)ar->value_kind, o, v5_hidden[h].off);
-    switch (ar->value_kind) {
-    case HSAD_VK_BY_VALUE: case HSAD_VK_GLOBAL_BUFFER:
-      cr_assert(o == 0 || o == 8 || o == 16 || o == 24, "explicit offset %u", o);
-      break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_X: put32(want, o, 1000 / 192); hidden++; break;
-    case HSAD_VK_HIDDEN_BLOCK_COUNT_Y: case HSAD_VK_HIDDEN_BLOCK_COUNT_Z: put32(want, o, 1); break;
-    case HSAD_VK_HIDDEN_GROUP_SIZE_X: put16(want, o, 192); hidden++; break;
-    case HSAD_VK_HIDDEN_GROUP_SIZE_Y: case HSAD_VK_HIDDEN_GROUP_SIZE_Z: put16(want, o, 1); break;
-    case HSAD_VK_HIDDEN_REMAINDER_X: put16(want, o, 1000 % 192); hidden++; break;
-    case HSAD_VK_HIDDEN_GRID_DIMS: put16(want, o, 1); hidden++; break;
-    case HSAD_VK_HIDDEN_QUEUE_PTR: put64(want, o, (uint64_t)(uintptr_t)hsad_queue_hsa(q)); break;
-    case HSAD_VK_HIDDEN_PRIVATE_BASE:
-      put32(want, o, ((const amd_queue_t *)hsad_queue_hsa(q))->private_segment_aperture_base_hi);
-      break;
-    case HSAD_VK_HIDDEN_SHARED_BASE:
-      put32(want, o, ((const amd_queue_t *)hsad_queue_hsa(q))->group_segment_aperture_base_hi);
-      break;
-    default: break; /* global offsets, hidden_none, pointers the runtime does not provide: 0 */
-    }
-  }
-  if (ver == 5) cr_assert_eq(hidden, 4, "v5 saxpy declares block count, group size, remainder, dims");
+  uint8_t want[512];
+  uint32_t size = saxpy_kernarg_image(ver, a, x, y, n, want);
+  cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, size,
+               "v%d .kernarg_segment_size", ver);
+  cr_assert_eq(want[0] | want[1] << 8 | want[2] << 16 | (uint32_t)want[3] << 24, 0x40200000u,
+               "2.5f is 0x40200000");
   dump_diff(ka, want, size);
   cr_assert_arr_eq(ka, want, size, "v%d kernarg segment (%u bytes)", ver, size);
   for (uint32_t i = 0; i < n; i++)
@@ -276,8 +270,33 @@ Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
-/* A prepared launch replays the same packet body and kernarg bytes as hsad_kernel_dispatch,
- * and its v5 hidden arguments satisfy kfd-emu's check against the packet. */
+/* count_dispatch(uint *counter, uint v) at grid 33x17, workgroup 16x8: the kernarg segment
+ * from the code object's notes (`llvm-readelf-15 --notes build/kernels/count_dispatch-gfx90a-
+ * v5.hsaco`: .kernarg_segment_size 272; counter @0, v @8; hidden_block_count_x/y/z @16/20/24,
+ * hidden_group_size_x/y/z @28/30/32, hidden_remainder_x/y/z @34/36/38, hidden_global_offset_x/
+ * y/z @56/64/72, hidden_grid_dims @80). Block counts are whole workgroups (33 / 16 = 2, 17 / 8
+ * = 2), remainders the partial ones (33 % 16 = 1, 17 % 8 = 1). */
+static void count_dispatch_2d_image(const uint32_t *counter, uint32_t v, uint8_t out[272]) {
+  memset(out, 0, 272);
+  put64(out, 0, (uint64_t)(uintptr_t)counter);
+  put32(out, 8, v);
+  put32(out, 16, 2);
+  put32(out, 20, 2);
+  put32(out, 24, 1);
+  put16(out, 28, 16);
+  put16(out, 30, 8);
+  put16(out, 32, 1);
+  put16(out, 34, 1);
+  put16(out, 36, 1);
+  put16(out, 38, 0);
+  put16(out, 80, 2);
+}
+
+/* A prepared launch writes the same packet body and kernarg bytes as hsad_kernel_dispatch, both
+ * equal to the values fixed here: setup 2 dimensions, workgroup 16x8x1, grid 33x17x1, no
+ * private or group segment (notes: 0 and 0), kernarg block = first block + (id % 64) x 512,
+ * completion signal 0 or hsad_completion_signal's; the v5 hidden arguments also satisfy
+ * kfd-emu's check against the packet. */
 Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
@@ -295,21 +314,49 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   hsad_completion_t c;
   DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id0));
   DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, &id1));
-  cr_assert_eq(id1, id0 + 1);
+  cr_assert_eq(id0, 0);
+  cr_assert_eq(id1, 1);
   DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  hsa_signal_t sig;
+  hsa_signal_value_t lt;
+  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
   const uint8_t *s0 = (const uint8_t *)dq_packet(q, id0), *s1 = (const uint8_t *)dq_packet(q, id1);
-  /* bytes 2..39 (setup, sizes, kernel object) equal; header set INVALID by the CP */
-  cr_assert_arr_eq(s0 + 2, s1 + 2, 38);
-  uint64_t ka0, ka1;
-  memcpy(&ka0, s0 + 40, 8);
-  memcpy(&ka1, s1 + 40, 8);
-  uint32_t ksize = hsad_device_kernel_desc(k)->kernarg_segment_size;
-  cr_assert_neq(ka0, ka1, "each slot has its own kernarg block");
-  cr_assert_arr_eq((const void *)(uintptr_t)ka0, (const void *)(uintptr_t)ka1, ksize);
+  uint64_t block0;
+  memcpy(&block0, s0 + 40, 8); /* observed once: the ring's first kernarg block */
+  cr_assert_eq(block0 % 64, 0);
+  static const uint16_t wg[3] = {16, 8, 1};
+  static const uint32_t grid[3] = {33, 17, 1};
+  uint64_t ko = hsad_device_kernel_desc(k)->kernel_object;
+  uint8_t want[64], kwant[272];
+  /* the CP wrote each header back to INVALID when the packet was done */
+  expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, block0, 0);
+  dump_diff(s0, want, 64);
+  cr_assert_arr_eq(s0, want, 64, "packet 0 (hsad_kernel_dispatch)");
+  expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, block0 + 512, sig.handle);
+  dump_diff(s1, want, 64);
+  cr_assert_arr_eq(s1, want, 64, "packet 1 (hsad_prepared_dispatch)");
+  cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 272);
+  count_dispatch_2d_image(counter, 3, kwant);
+  for (uint64_t i = 0; i < 2; i++) {
+    const uint8_t *kb = (const uint8_t *)(uintptr_t)(block0 + i * 512);
+    dump_diff(kb, kwant, 272);
+    cr_assert_arr_eq(kb, kwant, 272, "packet %llu's kernarg segment", (unsigned long long)i);
+  }
   for (int i = 0; i < 100; i++) DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, NULL));
+  uint64_t idl;
+  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, &idl));
   DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
   cr_assert_eq(*counter, 3u * 103u, "counter %u", *counter);
+  /* the last one, past the ring's end (id 102, or later by the barrier-AND checkpoints a
+   * producer facing a full ring adds): slot id % 64 and its block, same bytes */
+  cr_assert_geq(idl, 102);
+  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+  uint64_t kbl = block0 + (idl % 64) * 512;
+  expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, kbl, sig.handle);
+  dump_diff((const uint8_t *)dq_packet(q, idl), want, 64);
+  cr_assert_arr_eq((const uint8_t *)dq_packet(q, idl), want, 64, "packet %llu",
+                   (unsigned long long)idl);
+  cr_assert_arr_eq((const uint8_t *)(uintptr_t)kbl, kwant, 272);
   hsad_launch_destroy(pl);
   cr_assert_eq(hsad_prepared_dispatch(NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT);
   cr_assert_str_eq(hsad_last_error(), "hsad_prepared_dispatch: NULL prepared launch");
@@ -321,7 +368,14 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   dq_finish(&e, q, p);
 }
 
-/* Dynamic LDS: the group segment of the packet is fixed + dynamic bytes. */
+/* Dynamic LDS: the group segment of the packet is fixed + dynamic bytes, and the kernarg
+ * segment is the one the notes declare (`llvm-readelf-15 --notes build/kernels/lds_reduce-
+ * gfx90a-v5.hsaco`, lds_reduce_dyn: .group_segment_fixed_size 0, .kernarg_segment_size 280;
+ * in @0, part @8, n @16, the dynamic_shared_pointer @20 (4 bytes, .pointee_align 4: its LDS
+ * offset, the fixed size aligned up = 0); hidden_block_count_x/y/z @24/28/32, hidden_group_size
+ * x/y/z @36/38/40, hidden_remainder_x/y/z @42/44/46, hidden_global_offset_x/y/z @64/72/80,
+ * hidden_grid_dims @88, hidden_hostcall_buffer @104, hidden_multigrid_sync_arg @112,
+ * hidden_heap_v1 @120 (none provided: 0), hidden_queue_ptr @224 (the hsa_queue_t)). */
 Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
@@ -334,8 +388,25 @@ Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
                          HSAD_KARG_LDS_BYTES(wg * 4)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {wg}, .args = args, .arg_count = 4};
   uint64_t id = dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
-  cr_assert_eq(dq_packet(q, id)->group_segment_size,
-               hsad_device_kernel_desc(k)->group_segment_fixed_size + wg * 4);
+  cr_assert_eq(dq_packet(q, id)->group_segment_size, 0 + 128 * 4, "0 fixed + 512 dynamic bytes");
+  uint8_t want[280] = {0};
+  put64(want, 0, (uint64_t)(uintptr_t)in);
+  put64(want, 8, (uint64_t)(uintptr_t)part);
+  put32(want, 16, 1000);
+  put32(want, 20, 0);   /* the dynamic LDS starts after 0 fixed bytes */
+  put32(want, 24, 7);   /* hidden_block_count_x: 1000 / 128 */
+  put32(want, 28, 1);
+  put32(want, 32, 1);
+  put16(want, 36, 128); /* hidden_group_size_x */
+  put16(want, 38, 1);
+  put16(want, 40, 1);
+  put16(want, 42, 104); /* hidden_remainder_x: 1000 % 128 */
+  put16(want, 88, 1);   /* hidden_grid_dims */
+  put64(want, 224, (uint64_t)(uintptr_t)hsad_queue_hsa(q)); /* hidden_queue_ptr */
+  cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 280);
+  const uint8_t *ka = dq_packet(q, id)->kernarg_address;
+  dump_diff(ka, want, 280);
+  cr_assert_arr_eq(ka, want, 280, "lds_reduce_dyn kernarg segment");
   for (uint32_t g = 0; g < groups; g++)
     cr_assert_eq(part[g], g == groups - 1 ? (float)(n - g * wg) : (float)wg, "partial[%u]", g);
   /* the same kernel asking for more LDS than the device has */
