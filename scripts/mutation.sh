@@ -22,8 +22,16 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-build}
 timeout_s=${MUTATION_TIMEOUT:-120}
+# Every binary that drives the dispatch path (hsad_queue.h's submit contract): the dispatch
+# tests, queue options (kernarg_block_size, batches at the ring's limits), the public-behaviour
+# tests (hsad_buffer_alloc's access grant), variant sets (hsad_variant_dispatch), monitoring
+# (records from the submit path), fusion, and memory (copies ordered with barriers). All of
+# them together take about 15 s unmutated. Left out: codeobj, kfd-emu, twins and HIP tests
+# (no libhsad submit path), test_dispatch_cli and test_cli_docs (they run build/bin/hsad,
+# which a mutant's build does not relink), test_dispatch_tsan (`make tsan`, its own build).
 tests=${MUTATION_TESTS:-test_dispatch test_dispatch_contract test_dispatch_timeline \
-test_dispatch_mt test_fusion test_memory test_memory_async test_memory_copy test_memory_pool}
+test_dispatch_mt test_dispatch_queue_opts test_dispatch_public test_dispatch_variants \
+test_monitor test_fusion test_memory test_memory_async test_memory_copy test_memory_pool}
 all=0 check=0 patches=()
 for a in "$@"; do
   case $a in
