@@ -323,7 +323,9 @@ Test(barrier, own_completion_and_deps_on_three_queues, .timeout = 60) {
     dq_gate_open(gates[g]);
     DQ_OK(hsad_completion_wait(&dep[g], dq_in(10 * DQ_SEC)));
     cr_assert_eq(slots[g], g, "queue %u ticket %u", g, slots[g]);
-    cr_assert_eq(slots[3], 0xdead);
+    /* D may run as soon as the last gate's packet completed: only before it is "not yet" a
+     * state rather than a race */
+    if (g < 2) cr_assert_eq(slots[3], 0xdead, "D ran with gate %u closed", g + 1);
   }
   DQ_OK(hsad_completion_wait(&cd, dq_in(10 * DQ_SEC)));
   DQ_OK(hsad_completion_wait(&cr, dq_in(10 * DQ_SEC)));
