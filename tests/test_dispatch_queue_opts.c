@@ -492,6 +492,70 @@ Test(launch_cache, invalidation, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
+/* The launch cache compares 8-byte by-value arguments and keys on the queue. fill's dst passed
+ * by value (HSAD_KARG_VAL of a uint32_t *: 8 raw bytes into its 8-byte global_buffer slot,
+ * the bytes HSAD_KARG_PTR would write) is changed in place between two otherwise identical
+ * launches held by a gate. Then one identical lds_reduce_dyn launch goes to two queues: each
+ * kernarg segment carries its own queue in hidden_queue_ptr (offset 224 in the notes of
+ * lds_reduce-gfx90a-v5.hsaco, `llvm-readelf-15 --notes`), not the one the cached image was
+ * built for. */
+Test(launch_cache, eight_byte_value_and_queue, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *kf, *kl;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pl = dq_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &kl);
+  hsad_queue_t *q = dq_queue(&e, 64), *q2 = dq_queue(&e, 64);
+  uint32_t *b1 = dq_alloc(&e, 64), *b2 = dq_alloc(&e, 64);
+  uint32_t *dst = b1, value = 7, n = 16;
+  hsad_karg_t fa[3] = {HSAD_KARG_VAL(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  cr_assert_eq(fa[0].size, 8);
+  hsad_launch_t fl = {.dims = 1, .grid = {16}, .block = {16}, .args = fa, .arg_count = 3};
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  DQ_OK(hsad_kernel_dispatch(q, kf, &fl, dq_in(DQ_SEC), NULL, NULL)); /* 1: b1 = 7 */
+  dst = b2;                                                           /* same args array */
+  DQ_OK(hsad_kernel_dispatch(q, kf, &fl, dq_in(DQ_SEC), NULL, NULL)); /* 2: b2 = 7 */
+  for (uint32_t i = 1; i <= 2; i++) {
+    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, i), 40);
+    cr_assert_eq(dq_get64(ka, 0), (uint64_t)(uintptr_t)(i == 1 ? b1 : b2), "packet %u dst", i);
+    cr_assert_eq(dq_get32(ka, 8), 7, "packet %u value", i);
+    cr_assert_eq(dq_get32(ka, 12), 16, "packet %u n", i);
+  }
+  dq_gate_open(gate);
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) {
+    cr_assert_eq(b1[i], 7, "b1[%u]", i);
+    cr_assert_eq(b2[i], 7, "b2[%u]", i);
+  }
+  uint32_t m = 128;
+  float *in = dq_alloc(&e, m * 4), *part = dq_alloc(&e, 4);
+  for (uint32_t i = 0; i < m; i++) in[i] = 1.0f;
+  hsad_karg_t la[4] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(m),
+                       HSAD_KARG_LDS_BYTES(m * 4)};
+  hsad_launch_t ll = {.dims = 1, .grid = {128}, .block = {128}, .args = la, .arg_count = 4};
+  hsad_queue_t *qs[2] = {q, q2};
+  for (int j = 0; j < 2; j++) {
+    *part = 0;
+    uint64_t id = dq_run(qs[j], kl, &ll, DQ_SEC, 10 * DQ_SEC);
+    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(qs[j], id), 40);
+    cr_assert_eq(dq_get64(ka, 224), (uint64_t)(uintptr_t)hsad_queue_hsa(qs[j]),
+                 "queue %d's packet %llu: hidden_queue_ptr %#llx, want its own queue %p", j,
+                 (unsigned long long)id, (unsigned long long)dq_get64(ka, 224),
+                 (void *)hsad_queue_hsa(qs[j]));
+    cr_assert_eq(*part, 128.0f, "queue %d: partial sum %g", j, (double)*part);
+  }
+  dq_gate_destroy(gate);
+  hsad_buffer_free(b1);
+  hsad_buffer_free(b2);
+  hsad_buffer_free(in);
+  hsad_buffer_free(part);
+  hsad_queue_destroy(q);
+  hsad_queue_destroy(q2);
+  hsad_program_destroy(pf);
+  hsad_program_destroy(pl);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
 /* The launch cache and the rest of a launch: dynamic LDS bytes (lds_reduce_dyn: the packet's
  * group segment is the dynamic bytes, the kernel has no static LDS), the grid size, and the
  * flags (HSAD_LAUNCH_NO_BARRIER clears the header's BARRIER bit) changed between otherwise
