@@ -82,10 +82,36 @@ Test(fusion, diamond_one_queue, .timeout = 60) {
   hsa_signal_value_t lt;
   hsad_completion_t c0 = {.queue = q, .epoch = 1};
   DQ_OK(hsad_completion_signal(&c0, &es, &lt));
+  /* kernarg blocks: the first packet's block + id x 512 (the default kernarg_block_size), each
+   * holding its node's explicit arguments (order_record's notes: counter @0, slots @8, index
+   * @16); the first block is the one observation taken from the ring, and a plain dispatch
+   * after the graph (packet 12, hsad_kernel_dispatch's own path) must agree with it */
+  uint64_t block0 = (uint64_t)(uintptr_t)ring[0].kernarg_address;
+  cr_assert_eq(block0 % 64, 0);
+  for (uint32_t i = 0; i < 12; i++) {
+    uint64_t ka = (uint64_t)(uintptr_t)ring[i].kernarg_address;
+    cr_assert_eq(ka, block0 + i * 512ull, "packet %u kernarg %#llx, want %#llx", i,
+                 (unsigned long long)ka, (unsigned long long)(block0 + i * 512ull));
+    const uint8_t *kb = (const uint8_t *)(uintptr_t)ka;
+    uint64_t c8, s8;
+    uint32_t idx;
+    memcpy(&c8, kb, 8);
+    memcpy(&s8, kb + 8, 8);
+    memcpy(&idx, kb + 16, 4);
+    cr_assert_eq(c8, (uint64_t)(uintptr_t)counter, "packet %u counter", i);
+    cr_assert_eq(s8, (uint64_t)(uintptr_t)slots, "packet %u slots", i);
+    cr_assert_eq(idx, i % 4, "packet %u is node %u", i, i % 4);
+  }
   for (uint32_t i = 8; i < 12; i++) {
     cr_assert_eq(ring[i].grid_size_x, 1);
     cr_assert_eq(ring[i].completion_signal.handle, i == 11 ? es.handle : 0);
   }
+  uint32_t nine = 9;
+  hsad_karg_t pa[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(nine)};
+  hsad_launch_t pl = {.dims = 1, .grid = {1}, .block = {1}, .args = pa, .arg_count = 3};
+  cr_assert_eq(dq_run(q, k, &pl, DQ_SEC, 10 * DQ_SEC), 12);
+  cr_assert_eq((uint64_t)(uintptr_t)ring[12].kernarg_address, block0 + 12 * 512ull,
+               "the graph's blocks and hsad_kernel_dispatch's are the same ring");
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
