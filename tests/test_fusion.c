@@ -209,6 +209,54 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
   hsad_runtime_close(e.rt);
 }
 
+/* Steps 5-6 for graph launches: every packet body of a fused launch (kernel packets, the
+ * barrier-value packet on the other queue's epoch, the epoch packets) and of the rollback path
+ * is complete when its header becomes valid. KFD_EMU_RING_WATCH checks every store into both
+ * rings (a body byte written while its header is valid is a queue error); 40 fused and 5
+ * sequential launches of the cross-queue graph wrap both 64-slot rings. Each launch's order
+ * and the count of kernels run are exact. */
+Test(fusion, bodies_complete_when_headers_valid, .timeout = 120) {
+  setenv("KFD_EMU_RING_WATCH", "1", 1);
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q0;
+  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q0);
+  hsad_queue_t *q1 = dq_queue(&e, 64);
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  uint32_t a0 = rec(g, "A0", 0, k, counter, slots, 0, NULL, 0);
+  rec(g, "A1", 0, k, counter, slots, 1, NULL, 0);
+  rec(g, "B0", 1, k, counter, slots, 2, NULL, 0);
+  rec(g, "B1", 1, k, counter, slots, 3, &a0, 1);
+  hsad_graph_exec_t *x;
+  hsad_queue_t *lanes[2] = {q0, q1};
+  DQ_OK(hsad_graph_instantiate(g, lanes, 2, &x));
+  hsad_graph_destroy(g);
+  for (uint32_t round = 0; round < 45; round++) {
+    *counter = 0;
+    memset(slots, 0xff, 16);
+    hsad_completion_t done[2];
+    hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_NONE;
+    DQ_OK(hsad_graph_launch(x, round < 40 ? 0 : HSAD_GRAPH_SEQUENTIAL, dq_in(10 * DQ_SEC), done,
+                            &why));
+    cr_assert_eq(why, round < 40 ? HSAD_GRAPH_ROLLBACK_NONE : HSAD_GRAPH_ROLLBACK_REQUESTED,
+                 "round %u: path %d", round, (int)why);
+    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    cr_assert_eq(*counter, 4, "round %u: %u kernels ran", round, *counter);
+    cr_assert(slots[1] > slots[0] && slots[3] > slots[0] && slots[3] > slots[2],
+              "round %u: order %u %u %u %u", round, slots[0], slots[1], slots[2], slots[3]);
+  }
+  DQ_OK(hsad_queue_error(q0));
+  DQ_OK(hsad_queue_error(q1));
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q1);
+  hsad_queue_destroy(q0);
+  hsad_program_destroy(p);
+  hsad_runtime_close(e.rt);
+  unsetenv("KFD_EMU_RING_WATCH");
+}
+
 Test(fusion, cycle_names_its_nodes, .timeout = 60) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
