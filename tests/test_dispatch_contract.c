@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tests/test_dispatch_util.h"
+#include "tests/test_dispatch_exact.h"
 
 static uint64_t get64(const uint8_t *p, uint32_t o) {
   uint64_t v;
@@ -312,7 +313,8 @@ Test(contract, fault_releases_cross_queue_waiters, .timeout = 60) {
  * no byte of it may be written after. KFD_EMU_RING_WATCH makes kfd-emu check every store into
  * the ring (a body byte written while the header is valid is a queue error). Single
  * dispatches with and without a completion, prepared dispatches, a batch and a barrier, each
- * dispatch adding its own value: the sum is exact. */
+ * dispatch adding its own value: the sum is exact; then a cross-queue barrier (barrier-value
+ * packet) and a barrier on 7 raw signals with a decrement (barrier-AND packets). */
 Test(contract, bodies_complete_when_headers_valid, .timeout = 120) {
   setenv("KFD_EMU_RING_WATCH", "1", 1);
   dq_env_t e;
@@ -352,8 +354,30 @@ Test(contract, bodies_complete_when_headers_valid, .timeout = 120) {
   DQ_OK(hsad_queue_dispatch_batch(q, items, 4, dq_in(10 * DQ_SEC), &c, NULL));
   DQ_OK(hsad_queue_barrier(q, &c, 1, dq_in(10 * DQ_SEC), &c));
   DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  /* a barrier on another queue's completion (one barrier-value packet), then one on 7 raw
+   * HSA signals and a decrement (two barrier-AND packets of 5 dep_signals, an epoch packet) */
+  hsad_queue_t *q2 = dq_queue(&e, 64);
+  hsad_completion_t c2;
+  value = 30000;
+  DQ_OK(hsad_kernel_dispatch(q2, k, &l, dq_in(10 * DQ_SEC), &c2, NULL));
+  sum += 30000;
+  DQ_OK(hsad_queue_barrier(q, &c2, 1, dq_in(10 * DQ_SEC), &c));
+  dq_sig_api_t sa = dq_sig_api();
+  hsa_signal_t sigs[7], dec;
+  for (int i = 0; i < 7; i++) cr_assert_eq(sa.create(0, 0, NULL, &sigs[i]), HSA_STATUS_SUCCESS);
+  cr_assert_eq(sa.create(1, 0, NULL, &dec), HSA_STATUS_SUCCESS);
+  DQ_OK(hsad_queue_barrier_signals(q, &c, 1, sigs, 7, dec, dq_in(10 * DQ_SEC), &c));
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(10 * DQ_SEC), &c, NULL));
+  sum += 30000;
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
   DQ_OK(hsad_queue_error(q));
+  DQ_OK(hsad_queue_error(q2));
   cr_assert_eq(*counter, sum, "counter %u, want %u", *counter, sum);
+  cr_assert_eq(__atomic_load_n(&((amd_signal_t *)(uintptr_t)dec.handle)->value, __ATOMIC_ACQUIRE),
+               0, "the decrement signal was decremented once");
+  for (int i = 0; i < 7; i++) sa.destroy(sigs[i]);
+  sa.destroy(dec);
+  hsad_queue_destroy(q2);
   hsad_buffer_free(counter);
   dq_finish(&e, q, p);
 }
