@@ -4,7 +4,13 @@
  * PATCH with fixes. hsad_version() returns the version of the library actually linked or
  * loaded, encoded as HSAD_VERSION_ENCODE(major, minor, patch), so a program can compare the
  * two: hsad_version() >= HSAD_VERSION. The Makefile takes the pkg-config version (hsad.pc)
- * from these macros. Thread-safe, never fails. */
+ * from these macros. Thread-safe, never fails.
+ *
+ * 0.3: kernarg segments up to HSAD_KERNARG_SEGMENT_MAX run on every queue (hsad_queue.h step
+ * 4); a packet writer using hsad_submit.h must give a kernel dispatch
+ * hsad_submit_kernarg_span() slots (0.2 refused segments above one kernarg block). Also
+ * hsad_variant_set_stats, hsad_submit_monitor_close, hsad_codeobj_is_hip/_entry_id and
+ * hsad_kernel_codeobj. */
 #ifndef HSAD_VERSION_H
 #define HSAD_VERSION_H
 
@@ -15,7 +21,7 @@ extern "C" {
 #endif
 
 #define HSAD_VERSION_MAJOR 0
-#define HSAD_VERSION_MINOR 2
+#define HSAD_VERSION_MINOR 3
 #define HSAD_VERSION_PATCH 0
 
 /* major << 16 | minor << 8 | patch (each part 0..255) */
@@ -27,7 +33,7 @@ extern "C" {
 /* The linked library's version, HSAD_VERSION_ENCODE(major, minor, patch). */
 uint32_t hsad_version(void);
 
-/* The same as a static string, "0.2.0". */
+/* The same as a static string, "0.3.0". */
 const char *hsad_version_string(void);
 
 #ifdef __cplusplus

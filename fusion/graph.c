@@ -151,6 +151,10 @@ hsad_status_t hsad_graph_add_edge(hsad_graph_t *g, uint32_t from, uint32_t to) {
 
 enum { FU_KERNEL, FU_BARRIER_AND, FU_BARRIER_VALUE };
 
+/* This thread's kernarg image of the node being checked (instantiate, update, set_queue; never
+ * held across calls). */
+static _Thread_local uint8_t fu_image[HSAD_KERNARG_SEGMENT_MAX];
+
 typedef struct fu_pkt {
   _Alignas(64) uint8_t body[64];  /* bytes 4..63 are copied; kernarg address patched */
   uint32_t word;                  /* header | setup << 16 */
@@ -388,7 +392,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     goto done;
   }
   for (uint32_t i = 0; i < nq; i++) last_bar[i] = -1;
-  static _Thread_local _Alignas(64) uint8_t image[HSAD_KERNARG_SEGMENT_MAX];
+  uint8_t *const image = fu_image;
   for (uint32_t oi = 0; oi < n && !s; oi++) {
     uint32_t id = order[oi];
     const fu_node_t *x = &g->nodes[id];
@@ -735,7 +739,7 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
     if (j != qi && e->qs[j].q == q)
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
                        "already the exec's queue %u", j);
-  static _Thread_local _Alignas(64) uint8_t image[HSAD_KERNARG_SEGMENT_MAX];
+  uint8_t *const image = fu_image;
   fu_queue_t *fq = &e->qs[qi];
   /* check all first, then patch: on error nothing changed */
   for (int pass = 0; pass < 2; pass++)
@@ -767,7 +771,7 @@ hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const 
                      "not a kernel node of the exec (%u nodes)", node, e ? e->nn : 0);
   fu_queue_t *fq = &e->qs[e->node_q[node]];
   fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
-  static _Thread_local _Alignas(64) uint8_t image[HSAD_KERNARG_SEGMENT_MAX];
+  uint8_t *const image = fu_image;
   hsad_aql_dispatch_t d;
   hsad_status_t s = hsad_submit_check(fq->q, e->node_k[node], l, &d, image);
   if (s) return node_fail(s, e->names[node]);

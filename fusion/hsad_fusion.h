@@ -152,7 +152,9 @@ void hsad_graph_exec_counters(const hsad_graph_exec_t *exec,
  * faulted): every kernel node on it is checked again on the new queue and its kernarg image
  * rebuilt (the hidden queue arguments change), in place. On error nothing changed.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range, another device, a queue the
- * exec already uses at another index), the checks of hsad_kernel_dispatch ("node NAME: ").
+ * exec already uses at another index, a node whose kernarg segment would span another number
+ * of the new queue's kernarg blocks than the old one's: its padding is laid out at
+ * instantiate), the checks of hsad_kernel_dispatch ("node NAME: ").
  * Not concurrent with a launch of the exec. */
 hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *exec, uint32_t queue_index,
                                         hsad_queue_t *queue);

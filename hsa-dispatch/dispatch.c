@@ -259,11 +259,11 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   if (count > q->size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets exceeds the queue's %u "
                      "slots", count, q->size);
-  static _Thread_local dq_built_t b;
+  dq_built_t *const bp = &dq_scratch;
   /* Pass 1: validate everything before anything is reserved; count the slots. */
   uint32_t slots = 0;
   for (uint32_t i = 0; i < count; i++) {
-    hsad_status_t s = items[i].kernel ? dq_launch_check(q, items[i].kernel, &items[i].launch, &b)
+    hsad_status_t s = items[i].kernel ? dq_launch_check(q, items[i].kernel, &items[i].launch, bp)
                                       : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "NULL kernel");
     if (s) {
       char msg[1024];
@@ -294,11 +294,11 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
    * validated in pass 1 and are the caller's const data: the build cannot fail now. */
   for (uint32_t i = 0, at = 0; i < count; at += batch_span(q, &items[i]), i++) {
     uint64_t id = first + at;
-    (void)dq_launch_check(q, items[i].kernel, &items[i].launch, &b);
+    (void)dq_launch_check(q, items[i].kernel, &items[i].launch, bp);
     uint64_t sig = own && i == count - 1 ? q->epoch_signal.handle
                    : q->ts_signals       ? dq_ts_arm(q, id)
                                          : 0;
-    (void)fill_dispatch(q, id, &b.d, b.image, items[i].kernel->desc.kernarg_segment_size,
+    (void)fill_dispatch(q, id, &bp->d, bp->image, items[i].kernel->desc.kernarg_segment_size,
                         dispatch_header(items[i].launch.flags), sig);
   }
   /* Pass 3: publish last-to-first (each entry's padding before it), so the first packet
@@ -321,8 +321,8 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   if (DQ_UNLIKELY(q->monitor)) {
     dq_monitor_close(&mark); /* one submit interval for the whole batch */
     for (uint32_t i = 0, at = 0; i < count; at += batch_span(q, &items[i]), i++) {
-      (void)dq_launch_check(q, items[i].kernel, &items[i].launch, &b);
-      dq_monitor_end(q, &b.d, first + at, &mark);
+      (void)dq_launch_check(q, items[i].kernel, &items[i].launch, bp);
+      dq_monitor_end(q, &bp->d, first + at, &mark);
     }
   }
   if (out_completion)

@@ -139,10 +139,11 @@ bool dq_is_open(void);
 void dq_queues_close_all(void);
 void dq_device_release(hsad_device_t *device);
 
-/* Blocks past the ring's last one: a segment of up to DQ_KARG_STACK bytes starting in the
- * last slot's block stays contiguous. */
-static inline uint32_t dq_kernarg_spare(uint32_t block) {
-  return (DQ_KARG_STACK + block - 1) / block - 1;
+/* Blocks past the ring's last one: a segment of up to DQ_KARG_STACK bytes (at most `size`
+ * blocks: a span never exceeds the ring) starting in the last slot's block stays contiguous. */
+static inline uint32_t dq_kernarg_spare(uint32_t block, uint32_t size) {
+  uint32_t m = (DQ_KARG_STACK + block - 1) / block;
+  return (m < size ? m : size) - 1;
 }
 
 /* ---- queue.c ---- */
@@ -189,5 +190,8 @@ typedef struct dq_built {
  * completion signal left 0). Touches no queue state. */
 hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t *k,
                               const hsad_launch_t *l, dq_built_t *out);
+/* This thread's build of a batch entry or of hsad_submit_check (never held across calls;
+ * the launch cache of dispatch.c keeps its own). */
+extern _Thread_local dq_built_t dq_scratch;
 
 #endif

@@ -23,9 +23,13 @@
  *      padding barrier-AND packets (no dependencies, BARRIER bit clear: they complete at once
  *      and hold nothing back), so the blocks it writes belong to slots it owns; a block run
  *      that passes the ring's end continues into m - 1 spare blocks past the last one (never
- *      bound to a slot), so a segment is always contiguous. Slot id + j's block is next reused
- *      by packet id + j + size, which waits until `retired` passed id + j, i.e. the dispatch
- *      (at id, before its padding) completed;
+ *      bound to a slot), so a segment is always contiguous. The next kernarg-using reservation
+ *      that covers block id + j (a dispatch at id + j + size or later; barrier packets, which
+ *      are reserved by the read index, write no kernarg block) waits until `retired` passed
+ *      id + j, i.e. until the dispatch at id, ahead of its padding, completed. A span needs m
+ *      free slots at once: on a busy shared queue, single-slot producers may take slots as
+ *      they free and keep it waiting until its deadline (TIMEOUT); a queue of its own whose
+ *      kernarg_block_size holds the segment avoids both the padding and the wait;
  *   5. body: the 64-byte packet is filled while its header is INVALID;
  *   6. publish: `header | setup << 16` with one 32-bit release store; a batch publishes its
  *      headers last-to-first so the first packet becomes valid last;
@@ -63,7 +67,8 @@
  *
  * Thread safety: every dispatch, barrier and wait call is multi-producer safe on one queue.
  * Create/destroy are not concurrent with use of the same queue. Each dispatching thread keeps
- * about 5 KiB of thread-local state (the last launch, see step 2).
+ * about 26 KiB of thread-local state (the last launch with its kernarg image, see step 2; one
+ * more image for batches and fusion/, each HSAD_KERNARG_SEGMENT_MAX bytes).
  *
  * Errors of the queue: ROCr's queue error callback stores the HSA status in the queue
  * (sticky), remembers how many epochs had completed, and stores 0 into the epoch signal so
@@ -133,8 +138,9 @@ typedef struct hsad_queue_options {
 
 /* Creates a dedicated hardware queue on `device`. options NULL: all defaults.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (size not a power of two or outside
- * [queue_min_size, queue_max_size], kernarg_block_size not a multiple of 64),
- * HSAD_ERR_SCRATCH_LIMIT (private_segment_size above the device limit), HSAD_ERR_CLOSED,
+ * [queue_min_size, queue_max_size], kernarg_block_size not a multiple of 64 or above
+ * HSAD_KERNARG_SEGMENT_MAX), HSAD_ERR_SCRATCH_LIMIT
+ * (private_segment_size above the device limit), HSAD_ERR_CLOSED,
  * HSAD_ERR_HSA (hsa_queue_create or the kernarg allocation failed), HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_t *options,
                                 hsad_queue_t **out_queue);
@@ -225,7 +231,8 @@ hsad_status_t hsad_launch_prepare(hsad_queue_t *queue, const hsad_device_kernel_
                                   const hsad_launch_t *launch,
                                   hsad_prepared_launch_t **out_prepared);
 
-/* Submits a prepared launch on its queue: reserve a slot (waiting for room until deadline_ns),
+/* Submits a prepared launch on its queue: reserve its slot (or slots: a kernarg segment above
+ * the queue's kernarg_block_size spans several, step 4), waiting for room until deadline_ns,
  * copy the kernarg image into the slot's kernarg block, fill the body, publish the header,
  * ring the doorbell. No argument checks, no kernarg build. out_completion / out_packet_id as
  * in hsad_kernel_dispatch. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), the queue's sticky error,

@@ -142,6 +142,8 @@ static inline bool geometry_fast(const hsad_device_kernel_t *k, const hsad_launc
   return true;
 }
 
+_Thread_local dq_built_t dq_scratch;
+
 hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t *k,
                               const hsad_launch_t *l, dq_built_t *c) {
   hsad_aql_dispatch_t d;

@@ -102,7 +102,7 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
     return dq_hsa_fail(st, "hsad_rocr.hsa_queue_create(device %u, %u packets)", di->index, size);
   }
   void *ka = NULL;
-  size_t kbytes = ((size_t)size + dq_kernarg_spare(kb)) * kb;
+  size_t kbytes = ((size_t)size + dq_kernarg_spare(kb, size)) * kb;
   st = hsad_rocr.hsa_amd_memory_pool_allocate(d->kernarg_pool, kbytes, 0, &ka);
   if (st == HSA_STATUS_SUCCESS) st = hsad_rocr.hsa_amd_agents_allow_access(1, &d->agent, NULL, ka);
   if (st != HSA_STATUS_SUCCESS) {
@@ -110,7 +110,7 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
     hsad_rocr.hsa_queue_destroy(q->hsa);
     free(q);
     return dq_hsa_fail(st, "kernarg ring of (%u + %u) x %u bytes for device %u", size,
-                       dq_kernarg_spare(kb), kb, di->index);
+                       dq_kernarg_spare(kb, size), kb, di->index);
   }
   memset(ka, 0, kbytes);
   q->kernargs = ka;

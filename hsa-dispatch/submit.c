@@ -8,13 +8,13 @@
 hsad_status_t hsad_submit_check(const hsad_queue_t *q, const hsad_device_kernel_t *k,
                                 const hsad_launch_t *l, hsad_aql_dispatch_t *out_body,
                                 uint8_t *out_image) {
-  static _Thread_local dq_built_t b;
+  dq_built_t *b = &dq_scratch;
   if (!q || !k || !l || !out_body || !out_image)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_check: NULL argument");
-  hsad_status_t s = dq_launch_check(q, k, l, &b);
+  hsad_status_t s = dq_launch_check(q, k, l, b);
   if (s) return s;
-  *out_body = b.d;
-  memcpy(out_image, b.image, k->desc.kernarg_segment_size);
+  *out_body = b->d;
+  memcpy(out_image, b->image, k->desc.kernarg_segment_size);
   return HSAD_OK;
 }
 

@@ -225,6 +225,9 @@ Test(dispatch_cli, run_arguments_checked_against_metadata, .timeout = 120) {
       {"big_args-gfx90a-v5.hsaco struct_1k --arg buf:u32:4 --arg hex:00*1000 --arg u32:4",
        "hsad run: --arg hex:00*1000: argument 1 of kernel 'struct_1k' is 1024 bytes, got "
        "1000 bytes\n"},
+      {"big_args-gfx90a-v5.hsaco struct_8k --arg buf:u32:4 --arg hex:00*8192 --arg u32:4",
+       "hsad run: HSAD_ERR_RESOURCE_EXHAUSTED: kernel struct_8k: kernarg segment of 8464 bytes "
+       "exceeds hsa-dispatch's limit of 8192 bytes (HSAD_KERNARG_SEGMENT_MAX)\n"},
       {"lds_reduce-gfx90a-v5.hsaco lds_reduce_dyn --arg buf:f32:4 --arg buf:f32:4 --arg u32:4 "
        "--arg u32:4",
        "hsad run: --arg u32:4: argument 3 of kernel 'lds_reduce_dyn' is a __local "

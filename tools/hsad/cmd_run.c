@@ -4,7 +4,8 @@
  * explicit argument, buffers for global pointers, scalars whose TYPE matches the argument's
  * .type_name (uint takes u32:, float4 takes f32:V0,V1,V2,V3), raw bytes (hex:, bin:) of exactly
  * the argument's .size for structs and anything else. The dispatch runs on a dedicated queue
- * whose per-slot kernarg block holds the kernel's kernarg segment, so every valid kernel runs.
+ * whose per-slot kernarg block holds the kernel's kernarg segment (up to
+ * HSAD_KERNARG_SEGMENT_MAX, which the library refuses above), so no dispatch needs padding.
  */
 #define _GNU_SOURCE /* dlfcn RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -35,7 +36,7 @@ static void usage(FILE *f) {
     "runs form a dependent chain), waits, and reports the device, the kernel's resources and the\n"
     "timings. Buffers live in host-coherent fine-grained memory of the GPU's nearest NUMA node.\n"
     "The dispatch uses its own queue, whose per-slot kernarg block holds the kernel's kernarg\n"
-    "segment however large. KERNEL is the kernel's name; a C++ (HIP) kernel can also be named\n"
+    "segment (up to 8192 bytes). KERNEL is the kernel's name; a C++ (HIP) kernel can also be named\n"
     "by its demangled name or its plain function name when that is unique.\n"
     "\n"
     "--grid / --block   work-items per dimension (block default 64 / 1 / 1, clamped to the grid);\n"
@@ -1056,7 +1057,7 @@ static int find_kernel(const hsad_cli_t *cli, const hsad_program_t *prog, const 
 static hsad_queue_options_t queue_options(const hsad_device_info_t *di, uint32_t kernarg_size) {
   hsad_queue_options_t qo = {.size = 1024, .profiling = true};
   uint32_t block = (kernarg_size + 63) & ~63u;
-  if (block > 512) {
+  if (block > 512 && block <= HSAD_KERNARG_SEGMENT_MAX) { /* larger: the library refuses it */
     qo.kernarg_block_size = block;
     uint32_t size = 1024;
     while (size > 64 && (uint64_t)size * block > (4u << 20)) size /= 2;
