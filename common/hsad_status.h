@@ -81,6 +81,7 @@ typedef enum hsad_status {
   HSAD_ERR_RANGE = 403,           /* a size that overflows, a range past an allocation's end */
   HSAD_ERR_OVERLAP = 404,         /* source and destination ranges of a copy overlap */
   HSAD_ERR_NO_ACCESS = 405,       /* the device cannot reach that memory */
+  HSAD_ERR_IN_USE = 406,          /* memory a timed-out synchronous copy or fill still uses */
 } hsad_status_t;
 
 /* Returns the enumerator's name, e.g. "HSAD_ERR_TIMEOUT"; "HSAD_ERR_UNKNOWN" for other values.

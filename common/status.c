@@ -49,6 +49,7 @@ const char *hsad_status_name(hsad_status_t status) {
     HSAD_NAME(HSAD_ERR_RANGE)
     HSAD_NAME(HSAD_ERR_OVERLAP)
     HSAD_NAME(HSAD_ERR_NO_ACCESS)
+    HSAD_NAME(HSAD_ERR_IN_USE)
 #undef HSAD_NAME
   }
   return "HSAD_ERR_UNKNOWN";

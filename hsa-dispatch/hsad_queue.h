@@ -163,7 +163,10 @@ hsa_queue_t *hsad_queue_hsa(const hsad_queue_t *queue);
 uint32_t hsad_queue_size(const hsad_queue_t *queue);
 
 /* The sticky error: HSAD_OK, or HSAD_ERR_QUEUE_ERROR (the ROCr callback's status and message
- * are in hsad_last_error()) or HSAD_ERR_CLOSED (the runtime was closed). */
+ * are in hsad_last_error(): "queue Q on device D (ISA) faulted: HSA status 0x.. (ROCr's
+ * string); " then the advice, "destroy it and create a new queue", or for a shared queue "a
+ * shared queue: hsad_device_queue hands out its replacement") or HSAD_ERR_CLOSED (the runtime
+ * was closed). */
 hsad_status_t hsad_queue_error(const hsad_queue_t *queue);
 
 /* ---- dispatch -------------------------------------------------------------------------- */

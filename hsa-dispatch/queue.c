@@ -27,9 +27,11 @@ static void queue_error_cb(hsa_status_t status, hsa_queue_t *source, void *data)
   if (hsad_rocr.hsa_status_string(status, &s) != HSA_STATUS_SUCCESS || !s) s = "unknown";
   q->hsa_status = status;
   snprintf(q->error_msg, sizeof q->error_msg,
-           "queue %llu on device %u (%s) faulted: HSA status 0x%x (%s); destroy it and create a "
-           "new queue", (unsigned long long)q->hsa->id, q->device->info.index,
-           q->device->info.isa_name, (unsigned)status, s);
+           "queue %llu on device %u (%s) faulted: HSA status 0x%x (%s); %s",
+           (unsigned long long)q->hsa->id, q->device->info.index, q->device->info.isa_name,
+           (unsigned)status, s,
+           q->shared ? "a shared queue: hsad_device_queue hands out its replacement"
+                     : "destroy it and create a new queue");
   dq_timeline_fault(q); /* how far the timeline got */
   /* release: the message is written before the error becomes visible */
   atomic_store_explicit(&q->error, HSAD_ERR_QUEUE_ERROR, memory_order_release);

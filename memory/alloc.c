@@ -2,6 +2,7 @@
  * knows every range the library handed out. */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "memory/mem_internal.h"
@@ -243,6 +244,13 @@ hsad_status_t hsad_mem_free(void *ptr) {
   if (e.kind == HSAD_MEM_REGISTERED)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %p is registered caller memory (%zu "
                      "bytes): use hsad_mem_unregister", what, ptr, e.size);
+  if (mem_pending_any()) {
+    char desc[96];
+    snprintf(desc, sizeof desc, "%s memory of %zu bytes at %p", hsad_mem_kind_name(e.kind),
+             e.size, ptr);
+    hsad_status_t s = mem_pending_check(what, desc, e.base, e.size);
+    if (s) return s;
+  }
   /* remove first: a racing second free of the same pointer finds it gone (FREED) */
   if (!mem_registry_remove(e.base, true, &e))
     return hsad_fail(HSAD_ERR_FREED, "%s: %p was already freed (%s memory of %zu bytes at %p)",
@@ -322,6 +330,12 @@ hsad_status_t hsad_mem_unregister(void *ptr) {
                      "use hsad_mem_free", what, ptr, hsad_mem_kind_name(e.kind), e.size);
   if (!e.device_ptr)
     return hsad_fail(HSAD_ERR_NOT_ALLOCATED, "%s: %p is still being registered", what, ptr);
+  if (mem_pending_any()) {
+    char desc[96];
+    snprintf(desc, sizeof desc, "registered memory of %zu bytes at %p", e.size, ptr);
+    hsad_status_t s = mem_pending_check(what, desc, e.base, e.size);
+    if (s) return s;
+  }
   if (!mem_registry_remove(e.base, true, &e))
     return hsad_fail(HSAD_ERR_FREED, "%s: %p was already unregistered", what, ptr);
   hsa_status_t st = mem_rocr.hsa_amd_memory_unlock(ptr);

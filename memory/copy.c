@@ -715,6 +715,118 @@ hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32
 
 /* ---- synchronous forms ----------------------------------------------------------------- */
 
+/* ---- synchronous copies and fills that timed out ----------------------------------------
+ * A timed-out hsad_memcpy / hsad_memset goes on in the background: its signal and the ranges
+ * it touches are kept here until it finished, so freeing that memory is refused
+ * (HSAD_ERR_IN_USE) instead of faulting the copy, and hsad_mem_wait_pending can wait for it.
+ * A list under pend_lock; pend_count (relaxed reads) lets checks skip the lock when empty. A
+ * node being waited on (waiters > 0) is not reaped. Nodes of an earlier runtime generation
+ * are dropped (their signals died with it). */
+typedef struct mem_pending {
+  hsa_signal_t sig;
+  uint64_t gen;
+  uint32_t device;
+  uint32_t waiters;
+  const char *what;                /* "hsad_memcpy" or "hsad_memset" */
+  uintptr_t lo[2];                 /* destination, source (size 0: none) */
+  size_t size[2];
+  struct mem_pending *next;
+} mem_pending_t;
+static pthread_mutex_t pend_lock = PTHREAD_MUTEX_INITIALIZER;
+static mem_pending_t *pend_head;
+static _Atomic uint32_t pend_count;
+
+/* Drops finished nodes (and those of an earlier generation); pend_lock held. */
+static void pending_reap(void) {
+  uint64_t gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
+  for (mem_pending_t **pp = &pend_head; *pp;) {
+    mem_pending_t *p = *pp;
+    bool stale = p->gen != gen;
+    if (p->waiters || (!stale && sig_acquire(p->sig) != 0)) {
+      pp = &p->next;
+      continue;
+    }
+    *pp = p->next;
+    if (!stale) mem_signal_give(p->sig);
+    free(p);
+    atomic_fetch_sub_explicit(&pend_count, 1, memory_order_relaxed);
+  }
+}
+
+/* Keeps a timed-out synchronous op. Without memory for the node the op is not tracked (the
+ * caller's TIMEOUT message says so). */
+static bool pending_add(const char *what, const hsad_device_t *device, hsa_signal_t sig,
+                        const void *dst, size_t dsize, const void *src, size_t ssize) {
+  mem_pending_t *p = malloc(sizeof *p);
+  if (!p) return false;
+  *p = (mem_pending_t){.sig = sig, .device = mem_device_index(device), .what = what,
+                       .lo = {(uintptr_t)dst, (uintptr_t)src}, .size = {dsize, ssize},
+                       .gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire)};
+  pthread_mutex_lock(&pend_lock);
+  p->next = pend_head;
+  pend_head = p;
+  atomic_fetch_add_explicit(&pend_count, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&pend_lock);
+  return true;
+}
+
+bool mem_pending_any(void) { return atomic_load_explicit(&pend_count, memory_order_relaxed) != 0; }
+
+hsad_status_t mem_pending_check(const char *what, const char *desc, uintptr_t lo, size_t size) {
+  if (!atomic_load_explicit(&pend_count, memory_order_relaxed)) return HSAD_OK;
+  pthread_mutex_lock(&pend_lock);
+  pending_reap();
+  for (const mem_pending_t *p = pend_head; p; p = p->next)
+    for (int i = 0; i < 2; i++)
+      if (p->size[i] && p->lo[i] < lo + size && lo < p->lo[i] + p->size[i]) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: %s overlaps the %s (%zu bytes at %p) of a %s on device "
+                 "%u that timed out and has not finished: wait for it with "
+                 "hsad_mem_wait_pending (nothing changed)", what, desc,
+                 i ? "source" : "destination", p->size[i], (void *)p->lo[i], p->what, p->device);
+        pthread_mutex_unlock(&pend_lock);
+        return hsad_fail(HSAD_ERR_IN_USE, "%s", msg);
+      }
+  pthread_mutex_unlock(&pend_lock);
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns) {
+  static const char what[] = "hsad_mem_wait_pending";
+  uint32_t dev = UINT32_MAX;
+  if (device) {
+    hsad_status_t s = mem_ready(device, what);
+    if (s) return s;
+    dev = mem_device_index(device);
+  }
+  for (;;) {
+    pthread_mutex_lock(&pend_lock);
+    pending_reap();
+    mem_pending_t *p = pend_head;
+    uint32_t left = 0;
+    for (mem_pending_t *x = pend_head; x; x = x->next) left += dev == UINT32_MAX || x->device == dev;
+    while (p && dev != UINT32_MAX && p->device != dev) p = p->next;
+    if (!p) {
+      pthread_mutex_unlock(&pend_lock);
+      return HSAD_OK;
+    }
+    p->waiters++;
+    hsa_signal_t sig = p->sig;
+    pthread_mutex_unlock(&pend_lock);
+    bool done = sig_wait_zero(sig, deadline_ns);
+    pthread_mutex_lock(&pend_lock);
+    p->waiters--;
+    pthread_mutex_unlock(&pend_lock);
+    if (!done) {
+      if (device)
+        return hsad_fail(HSAD_ERR_TIMEOUT, "%s: %u timed-out synchronous copies or fills of "
+                         "device %u still in flight at the deadline", what, left, dev);
+      return hsad_fail(HSAD_ERR_TIMEOUT, "%s: %u timed-out synchronous copies or fills still in "
+                       "flight at the deadline", what, left);
+    }
+  }
+}
+
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns) {
   hsad_status_t s = mem_ready(device, "hsad_memcpy");
@@ -723,10 +835,15 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL,
                      deadline_ns ? deadline_ns : 1, false);
-  if (!s && !sig_wait_zero(sig, deadline_ns))
-    s = hsad_fail(HSAD_ERR_TIMEOUT, "hsad_memcpy: %zu bytes not copied by the deadline: the copy "
-                  "goes on in the background", size);
-  if (s != HSAD_ERR_TIMEOUT) mem_signal_give(sig); /* a timed-out copy still owns it */
+  if (!s && !sig_wait_zero(sig, deadline_ns)) {
+    bool kept = pending_add("hsad_memcpy", device, sig, dst, size, src, size);
+    return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_memcpy: %zu bytes not copied by the deadline: the "
+                     "copy goes on in the background%s", size,
+                     kept ? " (hsad_mem_wait_pending waits for it; freeing its memory is refused "
+                            "until then)"
+                          : " (out of host memory to track it: keep its memory until it finished)");
+  }
+  mem_signal_give(sig);
   return s;
 }
 
@@ -755,9 +872,14 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig, false);
-  if (!s && !sig_wait_zero(sig, deadline_ns))
-    s = hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline (goes on in the "
-                  "background)", what);
-  if (s != HSAD_ERR_TIMEOUT) mem_signal_give(sig);
+  if (!s && !sig_wait_zero(sig, deadline_ns)) {
+    bool kept = pending_add(what, device, sig, dst, count * width, NULL, 0);
+    return hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline (goes on in the "
+                     "background%s)", what,
+                     kept ? "; hsad_mem_wait_pending waits for it, freeing its memory is refused "
+                            "until then"
+                          : "; out of host memory to track it: keep its memory until it finished");
+  }
+  mem_signal_give(sig);
   return s;
 }

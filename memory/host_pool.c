@@ -302,6 +302,13 @@ hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr) {
     return hsad_fail(HSAD_ERR_NOT_ALLOCATED, "%s: no block of the pool of NUMA node %u starts "
                      "at %p", what, pool->numa_node, ptr);
   mem_block_t *b = &pool->blocks[idx];
+  if (__builtin_expect(mem_pending_any(), 0)) {
+    char desc[96];
+    snprintf(desc, sizeof desc, "a %llu-byte block of the pool of NUMA node %u at %p",
+             (unsigned long long)b->bytes, pool->numa_node, ptr);
+    s = mem_pending_check(what, desc, (uintptr_t)ptr, b->bytes);
+    if (s) return s;
+  }
   uint32_t expect = MEM_BLOCK_IN_USE;
   if (!atomic_compare_exchange_strong_explicit(&b->state, &expect, MEM_BLOCK_FREEING,
                                                memory_order_acq_rel, memory_order_acquire))

@@ -105,6 +105,8 @@ hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t
  *   HSAD_ERR_NOT_ALLOCATED  ptr is no allocation's base: unknown to the library, or inside an
  *                           allocation (the message gives its base and offset);
  *   HSAD_ERR_INVALID_ARGUMENT  ptr is registered caller memory (use hsad_mem_unregister);
+ *   HSAD_ERR_IN_USE         a synchronous copy or fill that timed out still uses it (the
+ *                           message names it; hsad_mem_wait_pending);
  *   HSAD_ERR_HSA. Thread-safe. */
 hsad_status_t hsad_mem_free(void *ptr);
 
@@ -123,7 +125,7 @@ hsad_status_t hsad_mem_register(hsad_device_t *device, void *ptr, size_t size,
 /* Unpins memory hsad_mem_register pinned (hsa_amd_memory_unlock); ptr must be the registered
  * base. Errors: HSAD_ERR_FREED (unregistered already), HSAD_ERR_NOT_ALLOCATED (not a
  * registered base), HSAD_ERR_INVALID_ARGUMENT (NULL, or an allocation: use hsad_mem_free),
- * HSAD_ERR_HSA. Thread-safe. */
+ * HSAD_ERR_IN_USE (as hsad_mem_free), HSAD_ERR_HSA. Thread-safe. */
 hsad_status_t hsad_mem_unregister(void *ptr);
 
 /* Facts of the allocation, registration or pool block containing `ptr` (any address inside it).
@@ -195,7 +197,7 @@ hsad_status_t hsad_host_pool_alloc(hsad_host_pool_t *pool, size_t size, void **o
 /* Returns a block to its pool: cached when the cache stays within max_cached_bytes, else
  * released to ROCr (a trim). Errors (nothing changed): HSAD_ERR_INVALID_ARGUMENT (NULL pool),
  * HSAD_ERR_FREED (the block is cached: freed twice), HSAD_ERR_NOT_ALLOCATED (no block of this
- * pool starts at ptr). Thread-safe; a free that caches takes no lock. */
+ * pool starts at ptr), HSAD_ERR_IN_USE (as hsad_mem_free). Thread-safe; a free that caches takes no lock. */
 hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr);
 
 /* Releases cached blocks to ROCr, largest class first, until at most keep_bytes stay cached.
@@ -329,15 +331,25 @@ hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32
 /* Synchronous fill without dependencies: hsa_amd_memory_fill (ROCr's Fill blit, which waits)
  * when dst is 4-byte aligned and the bytes are a whole number of 32-bit words, else as
  * hsad_memset_async_signals and a wait. deadline_ns bounds the wait. Errors: as above,
- * HSAD_ERR_TIMEOUT (the fill may still complete later). Thread-safe. */
+ * HSAD_ERR_TIMEOUT (the fill goes on: kept as a timed-out hsad_memcpy is). Thread-safe. */
 hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, uint32_t width,
                           size_t count, uint64_t deadline_ns);
 
 /* Synchronous copy: hsad_memcpy_async_signals on an internal signal and a wait until
  * deadline_ns. Errors: as hsad_memcpy_async_signals, HSAD_ERR_TIMEOUT (the copy is still in
- * flight: its memory must stay valid until it finished). Thread-safe. */
+ * flight: the library keeps it until it finished, hsad_mem_wait_pending waits for it, and
+ * hsad_mem_free / hsad_mem_unregister / hsad_host_pool_free of memory it reads or writes return
+ * HSAD_ERR_IN_USE until then; caller memory the library did not allocate, e.g. malloc'd, must
+ * stay valid until hsad_mem_wait_pending returned HSAD_OK). Thread-safe. */
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns);
+
+/* Waits until every synchronous copy and fill (hsad_memcpy, hsad_memset) of `device` (NULL:
+ * of every device) that returned HSAD_ERR_TIMEOUT has finished; their memory may then be freed.
+ * Asynchronous copies have their own completions and are not waited for. Errors:
+ * HSAD_ERR_TIMEOUT (deadline_ns passed: the message counts those still in flight),
+ * HSAD_ERR_INVALID_ARGUMENT / HSAD_ERR_CLOSED (a device not of the open runtime). Thread-safe. */
+hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns);
 
 #ifdef __cplusplus
 }

@@ -147,6 +147,14 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t pattern, uint32_t width, size_t count,
                              const hsa_signal_t *deps, uint32_t dep_count,
                              hsa_signal_t completion, bool check_only);
+/* Synchronous copies and fills that returned HSAD_ERR_TIMEOUT (copy.c): HSAD_ERR_IN_USE,
+ * naming the call, when [lo, lo + size) overlaps memory one of them still reads or writes
+ * (`what` and `desc` name the caller and the object for the message); HSAD_OK otherwise
+ * (finished ones are reaped on the way). Lock-free while none is pending. */
+hsad_status_t mem_pending_check(const char *what, const char *desc, uintptr_t lo, size_t size);
+/* True while a timed-out synchronous op is kept (one relaxed load). */
+bool mem_pending_any(void);
+
 /* Registry reset on a new generation. */
 void mem_registry_reset(void);
 

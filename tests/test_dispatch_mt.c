@@ -210,7 +210,7 @@ Test(dispatch_mt, faulted_shared_queue_is_replaced, .timeout = 60) {
   char msg[512];
   DQ_OK(hsad_kernel_dispatch(a, m.kf, &m.lf, dq_in(DQ_SEC), &c, NULL));
   DQ_ERR_IS(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s",
-            dq_fault_msg(a, msg, sizeof msg));
+            dq_shared_fault_msg(a, msg, sizeof msg));
   DQ_OK(hsad_device_queue(e.dev, &a2)); /* a's turn: replaced */
   DQ_OK(hsad_device_queue(e.dev, &b2)); /* b's turn: still b */
   cr_assert_neq(a2, a);

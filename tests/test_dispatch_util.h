@@ -48,6 +48,15 @@ static inline const char *dq_fault_msg(hsad_queue_t *q, char *out, size_t n) {
   return out;
 }
 
+/* The same for one of the device's shared queues (hsad_device_queue): the advice differs. */
+static inline const char *dq_shared_fault_msg(hsad_queue_t *q, char *out, size_t n) {
+  snprintf(out, n, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status 0x29 "
+           "(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory "
+           "beyond the largest legal address.); a shared queue: hsad_device_queue hands out its "
+           "replacement", (unsigned long long)hsad_queue_hsa(q)->id);
+  return out;
+}
+
 typedef struct dq_env {
   hsad_runtime_t *rt;
   hsad_device_t *dev;

@@ -444,3 +444,67 @@ Test(memory_copy, peer_two_gpus, .timeout = 120) {
   free(back);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* A synchronous copy that times out (kfd-emu delays ROCr's CopyAligned blit kernel by 300 ms)
+ * goes on in the background and is kept: freeing its destination (device memory) or source
+ * (host memory) is HSAD_ERR_IN_USE naming the copy and nothing changes; hsad_mem_wait_pending
+ * with a passed deadline is TIMEOUT counting it, with 20 s it returns once it finished; the
+ * bytes are then exact and every free works. The same for registered caller memory as the
+ * destination (hsad_mem_unregister). */
+Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "300000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const size_t n = 1 * MIB;
+  uint8_t *src = NULL, *dst = NULL, *other = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, n, NULL, 0, (void **)&src));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dst));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&other));
+  fill_lcg(src, n, 5);
+  memset(dst, 0, n);
+  uint64_t t0 = hsad_now_ns();
+  MEM_ERR(hsad_memcpy(e.dev, dst, src, n, NULL, t0 + 20000000ull), HSAD_ERR_TIMEOUT,
+          "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
+          "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", n);
+  MEM_ERR(hsad_mem_free(dst), HSAD_ERR_IN_USE,
+          "hsad_mem_free: device memory of %zu bytes at %p overlaps the destination (%zu bytes at "
+          "%p) of a hsad_memcpy on device 0 that timed out and has not finished: wait for it "
+          "with hsad_mem_wait_pending (nothing changed)", n, (void *)dst, n, (void *)dst);
+  MEM_ERR(hsad_mem_free(src), HSAD_ERR_IN_USE,
+          "hsad_mem_free: host-fine memory of %zu bytes at %p overlaps the source (%zu bytes at "
+          "%p) of a hsad_memcpy on device 0 that timed out and has not finished: wait for it "
+          "with hsad_mem_wait_pending (nothing changed)", n, (void *)src, n, (void *)src);
+  hsad_mem_info_t mi;
+  DQ_OK(hsad_mem_info(dst, &mi)); /* still allocated */
+  DQ_OK(hsad_mem_free(other));    /* memory no copy uses frees as always */
+  MEM_ERR(hsad_mem_wait_pending(e.dev, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+          "hsad_mem_wait_pending: 1 timed-out synchronous copies or fills of device 0 still in "
+          "flight at the deadline");
+  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  cr_assert(hsad_now_ns() - t0 >= 300000000ull, "the copy took the 300 ms delay");
+  size_t at = first_diff(dst, src, n);
+  cr_assert_eq(at, SIZE_MAX, "byte %zu differs", at);
+  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns())); /* none left: no wait */
+  /* registered caller memory as the destination */
+  uint8_t *reg = aligned_alloc(4096, n);
+  cr_assert_not_null(reg);
+  memset(reg, 0, n);
+  DQ_OK(hsad_mem_register(e.dev, reg, n, NULL, 0, NULL));
+  MEM_ERR(hsad_memcpy(e.dev, reg, src, n, NULL, hsad_now_ns() + 20000000ull), HSAD_ERR_TIMEOUT,
+          "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
+          "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", n);
+  MEM_ERR(hsad_mem_unregister(reg), HSAD_ERR_IN_USE,
+          "hsad_mem_unregister: registered memory of %zu bytes at %p overlaps the destination "
+          "(%zu bytes at %p) of a hsad_memcpy on device 0 that timed out and has not finished: "
+          "wait for it with hsad_mem_wait_pending (nothing changed)", n, (void *)reg, n,
+          (void *)reg);
+  DQ_OK(hsad_mem_wait_pending(NULL, dq_in(20 * DQ_SEC)));
+  at = first_diff(reg, src, n);
+  cr_assert_eq(at, SIZE_MAX, "registered: byte %zu differs", at);
+  DQ_OK(hsad_mem_unregister(reg));
+  free(reg);
+  DQ_OK(hsad_mem_free(dst));
+  DQ_OK(hsad_mem_free(src));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
