@@ -1,7 +1,10 @@
 /* test_dispatch_tsan.c - plain program (Criterion does not start under ThreadSanitizer):
  * 4 producer threads x N dispatches (default 100,000; argv[1]) of the counting kernel into one
- * 64-slot queue, every 1000th with a completion the producer waits on (signal pool and waits
- * under contention). Checks the count is exact and every reserved slot was consumed.
+ * 64-slot queue, every 1000th with a completion the producer waits on (timeline epochs and
+ * waits under contention), and a 5th thread submitting struct_1k, whose 1296-byte kernarg
+ * segment spans 3 kernarg blocks (3 slots, hsad_queue.h step 4), N / 500 times with a
+ * completion, each result checked exactly (a span's kernargs overwritten by a racing producer
+ * would show). Checks the count is exact and the write index is the packets submitted.
  * Exit 0 on success, 1 with the reason on stderr. Built and run by `make dispatch-tsan`. */
 #include <hsa/amd_hsa_queue.h>
 #include <pthread.h>
@@ -30,10 +33,9 @@ static void *produce(void *arg) {
   uint64_t deadline = hsad_now_ns() + 600000000000ull;
   for (uint32_t i = 0; i < p->count; i++) {
     hsad_completion_t c;
-    hsad_status_t s = hsad_kernel_dispatch(p->q, p->k, &l, deadline, i % 1000 == 999 ? &c : NULL, NULL);
-    if (!s && c) {
-      s = hsad_completion_wait(&c, deadline);
-    }
+    bool wait = i % 1000 == 999;
+    hsad_status_t s = hsad_kernel_dispatch(p->q, p->k, &l, deadline, wait ? &c : NULL, NULL);
+    if (!s && wait) s = hsad_completion_wait(&c, deadline);
     if (s) {
       fprintf(stderr, "dispatch %u: %s: %s\n", i, hsad_status_name(s), hsad_last_error());
       p->failed = 1;
@@ -43,44 +45,98 @@ static void *produce(void *arg) {
   return NULL;
 }
 
+/* struct_1k(out, blob v[256], n): out[i] = v[i % 256] + i, 64 work-items, v new each time. */
+typedef struct {
+  hsad_queue_t *q;
+  const hsad_device_kernel_t *k;
+  uint32_t *out, count;
+  int failed;
+} span_t;
+
+static void *produce_spans(void *arg) {
+  span_t *p = arg;
+  static uint32_t v[256];
+  uint32_t n = 64;
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(p->out), {.tag = HSAD_KARG_BYTES, .size = 1024, .bytes = v},
+                         HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = args, .arg_count = 3};
+  uint64_t deadline = hsad_now_ns() + 600000000000ull;
+  for (uint32_t r = 0; r < p->count; r++) {
+    for (uint32_t j = 0; j < 256; j++) v[j] = r * 1000u + j;
+    hsad_completion_t c;
+    hsad_status_t s = hsad_kernel_dispatch(p->q, p->k, &l, deadline, &c, NULL);
+    if (!s) s = hsad_completion_wait(&c, deadline);
+    if (s) {
+      fprintf(stderr, "span dispatch %u: %s: %s\n", r, hsad_status_name(s), hsad_last_error());
+      p->failed = 1;
+      return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++)
+      if (p->out[i] != r * 1000u + i % 256 + i) {
+        fprintf(stderr, "span dispatch %u: out[%u] = %u, want %u\n", r, i, p->out[i],
+                r * 1000u + i % 256 + i);
+        p->failed = 1;
+        return NULL;
+      }
+  }
+  return NULL;
+}
+
 #define CK(x) do { hsad_status_t s_ = (x); if (s_) { fprintf(stderr, "%s: %s: %s\n", #x, \
   hsad_status_name(s_), hsad_last_error()); return 1; } } while (0)
 
 int main(int argc, char **argv) {
   uint32_t per = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 100000;
+  uint32_t spans = per / 500 ? per / 500 : 1;
   hsad_runtime_t *rt;
   hsad_device_t *dev;
-  hsad_program_t *prog;
-  const hsad_device_kernel_t *k;
+  hsad_program_t *prog, *pbig;
+  const hsad_device_kernel_t *k, *ks;
   hsad_queue_t *q;
-  uint32_t *counter;
+  uint32_t *counter, *out;
   CK(hsad_runtime_open(&rt));
   CK(hsad_device_get(rt, 0, &dev));
   CK(hsad_program_load_file(dev, TEST_KERNDIR "/count_dispatch-gfx90a-v5.hsaco", &prog));
   CK(hsad_program_kernel(prog, "count_dispatch", &k));
+  CK(hsad_program_load_file(dev, TEST_KERNDIR "/big_args-gfx90a-v5.hsaco", &pbig));
+  CK(hsad_program_kernel(pbig, "struct_1k", &ks));
   CK(hsad_queue_create(dev, &(hsad_queue_options_t){.size = 64}, &q));
   CK(hsad_buffer_alloc(dev, 4, (void **)&counter));
+  CK(hsad_buffer_alloc(dev, 64 * 4, (void **)&out));
   prod_t p[4];
-  pthread_t t[4];
+  pthread_t t[5];
   for (int i = 0; i < 4; i++) {
     p[i] = (prod_t){.q = q, .k = k, .counter = counter, .count = per};
     pthread_create(&t[i], NULL, produce, &p[i]);
   }
-  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  span_t sp = {.q = q, .k = ks, .out = out, .count = spans};
+  pthread_create(&t[4], NULL, produce_spans, &sp);
+  for (int i = 0; i < 5; i++) pthread_join(t[i], NULL);
   for (int i = 0; i < 4; i++)
     if (p[i].failed) return 1;
+  if (sp.failed) return 1;
   CK(hsad_queue_wait_idle(q, hsad_now_ns() + 60000000000ull));
   const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
   uint32_t got = __atomic_load_n(counter, __ATOMIC_ACQUIRE);
-  if (got != 4 * per || aq->write_dispatch_id != 4ull * per || aq->read_dispatch_id != 4ull * per) {
-    fprintf(stderr, "count %u (want %u), write %llu, read %llu\n", got, 4 * per,
-            (unsigned long long)aq->write_dispatch_id, (unsigned long long)aq->read_dispatch_id);
+  /* packets: every count dispatch, a barrier-AND after each NO_BARRIER one with a completion,
+   * 3 per span (the last padding carries its epoch), checkpoints and wait_idle's flush (the
+   * rest: at least 0) */
+  uint64_t least = 4ull * per + 4ull * (per / 1000) + 3ull * spans;
+  if (got != 4 * per || aq->write_dispatch_id < least ||
+      aq->read_dispatch_id != aq->write_dispatch_id) {
+    fprintf(stderr, "count %u (want %u), write %llu (at least %llu), read %llu\n", got, 4 * per,
+            (unsigned long long)aq->write_dispatch_id, (unsigned long long)least,
+            (unsigned long long)aq->read_dispatch_id);
     return 1;
   }
+  unsigned long long written = aq->write_dispatch_id;
   hsad_buffer_free(counter);
+  hsad_buffer_free(out);
   hsad_queue_destroy(q);
   hsad_program_destroy(prog);
+  hsad_program_destroy(pbig);
   CK(hsad_runtime_close(rt));
-  printf("test_dispatch_tsan: 4 x %u dispatches into one 64-slot queue: count exact\n", per);
+  printf("test_dispatch_tsan: 4 x %u dispatches and %u 3-slot kernarg spans into one 64-slot "
+         "queue: count and every span's result exact (write index %llu)\n", per, spans, written);
   return 0;
 }
