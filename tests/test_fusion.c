@@ -640,6 +640,91 @@ Test(fusion_cli, errors_name_node_and_field, .timeout = 60) {
   cr_assert_str_eq(out, "hsad graph: node first: field \"args\"[2]: no buffer 'nope'\n");
 }
 
+/* Writes js to a temporary file (its path in path[32]) and runs `hsad graph PATH OPTS`, stderr
+ * merged; returns the output (static) and the exit status in *rc. */
+static char *graph_json(const char *js, const char *opts, char path[32], int *rc) {
+  snprintf(path, 32, "/tmp/hsad-graph-XXXXXX");
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, js, strlen(js)), (ssize_t)strlen(js));
+  close(fd);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s graph %s %s 2>&1", HSAD_BIN, path, opts);
+  char *out = run_cmd(cmd, rc);
+  unlink(path);
+  *rc = WEXITSTATUS(*rc);
+  return out;
+}
+
+/* saxpy(float a, float* x, float* y, uint n) with buffers of four types, one node with `args` */
+static char *saxpy_node(const char *args, int *rc) {
+  char js[2048], path[32];
+  snprintf(js, sizeof js, "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\","
+           " \"kernel\": \"saxpy\"}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4, "
+           "\"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 4}, \"d\": {\"type\": "
+           "\"f64\", \"count\": 4}, \"u\": {\"type\": \"u32\", \"count\": 4}}, \"nodes\": "
+           "[{\"name\": \"first\", \"kernel\": \"s\", \"grid\": [4], \"args\": %s}], \"checks\": "
+           "[{\"buffer\": \"y\", \"equals\": [0, 2, 4, 6]}]}", args);
+  return graph_json(js, "", path, rc);
+}
+
+/* A node's arguments go through hsad run's checks against the metadata (kind, type, element
+ * type, count) and its values through hsad run's range and integrality checks. */
+Test(fusion_cli, args_checked_against_metadata, .timeout = 120) {
+  static const struct {
+    const char *args, *msg;
+  } bad[] = {
+      {"[{\"u32\": 2}, \"x\", \"y\", {\"u32\": 4}]",
+       "node first: argument 0 of kernel 'saxpy' is a float: give {\"f32\": VALUE}"},
+      {"[{\"f32\": 2}, \"x\", \"y\", {\"f32\": 1024}]",
+       "node first: argument 3 of kernel 'saxpy' is a uint: give {\"u32\": VALUE}"},
+      {"[{\"f32\": 2}, \"x\", \"d\", {\"u32\": 4}]",
+       "node first: argument 2 of kernel 'saxpy' is a float* (4-byte floating-point elements): "
+       "give a buffer of type \"f32\", not buffer \"d\" of type \"f64\""},
+      {"[{\"f32\": 2}, \"x\", \"u\", {\"u32\": 4}]",
+       "node first: argument 2 of kernel 'saxpy' is a float* (4-byte floating-point elements): "
+       "give a buffer of type \"f32\", not buffer \"u\" of type \"u32\""},
+      {"[{\"f32\": 2}, \"x\", \"y\", {\"u32\": -1}]",
+       "node first: argument 3 of kernel 'saxpy': '-1' is not an integer from 0 to 4294967295 (u32)"},
+      {"[{\"f32\": 2}, \"x\", \"y\", {\"u32\": 2.5}]",
+       "node first: argument 3 of kernel 'saxpy': '2.5' is not an integer from 0 to 4294967295 (u32)"},
+      {"[{\"f32\": 2}, \"x\", \"y\", {\"u32\": 4294967296}]",
+       "node first: argument 3 of kernel 'saxpy': '4294967296' is not an integer from 0 to "
+       "4294967295 (u32)"},
+      {"[{\"f32\": \"2\"}, \"x\", \"y\", {\"u32\": 4}]",
+       "node first: argument 0 of kernel 'saxpy': \"2\" is not a number"},
+      {"[{\"f32\": 2}, \"x\", \"y\"]",
+       "node first: kernel 'saxpy' takes 4 argument(s) (float, float*, float*, uint), got 3 in "
+       "\"args\""},
+      {"[{\"f32\": 2}, {\"u32\": 3}, \"y\", {\"u32\": 4}]",
+       "node first: argument 1 of kernel 'saxpy' is a global buffer (float*): give the name of a "
+       "buffer"},
+      {"[{\"f32\": 2}, \"x\", \"y\", \"u\"]",
+       "node first: argument 3 of kernel 'saxpy' is a by-value uint (4 bytes), not a buffer: give "
+       "its value ({\"TYPE\": VALUE} or {\"hex\": \"BYTES\"})"},
+      {"[{\"f32\": 2}, \"x\", \"y\", {\"hex\": \"0400\"}]",
+       "node first: argument 3 of kernel 'saxpy' is 4 bytes, got 2 bytes"},
+      {"[{\"f32\": [2, 3]}, \"x\", \"y\", {\"u32\": 4}]",
+       "node first: argument 0 of kernel 'saxpy' is a float: give {\"f32\": VALUE}"},
+      {"[{\"f32\": 2}, \"x\", \"y\", {\"q32\": 4}]",
+       "node first: field \"args\"[3]: \"q32\" is not a TYPE (i8 u8 i16 u16 i32 u32 i64 u64 f32 "
+       "f64), \"hex\" or \"lds\""},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc;
+    char *out = saxpy_node(bad[i].args, &rc);
+    char want[1024];
+    snprintf(want, sizeof want, "hsad graph: %s\n", bad[i].msg);
+    cr_assert_eq(rc, 1, "%s: %s", bad[i].args, out);
+    cr_assert_str_eq(out, want, "%s", bad[i].args);
+  }
+  /* the right types run; n as raw bytes too */
+  int rc;
+  char *out = saxpy_node("[{\"f32\": 2}, \"x\", \"y\", {\"hex\": \"04000000\"}]", &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "  check y: 4 elements OK\n"), "%s", out);
+}
+
 /* struct_1k's blob for launch r: v[j] = r x 1000 + j. */
 static void blob_1k(uint32_t *v, uint32_t r) {
   for (uint32_t j = 0; j < 256; j++) v[j] = r * 1000u + j;

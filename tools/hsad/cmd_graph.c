@@ -7,12 +7,16 @@
  *                           "kernel": "SYMBOL"}, ... },
  *     "buffers": { "NAME": {"type": "f32", "count": N, "init": "zeros|iota|const=V"}, ... },
  *     "nodes": [ {"name": "N", "kernel": "NAME", "lane": 0, "grid": [X,Y,Z], "block": [..],
- *                 "args": ["BUFFER", {"f32": 2.5}, {"u32": 7}, ...],
+ *                 "args": ["BUFFER", {"f32": 2.5}, {"u32": 7}, {"f32": [1, 2, 3, 4]},
+ *                          {"hex": "BYTES[*N]"}, {"lds": BYTES}, ...],
  *                 "deps": ["OTHER NODE", ...]}, ... ],
  *     "checks": [ {"buffer": "NAME", "equals": V | [V0, V1, ...]} ]
  *   }
  * Relative "code_object" / "source" paths are relative to the JSON file's folder.
- * Lane i runs on its own queue. Scalars: i32 u32 i64 u64 f32 f64. "equals" with one value
+ * Lane i runs on its own queue. Types (buffers and scalars): i8 u8 i16 u16 i32 u32 i64 u64 f32
+ * f64. A node's args are checked against the kernel's metadata as hsad run's --arg are
+ * (tools/hsad/cli_args.c, the same messages: a float takes {"f32": V}, a float* a buffer of
+ * type "f32"), and each value against its type (an integer in range, no fraction). "equals" with one value
  * checks every element, with an array the first elements (exact comparison). Checks describe
  * one launch: they run after the first launch (buffers are not re-initialized between launches,
  * so later launches only add timings).
@@ -26,6 +30,7 @@
 
 #include "fusion/hsad_fusion.h"
 #include "tools/hsad/hsad_cli.h"
+#include "tools/hsad/hsad_cli_args.h"
 
 static void usage(FILE *f) {
   fprintf(f, "usage: hsad graph FILE.json [--launches N] [--sequential] [--device N]\n"
@@ -44,25 +49,40 @@ static void usage(FILE *f) {
   GFAIL("%s: %s\n", hsad_status_name(s_), hsad_last_error()); } while (0)
 
 enum { MAXK = 32, MAXB = 64, MAXN = 1024, MAXA = 16 };
-typedef struct gbuf { const char *name; int f; uint32_t esize; uint64_t count; void *ptr; } gbuf_t;
+typedef struct gbuf { const char *name; etype_t t; uint32_t esize; uint64_t count; void *ptr; } gbuf_t;
 
-static const char *const stype[] = {"i32", "u32", "i64", "u64", "f32", "f64"};
-static const uint32_t ssize[] = {4, 4, 8, 8, 4, 8};
-
-/* 0..5 = stype index, -1 unknown */
-static int type_index(const char *t) {
-  for (int i = 0; i < 6; i++) if (!strcmp(t, stype[i])) return i;
-  return -1;
+/* v as an element of type t (integers from iv, floats from v), little-endian */
+static void put_value(etype_t t, double v, int64_t iv, uint8_t out[8]) {
+  if (t == T_F32) {
+    float x = (float)v;
+    memcpy(out, &x, 4);
+  } else if (t == T_F64) {
+    memcpy(out, &v, 8);
+  } else {
+    memcpy(out, &iv, cli_tsize[t]); /* the low bytes (little-endian) */
+  }
 }
 
-static void put_value(int ti, double v, int64_t iv, uint8_t out[8]) {
-  switch (ti) {
-  case 0: { int32_t x = (int32_t)iv; memcpy(out, &x, 4); break; }
-  case 1: { uint32_t x = (uint32_t)iv; memcpy(out, &x, 4); break; }
-  case 2: case 3: memcpy(out, &iv, 8); break;
-  case 4: { float x = (float)v; memcpy(out, &x, 4); break; }
-  default: memcpy(out, &v, 8); break;
+/* element i of b as a double (for messages) */
+static double get_value(const gbuf_t *b, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)b->ptr + i * b->esize;
+  switch (b->t) {
+  case T_I8: return *(const int8_t *)p;
+  case T_U8: return *p;
+  case T_I16: return *(const int16_t *)p;
+  case T_U16: return *(const uint16_t *)p;
+  case T_I32: return *(const int32_t *)p;
+  case T_U32: return *(const uint32_t *)p;
+  case T_I64: return (double)*(const int64_t *)p;
+  case T_U64: return (double)*(const uint64_t *)p;
+  case T_F32: return *(const float *)p;
+  default: return *(const double *)p;
   }
+}
+
+/* cli_check_args' warnings: "hsad graph: warning: node N: ..." on stderr (ctx: the node's name) */
+static void graph_warn(void *ctx, const char *msg) {
+  fprintf(stderr, "hsad graph: warning: node %s: %s\n", (const char *)ctx, msg);
 }
 
 static char *slurp(const char *path, size_t *n) {
@@ -146,6 +166,8 @@ int hsad_cmd_graph(int argc, char **argv) {
   hsad_graph_exec_t *x = NULL;
   const char *nname[MAXN];
   uint64_t *tsub = NULL, *twait = NULL;
+  arg_t gargs[MAXA]; /* one node's arguments (hex: bytes malloc'd until the node is added) */
+  uint32_t ngargs = 0;
   if (!root) GFAIL("%s: %s\n", file, json_util_get_last_err());
   GCHECK(hsad_runtime_open(&rt));
   hsad_device_t *dev;
@@ -189,13 +211,15 @@ int hsad_cmd_graph(int argc, char **argv) {
       gbuf_t *b = &bufs[nb];
       b->name = bn;
       json_object *t, *c, *in;
-      int ti;
-      if (!json_object_object_get_ex(bv, "type", &t) || (ti = type_index(json_object_get_string(t))) < 0)
-        GFAIL("buffer %s: field \"type\": missing or not one of i32 u32 i64 u64 f32 f64\n", bn);
+      etype_t ti;
+      if (!json_object_object_get_ex(bv, "type", &t) || !json_object_is_type(t, json_type_string) ||
+          cli_parse_type(json_object_get_string(t), strlen(json_object_get_string(t)), &ti))
+        GFAIL("buffer %s: field \"type\": missing or not one of i8 u8 i16 u16 i32 u32 i64 u64 f32 "
+              "f64\n", bn);
       if (!json_object_object_get_ex(bv, "count", &c) || json_object_get_int64(c) <= 0)
         GFAIL("buffer %s: field \"count\": missing or not a positive integer\n", bn);
-      b->f = ti;
-      b->esize = ssize[ti];
+      b->t = ti;
+      b->esize = cli_tsize[ti];
       b->count = (uint64_t)json_object_get_int64(c);
       GCHECK(hsad_buffer_alloc(dev, b->count * b->esize, &b->ptr));
       const char *init = json_object_object_get_ex(bv, "init", &in) ? json_object_get_string(in) : "zeros";
@@ -215,7 +239,6 @@ int hsad_cmd_graph(int argc, char **argv) {
   GCHECK(hsad_graph_create(0, &g));
   nn = (uint32_t)json_object_array_length(jn);
   if (nn > MAXN) GFAIL("%s: field \"nodes\": more than %d nodes\n", file, MAXN);
-  static uint8_t vals[MAXN][MAXA][8];
   for (uint32_t i = 0; i < nn; i++) {
     json_object *nd = json_object_array_get_idx(jn, i);
     char nm[32];
@@ -247,24 +270,96 @@ int hsad_cmd_graph(int argc, char **argv) {
     json_object *ja;
     uint32_t na = json_object_object_get_ex(nd, "args", &ja) ? (uint32_t)json_object_array_length(ja) : 0;
     if (na > MAXA) GFAIL("node %s: field \"args\": more than %d arguments\n", N, MAXA);
+    /* the given arguments (kinds and types), checked against the kernel's metadata as hsad
+     * run's --arg are, then the values (range and integrality for the argument's type) */
+    memset(gargs, 0, sizeof gargs);
+    ngargs = na;
     for (uint32_t a = 0; a < na; a++) {
       json_object *av = json_object_array_get_idx(ja, a);
+      arg_t *ga = &gargs[a];
+      ga->spec = json_object_to_json_string_ext(av, JSON_C_TO_STRING_SPACED);
       if (json_object_is_type(av, json_type_string)) {
         uint32_t bi = 0;
         while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(av))) bi++;
         if (bi == nb) GFAIL("node %s: field \"args\"[%u]: no buffer '%s'\n", N, a, json_object_get_string(av));
-        args[a] = HSAD_KARG_PTR(bufs[bi].ptr);
+        ga->kind = A_BUF;
+        ga->type = bufs[bi].t;
+        ga->count = bufs[bi].count;
+        ga->ptr = bufs[bi].ptr;
         continue;
       }
-      int ti = -1;
+      const char *tk = NULL;
       json_object *sv = NULL;
-      if (json_object_is_type(av, json_type_object)) {
-        json_object_object_foreach(av, tk, tv) { ti = type_index(tk); sv = tv; }
+      if (json_object_is_type(av, json_type_object) && json_object_object_length(av) == 1) {
+        json_object_object_foreach(av, k_, v_) { tk = k_; sv = v_; }
       }
-      if (ti < 0 || !sv)
-        GFAIL("node %s: field \"args\"[%u]: neither a buffer name nor {\"TYPE\": VALUE}\n", N, a);
-      put_value(ti, json_object_get_double(sv), json_object_get_int64(sv), vals[i][a]);
-      args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = ssize[ti], .bytes = vals[i][a]};
+      if (!tk)
+        GFAIL("node %s: field \"args\"[%u]: %s is neither a buffer name nor {\"TYPE\": VALUE}, "
+              "{\"TYPE\": [V0, V1, ...]}, {\"hex\": \"BYTES[*N]\"} or {\"lds\": BYTES}\n", N, a,
+              ga->spec);
+      char why[1024];
+      if (!strcmp(tk, "hex")) {
+        if (!json_object_is_type(sv, json_type_string))
+          GFAIL("node %s: field \"args\"[%u]: {\"hex\": ...} takes a string of hex digits, not %s\n",
+                N, a, json_object_to_json_string(sv));
+        if (cli_parse_hex(json_object_get_string(sv), ga, why, sizeof why))
+          GFAIL("node %s: field \"args\"[%u]: %s\n", N, a, why);
+        continue;
+      }
+      if (!strcmp(tk, "lds")) {
+        uint64_t n = 0;
+        if (!json_object_is_type(sv, json_type_int) ||
+            cli_parse_uint(json_object_to_json_string(sv), UINT32_MAX, &n))
+          GFAIL("node %s: field \"args\"[%u]: {\"lds\": %s}: BYTES is not an integer from 0 to %u\n",
+                N, a, json_object_to_json_string(sv), UINT32_MAX);
+        ga->kind = A_LDS;
+        ga->lds = (uint32_t)n;
+        continue;
+      }
+      if (cli_parse_type(tk, strlen(tk), &ga->type))
+        GFAIL("node %s: field \"args\"[%u]: \"%s\" is not a TYPE (i8 u8 i16 u16 i32 u32 i64 u64 f32 "
+              "f64), \"hex\" or \"lds\"\n", N, a, tk);
+      ga->kind = A_SCALAR;
+      if (json_object_is_type(sv, json_type_array)) {
+        size_t nv = json_object_array_length(sv);
+        if (nv < 1 || nv > VEC_MAX)
+          GFAIL("node %s: field \"args\"[%u]: %zu values; a vector has 1 to %u\n", N, a, nv, VEC_MAX);
+        ga->nvals = (uint32_t)nv;
+      } else {
+        ga->nvals = 1;
+      }
+    }
+    uint32_t bad;
+    char why[2048];
+    const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(kern[ki]);
+    if (cli_check_args(kd, gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad, why,
+                       sizeof why))
+      GFAIL("node %s: %s\n", N, why);
+    for (uint32_t a = 0; a < na; a++) {
+      arg_t *ga = &gargs[a];
+      if (ga->kind == A_BUF) {
+        args[a] = HSAD_KARG_PTR(ga->ptr);
+      } else if (ga->kind == A_LDS) {
+        args[a] = HSAD_KARG_LDS_BYTES(ga->lds);
+      } else if (ga->kind == A_BYTES) {
+        args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = ga->nbytes, .bytes = ga->bytes};
+      } else {
+        json_object *sv = NULL;
+        json_object_object_foreach(json_object_array_get_idx(ja, a), k_, v_) { (void)k_; sv = v_; }
+        for (uint32_t e = 0; e < ga->nvals; e++) {
+          json_object *ev = json_object_is_type(sv, json_type_array) ? json_object_array_get_idx(sv, e) : sv;
+          char w[512], lb[600];
+          if (!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double))
+            snprintf(w, sizeof w, "%s is not a number", json_object_to_json_string(ev));
+          if ((!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double)) ||
+              cli_parse_scalar(ga->type, json_object_to_json_string(ev),
+                               ga->value + e * cli_tsize[ga->type], w, sizeof w))
+            GFAIL("node %s: %s: %s\n", N, cli_arg_label_of(kd, a, lb, sizeof lb), w);
+        }
+        args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES,
+                                .size = (ga->nvals == 3 ? 4 : ga->nvals) * cli_tsize[ga->type],
+                                .bytes = ga->value};
+      }
     }
     l.args = args;
     l.arg_count = na;
@@ -280,6 +375,8 @@ int hsad_cmd_graph(int argc, char **argv) {
       }
     }
     GCHECK(hsad_graph_add_kernel(g, N, lane, kern[ki], &l, deps, nd_, NULL));
+    for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes); /* copied by the graph */
+    ngargs = 0;
   }
   for (uint32_t i = 0; i < nlanes; i++) {
     hsad_queue_options_t qo = {0};
@@ -316,17 +413,9 @@ int hsad_cmd_graph(int argc, char **argv) {
           for (uint64_t i = 0; i < n; i++) {
             json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
             uint8_t want[8] = {0}, *got = (uint8_t *)bufs[bi].ptr + i * bufs[bi].esize;
-            put_value(bufs[bi].f, json_object_get_double(ev), json_object_get_int64(ev), want);
+            put_value(bufs[bi].t, json_object_get_double(ev), json_object_get_int64(ev), want);
             if (memcmp(want, got, bufs[bi].esize)) {
-              double gv;
-              switch (bufs[bi].f) {
-              case 0: gv = *(int32_t *)got; break;
-              case 1: gv = *(uint32_t *)got; break;
-              case 2: gv = (double)*(int64_t *)got; break;
-              case 3: gv = (double)*(uint64_t *)got; break;
-              case 4: gv = *(float *)got; break;
-              default: gv = *(double *)got; break;
-              }
+              double gv = get_value(&bufs[bi], i);
               GFAIL("checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s (after the "
                     "first launch)\n", c, bufs[bi].name, (unsigned long long)i, gv,
                     json_object_to_json_string(ev));
@@ -350,6 +439,7 @@ int hsad_cmd_graph(int argc, char **argv) {
   fputs(checked, stdout);
   rc = 0;
 out:
+  for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes);
   free(tsub);
   free(twait);
   hsad_graph_exec_destroy(x);

@@ -24,6 +24,7 @@
 #include "hsa-dispatch/hsad.h"
 #include "hsa-dispatch/hsad_rocr.h"
 #include "tools/hsad/hsad_cli.h"
+#include "tools/hsad/hsad_cli_args.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -173,173 +174,11 @@ static void budget_name(const hsad_variant_budget_t *b, char *out, size_t n) {
   else snprintf(out, n, "wg<=%u waves>=%u", b->max_workgroup_size, b->min_waves_per_eu);
 }
 
-typedef enum { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64 } etype_t;
-static const char *tnames[] = {"i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64"};
-static const uint32_t tsize[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
 
 /* --repeat: each dispatch is timed (8 bytes) and waits for ring space, not for the GPU */
 #define REPEAT_MAX 10000000u
 
-typedef enum { A_BUF, A_SCALAR, A_BYTES, A_LDS } akind_t;
 
-/* values of a vector scalar (TYPE:V0,V1,...): OpenCL vectors have at most 16 elements */
-#define VEC_MAX 16
-/* raw bytes of hex:/bin: (a by-value argument; the kernarg segment is far smaller) */
-#define BYTES_MAX (1u << 20)
-
-typedef struct arg {
-  akind_t kind;
-  etype_t type;
-  uint64_t count;
-  void *ptr;
-  uint8_t value[VEC_MAX * 8]; /* A_SCALAR: nvals values of tsize[type] bytes */
-  uint32_t nvals;
-  uint8_t *bytes; /* A_BYTES: nbytes raw bytes (malloc'd) */
-  uint32_t nbytes;
-  uint32_t lds;
-  char init[256];
-  bool out;
-  const char *out_file, *txt_file;
-  const char *spec; /* the --arg value, for messages */
-} arg_t;
-
-static int parse_type(const char *s, size_t n, etype_t *out) {
-  for (int i = 0; i < 10; i++)
-    if (strlen(tnames[i]) == n && !strncmp(s, tnames[i], n)) {
-      *out = (etype_t)i;
-      return 0;
-    }
-  return -1;
-}
-
-/* Unsigned integer: decimal, 0x hex or 0 octal; no sign, no trailing characters, at most max. */
-static int parse_uint(const char *v, uint64_t max, uint64_t *out) {
-  const char *p = v;
-  while (*p == ' ' || *p == '\t') p++;
-  if (*p == '-' || *p == '+' || *p < '0' || *p > '9') return -1;
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(p, &end, 0);
-  if (*end || errno || x > max) return -1;
-  *out = x;
-  return 0;
-}
-
-static int parse_int(const char *v, int64_t min, int64_t max, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 0);
-  if (end == v || *end || errno || x < min || x > max) return -1;
-  *out = x;
-  return 0;
-}
-
-static const int64_t tmin[] = {INT8_MIN, 0, INT16_MIN, 0, INT32_MIN, 0, INT64_MIN, 0, 0, 0};
-static const uint64_t tmax[] = {INT8_MAX, UINT8_MAX, INT16_MAX, UINT16_MAX, INT32_MAX,
-                                UINT32_MAX, INT64_MAX, UINT64_MAX, 0, 0};
-static bool is_float(etype_t t) { return t == T_F32 || t == T_F64; }
-static bool is_signed(etype_t t) { return t == T_I8 || t == T_I16 || t == T_I32 || t == T_I64; }
-
-/* A value of type t into out (little-endian, tsize[t] bytes). On error, why says what. */
-static int parse_scalar(etype_t t, const char *v, uint8_t out[8], char *why, size_t whyn) {
-  char *end;
-  memset(out, 0, 8);
-  if (is_float(t)) {
-    errno = 0;
-    double d = t == T_F32 ? strtof(v, &end) : strtod(v, &end);
-    if (end == v || *end) {
-      snprintf(why, whyn, "'%s' is not a %s number", v, tnames[t]);
-      return -1;
-    }
-    if (errno == ERANGE && isinf(d)) {
-      snprintf(why, whyn, "'%s' is out of range for %s (max %g)", v, tnames[t],
-               t == T_F32 ? (double)FLT_MAX : DBL_MAX);
-      return -1;
-    }
-    if (t == T_F32) {
-      float f = (float)d;
-      memcpy(out, &f, 4);
-    } else {
-      memcpy(out, &d, 8);
-    }
-    return 0;
-  }
-  if (is_signed(t)) {
-    int64_t x;
-    if (parse_int(v, tmin[t], (int64_t)tmax[t], &x)) {
-      snprintf(why, whyn, "'%s' is not an integer from %lld to %lld (%s)", v, (long long)tmin[t],
-               (long long)tmax[t], tnames[t]);
-      return -1;
-    }
-    memcpy(out, &x, tsize[t]);
-    return 0;
-  }
-  uint64_t x;
-  if (parse_uint(v, tmax[t], &x)) {
-    snprintf(why, whyn, "'%s' is not an integer from 0 to %llu (%s)", v,
-             (unsigned long long)tmax[t], tnames[t]);
-    return -1;
-  }
-  memcpy(out, &x, tsize[t]);
-  return 0;
-}
-
-static int hexval(int c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* hex:BYTES[*N]: pairs of hex digits in memory order ('_' and ' ' may separate them), the
- * whole repeated N times. */
-static int parse_hex(const char *h, arg_t *a, char *why, size_t whyn) {
-  a->kind = A_BYTES;
-  const char *star = strchr(h, '*');
-  size_t len = star ? (size_t)(star - h) : strlen(h);
-  uint64_t rep = 1;
-  if (star && (parse_uint(star + 1, BYTES_MAX, &rep) || !rep)) {
-    snprintf(why, whyn, "hex:BYTES*N: N '%s' is not an integer from 1 to %u", star + 1, BYTES_MAX);
-    return -1;
-  }
-  uint8_t one[4096];
-  size_t n = 0;
-  for (size_t i = 0; i < len;) {
-    if (h[i] == '_' || h[i] == ' ') {
-      i++;
-      continue;
-    }
-    int hi = hexval((unsigned char)h[i]), lo = i + 1 < len ? hexval((unsigned char)h[i + 1]) : -1;
-    if (hi < 0 || lo < 0) {
-      snprintf(why, whyn, "hex:BYTES: '%.*s' is not pairs of hex digits (one pair per byte, in "
-               "memory order)", (int)len, h);
-      return -1;
-    }
-    if (n == sizeof one) {
-      snprintf(why, whyn, "hex:BYTES: more than %zu bytes before *N", sizeof one);
-      return -1;
-    }
-    one[n++] = (uint8_t)(hi << 4 | lo);
-    i += 2;
-  }
-  if (!n) {
-    snprintf(why, whyn, "hex:BYTES: no bytes given");
-    return -1;
-  }
-  if (n * rep > BYTES_MAX) {
-    snprintf(why, whyn, "hex:BYTES*N: %zu x %llu bytes exceed %u", n, (unsigned long long)rep,
-             BYTES_MAX);
-    return -1;
-  }
-  a->nbytes = (uint32_t)(n * rep);
-  a->bytes = malloc(a->nbytes);
-  if (!a->bytes) {
-    snprintf(why, whyn, "out of memory");
-    return -1;
-  }
-  for (uint64_t r = 0; r < rep; r++) memcpy(a->bytes + r * n, one, n);
-  return 0;
-}
 
 /* bin:FILE: the bytes of a regular file. */
 static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
@@ -380,18 +219,18 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   if (!strncmp(spec, "lds:", 4)) {
     uint64_t n;
     a->kind = A_LDS;
-    if (parse_uint(spec + 4, UINT32_MAX, &n)) {
+    if (cli_parse_uint(spec + 4, UINT32_MAX, &n)) {
       snprintf(why, whyn, "BYTES '%s' is not an integer from 0 to %u", spec + 4, UINT32_MAX);
       return -1;
     }
     a->lds = (uint32_t)n;
     return 0;
   }
-  if (!strncmp(spec, "hex:", 4)) return parse_hex(spec + 4, a, why, whyn);
+  if (!strncmp(spec, "hex:", 4)) return cli_parse_hex(spec + 4, a, why, whyn);
   if (!strncmp(spec, "bin:", 4)) return read_bin(spec + 4, a, why, whyn);
   if (strncmp(spec, "buf:", 4)) {
     const char *colon = strchr(spec, ':');
-    if (!colon || parse_type(spec, (size_t)(colon - spec), &a->type)) return -1;
+    if (!colon || cli_parse_type(spec, (size_t)(colon - spec), &a->type)) return -1;
     a->kind = A_SCALAR;
     /* one value, or a comma-separated vector */
     const char *v = colon + 1;
@@ -405,7 +244,7 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
       if (len >= sizeof one) len = sizeof one - 1;
       memcpy(one, v, len);
       one[len] = '\0';
-      if (parse_scalar(a->type, one, a->value + a->nvals * tsize[a->type], why, whyn)) return -1;
+      if (cli_parse_scalar(a->type, one, a->value + a->nvals * cli_tsize[a->type], why, whyn)) return -1;
       a->nvals++;
       v += strcspn(v, ",");
     } while (*v++ == ',');
@@ -415,17 +254,17 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", spec + 4);
   char *save = NULL, *tok = strtok_r(buf, ":", &save);
-  if (!tok || parse_type(tok, strlen(tok), &a->type)) return -1;
+  if (!tok || cli_parse_type(tok, strlen(tok), &a->type)) return -1;
   tok = strtok_r(NULL, ":", &save);
-  uint64_t lim = BUF_MAX_BYTES / tsize[a->type];
-  if (SIZE_MAX / tsize[a->type] < lim) lim = SIZE_MAX / tsize[a->type];
-  if (!tok || parse_uint(tok, UINT64_MAX, &a->count) || !a->count) {
+  uint64_t lim = BUF_MAX_BYTES / cli_tsize[a->type];
+  if (SIZE_MAX / cli_tsize[a->type] < lim) lim = SIZE_MAX / cli_tsize[a->type];
+  if (!tok || cli_parse_uint(tok, UINT64_MAX, &a->count) || !a->count) {
     snprintf(why, whyn, "COUNT '%s' is not a positive integer", tok ? tok : "");
     return -1;
   }
   if (a->count > lim) {
     snprintf(why, whyn, "COUNT %s x %u-byte %s exceeds the buffer limit of %llu bytes (%llu elements)",
-             tok, tsize[a->type], tnames[a->type], (unsigned long long)BUF_MAX_BYTES,
+             tok, cli_tsize[a->type], cli_tnames[a->type], (unsigned long long)BUF_MAX_BYTES,
              (unsigned long long)lim);
     return -1;
   }
@@ -439,7 +278,7 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
              !strncmp(tok, "file=", 5))
       snprintf(a->init, sizeof a->init, "%s", tok);
     else if (!strncmp(tok, "random=", 7)) {
-      if (parse_uint(tok + 7, UINT64_MAX, &seed)) {
+      if (cli_parse_uint(tok + 7, UINT64_MAX, &seed)) {
         snprintf(why, whyn, "random=SEED: '%s' is not an integer from 0 to %llu", tok + 7,
                  (unsigned long long)UINT64_MAX);
         return -1;
@@ -447,7 +286,7 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
       snprintf(a->init, sizeof a->init, "%s", tok);
     } else if (!strncmp(tok, "const=", 6)) {
       char w[256];
-      if (parse_scalar(a->type, tok + 6, a->value, w, sizeof w)) {
+      if (cli_parse_scalar(a->type, tok + 6, a->value, w, sizeof w)) {
         snprintf(why, whyn, "const=V: %s", w);
         return -1;
       }
@@ -459,7 +298,7 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
 
 /* Integer element types, exactly (every type fits in __int128). */
 static __int128 elem_geti(const arg_t *a, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)a->ptr + i * tsize[a->type];
+  const uint8_t *p = (const uint8_t *)a->ptr + i * cli_tsize[a->type];
   switch (a->type) {
   case T_I8: return *(const int8_t *)p;
   case T_U8: return *p;
@@ -474,7 +313,7 @@ static __int128 elem_geti(const arg_t *a, uint64_t i) {
 }
 
 static double elem_get(const arg_t *a, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)a->ptr + i * tsize[a->type];
+  const uint8_t *p = (const uint8_t *)a->ptr + i * cli_tsize[a->type];
   if (a->type == T_F32) return *(const float *)p;
   if (a->type == T_F64) return *(const double *)p;
   return (double)elem_geti(a, i);
@@ -503,7 +342,7 @@ typedef struct summary {
 static void summarize(const arg_t *a, summary_t *s) {
   memset(s, 0, sizeof *s);
   for (uint64_t e = 0; e < a->count; e++) {
-    if (!is_float(a->type)) {
+    if (!cli_is_float(a->type)) {
       __int128 v = elem_geti(a, e);
       s->isum += v;
       if (!e || v < s->imin) s->imin = v;
@@ -525,13 +364,13 @@ static void summarize(const arg_t *a, summary_t *s) {
 /* One element: integers exactly, floats %.9g; in JSON a non-finite float is null. */
 static void print_elem(const arg_t *a, uint64_t e, bool json) {
   char b[48];
-  if (!is_float(a->type)) fputs(fmt_i128(b, elem_geti(a, e)), stdout);
+  if (!cli_is_float(a->type)) fputs(fmt_i128(b, elem_geti(a, e)), stdout);
   else if (json && !isfinite(elem_get(a, e))) fputs("null", stdout);
   else printf("%.9g", elem_get(a, e));
 }
 
 static void elem_set(arg_t *a, uint64_t i, double v) {
-  uint8_t *p = (uint8_t *)a->ptr + i * tsize[a->type];
+  uint8_t *p = (uint8_t *)a->ptr + i * cli_tsize[a->type];
   switch (a->type) {
   case T_I8: *(int8_t *)p = (int8_t)v; break;
   case T_U8: *p = (uint8_t)v; break;
@@ -565,13 +404,13 @@ static int init_buffer(arg_t *a) {
   }
   if (!strncmp(in, "const=", 6)) { /* value parsed and range-checked by parse_arg */
     for (uint64_t i = 0; i < a->count; i++)
-      memcpy((uint8_t *)a->ptr + i * tsize[a->type], a->value, tsize[a->type]);
+      memcpy((uint8_t *)a->ptr + i * cli_tsize[a->type], a->value, cli_tsize[a->type]);
     return 0;
   }
   if (!strncmp(in, "file=", 5)) { /* checked by check_file: a regular file */
     FILE *f = fopen(in + 5, "rb");
     if (!f) return -1;
-    (void)fread(a->ptr, 1, a->count * tsize[a->type], f);
+    (void)fread(a->ptr, 1, a->count * cli_tsize[a->type], f);
     int err = ferror(f);
     fclose(f);
     return err ? -1 : 0;
@@ -590,7 +429,7 @@ static int parse_dims(const char *s, uint32_t out[3], uint32_t *dims) {
     memcpy(num, s, len);
     num[len] = '\0';
     uint64_t v;
-    if (parse_uint(num, UINT32_MAX, &v) || !v) return -1;
+    if (cli_parse_uint(num, UINT32_MAX, &v) || !v) return -1;
     out[n++] = (uint32_t)v;
     end = (char *)s + len;
     s = *end == ',' ? end + 1 : end;
@@ -629,299 +468,6 @@ static int ends_with(const char *s, const char *suf) {
   return n >= m && !strcmp(s + n - m, suf);
 }
 
-/* ---- arguments against the metadata ------------------------------------------------------ */
-
-/* Scalar type names of OpenCL C and C/C++ (HIP) as .type_name spells them, and the TYPE of
- * hsad run that gives each. */
-static const struct {
-  const char *name;
-  etype_t type;
-} scalar_names[] = {
-    {"char", T_I8},         {"signed char", T_I8},     {"int8_t", T_I8},
-    {"uchar", T_U8},        {"unsigned char", T_U8},   {"uint8_t", T_U8},
-    {"bool", T_U8},         {"_Bool", T_U8},           {"short", T_I16},
-    {"int16_t", T_I16},     {"ushort", T_U16},         {"unsigned short", T_U16},
-    {"uint16_t", T_U16},    {"int", T_I32},            {"int32_t", T_I32},
-    {"uint", T_U32},        {"unsigned int", T_U32},   {"unsigned", T_U32},
-    {"uint32_t", T_U32},    {"long", T_I64},           {"long long", T_I64},
-    {"int64_t", T_I64},     {"ptrdiff_t", T_I64},      {"intptr_t", T_I64},
-    {"ulong", T_U64},       {"unsigned long", T_U64},  {"unsigned long long", T_U64},
-    {"uint64_t", T_U64},    {"size_t", T_U64},         {"uintptr_t", T_U64},
-    {"float", T_F32},       {"double", T_F64},
-};
-
-typedef enum { TN_UNKNOWN, TN_SCALAR, TN_RAW } tn_class_t;
-
-/* Classifies a by-value argument's .type_name: a scalar or OpenCL vector of a known type
- * (*out_type, *out_width), a struct/union/half that only raw bytes can give (TN_RAW), or a
- * name this table does not know (a typedef: checked by size only). */
-static tn_class_t classify_type(const char *tn, etype_t *out_type, uint32_t *out_width) {
-  if (!tn || !*tn) return TN_UNKNOWN;
-  while (!strncmp(tn, "const ", 6) || !strncmp(tn, "volatile ", 9)) tn += tn[0] == 'c' ? 6 : 9;
-  if (!strncmp(tn, "struct ", 7) || !strncmp(tn, "union ", 6) || !strncmp(tn, "half", 4) ||
-      !strncmp(tn, "_Float16", 8) || !strcmp(tn, "__fp16"))
-    return TN_RAW;
-  size_t n = strlen(tn), base = n;
-  while (base && tn[base - 1] >= '0' && tn[base - 1] <= '9') base--;
-  uint32_t width = 1;
-  if (base < n) {
-    width = (uint32_t)strtoul(tn + base, NULL, 10);
-    if (width != 2 && width != 3 && width != 4 && width != 8 && width != 16) return TN_UNKNOWN;
-  }
-  for (size_t i = 0; i < sizeof scalar_names / sizeof scalar_names[0]; i++)
-    if (strlen(scalar_names[i].name) == base && !strncmp(tn, scalar_names[i].name, base) &&
-        (width == 1 || !strchr(scalar_names[i].name, ' ')) &&
-        (width == 1 || !strchr(scalar_names[i].name, '_'))) {
-      *out_type = scalar_names[i].type;
-      *out_width = width;
-      return TN_SCALAR;
-    }
-  return TN_UNKNOWN;
-}
-
-/* ---- C++ (HIP) parameter types from the mangled name ------------------------------------- */
-
-/* HIP code objects have no .type_name; a mangled (Itanium C++ ABI) kernel name carries the
- * parameter types instead. The demangled name ends in the parameter list, "scale(float*, float,
- * unsigned int)" (libstdc++'s spelling: "float const*" for a pointer to const, typedefs such as
- * float4 resolved to HIP_vector_type<float, 4u>). Splits it at top-level commas into out[i]
- * (at most max entries of CXX_TYPE_MAX bytes). Returns the number of parameters, or -1 when
- * the name does not demangle to a function type. */
-#define CXX_TYPE_MAX 192
-static int cxx_param_types(const char *mangled, char (*out)[CXX_TYPE_MAX], int max) {
-  char *dm = hsad_cli_demangle(mangled);
-  if (!dm) return -1;
-  size_t n = strlen(dm);
-  int count = -1;
-  if (n && dm[n - 1] == ')') {
-    size_t open = n - 1;
-    int depth = 0;
-    for (size_t i = n; i-- > 0;) { /* the '(' matching the final ')' */
-      if (dm[i] == ')') depth++;
-      else if (dm[i] == '(' && --depth == 0) {
-        open = i;
-        break;
-      }
-    }
-    if (depth == 0 && open < n - 1) {
-      count = 0;
-      const char *p = dm + open + 1, *end = dm + n - 1;
-      int d = 0;
-      const char *start = p;
-      for (; p <= end; p++) {
-        if (p < end && (*p == '(' || *p == '<' || *p == '[')) d++;
-        else if (p < end && (*p == ')' || *p == '>' || *p == ']')) d--;
-        else if (p == end || (*p == ',' && d == 0)) {
-          while (start < p && *start == ' ') start++;
-          size_t len = (size_t)(p - start);
-          if (len == 0 || (len == 4 && !strncmp(start, "void", 4))) {
-            if (p == end) break; /* "()" or "(void)": no parameters */
-          }
-          if (count < max && len < CXX_TYPE_MAX) {
-            memcpy(out[count], start, len);
-            out[count][len] = '\0';
-          } else if (count < max) {
-            out[count][0] = '\0'; /* too long to classify: size only */
-          }
-          count++;
-          start = p + 1;
-        }
-      }
-    }
-  }
-  free(dm);
-  return count;
-}
-
-/* A demangled C++ type as classify_type spells it: qualifiers dropped, "unsigned int" kept,
- * HIP's vector types (HIP_vector_type<float, 4u>) as OpenCL's float4, pointers as
- * "POINTEE*". Writes "" for what it cannot express. */
-static void cxx_type_class(const char *t, char *b, size_t bn) {
-  char w[CXX_TYPE_MAX];
-  size_t k = 0;
-  /* drop cv and restrict qualifiers word by word */
-  for (const char *p = t; *p && k + 1 < sizeof w;) {
-    static const char *const quals[] = {"const", "volatile", "__restrict", "restrict"};
-    bool skipped = false;
-    for (size_t q = 0; q < 4; q++) {
-      size_t ql = strlen(quals[q]);
-      bool start = p == t || p[-1] == ' ' || p[-1] == '*' || p[-1] == '<';
-      if (start && !strncmp(p, quals[q], ql) && (p[ql] == ' ' || p[ql] == '*' || !p[ql] ||
-                                                 p[ql] == '>')) {
-        p += ql;
-        while (*p == ' ') p++;
-        skipped = true;
-        break;
-      }
-    }
-    if (!skipped) w[k++] = *p++;
-  }
-  while (k && w[k - 1] == ' ') k--;
-  w[k] = '\0';
-  bool ptr = k && w[k - 1] == '*';
-  if (ptr) {
-    w[--k] = '\0';
-    while (k && w[k - 1] == ' ') w[--k] = '\0';
-    if (strchr(w, '*')) { /* a pointer to a pointer: no element type to compare */
-      snprintf(b, bn, "%s", "");
-      return;
-    }
-  }
-  char base[CXX_TYPE_MAX];
-  unsigned width = 0;
-  if (!strncmp(w, "HIP_vector_type<", 16)) {
-    const char *comma = strrchr(w, ',');
-    if (!comma || sscanf(comma + 1, " %uu>", &width) != 1 || width < 1 || width > 16 ||
-        (size_t)(comma - (w + 16)) >= sizeof base) {
-      snprintf(b, bn, "%s", "");
-      return;
-    }
-    memcpy(base, w + 16, (size_t)(comma - (w + 16)));
-    base[comma - (w + 16)] = '\0';
-    /* OpenCL's one-word names for the multi-word C types a vector can have */
-    static const char *const one_word[][2] = {
-        {"unsigned char", "uchar"}, {"signed char", "char"},  {"unsigned short", "ushort"},
-        {"unsigned int", "uint"},   {"unsigned long", "ulong"}, {"long long", "long"},
-        {"unsigned long long", "ulong"}};
-    for (size_t i = 0; i < sizeof one_word / sizeof one_word[0]; i++)
-      if (!strcmp(base, one_word[i][0])) snprintf(base, sizeof base, "%s", one_word[i][1]);
-  } else {
-    snprintf(base, sizeof base, "%s", w);
-  }
-  int r = width > 1 ? snprintf(b, bn, "%s%u%s", base, width, ptr ? "*" : "")
-                    : snprintf(b, bn, "%s%s", base, ptr ? "*" : "");
-  if (r < 0 || (size_t)r >= bn) b[0] = '\0'; /* too long to classify: size only */
-}
-
-/* "argument 3 ('n')" (the name when the metadata has one) */
-static const char *arg_label(char *b, size_t n, uint32_t index, const hsad_kernel_arg_t *ka) {
-  if (ka->name[0]) snprintf(b, n, "argument %u ('%s')", index, ka->name);
-  else snprintf(b, n, "argument %u", index);
-  return b;
-}
-
-/* The kernel's explicit signature: "(float a, float* x, float* y, uint n)"; the types of a
- * C++ kernel from its mangled name (cxx, one per explicit argument) when the metadata has none. */
-static void signature(const hsad_kernel_info_t *ki, char (*cxx)[CXX_TYPE_MAX], char *b,
-                      size_t n) {
-  size_t k = (size_t)snprintf(b, n, "(");
-  bool first = true;
-  for (uint32_t j = 0, e = 0; j < ki->arg_count && k < n; j++) {
-    const hsad_kernel_arg_t *ka = &ki->args[j];
-    if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
-    const char *tn = ka->type_name[0] || !cxx ? ka->type_name : cxx[e];
-    e++;
-    if (tn[0])
-      k += (size_t)snprintf(b + k, n - k, "%s%s%s%s", first ? "" : ", ", tn,
-                            ka->name[0] ? " " : "", ka->name);
-    else
-      k += (size_t)snprintf(b + k, n - k, "%s%s %u bytes%s%s", first ? "" : ", ",
-                            hsad_value_kind_name(ka->value_kind), ka->size,
-                            ka->name[0] ? " " : "", ka->name);
-    first = false;
-  }
-  if (k < n) snprintf(b + k, n - k, ")");
-}
-
-/* "a" or "an" before a type name as it is read ("an int", "an unsigned int", "a uint"). */
-static const char *article(const char *tn) {
-  return strchr("aeioAEIO", tn[0]) || !strncmp(tn, "unsigned", 8) ? "an" : "a";
-}
-
-/* What check_arg could not check: a scalar whose type neither the metadata nor the mangled name
- * gives (checked by size only). */
-typedef enum { CHECKED_TYPE, CHECKED_SIZE_ONLY } checked_t;
-
-/* Checks --arg e (a) against explicit argument ka of kernel kname; on a mismatch writes the
- * message to why and returns -1. `tn` is the argument's type as shown (.type_name, or the
- * demangled C++ parameter type), `cls` the same type as classify_type reads it ("" when
- * unknown). Fills the scalar's bytes for 3-element vectors (padded to 4). *checked says whether
- * a scalar's type could be checked or only its size. */
-static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const char *tn,
-                     const char *cls, const char *kname, char *why, size_t whyn,
-                     checked_t *checked) {
-  char lb[600];
-  arg_label(lb, sizeof lb, e, ka);
-  *checked = CHECKED_TYPE;
-  hsad_value_kind_t vk = ka->value_kind;
-  if (vk == HSAD_VK_DYNAMIC_SHARED_POINTER) {
-    if (a->kind == A_LDS) return 0;
-    snprintf(why, whyn, "%s of kernel '%s' is a __local pointer: use --arg lds:BYTES (the "
-             "dynamic LDS size), not a %s", lb, kname,
-             a->kind == A_BUF ? "buffer" : a->kind == A_SCALAR ? "scalar" : "byte string");
-    return -1;
-  }
-  if (a->kind == A_LDS) {
-    snprintf(why, whyn, "%s of kernel '%s' is %s, not a __local pointer", lb, kname,
-             hsad_value_kind_name(vk));
-    return -1;
-  }
-  if (vk == HSAD_VK_GLOBAL_BUFFER) {
-    if (a->kind != A_BUF) {
-      snprintf(why, whyn, "%s of kernel '%s' is a global buffer%s%s%s: give buf:TYPE:COUNT[:INIT]",
-               lb, kname, tn[0] ? " (" : "", tn, tn[0] ? ")" : "");
-      return -1;
-    }
-    /* the elements against the pointee ("float*": f32); integers of either signedness */
-    size_t cl = strlen(cls);
-    etype_t t;
-    uint32_t width;
-    char pointee[CXX_TYPE_MAX];
-    if (cl > 1 && cl < sizeof pointee && cls[cl - 1] == '*') {
-      memcpy(pointee, cls, cl - 1);
-      pointee[cl - 1] = '\0';
-      if (classify_type(pointee, &t, &width) == TN_SCALAR &&
-          (tsize[t] != tsize[a->type] || is_float(t) != is_float(a->type))) {
-        snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give "
-                 "buf:%s:COUNT[:INIT], not buf:%s", lb, kname, article(tn), tn, tsize[t],
-                 is_float(t) ? "floating-point" : "integer", tnames[t], tnames[a->type]);
-        return -1;
-      }
-    }
-    return 0;
-  }
-  if (a->kind == A_BUF) {
-    snprintf(why, whyn, "%s of kernel '%s' is a %s %s (%u bytes), not a buffer: give its value "
-             "(TYPE:VALUE, hex:BYTES or bin:FILE)", lb, kname,
-             vk == HSAD_VK_BY_VALUE ? "by-value" : hsad_value_kind_name(vk),
-             tn[0] ? tn : "argument", ka->size);
-    return -1;
-  }
-  if (a->kind == A_BYTES) {
-    if (a->nbytes == ka->size) return 0;
-    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u bytes", lb, kname, ka->size,
-             a->nbytes);
-    return -1;
-  }
-  /* A_SCALAR */
-  etype_t t;
-  uint32_t width;
-  tn_class_t c = vk == HSAD_VK_BY_VALUE ? classify_type(cls, &t, &width) : TN_UNKNOWN;
-  if (c == TN_RAW) {
-    snprintf(why, whyn, "%s of kernel '%s' is %u bytes of %s: give its bytes with "
-             "hex:BYTES[*N] or bin:FILE", lb, kname, ka->size, tn);
-    return -1;
-  }
-  if (c == TN_SCALAR && (t != a->type || width != a->nvals)) {
-    if (width == 1)
-      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give %s:VALUE", lb, kname, article(tn),
-               tn, tnames[t]);
-    else
-      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give %u comma-separated values, "
-               "%s:V0,V1,... (or hex:BYTES)", lb, kname, article(tn), tn, width, tnames[t]);
-    return -1;
-  }
-  uint32_t got = a->nvals * tsize[a->type];
-  if (c == TN_SCALAR && width == 3) got = 4 * tsize[a->type]; /* 3-vectors are 4 wide */
-  if (got != ka->size) {
-    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u (%u x %s)", lb, kname, ka->size,
-             got, a->nvals, tnames[a->type]);
-    return -1;
-  }
-  if (c == TN_SCALAR && width == 3) memset(a->value + 3 * tsize[a->type], 0, tsize[a->type]);
-  if (c == TN_UNKNOWN) *checked = CHECKED_SIZE_ONLY;
-  return 0;
-}
 
 /* file=PATH must name a regular file; a size other than the buffer's is reported. */
 static int check_file(const arg_t *a, uint32_t i, char *why, size_t whyn, char *warn,
@@ -937,7 +483,7 @@ static int check_file(const arg_t *a, uint32_t i, char *why, size_t whyn, char *
              S_ISDIR(st.st_mode) ? "a directory" : "a special file");
     return -1;
   }
-  uint64_t want = a->count * tsize[a->type];
+  uint64_t want = a->count * cli_tsize[a->type];
   warn[0] = '\0';
   if ((uint64_t)st.st_size < want)
     snprintf(warn, warnn, "arg %u: file=%s holds %lld bytes, the buffer %llu: the remaining "
@@ -1123,6 +669,10 @@ static void warn_add(warnings_t *w, bool json, const char *fmt, ...) {
   else free(m);
 }
 
+/* cli_check_args' warnings (ctx: the warnings_t; JSON or not: warnings_json) */
+static bool warnings_json;
+static void run_warn(void *ctx, const char *msg) { warn_add(ctx, warnings_json, "%s", msg); }
+
 static json_object *json_u64(uint64_t v) { return json_object_new_uint64(v); }
 
 static json_object *json_i128(__int128 v) {
@@ -1132,7 +682,7 @@ static json_object *json_i128(__int128 v) {
 }
 
 static json_object *json_elem(const arg_t *a, uint64_t e) {
-  if (!is_float(a->type)) return json_i128(elem_geti(a, e));
+  if (!cli_is_float(a->type)) return json_i128(elem_geti(a, e));
   return hsad_cli_json_double(elem_get(a, e), "%.9g");
 }
 
@@ -1151,7 +701,6 @@ int hsad_cmd_run(int argc, char **argv) {
   hsad_queue_t *q = NULL;
   uint64_t *submit = NULL;
   hsad_karg_t *kargs = NULL;
-  char (*cxx)[CXX_TYPE_MAX] = NULL; /* a C++ kernel's parameter types */
   char *log = NULL;
   warnings_t warns = {0};
   char why[2048];
@@ -1208,12 +757,12 @@ int hsad_cmd_run(int argc, char **argv) {
       nargs++;
       break;
     case OPT_REPEAT:
-      if (parse_uint(v, REPEAT_MAX, &n) || !n)
+      if (cli_parse_uint(v, REPEAT_MAX, &n) || !n)
         USAGE("--repeat %s: expected an integer from 1 to %u", v, REPEAT_MAX);
       repeat = (uint32_t)n;
       break;
     case OPT_DEVICE:
-      if (parse_uint(v, UINT32_MAX, &n))
+      if (cli_parse_uint(v, UINT32_MAX, &n))
         USAGE("--device %s: expected a device index (0, 1, ...)", v);
       devi = (uint32_t)n;
       break;
@@ -1351,46 +900,11 @@ int hsad_cmd_run(int argc, char **argv) {
   kname = kd->name;
 
   /* one --arg per explicit argument, each of the kind and type the metadata declares */
-  uint32_t nexplicit = hsad_kernel_kernarg_plan(kd->codeobj_kernel)->explicit_count;
-  /* A C++ (HIP) kernel's metadata has no .type_name: its mangled name has the types. */
-  int ncxx = -1;
-  if (!strncmp(kname, "_Z", 2) && (cxx = calloc(nexplicit + 1, sizeof *cxx)))
-    ncxx = cxx_param_types(kname, cxx, (int)nexplicit);
-  if (ncxx >= 0 && (uint32_t)ncxx != nexplicit) ncxx = -1; /* not one type per argument */
-  if (nargs != nexplicit) {
-    char sig[4096];
-    signature(ki, ncxx >= 0 ? cxx : NULL, sig, sizeof sig);
-    FAIL("HSAD_ERR_ARG_COUNT", "kernel '%s' takes %u argument(s) %s, got %u --arg", kname,
-         nexplicit, sig, nargs);
-  }
-  for (uint32_t j = 0, e = 0; j < ki->arg_count && e < nargs; j++) {
-    const hsad_kernel_arg_t *ka = &ki->args[j];
-    if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
-    const char *tn = ka->type_name;
-    char cls[CXX_TYPE_MAX];
-    snprintf(cls, sizeof cls, "%s", tn);
-    if (!tn[0] && ncxx >= 0) {
-      tn = cxx[e];
-      cxx_type_class(tn, cls, sizeof cls);
-    }
-    checked_t checked;
-    if (check_arg(&args[e], e, ka, tn, cls, kname, why, sizeof why, &checked))
-      FAIL("HSAD_ERR_ARG_KIND", "--arg %s: %s", args[e].spec, why);
-    if (checked == CHECKED_SIZE_ONLY) {
-      char lb[600];
-      arg_label(lb, sizeof lb, e, ka);
-      if (!tn[0])
-        warn_add(&warns, cli.json, "%s of kernel '%s' has no type in the code object (no "
-                 ".type_name, and %s): only its size was checked (%u bytes, given %s)", lb,
-                 kname, strncmp(kname, "_Z", 2) ? "an unmangled name, e.g. extern \"C\", "
-                 "carries no parameter types" : "its mangled name does not give one type per "
-                 "argument", ka->size, args[e].spec);
-      else
-        warn_add(&warns, cli.json, "%s of kernel '%s' is %s %s, a type hsad run cannot check "
-                 "a scalar against: only its size was checked (%u bytes, given %s)", lb, kname,
-                 article(tn), tn, ka->size, args[e].spec);
-    }
-    e++;
+  uint32_t bad;
+  warnings_json = cli.json;
+  if (cli_check_args(kd, args, nargs, CLI_SYNTAX_RUN, run_warn, &warns, &bad, why, sizeof why)) {
+    if (bad == nargs) FAIL("HSAD_ERR_ARG_COUNT", "%s", why);
+    FAIL("HSAD_ERR_ARG_KIND", "--arg %s: %s", args[bad].spec, why);
   }
   kargs = calloc(nargs + 1, sizeof *kargs);
   if (!kargs) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
@@ -1398,13 +912,13 @@ int hsad_cmd_run(int argc, char **argv) {
   for (uint32_t i = 0; i < nargs; i++) {
     arg_t *a = &args[i];
     if (a->kind == A_BUF) {
-      CHECK(hsad_buffer_alloc(dev, a->count * tsize[a->type], &a->ptr));
+      CHECK(hsad_buffer_alloc(dev, a->count * cli_tsize[a->type], &a->ptr));
       if (init_buffer(a)) FAIL("error", "--arg %s: cannot read %s: %s", a->spec, a->init,
                                strerror(errno));
       kargs[i] = HSAD_KARG_PTR(a->ptr);
     } else if (a->kind == A_SCALAR) {
       uint32_t w = a->nvals == 3 ? 4 : a->nvals;
-      kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = w * tsize[a->type],
+      kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = w * cli_tsize[a->type],
                                .bytes = a->value};
     } else if (a->kind == A_BYTES) {
       kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nbytes, .bytes = a->bytes};
@@ -1562,7 +1076,7 @@ int hsad_cmd_run(int argc, char **argv) {
     if (a->kind != A_BUF) continue;
     if (a->out_file) {
       FILE *f = fopen(a->out_file, "wb");
-      if (!f || fwrite(a->ptr, tsize[a->type], a->count, f) != a->count) {
+      if (!f || fwrite(a->ptr, cli_tsize[a->type], a->count, f) != a->count) {
         if (f) fclose(f);
         FAIL("error", "%s: %s", a->out_file, strerror(errno));
       }
@@ -1573,7 +1087,7 @@ int hsad_cmd_run(int argc, char **argv) {
       if (!f) FAIL("error", "%s: %s", a->txt_file, strerror(errno));
       char b[48];
       for (uint64_t e = 0; e < a->count; e++) {
-        if (is_float(a->type)) fprintf(f, "%.9g\n", elem_get(a, e));
+        if (cli_is_float(a->type)) fprintf(f, "%.9g\n", elem_get(a, e));
         else fprintf(f, "%s\n", fmt_i128(b, elem_geti(a, e)));
       }
       fclose(f);
@@ -1648,9 +1162,9 @@ int hsad_cmd_run(int argc, char **argv) {
       summarize(a, &sm);
       j = json_object_new_object();
       json_object_object_add(j, "arg", json_object_new_int64(i));
-      json_object_object_add(j, "type", json_object_new_string(tnames[a->type]));
+      json_object_object_add(j, "type", json_object_new_string(cli_tnames[a->type]));
       json_object_object_add(j, "count", json_u64(a->count));
-      if (!is_float(a->type)) {
+      if (!cli_is_float(a->type)) {
         json_object_object_add(j, "sum", json_i128(sm.isum));
       } else { /* over the finite elements, else null */
         json_object_object_add(j, "sum", sm.finite ? hsad_cli_json_double(sm.fsum, "%.17g")
@@ -1709,8 +1223,8 @@ int hsad_cmd_run(int argc, char **argv) {
       summary_t sm;
       char b1[48], b2[48], b3[48];
       summarize(a, &sm);
-      printf("arg %u (%s x %llu): ", i, tnames[a->type], (unsigned long long)a->count);
-      if (!is_float(a->type))
+      printf("arg %u (%s x %llu): ", i, cli_tnames[a->type], (unsigned long long)a->count);
+      if (!cli_is_float(a->type))
         printf("sum %s, min %s, max %s", fmt_i128(b1, sm.isum), fmt_i128(b2, sm.imin),
                fmt_i128(b3, sm.imax));
       else if (sm.finite)
@@ -1749,7 +1263,6 @@ out:
   if (rt) hsad_runtime_close(rt);
   free(submit);
   free(kargs);
-  free(cxx);
   free(log);
   free(args);
   free(defs);

@@ -1,5 +1,5 @@
 # tools/hsad: the hsad command. Each command adds its own file here.
-HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c
+HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cli_args.c
 # the C++ ABI demangler (libstdc++'s abi::__cxa_demangle) for HIP kernel names
 HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
 # libstdc++ for the demangler (JSON output: json-c, below)

@@ -1,0 +1,536 @@
+/* cli_args.c - kernel arguments shared by hsad run and hsad graph (hsad_cli_args.h): element
+ * types, scalar parsing, and the check against a kernel's metadata. */
+#include "tools/hsad/hsad_cli_args.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/hsad/hsad_cli.h"
+
+const char *const cli_tnames[CLI_NTYPES] = {"i8",  "u8",  "i16", "u16", "i32",
+                                            "u32", "i64", "u64", "f32", "f64"};
+const uint32_t cli_tsize[CLI_NTYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+
+int cli_parse_type(const char *s, size_t n, etype_t *out) {
+  for (int i = 0; i < 10; i++)
+    if (strlen(cli_tnames[i]) == n && !strncmp(s, cli_tnames[i], n)) {
+      *out = (etype_t)i;
+      return 0;
+    }
+  return -1;
+}
+
+/* Unsigned integer: decimal, 0x hex or 0 octal; no sign, no trailing characters, at most max. */
+int cli_parse_uint(const char *v, uint64_t max, uint64_t *out) {
+  const char *p = v;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '-' || *p == '+' || *p < '0' || *p > '9') return -1;
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(p, &end, 0);
+  if (*end || errno || x > max) return -1;
+  *out = x;
+  return 0;
+}
+
+int cli_parse_int(const char *v, int64_t min, int64_t max, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 0);
+  if (end == v || *end || errno || x < min || x > max) return -1;
+  *out = x;
+  return 0;
+}
+
+static const int64_t tmin[] = {INT8_MIN, 0, INT16_MIN, 0, INT32_MIN, 0, INT64_MIN, 0, 0, 0};
+static const uint64_t tmax[] = {INT8_MAX, UINT8_MAX, INT16_MAX, UINT16_MAX, INT32_MAX,
+                                UINT32_MAX, INT64_MAX, UINT64_MAX, 0, 0};
+
+/* A value of type t into out (little-endian, cli_tsize[t] bytes). On error, why says what. */
+int cli_parse_scalar(etype_t t, const char *v, uint8_t out[8], char *why, size_t whyn) {
+  char *end;
+  memset(out, 0, 8);
+  if (cli_is_float(t)) {
+    errno = 0;
+    double d = t == T_F32 ? strtof(v, &end) : strtod(v, &end);
+    if (end == v || *end) {
+      snprintf(why, whyn, "'%s' is not a %s number", v, cli_tnames[t]);
+      return -1;
+    }
+    if (errno == ERANGE && isinf(d)) {
+      snprintf(why, whyn, "'%s' is out of range for %s (max %g)", v, cli_tnames[t],
+               t == T_F32 ? (double)FLT_MAX : DBL_MAX);
+      return -1;
+    }
+    if (t == T_F32) {
+      float f = (float)d;
+      memcpy(out, &f, 4);
+    } else {
+      memcpy(out, &d, 8);
+    }
+    return 0;
+  }
+  if (cli_is_signed(t)) {
+    int64_t x;
+    if (cli_parse_int(v, tmin[t], (int64_t)tmax[t], &x)) {
+      snprintf(why, whyn, "'%s' is not an integer from %lld to %lld (%s)", v, (long long)tmin[t],
+               (long long)tmax[t], cli_tnames[t]);
+      return -1;
+    }
+    memcpy(out, &x, cli_tsize[t]);
+    return 0;
+  }
+  uint64_t x;
+  if (cli_parse_uint(v, tmax[t], &x)) {
+    snprintf(why, whyn, "'%s' is not an integer from 0 to %llu (%s)", v,
+             (unsigned long long)tmax[t], cli_tnames[t]);
+    return -1;
+  }
+  memcpy(out, &x, cli_tsize[t]);
+  return 0;
+}
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* hex:BYTES[*N]: pairs of hex digits in memory order ('_' and ' ' may separate them), the
+ * whole repeated N times. */
+int cli_parse_hex(const char *h, arg_t *a, char *why, size_t whyn) {
+  a->kind = A_BYTES;
+  const char *star = strchr(h, '*');
+  size_t len = star ? (size_t)(star - h) : strlen(h);
+  uint64_t rep = 1;
+  if (star && (cli_parse_uint(star + 1, BYTES_MAX, &rep) || !rep)) {
+    snprintf(why, whyn, "hex:BYTES*N: N '%s' is not an integer from 1 to %u", star + 1, BYTES_MAX);
+    return -1;
+  }
+  uint8_t one[4096];
+  size_t n = 0;
+  for (size_t i = 0; i < len;) {
+    if (h[i] == '_' || h[i] == ' ') {
+      i++;
+      continue;
+    }
+    int hi = hexval((unsigned char)h[i]), lo = i + 1 < len ? hexval((unsigned char)h[i + 1]) : -1;
+    if (hi < 0 || lo < 0) {
+      snprintf(why, whyn, "hex:BYTES: '%.*s' is not pairs of hex digits (one pair per byte, in "
+               "memory order)", (int)len, h);
+      return -1;
+    }
+    if (n == sizeof one) {
+      snprintf(why, whyn, "hex:BYTES: more than %zu bytes before *N", sizeof one);
+      return -1;
+    }
+    one[n++] = (uint8_t)(hi << 4 | lo);
+    i += 2;
+  }
+  if (!n) {
+    snprintf(why, whyn, "hex:BYTES: no bytes given");
+    return -1;
+  }
+  if (n * rep > BYTES_MAX) {
+    snprintf(why, whyn, "hex:BYTES*N: %zu x %llu bytes exceed %u", n, (unsigned long long)rep,
+             BYTES_MAX);
+    return -1;
+  }
+  a->nbytes = (uint32_t)(n * rep);
+  a->bytes = malloc(a->nbytes);
+  if (!a->bytes) {
+    snprintf(why, whyn, "out of memory");
+    return -1;
+  }
+  for (uint64_t r = 0; r < rep; r++) memcpy(a->bytes + r * n, one, n);
+  return 0;
+}
+
+/* ---- arguments against the metadata ------------------------------------------------------ */
+
+/* Scalar type names of OpenCL C and C/C++ (HIP) as .type_name spells them, and the TYPE of
+ * hsad run that gives each. */
+static const struct {
+  const char *name;
+  etype_t type;
+} scalar_names[] = {
+    {"char", T_I8},         {"signed char", T_I8},     {"int8_t", T_I8},
+    {"uchar", T_U8},        {"unsigned char", T_U8},   {"uint8_t", T_U8},
+    {"bool", T_U8},         {"_Bool", T_U8},           {"short", T_I16},
+    {"int16_t", T_I16},     {"ushort", T_U16},         {"unsigned short", T_U16},
+    {"uint16_t", T_U16},    {"int", T_I32},            {"int32_t", T_I32},
+    {"uint", T_U32},        {"unsigned int", T_U32},   {"unsigned", T_U32},
+    {"uint32_t", T_U32},    {"long", T_I64},           {"long long", T_I64},
+    {"int64_t", T_I64},     {"ptrdiff_t", T_I64},      {"intptr_t", T_I64},
+    {"ulong", T_U64},       {"unsigned long", T_U64},  {"unsigned long long", T_U64},
+    {"uint64_t", T_U64},    {"size_t", T_U64},         {"uintptr_t", T_U64},
+    {"float", T_F32},       {"double", T_F64},
+};
+
+typedef enum { TN_UNKNOWN, TN_SCALAR, TN_RAW } tn_class_t;
+
+/* Classifies a by-value argument's .type_name: a scalar or OpenCL vector of a known type
+ * (*out_type, *out_width), a struct/union/half that only raw bytes can give (TN_RAW), or a
+ * name this table does not know (a typedef: checked by size only). */
+static tn_class_t classify_type(const char *tn, etype_t *out_type, uint32_t *out_width) {
+  if (!tn || !*tn) return TN_UNKNOWN;
+  while (!strncmp(tn, "const ", 6) || !strncmp(tn, "volatile ", 9)) tn += tn[0] == 'c' ? 6 : 9;
+  if (!strncmp(tn, "struct ", 7) || !strncmp(tn, "union ", 6) || !strncmp(tn, "half", 4) ||
+      !strncmp(tn, "_Float16", 8) || !strcmp(tn, "__fp16"))
+    return TN_RAW;
+  size_t n = strlen(tn), base = n;
+  while (base && tn[base - 1] >= '0' && tn[base - 1] <= '9') base--;
+  uint32_t width = 1;
+  if (base < n) {
+    width = (uint32_t)strtoul(tn + base, NULL, 10);
+    if (width != 2 && width != 3 && width != 4 && width != 8 && width != 16) return TN_UNKNOWN;
+  }
+  for (size_t i = 0; i < sizeof scalar_names / sizeof scalar_names[0]; i++)
+    if (strlen(scalar_names[i].name) == base && !strncmp(tn, scalar_names[i].name, base) &&
+        (width == 1 || !strchr(scalar_names[i].name, ' ')) &&
+        (width == 1 || !strchr(scalar_names[i].name, '_'))) {
+      *out_type = scalar_names[i].type;
+      *out_width = width;
+      return TN_SCALAR;
+    }
+  return TN_UNKNOWN;
+}
+
+/* ---- C++ (HIP) parameter types from the mangled name ------------------------------------- */
+
+/* HIP code objects have no .type_name; a mangled (Itanium C++ ABI) kernel name carries the
+ * parameter types instead. The demangled name ends in the parameter list, "scale(float*, float,
+ * unsigned int)" (libstdc++'s spelling: "float const*" for a pointer to const, typedefs such as
+ * float4 resolved to HIP_vector_type<float, 4u>). Splits it at top-level commas into out[i]
+ * (at most max entries of CXX_TYPE_MAX bytes). Returns the number of parameters, or -1 when
+ * the name does not demangle to a function type. */
+#define CXX_TYPE_MAX 192
+static int cxx_param_types(const char *mangled, char (*out)[CXX_TYPE_MAX], int max) {
+  char *dm = hsad_cli_demangle(mangled);
+  if (!dm) return -1;
+  size_t n = strlen(dm);
+  int count = -1;
+  if (n && dm[n - 1] == ')') {
+    size_t open = n - 1;
+    int depth = 0;
+    for (size_t i = n; i-- > 0;) { /* the '(' matching the final ')' */
+      if (dm[i] == ')') depth++;
+      else if (dm[i] == '(' && --depth == 0) {
+        open = i;
+        break;
+      }
+    }
+    if (depth == 0 && open < n - 1) {
+      count = 0;
+      const char *p = dm + open + 1, *end = dm + n - 1;
+      int d = 0;
+      const char *start = p;
+      for (; p <= end; p++) {
+        if (p < end && (*p == '(' || *p == '<' || *p == '[')) d++;
+        else if (p < end && (*p == ')' || *p == '>' || *p == ']')) d--;
+        else if (p == end || (*p == ',' && d == 0)) {
+          while (start < p && *start == ' ') start++;
+          size_t len = (size_t)(p - start);
+          if (len == 0 || (len == 4 && !strncmp(start, "void", 4))) {
+            if (p == end) break; /* "()" or "(void)": no parameters */
+          }
+          if (count < max && len < CXX_TYPE_MAX) {
+            memcpy(out[count], start, len);
+            out[count][len] = '\0';
+          } else if (count < max) {
+            out[count][0] = '\0'; /* too long to classify: size only */
+          }
+          count++;
+          start = p + 1;
+        }
+      }
+    }
+  }
+  free(dm);
+  return count;
+}
+
+/* A demangled C++ type as classify_type spells it: qualifiers dropped, "unsigned int" kept,
+ * HIP's vector types (HIP_vector_type<float, 4u>) as OpenCL's float4, pointers as
+ * "POINTEE*". Writes "" for what it cannot express. */
+static void cxx_type_class(const char *t, char *b, size_t bn) {
+  char w[CXX_TYPE_MAX];
+  size_t k = 0;
+  /* drop cv and restrict qualifiers word by word */
+  for (const char *p = t; *p && k + 1 < sizeof w;) {
+    static const char *const quals[] = {"const", "volatile", "__restrict", "restrict"};
+    bool skipped = false;
+    for (size_t q = 0; q < 4; q++) {
+      size_t ql = strlen(quals[q]);
+      bool start = p == t || p[-1] == ' ' || p[-1] == '*' || p[-1] == '<';
+      if (start && !strncmp(p, quals[q], ql) && (p[ql] == ' ' || p[ql] == '*' || !p[ql] ||
+                                                 p[ql] == '>')) {
+        p += ql;
+        while (*p == ' ') p++;
+        skipped = true;
+        break;
+      }
+    }
+    if (!skipped) w[k++] = *p++;
+  }
+  while (k && w[k - 1] == ' ') k--;
+  w[k] = '\0';
+  bool ptr = k && w[k - 1] == '*';
+  if (ptr) {
+    w[--k] = '\0';
+    while (k && w[k - 1] == ' ') w[--k] = '\0';
+    if (strchr(w, '*')) { /* a pointer to a pointer: no element type to compare */
+      snprintf(b, bn, "%s", "");
+      return;
+    }
+  }
+  char base[CXX_TYPE_MAX];
+  unsigned width = 0;
+  if (!strncmp(w, "HIP_vector_type<", 16)) {
+    const char *comma = strrchr(w, ',');
+    if (!comma || sscanf(comma + 1, " %uu>", &width) != 1 || width < 1 || width > 16 ||
+        (size_t)(comma - (w + 16)) >= sizeof base) {
+      snprintf(b, bn, "%s", "");
+      return;
+    }
+    memcpy(base, w + 16, (size_t)(comma - (w + 16)));
+    base[comma - (w + 16)] = '\0';
+    /* OpenCL's one-word names for the multi-word C types a vector can have */
+    static const char *const one_word[][2] = {
+        {"unsigned char", "uchar"}, {"signed char", "char"},  {"unsigned short", "ushort"},
+        {"unsigned int", "uint"},   {"unsigned long", "ulong"}, {"long long", "long"},
+        {"unsigned long long", "ulong"}};
+    for (size_t i = 0; i < sizeof one_word / sizeof one_word[0]; i++)
+      if (!strcmp(base, one_word[i][0])) snprintf(base, sizeof base, "%s", one_word[i][1]);
+  } else {
+    snprintf(base, sizeof base, "%s", w);
+  }
+  int r = width > 1 ? snprintf(b, bn, "%s%u%s", base, width, ptr ? "*" : "")
+                    : snprintf(b, bn, "%s%s", base, ptr ? "*" : "");
+  if (r < 0 || (size_t)r >= bn) b[0] = '\0'; /* too long to classify: size only */
+}
+
+/* "argument 3 ('n')" (the name when the metadata has one) */
+static const char *arg_label(char *b, size_t n, uint32_t index, const hsad_kernel_arg_t *ka) {
+  if (ka->name[0]) snprintf(b, n, "argument %u ('%s')", index, ka->name);
+  else snprintf(b, n, "argument %u", index);
+  return b;
+}
+
+/* The kernel's explicit signature: "(float a, float* x, float* y, uint n)"; the types of a
+ * C++ kernel from its mangled name (cxx, one per explicit argument) when the metadata has none. */
+static void signature(const hsad_kernel_info_t *ki, char (*cxx)[CXX_TYPE_MAX], char *b,
+                      size_t n) {
+  size_t k = (size_t)snprintf(b, n, "(");
+  bool first = true;
+  for (uint32_t j = 0, e = 0; j < ki->arg_count && k < n; j++) {
+    const hsad_kernel_arg_t *ka = &ki->args[j];
+    if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
+    const char *tn = ka->type_name[0] || !cxx ? ka->type_name : cxx[e];
+    e++;
+    if (tn[0])
+      k += (size_t)snprintf(b + k, n - k, "%s%s%s%s", first ? "" : ", ", tn,
+                            ka->name[0] ? " " : "", ka->name);
+    else
+      k += (size_t)snprintf(b + k, n - k, "%s%s %u bytes%s%s", first ? "" : ", ",
+                            hsad_value_kind_name(ka->value_kind), ka->size,
+                            ka->name[0] ? " " : "", ka->name);
+    first = false;
+  }
+  if (k < n) snprintf(b + k, n - k, ")");
+}
+
+/* "a" or "an" before a type name as it is read ("an int", "an unsigned int", "a uint"). */
+static const char *article(const char *tn) {
+  return strchr("aeioAEIO", tn[0]) || !strncmp(tn, "unsigned", 8) ? "an" : "a";
+}
+
+/* What check_arg could not check: a scalar whose type neither the metadata nor the mangled name
+ * gives (checked by size only). */
+typedef enum { CHECKED_TYPE, CHECKED_SIZE_ONLY } checked_t;
+
+/* Checks given argument e (a) against explicit argument ka of kernel kname; on a mismatch
+ * writes the message to why and returns -1. `tn` is the argument's type as shown (.type_name,
+ * or the demangled C++ parameter type), `cls` the same type as classify_type reads it (""
+ * when unknown). The hints are in syn's syntax. Fills the scalar's bytes for 3-element vectors
+ * (padded to 4). *checked says whether a scalar's type could be checked or only its size. */
+static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const char *tn,
+                     const char *cls, const char *kname, cli_syntax_t syn, char *why,
+                     size_t whyn, checked_t *checked) {
+  bool g = syn == CLI_SYNTAX_GRAPH;
+  char lb[600];
+  arg_label(lb, sizeof lb, e, ka);
+  *checked = CHECKED_TYPE;
+  hsad_value_kind_t vk = ka->value_kind;
+  if (vk == HSAD_VK_DYNAMIC_SHARED_POINTER) {
+    if (a->kind == A_LDS) return 0;
+    snprintf(why, whyn, "%s of kernel '%s' is a __local pointer: use %s (the "
+             "dynamic LDS size), not a %s", lb, kname, g ? "{\"lds\": BYTES}" : "--arg lds:BYTES",
+             a->kind == A_BUF ? "buffer" : a->kind == A_SCALAR ? "scalar" : "byte string");
+    return -1;
+  }
+  if (a->kind == A_LDS) {
+    snprintf(why, whyn, "%s of kernel '%s' is %s, not a __local pointer", lb, kname,
+             hsad_value_kind_name(vk));
+    return -1;
+  }
+  if (vk == HSAD_VK_GLOBAL_BUFFER) {
+    if (a->kind != A_BUF) {
+      snprintf(why, whyn, "%s of kernel '%s' is a global buffer%s%s%s: give %s", lb, kname,
+               tn[0] ? " (" : "", tn, tn[0] ? ")" : "",
+               g ? "the name of a buffer" : "buf:TYPE:COUNT[:INIT]");
+      return -1;
+    }
+    /* the elements against the pointee ("float*": f32); integers of either signedness */
+    size_t cl = strlen(cls);
+    etype_t t;
+    uint32_t width;
+    char pointee[CXX_TYPE_MAX];
+    if (cl > 1 && cl < sizeof pointee && cls[cl - 1] == '*') {
+      memcpy(pointee, cls, cl - 1);
+      pointee[cl - 1] = '\0';
+      if (classify_type(pointee, &t, &width) == TN_SCALAR &&
+          (cli_tsize[t] != cli_tsize[a->type] || cli_is_float(t) != cli_is_float(a->type))) {
+        if (g)
+          snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give a buffer "
+                   "of type \"%s\", not buffer %s of type \"%s\"", lb, kname, article(tn), tn,
+                   cli_tsize[t], cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
+                   a->spec, cli_tnames[a->type]);
+        else
+          snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give "
+                   "buf:%s:COUNT[:INIT], not buf:%s", lb, kname, article(tn), tn,
+                   cli_tsize[t], cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
+                   cli_tnames[a->type]);
+        return -1;
+      }
+    }
+    return 0;
+  }
+  if (a->kind == A_BUF) {
+    snprintf(why, whyn, "%s of kernel '%s' is a %s %s (%u bytes), not a buffer: give its value "
+             "(%s)", lb, kname, vk == HSAD_VK_BY_VALUE ? "by-value" : hsad_value_kind_name(vk),
+             tn[0] ? tn : "argument", ka->size,
+             g ? "{\"TYPE\": VALUE} or {\"hex\": \"BYTES\"}" : "TYPE:VALUE, hex:BYTES or bin:FILE");
+    return -1;
+  }
+  if (a->kind == A_BYTES) {
+    if (a->nbytes == ka->size) return 0;
+    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u bytes", lb, kname, ka->size,
+             a->nbytes);
+    return -1;
+  }
+  /* A_SCALAR */
+  etype_t t;
+  uint32_t width;
+  tn_class_t c = vk == HSAD_VK_BY_VALUE ? classify_type(cls, &t, &width) : TN_UNKNOWN;
+  if (c == TN_RAW) {
+    snprintf(why, whyn, "%s of kernel '%s' is %u bytes of %s: give its bytes with %s", lb,
+             kname, ka->size, tn, g ? "{\"hex\": \"BYTES[*N]\"}" : "hex:BYTES[*N] or bin:FILE");
+    return -1;
+  }
+  if (c == TN_SCALAR && (t != a->type || width != a->nvals)) {
+    if (width == 1 && g)
+      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give {\"%s\": VALUE}", lb, kname,
+               article(tn), tn, cli_tnames[t]);
+    else if (width == 1)
+      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give %s:VALUE", lb, kname,
+               article(tn), tn, cli_tnames[t]);
+    else if (g)
+      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give %u values, {\"%s\": [V0, V1, ...]} "
+               "(or {\"hex\": \"BYTES\"})", lb, kname, article(tn), tn, width, cli_tnames[t]);
+    else
+      snprintf(why, whyn, "%s of kernel '%s' is %s %s: give %u comma-separated values, "
+               "%s:V0,V1,... (or hex:BYTES)", lb, kname, article(tn), tn, width,
+               cli_tnames[t]);
+    return -1;
+  }
+  uint32_t got = a->nvals * cli_tsize[a->type];
+  if (c == TN_SCALAR && width == 3) got = 4 * cli_tsize[a->type]; /* 3-vectors are 4 wide */
+  if (got != ka->size) {
+    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u (%u x %s)", lb, kname, ka->size,
+             got, a->nvals, cli_tnames[a->type]);
+    return -1;
+  }
+  if (c == TN_SCALAR && width == 3) memset(a->value + 3 * cli_tsize[a->type], 0, cli_tsize[a->type]);
+  if (c == TN_UNKNOWN) *checked = CHECKED_SIZE_ONLY;
+  return 0;
+}
+
+int cli_check_args(const hsad_device_kernel_desc_t *kd, arg_t *args, uint32_t nargs,
+                   cli_syntax_t syn, void (*warn)(void *ctx, const char *msg), void *ctx,
+                   uint32_t *out_bad, char *why, size_t whyn) {
+  const hsad_kernel_info_t *ki = hsad_kernel_info(kd->codeobj_kernel);
+  const char *kname = kd->name;
+  uint32_t nexplicit = hsad_kernel_kernarg_plan(kd->codeobj_kernel)->explicit_count;
+  /* A C++ (HIP) kernel's metadata has no .type_name: its mangled name has the types. */
+  char(*cxx)[CXX_TYPE_MAX] = NULL;
+  int ncxx = -1, rc = 0;
+  if (!strncmp(kname, "_Z", 2) && (cxx = calloc(nexplicit + 1, sizeof *cxx)))
+    ncxx = cxx_param_types(kname, cxx, (int)nexplicit);
+  if (ncxx >= 0 && (uint32_t)ncxx != nexplicit) ncxx = -1; /* not one type per argument */
+  if (nargs != nexplicit) {
+    char sig[4096];
+    signature(ki, ncxx >= 0 ? cxx : NULL, sig, sizeof sig);
+    snprintf(why, whyn, "kernel '%s' takes %u argument(s) %s, got %u%s", kname, nexplicit, sig,
+             nargs, syn == CLI_SYNTAX_GRAPH ? " in \"args\"" : " --arg");
+    *out_bad = nargs;
+    free(cxx);
+    return -1;
+  }
+  for (uint32_t j = 0, e = 0; j < ki->arg_count && e < nargs; j++) {
+    const hsad_kernel_arg_t *ka = &ki->args[j];
+    if (hsad_value_kind_is_hidden(ka->value_kind)) continue;
+    const char *tn = ka->type_name;
+    char cls[CXX_TYPE_MAX];
+    snprintf(cls, sizeof cls, "%s", tn);
+    if (!tn[0] && ncxx >= 0) {
+      tn = cxx[e];
+      cxx_type_class(tn, cls, sizeof cls);
+    }
+    checked_t checked;
+    if (check_arg(&args[e], e, ka, tn, cls, kname, syn, why, whyn, &checked)) {
+      *out_bad = e;
+      rc = -1;
+      break;
+    }
+    if (checked == CHECKED_SIZE_ONLY && warn) {
+      char lb[600], w[2048];
+      arg_label(lb, sizeof lb, e, ka);
+      if (!tn[0])
+        snprintf(w, sizeof w, "%s of kernel '%s' has no type in the code object (no "
+                 ".type_name, and %s): only its size was checked (%u bytes, given %s)", lb,
+                 kname, strncmp(kname, "_Z", 2) ? "an unmangled name, e.g. extern \"C\", "
+                 "carries no parameter types" : "its mangled name does not give one type per "
+                 "argument", ka->size, args[e].spec);
+      else
+        snprintf(w, sizeof w, "%s of kernel '%s' is %s %s, a type %s cannot check "
+                 "a scalar against: only its size was checked (%u bytes, given %s)", lb, kname,
+                 article(tn), tn, syn == CLI_SYNTAX_GRAPH ? "hsad graph" : "hsad run",
+                 ka->size, args[e].spec);
+      warn(ctx, w);
+    }
+    e++;
+  }
+  free(cxx);
+  return rc;
+}
+
+const char *cli_arg_label_of(const hsad_device_kernel_desc_t *kd, uint32_t e, char *b, size_t n) {
+  const hsad_kernel_info_t *ki = hsad_kernel_info(kd->codeobj_kernel);
+  char lb[600];
+  snprintf(lb, sizeof lb, "argument %u", e);
+  for (uint32_t j = 0, k = 0; j < ki->arg_count; j++) {
+    if (hsad_value_kind_is_hidden(ki->args[j].value_kind)) continue;
+    if (k++ == e) {
+      arg_label(lb, sizeof lb, e, &ki->args[j]);
+      break;
+    }
+  }
+  snprintf(b, n, "%s of kernel '%s'", lb, kd->name);
+  return b;
+}

@@ -1,0 +1,84 @@
+/* hsad_cli_args.h - kernel arguments of the hsad commands (tools/hsad/cli_args.c): element
+ * types, scalar parsing, and the check of given arguments against a kernel's metadata that
+ * `hsad run` (--arg SPEC) and `hsad graph` (a node's "args") share, with the same messages.
+ *
+ * An arg_t is one given argument: a buffer (kind, element type, count), a scalar or vector
+ * (the value's bytes), raw bytes, or a dynamic LDS size. Not thread-safe (one command per
+ * process). */
+#ifndef HSAD_CLI_ARGS_H
+#define HSAD_CLI_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hsa-dispatch/hsad.h"
+
+typedef enum { T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64, T_F32, T_F64 } etype_t;
+enum { CLI_NTYPES = 10 };
+extern const char *const cli_tnames[CLI_NTYPES]; /* "i8" ... "f64" */
+extern const uint32_t cli_tsize[CLI_NTYPES];     /* bytes of one element */
+
+static inline bool cli_is_float(etype_t t) { return t == T_F32 || t == T_F64; }
+static inline bool cli_is_signed(etype_t t) {
+  return t == T_I8 || t == T_I16 || t == T_I32 || t == T_I64;
+}
+
+typedef enum { A_BUF, A_SCALAR, A_BYTES, A_LDS } akind_t;
+
+/* values of a vector scalar (TYPE:V0,V1,...): OpenCL vectors have at most 16 elements */
+#define VEC_MAX 16
+/* raw bytes of hex:/bin: (a by-value argument; the kernarg segment is far smaller) */
+#define BYTES_MAX (1u << 20)
+
+typedef struct arg {
+  akind_t kind;
+  etype_t type;
+  uint64_t count;
+  void *ptr;
+  uint8_t value[VEC_MAX * 8]; /* A_SCALAR: nvals values of cli_tsize[type] bytes */
+  uint32_t nvals;
+  uint8_t *bytes; /* A_BYTES: nbytes raw bytes (malloc'd) */
+  uint32_t nbytes;
+  uint32_t lds;
+  char init[256];
+  bool out;
+  const char *out_file, *txt_file;
+  const char *spec; /* as the user wrote it, for messages: the --arg value, a node's JSON arg */
+} arg_t;
+
+/* The type named by s[0..n): 0, or -1 when it is none of i8 u8 i16 u16 i32 u32 i64 u64 f32
+ * f64. */
+int cli_parse_type(const char *s, size_t n, etype_t *out);
+/* Unsigned integer: decimal, 0x hex or 0 octal; no sign, no trailing characters, at most max. */
+int cli_parse_uint(const char *v, uint64_t max, uint64_t *out);
+/* Signed integer from min to max, as strtoll reads it; nothing after it. */
+int cli_parse_int(const char *v, int64_t min, int64_t max, int64_t *out);
+/* A value of type t into out (little-endian, cli_tsize[t] bytes): an integer in t's range
+ * (no fraction, no exponent), a float in its range. On error, why says what: "'-1' is not an
+ * integer from 0 to 4294967295 (u32)". */
+int cli_parse_scalar(etype_t t, const char *v, uint8_t out[8], char *why, size_t whyn);
+/* hex:BYTES[*N] (without "hex:"): pairs of hex digits in memory order ('_' and ' ' may
+ * separate them), the whole repeated N times; a->kind = A_BYTES, a->bytes malloc'd. */
+int cli_parse_hex(const char *h, arg_t *a, char *why, size_t whyn);
+
+/* How the user gives arguments, for the hints in messages: --arg SPEC (hsad run) or a graph
+ * node's "args" entries (hsad graph: "BUFFER", {"TYPE": V}, {"TYPE": [V0, ...]},
+ * {"hex": "BYTES[*N]"}, {"lds": BYTES}). */
+typedef enum { CLI_SYNTAX_RUN, CLI_SYNTAX_GRAPH } cli_syntax_t;
+
+/* Checks args[0..nargs) against the explicit arguments of kernel kd (metadata .value_kind,
+ * .size and .type_name, or for a C++ kernel without .type_name the types of its mangled name)
+ * and pads 3-element vectors to 4. Returns 0, or -1 with the message in why and *out_bad the
+ * index of the argument at fault (nargs when their number is wrong: "kernel 'saxpy' takes 4
+ * argument(s) (float a, float* x, float* y, uint n), got 3 --arg" / "... got 3 in \"args\"").
+ * A scalar whose type cannot be known is checked by size only: warn(ctx, message) is called
+ * for it ("... only its size was checked (4 bytes, given u32:1000)"). */
+int cli_check_args(const hsad_device_kernel_desc_t *kd, arg_t *args, uint32_t nargs,
+                   cli_syntax_t syn, void (*warn)(void *ctx, const char *msg), void *ctx,
+                   uint32_t *out_bad, char *why, size_t whyn);
+
+/* "argument 3 ('n') of kernel 'saxpy'": explicit argument e of kd as the messages name it. */
+const char *cli_arg_label_of(const hsad_device_kernel_desc_t *kd, uint32_t e, char *b, size_t n);
+
+#endif
