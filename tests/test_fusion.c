@@ -725,6 +725,66 @@ Test(fusion_cli, args_checked_against_metadata, .timeout = 120) {
   cr_assert(strstr(out, "  check y: 4 elements OK\n"), "%s", out);
 }
 
+/* A graph of two saxpy nodes with text spliced into the top level, kernel s, buffer u (u32, 4
+ * elements, checked), node second and check 0, and `equals` as the check's "equals". */
+static char *two_nodes(const char *top, const char *kern, const char *buf, const char *node,
+                       const char *chk, const char *equals, char path[32], int *rc) {
+  char js[4096];
+  snprintf(js, sizeof js, "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\","
+           " \"kernel\": \"saxpy\"%s}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4, "
+           "\"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 4}, \"u\": {\"type\": \"u32\", "
+           "\"count\": 4%s}}, \"nodes\": [{\"name\": "
+           "\"first\", \"kernel\": \"s\", \"grid\": [4], \"args\": [{\"f32\": 2}, \"x\", \"y\", "
+           "{\"u32\": 4}]}, {\"name\": \"second\", \"kernel\": \"s\", \"grid\": [4], \"args\": "
+           "[{\"f32\": 2}, \"x\", \"y\", {\"u32\": 4}], \"deps\": [\"first\"]%s}], \"checks\": "
+           "[{\"buffer\": \"u\", \"equals\": %s%s}]%s}", kern, buf, node, equals, chk, top);
+  return graph_json(js, "", path, rc);
+}
+
+/* Unknown keys are errors naming the key, where it is and the known keys ("dep" for "deps"
+ * would drop a dependency); a check longer than its buffer, or with a value its type cannot
+ * hold, is refused before anything runs. */
+Test(fusion_cli, unknown_keys_and_bad_checks, .timeout = 120) {
+  char path[32], want[1024];
+  int rc;
+  char *out = two_nodes(", \"check\": []", "", "", "", "", "[0]", path, &rc);
+  snprintf(want, sizeof want, "hsad graph: %s: top level: unknown key \"check\" (known: kernels, "
+           "buffers, nodes, checks)\n", path);
+  cr_assert_eq(rc, 1);
+  cr_assert_str_eq(out, want);
+  static const struct {
+    const char *kern, *buf, *node, *chk, *equals, *msg;
+  } bad[] = {
+      {", \"src\": \"a.cl\"", "", "", "", "[0]",
+       "kernel s: unknown key \"src\" (known: code_object, source, kernel)"},
+      {"", ", \"int\": \"iota\"", "", "", "[0]",
+       "buffer u: unknown key \"int\" (known: type, count, init)"},
+      {"", "", ", \"dep\": [\"first\"]", "", "[0]",
+       "node second: unknown key \"dep\" (known: name, kernel, lane, grid, block, args, deps)"},
+      {"", "", ", \"grdi\": [4]", "", "[0]",
+       "node second: unknown key \"grdi\" (known: name, kernel, lane, grid, block, args, deps)"},
+      {"", "", "", ", \"equal\": 0", "[0]",
+       "checks[0]: unknown key \"equal\" (known: buffer, equals)"},
+      {"", "", "", "", "[0, 0, 0, 0, 0]",
+       "checks[0]: field \"equals\": 5 values, buffer u has 4 elements (an array checks 1 to 4 "
+       "first elements, a number all of them)"},
+      {"", "", "", "", "[0, 2.5]",
+       "checks[0]: field \"equals\"[1]: '2.5' is not an integer from 0 to 4294967295 (u32)"},
+      {"", "", "", "", "-1",
+       "checks[0]: field \"equals\": '-1' is not an integer from 0 to 4294967295 (u32)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    out = two_nodes("", bad[i].kern, bad[i].buf, bad[i].node, bad[i].chk, bad[i].equals, path,
+                    &rc);
+    snprintf(want, sizeof want, "hsad graph: %s\n", bad[i].msg);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_str_eq(out, want);
+  }
+  out = two_nodes("", "", "", "", "", "[0, 0, 0, 0]", path, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "  check u: 4 elements OK\n"), "%s", out);
+}
+
 /* struct_1k's blob for launch r: v[j] = r x 1000 + j. */
 static void blob_1k(uint32_t *v, uint32_t r) {
   for (uint32_t j = 0; j < 256; j++) v[j] = r * 1000u + j;

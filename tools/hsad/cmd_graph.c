@@ -12,6 +12,8 @@
  *                 "deps": ["OTHER NODE", ...]}, ... ],
  *     "checks": [ {"buffer": "NAME", "equals": V | [V0, V1, ...]} ]
  *   }
+ * Any other key is an error naming it, where it is and the known keys. An "equals" array has at
+ * most as many values as the buffer has elements; checks are validated before anything runs.
  * Relative "code_object" / "source" paths are relative to the JSON file's folder.
  * Lane i runs on its own queue. Types (buffers and scalars): i8 u8 i16 u16 i32 u32 i64 u64 f32
  * f64. A node's args are checked against the kernel's metadata as hsad run's --arg are
@@ -78,6 +80,39 @@ static double get_value(const gbuf_t *b, uint64_t i) {
   case T_F32: return *(const float *)p;
   default: return *(const double *)p;
   }
+}
+
+/* The first key of object o that is not in known[] (NULL-terminated): writes
+ * 'unknown key "grdi" (known: name, kernel, ...)' to why and returns -1; 0 when all are known. */
+static int unknown_key(json_object *o, const char *const *known, char *why, size_t whyn) {
+  json_object_object_foreach(o, key, val) {
+    (void)val;
+    size_t i = 0;
+    while (known[i] && strcmp(known[i], key)) i++;
+    if (known[i]) continue;
+    size_t k = (size_t)snprintf(why, whyn, "unknown key \"%s\" (known:", key);
+    for (i = 0; known[i] && k < whyn; i++)
+      k += (size_t)snprintf(why + k, whyn - k, "%s %s", i ? "," : "", known[i]);
+    if (k < whyn) snprintf(why + k, whyn - k, ")");
+    return -1;
+  }
+  return 0;
+}
+static const char *const top_keys[] = {"kernels", "buffers", "nodes", "checks", NULL};
+static const char *const kernel_keys[] = {"code_object", "source", "kernel", NULL};
+static const char *const buffer_keys[] = {"type", "count", "init", NULL};
+static const char *const node_keys[] = {"name", "kernel", "lane", "grid", "block", "args", "deps",
+                                        NULL};
+static const char *const check_keys[] = {"buffer", "equals", NULL};
+
+/* A check's value v as an element of type t into want (cli_parse_scalar: an integer in range,
+ * no fraction); -1 with why otherwise. */
+static int check_value(etype_t t, json_object *v, uint8_t want[8], char *why, size_t whyn) {
+  if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) {
+    snprintf(why, whyn, "%s is not a number", json_object_to_json_string(v));
+    return -1;
+  }
+  return cli_parse_scalar(t, json_object_to_json_string(v), want, why, whyn);
 }
 
 /* cli_check_args' warnings: "hsad graph: warning: node N: ..." on stderr (ctx: the node's name) */
@@ -169,6 +204,9 @@ int hsad_cmd_graph(int argc, char **argv) {
   arg_t gargs[MAXA]; /* one node's arguments (hex: bytes malloc'd until the node is added) */
   uint32_t ngargs = 0;
   if (!root) GFAIL("%s: %s\n", file, json_util_get_last_err());
+  char why[2048];
+  if (!json_object_is_type(root, json_type_object)) GFAIL("%s: not a JSON object\n", file);
+  if (unknown_key(root, top_keys, why, sizeof why)) GFAIL("%s: top level: %s\n", file, why);
   GCHECK(hsad_runtime_open(&rt));
   hsad_device_t *dev;
   GCHECK(hsad_device_get(rt, devi, &dev));
@@ -177,6 +215,8 @@ int hsad_cmd_graph(int argc, char **argv) {
     GFAIL("%s: field \"kernels\": missing or not an object\n", file);
   json_object_object_foreach(jk, kn, kv) {
     if (nk == MAXK) GFAIL("kernel %s: more than %d kernels\n", kn, MAXK);
+    if (!json_object_is_type(kv, json_type_object)) GFAIL("kernel %s: not an object\n", kn);
+    if (unknown_key(kv, kernel_keys, why, sizeof why)) GFAIL("kernel %s: %s\n", kn, why);
     json_object *sym, *path;
     if (!json_object_object_get_ex(kv, "kernel", &sym) || !json_object_is_type(sym, json_type_string))
       GFAIL("kernel %s: field \"kernel\": missing or not a string\n", kn);
@@ -206,8 +246,12 @@ int hsad_cmd_graph(int argc, char **argv) {
     kname[nk++] = kn;
   }
   if (json_object_object_get_ex(root, "buffers", &jb)) {
+    if (!json_object_is_type(jb, json_type_object))
+      GFAIL("%s: field \"buffers\": not an object\n", file);
     json_object_object_foreach(jb, bn, bv) {
       if (nb == MAXB) GFAIL("buffer %s: more than %d buffers\n", bn, MAXB);
+      if (!json_object_is_type(bv, json_type_object)) GFAIL("buffer %s: not an object\n", bn);
+      if (unknown_key(bv, buffer_keys, why, sizeof why)) GFAIL("buffer %s: %s\n", bn, why);
       gbuf_t *b = &bufs[nb];
       b->name = bn;
       json_object *t, *c, *in;
@@ -243,8 +287,10 @@ int hsad_cmd_graph(int argc, char **argv) {
     json_object *nd = json_object_array_get_idx(jn, i);
     char nm[32];
     snprintf(nm, sizeof nm, "#%u", i);
+    if (!json_object_is_type(nd, json_type_object)) GFAIL("node %s: not an object\n", nm);
     nname[i] = json_object_object_get_ex(nd, "name", &v) ? json_object_get_string(v) : strdup(nm);
     const char *N = nname[i];
+    if (unknown_key(nd, node_keys, why, sizeof why)) GFAIL("node %s: %s\n", N, why);
     if (!json_object_object_get_ex(nd, "kernel", &v)) GFAIL("node %s: field \"kernel\": missing\n", N);
     uint32_t ki = 0;
     while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
@@ -297,7 +343,6 @@ int hsad_cmd_graph(int argc, char **argv) {
         GFAIL("node %s: field \"args\"[%u]: %s is neither a buffer name nor {\"TYPE\": VALUE}, "
               "{\"TYPE\": [V0, V1, ...]}, {\"hex\": \"BYTES[*N]\"} or {\"lds\": BYTES}\n", N, a,
               ga->spec);
-      char why[1024];
       if (!strcmp(tk, "hex")) {
         if (!json_object_is_type(sv, json_type_string))
           GFAIL("node %s: field \"args\"[%u]: {\"hex\": ...} takes a string of hex digits, not %s\n",
@@ -330,7 +375,6 @@ int hsad_cmd_graph(int argc, char **argv) {
       }
     }
     uint32_t bad;
-    char why[2048];
     const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(kern[ki]);
     if (cli_check_args(kd, gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad, why,
                        sizeof why))
@@ -378,6 +422,41 @@ int hsad_cmd_graph(int argc, char **argv) {
     for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes); /* copied by the graph */
     ngargs = 0;
   }
+  /* the checks, before anything runs: keys, buffer, values (each one of the buffer's type), and
+   * no more values than the buffer has elements */
+  uint32_t check_buf[MAXN];
+  size_t nc = 0;
+  if (json_object_object_get_ex(root, "checks", &jc)) {
+    if (!json_object_is_type(jc, json_type_array)) GFAIL("%s: field \"checks\": not an array\n", file);
+    nc = json_object_array_length(jc);
+    if (nc > MAXN) GFAIL("%s: field \"checks\": more than %d checks\n", file, MAXN);
+  }
+  for (size_t c = 0; c < nc; c++) {
+    json_object *ck = json_object_array_get_idx(jc, c), *bname, *eq;
+    if (!json_object_is_type(ck, json_type_object)) GFAIL("checks[%zu]: not an object\n", c);
+    if (unknown_key(ck, check_keys, why, sizeof why)) GFAIL("checks[%zu]: %s\n", c, why);
+    if (!json_object_object_get_ex(ck, "buffer", &bname))
+      GFAIL("checks[%zu]: field \"buffer\": missing\n", c);
+    uint32_t bi = 0;
+    while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(bname))) bi++;
+    if (bi == nb) GFAIL("checks[%zu]: field \"buffer\": no buffer '%s'\n", c, json_object_get_string(bname));
+    if (!json_object_object_get_ex(ck, "equals", &eq)) GFAIL("checks[%zu]: field \"equals\": missing\n", c);
+    bool arr = json_object_is_type(eq, json_type_array);
+    uint64_t n = arr ? json_object_array_length(eq) : 1;
+    if (arr && (n == 0 || n > bufs[bi].count))
+      GFAIL("checks[%zu]: field \"equals\": %llu values, buffer %s has %llu elements (an array "
+            "checks 1 to %llu first elements, a number all of them)\n", c, (unsigned long long)n,
+            bufs[bi].name, (unsigned long long)bufs[bi].count, (unsigned long long)bufs[bi].count);
+    for (uint64_t e = 0; e < n; e++) {
+      uint8_t want[8];
+      char w[512];
+      if (check_value(bufs[bi].t, arr ? json_object_array_get_idx(eq, e) : eq, want, w, sizeof w)) {
+        if (arr) GFAIL("checks[%zu]: field \"equals\"[%llu]: %s\n", c, (unsigned long long)e, w);
+        GFAIL("checks[%zu]: field \"equals\": %s\n", c, w);
+      }
+    }
+    check_buf[c] = bi;
+  }
   for (uint32_t i = 0; i < nlanes; i++) {
     hsad_queue_options_t qo = {0};
     GCHECK(hsad_queue_create(dev, &qo, &queues[i]));
@@ -385,54 +464,47 @@ int hsad_cmd_graph(int argc, char **argv) {
   GCHECK(hsad_graph_instantiate(g, queues, nlanes, &x));
   uint32_t nq = hsad_graph_exec_queue_count(x);
   hsad_completion_t done[HSAD_GRAPH_MAX_LANES];
-  hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_NONE;
+  hsad_graph_rollback_t rb = HSAD_GRAPH_ROLLBACK_NONE;
   tsub = malloc(launches * sizeof *tsub);
   twait = malloc(launches * sizeof *twait);
   if (!tsub || !twait) GFAIL("out of memory\n");
   char checked[4096] = ""; /* the check lines, printed after the summary */
   for (uint32_t r = 0; r < launches; r++) {
     uint64_t t0 = hsad_now_ns();
-    GCHECK(hsad_graph_launch(x, sequential ? HSAD_GRAPH_SEQUENTIAL : 0, t0 + 10000000000ull, done, &why));
+    GCHECK(hsad_graph_launch(x, sequential ? HSAD_GRAPH_SEQUENTIAL : 0, t0 + 10000000000ull, done, &rb));
     uint64_t t1 = hsad_now_ns();
     GCHECK(hsad_completion_wait_all(done, nq, t1 + 10000000000ull));
     tsub[r] = t1 - t0;
     twait[r] = hsad_now_ns() - t0;
     if (r == 0) {
-      if (json_object_object_get_ex(root, "checks", &jc)) {
-        for (size_t c = 0; c < json_object_array_length(jc); c++) {
-          json_object *ck = json_object_array_get_idx(jc, c), *bname, *eq;
-          if (!json_object_object_get_ex(ck, "buffer", &bname))
-            GFAIL("checks[%zu]: field \"buffer\": missing\n", c);
-          uint32_t bi = 0;
-          while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(bname))) bi++;
-          if (bi == nb) GFAIL("checks[%zu]: field \"buffer\": no buffer '%s'\n", c, json_object_get_string(bname));
-          if (!json_object_object_get_ex(ck, "equals", &eq)) GFAIL("checks[%zu]: field \"equals\": missing\n", c);
-          bool arr = json_object_is_type(eq, json_type_array);
-          uint64_t n = arr ? json_object_array_length(eq) : bufs[bi].count;
-          if (n > bufs[bi].count) n = bufs[bi].count;
-          for (uint64_t i = 0; i < n; i++) {
-            json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
-            uint8_t want[8] = {0}, *got = (uint8_t *)bufs[bi].ptr + i * bufs[bi].esize;
-            put_value(bufs[bi].t, json_object_get_double(ev), json_object_get_int64(ev), want);
-            if (memcmp(want, got, bufs[bi].esize)) {
-              double gv = get_value(&bufs[bi], i);
-              GFAIL("checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s (after the "
-                    "first launch)\n", c, bufs[bi].name, (unsigned long long)i, gv,
-                    json_object_to_json_string(ev));
-            }
-          }
-          size_t used = strlen(checked);
-          snprintf(checked + used, sizeof checked - used, "  check %s: %llu elements OK\n",
-                   bufs[bi].name, (unsigned long long)n);
+      for (size_t c = 0; c < nc; c++) { /* validated above */
+        json_object *eq;
+        json_object_object_get_ex(json_object_array_get_idx(jc, c), "equals", &eq);
+        uint32_t bi = check_buf[c];
+        bool arr = json_object_is_type(eq, json_type_array);
+        uint64_t n = arr ? json_object_array_length(eq) : bufs[bi].count;
+        uint8_t want[8] = {0};
+        if (!arr) check_value(bufs[bi].t, eq, want, why, sizeof why); /* once for all */
+        for (uint64_t i = 0; i < n; i++) {
+          json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
+          uint8_t *got = (uint8_t *)bufs[bi].ptr + i * bufs[bi].esize;
+          if (arr) check_value(bufs[bi].t, ev, want, why, sizeof why);
+          if (memcmp(want, got, bufs[bi].esize))
+            GFAIL("checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s (after the "
+                  "first launch)\n", c, bufs[bi].name, (unsigned long long)i,
+                  get_value(&bufs[bi], i), json_object_to_json_string(ev));
         }
+        size_t used = strlen(checked);
+        snprintf(checked + used, sizeof checked - used, "  check %s: %llu elements OK\n",
+                 bufs[bi].name, (unsigned long long)n);
       }
     }
   }
   qsort(tsub, launches, sizeof *tsub, cmp_u64);
   qsort(twait, launches, sizeof *twait, cmp_u64);
   printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", file, nn, nq, launches,
-         hsad_graph_rollback_name(why));
-  for (uint32_t qi = 0; qi < nq && why == HSAD_GRAPH_ROLLBACK_NONE; qi++)
+         hsad_graph_rollback_name(rb));
+  for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++)
     printf("  queue %u: %u packets, 1 doorbell per launch\n", qi, hsad_graph_exec_packet_count(x, qi));
   printf("  host submit: median %.2f us (min %.2f); submit+wait: median %.2f us (min %.2f)\n",
          tsub[launches / 2] / 1e3, tsub[0] / 1e3, twait[launches / 2] / 1e3, twait[0] / 1e3);
