@@ -785,6 +785,44 @@ Test(fusion_cli, unknown_keys_and_bad_checks, .timeout = 120) {
   cr_assert(strstr(out, "  check u: 4 elements OK\n"), "%s", out);
 }
 
+/* Numbers out of range are reported with the value as written: a count whose bytes exceed the
+ * buffer limit (not a wrapped size), a negative lane, grid or count, a fraction. */
+Test(fusion_cli, numbers_out_of_range, .timeout = 120) {
+  static const struct {
+    const char *buf, *node, *msg;
+  } bad[] = {
+      {", \"count\": 4611686018427387904", "",
+       "buffer u: field \"count\": 4611686018427387904 x 4-byte u32 exceeds the buffer limit of "
+       "1099511627776 bytes (274877906944 elements)"},
+      {", \"count\": -4", "",
+       "buffer u: field \"count\": '-4' is not an integer from 1 to 274877906944 (the buffer "
+       "limit, 1099511627776 bytes, in 4-byte u32 elements)"},
+      {", \"count\": 2.5", "",
+       "buffer u: field \"count\": '2.5' is not an integer from 1 to 274877906944 (the buffer "
+       "limit, 1099511627776 bytes, in 4-byte u32 elements)"},
+      {", \"init\": \"const=-1\"", "",
+       "buffer u: field \"init\": const=V: '-1' is not an integer from 0 to 4294967295 (u32)"},
+      {"", ", \"lane\": -1",
+       "node second: field \"lane\": '-1' is not an integer from 0 to 63 (one queue per lane, at "
+       "most 64)"},
+      {"", ", \"lane\": 64",
+       "node second: field \"lane\": '64' is not an integer from 0 to 63 (one queue per lane, at "
+       "most 64)"},
+      {"", ", \"grid\": [-4]",
+       "node second: field \"grid\"[0]: '-4' is not an integer from 1 to 4294967295"},
+      {"", ", \"block\": [4294967296]",
+       "node second: field \"block\"[0]: '4294967296' is not an integer from 1 to 4294967295"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char path[32], want[1024];
+    int rc;
+    char *out = two_nodes("", "", bad[i].buf, bad[i].node, "", "[0]", path, &rc);
+    snprintf(want, sizeof want, "hsad graph: %s\n", bad[i].msg);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_str_eq(out, want);
+  }
+}
+
 /* struct_1k's blob for launch r: v[j] = r x 1000 + j. */
 static void blob_1k(uint32_t *v, uint32_t r) {
   for (uint32_t j = 0; j < 256; j++) v[j] = r * 1000u + j;

@@ -115,6 +115,20 @@ static int check_value(etype_t t, json_object *v, uint8_t want[8], char *why, si
   return cli_parse_scalar(t, json_object_to_json_string(v), want, why, whyn);
 }
 
+/* v as an integer from lo to hi into *out; -1 with why ("'-1' is not an integer from 0 to 63",
+ * the value as written) otherwise. */
+static int json_uint(json_object *v, uint64_t lo, uint64_t hi, uint64_t *out, char *why, size_t whyn) {
+  const char *text = json_object_to_json_string(v);
+  if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+      json_object_get_uint64(v) < lo || json_object_get_uint64(v) > hi) {
+    snprintf(why, whyn, "'%s' is not an integer from %llu to %llu", text, (unsigned long long)lo,
+             (unsigned long long)hi);
+    return -1;
+  }
+  *out = json_object_get_uint64(v);
+  return 0;
+}
+
 /* cli_check_args' warnings: "hsad graph: warning: node N: ..." on stderr (ctx: the node's name) */
 static void graph_warn(void *ctx, const char *msg) {
   fprintf(stderr, "hsad graph: warning: node %s: %s\n", (const char *)ctx, msg);
@@ -260,20 +274,40 @@ int hsad_cmd_graph(int argc, char **argv) {
           cli_parse_type(json_object_get_string(t), strlen(json_object_get_string(t)), &ti))
         GFAIL("buffer %s: field \"type\": missing or not one of i8 u8 i16 u16 i32 u32 i64 u64 f32 "
               "f64\n", bn);
-      if (!json_object_object_get_ex(bv, "count", &c) || json_object_get_int64(c) <= 0)
-        GFAIL("buffer %s: field \"count\": missing or not a positive integer\n", bn);
+      uint64_t lim = CLI_BUF_MAX_BYTES / cli_tsize[ti];
+      if (!json_object_object_get_ex(bv, "count", &c))
+        GFAIL("buffer %s: field \"count\": missing (a number of elements)\n", bn);
+      if (json_uint(c, 1, UINT64_MAX, &b->count, why, sizeof why))
+        GFAIL("buffer %s: field \"count\": '%s' is not an integer from 1 to %llu (the buffer "
+              "limit, %llu bytes, in %u-byte %s elements)\n", bn, json_object_to_json_string(c),
+              (unsigned long long)lim, (unsigned long long)CLI_BUF_MAX_BYTES, cli_tsize[ti],
+              cli_tnames[ti]);
+      if (b->count > lim)
+        GFAIL("buffer %s: field \"count\": %s x %u-byte %s exceeds the buffer limit of %llu bytes "
+              "(%llu elements)\n", bn, json_object_to_json_string(c), cli_tsize[ti], cli_tnames[ti],
+              (unsigned long long)CLI_BUF_MAX_BYTES, (unsigned long long)lim);
       b->t = ti;
       b->esize = cli_tsize[ti];
-      b->count = (uint64_t)json_object_get_int64(c);
+      const char *init = "zeros";
+      if (json_object_object_get_ex(bv, "init", &in)) {
+        if (!json_object_is_type(in, json_type_string))
+          GFAIL("buffer %s: field \"init\": %s is not a string (zeros, iota or const=V)\n", bn,
+                json_object_to_json_string(in));
+        init = json_object_get_string(in);
+      }
+      uint8_t cv[8] = {0};
+      bool iota = !strcmp(init, "iota");
+      if (!strncmp(init, "const=", 6)) {
+        if (cli_parse_scalar(ti, init + 6, cv, why, sizeof why))
+          GFAIL("buffer %s: field \"init\": const=V: %s\n", bn, why);
+      } else if (!iota && strcmp(init, "zeros")) {
+        GFAIL("buffer %s: field \"init\": '%s' is not zeros, iota or const=V\n", bn, init);
+      }
       GCHECK(hsad_buffer_alloc(dev, b->count * b->esize, &b->ptr));
-      const char *init = json_object_object_get_ex(bv, "init", &in) ? json_object_get_string(in) : "zeros";
       for (uint64_t i = 0; i < b->count; i++) {
-        double dv = 0;
-        if (!strcmp(init, "iota")) dv = (double)i;
-        else if (!strncmp(init, "const=", 6)) dv = strtod(init + 6, NULL);
-        else if (strcmp(init, "zeros"))
-          GFAIL("buffer %s: field \"init\": '%s' is not zeros, iota or const=V\n", bn, init);
-        put_value(ti, dv, (int64_t)dv, (uint8_t *)b->ptr + i * b->esize);
+        uint8_t *p = (uint8_t *)b->ptr + i * b->esize;
+        if (iota) put_value(ti, (double)i, (int64_t)i, p);
+        else memcpy(p, cv, b->esize);
       }
       nb++;
     }
@@ -295,8 +329,12 @@ int hsad_cmd_graph(int argc, char **argv) {
     uint32_t ki = 0;
     while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
     if (ki == nk) GFAIL("node %s: field \"kernel\": no kernel '%s'\n", N, json_object_get_string(v));
-    uint32_t lane = json_object_object_get_ex(nd, "lane", &v) ? (uint32_t)json_object_get_int(v) : 0;
-    if (lane >= HSAD_GRAPH_MAX_LANES) GFAIL("node %s: field \"lane\": %u not below %d\n", N, lane, HSAD_GRAPH_MAX_LANES);
+    uint64_t u = 0;
+    if (json_object_object_get_ex(nd, "lane", &v) &&
+        json_uint(v, 0, HSAD_GRAPH_MAX_LANES - 1, &u, why, sizeof why))
+      GFAIL("node %s: field \"lane\": %s (one queue per lane, at most %d)\n", N, why,
+            HSAD_GRAPH_MAX_LANES);
+    uint32_t lane = (uint32_t)u;
     if (lane + 1 > nlanes) nlanes = lane + 1;
     hsad_launch_t l = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}};
     json_object *gr;
@@ -304,17 +342,27 @@ int hsad_cmd_graph(int argc, char **argv) {
         json_object_array_length(gr) < 1 || json_object_array_length(gr) > 3)
       GFAIL("node %s: field \"grid\": missing or not an array of 1-3 sizes\n", N);
     l.dims = (uint32_t)json_object_array_length(gr);
-    for (uint32_t d = 0; d < l.dims; d++) l.grid[d] = (uint32_t)json_object_get_int64(json_object_array_get_idx(gr, d));
+    for (uint32_t d = 0; d < l.dims; d++) {
+      if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, why, sizeof why))
+        GFAIL("node %s: field \"grid\"[%u]: %s\n", N, d, why);
+      l.grid[d] = (uint32_t)u;
+    }
     if (json_object_object_get_ex(nd, "block", &gr)) {
       if (!json_object_is_type(gr, json_type_array) || json_object_array_length(gr) != l.dims)
         GFAIL("node %s: field \"block\": not an array of %u sizes\n", N, l.dims);
-      for (uint32_t d = 0; d < l.dims; d++) l.block[d] = (uint32_t)json_object_get_int64(json_object_array_get_idx(gr, d));
+      for (uint32_t d = 0; d < l.dims; d++) {
+        if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, why, sizeof why))
+          GFAIL("node %s: field \"block\"[%u]: %s\n", N, d, why);
+        l.block[d] = (uint32_t)u;
+      }
     } else {
       l.block[0] = l.grid[0] < 64 ? l.grid[0] : 64;
     }
     hsad_karg_t args[MAXA];
-    json_object *ja;
-    uint32_t na = json_object_object_get_ex(nd, "args", &ja) ? (uint32_t)json_object_array_length(ja) : 0;
+    json_object *ja = NULL;
+    if (json_object_object_get_ex(nd, "args", &ja) && !json_object_is_type(ja, json_type_array))
+      GFAIL("node %s: field \"args\": not an array\n", N);
+    uint32_t na = ja ? (uint32_t)json_object_array_length(ja) : 0;
     if (na > MAXA) GFAIL("node %s: field \"args\": more than %d arguments\n", N, MAXA);
     /* the given arguments (kinds and types), checked against the kernel's metadata as hsad
      * run's --arg are, then the values (range and integrality for the argument's type) */
@@ -410,6 +458,8 @@ int hsad_cmd_graph(int argc, char **argv) {
     uint32_t deps[MAXN], nd_ = 0;
     json_object *jd;
     if (json_object_object_get_ex(nd, "deps", &jd)) {
+      if (!json_object_is_type(jd, json_type_array))
+        GFAIL("node %s: field \"deps\": not an array of node names\n", N);
       for (size_t d = 0; d < json_object_array_length(jd); d++) {
         const char *dn = json_object_get_string(json_object_array_get_idx(jd, d));
         uint32_t j = 0;

@@ -210,8 +210,6 @@ static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
   return 0;
 }
 
-/* A buffer's size limit: COUNT x element size must stay below this (and below SIZE_MAX). */
-#define BUF_MAX_BYTES (1ull << 40)
 
 static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   memset(a, 0, sizeof *a);
@@ -256,7 +254,7 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   char *save = NULL, *tok = strtok_r(buf, ":", &save);
   if (!tok || cli_parse_type(tok, strlen(tok), &a->type)) return -1;
   tok = strtok_r(NULL, ":", &save);
-  uint64_t lim = BUF_MAX_BYTES / cli_tsize[a->type];
+  uint64_t lim = CLI_BUF_MAX_BYTES / cli_tsize[a->type];
   if (SIZE_MAX / cli_tsize[a->type] < lim) lim = SIZE_MAX / cli_tsize[a->type];
   if (!tok || cli_parse_uint(tok, UINT64_MAX, &a->count) || !a->count) {
     snprintf(why, whyn, "COUNT '%s' is not a positive integer", tok ? tok : "");
@@ -264,7 +262,7 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   }
   if (a->count > lim) {
     snprintf(why, whyn, "COUNT %s x %u-byte %s exceeds the buffer limit of %llu bytes (%llu elements)",
-             tok, cli_tsize[a->type], cli_tnames[a->type], (unsigned long long)BUF_MAX_BYTES,
+             tok, cli_tsize[a->type], cli_tnames[a->type], (unsigned long long)CLI_BUF_MAX_BYTES,
              (unsigned long long)lim);
     return -1;
   }

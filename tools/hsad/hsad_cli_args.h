@@ -31,6 +31,9 @@ typedef enum { A_BUF, A_SCALAR, A_BYTES, A_LDS } akind_t;
 /* raw bytes of hex:/bin: (a by-value argument; the kernarg segment is far smaller) */
 #define BYTES_MAX (1u << 20)
 
+/* A buffer's size limit: COUNT x element size must stay below this (and below SIZE_MAX). */
+#define CLI_BUF_MAX_BYTES (1ull << 40)
+
 typedef struct arg {
   akind_t kind;
   etype_t type;
