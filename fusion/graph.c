@@ -61,7 +61,7 @@ static hsad_status_t node_dep(fu_node_t *x, uint32_t from) {
   return HSAD_OK;
 }
 
-static hsad_status_t add_node(hsad_graph_t *g, const char *name, uint32_t lane,
+static hsad_status_t add_node(const char *fn, hsad_graph_t *g, const char *name, uint32_t lane,
                               const hsad_device_kernel_t *k, const hsad_launch_t *l,
                               const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
   if (!g || (!deps && ndeps) || lane >= HSAD_GRAPH_MAX_LANES)
@@ -71,6 +71,20 @@ static hsad_status_t add_node(hsad_graph_t *g, const char *name, uint32_t lane,
     if (deps[i] >= g->n)
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add: dependency %u is node %u, "
                        "not recorded yet (%u nodes)", i, deps[i], g->n);
+  /* names are unique (as stored: truncated, or the default node<id>), so messages name one node */
+  char nm[HSAD_GRAPH_NAME_MAX];
+  if (name) snprintf(nm, sizeof nm, "%s", name);
+  else snprintf(nm, sizeof nm, "node%u", g->n);
+  for (uint32_t i = 0; i < g->n; i++)
+    if (!strcmp(g->nodes[i].name, nm)) {
+      if (name && strlen(name) >= sizeof nm)
+        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node name '%s' (truncated to %u bytes: "
+                         "'%s') is the name of node %u; node names are unique", fn, name,
+                         (unsigned)sizeof nm - 1, nm, i);
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node name '%s'%s is the name of node %u; "
+                       "node names are unique", fn, nm, name ? "" : " (the default for a NULL "
+                       "name)", i);
+    }
   if (g->n == g->cap) {
     uint32_t c = g->cap ? 2 * g->cap : 16;
     fu_node_t *nn = realloc(g->nodes, c * sizeof *nn);
@@ -80,8 +94,7 @@ static hsad_status_t add_node(hsad_graph_t *g, const char *name, uint32_t lane,
   }
   fu_node_t *x = &g->nodes[g->n];
   memset(x, 0, sizeof *x);
-  if (name) snprintf(x->name, sizeof x->name, "%s", name);
-  else snprintf(x->name, sizeof x->name, "node%u", g->n);
+  memcpy(x->name, nm, sizeof nm);
   x->lane = lane;
   x->kernel = k;
   if (l) {
@@ -132,12 +145,12 @@ hsad_status_t hsad_graph_add_kernel(hsad_graph_t *g, const char *name, uint32_t 
   if (l->arg_count && !l->args)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_kernel: NULL args with count %u",
                      l->arg_count);
-  return add_node(g, name, lane, k, l, deps, ndeps, out);
+  return add_node("hsad_graph_add_kernel", g, name, lane, k, l, deps, ndeps, out);
 }
 
 hsad_status_t hsad_graph_add_barrier(hsad_graph_t *g, const char *name, uint32_t lane,
                                      const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
-  return add_node(g, name, lane, NULL, NULL, deps, ndeps, out);
+  return add_node("hsad_graph_add_barrier", g, name, lane, NULL, NULL, deps, ndeps, out);
 }
 
 hsad_status_t hsad_graph_add_edge(hsad_graph_t *g, uint32_t from, uint32_t to) {

@@ -64,8 +64,12 @@ void hsad_graph_destroy(hsad_graph_t *graph);
  * launch and its arguments are copied (the values of HSAD_KARG_BYTES too); flags other than
  * HSAD_LAUNCH_FENCE_AGENT are ignored (the graph decides the BARRIER bit). Checks against the
  * queue happen at instantiate. *out_node = the node id (0, 1, ... in recording order).
+ * Node names are unique within a graph (as stored: truncated, or the default), so that
+ * messages (a cycle, a failed node) name one node; the check compares with every recorded node.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL graph/kernel/launch, lane >= HSAD_GRAPH_MAX_LANES,
- * a dependency id not yet recorded: the message names it), HSAD_ERR_OUT_OF_MEMORY. */
+ * a dependency id not yet recorded: the message names it; a name already taken: "node name 'A'
+ * is the name of node 0; node names are unique"), HSAD_ERR_OUT_OF_MEMORY; on error nothing is
+ * recorded. */
 hsad_status_t hsad_graph_add_kernel(hsad_graph_t *graph, const char *name, uint32_t lane,
                                     const hsad_device_kernel_t *kernel, const hsad_launch_t *launch,
                                     const uint32_t *deps, uint32_t dep_count, uint32_t *out_node);

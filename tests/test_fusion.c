@@ -281,6 +281,57 @@ Test(fusion, cycle_names_its_nodes, .timeout = 60) {
   hsad_runtime_close(e.rt);
 }
 
+/* Node names are unique: a taken name (given, truncated or the default node<id>) is refused by
+ * both add calls, naming the name and the node that has it, and nothing is recorded. */
+Test(fusion, duplicate_names_refused, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 64);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a = rec(g, "load", 0, k, counter, slots, 0, NULL, 0);
+  rec(g, "node2", 0, k, counter, slots, 1, &a, 1);
+  rec(g, "a_name_of_exactly_31_bytes_xxxx", 0, k, counter, slots, 2, NULL, 0);
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(a)};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = args, .arg_count = 3};
+  uint32_t id = 77;
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "load", 1, k, &l, &a, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: node name 'load' is the name of node 0; node names are unique");
+  DQ_ERR_IS(hsad_graph_add_barrier(g, "load", 0, &a, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_barrier: node name 'load' is the name of node 0; node names are "
+            "unique");
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "a_name_of_exactly_31_bytes_xxxx_and_more", 0, k, &l, NULL,
+                                  0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: node name 'a_name_of_exactly_31_bytes_xxxx_and_more' "
+            "(truncated to 31 bytes: 'a_name_of_exactly_31_bytes_xxxx') is the name of node 2; "
+            "node names are unique");
+  /* node 3 would be node3 by default (free); node2 is taken by node 1 */
+  rec(g, NULL, 0, k, counter, slots, 3, NULL, 0);
+  rec(g, "x", 0, k, counter, slots, 4, NULL, 0);
+  rec(g, "y", 0, k, counter, slots, 5, NULL, 0);
+  rec(g, "z", 0, k, counter, slots, 6, NULL, 0);
+  rec(g, "node8", 0, k, counter, slots, 7, NULL, 0); /* id 7 */
+  DQ_ERR_IS(hsad_graph_add_barrier(g, NULL, 0, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_barrier: node name 'node8' (the default for a NULL name) is the name "
+            "of node 7; node names are unique");
+  cr_assert_eq(id, 77, "nothing recorded");
+  /* the refusals recorded nothing: the next node is id 8, and the graph runs 8 nodes */
+  cr_assert_eq(rec(g, "last", 0, k, counter, slots, 8, NULL, 0), 8);
+  hsad_graph_exec_t *x = NULL;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_completion_t done;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
+  DQ_OK(hsad_completion_wait(&done, dq_in(DQ_SEC)));
+  cr_assert_eq(*counter, 9);
+  hsad_graph_exec_destroy(x);
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  hsad_runtime_close(e.rt);
+}
+
 /* 1,000 launches of a fill -> saxpy-free chain with the fill value updated between launches. */
 Test(fusion, thousand_launches_with_updates, .timeout = 120) {
   dq_env_t e;
@@ -817,6 +868,29 @@ Test(fusion_cli, numbers_out_of_range, .timeout = 120) {
     char path[32], want[1024];
     int rc;
     char *out = two_nodes("", "", bad[i].buf, bad[i].node, "", "[0]", path, &rc);
+    snprintf(want, sizeof want, "hsad graph: %s\n", bad[i].msg);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_str_eq(out, want);
+  }
+}
+
+/* hsad graph refuses a node name taken by an earlier node (deps name nodes) or longer than
+ * the library keeps, before the library would. */
+Test(fusion_cli, node_names_unique, .timeout = 120) {
+  static const struct {
+    const char *node, *msg;
+  } bad[] = {
+      {", \"name\": \"first\"",
+       "node first: field \"name\": also the name of node #0 (names are unique: \"deps\" name "
+       "nodes)"},
+      {", \"name\": \"a_name_of_more_than_31_bytes_xxxx\"",
+       "node a_name_of_more_than_31_bytes_xxxx: field \"name\": 33 bytes, at most 31"},
+      {", \"name\": 7", "node #1: field \"name\": 7 is not a string"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char path[32], want[1024];
+    int rc;
+    char *out = two_nodes("", "", "", bad[i].node, "", "[0]", path, &rc);
     snprintf(want, sizeof want, "hsad graph: %s\n", bad[i].msg);
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert_str_eq(out, want);

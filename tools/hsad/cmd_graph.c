@@ -323,8 +323,18 @@ int hsad_cmd_graph(int argc, char **argv) {
     snprintf(nm, sizeof nm, "#%u", i);
     if (!json_object_is_type(nd, json_type_object)) GFAIL("node %s: not an object\n", nm);
     nname[i] = json_object_object_get_ex(nd, "name", &v) ? json_object_get_string(v) : strdup(nm);
+    if (!nname[i]) GFAIL("out of memory\n");
     const char *N = nname[i];
     if (unknown_key(nd, node_keys, why, sizeof why)) GFAIL("node %s: %s\n", N, why);
+    if (v && !json_object_is_type(v, json_type_string))
+      GFAIL("node %s: field \"name\": %s is not a string\n", nm, json_object_to_json_string(v));
+    if (strlen(N) >= HSAD_GRAPH_NAME_MAX)
+      GFAIL("node %s: field \"name\": %zu bytes, at most %d\n", N, strlen(N),
+            HSAD_GRAPH_NAME_MAX - 1);
+    for (uint32_t j = 0; j < i; j++)
+      if (!strcmp(nname[j], N))
+        GFAIL("node %s: field \"name\": also the name of node #%u (names are unique: \"deps\" "
+              "name nodes)\n", N, j);
     if (!json_object_object_get_ex(nd, "kernel", &v)) GFAIL("node %s: field \"kernel\": missing\n", N);
     uint32_t ki = 0;
     while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
