@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/test_dispatch_util.h"
@@ -88,6 +89,70 @@ Test(dispatch_cli, info_text_and_json, .timeout = 120) {
                    "\"exit_code\": 2, \"message\": \"unknown option '--bogus' (see hsad info "
                    "--help)\" } }\n");
   free(o);
+}
+
+/* README: "With --json every command prints one JSON object, also on failure": graph and
+ * compile too, an unknown command with --json, and run --help's description of the error. */
+Test(dispatch_cli, json_from_every_command, .timeout = 120) {
+  char *o, cmd[2048];
+  cr_assert_eq(sh(HSAD_BIN " bogus --json", &o), 2, "%s", o);
+  cr_assert_str_eq(o, "{ \"error\": { \"command\": \"bogus\", \"status\": \"usage\", \"exit_code\": "
+                      "2, \"message\": \"unknown command 'bogus' (commands: info, inspect, compile, "
+                      "run, bench, graph)\" } }\n");
+  free(o);
+  char tmp[] = "/tmp/hsad-cli-XXXXXX";
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(cmd, sizeof cmd, "cd %s && %s compile kernels/saxpy.cl --target gfx90a -o %s/s.hsaco "
+           "--json", HSAD_SRCDIR, HSAD_BIN, tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  struct stat st;
+  char path[256];
+  snprintf(path, sizeof path, "%s/s.hsaco", tmp);
+  cr_assert_eq(stat(path, &st), 0);
+  char want[2048];
+  snprintf(want, sizeof want, "{ \"compile\": { \"source\": \"kernels/saxpy.cl\", \"target\": "
+           "\"gfx90a\", \"output\": \"%s\", \"bytes\": %lld, \"kernels\": [ \"saxpy\" ] } }\n",
+           path, (long long)st.st_size);
+  cr_assert_str_eq(o, want);
+  free(o);
+  cr_assert_eq(sh(HSAD_BIN " compile x.cl -o y --json", &o), 2, "%s", o);
+  cr_assert_str_eq(o, "{ \"error\": { \"command\": \"compile\", \"status\": \"usage\", "
+                      "\"exit_code\": 2, \"message\": \"--target is required (see hsad compile "
+                      "--help)\" } }\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "cd %s && %s graph examples/saxpy-pipeline.json --launches 3 --json "
+           "2>/dev/null", HSAD_SRCDIR, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  json_object *j = json_tokener_parse(o);
+  cr_assert_not_null(j, "%s", o);
+  cr_assert_str_eq(jstr(j, "graph.file"), "examples/saxpy-pipeline.json");
+  cr_assert_eq(jint(j, "graph.nodes"), 3);
+  cr_assert_eq(jint(j, "graph.queues"), 2);
+  cr_assert_eq(jint(j, "graph.launches"), 3);
+  cr_assert_str_eq(jstr(j, "graph.path"), "fused");
+  cr_assert_str_eq(jtext(j, "graph.fused"), "true");
+  cr_assert_str_eq(jtext(j, "graph.queue_packets"), "[ 2, 3 ]");
+  cr_assert_str_eq(jtext(j, "graph.checks"), "[ { \"buffer\": \"out\", \"elements\": 5 }, "
+                                             "{ \"buffer\": \"y\", \"elements\": 4 } ]");
+  cr_assert(jget(j, "graph.host_submit_us.median") && jget(j, "graph.submit_wait_us.min"));
+  json_object_put(j);
+  free(o);
+  snprintf(cmd, sizeof cmd, "%s graph %s/none.json --json", HSAD_BIN, tmp);
+  cr_assert_eq(sh(cmd, &o), 1, "%s", o);
+  j = json_tokener_parse(o);
+  cr_assert_not_null(j, "%s", o);
+  cr_assert_str_eq(jstr(j, "error.command"), "graph");
+  cr_assert_str_eq(jstr(j, "error.status"), "error");
+  cr_assert_eq(jint(j, "error.exit_code"), 1);
+  json_object_put(j);
+  free(o);
+  cr_assert_eq(sh(HSAD_BIN " run --help", &o), 0, "%s", o);
+  cr_assert(strstr(o, "\n--json       one JSON object on stdout, also for errors: {\"error\": "
+                      "{\"command\", \"status\",\n             \"exit_code\", \"message\"}} "
+                      "(status: an HSAD_ERR_* name, \"usage\" or \"error\")\n"), "%s", o);
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  cr_assert_eq(system(cmd), 0);
 }
 
 Test(dispatch_cli, run_source_and_code_object, .timeout = 120) {

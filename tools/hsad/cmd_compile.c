@@ -13,12 +13,15 @@
 static void compile_usage(FILE *f) {
   fprintf(f, "usage: hsad compile SRC.cl|SRC.hip --target ISA [-O0..3] [-DNAME[=V]] [-IDIR]\n"
              "                    [--code-object-version 4|5] [--max-workgroup-size N]\n"
-             "                    [--waves-per-eu W] -o OUT.hsaco\n"
+             "                    [--waves-per-eu W] [--json] -o OUT.hsaco\n"
              "  --target ISA   target ID, e.g. gfx90a or gfx90a:xnack-\n"
              "  --max-workgroup-size N, --waves-per-eu W\n"
              "                 a register budget set on every kernel without editing the source\n"
              "                 (amdgpu_flat_work_group_size(1, N), amdgpu_waves_per_eu(W)); the\n"
              "                 result is checked against it\n"
+             "  --json         one JSON object on stdout: {\"compile\": {\"source\", \"target\",\n"
+             "                 \"output\", \"bytes\", \"kernels\": [NAME, ...]}}, or on failure\n"
+             "                 {\"error\": {\"command\", \"status\", \"exit_code\", \"message\"}}\n"
              "  diagnostics are printed as FILE:LINE:COL: error|warning: ...\n");
 }
 
@@ -50,27 +53,27 @@ static char *slurp(const char *path, size_t *out_size) {
 }
 
 int hsad_cmd_compile(int argc, char **argv) {
-  const hsad_cli_t cli = {.cmd = "compile", .json = false}; /* compile has no JSON output */
+  hsad_cli_t cli = {.cmd = "compile", .json = hsad_cli_wants_json(argc, argv)};
   const char *src = NULL, *out = NULL;
   hsad_compile_options_t o = {.opt_level = 2};
   const char **defs = calloc((size_t)argc, sizeof *defs);
   const char **incs = calloc((size_t)argc, sizeof *incs);
   int rc = 2;
   if (!defs || !incs) {
-    fprintf(stderr, "hsad compile: out of memory\n");
-    rc = 1;
+    rc = hsad_cli_fail(&cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
     goto done;
   }
   o.defines = defs;
   o.include_dirs = incs;
   /* getopt_long: `--opt value` and `--opt=value`; -O, -D, -I take attached values as cc does
    * (-O2, -DNAME=V, -Idir; -D NAME and -I dir work too) */
-  enum { OPT_TARGET = 256, OPT_COV, OPT_MAXWG, OPT_WAVES };
+  enum { OPT_TARGET = 256, OPT_COV, OPT_MAXWG, OPT_WAVES, OPT_JSON };
   static const struct option longopts[] = {
       {"target", required_argument, NULL, OPT_TARGET},
       {"code-object-version", required_argument, NULL, OPT_COV},
       {"max-workgroup-size", required_argument, NULL, OPT_MAXWG},
       {"waves-per-eu", required_argument, NULL, OPT_WAVES},
+      {"json", no_argument, NULL, OPT_JSON},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   opterr = 0;
@@ -83,10 +86,11 @@ int hsad_cmd_compile(int argc, char **argv) {
       rc = 0;
       goto done;
     case OPT_TARGET: o.target = optarg; break;
+    case OPT_JSON: cli.json = true; break;
     case 'o': out = optarg; break;
     case OPT_COV:
       if (strcmp(optarg, "4") && strcmp(optarg, "5")) {
-        fprintf(stderr, "hsad compile: --code-object-version %s: expected 4 or 5\n", optarg);
+        hsad_cli_fail(&cli, 2, "usage", "--code-object-version %s: expected 4 or 5", optarg);
         goto done;
       }
       o.code_object_version = (uint32_t)atoi(optarg);
@@ -97,8 +101,8 @@ int hsad_cmd_compile(int argc, char **argv) {
       unsigned long v = strtoul(optarg, &end, 10);
       unsigned long most = c == OPT_MAXWG ? 1024 : 20;
       if (!*optarg || *end || v < 1 || v > most) {
-        fprintf(stderr, "hsad compile: --%s %s: expected an integer from 1 to %lu\n",
-                c == OPT_MAXWG ? "max-workgroup-size" : "waves-per-eu", optarg, most);
+        hsad_cli_fail(&cli, 2, "usage", "--%s %s: expected an integer from 1 to %lu",
+                      c == OPT_MAXWG ? "max-workgroup-size" : "waves-per-eu", optarg, most);
         goto done;
       }
       if (c == OPT_MAXWG) o.budget.max_workgroup_size = (uint32_t)v;
@@ -107,7 +111,7 @@ int hsad_cmd_compile(int argc, char **argv) {
     }
     case 'O':
       if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3') {
-        fprintf(stderr, "hsad compile: -O%s: expected -O0, -O1, -O2 or -O3\n", optarg);
+        hsad_cli_fail(&cli, 2, "usage", "-O%s: expected -O0, -O1, -O2 or -O3", optarg);
         goto done;
       }
       o.opt_level = optarg[0] - '0';
@@ -121,28 +125,28 @@ int hsad_cmd_compile(int argc, char **argv) {
   }
   for (int i = optind; i < argc; i++) {
     if (src) {
-      fprintf(stderr, "hsad compile: one source file only (got %s and %s)\n", src, argv[i]);
+      hsad_cli_fail(&cli, 2, "usage", "one source file only (got %s and %s)", src, argv[i]);
       goto done;
     }
     src = argv[i];
   }
   if (!src || !o.target || !out) {
-    fprintf(stderr, "hsad compile: %s is required (see hsad compile --help)\n",
-            !src ? "SRC" : !o.target ? "--target" : "-o");
+    hsad_cli_fail(&cli, 2, "usage", "%s is required (see hsad compile --help)",
+                  !src ? "SRC" : !o.target ? "--target" : "-o");
     goto done;
   }
   struct stat ss, so;
   if (stat(src, &ss) == 0 && stat(out, &so) == 0 && ss.st_dev == so.st_dev &&
       ss.st_ino == so.st_ino) {
-    fprintf(stderr, "hsad compile: -o %s is the source file %s itself: refusing to overwrite it\n",
-            out, src);
+    hsad_cli_fail(&cli, 2, "usage", "-o %s is the source file %s itself: refusing to overwrite it",
+                  out, src);
     goto done;
   }
   rc = 1;
   size_t size = 0;
   char *text = slurp(src, &size);
   if (!text) {
-    fprintf(stderr, "hsad compile: %s: cannot read: %s\n", src, strerror(errno));
+    hsad_cli_fail(&cli, 1, "error", "%s: cannot read: %s", src, strerror(errno));
     goto done;
   }
   void *obj = NULL;
@@ -153,9 +157,9 @@ int hsad_cmd_compile(int argc, char **argv) {
   if (log && *log) fputs(log, stderr); /* the compiler's diagnostics, FILE:LINE:COL */
   if (st != HSAD_OK) {
     if (st == HSAD_ERR_COMPILE && log && *log)
-      fprintf(stderr, "hsad compile: %s: compilation for %s failed\n", src, o.target);
+      hsad_cli_fail(&cli, 1, hsad_status_name(st), "%s: compilation for %s failed", src, o.target);
     else
-      fprintf(stderr, "hsad compile: %s\n", hsad_last_error());
+      hsad_cli_fail(&cli, 1, hsad_status_name(st), "%s", hsad_last_error());
     free(log);
     goto done;
   }
@@ -164,9 +168,34 @@ int hsad_cmd_compile(int argc, char **argv) {
   int ok = f && fwrite(obj, 1, obj_size, f) == obj_size;
   if (f && fclose(f) != 0) ok = 0;
   if (!ok) {
-    fprintf(stderr, "hsad compile: %s: cannot write: %s\n", out, strerror(errno));
+    hsad_cli_fail(&cli, 1, "error", "%s: cannot write: %s", out, strerror(errno));
     free(obj);
     goto done;
+  }
+  if (cli.json) { /* what was written: the file, its size and its kernels */
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "source", json_object_new_string(src));
+    json_object_object_add(j, "target", json_object_new_string(o.target));
+    json_object_object_add(j, "output", json_object_new_string(out));
+    json_object_object_add(j, "bytes", json_object_new_uint64(obj_size));
+    hsad_codeobj_t *co = NULL;
+    hsad_status_t ls = hsad_codeobj_load_memory(obj, obj_size, out, &co);
+    if (ls) {
+      json_object_put(j);
+      free(obj);
+      rc = hsad_cli_fail(&cli, 1, hsad_status_name(ls), "%s: %s", hsad_status_name(ls),
+                         hsad_last_error());
+      goto done;
+    }
+    json_object *ks = json_object_new_array();
+    for (uint32_t i = 0; i < hsad_codeobj_info(co)->kernel_count; i++)
+      json_object_array_add(ks, json_object_new_string(
+                                    hsad_kernel_info(hsad_codeobj_kernel_at(co, i))->name));
+    hsad_codeobj_destroy(co);
+    json_object_object_add(j, "kernels", ks);
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "compile", j);
+    hsad_cli_print_json(r);
   }
   free(obj);
   rc = 0;

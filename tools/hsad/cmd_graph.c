@@ -35,20 +35,25 @@
 #include "tools/hsad/hsad_cli_args.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: hsad graph FILE.json [--launches N] [--sequential] [--device N]\n"
+  fprintf(f, "usage: hsad graph FILE.json [--launches N] [--sequential] [--device N] [--json]\n"
              "\nInstantiates the graph described by FILE.json (format: tools/hsad/cmd_graph.c and\n"
              "README.md), launches it N times (default 1) fused as one submission per queue, or\n"
              "with --sequential one node at a time (the rollback path), checks the \"checks\"\n"
              "after the first launch, and prints the path taken and host submit / submit+wait\n"
-             "times per launch.\n"
+             "times per launch. --json: one JSON object on stdout, {\"graph\": {\"file\", \"nodes\",\n"
+             "\"queues\", \"launches\", \"path\", \"fused\", \"queue_packets\", \"host_submit_us\",\n"
+             "\"submit_wait_us\" (median, min), \"checks\": [{\"buffer\", \"elements\"}]}}, or on\n"
+             "failure {\"error\": {\"command\", \"status\", \"exit_code\", \"message\"}}.\n"
              "\nexamples (from the source tree, after make):\n"
              "  hsad graph examples/saxpy-pipeline.json --launches 100\n"
              "  hsad graph examples/saxpy-pipeline.json --sequential\n");
 }
 
-#define GFAIL(...) do { fprintf(stderr, "hsad graph: " __VA_ARGS__); goto out; } while (0)
-#define GCHECK(expr) do { hsad_status_t s_ = (expr); if (s_) \
-  GFAIL("%s: %s\n", hsad_status_name(s_), hsad_last_error()); } while (0)
+/* errors through hsad_cli_fail: "hsad graph: MESSAGE" on stderr, or the JSON error object */
+#define GFAIL(...) do { hsad_cli_fail(&cli, 1, "error", __VA_ARGS__); goto out; } while (0)
+#define GCHECK(expr) do { hsad_status_t s_ = (expr); if (s_) { \
+  hsad_cli_fail(&cli, 1, hsad_status_name(s_), "%s: %s", hsad_status_name(s_), hsad_last_error()); \
+  goto out; } } while (0)
 
 enum { MAXK = 32, MAXB = 64, MAXN = 1024, MAXA = 16 };
 typedef struct gbuf { const char *name; etype_t t; uint32_t esize; uint64_t count; void *ptr; } gbuf_t;
@@ -164,11 +169,12 @@ int hsad_cmd_graph(int argc, char **argv) {
   const char *file = NULL;
   uint32_t launches = 1, devi = 0;
   bool sequential = false;
-  hsad_cli_t cli = {.cmd = "graph", .json = false};
-  enum { OPT_LAUNCHES = 256, OPT_SEQUENTIAL, OPT_DEVICE };
+  hsad_cli_t cli = {.cmd = "graph", .json = hsad_cli_wants_json(argc, argv)};
+  enum { OPT_LAUNCHES = 256, OPT_SEQUENTIAL, OPT_DEVICE, OPT_JSON };
   static const struct option longopts[] = {{"launches", required_argument, NULL, OPT_LAUNCHES},
                                            {"sequential", no_argument, NULL, OPT_SEQUENTIAL},
                                            {"device", required_argument, NULL, OPT_DEVICE},
+                                           {"json", no_argument, NULL, OPT_JSON},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   opterr = 0;
@@ -180,6 +186,7 @@ int hsad_cmd_graph(int argc, char **argv) {
     switch (opt) {
     case 'h': usage(stdout); return 0;
     case OPT_SEQUENTIAL: sequential = true; break;
+    case OPT_JSON: cli.json = true; break;
     case OPT_LAUNCHES:
     case OPT_DEVICE:
       errno = 0;
@@ -199,6 +206,7 @@ int hsad_cmd_graph(int argc, char **argv) {
     file = argv[i];
   }
   if (!file) {
+    if (cli.json) return hsad_cli_fail(&cli, 2, "usage", "FILE.json is required (see hsad graph --help)");
     usage(stderr);
     return 2;
   }
@@ -215,6 +223,7 @@ int hsad_cmd_graph(int argc, char **argv) {
   hsad_graph_exec_t *x = NULL;
   const char *nname[MAXN];
   uint64_t *tsub = NULL, *twait = NULL;
+  json_object *jchecks = NULL; /* --json: the checks that held */
   arg_t gargs[MAXA]; /* one node's arguments (hex: bytes malloc'd until the node is added) */
   uint32_t ngargs = 0;
   if (!root) GFAIL("%s: %s\n", file, json_util_get_last_err());
@@ -529,6 +538,7 @@ int hsad_cmd_graph(int argc, char **argv) {
   twait = malloc(launches * sizeof *twait);
   if (!tsub || !twait) GFAIL("out of memory\n");
   char checked[4096] = ""; /* the check lines, printed after the summary */
+  jchecks = json_object_new_array();
   for (uint32_t r = 0; r < launches; r++) {
     uint64_t t0 = hsad_now_ns();
     GCHECK(hsad_graph_launch(x, sequential ? HSAD_GRAPH_SEQUENTIAL : 0, t0 + 10000000000ull, done, &rb));
@@ -554,6 +564,10 @@ int hsad_cmd_graph(int argc, char **argv) {
                   "first launch)\n", c, bufs[bi].name, (unsigned long long)i,
                   get_value(&bufs[bi], i), json_object_to_json_string(ev));
         }
+        json_object *jck = json_object_new_object();
+        json_object_object_add(jck, "buffer", json_object_new_string(bufs[bi].name));
+        json_object_object_add(jck, "elements", json_object_new_uint64(n));
+        json_object_array_add(jchecks, jck);
         size_t used = strlen(checked);
         snprintf(checked + used, sizeof checked - used, "  check %s: %llu elements OK\n",
                  bufs[bi].name, (unsigned long long)n);
@@ -562,13 +576,39 @@ int hsad_cmd_graph(int argc, char **argv) {
   }
   qsort(tsub, launches, sizeof *tsub, cmp_u64);
   qsort(twait, launches, sizeof *twait, cmp_u64);
-  printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", file, nn, nq, launches,
-         hsad_graph_rollback_name(rb));
-  for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++)
-    printf("  queue %u: %u packets, 1 doorbell per launch\n", qi, hsad_graph_exec_packet_count(x, qi));
-  printf("  host submit: median %.2f us (min %.2f); submit+wait: median %.2f us (min %.2f)\n",
-         tsub[launches / 2] / 1e3, tsub[0] / 1e3, twait[launches / 2] / 1e3, twait[0] / 1e3);
-  fputs(checked, stdout);
+  if (cli.json) {
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "file", json_object_new_string(file));
+    json_object_object_add(j, "nodes", json_object_new_int64(nn));
+    json_object_object_add(j, "queues", json_object_new_int64(nq));
+    json_object_object_add(j, "launches", json_object_new_int64(launches));
+    json_object_object_add(j, "path", json_object_new_string(hsad_graph_rollback_name(rb)));
+    json_object_object_add(j, "fused", json_object_new_boolean(rb == HSAD_GRAPH_ROLLBACK_NONE));
+    json_object *pk = json_object_new_array(); /* fused: packets per queue, one doorbell each */
+    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++)
+      json_object_array_add(pk, json_object_new_int64(hsad_graph_exec_packet_count(x, qi)));
+    json_object_object_add(j, "queue_packets", pk);
+    json_object *ts = json_object_new_object(), *tw = json_object_new_object();
+    json_object_object_add(ts, "median", hsad_cli_json_double(tsub[launches / 2] / 1e3, "%.3f"));
+    json_object_object_add(ts, "min", hsad_cli_json_double(tsub[0] / 1e3, "%.3f"));
+    json_object_object_add(tw, "median", hsad_cli_json_double(twait[launches / 2] / 1e3, "%.3f"));
+    json_object_object_add(tw, "min", hsad_cli_json_double(twait[0] / 1e3, "%.3f"));
+    json_object_object_add(j, "host_submit_us", ts);
+    json_object_object_add(j, "submit_wait_us", tw);
+    json_object_object_add(j, "checks", jchecks);
+    jchecks = NULL;
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "graph", j);
+    hsad_cli_print_json(r);
+  } else {
+    printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", file, nn, nq, launches,
+           hsad_graph_rollback_name(rb));
+    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++)
+      printf("  queue %u: %u packets, 1 doorbell per launch\n", qi, hsad_graph_exec_packet_count(x, qi));
+    printf("  host submit: median %.2f us (min %.2f); submit+wait: median %.2f us (min %.2f)\n",
+           tsub[launches / 2] / 1e3, tsub[0] / 1e3, twait[launches / 2] / 1e3, twait[0] / 1e3);
+    fputs(checked, stdout);
+  }
   rc = 0;
 out:
   for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes);
@@ -581,5 +621,6 @@ out:
   for (uint32_t i = 0; i < nk; i++) hsad_program_destroy(progs[i]);
   if (rt) hsad_runtime_close(rt);
   if (root) json_object_put(root);
+  json_object_put(jchecks);
   return rc;
 }

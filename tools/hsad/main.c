@@ -69,6 +69,14 @@ int main(int argc, char **argv) {
   for (; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(commands[i].name, argv[1])) break;
   if (i == sizeof commands / sizeof commands[0]) {
+    if (hsad_cli_wants_json(argc - 1, argv + 1)) { /* --json: the error object, no usage text */
+      char names[256];
+      size_t k = 0;
+      for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", c ? ", " : "", commands[c].name);
+      hsad_cli_t cli = {.cmd = argv[1], .json = true};
+      return hsad_cli_fail(&cli, 2, "usage", "unknown command '%s' (commands: %s)", argv[1], names);
+    }
     fprintf(stderr, "hsad: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
