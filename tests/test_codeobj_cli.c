@@ -39,6 +39,44 @@ Test(codeobj_cli, inspect_table_exact) {
       "! spill        16     0    14    66/0      140      0      12   64    256  8@128 workgroups\n");
 }
 
+/* A plain C++ name of two overloads is ambiguous, naming both; a not-found message lists at
+ * most 20 of librocrand's 80 kernels. */
+Test(codeobj_cli, inspect_ambiguous_and_capped_list) {
+  static char out[65536];
+  const char *lib = "/usr/lib/x86_64-linux-gnu/librocrand.so.1";
+  char args[512];
+  snprintf(args, sizeof args, "inspect %s --kernel init_engines_kernel", lib);
+  cr_assert_eq(run(args, out, sizeof out), 1, "%s", out);
+  char want[4096];
+  snprintf(want, sizeof want, "hsad inspect: HSAD_ERR_KERNEL_NOT_FOUND: %s[bundle 0: "
+           "hipv4-amdgcn-amd-amdhsa--gfx1030]: ambiguous: 2 kernels match 'init_engines_kernel': "
+           "_ZN12rocrand_host6detailL19init_engines_kernelEPN14rocrand_device15mrg32k3a_engineEjyy "
+           "(rocrand_host::detail::init_engines_kernel(rocrand_device::mrg32k3a_engine*, unsigned "
+           "int, unsigned long long, unsigned long long)), "
+           "_ZN12rocrand_host6detailL19init_engines_kernelEPN14rocrand_device13xorwow_engineEjyy "
+           "(rocrand_host::detail::init_engines_kernel(rocrand_device::xorwow_engine*, unsigned "
+           "int, unsigned long long, unsigned long long)); give the full name of one\n", lib);
+  cr_assert_str_eq(out, want);
+  /* the qualified and the demangled name find one */
+  snprintf(args, sizeof args, "inspect %s --kernel 'rocrand_host::detail::init_engines_kernel("
+           "rocrand_device::xorwow_engine*, unsigned int, unsigned long long, unsigned long long)'",
+           lib);
+  cr_assert_eq(run(args, out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "_ZN12rocrand_host6detailL19init_engines_kernelEPN14rocrand_device13"
+                        "xorwow_engineEjyy\n"), "%s", out);
+  snprintf(args, sizeof args, "inspect %s --kernel nope", lib);
+  cr_assert_eq(run(args, out, sizeof out), 1, "%s", out);
+  snprintf(want, sizeof want, "hsad inspect: HSAD_ERR_KERNEL_NOT_FOUND: %s[bundle 0: "
+           "hipv4-amdgcn-amd-amdhsa--gfx1030]: no kernel named 'nope'; it has 80: "
+           "_ZN12rocrand_host6detailL19init_engines_kernelEPN14rocrand_device15mrg32k3a_engineEjyy "
+           "(rocrand_host::detail::init_engines_kernel(", lib);
+  cr_assert(!strncmp(out, want, strlen(want)), "%s", out);
+  size_t n = strlen(out), names = 0;
+  for (const char *p = out; (p = strstr(p, "_ZN12rocrand_host")); p++) names++;
+  cr_assert_eq(names, 20, "%s", out);
+  cr_assert(n > 13 && !strcmp(out + n - 13, " and 60 more\n"), "%s", out);
+}
+
 Test(codeobj_cli, inspect_floor_and_kernel) {
   static char out[4096];
   /* floor 9 flags every gfx90a kernel (8 waves per SIMD at most) */

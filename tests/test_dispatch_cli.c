@@ -201,8 +201,7 @@ Test(dispatch_cli, run_source_and_code_object, .timeout = 120) {
   snprintf(cmd, sizeof cmd, "%s run %s/saxpy-gfx90a-v5.hsaco nope --grid 4", HSAD_BIN, TEST_KERNDIR);
   cr_assert_eq(sh(cmd, &o), 1, "%s", o);
   snprintf(cmd, sizeof cmd, "hsad run: HSAD_ERR_KERNEL_NOT_FOUND: %s/saxpy-gfx90a-v5.hsaco: no "
-           "kernel named 'nope' (1 kernels); %s/saxpy-gfx90a-v5.hsaco has 1 kernel(s): saxpy\n",
-           TEST_KERNDIR, TEST_KERNDIR);
+           "kernel named 'nope'; it has 1: saxpy\n", TEST_KERNDIR);
   cr_assert_str_eq(o, cmd);
   free(o);
   snprintf(cmd, sizeof cmd, "%s run %s/saxpy-gfx90a-v5.hsaco saxpy --grid 4 --arg buf:q32:4",
@@ -431,16 +430,16 @@ Test(dispatch_cli, run_cxx_names_and_noop, .timeout = 180) {
   snprintf(cmd, sizeof cmd, "%s run %s/m.hsaco nope --grid 4", HSAD_BIN, tmp);
   cr_assert_eq(sh(cmd, &o), 1, "%s", o);
   snprintf(want, sizeof want, "hsad run: HSAD_ERR_KERNEL_NOT_FOUND: %s/m.hsaco: no kernel named "
-           "'nope' (3 kernels); %s/m.hsaco has 3 kernel(s): _Z5scalePffj (scale(float*, float, "
-           "unsigned int)), _Z5scalePddj (scale(double*, double, unsigned int)), _Z5shiftPiij "
-           "(shift(int*, int, unsigned int))\n", tmp, tmp);
+           "'nope'; it has 3: _Z5scalePffj (scale(float*, float, unsigned int)), _Z5scalePddj "
+           "(scale(double*, double, unsigned int)), _Z5shiftPiij (shift(int*, int, unsigned "
+           "int))\n", tmp);
   cr_assert_str_eq(o, want);
   free(o);
   snprintf(cmd, sizeof cmd, "%s run %s/m.hsaco scale --grid 4", HSAD_BIN, tmp);
   cr_assert_eq(sh(cmd, &o), 1, "%s", o);
-  snprintf(want, sizeof want, "hsad run: kernel 'scale' is ambiguous in %s/m.hsaco: give the "
-           "full name of one of: _Z5scalePffj (scale(float*, float, unsigned int)), _Z5scalePddj "
-           "(scale(double*, double, unsigned int))\n", tmp);
+  snprintf(want, sizeof want, "hsad run: HSAD_ERR_KERNEL_NOT_FOUND: %s/m.hsaco: ambiguous: 2 "
+           "kernels match 'scale': _Z5scalePffj (scale(float*, float, unsigned int)), _Z5scalePddj "
+           "(scale(double*, double, unsigned int)); give the full name of one\n", tmp);
   cr_assert_str_eq(o, want);
   free(o);
   /* no twin: the queue error names the kernel (kfd-emu and hsad number the queue alike) */
@@ -687,8 +686,7 @@ Test(dispatch_cli, run_json_errors, .timeout = 120) {
   cr_assert_eq(jint(j, "error.exit_code"), 1);
   char want[2048];
   snprintf(want, sizeof want, "HSAD_ERR_KERNEL_NOT_FOUND: %s/saxpy-gfx90a-v5.hsaco: no kernel "
-           "named 'nope' (1 kernels); %s/saxpy-gfx90a-v5.hsaco has 1 kernel(s): saxpy",
-           TEST_KERNDIR, TEST_KERNDIR);
+           "named 'nope'; it has 1: saxpy", TEST_KERNDIR);
   cr_assert_str_eq(jstr(j, "error.message"), want);
   json_object_put(j);
   free(o);

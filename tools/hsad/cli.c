@@ -92,3 +92,77 @@ json_object *hsad_cli_json_double(double v, const char *fmt) {
   snprintf(b, sizeof b, fmt, v);
   return json_object_new_double_s(v, b);
 }
+
+/* Appends "NAME (DEMANGLED)" (or "NAME") to the list in *b (malloc'd, *len bytes used). */
+static int list_add(char **b, size_t *len, size_t *cap, const char *kn, const char *dm) {
+  size_t need = *len + strlen(kn) + (dm ? strlen(dm) : 0) + 8;
+  if (need > *cap) {
+    char *nb = realloc(*b, *cap = need * 2);
+    if (!nb) return -1;
+    *b = nb;
+  }
+  *len += (size_t)snprintf(*b + *len, *cap - *len, "%s%s%s%s%s", *len ? ", " : "", kn,
+                           dm ? " (" : "", dm ? dm : "", dm ? ")" : "");
+  return 0;
+}
+
+int hsad_cli_kernel_match(const char *name, uint32_t n,
+                          const char *(*name_at)(const void *ctx, uint32_t i), const void *ctx,
+                          uint32_t *out_index, char **out_why) {
+  char *all = NULL, *hits = NULL;
+  size_t all_len = 0, all_cap = 0, hit_len = 0, hit_cap = 0;
+  uint32_t matches = 0, listed = 0, hits_listed = 0;
+  int oom = 0;
+  *out_why = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    const char *kn = name_at(ctx, i);
+    char *dm = hsad_cli_demangle(kn);
+    if (dm) {
+      /* the function name: before the parameters or template arguments, after a template's
+       * return type ("void ns::f<int>(int*)": "ns::f"); unqualified: after the last "::" */
+      size_t fl = strcspn(dm, "(<");
+      const char *fn = dm;
+      for (const char *p = dm; p < dm + fl; p++)
+        if (*p == ' ') fn = p + 1;
+      size_t qn = (size_t)(dm + fl - fn), un = qn;
+      const char *uq = fn;
+      for (const char *p = fn; p + 1 < dm + fl; p++)
+        if (p[0] == ':' && p[1] == ':') uq = p + 2, un = (size_t)(dm + fl - uq);
+      size_t nl = strlen(name);
+      if (!strcmp(dm, name) || (nl == qn && !strncmp(fn, name, qn)) ||
+          (nl == un && !strncmp(uq, name, un))) {
+        *out_index = i;
+        if (matches++ < HSAD_CLI_LIST_MAX) {
+          oom |= list_add(&hits, &hit_len, &hit_cap, kn, dm);
+          hits_listed++;
+        }
+      }
+    }
+    if (listed < HSAD_CLI_LIST_MAX) {
+      oom |= list_add(&all, &all_len, &all_cap, kn, dm);
+      listed++;
+    }
+    free(dm);
+  }
+  int rc = -1;
+  if (oom) {
+    rc = -1; /* *out_why stays NULL: out of memory */
+  } else if (matches == 1) {
+    rc = 0;
+  } else if (matches > 1) {
+    char more[64] = "";
+    if (matches > hits_listed) snprintf(more, sizeof more, " and %u more", matches - hits_listed);
+    if (asprintf(out_why, "ambiguous: %u kernels match '%s': %s%s; give the full name of one",
+                 matches, name, hits, more) < 0)
+      *out_why = NULL;
+  } else {
+    char more[64] = "";
+    if (n > listed) snprintf(more, sizeof more, " and %u more", n - listed);
+    if (asprintf(out_why, "no kernel named '%s'; it has %u%s%s%s", name, n, n ? ": " : "",
+                 n ? all : "", more) < 0)
+      *out_why = NULL;
+  }
+  free(all);
+  free(hits);
+  return rc;
+}

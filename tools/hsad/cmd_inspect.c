@@ -376,50 +376,28 @@ static const char *compression_name(hsad_compression_t m) {
 
 /* The kernel --kernel names: its .name or symbol, else (C++) its demangled name or the plain
  * function name of exactly one demangled name ("scale" for "scale(float*, int)"), as hsad run
- * looks kernels up. Not found: KERNEL_NOT_FOUND listing the kernels (demangled in parentheses).
+ * looks kernels up (hsad_cli_kernel_match). Not found or ambiguous: KERNEL_NOT_FOUND listing
+ * the kernels, or those that match (demangled in parentheses; at most HSAD_CLI_LIST_MAX).
  * Returns 0 or the exit code. */
+static const char *co_kernel_name(const void *co, uint32_t i) {
+  return hsad_kernel_info(hsad_codeobj_kernel_at(co, i))->name;
+}
+
 static int find_kernel(const inspect_opts_t *o, const hsad_codeobj_t *co,
                        const hsad_kernel_t **out) {
   if (hsad_codeobj_kernel_find(co, o->kernel, out) == HSAD_OK) return 0;
   const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
-  uint32_t matches = 0;
-  size_t cap = 256, len = 0;
-  char *list = malloc(cap);
-  if (!list) return hsad_cli_fail(&o->cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  list[0] = '\0';
-  for (uint32_t i = 0; i < ci->kernel_count; i++) {
-    const hsad_kernel_t *k = hsad_codeobj_kernel_at(co, i);
-    const char *kn = hsad_kernel_info(k)->name;
-    char *dm = hsad_cli_demangle(kn);
-    if (dm) {
-      size_t fl = strcspn(dm, "(<");
-      if (!strcmp(dm, o->kernel) || (strlen(o->kernel) == fl && !strncmp(dm, o->kernel, fl))) {
-        *out = k;
-        matches++;
-      }
-    }
-    size_t need = len + strlen(kn) + (dm ? strlen(dm) : 0) + 8;
-    if (need > cap) {
-      char *nl = realloc(list, cap = need * 2);
-      if (!nl) {
-        free(dm);
-        break;
-      }
-      list = nl;
-    }
-    len += (size_t)snprintf(list + len, cap - len, "%s%s%s%s%s", i ? ", " : "", kn,
-                            dm ? " (" : "", dm ? dm : "", dm ? ")" : "");
-    free(dm);
+  uint32_t i;
+  char *why;
+  *out = NULL;
+  if (!hsad_cli_kernel_match(o->kernel, ci->kernel_count, co_kernel_name, co, &i, &why)) {
+    *out = hsad_codeobj_kernel_at(co, i);
+    return 0;
   }
-  int rc = 0;
-  if (matches != 1) {
-    *out = NULL;
-    rc = hsad_cli_fail(&o->cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND",
-                       "HSAD_ERR_KERNEL_NOT_FOUND: %s: %s kernel named '%s'; it has %u: %s",
-                       ci->name, matches ? "more than one" : "no", o->kernel, ci->kernel_count,
-                       ci->kernel_count ? list : "none");
-  }
-  free(list);
+  int rc = why ? hsad_cli_fail(&o->cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND",
+                               "HSAD_ERR_KERNEL_NOT_FOUND: %s: %s", ci->name, why)
+               : hsad_cli_fail(&o->cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  free(why);
   return rc;
 }
 

@@ -532,65 +532,29 @@ static bool twin_exists(const char *symbol) {
 
 /* ---- kernel lookup ------------------------------------------------------------------------ */
 
+static const char *prog_kernel_name(const void *prog, uint32_t i) {
+  return hsad_device_kernel_desc(hsad_program_kernel_at(prog, i))->name;
+}
+
 /* The kernel named `name`: its .name, or (for C++ names) its demangled name, or the plain
  * function name of the demangled one ("scale" for "scale(float*, unsigned int)") when exactly
- * one kernel has it. KERNEL_NOT_FOUND lists the kernels there are. */
+ * one kernel has it. KERNEL_NOT_FOUND lists the kernels there are, or those
+ * that match (hsad_cli_kernel_match: at most HSAD_CLI_LIST_MAX). */
 static int find_kernel(const hsad_cli_t *cli, const hsad_program_t *prog, const char *input,
                        const char *name, const hsad_device_kernel_t **out) {
   hsad_status_t s = hsad_program_kernel(prog, name, out);
   if (s != HSAD_ERR_KERNEL_NOT_FOUND) return s ? hsad_cli_fail_status(cli, s) : 0;
-  char *msg = strdup(hsad_last_error());
-  uint32_t nk = hsad_program_kernel_count(prog), matches = 0;
-  size_t cap = 256, len = 0;
-  char *list = malloc(cap);
-  if (!msg || !list) {
-    free(msg);
-    free(list);
-    return hsad_cli_fail(cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  uint32_t i;
+  char *why;
+  if (!hsad_cli_kernel_match(name, hsad_program_kernel_count(prog), prog_kernel_name, prog, &i,
+                             &why)) {
+    *out = hsad_program_kernel_at(prog, i);
+    return 0;
   }
-  list[0] = '\0';
-  const hsad_device_kernel_t *hit = NULL;
-  char *amb = NULL;
-  size_t acap = 0, alen = 0;
-  for (uint32_t i = 0; i < nk; i++) {
-    const hsad_device_kernel_t *k = hsad_program_kernel_at(prog, i);
-    const char *kn = hsad_device_kernel_desc(k)->name;
-    char *dm = hsad_cli_demangle(kn);
-    if (dm) {
-      size_t fl = strcspn(dm, "(<");
-      if (!strcmp(dm, name) || (strlen(name) == fl && !strncmp(dm, name, fl))) {
-        hit = k;
-        matches++;
-        size_t need = alen + strlen(kn) + strlen(dm) + 8;
-        char *na = need > acap ? realloc(amb, acap = need * 2) : amb;
-        if (na) {
-          amb = na;
-          alen += (size_t)sprintf(amb + alen, "%s%s (%s)", alen ? ", " : "", kn, dm);
-        }
-      }
-    }
-    size_t need = len + strlen(kn) + (dm ? strlen(dm) : 0) + 8;
-    if (need > cap) {
-      char *nl = realloc(list, cap = need * 2);
-      if (!nl) break;
-      list = nl;
-    }
-    len += (size_t)sprintf(list + len, "%s%s%s%s%s", i ? ", " : "", kn, dm ? " (" : "",
-                           dm ? dm : "", dm ? ")" : "");
-    free(dm);
-  }
-  int rc = 0;
-  if (matches == 1)
-    *out = hit;
-  else if (matches > 1)
-    rc = hsad_cli_fail(cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND", "kernel '%s' is ambiguous in %s: "
-                       "give the full name of one of: %s", name, input, amb);
-  else
-    rc = hsad_cli_fail(cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND", "HSAD_ERR_KERNEL_NOT_FOUND: %s; "
-                       "%s has %u kernel(s): %s", msg, input, nk, nk ? list : "none");
-  free(msg);
-  free(list);
-  free(amb);
+  int rc = why ? hsad_cli_fail(cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND",
+                               "HSAD_ERR_KERNEL_NOT_FOUND: %s: %s", input, why)
+               : hsad_cli_fail(cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  free(why);
   return rc;
 }
 

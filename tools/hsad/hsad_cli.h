@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/hsad_status.h"
 
@@ -58,5 +59,21 @@ json_object *hsad_cli_json_double(double v, const char *fmt);
 /* The demangled form of an Itanium C++ ABI name (_Z...) through libstdc++'s
  * abi::__cxa_demangle, malloc'd (caller frees); NULL when `name` is not a mangled name. */
 char *hsad_cli_demangle(const char *name);
+
+/* Kernels a message lists at most (then "and 60 more"). */
+#define HSAD_CLI_LIST_MAX 20
+
+/* The kernel a user named by a C++ name, among n kernels whose .name is name_at(ctx, i) (the
+ * exact .name / symbol lookup is the caller's, first): the one whose demangled name is `name`,
+ * or whose function name is, qualified or not ("scale" for "scale(float*, int)",
+ * "init_engines_kernel" or "ns::init_engines_kernel" for "ns::init_engines_kernel(int*)",
+ * "generate_kernel" for "void ns::generate_kernel<int>(int*)"). 0 with *out_index when
+ * exactly one matches; else -1 with *out_why (malloc'd; NULL when out of memory):
+ *   "no kernel named 'nope'; it has 3: _Z5scalePffj (scale(float*, float, unsigned int)), ..."
+ *   "ambiguous: 2 kernels match 'scale': A (a), B (b); give the full name of one"
+ * each list capped at HSAD_CLI_LIST_MAX names ("... and 60 more"). */
+int hsad_cli_kernel_match(const char *name, uint32_t n,
+                          const char *(*name_at)(const void *ctx, uint32_t i), const void *ctx,
+                          uint32_t *out_index, char **out_why);
 
 #endif
