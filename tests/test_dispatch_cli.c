@@ -207,8 +207,29 @@ Test(dispatch_cli, run_source_and_code_object, .timeout = 120) {
   snprintf(cmd, sizeof cmd, "%s run %s/saxpy-gfx90a-v5.hsaco saxpy --grid 4 --arg buf:q32:4",
            HSAD_BIN, TEST_KERNDIR);
   cr_assert_eq(sh(cmd, &o), 2, "%s", o);
-  cr_assert_str_eq(o, "hsad run: --arg buf:q32:4: not a valid SPEC (see hsad run --help)\n");
+  cr_assert_str_eq(o, "hsad run: --arg buf:q32:4: buf:TYPE: 'q32' is not a TYPE (i8 u8 i16 u16 "
+                      "i32 u32 i64 u64 f32 f64)\n");
   free(o);
+  /* each malformed SPEC names the part that is wrong and what that part accepts */
+  static const struct {
+    const char *spec, *msg;
+  } bad_spec[] = {
+      {"buf:f32:10:bogus", "'bogus' is not a buffer option (zeros, iota, random[=SEED], const=V, "
+                           "file=PATH, out, out=FILE, txt=FILE)"},
+      {"q32:1", "'q32' is neither a TYPE (i8 u8 i16 u16 i32 u32 i64 u64 f32 f64) nor buf, hex, bin "
+                "or lds"},
+      {"foo", "no ':' in the SPEC: give buf:TYPE:COUNT[:INIT][:out], TYPE:VALUE, hex:BYTES, "
+              "bin:FILE or lds:BYTES (see hsad run --help)"},
+      {"buf:f32", "COUNT '' is not a positive integer"},
+  };
+  for (size_t i = 0; i < sizeof bad_spec / sizeof bad_spec[0]; i++) {
+    char want[1024];
+    snprintf(cmd, sizeof cmd, "%s run k.cl k --grid 4 --arg %s", HSAD_BIN, bad_spec[i].spec);
+    cr_assert_eq(sh(cmd, &o), 2, "%s", o);
+    snprintf(want, sizeof want, "hsad run: --arg %s: %s\n", bad_spec[i].spec, bad_spec[i].msg);
+    cr_assert_str_eq(o, want);
+    free(o);
+  }
   cr_assert_eq(sh(HSAD_BIN " run --help", &o), 0, "%s", o);
   cr_assert(strstr(o, "buf:TYPE:COUNT[:INIT][:out[=FILE]][:txt=FILE]"), "%s", o);
   cr_assert(strstr(o, "random[=SEED]"), "%s", o);

@@ -897,6 +897,36 @@ Test(fusion_cli, node_names_unique, .timeout = 120) {
   }
 }
 
+/* A graph file that is not JSON: file, line, column and byte offset, with json-c's reason
+ * (json_tokener_error_desc) or what is wrong; a directory or a missing file in one line. */
+Test(fusion_cli, file_errors, .timeout = 60) {
+  static const struct {
+    const char *js, *msg;
+  } bad[] = {
+      {"{", "line 1, column 2 (byte 1): the JSON ends early (an unclosed {, [ or string)"},
+      {"", "line 1, column 1 (byte 0): the file is empty (no JSON)"},
+      {"{\n  \"nodes\": [],\n  \"kernels\": tru }",
+       "line 3, column 17 (byte 33): JSON parse error: boolean expected"},
+      {"{\"nodes\": []} x", "line 1, column 15 (byte 14): text after the JSON value"},
+      {"[1, 2]", "not a JSON object"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char path[32], want[512];
+    int rc;
+    char *out = graph_json(bad[i].js, "", path, &rc);
+    snprintf(want, sizeof want, "hsad graph: %s: %s\n", path, bad[i].msg);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert_str_eq(out, want);
+  }
+  int rc;
+  char *out = run_cmd(HSAD_BIN " graph /tmp 2>&1", &rc);
+  cr_assert_eq(WEXITSTATUS(rc), 1);
+  cr_assert_str_eq(out, "hsad graph: /tmp is a directory (give a graph's .json file)\n");
+  out = run_cmd(HSAD_BIN " graph /nonexistent/g.json 2>&1", &rc);
+  cr_assert_eq(WEXITSTATUS(rc), 1);
+  cr_assert_str_eq(out, "hsad graph: /nonexistent/g.json: No such file or directory\n");
+}
+
 /* struct_1k's blob for launch r: v[j] = r x 1000 + j. */
 static void blob_1k(uint32_t *v, uint32_t r) {
   for (uint32_t j = 0; j < 256; j++) v[j] = r * 1000u + j;

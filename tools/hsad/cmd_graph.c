@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fusion/hsad_fusion.h"
 #include "tools/hsad/hsad_cli.h"
@@ -152,6 +153,64 @@ static char *slurp(const char *path, size_t *n) {
   return b;
 }
 
+/* The JSON object of file `path`, or NULL with why: "F: No such file or directory", "F is a
+ * directory", "F: line 3, column 7: JSON parse error: unexpected character" (json-c's
+ * json_tokener_error_desc), "F: line 1, column 2: the JSON ends early (an unclosed { or [)",
+ * "F: line 9, column 1: text after the JSON value". */
+static json_object *parse_file(const char *path, char *why, size_t whyn) {
+  struct stat st;
+  if (stat(path, &st)) {
+    snprintf(why, whyn, "%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    snprintf(why, whyn, "%s is a directory (give a graph's .json file)", path);
+    return NULL;
+  }
+  size_t n = 0;
+  char *text = slurp(path, &n);
+  if (!text) {
+    snprintf(why, whyn, "%s: %s", path, errno ? strerror(errno) : "cannot read");
+    return NULL;
+  }
+  json_tokener *tok = json_tokener_new();
+  if (!tok) {
+    free(text);
+    snprintf(why, whyn, "out of memory");
+    return NULL;
+  }
+  json_object *o = json_tokener_parse_ex(tok, text, (int)n);
+  enum json_tokener_error e = json_tokener_get_error(tok);
+  size_t at = json_tokener_get_parse_end(tok);
+  if (o && e == json_tokener_success)
+    while (at < n && strchr(" \t\r\n", text[at])) at++;
+  const char *what = NULL;
+  char desc[256];
+  if (e == json_tokener_continue || (!o && e == json_tokener_success)) {
+    what = n ? "the JSON ends early (an unclosed {, [ or string)" : "the file is empty (no JSON)";
+    at = n;
+  } else if (e != json_tokener_success) {
+    snprintf(desc, sizeof desc, "JSON parse error: %s", json_tokener_error_desc(e));
+    what = desc;
+  } else if (at < n) {
+    what = "text after the JSON value";
+  }
+  if (what) {
+    uint64_t line = 1, col = 1;
+    for (size_t i = 0; i < at && i < n; i++) {
+      if (text[i] == '\n') line++, col = 1;
+      else col++;
+    }
+    snprintf(why, whyn, "%s: line %llu, column %llu (byte %zu): %s", path,
+             (unsigned long long)line, (unsigned long long)col, at, what);
+    if (o) json_object_put(o);
+    o = NULL;
+  }
+  json_tokener_free(tok);
+  free(text);
+  return o;
+}
+
 /* path relative to the folder of `file` unless absolute */
 static const char *rel_path(const char *file, const char *p, char *buf, size_t n) {
   const char *slash = strrchr(file, '/');
@@ -211,7 +270,8 @@ int hsad_cmd_graph(int argc, char **argv) {
     return 2;
   }
   int rc = 1;
-  json_object *root = json_object_from_file(file);
+  char perr[1024] = "";
+  json_object *root = parse_file(file, perr, sizeof perr);
   hsad_runtime_t *rt = NULL;
   hsad_program_t *progs[MAXK] = {0};
   const hsad_device_kernel_t *kern[MAXK];
@@ -226,7 +286,7 @@ int hsad_cmd_graph(int argc, char **argv) {
   json_object *jchecks = NULL; /* --json: the checks that held */
   arg_t gargs[MAXA]; /* one node's arguments (hex: bytes malloc'd until the node is added) */
   uint32_t ngargs = 0;
-  if (!root) GFAIL("%s: %s\n", file, json_util_get_last_err());
+  if (!root) GFAIL("%s\n", perr);
   char why[2048];
   if (!json_object_is_type(root, json_type_object)) GFAIL("%s: not a JSON object\n", file);
   if (unknown_key(root, top_keys, why, sizeof why)) GFAIL("%s: top level: %s\n", file, why);

@@ -212,9 +212,11 @@ static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
 }
 
 
+#define TYPE_LIST "i8 u8 i16 u16 i32 u32 i64 u64 f32 f64"
+
+/* One --arg SPEC into a; on error why names the part that is wrong and what it accepts. */
 static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   memset(a, 0, sizeof *a);
-  snprintf(why, whyn, "not a valid SPEC (see hsad run --help)");
   if (!strncmp(spec, "lds:", 4)) {
     uint64_t n;
     a->kind = A_LDS;
@@ -229,7 +231,16 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   if (!strncmp(spec, "bin:", 4)) return read_bin(spec + 4, a, why, whyn);
   if (strncmp(spec, "buf:", 4)) {
     const char *colon = strchr(spec, ':');
-    if (!colon || cli_parse_type(spec, (size_t)(colon - spec), &a->type)) return -1;
+    if (!colon) {
+      snprintf(why, whyn, "no ':' in the SPEC: give buf:TYPE:COUNT[:INIT][:out], TYPE:VALUE, "
+               "hex:BYTES, bin:FILE or lds:BYTES (see hsad run --help)");
+      return -1;
+    }
+    if (cli_parse_type(spec, (size_t)(colon - spec), &a->type)) {
+      snprintf(why, whyn, "'%.*s' is neither a TYPE (%s) nor buf, hex, bin or lds",
+               (int)(colon - spec), spec, TYPE_LIST);
+      return -1;
+    }
     a->kind = A_SCALAR;
     /* one value, or a comma-separated vector */
     const char *v = colon + 1;
@@ -253,7 +264,10 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", spec + 4);
   char *save = NULL, *tok = strtok_r(buf, ":", &save);
-  if (!tok || cli_parse_type(tok, strlen(tok), &a->type)) return -1;
+  if (!tok || cli_parse_type(tok, strlen(tok), &a->type)) {
+    snprintf(why, whyn, "buf:TYPE: '%s' is not a TYPE (%s)", tok ? tok : "", TYPE_LIST);
+    return -1;
+  }
   tok = strtok_r(NULL, ":", &save);
   uint64_t lim = CLI_BUF_MAX_BYTES / cli_tsize[a->type];
   if (SIZE_MAX / cli_tsize[a->type] < lim) lim = SIZE_MAX / cli_tsize[a->type];
@@ -290,7 +304,11 @@ static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
         return -1;
       }
       snprintf(a->init, sizeof a->init, "%s", tok);
-    } else return -1;
+    } else {
+      snprintf(why, whyn, "'%s' is not a buffer option (zeros, iota, random[=SEED], const=V, "
+               "file=PATH, out, out=FILE, txt=FILE)", tok);
+      return -1;
+    }
   }
   return 0;
 }
