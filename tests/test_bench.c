@@ -290,6 +290,27 @@ Test(bench, absent_hip_is_a_note, .timeout = 300) {
   snprintf(want, sizeof want, "\n%-14s %-24s not measured: HIP path absent: "
            "/nonexistent/hsad-bench-hip not found", "hip", "");
   cr_assert_not_null(strstr(out, want), "%s", out);
+  /* a ratio row's columns stand under the header's: the name across path and config, the
+   * metric under metric, the median right-aligned under median, unit x */
+  const char *hdr = strstr(out, "\npath ");
+  cr_assert_not_null(hdr, "%s", out);
+  char hwant[256];
+  snprintf(hwant, sizeof hwant, "\n%-14s %-24s %-26s %10s %10s %10s  %s\n", "path", "config",
+           "metric", "min", "median", "max", "unit");
+  cr_assert(!strncmp(hdr, hwant, strlen(hwant)), "%s", out);
+  const char *row = strstr(out, "\nratio hsad / rocr-textbook ");
+  cr_assert_not_null(row, "%s", out);
+  snprintf(want, sizeof want, "\n%-39s %-26s %10s ", "ratio hsad / rocr-textbook",
+           "ns_per_submit", "");
+  size_t pre = strlen(want);
+  cr_assert(!strncmp(row, want, pre), "%s", row);
+  char *end;
+  double v = strtod(row + pre, &end); /* the median, %10.3f */
+  cr_assert(v > 0 && end == row + pre + 10, "%s", row);
+  snprintf(want, sizeof want, " %10s  x\n", "");
+  cr_assert(!strncmp(end, want, strlen(want)), "%s", row);
+  cr_assert_eq(end - row, 1 + 14 + 1 + 24 + 1 + 26 + 1 + 10 + 1 + 10,
+               "the median ends where the header's median does:\n%s", out);
   free(out);
   free(err);
 }

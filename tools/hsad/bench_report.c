@@ -79,10 +79,12 @@ void bench_report_table(const bench_ctx_t *ctx, const bench_suite_result_t *s, u
       const bench_ratio_t *q = &r->ratios[j];
       char name[200], cfg[96];
       cfg_label(cfg, sizeof cfg, q->xname, q->x, q->config);
-      snprintf(name, sizeof name, "%s%s%s", q->name, cfg[0] ? " " : "", cfg);
-      if (q->m.n == 1) printf("ratio %-37s %-26s %10s %10.3f %10s\n", name, q->m.name, "",
+      /* "ratio A / B CONFIG" spans the path and config columns (14 + 1 + 24), the figures
+       * stand under min / median / max, the unit is x (times) */
+      snprintf(name, sizeof name, "ratio %s%s%s", q->name, cfg[0] ? " " : "", cfg);
+      if (q->m.n == 1) printf("%-39s %-26s %10s %10.3f %10s  x\n", name, q->m.name, "",
                               q->m.median, "");
-      else printf("ratio %-37s %-26s %10.3f %10.3f %10.3f\n", name, q->m.name, q->m.min,
+      else printf("%-39s %-26s %10.3f %10.3f %10.3f  x\n", name, q->m.name, q->m.min,
                   q->m.median, q->m.max);
     }
   }
