@@ -175,11 +175,8 @@ static void budget_name(const hsad_variant_budget_t *b, char *out, size_t n) {
   else snprintf(out, n, "wg<=%u waves>=%u", b->max_workgroup_size, b->min_waves_per_eu);
 }
 
-
 /* --repeat: each dispatch is timed (8 bytes) and waits for ring space, not for the GPU */
 #define REPEAT_MAX 10000000u
-
-
 
 /* bin:FILE: the bytes of a regular file. */
 static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
@@ -210,7 +207,6 @@ static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
   fclose(f);
   return 0;
 }
-
 
 #define TYPE_LIST "i8 u8 i16 u16 i32 u32 i64 u64 f32 f64"
 
@@ -484,7 +480,6 @@ static int ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), m = strlen(suf);
   return n >= m && !strcmp(s + n - m, suf);
 }
-
 
 /* file=PATH must name a regular file; a size other than the buffer's is reported. */
 static int check_file(const arg_t *a, uint32_t i, char *why, size_t whyn, char *warn,

@@ -1,5 +1,5 @@
 /* hsad_cli.h - entry points of the hsad commands (one file each in tools/hsad/) and the helpers
- * they share (tools/hsad/cli.c, tools/hsad/demangle.cc).
+ * they share (tools/hsad/cli.c, tools/hsad/demangle.cc; kernel arguments: hsad_cli_args.h).
  *
  * Each command takes argv with argv[0] = the command name and returns the process exit code:
  * 0 success, 1 failure, 2 usage error. Options are parsed with getopt_long (`--opt value` and
