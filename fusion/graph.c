@@ -22,7 +22,49 @@ struct hsad_graph {
   fu_node_t *nodes;
   uint32_t n, cap;
   int64_t lane_last[HSAD_GRAPH_MAX_LANES];  /* capture: last node of each lane, -1 none */
+  uint32_t *names;                /* open addressing by name hash: node index + 1, 0 empty */
+  uint32_t names_cap;             /* a power of two, at most half full (0: none yet) */
 };
+
+/* FNV-1a of a node name. */
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+  return h;
+}
+
+/* The node named `nm`, or -1: one probe sequence, so a graph of n nodes records in O(n). */
+static int64_t name_find(const hsad_graph_t *g, const char *nm) {
+  if (!g->names_cap) return -1;
+  for (uint32_t i = name_hash(nm) & (g->names_cap - 1);; i = (i + 1) & (g->names_cap - 1)) {
+    uint32_t e = g->names[i];
+    if (!e) return -1;
+    if (!strcmp(g->nodes[e - 1].name, nm)) return e - 1;
+  }
+}
+
+/* Makes room for one more name (rehashing at half full). False: out of memory. */
+static bool name_reserve(hsad_graph_t *g) {
+  if (2 * (g->n + 1) <= g->names_cap) return true;
+  uint32_t cap = g->names_cap ? 2 * g->names_cap : 32;
+  uint32_t *t = calloc(cap, sizeof *t);
+  if (!t) return false;
+  for (uint32_t k = 0; k < g->n; k++) {
+    uint32_t i = name_hash(g->nodes[k].name) & (cap - 1);
+    while (t[i]) i = (i + 1) & (cap - 1);
+    t[i] = k + 1;
+  }
+  free(g->names);
+  g->names = t;
+  g->names_cap = cap;
+  return true;
+}
+
+static void name_insert(hsad_graph_t *g, uint32_t node) {
+  uint32_t i = name_hash(g->nodes[node].name) & (g->names_cap - 1);
+  while (g->names[i]) i = (i + 1) & (g->names_cap - 1);
+  g->names[i] = node + 1;
+}
 
 hsad_status_t hsad_graph_create(uint32_t flags, hsad_graph_t **out) {
   if (!out || (flags & ~(uint32_t)HSAD_GRAPH_CAPTURE))
@@ -44,6 +86,7 @@ void hsad_graph_destroy(hsad_graph_t *g) {
     free(g->nodes[i].deps);
   }
   free(g->nodes);
+  free(g->names);
   free(g);
 }
 
@@ -75,16 +118,18 @@ static hsad_status_t add_node(const char *fn, hsad_graph_t *g, const char *name,
   char nm[HSAD_GRAPH_NAME_MAX];
   if (name) snprintf(nm, sizeof nm, "%s", name);
   else snprintf(nm, sizeof nm, "node%u", g->n);
-  for (uint32_t i = 0; i < g->n; i++)
-    if (!strcmp(g->nodes[i].name, nm)) {
-      if (name && strlen(name) >= sizeof nm)
-        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node name '%s' (truncated to %u bytes: "
-                         "'%s') is the name of node %u; node names are unique", fn, name,
-                         (unsigned)sizeof nm - 1, nm, i);
-      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node name '%s'%s is the name of node %u; "
-                       "node names are unique", fn, nm, name ? "" : " (the default for a NULL "
-                       "name)", i);
-    }
+  int64_t same = name_find(g, nm);
+  if (same >= 0) {
+    uint32_t i = (uint32_t)same;
+    if (name && strlen(name) >= sizeof nm)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node name '%s' (truncated to %u bytes: "
+                       "'%s') is the name of node %u; node names are unique", fn, name,
+                       (unsigned)sizeof nm - 1, nm, i);
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node name '%s'%s is the name of node %u; "
+                     "node names are unique", fn, nm, name ? "" : " (the default for a NULL "
+                     "name)", i);
+  }
+  if (!name_reserve(g)) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_add: %u names", g->n);
   if (g->n == g->cap) {
     uint32_t c = g->cap ? 2 * g->cap : 16;
     fu_node_t *nn = realloc(g->nodes, c * sizeof *nn);
@@ -134,6 +179,7 @@ static hsad_status_t add_node(const char *fn, hsad_graph_t *g, const char *name,
   g->lane_last[lane] = g->n;
   if (out) *out = g->n;
   g->n++;
+  name_insert(g, g->n - 1);
   return HSAD_OK;
 }
 
