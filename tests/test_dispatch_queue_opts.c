@@ -1021,3 +1021,46 @@ Test(kernarg_span, shared_queue_limits, .timeout = 60) {
   hsad_program_destroy(pb);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* Padding orders nothing: order_record (280 bytes of kernargs: 2 slots of 256-byte blocks)
+ * dispatched 3 times with HSAD_LAUNCH_NO_BARRIER behind a gate gives packets D0 pad D1 pad D2
+ * pad; kfd-emu (KFD_EMU_ORDER=reverse, as make test runs it) takes the padding into the run of
+ * dispatches hardware may overlap and runs it last-first, so the tickets are 2, 1, 0. Were the
+ * padding a barrier the dispatches would run 0, 1, 2. With the BARRIER bit (the default) they
+ * run in order across the padding: 0, 1, 2. */
+Test(kernarg_span, padding_orders_nothing, .timeout = 60) {
+  setenv("KFD_EMU_ORDER", "reverse", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "order_record", 5, "order_record", &k);
+  cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 280);
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
+                          &q));
+  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 3 * 4);
+  for (int pass = 0; pass < 2; pass++) {
+    *counter = 0;
+    memset(slots, 0xff, 12);
+    hsa_signal_t gate = dq_gate(q);
+    uint32_t idx[3] = {0, 1, 2};
+    for (uint32_t i = 0; i < 3; i++) {
+      hsad_karg_t a[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(idx[i])};
+      hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3,
+                         .flags = pass == 0 ? HSAD_LAUNCH_NO_BARRIER : 0};
+      DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL));
+    }
+    hsad_completion_t c;
+    DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &c));
+    dq_gate_open(gate);
+    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+    dq_gate_destroy(gate);
+    cr_assert_eq(*counter, 3);
+    for (uint32_t i = 0; i < 3; i++)
+      cr_assert_eq(slots[i], pass == 0 ? 2 - i : i, "pass %d: dispatch %u ran as %u", pass, i,
+                   slots[i]);
+  }
+  hsad_buffer_free(counter);
+  hsad_buffer_free(slots);
+  dq_finish(&e, q, p);
+}

@@ -392,6 +392,7 @@ static uint32_t finish(emu_queue_t *q) {
     /* A run of dispatches without the BARRIER bit: hardware may run them concurrently; by
      * default kfd-emu runs them last-first. */
     for (uint32_t i = n; i-- > 0;) {
+      if (!q->held_k[i]) continue; /* a barrier-AND that orders nothing */
       uint32_t err = run_dispatch(q, (const hsa_kernel_dispatch_packet_t *)q->held[i],
                                   q->held_k[i], why, sizeof why);
       if (err) {
@@ -503,17 +504,31 @@ static bool launch(emu_queue_t *q, uint64_t rd, uint64_t db) {
   uint32_t n = 0;
   switch (type) {
   case HSA_PACKET_TYPE_KERNEL_DISPATCH:
-    /* Gather the run of dispatches that hardware may execute concurrently. */
+    /* Gather the run of dispatches that hardware may execute concurrently. A barrier-AND
+     * that orders nothing (no BARRIER bit, no dependency, no completion signal: e.g. the
+     * padding after a dispatch whose kernarg segment spans several slots) does not end the
+     * run: a packet processor is through it at once, so dispatches on both sides may overlap
+     * (HSA 1.2 system architecture 2.9.8). It is held as a no-op (held_k NULL). */
     while (n < REORDER_WINDOW && rd + n <= db) {
       uint8_t *s = slot_at(q, rd + n);
       uint16_t h = n ? header_of(s) : hdr; /* acquire: the body is visible after it */
-      if (((h >> HSA_PACKET_HEADER_TYPE) & 0xff) != HSA_PACKET_TYPE_KERNEL_DISPATCH) break;
+      uint32_t ty = (h >> HSA_PACKET_HEADER_TYPE) & 0xff;
+      bool nop = n && ty == HSA_PACKET_TYPE_BARRIER_AND;
+      if (ty != HSA_PACKET_TYPE_KERNEL_DISPATCH && !nop) break;
       if (n && (h & (1u << HSA_PACKET_HEADER_BARRIER))) break;
       if (n && !fence_scopes_ok(rd + n, h, why, sizeof why)) break; /* reported when first */
       if (!take(q, rd + n, h, q->held[n], why, sizeof why)) {
         if (n) break;
         queue_error(q, EMU_QERR_INVALID_FORMAT, why);
         return false;
+      }
+      if (nop) {
+        const hsa_barrier_and_packet_t *b = (const hsa_barrier_and_packet_t *)q->held[n];
+        uint64_t any = b->completion_signal.handle;
+        for (int i = 0; i < 5; i++) any |= b->dep_signal[i].handle;
+        if (any) break; /* a real barrier: processed on its own */
+        q->held_k[n++] = NULL;
+        continue;
       }
       uint32_t err = check_dispatch(q, (const hsa_kernel_dispatch_packet_t *)q->held[n],
                                     &q->held_k[n], why, sizeof why);
