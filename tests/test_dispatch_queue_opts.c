@@ -746,14 +746,7 @@ Test(queue_options, full_ring_timeout_reserves_nothing, .timeout = 60) {
    * checkpoint a producer facing a full ring adds (no epoch packet is in flight; without it
    * reclaim could never progress), so the write index is 65 from there on. With `complete`
    * the read index stays at 0 behind the gate: no checkpoint, 64 throughout. */
-  const char *ri = getenv("KFD_EMU_READ_INDEX");
-  bool at_launch = ri && !strcmp(ri, "launch");
-  if (at_launch) {
-    uint64_t until = dq_in(DQ_SEC);
-    while (__atomic_load_n(&aq->read_dispatch_id, __ATOMIC_ACQUIRE) < 1 && hsad_now_ns() < until)
-      sched_yield();
-    cr_assert_eq(aq->read_dispatch_id, 1, "the gate was launched");
-  }
+  bool at_launch = dq_first_launched(q); /* the gate */
   for (uint32_t k = 0; k < 5; k++) {
     hsad_status_t s;
     uint32_t req = 1;

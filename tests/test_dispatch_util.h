@@ -3,6 +3,9 @@
 #define TEST_DISPATCH_UTIL_H
 
 #include <criterion/criterion.h>
+#include <hsa/amd_hsa_queue.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +58,19 @@ static inline const char *dq_shared_fault_msg(hsad_queue_t *q, char *out, size_t
            "beyond the largest legal address.); a shared queue: hsad_device_queue hands out its "
            "replacement", (unsigned long long)hsad_queue_hsa(q)->id);
   return out;
+}
+
+/* True when kfd-emu runs with KFD_EMU_READ_INDEX=launch (make test): then waits (1 s) until
+ * queue q's read index passed packet 0, i.e. the CP launched it, and asserts it did. */
+static inline bool dq_first_launched(hsad_queue_t *q) {
+  const char *ri = getenv("KFD_EMU_READ_INDEX");
+  if (!ri || strcmp(ri, "launch")) return false;
+  const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
+  uint64_t until = hsad_now_ns() + DQ_SEC;
+  while (__atomic_load_n(&aq->read_dispatch_id, __ATOMIC_ACQUIRE) < 1 && hsad_now_ns() < until)
+    sched_yield();
+  cr_assert_eq(aq->read_dispatch_id, 1, "packet 0 was launched");
+  return true;
 }
 
 typedef struct dq_env {
