@@ -754,7 +754,8 @@ static void pending_reap(void) {
 }
 
 /* Keeps a timed-out synchronous op. Without memory for the node the op is not tracked (the
- * caller's TIMEOUT message says so). */
+ * caller's TIMEOUT message says so) and its signal is never given back: the op still
+ * decrements it. */
 static bool pending_add(const char *what, const hsad_device_t *device, hsa_signal_t sig,
                         const void *dst, size_t dsize, const void *src, size_t ssize) {
   mem_pending_t *p = malloc(sizeof *p);
@@ -802,10 +803,15 @@ hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns)
   for (;;) {
     pthread_mutex_lock(&pend_lock);
     pending_reap();
-    mem_pending_t *p = pend_head;
+    /* the first of this device's ops not finished yet (a finished one another thread still
+     * waits on stays listed until that thread is done: skipped, not waited on again) */
+    mem_pending_t *p = NULL;
     uint32_t left = 0;
-    for (mem_pending_t *x = pend_head; x; x = x->next) left += dev == UINT32_MAX || x->device == dev;
-    while (p && dev != UINT32_MAX && p->device != dev) p = p->next;
+    for (mem_pending_t *x = pend_head; x; x = x->next)
+      if ((dev == UINT32_MAX || x->device == dev) && sig_acquire(x->sig) != 0) {
+        left++;
+        if (!p) p = x;
+      }
     if (!p) {
       pthread_mutex_unlock(&pend_lock);
       return HSAD_OK;
@@ -835,7 +841,8 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL,
                      deadline_ns ? deadline_ns : 1, false);
-  if (!s && !sig_wait_zero(sig, deadline_ns)) {
+  /* mem_copy_start's own TIMEOUT: a pinned or pipelined copy it drove here is in flight */
+  if (s == HSAD_ERR_TIMEOUT || (!s && !sig_wait_zero(sig, deadline_ns))) {
     bool kept = pending_add("hsad_memcpy", device, sig, dst, size, src, size);
     return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_memcpy: %zu bytes not copied by the deadline: the "
                      "copy goes on in the background%s", size,

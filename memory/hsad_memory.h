@@ -197,7 +197,9 @@ hsad_status_t hsad_host_pool_alloc(hsad_host_pool_t *pool, size_t size, void **o
 /* Returns a block to its pool: cached when the cache stays within max_cached_bytes, else
  * released to ROCr (a trim). Errors (nothing changed): HSAD_ERR_INVALID_ARGUMENT (NULL pool),
  * HSAD_ERR_FREED (the block is cached: freed twice), HSAD_ERR_NOT_ALLOCATED (no block of this
- * pool starts at ptr), HSAD_ERR_IN_USE (as hsad_mem_free). Thread-safe; a free that caches takes no lock. */
+ * pool starts at ptr), HSAD_ERR_IN_USE (as hsad_mem_free); while a timed-out synchronous copy
+ * or fill is pending, the free also checks it under a mutex. Thread-safe; otherwise a free
+ * that caches takes no lock. */
 hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr);
 
 /* Releases cached blocks to ROCr, largest class first, until at most keep_bytes stay cached.
@@ -348,7 +350,8 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
  * of every device) that returned HSAD_ERR_TIMEOUT has finished; their memory may then be freed.
  * Asynchronous copies have their own completions and are not waited for. Errors:
  * HSAD_ERR_TIMEOUT (deadline_ns passed: the message counts those still in flight),
- * HSAD_ERR_INVALID_ARGUMENT / HSAD_ERR_CLOSED (a device not of the open runtime). Thread-safe. */
+ * HSAD_ERR_INVALID_ARGUMENT / HSAD_ERR_CLOSED (a device not of the open runtime). Thread-safe;
+ * not concurrent with hsad_runtime_close (which ends every signal: close after it returned). */
 hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns);
 
 #ifdef __cplusplus

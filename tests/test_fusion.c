@@ -1033,3 +1033,35 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
   hsad_program_destroy(pf);
   dq_finish(&e, q, p);
 }
+
+/* JSON null or a number where hsad graph wants a string (a file, kernel, node, dependency or
+ * buffer name): an error naming the field and the value, never a crash (a null "buffer" in a
+ * check and a null "code_object" crashed it, a null "name" said "out of memory"). */
+Test(fusion_cli, null_and_wrong_types, .timeout = 60) {
+  static const struct {
+    const char *js, *msg;
+  } bad[] = {
+      {"{\"kernels\":{},\"buffers\":{\"b\":{\"type\":\"u32\",\"count\":4}},\"nodes\":[],"
+       "\"checks\":[{\"buffer\":null,\"equals\":0}]}",
+       "checks[0]: field \"buffer\": null is not a string (a buffer name)"},
+      {"{\"kernels\":{\"k\":{\"kernel\":\"saxpy\",\"code_object\":null}},\"buffers\":{},"
+       "\"nodes\":[]}",
+       "kernel k: field \"code_object\": null is not a string (a file name)"},
+      {"{\"kernels\":{\"k\":{\"kernel\":\"saxpy\",\"source\":7}},\"buffers\":{},\"nodes\":[]}",
+       "kernel k: field \"source\": 7 is not a string (a file name)"},
+      {"{\"kernels\":{},\"buffers\":{},\"nodes\":[{\"name\":null}]}",
+       "node #0: field \"name\": null is not a string"},
+      {"{\"kernels\":{},\"buffers\":{},\"nodes\":[{\"kernel\":null}]}",
+       "node #0: field \"kernel\": null is not a string (a name under \"kernels\")"},
+      {"{\"kernels\":{},\"buffers\":{},\"nodes\":[{\"name\":\"a\",\"kernel\":5}]}",
+       "node a: field \"kernel\": 5 is not a string (a name under \"kernels\")"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char path[32], want[512];
+    int rc;
+    char *out = graph_json(bad[i].js, "", path, &rc);
+    snprintf(want, sizeof want, "hsad graph: %s\n", bad[i].msg);
+    cr_assert_eq(rc, 1, "case %zu: %s", i, out);
+    cr_assert_str_eq(out, want, "case %zu", i);
+  }
+}

@@ -450,7 +450,8 @@ Test(memory_copy, peer_two_gpus, .timeout = 120) {
  * (host memory) is HSAD_ERR_IN_USE naming the copy and nothing changes; hsad_mem_wait_pending
  * with a passed deadline is TIMEOUT counting it, with 20 s it returns once it finished; the
  * bytes are then exact and every free works. The same for registered caller memory as the
- * destination (hsad_mem_unregister). */
+ * destination (hsad_mem_unregister) and for pageable malloc'd memory as the source (pinned in
+ * place: the copy call itself drives it and times out). */
 Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "300000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
@@ -504,6 +505,25 @@ Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
   cr_assert_eq(at, SIZE_MAX, "registered: byte %zu differs", at);
   DQ_OK(hsad_mem_unregister(reg));
   free(reg);
+  /* pageable caller memory as the source: pinned in place and driven inside the copy call,
+   * which times out there; kept all the same */
+  uint8_t *pg = malloc(n);
+  cr_assert_not_null(pg);
+  fill_lcg(pg, n, 9);
+  MEM_ERR(hsad_memcpy(e.dev, dst, pg, n, NULL, hsad_now_ns() + 20000000ull), HSAD_ERR_TIMEOUT,
+          "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
+          "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", n);
+  MEM_ERR(hsad_mem_free(dst), HSAD_ERR_IN_USE,
+          "hsad_mem_free: device memory of %zu bytes at %p overlaps the destination (%zu bytes at "
+          "%p) of a hsad_memcpy on device 0 that timed out and has not finished: wait for it "
+          "with hsad_mem_wait_pending (nothing changed)", n, (void *)dst, n, (void *)dst);
+  MEM_ERR(hsad_mem_wait_pending(e.dev, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+          "hsad_mem_wait_pending: 1 timed-out synchronous copies or fills of device 0 still in "
+          "flight at the deadline");
+  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  at = first_diff(dst, pg, n);
+  cr_assert_eq(at, SIZE_MAX, "pageable: byte %zu differs", at);
+  free(pg);
   DQ_OK(hsad_mem_free(dst));
   DQ_OK(hsad_mem_free(src));
   DQ_OK(hsad_runtime_close(e.rt));

@@ -97,9 +97,10 @@ json_object *hsad_cli_json_double(double v, const char *fmt) {
 static int list_add(char **b, size_t *len, size_t *cap, const char *kn, const char *dm) {
   size_t need = *len + strlen(kn) + (dm ? strlen(dm) : 0) + 8;
   if (need > *cap) {
-    char *nb = realloc(*b, *cap = need * 2);
-    if (!nb) return -1;
+    char *nb = realloc(*b, need * 2);
+    if (!nb) return -1; /* *b and *cap as they were */
     *b = nb;
+    *cap = need * 2;
   }
   *len += (size_t)snprintf(*b + *len, *cap - *len, "%s%s%s%s%s", *len ? ", " : "", kn,
                            dm ? " (" : "", dm ? dm : "", dm ? ")" : "");

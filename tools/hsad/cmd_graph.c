@@ -282,6 +282,7 @@ int hsad_cmd_graph(int argc, char **argv) {
   hsad_graph_t *g = NULL;
   hsad_graph_exec_t *x = NULL;
   const char *nname[MAXN];
+  bool nname_own[MAXN] = {0}; /* a default name ("#i"), strdup'd */
   uint64_t *tsub = NULL, *twait = NULL;
   json_object *jchecks = NULL; /* --json: the checks that held */
   arg_t gargs[MAXA]; /* one node's arguments (hex: bytes malloc'd until the node is added) */
@@ -304,6 +305,12 @@ int hsad_cmd_graph(int argc, char **argv) {
     if (!json_object_object_get_ex(kv, "kernel", &sym) || !json_object_is_type(sym, json_type_string))
       GFAIL("kernel %s: field \"kernel\": missing or not a string\n", kn);
     char pbuf[4096];
+    const char *pf = json_object_object_get_ex(kv, "code_object", &path) ? "code_object"
+                     : json_object_object_get_ex(kv, "source", &path)    ? "source"
+                                                                          : NULL;
+    if (pf && !json_object_is_type(path, json_type_string))
+      GFAIL("kernel %s: field \"%s\": %s is not a string (a file name)\n", kn, pf,
+            json_object_to_json_string(path));
     if (json_object_object_get_ex(kv, "code_object", &path)) {
       GCHECK(hsad_program_load_file(dev, rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf), &progs[nk]));
     } else if (json_object_object_get_ex(kv, "source", &path)) {
@@ -391,12 +398,14 @@ int hsad_cmd_graph(int argc, char **argv) {
     char nm[32];
     snprintf(nm, sizeof nm, "#%u", i);
     if (!json_object_is_type(nd, json_type_object)) GFAIL("node %s: not an object\n", nm);
-    nname[i] = json_object_object_get_ex(nd, "name", &v) ? json_object_get_string(v) : strdup(nm);
+    v = NULL;
+    if (json_object_object_get_ex(nd, "name", &v) && !json_object_is_type(v, json_type_string))
+      GFAIL("node %s: field \"name\": %s is not a string\n", nm, json_object_to_json_string(v));
+    nname[i] = v ? json_object_get_string(v) : strdup(nm);
+    nname_own[i] = !v;
     if (!nname[i]) GFAIL("out of memory\n");
     const char *N = nname[i];
     if (unknown_key(nd, node_keys, why, sizeof why)) GFAIL("node %s: %s\n", N, why);
-    if (v && !json_object_is_type(v, json_type_string))
-      GFAIL("node %s: field \"name\": %s is not a string\n", nm, json_object_to_json_string(v));
     if (strlen(N) >= HSAD_GRAPH_NAME_MAX)
       GFAIL("node %s: field \"name\": %zu bytes, at most %d\n", N, strlen(N),
             HSAD_GRAPH_NAME_MAX - 1);
@@ -405,6 +414,9 @@ int hsad_cmd_graph(int argc, char **argv) {
         GFAIL("node %s: field \"name\": also the name of node #%u (names are unique: \"deps\" "
               "name nodes)\n", N, j);
     if (!json_object_object_get_ex(nd, "kernel", &v)) GFAIL("node %s: field \"kernel\": missing\n", N);
+    if (!json_object_is_type(v, json_type_string))
+      GFAIL("node %s: field \"kernel\": %s is not a string (a name under \"kernels\")\n", N,
+            json_object_to_json_string(v));
     uint32_t ki = 0;
     while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
     if (ki == nk) GFAIL("node %s: field \"kernel\": no kernel '%s'\n", N, json_object_get_string(v));
@@ -540,7 +552,11 @@ int hsad_cmd_graph(int argc, char **argv) {
       if (!json_object_is_type(jd, json_type_array))
         GFAIL("node %s: field \"deps\": not an array of node names\n", N);
       for (size_t d = 0; d < json_object_array_length(jd); d++) {
-        const char *dn = json_object_get_string(json_object_array_get_idx(jd, d));
+        json_object *dj = json_object_array_get_idx(jd, d);
+        if (!json_object_is_type(dj, json_type_string))
+          GFAIL("node %s: field \"deps\"[%zu]: %s is not a node name\n", N, d,
+                json_object_to_json_string(dj));
+        const char *dn = json_object_get_string(dj);
         uint32_t j = 0;
         while (j < i && strcmp(nname[j], dn ? dn : "")) j++;
         if (j == i) GFAIL("node %s: field \"deps\"[%zu]: no earlier node '%s'\n", N, d, dn ? dn : "");
@@ -566,6 +582,9 @@ int hsad_cmd_graph(int argc, char **argv) {
     if (unknown_key(ck, check_keys, why, sizeof why)) GFAIL("checks[%zu]: %s\n", c, why);
     if (!json_object_object_get_ex(ck, "buffer", &bname))
       GFAIL("checks[%zu]: field \"buffer\": missing\n", c);
+    if (!json_object_is_type(bname, json_type_string))
+      GFAIL("checks[%zu]: field \"buffer\": %s is not a string (a buffer name)\n", c,
+            json_object_to_json_string(bname));
     uint32_t bi = 0;
     while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(bname))) bi++;
     if (bi == nb) GFAIL("checks[%zu]: field \"buffer\": no buffer '%s'\n", c, json_object_get_string(bname));
@@ -672,6 +691,8 @@ int hsad_cmd_graph(int argc, char **argv) {
   rc = 0;
 out:
   for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes);
+  for (uint32_t i = 0; i < MAXN; i++)
+    if (nname_own[i]) free((char *)nname[i]);
   free(tsub);
   free(twait);
   hsad_graph_exec_destroy(x);
