@@ -17,6 +17,7 @@
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <stddef.h>
 
 #include "common/hsad_status.h"
 
@@ -91,6 +92,14 @@ int hsad_rocr_is_emulated(void);
  * (a GPU, or ROCr was already loaded). A child process that links ROCr itself (a HIP program)
  * runs on the same emulated GPU with this directory first on its LD_LIBRARY_PATH. */
 const char *hsad_rocr_emu_dir(void);
+
+/* When the loaded thunk is kfd-emu and the last load of its configuration refused it (a bad
+ * KFD_EMU_* value or an unknown KFD_EMU_* variable: hsa_init then fails), copies kfd-emu's
+ * reason, as it printed it on stderr without "kfd-emu: ", into buf (as snprintf: truncated,
+ * NUL-terminated when size > 0) and returns 1; otherwise returns 0 with buf "" (a GPU, no
+ * refusal, or a kfd-emu without kfd_emu_config_error, tools/kfd-emu/kfd_emu.h). Asks the
+ * kfd-emu handle hsad_rocr_load opened (dlsym). Thread-safe. */
+int hsad_rocr_emu_config_error(char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* rocr.c - loads ROCr at run time and picks its thunk (see hsad_rocr.h). */
 #define _GNU_SOURCE
 #include "hsa-dispatch/hsad_rocr.h"
+#include "tools/kfd-emu/kfd_emu.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -18,6 +19,7 @@ static hsad_status_t load_status;
 static char load_message[1024];
 static int emulated;
 static char emu_dir[PATH_MAX]; /* directory kfd-emu was loaded from, "" if not */
+static void *emu_handle;       /* kfd-emu's dlopen handle when the thunk is kfd-emu */
 
 /* dlopens kfd-emu's libhsakmt.so.1 from dir; 0 on success. */
 static int open_emu(const char *dir, char *tried, size_t n) {
@@ -25,7 +27,9 @@ static int open_emu(const char *dir, char *tried, size_t n) {
   snprintf(path, sizeof path, "%s/libhsakmt.so.1", dir);
   size_t len = strlen(tried);
   snprintf(tried + len, n - len, "%s%s", len ? ", " : "", path);
-  if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) return -1;
+  void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (!h) return -1;
+  emu_handle = h;
   if (!realpath(dir, emu_dir)) snprintf(emu_dir, sizeof emu_dir, "%s", dir);
   return 0;
 }
@@ -74,6 +78,7 @@ static void load(void) {
   if (rocr) {
     /* ROCr is already in the process: it came with its thunk, keep both. */
     emulated = dlsym(RTLD_DEFAULT, "kfd_emu_rocr_blit_twin") != NULL;
+    if (emulated) emu_handle = dlopen("libhsakmt.so.1", RTLD_NOW | RTLD_NOLOAD);
   } else {
     if (!hw) {
       char tried[3 * PATH_MAX];
@@ -116,3 +121,11 @@ hsad_status_t hsad_rocr_load(void) {
 int hsad_rocr_is_emulated(void) { return emulated; }
 
 const char *hsad_rocr_emu_dir(void) { return emu_dir[0] ? emu_dir : NULL; }
+
+int hsad_rocr_emu_config_error(char *buf, size_t size) {
+  if (size) buf[0] = '\0';
+  if (!emulated || !emu_handle) return 0;
+  kfd_emu_config_error_fn f;
+  *(void **)&f = dlsym(emu_handle, "kfd_emu_config_error");
+  return f && f(buf, size) > 0;
+}

@@ -23,7 +23,7 @@ uint64_t hsad_now_ns(void) {
 }
 
 hsad_status_t dq_hsa_fail(hsa_status_t st, const char *fmt, ...) {
-  char what[512];
+  char what[768]; /* hsa_init's holds kfd-emu's reason (up to 639 bytes) */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
@@ -280,6 +280,9 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
     hsa_status_t st = hsad_rocr.hsa_init();
     if (st != HSA_STATUS_SUCCESS) {
       pthread_mutex_unlock(&hsad_rt.lock);
+      char why[640];
+      if (hsad_rocr_emu_config_error(why, sizeof why))
+        return dq_hsa_fail(st, "hsa_init on kfd-emu (kfd-emu refused its configuration: %s)", why);
       return dq_hsa_fail(st, hsad_rocr_is_emulated()
                                  ? "hsa_init on kfd-emu (a KFD_EMU_* setting it reported on "
                                    "stderr is the usual cause)"

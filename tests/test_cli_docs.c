@@ -308,7 +308,8 @@ Test(cli_docs, install_layout_and_user_twin, .timeout = 300) {
       "lib/pkgconfig/hsad.pc", "include/hsad/hsa-dispatch/hsad.h",
       "include/hsad/hsa-dispatch/hsad_queue.h", "include/hsad/codeobj/hsad_codeobj.h",
       "include/hsad/common/hsad_version.h", "include/hsad/memory/hsad_memory.h",
-      "include/hsad/fusion/hsad_fusion.h", "include/hsad/tools/kfd-emu/kfd_emu_twin.h"};
+      "include/hsad/fusion/hsad_fusion.h", "include/hsad/tools/kfd-emu/kfd_emu_twin.h",
+      "include/hsad/tools/kfd-emu/kfd_emu.h"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s/usr/%s", tmp, files[i]);

@@ -88,7 +88,28 @@ Test(dispatch_cli, info_text_and_json, .timeout = 120) {
   cr_assert_str_eq(o, "{ \"error\": { \"command\": \"info\", \"status\": \"usage\", "
                    "\"exit_code\": 2, \"message\": \"unknown option '--bogus' (see hsad info "
                    "--help)\" } }\n");
+  free(o);  /* a setting kfd-emu refuses: its reason on stderr (first) and in the JSON error's message */
+#define GPSS_WHY "KFD_EMU_GPSS: unknown kfd-emu variable (known: KFD_EMU_GPUS, KFD_EMU_ISA, "    \
+  "KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, KFD_EMU_NO_TWIN, KFD_EMU_ORDER, "        \
+  "KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, KFD_EMU_DELAY_KERNEL, "                 \
+  "KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, KFD_EMU_ACCESS, "          \
+  "KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE)"
+#define OUT_OF_RESOURCES "HSA status 0x1008 (HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime "     \
+  "failed to allocate the necessary resources. This error may also occur when the core runtime " \
+  "library needs to spawn threads or create internal OS-specific events.)"
+  cr_assert_eq(sh("KFD_EMU_GPSS=1 " HSAD_BIN " info --json", &o), 1, "%s", o);
+  cr_assert_str_eq(o, "kfd-emu: " GPSS_WHY "\n{ \"error\": { \"command\": \"info\", "
+                   "\"status\": \"HSAD_ERR_HSA\", \"exit_code\": 1, \"message\": \"HSAD_ERR_HSA: "
+                   "hsa_init on kfd-emu (kfd-emu refused its configuration: " GPSS_WHY "): "
+                   OUT_OF_RESOURCES "\" } }\n");
   free(o);
+  cr_assert_eq(sh("KFD_EMU_GPUS=0 " HSAD_BIN " info", &o), 1, "%s", o);
+  cr_assert_str_eq(o, "kfd-emu: KFD_EMU_GPUS=0: expected an integer in [1, 8]\nhsad info: "
+                   "HSAD_ERR_HSA: hsa_init on kfd-emu (kfd-emu refused its configuration: "
+                   "KFD_EMU_GPUS=0: expected an integer in [1, 8]): " OUT_OF_RESOURCES "\n");
+  free(o);
+#undef GPSS_WHY
+#undef OUT_OF_RESOURCES
 }
 
 /* README: "With --json every command prints one JSON object, also on failure": graph and

@@ -347,8 +347,9 @@ Test(public, runtime_refcount_generation_and_close_hooks, .timeout = 60) {
   cr_assert_eq(pub_hooks.n, 8);
 }
 
-/* hsa_init failing (kfd-emu refuses KFD_EMU_GPUS=0): HSAD_ERR_HSA naming the cause, with the
- * status hsa_init returns (asked again here) and ROCr's string for it; nothing is kept open. */
+/* hsa_init failing (kfd-emu refuses KFD_EMU_GPUS=0): HSAD_ERR_HSA with kfd-emu's reason (asked
+ * through its kfd_emu_config_error, as it printed it on stderr), the status hsa_init returns
+ * (asked again here) and ROCr's string for it; nothing is kept open. */
 Test(public, runtime_open_hsa_init_fails, .timeout = 60) {
   setenv("KFD_EMU_GPUS", "0", 1);
   hsad_runtime_t *rt = NULL;
@@ -367,8 +368,9 @@ Test(public, runtime_open_hsa_init_fails, .timeout = 60) {
   const char *ss = NULL;
   cr_assert_eq(status_string(st, &ss), HSA_STATUS_SUCCESS);
   char want[1024];
-  snprintf(want, sizeof want, "hsa_init on kfd-emu (a KFD_EMU_* setting it reported on stderr "
-           "is the usual cause): HSA status 0x%x (%s)", (unsigned)st, ss);
+  snprintf(want, sizeof want, "hsa_init on kfd-emu (kfd-emu refused its configuration: "
+           "KFD_EMU_GPUS=0: expected an integer in [1, 8]): HSA status 0x%x (%s)", (unsigned)st,
+           ss);
   cr_assert_str_eq(got, want);
   cr_assert_eq(hsad_device_count(rt), 0);
 }

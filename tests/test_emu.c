@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tests/rocr_testutil.h"
+#include "tools/kfd-emu/kfd_emu.h"
 #include "tools/kfd-emu/kfd_emu_twin.h"
 
 static rt_t rt;
@@ -136,7 +137,8 @@ Test(topology, missing_twin_library_fails_init) {
   cr_assert_neq(hsa_init(), HSA_STATUS_SUCCESS);
 }
 
-/* Every knob refuses a bad value: hsa_init fails and kfd-emu says exactly why on stderr. */
+/* Every knob refuses a bad value: hsa_init fails and kfd-emu says exactly why on stderr, and
+ * kfd_emu_config_error (kfd_emu.h) gives the same reason (truncated as snprintf would). */
 typedef struct { /* by value: Criterion copies parameters into the test's own process */
   char var[40], value[96], message[720];
 } bad_knob_t;
@@ -196,6 +198,22 @@ ParameterizedTest(bad_knob_t *k, config, bad_knob_refused) {
   char want[2048];
   snprintf(want, sizeof want, "kfd-emu: %s\n", k->message);
   cr_assert_str_eq(err, want);
+  kfd_emu_config_error_fn why;
+  *(void **)&why = dlsym(RTLD_DEFAULT, "kfd_emu_config_error");
+  cr_assert_not_null(why);
+  char got[1024], small[8];
+  cr_assert_eq(why(got, sizeof got), strlen(k->message));
+  cr_assert_str_eq(got, k->message);
+  cr_assert_eq(why(small, sizeof small), strlen(k->message));
+  cr_assert_eq(strncmp(small, k->message, 7), 0);
+  cr_assert_eq(small[7], '\0');
+  cr_assert_eq(why(NULL, 0), strlen(k->message));
+  /* the next load that accepts the configuration clears it */
+  unsetenv(k->var);
+  cr_assert_eq(hsa_init(), HSA_STATUS_SUCCESS);
+  cr_assert_eq(why(got, sizeof got), 0);
+  cr_assert_str_eq(got, "");
+  hsa_shut_down();
 }
 
 typedef struct {

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tools/kfd-emu/kfd_emu.h"
 #include "tools/kfd-emu/kfd_emu_twin.h"
 
 #define EMU_MAX_GPUS 8
@@ -103,7 +104,9 @@ typedef struct emu_state {
 extern emu_state_t emu;
 
 /* topology.c */
-int emu_config_load(emu_config_t *cfg); /* 0 or -1 (message printed) */
+/* 0, or -1 with the message printed and kept for kfd_emu_config_error (kfd_emu.h); under
+ * emu.lock */
+int emu_config_load(emu_config_t *cfg);
 emu_gpu_t *emu_gpu_of_node(uint32_t node_id);
 uint64_t emu_now_ns(void);
 void emu_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -9,5 +9,6 @@ $(KFD_EMU_LIB): $(KFD_EMU_OBJS) tools/kfd-emu/libhsakmt.ver
 	  -Wl,--no-undefined $(LDFLAGS) -o $@ $(KFD_EMU_OBJS) -lelf -lmsgpackc -lpthread -ldl -lnuma
 
 ALL_TARGETS += $(KFD_EMU_LIB)
-# installed with the headers (include/hsad/tools/kfd-emu/kfd_emu_twin.h): how to write a twin
-HEADERS += tools/kfd-emu/kfd_emu_twin.h
+# installed with the headers (include/hsad/tools/kfd-emu/): how to write a twin, and the query
+# for why kfd-emu refused its configuration
+HEADERS += tools/kfd-emu/kfd_emu_twin.h tools/kfd-emu/kfd_emu.h

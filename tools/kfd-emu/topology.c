@@ -40,6 +40,27 @@ void emu_log(const char *fmt, ...) {
   va_end(ap);
 }
 
+/* Why the last configuration load refused it ("" when it did not); under emu.lock, like
+ * emu_config_load (kfd_emu.h). */
+static char config_error[1024];
+
+/* A configuration error: printed as emu_log does and kept for kfd_emu_config_error. */
+__attribute__((format(printf, 1, 2))) static void config_refused(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(config_error, sizeof config_error, fmt, ap);
+  va_end(ap);
+  emu_log("%s", config_error);
+}
+
+EMU_PUBLIC size_t kfd_emu_config_error(char *buf, size_t size) {
+  pthread_mutex_lock(&emu.lock);
+  size_t n = strlen(config_error);
+  if (size) snprintf(buf, size, "%s", config_error);
+  pthread_mutex_unlock(&emu.lock);
+  return n;
+}
+
 uint64_t emu_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -53,8 +74,8 @@ static int env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uin
   char *end;
   unsigned long long x = strtoull(v, &end, 10);
   if (*end || x < lo || x > hi) {
-    emu_log("%s=%s: expected an integer in [%llu, %llu]", name, v, (unsigned long long)lo,
-            (unsigned long long)hi);
+    config_refused("%s=%s: expected an integer in [%llu, %llu]", name, v, (unsigned long long)lo,
+                   (unsigned long long)hi);
     return -1;
   }
   *out = x;
@@ -89,7 +110,7 @@ static int unknown_knobs(void) {
     char list[1024] = "";
     for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
       snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", knobs[i]);
-    emu_log("%.*s: unknown kfd-emu variable (known: %s)", (int)len, *e, list);
+    config_refused("%.*s: unknown kfd-emu variable (known: %s)", (int)len, *e, list);
     return -1;
   }
   return 0;
@@ -105,11 +126,11 @@ static int unknown_knobs(void) {
 static int twin_lib_check(const char *path) {
   struct stat st;
   if (stat(path, &st) != 0 || access(path, R_OK) != 0) {
-    emu_log("KFD_EMU_TWINS: %s: no such readable file", path);
+    config_refused("KFD_EMU_TWINS: %s: no such readable file", path);
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    emu_log("KFD_EMU_TWINS: %s: not a regular file", path);
+    config_refused("KFD_EMU_TWINS: %s: not a regular file", path);
     return -1;
   }
   Elf64_Ehdr eh;
@@ -119,19 +140,19 @@ static int twin_lib_check(const char *path) {
   if (f) fclose(f);
   if (got < sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
       eh.e_ident[EI_CLASS] != ELFCLASS64) {
-    emu_log("KFD_EMU_TWINS: %s: not an ELF shared library (64-bit; build twins with -shared "
-            "-fPIC)", path);
+    config_refused("KFD_EMU_TWINS: %s: not an ELF shared library (64-bit; build twins with -shared "
+                   "-fPIC)", path);
     return -1;
   }
   if (eh.e_type != ET_DYN) {
-    emu_log("KFD_EMU_TWINS: %s: an ELF file of type %u, not a shared library (build twins with "
-            "-shared -fPIC)", path, eh.e_type);
+    config_refused("KFD_EMU_TWINS: %s: an ELF file of type %u, not a shared library (build "
+                   "twins with -shared -fPIC)", path, eh.e_type);
     return -1;
   }
 #ifdef EMU_HOST_MACHINE
   if (eh.e_machine != EMU_HOST_MACHINE) {
-    emu_log("KFD_EMU_TWINS: %s: a shared library for machine %u, not this host's (%u)", path,
-            eh.e_machine, EMU_HOST_MACHINE);
+    config_refused("KFD_EMU_TWINS: %s: a shared library for machine %u, not this host's (%u)", path,
+                   eh.e_machine, EMU_HOST_MACHINE);
     return -1;
   }
 #endif
@@ -140,6 +161,7 @@ static int twin_lib_check(const char *path) {
 
 int emu_config_load(emu_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
+  config_error[0] = '\0';
   uint64_t v;
   if (env_u64("KFD_EMU_GPUS", 1, EMU_MAX_GPUS, 1, &v)) return -1;
   cfg->gpus = (uint32_t)v;
@@ -157,8 +179,8 @@ int emu_config_load(emu_config_t *cfg) {
     char *end;
     unsigned long long x = strtoull(dg, &end, 10);
     if (*end || x < 1 || x > 3600000 || *dg == '-' || *dg == '+' || *dg == ' ') {
-      emu_log("KFD_EMU_DOORBELL_GRACE_MS=%s: expected an integer in [1, 3600000] or 'strict'",
-              dg);
+      config_refused("KFD_EMU_DOORBELL_GRACE_MS=%s: expected an integer in [1, 3600000] or "
+                     "'strict'", dg);
       return -1;
     }
     cfg->doorbell_grace_ms = x;
@@ -173,7 +195,7 @@ int emu_config_load(emu_config_t *cfg) {
   if (ac && *ac) {
     if (!strcmp(ac, "strict")) cfg->access_strict = true;
     else if (strcmp(ac, "lenient")) {
-      emu_log("KFD_EMU_ACCESS=%s: expected 'lenient' (default) or 'strict'", ac);
+      config_refused("KFD_EMU_ACCESS=%s: expected 'lenient' (default) or 'strict'", ac);
       return -1;
     }
   }
@@ -185,8 +207,8 @@ int emu_config_load(emu_config_t *cfg) {
     size_t len = strcspn(p, ",");
     const emu_isa_t *e = isa_by_name(p, len);
     if (!e) {
-      emu_log("KFD_EMU_ISA=%s: unknown ISA '%.*s' (supported: gfx90a, gfx908, gfx1030)", isa,
-              (int)len, p);
+      config_refused("KFD_EMU_ISA=%s: unknown ISA '%.*s' (supported: gfx90a, gfx908, gfx1030)", isa,
+                     (int)len, p);
       return -1;
     }
     cfg->isa[i] = e;
@@ -195,8 +217,8 @@ int emu_config_load(emu_config_t *cfg) {
   uint32_t entries = 1;
   for (const char *c = isa ? isa : ""; *c; c++) entries += *c == ',';
   if (entries > 1 && entries != cfg->gpus) {
-    emu_log("KFD_EMU_ISA=%s: %u entries for KFD_EMU_GPUS=%u (give one ISA for all GPUs, or one "
-            "per GPU)", isa, entries, cfg->gpus);
+    config_refused("KFD_EMU_ISA=%s: %u entries for KFD_EMU_GPUS=%u (give one ISA for all GPUs, "
+                   "or one per GPU)", isa, entries, cfg->gpus);
     return -1;
   }
   /* KFD_EMU_GPU_NUMA: CPU node index of each GPU's IO link, e.g. "0,1"; default round-robin. */
@@ -206,8 +228,8 @@ int emu_config_load(emu_config_t *cfg) {
     uint32_t entries_n = 1;
     for (const char *c = numa; *c; c++) entries_n += *c == ',';
     if (entries_n != cfg->gpus) {
-      emu_log("KFD_EMU_GPU_NUMA=%s: %u entries for KFD_EMU_GPUS=%u (give one CPU node index per "
-              "GPU)", numa, entries_n, cfg->gpus);
+      config_refused("KFD_EMU_GPU_NUMA=%s: %u entries for KFD_EMU_GPUS=%u (give one CPU node "
+                     "index per GPU)", numa, entries_n, cfg->gpus);
       return -1;
     }
     const char *q = numa;
@@ -215,8 +237,8 @@ int emu_config_load(emu_config_t *cfg) {
       char *end;
       unsigned long n = strtoul(q, &end, 10);
       if (end == q || n >= cfg->cpu_nodes || (*end && *end != ',')) {
-        emu_log("KFD_EMU_GPU_NUMA=%s: entry %u is not a CPU node index below %u", numa, i,
-                cfg->cpu_nodes);
+        config_refused("KFD_EMU_GPU_NUMA=%s: entry %u is not a CPU node index below %u", numa, i,
+                       cfg->cpu_nodes);
         return -1;
       }
       cfg->gpu_numa[i] = (uint32_t)n;
@@ -227,7 +249,7 @@ int emu_config_load(emu_config_t *cfg) {
   if (nt && *nt) {
     if (!strcmp(nt, "noop")) cfg->noop_missing_twin = true;
     else if (strcmp(nt, "error")) {
-      emu_log("KFD_EMU_NO_TWIN=%s: expected 'error' (default) or 'noop'", nt);
+      config_refused("KFD_EMU_NO_TWIN=%s: expected 'error' (default) or 'noop'", nt);
       return -1;
     }
   }
@@ -235,7 +257,7 @@ int emu_config_load(emu_config_t *cfg) {
   if (ord && *ord) {
     if (!strcmp(ord, "inorder")) cfg->in_order = true;
     else if (strcmp(ord, "reverse")) {
-      emu_log("KFD_EMU_ORDER=%s: expected 'reverse' (default) or 'inorder'", ord);
+      config_refused("KFD_EMU_ORDER=%s: expected 'reverse' (default) or 'inorder'", ord);
       return -1;
     }
   }
@@ -243,7 +265,7 @@ int emu_config_load(emu_config_t *cfg) {
   if (ri && *ri) {
     if (!strcmp(ri, "launch")) cfg->read_index_at_launch = true;
     else if (strcmp(ri, "complete")) {
-      emu_log("KFD_EMU_READ_INDEX=%s: expected 'complete' (default) or 'launch'", ri);
+      config_refused("KFD_EMU_READ_INDEX=%s: expected 'complete' (default) or 'launch'", ri);
       return -1;
     }
   }
@@ -253,7 +275,7 @@ int emu_config_load(emu_config_t *cfg) {
     int count = 0;
     for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t; t = strtok_r(NULL, ":", &save))
       if (++count > 15 || twin_lib_check(t) != 0) {
-        if (count > 15) emu_log("KFD_EMU_TWINS: more than 15 libraries");
+        if (count > 15) config_refused("KFD_EMU_TWINS: more than 15 libraries");
         free(copy);
         return -1;
       }
@@ -263,21 +285,21 @@ int emu_config_load(emu_config_t *cfg) {
   const char *dk = getenv("KFD_EMU_DELAY_KERNEL");
   if ((fk && strlen(fk) >= sizeof cfg->fault_kernel) ||
       (dk && strlen(dk) >= sizeof cfg->delay_kernel)) {
-    emu_log("%s: a kernel name longer than %zu bytes",
-            fk && strlen(fk) >= sizeof cfg->fault_kernel ? "KFD_EMU_FAULT_KERNEL"
-                                                         : "KFD_EMU_DELAY_KERNEL",
-            sizeof cfg->fault_kernel - 1);
+    config_refused("%s: a kernel name longer than %zu bytes",
+                   fk && strlen(fk) >= sizeof cfg->fault_kernel ? "KFD_EMU_FAULT_KERNEL"
+                                                                : "KFD_EMU_DELAY_KERNEL",
+                   sizeof cfg->fault_kernel - 1);
     return -1;
   }
   if (dk && *dk && !cfg->delay_us) {
-    emu_log("KFD_EMU_DELAY_KERNEL=%s: no effect without KFD_EMU_DELAY_US", dk);
+    config_refused("KFD_EMU_DELAY_KERNEL=%s: no effect without KFD_EMU_DELAY_US", dk);
     return -1;
   }
   if (fk) snprintf(cfg->fault_kernel, sizeof cfg->fault_kernel, "%s", fk);
   if (dk) snprintf(cfg->delay_kernel, sizeof cfg->delay_kernel, "%s", dk);
   const char *vb = getenv("KFD_EMU_VERBOSE");
   if (vb && *vb && strcmp(vb, "0") && strcmp(vb, "1")) {
-    emu_log("KFD_EMU_VERBOSE=%s: expected 0 or 1", vb);
+    config_refused("KFD_EMU_VERBOSE=%s: expected 0 or 1", vb);
     return -1;
   }
   cfg->verbose = vb && !strcmp(vb, "1");
