@@ -132,7 +132,8 @@ Test(dispatch_cli, json_from_every_command, .timeout = 120) {
   cr_assert_eq(stat(path, &st), 0);
   char want[2048];
   snprintf(want, sizeof want, "{ \"compile\": { \"source\": \"kernels/saxpy.cl\", \"target\": "
-           "\"gfx90a\", \"output\": \"%s\", \"bytes\": %lld, \"kernels\": [ \"saxpy\" ] } }\n",
+           "\"gfx90a\", \"output\": \"%s\", \"bytes\": %lld, \"kernels\": [ \"saxpy\" ], "
+           "\"warnings\": [ ] } }\n",
            path, (long long)st.st_size);
   cr_assert_str_eq(o, want);
   free(o);

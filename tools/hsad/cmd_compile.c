@@ -1,4 +1,5 @@
 /* hsad compile - OpenCL C / HIP source to a code object through comgr (codeobj/). */
+#define _GNU_SOURCE /* asprintf */
 #include "tools/hsad/hsad_cli.h"
 
 #include "codeobj/hsad_codeobj.h"
@@ -20,8 +21,12 @@ static void compile_usage(FILE *f) {
              "                 (amdgpu_flat_work_group_size(1, N), amdgpu_waves_per_eu(W)); the\n"
              "                 result is checked against it\n"
              "  --json         one JSON object on stdout: {\"compile\": {\"source\", \"target\",\n"
-             "                 \"output\", \"bytes\", \"kernels\": [NAME, ...]}}, or on failure\n"
+             "                 \"output\", \"bytes\", \"kernels\": [NAME, ...],\n"
+             "                 \"warnings\": [...]}}, or on failure\n"
              "                 {\"error\": {\"command\", \"status\", \"exit_code\", \"message\"}}\n"
+             "  the kernels are read back from what was written; if that fails the file stays\n"
+             "  and the exit code is 0, with a warning (with --json: \"kernels\": null, the\n"
+             "  reason in \"warnings\")\n"
              "  diagnostics are printed as FILE:LINE:COL: error|warning: ...\n");
 }
 
@@ -172,31 +177,36 @@ int hsad_cmd_compile(int argc, char **argv) {
     free(obj);
     goto done;
   }
+  /* Its kernels, read back from the bytes just written, with and without --json alike: the
+   * file is written, so a failure to read it back is a warning (stderr, or "warnings" with
+   * "kernels": null) and the exit code stays 0. */
+  hsad_codeobj_t *co = NULL;
+  char *warning = NULL;
+  hsad_status_t ls = hsad_codeobj_load_memory(obj, obj_size, out, &co);
+  if (ls && asprintf(&warning, "%s: written, but hsad cannot read it back to list its kernels: "
+                     "%s: %s", out, hsad_status_name(ls), hsad_last_error()) < 0)
+    warning = NULL;
+  if (warning && !cli.json) fprintf(stderr, "hsad compile: warning: %s\n", warning);
   if (cli.json) { /* what was written: the file, its size and its kernels */
     json_object *j = json_object_new_object();
     json_object_object_add(j, "source", json_object_new_string(src));
     json_object_object_add(j, "target", json_object_new_string(o.target));
     json_object_object_add(j, "output", json_object_new_string(out));
     json_object_object_add(j, "bytes", json_object_new_uint64(obj_size));
-    hsad_codeobj_t *co = NULL;
-    hsad_status_t ls = hsad_codeobj_load_memory(obj, obj_size, out, &co);
-    if (ls) {
-      json_object_put(j);
-      free(obj);
-      rc = hsad_cli_fail(&cli, 1, hsad_status_name(ls), "%s: %s", hsad_status_name(ls),
-                         hsad_last_error());
-      goto done;
-    }
-    json_object *ks = json_object_new_array();
-    for (uint32_t i = 0; i < hsad_codeobj_info(co)->kernel_count; i++)
+    json_object *ks = co ? json_object_new_array() : NULL;
+    for (uint32_t i = 0; co && i < hsad_codeobj_info(co)->kernel_count; i++)
       json_object_array_add(ks, json_object_new_string(
                                     hsad_kernel_info(hsad_codeobj_kernel_at(co, i))->name));
-    hsad_codeobj_destroy(co);
     json_object_object_add(j, "kernels", ks);
+    json_object *wa = json_object_new_array();
+    if (ls) json_object_array_add(wa, json_object_new_string(warning ? warning : out));
+    json_object_object_add(j, "warnings", wa);
     json_object *r = json_object_new_object();
     json_object_object_add(r, "compile", j);
     hsad_cli_print_json(r);
   }
+  hsad_codeobj_destroy(co);
+  free(warning);
   free(obj);
   rc = 0;
 done:
