@@ -7,5 +7,11 @@ TEST_BINS += $(FU_TEST)
 $(FU_TEST): tests/test_fusion.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(BINDIR)/hsad
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' \
-	  -DHSAD_SRCDIR='"$(CURDIR)"' $< -o $@ $(LDFLAGS) \
+	  -DHSAD_SRCDIR='"$(CURDIR)"' -DFU_TWINS='"$(abspath $(FU_TWINS))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+# twins of tests/data/cli/mangled.hip's C++ kernels (KFD_EMU_TWINS) for hsad graph's names
+FU_TWINS := $(TESTDIR)/data/libmangled-twins.so
+$(FU_TWINS): tests/data/cli/mangled_twins.c tools/kfd-emu/kfd_emu_twin.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS)
+$(FU_TEST): $(FU_TWINS)

@@ -1065,3 +1065,54 @@ Test(fusion_cli, null_and_wrong_types, .timeout = 60) {
     cr_assert_str_eq(out, want, "case %zu", i);
   }
 }
+
+/* A kernel's "kernel" names C++ kernels as hsad run's KERNEL does (hsad_cli_program_kernel):
+ * demangled, plain function name or mangled, each running its own kernel (twins of
+ * tests/data/cli/mangled_twins.c: the float and double overloads of scale give different
+ * results); no kernel or several matching are hsad run's messages after the field. */
+Test(fusion_cli, cxx_kernel_names, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-graph-cxx-XXXXXX", cmd[1024], js[4096], path[32], want[1024];
+  cr_assert_not_null(mkdtemp(tmp));
+  int rc;
+  snprintf(cmd, sizeof cmd, "%s compile %s/tests/data/cli/mangled.hip --target gfx90a -o "
+           "%s/m.hsaco 2>&1", HSAD_BIN, HSAD_SRCDIR, tmp);
+  char *out = run_cmd(cmd, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert_eq(setenv("KFD_EMU_TWINS", FU_TWINS, 1), 0);
+  static const char fmt[] =
+      "{\"kernels\": {\"sf\": {\"code_object\": \"%s/m.hsaco\", \"kernel\": \"scale(float*, float, "
+      "unsigned int)\"}, \"sd\": {\"code_object\": \"%s/m.hsaco\", \"kernel\": \"_Z5scalePddj\"}, "
+      "\"sh\": {\"code_object\": \"%s/m.hsaco\", \"kernel\": \"%s\"}}, \"buffers\": {\"f\": "
+      "{\"type\": \"f32\", \"count\": 4, \"init\": \"iota\"}, \"d\": {\"type\": \"f64\", \"count\": "
+      "4, \"init\": \"iota\"}, \"i\": {\"type\": \"i32\", \"count\": 4, \"init\": \"iota\"}}, "
+      "\"nodes\": [{\"name\": \"a\", \"kernel\": \"sf\", \"grid\": [4], \"args\": [\"f\", {\"f32\": "
+      "2}, {\"u32\": 4}]}, {\"name\": \"b\", \"kernel\": \"sd\", \"grid\": [4], \"args\": [\"d\", "
+      "{\"f64\": 3}, {\"u32\": 4}]}, {\"name\": \"c\", \"kernel\": \"sh\", \"grid\": [4], \"args\": "
+      "[\"i\", {\"i32\": 5}, {\"u32\": 4}], \"deps\": [\"a\"]}], \"checks\": [{\"buffer\": \"f\", "
+      "\"equals\": [0, 2, 4, 6]}, {\"buffer\": \"d\", \"equals\": [0, 3, 6, 9]}, {\"buffer\": "
+      "\"i\", \"equals\": [5, 6, 7, 8]}]}";
+  snprintf(js, sizeof js, fmt, tmp, tmp, tmp, "shift");
+  out = graph_json(js, "", path, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, ": 3 nodes on 1 queue(s), 1 launch(es), path: fused\n"), "%s", out);
+  cr_assert(strstr(out, "  check f: 4 elements OK\n  check d: 4 elements OK\n  check i: 4 "
+                        "elements OK\n"), "%s", out);
+  snprintf(js, sizeof js, fmt, tmp, tmp, tmp, "scale");
+  out = graph_json(js, "", path, &rc);
+  cr_assert_eq(rc, 1, "%s", out);
+  snprintf(want, sizeof want, "hsad graph: kernel sh: field \"kernel\": %s/m.hsaco: ambiguous: 2 "
+           "kernels match 'scale': _Z5scalePffj (scale(float*, float, unsigned int)), _Z5scalePddj "
+           "(scale(double*, double, unsigned int)); give the full name of one\n", tmp);
+  cr_assert_str_eq(out, want);
+  snprintf(js, sizeof js, fmt, tmp, tmp, tmp, "nope");
+  out = graph_json(js, "--json", path, &rc);
+  cr_assert_eq(rc, 1, "%s", out);
+  snprintf(want, sizeof want, "{ \"error\": { \"command\": \"graph\", \"status\": "
+           "\"HSAD_ERR_KERNEL_NOT_FOUND\", \"exit_code\": 1, \"message\": \"kernel sh: field "
+           "\\\"kernel\\\": %s/m.hsaco: no kernel named 'nope'; it has 3: _Z5scalePffj "
+           "(scale(float*, float, unsigned int)), _Z5scalePddj (scale(double*, double, unsigned "
+           "int)), _Z5shiftPiij (shift(int*, int, unsigned int))\" } }\n", tmp);
+  cr_assert_str_eq(out, want);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}

@@ -167,3 +167,21 @@ int hsad_cli_kernel_match(const char *name, uint32_t n,
   free(hits);
   return rc;
 }
+
+static const char *program_kernel_name(const void *prog, uint32_t i) {
+  return hsad_device_kernel_desc(hsad_program_kernel_at(prog, i))->name;
+}
+
+hsad_status_t hsad_cli_program_kernel(const hsad_program_t *prog, const char *name,
+                                      const hsad_device_kernel_t **out, char **out_why) {
+  *out_why = NULL;
+  hsad_status_t s = hsad_program_kernel(prog, name, out);
+  if (s != HSAD_ERR_KERNEL_NOT_FOUND) return s;
+  uint32_t i;
+  if (!hsad_cli_kernel_match(name, hsad_program_kernel_count(prog), program_kernel_name, prog,
+                             &i, out_why)) {
+    *out = hsad_program_kernel_at(prog, i);
+    return HSAD_OK;
+  }
+  return *out_why ? HSAD_ERR_KERNEL_NOT_FOUND : hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "out of memory");
+}

@@ -4,7 +4,7 @@
  * Format (json-c; every error names the node / buffer and the field):
  *   {
  *     "kernels": { "NAME": {"code_object": "PATH.hsaco" | "source": "PATH.cl|.hip",
- *                           "kernel": "SYMBOL"}, ... },
+ *                           "kernel": "KERNEL"}, ... },
  *     "buffers": { "NAME": {"type": "f32", "count": N, "init": "zeros|iota|const=V"}, ... },
  *     "nodes": [ {"name": "N", "kernel": "NAME", "lane": 0, "grid": [X,Y,Z], "block": [..],
  *                 "args": ["BUFFER", {"f32": 2.5}, {"u32": 7}, {"f32": [1, 2, 3, 4]},
@@ -14,7 +14,11 @@
  *   }
  * Any other key is an error naming it, where it is and the known keys. An "equals" array has at
  * most as many values as the buffer has elements; checks are validated before anything runs.
- * Relative "code_object" / "source" paths are relative to the JSON file's folder.
+ * Relative "code_object" / "source" paths are relative to the JSON file's folder. A kernel's
+ * "kernel" is looked up as hsad run's KERNEL (hsad_cli_program_kernel): its .name or symbol, or
+ * for C++ its demangled name or function name ("scale(float*, float, unsigned int)", "scale"),
+ * with hsad run's messages when no kernel or several match; a node's "kernel" is a NAME under
+ * "kernels", exactly.
  * Lane i runs on its own queue. Types (buffers and scalars): i8 u8 i16 u16 i32 u32 i64 u64 f32
  * f64. A node's args are checked against the kernel's metadata as hsad run's --arg are
  * (tools/hsad/cli_args.c, the same messages: a float takes {"f32": V}, a float* a buffer of
@@ -305,6 +309,7 @@ int hsad_cmd_graph(int argc, char **argv) {
     if (!json_object_object_get_ex(kv, "kernel", &sym) || !json_object_is_type(sym, json_type_string))
       GFAIL("kernel %s: field \"kernel\": missing or not a string\n", kn);
     char pbuf[4096];
+    const char *kpath = NULL; /* the file, as its kernel messages name it */
     const char *pf = json_object_object_get_ex(kv, "code_object", &path) ? "code_object"
                      : json_object_object_get_ex(kv, "source", &path)    ? "source"
                                                                           : NULL;
@@ -312,10 +317,11 @@ int hsad_cmd_graph(int argc, char **argv) {
       GFAIL("kernel %s: field \"%s\": %s is not a string (a file name)\n", kn, pf,
             json_object_to_json_string(path));
     if (json_object_object_get_ex(kv, "code_object", &path)) {
-      GCHECK(hsad_program_load_file(dev, rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf), &progs[nk]));
+      kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
+      GCHECK(hsad_program_load_file(dev, kpath, &progs[nk]));
     } else if (json_object_object_get_ex(kv, "source", &path)) {
       size_t n = 0;
-      const char *sp = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
+      const char *sp = kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
       char *src = slurp(sp, &n), *log = NULL;
       if (!src) GFAIL("kernel %s: field \"source\": %s: %s\n", kn, sp, strerror(errno));
       hsad_compile_options_t o = {.target = hsad_device_info(dev)->isa_name, .opt_level = 2};
@@ -331,7 +337,16 @@ int hsad_cmd_graph(int argc, char **argv) {
     } else {
       GFAIL("kernel %s: field \"code_object\" or \"source\" missing\n", kn);
     }
-    hsad_status_t s = hsad_program_kernel(progs[nk], json_object_get_string(sym), &kern[nk]);
+    /* as hsad run names kernels: .name or symbol, else demangled or plain C++ names */
+    char *kwhy = NULL;
+    hsad_status_t s = hsad_cli_program_kernel(progs[nk], json_object_get_string(sym), &kern[nk],
+                                              &kwhy);
+    if (s == HSAD_ERR_KERNEL_NOT_FOUND) {
+      hsad_cli_fail(&cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND", "kernel %s: field \"kernel\": %s: %s", kn,
+                    kpath, kwhy);
+      free(kwhy);
+      goto out;
+    }
     if (s) GFAIL("kernel %s: field \"kernel\": %s\n", kn, hsad_last_error());
     kname[nk++] = kn;
   }
@@ -699,7 +714,8 @@ out:
   hsad_graph_destroy(g);
   for (uint32_t i = 0; i < nlanes; i++) hsad_queue_destroy(queues[i]);
   for (uint32_t i = 0; i < nb; i++) hsad_buffer_free(bufs[i].ptr);
-  for (uint32_t i = 0; i < nk; i++) hsad_program_destroy(progs[i]);
+  /* nk + 1: a program whose "kernel" lookup failed is loaded but not counted yet */
+  for (uint32_t i = 0; i <= nk && i < MAXK; i++) hsad_program_destroy(progs[i]);
   if (rt) hsad_runtime_close(rt);
   if (root) json_object_put(root);
   json_object_put(jchecks);

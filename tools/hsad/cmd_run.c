@@ -545,28 +545,17 @@ static bool twin_exists(const char *symbol) {
 
 /* ---- kernel lookup ------------------------------------------------------------------------ */
 
-static const char *prog_kernel_name(const void *prog, uint32_t i) {
-  return hsad_device_kernel_desc(hsad_program_kernel_at(prog, i))->name;
-}
-
-/* The kernel named `name`: its .name, or (for C++ names) its demangled name, or the plain
+/* The kernel `name`: its .name, or (for C++ names) its demangled name, or the plain
  * function name of the demangled one ("scale" for "scale(float*, unsigned int)") when exactly
- * one kernel has it. KERNEL_NOT_FOUND lists the kernels there are, or those
- * that match (hsad_cli_kernel_match: at most HSAD_CLI_LIST_MAX). */
+ * one kernel has it (hsad_cli_program_kernel, as hsad graph's "kernel"). KERNEL_NOT_FOUND lists
+ * the kernels there are, or those that match (at most HSAD_CLI_LIST_MAX). */
 static int find_kernel(const hsad_cli_t *cli, const hsad_program_t *prog, const char *input,
                        const char *name, const hsad_device_kernel_t **out) {
-  hsad_status_t s = hsad_program_kernel(prog, name, out);
-  if (s != HSAD_ERR_KERNEL_NOT_FOUND) return s ? hsad_cli_fail_status(cli, s) : 0;
-  uint32_t i;
   char *why;
-  if (!hsad_cli_kernel_match(name, hsad_program_kernel_count(prog), prog_kernel_name, prog, &i,
-                             &why)) {
-    *out = hsad_program_kernel_at(prog, i);
-    return 0;
-  }
-  int rc = why ? hsad_cli_fail(cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND",
-                               "HSAD_ERR_KERNEL_NOT_FOUND: %s: %s", input, why)
-               : hsad_cli_fail(cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  hsad_status_t s = hsad_cli_program_kernel(prog, name, out, &why);
+  if (s != HSAD_ERR_KERNEL_NOT_FOUND) return s ? hsad_cli_fail_status(cli, s) : 0;
+  int rc = hsad_cli_fail(cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND", "HSAD_ERR_KERNEL_NOT_FOUND: %s: %s",
+                         input, why);
   free(why);
   return rc;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common/hsad_status.h"
+#include "hsa-dispatch/hsad.h"
 
 int hsad_cmd_info(int argc, char **argv);
 int hsad_cmd_inspect(int argc, char **argv);
@@ -75,5 +76,13 @@ char *hsad_cli_demangle(const char *name);
 int hsad_cli_kernel_match(const char *name, uint32_t n,
                           const char *(*name_at)(const void *ctx, uint32_t i), const void *ctx,
                           uint32_t *out_index, char **out_why);
+
+/* The kernel of a loaded program a user named (hsad run's KERNEL, hsad graph's "kernel" under
+ * "kernels"): hsad_program_kernel's exact .name / symbol lookup, then hsad_cli_kernel_match.
+ * HSAD_OK with *out; HSAD_ERR_KERNEL_NOT_FOUND with *out_why (malloc'd: "no kernel named ...;
+ * it has ..." or "ambiguous: ..."; the caller names the file); another status with
+ * hsad_last_error() (HSAD_ERR_OUT_OF_MEMORY when the message could not be built). */
+hsad_status_t hsad_cli_program_kernel(const hsad_program_t *prog, const char *name,
+                                      const hsad_device_kernel_t **out, char **out_why);
 
 #endif
