@@ -9,8 +9,9 @@
  * 0.3: kernarg segments up to HSAD_KERNARG_SEGMENT_MAX run on every queue (hsad_queue.h step
  * 4); a packet writer using hsad_submit.h must give a kernel dispatch
  * hsad_submit_kernarg_span() slots (0.2 refused segments above one kernarg block). Also
- * hsad_variant_set_stats, hsad_submit_monitor_close, hsad_codeobj_is_hip/_entry_id and
- * hsad_kernel_codeobj. */
+ * hsad_variant_set_stats, hsad_submit_monitor_close, hsad_codeobj_is_hip/_entry_id,
+ * hsad_kernel_codeobj, hsad_mem_wait_pending and HSAD_ERR_IN_USE (a timed-out synchronous copy
+ * keeps its memory), kfd_emu_config_error (tools/kfd-emu/kfd_emu.h). */
 #ifndef HSAD_VERSION_H
 #define HSAD_VERSION_H
 
