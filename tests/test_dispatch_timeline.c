@@ -437,20 +437,6 @@ Test(timeline, flush_covers_fire_and_forget, .timeout = 60) {
   dq_finish(&e, q, pf);
 }
 
-/* The message of queue q's sticky error after a memory aperture violation: computed from
- * hsad_queue.h's wording, ROCr's queue id and ROCr's status string. */
-static void tl_fault_msg(hsad_queue_t *q, char *msg, size_t n) {
-  hsa_status_t (*status_string)(hsa_status_t, const char **);
-  *(void **)&status_string = dlsym(RTLD_DEFAULT, "hsa_status_string");
-  cr_assert_not_null(status_string);
-  const char *ss = NULL;
-  cr_assert_eq(status_string((hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, &ss),
-               HSA_STATUS_SUCCESS);
-  snprintf(msg, n, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status 0x%x "
-           "(%s); destroy it and create a new queue", (unsigned long long)hsad_queue_hsa(q)->id,
-           (unsigned)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, ss);
-}
-
 /* Error epochs: a fill that faults (KFD_EMU_FAULT_KERNEL=fill, a memory aperture violation)
  * between count_dispatch epochs. The epoch reached before the fault stays OK everywhere (wait,
  * wait_all, as a barrier dependency of another queue); the faulting epoch and the one behind it
@@ -479,7 +465,7 @@ Test(timeline, error_epochs, .timeout = 60) {
   cr_assert_eq(cf.epoch, 2);
   cr_assert_eq(c2.epoch, 3);
   char msg[512];
-  tl_fault_msg(q, msg, sizeof msg);
+  dq_fault_msg(q, msg, sizeof msg);
   DQ_ERR_IS(hsad_completion_wait(&c2, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   DQ_ERR_IS(hsad_completion_wait(&cf, dq_in(DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   cr_assert(hsad_completion_done(&cf));
@@ -545,7 +531,7 @@ Test(timeline, fault_releases_device_waiters_on_other_queues, .timeout = 60) {
   cr_assert_eq(*counter, 0);
   dq_gate_open(gate);
   char msg[512];
-  tl_fault_msg(qa, msg, sizeof msg);
+  dq_fault_msg(qa, msg, sizeof msg);
   DQ_ERR_IS(hsad_completion_wait(&cf, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   DQ_OK(hsad_completion_wait(&cc, dq_in(10 * DQ_SEC)));
   DQ_OK(hsad_completion_wait(&cb, dq_in(DQ_SEC)));
