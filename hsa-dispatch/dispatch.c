@@ -301,15 +301,14 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
     (void)fill_dispatch(q, id, &bp->d, bp->image, items[i].kernel->desc.kernarg_segment_size,
                         dispatch_header(items[i].launch.flags), sig);
   }
-  /* Pass 3: publish last-to-first (each entry's padding before it), so the first packet
-   * becomes valid last. */
-  if (extra)
-    hsad_aql_publish(dq_slot(q, first + slots),
-                     dq_fill_barrier_and(q, first + slots, NULL, q->epoch_signal.handle));
+  /* Pass 3: publish last-to-first (each entry's padding before it; the last entry's run ends
+   * with the epoch packet unless the dispatch carries it), so the first packet becomes valid
+   * last. */
   for (uint32_t i = count, at = slots; i-- > 0;) {
     uint32_t m = batch_span(q, &items[i]);
     at -= m;
-    dq_publish_padding(q, first + at, m, out_completion && !own && !extra && i == count - 1);
+    bool last = i == count - 1;
+    dq_publish_padding(q, first + at, m + (last && extra), last && out_completion && !own);
     uint32_t dims = items[i].launch.dims;
     hsad_aql_publish(dq_slot(q, first + at),
                      dispatch_header(items[i].launch.flags) |
