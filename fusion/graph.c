@@ -215,15 +215,16 @@ enum { FU_KERNEL, FU_BARRIER_AND, FU_BARRIER_VALUE };
 static _Thread_local uint8_t fu_image[HSAD_KERNARG_SEGMENT_MAX];
 
 typedef struct fu_pkt {
-  _Alignas(64) uint8_t body[64];  /* bytes 4..63 are copied; kernarg address patched */
+  _Alignas(64) uint8_t body[64];  /* bytes 4..63 are copied; launch-time fields patched */
   uint32_t word;                  /* header | setup << 16 */
   uint8_t kind;
+  bool epoch;                     /* an epoch point: BARRIER bit, the epoch signal at launch */
+  bool pad;                       /* kernarg padding after a kernel (hsad_queue.h step 4) */
   uint32_t ksize;                 /* kernel: kernarg bytes */
   uint8_t *image;                 /* kernel: kernarg image (exec-owned) */
   uint32_t wait_queue;            /* barrier-value: producer queue index */
+  uint32_t wait_point;            /* barrier-value: the producer queue's epoch point index */
   int32_t node;                   /* -1: a packet of the exec's own */
-  bool epoch;                     /* the queue's last packet: carries the epoch signal */
-  bool pad;                       /* kernarg padding after a kernel (hsad_queue.h step 4) */
   uint32_t span;                  /* kernel: slots it takes (1 + its padding packets) */
 } fu_pkt_t;
 
@@ -231,32 +232,40 @@ typedef struct fu_queue {
   hsad_queue_t *q;
   fu_pkt_t *pkts;
   uint32_t n;
+  uint32_t *points;               /* packet indices of the epoch points, increasing; the last
+                                     is n - 1 (the run's completion) */
+  uint32_t npoints;
+  uint32_t first_plain;           /* packet 0's word without the stream-order BARRIER bit */
+  bool has_root;                  /* holds a node without dependencies: launch deps wait here */
+  bool profiling;                 /* kernel packets carry timestamp signals, never the epoch */
+  /* the current launch */
+  uint32_t pre;                   /* launch-dependency packets ahead of the run */
+  uint64_t first_id, first_epoch;
 } fu_queue_t;
 
 struct hsad_graph_exec {
   uint32_t nq, nn;
-  bool queue_cycle;               /* cross-queue edges run both ways: always sequential */
   uint32_t *order;                /* nodes in topological order */
   uint32_t *dep_off, *dep_ids;    /* node i's deps: dep_ids[dep_off[i] .. dep_off[i+1]) */
   hsad_launch_t *launches;        /* kernel nodes: the launch (args exec-owned), for rebinding */
   void **arg_mem;                 /* per node: its args and values (one block) */
   hsad_completion_t *done;        /* sequential path: per node */
   uint64_t counters[HSAD_GRAPH_ROLLBACK_COUNT];
-  fu_queue_t *qs;                 /* in launch order: producer queues first */
-  uint64_t *epoch;                /* per queue: epoch of the current launch */
+  fu_queue_t *qs;                 /* in order of first use by a node in topological order */
   uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
+  uint32_t *node_point;           /* node -> epoch point index on its queue (UINT32_MAX: none) */
   const hsad_device_kernel_t **node_k;
   char (*names)[HSAD_GRAPH_NAME_MAX];
 };
 
 void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   if (!e) return;
-  for (uint32_t i = 0; i < e->nq; i++) {
+  for (uint32_t i = 0; e->qs && i < e->nq; i++) {
     for (uint32_t j = 0; j < e->qs[i].n; j++) free(e->qs[i].pkts[j].image);
     free(e->qs[i].pkts);
+    free(e->qs[i].points);
   }
   free(e->qs);
-  free(e->epoch);
   free(e->order);
   free(e->dep_off);
   free(e->dep_ids);
@@ -267,6 +276,7 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e->done);
   free(e->node_q);
   free(e->node_pkt);
+  free(e->node_point);
   free(e->node_k);
   free(e->names);
   free(e);
@@ -278,6 +288,19 @@ uint32_t hsad_graph_exec_packet_count(const hsad_graph_exec_t *e, uint32_t i) {
 }
 hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *e, uint32_t i) {
   return e && i < e->nq ? e->qs[i].q : NULL;
+}
+
+uint32_t hsad_graph_exec_point_count(const hsad_graph_exec_t *e, uint32_t i) {
+  return e && i < e->nq ? e->qs[i].npoints : 0;
+}
+
+hsad_status_t hsad_graph_exec_point(const hsad_graph_exec_t *e, uint32_t qi, uint32_t point,
+                                    uint32_t *out_packet_index) {
+  if (!e || !out_packet_index || qi >= e->nq || point >= e->qs[qi].npoints)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_point: queue %u point %u out of "
+                     "range", qi, point);
+  *out_packet_index = e->qs[qi].points[point];
+  return HSAD_OK;
 }
 
 hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *e, uint32_t qi, uint32_t i,
@@ -373,6 +396,36 @@ static uint16_t barrier_header(bool barrier) {
                          HSA_FENCE_SCOPE_SYSTEM);
 }
 
+/* Makes the queue's last packet an epoch point (BARRIER bit; the epoch signal at launch): a
+ * kernel packet that has the BARRIER bit (not on a profiling queue, whose kernel packets carry
+ * timestamp signals), a barrier node that has it, the run's first kernel packet (it gets the
+ * BARRIER bit, which stream order gives it anyway), or the last padding packet of a spanning
+ * kernel; else a barrier-AND follows (keeping the node's overlap with independent nodes). It completes when every earlier packet of the run did,
+ * so later same-queue dependencies on earlier packets are implied (*last_bar). */
+static hsad_status_t add_point(fu_queue_t *fq, uint32_t *cap, int32_t *last_bar) {
+  fu_pkt_t *lp = &fq->pkts[fq->n - 1];
+  bool bar = (lp->word >> HSA_PACKET_HEADER_BARRIER) & 1;
+  if (lp->pad) {
+    lp->word = pad_header(true);
+  } else if (fq->n == 1 && lp->kind == FU_KERNEL && !fq->profiling) {
+    lp->word |= 1u << HSA_PACKET_HEADER_BARRIER; /* the run's first packet: it has the stream-
+                                                    order bit anyway (and keeps it unordered) */
+  } else if (!bar || lp->kind == FU_BARRIER_VALUE || (lp->kind == FU_KERNEL && fq->profiling)) {
+    lp = push_pkt(fq, cap);
+    if (!lp) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: epoch packet");
+    lp->kind = FU_BARRIER_AND;
+    lp->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)lp->body, NULL, 0,
+                                     barrier_header(true));
+  }
+  uint32_t *pts = realloc(fq->points, (fq->npoints + 1) * sizeof *pts);
+  if (!pts) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: %u epoch points", fq->npoints + 1);
+  fq->points = pts;
+  lp->epoch = true;
+  pts[fq->npoints++] = fq->n - 1;
+  *last_bar = (int32_t)(fq->n - 1);
+  return HSAD_OK;
+}
+
 hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const *lq,
                                      uint32_t lane_count, hsad_graph_exec_t **out) {
   if (!g || !lq || !out || g->n == 0)
@@ -391,7 +444,9 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
   uint32_t *level = calloc(n, sizeof *level), *pos = malloc(n * sizeof *pos);
   uint32_t *qcap = NULL;
   int32_t *qof = malloc(HSAD_GRAPH_MAX_LANES * sizeof *qof);
-  uint8_t *qdep = NULL;
+  uint8_t *need_point = NULL;
+  uint32_t *waited = NULL;
+  int32_t *last_bar = NULL;
   if (!e || !indeg || !order || !level || !pos || !qof) {
     s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
     goto done;
@@ -428,9 +483,12 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
   qcap = calloc(n, sizeof *qcap);
   e->node_q = malloc(n * sizeof *e->node_q);
   e->node_pkt = malloc(n * sizeof *e->node_pkt);
+  e->node_point = malloc(n * sizeof *e->node_point);
   e->node_k = calloc(n, sizeof *e->node_k);
   e->names = malloc(n * sizeof *e->names);
-  if (!e->qs || !qcap || !e->node_q || !e->node_pkt || !e->node_k || !e->names) {
+  need_point = calloc(n, 1);
+  if (!e->qs || !qcap || !e->node_q || !e->node_pkt || !e->node_point || !e->node_k ||
+      !e->names || !need_point) {
     s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
     goto done;
   }
@@ -439,14 +497,25 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     if (qof[x->lane] >= 0) continue;
     uint32_t qi = 0;
     while (qi < e->nq && e->qs[qi].q != lq[x->lane]) qi++;
-    if (qi == e->nq) e->qs[e->nq++].q = lq[x->lane];
+    if (qi == e->nq) {
+      e->qs[e->nq].q = lq[x->lane];
+      e->qs[e->nq++].profiling = hsad_submit_profiling(lq[x->lane]);
+    }
     qof[x->lane] = (int32_t)qi;
   }
   uint32_t nq = e->nq;
-  qdep = calloc((size_t)nq * nq, 1);  /* qdep[c * nq + p]: queue c waits on queue p */
-  int32_t *last_bar = malloc(nq * sizeof *last_bar);
-  if (!qdep || !last_bar) {
-    free(last_bar);
+  /* A node with a consumer on another queue gets an epoch point right after it: the consumer's
+   * barrier-value packet waits for exactly that point, not for the producer queue's run. */
+  for (uint32_t i = 0; i < n; i++) {
+    e->node_point[i] = UINT32_MAX;
+    for (uint32_t d = 0; d < g->nodes[i].ndeps; d++) {
+      uint32_t p = g->nodes[i].deps[d];
+      if (qof[g->nodes[p].lane] != qof[g->nodes[i].lane]) need_point[p] = 1;
+    }
+  }
+  waited = calloc((size_t)nq * nq, sizeof *waited); /* [c * nq + p]: point + 1 c waits for */
+  last_bar = malloc(nq * sizeof *last_bar);
+  if (!waited || !last_bar) {
     s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u queues", nq);
     goto done;
   }
@@ -457,7 +526,9 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     const fu_node_t *x = &g->nodes[id];
     uint32_t qi = (uint32_t)qof[x->lane];
     fu_queue_t *fq = &e->qs[qi];
-    /* one barrier-value per producer queue not yet waited on by this queue */
+    fq->has_root |= x->ndeps == 0;
+    /* one barrier-value per producer point not already implied by an earlier wait of this
+     * queue on the same producer queue (its points complete in order) */
     bool need_bar = false;
     for (uint32_t d = 0; d < x->ndeps && !s; d++) {
       uint32_t p = x->deps[d];
@@ -466,15 +537,16 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
         if ((int32_t)pos[p] >= last_bar[qi]) need_bar = true;
         continue;
       }
-      if (qdep[qi * nq + pq]) continue;
-      qdep[qi * nq + pq] = 1;
+      uint32_t point = e->node_point[p]; /* laid out already: p comes first in the order */
+      if (waited[qi * nq + pq] > point) continue;
+      waited[qi * nq + pq] = point + 1;
       fu_pkt_t *bv = push_pkt(fq, &qcap[qi]);
       if (!bv) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
       bv->kind = FU_BARRIER_VALUE;
       bv->wait_queue = pq;
+      bv->wait_point = point;
       bv->word = hsad_aql_barrier_value_fill(
-          (hsa_amd_barrier_value_packet_t *)bv->body, hsad_submit_epoch_signal(e->qs[pq].q), 0,
-          -1, HSA_SIGNAL_CONDITION_LT, 0,
+          (hsa_amd_barrier_value_packet_t *)bv->body, 0, 0, -1, HSA_SIGNAL_CONDITION_LT, 0,
           HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
                           HSA_FENCE_SCOPE_SYSTEM));
     }
@@ -492,96 +564,57 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
       pk->kind = FU_BARRIER_AND;
       pk->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pk->body, NULL, 0,
                                        barrier_header(need_bar));
-      continue;
-    }
-    hsad_aql_dispatch_t d;
-    s = hsad_submit_check(fq->q, x->kernel, &x->launch, &d, image);
-    if (s) { s = node_fail(s, x->name); break; }
-    pk->kind = FU_KERNEL;
-    pk->ksize = hsad_device_kernel_desc(x->kernel)->kernarg_segment_size;
-    pk->image = pk->ksize ? malloc(pk->ksize) : NULL;
-    if (pk->ksize && !pk->image) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
-    if (pk->ksize) memcpy(pk->image, image, pk->ksize);
-    pk->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)pk->body, &d,
-                                      kernel_header(x->launch.flags, need_bar));
-    pk->span = hsad_submit_kernarg_span(fq->q, pk->ksize);
-    /* a kernarg segment spanning m blocks: m - 1 padding packets own the blocks after it */
-    for (uint32_t j = 1, m = pk->span; j < m && !s; j++) {
-      fu_pkt_t *pad = push_pkt(fq, &qcap[qi]);
-      if (!pad) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
-      pad->kind = FU_BARRIER_AND;
-      pad->pad = true;
-      pad->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pad->body, NULL, 0,
-                                        pad_header(false));
-    }
-  }
-  free(last_bar);
-  if (s) goto done;
-  /* Each queue's last packet carries its epoch: BARRIER bit + epoch signal. */
-  for (uint32_t qi = 0; qi < nq; qi++) {
-    fu_queue_t *fq = &e->qs[qi];
-    fu_pkt_t *lp = &fq->pkts[fq->n - 1];
-    bool bar = (lp->word >> HSA_PACKET_HEADER_BARRIER) & 1;
-    if (lp->pad) {
-      lp->word = pad_header(true); /* the last padding packet becomes the epoch barrier */
-    } else if (!bar || lp->kind == FU_BARRIER_VALUE) {
-      lp = push_pkt(fq, &qcap[qi]);
-      if (!lp) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "queue %u", qi); goto done; }
-      lp->kind = FU_BARRIER_AND;
-      lp->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)lp->body, NULL, 0,
-                                       barrier_header(true));
-    }
-    lp->epoch = true;  /* its completion signal (byte 56) is the epoch signal, set at launch */
-  }
-  /* Queue launch order: producers first (a topological order of qdep); a queue-level cycle
-   * would make two single-epoch runs wait on each other. */
-  {
-    fu_queue_t *sorted = malloc(nq * sizeof *sorted);
-    uint32_t *map = malloc(nq * sizeof *map);
-    uint8_t *placed = calloc(nq, 1);
-    if (!sorted || !map || !placed) {
-      free(sorted); free(map); free(placed);
-      s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "queue order");
-      goto done;
-    }
-    uint32_t k = 0;
-    while (k < nq) {
-      uint32_t before = k;
-      for (uint32_t c = 0; c < nq; c++) {
-        if (placed[c]) continue;
-        bool ready = true;
-        for (uint32_t p = 0; p < nq; p++) ready &= !qdep[c * nq + p] || placed[p];
-        if (ready) placed[c] = 1, map[c] = k, sorted[k++] = e->qs[c];
+    } else {
+      hsad_aql_dispatch_t d;
+      s = hsad_submit_check(fq->q, x->kernel, &x->launch, &d, image);
+      if (s) { s = node_fail(s, x->name); break; }
+      pk->kind = FU_KERNEL;
+      pk->ksize = hsad_device_kernel_desc(x->kernel)->kernarg_segment_size;
+      pk->image = pk->ksize ? malloc(pk->ksize) : NULL;
+      if (pk->ksize && !pk->image) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+      if (pk->ksize) memcpy(pk->image, image, pk->ksize);
+      pk->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)pk->body, &d,
+                                        kernel_header(x->launch.flags, need_bar));
+      pk->span = hsad_submit_kernarg_span(fq->q, pk->ksize);
+      /* a kernarg segment spanning m blocks: m - 1 padding packets own the blocks after it */
+      for (uint32_t j = 1, m = pk->span; j < m && !s; j++) {
+        fu_pkt_t *pad = push_pkt(fq, &qcap[qi]);
+        if (!pad) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+        pad->kind = FU_BARRIER_AND;
+        pad->pad = true;
+        pad->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pad->body, NULL, 0,
+                                          pad_header(false));
       }
-      if (k == before) break;
+      if (s) break;
     }
-    if (k < nq) {
-      /* each queue's run would wait on the other's whole run: launches go sequential */
-      free(sorted); free(map); free(placed);
-      e->queue_cycle = true;
-      goto order_done;
+    if (need_point[id]) {
+      s = add_point(fq, &qcap[qi], &last_bar[qi]);
+      if (s) break;
+      e->node_point[id] = fq->npoints - 1;
     }
-    for (uint32_t i = 0; i < nq; i++)
-      for (uint32_t j = 0; j < sorted[i].n; j++)
-        if (sorted[i].pkts[j].kind == FU_BARRIER_VALUE)
-          sorted[i].pkts[j].wait_queue = map[sorted[i].pkts[j].wait_queue];
-    for (uint32_t i = 0; i < n; i++) e->node_q[i] = map[e->node_q[i]];
-    memcpy(e->qs, sorted, nq * sizeof *sorted);
-    free(sorted); free(map); free(placed);
   }
-order_done:
+  if (s) goto done;
+  /* Each queue's last packet is an epoch point: the completion of its run. Its first packet
+   * gets the BARRIER bit: the run starts when everything earlier on the queue completed
+   * (stream order; HSAD_GRAPH_UNORDERED publishes first_plain instead). */
+  for (uint32_t qi = 0; qi < nq && !s; qi++) {
+    fu_queue_t *fq = &e->qs[qi];
+    if (!fq->pkts[fq->n - 1].epoch) s = add_point(fq, &qcap[qi], &last_bar[qi]);
+    fq->first_plain = fq->pkts[0].word;
+    fq->pkts[0].word |= 1u << HSA_PACKET_HEADER_BARRIER;
+  }
+  if (s) goto done;
   /* What the sequential path and rebinding need: the order, the deps, the launches. */
   {
     uint32_t total = 0;
     for (uint32_t i = 0; i < n; i++) total += g->nodes[i].ndeps;
-    e->epoch = calloc(nq, sizeof *e->epoch);
     e->order = malloc(n * sizeof *e->order);
     e->dep_off = malloc((n + 1) * sizeof *e->dep_off);
     e->dep_ids = malloc((total ? total : 1) * sizeof *e->dep_ids);
     e->launches = calloc(n, sizeof *e->launches);
     e->arg_mem = calloc(n, sizeof *e->arg_mem);
     e->done = calloc(n, sizeof *e->done);
-    if (!e->epoch || !e->order || !e->dep_off || !e->dep_ids || !e->launches || !e->arg_mem ||
+    if (!e->order || !e->dep_off || !e->dep_ids || !e->launches || !e->arg_mem ||
         !e->done) {
       s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
       goto done;
@@ -621,7 +654,8 @@ order_done:
     e->dep_off[n] = total;
   }
 done:
-  free(indeg); free(order); free(level); free(pos); free(qcap); free(qof); free(qdep);
+  free(indeg); free(order); free(level); free(pos); free(qcap); free(qof);
+  free(need_point); free(waited); free(last_bar);
   if (s) {
     hsad_graph_exec_destroy(e);
     return s;
@@ -630,24 +664,25 @@ done:
   return HSAD_OK;
 }
 
-/* Copies packet p's body (bytes 4..63) and kernarg image into slot `id`; completion = the
- * signal handle for byte 56 (the epoch signal of an epoch packet, else 0). */
-static inline void write_pkt(const hsad_graph_exec_t *e, hsad_queue_t *q, const fu_pkt_t *p,
-                             uint64_t id, uint64_t completion) {
+/* Copies packet p's body (bytes 4..63) and kernarg image into slot `id` with its launch-time
+ * fields: the kernarg address, a barrier-value packet's producer point, the completion signal
+ * (the epoch signal of an epoch point, a kernel's timestamp signal on a profiling queue). */
+static inline void write_pkt(const hsad_graph_exec_t *e, const fu_queue_t *fq, const fu_pkt_t *p,
+                             uint64_t id, uint64_t epoch_signal) {
+  hsad_queue_t *q = fq->q;
   uint8_t *slot = hsad_submit_slot(q, id);
   memcpy(slot + 4, p->body + 4, 60);
+  uint64_t completion = p->epoch ? epoch_signal : 0;
   if (p->kind == FU_KERNEL) {
     void *ka = hsad_submit_kernarg(q, id);
     if (p->ksize) memcpy(ka, p->image, p->ksize);
     ((hsa_kernel_dispatch_packet_t *)slot)->kernarg_address = ka;
+    if (fq->profiling) completion = hsad_submit_timestamp_signal(q, id);
   } else if (p->kind == FU_BARRIER_VALUE) {
-    hsad_completion_t c = {.queue = e->qs[p->wait_queue].q, .epoch = e->epoch[p->wait_queue]};
-    hsa_signal_t sig;
-    hsa_signal_value_t lt;
-    (void)hsad_completion_signal(&c, &sig, &lt); /* cannot fail: the queue and epoch exist */
+    const fu_queue_t *pq = &e->qs[p->wait_queue];
     hsa_amd_barrier_value_packet_t *bv = (hsa_amd_barrier_value_packet_t *)slot;
-    bv->signal = sig;
-    bv->value = lt;
+    bv->signal.handle = hsad_submit_epoch_signal(pq->q);
+    bv->value = HSAD_EPOCH_BASE - (int64_t)(pq->first_epoch + p->wait_point) + 1;
   }
   memcpy(slot + 56, &completion, 8);
 }
@@ -660,115 +695,229 @@ static void monitor_pkt(hsad_queue_t *q, const fu_pkt_t *p, uint64_t id,
                              id, mark);
 }
 
+/* Launch dependencies collapsed to the latest epoch per queue (epochs complete in order). */
+enum { FU_MAX_DEP_QUEUES = 16 };
+typedef struct fu_deps {
+  hsad_completion_t wait[FU_MAX_DEP_QUEUES];
+  uint32_t n;
+} fu_deps_t;
+
+static hsad_status_t collect_deps(const hsad_completion_t *deps, uint32_t count, fu_deps_t *out) {
+  out->n = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    hsad_status_t s = hsad_submit_dep_check(&deps[i], i);
+    if (s) return s;
+    if (!deps[i].queue || !deps[i].epoch) continue;
+    uint32_t j = 0;
+    while (j < out->n && out->wait[j].queue != deps[i].queue) j++;
+    if (j == out->n) {
+      if (j == FU_MAX_DEP_QUEUES)
+        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch_after: dependency %u is "
+                         "on a %uth distinct queue; at most %u (join them with "
+                         "hsad_queue_barrier first)", i, j + 1, (unsigned)FU_MAX_DEP_QUEUES);
+      out->wait[out->n++] = deps[i];
+    } else if (deps[i].epoch > out->wait[j].epoch) {
+      out->wait[j] = deps[i];
+    }
+  }
+  return HSAD_OK;
+}
+
 /* The rollback path: every node on its own, in topological order, as an epoch packet (BARRIER
- * bit: same-queue order), the host waiting for producers on other queues. */
-static hsad_status_t launch_sequential(hsad_graph_exec_t *e, uint64_t deadline_ns,
-                                       hsad_completion_t *out) {
+ * bit: same-queue and stream order), the host waiting for producers on other queues; launch
+ * dependencies as a barrier on each queue that holds a root node. */
+static hsad_status_t launch_sequential(hsad_graph_exec_t *e, const fu_deps_t *deps,
+                                       uint64_t deadline_ns, hsad_completion_t *out) {
+  for (uint32_t qi = 0; deps->n && qi < e->nq; qi++) {
+    if (!e->qs[qi].has_root) continue;
+    hsad_status_t s = hsad_queue_barrier(e->qs[qi].q, deps->wait, deps->n, deadline_ns, NULL);
+    if (s) return s;
+  }
   for (uint32_t oi = 0; oi < e->nn; oi++) {
     uint32_t id = e->order[oi];
     uint32_t qi = e->node_q[id];
-    hsad_queue_t *q = e->qs[qi].q;
+    const fu_queue_t *fq = &e->qs[qi];
+    hsad_queue_t *q = fq->q;
     for (uint32_t d = e->dep_off[id]; d < e->dep_off[id + 1]; d++) {
       uint32_t p = e->dep_ids[d];
       if (e->node_q[p] == qi) continue;
       hsad_status_t s = hsad_completion_wait(&e->done[p], deadline_ns);
       if (s) return s;
     }
-    const fu_pkt_t *p = &e->qs[qi].pkts[e->node_pkt[id]];
+    const fu_pkt_t *p = &fq->pkts[e->node_pkt[id]];
     uint32_t m = p->kind == FU_KERNEL ? p->span : 1; /* with its kernarg padding */
+    /* a profiling queue's kernel carries its timestamp signal: a barrier-AND carries the epoch */
+    bool own = !(p->kind == FU_KERNEL && fq->profiling && m == 1);
+    uint32_t total = m + !own;
     uint64_t pid, k;
     hsad_submit_mark_t mark;
     bool mon = hsad_submit_monitored(q);
     if (mon) hsad_submit_monitor_begin(q, &mark);
-    hsad_status_t s = hsad_submit_reserve(q, m, true, deadline_ns, &pid, &k);
+    hsad_status_t s = hsad_submit_reserve(q, total, true, deadline_ns, &pid, &k);
     if (s) return s;
     uint64_t esig = hsad_submit_epoch_signal(q);
-    /* the last packet is the epoch packet: the node itself, or its last padding packet */
-    write_pkt(e, q, p, pid, m == 1 ? esig : 0);
-    for (uint32_t j = m - 1; j > 0; j--) {
-      write_pkt(e, q, p + j, pid + j, j == m - 1 ? esig : 0);
-      hsad_submit_publish(q, pid + j, pad_header(j == m - 1));
+    fu_pkt_t node = *p;
+    node.epoch = m == 1 && own;
+    write_pkt(e, fq, &node, pid, esig);
+    /* the last packet is the epoch packet: the node itself, its last padding packet, or a
+     * barrier-AND after a profiled kernel */
+    for (uint32_t j = total - 1; j > 0; j--) {
+      fu_pkt_t pad = j < m ? p[j] : (fu_pkt_t){.kind = FU_BARRIER_AND};
+      pad.epoch = j == total - 1;
+      pad.node = -1;
+      write_pkt(e, fq, &pad, pid + j, esig);
+      hsad_submit_publish(q, pid + j, pad_header(j == total - 1));
     }
     hsad_submit_publish(q, pid, p->word | (1u << HSA_PACKET_HEADER_BARRIER));
-    hsad_submit_doorbell(q, pid + m - 1);
+    hsad_submit_doorbell(q, pid + total - 1);
     if (mon && p->kind == FU_KERNEL) {
       hsad_submit_monitor_close(&mark);
       monitor_pkt(q, p, pid, &mark);
     }
-    e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid};
+    e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid + total - 1};
     if (out) out[qi] = e->done[id];
   }
   return HSAD_OK;
 }
 
 static hsad_status_t rollback(hsad_graph_exec_t *e, uint32_t flags, hsad_graph_rollback_t why,
-                              uint64_t deadline_ns, hsad_completion_t *out,
+                              const fu_deps_t *deps, uint64_t deadline_ns, hsad_completion_t *out,
                               hsad_graph_rollback_t *out_reason, const char *detail) {
   if (flags & HSAD_GRAPH_NO_ROLLBACK)
-    return hsad_fail(why == HSAD_GRAPH_ROLLBACK_RING_FULL ? HSAD_ERR_TIMEOUT
-                                                          : HSAD_ERR_RESOURCE_EXHAUSTED,
-                     "graph launch cannot be fused (%s: %s) and rollback is forbidden",
+    return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "graph launch cannot be fused (%s: %s) and rollback is forbidden",
                      hsad_graph_rollback_name(why), detail);
   e->counters[why]++;
   if (out_reason) *out_reason = why;
-  return launch_sequential(e, deadline_ns, out);
+  return launch_sequential(e, deps, deadline_ns, out);
 }
 
-hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint32_t flags, uint64_t deadline_ns,
-                                hsad_completion_t *out, hsad_graph_rollback_t *out_reason) {
-  if (!e) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL exec");
+/* Queues [0, count) were reserved for a launch that cannot go on: their slots become no-op
+ * barrier-ANDs (no dependencies, no BARRIER bit) except the epoch points, which keep the
+ * BARRIER bit and the epoch signal so the queue's timeline stays whole. Nothing of the graph
+ * runs; the rings have no hole. */
+static void cancel_runs(hsad_graph_exec_t *e, uint32_t count) {
+  for (uint32_t qi = 0; qi < count; qi++) {
+    fu_queue_t *fq = &e->qs[qi];
+    uint32_t total = fq->pre + fq->n;
+    uint64_t esig = hsad_submit_epoch_signal(fq->q);
+    for (uint32_t i = total; i-- > 0;) {
+      bool point = i >= fq->pre && fq->pkts[i - fq->pre].epoch;
+      fu_pkt_t nop = {.kind = FU_BARRIER_AND, .epoch = point};
+      write_pkt(e, fq, &nop, fq->first_id + i, esig);
+    }
+    for (uint32_t i = total; i-- > 0;) {
+      bool point = i >= fq->pre && fq->pkts[i - fq->pre].epoch;
+      hsad_submit_publish(fq->q, fq->first_id + i, point ? barrier_header(true) : pad_header(false));
+    }
+    hsad_submit_doorbell(fq->q, fq->first_id + total - 1);
+  }
+}
+
+hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
+                                      const hsad_completion_t *deps, uint32_t dep_count,
+                                      uint64_t deadline_ns, hsad_completion_t *out,
+                                      hsad_graph_rollback_t *out_reason) {
+  if (!e || (!deps && dep_count))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL exec, or NULL deps with "
+                     "a count of %u", dep_count);
+  if (flags & ~(uint32_t)(HSAD_GRAPH_NO_ROLLBACK | HSAD_GRAPH_SEQUENTIAL | HSAD_GRAPH_UNORDERED))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: unknown flags 0x%x",
+                     flags & ~(uint32_t)(HSAD_GRAPH_NO_ROLLBACK | HSAD_GRAPH_SEQUENTIAL |
+                                         HSAD_GRAPH_UNORDERED));
   if (out_reason) *out_reason = HSAD_GRAPH_ROLLBACK_NONE;
   for (uint32_t qi = 0; qi < e->nq; qi++) { /* every check before anything is reserved */
     hsad_status_t s = hsad_queue_error(e->qs[qi].q);
     if (s) return s;
   }
+  fu_deps_t dl;
+  if (dep_count) {
+    hsad_status_t s = collect_deps(deps, dep_count, &dl);
+    if (s) return s;
+  } else {
+    dl.n = 0;
+  }
   char detail[160];
   if (flags & HSAD_GRAPH_SEQUENTIAL)
-    return rollback(e, flags, HSAD_GRAPH_ROLLBACK_REQUESTED, deadline_ns, out, out_reason,
+    return rollback(e, flags, HSAD_GRAPH_ROLLBACK_REQUESTED, &dl, deadline_ns, out, out_reason,
                     "HSAD_GRAPH_SEQUENTIAL");
-  if (e->queue_cycle)
-    return rollback(e, flags, HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE, deadline_ns, out, out_reason,
-                    "cross-queue edges run both ways between two queues");
+  bool ordered = !(flags & HSAD_GRAPH_UNORDERED);
   for (uint32_t qi = 0; qi < e->nq; qi++) {
-    uint32_t size = hsad_queue_size(e->qs[qi].q);
-    if (e->qs[qi].n > size) {
-      snprintf(detail, sizeof detail, "%u packets on queue %u, its ring holds %u", e->qs[qi].n,
+    fu_queue_t *fq = &e->qs[qi];
+    uint32_t pre = 0;
+    for (uint32_t j = 0; fq->has_root && j < dl.n; j++)
+      pre += dl.wait[j].queue != fq->q || !ordered; /* same queue: stream order implies it */
+    fq->pre = pre;
+    uint32_t size = hsad_queue_size(fq->q);
+    if (fq->n + pre > size) {
+      snprintf(detail, sizeof detail, "%u packets on queue %u, its ring holds %u", fq->n + pre,
                qi, size);
-      return rollback(e, flags, HSAD_GRAPH_ROLLBACK_RING_SIZE, deadline_ns, out, out_reason,
-                      detail);
+      return rollback(e, flags, HSAD_GRAPH_ROLLBACK_RING_SIZE, &dl, deadline_ns, out,
+                      out_reason, detail);
+    }
+  }
+  /* Reserve every queue's run first (the epoch numbers of producer points are then known, in
+   * whichever direction the cross-queue edges run), then write and publish. A full ring is
+   * waited for until the deadline, as hsad_kernel_dispatch waits (a loop of launches keeps
+   * the rings full: rolling back there would make the steady state slow). A timeout turns
+   * the runs already reserved into no-op packets (cancel_runs): nothing of the graph runs. */
+  for (uint32_t qi = 0; qi < e->nq; qi++) {
+    fu_queue_t *fq = &e->qs[qi];
+    hsad_status_t s = hsad_submit_reserve_epochs(fq->q, fq->pre + fq->n, fq->points, fq->npoints,
+                                                 fq->pre, deadline_ns, &fq->first_id,
+                                                 &fq->first_epoch);
+    if (s) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", hsad_last_error());
+      cancel_runs(e, qi);
+      return hsad_fail(s, "graph launch, queue %u of %u: %s%s", qi, e->nq, msg,
+                       qi ? "; the runs reserved on the queues before it were cancelled (no-op "
+                            "packets): nothing of the graph ran" : "");
     }
   }
   for (uint32_t qi = 0; qi < e->nq; qi++) {
     fu_queue_t *fq = &e->qs[qi];
     hsad_queue_t *q = fq->q;
-    uint64_t first, k;
-    /* The first queue is tried without waiting unless rollback is forbidden: a ring without
-     * room for the whole run now rolls back (the sequential path needs one slot at a time and
-     * waits until the deadline); later queues wait (earlier ones are already launched). */
-    uint64_t dl = qi == 0 && !(flags & HSAD_GRAPH_NO_ROLLBACK) ? 0 : deadline_ns;
     hsad_submit_mark_t mark;
     bool mon = hsad_submit_monitored(q);
     if (mon) hsad_submit_monitor_begin(q, &mark);
-    hsad_status_t s = hsad_submit_reserve(q, fq->n, true, dl, &first, &k);
-    if (s == HSAD_ERR_TIMEOUT && qi == 0 && !(flags & HSAD_GRAPH_NO_ROLLBACK)) {
-      snprintf(detail, sizeof detail, "%u free slots not available on queue 0", fq->n);
-      return rollback(e, flags, HSAD_GRAPH_ROLLBACK_RING_FULL, deadline_ns, out, out_reason,
-                      detail);
-    }
-    if (s) return s;
-    e->epoch[qi] = k;
     uint64_t esig = hsad_submit_epoch_signal(q);
-    for (uint32_t i = 0; i < fq->n; i++)
-      write_pkt(e, q, &fq->pkts[i], first + i, fq->pkts[i].epoch ? esig : 0);
-    for (uint32_t i = fq->n; i-- > 0;) hsad_submit_publish(q, first + i, fq->pkts[i].word);
+    uint64_t first = fq->first_id + fq->pre;
+    uint32_t pre = 0;
+    for (uint32_t j = 0; pre < fq->pre; j++) {
+      if (ordered && dl.wait[j].queue == q) continue;
+      hsa_signal_t sig;
+      hsa_signal_value_t lt;
+      (void)hsad_completion_signal(&dl.wait[j], &sig, &lt); /* checked by collect_deps */
+      hsad_aql_barrier_value_fill((hsa_amd_barrier_value_packet_t *)hsad_submit_slot(q, fq->first_id + pre),
+                                  sig.handle, lt, -1, HSA_SIGNAL_CONDITION_LT, 0, 0);
+      pre++;
+    }
+    for (uint32_t i = 0; i < fq->n; i++) write_pkt(e, fq, &fq->pkts[i], first + i, esig);
+    for (uint32_t i = fq->n; i-- > 1;) hsad_submit_publish(q, first + i, fq->pkts[i].word);
+    /* stream order: the first packet published has the BARRIER bit (ordered), else none */
+    const uint32_t value_word =
+        HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
+                        HSA_FENCE_SCOPE_SYSTEM) |
+        ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
+    hsad_submit_publish(q, first, ordered ? fq->pkts[0].word : fq->first_plain);
+    for (uint32_t i = fq->pre; i-- > 0;)
+      hsad_submit_publish(q, fq->first_id + i,
+                          value_word | (i == 0 && ordered ? 1u << HSA_PACKET_HEADER_BARRIER : 0u));
     hsad_submit_doorbell(q, first + fq->n - 1);
     if (mon) hsad_submit_monitor_close(&mark); /* one submit interval per queue's run */
     for (uint32_t i = 0; mon && i < fq->n; i++)
       if (fq->pkts[i].kind == FU_KERNEL) monitor_pkt(q, &fq->pkts[i], first + i, &mark);
-    if (out) out[qi] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + fq->n - 1};
+    if (out)
+      out[qi] = (hsad_completion_t){.queue = q, .epoch = fq->first_epoch + fq->npoints - 1,
+                                    .packet_id = first + fq->n - 1};
   }
   e->counters[HSAD_GRAPH_ROLLBACK_NONE]++;
   return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint32_t flags, uint64_t deadline_ns,
+                                hsad_completion_t *out, hsad_graph_rollback_t *out_reason) {
+  return hsad_graph_launch_after(e, flags, NULL, 0, deadline_ns, out, out_reason);
 }
 
 const char *hsad_graph_rollback_name(hsad_graph_rollback_t r) {
@@ -798,8 +947,13 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
     if (j != qi && e->qs[j].q == q)
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
                        "already the exec's queue %u", j);
-  uint8_t *const image = fu_image;
   fu_queue_t *fq = &e->qs[qi];
+  if (hsad_submit_profiling(q) != fq->profiling)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is %sa "
+                     "profiling queue and queue %u is %s (where epoch packets go is laid out at "
+                     "instantiate); instantiate the graph on it instead",
+                     fq->profiling ? "not " : "", qi, fq->profiling ? "one" : "not");
+  uint8_t *const image = fu_image;
   /* check all first, then patch: on error nothing changed */
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t i = 0; i < fq->n; i++) {

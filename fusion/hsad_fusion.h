@@ -7,8 +7,8 @@
  *
  * hsad_graph_instantiate maps lanes to queues (several lanes may share a queue; queues may be
  * on several devices), runs every check of hsad_kernel_dispatch once per node, orders the
- * nodes topologically (level by level, lower node index first; a cycle is HSAD_ERR_CYCLE
- * naming the nodes on it) and precomputes every packet body and kernarg image. Edges are
+ * nodes topologically (level by level, lower node index first; a cycle is HSAD_ERR_GRAPH,
+ * "cycle: a -> b -> a") and precomputes every packet body and kernarg image. Edges are
  * encoded with the least device work (epoch-ordered design):
  *   - same queue: a node gets the BARRIER bit only when it depends on a node of its queue
  *     whose completion is not already implied by ring order. A packet with the BARRIER bit does
@@ -18,17 +18,36 @@
  *     packet at all (no per-node signals, nothing to reset between launches); the price is
  *     that such a node also waits for independent nodes placed between (minimised by the
  *     level order).
- *   - other queue: one AMD barrier-value packet (BARRIER bit clear) per (consumer queue,
- *     producer queue) pair, before the first consumer, waiting on the producer queue's epoch
- *     of this launch (hsad_completion_signal semantics: epoch signal < threshold). It waits for
- *     the producer queue's whole run of this launch, so queue-level dependencies must be
- *     acyclic (else every launch rolls back, HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE). A queue fault stores 0 into its
+ *   - other queue: a node with a consumer on another queue is followed by an epoch point on
+ *     its queue (a packet with the BARRIER bit and the queue's epoch signal as completion
+ *     signal: the node itself when it already has the BARRIER bit, else a barrier-AND), so one
+ *     run decrements the epoch signal several times; the consumer's queue waits for exactly
+ *     that point with one AMD barrier-value packet (BARRIER bit clear) placed before the
+ *     consumer (epoch signal < HSAD_EPOCH_BASE - k + 1, hsad_completion_signal's rule), one per
+ *     producer point not already implied by an earlier wait on the same queue. Every DAG that
+ *     is acyclic at node level fuses, whatever direction its cross-queue edges run (a fork to a
+ *     side queue and a join back included): every wait goes to a point placed earlier in the
+ *     topological order, so no two runs wait on each other. A queue fault stores 0 into its
  *     epoch signal, so such waiters are released instead of hanging.
- *   - one completion per queue: its last packet carries the queue's epoch (BARRIER bit and
- *     epoch signal); when the last node has no BARRIER bit a barrier-AND carrying it follows.
- * hsad_graph_launch reserves each queue's packets at once (producer queues first), copies the
- * bodies (header INVALID) and kernarg images, publishes headers last-to-first (the first
- * one last) and rings each queue's doorbell once with its last packet id.
+ *   - one completion per queue: its last packet is an epoch point (a barrier-AND follows when
+ *     the last node cannot carry it). On a profiling queue kernel packets carry their slot's
+ *     timestamp signal (device times for hsad_monitor.h records) and never the epoch.
+ *
+ * Stream order (as hipGraphLaunch and cuGraphLaunch on their stream): a launch is ordered
+ * after everything submitted earlier on each queue the exec uses, its own previous launches
+ * included, and before everything submitted later with the BARRIER bit (the default of
+ * hsad_kernel_dispatch): the first packet of each queue's run has the BARRIER bit, so the run
+ * starts only when every earlier packet of that queue completed (HSA 1.2 system architecture
+ * 2.9: a packet with the BARRIER bit launches after all preceding packets completed). It costs
+ * no packet. HSAD_GRAPH_UNORDERED drops it for callers who order by other means (the roots of
+ * the run may then overlap the queue's earlier work), except where the first packet is an
+ * epoch point (an epoch packet always has the BARRIER bit). Work on queues the exec does not use is
+ * ordered with launch dependencies (hsad_graph_launch_after).
+ *
+ * hsad_graph_launch reserves every queue's run first (the epoch numbers of the points are then
+ * known), copies the bodies (header INVALID) and kernarg images, publishes each queue's headers
+ * last-to-first (the first one last) and rings each queue's doorbell once with its last
+ * packet id.
  *
  * Ownership: graphs and execs are owned by the caller. An exec does not reference its graph
  * (destroy the graph any time after instantiate); kernels, queues and the buffers the
@@ -93,16 +112,25 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *graph, hsad_queue_t *co
 
 /* Distinct queues of the exec (the length of hsad_graph_launch's completion array) and the
  * packets one launch writes on queue i (in the exec's queue order: first use by a node in
- * topological order). */
+ * topological order; launch dependencies add theirs ahead of them). */
 uint32_t hsad_graph_exec_queue_count(const hsad_graph_exec_t *exec);
 uint32_t hsad_graph_exec_packet_count(const hsad_graph_exec_t *exec, uint32_t queue_index);
 hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *exec, uint32_t queue_index);
+/* The epoch points of queue i (epoch packets per launch: one per node with a consumer on
+ * another queue, plus the run's last packet when no such node is last). */
+uint32_t hsad_graph_exec_point_count(const hsad_graph_exec_t *exec, uint32_t queue_index);
+/* *out_packet_index = the packet index of epoch point `point` of queue `queue_index` (it
+ * carries the queue's epoch signal at launch). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index
+ * out of range). */
+hsad_status_t hsad_graph_exec_point(const hsad_graph_exec_t *exec, uint32_t queue_index,
+                                    uint32_t point, uint32_t *out_packet_index);
 /* The precomputed packet `packet_index` of queue `queue_index` (64 bytes, header included as
- * it will be published; launch-time fields - kernarg address, barrier-value signal and threshold, the last
- * packet's completion signal - as 0)
- * and the node it belongs to (-1: a barrier-value wait, the queue's trailing epoch barrier, or
- * the padding after a kernel whose kernarg segment spans several of the queue's kernarg blocks:
- * barrier-AND packets without the BARRIER bit, hsad_queue.h step 4). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range). */
+ * it will be published with stream order: packet 0 has the BARRIER bit; launch-time fields -
+ * kernarg address, barrier-value signal and value, completion signals - as 0) and the node it
+ * belongs to (-1: a barrier-value wait, an epoch barrier-AND, or the padding after a kernel
+ * whose kernarg segment spans several of the queue's kernarg blocks: barrier-AND packets
+ * without the BARRIER bit, hsad_queue.h step 4). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL,
+ * index out of range). */
 hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *exec, uint32_t queue_index,
                                      uint32_t packet_index, uint8_t out_packet[64],
                                      int32_t *out_node);
@@ -112,41 +140,63 @@ typedef enum hsad_graph_rollback {
   HSAD_GRAPH_ROLLBACK_NONE = 0,       /* fused: one submission per queue */
   HSAD_GRAPH_ROLLBACK_REQUESTED,      /* HSAD_GRAPH_SEQUENTIAL */
   HSAD_GRAPH_ROLLBACK_RING_SIZE,      /* a queue needs more packets than its ring holds */
-  HSAD_GRAPH_ROLLBACK_RING_FULL,      /* the first queue had not enough free slots for its
-                                         whole run at launch (nothing was reserved; with
-                                         HSAD_GRAPH_NO_ROLLBACK it is waited for until the
-                                         deadline instead) */
-  HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE,    /* cross-queue edges run both ways between queues: two
-                                         single-epoch runs would wait on each other */
+  HSAD_GRAPH_ROLLBACK_RING_FULL,      /* no longer produced (since 0.4 a full ring is waited
+                                         for until the deadline, as by every submit call) */
+  HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE,    /* no longer produced (cross-queue edges both ways fuse
+                                         since 0.4: epoch points per producer); kept so the
+                                         values after it do not move */
   HSAD_GRAPH_ROLLBACK_COUNT
 } hsad_graph_rollback_t;
 
 enum {
   HSAD_GRAPH_NO_ROLLBACK = 1u << 0,   /* launch flag: fail instead of rolling back */
   HSAD_GRAPH_SEQUENTIAL = 1u << 1,    /* launch flag: take the rollback path (comparisons) */
+  HSAD_GRAPH_UNORDERED = 1u << 2,     /* launch flag: no stream order (the first packet of
+                                         each queue's run without the BARRIER bit) */
 };
 
 /* "fused", "ring too small", ...: static string. */
 const char *hsad_graph_rollback_name(hsad_graph_rollback_t reason);
 
-/* Launches the exec once. out_completions (may be NULL): hsad_graph_exec_queue_count entries,
- * completion i covers the exec's packets on queue i (wait for all with
- * hsad_completion_wait_all: a fault on any queue is reported by it; device-side waiters on
- * other queues are released, hsad_queue.h "Errors of the queue"). Every queue's sticky error
- * is checked before anything is reserved.
+/* Launches the exec once, in stream order on each of its queues (see "Stream order" above).
+ * out_completions (may be NULL): hsad_graph_exec_queue_count entries,
+ * completion i covers the exec's packets on queue i and everything earlier on that queue (wait
+ * for all with hsad_completion_wait_all: a fault on any queue is reported by it; device-side
+ * waiters on other queues are released, hsad_queue.h "Errors of the queue"). Every queue's
+ * sticky error is checked before anything is reserved.
  * When the launch cannot be fused (hsad_graph_rollback_t) it rolls back to sequential
  * submission: every node on its own in topological order as an epoch packet (BARRIER bit),
  * the host waiting for producers on other queues; same results. *out_reason (may be NULL)
  * says which path ran; hsad_graph_exec_counters counts them. flags: HSAD_GRAPH_NO_ROLLBACK
- * (then HSAD_ERR_RESOURCE_EXHAUSTED, or HSAD_ERR_TIMEOUT for RING_FULL, naming the reason),
- * HSAD_GRAPH_SEQUENTIAL. deadline_ns: until when full rings (and, sequential, producers) are
+ * (then HSAD_ERR_RESOURCE_EXHAUSTED naming the reason), HSAD_GRAPH_SEQUENTIAL,
+ * HSAD_GRAPH_UNORDERED. deadline_ns: until when full rings (and, sequential, producers) are
  * waited for; 0: no waiting.
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), a queue's sticky error (QUEUE_ERROR / CLOSED),
- * HSAD_ERR_TIMEOUT (a ring other than the first stayed full: queues before it were launched
- * and their completions written), the rollback errors above. */
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, unknown flags), a queue's sticky error
+ * (QUEUE_ERROR / CLOSED), HSAD_ERR_TIMEOUT (a ring stayed full until the deadline: "graph
+ * launch, queue I of N: ..."; runs already reserved on the queues before it are turned into
+ * no-op packets (barrier-ANDs; the epoch points keep the epoch), nothing of the graph ran),
+ * the rollback errors above.
+ * Not concurrent with another launch, update or set_queue of the same exec. */
 hsad_status_t hsad_graph_launch(hsad_graph_exec_t *exec, uint32_t flags, uint64_t deadline_ns,
                                 hsad_completion_t *out_completions,
                                 hsad_graph_rollback_t *out_reason);
+
+/* As hsad_graph_launch, and the launch also waits for deps[0..dep_count) (completions on any
+ * queue or device, e.g. another queue's kernel or an hsad_memcpy_async; empty ones are
+ * satisfied), on the device, with no host wait: deps collapse to the latest epoch per queue
+ * and each queue of the exec that holds a node without dependencies (a root) starts its run
+ * with one AMD barrier-value packet per dependency queue (the first of them carries the
+ * stream-order BARRIER bit); a dependency on the same queue needs none (stream order implies
+ * it; with HSAD_GRAPH_UNORDERED it gets one too). Nodes that are not roots wait for roots, so
+ * every node runs after every dependency. Rollback: a barrier (hsad_queue_barrier) on those
+ * queues before the sequential submission. Errors: those of hsad_graph_launch,
+ * HSAD_ERR_INVALID_ARGUMENT (deps NULL with a count; an epoch never issued on its queue:
+ * "dependency I: ..."; more than 16 distinct dependency queues), a dependency queue's sticky
+ * error when it faulted before reaching the dependency. */
+hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *exec, uint32_t flags,
+                                      const hsad_completion_t *deps, uint32_t dep_count,
+                                      uint64_t deadline_ns, hsad_completion_t *out_completions,
+                                      hsad_graph_rollback_t *out_reason);
 
 /* Launches per path so far, indexed by hsad_graph_rollback_t (NONE = fused). */
 void hsad_graph_exec_counters(const hsad_graph_exec_t *exec,
@@ -156,7 +206,8 @@ void hsad_graph_exec_counters(const hsad_graph_exec_t *exec,
  * faulted): every kernel node on it is checked again on the new queue and its kernarg image
  * rebuilt (the hidden queue arguments change), in place. On error nothing changed.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range, another device, a queue the
- * exec already uses at another index, a node whose kernarg segment would span another number
+ * exec already uses at another index, a profiling queue for a queue that was not one or the
+ * reverse (where epoch packets go is laid out at instantiate), a node whose kernarg segment would span another number
  * of the new queue's kernarg blocks than the old one's: its padding is laid out at
  * instantiate), the checks of hsad_kernel_dispatch ("node NAME: ").
  * Not concurrent with a launch of the exec. */

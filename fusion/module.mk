@@ -15,3 +15,11 @@ $(FU_TWINS): tests/data/cli/mangled_twins.c tools/kfd-emu/kfd_emu_twin.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -shared $< -o $@ $(LDFLAGS)
 $(FU_TEST): $(FU_TWINS)
+
+# graph ordering: stream order, epoch points, launch dependencies (libhsad only: no CLI)
+FU_ORDER_TEST := $(TESTDIR)/test_fusion_order
+TEST_BINS += $(FU_ORDER_TEST)
+$(FU_ORDER_TEST): tests/test_fusion_order.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
+	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm

@@ -91,6 +91,16 @@ static inline hsad_status_t dq_reserve(hsad_queue_t *q, uint32_t n, uint64_t dea
  * *out_epoch = the epoch number. kernarg as for dq_try_reserve. Waits until the deadline. */
 hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
                                uint64_t *out_id, uint64_t *out_epoch);
+/* As dq_reserve_epoch (kernarg blocks: bound by `retired`), numbering `count` epoch packets at
+ * ids first + base + offsets[j] (increasing, the last = first + n - 1); *out_first_epoch is
+ * the first one's number, the others follow. */
+hsad_status_t dq_reserve_epochs(hsad_queue_t *q, uint32_t n, const uint32_t *offsets,
+                                uint32_t count, uint32_t base, uint64_t deadline,
+                                uint64_t *out_id, uint64_t *out_first_epoch);
+/* Checks completion `index` of a dependency list: an epoch never issued on its queue
+ * (HSAD_ERR_INVALID_ARGUMENT), a source queue that faulted before reaching it or was closed
+ * (its sticky error). Empty completions pass. */
+hsad_status_t dq_dep_check(const hsad_completion_t *c, uint32_t index);
 
 /* Stores `id` (or a higher id another producer rang) into the doorbell (step 7). */
 static inline void dq_ring_doorbell(hsad_queue_t *q, uint64_t id) {

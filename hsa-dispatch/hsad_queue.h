@@ -271,8 +271,11 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *queue, const hsad_dispatch
  * satisfied): deps on this queue need no packet (the barrier bit orders them); deps on other
  * queues collapse to the latest epoch per queue, each waited on by one AMD barrier-value
  * packet (HSA_AMD_PACKET_TYPE_BARRIER_VALUE: epoch signal < EPOCH_BASE - k + 1), every packet
- * with the BARRIER bit. With no cross-queue dep, one barrier-AND. out_completion (may be
- * NULL) covers the barrier and everything before it on this queue. Errors: the queue's sticky
+ * with the BARRIER bit. With no cross-queue dep, one barrier-AND (BARRIER bit, system-scope
+ * fences), also when there are no deps and no out_completion: an explicit ordering point,
+ * after which packets submitted with HSAD_LAUNCH_NO_BARRIER still start only when everything
+ * before it completed (HSA 1.2 system architecture 2.9.8). out_completion (may be NULL)
+ * covers the barrier and everything before it on this queue. Errors: the queue's sticky
  * error, HSAD_ERR_INVALID_ARGUMENT (NULL queue, deps NULL with dep_count > 0, more distinct
  * queues than the ring holds), HSAD_ERR_TIMEOUT (nothing reserved). Thread-safe. */
 hsad_status_t hsad_queue_barrier(hsad_queue_t *queue, const hsad_completion_t *deps,

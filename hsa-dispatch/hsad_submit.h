@@ -38,6 +38,32 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *queue, uint32_t n, bool epoch_la
                                   uint64_t deadline_ns, uint64_t *out_first_id,
                                   uint64_t *out_epoch);
 
+/* Reserves n packet ids of which epoch_count are epoch packets, at ids
+ * first + offset_base + epoch_offsets[j] (increasing; the last must be the run's last packet,
+ * first + n - 1): they are numbered as the queue's next epoch_count epochs in ring order,
+ * *out_first_epoch being the first's number. Each must get the BARRIER bit and the epoch
+ * signal as its completion signal; epoch j then behaves as hsad_completion_t{queue,
+ * *out_first_epoch + j}, a point a barrier-value packet on another queue can wait for
+ * (several points per run: consumers wait for exactly their producer, not the whole run).
+ * Kernarg blocks of the whole run may be written (bound by completions). Errors as
+ * hsad_submit_reserve, and HSAD_ERR_INVALID_ARGUMENT for offsets that break the rule above. */
+hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *queue, uint32_t n,
+                                         const uint32_t *epoch_offsets, uint32_t epoch_count,
+                                         uint32_t offset_base, uint64_t deadline_ns,
+                                         uint64_t *out_first_id, uint64_t *out_first_epoch);
+
+/* Checks dependency `index` (a completion to wait for, hsad_queue_barrier's rule): an epoch
+ * never issued on its queue is HSAD_ERR_INVALID_ARGUMENT, a source queue that faulted before
+ * reaching it (or was closed) its sticky error; an empty completion passes. */
+hsad_status_t hsad_submit_dep_check(const hsad_completion_t *completion, uint32_t index);
+
+/* Profiling queues (hsad_queue_options_t.profiling): every kernel dispatch packet carries its
+ * slot's timestamp signal as completion signal (hsad_submit_timestamp_signal arms it for
+ * packet `id`: value 1, owner id; 0 on other queues), so monitoring drains get its device
+ * start/end times; such packets never carry the epoch (a barrier-AND after them does). */
+bool hsad_submit_profiling(const hsad_queue_t *queue);
+uint64_t hsad_submit_timestamp_signal(hsad_queue_t *queue, uint64_t id);
+
 /* The 64-byte slot of packet `id` and its kernarg block (hsad_submit_kernarg_block bytes;
  * contiguous with the blocks of the next slots, past the ring's end too, up to
  * HSAD_KERNARG_SEGMENT_MAX bytes). A kernarg segment of ksize bytes spans

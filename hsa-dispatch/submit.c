@@ -34,6 +34,30 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
   return dq_reserve(q, n, deadline_ns, out_first);
 }
 
+hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *q, uint32_t n,
+                                         const uint32_t *epoch_offsets, uint32_t epoch_count,
+                                         uint32_t offset_base, uint64_t deadline_ns,
+                                         uint64_t *out_first, uint64_t *out_first_epoch) {
+  if (!q || !out_first || !out_first_epoch || n == 0 || n > q->size || !epoch_offsets ||
+      !epoch_count || epoch_count > n || offset_base + epoch_offsets[epoch_count - 1] != n - 1)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve_epochs: %u packets with %u "
+                     "epoch packets for a ring of %u slots (the last epoch packet must be the "
+                     "last packet)", n, epoch_count, q ? q->size : 0);
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  return dq_reserve_epochs(q, n, epoch_offsets, epoch_count, offset_base, deadline_ns, out_first,
+                           out_first_epoch);
+}
+
+hsad_status_t hsad_submit_dep_check(const hsad_completion_t *c, uint32_t index) {
+  return c ? dq_dep_check(c, index)
+           : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "dependency %u: NULL completion", index);
+}
+
+bool hsad_submit_profiling(const hsad_queue_t *q) { return q && q->ts_signals; }
+uint64_t hsad_submit_timestamp_signal(hsad_queue_t *q, uint64_t id) {
+  return q->ts_signals ? dq_ts_arm(q, id) : 0;
+}
+
 void *hsad_submit_slot(hsad_queue_t *q, uint64_t id) { return dq_slot(q, id); }
 void *hsad_submit_kernarg(hsad_queue_t *q, uint64_t id) {
   return q->kernargs + (id & q->mask) * q->kernarg_block;

@@ -108,25 +108,51 @@ static inline void epoch_unlock(hsad_queue_t *q) {
   atomic_store_explicit(&q->epoch_lock, 0, memory_order_release);
 }
 
-/* Under the epoch lock: reserve n ids (no waiting) and number the last one. */
-static bool try_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t *out_id,
-                              uint64_t *out_epoch) {
+/* Under the epoch lock: reserve n ids (no waiting) and number `count` epoch packets among
+ * them, at ids first + base + offsets[j] (offsets NULL: the last id only), as the queue's next
+ * epochs, in ring order. The caller guarantees the last one is id first + n - 1. */
+static bool try_reserve_epochs(hsad_queue_t *q, uint32_t n, bool kernarg, const uint32_t *offsets,
+                               uint32_t count, uint32_t base, uint64_t *out_id,
+                               uint64_t *out_epoch) {
   uint64_t k = atomic_load_explicit(&q->epoch_issued, memory_order_relaxed) + 1;
   /* the epoch log holds 2 x size entries; never overwrite one not yet consumed */
-  if (k - atomic_load_explicit(&q->retired_epoch, memory_order_acquire) >= 2 * (uint64_t)q->size)
+  if (k + count - 1 - atomic_load_explicit(&q->retired_epoch, memory_order_acquire) >=
+      2 * (uint64_t)q->size)
     return false;
   uint64_t id;
   if (!dq_try_reserve(q, n, kernarg, &id)) return false;
-  dq_epoch_entry_t *e = &q->epochs[k % (2 * (uint64_t)q->size)];
-  atomic_store_explicit(&e->k, 0, memory_order_relaxed);
-  atomic_thread_fence(memory_order_release);
-  atomic_store_explicit(&e->id, id + n - 1, memory_order_relaxed);
-  atomic_store_explicit(&e->k, k, memory_order_release);
-  atomic_store_explicit(&q->epoch_issued, k, memory_order_release);
+  for (uint32_t j = 0; j < count; j++) {
+    dq_epoch_entry_t *e = &q->epochs[(k + j) % (2 * (uint64_t)q->size)];
+    atomic_store_explicit(&e->k, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&e->id, offsets ? id + base + offsets[j] : id + n - 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&e->k, k + j, memory_order_release);
+  }
+  atomic_store_explicit(&q->epoch_issued, k + count - 1, memory_order_release);
   atomic_store_explicit(&q->epoch_end, id + n, memory_order_release);
   *out_id = id;
   *out_epoch = k;
   return true;
+}
+
+static bool try_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t *out_id,
+                              uint64_t *out_epoch) {
+  return try_reserve_epochs(q, n, kernarg, NULL, 1, 0, out_id, out_epoch);
+}
+
+hsad_status_t dq_reserve_epochs(hsad_queue_t *q, uint32_t n, const uint32_t *offsets,
+                                uint32_t count, uint32_t base, uint64_t deadline,
+                                uint64_t *out_id, uint64_t *out_first_epoch) {
+  uint32_t spins = 0;
+  for (;;) {
+    epoch_lock(q);
+    bool ok = try_reserve_epochs(q, n, true, offsets, count, base, out_id, out_first_epoch);
+    epoch_unlock(q);
+    if (DQ_LIKELY(ok)) return HSAD_OK;
+    hsad_status_t s = dq_reserve_wait(q, n, true, deadline, &spins);
+    if (s) return s;
+  }
 }
 
 hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
@@ -196,7 +222,7 @@ hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_
 /* ---- barriers and flush ------------------------------------------------------------------- */
 
 /* Checks a completion used as a dependency. */
-static hsad_status_t dep_check(const hsad_completion_t *c, uint32_t i) {
+hsad_status_t dq_dep_check(const hsad_completion_t *c, uint32_t i) {
   hsad_queue_t *d = c->queue;
   if (!d || !c->epoch) return HSAD_OK;
   if (c->epoch > atomic_load_explicit(&d->epoch_issued, memory_order_acquire))
@@ -226,7 +252,7 @@ hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_
   uint32_t nv = 0;
   hsad_status_t s = HSAD_OK;
   for (uint32_t i = 0; i < dep_count && !s; i++) {
-    s = dep_check(&deps[i], i);
+    s = dq_dep_check(&deps[i], i);
     if (s || !deps[i].queue || !deps[i].epoch || deps[i].queue == q) continue;
     uint32_t j = 0;
     while (j < nv && wait[j].queue != deps[i].queue) j++;
@@ -236,16 +262,16 @@ hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_
   uint32_t na = (sig_count + 4) / 5;
   uint32_t n = nv + na;
   bool carry_dec = decrement.handle != 0;
-  if (n == 0 && (carry_dec || out)) n = 1;            /* one barrier-AND carries it */
+  if (n == 0) n = 1; /* one barrier-AND: the ordering point the caller asked for, and it
+                        carries the decrement or the epoch */
   bool extra = carry_dec && out;                      /* decrement and epoch: two packets */
   if (extra) n++;
   if (!s && n > q->size)
     s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "barrier of %u packets (%u queues waited on, %u "
                   "signals) exceeds queue %llu's %u slots", n, nv, sig_count,
                   (unsigned long long)q->hsa->id, q->size);
-  if (s || n == 0) {
+  if (s) {
     if (wait != local) free(wait);
-    if (!s && out) *out = (hsad_completion_t){0};
     return s;
   }
   uint64_t first = 0, k = 0;

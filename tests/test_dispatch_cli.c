@@ -153,7 +153,8 @@ Test(dispatch_cli, json_from_every_command, .timeout = 120) {
   cr_assert_eq(jint(j, "graph.launches"), 3);
   cr_assert_str_eq(jstr(j, "graph.path"), "fused");
   cr_assert_str_eq(jtext(j, "graph.fused"), "true");
-  cr_assert_str_eq(jtext(j, "graph.queue_packets"), "[ 2, 3 ]");
+  cr_assert_str_eq(jtext(j, "graph.queue_packets"), "[ 3, 1 ]");
+  cr_assert_str_eq(jtext(j, "graph.paths"), "{ \"fused\": 3 }");
   cr_assert_str_eq(jtext(j, "graph.checks"), "[ { \"buffer\": \"out\", \"elements\": 5 }, "
                                              "{ \"buffer\": \"y\", \"elements\": 4 } ]");
   cr_assert(jget(j, "graph.host_submit_us.median") && jget(j, "graph.submit_wait_us.min"));

@@ -54,8 +54,9 @@ Test(fusion, diamond_one_queue, .timeout = 60) {
   cr_assert_eq(hsad_graph_exec_queue_count(x), 1);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 4);
   int32_t node;
-  /* A: no dep, no BARRIER; B: dep on A, BARRIER; C: A implied by B's barrier, none; D: BARRIER */
-  uint32_t want_bar[4] = {0, 1, 0, 1};
+  /* A: no dep, the run's first packet: BARRIER (stream order, after earlier work on the
+   * queue); B: dep on A, BARRIER; C: A implied by B's barrier, none; D: BARRIER */
+  uint32_t want_bar[4] = {1, 1, 0, 1};
   for (uint32_t i = 0; i < 4; i++) {
     uint32_t w = pkt_word(x, 0, i, &node);
     cr_assert_eq(node, (int32_t)i);
@@ -134,7 +135,8 @@ Test(fusion, fan_in_12, .timeout = 60) {
   DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 13);
-  for (uint32_t i = 0; i < 13; i++) cr_assert_eq(BAR(pkt_word(x, 0, i, NULL)), i == 12);
+  /* the first source has the stream-order bit, the sink its fan-in's */
+  for (uint32_t i = 0; i < 13; i++) cr_assert_eq(BAR(pkt_word(x, 0, i, NULL)), i == 0 || i == 12);
   *counter = 0;
   hsad_completion_t done;
   DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
@@ -148,7 +150,9 @@ Test(fusion, fan_in_12, .timeout = 60) {
 }
 
 /* Two lanes on two queues, captured: lane 0 A0 -> A1, lane 1 B0 -> B1 with B1 waiting for A0.
- * Queue 1 gets one barrier-value packet on queue 0's epoch; one doorbell per queue. */
+ * A0 is an epoch point of queue 0 (the run's first packet carries it: BARRIER bit and the
+ * epoch signal); queue 1 gets one barrier-value packet on exactly that point, not on queue
+ * 0's whole run; one doorbell per queue. */
 Test(fusion, cross_queue_capture, .timeout = 60) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
@@ -168,12 +172,23 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue_count(x), 2);
   cr_assert_eq(hsad_graph_exec_queue(x, 0), q0);
-  /* q0: A0 (none), A1 (BARRIER, epoch) */
+  /* q0: A0 (BARRIER, epoch point 0), A1 (BARRIER, epoch point 1) */
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 2);
-  cr_assert_eq(BAR(pkt_word(x, 0, 0, NULL)), 0);
+  cr_assert_eq(BAR(pkt_word(x, 0, 0, NULL)), 1);
   cr_assert_eq(BAR(pkt_word(x, 0, 1, NULL)), 1);
-  /* q1: B0 (none), barrier-value (no BARRIER), B1 (BARRIER: B0 is its lane predecessor) */
+  cr_assert_eq(hsad_graph_exec_point_count(x, 0), 2);
+  uint32_t pt;
+  DQ_OK(hsad_graph_exec_point(x, 0, 0, &pt));
+  cr_assert_eq(pt, 0);
+  DQ_OK(hsad_graph_exec_point(x, 0, 1, &pt));
+  cr_assert_eq(pt, 1);
+  DQ_ERR_IS(hsad_graph_exec_point(x, 0, 2, &pt), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_point: queue 0 point 2 out of range");
+  /* q1: B0 (stream-order BARRIER), barrier-value (no BARRIER), B1 (BARRIER: B0 is its lane
+   * predecessor; epoch point 0) */
   cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 3);
+  cr_assert_eq(hsad_graph_exec_point_count(x, 1), 1);
+  cr_assert_eq(BAR(pkt_word(x, 1, 0, NULL)), 1);
   int32_t node;
   uint32_t w = pkt_word(x, 1, 1, &node);
   cr_assert_eq(node, -1);
@@ -189,15 +204,19 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
     cr_assert_eq(doorbell_value(q0), 2 * round - 1);
     cr_assert_eq(doorbell_value(q1), 3 * round - 1);
     cr_assert(slots[3] > slots[0] && slots[1] > slots[0] && slots[3] > slots[2]);
-    /* the barrier-value packet in the ring: queue 0's epoch signal, LT, its threshold */
+    /* the barrier-value packet in the ring: queue 0's epoch signal, LT, the threshold of A0's
+     * point (epoch 2 x round - 1 of queue 0; the run's completion is epoch 2 x round) */
     const hsa_amd_barrier_value_packet_t *bv =
         (const hsa_amd_barrier_value_packet_t *)hsad_queue_hsa(q1)->base_address + 3 * (round - 1) + 1;
     hsa_signal_t es;
     hsa_signal_value_t lt;
-    DQ_OK(hsad_completion_signal(&done[0], &es, &lt));
+    cr_assert_eq(done[0].epoch, 2 * round);
+    cr_assert_eq(done[1].epoch, round);
+    hsad_completion_t a0_point = {.queue = q0, .epoch = 2 * round - 1};
+    DQ_OK(hsad_completion_signal(&a0_point, &es, &lt));
     cr_assert_eq(bv->signal.handle, es.handle);
     cr_assert_eq(bv->value, lt);
-    cr_assert_eq(lt, HSAD_EPOCH_BASE - (int64_t)round + 1);
+    cr_assert_eq(lt, HSAD_EPOCH_BASE - (int64_t)(2 * round - 1) + 1);
     cr_assert_eq(bv->mask, -1);
     cr_assert_eq(bv->cond, HSA_SIGNAL_CONDITION_LT);
     cr_assert_eq(bv->completion_signal.handle, 0);
@@ -476,8 +495,9 @@ Test(fusion_rollback, ring_too_small, .timeout = 60) {
   kit_close(&t);
 }
 
-/* size - 2 slow fire-and-forget dispatches leave 2 free slots; the fused run needs 4. */
-Test(fusion_rollback, ring_full, .timeout = 60) {
+/* size - 2 slow fire-and-forget dispatches leave 2 free slots; the fused run needs 4: the
+ * launch waits for room (as hsad_kernel_dispatch does) and runs fused after them. */
+Test(fusion_rollback, ring_full_waits, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "5000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "count_dispatch", 1);
   fu_kit_t t;
@@ -497,18 +517,20 @@ Test(fusion_rollback, ring_full, .timeout = 60) {
   hsad_graph_rollback_t why;
   hsad_completion_t c;
   DQ_OK(hsad_graph_launch(x, 0, dq_in(20 * DQ_SEC), &c, &why));
-  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_RING_FULL);
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
   DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
   check_fan_in(&t, 3);
-  cr_assert_eq(*cnt, size - 2);
+  cr_assert_eq(*cnt, size - 2, "the graph's completion covers the queue's earlier work");
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
   hsad_program_destroy(pc);
   kit_close(&t);
 }
 
-/* Lane 0 waits for lane 1 and lane 1 for lane 0 on two queues: always sequential. */
-Test(fusion_rollback, queue_cycle, .timeout = 60) {
+/* Lane 0 waits for lane 1 and lane 1 for lane 0 on two queues (a0 -> b0 -> a1): fused since
+ * epoch points (it rolled back on every launch as "cross-queue edges both ways"); with
+ * HSAD_GRAPH_NO_ROLLBACK too. */
+Test(fusion_rollback, edges_both_ways_fuse, .timeout = 60) {
   fu_kit_t t;
   kit_open(&t);
   hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
@@ -520,16 +542,16 @@ Test(fusion_rollback, queue_cycle, .timeout = 60) {
   hsad_graph_exec_t *x;
   DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
+  /* queue 0: a0 (point 0), barrier-value on b0's point, a1 (point 1); queue 1: barrier-value
+   * on a0's point, b0, its epoch barrier-AND */
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 3);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 3);
   hsad_graph_rollback_t why;
   hsad_completion_t c[2];
-  DQ_ERR_IS(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), c, &why),
-            HSAD_ERR_RESOURCE_EXHAUSTED,
-            "graph launch cannot be fused (cross-queue edges both ways: cross-queue edges run both "
-            "ways between two queues) and rollback is forbidden");
-  for (int round = 0; round < 2; round++) {
+  for (int round = 0; round < 4; round++) {
     *t.counter = 0;
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), c, &why));
-    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE);
+    DQ_OK(hsad_graph_launch(x, round ? 0 : HSAD_GRAPH_NO_ROLLBACK, dq_in(10 * DQ_SEC), c, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
     DQ_OK(hsad_completion_wait_all(c, 2, dq_in(10 * DQ_SEC)));
     cr_assert_eq(t.slots[0], 0);
     cr_assert_eq(t.slots[1], 1);
@@ -617,14 +639,15 @@ Test(fusion_cli, example_pipeline, .timeout = 120) {
   char *out = run_cmd(cmd, &rc);
   cr_assert_eq(rc, 0, "%s", out);
   cr_assert(strstr(out, "graph examples/saxpy-pipeline.json: 3 nodes on 2 queue(s), 100 "
-                        "launch(es), path: fused\n  queue 0: 2 packets, 1 doorbell per launch\n"
-                        "  queue 1: 3 packets, 1 doorbell per launch\n"), "%s", out);
+                        "launch(es), path: fused\n  queue 0: 3 packets, 1 doorbell per launch\n"
+                        "  queue 1: 1 packet, 1 doorbell per launch\n"), "%s", out);
   cr_assert(strstr(out, "  check out: 5 elements OK\n  check y: 4 elements OK\n"), "%s", out);
   snprintf(cmd, sizeof cmd, "cd %s && %s graph examples/saxpy-pipeline.json --launches 100 "
            "--sequential 2>&1", HSAD_SRCDIR, HSAD_BIN);
   out = run_cmd(cmd, &rc);
   cr_assert_eq(rc, 0, "%s", out);
-  cr_assert(strstr(out, "path: sequential requested\n"), "%s", out);
+  cr_assert(strstr(out, "path: sequential requested\n  not fused: 100 of 100 launches "
+                        "(sequential requested)\n"), "%s", out);
   cr_assert(strstr(out, "  check out: 5 elements OK\n"), "%s", out);
   /* as README.md's first mention runs it: one launch, the checks hold (they describe the buffers
    * after the first launch whatever --launches says) */
@@ -979,7 +1002,7 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
       cr_assert_eq(w, want_word[i], "packet %u word %#x", i, w);
     } else {
       cr_assert_eq(TYPE(w), HSA_PACKET_TYPE_KERNEL_DISPATCH);
-      cr_assert_eq(BAR(w), i ? 1u : 0u, "packet %u barrier", i);
+      cr_assert_eq(BAR(w), 1u, "packet %u barrier", i); /* 0: stream order; 3, 6: deps */
     }
   }
   for (uint32_t r = 0; r < 4; r++) {

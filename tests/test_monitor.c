@@ -404,8 +404,8 @@ Test(monitor, trace_parses_with_queue_tracks_slices_and_flows) {
 
 /* Batches and graph launches (fused and rolled back) leave one record per kernel dispatch:
  * packet id, kernel, geometry and registers as dispatched; barrier packets leave none. A
- * batch's dispatches carry timestamp signals on a profiling queue (device times); a graph's
- * packets carry only their precomputed completion (the epoch), so their records have none. */
+ * batch's dispatches and a graph's kernel packets carry timestamp signals on a profiling queue
+ * (device times; the epoch goes on a barrier-AND after them). */
 static void mon_check(const hsad_dispatch_record_t *r, hsad_queue_t *q, uint64_t id,
                       const char *kernel, uint32_t grid, uint32_t block, bool times) {
   cr_assert_eq(r->queue, q);
@@ -485,13 +485,14 @@ Test(monitor, batch_and_graph_launches_leave_a_record_per_dispatch) {
       uint32_t j = 0;
       for (uint32_t i = 0; i < np; i++) {
         if (node[i] < 0) continue;
-        mon_check(&r[j], q, w0 + i, kn[node[i]], gr[node[i]], bl[node[i]], false);
+        mon_check(&r[j], q, w0 + i, kn[node[i]], gr[node[i]], bl[node[i]], true);
         j++;
       }
       cr_assert_eq(j, 3);
     } else {
-      /* sequential: one epoch packet per node, in topological order A, B, C */
-      for (uint32_t i = 0; i < 3; i++) mon_check(&r[i], q, w0 + i, kn[i], gr[i], bl[i], false);
+      /* sequential: per node in topological order A, B, C, the dispatch (its timestamp
+       * signal) and the barrier-AND carrying the epoch */
+      for (uint32_t i = 0; i < 3; i++) mon_check(&r[i], q, w0 + 2 * i, kn[i], gr[i], bl[i], true);
     }
   }
   hsad_graph_exec_destroy(x);
@@ -568,7 +569,7 @@ static void json_packets(json_object *args, tslice_t *t) {
  * sequential, on profiling queue q; a second thread: a batch of 2 on profiling queue q2. The
  * trace holds one submit slice per submission (1 + 1 + 1 + 3 on the main thread's track, 1 on
  * the other's), never overlapping on a track; a dispatch slice per record with device times
- * (graph packets have none: 1 + 3 on q's track, 2 on q2's); a flow per dispatch slice whose
+ * (1 + 3 + 3 + 3 on q's track, 2 on q2's); a flow per dispatch slice whose
  * start binds inside the submit slice of its submission and whose finish, same id, binds
  * inside its dispatch slice. */
 Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
@@ -691,9 +692,9 @@ Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
   }
   cr_assert_eq(on_me, 6, "single, batch, fused graph, 3 sequential nodes: %d", on_me);
   cr_assert_eq(on_other, 1);
-  cr_assert_eq(on_q, 4);
+  cr_assert_eq(on_q, 10);
   cr_assert_eq(on_q2, 2);
-  cr_assert_eq(ns, 13);
+  cr_assert_eq(ns, 19);
   cr_assert_eq(batches, 3, "the two batches and the fused graph");
   /* the batch of 3 and the other thread's batch of 2, exactly */
   int seen3 = 0, seen2 = 0;
@@ -745,10 +746,10 @@ Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
     }
     cr_assert_eq(fin, 1, "flow %lld has %d finishes", (long long)id, fin);
   }
-  cr_assert_eq(flows, 6);
+  cr_assert_eq(flows, 12);
   int fins = 0;
   for (size_t i = 0; i < len; i++) fins += !strcmp(str_of(json_object_array_get_idx(ev, i), "ph"), "f");
-  cr_assert_eq(fins, 6);
+  cr_assert_eq(fins, 12);
   json_object_put(root);
   hsad_queue_destroy(q2);
   dq_finish(&m.e, q, m.p);

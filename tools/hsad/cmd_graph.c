@@ -46,7 +46,8 @@ static void usage(FILE *f) {
              "with --sequential one node at a time (the rollback path), checks the \"checks\"\n"
              "after the first launch, and prints the path taken and host submit / submit+wait\n"
              "times per launch. --json: one JSON object on stdout, {\"graph\": {\"file\", \"nodes\",\n"
-             "\"queues\", \"launches\", \"path\", \"fused\", \"queue_packets\", \"host_submit_us\",\n"
+             "\"queues\", \"launches\", \"path\" (of the last launch), \"paths\" (launches per path),\n"
+             "\"fused\", \"queue_packets\", \"host_submit_us\",\n"
              "\"submit_wait_us\" (median, min), \"checks\": [{\"buffer\", \"elements\"}]}}, or on\n"
              "failure {\"error\": {\"command\", \"status\", \"exit_code\", \"message\"}}.\n"
              "\nexamples (from the source tree, after make):\n"
@@ -632,11 +633,18 @@ int hsad_cmd_graph(int argc, char **argv) {
   twait = malloc(launches * sizeof *twait);
   if (!tsub || !twait) GFAIL("out of memory\n");
   char checked[4096] = ""; /* the check lines, printed after the summary */
+  bool warned_rollback = false;
   jchecks = json_object_new_array();
   for (uint32_t r = 0; r < launches; r++) {
     uint64_t t0 = hsad_now_ns();
     GCHECK(hsad_graph_launch(x, sequential ? HSAD_GRAPH_SEQUENTIAL : 0, t0 + 10000000000ull, done, &rb));
     uint64_t t1 = hsad_now_ns();
+    if (rb != HSAD_GRAPH_ROLLBACK_NONE && !sequential && !warned_rollback) {
+      warned_rollback = true; /* once: the counts follow in the summary */
+      fprintf(stderr, "hsad graph: warning: launch %u was not fused (%s): it ran node by node "
+              "(rollback to sequential submission; same results, the host waits between "
+              "queues)\n", r + 1, hsad_graph_rollback_name(rb));
+    }
     GCHECK(hsad_completion_wait_all(done, nq, t1 + 10000000000ull));
     tsub[r] = t1 - t0;
     twait[r] = hsad_now_ns() - t0;
@@ -668,6 +676,8 @@ int hsad_cmd_graph(int argc, char **argv) {
       }
     }
   }
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, counts);
   qsort(tsub, launches, sizeof *tsub, cmp_u64);
   qsort(twait, launches, sizeof *twait, cmp_u64);
   if (cli.json) {
@@ -678,6 +688,12 @@ int hsad_cmd_graph(int argc, char **argv) {
     json_object_object_add(j, "launches", json_object_new_int64(launches));
     json_object_object_add(j, "path", json_object_new_string(hsad_graph_rollback_name(rb)));
     json_object_object_add(j, "fused", json_object_new_boolean(rb == HSAD_GRAPH_ROLLBACK_NONE));
+    json_object *paths = json_object_new_object(); /* launches per path, the paths taken */
+    for (uint32_t i = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++)
+      if (counts[i])
+        json_object_object_add(paths, hsad_graph_rollback_name((hsad_graph_rollback_t)i),
+                               json_object_new_uint64(counts[i]));
+    json_object_object_add(j, "paths", paths);
     json_object *pk = json_object_new_array(); /* fused: packets per queue, one doorbell each */
     for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++)
       json_object_array_add(pk, json_object_new_int64(hsad_graph_exec_packet_count(x, qi)));
@@ -697,8 +713,18 @@ int hsad_cmd_graph(int argc, char **argv) {
   } else {
     printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", file, nn, nq, launches,
            hsad_graph_rollback_name(rb));
-    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++)
-      printf("  queue %u: %u packets, 1 doorbell per launch\n", qi, hsad_graph_exec_packet_count(x, qi));
+    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++) {
+      uint32_t np = hsad_graph_exec_packet_count(x, qi);
+      printf("  queue %u: %u packet%s, 1 doorbell per launch\n", qi, np, np == 1 ? "" : "s");
+    }
+    if (counts[HSAD_GRAPH_ROLLBACK_NONE] != launches) {
+      printf("  not fused:");
+      for (uint32_t i = 1, sep = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++)
+        if (counts[i])
+          printf("%s %llu of %u launches (%s)", sep++ ? "," : "", (unsigned long long)counts[i],
+                 launches, hsad_graph_rollback_name((hsad_graph_rollback_t)i));
+      printf("\n");
+    }
     printf("  host submit: median %.2f us (min %.2f); submit+wait: median %.2f us (min %.2f)\n",
            tsub[launches / 2] / 1e3, tsub[0] / 1e3, twait[launches / 2] / 1e3, twait[0] / 1e3);
     fputs(checked, stdout);

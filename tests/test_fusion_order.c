@@ -1,0 +1,608 @@
+/* test_fusion_order.c - graph launches in stream order, cross-queue edges on exact epoch points
+ * (fork/join fused on one queue pair, three queues and two devices), launch dependencies,
+ * hsad_queue_barrier as an ordering point. Run with kfd-emu's default reordering of
+ * non-barrier dispatches (last-first) and KFD_EMU_READ_INDEX=launch (make test): a missing
+ * ordering shows as a wrong sum or ticket, not as a timing. */
+#include <hsa/amd_hsa_signal.h>
+#include <stdlib.h>
+
+#include "fusion/hsad_fusion.h"
+#include "memory/hsad_memory.h"
+#include "tests/test_dispatch_util.h"
+
+#define BAR(w) (((w) >> HSA_PACKET_HEADER_BARRIER) & 1u)
+#define TYPE(w) (((w) >> HSA_PACKET_HEADER_TYPE) & 0xffu)
+
+static uint32_t pkt_word(const hsad_graph_exec_t *x, uint32_t qi, uint32_t i, int32_t *node) {
+  uint8_t b[64];
+  DQ_OK(hsad_graph_exec_packet(x, qi, i, b, node));
+  uint32_t w;
+  memcpy(&w, b, 4);
+  return w;
+}
+
+static uint32_t f2u(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* Kernels of these tests: fill (dst[i] = value), saxpy (y = a x + y), order_record (tickets). */
+typedef struct kit {
+  dq_env_t e;
+  hsad_program_t *pf, *ps, *po;
+  const hsad_device_kernel_t *fill, *saxpy, *rec;
+} kit_t;
+
+static void kit_open(kit_t *t) {
+  dq_open(&t->e);
+  t->pf = dq_load(&t->e, "fill", 5, "fill", &t->fill);
+  t->ps = dq_load(&t->e, "saxpy", 5, "saxpy", &t->saxpy);
+  t->po = dq_load(&t->e, "order_record", 5, "order_record", &t->rec);
+}
+
+static void kit_close(kit_t *t) {
+  hsad_program_destroy(t->po);
+  hsad_program_destroy(t->ps);
+  hsad_program_destroy(t->pf);
+  DQ_OK(hsad_runtime_close(t->e.rt));
+}
+
+/* Launch descriptions whose argument arrays live in the caller's frame. */
+typedef struct fill_args {
+  hsad_karg_t a[3];
+  hsad_launch_t l;
+  uint32_t value, n;
+} fill_args_t;
+
+static void fill_set(fill_args_t *f, uint32_t *dst, uint32_t value, uint32_t n) {
+  f->value = value;
+  f->n = n;
+  f->a[0] = (hsad_karg_t)HSAD_KARG_PTR(dst);
+  f->a[1] = (hsad_karg_t)HSAD_KARG_VAL(f->value);
+  f->a[2] = (hsad_karg_t)HSAD_KARG_VAL(f->n);
+  f->l = (hsad_launch_t){.dims = 1, .grid = {n}, .block = {n < 64 ? n : 64}, .args = f->a,
+                         .arg_count = 3};
+}
+
+typedef struct saxpy_args {
+  hsad_karg_t a[4];
+  hsad_launch_t l;
+  float alpha;
+  uint32_t n;
+} saxpy_args_t;
+
+/* y += x (alpha 1: exact for the integers these tests add) */
+static void saxpy_set(saxpy_args_t *s, const float *x, float *y, uint32_t n) {
+  s->alpha = 1.0f;
+  s->n = n;
+  s->a[0] = (hsad_karg_t)HSAD_KARG_VAL(s->alpha);
+  s->a[1] = (hsad_karg_t)HSAD_KARG_PTR(x);
+  s->a[2] = (hsad_karg_t)HSAD_KARG_PTR(y);
+  s->a[3] = (hsad_karg_t)HSAD_KARG_VAL(s->n);
+  s->l = (hsad_launch_t){.dims = 1, .grid = {n}, .block = {n < 64 ? n : 64}, .args = s->a,
+                         .arg_count = 4};
+}
+
+/* An order_record node: slots[index] = ticket. */
+static uint32_t rec(hsad_graph_t *g, const char *name, uint32_t lane, const kit_t *t,
+                    uint32_t *counter, uint32_t *slots, uint32_t index, const uint32_t *deps,
+                    uint32_t nd) {
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(index)};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3};
+  uint32_t id = 0;
+  DQ_OK(hsad_graph_add_kernel(g, name, lane, t->rec, &l, deps, nd, &id));
+  return id;
+}
+
+/* Issue 17's first wrong result: A: fill(p, L) -> B: acc += p, launched 1,000 times back to
+ * back with hsad_graph_exec_update of A before each launch and no host wait. Stream order
+ * gives acc = 0 + 1 + ... + 999 = 499500 in every element (exact in float); without the
+ * stream-order BARRIER bit on the run's first packet, A of launch i + 1 overwrote p while B of
+ * launch i read it (5049 instead of 4950 for 100 launches). */
+Test(fusion_order, back_to_back_launches_with_updates, .timeout = 120) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  enum { N = 48, LAUNCHES = 1000 };
+  uint32_t *p = dq_alloc(&t.e, N * 4);
+  float *acc = dq_alloc(&t.e, N * 4);
+  memset(acc, 0, N * 4);
+  fill_args_t fa;
+  saxpy_args_t sa;
+  fill_set(&fa, p, f2u(0.0f), N);
+  saxpy_set(&sa, (const float *)p, acc, N);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a, b;
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sa.l, &a, 1, &b));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  hsad_completion_t done = {0};
+  for (uint32_t l = 0; l < LAUNCHES; l++) {
+    fill_set(&fa, p, f2u((float)l), N);
+    DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), &done, NULL));
+  }
+  DQ_OK(hsad_completion_wait(&done, dq_in(30 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert_eq(acc[i], 499500.0f, "acc[%u] = %.1f, stream order gives 499500", i, acc[i]);
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, counts);
+  cr_assert_eq(counts[HSAD_GRAPH_ROLLBACK_NONE], LAUNCHES);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+/* A graph between plain dispatches on its queue, no host wait anywhere: fill(p, i) (fire and
+ * forget) -> graph [B: acc += p (root), C: fill(p, 100) after B] -> acc += p (fire and
+ * forget). Stream order: each round adds i + 100; 50 rounds give 1225 + 5000 = 6225. The
+ * graph's root read the old p before the stream-order rule. */
+Test(fusion_order, between_plain_dispatches, .timeout = 120) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  enum { N = 40, ROUNDS = 50 };
+  uint32_t *p = dq_alloc(&t.e, N * 4);
+  float *acc = dq_alloc(&t.e, N * 4);
+  memset(acc, 0, N * 4);
+  memset(p, 0, N * 4);
+  fill_args_t fc, fplain;
+  saxpy_args_t sb;
+  fill_set(&fc, p, f2u(100.0f), N);
+  saxpy_set(&sb, (const float *)p, acc, N);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t b, c;
+  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, &b));
+  DQ_OK(hsad_graph_add_kernel(g, "C", 0, t.fill, &fc.l, &b, 1, &c));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  for (uint32_t r = 0; r < ROUNDS; r++) {
+    fill_set(&fplain, p, f2u((float)r), N);
+    DQ_OK(hsad_kernel_dispatch(q, t.fill, &fplain.l, dq_in(10 * DQ_SEC), NULL, NULL));
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), NULL, NULL));
+    DQ_OK(hsad_kernel_dispatch(q, t.saxpy, &sb.l, dq_in(10 * DQ_SEC), NULL, NULL));
+  }
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(30 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert_eq(acc[i], 6225.0f, "acc[%u] = %.1f, stream order gives 6225", i, acc[i]);
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(p[i], f2u(100.0f));
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+/* HSAD_GRAPH_UNORDERED publishes the first packet without the BARRIER bit (the precomputed
+ * word keeps it): the ring shows both. Unknown flags are refused. */
+Test(fusion_order, unordered_flag_drops_only_the_first_bit, .timeout = 60) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  uint32_t *counter = dq_alloc(&t.e, 4), *slots = dq_alloc(&t.e, 16);
+  *counter = 0;
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  rec(g, "A", 0, &t, counter, slots, 0, NULL, 0);
+  rec(g, "B", 0, &t, counter, slots, 1, NULL, 0);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  /* A (stream order), B (independent), the epoch barrier-AND */
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 3);
+  cr_assert_eq(BAR(pkt_word(x, 0, 0, NULL)), 1);
+  cr_assert_eq(BAR(pkt_word(x, 0, 1, NULL)), 0);
+  cr_assert_eq(pkt_word(x, 0, 2, NULL), 0x1503u);
+  hsad_completion_t c;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_UNORDERED, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(*counter, 4);
+  DQ_ERR_IS(hsad_graph_launch(x, 1u << 7, dq_in(DQ_SEC), &c, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_launch: unknown flags 0x80");
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+/* The fork/join diamond across two queues: A (queue 0) -> B (queue 0), A -> C (queue 1),
+ * B -> D, C -> D (queue 0). It fuses (it used to roll back on every launch as "cross-queue
+ * edges both ways"): queue 0 = A (BARRIER, epoch point 0: C waits for exactly it), B
+ * (BARRIER), barrier-value on queue 1's point 0, D (BARRIER, epoch point 1); queue 1 =
+ * barrier-value on queue 0's point 0 (stream-order BARRIER), C, epoch barrier-AND (point 0). */
+Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  uint32_t *counter = dq_alloc(&t.e, 4), *slots = dq_alloc(&t.e, 16);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a = rec(g, "A", 0, &t, counter, slots, 0, NULL, 0);
+  uint32_t b = rec(g, "B", 0, &t, counter, slots, 1, &a, 1);
+  uint32_t c = rec(g, "C", 1, &t, counter, slots, 2, &a, 1);
+  rec(g, "D", 0, &t, counter, slots, 3, (uint32_t[]){b, c}, 2);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_queue_count(x), 2);
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), q[0]);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 4);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 3);
+  const int32_t want_node0[4] = {0, 1, -1, 3}, want_node1[3] = {-1, 2, -1};
+  const uint32_t want_bar0[4] = {1, 1, 0, 1}, want_bar1[3] = {1, 0, 1};
+  for (uint32_t i = 0; i < 4; i++) {
+    int32_t node;
+    uint32_t w = pkt_word(x, 0, i, &node);
+    cr_assert_eq(node, want_node0[i], "queue 0 packet %u node %d", i, node);
+    cr_assert_eq(BAR(w), want_bar0[i], "queue 0 packet %u barrier", i);
+    cr_assert_eq(TYPE(w), i == 2 ? HSA_PACKET_TYPE_VENDOR_SPECIFIC
+                                 : HSA_PACKET_TYPE_KERNEL_DISPATCH);
+  }
+  for (uint32_t i = 0; i < 3; i++) {
+    int32_t node;
+    uint32_t w = pkt_word(x, 1, i, &node);
+    cr_assert_eq(node, want_node1[i], "queue 1 packet %u node %d", i, node);
+    cr_assert_eq(BAR(w), want_bar1[i], "queue 1 packet %u barrier", i);
+  }
+  cr_assert_eq(pkt_word(x, 1, 0, NULL),
+               0x1500u | ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16));
+  cr_assert_eq(pkt_word(x, 1, 2, NULL), 0x1503u);
+  uint32_t pt;
+  cr_assert_eq(hsad_graph_exec_point_count(x, 0), 2);
+  DQ_OK(hsad_graph_exec_point(x, 0, 0, &pt));
+  cr_assert_eq(pt, 0);
+  DQ_OK(hsad_graph_exec_point(x, 0, 1, &pt));
+  cr_assert_eq(pt, 3);
+  cr_assert_eq(hsad_graph_exec_point_count(x, 1), 1);
+  DQ_OK(hsad_graph_exec_point(x, 1, 0, &pt));
+  cr_assert_eq(pt, 2);
+  for (uint32_t round = 1; round <= 20; round++) {
+    *counter = 0;
+    memset(slots, 0xff, 16);
+    hsad_completion_t done[2];
+    hsad_graph_rollback_t why;
+    DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), done, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
+    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    cr_assert_eq(done[0].epoch, 2 * round);
+    cr_assert_eq(done[1].epoch, round);
+    cr_assert_eq(done[0].packet_id, 4 * round - 1);
+    cr_assert_eq(done[1].packet_id, 3 * round - 1);
+    cr_assert_eq(slots[0], 0, "round %u: A ticket %u", round, slots[0]);
+    cr_assert_eq(slots[3], 3, "round %u: D ticket %u", round, slots[3]);
+    cr_assert(slots[1] + slots[2] == 3 && slots[1] != slots[2], "round %u: B %u C %u", round,
+              slots[1], slots[2]);
+    /* the barrier-value packets in the rings wait for exactly the producer's point */
+    const hsa_amd_barrier_value_packet_t *bv1 =
+        (const hsa_amd_barrier_value_packet_t *)dq_packet(q[1], 3 * (round - 1));
+    const hsa_amd_barrier_value_packet_t *bv0 =
+        (const hsa_amd_barrier_value_packet_t *)dq_packet(q[0], 4 * (round - 1) + 2);
+    hsa_signal_t s0, s1;
+    hsa_signal_value_t lt;
+    hsad_completion_t a_point = {.queue = q[0], .epoch = 2 * round - 1};
+    DQ_OK(hsad_completion_signal(&a_point, &s0, &lt));
+    cr_assert_eq(bv1->signal.handle, s0.handle);
+    cr_assert_eq(bv1->value, HSAD_EPOCH_BASE - (int64_t)(2 * round - 1) + 1);
+    DQ_OK(hsad_completion_signal(&done[1], &s1, &lt));
+    cr_assert_eq(bv0->signal.handle, s1.handle);
+    cr_assert_eq(bv0->value, HSAD_EPOCH_BASE - (int64_t)round + 1);
+    cr_assert_eq(bv0->cond, HSA_SIGNAL_CONDITION_LT);
+    cr_assert_eq(bv0->mask, -1);
+  }
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, counts);
+  cr_assert_eq(counts[HSAD_GRAPH_ROLLBACK_NONE], 20);
+  cr_assert_eq(counts[HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE], 0);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q[1]);
+  hsad_queue_destroy(q[0]);
+  kit_close(&t);
+}
+
+/* Fork/join over three queues with edges both ways between each pair, data checked: A (q0)
+ * writes p0; B (q1) and C (q2) each add p0 into their own buffer; D (q0) adds both into acc;
+ * E (q1) and F (q2) then add acc into theirs (edges from q0 back to q1 and q2). 60 launches
+ * back to back, no host wait: every value exact (integers below 2^24). */
+Test(fusion_order, fork_join_three_queues, .timeout = 120) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q[3] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  enum { N = 32, LAUNCHES = 60 };
+  uint32_t *p0 = dq_alloc(&t.e, N * 4);
+  float *b1 = dq_alloc(&t.e, N * 4), *c2 = dq_alloc(&t.e, N * 4), *acc = dq_alloc(&t.e, N * 4);
+  float *e1 = dq_alloc(&t.e, N * 4), *f2 = dq_alloc(&t.e, N * 4);
+  memset(b1, 0, N * 4), memset(c2, 0, N * 4), memset(acc, 0, N * 4);
+  memset(e1, 0, N * 4), memset(f2, 0, N * 4);
+  fill_args_t fa;
+  saxpy_args_t sb, sc, sd1, sd2, se, sf;
+  fill_set(&fa, p0, f2u(1.0f), N);
+  saxpy_set(&sb, (const float *)p0, b1, N);
+  saxpy_set(&sc, (const float *)p0, c2, N);
+  saxpy_set(&sd1, b1, acc, N);
+  saxpy_set(&sd2, c2, acc, N);
+  saxpy_set(&se, acc, e1, N);
+  saxpy_set(&sf, acc, f2, N);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a, b, c, d1, d2, e, f;
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 1, t.saxpy, &sb.l, &a, 1, &b));
+  DQ_OK(hsad_graph_add_kernel(g, "C", 2, t.saxpy, &sc.l, &a, 1, &c));
+  DQ_OK(hsad_graph_add_kernel(g, "D1", 0, t.saxpy, &sd1.l, &b, 1, &d1));
+  DQ_OK(hsad_graph_add_kernel(g, "D2", 0, t.saxpy, &sd2.l, (uint32_t[]){c, d1}, 2, &d2));
+  DQ_OK(hsad_graph_add_kernel(g, "E", 1, t.saxpy, &se.l, (uint32_t[]){d2, b}, 2, &e));
+  DQ_OK(hsad_graph_add_kernel(g, "F", 2, t.saxpy, &sf.l, (uint32_t[]){d2, c}, 2, &f));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 3, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_queue_count(x), 3);
+  hsad_completion_t done[3];
+  for (uint32_t l = 1; l <= LAUNCHES; l++) {
+    fill_set(&fa, p0, f2u((float)l), N);
+    DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
+    hsad_graph_rollback_t why;
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), done, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
+  }
+  DQ_OK(hsad_completion_wait_all(done, 3, dq_in(30 * DQ_SEC)));
+  /* after launch l: b1 = c2 = sum(1..l) = S(l), acc = 2 sum_k S(k), e1 = f2 = sum_k acc(k) */
+  double s = 0, accv = 0, ev = 0;
+  for (uint32_t l = 1; l <= LAUNCHES; l++) {
+    s += l;
+    accv += 2 * s;
+    ev += accv;
+  }
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(b1[i], (float)s, "b1[%u] = %.1f, want %.1f", i, b1[i], s);
+    cr_assert_eq(c2[i], (float)s, "c2[%u]", i);
+    cr_assert_eq(acc[i], (float)accv, "acc[%u] = %.1f, want %.1f", i, acc[i], accv);
+    cr_assert_eq(e1[i], (float)ev, "e1[%u] = %.1f, want %.1f", i, e1[i], ev);
+    cr_assert_eq(f2[i], (float)ev, "f2[%u]", i);
+  }
+  hsad_graph_exec_destroy(x);
+  for (int i = 2; i >= 0; i--) hsad_queue_destroy(q[i]);
+  kit_close(&t);
+}
+
+/* Launch dependencies: a kernel on another queue (delayed 20 ms by kfd-emu) fills p; the graph
+ * (root: acc += p) launched after its completion reads the filled values, with no host wait.
+ * The ring shows the barrier-value packet at the head of the run (stream-order BARRIER bit,
+ * the producer queue's epoch signal and threshold). A dependency on the graph's own queue
+ * costs no packet; an epoch never issued is refused, nothing reserved. */
+Test(fusion_order, launch_after_kernel_on_other_queue, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "20000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64), *other = dq_queue(&t.e, 64);
+  enum { N = 16 };
+  uint32_t *p = dq_alloc(&t.e, N * 4);
+  float *acc = dq_alloc(&t.e, N * 4);
+  memset(p, 0, N * 4);
+  memset(acc, 0, N * 4);
+  saxpy_args_t sb;
+  saxpy_set(&sb, (const float *)p, acc, N);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, NULL));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  fill_args_t fa;
+  hsad_completion_t filled, own, done;
+  for (uint32_t r = 1; r <= 3; r++) {
+    fill_set(&fa, p, f2u((float)(10 * r)), N);
+    DQ_OK(hsad_kernel_dispatch(other, t.fill, &fa.l, dq_in(DQ_SEC), &filled, NULL));
+    DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &own)); /* a same-queue dependency: no packet */
+    uint64_t w0 = ((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+    DQ_OK(hsad_graph_launch_after(x, 0, (hsad_completion_t[]){filled, own, {0}}, 3,
+                                  dq_in(DQ_SEC), &done, NULL));
+    uint64_t w1 = ((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+    cr_assert_eq(w1 - w0, 2, "one barrier-value packet and the kernel (it carries the epoch)");
+    const hsa_amd_barrier_value_packet_t *bv =
+        (const hsa_amd_barrier_value_packet_t *)dq_packet(q, w0);
+    hsa_signal_t sig;
+    hsa_signal_value_t lt;
+    DQ_OK(hsad_completion_signal(&filled, &sig, &lt));
+    cr_assert_eq(bv->signal.handle, sig.handle);
+    cr_assert_eq(bv->value, lt);
+    cr_assert_eq(bv->cond, HSA_SIGNAL_CONDITION_LT);
+    cr_assert_eq(bv->completion_signal.handle, 0);
+    DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+    float want = 10.0f * (float)(r * (r + 1) / 2);
+    for (uint32_t i = 0; i < N; i++)
+      cr_assert_eq(acc[i], want, "round %u: acc[%u] = %.1f, want %.1f (read p before the fill)",
+                   r, i, acc[i], want);
+  }
+  hsad_completion_t never = {.queue = other, .epoch = 1000};
+  uint64_t w0 = ((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+  char want[256];
+  snprintf(want, sizeof want, "dependency 1: epoch 1000 was never issued on queue %llu (last "
+           "epoch 3)", (unsigned long long)hsad_queue_hsa(other)->id);
+  DQ_ERR_IS(hsad_graph_launch_after(x, 0, (hsad_completion_t[]){filled, never}, 2, dq_in(DQ_SEC),
+                                    &done, NULL),
+            HSAD_ERR_INVALID_ARGUMENT, "%s", want);
+  cr_assert_eq(((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, w0, "nothing reserved");
+  DQ_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 1, dq_in(DQ_SEC), &done, NULL),
+            HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_launch: NULL exec, or NULL deps with a count of 1");
+  /* the rollback path takes the dependency as a barrier */
+  fill_set(&fa, p, f2u(1000.0f), N);
+  DQ_OK(hsad_kernel_dispatch(other, t.fill, &fa.l, dq_in(DQ_SEC), &filled, NULL));
+  hsad_graph_rollback_t why;
+  DQ_OK(hsad_graph_launch_after(x, HSAD_GRAPH_SEQUENTIAL, &filled, 1, dq_in(DQ_SEC), &done, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_REQUESTED);
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(acc[i], 1060.0f, "acc[%u] = %.1f", i, acc[i]);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(other);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+/* Launch dependency on an asynchronous copy (the device's copy queue): 64 KiB host -> device,
+ * then a graph whose root adds the copied values; the copy blit is delayed 20 ms. */
+Test(fusion_order, launch_after_async_copy, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "20000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  enum { N = 16384 };
+  float *src = NULL, *dst = NULL, *acc = NULL;
+  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, N * 4, NULL, 0, (void **)&src));
+  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&dst));
+  acc = dq_alloc(&t.e, N * 4);
+  for (uint32_t i = 0; i < N; i++) src[i] = (float)(i % 1000), acc[i] = 0;
+  saxpy_args_t sb;
+  saxpy_set(&sb, dst, acc, N);
+  sb.l.block[0] = 256;
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, NULL));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  hsad_completion_t copied, done;
+  DQ_OK(hsad_memcpy_async(t.e.dev, dst, src, N * 4, NULL, 0, NULL, dq_in(DQ_SEC), &copied));
+  DQ_OK(hsad_graph_launch_after(x, 0, &copied, 1, dq_in(DQ_SEC), &done, NULL));
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert_eq(acc[i], (float)(i % 1000), "acc[%u] = %.1f: the root ran before the copy", i,
+                 acc[i]);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  DQ_OK(hsad_mem_free(dst));
+  DQ_OK(hsad_mem_free(src));
+  kit_close(&t);
+}
+
+/* Two devices (KFD_EMU_GPUS=2): the fork/join with its side node on device 1, edges both
+ * ways across devices, fused, tickets exact over 20 launches. */
+Test(fusion_order, fork_join_two_devices, .timeout = 60) {
+  setenv("KFD_EMU_GPUS", "2", 1);
+  kit_t t;
+  kit_open(&t);
+  hsad_device_t *d1;
+  DQ_OK(hsad_device_get(t.e.rt, 1, &d1));
+  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), NULL};
+  DQ_OK(hsad_queue_create(d1, &(hsad_queue_options_t){.size = 64}, &q[1]));
+  char path[512];
+  snprintf(path, sizeof path, "%s/order_record-%s-v5.hsaco", TEST_KERNDIR,
+           hsad_device_info(d1)->name);
+  hsad_program_t *p1;
+  DQ_OK(hsad_program_load_file(d1, path, &p1));
+  const hsad_device_kernel_t *rec1;
+  DQ_OK(hsad_program_kernel(p1, "order_record", &rec1));
+  uint32_t *counter, *slots;
+  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, 4, &d1, 1, (void **)&counter));
+  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, 16, &d1, 1, (void **)&slots));
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a = rec(g, "A", 0, &t, counter, slots, 0, NULL, 0);
+  uint32_t b = rec(g, "B", 0, &t, counter, slots, 1, &a, 1);
+  hsad_karg_t ca[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL((uint32_t){2})};
+  hsad_launch_t cl = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 3};
+  uint32_t c;
+  DQ_OK(hsad_graph_add_kernel(g, "C", 1, rec1, &cl, &a, 1, &c));
+  rec(g, "D", 0, &t, counter, slots, 3, (uint32_t[]){b, c}, 2);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  hsad_graph_destroy(g);
+  for (uint32_t round = 0; round < 20; round++) {
+    *counter = 0;
+    memset(slots, 0xff, 16);
+    hsad_completion_t done[2];
+    hsad_graph_rollback_t why;
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), done, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
+    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    cr_assert_eq(slots[0], 0);
+    cr_assert_eq(slots[3], 3);
+    cr_assert(slots[1] + slots[2] == 3 && slots[1] != slots[2]);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q[1]);
+  hsad_queue_destroy(q[0]);
+  hsad_program_destroy(p1);
+  DQ_OK(hsad_mem_free(slots));
+  DQ_OK(hsad_mem_free(counter));
+  kit_close(&t);
+}
+
+/* issue 18's untested path: hsad_graph_exec_update, then hsad_graph_exec_set_queue, then a
+ * launch: the updated arguments run on the new queue. A profiling queue for a plain one is
+ * refused with the reason. */
+Test(fusion_order, update_then_set_queue, .timeout = 60) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64), *q2 = dq_queue(&t.e, 64), *prof;
+  DQ_OK(hsad_queue_create(t.e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &prof));
+  enum { N = 8 };
+  uint32_t *p = dq_alloc(&t.e, N * 4);
+  fill_args_t fa;
+  fill_set(&fa, p, 1, N);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a;
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  fill_set(&fa, p, 77, N - 2);
+  memset(p, 0, N * 4);
+  DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
+  DQ_OK(hsad_graph_exec_set_queue(x, 0, q2));
+  hsad_completion_t done;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
+  cr_assert_eq(done.queue, q2);
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(p[i], i < N - 2 ? 77u : 0u, "p[%u] = %u", i, p[i]);
+  cr_assert_eq(((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
+  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 0, prof), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_set_queue: the new queue is a profiling queue and queue 0 is not "
+            "(where epoch packets go is laid out at instantiate); instantiate the graph on it "
+            "instead");
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), q2);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(prof);
+  hsad_queue_destroy(q2);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+/* hsad_queue_barrier with no dependency and no completion writes one barrier-AND (BARRIER
+ * bit, system fences; no dep_signal, no completion signal): a dispatch after
+ * it with HSAD_LAUNCH_NO_BARRIER still starts only when the delayed fill before it completed. */
+Test(fusion_order, queue_barrier_is_an_ordering_point, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "20000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  enum { N = 16 };
+  uint32_t *p = dq_alloc(&t.e, N * 4);
+  float *acc = dq_alloc(&t.e, N * 4);
+  memset(p, 0, N * 4);
+  memset(acc, 0, N * 4);
+  fill_args_t fa;
+  saxpy_args_t sb;
+  fill_set(&fa, p, f2u(5.0f), N);
+  saxpy_set(&sb, (const float *)p, acc, N);
+  sb.l.flags = HSAD_LAUNCH_NO_BARRIER;
+  DQ_OK(hsad_kernel_dispatch(q, t.fill, &fa.l, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_queue_barrier(q, NULL, 0, dq_in(DQ_SEC), NULL));
+  cr_assert_eq(((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 2);
+  const hsa_barrier_and_packet_t *bp = (const hsa_barrier_and_packet_t *)dq_packet(q, 1);
+  for (int i = 0; i < 5; i++) cr_assert_eq(bp->dep_signal[i].handle, 0);
+  cr_assert_eq(bp->completion_signal.handle, 0);
+  DQ_OK(hsad_kernel_dispatch(q, t.saxpy, &sb.l, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(acc[i], 5.0f, "acc[%u] = %.1f", i, acc[i]);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
