@@ -250,6 +250,7 @@ struct hsad_graph_exec {
   hsad_launch_t *launches;        /* kernel nodes: the launch (args exec-owned), for rebinding */
   void **arg_mem;                 /* per node: its args and values (one block) */
   hsad_completion_t *done;        /* sequential path: per node */
+  hsad_completion_t *last;        /* per queue: the completion of the previous launch's run */
   uint64_t counters[HSAD_GRAPH_ROLLBACK_COUNT];
   fu_queue_t *qs;                 /* in order of first use by a node in topological order */
   uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
@@ -274,6 +275,7 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
     for (uint32_t i = 0; i < e->nn; i++) free(e->arg_mem[i]);
   free(e->arg_mem);
   free(e->done);
+  free(e->last);
   free(e->node_q);
   free(e->node_pkt);
   free(e->node_point);
@@ -614,8 +616,9 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     e->launches = calloc(n, sizeof *e->launches);
     e->arg_mem = calloc(n, sizeof *e->arg_mem);
     e->done = calloc(n, sizeof *e->done);
+    e->last = calloc(nq, sizeof *e->last);
     if (!e->order || !e->dep_off || !e->dep_ids || !e->launches || !e->arg_mem ||
-        !e->done) {
+        !e->done || !e->last) {
       s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
       goto done;
     }
@@ -696,11 +699,19 @@ static void monitor_pkt(hsad_queue_t *q, const fu_pkt_t *p, uint64_t id,
 }
 
 /* Launch dependencies collapsed to the latest epoch per queue (epochs complete in order). */
-enum { FU_MAX_DEP_QUEUES = 16 };
+enum { FU_MAX_DEP_QUEUES = 16 }; /* distinct queues of the caller's dependencies */
 typedef struct fu_deps {
-  hsad_completion_t wait[FU_MAX_DEP_QUEUES];
+  hsad_completion_t wait[FU_MAX_DEP_QUEUES + HSAD_GRAPH_MAX_LANES]; /* + the exec's queues */
   uint32_t n;
 } fu_deps_t;
+
+/* Adds completion c to the collapsed list (the later epoch of one queue wins). */
+static void deps_merge(fu_deps_t *d, const hsad_completion_t *c) {
+  uint32_t j = 0;
+  while (j < d->n && d->wait[j].queue != c->queue) j++;
+  if (j == d->n) d->wait[d->n++] = *c;
+  else if (c->epoch > d->wait[j].epoch) d->wait[j] = *c;
+}
 
 static hsad_status_t collect_deps(const hsad_completion_t *deps, uint32_t count, fu_deps_t *out) {
   out->n = 0;
@@ -710,15 +721,11 @@ static hsad_status_t collect_deps(const hsad_completion_t *deps, uint32_t count,
     if (!deps[i].queue || !deps[i].epoch) continue;
     uint32_t j = 0;
     while (j < out->n && out->wait[j].queue != deps[i].queue) j++;
-    if (j == out->n) {
-      if (j == FU_MAX_DEP_QUEUES)
-        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch_after: dependency %u is "
-                         "on a %uth distinct queue; at most %u (join them with "
-                         "hsad_queue_barrier first)", i, j + 1, (unsigned)FU_MAX_DEP_QUEUES);
-      out->wait[out->n++] = deps[i];
-    } else if (deps[i].epoch > out->wait[j].epoch) {
-      out->wait[j] = deps[i];
-    }
+    if (j == FU_MAX_DEP_QUEUES)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch_after: dependency %u is "
+                       "on a %uth distinct queue; at most %u (join them with "
+                       "hsad_queue_barrier first)", i, j + 1, (unsigned)FU_MAX_DEP_QUEUES);
+    deps_merge(out, &deps[i]);
   }
   return HSAD_OK;
 }
@@ -775,6 +782,7 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, const fu_deps_t *de
       monitor_pkt(q, p, pid, &mark);
     }
     e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid + total - 1};
+    e->last[qi] = e->done[id];
     if (out) out[qi] = e->done[id];
   }
   return HSAD_OK;
@@ -836,11 +844,17 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
   } else {
     dl.n = 0;
   }
+  bool ordered = !(flags & HSAD_GRAPH_UNORDERED);
+  /* Stream order over the whole exec: the previous launch's runs on the other queues are
+   * dependencies of this launch's roots (a node of this launch must not overwrite what a node
+   * of the previous launch on another queue still reads); its own queue's run is implied by
+   * the BARRIER bit. One queue: nothing to add. */
+  for (uint32_t qi = 0; ordered && e->nq > 1 && qi < e->nq; qi++)
+    if (e->last[qi].queue) deps_merge(&dl, &e->last[qi]);
   char detail[160];
   if (flags & HSAD_GRAPH_SEQUENTIAL)
     return rollback(e, flags, HSAD_GRAPH_ROLLBACK_REQUESTED, &dl, deadline_ns, out, out_reason,
                     "HSAD_GRAPH_SEQUENTIAL");
-  bool ordered = !(flags & HSAD_GRAPH_UNORDERED);
   for (uint32_t qi = 0; qi < e->nq; qi++) {
     fu_queue_t *fq = &e->qs[qi];
     uint32_t pre = 0;
@@ -907,9 +921,9 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
     if (mon) hsad_submit_monitor_close(&mark); /* one submit interval per queue's run */
     for (uint32_t i = 0; mon && i < fq->n; i++)
       if (fq->pkts[i].kind == FU_KERNEL) monitor_pkt(q, &fq->pkts[i], first + i, &mark);
-    if (out)
-      out[qi] = (hsad_completion_t){.queue = q, .epoch = fq->first_epoch + fq->npoints - 1,
-                                    .packet_id = first + fq->n - 1};
+    e->last[qi] = (hsad_completion_t){.queue = q, .epoch = fq->first_epoch + fq->npoints - 1,
+                                      .packet_id = first + fq->n - 1};
+    if (out) out[qi] = e->last[qi];
   }
   e->counters[HSAD_GRAPH_ROLLBACK_NONE]++;
   return HSAD_OK;

@@ -39,7 +39,11 @@
  * hsad_kernel_dispatch): the first packet of each queue's run has the BARRIER bit, so the run
  * starts only when every earlier packet of that queue completed (HSA 1.2 system architecture
  * 2.9: a packet with the BARRIER bit launches after all preceding packets completed). It costs
- * no packet. HSAD_GRAPH_UNORDERED drops it for callers who order by other means (the roots of
+ * no packet. An exec on several queues also orders each launch after its own previous launch
+ * as a whole: each queue holding a root node starts its run with one barrier-value packet per
+ * other queue of the exec, on that queue's previous run (a node of launch i + 1 must not
+ * overwrite what a node of launch i on another queue still reads; one packet per pair, from
+ * the second launch on). HSAD_GRAPH_UNORDERED drops it for callers who order by other means (the roots of
  * the run may then overlap the queue's earlier work), except where the first packet is an
  * epoch point (an epoch packet always has the BARRIER bit). Work on queues the exec does not use is
  * ordered with launch dependencies (hsad_graph_launch_after).

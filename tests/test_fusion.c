@@ -196,18 +196,27 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
   cr_assert_eq(w >> 16, HSA_AMD_PACKET_TYPE_BARRIER_VALUE);
   cr_assert_eq(BAR(w), 0);
   cr_assert_eq(BAR(pkt_word(x, 1, 2, NULL)), 1);
-  for (uint32_t round = 1; round <= 2; round++) {
+  /* from the second launch on, each queue holding a root starts with one barrier-value packet
+   * on the other queue's previous run (stream order over the whole exec): 3 and 4 packets */
+  uint64_t end0 = 0, end1 = 0; /* packets written so far on q0, q1 */
+  for (uint32_t round = 1; round <= 3; round++) {
     *counter = 0;
     hsad_completion_t done[2];
     DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), done, NULL));
     DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
-    cr_assert_eq(doorbell_value(q0), 2 * round - 1);
-    cr_assert_eq(doorbell_value(q1), 3 * round - 1);
+    uint32_t pre = round > 1;
+    uint64_t first1 = end1;
+    end0 += 2 + pre;
+    end1 += 3 + pre;
+    cr_assert_eq(doorbell_value(q0), end0 - 1);
+    cr_assert_eq(doorbell_value(q1), end1 - 1);
+    cr_assert_eq(done[0].packet_id, end0 - 1);
+    cr_assert_eq(done[1].packet_id, end1 - 1);
     cr_assert(slots[3] > slots[0] && slots[1] > slots[0] && slots[3] > slots[2]);
     /* the barrier-value packet in the ring: queue 0's epoch signal, LT, the threshold of A0's
      * point (epoch 2 x round - 1 of queue 0; the run's completion is epoch 2 x round) */
     const hsa_amd_barrier_value_packet_t *bv =
-        (const hsa_amd_barrier_value_packet_t *)hsad_queue_hsa(q1)->base_address + 3 * (round - 1) + 1;
+        (const hsa_amd_barrier_value_packet_t *)hsad_queue_hsa(q1)->base_address + first1 + pre + 1;
     hsa_signal_t es;
     hsa_signal_value_t lt;
     cr_assert_eq(done[0].epoch, 2 * round);
@@ -220,6 +229,12 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
     cr_assert_eq(bv->mask, -1);
     cr_assert_eq(bv->cond, HSA_SIGNAL_CONDITION_LT);
     cr_assert_eq(bv->completion_signal.handle, 0);
+    if (pre) { /* q1's head: queue 0's previous run (epoch 2 x (round - 1)) */
+      const hsa_amd_barrier_value_packet_t *head =
+          (const hsa_amd_barrier_value_packet_t *)hsad_queue_hsa(q1)->base_address + first1;
+      cr_assert_eq(head->signal.handle, es.handle);
+      cr_assert_eq(head->value, HSAD_EPOCH_BASE - (int64_t)(2 * (round - 1)) + 1);
+    }
   }
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q1);

@@ -260,6 +260,10 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
   cr_assert_eq(hsad_graph_exec_point_count(x, 1), 1);
   DQ_OK(hsad_graph_exec_point(x, 1, 0, &pt));
   cr_assert_eq(pt, 2);
+  /* from the second launch on, queue 0 (the root's) starts with a barrier-value packet on
+   * queue 1's previous run: a node of this launch must not start before every node of the
+   * previous one completed (stream order over the whole exec, as cuGraphLaunch) */
+  uint64_t end0 = 0;
   for (uint32_t round = 1; round <= 20; round++) {
     *counter = 0;
     memset(slots, 0xff, 16);
@@ -268,9 +272,12 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
     DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), done, &why));
     cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
     DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    uint32_t pre = round > 1;
+    uint64_t first0 = end0;
+    end0 += 4 + pre;
     cr_assert_eq(done[0].epoch, 2 * round);
     cr_assert_eq(done[1].epoch, round);
-    cr_assert_eq(done[0].packet_id, 4 * round - 1);
+    cr_assert_eq(done[0].packet_id, end0 - 1);
     cr_assert_eq(done[1].packet_id, 3 * round - 1);
     cr_assert_eq(slots[0], 0, "round %u: A ticket %u", round, slots[0]);
     cr_assert_eq(slots[3], 3, "round %u: D ticket %u", round, slots[3]);
@@ -280,7 +287,7 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
     const hsa_amd_barrier_value_packet_t *bv1 =
         (const hsa_amd_barrier_value_packet_t *)dq_packet(q[1], 3 * (round - 1));
     const hsa_amd_barrier_value_packet_t *bv0 =
-        (const hsa_amd_barrier_value_packet_t *)dq_packet(q[0], 4 * (round - 1) + 2);
+        (const hsa_amd_barrier_value_packet_t *)dq_packet(q[0], first0 + pre + 2);
     hsa_signal_t s0, s1;
     hsa_signal_value_t lt;
     hsad_completion_t a_point = {.queue = q[0], .epoch = 2 * round - 1};
@@ -292,6 +299,12 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
     cr_assert_eq(bv0->value, HSAD_EPOCH_BASE - (int64_t)round + 1);
     cr_assert_eq(bv0->cond, HSA_SIGNAL_CONDITION_LT);
     cr_assert_eq(bv0->mask, -1);
+    if (pre) {
+      const hsa_amd_barrier_value_packet_t *head =
+          (const hsa_amd_barrier_value_packet_t *)dq_packet(q[0], first0);
+      cr_assert_eq(head->signal.handle, s1.handle);
+      cr_assert_eq(head->value, HSAD_EPOCH_BASE - (int64_t)(round - 1) + 1);
+    }
   }
   uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
   hsad_graph_exec_counters(x, counts);
