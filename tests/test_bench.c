@@ -267,6 +267,8 @@ Test(bench, absent_hip_is_a_note, .timeout = 300) {
     json_object *r = json_object_array_get_idx(rs, i);
     bool hip = !strcmp(json_object_get_string(get(r, "path")), "hip");
     cr_assert_eq(json_object_get_boolean(get(r, "ok")), !hip, "%s", json_object_to_json_string(r));
+    cr_assert_not(json_object_get_boolean(get(r, "results_checked"))); /* no results to check */
+    cr_assert_not(json_object_get_boolean(get(r, "wrong")));
     if (hip) {
       cr_assert_str_eq(json_object_get_string(get(r, "note")),
                        "HIP path absent: /nonexistent/hsad-bench-hip not found (built with "
@@ -315,6 +317,106 @@ Test(bench, absent_hip_is_a_note, .timeout = 300) {
   free(err);
 }
 
+/* graph: 3 graphs x 4 paths, every launch checked (5 per round), callgrind parts per path;
+ * hsad's paths order every edge and its update allocates nothing; a HIP path found wrong says
+ * how and is left out of the ratios. */
+static double median_of(json_object *r, const char *metric) {
+  return json_object_get_double(get(get(get(r, "metrics"), metric), "median"));
+}
+
+Test(bench, graph_json, .timeout = 120) {
+  json_object *root;
+  json_object *s = run_suite("graph", "--callgrind-count 1000", &root, "graph");
+  cr_assert_str_eq(json_object_get_string(get(s, "params")),
+                   "rounds=2 launches=5 callgrind_calls=2 (medians)");
+  static const char *const paths[] = {"hsad-graph", "hsad-dispatch", "hip-graph", "hip-stream"};
+  static const char *const graphs[] = {"chain10", "dag100", "diamond"};
+  json_object *rs = get(s, "results");
+  cr_assert_eq(json_object_array_length(rs), 12);
+  for (int g = 0; g < 3; g++)
+    for (int p = 0; p < 4; p++) {
+      json_object *r = json_object_array_get_idx(rs, (size_t)(4 * g + p));
+      cr_assert_str_eq(json_object_get_string(get(r, "path")), paths[p]);
+      cr_assert_str_eq(json_object_get_string(get(r, "config")), graphs[g]);
+      cr_assert_null(get(r, "x"));
+      cr_assert(json_object_get_boolean(get(r, "ok")), "%s", json_object_to_json_string(r));
+      cr_assert(json_object_get_boolean(get(r, "results_checked")), "%s",
+                json_object_to_json_string(r));
+      check_metric(r, "launch_ns", "ns", 2);
+      check_metric(r, "launch_wait_ns", "ns", 2);
+      check_metric(r, "violated_edges", "edges", 2);
+      check_metric(r, "checked_launches", "launches", 2);
+      cr_assert_eq(median_of(r, "checked_launches"), 5);
+      bool graph = p == 0 || p == 2, hsad = p < 2;
+      if (graph) check_metric(r, "instantiate_us", "us", 2);
+      if (hsad) { /* hsad orders what the graph asks, on every launch */
+        cr_assert_not(json_object_get_boolean(get(r, "wrong")), "%s", json_object_to_json_string(r));
+        cr_assert_eq(median_of(r, "violated_edges"), 0);
+        cr_assert_eq(json_object_get_double(get(get(get(r, "metrics"), "violated_edges"), "max")), 0);
+      } else if (json_object_get_boolean(get(r, "wrong"))) { /* HIP 5.2.3's dag100 graph */
+        const char *note = json_object_get_string(get(r, "note"));
+        cr_assert(note && !strncmp(note, "ordering: ", 10) &&
+                  strstr(note, " edges each): this path orders less than the graph asks"), "%s", note);
+        cr_assert_gt(json_object_get_double(get(get(get(r, "metrics"), "violated_edges"), "max")), 0);
+      }
+#ifndef __SANITIZE_ADDRESS__
+      check_metric(r, "launch_instructions", "instructions", 1);
+      check_metric(r, "launch_allocations", "allocations", 1);
+      cr_assert_gt(median_of(r, "launch_instructions"), 0);
+      if (graph) {
+        check_metric(r, "update_instructions", "instructions", 1);
+        check_metric(r, "update_allocations", "allocations", 1);
+        check_metric(r, "instantiate_instructions", "instructions", 1);
+        cr_assert_gt(median_of(r, "update_instructions"), 0);
+      }
+      if (hsad) cr_assert_eq(median_of(r, "launch_allocations"), 0, "%s", paths[p]);
+      if (p == 0) cr_assert_eq(median_of(r, "update_allocations"), 0); /* patched in place */
+      if (g == 1) check_metric(r, "instructions_per_extra_node", "instructions", 1);
+      cr_assert_eq(json_object_object_length(get(r, "metrics")),
+                   (size_t)(graph ? 10 : 6) + (g == 1), "%s", json_object_to_json_string(r));
+#endif
+    }
+  /* ratios: hsad-graph against hip-graph and hsad-dispatch, none against a wrong row */
+  json_object *q = get(s, "ratios");
+  cr_assert_gt(json_object_array_length(q), 0);
+  for (size_t i = 0; i < json_object_array_length(q); i++) {
+    json_object *o = json_object_array_get_idx(q, i);
+    const char *name = json_object_get_string(get(o, "name"));
+    cr_assert(!strcmp(name, "hsad-graph / hip-graph") || !strcmp(name, "hsad-graph / hsad-dispatch"),
+              "%s", name);
+    const char *b = strchr(name, '/') + 2;
+    json_object *rb = find_result(s, b, json_object_get_string(get(o, "config")), 0);
+    cr_assert_not(json_object_get_boolean(get(rb, "wrong")), "%s", json_object_to_json_string(o));
+  }
+  json_object_put(root);
+}
+
+/* graph without HIP: the hip rows are notes, hsad's paths are measured and checked */
+Test(bench, graph_absent_hip_is_a_note, .timeout = 60) {
+  char *out, *err;
+  int rc = sh2("HSAD_BENCH_HIP=/nonexistent/hsad-bench-hip " HSAD_BIN
+               " bench graph --json --rounds 1 --count 1000 --no-callgrind", &out, &err);
+  cr_assert_eq(rc, 0, "%s\n%s", out, err);
+  json_object *root, *suites = parse_run(out, &root, 1);
+  json_object *rs = get(json_object_array_get_idx(suites, 0), "results");
+  cr_assert_eq(json_object_array_length(rs), 12);
+  for (size_t i = 0; i < 12; i++) {
+    json_object *r = json_object_array_get_idx(rs, i);
+    bool hip = !strncmp(json_object_get_string(get(r, "path")), "hip-", 4);
+    cr_assert_eq(json_object_get_boolean(get(r, "ok")), !hip, "%s", json_object_to_json_string(r));
+    cr_assert_eq(json_object_get_boolean(get(r, "results_checked")), !hip);
+    if (hip)
+      cr_assert_str_eq(json_object_get_string(get(r, "note")),
+                       "HIP path absent: /nonexistent/hsad-bench-hip not found (built with "
+                       "hipcc; in the source tree: make build/bin/hsad-bench-hip)");
+    else
+      check_metric(r, "violated_edges", "edges", 1);
+  }
+  json_object_put(root);
+  free(out);
+  free(err);
+}
+
 /* --plot: one PNG per suite that file(1) recognises; --csv; nothing left in TMPDIR. */
 Test(bench, all_plot_csv_and_no_temporary_files, .timeout = 600) {
   char dir[] = "/tmp/test-bench-plot-XXXXXX", tmp[] = "/tmp/test-bench-tmp-XXXXXX";
@@ -334,8 +436,9 @@ Test(bench, all_plot_csv_and_no_temporary_files, .timeout = 600) {
   cr_assert_not_null(strstr(out, "\nbarrier,rocr-textbook,deps=20,submit_us,us,"), "%s", out);
   cr_assert_not_null(strstr(out, "\nroundtrip,hip,,total_us,us,"), "%s", out);
   static const char *const suites[] = {"dispatch", "roundtrip", "producers", "barrier", "copy",
-                                       "pool"};
-  for (int i = 0; i < 6; i++) {
+                                       "pool", "graph"};
+  cr_assert_not_null(strstr(out, "\ngraph,hsad-graph,dag100,launch_ns,ns,"), "%s", out);
+  for (int i = 0; i < 7; i++) {
     char f[512], *fo, *fe;
     snprintf(f, sizeof f, "file -b %s/png/%s.png", dir, suites[i]);
     cr_assert_eq(sh2(f, &fo, &fe), 0);
@@ -417,7 +520,7 @@ Test(bench, usage_errors, .timeout = 60) {
   char *out, *err;
   cr_assert_eq(sh2(HSAD_BIN " bench nope", &out, &err), 2);
   cr_assert_str_eq(err, "hsad bench: unknown suite 'nope' (this build has: dispatch, roundtrip, "
-                        "producers, barrier, copy, pool, all)\n");
+                        "producers, barrier, copy, pool, graph, all)\n");
   free(out);
   free(err);
   cr_assert_eq(sh2(HSAD_BIN " bench --rounds 0", &out, &err), 2);
@@ -442,7 +545,7 @@ Test(bench, usage_errors, .timeout = 60) {
   cr_assert_eq(sh2(HSAD_BIN " bench nope --json", &out, &err), 2);
   cr_assert_str_eq(out, "{ \"error\": { \"command\": \"bench\", \"status\": \"usage\", "
                         "\"exit_code\": 2, \"message\": \"unknown suite 'nope' (this build has: "
-                        "dispatch, roundtrip, producers, barrier, copy, pool, all)\" } }\n");
+                        "dispatch, roundtrip, producers, barrier, copy, pool, graph, all)\" } }\n");
   free(out);
   free(err);
 }

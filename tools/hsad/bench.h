@@ -28,7 +28,7 @@
 #include "hsa-dispatch/hsad.h"
 
 #define BENCH_MAX_ROUNDS 64
-#define BENCH_MAX_METRICS 8
+#define BENCH_MAX_METRICS 12
 #define BENCH_NOTE_MAX 512
 
 /* One figure of one row: a sample per round (v[0..n)), summarised by bench_suite_finish. */
@@ -46,6 +46,8 @@ typedef struct bench_row {
   const char *xname;    /* the suite's configuration axis ("threads", "deps"), or NULL */
   double x;             /* value on that axis; rows are keyed by (path, config, x) */
   bool absent;          /* not measured: note says why */
+  bool checked;         /* the path's results were checked in every round it ran */
+  bool wrong;           /* a check failed (note says how): its figures are not a speed */
   char note[BENCH_NOTE_MAX];
   uint32_t nm;
   bench_metric_t m[BENCH_MAX_METRICS];
@@ -65,6 +67,7 @@ typedef struct bench_suite_result {
   char params[160];     /* "rounds=5 count=10000": what the samples are */
   const char *plot_metric; /* metric plotted by --plot (one per suite) */
   const char *plot_xname;  /* x axis of the plot (NULL: one bar per path) */
+  bool plot_logy;          /* bars on a log axis (paths orders of magnitude apart) */
   bool interrupted;     /* stopped by SIGINT/SIGTERM: rows hold what was measured */
   bench_row_t *rows;
   uint32_t nrows, cap;
@@ -88,6 +91,7 @@ typedef struct bench_ctx {
   hsad_device_t *dev;
   hsad_program_t *prog;
   const hsad_device_kernel_t *k; /* "empty", no arguments */
+  const hsad_device_kernel_t *k_order; /* "order_record" of the same program (graph suite) */
   char isa[64];
   bool emulated;
   uint32_t devi;
@@ -113,6 +117,9 @@ int bench_suite_producers(bench_ctx_t *ctx, bench_suite_result_t *out);
 int bench_suite_barrier(bench_ctx_t *ctx, bench_suite_result_t *out);
 int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out);  /* bench_copy.c (memory/) */
 int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out);  /* bench_pool.c (memory/) */
+int bench_suite_graph(bench_ctx_t *ctx, bench_suite_result_t *out); /* bench_graph.c (fusion/) */
+/* Marks a row wrong (its results failed a check) with a printf-style note. */
+void bench_row_wrong(bench_row_t *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- results (bench_result.c) ------------------------------------------------------------- */
 /* Returns the row (path, config, x), appending it first; NULL when out of memory. */
@@ -171,18 +178,33 @@ void bench_children_kill_all(int sig);
 /* The HIP coprocess (started on first use); NULL with *note set when HIP is absent/failed. */
 bench_child_t *bench_hip(bench_ctx_t *ctx, char *note, size_t n);
 /* Runs `argv` under callgrind (instrumentation only between the child's
- * CALLGRIND_START/STOP_INSTRUMENTATION, collection only inside `fn`); total Ir in *out_ir.
+ * CALLGRIND_START/STOP_INSTRUMENTATION, collection only inside `fn`, or inside each of several
+ * functions separated by ',', which must not call each other); total Ir in *out_ir (of the
+ * last part when the child dumped parts).
  * Returns 0, or -1 with `note` saying why (no progress within the deadline: which stage). */
 int bench_callgrind(bench_ctx_t *ctx, char *const argv[], const char *fn, double *out_ir,
                     char *note, size_t n);
 /* The same in two steps, so that several callgrind children run at once (instruction counts do
  * not depend on what else runs): start, then finish (waits, reads the count). */
+#define BENCH_CG_MAX_PARTS 48
+typedef struct bench_cg_part {
+  char label[64]; /* CALLGRIND_DUMP_STATS_AT's string ("" for the dump at exit) */
+  double ir;      /* instructions collected in this part */
+  double allocs;  /* calls of malloc, calloc, realloc, memalign, posix_memalign, aligned_alloc
+                     (operator new counts through malloc) collected in this part */
+} bench_cg_part_t;
 typedef struct bench_cg_job {
   bench_child_t c;
   int fd;       /* the memfd the profile is written to */
   uint64_t t0;  /* start, for the start-up deadline */
-  char fn[128];
+  char fn[256]; /* the function collected in, or several separated by ',' */
+  /* filled by bench_callgrind_finish: one part per CALLGRIND_DUMP_STATS_AT of the child
+   * (valgrind --combine-dumps=yes), then the part dumped at exit */
+  uint32_t nparts;
+  bench_cg_part_t parts[BENCH_CG_MAX_PARTS];
 } bench_cg_job_t;
+/* The part labelled `label` of a finished job, or NULL. */
+const bench_cg_part_t *bench_cg_part(const bench_cg_job_t *job, const char *label);
 int bench_callgrind_start(bench_ctx_t *ctx, char *const argv[], const char *fn,
                           bench_cg_job_t *job, char *note, size_t n);
 int bench_callgrind_finish(bench_ctx_t *ctx, bench_cg_job_t *job, double *out_ir, char *note,

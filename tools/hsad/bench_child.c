@@ -270,6 +270,76 @@ bench_child_t *bench_hip(bench_ctx_t *ctx, char *note, size_t n) {
 
 /* ---- callgrind ------------------------------------------------------------------------- */
 
+static bool is_alloc_fn(const char *name) {
+  static const char *const fns[] = {"malloc", "calloc", "realloc", "memalign", "posix_memalign",
+                                    "aligned_alloc"};
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+    if (!strcmp(name, fns[i])) return true;
+  return false;
+}
+
+/* "(12) malloc" or "(12)" (a name given before) or "malloc" (no compression): is it an
+ * allocation function? `alloc_ids` remembers the compressed ids that are. */
+static bool fn_is_alloc(const char *v, uint8_t **alloc_ids, size_t *n) {
+  char *end;
+  if (*v != '(') return is_alloc_fn(v);
+  unsigned long id = strtoul(v + 1, &end, 10);
+  if (*end != ')' || id > (1u << 22)) return false;
+  if (end[1] == ' ') { /* a definition */
+    bool a = is_alloc_fn(end + 2);
+    if (id >= *n) {
+      size_t m = (id + 1) * 2;
+      uint8_t *p = realloc(*alloc_ids, m);
+      if (!p) return a;
+      memset(p + *n, 0, m - *n);
+      *alloc_ids = p;
+      *n = m;
+    }
+    (*alloc_ids)[id] = a;
+    return a;
+  }
+  return id < *n && (*alloc_ids)[id];
+}
+
+/* Reads a callgrind profile: fills job->parts (label, Ir, allocation calls whose caller is not
+ * itself an allocation function: realloc calling malloc counts once) and returns the last
+ * total, -1 when none. */
+static double parse_profile(FILE *f, bench_cg_job_t *job) {
+  char l[1024];
+  double ir = -1;
+  bench_cg_part_t *part = NULL;
+  uint8_t *alloc_ids = NULL;
+  size_t nids = 0;
+  bool caller_alloc = false, callee_alloc = false;
+  job->nparts = 0;
+  while (fgets(l, sizeof l, f)) {
+    l[strcspn(l, "\n")] = '\0';
+    double v;
+    if (!strncmp(l, "part:", 5) || (!part && (!strncmp(l, "fn=", 3) || !strncmp(l, "totals:", 7)))) {
+      part = job->nparts < BENCH_CG_MAX_PARTS ? &job->parts[job->nparts++] : part;
+      if (part && job->nparts <= BENCH_CG_MAX_PARTS) memset(part, 0, sizeof *part);
+    }
+    if (!strncmp(l, "desc: Trigger: Client Request: ", 31) && part)
+      snprintf(part->label, sizeof part->label, "%.63s", l + 31);
+    else if (!strncmp(l, "fn=", 3)) caller_alloc = fn_is_alloc(l + 3, &alloc_ids, &nids);
+    else if (!strncmp(l, "cfn=", 4)) callee_alloc = fn_is_alloc(l + 4, &alloc_ids, &nids);
+    else if (!strncmp(l, "calls=", 6) && callee_alloc && !caller_alloc && part)
+      part->allocs += strtod(l + 6, NULL);
+    else if (sscanf(l, "summary: %lf", &v) == 1 || sscanf(l, "totals: %lf", &v) == 1) {
+      ir = v;
+      if (part) part->ir = v;
+    }
+  }
+  free(alloc_ids);
+  return ir;
+}
+
+const bench_cg_part_t *bench_cg_part(const bench_cg_job_t *job, const char *label) {
+  for (uint32_t i = 0; i < job->nparts; i++)
+    if (!strcmp(job->parts[i].label, label)) return &job->parts[i];
+  return NULL;
+}
+
 int bench_callgrind_start(bench_ctx_t *ctx, char *const argv[], const char *fn,
                           bench_cg_job_t *job, char *note, size_t n) {
   (void)ctx;
@@ -281,17 +351,24 @@ int bench_callgrind_start(bench_ctx_t *ctx, char *const argv[], const char *fn,
     snprintf(note, n, "callgrind: memfd_create: %s", strerror(errno));
     return -1;
   }
-  char opt_out[64], opt_fn[160];
+  char opt_out[64], opt_fn[8][160];
   snprintf(opt_out, sizeof opt_out, "--callgrind-out-file=/proc/self/fd/%d", fd);
-  snprintf(opt_fn, sizeof opt_fn, "--toggle-collect=%s", fn);
   /* --fair-sched=yes: valgrind runs one thread at a time; with its default lock a thread
    * spinning in ROCr (a signal wait) can keep kfd-emu's CP thread or ROCr's event thread from
    * running for seconds. --instr-atstart=no: start-up (ROCr, code object load) runs without
-   * instrumentation; the child starts it around the measured loop. */
-  char *vg[40] = {"/usr/bin/valgrind", "--tool=callgrind", "--fair-sched=yes",
-                  "--instr-atstart=no", opt_out, opt_fn};
+   * instrumentation; the child starts it around the measured loop. --combine-dumps=yes: the
+   * parts a child dumps (CALLGRIND_DUMP_STATS_AT) follow each other in the one memfd. */
+  char *vg[48] = {"/usr/bin/valgrind", "--tool=callgrind", "--fair-sched=yes",
+                  "--instr-atstart=no", "--combine-dumps=yes", opt_out};
   int k = 6;
-  for (int i = 0; argv[i] && k < 39; i++) vg[k++] = argv[i];
+  const char *f = fn;
+  for (int i = 0; i < 8 && *f; i++) { /* one --toggle-collect per function of "a,b,c" */
+    size_t l = strcspn(f, ",");
+    snprintf(opt_fn[i], sizeof opt_fn[i], "--toggle-collect=%.*s", (int)l, f);
+    vg[k++] = opt_fn[i];
+    f += l + (f[l] == ',');
+  }
+  for (int i = 0; argv[i] && k < 47; i++) vg[k++] = argv[i];
   vg[k] = NULL;
   if (access(vg[0], X_OK) != 0) vg[0] = "/usr/local/bin/valgrind";
   if (access(vg[0], X_OK) != 0) {
@@ -348,16 +425,13 @@ int bench_callgrind_finish(bench_ctx_t *ctx, bench_cg_job_t *job, double *out_ir
     close(fd);
     return -1;
   }
-  /* the profile: "summary: N" (or "totals: N") is the Ir collected inside fn */
+  /* the profile: "summary: N" (or "totals: N") is the Ir collected inside fn; with parts,
+   * each part's "totals:" and its allocation calls */
   FILE *f = fdopen(fd, "r");
   double ir = -1;
-  char l2[512];
   if (f) {
     rewind(f);
-    while (fgets(l2, sizeof l2, f)) {
-      double v;
-      if (sscanf(l2, "summary: %lf", &v) == 1 || sscanf(l2, "totals: %lf", &v) == 1) ir = v;
-    }
+    ir = parse_profile(f, job);
     fclose(f);
   } else {
     close(fd);

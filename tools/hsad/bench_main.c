@@ -47,6 +47,7 @@ static const struct {
     {"barrier", bench_suite_barrier, "barrier fan-in 1..20, cross-queue dependency"},
     {"copy", bench_suite_copy, "host -> device copies 4 KiB..256 MiB: pinned, pageable strategies, HIP"},
     {"pool", bench_suite_pool, "pinned alloc+free 4 KiB/1 MiB/64 MiB: pool vs ROCr vs hipHostMalloc"},
+    {"graph", bench_suite_graph, "chain10/dag100/diamond: graph launch vs per-dispatch, HIP graph vs streams"},
 };
 #define NSUITES (sizeof suites / sizeof suites[0])
 
@@ -76,7 +77,9 @@ static void usage(FILE *f) {
     "Queue microbenchmarks of an empty kernel on one device, each path side by side:\n"
     "hsad (hsad_kernel_dispatch), hsad-prepared (hsad_prepared_dispatch), rocr-textbook (the\n"
     "plain ROCr sequence) and hip (hsad-bench-hip, built with hipcc, where HIP has an\n"
-    "equivalent); dispatch also hsad-variants (hsad_variant_dispatch, cached choice).\n"
+    "equivalent); dispatch also hsad-variants (hsad_variant_dispatch, cached choice); graph:\n"
+    "hsad-graph (hsad_graph_launch), hsad-dispatch (a dispatch per node), hip-graph\n"
+    "(hipGraphLaunch) and hip-stream (a launch per node), every launch's results checked.\n"
     "Suites (default: all):\n");
   for (size_t i = 0; i < NSUITES; i++) fprintf(f, "  %-10s %s\n", suites[i].name, suites[i].summary);
   fprintf(f,
@@ -108,7 +111,14 @@ static int parse_u32(const char *opt, const char *v, uint32_t lo, uint32_t hi, u
   return 0;
 }
 
-static const char empty_src[] = "kernel void empty(void) {}\n";
+/* the empty kernel, and order_record (kernels/order_record.cl; twin in libkfd-emu-twins.so) for
+ * the graph suite's checked nodes */
+static const char empty_src[] =
+    "kernel void empty(void) {}\n"
+    "kernel void order_record(global uint *counter, global uint *slots, uint index) {\n"
+    "  if (get_global_id(0) == 0 && get_global_id(1) == 0 && get_global_id(2) == 0)\n"
+    "    slots[index] = atomic_inc(counter);\n"
+    "}\n";
 
 /* Opens the runtime and device and loads the empty kernel: from `co_path` (a child), or
  * compiled with comgr (kept in a memfd for the children: they skip comgr). */
@@ -135,6 +145,7 @@ static int open_ctx(bench_ctx_t *ctx, const char *co_path) {
     free(log);
   }
   if (!s) s = hsad_program_kernel(ctx->prog, "empty", &ctx->k);
+  if (!s) s = hsad_program_kernel(ctx->prog, "order_record", &ctx->k_order);
   if (s) {
     hsad_cli_fail_status(&bench_cli, s);
     return -1;
@@ -146,6 +157,8 @@ static int open_ctx(bench_ctx_t *ctx, const char *co_path) {
 
 /* The callgrind child: `hsad bench --child PATH --count N --code-object F`. */
 int bench_dispatch_child(bench_ctx_t *ctx, const char *path);
+/* `hsad bench --child graph --count N --code-object F`: the graph suite's callgrind parts. */
+int bench_graph_child(bench_ctx_t *ctx);
 
 int hsad_cmd_bench(int argc, char **argv) {
   static bench_ctx_t ctx_s; /* large (paths, buffers): not on the stack */
@@ -218,7 +231,7 @@ int hsad_cmd_bench(int argc, char **argv) {
       if (!strcmp(a, suites[k].name)) break;
     if (k == NSUITES)
       return hsad_cli_fail(&bench_cli, 2, "usage", "unknown suite '%s' (this build has: "
-                           "dispatch, roundtrip, producers, barrier, copy, pool, all)", a);
+                           "dispatch, roundtrip, producers, barrier, copy, pool, graph, all)", a);
     want[k] = any = true;
   }
   if (!any)
@@ -238,6 +251,7 @@ int hsad_cmd_bench(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
   }
   if (open_ctx(ctx, co)) return 1;
+  if (child && !strcmp(child, "graph")) return bench_graph_child(ctx);
   if (child) return bench_dispatch_child(ctx, child);
 
   ssize_t len = readlink("/proc/self/exe", ctx->self, sizeof ctx->self - 1);

@@ -13,6 +13,9 @@
  *         {"path": "hsad", "config": "" | "threads=4 queues=shared",
  *          "x": null | {"name": "threads", "value": 4},
  *          "ok": true, "note": null | "why not measured (or why a figure is missing)",
+ *          "results_checked": false | true,    (the path's results were checked every round)
+ *          "wrong": false | true,              (a check failed: the note says how; a wrong
+ *                                               path's figures are no speed, no ratio uses them)
  *          "metrics": {"ns_per_submit": {"unit": "ns", "min": 20.1, "median": 22.3,
  *                                        "max": 30.2, "samples": [22.3, ...]}, ...}}],
  *       "ratios": [                             (computed per round, then summarised)
@@ -20,7 +23,8 @@
  *          "x": null | {"name": "deps", "value": 5},
  *          "min": 0.8, "median": 0.9, "max": 1.1, "samples": [...]}]}]}
  * "samples" has one value per round (one value for deterministic figures such as
- * instructions_per_submit). Units: "ns", "us", "instructions", "submits_per_s".
+ * instructions_per_submit). Units: "ns", "us", "instructions", "submits_per_s", "allocations",
+ * "edges", "launches".
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -72,8 +76,8 @@ void bench_report_table(const bench_ctx_t *ctx, const bench_suite_result_t *s, u
                     c, m->unit);
       }
       if (w->absent || w->note[0])
-        printf("%-14s %-24s %s%s\n", w->path, cfg, w->absent ? "not measured: " : "note: ",
-               w->note);
+        printf("%-14s %-24s %s%s\n", w->path, cfg,
+               w->absent ? "not measured: " : w->wrong ? "WRONG: " : "note: ", w->note);
     }
     for (uint32_t j = 0; j < r->nratios; j++) {
       const bench_ratio_t *q = &r->ratios[j];
@@ -142,6 +146,8 @@ int bench_report_json(const bench_ctx_t *ctx, const bench_suite_result_t *s, uin
       json_object_object_add(ro, "x", x);
       json_object_object_add(ro, "ok", json_object_new_boolean(!w->absent));
       json_object_object_add(ro, "note", w->note[0] ? json_object_new_string(w->note) : NULL);
+      json_object_object_add(ro, "results_checked", json_object_new_boolean(w->checked));
+      json_object_object_add(ro, "wrong", json_object_new_boolean(w->wrong));
       for (uint32_t k = 0; k < w->nm; k++)
         json_object_object_add(ms, w->m[k].name, metric_json(&w->m[k], true));
       json_object_object_add(ro, "metrics", ms);
@@ -246,7 +252,7 @@ static int plot_one(const bench_ctx_t *ctx, const bench_suite_result_t *r, const
           r->plot_metric, ctx->isa, ctx->emulated ? " (kfd-emu: host-side costs)" : "");
   /* paths differ by orders of magnitude (HIP): a log axis for the lines, 0-based bars */
   fprintf(g, "set ylabel '%s'\nset grid ytics\nset key below\n%s\n", unit,
-          r->plot_xname ? "set logscale y" : "set yrange [0:*]");
+          r->plot_xname || r->plot_logy ? "set logscale y" : "set yrange [0:*]");
   /* series (path and the configuration off the axis) in row order */
   const bench_row_t *names[32];
   uint32_t np = 0;
@@ -285,14 +291,17 @@ static int plot_one(const bench_ctx_t *ctx, const bench_suite_result_t *r, const
       bench_row_t *w = &r->rows[j];
       for (uint32_t k = 0; k < w->nm; k++)
         if (!strcmp(w->m[k].name, r->plot_metric) && w->m[k].n) {
-          fprintf(g, "\"%s\" %g %g %g\n", w->path, w->m[k].median, w->m[k].min, w->m[k].max);
+          fprintf(g, "\"%s%s%s\" %g %g %g\n", w->path, w->config[0] ? "\\n" : "", w->config,
+                  w->m[k].median, w->m[k].min, w->m[k].max);
           rows++;
         }
     }
     fprintf(g, "EOD\n");
     if (!rows) fprintf(g, "$d << EOD\n\"none measured\" 0 0 0\nEOD\n");
-    fprintf(g, "set style fill solid 0.5\nset boxwidth 0.6\nset xrange [-0.6:*]\nunset key\n"
-               "plot $d using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc "
+    /* a log axis: the boxes stand on the axis' bottom */
+    fprintf(g, "set style fill solid 0.5\nset boxwidth 0.6\nset xrange [-0.6:*]\nunset key\n%s",
+            r->plot_logy ? "set xtics font ',8'\nset boxwidth 0.6 absolute\n" : "");
+    fprintf(g, "plot $d using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc "
                "rgb 'black' pt 0\n");
   }
   int st = pclose(g);

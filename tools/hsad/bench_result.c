@@ -45,6 +45,15 @@ void bench_row_absent(bench_row_t *row, const char *fmt, ...) {
   row->absent = true;
 }
 
+void bench_row_wrong(bench_row_t *row, const char *fmt, ...) {
+  if (!row || row->wrong) return; /* the first failure is the one to report */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(row->note, sizeof row->note, fmt, ap);
+  va_end(ap);
+  row->wrong = true;
+}
+
 bench_metric_t *bench_metric(bench_row_t *row, const char *name) {
   for (uint32_t i = 0; i < row->nm; i++)
     if (!strcmp(row->m[i].name, name)) return &row->m[i];
@@ -78,7 +87,7 @@ double bench_median(double *v, uint32_t n) {
 void bench_ratio(bench_suite_result_t *r, const char *a_path, const char *b_path,
                  const char *config, double x, const char *name) {
   bench_row_t *a = bench_row_find(r, a_path, config, x), *b = bench_row_find(r, b_path, config, x);
-  if (!a || !b) return;
+  if (!a || !b || a->wrong || b->wrong) return; /* a wrong path is not faster or slower */
   bench_metric_t *ma = bench_metric(a, name), *mb = bench_metric(b, name);
   if (!ma || !mb) return;
   uint32_t n = ma->n < mb->n ? ma->n : mb->n;

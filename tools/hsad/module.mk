@@ -9,14 +9,17 @@ HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c tools/hsad/cmd_grap
 # hsad bench: the framework (bench.h) and one file per suite
 HSAD_TOOL_SRCS += tools/hsad/bench_main.c tools/hsad/bench_result.c tools/hsad/bench_report.c \
   tools/hsad/bench_child.c tools/hsad/bench_paths.c tools/hsad/bench_dispatch.c \
-  tools/hsad/bench_roundtrip.c tools/hsad/bench_producers.c tools/hsad/bench_barrier.c
+  tools/hsad/bench_roundtrip.c tools/hsad/bench_producers.c tools/hsad/bench_barrier.c \
+  tools/hsad/bench_graph.c
 # the memory suites (memory/: copies and pinned pools)
 HSAD_TOOL_SRCS += tools/hsad/bench_copy.c tools/hsad/bench_pool.c
 HSAD_TOOL_LIBS += -ljson-c
 # hsad bench: the HIP path (hipcc; HIPCC / KERN_HIP_ARCH from kernels/module.mk)
-$(BINDIR)/hsad-bench-hip: tools/hsad/bench_hip.hip tools/hsad/module.mk
+# (the graph suite's shapes and the twin of its kernel come from headers of this tree)
+$(BINDIR)/hsad-bench-hip: tools/hsad/bench_hip.hip tools/hsad/module.mk \
+  tools/hsad/bench_graph_shape.h tools/kfd-emu/kfd_emu_twin.h
 	@mkdir -p $(@D)
-	$(HIPCC) --offload-arch=$(KERN_HIP_ARCH) -O2 -rdynamic -o $@ $<
+	$(HIPCC) --offload-arch=$(KERN_HIP_ARCH) -O2 -rdynamic -I$(CURDIR) -o $@ $<
 ALL_TARGETS += $(BINDIR)/hsad-bench-hip
 
 # tests/test_bench.c: hsad bench end to end (JSON via json-c, --csv, --plot, SIGINT)
