@@ -52,7 +52,8 @@ static void usage(FILE *f) {
              "failure {\"error\": {\"command\", \"status\", \"exit_code\", \"message\"}}.\n"
              "\nexamples (from the source tree, after make):\n"
              "  hsad graph examples/saxpy-pipeline.json --launches 100\n"
-             "  hsad graph examples/saxpy-pipeline.json --sequential\n");
+             "  hsad graph examples/saxpy-pipeline.json --sequential\n"
+             "  hsad graph examples/fork-join.json --launches 100   # fork to lane 1, join on lane 0\n");
 }
 
 /* errors through hsad_cli_fail: "hsad graph: MESSAGE" on stderr, or the JSON error object */
