@@ -3,13 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusion/hsad_fusion.h"
+#include "fusion/fusion_internal.h"
 #include "hsa-dispatch/hsad_submit.h"
+
+/* What a node does. Copy and fill nodes are dispatches of the library's kernels (blit.c),
+ * resolved on the device of their lane's queue at instantiate. */
+enum { FU_OP_KERNEL, FU_OP_BARRIER, FU_OP_COPY, FU_OP_FILL };
 
 typedef struct fu_node {
   char name[HSAD_GRAPH_NAME_MAX];
   uint32_t lane;
-  const hsad_device_kernel_t *kernel;  /* NULL: barrier node */
+  uint8_t op;
+  const hsad_device_kernel_t *kernel;  /* FU_OP_KERNEL only */
   hsad_launch_t launch;                /* args point into args/vals below */
   hsad_karg_t *args;
   uint8_t *vals;
@@ -105,7 +110,7 @@ static hsad_status_t node_dep(fu_node_t *x, uint32_t from) {
 }
 
 static hsad_status_t add_node(const char *fn, hsad_graph_t *g, const char *name, uint32_t lane,
-                              const hsad_device_kernel_t *k, const hsad_launch_t *l,
+                              uint8_t op, const hsad_device_kernel_t *k, const hsad_launch_t *l,
                               const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
   if (!g || (!deps && ndeps) || lane >= HSAD_GRAPH_MAX_LANES)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add: NULL graph, NULL deps with a "
@@ -141,6 +146,7 @@ static hsad_status_t add_node(const char *fn, hsad_graph_t *g, const char *name,
   memset(x, 0, sizeof *x);
   memcpy(x->name, nm, sizeof nm);
   x->lane = lane;
+  x->op = op;
   x->kernel = k;
   if (l) {
     x->launch = *l;
@@ -191,12 +197,88 @@ hsad_status_t hsad_graph_add_kernel(hsad_graph_t *g, const char *name, uint32_t 
   if (l->arg_count && !l->args)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_kernel: NULL args with count %u",
                      l->arg_count);
-  return add_node("hsad_graph_add_kernel", g, name, lane, k, l, deps, ndeps, out);
+  return add_node("hsad_graph_add_kernel", g, name, lane, FU_OP_KERNEL, k, l, deps, ndeps, out);
 }
 
 hsad_status_t hsad_graph_add_barrier(hsad_graph_t *g, const char *name, uint32_t lane,
                                      const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
-  return add_node("hsad_graph_add_barrier", g, name, lane, NULL, NULL, deps, ndeps, out);
+  return add_node("hsad_graph_add_barrier", g, name, lane, FU_OP_BARRIER, NULL, NULL, deps, ndeps,
+                  out);
+}
+
+/* The launch of a copy node (args: dst, src, bytes) or a fill node (dst, pattern, width,
+ * bytes); values point into v. */
+typedef struct fu_blit_args {
+  hsad_karg_t args[4];
+  uint64_t bytes;
+  uint32_t pattern, width;
+} fu_blit_args_t;
+
+static hsad_launch_t blit_launch(fu_blit_args_t *v, bool fill, void *dst, const void *src) {
+  uint32_t block, items = fu_blit_items(v->bytes, &block);
+  v->args[0] = (hsad_karg_t)HSAD_KARG_PTR(dst);
+  if (fill) {
+    v->args[1] = (hsad_karg_t)HSAD_KARG_VAL(v->pattern);
+    v->args[2] = (hsad_karg_t)HSAD_KARG_VAL(v->width);
+    v->args[3] = (hsad_karg_t)HSAD_KARG_VAL(v->bytes);
+  } else {
+    v->args[1] = (hsad_karg_t)HSAD_KARG_PTR(src);
+    v->args[2] = (hsad_karg_t)HSAD_KARG_VAL(v->bytes);
+  }
+  return (hsad_launch_t){.dims = 1, .grid = {items, 1, 1}, .block = {block, 1, 1},
+                         .args = v->args, .arg_count = fill ? 4 : 3};
+}
+
+/* Checks a copy's operands (memcpy semantics: no overlap). */
+static hsad_status_t copy_check(const char *fn, const void *dst, const void *src, size_t size) {
+  if (!dst || !src || !size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL dst or src, or size 0 (dst %p, src %p, "
+                     "%zu bytes)", fn, dst, src, size);
+  if (size > FU_BLIT_MAX_BYTES)
+    return hsad_fail(HSAD_ERR_RANGE, "%s: %zu bytes; a copy node moves at most %llu (16 bytes "
+                     "per work-item, 2^32 - 1 work-items)", fn, size, FU_BLIT_MAX_BYTES);
+  uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+  if (d < s + size && s < d + size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dst %p and src %p overlap over %zu bytes; "
+                     "copy nodes have memcpy semantics", fn, dst, src, size);
+  return HSAD_OK;
+}
+
+/* Checks a fill's operands; *out_bytes = count x width. */
+static hsad_status_t fill_check(const char *fn, const void *dst, uint32_t pattern, uint32_t width,
+                                size_t count, uint64_t *out_bytes) {
+  if (!dst || !count || (width != 1 && width != 2 && width != 4))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL dst, count 0 or width %u (1, 2 or 4 "
+                     "bytes)", fn, width);
+  if (width < 4 && pattern >> (8 * width))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: pattern 0x%x does not fit in %u byte%s",
+                     fn, pattern, width, width == 1 ? "" : "s");
+  if (count > FU_BLIT_MAX_BYTES / width)
+    return hsad_fail(HSAD_ERR_RANGE, "%s: %zu elements of %u bytes; a fill node writes at most "
+                     "%llu bytes (16 bytes per work-item, 2^32 - 1 work-items)", fn, count, width,
+                     FU_BLIT_MAX_BYTES);
+  *out_bytes = (uint64_t)count * width;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_add_copy(hsad_graph_t *g, const char *name, uint32_t lane, void *dst,
+                                  const void *src, size_t size, const uint32_t *deps,
+                                  uint32_t ndeps, uint32_t *out) {
+  hsad_status_t s = copy_check("hsad_graph_add_copy", dst, src, size);
+  if (s) return s;
+  fu_blit_args_t v = {.bytes = size};
+  hsad_launch_t l = blit_launch(&v, false, dst, src);
+  return add_node("hsad_graph_add_copy", g, name, lane, FU_OP_COPY, NULL, &l, deps, ndeps, out);
+}
+
+hsad_status_t hsad_graph_add_fill(hsad_graph_t *g, const char *name, uint32_t lane, void *dst,
+                                  uint32_t pattern, uint32_t width, size_t count,
+                                  const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
+  fu_blit_args_t v = {.pattern = pattern, .width = width};
+  hsad_status_t s = fill_check("hsad_graph_add_fill", dst, pattern, width, count, &v.bytes);
+  if (s) return s;
+  hsad_launch_t l = blit_launch(&v, true, dst, NULL);
+  return add_node("hsad_graph_add_fill", g, name, lane, FU_OP_FILL, NULL, &l, deps, ndeps, out);
 }
 
 hsad_status_t hsad_graph_add_edge(hsad_graph_t *g, uint32_t from, uint32_t to) {
@@ -235,7 +317,9 @@ typedef struct fu_queue {
   uint32_t *points;               /* packet indices of the epoch points, increasing; the last
                                      is n - 1 (the run's completion) */
   uint32_t npoints;
-  uint32_t first_plain;           /* packet 0's word without the stream-order BARRIER bit */
+  uint32_t unordered_clear;       /* bits HSAD_GRAPH_UNORDERED clears from packet 0's word: its
+                                     stream-order BARRIER bit, unless it is needed there (the
+                                     packet has it for a dependency or carries an epoch) */
   bool has_root;                  /* holds a node without dependencies: launch deps wait here */
   bool profiling;                 /* kernel packets carry timestamp signals, never the epoch */
   /* the current launch */
@@ -256,7 +340,10 @@ struct hsad_graph_exec {
   uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
   uint32_t *node_point;           /* node -> epoch point index on its queue (UINT32_MAX: none) */
   const hsad_device_kernel_t **node_k;
+  uint8_t *node_op;               /* FU_OP_* */
   char (*names)[HSAD_GRAPH_NAME_MAX];
+  fu_blit_t *blits;               /* copy/fill kernels, one per device that runs such nodes */
+  uint32_t nblits;
 };
 
 void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
@@ -280,7 +367,10 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e->node_pkt);
   free(e->node_point);
   free(e->node_k);
+  free(e->node_op);
   free(e->names);
+  for (uint32_t i = 0; i < e->nblits; i++) hsad_program_destroy(e->blits[i].program);
+  free(e->blits);
   free(e);
 }
 
@@ -398,6 +488,19 @@ static uint16_t barrier_header(bool barrier) {
                          HSA_FENCE_SCOPE_SYSTEM);
 }
 
+/* The copy/fill kernels on `device`, loaded into the exec on first use. */
+static hsad_status_t exec_blit(hsad_graph_exec_t *e, hsad_device_t *device, const fu_blit_t **out) {
+  for (uint32_t i = 0; i < e->nblits; i++)
+    if (e->blits[i].device == device) return *out = &e->blits[i], HSAD_OK;
+  fu_blit_t *b = realloc(e->blits, (e->nblits + 1) * sizeof *b);
+  if (!b) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: copy/fill kernels");
+  e->blits = b;
+  hsad_status_t s = fu_blit_load(device, &b[e->nblits]);
+  if (s) return s;
+  *out = &b[e->nblits++];
+  return HSAD_OK;
+}
+
 /* Makes the queue's last packet an epoch point (BARRIER bit; the epoch signal at launch): a
  * kernel packet that has the BARRIER bit (not on a profiling queue, whose kernel packets carry
  * timestamp signals), a barrier node that has it, the run's first kernel packet (it gets the
@@ -487,9 +590,10 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
   e->node_pkt = malloc(n * sizeof *e->node_pkt);
   e->node_point = malloc(n * sizeof *e->node_point);
   e->node_k = calloc(n, sizeof *e->node_k);
+  e->node_op = calloc(n, sizeof *e->node_op);
   e->names = malloc(n * sizeof *e->names);
   need_point = calloc(n, 1);
-  if (!e->qs || !qcap || !e->node_q || !e->node_pkt || !e->node_point || !e->node_k ||
+  if (!e->qs || !qcap || !e->node_q || !e->node_pkt || !e->node_point || !e->node_k || !e->node_op ||
       !e->names || !need_point) {
     s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
     goto done;
@@ -560,18 +664,26 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     pk->node = (int32_t)id;
     e->node_q[id] = qi;
     e->node_pkt[id] = pos[id];
-    e->node_k[id] = x->kernel;
+    const hsad_device_kernel_t *kern = x->kernel;
+    if (x->op == FU_OP_COPY || x->op == FU_OP_FILL) {
+      const fu_blit_t *b = NULL;
+      s = exec_blit(e, hsad_queue_device(fq->q), &b);
+      if (s) { s = node_fail(s, x->name); break; }
+      kern = x->op == FU_OP_COPY ? b->copy : b->fill;
+    }
+    e->node_k[id] = kern;
+    e->node_op[id] = x->op;
     memcpy(e->names[id], x->name, HSAD_GRAPH_NAME_MAX);
-    if (!x->kernel) {
+    if (x->op == FU_OP_BARRIER) {
       pk->kind = FU_BARRIER_AND;
       pk->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pk->body, NULL, 0,
                                        barrier_header(need_bar));
     } else {
       hsad_aql_dispatch_t d;
-      s = hsad_submit_check(fq->q, x->kernel, &x->launch, &d, image);
+      s = hsad_submit_check(fq->q, kern, &x->launch, &d, image);
       if (s) { s = node_fail(s, x->name); break; }
       pk->kind = FU_KERNEL;
-      pk->ksize = hsad_device_kernel_desc(x->kernel)->kernarg_segment_size;
+      pk->ksize = hsad_device_kernel_desc(kern)->kernarg_segment_size;
       pk->image = pk->ksize ? malloc(pk->ksize) : NULL;
       if (pk->ksize && !pk->image) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
       if (pk->ksize) memcpy(pk->image, image, pk->ksize);
@@ -598,11 +710,12 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
   if (s) goto done;
   /* Each queue's last packet is an epoch point: the completion of its run. Its first packet
    * gets the BARRIER bit: the run starts when everything earlier on the queue completed
-   * (stream order; HSAD_GRAPH_UNORDERED publishes first_plain instead). */
+   * (stream order; HSAD_GRAPH_UNORDERED publishes it without). */
   for (uint32_t qi = 0; qi < nq && !s; qi++) {
     fu_queue_t *fq = &e->qs[qi];
     if (!fq->pkts[fq->n - 1].epoch) s = add_point(fq, &qcap[qi], &last_bar[qi]);
-    fq->first_plain = fq->pkts[0].word;
+    fq->unordered_clear = (fq->pkts[0].word & (1u << HSA_PACKET_HEADER_BARRIER)) ? 0u
+                          : 1u << HSA_PACKET_HEADER_BARRIER;
     fq->pkts[0].word |= 1u << HSA_PACKET_HEADER_BARRIER;
   }
   if (s) goto done;
@@ -629,7 +742,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
       e->dep_off[i] = total;
       if (x->ndeps) memcpy(e->dep_ids + total, x->deps, x->ndeps * sizeof *x->deps);
       total += x->ndeps;
-      if (!x->kernel) continue;
+      if (x->op == FU_OP_BARRIER) continue;
       e->launches[i] = x->launch;
       size_t vb = 0;
       for (uint32_t a = 0; a < x->launch.arg_count; a++)
@@ -913,7 +1026,7 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
         HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
                         HSA_FENCE_SCOPE_SYSTEM) |
         ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
-    hsad_submit_publish(q, first, ordered ? fq->pkts[0].word : fq->first_plain);
+    hsad_submit_publish(q, first, fq->pkts[0].word & ~(ordered ? 0u : fq->unordered_clear));
     for (uint32_t i = fq->pre; i-- > 0;)
       hsad_submit_publish(q, fq->first_id + i,
                           value_word | (i == 0 && ordered ? 1u << HSA_PACKET_HEADER_BARRIER : 0u));
@@ -992,10 +1105,52 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
   return HSAD_OK;
 }
 
+static const char *const fu_op_name[] = {"kernel", "barrier", "copy", "fill"};
+
+/* Node `node` of `op` (hsad_graph_exec_update*), or the error naming what it is. */
+static hsad_status_t update_target(const char *fn, const hsad_graph_exec_t *e, uint32_t node,
+                                   uint8_t op) {
+  if (!e || node >= e->nn)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL, or node %u is not a node of the exec "
+                     "(%u nodes)", fn, node, e ? e->nn : 0);
+  if (e->node_op[node] != op)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", fn,
+                     e->names[node], fu_op_name[e->node_op[node]], fu_op_name[op]);
+  return HSAD_OK;
+}
+
+static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l);
+
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
-  if (!e || !l || node >= e->nn || !e->node_k[node])
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL, or node %u is "
-                     "not a kernel node of the exec (%u nodes)", node, e ? e->nn : 0);
+  hsad_status_t s = update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
+  if (s) return s;
+  if (!l) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL launch");
+  return update_node(e, node, l);
+}
+
+hsad_status_t hsad_graph_exec_update_copy(hsad_graph_exec_t *e, uint32_t node, void *dst,
+                                          const void *src, size_t size) {
+  hsad_status_t s = update_target("hsad_graph_exec_update_copy", e, node, FU_OP_COPY);
+  if (!s) s = copy_check("hsad_graph_exec_update_copy", dst, src, size);
+  if (s) return s;
+  fu_blit_args_t v = {.bytes = size};
+  hsad_launch_t l = blit_launch(&v, false, dst, src);
+  return update_node(e, node, &l);
+}
+
+hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *e, uint32_t node, void *dst,
+                                          uint32_t pattern, uint32_t width, size_t count) {
+  fu_blit_args_t v = {.pattern = pattern, .width = width};
+  hsad_status_t s = update_target("hsad_graph_exec_update_fill", e, node, FU_OP_FILL);
+  if (!s) s = fill_check("hsad_graph_exec_update_fill", dst, pattern, width, count, &v.bytes);
+  if (s) return s;
+  hsad_launch_t l = blit_launch(&v, true, dst, NULL);
+  return update_node(e, node, &l);
+}
+
+/* Checks launch l for the node's kernel and queue, then patches its packet body and kernarg
+ * image in place (no allocation; on error nothing changed). */
+static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
   fu_queue_t *fq = &e->qs[e->node_q[node]];
   fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
   uint8_t *const image = fu_image;

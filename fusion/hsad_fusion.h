@@ -103,6 +103,36 @@ hsad_status_t hsad_graph_add_barrier(hsad_graph_t *graph, const char *name, uint
                                      const uint32_t *deps, uint32_t dep_count,
                                      uint32_t *out_node);
 
+/* Copy and fill nodes. They are dispatches of the library's own kernels (hsad_graph_copy,
+ * hsad_graph_fill: OpenCL C compiled with comgr for the device's processor on first use, about
+ * 0.2 s once per processor per process, loaded once per exec and device) on the node's queue,
+ * 16 bytes per work-item in workgroups of up to 256, so they fuse like kernel nodes: one
+ * reservation and one doorbell per queue, edges as for kernels, no HSA signal per node and no
+ * ROCr call per launch. The alternative, ROCr's copy engine (hsa_amd_memory_async_copy)
+ * bridged by barrier packets, costs a signal, a ROCr call and a barrier-AND per node and launch
+ * (hsad_memcpy_async's path), and ROCr runs device-to-device copies as blit kernels anyway;
+ * the price of kernels is that a copy uses the queue's compute units instead of an SDMA
+ * engine (for large host<->device transfers on real hardware, hsad_memcpy_async with a launch
+ * dependency may be faster). dst and src must be reachable by the device of the node's queue
+ * (device memory, pinned or registered host memory, hsad_buffer_alloc memory): pageable memory
+ * faults the queue (kfd-emu's strict access mode reports it as on a dGPU with XNACK off).
+ * Copies have memcpy semantics (no overlap). The operands are copied into the graph.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL dst/src, size or count 0, overlapping ranges, width
+ * not 1, 2 or 4, a pattern wider than width, the errors of hsad_graph_add_kernel), HSAD_ERR_RANGE
+ * (more than 16 x (2^32 - 1) bytes: 2^32 - 1 work-items); at instantiate the kernels' compile
+ * or load errors ("node NAME: graph copy/fill kernels for gfx90a: ..."). */
+
+/* Records a node copying `size` bytes from src to dst. */
+hsad_status_t hsad_graph_add_copy(hsad_graph_t *graph, const char *name, uint32_t lane,
+                                  void *dst, const void *src, size_t size, const uint32_t *deps,
+                                  uint32_t dep_count, uint32_t *out_node);
+
+/* Records a node filling `count` elements of `width` bytes (1, 2 or 4) at dst with the low
+ * `width` bytes of pattern (little-endian, as hsad_memset). */
+hsad_status_t hsad_graph_add_fill(hsad_graph_t *graph, const char *name, uint32_t lane,
+                                  void *dst, uint32_t pattern, uint32_t width, size_t count,
+                                  const uint32_t *deps, uint32_t dep_count, uint32_t *out_node);
+
 /* Adds an edge: node `to` waits for node `from` (any two recorded nodes; a cycle is reported
  * by instantiate). Errors: HSAD_ERR_INVALID_ARGUMENT (unknown node), HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_graph_add_edge(hsad_graph_t *graph, uint32_t from, uint32_t to);
@@ -221,10 +251,20 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *exec, uint32_t queue_
 /* Replaces kernel node `node`'s arguments and geometry (same kernel) for later launches,
  * validated as hsad_kernel_dispatch does (hidden arguments follow the new geometry), patched
  * in place: allocates nothing; on error the node is unchanged. Packets already launched are
- * unaffected. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, unknown or barrier node), the checks
+ * unaffected. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, unknown node, a node that is not a
+ * kernel node: "node NAME is a copy node, not a kernel node"), the checks
  * of hsad_kernel_dispatch prefixed with "node NAME: ". */
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *exec, uint32_t node,
                                      const hsad_launch_t *launch);
+
+/* As hsad_graph_exec_update for copy and fill nodes: new operands (checked as by
+ * hsad_graph_add_copy / _fill), patched in place for later launches, no allocation. Errors:
+ * HSAD_ERR_INVALID_ARGUMENT (NULL exec, unknown node, a node of another kind: "node A is a
+ * kernel node, not a copy node"), those of hsad_graph_add_copy / _fill. */
+hsad_status_t hsad_graph_exec_update_copy(hsad_graph_exec_t *exec, uint32_t node, void *dst,
+                                          const void *src, size_t size);
+hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *exec, uint32_t node, void *dst,
+                                          uint32_t pattern, uint32_t width, size_t count);
 
 void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
 

@@ -262,3 +262,39 @@ KFD_EMU_TWIN(scale4) {
       for (int c = 0; c < 4; c++) y[i * 4 + c] *= s[c];
   return 0;
 }
+
+/* The library's graph copy and fill kernels (fusion/blit.c): 16 bytes per work-item.
+ * hsad_graph_copy(global uchar *dst, global const uchar *src, ulong bytes) */
+KFD_EMU_TWIN(hsad_graph_copy) {
+  uint8_t *dst, *src;
+  uint64_t bytes;
+  if (tw_arg_ptr(d, 0, (void **)&dst) || tw_arg_ptr(d, 1, (void **)&src) ||
+      tw_arg_val(d, 2, &bytes, sizeof(bytes)))
+    return TW_ERR_ARG;
+  uint64_t lo, hi;
+  tw_span(wg, (bytes + 15) / 16, &lo, &hi);
+  uint64_t b0 = lo * 16, b1 = hi * 16 < bytes ? hi * 16 : bytes;
+  if (b1 <= b0) return 0;
+  if (!tw_reach(d, dst, b0, b1 - b0, 1) || !tw_reach(d, src, b0, b1 - b0, 1)) return TW_ERR_FAULT;
+  for (uint64_t j = b0; j < b1; j++) dst[j] = src[j];
+  return 0;
+}
+
+/* hsad_graph_fill(global uchar *dst, uint pattern, uint width, ulong bytes): byte j is byte
+ * (j % width) of the little-endian pattern. */
+KFD_EMU_TWIN(hsad_graph_fill) {
+  uint8_t *dst;
+  uint32_t pattern, width;
+  uint64_t bytes;
+  if (tw_arg_ptr(d, 0, (void **)&dst) || tw_arg_val(d, 1, &pattern, sizeof(pattern)) ||
+      tw_arg_val(d, 2, &width, sizeof(width)) || tw_arg_val(d, 3, &bytes, sizeof(bytes)))
+    return TW_ERR_ARG;
+  if (width == 0) return TW_ERR_SHAPE; /* the kernel would divide by zero */
+  uint64_t lo, hi;
+  tw_span(wg, (bytes + 15) / 16, &lo, &hi);
+  uint64_t b0 = lo * 16, b1 = hi * 16 < bytes ? hi * 16 : bytes;
+  if (b1 <= b0) return 0;
+  if (!tw_reach(d, dst, b0, b1 - b0, 1)) return TW_ERR_FAULT;
+  for (uint64_t j = b0; j < b1; j++) dst[j] = (uint8_t)(pattern >> (8 * (uint32_t)(j % width)));
+  return 0;
+}

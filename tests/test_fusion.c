@@ -849,9 +849,9 @@ Test(fusion_cli, unknown_keys_and_bad_checks, .timeout = 120) {
       {"", ", \"int\": \"iota\"", "", "", "[0]",
        "buffer u: unknown key \"int\" (known: type, count, init)"},
       {"", "", ", \"dep\": [\"first\"]", "", "[0]",
-       "node second: unknown key \"dep\" (known: name, kernel, lane, grid, block, args, deps)"},
+       "node second: unknown key \"dep\" (known: name, kernel, lane, grid, block, args, deps, copy, fill)"},
       {"", "", ", \"grdi\": [4]", "", "[0]",
-       "node second: unknown key \"grdi\" (known: name, kernel, lane, grid, block, args, deps)"},
+       "node second: unknown key \"grdi\" (known: name, kernel, lane, grid, block, args, deps, copy, fill)"},
       {"", "", "", ", \"equal\": 0", "[0]",
        "checks[0]: unknown key \"equal\" (known: buffer, equals)"},
       {"", "", "", "", "[0, 0, 0, 0, 0]",
@@ -1153,4 +1153,73 @@ Test(fusion_cli, cxx_kernel_names, .timeout = 120) {
   cr_assert_str_eq(out, want);
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
   cr_assert_eq(system(cmd), 0);
+}
+
+/* Copy and fill nodes in hsad graph's JSON: examples/copy-fill.json (fill y, y += 2x, copy 999
+ * elements of y to out on lane 1: fused, checks exact), then each refusal with its message. */
+static char *blit_graph(const char *fill, const char *copy, char path[32], int *rc) {
+  char js[4096];
+  snprintf(js, sizeof js, "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\","
+           " \"kernel\": \"saxpy\"}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 8, "
+           "\"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 8}, \"d\": {\"type\": "
+           "\"f64\", \"count\": 8}, \"b\": {\"type\": \"u8\", \"count\": 5}}, \"nodes\": ["
+           "{\"name\": \"f\", %s}, {\"name\": \"c\", \"lane\": 1, %s, \"deps\": [\"f\"]}], "
+           "\"checks\": [{\"buffer\": \"x\", \"equals\": [0, 1]}]}", fill, copy);
+  return graph_json(js, "", path, rc);
+}
+
+Test(fusion_cli, copy_and_fill_nodes, .timeout = 120) {
+  int rc;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "cd %s && %s graph examples/copy-fill.json --launches 20 2>&1",
+           HSAD_SRCDIR, HSAD_BIN);
+  char *out = run_cmd(cmd, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "graph examples/copy-fill.json: 3 nodes on 2 queue(s), 20 launch(es), "
+                        "path: fused\n  queue 0: 2 packets, 1 doorbell per launch\n  queue 1: 3 "
+                        "packets, 1 doorbell per launch\n"), "%s", out);
+  cr_assert(strstr(out, "  check out: 4 elements OK\n  check y: 2 elements OK\n"), "%s", out);
+  char path[32], want[1024];
+  static const struct {
+    const char *fill, *copy, *msg;
+  } bad[] = {
+      {"\"fill\": {\"dst\": \"y\", \"value\": 2}, \"grid\": [4]",
+       "\"copy\": {\"dst\": \"x\", \"src\": \"y\"}",
+       "node f: field \"grid\": a fill node has none (it runs the library's fill kernel)"},
+      {"\"fill\": {\"dst\": \"y\", \"value\": 2}", "\"copy\": {\"dst\": \"x\", \"src\": \"d\"}",
+       "node c: field \"copy\": src d has 8-byte elements, dst x 4-byte"},
+      {"\"fill\": {\"dst\": \"d\", \"value\": 2}", "\"copy\": {\"dst\": \"x\", \"src\": \"y\"}",
+       "node f: field \"fill\": dst d has 8-byte elements; a fill writes 1, 2 or 4"},
+      {"\"fill\": {\"dst\": \"b\", \"value\": 256}", "\"copy\": {\"dst\": \"x\", \"src\": \"y\"}",
+       "node f: field \"fill\".\"value\": '256' is not an integer from 0 to 255 (u8)"},
+      {"\"fill\": {\"dst\": \"y\"}", "\"copy\": {\"dst\": \"x\", \"src\": \"y\"}",
+       "node f: field \"fill\".\"value\": missing"},
+      {"\"fill\": {\"dst\": \"y\", \"value\": 1}", "\"copy\": {\"dst\": \"x\", \"src\": \"z\"}",
+       "node c: field \"copy\".\"src\": no buffer 'z'"},
+      {"\"fill\": {\"dst\": \"y\", \"value\": 1}",
+       "\"copy\": {\"dst\": \"x\", \"src\": \"y\", \"count\": 9}",
+       "node c: field \"copy\".\"count\": '9' is not an integer from 1 to 8 (elements of both "
+       "buffers)"},
+      {"\"fill\": {\"dst\": \"y\", \"value\": 1, \"bytes\": 4}",
+       "\"copy\": {\"dst\": \"x\", \"src\": \"y\"}",
+       "node f: field \"fill\": unknown key \"bytes\" (known: dst, value, count)"},
+      {"\"fill\": {\"dst\": \"y\", \"value\": 1}, \"copy\": {\"dst\": \"x\", \"src\": \"y\"}",
+       "\"copy\": {\"dst\": \"x\", \"src\": \"y\"}",
+       "node f: fields \"copy\" and \"fill\": a node is one of them"},
+      {"\"fill\": {\"dst\": \"y\", \"value\": 1}", "\"copy\": {\"dst\": \"x\", \"src\": \"x\"}",
+       "node c: field \"copy\": src x is dst (copy nodes have memcpy semantics: the ranges must "
+       "not overlap)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    out = blit_graph(bad[i].fill, bad[i].copy, path, &rc);
+    snprintf(want, sizeof want, "hsad graph: %s\n", bad[i].msg);
+    cr_assert_eq(rc, 1, "case %zu: %s", i, out);
+    cr_assert_str_eq(out, want, "case %zu", i);
+  }
+  /* fill y with 2, copy 3 elements of y into x: x = 2, 2, 2, 3, 4, ... */
+  out = blit_graph("\"fill\": {\"dst\": \"y\", \"value\": 2}",
+                   "\"copy\": {\"dst\": \"x\", \"src\": \"y\", \"count\": 3}", path, &rc);
+  cr_assert_eq(rc, 1, "%s", out);
+  cr_assert_str_eq(out, "hsad graph: checks[0]: buffer x[0] is 2, field \"equals\" wants 0 (after "
+                        "the first launch)\n");
 }

@@ -619,3 +619,166 @@ Test(fusion_order, queue_barrier_is_an_ordering_point, .timeout = 60) {
   hsad_queue_destroy(q);
   kit_close(&t);
 }
+
+/* ---- copy and fill nodes ------------------------------------------------------------------- */
+
+/* Fill (2-byte pattern, 501 elements: 1002 bytes, not a multiple of 16) on queue 0 -> copy to
+ * another buffer on queue 1. 100 launches back to back with hsad_graph_exec_update_fill before
+ * each, no host wait: b holds the last pattern, nothing past the 1002 bytes is written. The
+ * copy node's packet: grid 63 (ceil(1002 / 16)), workgroup 63; its kernarg segment in the ring:
+ * dst, src, 1002 (hsad_graph_copy's arguments). */
+Test(fusion_copy, fill_then_copy_across_queues, .timeout = 120) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  enum { COUNT = 501, BYTES = 2 * COUNT };
+  uint8_t *a = dq_alloc(&t.e, 4096), *b = dq_alloc(&t.e, 4096);
+  memset(a, 0xee, 4096);
+  memset(b, 0xee, 4096);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t f, c;
+  DQ_OK(hsad_graph_add_fill(g, "F", 0, a, 0x1234, 2, COUNT, NULL, 0, &f));
+  DQ_OK(hsad_graph_add_copy(g, "C", 1, b, a, BYTES, &f, 1, &c));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  hsad_graph_destroy(g);
+  uint8_t body[64];
+  int32_t node;
+  /* queue 1: barrier-value on F's point, C (its epoch: a barrier-AND follows) */
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 3);
+  DQ_OK(hsad_graph_exec_packet(x, 1, 1, body, &node));
+  cr_assert_eq(node, (int32_t)c);
+  const hsa_kernel_dispatch_packet_t *kp = (const hsa_kernel_dispatch_packet_t *)body;
+  cr_assert_eq(kp->grid_size_x, 63);
+  cr_assert_eq(kp->workgroup_size_x, 63);
+  cr_assert_eq(kp->grid_size_y, 1);
+  hsad_completion_t done[2];
+  for (uint32_t l = 1; l <= 100; l++) {
+    DQ_OK(hsad_graph_exec_update_fill(x, f, a, 0x1000 + l, 2, COUNT));
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), done, NULL));
+  }
+  DQ_OK(hsad_completion_wait_all(done, 2, dq_in(30 * DQ_SEC)));
+  for (uint32_t i = 0; i < BYTES; i++)
+    cr_assert_eq(b[i], i % 2 ? 0x10 : 0x64, "b[%u] = 0x%02x", i, b[i]);
+  for (uint32_t i = BYTES; i < 4096; i++) cr_assert_eq(b[i], 0xee, "b[%u] past the copy", i);
+  for (uint32_t i = BYTES; i < 4096; i++) cr_assert_eq(a[i], 0xee, "a[%u] past the fill", i);
+  /* the copy's kernarg image in the ring: dst, src, bytes (hsad_graph_copy's metadata) */
+  const hsa_kernel_dispatch_packet_t *ring = dq_packet(q[1], done[1].packet_id - 1);
+  const uint8_t *ka = ring->kernarg_address;
+  uint64_t v[3];
+  memcpy(v, ka, 24);
+  cr_assert_eq(v[0], (uint64_t)(uintptr_t)b);
+  cr_assert_eq(v[1], (uint64_t)(uintptr_t)a);
+  cr_assert_eq(v[2], BYTES);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q[1]);
+  hsad_queue_destroy(q[0]);
+  kit_close(&t);
+}
+
+/* Sizes around the 16-byte step and widths 1, 2, 4; copies updated in place; a kernel node
+ * between a fill and a copy (fill p with a float's bytes -> acc += p -> copy acc out). */
+Test(fusion_copy, sizes_widths_and_a_kernel_between, .timeout = 60) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  uint8_t *src = dq_alloc(&t.e, 8192), *dst = dq_alloc(&t.e, 8192);
+  for (uint32_t i = 0; i < 8192; i++) src[i] = (uint8_t)(i * 7 + 3);
+  static const size_t sizes[] = {1, 15, 16, 17, 4099};
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  uint32_t cp;
+  DQ_OK(hsad_graph_add_copy(g, "copy", 0, dst, src, 1, NULL, 0, &cp));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  for (uint32_t s = 0; s < 5; s++) {
+    memset(dst, 0, 8192);
+    DQ_OK(hsad_graph_exec_update_copy(x, cp, dst + s, src + 100, sizes[s]));
+    hsad_completion_t c;
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
+    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+    for (uint32_t i = 0; i < 8192; i++) {
+      uint8_t want = i >= s && i < s + sizes[s] ? (uint8_t)((i - s + 100) * 7 + 3) : 0;
+      cr_assert_eq(dst[i], want, "size %zu: dst[%u] = 0x%02x, want 0x%02x", sizes[s], i, dst[i],
+                   want);
+    }
+  }
+  hsad_graph_exec_destroy(x);
+  /* fill widths 1 and 4, then a kernel reading the filled floats, then a copy of its output */
+  enum { N = 37 };
+  uint32_t *p = dq_alloc(&t.e, N * 4);
+  float *acc = dq_alloc(&t.e, N * 4), *out = dq_alloc(&t.e, N * 4);
+  uint8_t *bytes = dq_alloc(&t.e, 100);
+  memset(acc, 0, N * 4);
+  saxpy_args_t sa;
+  saxpy_set(&sa, (const float *)p, acc, N);
+  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  DQ_OK(hsad_graph_add_fill(g, "bytes", 0, bytes, 0x5a, 1, 99, NULL, 0, NULL));
+  DQ_OK(hsad_graph_add_fill(g, "p", 0, p, f2u(2.5f), 4, N, NULL, 0, NULL));
+  DQ_OK(hsad_graph_add_kernel(g, "acc", 0, t.saxpy, &sa.l, NULL, 0, NULL));
+  DQ_OK(hsad_graph_add_copy(g, "out", 0, out, acc, N * 4, NULL, 0, NULL));
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  hsad_completion_t c = {0};
+  for (int l = 0; l < 4; l++) DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(out[i], 10.0f, "out[%u] = %.2f", i, out[i]);
+  for (uint32_t i = 0; i < 100; i++) cr_assert_eq(bytes[i], i < 99 ? 0x5a : 0, "bytes[%u]", i);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
+/* Refusals, each with its message; nothing recorded or changed. */
+Test(fusion_copy, refusals, .timeout = 60) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = dq_queue(&t.e, 64);
+  uint8_t *a = dq_alloc(&t.e, 4096);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  char want[256];
+  snprintf(want, sizeof want, "hsad_graph_add_copy: dst %p and src %p overlap over 100 bytes; "
+           "copy nodes have memcpy semantics", (void *)(a + 50), (void *)a);
+  DQ_ERR_IS(hsad_graph_add_copy(g, "c", 0, a + 50, a, 100, NULL, 0, NULL),
+            HSAD_ERR_INVALID_ARGUMENT, "%s", want);
+  DQ_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, NULL, 100, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_copy: NULL dst or src, or size 0 (dst %p, src (nil), 100 bytes)",
+            (void *)a);
+  DQ_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, a + 2048, (size_t)1 << 40, NULL, 0, NULL),
+            HSAD_ERR_RANGE, "hsad_graph_add_copy: 1099511627776 bytes; a copy node moves at "
+            "most 68719476720 (16 bytes per work-item, 2^32 - 1 work-items)");
+  DQ_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 7, 3, 10, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_fill: NULL dst, count 0 or width 3 (1, 2 or 4 bytes)");
+  DQ_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 0x1ff, 1, 10, NULL, 0, NULL),
+            HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_fill: pattern 0x1ff does not fit in 1 byte");
+  uint32_t f, k;
+  DQ_OK(hsad_graph_add_fill(g, "f", 0, a, 0xff, 1, 10, NULL, 0, &f));
+  cr_assert_eq(f, 0, "the refusals recorded nothing");
+  uint32_t *counter = dq_alloc(&t.e, 4), *slots = dq_alloc(&t.e, 16);
+  k = rec(g, "k", 0, &t, counter, slots, 0, &f, 1);
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  DQ_ERR_IS(hsad_graph_exec_update_copy(x, f, a, a + 100, 10), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update_copy: node f is a fill node, not a copy node");
+  DQ_ERR_IS(hsad_graph_exec_update_fill(x, k, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update_fill: node k is a kernel node, not a fill node");
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}};
+  DQ_ERR_IS(hsad_graph_exec_update(x, f, &l), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update: node f is a fill node, not a kernel node");
+  DQ_ERR_IS(hsad_graph_exec_update_fill(x, 9, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update_fill: NULL, or node 9 is not a node of the exec (2 nodes)");
+  DQ_ERR_IS(hsad_graph_exec_update_fill(x, f, a, 1, 2, 0), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update_fill: NULL dst, count 0 or width 2 (1, 2 or 4 bytes)");
+  memset(a, 0, 16);
+  hsad_completion_t c;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(a[i], i < 10 ? 0xff : 0, "a[%u]", i);
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}

@@ -9,9 +9,16 @@
  *     "nodes": [ {"name": "N", "kernel": "NAME", "lane": 0, "grid": [X,Y,Z], "block": [..],
  *                 "args": ["BUFFER", {"f32": 2.5}, {"u32": 7}, {"f32": [1, 2, 3, 4]},
  *                          {"hex": "BYTES[*N]"}, {"lds": BYTES}, ...],
- *                 "deps": ["OTHER NODE", ...]}, ... ],
+ *                 "deps": ["OTHER NODE", ...]},
+ *               {"name": "N", "copy": {"dst": "BUFFER", "src": "BUFFER", "count": ELEMENTS},
+ *                "lane": 0, "deps": [...]},
+ *               {"name": "N", "fill": {"dst": "BUFFER", "value": V, "count": ELEMENTS}}, ... ],
  *     "checks": [ {"buffer": "NAME", "equals": V | [V0, V1, ...]} ]
  *   }
+ * A copy or fill node runs the library's copy / fill kernel (hsad_graph_add_copy / _fill): no
+ * "kernel", "grid", "block" or "args"; "count" in elements of dst's type (default: all of dst,
+ * a copy also at most src's), a copy's buffers have elements of one size and are not the same
+ * buffer, a fill's value is one element of dst's type (1, 2 or 4 bytes).
  * Any other key is an error naming it, where it is and the known keys. An "equals" array has at
  * most as many values as the buffer has elements; checks are validated before anything runs.
  * Relative "code_object" / "source" paths are relative to the JSON file's folder. A kernel's
@@ -114,7 +121,92 @@ static const char *const top_keys[] = {"kernels", "buffers", "nodes", "checks", 
 static const char *const kernel_keys[] = {"code_object", "source", "kernel", NULL};
 static const char *const buffer_keys[] = {"type", "count", "init", NULL};
 static const char *const node_keys[] = {"name", "kernel", "lane", "grid", "block", "args", "deps",
-                                        NULL};
+                                        "copy", "fill", NULL};
+static const char *const copy_keys[] = {"dst", "src", "count", NULL};
+static const char *const fill_keys[] = {"dst", "value", "count", NULL};
+
+/* A copy or fill node's operands (hsad_graph_add_copy / _fill). */
+typedef struct blit_node {
+  bool fill;
+  void *dst;
+  const void *src;
+  uint64_t bytes;     /* copy */
+  uint32_t pattern;   /* fill: the value's bytes */
+  uint32_t width;     /* fill: element bytes */
+  uint64_t count;     /* fill: elements */
+} blit_node_t;
+
+static int json_uint(json_object *v, uint64_t lo, uint64_t hi, uint64_t *out, char *why, size_t whyn);
+static int check_value(etype_t t, json_object *v, uint8_t want[8], char *why, size_t whyn);
+
+/* The buffer named by field `key` of object o, or -1 with why. */
+static int blit_buffer(json_object *o, const char *what, const char *key, const gbuf_t *bufs,
+                       uint32_t nb, char *why, size_t whyn) {
+  json_object *v;
+  if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) {
+    snprintf(why, whyn, "field \"%s\".\"%s\": missing or not a buffer name", what, key);
+    return -1;
+  }
+  for (uint32_t i = 0; i < nb; i++)
+    if (!strcmp(bufs[i].name, json_object_get_string(v))) return (int)i;
+  snprintf(why, whyn, "field \"%s\".\"%s\": no buffer '%s'", what, key, json_object_get_string(v));
+  return -1;
+}
+
+/* Parses {"copy": {"dst", "src", "count"}} or {"fill": {"dst", "value", "count"}}: count in
+ * elements of dst's type (default: all of dst), within both buffers; a copy's buffers have
+ * elements of one size; a fill's value is one element of dst's type (1, 2 or 4 bytes). */
+static int parse_blit(json_object *nd, json_object *jcopy, json_object *jfill, const gbuf_t *bufs,
+                      uint32_t nb, blit_node_t *out, char *why, size_t whyn) {
+  static const char *const others[] = {"kernel", "grid", "block", "args"};
+  const char *what = jcopy ? "copy" : "fill";
+  json_object *o = jcopy ? jcopy : jfill, *v;
+  if (jcopy && jfill) return snprintf(why, whyn, "fields \"copy\" and \"fill\": a node is one of them"), -1;
+  for (int i = 0; i < 4; i++)
+    if (json_object_object_get_ex(nd, others[i], &v))
+      return snprintf(why, whyn, "field \"%s\": a %s node has none (it runs the library's %s "
+                      "kernel)", others[i], what, what), -1;
+  if (!json_object_is_type(o, json_type_object))
+    return snprintf(why, whyn, "field \"%s\": not an object", what), -1;
+  char w[256];
+  if (unknown_key(o, jcopy ? copy_keys : fill_keys, w, sizeof w))
+    return snprintf(why, whyn, "field \"%s\": %s", what, w), -1;
+  int di = blit_buffer(o, what, "dst", bufs, nb, why, whyn);
+  if (di < 0) return -1;
+  const gbuf_t *d = &bufs[di];
+  uint64_t count = d->count;
+  int si = -1;
+  if (jcopy) {
+    if ((si = blit_buffer(o, what, "src", bufs, nb, why, whyn)) < 0) return -1;
+    if (si == di)
+      return snprintf(why, whyn, "field \"copy\": src %s is dst (copy nodes have memcpy "
+                      "semantics: the ranges must not overlap)", d->name), -1;
+    if (bufs[si].esize != d->esize)
+      return snprintf(why, whyn, "field \"copy\": src %s has %u-byte elements, dst %s %u-byte",
+                      bufs[si].name, bufs[si].esize, d->name, d->esize), -1;
+    if (bufs[si].count < count) count = bufs[si].count;
+  }
+  if (json_object_object_get_ex(o, "count", &v) && json_uint(v, 1, count, &count, w, sizeof w))
+    return snprintf(why, whyn, "field \"%s\".\"count\": %s (elements%s)", what, w,
+                    jcopy ? " of both buffers" : " of dst"), -1;
+  *out = (blit_node_t){.fill = !jcopy, .dst = d->ptr, .count = count};
+  if (jcopy) {
+    out->src = bufs[si].ptr;
+    out->bytes = count * d->esize;
+    return 0;
+  }
+  if (d->esize > 4)
+    return snprintf(why, whyn, "field \"fill\": dst %s has %u-byte elements; a fill writes 1, "
+                    "2 or 4", d->name, d->esize), -1;
+  if (!json_object_object_get_ex(o, "value", &v))
+    return snprintf(why, whyn, "field \"fill\".\"value\": missing"), -1;
+  uint8_t want[8] = {0};
+  if (check_value(d->t, v, want, w, sizeof w))
+    return snprintf(why, whyn, "field \"fill\".\"value\": %s", w), -1;
+  memcpy(&out->pattern, want, 4);
+  out->width = d->esize;
+  return 0;
+}
 static const char *const check_keys[] = {"buffer", "equals", NULL};
 
 /* A check's value v as an element of type t into want (cli_parse_scalar: an integer in range,
@@ -430,13 +522,22 @@ int hsad_cmd_graph(int argc, char **argv) {
       if (!strcmp(nname[j], N))
         GFAIL("node %s: field \"name\": also the name of node #%u (names are unique: \"deps\" "
               "name nodes)\n", N, j);
-    if (!json_object_object_get_ex(nd, "kernel", &v)) GFAIL("node %s: field \"kernel\": missing\n", N);
-    if (!json_object_is_type(v, json_type_string))
-      GFAIL("node %s: field \"kernel\": %s is not a string (a name under \"kernels\")\n", N,
-            json_object_to_json_string(v));
+    json_object *jcopy = NULL, *jfill = NULL;
+    json_object_object_get_ex(nd, "copy", &jcopy);
+    json_object_object_get_ex(nd, "fill", &jfill);
+    blit_node_t bl = {0};
+    bool blit = jcopy || jfill;
+    if (blit && parse_blit(nd, jcopy, jfill, bufs, nb, &bl, why, sizeof why))
+      GFAIL("node %s: %s\n", N, why);
     uint32_t ki = 0;
-    while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
-    if (ki == nk) GFAIL("node %s: field \"kernel\": no kernel '%s'\n", N, json_object_get_string(v));
+    if (!blit) {
+      if (!json_object_object_get_ex(nd, "kernel", &v)) GFAIL("node %s: field \"kernel\": missing\n", N);
+      if (!json_object_is_type(v, json_type_string))
+        GFAIL("node %s: field \"kernel\": %s is not a string (a name under \"kernels\")\n", N,
+              json_object_to_json_string(v));
+      while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
+      if (ki == nk) GFAIL("node %s: field \"kernel\": no kernel '%s'\n", N, json_object_get_string(v));
+    }
     uint64_t u = 0;
     if (json_object_object_get_ex(nd, "lane", &v) &&
         json_uint(v, 0, HSAD_GRAPH_MAX_LANES - 1, &u, why, sizeof why))
@@ -445,124 +546,126 @@ int hsad_cmd_graph(int argc, char **argv) {
     uint32_t lane = (uint32_t)u;
     if (lane + 1 > nlanes) nlanes = lane + 1;
     hsad_launch_t l = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}};
-    json_object *gr;
-    if (!json_object_object_get_ex(nd, "grid", &gr) || !json_object_is_type(gr, json_type_array) ||
-        json_object_array_length(gr) < 1 || json_object_array_length(gr) > 3)
-      GFAIL("node %s: field \"grid\": missing or not an array of 1-3 sizes\n", N);
-    l.dims = (uint32_t)json_object_array_length(gr);
-    for (uint32_t d = 0; d < l.dims; d++) {
-      if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, why, sizeof why))
-        GFAIL("node %s: field \"grid\"[%u]: %s\n", N, d, why);
-      l.grid[d] = (uint32_t)u;
-    }
-    if (json_object_object_get_ex(nd, "block", &gr)) {
-      if (!json_object_is_type(gr, json_type_array) || json_object_array_length(gr) != l.dims)
-        GFAIL("node %s: field \"block\": not an array of %u sizes\n", N, l.dims);
+    hsad_karg_t args[MAXA];
+    if (!blit) {
+      json_object *gr;
+      if (!json_object_object_get_ex(nd, "grid", &gr) || !json_object_is_type(gr, json_type_array) ||
+          json_object_array_length(gr) < 1 || json_object_array_length(gr) > 3)
+        GFAIL("node %s: field \"grid\": missing or not an array of 1-3 sizes\n", N);
+      l.dims = (uint32_t)json_object_array_length(gr);
       for (uint32_t d = 0; d < l.dims; d++) {
         if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, why, sizeof why))
-          GFAIL("node %s: field \"block\"[%u]: %s\n", N, d, why);
-        l.block[d] = (uint32_t)u;
+          GFAIL("node %s: field \"grid\"[%u]: %s\n", N, d, why);
+        l.grid[d] = (uint32_t)u;
       }
-    } else {
-      l.block[0] = l.grid[0] < 64 ? l.grid[0] : 64;
-    }
-    hsad_karg_t args[MAXA];
-    json_object *ja = NULL;
-    if (json_object_object_get_ex(nd, "args", &ja) && !json_object_is_type(ja, json_type_array))
-      GFAIL("node %s: field \"args\": not an array\n", N);
-    uint32_t na = ja ? (uint32_t)json_object_array_length(ja) : 0;
-    if (na > MAXA) GFAIL("node %s: field \"args\": more than %d arguments\n", N, MAXA);
-    /* the given arguments (kinds and types), checked against the kernel's metadata as hsad
-     * run's --arg are, then the values (range and integrality for the argument's type) */
-    memset(gargs, 0, sizeof gargs);
-    ngargs = na;
-    for (uint32_t a = 0; a < na; a++) {
-      json_object *av = json_object_array_get_idx(ja, a);
-      arg_t *ga = &gargs[a];
-      ga->spec = json_object_to_json_string_ext(av, JSON_C_TO_STRING_SPACED);
-      if (json_object_is_type(av, json_type_string)) {
-        uint32_t bi = 0;
-        while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(av))) bi++;
-        if (bi == nb) GFAIL("node %s: field \"args\"[%u]: no buffer '%s'\n", N, a, json_object_get_string(av));
-        ga->kind = A_BUF;
-        ga->type = bufs[bi].t;
-        ga->count = bufs[bi].count;
-        ga->ptr = bufs[bi].ptr;
-        continue;
-      }
-      const char *tk = NULL;
-      json_object *sv = NULL;
-      if (json_object_is_type(av, json_type_object) && json_object_object_length(av) == 1) {
-        json_object_object_foreach(av, k_, v_) { tk = k_; sv = v_; }
-      }
-      if (!tk)
-        GFAIL("node %s: field \"args\"[%u]: %s is neither a buffer name nor {\"TYPE\": VALUE}, "
-              "{\"TYPE\": [V0, V1, ...]}, {\"hex\": \"BYTES[*N]\"} or {\"lds\": BYTES}\n", N, a,
-              ga->spec);
-      if (!strcmp(tk, "hex")) {
-        if (!json_object_is_type(sv, json_type_string))
-          GFAIL("node %s: field \"args\"[%u]: {\"hex\": ...} takes a string of hex digits, not %s\n",
-                N, a, json_object_to_json_string(sv));
-        if (cli_parse_hex(json_object_get_string(sv), ga, why, sizeof why))
-          GFAIL("node %s: field \"args\"[%u]: %s\n", N, a, why);
-        continue;
-      }
-      if (!strcmp(tk, "lds")) {
-        uint64_t n = 0;
-        if (!json_object_is_type(sv, json_type_int) ||
-            cli_parse_uint(json_object_to_json_string(sv), UINT32_MAX, &n))
-          GFAIL("node %s: field \"args\"[%u]: {\"lds\": %s}: BYTES is not an integer from 0 to %u\n",
-                N, a, json_object_to_json_string(sv), UINT32_MAX);
-        ga->kind = A_LDS;
-        ga->lds = (uint32_t)n;
-        continue;
-      }
-      if (cli_parse_type(tk, strlen(tk), &ga->type))
-        GFAIL("node %s: field \"args\"[%u]: \"%s\" is not a TYPE (i8 u8 i16 u16 i32 u32 i64 u64 f32 "
-              "f64), \"hex\" or \"lds\"\n", N, a, tk);
-      ga->kind = A_SCALAR;
-      if (json_object_is_type(sv, json_type_array)) {
-        size_t nv = json_object_array_length(sv);
-        if (nv < 1 || nv > VEC_MAX)
-          GFAIL("node %s: field \"args\"[%u]: %zu values; a vector has 1 to %u\n", N, a, nv, VEC_MAX);
-        ga->nvals = (uint32_t)nv;
-      } else {
-        ga->nvals = 1;
-      }
-    }
-    uint32_t bad;
-    const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(kern[ki]);
-    if (cli_check_args(kd, gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad, why,
-                       sizeof why))
-      GFAIL("node %s: %s\n", N, why);
-    for (uint32_t a = 0; a < na; a++) {
-      arg_t *ga = &gargs[a];
-      if (ga->kind == A_BUF) {
-        args[a] = HSAD_KARG_PTR(ga->ptr);
-      } else if (ga->kind == A_LDS) {
-        args[a] = HSAD_KARG_LDS_BYTES(ga->lds);
-      } else if (ga->kind == A_BYTES) {
-        args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = ga->nbytes, .bytes = ga->bytes};
-      } else {
-        json_object *sv = NULL;
-        json_object_object_foreach(json_object_array_get_idx(ja, a), k_, v_) { (void)k_; sv = v_; }
-        for (uint32_t e = 0; e < ga->nvals; e++) {
-          json_object *ev = json_object_is_type(sv, json_type_array) ? json_object_array_get_idx(sv, e) : sv;
-          char w[512], lb[600];
-          if (!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double))
-            snprintf(w, sizeof w, "%s is not a number", json_object_to_json_string(ev));
-          if ((!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double)) ||
-              cli_parse_scalar(ga->type, json_object_to_json_string(ev),
-                               ga->value + e * cli_tsize[ga->type], w, sizeof w))
-            GFAIL("node %s: %s: %s\n", N, cli_arg_label_of(kd, a, lb, sizeof lb), w);
+      if (json_object_object_get_ex(nd, "block", &gr)) {
+        if (!json_object_is_type(gr, json_type_array) || json_object_array_length(gr) != l.dims)
+          GFAIL("node %s: field \"block\": not an array of %u sizes\n", N, l.dims);
+        for (uint32_t d = 0; d < l.dims; d++) {
+          if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, why, sizeof why))
+            GFAIL("node %s: field \"block\"[%u]: %s\n", N, d, why);
+          l.block[d] = (uint32_t)u;
         }
-        args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES,
-                                .size = (ga->nvals == 3 ? 4 : ga->nvals) * cli_tsize[ga->type],
-                                .bytes = ga->value};
+      } else {
+        l.block[0] = l.grid[0] < 64 ? l.grid[0] : 64;
       }
+      json_object *ja = NULL;
+      if (json_object_object_get_ex(nd, "args", &ja) && !json_object_is_type(ja, json_type_array))
+        GFAIL("node %s: field \"args\": not an array\n", N);
+      uint32_t na = ja ? (uint32_t)json_object_array_length(ja) : 0;
+      if (na > MAXA) GFAIL("node %s: field \"args\": more than %d arguments\n", N, MAXA);
+      /* the given arguments (kinds and types), checked against the kernel's metadata as hsad
+       * run's --arg are, then the values (range and integrality for the argument's type) */
+      memset(gargs, 0, sizeof gargs);
+      ngargs = na;
+      for (uint32_t a = 0; a < na; a++) {
+        json_object *av = json_object_array_get_idx(ja, a);
+        arg_t *ga = &gargs[a];
+        ga->spec = json_object_to_json_string_ext(av, JSON_C_TO_STRING_SPACED);
+        if (json_object_is_type(av, json_type_string)) {
+          uint32_t bi = 0;
+          while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(av))) bi++;
+          if (bi == nb) GFAIL("node %s: field \"args\"[%u]: no buffer '%s'\n", N, a, json_object_get_string(av));
+          ga->kind = A_BUF;
+          ga->type = bufs[bi].t;
+          ga->count = bufs[bi].count;
+          ga->ptr = bufs[bi].ptr;
+          continue;
+        }
+        const char *tk = NULL;
+        json_object *sv = NULL;
+        if (json_object_is_type(av, json_type_object) && json_object_object_length(av) == 1) {
+          json_object_object_foreach(av, k_, v_) { tk = k_; sv = v_; }
+        }
+        if (!tk)
+          GFAIL("node %s: field \"args\"[%u]: %s is neither a buffer name nor {\"TYPE\": VALUE}, "
+                "{\"TYPE\": [V0, V1, ...]}, {\"hex\": \"BYTES[*N]\"} or {\"lds\": BYTES}\n", N, a,
+                ga->spec);
+        if (!strcmp(tk, "hex")) {
+          if (!json_object_is_type(sv, json_type_string))
+            GFAIL("node %s: field \"args\"[%u]: {\"hex\": ...} takes a string of hex digits, not %s\n",
+                  N, a, json_object_to_json_string(sv));
+          if (cli_parse_hex(json_object_get_string(sv), ga, why, sizeof why))
+            GFAIL("node %s: field \"args\"[%u]: %s\n", N, a, why);
+          continue;
+        }
+        if (!strcmp(tk, "lds")) {
+          uint64_t n = 0;
+          if (!json_object_is_type(sv, json_type_int) ||
+              cli_parse_uint(json_object_to_json_string(sv), UINT32_MAX, &n))
+            GFAIL("node %s: field \"args\"[%u]: {\"lds\": %s}: BYTES is not an integer from 0 to %u\n",
+                  N, a, json_object_to_json_string(sv), UINT32_MAX);
+          ga->kind = A_LDS;
+          ga->lds = (uint32_t)n;
+          continue;
+        }
+        if (cli_parse_type(tk, strlen(tk), &ga->type))
+          GFAIL("node %s: field \"args\"[%u]: \"%s\" is not a TYPE (i8 u8 i16 u16 i32 u32 i64 u64 f32 "
+                "f64), \"hex\" or \"lds\"\n", N, a, tk);
+        ga->kind = A_SCALAR;
+        if (json_object_is_type(sv, json_type_array)) {
+          size_t nv = json_object_array_length(sv);
+          if (nv < 1 || nv > VEC_MAX)
+            GFAIL("node %s: field \"args\"[%u]: %zu values; a vector has 1 to %u\n", N, a, nv, VEC_MAX);
+          ga->nvals = (uint32_t)nv;
+        } else {
+          ga->nvals = 1;
+        }
+      }
+      uint32_t bad;
+      const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(kern[ki]);
+      if (cli_check_args(kd, gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad, why,
+                         sizeof why))
+        GFAIL("node %s: %s\n", N, why);
+      for (uint32_t a = 0; a < na; a++) {
+        arg_t *ga = &gargs[a];
+        if (ga->kind == A_BUF) {
+          args[a] = HSAD_KARG_PTR(ga->ptr);
+        } else if (ga->kind == A_LDS) {
+          args[a] = HSAD_KARG_LDS_BYTES(ga->lds);
+        } else if (ga->kind == A_BYTES) {
+          args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = ga->nbytes, .bytes = ga->bytes};
+        } else {
+          json_object *sv = NULL;
+          json_object_object_foreach(json_object_array_get_idx(ja, a), k_, v_) { (void)k_; sv = v_; }
+          for (uint32_t e = 0; e < ga->nvals; e++) {
+            json_object *ev = json_object_is_type(sv, json_type_array) ? json_object_array_get_idx(sv, e) : sv;
+            char w[512], lb[600];
+            if (!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double))
+              snprintf(w, sizeof w, "%s is not a number", json_object_to_json_string(ev));
+            if ((!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double)) ||
+                cli_parse_scalar(ga->type, json_object_to_json_string(ev),
+                                 ga->value + e * cli_tsize[ga->type], w, sizeof w))
+              GFAIL("node %s: %s: %s\n", N, cli_arg_label_of(kd, a, lb, sizeof lb), w);
+          }
+          args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES,
+                                  .size = (ga->nvals == 3 ? 4 : ga->nvals) * cli_tsize[ga->type],
+                                  .bytes = ga->value};
+        }
+      }
+      l.args = args;
+      l.arg_count = na;
     }
-    l.args = args;
-    l.arg_count = na;
     uint32_t deps[MAXN], nd_ = 0;
     json_object *jd;
     if (json_object_object_get_ex(nd, "deps", &jd)) {
@@ -580,7 +683,13 @@ int hsad_cmd_graph(int argc, char **argv) {
         deps[nd_++] = j;
       }
     }
-    GCHECK(hsad_graph_add_kernel(g, N, lane, kern[ki], &l, deps, nd_, NULL));
+    if (!blit)
+      GCHECK(hsad_graph_add_kernel(g, N, lane, kern[ki], &l, deps, nd_, NULL));
+    else if (bl.fill)
+      GCHECK(hsad_graph_add_fill(g, N, lane, bl.dst, bl.pattern, bl.width, bl.count, deps, nd_,
+                                 NULL));
+    else
+      GCHECK(hsad_graph_add_copy(g, N, lane, bl.dst, bl.src, bl.bytes, deps, nd_, NULL));
     for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes); /* copied by the graph */
     ngargs = 0;
   }
