@@ -1152,23 +1152,8 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
   static const char what[] = "hsad_memset";
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
-  if ((width == 1 || width == 2 || width == 4) && count <= SIZE_MAX / width && dst &&
-      (uintptr_t)dst % 4 == 0 && (count * width) % 4 == 0 && count) {
-    mem_side_t d;
-    if ((s = side_classify(what, "destination", dst, count * width, &d))) return s;
-    if (!d.pageable) {
-      uint32_t bd = d.device_mem ? d.owner : mem_device_index(device);
-      if ((s = side_access(what, "destination", &d, bd))) return s;
-      uint32_t v = width == 4 ? pattern
-                 : width == 2 ? (pattern & 0xffffu) * 0x00010001u
-                              : (pattern & 0xffu) * 0x01010101u;
-      hsa_status_t st = mem_rocr.hsa_amd_memory_fill(d.gpu_p, v, count * width / 4);
-      if (st != HSA_STATUS_SUCCESS)
-        return mem_hsa_fail(st, "%s: hsa_amd_memory_fill(%p, %zu words)", what, dst,
-                            count * width / 4);
-      return HSAD_OK;
-    }
-  }
+  /* pattern copies on an internal signal, waited for here until deadline_ns (not
+   * hsa_amd_memory_fill: ROCr waits inside it for the Fill blit, with no deadline) */
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig, false, NULL);

@@ -344,12 +344,13 @@ hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32
                                         uint32_t width, size_t count, const hsa_signal_t *deps,
                                         uint32_t dep_count, hsa_signal_t completion);
 
-/* Synchronous fill without dependencies: hsa_amd_memory_fill (ROCr's Fill blit, which waits)
- * when dst is 4-byte aligned and the bytes are a whole number of 32-bit words, else as
- * hsad_memset_async_signals and a wait. deadline_ns bounds the wait. Errors: as above,
- * HSAD_ERR_TIMEOUT (the fill goes on: kept as a timed-out hsad_memcpy is); HSAD_ERR_HSA when
- * ROCr refused a later piece of the pattern copies (the message as hsad_mem_signal_result's).
- * Thread-safe. */
+/* Synchronous fill without dependencies: hsad_memset_async_signals on an internal signal and
+ * a wait until deadline_ns, for every alignment (not hsa_amd_memory_fill: ROCr waits inside it
+ * for its Fill blit with no deadline). Errors: as hsad_memset_async_signals; HSAD_ERR_TIMEOUT
+ * ("hsad_memset: not finished by the deadline (goes on in the background; ...)": the fill is
+ * kept as a timed-out hsad_memcpy is); HSAD_ERR_HSA when ROCr refused a later piece (the
+ * message as hsad_mem_signal_result's; the pieces before it are written, nothing is left in
+ * flight). Thread-safe. */
 hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, uint32_t width,
                           size_t count, uint64_t deadline_ns);
 

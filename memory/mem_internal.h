@@ -25,7 +25,6 @@
   X(hsa_amd_memory_lock_to_pool) \
   X(hsa_amd_memory_unlock) \
   X(hsa_amd_memory_async_copy) \
-  X(hsa_amd_memory_fill) \
   X(hsa_amd_pointer_info) \
   X(hsa_amd_async_function) \
   X(hsa_amd_signal_async_handler) \

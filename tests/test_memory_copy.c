@@ -251,8 +251,8 @@ Test(memory_copy, dependencies_and_zero_bytes, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
-/* Fills of 8/16/32-bit patterns at misaligned addresses and odd counts (pattern copies), and
- * aligned ones through hsa_amd_memory_fill; the bytes around stay. */
+/* Fills of 8/16/32-bit patterns at misaligned addresses and odd counts, asynchronous and
+ * synchronous (pattern copies from a pool block); the bytes around stay. */
 Test(memory_copy, fills, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
@@ -281,7 +281,7 @@ Test(memory_copy, fills, .timeout = 60) {
                    dev[rows[r].off + i], pat[i % w]);
     cr_assert_eq(dev[rows[r].off + bytes], 0x77);
   }
-  /* synchronous, aligned: ROCr's Fill kernel; 16-bit pattern replicated into 32-bit words */
+  /* synchronous, aligned, 16-bit pattern */
   memset(dev, 0x77, n);
   DQ_OK(hsad_memset(e.dev, dev + 4, 0x1234, 2, MIB, dq_in(20 * DQ_SEC)));
   for (size_t i = 0; i < 2 * MIB; i += 2) {
@@ -695,6 +695,53 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   DQ_OK(hsad_mem_free(big));
   DQ_OK(hsad_mem_free(dev));
   free(src);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* hsad_memset's deadline bounds its wait whatever the alignment (was: an aligned fill went
+ * through hsa_amd_memory_fill, which waits inside ROCr: HSAD_OK after the 300 ms every kernel
+ * is delayed here, with a 20 ms deadline); the fill is kept as a timed-out hsad_memcpy is:
+ * freeing its memory is refused, hsad_mem_wait_pending waits for it, then the bytes are exact. */
+Test(memory_copy, memset_deadline_bounds_the_wait, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "300000", 1); /* every kernel: Fill and the copies alike */
+  dq_env_t e;
+  dq_open(&e);
+  const size_t n = 65536;
+  uint8_t *dev = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 8, NULL, 0, (void **)&dev));
+  memset(dev, 0, n + 8);
+  uint64_t t0 = hsad_now_ns();
+  MEM_ERR(hsad_memset(e.dev, dev, 0x5a, 1, n, t0 + 20000000ull), HSAD_ERR_TIMEOUT,
+          "hsad_memset: not finished by the deadline (goes on in the background; "
+          "hsad_mem_wait_pending waits for it, freeing its memory is refused until then)");
+  uint64_t took = hsad_now_ns() - t0;
+  cr_assert_lt(took, 200000000ull, "returned after %llu ns: the deadline was 20 ms",
+               (unsigned long long)took);
+  MEM_ERR(hsad_mem_free(dev), HSAD_ERR_IN_USE,
+          "hsad_mem_free: device memory of %zu bytes at %p overlaps the destination (%zu bytes at "
+          "%p) of a hsad_memset on device 0 that timed out and has not finished: wait for it "
+          "with hsad_mem_wait_pending (nothing changed)", n + 8, (void *)dev, n, (void *)dev);
+  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  for (size_t i = 0; i < n + 8; i++) cr_assert_eq(dev[i], i < n ? 0x5a : 0, "dev[%zu]", i);
+  /* 16-bit pattern, aligned, with time enough: done, exact */
+  DQ_OK(hsad_memset(e.dev, dev, 0xbeef, 2, n / 2, dq_in(20 * DQ_SEC)));
+  for (size_t i = 0; i < n; i += 2) cr_assert(dev[i] == 0xef && dev[i + 1] == 0xbe, "at %zu", i);
+  DQ_OK(hsad_mem_free(dev));
+  /* ROCr refuses the second 1 MiB piece: HSAD_ERR_HSA at once, the first piece written, the
+   * rest untouched, nothing kept */
+  const size_t fb = 2 * MIB + 100;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, fb, NULL, 0, (void **)&dev));
+  memset(dev, 0x11, fb);
+  inj_arm(NULL, 2, 0);
+  MEM_ERR(hsad_memset(e.dev, dev, 0x5a5a5a5au, 4, fb / 4, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+          "hsad_memset: hsa_amd_memory_async_copy refused piece 1 of 3 (1048576 bytes at offset "
+          "1048576): HSA status 0x1008 (%s); the fill stopped there: 1048676 of 2097252 bytes "
+          "were not filled", oor_string());
+  inj_arm(NULL, 0, 0);
+  for (size_t i = 0; i < fb; i++)
+    cr_assert_eq(dev[i], i < MIB ? 0x5a : 0x11, "dev[%zu] = 0x%02x", i, dev[i]);
+  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
+  DQ_OK(hsad_mem_free(dev));
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
