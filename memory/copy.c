@@ -542,15 +542,29 @@ static bool sig_wait_zero(hsa_signal_t sig, uint64_t deadline_ns) {
 
 static bool pinned_done(hsa_signal_value_t v, void *arg);
 
+/* Drives buffer b of an op on the calling thread until it retired, however long its DMAs
+ * take (ROCr refused to watch it); returns the last step. The op stays alive meanwhile: it
+ * finishes only once b retired. */
+static int buf_drive_all(mem_op_t *op, uint32_t b, hsa_signal_t sig) {
+  for (;;) {
+    sig_wait_zero(sig, UINT64_MAX);
+    int r = chunk_step(op, b);
+    if (r != STEP_NEXT) return r;
+  }
+}
+
 /* Drives a synchronous op on the calling thread: chunks complete in submission order (ROCr's
  * blit queue), chunk c on buffer c % nbuf. At the deadline the buffers still in flight are
- * handed to ROCr's event thread (the copy completes in the background) and false is returned. */
+ * handed to ROCr's event thread (the copy completes in the background) and false is returned.
+ * A buffer ROCr refuses to watch then is driven here to its end, past the deadline (never
+ * left in flight unwatched); true when no buffer was handed over (the op is done). */
 static bool op_drive(mem_op_t *op, uint64_t deadline_ns) {
   if (op->pinned) {
     if (!sig_wait_zero(op->bsig[0], deadline_ns)) {
-      mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
-                                            pinned_done, op);
-      return false;
+      if (mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
+                                                pinned_done, op) == HSA_STATUS_SUCCESS)
+        return false;
+      sig_wait_zero(op->bsig[0], UINT64_MAX); /* cannot be watched: waited for here */
     }
     op_finish(op);
     return true;
@@ -566,10 +580,22 @@ static bool op_drive(mem_op_t *op, uint64_t deadline_ns) {
       hsa_signal_t sigs[HSAD_COPY_MAX_BUFFERS];
       for (uint32_t k = 0; k < na; k++) sigs[k] = op->bsig[active[k]];
       op->sync = false;
-      for (uint32_t k = 0; k < na; k++)
-        mem_rocr.hsa_amd_signal_async_handler(sigs[k], HSA_SIGNAL_CONDITION_EQ, 0, chunk_done,
-                                              (void *)((uintptr_t)op | active[k]));
-      return false;
+      uint32_t orphans[HSAD_COPY_MAX_BUFFERS], no = 0;
+      bool handed = false;
+      for (uint32_t k = 0; k < na; k++) {
+        if (mem_rocr.hsa_amd_signal_async_handler(sigs[k], HSA_SIGNAL_CONDITION_EQ, 0,
+                                                  chunk_done,
+                                                  (void *)((uintptr_t)op | active[k])) ==
+            HSA_STATUS_SUCCESS)
+          handed = true;
+        else
+          orphans[no++] = k;
+      }
+      /* an orphan keeps the op alive until it retired; after the last one retired, op may be
+       * gone (handled buffers finish it elsewhere) */
+      int r = STEP_RETIRED;
+      for (uint32_t k = 0; k < no; k++) r = buf_drive_all(op, active[orphans[k]], sigs[orphans[k]]);
+      return !handed && r == STEP_FINISHED;
     }
     int r = chunk_step(op, b);
     if (r == STEP_FINISHED) return true;

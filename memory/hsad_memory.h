@@ -361,7 +361,11 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
  * flight: the library keeps it until it finished, hsad_mem_wait_pending waits for it, and
  * hsad_mem_free / hsad_mem_unregister / hsad_host_pool_free of memory it reads or writes return
  * HSAD_ERR_IN_USE until then; caller memory the library did not allocate, e.g. malloc'd, must
- * stay valid until hsad_mem_wait_pending returned HSAD_OK). Thread-safe. */
+ * stay valid until hsad_mem_wait_pending returned HSAD_OK). A pageable copy the call drives
+ * itself (staged, pipelined, pinned) is handed to ROCr's event thread at the deadline; a
+ * buffer ROCr refuses to watch then (hsa_amd_signal_async_handler) is driven to its end by
+ * the call, past the deadline, and if no buffer could be handed over the call returns as if
+ * in time. Thread-safe. */
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns);
 

@@ -536,7 +536,7 @@ Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
 /* ---- refusals injected into memory/'s ROCr calls --------------------------------------------
  * inj_copy refuses the hsa_amd_memory_async_copy whose destination is inj.refuse_dst (or the
  * n-th call when refuse_dst is NULL); inj_handler refuses the n-th hsa_amd_signal_async_handler
- * call; both with HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008), as ROCr out of queue slots or
+ * call and every later one; both with HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008), as ROCr out of queue slots or
  * events would. Installed into mem_rocr once memory/ resolved it (after its first call). */
 static struct {
   __typeof__(hsa_amd_memory_async_copy) *copy;
@@ -560,7 +560,7 @@ static hsa_status_t inj_handler(hsa_signal_t signal, hsa_signal_condition_t cond
                                 hsa_signal_value_t value, hsa_amd_signal_handler handler,
                                 void *arg) {
   uint32_t n = atomic_fetch_add(&inj.handlers, 1) + 1;
-  if (n == inj.refuse_handler) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  if (inj.refuse_handler && n >= inj.refuse_handler) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   return inj.handler(signal, cond, value, handler, arg);
 }
 
@@ -823,7 +823,10 @@ Test(memory_copy, refused_handler_leaves_nothing_in_flight, .timeout = 60) {
  * CopyAligned blit delayed by 300 ms are kept like pinned ones: TIMEOUT with the pending note,
  * hsad_mem_wait_pending with a passed deadline counts them, with time enough returns once the
  * bytes are exact (host -> device staged; device -> pageable pipelined: the handlers copy out
- * after the call returned), and the staging blocks are back in the pool. */
+ * after the call returned), and the staging blocks are back in the pool. A refusal in the
+ * background is reported once by hsad_mem_wait_pending; handlers ROCr refuses at the deadline
+ * make the call drive the copy to its end (was: its buffers were left unwatched, never to
+ * finish). */
 Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "300000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
@@ -880,6 +883,16 @@ Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60)
   DQ_OK(hsad_mem_wait_pending(e.dev, hsad_now_ns())); /* said once */
   cr_assert_eq(first_diff(dev, host, 12288), SIZE_MAX);
   for (size_t i = 12288; i < pn; i++) cr_assert_eq(dev[i], 0, "dev[%zu] written", i);
+  /* at the deadline ROCr refuses to watch the buffers: the call drives them to the end
+   * itself, past the deadline, rather than leave DMAs unwatched: HSAD_OK, nothing kept */
+  memset(dev, 0, pn);
+  inj_arm(NULL, 0, 1);
+  uint64_t t0 = hsad_now_ns();
+  DQ_OK(hsad_memcpy(e.dev, dev, host, pn, &piped, t0 + 20000000ull));
+  cr_assert_geq(hsad_now_ns() - t0, 1200000000ull, "4 chunks of 300 ms each were waited for");
+  cr_assert_geq(atomic_load(&inj.handlers), 1);
+  cr_assert_eq(first_diff(dev, host, pn), SIZE_MAX);
+  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
   inj_arm(NULL, 0, 0);
   hsad_host_pool_stats_t st;
   pool_stats(e.dev, &st);
