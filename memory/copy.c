@@ -6,6 +6,12 @@
  * first buffers of a pipeline). A handler only copies host bytes, returns pool blocks and
  * submits the next chunk; its last action is the decrement of the copy's completion signal,
  * after which it never touches the operation again (the caller may reuse everything then).
+ *
+ * A buffer's handler is registered before its DMA is submitted, so a DMA is never in flight
+ * unwatched: if ROCr then refuses the DMA, the buffer's signal is set to 0 and the handler
+ * that fires retires the buffer (a later chunk: the copy stops there and its failure is kept
+ * for the waiter, see "failures" below) or only acknowledges (the first submission: the call
+ * waits for that acknowledgement, frees everything itself and returns the error).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -247,7 +253,146 @@ typedef struct mem_op {
   hsa_signal_t deps[HSAD_COPY_MAX_DEPS];
   void *pinned;                    /* PINNED: the locked user pointer */
   bool sync;                       /* driven by the calling thread (no handlers) */
+  bool fill;                       /* a fill's pieces (messages say "filled") */
+  const char *what;                /* the public call, for the failure message */
+  mem_report_t report;             /* the key its failure is kept under */
+  /* Per buffer: MEM_BUF_REFUSED once ROCr refused the DMA submitted on it (its handler, or
+   * the synchronous driver, then retires it), MEM_BUF_ABORTED when the first submission was
+   * refused and the caller waits for the handler's acknowledgement (abort_ack). Written before
+   * the release store of the buffer's signal to 0 that lets the handler run. */
+  _Atomic uint8_t bstate[HSAD_COPY_MAX_BUFFERS];
+  _Atomic uint32_t abort_ack;      /* 1: the aborted handler ran and left the op (release) */
+  /* The first refusal (stop set once, acq_rel: whoever sets it writes the three fields below;
+   * they are read by op_finish after the last buffer retired, ordered by bufs_left's acq_rel) */
+  _Atomic bool stop;
+  hsa_status_t refused_status;
+  size_t refused_chunk;
+  const char *refused_call;        /* the ROCr call that refused */
+  _Atomic size_t bytes_done;       /* bytes whose DMA completed (relaxed; read after the last
+                                      retire) */
 } mem_op_t;
+
+enum { MEM_BUF_RUNNING = 0, MEM_BUF_REFUSED = 1, MEM_BUF_ABORTED = 2 };
+
+/* ---- failures after the call returned ----------------------------------------------------
+ * A copy or fill whose later chunk or piece ROCr refused stops there; it still reaches its
+ * completion (decremented once: waiters wake and bridged queues go on), and the reason is kept
+ * here under the key its waiter holds (mem_report_t), read by hsad_mem_signal_result /
+ * hsad_mem_result and taken by the synchronous forms. The last MEM_FAIL_KEEP failures are
+ * kept (a ring under fail_lock; fail_count, relaxed, lets a new op skip the lock when none is
+ * kept); a new op under the same key forgets the old record; records of an earlier runtime
+ * generation are never returned. */
+enum { MEM_FAIL_KEEP = 64 };
+typedef struct mem_fail {
+  uint64_t gen;
+  mem_report_t key;
+  char msg[512];
+} mem_fail_t;
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+static mem_fail_t fails[MEM_FAIL_KEEP];
+static uint32_t fail_next;
+static _Atomic uint32_t fail_count;
+
+static mem_fail_t *fail_find(mem_report_t key) { /* fail_lock held */
+  uint64_t gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
+  for (uint32_t i = 0; i < MEM_FAIL_KEEP; i++)
+    if (fails[i].gen == gen && fails[i].key.queue == key.queue && fails[i].key.id == key.id)
+      return &fails[i];
+  return NULL;
+}
+
+static void fail_drop(mem_fail_t *f) { /* fail_lock held */
+  f->gen = 0;
+  atomic_fetch_sub_explicit(&fail_count, 1, memory_order_relaxed);
+}
+
+static mem_report_t report_key(hsa_signal_t completion, const mem_report_t *report) {
+  return report ? *report : (mem_report_t){NULL, completion.handle};
+}
+
+/* Forgets the record of an earlier op under the same key (a new op starts under it). */
+static void mem_fail_forget(mem_report_t key) {
+  if (!atomic_load_explicit(&fail_count, memory_order_relaxed)) return;
+  pthread_mutex_lock(&fail_lock);
+  mem_fail_t *f = fail_find(key);
+  if (f) fail_drop(f);
+  pthread_mutex_unlock(&fail_lock);
+}
+
+/* Keeps the failure of a stopped op (op_finish, before the completion is decremented). */
+static void mem_fail_record(const mem_op_t *op) {
+  size_t done = atomic_load_explicit(&op->bytes_done, memory_order_relaxed);
+  size_t c = op->refused_chunk, len = op->size - c * op->chunk < op->chunk
+                                          ? op->size - c * op->chunk : op->chunk;
+  const char *hs = NULL;
+  if (!mem_rocr.hsa_status_string ||
+      mem_rocr.hsa_status_string(op->refused_status, &hs) != HSA_STATUS_SUCCESS || !hs)
+    hs = "unknown status";
+  pthread_mutex_lock(&fail_lock);
+  mem_fail_t *f = fail_find(op->report);
+  if (!f) {
+    f = &fails[fail_next];
+    fail_next = (fail_next + 1) % MEM_FAIL_KEEP;
+    if (f->gen) fail_drop(f); /* the oldest goes */
+    atomic_fetch_add_explicit(&fail_count, 1, memory_order_relaxed);
+  }
+  f->gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
+  f->key = op->report;
+  snprintf(f->msg, sizeof f->msg, "%s: %s refused %s %zu of %zu (%zu bytes at offset %zu): HSA "
+           "status 0x%x (%s); the %s stopped there: %zu of %zu bytes were not %s", op->what,
+           op->refused_call, op->fill ? "piece" : "chunk", c, op->nchunks, len, c * op->chunk,
+           (unsigned)op->refused_status, hs, op->fill ? "fill" : "copy", op->size - done,
+           op->size, op->fill ? "filled" : "copied");
+  pthread_mutex_unlock(&fail_lock);
+}
+
+/* Copies the kept message into msg (and forgets the record when take); false: none kept. */
+static bool fail_copy(mem_report_t key, bool take, char *msg, size_t n) {
+  if (!atomic_load_explicit(&fail_count, memory_order_relaxed)) return false;
+  pthread_mutex_lock(&fail_lock);
+  mem_fail_t *f = fail_find(key);
+  if (f) {
+    snprintf(msg, n, "%s", f->msg);
+    if (take) fail_drop(f);
+  }
+  pthread_mutex_unlock(&fail_lock);
+  return f != NULL;
+}
+
+/* HSAD_ERR_HSA with the kept message (and the record forgotten when take), or HSAD_OK. */
+static hsad_status_t fail_get(mem_report_t key, bool take) {
+  char msg[sizeof fails[0].msg];
+  if (!fail_copy(key, take, msg, sizeof msg)) return HSAD_OK;
+  return hsad_fail(HSAD_ERR_HSA, "%s", msg);
+}
+
+static hsad_status_t mem_fail_take(hsa_signal_t completion, const mem_report_t *report) {
+  return fail_get(report_key(completion, report), true);
+}
+
+hsad_status_t hsad_mem_signal_result(hsa_signal_t completion) {
+  if (!completion.handle)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_signal_result: completion signal is 0");
+  return fail_get((mem_report_t){NULL, completion.handle}, false);
+}
+
+hsad_status_t hsad_mem_result(const hsad_completion_t *completion) {
+  if (!completion)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_result: completion is NULL");
+  if (!completion->queue) return HSAD_OK;
+  return fail_get((mem_report_t){completion->queue, completion->epoch}, false);
+}
+
+/* Records the first refusal; later ones only stop the op too. */
+static void op_refused(mem_op_t *op, const char *call, hsa_status_t st, size_t chunk) {
+  bool was = false;
+  if (atomic_compare_exchange_strong_explicit(&op->stop, &was, true, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+    op->refused_call = call;
+    op->refused_status = st;
+    op->refused_chunk = chunk;
+  }
+}
 
 static void op_finish(mem_op_t *op) {
   for (uint32_t b = 0; b < op->nbuf; b++) {
@@ -255,6 +400,7 @@ static void op_finish(mem_op_t *op) {
     if (op->bsig[b].handle) mem_signal_give(op->bsig[b]);
   }
   if (op->pinned) mem_rocr.hsa_amd_memory_unlock(op->pinned);
+  if (atomic_load_explicit(&op->stop, memory_order_acquire)) mem_fail_record(op);
   hsa_signal_t fin = op->finish;
   free(op);
   sig_release_sub(fin, 1); /* last: the op is gone */
@@ -265,10 +411,10 @@ static size_t chunk_len(const mem_op_t *op, size_t c) {
   return op->size - off < op->chunk ? op->size - off : op->chunk;
 }
 
-/* Submits the DMA of chunk c through buffer b (host side staged already for to_device). */
+/* Submits the DMA of chunk c through buffer b (host side staged already for to_device); its
+ * signal is at 1 already (and watched, for an asynchronous op). */
 static hsa_status_t chunk_dma(mem_op_t *op, uint32_t b, size_t c, bool with_deps) {
   size_t off = c * op->chunk, len = chunk_len(op, c);
-  mem_rocr.hsa_signal_store_screlease(op->bsig[b], 1);
   void *d = op->to_device ? (void *)(op->dst + off) : op->buf[b];
   const void *s = op->to_device ? op->buf[b] : (const void *)(op->src + off);
   return mem_rocr.hsa_amd_memory_async_copy(d, op->dst_agent, s, op->src_agent, len,
@@ -276,35 +422,86 @@ static hsa_status_t chunk_dma(mem_op_t *op, uint32_t b, size_t c, bool with_deps
                                             with_deps && op->ndeps ? op->deps : NULL, op->bsig[b]);
 }
 
+/* ROCr refused the DMA of buffer b after its handler was armed (or, synchronous, before the
+ * driver waits on it): the buffer retires when its signal, set to 0 here, is seen. */
+static void buf_refused(mem_op_t *op, uint32_t b, hsa_status_t st, size_t c) {
+  op_refused(op, "hsa_amd_memory_async_copy", st, c);
+  atomic_store_explicit(&op->bstate[b], MEM_BUF_REFUSED, memory_order_relaxed);
+  sig_release_sub(op->bsig[b], 1); /* release: the state is seen by whoever sees 0 */
+}
+
 static bool chunk_done(hsa_signal_value_t v, void *arg);
 
-typedef struct mem_buf_ref { mem_op_t *op; uint32_t b; } mem_buf_ref_t;
+/* Waits (10 s at most) until the handler of an aborted first submission acknowledged; false:
+ * it did not, and the op must be leaked (the handler may still read it). */
+static bool abort_wait(mem_op_t *op) {
+  uint64_t end = hsad_now_ns() + 10000000000ull;
+  while (!atomic_load_explicit(&op->abort_ack, memory_order_acquire)) {
+    if (hsad_now_ns() >= end) return false;
+    sched_yield();
+  }
+  return true;
+}
 
-/* Starts buffer b on its first chunk (b): stage (to_device), DMA, watch. */
+/* Starts buffer b on its first chunk (b): stage (to_device), arm the handler (asynchronous),
+ * DMA. HSA_STATUS_SUCCESS also when ROCr refused the DMA of a buffer b > 0 (it is marked
+ * refused and retires through its handler); otherwise nothing is in flight on buffer b: the
+ * handler could not be armed, or (b == 0) the DMA was refused and the handler, if any, has
+ * acknowledged: the caller frees the op. */
 static hsa_status_t buf_start(mem_op_t *op, uint32_t b) {
   op->cur[b] = b;
   if (op->to_device) memcpy(op->buf[b], op->host + b * op->chunk, chunk_len(op, b));
-  hsa_status_t st = chunk_dma(op, b, b, true);
-  if (st != HSA_STATUS_SUCCESS || op->sync) return st;
-  /* the buffer index is encoded in the handler argument: op pointer + b (b < 8, op 8-aligned) */
-  return mem_rocr.hsa_amd_signal_async_handler(op->bsig[b], HSA_SIGNAL_CONDITION_EQ, 0,
+  mem_rocr.hsa_signal_store_screlease(op->bsig[b], 1);
+  hsa_status_t st;
+  if (!op->sync) {
+    /* the buffer index is encoded in the handler argument: op pointer + b (b < 8, op
+     * 8-aligned) */
+    st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[b], HSA_SIGNAL_CONDITION_EQ, 0,
                                                chunk_done, (void *)((uintptr_t)op | b));
+    if (st != HSA_STATUS_SUCCESS) {
+      op->cur[b] = SIZE_MAX;
+      if (b) op_refused(op, "hsa_amd_signal_async_handler", st, b);
+      return st;
+    }
+  }
+  st = chunk_dma(op, b, b, true);
+  if (st == HSA_STATUS_SUCCESS) return st;
+  if (b) {
+    buf_refused(op, b, st, b);
+    return HSA_STATUS_SUCCESS;
+  }
+  op->cur[0] = SIZE_MAX;
+  if (!op->sync) { /* the armed handler only acknowledges */
+    atomic_store_explicit(&op->bstate[0], MEM_BUF_ABORTED, memory_order_relaxed);
+    sig_release_sub(op->bsig[0], 1);
+    if (!abort_wait(op)) op->nbuf = 0; /* tells the caller to leak it */
+  }
+  return st;
 }
 
 enum { STEP_NEXT, STEP_RETIRED, STEP_FINISHED };
 
-/* Buffer b's DMA completed: drain it (from device), then refill it with its next chunk, or
- * retire it (the last buffer retired finishes the op, which is then gone). */
+/* Buffer b's DMA completed (or was refused): drain it (from device), then refill it with its
+ * next chunk, or retire it (refused, stopped, or no chunk left; the last buffer retired
+ * finishes the op, which is then gone). */
 static int chunk_step(mem_op_t *op, uint32_t b) {
   (void)sig_acquire(op->bsig[b]);
   size_t c = op->cur[b];
-  if (!op->to_device) memcpy(op->host + c * op->chunk, op->buf[b], chunk_len(op, c));
-  size_t next = c + op->nbuf;
-  if (next < op->nchunks) {
-    op->cur[b] = next;
-    if (op->to_device) memcpy(op->buf[b], op->host + next * op->chunk, chunk_len(op, next));
-    if (chunk_dma(op, b, next, false) == HSA_STATUS_SUCCESS) return STEP_NEXT;
-    /* ROCr refused a later chunk: the rest is not written; retire the buffer */
+  if (atomic_load_explicit(&op->bstate[b], memory_order_relaxed) != MEM_BUF_REFUSED) {
+    if (!op->to_device) memcpy(op->host + c * op->chunk, op->buf[b], chunk_len(op, c));
+    atomic_fetch_add_explicit(&op->bytes_done, chunk_len(op, c), memory_order_relaxed);
+    size_t next = c + op->nbuf;
+    if (next < op->nchunks && !atomic_load_explicit(&op->stop, memory_order_acquire)) {
+      op->cur[b] = next;
+      if (op->to_device) memcpy(op->buf[b], op->host + next * op->chunk, chunk_len(op, next));
+      mem_rocr.hsa_signal_store_screlease(op->bsig[b], 1);
+      hsa_status_t st = chunk_dma(op, b, next, false);
+      if (st == HSA_STATUS_SUCCESS) return STEP_NEXT;
+      /* ROCr refused a later chunk: the copy stops; the handler (watching again) or the
+       * driver sees the buffer at 0, refused, and retires it */
+      buf_refused(op, b, st, next);
+      return STEP_NEXT;
+    }
   }
   op->cur[b] = SIZE_MAX; /* retired */
   if (atomic_fetch_sub_explicit(&op->bufs_left, 1, memory_order_acq_rel) == 1) {
@@ -318,6 +515,10 @@ static bool chunk_done(hsa_signal_value_t v, void *arg) {
   (void)v;
   mem_op_t *op = (mem_op_t *)((uintptr_t)arg & ~(uintptr_t)7);
   uint32_t b = (uint32_t)((uintptr_t)arg & 7);
+  if (atomic_load_explicit(&op->bstate[b], memory_order_acquire) == MEM_BUF_ABORTED) {
+    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
+    return false;
+  }
   return chunk_step(op, b) == STEP_NEXT; /* true: watch the refilled buffer again */
 }
 
@@ -341,21 +542,36 @@ static bool sig_wait_zero(hsa_signal_t sig, uint64_t deadline_ns) {
 
 static bool pinned_done(hsa_signal_value_t v, void *arg);
 
+/* Drives buffer b of an op on the calling thread until it retired, however long its DMAs
+ * take (ROCr refused to watch it); returns the last step. The op stays alive meanwhile: it
+ * finishes only once b retired. */
+static int buf_drive_all(mem_op_t *op, uint32_t b, hsa_signal_t sig) {
+  for (;;) {
+    sig_wait_zero(sig, UINT64_MAX);
+    int r = chunk_step(op, b);
+    if (r != STEP_NEXT) return r;
+  }
+}
+
 /* Drives a synchronous op on the calling thread: chunks complete in submission order (ROCr's
  * blit queue), chunk c on buffer c % nbuf. At the deadline the buffers still in flight are
- * handed to ROCr's event thread (the copy completes in the background) and false is returned. */
+ * handed to ROCr's event thread (the copy completes in the background) and false is returned.
+ * A buffer ROCr refuses to watch then is driven here to its end, past the deadline (never
+ * left in flight unwatched); true when no buffer was handed over (the op is done). */
 static bool op_drive(mem_op_t *op, uint64_t deadline_ns) {
   if (op->pinned) {
     if (!sig_wait_zero(op->bsig[0], deadline_ns)) {
-      mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
-                                            pinned_done, op);
-      return false;
+      if (mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
+                                                pinned_done, op) == HSA_STATUS_SUCCESS)
+        return false;
+      sig_wait_zero(op->bsig[0], UINT64_MAX); /* cannot be watched: waited for here */
     }
     op_finish(op);
     return true;
   }
   for (size_t c = 0;; c++) {
     uint32_t b = (uint32_t)(c % op->nbuf);
+    if (op->cur[b] == SIZE_MAX) continue; /* retired early (a refusal stopped the copy) */
     if (!sig_wait_zero(op->bsig[b], deadline_ns)) {
       /* buffers still active carry chunks >= c: watch them all from now on */
       uint32_t nbuf = op->nbuf, active[HSAD_COPY_MAX_BUFFERS], na = 0;
@@ -364,10 +580,22 @@ static bool op_drive(mem_op_t *op, uint64_t deadline_ns) {
       hsa_signal_t sigs[HSAD_COPY_MAX_BUFFERS];
       for (uint32_t k = 0; k < na; k++) sigs[k] = op->bsig[active[k]];
       op->sync = false;
-      for (uint32_t k = 0; k < na; k++)
-        mem_rocr.hsa_amd_signal_async_handler(sigs[k], HSA_SIGNAL_CONDITION_EQ, 0, chunk_done,
-                                              (void *)((uintptr_t)op | active[k]));
-      return false;
+      uint32_t orphans[HSAD_COPY_MAX_BUFFERS], no = 0;
+      bool handed = false;
+      for (uint32_t k = 0; k < na; k++) {
+        if (mem_rocr.hsa_amd_signal_async_handler(sigs[k], HSA_SIGNAL_CONDITION_EQ, 0,
+                                                  chunk_done,
+                                                  (void *)((uintptr_t)op | active[k])) ==
+            HSA_STATUS_SUCCESS)
+          handed = true;
+        else
+          orphans[no++] = k;
+      }
+      /* an orphan keeps the op alive until it retired; after the last one retired, op may be
+       * gone (handled buffers finish it elsewhere) */
+      int r = STEP_RETIRED;
+      for (uint32_t k = 0; k < no; k++) r = buf_drive_all(op, active[orphans[k]], sigs[orphans[k]]);
+      return !handed && r == STEP_FINISHED;
     }
     int r = chunk_step(op, b);
     if (r == STEP_FINISHED) return true;
@@ -377,11 +605,14 @@ static bool op_drive(mem_op_t *op, uint64_t deadline_ns) {
 /* Stages buffers 1..nbuf-1 of a pipeline on ROCr's event thread. */
 static void pipeline_rest(void *arg) {
   mem_op_t *op = arg;
-  uint32_t started = 1;
-  for (uint32_t b = 1; b < op->nbuf; b++, started++)
-    if (buf_start(op, b) != HSA_STATUS_SUCCESS) break;
-  /* buffers that could not start retire at once */
-  uint32_t missing = op->nbuf - started;
+  /* once every buffer started, the op may finish (and be gone) on another thread: nbuf is
+   * read before */
+  uint32_t nbuf = op->nbuf, started = 1;
+  while (started < nbuf && !atomic_load_explicit(&op->stop, memory_order_acquire) &&
+         buf_start(op, started) == HSA_STATUS_SUCCESS)
+    started++;
+  /* buffers that could not start (or after a refusal) retire at once */
+  uint32_t missing = nbuf - started;
   if (missing &&
       atomic_fetch_sub_explicit(&op->bufs_left, missing, memory_order_acq_rel) == missing)
     op_finish(op);
@@ -389,8 +620,14 @@ static void pipeline_rest(void *arg) {
 
 static bool pinned_done(hsa_signal_value_t v, void *arg) {
   (void)v;
-  (void)sig_acquire(((mem_op_t *)arg)->bsig[0]);
-  op_finish(arg);
+  mem_op_t *op = arg;
+  (void)sig_acquire(op->bsig[0]);
+  if (atomic_load_explicit(&op->bstate[0], memory_order_acquire) == MEM_BUF_ABORTED) {
+    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
+    return false;
+  }
+  atomic_store_explicit(&op->bytes_done, op->size, memory_order_relaxed);
+  op_finish(op);
   return false;
 }
 
@@ -451,7 +688,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t dep_count, hsa_signal_t completion,
                              const hsad_copy_options_t *options,
                              hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns,
-                             bool check_only) {
+                             bool check_only, const mem_report_t *report) {
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if ((s = check_deps(what, deps, dep_count))) return s;
@@ -459,6 +696,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: completion signal is 0", what);
   hsad_copy_options_t o = opts_resolve(options);
   if ((s = opts_check(what, &o))) return s;
+  if (!check_only) mem_fail_forget(report_key(completion, report));
   if (size == 0) {
     if (out_strategy) *out_strategy = HSAD_COPY_DIRECT;
     return check_only ? HSAD_OK : after_deps(deps, dep_count, completion);
@@ -517,6 +755,8 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   op->pool = pool;
   op->ndeps = dep_count;
   op->sync = sync_deadline_ns != 0;
+  op->what = what;
+  op->report = report_key(completion, report);
   if (dep_count) memcpy(op->deps, deps, dep_count * sizeof *deps);
   /* the pageable side is host memory of the device's nearest CPU once staged or pinned */
   op->dst_agent = d.pageable ? cpu : dst_agent;
@@ -542,17 +782,34 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
     op->nbuf = 1;
     void *dd = op->to_device ? (void *)op->dst : agent_ptr;
     const void *ss = op->to_device ? agent_ptr : (const void *)op->src;
+    /* asynchronous: the handler is armed before the DMA exists, so a DMA is never in flight
+     * unwatched (a refused handler leaves nothing to undo) */
+    if (!op->sync) {
+      st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
+                                                 pinned_done, op);
+      if (st != HSA_STATUS_SUCCESS) {
+        mem_signal_give(op->bsig[0]);
+        mem_rocr.hsa_amd_memory_unlock(op->pinned);
+        free(op);
+        return mem_hsa_fail(st, "%s: hsa_amd_signal_async_handler(pinned copy %p <- %p, %zu "
+                            "bytes; nothing submitted)", what, dst, src, size);
+      }
+    }
     /* ROCr refuses a non-NULL dep array with a zero count (INVALID_ARGUMENT) */
     st = mem_rocr.hsa_amd_memory_async_copy(dd, op->dst_agent, ss, op->src_agent, size,
                                             dep_count, dep_count ? op->deps : NULL, op->bsig[0]);
-    if (st == HSA_STATUS_SUCCESS && !op->sync)
-      st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0,
-                                                 pinned_done, op);
     if (st != HSA_STATUS_SUCCESS) {
-      /* only the submission can have failed here (the handler cannot fail on a valid signal) */
-      mem_signal_give(op->bsig[0]);
-      mem_rocr.hsa_amd_memory_unlock(op->pinned);
-      free(op);
+      bool freeable = true;
+      if (!op->sync) { /* release the armed handler; it only acknowledges */
+        atomic_store_explicit(&op->bstate[0], MEM_BUF_ABORTED, memory_order_relaxed);
+        sig_release_sub(op->bsig[0], 1);
+        freeable = abort_wait(op);
+      }
+      if (freeable) {
+        mem_signal_give(op->bsig[0]);
+        mem_rocr.hsa_amd_memory_unlock(op->pinned);
+        free(op);
+      }
       return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, %zu bytes, pinned)",
                           what, dst, src, size);
     }
@@ -591,11 +848,17 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   bool sync = op->sync;
   hsa_status_t st = buf_start(op, 0);
   if (st != HSA_STATUS_SUCCESS) {
-    for (uint32_t i = 0; i < op->nbuf; i++) {
-      hsad_host_pool_free(pool, op->buf[i]);
-      mem_signal_give(op->bsig[i]);
+    bool dma_refused = sync || op->bstate[0] == MEM_BUF_ABORTED;
+    if (op->nbuf) { /* 0: the aborted handler never acknowledged: the op is left to it */
+      for (uint32_t i = 0; i < op->nbuf; i++) {
+        hsad_host_pool_free(pool, op->buf[i]);
+        mem_signal_give(op->bsig[i]);
+      }
+      free(op);
     }
-    free(op);
+    if (!dma_refused)
+      return mem_hsa_fail(st, "%s: hsa_amd_signal_async_handler(first of %zu chunk(s) %p <- "
+                          "%p; nothing submitted)", what, nchunks, dst, src);
     return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p <- %p, first of %zu chunk(s))",
                         what, dst, src, nchunks);
   }
@@ -605,7 +868,7 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
     if (!op_drive(op, sync_deadline_ns))
       return hsad_fail(HSAD_ERR_TIMEOUT, "%s: %zu bytes not copied by the deadline: the copy "
                        "goes on in the background", what, size);
-    return HSAD_OK;
+    return mem_fail_take(completion, report);
   }
   if (nbuf > 1) {
     st = mem_rocr.hsa_amd_async_function(pipeline_rest, op);
@@ -620,22 +883,28 @@ hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const 
                                         const hsad_copy_options_t *options,
                                         hsad_copy_strategy_t *out_strategy) {
   return mem_copy_start("hsad_memcpy_async_signals", device, dst, src, size, deps, dep_count,
-                        completion, options, out_strategy, 0, false);
+                        completion, options, out_strategy, 0, false, NULL);
 }
 
 /* ---- fills ------------------------------------------------------------------------------- */
 
 static bool fill_done(hsa_signal_value_t v, void *arg) {
   (void)v;
-  (void)sig_acquire(((mem_op_t *)arg)->bsig[0]);
-  op_finish(arg);
+  mem_op_t *op = arg;
+  (void)sig_acquire(op->bsig[0]);
+  if (atomic_load_explicit(&op->bstate[0], memory_order_acquire) == MEM_BUF_ABORTED) {
+    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
+    return false;
+  }
+  op_finish(op);
   return false;
 }
 
 hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t pattern, uint32_t width, size_t count,
                              const hsa_signal_t *deps, uint32_t dep_count,
-                             hsa_signal_t completion, bool check_only) {
+                             hsa_signal_t completion, bool check_only,
+                             const mem_report_t *report) {
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if ((s = check_deps(what, deps, dep_count))) return s;
@@ -647,6 +916,7 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
     return hsad_fail(HSAD_ERR_RANGE, "%s: %zu elements of %u bytes overflow size_t", what, count,
                      width);
   size_t size = count * width;
+  if (!check_only) mem_fail_forget(report_key(completion, report));
   if (size == 0) return check_only ? HSAD_OK : after_deps(deps, dep_count, completion);
   if (!dst) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dst is NULL", what);
   mem_side_t d;
@@ -665,7 +935,13 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
   op->pool = pool;
   op->finish = completion;
   op->nbuf = 1;
+  op->fill = true;
+  op->what = what;
+  op->report = report_key(completion, report);
+  op->size = size;
+  op->chunk = blk;
   size_t n = (size + blk - 1) / blk;
+  op->nchunks = n;
   s = hsad_host_pool_alloc(pool, blk, &op->buf[0]);
   if (!s) s = mem_signal_take((hsa_signal_value_t)n, &op->bsig[0]);
   if (s) {
@@ -676,32 +952,42 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
   }
   uint8_t *pb = op->buf[0];
   for (size_t i = 0; i < blk; i += width) memcpy(pb + i, &pattern, width); /* host order */
-  hsa_agent_t dagent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu_agent_of(device);
-  for (size_t i = 0; i < n; i++) {
-    size_t off = i * blk, len = size - off < blk ? size - off : blk;
-    hsa_status_t st = mem_rocr.hsa_amd_memory_async_copy(d.gpu_p + off, dagent, pb,
-                                                         mem_st.gpu_agents[bd], len, dep_count,
-                                                         dep_count ? deps : NULL, op->bsig[0]);
-    if (st != HSA_STATUS_SUCCESS) {
-      if (i == 0) {
-        hsad_host_pool_free(pool, op->buf[0]);
-        mem_signal_give(op->bsig[0]);
-        free(op);
-        return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p, %zu bytes of pattern)", what,
-                            dst, len);
-      }
-      /* later pieces refused: count them as done so the fill completes (partially) */
-      mem_rocr.hsa_signal_subtract_screlease(op->bsig[0], (hsa_signal_value_t)(n - i));
-      break;
-    }
-  }
+  /* the handler is armed before any piece is submitted: nothing is ever in flight unwatched */
   hsa_status_t st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ,
                                                           0, fill_done, op);
   if (st != HSA_STATUS_SUCCESS) {
-    /* cannot watch it: wait here, then finish */
-    mem_rocr.hsa_signal_wait_scacquire(op->bsig[0], HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
-                                       HSA_WAIT_STATE_BLOCKED);
-    op_finish(op);
+    hsad_host_pool_free(pool, op->buf[0]);
+    mem_signal_give(op->bsig[0]);
+    free(op);
+    return mem_hsa_fail(st, "%s: hsa_amd_signal_async_handler(fill of %zu bytes at %p; nothing "
+                        "submitted)", what, size, dst);
+  }
+  hsa_agent_t dagent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu_agent_of(device);
+  for (size_t i = 0; i < n; i++) {
+    size_t off = i * blk, len = size - off < blk ? size - off : blk;
+    /* counted before the submission: after the last one the op may be gone */
+    atomic_fetch_add_explicit(&op->bytes_done, len, memory_order_relaxed);
+    st = mem_rocr.hsa_amd_memory_async_copy(d.gpu_p + off, dagent, pb, mem_st.gpu_agents[bd],
+                                            len, dep_count, dep_count ? deps : NULL, op->bsig[0]);
+    if (st == HSA_STATUS_SUCCESS) continue;
+    /* refused: the signal is still >= n - i > 0, so the op is alive */
+    atomic_fetch_sub_explicit(&op->bytes_done, len, memory_order_relaxed);
+    if (i == 0) { /* nothing in flight: release the handler, which only acknowledges */
+      atomic_store_explicit(&op->bstate[0], MEM_BUF_ABORTED, memory_order_relaxed);
+      sig_release_sub(op->bsig[0], (hsa_signal_value_t)n);
+      if (abort_wait(op)) {
+        hsad_host_pool_free(pool, op->buf[0]);
+        mem_signal_give(op->bsig[0]);
+        free(op);
+      }
+      return mem_hsa_fail(st, "%s: hsa_amd_memory_async_copy(%p, %zu bytes of pattern)", what,
+                          dst, len);
+    }
+    /* a later piece refused: the fill stops; the pieces in flight complete, then the op
+     * finishes with the failure kept for its waiter */
+    op_refused(op, "hsa_amd_memory_async_copy", st, i);
+    sig_release_sub(op->bsig[0], (hsa_signal_value_t)(n - i));
+    break;
   }
   return HSAD_OK;
 }
@@ -710,7 +996,7 @@ hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32
                                         uint32_t width, size_t count, const hsa_signal_t *deps,
                                         uint32_t dep_count, hsa_signal_t completion) {
   return mem_fill_start("hsad_memset_async_signals", device, dst, pattern, width, count, deps,
-                        dep_count, completion, false);
+                        dep_count, completion, false, NULL);
 }
 
 /* ---- synchronous forms ----------------------------------------------------------------- */
@@ -735,8 +1021,16 @@ typedef struct mem_pending {
 static pthread_mutex_t pend_lock = PTHREAD_MUTEX_INITIALIZER;
 static mem_pending_t *pend_head;
 static _Atomic uint32_t pend_count;
+/* The first failure (a refused later chunk or piece) of a timed-out op that finished, not yet
+ * returned by hsad_mem_wait_pending (pend_lock); later ones are counted. */
+static struct {
+  uint64_t gen;
+  uint32_t device, more;
+  char msg[sizeof fails[0].msg];
+} late;
 
-/* Drops finished nodes (and those of an earlier generation); pend_lock held. */
+/* Drops finished nodes (and those of an earlier generation), keeping a failure of theirs for
+ * hsad_mem_wait_pending; pend_lock held. */
 static void pending_reap(void) {
   uint64_t gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
   for (mem_pending_t **pp = &pend_head; *pp;) {
@@ -747,6 +1041,17 @@ static void pending_reap(void) {
       continue;
     }
     *pp = p->next;
+    char msg[sizeof late.msg];
+    if (!stale && fail_copy((mem_report_t){NULL, p->sig.handle}, true, msg, sizeof msg)) {
+      if (late.gen != gen) {
+        late.gen = gen;
+        late.device = p->device;
+        late.more = 0;
+        memcpy(late.msg, msg, sizeof msg);
+      } else {
+        late.more++;
+      }
+    }
     if (!stale) mem_signal_give(p->sig);
     free(p);
     atomic_fetch_sub_explicit(&pend_count, 1, memory_order_relaxed);
@@ -813,6 +1118,19 @@ hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns)
         if (!p) p = x;
       }
     if (!p) {
+      uint64_t gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
+      if (late.gen == gen && (dev == UINT32_MAX || late.device == dev)) {
+        char msg[sizeof late.msg];
+        memcpy(msg, late.msg, sizeof msg);
+        uint32_t more = late.more;
+        late.gen = 0;
+        pthread_mutex_unlock(&pend_lock);
+        if (more)
+          return hsad_fail(HSAD_ERR_HSA, "%s: a timed-out synchronous copy or fill finished "
+                           "incomplete: %s (and %u more)", what, msg, more);
+        return hsad_fail(HSAD_ERR_HSA, "%s: a timed-out synchronous copy or fill finished "
+                         "incomplete: %s", what, msg);
+      }
       pthread_mutex_unlock(&pend_lock);
       return HSAD_OK;
     }
@@ -840,7 +1158,7 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL,
-                     deadline_ns ? deadline_ns : 1, false);
+                     deadline_ns ? deadline_ns : 1, false, NULL);
   /* mem_copy_start's own TIMEOUT: a pinned or pipelined copy it drove here is in flight */
   if (s == HSAD_ERR_TIMEOUT || (!s && !sig_wait_zero(sig, deadline_ns))) {
     bool kept = pending_add("hsad_memcpy", device, sig, dst, size, src, size);
@@ -850,6 +1168,7 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
                             "until then)"
                           : " (out of host memory to track it: keep its memory until it finished)");
   }
+  if (!s) s = mem_fail_take(sig, NULL);
   mem_signal_give(sig);
   return s;
 }
@@ -859,26 +1178,11 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
   static const char what[] = "hsad_memset";
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
-  if ((width == 1 || width == 2 || width == 4) && count <= SIZE_MAX / width && dst &&
-      (uintptr_t)dst % 4 == 0 && (count * width) % 4 == 0 && count) {
-    mem_side_t d;
-    if ((s = side_classify(what, "destination", dst, count * width, &d))) return s;
-    if (!d.pageable) {
-      uint32_t bd = d.device_mem ? d.owner : mem_device_index(device);
-      if ((s = side_access(what, "destination", &d, bd))) return s;
-      uint32_t v = width == 4 ? pattern
-                 : width == 2 ? (pattern & 0xffffu) * 0x00010001u
-                              : (pattern & 0xffu) * 0x01010101u;
-      hsa_status_t st = mem_rocr.hsa_amd_memory_fill(d.gpu_p, v, count * width / 4);
-      if (st != HSA_STATUS_SUCCESS)
-        return mem_hsa_fail(st, "%s: hsa_amd_memory_fill(%p, %zu words)", what, dst,
-                            count * width / 4);
-      return HSAD_OK;
-    }
-  }
+  /* pattern copies on an internal signal, waited for here until deadline_ns (not
+   * hsa_amd_memory_fill: ROCr waits inside it for the Fill blit, with no deadline) */
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
-  s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig, false);
+  s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig, false, NULL);
   if (!s && !sig_wait_zero(sig, deadline_ns)) {
     bool kept = pending_add(what, device, sig, dst, count * width, NULL, 0);
     return hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline (goes on in the "
@@ -887,6 +1191,7 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
                             "until then"
                           : "; out of host memory to track it: keep its memory until it finished");
   }
+  if (!s) s = mem_fail_take(sig, NULL);
   mem_signal_give(sig);
   return s;
 }

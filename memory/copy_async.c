@@ -144,13 +144,15 @@ typedef struct job {
   int kind;
 } job_t;
 
+/* A failure after the call returned is kept under the caller's completion (hsad_mem_result). */
 static hsad_status_t job_start(const job_t *j, hsa_signal_t *dep, uint32_t ndep,
-                               hsa_signal_t done) {
+                               hsa_signal_t done, const hsad_completion_t *out) {
+  mem_report_t report = {out->queue, out->epoch};
   if (j->kind == 0)
     return mem_copy_start(j->what, j->device, j->dst, j->src, j->size, dep, ndep, done,
-                          j->options, NULL, 0, false);
+                          j->options, NULL, 0, false, &report);
   return mem_fill_start(j->what, j->device, j->dst, j->pattern, j->width, j->count, dep, ndep,
-                        done, false);
+                        done, false, &report);
 }
 
 static hsad_status_t job_run(const job_t *j, const hsad_completion_t *deps, uint32_t dep_count,
@@ -190,7 +192,7 @@ static hsad_status_t job_run(const job_t *j, const hsad_completion_t *deps, uint
     mem_signal_give(done_sig);
     return hsad_fail(keep, "%s", msg);
   }
-  s = job_start(j, open ? &dep_sig : NULL, open ? 1 : 0, done_sig);
+  s = job_start(j, open ? &dep_sig : NULL, open ? 1 : 0, done_sig, out);
   if (s) {
     /* nothing moved: release the barrier that waits for it, keep the message */
     mem_rocr.hsa_signal_store_screlease(done_sig, 0);
@@ -212,7 +214,8 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
   if ((s = check_common(what, deps, dep_count, out_completion))) return s;
   /* every check of the copy first: nothing is submitted for a copy that would be refused */
   hsa_signal_t dummy = {1};
-  if ((s = mem_copy_start(what, device, dst, src, size, NULL, 0, dummy, options, NULL, 0, true)))
+  if ((s = mem_copy_start(what, device, dst, src, size, NULL, 0, dummy, options, NULL, 0, true,
+                          NULL)))
     return s;
   job_t j = {.what = what, .device = device, .dst = dst, .src = src, .size = size,
              .options = options, .kind = 0};
@@ -228,7 +231,7 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
   if (s) return s;
   if ((s = check_common(what, deps, dep_count, out_completion))) return s;
   hsa_signal_t dummy = {1};
-  if ((s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, dummy, true)))
+  if ((s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, dummy, true, NULL)))
     return s;
   job_t j = {.what = what, .device = device, .dst = dst, .size = count * width,
              .pattern = pattern, .width = width, .count = count, .kind = 1};

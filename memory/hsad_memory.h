@@ -237,9 +237,18 @@ hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_
  * overlaps the DMA of the others; chunks after the first are staged on ROCr's asynchronous
  * event thread as buffers come back) or PINNED (the user range pinned in place with
  * hsa_amd_memory_lock_to_pool, unpinned when the DMA completed). Staging blocks are returned
- * to the pool before the copy's completion is signalled. Errors ROCr reports for a later chunk
- * (after the call returned) cannot be returned: the copy then completes without writing the
- * rest (the pools stay consistent).
+ * to the pool before the copy's completion is signalled.
+ *
+ * Refusals after the call returned: ROCr may refuse the DMA of a later chunk of a pipeline
+ * (or a later 1 MiB piece of a fill). The copy then stops: nothing more is submitted, the
+ * chunks in flight complete, the pools get their blocks back, and the completion is reached
+ * as always (decremented once, so waiters and queues bridged to it go on), with the failure
+ * kept for its waiter: hsad_mem_signal_result (signal forms) or hsad_mem_result (completion
+ * forms) then returns HSAD_ERR_HSA, "<call>: hsa_amd_memory_async_copy refused chunk C of N
+ * (L bytes at offset O): HSA status 0x.. (...); the copy stopped there: M of S bytes were not
+ * copied" ("piece", "fill", "filled" for fills). The synchronous forms return that error
+ * themselves. Every DMA is watched from before it is submitted (its handler is armed first),
+ * so a refused handler (hsa_amd_signal_async_handler) never leaves a DMA in flight unwatched.
  */
 
 /* How a pageable side is moved. */
@@ -293,7 +302,9 @@ hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, 
  * messages, named "hsad_memcpy_async"): a refused copy submits nothing. Errors also:
  * HSAD_ERR_INVALID_ARGUMENT (out_completion NULL, deps NULL with dep_count > 0, dep_count above
  * HSAD_COPY_MAX_DEPS), those of hsad_queue_create / hsad_queue_barrier_signals (queue error,
- * HSAD_ERR_TIMEOUT: nothing submitted). Returns once the first chunk is staged. Thread-safe. */
+ * HSAD_ERR_TIMEOUT: nothing submitted). Returns once the first chunk is staged. Once
+ * *out_completion was reached, hsad_mem_result(out_completion) says whether every byte
+ * arrived (a later chunk ROCr refused: see "Refusals after the call returned"). Thread-safe. */
 hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *src, size_t size,
                                 const hsad_completion_t *deps, uint32_t dep_count,
                                 const hsad_copy_options_t *options, uint64_t deadline_ns,
@@ -312,9 +323,11 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
  * `device`: the GPU whose NUMA node's pool stages pageable data (and that runs the blit when
  * neither side is device memory). Zero bytes: no check, completion decremented once the deps
  * are 0. *out_strategy (may be NULL): what moved it. Returns once the first chunk is staged
- * (or pinned). Errors: the checks above, HSAD_ERR_HSA (ROCr refused the first submission:
- * nothing is in flight), HSAD_ERR_OUT_OF_MEMORY / HSAD_ERR_RESOURCE_EXHAUSTED (staging).
- * Thread-safe. */
+ * (or pinned). Errors: the checks above, HSAD_ERR_HSA (ROCr refused the first submission, or
+ * refused to arm the handler that watches it: nothing is in flight, the message names the
+ * call), HSAD_ERR_OUT_OF_MEMORY / HSAD_ERR_RESOURCE_EXHAUSTED (staging). Once `completion`
+ * was decremented, hsad_mem_signal_result(completion) says whether every byte arrived (see
+ * "Refusals after the call returned"). Thread-safe. */
 hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const void *src,
                                         size_t size, const hsa_signal_t *deps, uint32_t dep_count,
                                         hsa_signal_t completion,
@@ -325,24 +338,34 @@ hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const 
  * bytes, host byte order), on HSA signals as hsad_memcpy_async_signals. dst must be memory
  * the GPU reaches (not pageable: HSAD_ERR_INVALID_ARGUMENT); any byte alignment. Done by
  * hsa_amd_memory_async_copy from a pool block holding the pattern (at most 1 MiB, repeated).
- * Errors: as the copy checks for dst; width not 1, 2 or 4; count * width overflows. */
+ * Errors: as the copy checks for dst; width not 1, 2 or 4; count * width overflows;
+ * HSAD_ERR_HSA as hsad_memcpy_async_signals (a later piece refused: hsad_mem_signal_result). */
 hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32_t pattern,
                                         uint32_t width, size_t count, const hsa_signal_t *deps,
                                         uint32_t dep_count, hsa_signal_t completion);
 
-/* Synchronous fill without dependencies: hsa_amd_memory_fill (ROCr's Fill blit, which waits)
- * when dst is 4-byte aligned and the bytes are a whole number of 32-bit words, else as
- * hsad_memset_async_signals and a wait. deadline_ns bounds the wait. Errors: as above,
- * HSAD_ERR_TIMEOUT (the fill goes on: kept as a timed-out hsad_memcpy is). Thread-safe. */
+/* Synchronous fill without dependencies: hsad_memset_async_signals on an internal signal and
+ * a wait until deadline_ns, for every alignment (not hsa_amd_memory_fill: ROCr waits inside it
+ * for its Fill blit with no deadline). Errors: as hsad_memset_async_signals; HSAD_ERR_TIMEOUT
+ * ("hsad_memset: not finished by the deadline (goes on in the background; ...)": the fill is
+ * kept as a timed-out hsad_memcpy is); HSAD_ERR_HSA when ROCr refused a later piece (the
+ * message as hsad_mem_signal_result's; the pieces before it are written, nothing is left in
+ * flight). Thread-safe. */
 hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, uint32_t width,
                           size_t count, uint64_t deadline_ns);
 
 /* Synchronous copy: hsad_memcpy_async_signals on an internal signal and a wait until
- * deadline_ns. Errors: as hsad_memcpy_async_signals, HSAD_ERR_TIMEOUT (the copy is still in
+ * deadline_ns. Errors: as hsad_memcpy_async_signals; HSAD_ERR_HSA also when ROCr refused a
+ * later chunk (the message as hsad_mem_signal_result's: the chunks before it are at dst,
+ * nothing is left in flight, nothing is kept); HSAD_ERR_TIMEOUT (the copy is still in
  * flight: the library keeps it until it finished, hsad_mem_wait_pending waits for it, and
  * hsad_mem_free / hsad_mem_unregister / hsad_host_pool_free of memory it reads or writes return
  * HSAD_ERR_IN_USE until then; caller memory the library did not allocate, e.g. malloc'd, must
- * stay valid until hsad_mem_wait_pending returned HSAD_OK). Thread-safe. */
+ * stay valid until hsad_mem_wait_pending returned HSAD_OK). A pageable copy the call drives
+ * itself (staged, pipelined, pinned) is handed to ROCr's event thread at the deadline; a
+ * buffer ROCr refuses to watch then (hsa_amd_signal_async_handler) is driven to its end by
+ * the call, past the deadline, and if no buffer could be handed over the call returns as if
+ * in time. Thread-safe. */
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns);
 
@@ -350,9 +373,26 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
  * of every device) that returned HSAD_ERR_TIMEOUT has finished; their memory may then be freed.
  * Asynchronous copies have their own completions and are not waited for. Errors:
  * HSAD_ERR_TIMEOUT (deadline_ns passed: the message counts those still in flight),
+ * HSAD_ERR_HSA (all finished, but one stopped at a chunk or piece ROCr refused: "hsad_mem_
+ * wait_pending: a timed-out synchronous copy or fill finished incomplete: <its message>", once
+ * per failure, " (and N more)" when several did),
  * HSAD_ERR_INVALID_ARGUMENT / HSAD_ERR_CLOSED (a device not of the open runtime). Thread-safe;
  * not concurrent with hsad_runtime_close (which ends every signal: close after it returned). */
 hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns);
+
+/* Whether the copy or fill (hsad_memcpy_async_signals, hsad_memset_async_signals) that last
+ * decremented `completion` wrote every byte: HSAD_OK, or HSAD_ERR_HSA with the message of the
+ * refusal that stopped it (see "Refusals after the call returned"). Ask after the completion
+ * was decremented (before, HSAD_OK says only that nothing failed so far). The result is kept
+ * until a new copy or fill starts on the same signal; the last 64 failures are kept in all
+ * (older ones answer HSAD_OK), none across a runtime close. Errors also:
+ * HSAD_ERR_INVALID_ARGUMENT (completion handle 0). Thread-safe; never blocks. */
+hsad_status_t hsad_mem_signal_result(hsa_signal_t completion);
+
+/* As hsad_mem_signal_result for a completion hsad_memcpy_async / hsad_memset_async returned
+ * (ask once hsad_completion_wait returned HSAD_OK for it; an empty completion is HSAD_OK).
+ * Errors also: HSAD_ERR_INVALID_ARGUMENT (NULL). Thread-safe; never blocks. */
+hsad_status_t hsad_mem_result(const hsad_completion_t *completion);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,6 @@
   X(hsa_amd_memory_lock_to_pool) \
   X(hsa_amd_memory_unlock) \
   X(hsa_amd_memory_async_copy) \
-  X(hsa_amd_memory_fill) \
   X(hsa_amd_pointer_info) \
   X(hsa_amd_async_function) \
   X(hsa_amd_signal_async_handler) \
@@ -136,17 +135,27 @@ hsad_host_pool_t *mem_pool_find(const void *ptr, uint32_t *out_index);
 /* Internal signals (value set on take), reused while the runtime generation lasts. */
 hsad_status_t mem_signal_take(hsa_signal_value_t value, hsa_signal_t *out);
 void mem_signal_give(hsa_signal_t s);
-/* The copy and fill engines behind every public form; `what` names the public call. */
+/* The key a failure after the call returned is kept under (copy.c, "failures"): queue NULL:
+ * the completion signal's handle (signal forms, internal signals of the synchronous forms);
+ * otherwise the copy queue's completion (queue, epoch) of hsad_memcpy_async / _memset_async. */
+typedef struct mem_report {
+  const void *queue;
+  uint64_t id;
+} mem_report_t;
+
+/* The copy and fill engines behind every public form; `what` names the public call; report:
+ * the key of a later failure (NULL: the completion signal). */
 hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                              const void *src, size_t size, const hsa_signal_t *deps,
                              uint32_t dep_count, hsa_signal_t completion,
                              const hsad_copy_options_t *options,
                              hsad_copy_strategy_t *out_strategy, uint64_t sync_deadline_ns,
-                             bool check_only);
+                             bool check_only, const mem_report_t *report);
 hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t pattern, uint32_t width, size_t count,
                              const hsa_signal_t *deps, uint32_t dep_count,
-                             hsa_signal_t completion, bool check_only);
+                             hsa_signal_t completion, bool check_only,
+                             const mem_report_t *report);
 /* Synchronous copies and fills that returned HSAD_ERR_TIMEOUT (copy.c): HSAD_ERR_IN_USE,
  * naming the call, when [lo, lo + size) overlaps memory one of them still reads or writes
  * (`what` and `desc` name the caller and the object for the message); HSAD_OK otherwise

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1307,6 +1308,85 @@ Test(strict, access_lenient_by_default) {
   cr_assert(rt_wait_zero(done, 5000));
   for (int i = 0; i < 256; i++) cr_assert_eq(dst[i], 5, "dst[%d]", i);
   hsa_queue_destroy(q);
+  rt_close(&rt);
+}
+
+/* Child of access_blit_*: opens ROCr, copies into fine-grained memory never granted to the GPU
+ * and waits 5 s for the copy's signal; ROCr's blit queue faults first and ROCr ends the process
+ * (SIGABRT), as it does on a GPU memory fault. Exit 2: it did not. */
+static void blit_into_ungranted(const char *stderr_file) {
+  int fd = open(stderr_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
+  if (rt_open(&rt) != 0) _exit(4);
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  uint8_t *src = rt_alloc(rt.fine_pool, 4096, agents, 2);
+  uint8_t *dst = rt_alloc(rt.fine_pool, 4096, NULL, 0); /* allow_access skipped */
+  if (!src || !dst) _exit(5);
+  memset(src, 0x5a, 4096);
+  hsa_signal_t done;
+  if (hsa_signal_create(1, 0, NULL, &done) != HSA_STATUS_SUCCESS ||
+      hsa_amd_memory_async_copy(dst, rt.cpu, src, rt.gpu, 4096, 0, NULL, done) !=
+          HSA_STATUS_SUCCESS)
+    _exit(6);
+  rt_wait_zero(done, 5000);
+  _exit(2);
+}
+
+static void expect_blit_fault(const char *kernel) {
+  char path[] = "/tmp/test_emu_blit_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) blit_into_ungranted(path);
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  static char err[8192];
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  size_t n = fread(err, 1, sizeof err - 1, f);
+  err[n] = '\0';
+  fclose(f);
+  unlink(path);
+  cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+            "%s into ungranted memory: child status 0x%x (want SIGABRT); stderr: %s", kernel,
+            status, err);
+  char want[256];
+  snprintf(want, sizeof want, "kfd-emu: GPU 0 queue 0: kernel %s: memory violation in workgroup "
+           "(0,0,0)\nQueue at 0x", kernel);
+  cr_assert(!strncmp(err, want, strlen(want)), "stderr: %s", err);
+  const char *tail = " inactivated due to async error:\n\tHSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: "
+                     "The agent attempted to access memory beyond the largest legal address.\n";
+  const char *at = strstr(err, " inactivated");
+  cr_assert(at && !strcmp(at, tail), "stderr: %s", err);
+}
+
+/* ROCr's blit kernels check their ranges as kernel twins do (blit_rocr.c, gpu_accessible):
+ * under strict access a copy into fine-grained memory never granted to the GPU is a memory
+ * violation of CopyAligned on ROCr's own blit queue, which ROCr reports and ends the process
+ * for (no error callback on its internal queues; stderr checked in a child); granted, the same
+ * copy and a fill write every byte. (A fill of system memory never reaches the GPU: ROCr fills
+ * memory its CPU agent owns on the host.) */
+Test(strict, access_blit_into_memory_not_allowed_faults) {
+  setenv("KFD_EMU_ACCESS", "strict", 1);
+  expect_blit_fault("CopyAligned");
+  open_rt();
+  hsa_agent_t agents[2] = {rt.gpu, rt.cpu};
+  uint8_t *src = rt_alloc(rt.fine_pool, 4096, agents, 2);
+  uint8_t *dst = rt_alloc(rt.fine_pool, 4096, agents, 2);
+  cr_assert(src && dst);
+  for (int i = 0; i < 4096; i++) src[i] = (uint8_t)(i * 7 + 1);
+  memset(dst, 0, 4096);
+  hsa_signal_t done = make_signal(1);
+  cr_assert_eq(hsa_amd_memory_async_copy(dst, rt.cpu, src, rt.gpu, 4096, 0, NULL, done),
+               HSA_STATUS_SUCCESS);
+  cr_assert(rt_wait_zero(done, 5000));
+  for (int i = 0; i < 4096; i++) cr_assert_eq(dst[i], (uint8_t)(i * 7 + 1), "dst[%d]", i);
+  cr_assert_eq(hsa_amd_memory_fill(dst, 0x01020304u, 1024), HSA_STATUS_SUCCESS);
+  for (int i = 0; i < 4096; i++) cr_assert_eq(dst[i], 4 - i % 4, "dst[%d]", i);
+  hsa_signal_destroy(done);
   rt_close(&rt);
 }
 

@@ -1,10 +1,12 @@
 /* test_memory_async.c - copies and fills ordered by completions: copies after dispatches,
- * dispatches after copies, zero-byte copies in order with their dependencies, fills, the
- * refusal rows of the completion form. A "gate" is a completion on a queue held by a barrier
+ * dispatches after copies, zero-byte copies in order with their dependencies, fills, several
+ * dependencies at once (some reached, some running), hsad_queue_barrier_signals with only a
+ * decrement, the refusal rows of the completion form. A "gate" is a completion on a queue held by a barrier
  * waiting for an HSA signal the test opens: nothing after it can run before the test says so,
  * so every "not yet" below is exact, not timed. */
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "memory/hsad_memory.h"
 #include "tests/test_dispatch_util.h"
@@ -169,5 +171,114 @@ Test(memory_async, bad_input_rows) {
   /* a zero-byte copy without dependencies is reached at once */
   DQ_OK(hsad_memcpy_async(e.dev, NULL, NULL, 0, NULL, 0, NULL, dq_in(DQ_SEC), &c));
   DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Waits (deadline 20 s) until the signal's value is `want`; returns the value last seen. */
+static hsa_signal_value_t sig_wait_value(hsa_signal_t s, hsa_signal_value_t want) {
+  hsa_signal_value_t (*load)(hsa_signal_t) = NULL;
+  *(void **)&load = dlsym(RTLD_DEFAULT, "hsa_signal_load_scacquire");
+  cr_assert_not_null(load);
+  uint64_t end = dq_in(20 * DQ_SEC);
+  hsa_signal_value_t v;
+  while ((v = load(s)) != want && hsad_now_ns() < end) usleep(1000);
+  return v;
+}
+
+/* A copy and a fill after several dependencies at once: a completion already reached, kernels
+ * still running on two queues (kfd-emu delays every fill dispatch by 300 ms), and an empty
+ * completion. Neither may start before every kernel it depends on completed: the copy reads
+ * what the kernel writes, the fill writes what a kernel writes too, so starting early would
+ * leave other bytes (exact checks, not timed; while a kernel is still running the copy's
+ * destination must be untouched). */
+Test(memory_async, several_dependencies_some_pending, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "300000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *prog = dq_start(&e, "fill", 5, "fill", &k, &q);
+  hsad_queue_t *q2 = dq_queue(&e, 64);
+  const uint32_t n = 4096;
+  uint32_t *a = NULL, *b = NULL, *c = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n * 4, NULL, 0, (void **)&a));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n * 4, NULL, 0, (void **)&b));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n * 4, NULL, 0, (void **)&c));
+  memset(a, 0, n * 4);
+  memset(b, 0, n * 4);
+  memset(c, 0, n * 4);
+  uint32_t value;
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(c), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {256}, .args = args, .arg_count = 3};
+  hsad_completion_t reached, ka, kb, none = {0};
+  value = 3; /* c = 3 on q2, waited for: a reached dependency */
+  DQ_OK(hsad_kernel_dispatch(q2, k, &l, dq_in(DQ_SEC), &reached, NULL));
+  DQ_OK(hsad_completion_wait(&reached, dq_in(20 * DQ_SEC)));
+  value = 0xa5a5a5a5u; /* a on q, then b on q2: both pending */
+  args[0] = (hsad_karg_t)HSAD_KARG_PTR(a);
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &ka, NULL));
+  value = 2;
+  args[0] = (hsad_karg_t)HSAD_KARG_PTR(b);
+  DQ_OK(hsad_kernel_dispatch(q2, k, &l, dq_in(DQ_SEC), &kb, NULL));
+  uint32_t *out = malloc(n * 4);
+  cr_assert_not_null(out);
+  memset(out, 0xff, n * 4);
+  hsad_completion_t deps[4] = {reached, ka, kb, none}, cc, fc;
+  DQ_OK(hsad_memcpy_async(e.dev, out, a, n * 4, deps, 4, NULL, dq_in(DQ_SEC), &cc));
+  /* the fill of b depends on b's kernel (and the others): it must land after it */
+  DQ_OK(hsad_memset_async(e.dev, b, 0x77, 1, n * 4, deps, 4, dq_in(DQ_SEC), &fc));
+  if (!hsad_completion_done(&ka)) {
+    cr_assert_not(hsad_completion_done(&cc), "the copy completed before its dependency");
+    for (uint32_t i = 0; i < n; i++) cr_assert_eq(out[i], 0xffffffffu, "out[%u] written", i);
+  }
+  DQ_OK(hsad_completion_wait(&cc, dq_in(20 * DQ_SEC)));
+  cr_assert(hsad_completion_done(&ka) && hsad_completion_done(&kb));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(out[i], 0xa5a5a5a5u, "out[%u] = 0x%x", i, out[i]);
+  DQ_OK(hsad_completion_wait(&fc, dq_in(20 * DQ_SEC)));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(b[i], 0x77777777u, "b[%u] = 0x%x", i, b[i]);
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(c[i], 3u);
+  DQ_OK(hsad_mem_result(&cc));
+  DQ_OK(hsad_mem_result(&fc));
+  /* a pageable copy (pipelined) behind a kernel still running, and one more reached dep */
+  value = 0x5a5a5a5au;
+  args[0] = (hsad_karg_t)HSAD_KARG_PTR(a);
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &ka, NULL));
+  hsad_copy_options_t o = {.force = HSAD_COPY_PIPELINED, .chunk_size = 4096, .chunk_buffers = 2};
+  hsad_completion_t deps2[3] = {kb, ka, reached};
+  DQ_OK(hsad_memcpy_async(e.dev, out, a, n * 4, deps2, 3, &o, dq_in(DQ_SEC), &cc));
+  DQ_OK(hsad_completion_wait(&cc, dq_in(20 * DQ_SEC)));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(out[i], 0x5a5a5a5au, "out[%u] = 0x%x", i, out[i]);
+  free(out);
+  DQ_OK(hsad_mem_free(a));
+  DQ_OK(hsad_mem_free(b));
+  DQ_OK(hsad_mem_free(c));
+  hsad_queue_destroy(q2);
+  dq_finish(&e, q, prog);
+}
+
+/* hsad_queue_barrier_signals with only a decrement (no dependency, no signal to wait for, no
+ * completion) still submits the barrier that carries it: the signal goes from 3 to exactly 2;
+ * with a completion as well, to 1 once the completion is reached. */
+Test(memory_async, barrier_signals_decrement_only, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  hsa_signal_t d;
+  hsa_status_t (*create)(hsa_signal_value_t, uint32_t, const hsa_agent_t *, hsa_signal_t *);
+  hsa_status_t (*destroy)(hsa_signal_t);
+  *(void **)&create = dlsym(RTLD_DEFAULT, "hsa_signal_create");
+  *(void **)&destroy = dlsym(RTLD_DEFAULT, "hsa_signal_destroy");
+  cr_assert(create && destroy);
+  cr_assert_eq(create(3, 0, NULL, &d), HSA_STATUS_SUCCESS);
+  DQ_OK(hsad_queue_barrier_signals(q, NULL, 0, NULL, 0, d, dq_in(DQ_SEC), NULL));
+  cr_assert_eq(sig_wait_value(d, 2), 2);
+  hsad_completion_t c;
+  DQ_OK(hsad_queue_barrier_signals(q, NULL, 0, NULL, 0, d, dq_in(DQ_SEC), &c));
+  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  cr_assert_eq(sig_wait_value(d, 1), 1);
+  usleep(20000);
+  cr_assert_eq(sig_wait_value(d, 1), 1, "decremented once per call");
+  destroy(d);
+  hsad_queue_destroy(q);
   DQ_OK(hsad_runtime_close(e.rt));
 }

@@ -3,8 +3,12 @@
  * copies, peer copies between 2 emulated GPUs, fills, and every bad-input row. */
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "memory/hsad_memory.h"
+/* mem_rocr, memory/'s table of ROCr entry points: the fault tests below replace two of its
+ * entries with wrappers that refuse chosen calls (an injection that exists only in this test) */
+#include "memory/mem_internal.h"
 #include "tests/test_dispatch_util.h"
 
 #define MEM_ERR(expr, status, ...)                                                          \
@@ -247,8 +251,8 @@ Test(memory_copy, dependencies_and_zero_bytes, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
-/* Fills of 8/16/32-bit patterns at misaligned addresses and odd counts (pattern copies), and
- * aligned ones through hsa_amd_memory_fill; the bytes around stay. */
+/* Fills of 8/16/32-bit patterns at misaligned addresses and odd counts, asynchronous and
+ * synchronous (pattern copies from a pool block); the bytes around stay. */
 Test(memory_copy, fills, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
@@ -277,7 +281,7 @@ Test(memory_copy, fills, .timeout = 60) {
                    dev[rows[r].off + i], pat[i % w]);
     cr_assert_eq(dev[rows[r].off + bytes], 0x77);
   }
-  /* synchronous, aligned: ROCr's Fill kernel; 16-bit pattern replicated into 32-bit words */
+  /* synchronous, aligned, 16-bit pattern */
   memset(dev, 0x77, n);
   DQ_OK(hsad_memset(e.dev, dev + 4, 0x1234, 2, MIB, dq_in(20 * DQ_SEC)));
   for (size_t i = 0; i < 2 * MIB; i += 2) {
@@ -526,5 +530,375 @@ Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
   free(pg);
   DQ_OK(hsad_mem_free(dst));
   DQ_OK(hsad_mem_free(src));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* ---- refusals injected into memory/'s ROCr calls --------------------------------------------
+ * inj_copy refuses the hsa_amd_memory_async_copy whose destination is inj.refuse_dst (or the
+ * n-th call when refuse_dst is NULL); inj_handler refuses the n-th hsa_amd_signal_async_handler
+ * call and every later one; both with HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008), as ROCr out of queue slots or
+ * events would. Installed into mem_rocr once memory/ resolved it (after its first call). */
+static struct {
+  __typeof__(hsa_amd_memory_async_copy) *copy;
+  __typeof__(hsa_amd_signal_async_handler) *handler;
+  _Atomic uint32_t copies, handlers;
+  void *refuse_dst;
+  uint32_t refuse_copy, refuse_handler; /* 1-based call to refuse; 0: none */
+} inj;
+
+static hsa_status_t inj_copy(void *dst, hsa_agent_t dst_agent, const void *src,
+                             hsa_agent_t src_agent, size_t size, uint32_t num_dep_signals,
+                             const hsa_signal_t *dep_signals, hsa_signal_t completion_signal) {
+  uint32_t n = atomic_fetch_add(&inj.copies, 1) + 1;
+  if (inj.refuse_dst ? dst == inj.refuse_dst : n == inj.refuse_copy)
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  return inj.copy(dst, dst_agent, src, src_agent, size, num_dep_signals, dep_signals,
+                  completion_signal);
+}
+
+static hsa_status_t inj_handler(hsa_signal_t signal, hsa_signal_condition_t cond,
+                                hsa_signal_value_t value, hsa_amd_signal_handler handler,
+                                void *arg) {
+  uint32_t n = atomic_fetch_add(&inj.handlers, 1) + 1;
+  if (inj.refuse_handler && n >= inj.refuse_handler) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  return inj.handler(signal, cond, value, handler, arg);
+}
+
+static void inj_arm(void *refuse_dst, uint32_t refuse_copy, uint32_t refuse_handler) {
+  cr_assert_not_null(mem_rocr.hsa_amd_memory_async_copy, "memory/ has not resolved ROCr yet");
+  if (!inj.copy) {
+    inj.copy = mem_rocr.hsa_amd_memory_async_copy;
+    inj.handler = mem_rocr.hsa_amd_signal_async_handler;
+    mem_rocr.hsa_amd_memory_async_copy = inj_copy;
+    mem_rocr.hsa_amd_signal_async_handler = inj_handler;
+  }
+  atomic_store(&inj.copies, 0);
+  atomic_store(&inj.handlers, 0);
+  inj.refuse_dst = refuse_dst;
+  inj.refuse_copy = refuse_copy;
+  inj.refuse_handler = refuse_handler;
+}
+
+/* ROCr's text for HSA_STATUS_ERROR_OUT_OF_RESOURCES. */
+static const char *oor_string(void) {
+  hsa_status_t (*str)(hsa_status_t, const char **) = NULL;
+  *(void **)&str = dlsym(RTLD_DEFAULT, "hsa_status_string");
+  const char *text = NULL;
+  cr_assert(str && str(HSA_STATUS_ERROR_OUT_OF_RESOURCES, &text) == HSA_STATUS_SUCCESS && text);
+  return text;
+}
+
+/* A pipelined copy (6 chunks of 4096 bytes, the last 3996, 3 buffers) whose later chunk ROCr
+ * refuses stops there and says so to its waiter: the synchronous form returns HSAD_ERR_HSA at
+ * once (was: TIMEOUT at the deadline, "goes on in the background", kept as pending though it
+ * could never finish); the signal and completion forms reach their completion and
+ * hsad_mem_signal_result / hsad_mem_result return the refusal (was: indistinguishable from
+ * success). The chunks before it are exact, the rest untouched, the pool blocks back. */
+Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  sig_init();
+  const size_t n = 24476;
+  uint8_t *dev = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  uint8_t *src = malloc(n);
+  cr_assert_not_null(src);
+  fill_lcg(src, n, 31);
+  hsad_copy_options_t o = {.staging_max = 4096, .pin_threshold = 1 << 20, .chunk_size = 4096,
+                           .chunk_buffers = 3};
+  cr_assert_eq(hsad_copy_strategy_for(&o, n), HSAD_COPY_PIPELINED);
+  const char *oor = oor_string();
+  /* synchronous: chunk 4 refused (the 5th submission: chunks 0-2 start, 3 refills buffer 0) */
+  memset(dev, 0xee, n);
+  inj_arm(NULL, 5, 0);
+  uint64_t t0 = hsad_now_ns();
+  MEM_ERR(hsad_memcpy(e.dev, dev, src, n, &o, t0 + 3 * DQ_SEC), HSAD_ERR_HSA,
+          "hsad_memcpy: hsa_amd_memory_async_copy refused chunk 4 of 6 (4096 bytes at offset "
+          "16384): HSA status 0x1008 (%s); the copy stopped there: 8092 of 24476 bytes were not "
+          "copied", oor);
+  cr_assert_lt(hsad_now_ns() - t0, 2 * DQ_SEC, "returned at once, not at the deadline");
+  cr_assert_eq(atomic_load(&inj.copies), 5, "nothing submitted after the refusal");
+  cr_assert_eq(first_diff(dev, src, 16384), SIZE_MAX);
+  for (size_t i = 16384; i < n; i++) cr_assert_eq(dev[i], 0xee, "dev[%zu] written", i);
+  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns())); /* nothing kept */
+  DQ_OK(hsad_mem_free(dev)); /* not in use */
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  hsad_host_pool_stats_t st;
+  pool_stats(e.dev, &st);
+  cr_assert_eq(st.bytes_in_use, 0);
+  /* signal form: the last chunk refused (chunk 5, 3996 bytes at offset 20480) */
+  memset(dev, 0xee, n);
+  hsa_signal_t done = sig_new(1);
+  inj_arm(dev + 20480, 0, 0);
+  hsad_copy_strategy_t strat;
+  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, &o, &strat));
+  sig_wait0(done);
+  MEM_ERR(hsad_mem_signal_result(done), HSAD_ERR_HSA,
+          "hsad_memcpy_async_signals: hsa_amd_memory_async_copy refused chunk 5 of 6 (3996 bytes "
+          "at offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of 24476 bytes "
+          "were not copied", oor);
+  MEM_ERR(hsad_mem_signal_result(done), HSAD_ERR_HSA, /* kept, not taken */
+          "hsad_memcpy_async_signals: hsa_amd_memory_async_copy refused chunk 5 of 6 (3996 bytes "
+          "at offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of 24476 bytes "
+          "were not copied", oor);
+  cr_assert_eq(first_diff(dev, src, 20480), SIZE_MAX);
+  for (size_t i = 20480; i < n; i++) cr_assert_eq(dev[i], 0xee, "dev[%zu] written", i);
+  pool_stats(e.dev, &st);
+  cr_assert_eq(st.bytes_in_use, 0);
+  /* the same signal for a copy that succeeds: the old record is forgotten */
+  inj_arm(NULL, 0, 0);
+  sg.store(done, 1);
+  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, &o, &strat));
+  sig_wait0(done);
+  DQ_OK(hsad_mem_signal_result(done));
+  cr_assert_eq(first_diff(dev, src, n), SIZE_MAX);
+  /* completion form */
+  memset(dev, 0xee, n);
+  inj_arm(dev + 20480, 0, 0);
+  hsad_completion_t c;
+  DQ_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, dq_in(DQ_SEC), &c));
+  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  MEM_ERR(hsad_mem_result(&c), HSAD_ERR_HSA,
+          "hsad_memcpy_async: hsa_amd_memory_async_copy refused chunk 5 of 6 (3996 bytes at "
+          "offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of 24476 bytes "
+          "were not copied", oor);
+  cr_assert_eq(first_diff(dev, src, 20480), SIZE_MAX);
+  for (size_t i = 20480; i < n; i++) cr_assert_eq(dev[i], 0xee, "dev[%zu] written", i);
+  inj_arm(NULL, 0, 0);
+  DQ_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, dq_in(DQ_SEC), &c));
+  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  DQ_OK(hsad_mem_result(&c));
+  cr_assert_eq(first_diff(dev, src, n), SIZE_MAX);
+  MEM_ERR(hsad_mem_result(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_result: completion is NULL");
+  MEM_ERR(hsad_mem_signal_result((hsa_signal_t){0}), HSAD_ERR_INVALID_ARGUMENT,
+          "hsad_mem_signal_result: completion signal is 0");
+  /* a fill whose second 1 MiB piece is refused: the first is written, the rest untouched */
+  uint8_t *big = NULL;
+  const size_t fb = 2 * MIB + 100;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, fb, NULL, 0, (void **)&big));
+  memset(big, 0x11, fb);
+  inj_arm(NULL, 2, 0);
+  sg.store(done, 1);
+  DQ_OK(hsad_memset_async_signals(e.dev, big, 0x5a, 1, fb, NULL, 0, done));
+  sig_wait0(done);
+  MEM_ERR(hsad_mem_signal_result(done), HSAD_ERR_HSA,
+          "hsad_memset_async_signals: hsa_amd_memory_async_copy refused piece 1 of 3 (1048576 "
+          "bytes at offset 1048576): HSA status 0x1008 (%s); the fill stopped there: 1048676 of "
+          "2097252 bytes were not filled", oor);
+  for (size_t i = 0; i < fb; i++)
+    cr_assert_eq(big[i], i < MIB ? 0x5a : 0x11, "big[%zu] = 0x%02x", i, big[i]);
+  inj_arm(NULL, 0, 0);
+  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
+  pool_stats(e.dev, &st);
+  cr_assert_eq(st.bytes_in_use, 0);
+  sg.destroy(done);
+  DQ_OK(hsad_mem_free(big));
+  DQ_OK(hsad_mem_free(dev));
+  free(src);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* hsad_memset's deadline bounds its wait whatever the alignment (was: an aligned fill went
+ * through hsa_amd_memory_fill, which waits inside ROCr: HSAD_OK after the 300 ms every kernel
+ * is delayed here, with a 20 ms deadline); the fill is kept as a timed-out hsad_memcpy is:
+ * freeing its memory is refused, hsad_mem_wait_pending waits for it, then the bytes are exact. */
+Test(memory_copy, memset_deadline_bounds_the_wait, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "300000", 1); /* every kernel: Fill and the copies alike */
+  dq_env_t e;
+  dq_open(&e);
+  const size_t n = 65536;
+  uint8_t *dev = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 8, NULL, 0, (void **)&dev));
+  memset(dev, 0, n + 8);
+  uint64_t t0 = hsad_now_ns();
+  MEM_ERR(hsad_memset(e.dev, dev, 0x5a, 1, n, t0 + 20000000ull), HSAD_ERR_TIMEOUT,
+          "hsad_memset: not finished by the deadline (goes on in the background; "
+          "hsad_mem_wait_pending waits for it, freeing its memory is refused until then)");
+  uint64_t took = hsad_now_ns() - t0;
+  cr_assert_lt(took, 200000000ull, "returned after %llu ns: the deadline was 20 ms",
+               (unsigned long long)took);
+  MEM_ERR(hsad_mem_free(dev), HSAD_ERR_IN_USE,
+          "hsad_mem_free: device memory of %zu bytes at %p overlaps the destination (%zu bytes at "
+          "%p) of a hsad_memset on device 0 that timed out and has not finished: wait for it "
+          "with hsad_mem_wait_pending (nothing changed)", n + 8, (void *)dev, n, (void *)dev);
+  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  for (size_t i = 0; i < n + 8; i++) cr_assert_eq(dev[i], i < n ? 0x5a : 0, "dev[%zu]", i);
+  /* 16-bit pattern, aligned, with time enough: done, exact */
+  DQ_OK(hsad_memset(e.dev, dev, 0xbeef, 2, n / 2, dq_in(20 * DQ_SEC)));
+  for (size_t i = 0; i < n; i += 2) cr_assert(dev[i] == 0xef && dev[i + 1] == 0xbe, "at %zu", i);
+  DQ_OK(hsad_mem_free(dev));
+  /* ROCr refuses the second 1 MiB piece: HSAD_ERR_HSA at once, the first piece written, the
+   * rest untouched, nothing kept */
+  const size_t fb = 2 * MIB + 100;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, fb, NULL, 0, (void **)&dev));
+  memset(dev, 0x11, fb);
+  inj_arm(NULL, 2, 0);
+  MEM_ERR(hsad_memset(e.dev, dev, 0x5a5a5a5au, 4, fb / 4, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+          "hsad_memset: hsa_amd_memory_async_copy refused piece 1 of 3 (1048576 bytes at offset "
+          "1048576): HSA status 0x1008 (%s); the fill stopped there: 1048676 of 2097252 bytes "
+          "were not filled", oor_string());
+  inj_arm(NULL, 0, 0);
+  for (size_t i = 0; i < fb; i++)
+    cr_assert_eq(dev[i], i < MIB ? 0x5a : 0x11, "dev[%zu] = 0x%02x", i, dev[i]);
+  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
+  DQ_OK(hsad_mem_free(dev));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Pinned copies arm their handler before the DMA exists: a refused handler leaves nothing in
+ * flight (was: the DMA was submitted, then the error path returned the signal, unlocked the
+ * range and freed the op while the DMA ran, and the destination changed after the failed call).
+ * Also: the DMA refused after the handler was armed (the handler is released and only
+ * acknowledges), and a pipeline's first buffer; each leaves the destination, the completion
+ * signal and the pools as they were, and the next copy works. */
+Test(memory_copy, refused_handler_leaves_nothing_in_flight, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  sig_init();
+  hsa_status_t (*pinfo)(const void *, hsa_amd_pointer_info_t *, void *(*)(size_t), uint32_t *,
+                        hsa_agent_t **) = NULL;
+  *(void **)&pinfo = dlsym(RTLD_DEFAULT, "hsa_amd_pointer_info");
+  cr_assert_not_null(pinfo);
+  const size_t n = 256 * 1024;
+  uint8_t *dev = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  uint8_t *src = malloc(n);
+  cr_assert_not_null(src);
+  fill_lcg(src, n, 41);
+  const char *oor = oor_string();
+  hsad_copy_options_t pin = {.force = HSAD_COPY_PINNED};
+  hsad_copy_options_t pipe = {.force = HSAD_COPY_PIPELINED, .chunk_size = 65536};
+  hsa_signal_t done = sig_new(1);
+  hsad_host_pool_stats_t before, after;
+  struct {
+    const hsad_copy_options_t *o;
+    uint32_t refuse_copy, refuse_handler;
+    const char *fmt;
+  } rows[] = {
+      {&pin, 0, 1, "hsad_memcpy_async_signals: hsa_amd_signal_async_handler(pinned copy %p <- "
+                   "%p, %zu bytes; nothing submitted): HSA status 0x1008 (%s)"},
+      {&pin, 1, 0, "hsad_memcpy_async_signals: hsa_amd_memory_async_copy(%p <- %p, %zu bytes, "
+                   "pinned): HSA status 0x1008 (%s)"},
+      {&pipe, 0, 1, "hsad_memcpy_async_signals: hsa_amd_signal_async_handler(first of 4 "
+                    "chunk(s) %p <- %p; nothing submitted): HSA status 0x1008 (%s)"},
+      {&pipe, 1, 0, "hsad_memcpy_async_signals: hsa_amd_memory_async_copy(%p <- %p, first of 4 "
+                    "chunk(s)): HSA status 0x1008 (%s)"},
+  };
+  for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+    memset(dev, 0xee, n);
+    sg.store(done, 1);
+    pool_stats(e.dev, &before);
+    inj_arm(NULL, rows[r].refuse_copy, rows[r].refuse_handler);
+    char want[512];
+    if (rows[r].o == &pin)
+      snprintf(want, sizeof want, rows[r].fmt, (void *)dev, (void *)src, n, oor);
+    else
+      snprintf(want, sizeof want, rows[r].fmt, (void *)dev, (void *)src, oor);
+    MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, rows[r].o, NULL),
+            HSAD_ERR_HSA, "%s", want);
+    usleep(200000); /* a DMA left in flight would land by now */
+    for (size_t i = 0; i < n; i++) cr_assert_eq(dev[i], 0xee, "row %zu: dev[%zu] written", r, i);
+    cr_assert_eq(sg.load(done), 1, "row %zu: the completion was touched", r);
+    pool_stats(e.dev, &after);
+    cr_assert_eq(after.bytes_in_use, before.bytes_in_use, "row %zu: staging blocks kept", r);
+    hsa_amd_pointer_info_t pi = {.size = sizeof pi};
+    pinfo(src, &pi, NULL, NULL, NULL);
+    cr_assert_neq(pi.type, HSA_EXT_POINTER_TYPE_LOCKED, "row %zu: the range stayed locked", r);
+    /* the next copy works, decrementing the completion once */
+    inj_arm(NULL, 0, 0);
+    DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, rows[r].o, NULL));
+    sig_wait0(done);
+    usleep(20000);
+    cr_assert_eq(sg.load(done), 0, "row %zu: decremented more than once", r);
+    cr_assert_eq(first_diff(dev, src, n), SIZE_MAX, "row %zu", r);
+    DQ_OK(hsad_mem_signal_result(done));
+  }
+  sg.destroy(done);
+  DQ_OK(hsad_mem_free(dev));
+  free(src);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Synchronous staged (one pool block) and pipelined copies that time out behind ROCr's
+ * CopyAligned blit delayed by 300 ms are kept like pinned ones: TIMEOUT with the pending note,
+ * hsad_mem_wait_pending with a passed deadline counts them, with time enough returns once the
+ * bytes are exact (host -> device staged; device -> pageable pipelined: the handlers copy out
+ * after the call returned), and the staging blocks are back in the pool. A refusal in the
+ * background is reported once by hsad_mem_wait_pending; handlers ROCr refuses at the deadline
+ * make the call drive the copy to its end (was: its buffers were left unwatched, never to
+ * finish). */
+Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "300000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
+  dq_env_t e;
+  dq_open(&e);
+  const size_t sn = 8000, pn = 3 * 4096 + 100;
+  uint8_t *dev = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, pn, NULL, 0, (void **)&dev));
+  uint8_t *host = malloc(pn), *back = malloc(pn + 2);
+  cr_assert(host && back);
+  fill_lcg(host, pn, 51);
+  memset(dev, 0, pn);
+  hsad_copy_options_t staged = {.force = HSAD_COPY_STAGED};
+  hsad_copy_options_t piped = {.force = HSAD_COPY_PIPELINED, .chunk_size = 4096,
+                               .chunk_buffers = 2};
+  MEM_ERR(hsad_memcpy(e.dev, dev, host, sn, &staged, hsad_now_ns() + 20000000ull),
+          HSAD_ERR_TIMEOUT,
+          "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
+          "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", sn);
+  MEM_ERR(hsad_mem_wait_pending(e.dev, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+          "hsad_mem_wait_pending: 1 timed-out synchronous copies or fills of device 0 still in "
+          "flight at the deadline");
+  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  cr_assert_eq(first_diff(dev, host, sn), SIZE_MAX);
+  for (size_t i = sn; i < pn; i++) cr_assert_eq(dev[i], 0, "dev[%zu]", i);
+  /* device -> pageable, pipelined over 4 chunks on 2 buffers */
+  DQ_OK(hsad_memcpy(e.dev, dev, host, pn, NULL, dq_in(20 * DQ_SEC)));
+  memset(back, 0x77, pn + 2);
+  MEM_ERR(hsad_memcpy(e.dev, back + 1, dev, pn, &piped, hsad_now_ns() + 20000000ull),
+          HSAD_ERR_TIMEOUT,
+          "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
+          "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", pn);
+  MEM_ERR(hsad_mem_free(dev), HSAD_ERR_IN_USE,
+          "hsad_mem_free: device memory of %zu bytes at %p overlaps the source (%zu bytes at "
+          "%p) of a hsad_memcpy on device 0 that timed out and has not finished: wait for it "
+          "with hsad_mem_wait_pending (nothing changed)", pn, (void *)dev, pn, (void *)dev);
+  DQ_OK(hsad_mem_wait_pending(NULL, dq_in(20 * DQ_SEC)));
+  cr_assert_eq(first_diff(back + 1, host, pn), SIZE_MAX);
+  cr_assert_eq(back[0], 0x77);
+  cr_assert_eq(back[pn + 1], 0x77);
+  /* host -> device, pipelined, timed out; ROCr then refuses its last chunk (100 bytes at
+   * 12288) in the background: hsad_mem_wait_pending says so once, after it finished */
+  memset(dev, 0, pn);
+  inj_arm(dev + 12288, 0, 0);
+  MEM_ERR(hsad_memcpy(e.dev, dev, host, pn, &piped, hsad_now_ns() + 20000000ull),
+          HSAD_ERR_TIMEOUT,
+          "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
+          "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", pn);
+  MEM_ERR(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+          "hsad_mem_wait_pending: a timed-out synchronous copy or fill finished incomplete: "
+          "hsad_memcpy: hsa_amd_memory_async_copy refused chunk 3 of 4 (100 bytes at offset "
+          "12288): HSA status 0x1008 (%s); the copy stopped there: 100 of 12388 bytes were not "
+          "copied", oor_string());
+  DQ_OK(hsad_mem_wait_pending(e.dev, hsad_now_ns())); /* said once */
+  cr_assert_eq(first_diff(dev, host, 12288), SIZE_MAX);
+  for (size_t i = 12288; i < pn; i++) cr_assert_eq(dev[i], 0, "dev[%zu] written", i);
+  /* at the deadline ROCr refuses to watch the buffers: the call drives them to the end
+   * itself, past the deadline, rather than leave DMAs unwatched: HSAD_OK, nothing kept */
+  memset(dev, 0, pn);
+  inj_arm(NULL, 0, 1);
+  uint64_t t0 = hsad_now_ns();
+  DQ_OK(hsad_memcpy(e.dev, dev, host, pn, &piped, t0 + 20000000ull));
+  cr_assert_geq(hsad_now_ns() - t0, 1200000000ull, "4 chunks of 300 ms each were waited for");
+  cr_assert_geq(atomic_load(&inj.handlers), 1);
+  cr_assert_eq(first_diff(dev, host, pn), SIZE_MAX);
+  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
+  inj_arm(NULL, 0, 0);
+  hsad_host_pool_stats_t st;
+  pool_stats(e.dev, &st);
+  cr_assert_eq(st.bytes_in_use, 0, "staging blocks back");
+  DQ_OK(hsad_mem_free(dev));
+  free(host);
+  free(back);
   DQ_OK(hsad_runtime_close(e.rt));
 }

@@ -20,7 +20,10 @@
  *
  * A wavefront here is the workgroup (ROCr's workgroups are 64 work-items, wave64); "any lane"
  * is lane 0, which has the lowest address. Consecutive lanes touch consecutive addresses in each
- * step, so each step of a workgroup is done as one memmove/fill of the lanes it covers.
+ * step, so each step of a workgroup is done as one memmove/fill of the lanes it covers, after
+ * both ranges of the step were checked with the dispatch's gpu_accessible (as kernel twins
+ * check their buffers): a range the GPU may not reach is a memory violation with nothing of
+ * that step written, so KFD_EMU_ACCESS=strict covers copies and fills too.
  */
 #include "tools/kfd-emu/blit_rocr.h"
 
@@ -71,39 +74,52 @@ typedef struct br_phase {
   uint64_t stride;   /* bytes a lane advances per access: N * w */
   int fill;
   uint32_t value;
+  const kfd_emu_dispatch_t *d; /* its gpu_accessible checks every range a step touches */
 } br_phase_t;
 
-static void br_step(const br_phase_t *ph, uint64_t off, uint64_t lanes) {
+/* Returns 1 (a memory violation, nothing touched) when a range of the step lies outside
+ * memory the GPU may reach (kfd_emu_dispatch_t.gpu_accessible, as the kernel twins check:
+ * known allocations, and with KFD_EMU_ACCESS=strict only those mapped to this GPU). */
+static int br_step(const br_phase_t *ph, uint64_t off, uint64_t lanes) {
   uint8_t *dst = (uint8_t *)(uintptr_t)(ph->dst + off);
+  uint64_t bytes = lanes * ph->w;
+  const void *src = (const void *)(uintptr_t)(ph->src + off);
+  if (ph->d->gpu_accessible &&
+      (!ph->d->gpu_accessible(dst, bytes) || (!ph->fill && !ph->d->gpu_accessible(src, bytes))))
+    return 1;
   if (!ph->fill) {
-    memmove(dst, (const void *)(uintptr_t)(ph->src + off), lanes * ph->w);
-    return;
+    memmove(dst, src, bytes);
+    return 0;
   }
-  for (uint64_t k = 0; k < lanes * ph->w / 4; k++) memcpy(dst + 4 * k, &ph->value, 4);
+  for (uint64_t k = 0; k < bytes / 4; k++) memcpy(dst + 4 * k, &ph->value, 4);
+  return 0;
 }
 
 /* Per-lane loop: lane l (0 <= l < lanes; work-item i0 + l) starts at offset (i0 + l) * w and
  * repeats while its compared address is below end (lanes that fail are masked off for good);
  * `once` stops after the first pass (CopyAligned phase 4). */
-static void br_lane_loop(const br_phase_t *ph, uint64_t i0, uint32_t lanes, int once) {
+static int br_lane_loop(const br_phase_t *ph, uint64_t i0, uint32_t lanes, int once) {
   uint64_t cmp = ph->fill ? ph->dst : ph->src;
   for (uint64_t off = i0 * ph->w;; off += ph->stride) {
     uint64_t a = cmp + off;
     if (a >= ph->end) break;
     /* the lanes still below end: a prefix, since addresses grow with the lane */
     uint64_t n = (ph->end - a + ph->w - 1) / ph->w;
-    br_step(ph, off, n < lanes ? n : lanes);
+    if (br_step(ph, off, n < lanes ? n : lanes)) return 1;
     if (once || ph->stride == 0) break; /* stride 0 would spin forever on the GPU */
   }
+  return 0;
 }
 
 /* Per-wave loop: while lane 0's compared address is below end, every lane does `unroll`
  * accesses at its address + u * stride (u < unroll), then all advance by unroll * stride. */
-static void br_wave_loop(const br_phase_t *ph, uint64_t i0, uint32_t lanes, uint32_t unroll) {
+static int br_wave_loop(const br_phase_t *ph, uint64_t i0, uint32_t lanes, uint32_t unroll) {
   uint64_t cmp = ph->fill ? ph->dst : ph->src;
-  if (ph->stride == 0) return; /* would never advance; a twin must not hang */
+  if (ph->stride == 0) return 0; /* would never advance; a twin must not hang */
   for (uint64_t off = i0 * ph->w; cmp + off < ph->end; off += unroll * ph->stride)
-    for (uint32_t u = 0; u < unroll; u++) br_step(ph, off + u * ph->stride, lanes);
+    for (uint32_t u = 0; u < unroll; u++)
+      if (br_step(ph, off + u * ph->stride, lanes)) return 1;
+  return 0;
 }
 
 /* ---- twins ---- */
@@ -119,10 +135,11 @@ static int br_copy_aligned(const kfd_emu_dispatch_t *d, const kfd_emu_workgroup_
   uint64_t i0 = (uint64_t)wg->id[0] * BR_WAVE;
   uint32_t lanes = wg->size[0];
   for (uint64_t r = 0; r < (uint64_t)wg->size[1] * wg->size[2]; r++) {
-    br_lane_loop(&(br_phase_t){s1, t1, s2, 1, n, 0, 0}, i0, lanes, 0);
-    br_wave_loop(&(br_phase_t){s2, t2, s3, 16, 16 * n, 0, 0}, i0, lanes, 1);
-    br_lane_loop(&(br_phase_t){s3, t3, s4, 4, 4 * n, 0, 0}, i0, lanes, 0);
-    br_lane_loop(&(br_phase_t){s4, t4, s4_end, 1, n, 0, 0}, i0, lanes, 1);
+    if (br_lane_loop(&(br_phase_t){s1, t1, s2, 1, n, 0, 0, d}, i0, lanes, 0) ||
+        br_wave_loop(&(br_phase_t){s2, t2, s3, 16, 16 * n, 0, 0, d}, i0, lanes, 1) ||
+        br_lane_loop(&(br_phase_t){s3, t3, s4, 4, 4 * n, 0, 0, d}, i0, lanes, 0) ||
+        br_lane_loop(&(br_phase_t){s4, t4, s4_end, 1, n, 0, 0, d}, i0, lanes, 1))
+      return 1;
   }
   return 0;
 }
@@ -137,8 +154,9 @@ static int br_copy_misaligned(const kfd_emu_dispatch_t *d, const kfd_emu_workgro
   uint64_t i0 = (uint64_t)wg->id[0] * BR_WAVE;
   uint32_t lanes = wg->size[0];
   for (uint64_t r = 0; r < (uint64_t)wg->size[1] * wg->size[2]; r++) {
-    br_wave_loop(&(br_phase_t){s1, t1, s2, 1, n, 0, 0}, i0, lanes, 4);
-    br_lane_loop(&(br_phase_t){s2, t2, s2_end, 1, n, 0, 0}, i0, lanes, 0);
+    if (br_wave_loop(&(br_phase_t){s1, t1, s2, 1, n, 0, 0, d}, i0, lanes, 4) ||
+        br_lane_loop(&(br_phase_t){s2, t2, s2_end, 1, n, 0, 0, d}, i0, lanes, 0))
+      return 1;
   }
   return 0;
 }
@@ -153,8 +171,9 @@ static int br_fill(const kfd_emu_dispatch_t *d, const kfd_emu_workgroup_t *wg) {
   uint64_t i0 = (uint64_t)wg->id[0] * BR_WAVE;
   uint32_t lanes = wg->size[0];
   for (uint64_t r = 0; r < (uint64_t)wg->size[1] * wg->size[2]; r++) {
-    br_wave_loop(&(br_phase_t){0, t1, t2, 16, 16 * n, 1, value}, i0, lanes, 1);
-    br_lane_loop(&(br_phase_t){0, t2, t2_end, 4, 4 * n, 1, value}, i0, lanes, 0);
+    if (br_wave_loop(&(br_phase_t){0, t1, t2, 16, 16 * n, 1, value, d}, i0, lanes, 1) ||
+        br_lane_loop(&(br_phase_t){0, t2, t2_end, 4, 4 * n, 1, value, d}, i0, lanes, 0))
+      return 1;
   }
   return 0;
 }
