@@ -3,6 +3,7 @@
 #define FUSION_INTERNAL_H
 
 #include "fusion/hsad_fusion.h"
+#include "hsa-dispatch/hsad_submit.h"
 
 /* The library's copy and fill kernels loaded on one device (blit.c). */
 typedef struct fu_blit {
@@ -21,5 +22,121 @@ uint32_t fu_blit_items(uint64_t bytes, uint32_t *out_block);
 
 /* The largest copy/fill node: 16 bytes per work-item, at most 2^32 - 1 work-items. */
 #define FU_BLIT_MAX_BYTES (16ull * 0xffffffffull)
+
+/* ---- graphs (graph.c) ---- */
+
+/* What a node does. Copy and fill nodes are dispatches of the library's kernels (blit.c),
+ * resolved on the device of their lane's queue at instantiate. */
+enum { FU_OP_KERNEL, FU_OP_BARRIER, FU_OP_COPY, FU_OP_FILL };
+
+typedef struct fu_node {
+  char name[HSAD_GRAPH_NAME_MAX];
+  uint32_t lane;
+  uint8_t op;
+  const hsad_device_kernel_t *kernel;  /* FU_OP_KERNEL only */
+  hsad_launch_t launch;                /* args point into args/vals below */
+  hsad_karg_t *args;
+  uint8_t *vals;
+  uint32_t *deps;
+  uint32_t ndeps, capdeps;
+} fu_node_t;
+
+struct hsad_graph {
+  uint32_t flags;
+  fu_node_t *nodes;
+  uint32_t n, cap;
+  int64_t lane_last[HSAD_GRAPH_MAX_LANES];  /* capture: last node of each lane, -1 none */
+  uint32_t *names;                /* open addressing by name hash: node index + 1, 0 empty */
+  uint32_t names_cap;             /* a power of two, at most half full (0: none yet) */
+};
+
+/* ---- copy and fill nodes (graph.c) ---- */
+
+/* The launch of a copy node (args: dst, src, bytes) or a fill node (dst, pattern, width,
+ * bytes); values point into v. */
+typedef struct fu_blit_args {
+  hsad_karg_t args[4];
+  uint64_t bytes;
+  uint32_t pattern, width;
+} fu_blit_args_t;
+
+hsad_launch_t fu_blit_launch(fu_blit_args_t *v, bool fill, void *dst, const void *src);
+/* Checks a copy's operands (memcpy semantics: no overlap), naming `fn` in messages. */
+hsad_status_t fu_copy_check(const char *fn, const void *dst, const void *src, size_t size);
+/* Checks a fill's operands; *out_bytes = count x width. */
+hsad_status_t fu_fill_check(const char *fn, const void *dst, uint32_t pattern, uint32_t width,
+                            size_t count, uint64_t *out_bytes);
+
+/* ---- execs (exec.c: instantiate, set_queue, updates; launch.c: launches) ---- */
+
+enum { FU_KERNEL, FU_BARRIER_AND, FU_BARRIER_VALUE };
+
+typedef struct fu_pkt {
+  _Alignas(64) uint8_t body[64];  /* bytes 4..63 are copied; launch-time fields patched */
+  uint32_t word;                  /* header | setup << 16 */
+  uint8_t kind;
+  bool epoch;                     /* an epoch point: BARRIER bit, the epoch signal at launch */
+  bool pad;                       /* kernarg padding after a kernel (hsad_queue.h step 4) */
+  uint32_t ksize;                 /* kernel: kernarg bytes */
+  uint8_t *image;                 /* kernel: kernarg image (exec-owned) */
+  uint32_t wait_queue;            /* barrier-value: producer queue index */
+  uint32_t wait_point;            /* barrier-value: the producer queue's epoch point index */
+  int32_t node;                   /* -1: a packet of the exec's own */
+  uint32_t span;                  /* kernel: slots it takes (1 + its padding packets) */
+} fu_pkt_t;
+
+typedef struct fu_queue {
+  hsad_queue_t *q;
+  fu_pkt_t *pkts;
+  uint32_t n;
+  uint32_t *points;               /* packet indices of the epoch points, increasing; the last
+                                     is n - 1 (the run's completion) */
+  uint32_t npoints;
+  uint32_t unordered_clear;       /* bits HSAD_GRAPH_UNORDERED clears from packet 0's word: its
+                                     stream-order BARRIER bit, unless it is needed there (the
+                                     packet has it for a dependency or carries an epoch) */
+  bool has_root;                  /* holds a node without dependencies: launch deps wait here */
+  bool profiling;                 /* kernel packets carry timestamp signals, never the epoch */
+  /* the current launch */
+  uint32_t pre;                   /* launch-dependency packets ahead of the run */
+  uint64_t first_id, first_epoch;
+} fu_queue_t;
+
+struct hsad_graph_exec {
+  uint32_t nq, nn;
+  uint32_t *order;                /* nodes in topological order */
+  uint32_t *dep_off, *dep_ids;    /* node i's deps: dep_ids[dep_off[i] .. dep_off[i+1]) */
+  hsad_launch_t *launches;        /* kernel nodes: the launch (args exec-owned), for rebinding */
+  void **arg_mem;                 /* per node: its args and values (one block) */
+  hsad_completion_t *done;        /* sequential path: per node */
+  hsad_completion_t *last;        /* per queue: the completion of the previous launch's run */
+  uint64_t counters[HSAD_GRAPH_ROLLBACK_COUNT];
+  fu_queue_t *qs;                 /* in order of first use by a node in topological order */
+  uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
+  uint32_t *node_point;           /* node -> epoch point index on its queue (UINT32_MAX: none) */
+  const hsad_device_kernel_t **node_k;
+  uint8_t *node_op;               /* FU_OP_* */
+  char (*names)[HSAD_GRAPH_NAME_MAX];
+  fu_blit_t *blits;               /* copy/fill kernels, one per device that runs such nodes */
+  uint32_t nblits;
+};
+
+/* Headers of the packets fusion writes (HSA 1.2 system architecture 2.9; AQL header bits). */
+static inline uint16_t kernel_header(uint32_t flags, bool barrier) {
+  uint32_t scope = (flags & HSAD_LAUNCH_FENCE_AGENT) ? HSA_FENCE_SCOPE_AGENT : HSA_FENCE_SCOPE_SYSTEM;
+  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier ? 1u : 0u, scope, scope);
+}
+/* Kernarg padding: no dependencies, no BARRIER bit and no fences (orders nothing); as a
+ * queue's epoch packet, a plain barrier-AND (BARRIER bit, system fences). */
+static inline uint16_t pad_header(bool epoch) {
+  return epoch ? HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 1, HSA_FENCE_SCOPE_SYSTEM,
+                                 HSA_FENCE_SCOPE_SYSTEM)
+               : HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE,
+                                 HSA_FENCE_SCOPE_NONE);
+}
+static inline uint16_t barrier_header(bool barrier) {
+  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, barrier ? 1u : 0u, HSA_FENCE_SCOPE_SYSTEM,
+                         HSA_FENCE_SCOPE_SYSTEM);
+}
 
 #endif /* FUSION_INTERNAL_H */

@@ -1,5 +1,5 @@
 # fusion: kernel graphs launched as one AQL submission per queue (libhsad; uses hsa-dispatch).
-HSAD_LIB_SRCS += fusion/graph.c fusion/blit.c
+HSAD_LIB_SRCS += fusion/graph.c fusion/exec.c fusion/launch.c fusion/blit.c
 HEADERS += fusion/hsad_fusion.h
 
 FU_TEST := $(TESTDIR)/test_fusion

@@ -81,6 +81,28 @@ void hsad_submit_publish(hsad_queue_t *queue, uint64_t id, uint32_t header_setup
 /* Rings the doorbell with `last_id` (kept monotonic across producers). */
 void hsad_submit_doorbell(hsad_queue_t *queue, uint64_t last_id);
 
+/* A queue's ring as plain values, for writers that address slots themselves in a loop (one
+ * call per queue and launch instead of hsad_submit_slot / _kernarg per packet). Valid while
+ * the queue exists. Slot of packet id: packets + (id & mask) x 64; its kernarg block:
+ * kernargs + (id & mask) x kernarg_block. */
+typedef struct hsad_submit_ring {
+  uint8_t *packets;         /* the ring's 64-byte slots (hsa_queue_t.base_address) */
+  uint64_t mask;            /* size - 1 */
+  uint8_t *kernargs;        /* the kernarg block of slot 0 */
+  uint32_t kernarg_block;   /* bytes per slot */
+  uint64_t epoch_signal;    /* hsad_submit_epoch_signal */
+} hsad_submit_ring_t;
+void hsad_submit_ring(const hsad_queue_t *queue, hsad_submit_ring_t *out_ring);
+
+/* Kernarg memory a writer owns (e.g. a graph exec's prepublished kernarg segments, written
+ * once and read by every launch): `size` bytes from the kernarg pool the device's queues use
+ * (host memory the device reads; ROCr's kernarg pool of the nearest CPU agent), the device
+ * granted access, zeroed, 64-byte aligned at least. Free with hsad_submit_kernarg_free (NULL
+ * is a no-op) once no packet reading it is in flight. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL,
+ * size 0), HSAD_ERR_UNSUPPORTED (no kernarg pool), HSAD_ERR_HSA. Thread-safe. */
+hsad_status_t hsad_submit_kernarg_alloc(hsad_device_t *device, size_t size, void **out_ptr);
+void hsad_submit_kernarg_free(void *ptr);
+
 /* Monitoring (hsad_monitor.h) of kernel dispatch packets written through this header, so a
  * fused launch leaves the records hsad_kernel_dispatch would: when hsad_submit_monitored(q)
  * (one load; false while monitoring is off), take a mark before reserving, close it after the

@@ -58,6 +58,35 @@ uint64_t hsad_submit_timestamp_signal(hsad_queue_t *q, uint64_t id) {
   return q->ts_signals ? dq_ts_arm(q, id) : 0;
 }
 
+void hsad_submit_ring(const hsad_queue_t *q, hsad_submit_ring_t *out) {
+  *out = (hsad_submit_ring_t){.packets = q->ring, .mask = q->mask, .kernargs = q->kernargs,
+                              .kernarg_block = q->kernarg_block,
+                              .epoch_signal = q->epoch_signal.handle};
+}
+
+hsad_status_t hsad_submit_kernarg_alloc(hsad_device_t *d, size_t size, void **out) {
+  if (!d || !out || !size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_kernarg_alloc: NULL device or "
+                     "out_ptr, or size 0");
+  if (!d->has_kernarg_pool)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u: no kernarg memory pool reachable",
+                     d->info.index);
+  void *p = NULL;
+  hsa_status_t st = hsad_rocr.hsa_amd_memory_pool_allocate(d->kernarg_pool, size, 0, &p);
+  if (st == HSA_STATUS_SUCCESS) st = hsad_rocr.hsa_amd_agents_allow_access(1, &d->agent, NULL, p);
+  if (st != HSA_STATUS_SUCCESS) {
+    if (p) hsad_rocr.hsa_amd_memory_pool_free(p);
+    return dq_hsa_fail(st, "kernarg memory of %zu bytes for device %u", size, d->info.index);
+  }
+  memset(p, 0, size);
+  *out = p;
+  return HSAD_OK;
+}
+
+void hsad_submit_kernarg_free(void *p) {
+  if (p) hsad_rocr.hsa_amd_memory_pool_free(p);
+}
+
 void *hsad_submit_slot(hsad_queue_t *q, uint64_t id) { return dq_slot(q, id); }
 void *hsad_submit_kernarg(hsad_queue_t *q, uint64_t id) {
   return q->kernargs + (id & q->mask) * q->kernarg_block;

@@ -1,0 +1,540 @@
+/* exec.c - instantiating graphs into execs (packet layout, epoch points), moving an exec to
+ * another queue, updating nodes in place (hsad_fusion.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fusion/fusion_internal.h"
+
+/* This thread's kernarg image of the node being checked (instantiate, update, set_queue; never
+ * held across calls). */
+static _Thread_local uint8_t fu_image[HSAD_KERNARG_SEGMENT_MAX];
+
+void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
+  if (!e) return;
+  for (uint32_t i = 0; e->qs && i < e->nq; i++) {
+    for (uint32_t j = 0; j < e->qs[i].n; j++) free(e->qs[i].pkts[j].image);
+    free(e->qs[i].pkts);
+    free(e->qs[i].points);
+  }
+  free(e->qs);
+  free(e->order);
+  free(e->dep_off);
+  free(e->dep_ids);
+  free(e->launches);
+  if (e->arg_mem)
+    for (uint32_t i = 0; i < e->nn; i++) free(e->arg_mem[i]);
+  free(e->arg_mem);
+  free(e->done);
+  free(e->last);
+  free(e->node_q);
+  free(e->node_pkt);
+  free(e->node_point);
+  free(e->node_k);
+  free(e->node_op);
+  free(e->names);
+  for (uint32_t i = 0; i < e->nblits; i++) hsad_program_destroy(e->blits[i].program);
+  free(e->blits);
+  free(e);
+}
+
+uint32_t hsad_graph_exec_queue_count(const hsad_graph_exec_t *e) { return e ? e->nq : 0; }
+uint32_t hsad_graph_exec_packet_count(const hsad_graph_exec_t *e, uint32_t i) {
+  return e && i < e->nq ? e->qs[i].n : 0;
+}
+hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *e, uint32_t i) {
+  return e && i < e->nq ? e->qs[i].q : NULL;
+}
+
+uint32_t hsad_graph_exec_point_count(const hsad_graph_exec_t *e, uint32_t i) {
+  return e && i < e->nq ? e->qs[i].npoints : 0;
+}
+
+hsad_status_t hsad_graph_exec_point(const hsad_graph_exec_t *e, uint32_t qi, uint32_t point,
+                                    uint32_t *out_packet_index) {
+  if (!e || !out_packet_index || qi >= e->nq || point >= e->qs[qi].npoints)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_point: queue %u point %u out of "
+                     "range", qi, point);
+  *out_packet_index = e->qs[qi].points[point];
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *e, uint32_t qi, uint32_t i,
+                                     uint8_t out[64], int32_t *out_node) {
+  if (!e || !out || qi >= e->nq || i >= e->qs[qi].n)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_packet: queue %u packet %u out "
+                     "of range", qi, i);
+  const fu_pkt_t *p = &e->qs[qi].pkts[i];
+  memcpy(out, p->body, 64);
+  memcpy(out, &p->word, 4);
+  if (out_node) *out_node = p->node;
+  return HSAD_OK;
+}
+
+/* Names the nodes of one cycle among the nodes not ordered by Kahn's algorithm. */
+static hsad_status_t cycle_error(const hsad_graph_t *g, const uint32_t *indeg) {
+  uint32_t n = g->n, start = 0;
+  while (indeg[start] == 0) start++;
+  uint32_t *seen = calloc(n, sizeof *seen);
+  if (!seen) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: cycle report");
+  /* walk predecessors still unordered until a node repeats */
+  uint32_t x = start, step = 1;
+  while (!seen[x]) {
+    seen[x] = step++;
+    const fu_node_t *nd = &g->nodes[x];
+    uint32_t nx = x;
+    for (uint32_t i = 0; i < nd->ndeps; i++)
+      if (indeg[nd->deps[i]]) { nx = nd->deps[i]; break; }
+    x = nx;
+  }
+  /* x is on the cycle: list it in edge direction (producer -> consumer) */
+  uint32_t len = 0, y = x;
+  uint32_t *cyc = malloc(n * sizeof *cyc);
+  if (!cyc) {
+    free(seen);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: cycle report");
+  }
+  do {
+    cyc[len++] = y;
+    const fu_node_t *nd = &g->nodes[y];
+    for (uint32_t i = 0; i < nd->ndeps; i++)
+      if (indeg[nd->deps[i]] && seen[nd->deps[i]]) { y = nd->deps[i]; break; }
+  } while (y != x && len < n);
+  char msg[1024];
+  int o = snprintf(msg, sizeof msg, "cycle:");
+  /* cyc[] runs against the edges; print along them, starting at the lowest node id */
+  uint32_t m = 0;
+  for (uint32_t i = 1; i < len; i++) if (cyc[i] < cyc[m]) m = i;
+  for (uint32_t j = 0; j < len && o < (int)sizeof msg; j++)
+    o += snprintf(msg + o, sizeof msg - o, " %s ->", g->nodes[cyc[(m + len - j) % len]].name);
+  if (o < (int)sizeof msg) snprintf(msg + o, sizeof msg - o, " %s", g->nodes[cyc[m]].name);
+  free(seen);
+  free(cyc);
+  return hsad_fail(HSAD_ERR_GRAPH, "%s", msg);
+}
+
+static hsad_status_t node_fail(hsad_status_t s, const char *name) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", hsad_last_error());
+  return hsad_fail(s, "node %s: %s", name, msg);
+}
+
+static fu_pkt_t *push_pkt(fu_queue_t *fq, uint32_t *cap) {
+  if (fq->n == *cap) {
+    uint32_t c = *cap ? 2 * *cap : 16;
+    fu_pkt_t *p = aligned_alloc(64, c * sizeof *p);
+    if (!p) return NULL;
+    if (fq->n) memcpy(p, fq->pkts, fq->n * sizeof *p);
+    free(fq->pkts);
+    fq->pkts = p;
+    *cap = c;
+  }
+  fu_pkt_t *p = &fq->pkts[fq->n++];
+  memset(p, 0, sizeof *p);
+  p->node = -1;
+  return p;
+}
+
+/* The copy/fill kernels on `device`, loaded into the exec on first use. */
+static hsad_status_t exec_blit(hsad_graph_exec_t *e, hsad_device_t *device, const fu_blit_t **out) {
+  for (uint32_t i = 0; i < e->nblits; i++)
+    if (e->blits[i].device == device) return *out = &e->blits[i], HSAD_OK;
+  fu_blit_t *b = realloc(e->blits, (e->nblits + 1) * sizeof *b);
+  if (!b) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: copy/fill kernels");
+  e->blits = b;
+  hsad_status_t s = fu_blit_load(device, &b[e->nblits]);
+  if (s) return s;
+  *out = &b[e->nblits++];
+  return HSAD_OK;
+}
+
+/* Makes the queue's last packet an epoch point (BARRIER bit; the epoch signal at launch): a
+ * kernel packet that has the BARRIER bit (not on a profiling queue, whose kernel packets carry
+ * timestamp signals), a barrier node that has it, the run's first kernel packet (it gets the
+ * BARRIER bit, which stream order gives it anyway), or the last padding packet of a spanning
+ * kernel; else a barrier-AND follows (keeping the node's overlap with independent nodes). It completes when every earlier packet of the run did,
+ * so later same-queue dependencies on earlier packets are implied (*last_bar). */
+static hsad_status_t add_point(fu_queue_t *fq, uint32_t *cap, int32_t *last_bar) {
+  fu_pkt_t *lp = &fq->pkts[fq->n - 1];
+  bool bar = (lp->word >> HSA_PACKET_HEADER_BARRIER) & 1;
+  if (lp->pad) {
+    lp->word = pad_header(true);
+  } else if (fq->n == 1 && lp->kind == FU_KERNEL && !fq->profiling) {
+    lp->word |= 1u << HSA_PACKET_HEADER_BARRIER; /* the run's first packet: it has the stream-
+                                                    order bit anyway (and keeps it unordered) */
+  } else if (!bar || lp->kind == FU_BARRIER_VALUE || (lp->kind == FU_KERNEL && fq->profiling)) {
+    lp = push_pkt(fq, cap);
+    if (!lp) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: epoch packet");
+    lp->kind = FU_BARRIER_AND;
+    lp->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)lp->body, NULL, 0,
+                                     barrier_header(true));
+  }
+  uint32_t *pts = realloc(fq->points, (fq->npoints + 1) * sizeof *pts);
+  if (!pts) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: %u epoch points", fq->npoints + 1);
+  fq->points = pts;
+  lp->epoch = true;
+  pts[fq->npoints++] = fq->n - 1;
+  *last_bar = (int32_t)(fq->n - 1);
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const *lq,
+                                     uint32_t lane_count, hsad_graph_exec_t **out) {
+  if (!g || !lq || !out || g->n == 0)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_instantiate: NULL argument or empty "
+                     "graph");
+  uint32_t n = g->n;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t lane = g->nodes[i].lane;
+    if (lane >= lane_count || !lq[lane])
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "node %s: lane %u has no queue (%u lanes "
+                       "given)", g->nodes[i].name, lane, lane_count);
+  }
+  hsad_status_t s = HSAD_OK;
+  hsad_graph_exec_t *e = calloc(1, sizeof *e);
+  uint32_t *indeg = calloc(n, sizeof *indeg), *order = malloc(n * sizeof *order);
+  uint32_t *level = calloc(n, sizeof *level), *pos = malloc(n * sizeof *pos);
+  uint32_t *qcap = NULL;
+  int32_t *qof = malloc(HSAD_GRAPH_MAX_LANES * sizeof *qof);
+  uint8_t *need_point = NULL;
+  uint32_t *waited = NULL;
+  int32_t *last_bar = NULL;
+  if (!e || !indeg || !order || !level || !pos || !qof) {
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
+    goto done;
+  }
+  e->nn = n;
+  /* Topological order, level by level (Kahn; a node's level is 1 + its deepest dependency),
+   * lower node id first within a level: independent nodes sit together. */
+  for (uint32_t i = 0; i < n; i++) indeg[i] = g->nodes[i].ndeps;
+  uint32_t done_n = 0;
+  for (uint32_t lv = 0; done_n < n; lv++) {
+    uint32_t start = done_n;
+    for (uint32_t i = 0; i < n; i++)
+      if (indeg[i] == 0 && level[i] == lv) order[done_n++] = i, indeg[i] = UINT32_MAX;
+    if (done_n == start) break;
+    for (uint32_t i = 0; i < n; i++) {
+      if (indeg[i] == UINT32_MAX || indeg[i] == 0) continue;
+      for (uint32_t d = 0; d < g->nodes[i].ndeps; d++) {
+        uint32_t p = g->nodes[i].deps[d];
+        bool now = false;
+        for (uint32_t j = start; j < done_n; j++) now |= order[j] == p;
+        if (now) indeg[i]--;
+      }
+      if (indeg[i] == 0) level[i] = lv + 1;
+    }
+  }
+  if (done_n < n) {
+    for (uint32_t i = 0; i < n; i++) if (indeg[i] == UINT32_MAX) indeg[i] = 0;
+    s = cycle_error(g, indeg);
+    goto done;
+  }
+  /* Queues in order of first use. */
+  for (uint32_t i = 0; i < HSAD_GRAPH_MAX_LANES; i++) qof[i] = -1;
+  e->qs = calloc(n, sizeof *e->qs);
+  qcap = calloc(n, sizeof *qcap);
+  e->node_q = malloc(n * sizeof *e->node_q);
+  e->node_pkt = malloc(n * sizeof *e->node_pkt);
+  e->node_point = malloc(n * sizeof *e->node_point);
+  e->node_k = calloc(n, sizeof *e->node_k);
+  e->node_op = calloc(n, sizeof *e->node_op);
+  e->names = malloc(n * sizeof *e->names);
+  need_point = calloc(n, 1);
+  if (!e->qs || !qcap || !e->node_q || !e->node_pkt || !e->node_point || !e->node_k || !e->node_op ||
+      !e->names || !need_point) {
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
+    goto done;
+  }
+  for (uint32_t oi = 0; oi < n; oi++) {
+    const fu_node_t *x = &g->nodes[order[oi]];
+    if (qof[x->lane] >= 0) continue;
+    uint32_t qi = 0;
+    while (qi < e->nq && e->qs[qi].q != lq[x->lane]) qi++;
+    if (qi == e->nq) {
+      e->qs[e->nq].q = lq[x->lane];
+      e->qs[e->nq++].profiling = hsad_submit_profiling(lq[x->lane]);
+    }
+    qof[x->lane] = (int32_t)qi;
+  }
+  uint32_t nq = e->nq;
+  /* A node with a consumer on another queue gets an epoch point right after it: the consumer's
+   * barrier-value packet waits for exactly that point, not for the producer queue's run. */
+  for (uint32_t i = 0; i < n; i++) {
+    e->node_point[i] = UINT32_MAX;
+    for (uint32_t d = 0; d < g->nodes[i].ndeps; d++) {
+      uint32_t p = g->nodes[i].deps[d];
+      if (qof[g->nodes[p].lane] != qof[g->nodes[i].lane]) need_point[p] = 1;
+    }
+  }
+  waited = calloc((size_t)nq * nq, sizeof *waited); /* [c * nq + p]: point + 1 c waits for */
+  last_bar = malloc(nq * sizeof *last_bar);
+  if (!waited || !last_bar) {
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u queues", nq);
+    goto done;
+  }
+  for (uint32_t i = 0; i < nq; i++) last_bar[i] = -1;
+  uint8_t *const image = fu_image;
+  for (uint32_t oi = 0; oi < n && !s; oi++) {
+    uint32_t id = order[oi];
+    const fu_node_t *x = &g->nodes[id];
+    uint32_t qi = (uint32_t)qof[x->lane];
+    fu_queue_t *fq = &e->qs[qi];
+    fq->has_root |= x->ndeps == 0;
+    /* one barrier-value per producer point not already implied by an earlier wait of this
+     * queue on the same producer queue (its points complete in order) */
+    bool need_bar = false;
+    for (uint32_t d = 0; d < x->ndeps && !s; d++) {
+      uint32_t p = x->deps[d];
+      uint32_t pq = (uint32_t)qof[g->nodes[p].lane];
+      if (pq == qi) {
+        if ((int32_t)pos[p] >= last_bar[qi]) need_bar = true;
+        continue;
+      }
+      uint32_t point = e->node_point[p]; /* laid out already: p comes first in the order */
+      if (waited[qi * nq + pq] > point) continue;
+      waited[qi * nq + pq] = point + 1;
+      fu_pkt_t *bv = push_pkt(fq, &qcap[qi]);
+      if (!bv) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+      bv->kind = FU_BARRIER_VALUE;
+      bv->wait_queue = pq;
+      bv->wait_point = point;
+      bv->word = hsad_aql_barrier_value_fill(
+          (hsa_amd_barrier_value_packet_t *)bv->body, 0, 0, -1, HSA_SIGNAL_CONDITION_LT, 0,
+          HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
+                          HSA_FENCE_SCOPE_SYSTEM));
+    }
+    if (s) break;
+    fu_pkt_t *pk = push_pkt(fq, &qcap[qi]);
+    if (!pk) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+    pos[id] = fq->n - 1;
+    if (need_bar) last_bar[qi] = (int32_t)pos[id];
+    pk->node = (int32_t)id;
+    e->node_q[id] = qi;
+    e->node_pkt[id] = pos[id];
+    const hsad_device_kernel_t *kern = x->kernel;
+    if (x->op == FU_OP_COPY || x->op == FU_OP_FILL) {
+      const fu_blit_t *b = NULL;
+      s = exec_blit(e, hsad_queue_device(fq->q), &b);
+      if (s) { s = node_fail(s, x->name); break; }
+      kern = x->op == FU_OP_COPY ? b->copy : b->fill;
+    }
+    e->node_k[id] = kern;
+    e->node_op[id] = x->op;
+    memcpy(e->names[id], x->name, HSAD_GRAPH_NAME_MAX);
+    if (x->op == FU_OP_BARRIER) {
+      pk->kind = FU_BARRIER_AND;
+      pk->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pk->body, NULL, 0,
+                                       barrier_header(need_bar));
+    } else {
+      hsad_aql_dispatch_t d;
+      s = hsad_submit_check(fq->q, kern, &x->launch, &d, image);
+      if (s) { s = node_fail(s, x->name); break; }
+      pk->kind = FU_KERNEL;
+      pk->ksize = hsad_device_kernel_desc(kern)->kernarg_segment_size;
+      pk->image = pk->ksize ? malloc(pk->ksize) : NULL;
+      if (pk->ksize && !pk->image) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+      if (pk->ksize) memcpy(pk->image, image, pk->ksize);
+      pk->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)pk->body, &d,
+                                        kernel_header(x->launch.flags, need_bar));
+      pk->span = hsad_submit_kernarg_span(fq->q, pk->ksize);
+      /* a kernarg segment spanning m blocks: m - 1 padding packets own the blocks after it */
+      for (uint32_t j = 1, m = pk->span; j < m && !s; j++) {
+        fu_pkt_t *pad = push_pkt(fq, &qcap[qi]);
+        if (!pad) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
+        pad->kind = FU_BARRIER_AND;
+        pad->pad = true;
+        pad->word = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)pad->body, NULL, 0,
+                                          pad_header(false));
+      }
+      if (s) break;
+    }
+    if (need_point[id]) {
+      s = add_point(fq, &qcap[qi], &last_bar[qi]);
+      if (s) break;
+      e->node_point[id] = fq->npoints - 1;
+    }
+  }
+  if (s) goto done;
+  /* Each queue's last packet is an epoch point: the completion of its run. Its first packet
+   * gets the BARRIER bit: the run starts when everything earlier on the queue completed
+   * (stream order; HSAD_GRAPH_UNORDERED publishes it without). */
+  for (uint32_t qi = 0; qi < nq && !s; qi++) {
+    fu_queue_t *fq = &e->qs[qi];
+    if (!fq->pkts[fq->n - 1].epoch) s = add_point(fq, &qcap[qi], &last_bar[qi]);
+    fq->unordered_clear = (fq->pkts[0].word & (1u << HSA_PACKET_HEADER_BARRIER)) ? 0u
+                          : 1u << HSA_PACKET_HEADER_BARRIER;
+    fq->pkts[0].word |= 1u << HSA_PACKET_HEADER_BARRIER;
+  }
+  if (s) goto done;
+  /* What the sequential path and rebinding need: the order, the deps, the launches. */
+  {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < n; i++) total += g->nodes[i].ndeps;
+    e->order = malloc(n * sizeof *e->order);
+    e->dep_off = malloc((n + 1) * sizeof *e->dep_off);
+    e->dep_ids = malloc((total ? total : 1) * sizeof *e->dep_ids);
+    e->launches = calloc(n, sizeof *e->launches);
+    e->arg_mem = calloc(n, sizeof *e->arg_mem);
+    e->done = calloc(n, sizeof *e->done);
+    e->last = calloc(nq, sizeof *e->last);
+    if (!e->order || !e->dep_off || !e->dep_ids || !e->launches || !e->arg_mem ||
+        !e->done || !e->last) {
+      s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
+      goto done;
+    }
+    memcpy(e->order, order, n * sizeof *order);
+    total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      const fu_node_t *x = &g->nodes[i];
+      e->dep_off[i] = total;
+      if (x->ndeps) memcpy(e->dep_ids + total, x->deps, x->ndeps * sizeof *x->deps);
+      total += x->ndeps;
+      if (x->op == FU_OP_BARRIER) continue;
+      e->launches[i] = x->launch;
+      size_t vb = 0;
+      for (uint32_t a = 0; a < x->launch.arg_count; a++)
+        if (x->args[a].tag == HSAD_KARG_BYTES && x->args[a].bytes) vb += x->args[a].size;
+      size_t ab = x->launch.arg_count * sizeof(hsad_karg_t);
+      if (!ab) continue;
+      uint8_t *m = malloc(ab + vb);
+      if (!m) {
+        s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: arguments", x->name);
+        goto done;
+      }
+      e->arg_mem[i] = m;
+      hsad_karg_t *args = (hsad_karg_t *)m;
+      uint8_t *v = m + ab;
+      for (uint32_t a = 0; a < x->launch.arg_count; a++) {
+        args[a] = x->args[a];
+        if (args[a].tag == HSAD_KARG_BYTES && args[a].bytes) {
+          memcpy(v, args[a].bytes, args[a].size);
+          args[a].bytes = v;
+          v += args[a].size;
+        }
+      }
+      e->launches[i].args = args;
+    }
+    e->dep_off[n] = total;
+  }
+done:
+  free(indeg); free(order); free(level); free(pos); free(qcap); free(qof);
+  free(need_point); free(waited); free(last_bar);
+  if (s) {
+    hsad_graph_exec_destroy(e);
+    return s;
+  }
+  *out = e;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_queue_t *q) {
+  if (!e || !q || qi >= e->nq)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: NULL, or queue "
+                     "index %u not below %u", qi, e ? e->nq : 0);
+  if (hsad_queue_device(q) != hsad_queue_device(e->qs[qi].q))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
+                     "on another device than queue %u", qi);
+  for (uint32_t j = 0; j < e->nq; j++)
+    if (j != qi && e->qs[j].q == q)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
+                       "already the exec's queue %u", j);
+  fu_queue_t *fq = &e->qs[qi];
+  if (hsad_submit_profiling(q) != fq->profiling)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is %sa "
+                     "profiling queue and queue %u is %s (where epoch packets go is laid out at "
+                     "instantiate); instantiate the graph on it instead",
+                     fq->profiling ? "not " : "", qi, fq->profiling ? "one" : "not");
+  uint8_t *const image = fu_image;
+  /* check all first, then patch: on error nothing changed */
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < fq->n; i++) {
+      fu_pkt_t *p = &fq->pkts[i];
+      if (p->kind != FU_KERNEL) continue;
+      hsad_aql_dispatch_t d;
+      hsad_status_t s = hsad_submit_check(q, e->node_k[p->node], &e->launches[p->node], &d, image);
+      if (s) return node_fail(s, e->names[p->node]);
+      uint32_t m = hsad_submit_kernarg_span(q, p->ksize);
+      if (m != p->span)
+        return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: node %s: its "
+                         "kernarg segment of %u bytes takes %u slots on the new queue (%u-byte "
+                         "kernarg blocks), %u on queue %u; instantiate the graph on it instead",
+                         e->names[p->node], p->ksize, m, hsad_submit_kernarg_block(q), p->span,
+                         qi);
+      if (pass == 0) continue;
+      p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->body, &d,
+                                       (uint16_t)(p->word & 0xffff));
+      if (p->ksize) memcpy(p->image, image, p->ksize);
+    }
+  fq->q = q;
+  return HSAD_OK;
+}
+
+static const char *const fu_op_name[] = {"kernel", "barrier", "copy", "fill"};
+
+/* Node `node` of `op` (hsad_graph_exec_update*), or the error naming what it is. */
+static hsad_status_t update_target(const char *fn, const hsad_graph_exec_t *e, uint32_t node,
+                                   uint8_t op) {
+  if (!e || node >= e->nn)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL, or node %u is not a node of the exec "
+                     "(%u nodes)", fn, node, e ? e->nn : 0);
+  if (e->node_op[node] != op)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", fn,
+                     e->names[node], fu_op_name[e->node_op[node]], fu_op_name[op]);
+  return HSAD_OK;
+}
+
+static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l);
+
+hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
+  hsad_status_t s = update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
+  if (s) return s;
+  if (!l) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL launch");
+  return update_node(e, node, l);
+}
+
+hsad_status_t hsad_graph_exec_update_copy(hsad_graph_exec_t *e, uint32_t node, void *dst,
+                                          const void *src, size_t size) {
+  hsad_status_t s = update_target("hsad_graph_exec_update_copy", e, node, FU_OP_COPY);
+  if (!s) s = fu_copy_check("hsad_graph_exec_update_copy", dst, src, size);
+  if (s) return s;
+  fu_blit_args_t v = {.bytes = size};
+  hsad_launch_t l = fu_blit_launch(&v, false, dst, src);
+  return update_node(e, node, &l);
+}
+
+hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *e, uint32_t node, void *dst,
+                                          uint32_t pattern, uint32_t width, size_t count) {
+  fu_blit_args_t v = {.pattern = pattern, .width = width};
+  hsad_status_t s = update_target("hsad_graph_exec_update_fill", e, node, FU_OP_FILL);
+  if (!s) s = fu_fill_check("hsad_graph_exec_update_fill", dst, pattern, width, count, &v.bytes);
+  if (s) return s;
+  hsad_launch_t l = fu_blit_launch(&v, true, dst, NULL);
+  return update_node(e, node, &l);
+}
+
+/* Checks launch l for the node's kernel and queue, then patches its packet body and kernarg
+ * image in place (no allocation; on error nothing changed). */
+static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
+  fu_queue_t *fq = &e->qs[e->node_q[node]];
+  fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
+  uint8_t *const image = fu_image;
+  hsad_aql_dispatch_t d;
+  hsad_status_t s = hsad_submit_check(fq->q, e->node_k[node], l, &d, image);
+  if (s) return node_fail(s, e->names[node]);
+  uint16_t header = (uint16_t)(p->word & 0xffff);
+  p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->body, &d, header);
+  if (p->ksize) memcpy(p->image, image, p->ksize);
+  /* keep the launch for hsad_graph_exec_set_queue: the checked argument list has the stored
+   * one's shape (same kernel, sizes from its metadata), so values are copied in place */
+  hsad_launch_t *kl = &e->launches[node];
+  hsad_karg_t *ka = (hsad_karg_t *)kl->args;
+  memcpy(&kl->dims, &l->dims, 7 * sizeof(uint32_t));
+  for (uint32_t a = 0; a < kl->arg_count && a < l->arg_count; a++) {
+    if (ka[a].tag != l->args[a].tag) continue;
+    if (ka[a].tag == HSAD_KARG_BYTES && ka[a].bytes && l->args[a].size == ka[a].size)
+      memcpy((void *)ka[a].bytes, l->args[a].bytes, ka[a].size);
+    else if (ka[a].tag == HSAD_KARG_POINTER) ka[a].pointer = l->args[a].pointer;
+    else if (ka[a].tag != HSAD_KARG_BYTES) ka[a].lds_bytes = l->args[a].lds_bytes;
+  }
+  return HSAD_OK;
+}
