@@ -254,17 +254,21 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
  *     and hsad_queue_barrier only; end it first (hsad_queue_capture_end)", WHO being
  *     hsad_prepared_dispatch, hsad_queue_dispatch_batch, hsad_queue_flush,
  *     hsad_queue_wait_idle, "hsad_queue_barrier_signals (HSA signals)" (signals or a
- *     decrement) and "graph launch" (hsad_graph_launch(_after) of an exec using the queue: the
- *     launch's queues before it in exec order were reserved and get no-op packets, as on a
- *     timeout). A barrier dependency on work outside the capture (a real epoch): "hsad_queue_
- *     barrier: queue Q is capturing: dependency I is work submitted outside the capture
- *     (epoch E of queue R), which a graph cannot wait for: wait for it before
- *     hsad_queue_capture_begin, or pass it to hsad_graph_launch_after"; on a node of a capture
- *     that ended: "... dependency I is node N of a capture on queue R that has ended"; of a
- *     capture into another graph: "... dependency I is node N of another graph (captured on
- *     queue R); a barrier joins captures into the same graph only".
+ *     decrement), and for hsad_graph_launch(_after) of an exec using the queue
+ *     "graph launch, queue I of N: hsad_submit_reserve_epochs" (fused: the exec's queues
+ *     before it were reserved and get no-op packets, as on a timeout) or
+ *     "hsad_submit_reserve" (sequential).
+ *   - Barrier dependencies refused (HSAD_ERR_INVALID_ARGUMENT, nothing recorded): on work
+ *     outside the capture (a real epoch): "hsad_queue_barrier: queue Q is capturing:
+ *     dependency I is work submitted outside the capture (epoch E of queue R), which a graph
+ *     cannot wait for: wait for it before hsad_queue_capture_begin, or pass it to
+ *     hsad_graph_launch_after"; on a node of a capture that ended: "... dependency I is node
+ *     N of a capture on queue R that has ended"; of a capture into another graph: "...
+ *     dependency I is node N of another graph (captured on queue R); a barrier joins captures
+ *     into the same graph only".
  *   - Not captured: copies (memory/: hsad_memcpy_async and friends do not go through the
- *     capturing queue, so they run at once and are not refused; copy nodes are hsad_graph's),
+ *     capturing queue, so they run at once and are not refused; record copies as graph nodes
+ *     directly),
  *     hsad_launch_prepare (it submits nothing). The queue's sticky error is checked first by
  *     every call, as without capture; hsad_queue_error does not report a capture.
  * Cost on the uncaptured path: no added test. The queue's sticky error and its capture flag
@@ -294,7 +298,8 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
  * queue its own lane"; a shared queue (hsad_device_queue: its other users' submits would be
  * captured): "hsad_queue_capture_begin: queue Q is a shared queue of device D
  * (hsad_device_queue): its other users' submits would be captured; capture on a queue of your
- * own (hsad_queue_create)"; the queue's sticky error (QUEUE_ERROR / CLOSED);
+ * own (hsad_queue_create)"; the queue's sticky error (QUEUE_ERROR / CLOSED, its message after
+ * "hsad_queue_capture_begin: ");
  * HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
 hsad_status_t hsad_queue_capture_begin(hsad_queue_t *queue, hsad_graph_t *graph, uint32_t lane);
 
