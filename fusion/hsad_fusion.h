@@ -268,6 +268,96 @@ hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *exec, uint32_t node
 
 void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
 
+/* ---- capture (fusion/capture.c) ---------------------------------------------------------
+ *
+ * Stream capture, as cudaStreamBeginCapture / hipStreamBeginCapture: between
+ * hsad_queue_capture_begin and hsad_queue_capture_end, what is submitted to the queue is
+ * recorded into a graph on one lane instead of being written into the ring (nothing reaches
+ * the ring: write_dispatch_id does not move). Instantiate the graph with that lane mapped to
+ * the queue (or any other) and launch it as often as needed.
+ *   - hsad_kernel_dispatch records a kernel node: every check of hsad_kernel_dispatch runs at
+ *     the call (same codes and messages; on error nothing is recorded); launch and argument
+ *     values are copied (hsad_graph_add_kernel; HSAD_LAUNCH_NO_BARRIER is dropped: the graph
+ *     decides the BARRIER bit); deadline_ns is unused.
+ *   - hsad_queue_barrier records a barrier node that waits for its dependencies: captured
+ *     completions of this capture, or of another queue capturing into the same graph (a
+ *     cross-lane edge: fork/join across queues, as cudaEventRecord + cudaStreamWaitEvent
+ *     during capture); empty completions are satisfied.
+ *   - Stream order: each recorded node depends on the node this capture recorded before it
+ *     (CUDA capture's rule; the first one on nothing else, except what HSAD_GRAPH_CAPTURE adds
+ *     for nodes recorded on the lane earlier). The graph then encodes these edges as it does
+ *     any other (BARRIER bits, epoch points across queues; hsad_graph_instantiate).
+ *   - The completion a captured call returns stands for its node: {queue: the capturing queue,
+ *     epoch: HSAD_CAPTURE_EPOCH_BASE + (capture id << 32) + node, packet_id: node};
+ *     *out_packet_id is the node id too. It is only a dependency for hsad_queue_barrier during
+ *     capture: it was never issued on the queue, so waiting on it, or a dependency on it
+ *     outside a capture, is HSAD_ERR_INVALID_ARGUMENT ("epoch E was never issued on queue Q
+ *     ..."), and hsad_completion_done stays false.
+ *   - Refused on a capturing queue with HSAD_ERR_INVALID_ARGUMENT, nothing submitted: "WHO:
+ *     queue Q is capturing (hsad_queue_capture_begin): a capture records hsad_kernel_dispatch
+ *     and hsad_queue_barrier only; end it first (hsad_queue_capture_end)", WHO being
+ *     hsad_prepared_dispatch, hsad_queue_dispatch_batch, hsad_queue_flush,
+ *     hsad_queue_wait_idle, "hsad_queue_barrier_signals (HSA signals)" (signals or a
+ *     decrement), and for hsad_graph_launch(_after) of an exec using the queue
+ *     "graph launch, queue I of N: hsad_submit_reserve_epochs" (fused: the exec's queues
+ *     before it were reserved and get no-op packets, as on a timeout) or
+ *     "hsad_submit_reserve" (sequential).
+ *   - Barrier dependencies refused (HSAD_ERR_INVALID_ARGUMENT, nothing recorded): on work
+ *     outside the capture (a real epoch): "hsad_queue_barrier: queue Q is capturing:
+ *     dependency I is work submitted outside the capture (epoch E of queue R), which a graph
+ *     cannot wait for: wait for it before hsad_queue_capture_begin, or pass it to
+ *     hsad_graph_launch_after"; on a node of a capture that ended: "... dependency I is node
+ *     N of a capture on queue R that has ended"; of a capture into another graph: "...
+ *     dependency I is node N of another graph (captured on queue R); a barrier joins captures
+ *     into the same graph only".
+ *   - Not captured: copies (memory/: hsad_memcpy_async and friends do not go through the
+ *     capturing queue, so they run at once and are not refused; record copies as graph nodes
+ *     directly),
+ *     hsad_launch_prepare (it submits nothing). The queue's sticky error is checked first by
+ *     every call, as without capture; hsad_queue_error does not report a capture.
+ * Cost on the uncaptured path: no added test. The queue's sticky error and its capture flag
+ * share one 64-bit word, so hsad_kernel_dispatch and hsad_prepared_dispatch test both with the
+ * single load and branch they had for the error (callgrind, hsad bench dispatch, gcc 12 -O2:
+ * hsad_kernel_dispatch 151 -> 153 instructions per submit, one spill and reload the 64-bit
+ * value moved in register allocation; hsad_prepared_dispatch 106 -> 106).
+ * Thread safety: capture is per queue, not per thread (cudaStreamCaptureModeGlobal's scope
+ * without its refusal of unsafe calls): submits from any thread to a capturing queue are
+ * recorded, serialised by one process-wide lock (cold). Begin and end may be called from any
+ * thread; a submit racing with end is either recorded or submitted. While a queue captures
+ * into a graph, the graph must not be used otherwise (add, instantiate, destroy). */
+
+/* Captured completions have epochs from here up (above every epoch a queue issues: a queue's
+ * epoch signal starts at HSAD_EPOCH_BASE and counts down). */
+#define HSAD_CAPTURE_EPOCH_BASE ((uint64_t)1 << 62)
+/* Capture ids run 1 .. HSAD_CAPTURE_ID_MAX (process-wide, then wrap to 1). */
+#define HSAD_CAPTURE_ID_MAX ((1u << 30) - 1)
+
+/* Starts capturing `queue`'s submits into `graph` on `lane` (see "capture" above). The graph
+ * stays the caller's (created with hsad_graph_create, flags 0 or HSAD_GRAPH_CAPTURE; it may
+ * hold nodes already); several queues may capture into one graph, each on its own lane.
+ * Errors (HSAD_ERR_INVALID_ARGUMENT unless said): "hsad_queue_capture_begin: NULL queue or
+ * graph"; "hsad_queue_capture_begin: lane L not below 64"; "hsad_queue_capture_begin: queue Q
+ * is already capturing (lane L); end that capture first (hsad_queue_capture_end)";
+ * "hsad_queue_capture_begin: lane L of the graph is being captured on queue Q; give each
+ * queue its own lane"; a shared queue (hsad_device_queue: its other users' submits would be
+ * captured): "hsad_queue_capture_begin: queue Q is a shared queue of device D
+ * (hsad_device_queue): its other users' submits would be captured; capture on a queue of your
+ * own (hsad_queue_create)"; the queue's sticky error (QUEUE_ERROR / CLOSED, its message after
+ * "hsad_queue_capture_begin: ");
+ * HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+hsad_status_t hsad_queue_capture_begin(hsad_queue_t *queue, hsad_graph_t *graph, uint32_t lane);
+
+/* Ends the queue's capture: later submits write packets again. *out_graph (may be NULL) = the
+ * graph given to begin (still the caller's; nothing is copied). Ending a queue that faulted
+ * meanwhile succeeds (the graph holds what was recorded). End every capture before destroying
+ * its queue (hsad_queue_destroy does not end it; its state would leak). Errors
+ * (HSAD_ERR_INVALID_ARGUMENT): "hsad_queue_capture_end: NULL queue",
+ * "hsad_queue_capture_end: queue Q is not capturing". Thread-safe. */
+hsad_status_t hsad_queue_capture_end(hsad_queue_t *queue, hsad_graph_t **out_graph);
+
+/* True while the queue captures (false for NULL). Thread-safe. */
+bool hsad_queue_capturing(const hsad_queue_t *queue);
+
 #ifdef __cplusplus
 }
 #endif

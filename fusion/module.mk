@@ -1,5 +1,5 @@
 # fusion: kernel graphs launched as one AQL submission per queue (libhsad; uses hsa-dispatch).
-HSAD_LIB_SRCS += fusion/graph.c fusion/exec.c fusion/launch.c fusion/blit.c
+HSAD_LIB_SRCS += fusion/graph.c fusion/exec.c fusion/launch.c fusion/blit.c fusion/capture.c
 HEADERS += fusion/hsad_fusion.h
 
 FU_TEST := $(TESTDIR)/test_fusion
@@ -20,6 +20,14 @@ $(FU_TEST): $(FU_TWINS)
 FU_ORDER_TEST := $(TESTDIR)/test_fusion_order
 TEST_BINS += $(FU_ORDER_TEST)
 $(FU_ORDER_TEST): tests/test_fusion_order.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
+	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+# stream capture: submits to a capturing queue recorded into a graph (libhsad only: no CLI)
+FU_CAPTURE_TEST := $(TESTDIR)/test_fusion_capture
+TEST_BINS += $(FU_CAPTURE_TEST)
+$(FU_CAPTURE_TEST): tests/test_fusion_capture.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm

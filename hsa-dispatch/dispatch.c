@@ -185,12 +185,73 @@ submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image
   return submit_plain(q, d, image, ksize, header, deadline_ns, out_completion, out_packet_id);
 }
 
+/* ---- the gate: the sticky error or a capture (hsad_submit.h "capture") ------------------- */
+
+hsad_status_t dq_gate_fail(const hsad_queue_t *q, const char *who) {
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (!atomic_load_explicit(&((hsad_queue_t *)q)->capturing, memory_order_acquire))
+    return HSAD_OK; /* the capture ended since the gate was read */
+  return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: queue %llu is capturing "
+                   "(hsad_queue_capture_begin): a capture records hsad_kernel_dispatch and "
+                   "hsad_queue_barrier only; end it first (hsad_queue_capture_end)", who,
+                   (unsigned long long)q->hsa->id);
+}
+
+/* A dispatch with a NULL argument or that found the gate closed: the sticky error, else the
+ * capture's recorder. */
+static __attribute__((noinline, cold)) hsad_status_t
+dispatch_gated(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
+               uint64_t deadline_ns, hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  if (!q || !k || !l)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  const hsad_submit_capture_ops_t *ops = dq_capture_ops(q);
+  if (ops) return ops->kernel(q, k, l, deadline_ns, out_completion, out_packet_id);
+  /* the capture ended since the gate was read: an ordinary dispatch */
+  return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
+}
+
+hsad_status_t hsad_submit_capture_start(hsad_queue_t *q, const hsad_submit_capture_ops_t *ops,
+                                        void *ctx) {
+  if (!q || !ops || !ctx)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_capture_start: NULL argument");
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (q->shared)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "queue %llu is a shared queue of device %u "
+                     "(hsad_device_queue): its other users' submits would be captured; capture "
+                     "on a queue of your own (hsad_queue_create)",
+                     (unsigned long long)q->hsa->id, q->device->info.index);
+  if (atomic_load_explicit(&q->capturing, memory_order_relaxed))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "queue %llu is already capturing",
+                     (unsigned long long)q->hsa->id);
+  q->capture_ctx = ctx;
+  atomic_store_explicit(&q->capture_ops, ops, memory_order_release);
+  atomic_store_explicit(&q->capturing, 1, memory_order_release);
+  return HSAD_OK;
+}
+
+void *hsad_submit_capture_stop(hsad_queue_t *q) {
+  if (!q || !atomic_load_explicit(&q->capturing, memory_order_relaxed)) return NULL;
+  atomic_store_explicit(&q->capturing, 0, memory_order_release);
+  atomic_store_explicit(&q->capture_ops, NULL, memory_order_release);
+  void *ctx = q->capture_ctx;
+  q->capture_ctx = NULL;
+  return ctx;
+}
+
+void *hsad_submit_capture_ctx(const hsad_queue_t *q) {
+  return q && atomic_load_explicit(&((hsad_queue_t *)q)->capturing, memory_order_acquire)
+             ? q->capture_ctx
+             : NULL;
+}
+
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
                                    const hsad_launch_t *l, uint64_t deadline_ns,
                                    hsad_completion_t *out_completion, uint64_t *out_packet_id) {
-  if (DQ_UNLIKELY(!q || !k || !l))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
-  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return dq_queue_fail(q);
+  /* NULL arguments, the sticky error and a capture: one cold path (the gate word holds the
+   * error and the capture flag: one load and branch for both) */
+  if (DQ_UNLIKELY(!q || !k || !l || dq_gate(q)))
+    return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
   dq_kcache_t *kc = &dq_kc;
   if (DQ_UNLIKELY(!kcache_hit(kc, q, k, l))) {
     hsad_status_t s = launch_build(q, k, l);
@@ -236,7 +297,10 @@ hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t d
   if (DQ_UNLIKELY(!p))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_prepared_dispatch: NULL prepared launch");
   hsad_queue_t *q = p->queue;
-  if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_relaxed))) return dq_queue_fail(q);
+  if (DQ_UNLIKELY(dq_gate(q))) {
+    hsad_status_t s = dq_gate_fail(q, "hsad_prepared_dispatch");
+    if (s) return s;
+  }
   return submit_built(q, &p->d, p->image, p->ksize, p->header, deadline_ns, out_completion,
                       out_packet_id);
 }
@@ -255,7 +319,10 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   if (!q || !items || !count)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
                      "count 0");
-  if (atomic_load_explicit(&q->error, memory_order_relaxed)) return dq_queue_fail(q);
+  if (dq_gate(q)) {
+    hsad_status_t s = dq_gate_fail(q, "hsad_queue_dispatch_batch");
+    if (s) return s;
+  }
   if (count > q->size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets exceeds the queue's %u "
                      "slots", count, q->size);

@@ -11,6 +11,7 @@
 
 #include "hsa-dispatch/hsad.h"
 #include "hsa-dispatch/hsad_rocr.h"
+#include "hsa-dispatch/hsad_submit.h"
 
 #define HSAD_SHARED_QUEUES 2
 #define HSAD_MAX_DEVICES 16
@@ -94,7 +95,19 @@ struct hsad_queue {
   _Atomic uint64_t epoch_issued;        /* epoch packets reserved (the last epoch number) */
   _Atomic uint64_t epoch_end;           /* id + 1 of the last epoch packet (0: none) */
   _Alignas(64) _Atomic uint64_t rung;   /* highest packet id stored into the doorbell */
-  _Alignas(64) _Atomic int error;       /* 0, or hsad_status_t (QUEUE_ERROR / CLOSED) */
+  /* The gate: the sticky error and the capture flag share one 64-bit word, so the dispatch
+   * path tests both with the one load and branch it had for the error alone (dq_gated). Every
+   * other reader reads `error` alone: capturing is not an error (hsad_queue_error stays OK). */
+  _Alignas(64) union {
+    struct {
+      _Atomic int error;                /* 0, or hsad_status_t (QUEUE_ERROR / CLOSED) */
+      _Atomic uint32_t capturing;       /* 1 while fusion/capture.c records the queue's submits
+                                           (stored release after capture_ops / capture_ctx) */
+    };
+    _Atomic uint64_t gate;              /* error | capturing: nonzero diverts every submit */
+  };
+  const hsad_submit_capture_ops_t *_Atomic capture_ops; /* the recorder; NULL: not capturing */
+  void *capture_ctx;                    /* its state; written and read under its lock only */
   _Atomic uint64_t error_epoch;         /* epochs completed when the queue faulted */
   int hsa_status;                       /* the callback's status */
   char error_msg[256];
@@ -149,6 +162,21 @@ static inline uint32_t dq_kernarg_spare(uint32_t block, uint32_t size) {
 /* ---- queue.c ---- */
 /* HSAD_ERR_QUEUE_ERROR / HSAD_ERR_CLOSED with the queue's message (the sticky error is set). */
 hsad_status_t dq_queue_fail(const hsad_queue_t *q);
+
+/* ---- capture (dispatch.c; the recorder is fusion/capture.c, hsad_submit.h) ---- */
+/* The gate word: nonzero when the queue faulted, was closed or captures (one relaxed load;
+ * the cold path re-reads `error` with acquire). */
+static inline uint64_t dq_gate(const hsad_queue_t *q) {
+  return atomic_load_explicit(&((hsad_queue_t *)q)->gate, memory_order_relaxed);
+}
+/* Cold: the sticky error when there is one, else HSAD_ERR_INVALID_ARGUMENT "WHO: queue Q is
+ * capturing ..." (a submit call that a capture does not record). */
+hsad_status_t dq_gate_fail(const hsad_queue_t *q, const char *who);
+/* The recorder of a capturing queue (acquire; pairs with hsad_submit_capture_start's release),
+ * or NULL (not capturing, or the capture ended since the gate was read). */
+static inline const hsad_submit_capture_ops_t *dq_capture_ops(const hsad_queue_t *q) {
+  return atomic_load_explicit(&((hsad_queue_t *)q)->capture_ops, memory_order_acquire);
+}
 
 /* ---- timeline.c ---- */
 /* Creates / destroys the queue's epoch signal, epoch log and (profiling) timestamp signals. */

@@ -129,6 +129,35 @@ void hsad_submit_monitor_close(hsad_submit_mark_t *mark);
 void hsad_submit_monitor_record(hsad_queue_t *queue, const hsa_kernel_dispatch_packet_t *packet,
                                 uint16_t dims, uint64_t id, const hsad_submit_mark_t *mark);
 
+/* ---- capture (fusion/capture.c) ------------------------------------------------------ */
+/* While a queue captures, hsad_kernel_dispatch and hsad_queue_barrier on it call these
+ * instead of writing packets (the queue's sticky error still comes first); the other submit
+ * calls are refused ("WHO: queue Q is capturing ..."). The recorder serialises the calls
+ * itself (any thread may submit to a capturing queue). A call that finds the capture ended
+ * under the recorder's lock (it raced with the end) submits as if it had not captured. */
+typedef struct hsad_submit_capture_ops {
+  hsad_status_t (*kernel)(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
+                          const hsad_launch_t *launch, uint64_t deadline_ns,
+                          hsad_completion_t *out_completion, uint64_t *out_packet_id);
+  hsad_status_t (*barrier)(hsad_queue_t *queue, const hsad_completion_t *deps,
+                           uint32_t dep_count, uint64_t deadline_ns,
+                           hsad_completion_t *out_completion);
+} hsad_submit_capture_ops_t;
+
+/* Diverts the queue's submits to ops (a table that lives as long as the process) with ctx as
+ * the recorder's state (hsad_submit_capture_ctx): ctx is stored first, then ops and the flag
+ * (release). Not concurrent with itself or hsad_submit_capture_stop on the queue (the
+ * recorder's lock). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL; a shared queue of
+ * hsad_device_queue: other users' submits would be captured; already capturing), the sticky
+ * error. */
+hsad_status_t hsad_submit_capture_start(hsad_queue_t *queue, const hsad_submit_capture_ops_t *ops,
+                                        void *ctx);
+/* Ends the diversion (flag cleared first, release); returns the ctx given to start, NULL when
+ * the queue was not capturing. Submits after it write packets again. */
+void *hsad_submit_capture_stop(hsad_queue_t *queue);
+/* The ctx of a capturing queue, NULL otherwise (read under the recorder's lock). */
+void *hsad_submit_capture_ctx(const hsad_queue_t *queue);
+
 #ifdef __cplusplus
 }
 #endif

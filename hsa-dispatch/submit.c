@@ -23,7 +23,10 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
   if (!q || !out_first || n == 0 || n > q->size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve: %u packets for a ring of "
                      "%u slots", n, q ? q->size : 0);
-  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (dq_gate(q)) { /* the sticky error, or a capture: a graph launch is not recorded */
+    hsad_status_t s = dq_gate_fail(q, "hsad_submit_reserve");
+    if (s) return s;
+  }
   if (epoch_last) {
     uint64_t k = 0;
     hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, out_first, &k);
@@ -43,7 +46,10 @@ hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *q, uint32_t n,
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve_epochs: %u packets with %u "
                      "epoch packets for a ring of %u slots (the last epoch packet must be the "
                      "last packet)", n, epoch_count, q ? q->size : 0);
-  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (dq_gate(q)) {
+    hsad_status_t s = dq_gate_fail(q, "hsad_submit_reserve_epochs");
+    if (s) return s;
+  }
   return dq_reserve_epochs(q, n, epoch_offsets, epoch_count, offset_base, deadline_ns, out_first,
                            out_first_epoch);
 }

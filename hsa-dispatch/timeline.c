@@ -243,7 +243,16 @@ hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_
   if (!q || (!deps && dep_count) || (!sigs && sig_count))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL queue, or NULL deps "
                      "/ signals with a count");
-  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (DQ_UNLIKELY(dq_gate(q))) { /* the sticky error, or a capture records the barrier */
+    const hsad_submit_capture_ops_t *ops = dq_capture_ops(q);
+    if (atomic_load_explicit(&q->error, memory_order_acquire) || !ops || sig_count ||
+        decrement.handle) {
+      hsad_status_t s = dq_gate_fail(q, "hsad_queue_barrier_signals (HSA signals)");
+      if (s) return s;
+    } else {
+      return ops->barrier(q, deps, dep_count, deadline_ns, out);
+    }
+  }
   /* Cross-queue deps collapse to the latest epoch per queue (epochs complete in order). */
   enum { LOCAL = 16 };
   hsad_completion_t local[LOCAL], *wait = local;
@@ -324,7 +333,10 @@ hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
 
 hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_completion_t *out) {
   if (!q || !out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
-  if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
+  if (dq_gate(q)) {
+    hsad_status_t s = dq_gate_fail(q, "hsad_queue_flush");
+    if (s) return s;
+  }
   epoch_lock(q);
   uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
   bool covered = atomic_load_explicit(&q->epoch_end, memory_order_relaxed) == w;
@@ -339,6 +351,10 @@ hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_compl
 
 hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
+  if (dq_gate(q)) {
+    hsad_status_t s = dq_gate_fail(q, "hsad_queue_wait_idle");
+    if (s) return s;
+  }
   hsad_completion_t c;
   hsad_status_t s = hsad_queue_flush(q, deadline_ns, &c);
   return s ? s : hsad_completion_wait(&c, deadline_ns);
