@@ -13,9 +13,13 @@ static _Thread_local uint8_t fu_image[HSAD_KERNARG_SEGMENT_MAX];
 void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   if (!e) return;
   for (uint32_t i = 0; e->qs && i < e->nq; i++) {
-    for (uint32_t j = 0; j < e->qs[i].n; j++) free(e->qs[i].pkts[j].image);
+    for (uint32_t j = 0; j < e->qs[i].n; j++) {
+      free(e->qs[i].pkts[j].image);
+      free(e->qs[i].pkts[j].argd);
+    }
     free(e->qs[i].pkts);
     free(e->qs[i].points);
+    hsad_submit_kernarg_free(e->qs[i].kmem);
   }
   free(e->qs);
   free(e->order);
@@ -35,6 +39,8 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e->names);
   for (uint32_t i = 0; i < e->nblits; i++) hsad_program_destroy(e->blits[i].program);
   free(e->blits);
+  for (uint32_t i = 0; i < e->nold_kmem; i++) hsad_submit_kernarg_free(e->old_kmem[i]);
+  free(e->old_kmem);
   free(e);
 }
 
@@ -148,21 +154,26 @@ static hsad_status_t exec_blit(hsad_graph_exec_t *e, hsad_device_t *device, cons
   return HSAD_OK;
 }
 
-/* Makes the queue's last packet an epoch point (BARRIER bit; the epoch signal at launch): a
- * kernel packet that has the BARRIER bit (not on a profiling queue, whose kernel packets carry
- * timestamp signals), a barrier node that has it, the run's first kernel packet (it gets the
- * BARRIER bit, which stream order gives it anyway), or the last padding packet of a spanning
- * kernel; else a barrier-AND follows (keeping the node's overlap with independent nodes). It completes when every earlier packet of the run did,
- * so later same-queue dependencies on earlier packets are implied (*last_bar). */
-static hsad_status_t add_point(fu_queue_t *fq, uint32_t *cap, int32_t *last_bar) {
+/* Makes the queue's last packet an epoch point (BARRIER bit; the epoch signal as completion
+ * signal). A producer's point (`producer`: a node with a consumer on another queue) is the node
+ * itself: a kernel or barrier node gets the BARRIER bit (it then starts when every earlier
+ * packet of its queue completed, where a barrier-AND after it would hold every later packet
+ * until it and those completed: the same drain, one packet less per producer, no copy of it per
+ * launch); the last padding packet of a spanning kernel carries it. The run's last point (the
+ * completion) is the last node when it has the BARRIER bit, else a barrier-AND after it, which
+ * keeps the last nodes' overlap with each other. A kernel on a profiling queue carries its
+ * timestamp signal: a barrier-AND carries the epoch. The point completes when every earlier
+ * packet of the run did, so later same-queue dependencies on them are implied (*last_bar). */
+static hsad_status_t add_point(fu_queue_t *fq, uint32_t *cap, int32_t *last_bar, bool producer) {
   fu_pkt_t *lp = &fq->pkts[fq->n - 1];
   bool bar = (lp->word >> HSA_PACKET_HEADER_BARRIER) & 1;
+  bool node = lp->kind == FU_KERNEL ? !fq->profiling : lp->kind == FU_BARRIER_AND && !lp->pad;
   if (lp->pad) {
     lp->word = pad_header(true);
-  } else if (fq->n == 1 && lp->kind == FU_KERNEL && !fq->profiling) {
-    lp->word |= 1u << HSA_PACKET_HEADER_BARRIER; /* the run's first packet: it has the stream-
-                                                    order bit anyway (and keeps it unordered) */
-  } else if (!bar || lp->kind == FU_BARRIER_VALUE || (lp->kind == FU_KERNEL && fq->profiling)) {
+  } else if (node && (bar || producer || fq->n == 1)) {
+    lp->word |= 1u << HSA_PACKET_HEADER_BARRIER; /* a producer, or the run's first packet: it
+                                                    has the stream-order bit anyway */
+  } else {
     lp = push_pkt(fq, cap);
     if (!lp) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: epoch packet");
     lp->kind = FU_BARRIER_AND;
@@ -175,6 +186,75 @@ static hsad_status_t add_point(fu_queue_t *fq, uint32_t *cap, int32_t *last_bar)
   lp->epoch = true;
   pts[fq->npoints++] = fq->n - 1;
   *last_bar = (int32_t)(fq->n - 1);
+  return HSAD_OK;
+}
+
+void fu_seal(const hsad_graph_exec_t *e, const fu_queue_t *fq, fu_pkt_t *p) {
+  const uint32_t invalid = HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
+  memcpy(p->body, &invalid, 4);
+  uint64_t completion = p->epoch ? fq->ring.epoch_signal : 0;
+  p->fix &= FU_FIX_COPY;
+  if (p->kind == FU_KERNEL) {
+    hsa_kernel_dispatch_packet_t *k = (hsa_kernel_dispatch_packet_t *)p->body;
+    k->kernarg_address = (p->fix & FU_FIX_COPY) ? NULL : p->karg[p->cur];
+    if (fq->profiling) p->fix |= FU_FIX_STAMP; /* never an epoch point (add_point) */
+  } else if (p->kind == FU_BARRIER_VALUE) {
+    hsa_amd_barrier_value_packet_t *bv = (hsa_amd_barrier_value_packet_t *)p->body;
+    bv->signal.handle = e->qs[p->wait_queue].ring.epoch_signal;
+    p->fix |= FU_FIX_VALUE;
+  }
+  memcpy(p->body + 56, &completion, 8);
+}
+
+/* Bytes of one prepublished version of a kernarg segment of ksize bytes. */
+static size_t karg_stride(uint32_t ksize) { return ksize > 64 ? (ksize + 63) & ~(size_t)63 : 64; }
+
+/* Allocates queue qi's kernarg memory on its device (two versions per kernel packet) and
+ * prepublishes each image in both; fills the packets' karg, cur, slots and argd (what a
+ * same-shape update compares, from the stored launch). The old memory, if any, is the
+ * caller's. */
+static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
+  fu_queue_t *fq = &e->qs[qi];
+  size_t bytes = 0;
+  for (uint32_t i = 0; i < fq->n; i++)
+    if (fq->pkts[i].kind == FU_KERNEL) bytes += 2 * karg_stride(fq->pkts[i].ksize);
+  fq->kmem = NULL;
+  if (!bytes) return HSAD_OK;
+  void *mem;
+  hsad_status_t s = hsad_submit_kernarg_alloc(hsad_queue_device(fq->q), bytes, &mem);
+  if (s) return s;
+  fq->kmem = mem;
+  uint8_t *at = mem;
+  for (uint32_t i = 0; i < fq->n; i++) {
+    fu_pkt_t *p = &fq->pkts[i];
+    if (p->kind != FU_KERNEL) continue;
+    size_t stride = karg_stride(p->ksize);
+    p->karg[0] = at;
+    p->karg[1] = at + stride;
+    at += 2 * stride;
+    if (p->ksize) {
+      memcpy(p->karg[0], p->image, p->ksize);
+      memcpy(p->karg[1], p->image, p->ksize);
+    }
+    p->cur = 0;
+    p->prev = (hsad_completion_t){0};
+    p->fix &= (uint8_t)~FU_FIX_COPY;
+    const hsad_kernarg_plan_t *plan =
+        hsad_kernel_kernarg_plan(hsad_device_kernel_desc(e->node_k[p->node])->codeobj_kernel);
+    p->slots = plan->explicit_args;
+    p->ptr8 = true;
+    for (uint32_t a = 0; a < plan->explicit_count; a++)
+      if (p->slots[a].size != 8 && p->slots[a].kind == HSAD_VK_GLOBAL_BUFFER) p->ptr8 = false;
+    const hsad_launch_t *kl = &e->launches[p->node];
+    if (!p->argd && kl->arg_count && !(p->argd = calloc(kl->arg_count, sizeof *p->argd)))
+      return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: %u arguments", e->names[p->node],
+                       kl->arg_count);
+    for (uint32_t a = 0; a < kl->arg_count; a++)
+      p->argd[a] = (fu_argd_t){
+          .offset = p->slots[a].offset, .tag = (uint8_t)kl->args[a].tag,
+          .size = (uint16_t)(kl->args[a].tag == HSAD_KARG_BYTES ? kl->args[a].size
+                             : kl->args[a].tag == HSAD_KARG_POINTER ? 8 : 0)};
+  }
   return HSAD_OK;
 }
 
@@ -197,7 +277,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
   uint32_t *qcap = NULL;
   int32_t *qof = malloc(HSAD_GRAPH_MAX_LANES * sizeof *qof);
   uint8_t *need_point = NULL;
-  uint32_t *waited = NULL;
+  uint32_t *waited = NULL, *want = NULL;
   int32_t *last_bar = NULL;
   if (!e || !indeg || !order || !level || !pos || !qof) {
     s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
@@ -267,8 +347,9 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     }
   }
   waited = calloc((size_t)nq * nq, sizeof *waited); /* [c * nq + p]: point + 1 c waits for */
+  want = calloc(nq, sizeof *want);                  /* per queue: point + 1 a node needs */
   last_bar = malloc(nq * sizeof *last_bar);
-  if (!waited || !last_bar) {
+  if (!waited || !want || !last_bar) {
     s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u queues", nq);
     goto done;
   }
@@ -280,10 +361,11 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     uint32_t qi = (uint32_t)qof[x->lane];
     fu_queue_t *fq = &e->qs[qi];
     fq->has_root |= x->ndeps == 0;
-    /* one barrier-value per producer point not already implied by an earlier wait of this
-     * queue on the same producer queue (its points complete in order) */
+    /* one barrier-value per producer queue, on the latest point among x's producers there
+     * (the points of a queue complete in order), unless an earlier wait of this queue on that
+     * queue already covers it */
     bool need_bar = false;
-    for (uint32_t d = 0; d < x->ndeps && !s; d++) {
+    for (uint32_t d = 0; d < x->ndeps; d++) {
       uint32_t p = x->deps[d];
       uint32_t pq = (uint32_t)qof[g->nodes[p].lane];
       if (pq == qi) {
@@ -291,13 +373,20 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
         continue;
       }
       uint32_t point = e->node_point[p]; /* laid out already: p comes first in the order */
-      if (waited[qi * nq + pq] > point) continue;
-      waited[qi * nq + pq] = point + 1;
+      if (want[pq] < point + 1) want[pq] = point + 1;
+    }
+    for (uint32_t pq = 0; pq < nq && !s; pq++) {
+      if (want[pq] <= waited[qi * nq + pq]) {
+        want[pq] = 0;
+        continue;
+      }
+      waited[qi * nq + pq] = want[pq];
       fu_pkt_t *bv = push_pkt(fq, &qcap[qi]);
       if (!bv) { s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s", x->name); break; }
       bv->kind = FU_BARRIER_VALUE;
       bv->wait_queue = pq;
-      bv->wait_point = point;
+      bv->wait_point = want[pq] - 1;
+      want[pq] = 0;
       bv->word = hsad_aql_barrier_value_fill(
           (hsa_amd_barrier_value_packet_t *)bv->body, 0, 0, -1, HSA_SIGNAL_CONDITION_LT, 0,
           HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
@@ -349,7 +438,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
       if (s) break;
     }
     if (need_point[id]) {
-      s = add_point(fq, &qcap[qi], &last_bar[qi]);
+      s = add_point(fq, &qcap[qi], &last_bar[qi], true);
       if (s) break;
       e->node_point[id] = fq->npoints - 1;
     }
@@ -360,7 +449,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
    * (stream order; HSAD_GRAPH_UNORDERED publishes it without). */
   for (uint32_t qi = 0; qi < nq && !s; qi++) {
     fu_queue_t *fq = &e->qs[qi];
-    if (!fq->pkts[fq->n - 1].epoch) s = add_point(fq, &qcap[qi], &last_bar[qi]);
+    if (!fq->pkts[fq->n - 1].epoch) s = add_point(fq, &qcap[qi], &last_bar[qi], false);
     fq->unordered_clear = (fq->pkts[0].word & (1u << HSA_PACKET_HEADER_BARRIER)) ? 0u
                           : 1u << HSA_PACKET_HEADER_BARRIER;
     fq->pkts[0].word |= 1u << HSA_PACKET_HEADER_BARRIER;
@@ -416,15 +505,40 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     }
     e->dep_off[n] = total;
   }
+  /* Kernarg segments prepublished, bodies sealed: a launch copies 64 bytes per packet. */
+  for (uint32_t qi = 0; qi < nq && !s; qi++) {
+    s = prepublish(e, qi);
+    hsad_submit_ring(e->qs[qi].q, &e->qs[qi].ring);
+  }
+  for (uint32_t qi = 0; qi < nq && !s; qi++)
+    for (uint32_t i = 0; i < e->qs[qi].n; i++) fu_seal(e, &e->qs[qi], &e->qs[qi].pkts[i]);
 done:
   free(indeg); free(order); free(level); free(pos); free(qcap); free(qof);
-  free(need_point); free(waited); free(last_bar);
+  free(need_point); free(waited); free(want); free(last_bar);
   if (s) {
     hsad_graph_exec_destroy(e);
     return s;
   }
   *out = e;
   return HSAD_OK;
+}
+
+/* The node's kernarg segment as the latest update left it: the image in ring-copy mode, else
+ * the version in use. */
+static inline const uint8_t *latest(const fu_pkt_t *p) {
+  return (p->fix & FU_FIX_COPY) ? p->image : p->karg[p->cur];
+}
+
+/* The stored launch's argument values from the latest segment (updates of the same shape write
+ * only the segment). */
+static void launch_from_latest(hsad_launch_t *kl, const fu_pkt_t *p) {
+  hsad_karg_t *ka = (hsad_karg_t *)kl->args;
+  const uint8_t *seg = latest(p);
+  for (uint32_t a = 0; a < kl->arg_count; a++)
+    if (ka[a].tag == HSAD_KARG_BYTES)
+      memcpy((void *)ka[a].bytes, seg + p->slots[a].offset, ka[a].size);
+    else if (ka[a].tag == HSAD_KARG_POINTER)
+      memcpy(&ka[a].pointer, seg + p->slots[a].offset, 8);
 }
 
 hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_queue_t *q) {
@@ -445,6 +559,8 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
                      "instantiate); instantiate the graph on it instead",
                      fq->profiling ? "not " : "", qi, fq->profiling ? "one" : "not");
   uint8_t *const image = fu_image;
+  for (uint32_t i = 0; i < fq->n; i++) /* updates of the same shape wrote the segments only */
+    if (fq->pkts[i].kind == FU_KERNEL) launch_from_latest(&e->launches[fq->pkts[i].node], &fq->pkts[i]);
   /* check all first, then patch: on error nothing changed */
   for (int pass = 0; pass < 2; pass++)
     for (uint32_t i = 0; i < fq->n; i++) {
@@ -465,7 +581,26 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
                                        (uint16_t)(p->word & 0xffff));
       if (p->ksize) memcpy(p->image, image, p->ksize);
     }
+  /* New kernarg memory for the rebuilt images: packets of earlier launches may still read the
+   * old one on the old queue (kept until the exec is destroyed; the exec no longer waits on
+   * the old queue, which may be destroyed). */
+  void **old = realloc(e->old_kmem, (e->nold_kmem + 1) * sizeof *old);
+  if (!old) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_exec_set_queue: queue %u", qi);
+  e->old_kmem = old;
+  void *was = fq->kmem;
+  hsad_queue_t *from = fq->q;
   fq->q = q;
+  hsad_status_t s = prepublish(e, qi);
+  if (s) {
+    fq->kmem = was;
+    fq->q = from;
+    return s; /* the images are rebuilt for q but fq keeps the old memory: set_queue again */
+  }
+  if (was) e->old_kmem[e->nold_kmem++] = was;
+  hsad_submit_ring(q, &fq->ring);
+  e->last[qi] = (hsad_completion_t){0};
+  for (uint32_t j = 0; j < e->nq; j++)
+    for (uint32_t i = 0; i < e->qs[j].n; i++) fu_seal(e, &e->qs[j], &e->qs[j].pkts[i]);
   return HSAD_OK;
 }
 
@@ -483,14 +618,8 @@ static hsad_status_t update_target(const char *fn, const hsad_graph_exec_t *e, u
   return HSAD_OK;
 }
 
-static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l);
-
-hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
-  hsad_status_t s = update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
-  if (s) return s;
-  if (!l) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL launch");
-  return update_node(e, node, l);
-}
+static inline hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node,
+                                        const hsad_launch_t *l);
 
 hsad_status_t hsad_graph_exec_update_copy(hsad_graph_exec_t *e, uint32_t node, void *dst,
                                           const void *src, size_t size) {
@@ -512,29 +641,115 @@ hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *e, uint32_t node, v
   return update_node(e, node, &l);
 }
 
-/* Checks launch l for the node's kernel and queue, then patches its packet body and kernarg
- * image in place (no allocation; on error nothing changed). */
-static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
-  fu_queue_t *fq = &e->qs[e->node_q[node]];
+/* True when launch l has the stored launch kl's shape: geometry, fence flag, argument tags and
+ * sizes (p->argd), LDS sizes, pointers in 8-byte slots. Then only argument values change: the
+ * kernarg segment differs from the latest one in the explicit arguments' bytes alone (hidden
+ * arguments follow the geometry), and every check of hsad_kernel_dispatch passed before. */
+static inline bool same_shape(const hsad_launch_t *kl, const hsad_launch_t *l, const fu_pkt_t *p) {
+  if (memcmp(&l->dims, &kl->dims, 7 * sizeof(uint32_t)) || l->arg_count != kl->arg_count ||
+      (l->flags & HSAD_LAUNCH_FENCE_AGENT) != kl->flags || !p->ptr8 || (l->arg_count && !l->args))
+    return false;
+  for (uint32_t a = 0; a < l->arg_count; a++) {
+    const hsad_karg_t *x = &l->args[a];
+    const fu_argd_t *d = &p->argd[a];
+    if (x->tag != d->tag) return false;
+    if (x->tag == HSAD_KARG_BYTES ? x->size != d->size || !x->bytes
+                                  : x->tag == HSAD_KARG_LDS && x->lds_bytes != kl->args[a].lds_bytes)
+      return false;
+  }
+  return true;
+}
+
+/* Writes launch l's explicit argument values (same shape) into segment seg. */
+static inline void put_values(uint8_t *seg, const hsad_launch_t *l, const fu_argd_t *argd) {
+  for (uint32_t a = 0; a < l->arg_count; a++) {
+    const hsad_karg_t *x = &l->args[a];
+    uint8_t *at = seg + argd[a].offset;
+    if (x->tag == HSAD_KARG_POINTER) memcpy(at, &x->pointer, 8);
+    else if (x->tag != HSAD_KARG_BYTES) continue;
+    else if (x->size == 4) memcpy(at, x->bytes, 4);
+    else if (x->size == 8) memcpy(at, x->bytes, 8);
+    else memcpy(at, x->bytes, x->size);
+  }
+}
+
+/* Where an update's segment goes (update_node), and writes it there: into the version in use
+ * when every run of the exec on the queue completed; else into the other version once the run
+ * that last read it completed (the body then points at it); else into the image, in ring-copy
+ * mode (launches copy it into their ring slot's kernarg block until both versions are free
+ * again). `full`: the whole new segment (else NULL: l's explicit argument values over the
+ * latest segment). */
+static __attribute__((noinline)) void update_place(hsad_graph_exec_t *e, uint32_t qi,
+                                                   fu_pkt_t *p, const hsad_launch_t *l,
+                                                   const uint8_t *full) {
+  fu_queue_t *fq = &e->qs[qi];
+  uint8_t *to;
+  const uint8_t *from = full ? full : latest(p);
+  if (p->fix & FU_FIX_COPY) {
+    to = p->image;
+    if (fu_run_done(fq, &p->copy_until)) { /* both versions free again */
+      p->fix &= (uint8_t)~FU_FIX_COPY;
+      p->prev = (hsad_completion_t){0};
+      to = p->karg[p->cur];
+    }
+  } else if (fu_run_done(fq, &e->last[qi])) {
+    to = p->karg[p->cur];
+  } else if (fu_run_done(fq, &p->prev)) {
+    p->cur ^= 1;
+    p->prev = e->last[qi];
+    to = p->karg[p->cur];
+  } else {
+    p->fix |= FU_FIX_COPY;
+    p->copy_until = e->last[qi];
+    to = p->image;
+  }
+  if (to != from && p->ksize) memcpy(to, from, p->ksize);
+  if (!full) put_values(to, l, p->argd);
+  fu_seal(e, fq, p); /* the body's kernarg address follows cur (none in ring-copy mode) */
+}
+
+/* An update whose shape differs: every check of hsad_kernel_dispatch, then the whole segment
+ * and the body's geometry. */
+static __attribute__((noinline)) hsad_status_t update_slow(hsad_graph_exec_t *e, uint32_t node,
+                                                           const hsad_launch_t *l) {
+  uint32_t qi = e->node_q[node];
+  fu_queue_t *fq = &e->qs[qi];
   fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
-  uint8_t *const image = fu_image;
+  hsad_launch_t *kl = &e->launches[node];
   hsad_aql_dispatch_t d;
-  hsad_status_t s = hsad_submit_check(fq->q, e->node_k[node], l, &d, image);
+  hsad_status_t s = hsad_submit_check(fq->q, e->node_k[node], l, &d, fu_image);
   if (s) return node_fail(s, e->names[node]);
   uint16_t header = (uint16_t)(p->word & 0xffff);
   p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->body, &d, header);
-  if (p->ksize) memcpy(p->image, image, p->ksize);
-  /* keep the launch for hsad_graph_exec_set_queue: the checked argument list has the stored
-   * one's shape (same kernel, sizes from its metadata), so values are copied in place */
-  hsad_launch_t *kl = &e->launches[node];
-  hsad_karg_t *ka = (hsad_karg_t *)kl->args;
   memcpy(&kl->dims, &l->dims, 7 * sizeof(uint32_t));
-  for (uint32_t a = 0; a < kl->arg_count && a < l->arg_count; a++) {
-    if (ka[a].tag != l->args[a].tag) continue;
-    if (ka[a].tag == HSAD_KARG_BYTES && ka[a].bytes && l->args[a].size == ka[a].size)
-      memcpy((void *)ka[a].bytes, l->args[a].bytes, ka[a].size);
-    else if (ka[a].tag == HSAD_KARG_POINTER) ka[a].pointer = l->args[a].pointer;
-    else if (ka[a].tag != HSAD_KARG_BYTES) ka[a].lds_bytes = l->args[a].lds_bytes;
-  }
+  hsad_karg_t *ka = (hsad_karg_t *)kl->args;
+  for (uint32_t a = 0; a < kl->arg_count; a++)
+    if (ka[a].tag == HSAD_KARG_LDS) ka[a].lds_bytes = l->args[a].lds_bytes;
+  update_place(e, qi, p, l, fu_image);
+  launch_from_latest(kl, p);
   return HSAD_OK;
+}
+
+/* Makes launch l node `node`'s launch for later launches, with no allocation; on error nothing
+ * changed. Same shape (same_shape): only the explicit arguments' bytes are written over the
+ * latest segment, in place when every run of the exec on the node's queue completed (the
+ * common case: one load decides), else where update_place says; another shape: update_slow. */
+static inline hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
+  uint32_t qi = e->node_q[node];
+  fu_queue_t *fq = &e->qs[qi];
+  fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
+  if (__builtin_expect(!same_shape(&e->launches[node], l, p), 0)) return update_slow(e, node, l);
+  if (__builtin_expect(!(p->fix & FU_FIX_COPY) && fu_run_done(fq, &e->last[qi]), 1))
+    put_values(p->karg[p->cur], l, p->argd);
+  else
+    update_place(e, qi, p, l, NULL);
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
+  if (__builtin_expect(!e || node >= e->nn || e->node_op[node] != FU_OP_KERNEL || !l, 0)) {
+    hsad_status_t s = update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
+    return s ? s : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL launch");
+  }
+  return update_node(e, node, l);
 }

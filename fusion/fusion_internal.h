@@ -71,14 +71,47 @@ hsad_status_t fu_fill_check(const char *fn, const void *dst, uint32_t pattern, u
 
 enum { FU_KERNEL, FU_BARRIER_AND, FU_BARRIER_VALUE };
 
+/* Launch-time work a packet needs beyond copying its 64 bytes (fu_pkt_t.fix). */
+enum {
+  FU_FIX_VALUE = 1u << 0, /* barrier-value: the producer point's threshold of this launch */
+  FU_FIX_STAMP = 1u << 1, /* kernel on a profiling queue: arm the slot's timestamp signal */
+  FU_FIX_COPY = 1u << 2,  /* kernel in ring-copy mode: its image goes into the slot's kernarg
+                             block (both prepublished versions may still be read) */
+};
+
+/* An explicit argument as a same-shape update sees it: its tag and size in the stored launch
+ * and its offset in the kernarg segment (8 bytes: one load per argument). */
+typedef struct fu_argd {
+  uint32_t offset;
+  uint16_t size;                  /* BYTES: the value's bytes; POINTER: 8; LDS: 0 */
+  uint8_t tag;                    /* hsad_karg_tag_t */
+} fu_argd_t;
+
+/* One packet of a queue's run, precomputed: `body` is written as is (the header INVALID), then
+ * `word` is published. A kernel's kernarg segment is prepublished in the exec's kernarg memory
+ * (two versions, so an update while a launch is in flight writes the one no packet reads) and
+ * the body points at the version in use: a launch copies no kernargs. */
 typedef struct fu_pkt {
-  _Alignas(64) uint8_t body[64];  /* bytes 4..63 are copied; launch-time fields patched */
+  _Alignas(64) uint8_t body[64];  /* the whole packet, header INVALID; every field a launch
+                                     does not patch (fix) is final: kernarg address, epoch
+                                     completion signal, barrier-value signal */
   uint32_t word;                  /* header | setup << 16 */
   uint8_t kind;
-  bool epoch;                     /* an epoch point: BARRIER bit, the epoch signal at launch */
+  uint8_t fix;                    /* FU_FIX_* */
+  uint8_t cur;                    /* kernel: the version of karg the body points at */
+  bool epoch;                     /* an epoch point: BARRIER bit, the epoch signal */
   bool pad;                       /* kernarg padding after a kernel (hsad_queue.h step 4) */
   uint32_t ksize;                 /* kernel: kernarg bytes */
-  uint8_t *image;                 /* kernel: kernarg image (exec-owned) */
+  uint8_t *image;                 /* kernel: a kernarg image (exec-owned host memory): the
+                                     node's segment in ring-copy mode; else karg[cur] is */
+  uint8_t *karg[2];               /* kernel: the segment prepublished (exec kernarg memory) */
+  const hsad_kernarg_slot_t *slots; /* kernel: its explicit arguments (offsets, sizes) */
+  struct fu_argd *argd;           /* kernel: per explicit argument, what a same-shape update
+                                     compares and where it writes (exec-owned) */
+  bool ptr8;                      /* kernel: every pointer argument has an 8-byte slot */
+  hsad_completion_t prev;         /* kernel: the last run that read karg[cur ^ 1] (free once
+                                     it completed; queue NULL: never read) */
+  hsad_completion_t copy_until;   /* FU_FIX_COPY: the versions are free once it completed */
   uint32_t wait_queue;            /* barrier-value: producer queue index */
   uint32_t wait_point;            /* barrier-value: the producer queue's epoch point index */
   int32_t node;                   /* -1: a packet of the exec's own */
@@ -87,6 +120,8 @@ typedef struct fu_pkt {
 
 typedef struct fu_queue {
   hsad_queue_t *q;
+  hsad_submit_ring_t ring;        /* q's ring as values (hsad_submit_ring) */
+  uint8_t *kmem;                  /* the kernarg memory of its kernel packets (2 versions each) */
   fu_pkt_t *pkts;
   uint32_t n;
   uint32_t *points;               /* packet indices of the epoch points, increasing; the last
@@ -100,6 +135,8 @@ typedef struct fu_queue {
   /* the current launch */
   uint32_t pre;                   /* launch-dependency packets ahead of the run */
   uint64_t first_id, first_epoch;
+  int64_t point_value;            /* a barrier-value's value for point 0 of this run
+                                     (HSAD_EPOCH_BASE - first_epoch + 1; point j: minus j) */
 } fu_queue_t;
 
 struct hsad_graph_exec {
@@ -119,7 +156,23 @@ struct hsad_graph_exec {
   char (*names)[HSAD_GRAPH_NAME_MAX];
   fu_blit_t *blits;               /* copy/fill kernels, one per device that runs such nodes */
   uint32_t nblits;
+  void **old_kmem;                /* kernarg memory of queues set_queue replaced: packets in
+                                     flight on the old queue may read it (freed at destroy) */
+  uint32_t nold_kmem;
 };
+
+/* Writes the fields of packet p that depend on its queue and kernarg version into its body
+ * (INVALID header, kernarg address, epoch completion signal, a barrier-value's signal) and its
+ * `fix` bits (exec.c; instantiate, set_queue and updates call it). */
+void fu_seal(const hsad_graph_exec_t *e, const fu_queue_t *fq, fu_pkt_t *p);
+
+/* True when run c of fq's queue completed (or never happened: queue NULL), or the queue
+ * faulted: one load (hsad_submit_ring_t.epoch_value). */
+static inline bool fu_run_done(const fu_queue_t *fq, const hsad_completion_t *c) {
+  return !c->queue ||
+         __atomic_load_n(fq->ring.epoch_value, __ATOMIC_ACQUIRE) <
+             HSAD_EPOCH_BASE - (int64_t)c->epoch + 1;
+}
 
 /* Headers of the packets fusion writes (HSA 1.2 system architecture 2.9; AQL header bits). */
 static inline uint16_t kernel_header(uint32_t flags, bool barrier) {

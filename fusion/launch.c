@@ -6,27 +6,67 @@
 
 #include "fusion/fusion_internal.h"
 
-/* Copies packet p's body (bytes 4..63) and kernarg image into slot `id` with its launch-time
- * fields: the kernarg address, a barrier-value packet's producer point, the completion signal
- * (the epoch signal of an epoch point, a kernel's timestamp signal on a profiling queue). */
-static inline void write_pkt(const hsad_graph_exec_t *e, const fu_queue_t *fq, const fu_pkt_t *p,
-                             uint64_t id, uint64_t epoch_signal) {
-  hsad_queue_t *q = fq->q;
-  uint8_t *slot = hsad_submit_slot(q, id);
-  memcpy(slot + 4, p->body + 4, 60);
-  uint64_t completion = p->epoch ? epoch_signal : 0;
-  if (p->kind == FU_KERNEL) {
-    void *ka = hsad_submit_kernarg(q, id);
-    if (p->ksize) memcpy(ka, p->image, p->ksize);
-    ((hsa_kernel_dispatch_packet_t *)slot)->kernarg_address = ka;
-    if (fq->profiling) completion = hsad_submit_timestamp_signal(q, id);
-  } else if (p->kind == FU_BARRIER_VALUE) {
-    const fu_queue_t *pq = &e->qs[p->wait_queue];
-    hsa_amd_barrier_value_packet_t *bv = (hsa_amd_barrier_value_packet_t *)slot;
-    bv->signal.handle = hsad_submit_epoch_signal(pq->q);
-    bv->value = HSAD_EPOCH_BASE - (int64_t)(pq->first_epoch + p->wait_point) + 1;
+/* Launch-time fields of packet p in `slot` (fu_pkt_t.fix): a barrier-value packet's threshold
+ * for this launch's producer point, a profiled kernel's timestamp signal, a kernel in ring-copy
+ * mode: its image into the slot's kernarg block, or, once both prepublished versions are free,
+ * back to them (the launch that ends the mode writes the version in use). */
+static __attribute__((noinline)) void fix_pkt(const hsad_graph_exec_t *e, fu_queue_t *fq,
+                                              fu_pkt_t *p, uint8_t *slot, uint64_t id) {
+  if (p->fix & FU_FIX_VALUE)
+    ((hsa_amd_barrier_value_packet_t *)slot)->value =
+        e->qs[p->wait_queue].point_value - (int64_t)p->wait_point;
+  if (p->fix & FU_FIX_STAMP) {
+    uint64_t ts = hsad_submit_timestamp_signal(fq->q, id);
+    memcpy(slot + 56, &ts, 8);
   }
-  memcpy(slot + 56, &completion, 8);
+  if (p->fix & FU_FIX_COPY) {
+    hsa_kernel_dispatch_packet_t *k = (hsa_kernel_dispatch_packet_t *)slot;
+    if (fu_run_done(fq, &p->copy_until)) {
+      if (p->ksize) memcpy(p->karg[p->cur], p->image, p->ksize);
+      p->fix &= (uint8_t)~FU_FIX_COPY;
+      p->prev = (hsad_completion_t){0};
+      ((hsa_kernel_dispatch_packet_t *)p->body)->kernarg_address = p->karg[p->cur];
+      k->kernarg_address = p->karg[p->cur];
+    } else {
+      uint8_t *ka = fq->ring.kernargs + (id & fq->ring.mask) * fq->ring.kernarg_block;
+      if (p->ksize) memcpy(ka, p->image, p->ksize);
+      k->kernarg_address = ka;
+    }
+  }
+}
+
+/* 64 bytes, both sides 64-byte aligned (AQL slots; fu_pkt_t bodies): four 16-byte moves. */
+typedef long long fu_v16 __attribute__((vector_size(16)));
+static inline void copy64(uint8_t *dst, const uint8_t *src) {
+  const fu_v16 *s = (const fu_v16 *)__builtin_assume_aligned(src, 64);
+  fu_v16 *d = (fu_v16 *)__builtin_assume_aligned(dst, 64);
+  fu_v16 a = s[0], b = s[1], c = s[2], x = s[3];
+  d[0] = a, d[1] = b, d[2] = c, d[3] = x;
+}
+
+/* Writes packet p into `slot` (packet `id`), header INVALID: its 64 precomputed bytes, then the
+ * launch-time fields if any (a barrier-value's threshold inline, the rest in fix_pkt). */
+static inline void put_pkt(const hsad_graph_exec_t *e, fu_queue_t *fq, fu_pkt_t *p,
+                           uint8_t *slot, uint64_t id) {
+  copy64(slot, p->body);
+  if (__builtin_expect(p->fix != 0, 0)) {
+    if (p->fix == FU_FIX_VALUE)
+      ((hsa_amd_barrier_value_packet_t *)slot)->value =
+          e->qs[p->wait_queue].point_value - (int64_t)p->wait_point;
+    else
+      fix_pkt(e, fq, p, slot, id);
+  }
+}
+
+/* The slot of packet `id` on fq's ring. */
+static inline uint8_t *slot_of(const fu_queue_t *fq, uint64_t id) {
+  return fq->ring.packets + ((id & fq->ring.mask) << 6);
+}
+
+/* A barrier-AND without dependencies in slot `id` (kernarg padding, a cancelled packet, the
+ * epoch after a profiled kernel), header INVALID; completion: the signal it decrements. */
+static inline void put_barrier(fu_queue_t *fq, uint64_t id, uint64_t completion) {
+  hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)slot_of(fq, id), NULL, completion, 0);
 }
 
 /* Monitoring on (hsad_monitor.h): the record of kernel packet p, submitted as `id`. */
@@ -82,7 +122,7 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, const fu_deps_t *de
   for (uint32_t oi = 0; oi < e->nn; oi++) {
     uint32_t id = e->order[oi];
     uint32_t qi = e->node_q[id];
-    const fu_queue_t *fq = &e->qs[qi];
+    fu_queue_t *fq = &e->qs[qi];
     hsad_queue_t *q = fq->q;
     for (uint32_t d = e->dep_off[id]; d < e->dep_off[id + 1]; d++) {
       uint32_t p = e->dep_ids[d];
@@ -90,7 +130,7 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, const fu_deps_t *de
       hsad_status_t s = hsad_completion_wait(&e->done[p], deadline_ns);
       if (s) return s;
     }
-    const fu_pkt_t *p = &fq->pkts[e->node_pkt[id]];
+    fu_pkt_t *p = &fq->pkts[e->node_pkt[id]];
     uint32_t m = p->kind == FU_KERNEL ? p->span : 1; /* with its kernarg padding */
     /* a profiling queue's kernel carries its timestamp signal: a barrier-AND carries the epoch */
     bool own = !(p->kind == FU_KERNEL && fq->profiling && m == 1);
@@ -101,17 +141,17 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, const fu_deps_t *de
     if (mon) hsad_submit_monitor_begin(q, &mark);
     hsad_status_t s = hsad_submit_reserve(q, total, true, deadline_ns, &pid, &k);
     if (s) return s;
-    uint64_t esig = hsad_submit_epoch_signal(q);
-    fu_pkt_t node = *p;
-    node.epoch = m == 1 && own;
-    write_pkt(e, fq, &node, pid, esig);
-    /* the last packet is the epoch packet: the node itself, its last padding packet, or a
-     * barrier-AND after a profiled kernel */
+    uint64_t esig = fq->ring.epoch_signal;
+    /* the node's body with the epoch (or none); its padding and the barrier-AND after a
+     * profiled kernel are plain barrier-ANDs, the last one carrying the epoch */
+    uint8_t *slot = slot_of(fq, pid);
+    put_pkt(e, fq, p, slot, pid);
+    if (!(p->fix & FU_FIX_STAMP)) {
+      uint64_t comp = total == 1 ? esig : 0;
+      memcpy(slot + 56, &comp, 8);
+    }
     for (uint32_t j = total - 1; j > 0; j--) {
-      fu_pkt_t pad = j < m ? p[j] : (fu_pkt_t){.kind = FU_BARRIER_AND};
-      pad.epoch = j == total - 1;
-      pad.node = -1;
-      write_pkt(e, fq, &pad, pid + j, esig);
+      put_barrier(fq, pid + j, j == total - 1 ? esig : 0);
       hsad_submit_publish(q, pid + j, pad_header(j == total - 1));
     }
     hsad_submit_publish(q, pid, p->word | (1u << HSA_PACKET_HEADER_BARRIER));
@@ -146,14 +186,9 @@ static void cancel_runs(hsad_graph_exec_t *e, uint32_t count) {
   for (uint32_t qi = 0; qi < count; qi++) {
     fu_queue_t *fq = &e->qs[qi];
     uint32_t total = fq->pre + fq->n;
-    uint64_t esig = hsad_submit_epoch_signal(fq->q);
     for (uint32_t i = total; i-- > 0;) {
       bool point = i >= fq->pre && fq->pkts[i - fq->pre].epoch;
-      fu_pkt_t nop = {.kind = FU_BARRIER_AND, .epoch = point};
-      write_pkt(e, fq, &nop, fq->first_id + i, esig);
-    }
-    for (uint32_t i = total; i-- > 0;) {
-      bool point = i >= fq->pre && fq->pkts[i - fq->pre].epoch;
+      put_barrier(fq, fq->first_id + i, point ? fq->ring.epoch_signal : 0);
       hsad_submit_publish(fq->q, fq->first_id + i, point ? barrier_header(true) : pad_header(false));
     }
     hsad_submit_doorbell(fq->q, fq->first_id + total - 1);
@@ -215,9 +250,8 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
    * the runs already reserved into no-op packets (cancel_runs): nothing of the graph runs. */
   for (uint32_t qi = 0; qi < e->nq; qi++) {
     fu_queue_t *fq = &e->qs[qi];
-    hsad_status_t s = hsad_submit_reserve_epochs(fq->q, fq->pre + fq->n, fq->points, fq->npoints,
-                                                 fq->pre, deadline_ns, &fq->first_id,
-                                                 &fq->first_epoch);
+    hsad_status_t s = hsad_submit_reserve_epochs(fq->q, fq->pre + fq->n, fq->npoints,
+                                                 deadline_ns, &fq->first_id, &fq->first_epoch);
     if (s) {
       char msg[512];
       snprintf(msg, sizeof msg, "%s", hsad_last_error());
@@ -227,35 +261,48 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
                             "packets): nothing of the graph ran" : "");
     }
   }
+  for (uint32_t qi = 0; qi < e->nq; qi++)
+    e->qs[qi].point_value = HSAD_EPOCH_BASE - (int64_t)e->qs[qi].first_epoch + 1;
   for (uint32_t qi = 0; qi < e->nq; qi++) {
     fu_queue_t *fq = &e->qs[qi];
     hsad_queue_t *q = fq->q;
     hsad_submit_mark_t mark;
     bool mon = hsad_submit_monitored(q);
     if (mon) hsad_submit_monitor_begin(q, &mark);
-    uint64_t esig = hsad_submit_epoch_signal(q);
     uint64_t first = fq->first_id + fq->pre;
-    uint32_t pre = 0;
-    for (uint32_t j = 0; pre < fq->pre; j++) {
-      if (ordered && dl.wait[j].queue == q) continue;
-      hsa_signal_t sig;
-      hsa_signal_value_t lt;
-      (void)hsad_completion_signal(&dl.wait[j], &sig, &lt); /* checked by collect_deps */
-      hsad_aql_barrier_value_fill((hsa_amd_barrier_value_packet_t *)hsad_submit_slot(q, fq->first_id + pre),
-                                  sig.handle, lt, -1, HSA_SIGNAL_CONDITION_LT, 0, 0);
-      pre++;
+    /* last to first, each body before its header: the run's first packet becomes valid last */
+    uint8_t *const ring = fq->ring.packets;
+    const uint64_t mask = fq->ring.mask;
+    fu_pkt_t *const pkts = fq->pkts;
+    uint64_t id = first + fq->n - 1;
+    for (fu_pkt_t *p = pkts + fq->n - 1; p != pkts; p--, id--) {
+      uint8_t *slot = ring + ((id & mask) << 6);
+      put_pkt(e, fq, p, slot, id);
+      hsad_aql_publish(slot, p->word);
     }
-    for (uint32_t i = 0; i < fq->n; i++) write_pkt(e, fq, &fq->pkts[i], first + i, esig);
-    for (uint32_t i = fq->n; i-- > 1;) hsad_submit_publish(q, first + i, fq->pkts[i].word);
-    /* stream order: the first packet published has the BARRIER bit (ordered), else none */
+    /* stream order: the run's first packet has the BARRIER bit (ordered), else only when it
+     * needs it for its own sake */
+    uint8_t *slot0 = ring + ((first & mask) << 6);
+    put_pkt(e, fq, pkts, slot0, first);
+    hsad_aql_publish(slot0, pkts[0].word & ~(ordered ? 0u : fq->unordered_clear));
+    /* launch dependencies ahead of the run: one barrier-value packet per queue waited on, the
+     * first carrying the stream-order bit */
     const uint32_t value_word =
         HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
                         HSA_FENCE_SCOPE_SYSTEM) |
         ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
-    hsad_submit_publish(q, first, fq->pkts[0].word & ~(ordered ? 0u : fq->unordered_clear));
-    for (uint32_t i = fq->pre; i-- > 0;)
-      hsad_submit_publish(q, fq->first_id + i,
-                          value_word | (i == 0 && ordered ? 1u << HSA_PACKET_HEADER_BARRIER : 0u));
+    for (uint32_t j = 0, i = fq->pre; i > 0; j++) {
+      if (ordered && dl.wait[j].queue == q) continue;
+      i--;
+      hsa_signal_t sig;
+      hsa_signal_value_t lt;
+      (void)hsad_completion_signal(&dl.wait[j], &sig, &lt); /* checked by collect_deps */
+      uint8_t *slot = slot_of(fq, fq->first_id + i);
+      hsad_aql_barrier_value_fill((hsa_amd_barrier_value_packet_t *)slot, sig.handle, lt, -1,
+                                  HSA_SIGNAL_CONDITION_LT, 0, 0);
+      hsad_aql_publish(slot, value_word |
+                                 (i == 0 && ordered ? 1u << HSA_PACKET_HEADER_BARRIER : 0u));
+    }
     hsad_submit_doorbell(q, first + fq->n - 1);
     if (mon) hsad_submit_monitor_close(&mark); /* one submit interval per queue's run */
     for (uint32_t i = 0; mon && i < fq->n; i++)

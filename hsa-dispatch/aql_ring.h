@@ -91,11 +91,10 @@ static inline hsad_status_t dq_reserve(hsad_queue_t *q, uint32_t n, uint64_t dea
  * *out_epoch = the epoch number. kernarg as for dq_try_reserve. Waits until the deadline. */
 hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
                                uint64_t *out_id, uint64_t *out_epoch);
-/* As dq_reserve_epoch (kernarg blocks: bound by `retired`), numbering `count` epoch packets at
- * ids first + base + offsets[j] (increasing, the last = first + n - 1); *out_first_epoch is
- * the first one's number, the others follow. */
-hsad_status_t dq_reserve_epochs(hsad_queue_t *q, uint32_t n, const uint32_t *offsets,
-                                uint32_t count, uint32_t base, uint64_t deadline,
+/* As dq_reserve_epoch (kernarg blocks: bound by `retired`), numbering `count` epoch packets:
+ * *out_first_epoch is the first one's number, the others follow in ring order, the last is the
+ * run's last packet (only it is logged for reclaim). */
+hsad_status_t dq_reserve_epochs(hsad_queue_t *q, uint32_t n, uint32_t count, uint64_t deadline,
                                 uint64_t *out_id, uint64_t *out_first_epoch);
 /* Checks completion `index` of a dependency list: an epoch never issued on its queue
  * (HSAD_ERR_INVALID_ARGUMENT), a source queue that faulted before reaching it or was closed

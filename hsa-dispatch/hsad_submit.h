@@ -38,19 +38,18 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *queue, uint32_t n, bool epoch_la
                                   uint64_t deadline_ns, uint64_t *out_first_id,
                                   uint64_t *out_epoch);
 
-/* Reserves n packet ids of which epoch_count are epoch packets, at ids
- * first + offset_base + epoch_offsets[j] (increasing; the last must be the run's last packet,
- * first + n - 1): they are numbered as the queue's next epoch_count epochs in ring order,
- * *out_first_epoch being the first's number. Each must get the BARRIER bit and the epoch
- * signal as its completion signal; epoch j then behaves as hsad_completion_t{queue,
- * *out_first_epoch + j}, a point a barrier-value packet on another queue can wait for
- * (several points per run: consumers wait for exactly their producer, not the whole run).
- * Kernarg blocks of the whole run may be written (bound by completions). Errors as
- * hsad_submit_reserve, and HSAD_ERR_INVALID_ARGUMENT for offsets that break the rule above. */
-hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *queue, uint32_t n,
-                                         const uint32_t *epoch_offsets, uint32_t epoch_count,
-                                         uint32_t offset_base, uint64_t deadline_ns,
-                                         uint64_t *out_first_id, uint64_t *out_first_epoch);
+/* Reserves n packet ids of which epoch_count are epoch packets: they are numbered as the
+ * queue's next epoch_count epochs, *out_first_epoch being the first's number; the caller places
+ * them in the run in that order, the last one being the run's last packet (first + n - 1).
+ * Each must get the BARRIER bit and the epoch signal as its completion signal; epoch j then
+ * behaves as hsad_completion_t{queue, *out_first_epoch + j}, a point a barrier-value packet on
+ * another queue can wait for (several points per run: consumers wait for exactly their
+ * producer, not the whole run). Slots and kernarg blocks of the run are reclaimed when its last
+ * epoch completed. Cost: O(1) whatever epoch_count. Errors as hsad_submit_reserve, and
+ * HSAD_ERR_INVALID_ARGUMENT for epoch_count 0 or above n. */
+hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *queue, uint32_t n, uint32_t epoch_count,
+                                         uint64_t deadline_ns, uint64_t *out_first_id,
+                                         uint64_t *out_first_epoch);
 
 /* Checks dependency `index` (a completion to wait for, hsad_queue_barrier's rule): an epoch
  * never issued on its queue is HSAD_ERR_INVALID_ARGUMENT, a source queue that faulted before
@@ -91,6 +90,9 @@ typedef struct hsad_submit_ring {
   uint8_t *kernargs;        /* the kernarg block of slot 0 */
   uint32_t kernarg_block;   /* bytes per slot */
   uint64_t epoch_signal;    /* hsad_submit_epoch_signal */
+  const volatile int64_t *epoch_value; /* its value: epoch k of the queue completed (or the
+                                          queue faulted: the value is then 0) exactly when
+                                          *epoch_value < HSAD_EPOCH_BASE - k + 1 */
 } hsad_submit_ring_t;
 void hsad_submit_ring(const hsad_queue_t *queue, hsad_submit_ring_t *out_ring);
 

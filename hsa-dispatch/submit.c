@@ -37,21 +37,18 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
   return dq_reserve(q, n, deadline_ns, out_first);
 }
 
-hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *q, uint32_t n,
-                                         const uint32_t *epoch_offsets, uint32_t epoch_count,
-                                         uint32_t offset_base, uint64_t deadline_ns,
-                                         uint64_t *out_first, uint64_t *out_first_epoch) {
-  if (!q || !out_first || !out_first_epoch || n == 0 || n > q->size || !epoch_offsets ||
-      !epoch_count || epoch_count > n || offset_base + epoch_offsets[epoch_count - 1] != n - 1)
+hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *q, uint32_t n, uint32_t epoch_count,
+                                         uint64_t deadline_ns, uint64_t *out_first,
+                                         uint64_t *out_first_epoch) {
+  if (!q || !out_first || !out_first_epoch || n == 0 || n > q->size || !epoch_count ||
+      epoch_count > n)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve_epochs: %u packets with %u "
-                     "epoch packets for a ring of %u slots (the last epoch packet must be the "
-                     "last packet)", n, epoch_count, q ? q->size : 0);
+                     "epoch packets for a ring of %u slots", n, epoch_count, q ? q->size : 0);
   if (dq_gate(q)) {
     hsad_status_t s = dq_gate_fail(q, "hsad_submit_reserve_epochs");
     if (s) return s;
   }
-  return dq_reserve_epochs(q, n, epoch_offsets, epoch_count, offset_base, deadline_ns, out_first,
-                           out_first_epoch);
+  return dq_reserve_epochs(q, n, epoch_count, deadline_ns, out_first, out_first_epoch);
 }
 
 hsad_status_t hsad_submit_dep_check(const hsad_completion_t *c, uint32_t index) {
@@ -67,7 +64,8 @@ uint64_t hsad_submit_timestamp_signal(hsad_queue_t *q, uint64_t id) {
 void hsad_submit_ring(const hsad_queue_t *q, hsad_submit_ring_t *out) {
   *out = (hsad_submit_ring_t){.packets = q->ring, .mask = q->mask, .kernargs = q->kernargs,
                               .kernarg_block = q->kernarg_block,
-                              .epoch_signal = q->epoch_signal.handle};
+                              .epoch_signal = q->epoch_signal.handle,
+                              .epoch_value = q->epoch_value};
 }
 
 hsad_status_t hsad_submit_kernarg_alloc(hsad_device_t *d, size_t size, void **out) {

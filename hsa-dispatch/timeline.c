@@ -109,27 +109,25 @@ static inline void epoch_unlock(hsad_queue_t *q) {
 }
 
 /* Under the epoch lock: reserve n ids (no waiting) and number `count` epoch packets among
- * them, at ids first + base + offsets[j] (offsets NULL: the last id only), as the queue's next
- * epochs, in ring order. The caller guarantees the last one is id first + n - 1. */
-static bool try_reserve_epochs(hsad_queue_t *q, uint32_t n, bool kernarg, const uint32_t *offsets,
-                               uint32_t count, uint32_t base, uint64_t *out_id,
-                               uint64_t *out_epoch) {
+ * them as the queue's next epochs (the last one is the run's last packet, id + n - 1; the
+ * others are the caller's, in ring order). Only the last one enters the epoch log (epoch ->
+ * packet id, which reclaim reads): reclaim advances at run ends, and a run reserves in O(1)
+ * whatever its number of epoch points. */
+static bool try_reserve_epochs(hsad_queue_t *q, uint32_t n, bool kernarg, uint32_t count,
+                               uint64_t *out_id, uint64_t *out_epoch) {
   uint64_t k = atomic_load_explicit(&q->epoch_issued, memory_order_relaxed) + 1;
+  uint64_t last = k + count - 1;
   /* the epoch log holds 2 x size entries; never overwrite one not yet consumed */
-  if (k + count - 1 - atomic_load_explicit(&q->retired_epoch, memory_order_acquire) >=
-      2 * (uint64_t)q->size)
+  if (last - atomic_load_explicit(&q->retired_epoch, memory_order_acquire) >= 2 * (uint64_t)q->size)
     return false;
   uint64_t id;
   if (!dq_try_reserve(q, n, kernarg, &id)) return false;
-  for (uint32_t j = 0; j < count; j++) {
-    dq_epoch_entry_t *e = &q->epochs[(k + j) % (2 * (uint64_t)q->size)];
-    atomic_store_explicit(&e->k, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&e->id, offsets ? id + base + offsets[j] : id + n - 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&e->k, k + j, memory_order_release);
-  }
-  atomic_store_explicit(&q->epoch_issued, k + count - 1, memory_order_release);
+  dq_epoch_entry_t *e = &q->epochs[last & (2 * (uint64_t)q->size - 1)]; /* size: a power of 2 */
+  atomic_store_explicit(&e->k, 0, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  atomic_store_explicit(&e->id, id + n - 1, memory_order_relaxed);
+  atomic_store_explicit(&e->k, last, memory_order_release);
+  atomic_store_explicit(&q->epoch_issued, last, memory_order_release);
   atomic_store_explicit(&q->epoch_end, id + n, memory_order_release);
   *out_id = id;
   *out_epoch = k;
@@ -138,16 +136,15 @@ static bool try_reserve_epochs(hsad_queue_t *q, uint32_t n, bool kernarg, const 
 
 static bool try_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t *out_id,
                               uint64_t *out_epoch) {
-  return try_reserve_epochs(q, n, kernarg, NULL, 1, 0, out_id, out_epoch);
+  return try_reserve_epochs(q, n, kernarg, 1, out_id, out_epoch);
 }
 
-hsad_status_t dq_reserve_epochs(hsad_queue_t *q, uint32_t n, const uint32_t *offsets,
-                                uint32_t count, uint32_t base, uint64_t deadline,
+hsad_status_t dq_reserve_epochs(hsad_queue_t *q, uint32_t n, uint32_t count, uint64_t deadline,
                                 uint64_t *out_id, uint64_t *out_first_epoch) {
   uint32_t spins = 0;
   for (;;) {
     epoch_lock(q);
-    bool ok = try_reserve_epochs(q, n, true, offsets, count, base, out_id, out_first_epoch);
+    bool ok = try_reserve_epochs(q, n, true, count, out_id, out_first_epoch);
     epoch_unlock(q);
     if (DQ_LIKELY(ok)) return HSAD_OK;
     hsad_status_t s = dq_reserve_wait(q, n, true, deadline, &spins);

@@ -26,7 +26,8 @@
  * one instantiate, one CALLGRIND_DUMP_STATS_AT part each: launch_instructions,
  * launch_allocations (malloc/calloc/realloc calls inside the call), update_instructions,
  * update_allocations per call over N = max(2, --callgrind-count / 500) calls;
- * instructions_per_extra_node on dag100 rows = (dag100 - chain10 launch instructions) / 90.
+ * instructions_per_extra_node on dag100 rows = (dag100 - chain10 launch instructions) / 90,
+ * on chain100 rows (chain100 - chain10) / 90 (one more node on the same queue).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -244,15 +245,17 @@ static void take_parts(bench_suite_result_t *out, const bench_cg_job_t *job, boo
       }
     }
   }
-  /* per extra node: dag100 against chain10, both launched whole (or node by node) */
-  for (int p = hip ? P_HIP_GRAPH : P_GRAPH; p <= (hip ? P_HIP_STREAM : P_DISPATCH); p++) {
-    bench_row_t *a = bench_row_find(out, paths[p], "chain10", 0),
-                *b = bench_row_find(out, paths[p], "dag100", 0);
-    bench_metric_t *ma = a ? bench_metric(a, "launch_instructions") : NULL,
-                   *mb = b ? bench_metric(b, "launch_instructions") : NULL;
-    if (ma && mb && ma->n && mb->n)
-      bench_sample(b, "instructions_per_extra_node", "instructions", (mb->v[0] - ma->v[0]) / 90);
-  }
+  /* per extra node: dag100 (two queues, cross-queue edges) and chain100 (one queue) against
+   * chain10, all launched whole (or node by node) */
+  for (int p = hip ? P_HIP_GRAPH : P_GRAPH; p <= (hip ? P_HIP_STREAM : P_DISPATCH); p++)
+    for (int big = 0; big < 2; big++) {
+      bench_row_t *a = bench_row_find(out, paths[p], "chain10", 0),
+                  *b = bench_row_find(out, paths[p], big ? "chain100" : "dag100", 0);
+      bench_metric_t *ma = a ? bench_metric(a, "launch_instructions") : NULL,
+                     *mb = b ? bench_metric(b, "launch_instructions") : NULL;
+      if (ma && mb && ma->n && mb->n)
+        bench_sample(b, "instructions_per_extra_node", "instructions", (mb->v[0] - ma->v[0]) / 90);
+    }
 }
 
 /* Runs both callgrind children (HIP in the background: its start-up under valgrind is slow). */
@@ -332,7 +335,7 @@ int bench_suite_graph(bench_ctx_t *ctx, bench_suite_result_t *out) {
   uint32_t reps = ctx->count / 200 < 3 ? 3 : ctx->count / 200;
   if (reps > 1024) reps = 1024;
   snprintf(out->title, sizeof out->title,
-           "graph launch vs per-dispatch submission, hsad vs HIP: chain10, dag100 (fan-in <= 12, "
+           "graph launch vs per-dispatch submission, hsad vs HIP: chain10, chain100, dag100 (fan-in <= 12, "
            "2 queues), diamond; every launch checked");
   snprintf(out->params, sizeof out->params, "rounds=%u launches=%u callgrind_calls=%u (medians)",
            ctx->rounds, reps, ctx->callgrind ? cg_calls(ctx->cg_count) : 0);
@@ -385,6 +388,7 @@ int bench_suite_graph(bench_ctx_t *ctx, bench_suite_result_t *out) {
     bench_ratio(out, "hsad-graph", "hip-graph", c, 0, "update_instructions");
   }
   bench_ratio(out, "hsad-graph", "hip-graph", "dag100", 0, "instructions_per_extra_node");
+  bench_ratio(out, "hsad-graph", "hip-graph", "chain100", 0, "instructions_per_extra_node");
   return st->ok[P_GRAPH] || st->ok[P_DISPATCH] ? 0 : -1;
 }
 

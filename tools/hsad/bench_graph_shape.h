@@ -10,6 +10,7 @@
  * last-first, so a missing order shows). Shapes (nodes are numbered in a topological order,
  * every dependency is an earlier node):
  *   chain10  10 nodes on lane 0, node i depends on node i - 1
+ *   chain100 100 nodes the same way (per extra node on one queue: (chain100 - chain10) / 90)
  *   dag100   100 nodes on lanes 0 and 1 (a pseudo-random bit per node, node 0 on lane 0);
  *            node i > 0 depends on 1 .. min(i, 12) distinct nodes among the 24 before it
  *            (xorshift32, fixed seed BG_DAG_SEED): deterministic, 595 edges
@@ -25,19 +26,20 @@
 
 #define BG_MAX_NODES 100
 #define BG_MAX_DEPS 12
-#define BG_NSHAPES 3
+#define BG_NSHAPES 4
 #define BG_DAG_SEED 0x5eed1717u
 #define BG_NO_TICKET 0xffffffffu
 
 typedef struct bg_shape {
-  const char *name;                       /* "chain10", "dag100", "diamond" (static) */
+  const char *name;                       /* "chain10", "dag100", "diamond", "chain100" */
   uint32_t nodes, edges, lanes;
   uint8_t lane[BG_MAX_NODES];             /* 0 or 1 */
   uint8_t ndeps[BG_MAX_NODES];
   uint8_t dep[BG_MAX_NODES][BG_MAX_DEPS]; /* earlier nodes */
 } bg_shape_t;
 
-static const char *const bg_shape_names[BG_NSHAPES] = {"chain10", "dag100", "diamond"};
+static const char *const bg_shape_names[BG_NSHAPES] = {"chain10", "dag100", "diamond",
+                                                       "chain100"};
 
 static inline uint32_t bg_xorshift(uint32_t *s) {
   uint32_t x = *s;
@@ -55,11 +57,11 @@ static inline void bg_edge(bg_shape_t *s, uint32_t from, uint32_t to) {
 /* Fills *out with shape `name`; 0, or -1 for an unknown name. */
 static inline int bg_shape_build(const char *name, bg_shape_t *out) {
   memset(out, 0, sizeof *out);
-  if (!strcmp(name, "chain10")) {
-    out->name = bg_shape_names[0];
-    out->nodes = 10;
+  if (!strcmp(name, "chain10") || !strcmp(name, "chain100")) {
+    out->nodes = name[5] == '1' && name[6] == '0' && name[7] == '0' ? 100 : 10;
+    out->name = bg_shape_names[out->nodes == 100 ? 3 : 0];
     out->lanes = 1;
-    for (uint32_t i = 1; i < 10; i++) bg_edge(out, i - 1, i);
+    for (uint32_t i = 1; i < out->nodes; i++) bg_edge(out, i - 1, i);
     return 0;
   }
   if (!strcmp(name, "diamond")) { /* A 0, B 1, C 2, D 3 */

@@ -21,7 +21,8 @@
 //   memcpy BYTES N P    N x (hipMemcpyAsync host -> device of BYTES + hipStreamSynchronize) from
 //                       hipHostMalloc'd (P=1) or malloc'd, touched (P=0) memory: "ok US" (median)
 //   hostmalloc BYTES N  N x (hipHostMalloc + hipHostFree) of BYTES: "ok NS" (mean per pair)
-//   graph SHAPE MODE N  N launches of graph SHAPE (bench_graph_shape.h: chain10, dag100, diamond)
+//   graph SHAPE MODE N  N launches of graph SHAPE (bench_graph_shape.h: chain10, dag100, diamond,
+//                       chain100)
 //                       as MODE graph (hipGraphLaunch of an exec instantiated at first use) or
 //                       stream (hipLaunchKernelGGL per node on two streams, hipEventRecord +
 //                       hipStreamWaitEvent for edges across them), each from reset buffers and
