@@ -12,6 +12,14 @@ static _Thread_local uint8_t fu_image[HSAD_KERNARG_SEGMENT_MAX];
 
 void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   if (!e) return;
+  /* The kernarg memory may be read by a launch still in flight: wait for the exec's last run on
+   * each queue (10 s at most; a faulted queue counts as done), and keep the memory of a queue
+   * whose run did not complete rather than free what a packet may still read. */
+  bool *busy = e->last && e->qs ? calloc(e->nq, sizeof *busy) : NULL;
+  for (uint32_t i = 0; busy && i < e->nq; i++)
+    busy[i] = !fu_run_done(&e->qs[i], &e->last[i]) &&
+              hsad_completion_wait(&e->last[i], hsad_now_ns() + 10000000000ull) != HSAD_OK &&
+              !fu_run_done(&e->qs[i], &e->last[i]);
   for (uint32_t i = 0; e->qs && i < e->nq; i++) {
     for (uint32_t j = 0; j < e->qs[i].n; j++) {
       free(e->qs[i].pkts[j].image);
@@ -19,8 +27,9 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
     }
     free(e->qs[i].pkts);
     free(e->qs[i].points);
-    hsad_submit_kernarg_free(e->qs[i].kmem);
+    if (!busy || !busy[i]) hsad_submit_kernarg_free(e->qs[i].kmem);
   }
+  free(busy);
   free(e->qs);
   free(e->order);
   free(e->dep_off);

@@ -317,7 +317,7 @@ Test(bench, absent_hip_is_a_note, .timeout = 300) {
   free(err);
 }
 
-/* graph: 3 graphs x 4 paths, every launch checked (5 per round), callgrind parts per path;
+/* graph: 4 graphs x 4 paths, every launch checked (5 per round), callgrind parts per path;
  * hsad's paths order every edge and its update allocates nothing; a HIP path found wrong says
  * how and is left out of the ratios. */
 static double median_of(json_object *r, const char *metric) {
@@ -330,10 +330,10 @@ Test(bench, graph_json, .timeout = 120) {
   cr_assert_str_eq(json_object_get_string(get(s, "params")),
                    "rounds=2 launches=5 callgrind_calls=2 (medians)");
   static const char *const paths[] = {"hsad-graph", "hsad-dispatch", "hip-graph", "hip-stream"};
-  static const char *const graphs[] = {"chain10", "dag100", "diamond"};
+  static const char *const graphs[] = {"chain10", "dag100", "diamond", "chain100"};
   json_object *rs = get(s, "results");
-  cr_assert_eq(json_object_array_length(rs), 12);
-  for (int g = 0; g < 3; g++)
+  cr_assert_eq(json_object_array_length(rs), 16);
+  for (int g = 0; g < 4; g++)
     for (int p = 0; p < 4; p++) {
       json_object *r = json_object_array_get_idx(rs, (size_t)(4 * g + p));
       cr_assert_str_eq(json_object_get_string(get(r, "path")), paths[p]);
@@ -371,9 +371,10 @@ Test(bench, graph_json, .timeout = 120) {
       }
       if (hsad) cr_assert_eq(median_of(r, "launch_allocations"), 0, "%s", paths[p]);
       if (p == 0) cr_assert_eq(median_of(r, "update_allocations"), 0); /* patched in place */
-      if (g == 1) check_metric(r, "instructions_per_extra_node", "instructions", 1);
+      bool extra = g == 1 || g == 3; /* dag100 and chain100 against chain10 */
+      if (extra) check_metric(r, "instructions_per_extra_node", "instructions", 1);
       cr_assert_eq(json_object_object_length(get(r, "metrics")),
-                   (size_t)(graph ? 10 : 6) + (g == 1), "%s", json_object_to_json_string(r));
+                   (size_t)(graph ? 10 : 6) + extra, "%s", json_object_to_json_string(r));
 #endif
     }
   /* ratios: hsad-graph against hip-graph and hsad-dispatch, none against a wrong row */
@@ -399,8 +400,8 @@ Test(bench, graph_absent_hip_is_a_note, .timeout = 60) {
   cr_assert_eq(rc, 0, "%s\n%s", out, err);
   json_object *root, *suites = parse_run(out, &root, 1);
   json_object *rs = get(json_object_array_get_idx(suites, 0), "results");
-  cr_assert_eq(json_object_array_length(rs), 12);
-  for (size_t i = 0; i < 12; i++) {
+  cr_assert_eq(json_object_array_length(rs), 16);
+  for (size_t i = 0; i < 16; i++) {
     json_object *r = json_object_array_get_idx(rs, i);
     bool hip = !strncmp(json_object_get_string(get(r, "path")), "hip-", 4);
     cr_assert_eq(json_object_get_boolean(get(r, "ok")), !hip, "%s", json_object_to_json_string(r));
