@@ -898,3 +898,47 @@ Test(monitor, alerts_stderr_once_across_queues_and_reset) {
   hsad_queue_destroy(q3);
   dq_finish(&m.e, q4, m.p);
 }
+
+/* issue 18's untested path: the drain of a profiling queue that faulted (KFD_EMU_FAULT_KERNEL
+ * on hm_spill10). Two completed dispatches keep their device times; the faulting one and the
+ * one behind it are drained at once without times (their timestamp signals never complete),
+ * nothing is dropped, the drain does not wait, and a second drain finds nothing. */
+Test(monitor, drain_of_a_faulted_profiling_queue, .timeout = 60) {
+  setenv("KFD_EMU_FAULT_KERNEL", "hm_spill10", 1);
+  mon_env_t m;
+  mon_open(&m);
+  const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *ks = mon_kernel(&m, "hm_spill10");
+  hsad_queue_t *q = mon_queue(&m, true, 0);
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  uint64_t ids[2];
+  mon_run(&m, q, kp, 1, G1, B1, 2, ids);
+  hsad_launch_t l = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
+  uint64_t bad, behind;
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(q, ks, &l, dq_in(DQ_SEC), NULL, &bad));
+  DQ_OK(hsad_kernel_dispatch(q, kp, &l, dq_in(DQ_SEC), &c, &behind));
+  char msg[512];
+  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s",
+            dq_fault_msg(q, msg, sizeof msg));
+  hsad_dispatch_record_t r[8];
+  uint32_t n = 0;
+  uint64_t dropped = 1, t0 = hsad_now_ns();
+  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  cr_assert_lt(hsad_now_ns() - t0, DQ_SEC, "the drain of a faulted queue does not wait");
+  cr_assert_eq(n, 4);
+  cr_assert_eq(dropped, 0);
+  const uint64_t want_id[4] = {ids[0], ids[1], bad, behind};
+  const char *const want_k[4] = {"hm_plain", "hm_plain", "hm_spill10", "hm_plain"};
+  for (uint32_t i = 0; i < 4; i++) {
+    cr_assert_eq(r[i].packet_id, want_id[i], "record %u", i);
+    cr_assert_str_eq(r[i].kernel, want_k[i]);
+    cr_assert_eq(r[i].device_times, i < 2, "record %u device times %d", i, r[i].device_times);
+    if (i < 2) cr_assert(r[i].start_ns <= r[i].end_ns);
+    else cr_assert(r[i].start_ns == 0 && r[i].end_ns == 0);
+  }
+  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  cr_assert_eq(n, 0);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(m.p);
+  DQ_OK(hsad_runtime_close(m.e.rt));
+}
