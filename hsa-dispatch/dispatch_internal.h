@@ -87,6 +87,8 @@ struct hsad_queue {
   hsa_signal_t *ts_signals;             /* profiling: one timestamp signal per slot */
   _Atomic uint64_t *ts_ids;             /* profiling: packet id whose times slot i holds */
   struct dq_monitor *monitor;           /* NULL: monitoring off (monitor.c) */
+  hsad_submit_result_fn result_hook;    /* hsad_submit_set_result_hook; NULL: none */
+  void *result_ctx;
   /* written by producers / waiters / the error callback */
   _Alignas(64) _Atomic uint64_t retired; /* every packet id < retired has completed */
   _Atomic uint64_t retired_epoch;       /* the epoch `retired` was derived from */

@@ -96,6 +96,16 @@ typedef struct hsad_submit_ring {
 } hsad_submit_ring_t;
 void hsad_submit_ring(const hsad_queue_t *queue, hsad_submit_ring_t *out_ring);
 
+/* A queue owner's per-completion results: after a completion of `queue` was reached,
+ * hsad_completion_wait (and _wait_all / _wait_any, which use it) returns hook(ctx, completion)
+ * instead of HSAD_OK, so a waiter learns that the work behind the completion failed after it
+ * was submitted (memory/'s copy queue: a copy ROCr stopped part-way, hsad_mem_result). The
+ * hook must not block and must set hsad_last_error for a non-OK status. Device-side waiters
+ * (barrier packets) cannot be told. hook NULL removes it. Not concurrent with waits on the
+ * queue (set it right after hsad_queue_create). */
+typedef hsad_status_t (*hsad_submit_result_fn)(void *ctx, const hsad_completion_t *completion);
+void hsad_submit_set_result_hook(hsad_queue_t *queue, hsad_submit_result_fn hook, void *ctx);
+
 /* Kernarg memory a writer owns (e.g. a graph exec's prepublished kernarg segments, written
  * once and read by every launch): `size` bytes from the kernarg pool the device's queues use
  * (host memory the device reads; ROCr's kernarg pool of the nearest CPU agent), the device

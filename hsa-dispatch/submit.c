@@ -61,6 +61,12 @@ uint64_t hsad_submit_timestamp_signal(hsad_queue_t *q, uint64_t id) {
   return q->ts_signals ? dq_ts_arm(q, id) : 0;
 }
 
+void hsad_submit_set_result_hook(hsad_queue_t *q, hsad_submit_result_fn hook, void *ctx) {
+  if (!q) return;
+  q->result_ctx = ctx;
+  q->result_hook = hook;
+}
+
 void hsad_submit_ring(const hsad_queue_t *q, hsad_submit_ring_t *out) {
   *out = (hsad_submit_ring_t){.packets = q->ring, .mask = q->mask, .kernargs = q->kernargs,
                               .kernarg_block = q->kernarg_block,

@@ -415,7 +415,10 @@ hsad_status_t hsad_completion_wait(const hsad_completion_t *c, uint64_t deadline
     hsad_rocr.hsa_signal_wait_scacquire(q->epoch_signal, HSA_SIGNAL_CONDITION_LT, thr, ticks,
                                         HSA_WAIT_STATE_BLOCKED);
   }
-  return r > 0 ? HSAD_OK : dq_queue_fail(q);
+  if (r <= 0) return dq_queue_fail(q);
+  /* a queue whose owner keeps per-completion results (memory/'s copy queue: a copy stopped
+   * after it was submitted) reports them to every waiter */
+  return DQ_UNLIKELY(q->result_hook != NULL) ? q->result_hook(q->result_ctx, c) : HSAD_OK;
 }
 
 hsad_status_t hsad_completion_wait_all(const hsad_completion_t *cs, uint32_t n,

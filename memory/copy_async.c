@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hsa-dispatch/hsad_submit.h"
 #include "memory/mem_internal.h"
 
 typedef struct pending {
@@ -99,6 +100,13 @@ static void track(const hsad_completion_t *done, hsa_signal_t dep_sig, hsa_signa
   pthread_mutex_unlock(&async_lock);
 }
 
+/* hsad_submit_result_fn of the copy queues: a copy or fill that stopped after its call
+ * returned (hsad_mem_result) fails hsad_completion_wait on its completion. */
+static hsad_status_t copy_result(void *ctx, const hsad_completion_t *c) {
+  (void)ctx;
+  return hsad_mem_result(c);
+}
+
 static hsad_status_t copy_queue(hsad_device_t *device, hsad_queue_t **out) {
   uint32_t i = mem_device_index(device);
   hsad_queue_t *q = atomic_load_explicit(&copy_q[i], memory_order_acquire);
@@ -109,6 +117,7 @@ static hsad_status_t copy_queue(hsad_device_t *device, hsad_queue_t **out) {
   /* created outside every memory/ lock (queue creation takes the runtime's lock) */
   hsad_status_t s = hsad_queue_create(device, &(hsad_queue_options_t){.size = 256}, &q);
   if (s) return s;
+  hsad_submit_set_result_hook(q, copy_result, NULL); /* failed copies reach their waiters */
   hsad_queue_t *expect = NULL;
   if (!atomic_compare_exchange_strong_explicit(&copy_q[i], &expect, q, memory_order_acq_rel,
                                                memory_order_acquire)) {

@@ -302,9 +302,12 @@ hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, 
  * messages, named "hsad_memcpy_async"): a refused copy submits nothing. Errors also:
  * HSAD_ERR_INVALID_ARGUMENT (out_completion NULL, deps NULL with dep_count > 0, dep_count above
  * HSAD_COPY_MAX_DEPS), those of hsad_queue_create / hsad_queue_barrier_signals (queue error,
- * HSAD_ERR_TIMEOUT: nothing submitted). Returns once the first chunk is staged. Once
- * *out_completion was reached, hsad_mem_result(out_completion) says whether every byte
- * arrived (a later chunk ROCr refused: see "Refusals after the call returned"). Thread-safe. */
+ * HSAD_ERR_TIMEOUT: nothing submitted). Returns once the first chunk is staged. A copy that
+ * stopped after the call returned (a later chunk ROCr refused: see "Refusals after the call
+ * returned") tells its waiters: hsad_completion_wait / _wait_all / _wait_any on
+ * *out_completion return its HSAD_ERR_HSA and message once it was reached (the copy queue's
+ * result hook, hsad_submit.h), as does hsad_mem_result(out_completion); work that waits on it
+ * on the device (a barrier, a graph's launch dependency) cannot be told and runs. Thread-safe. */
 hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *src, size_t size,
                                 const hsad_completion_t *deps, uint32_t dep_count,
                                 const hsad_copy_options_t *options, uint64_t deadline_ns,
@@ -390,7 +393,8 @@ hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns)
 hsad_status_t hsad_mem_signal_result(hsa_signal_t completion);
 
 /* As hsad_mem_signal_result for a completion hsad_memcpy_async / hsad_memset_async returned
- * (ask once hsad_completion_wait returned HSAD_OK for it; an empty completion is HSAD_OK).
+ * (hsad_completion_wait on it returns the same once it was reached; an empty completion is
+ * HSAD_OK).
  * Errors also: HSAD_ERR_INVALID_ARGUMENT (NULL). Thread-safe; never blocks. */
 hsad_status_t hsad_mem_result(const hsad_completion_t *completion);
 

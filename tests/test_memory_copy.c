@@ -657,7 +657,15 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   inj_arm(dev + 20480, 0, 0);
   hsad_completion_t c;
   DQ_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, dq_in(DQ_SEC), &c));
-  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  /* the waiter is told (the copy queue's result hook), as is hsad_mem_result */
+  MEM_ERR(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+          "hsad_memcpy_async: hsa_amd_memory_async_copy refused chunk 5 of 6 (3996 bytes at "
+          "offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of 24476 bytes "
+          "were not copied", oor);
+  MEM_ERR(hsad_completion_wait_all(&c, 1, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+          "completion 0 of 1: hsad_memcpy_async: hsa_amd_memory_async_copy refused chunk 5 of 6 "
+          "(3996 bytes at offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of "
+          "24476 bytes were not copied", oor);
   MEM_ERR(hsad_mem_result(&c), HSAD_ERR_HSA,
           "hsad_memcpy_async: hsa_amd_memory_async_copy refused chunk 5 of 6 (3996 bytes at "
           "offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of 24476 bytes "
