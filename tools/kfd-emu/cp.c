@@ -154,6 +154,11 @@ static void signal_done(emu_queue_t *q, const uint8_t *pkt, uint64_t t0, uint64_
   }
   atomic_fetch_sub_explicit((_Atomic int64_t *)&s->value, 1, memory_order_acq_rel);
   emu_signal_notify(s);
+  /* A CP that waits on this signal (a barrier-AND or barrier-value packet on another queue or
+   * GPU) re-checks now instead of at the end of its back-off sleep (up to 1 ms): hardware
+   * packet processors re-evaluate their dependencies promptly. Costs a futex wake only when a
+   * CP sleeps. */
+  emu_cp_kick_all();
 }
 
 /* Barrier-AND: every dependency at 0; a zero handle counts as the constant 0, satisfied (HSA
