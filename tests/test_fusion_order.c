@@ -354,6 +354,31 @@ Test(fusion_order, fork_join_three_queues, .timeout = 120) {
   DQ_OK(hsad_graph_instantiate(g, q, 3, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue_count(x), 3);
+  /* queue 0: A (BARRIER, point 0: B and C wait for it), barrier-value on B's point, D1,
+   * barrier-value on C's point, D2 (BARRIER: D1 before it; point 1: E and F wait for it);
+   * queues 1 and 2: barrier-value on A's point, B / C (BARRIER, point 0), barrier-value on
+   * D2's point, E / F (BARRIER: B / C before it; point 1, the run's completion) */
+  static const int32_t want_node[3][5] = {{0, -1, 3, -1, 4}, {-1, 1, -1, 5}, {-1, 2, -1, 6}};
+  static const uint32_t want_type[3][5] = {{2, 0, 2, 0, 2}, {0, 2, 0, 2}, {0, 2, 0, 2}};
+  static const uint32_t want_bar[3][5] = {{1, 0, 0, 0, 1}, {1, 1, 0, 1}, {1, 1, 0, 1}};
+  static const uint32_t want_points[3][2] = {{0, 4}, {1, 3}, {1, 3}};
+  for (uint32_t qi = 0; qi < 3; qi++) {
+    uint32_t np = qi ? 4 : 5;
+    cr_assert_eq(hsad_graph_exec_packet_count(x, qi), np, "queue %u", qi);
+    for (uint32_t i = 0; i < np; i++) {
+      int32_t node;
+      uint32_t w = pkt_word(x, qi, i, &node);
+      cr_assert_eq(node, want_node[qi][i], "queue %u packet %u node %d", qi, i, node);
+      cr_assert_eq(TYPE(w), want_type[qi][i], "queue %u packet %u type", qi, i);
+      cr_assert_eq(BAR(w), want_bar[qi][i], "queue %u packet %u barrier", qi, i);
+    }
+    cr_assert_eq(hsad_graph_exec_point_count(x, qi), 2);
+    for (uint32_t j = 0; j < 2; j++) {
+      uint32_t pt;
+      DQ_OK(hsad_graph_exec_point(x, qi, j, &pt));
+      cr_assert_eq(pt, want_points[qi][j], "queue %u point %u at %u", qi, j, pt);
+    }
+  }
   hsad_completion_t done[3];
   for (uint32_t l = 1; l <= LAUNCHES; l++) {
     fill_set(&fa, p0, f2u((float)l), N);
