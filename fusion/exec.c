@@ -43,6 +43,7 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e->node_q);
   free(e->node_pkt);
   free(e->node_point);
+  free(e->node_ptr);
   free(e->node_k);
   free(e->node_op);
   free(e->names);
@@ -248,6 +249,8 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
     p->cur = 0;
     p->prev = (hsad_completion_t){0};
     p->fix &= (uint8_t)~FU_FIX_COPY;
+    p->queue_index = qi;
+    e->node_ptr[p->node] = p;
     const hsad_kernarg_plan_t *plan =
         hsad_kernel_kernarg_plan(hsad_device_kernel_desc(e->node_k[p->node])->codeobj_kernel);
     p->slots = plan->explicit_args;
@@ -515,6 +518,8 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     e->dep_off[n] = total;
   }
   /* Kernarg segments prepublished, bodies sealed: a launch copies 64 bytes per packet. */
+  if (!s && !(e->node_ptr = calloc(n, sizeof *e->node_ptr)))
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
   for (uint32_t qi = 0; qi < nq && !s; qi++) {
     s = prepublish(e, qi);
     hsad_submit_ring(e->qs[qi].q, &e->qs[qi].ring);
@@ -627,7 +632,7 @@ static hsad_status_t update_target(const char *fn, const hsad_graph_exec_t *e, u
   return HSAD_OK;
 }
 
-static inline hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node,
+static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node,
                                         const hsad_launch_t *l);
 
 hsad_status_t hsad_graph_exec_update_copy(hsad_graph_exec_t *e, uint32_t node, void *dst,
@@ -743,7 +748,8 @@ static __attribute__((noinline)) hsad_status_t update_slow(hsad_graph_exec_t *e,
  * changed. Same shape (same_shape): only the explicit arguments' bytes are written over the
  * latest segment, in place when every run of the exec on the node's queue completed (the
  * common case: one load decides), else where update_place says; another shape: update_slow. */
-static inline hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
+static __attribute__((noinline)) hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node,
+                                                           const hsad_launch_t *l) {
   uint32_t qi = e->node_q[node];
   fu_queue_t *fq = &e->qs[qi];
   fu_pkt_t *p = &fq->pkts[e->node_pkt[node]];
@@ -755,10 +761,56 @@ static inline hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node, con
   return HSAD_OK;
 }
 
+/* hsad_graph_exec_update's path for a launch of the stored one's shape whose by-value
+ * arguments are 4 or 8 bytes (the common update: new pointers and scalars): one pass checks
+ * each argument's tag and size against the node's and stages its value, then, when every run
+ * of the exec on the node's queue completed (one load), the values go into the version in
+ * use. Anything else takes update_node. */
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
   if (__builtin_expect(!e || node >= e->nn || e->node_op[node] != FU_OP_KERNEL || !l, 0)) {
     hsad_status_t s = update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
     return s ? s : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL launch");
   }
+  enum { STAGE = 16 };
+  fu_pkt_t *p = e->node_ptr[node];
+  const hsad_launch_t *kl = &e->launches[node];
+  const uint32_t n = l->arg_count;
+  if (memcmp(&l->dims, &kl->dims, 7 * sizeof(uint32_t)) || n != kl->arg_count || n > STAGE ||
+      (l->flags & HSAD_LAUNCH_FENCE_AGENT) != kl->flags || !p->ptr8 || (n && !l->args) ||
+      (p->fix & FU_FIX_COPY) || !fu_run_done(&e->qs[p->queue_index], &e->last[p->queue_index]))
+    goto general;
+  uint64_t v[STAGE];
+  const fu_argd_t *d = p->argd;
+  const hsad_karg_t *x = l->args;
+  for (uint32_t a = 0; a < n; a++, x++) {
+    uint32_t tag = x->tag;
+    if (tag != d[a].tag) goto general;
+    if (tag == HSAD_KARG_POINTER) {
+      v[a] = x->pointer;
+      continue;
+    }
+    if (tag != HSAD_KARG_BYTES) {
+      if (x->lds_bytes != kl->args[a].lds_bytes) goto general;
+      continue;
+    }
+    if (x->size != d[a].size || !x->bytes) goto general;
+    if (x->size == 8) {
+      memcpy(&v[a], x->bytes, 8);
+    } else if (x->size == 4) {
+      uint32_t w;
+      memcpy(&w, x->bytes, 4);
+      v[a] = w;
+    } else {
+      goto general; /* other sizes: the general path */
+    }
+  }
+  uint8_t *seg = p->karg[p->cur];
+  for (uint32_t a = 0; a < n; a++) {
+    uint8_t *at = seg + d[a].offset;
+    if (d[a].size == 8) memcpy(at, &v[a], 8);
+    else if (d[a].size == 4) memcpy(at, &v[a], 4); /* the low half: little-endian */
+  }
+  return HSAD_OK;
+general:
   return update_node(e, node, l);
 }

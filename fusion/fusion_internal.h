@@ -109,6 +109,7 @@ typedef struct fu_pkt {
   struct fu_argd *argd;           /* kernel: per explicit argument, what a same-shape update
                                      compares and where it writes (exec-owned) */
   bool ptr8;                      /* kernel: every pointer argument has an 8-byte slot */
+  uint32_t queue_index;           /* the exec's queue it is on */
   hsad_completion_t prev;         /* kernel: the last run that read karg[cur ^ 1] (free once
                                      it completed; queue NULL: never read) */
   hsad_completion_t copy_until;   /* FU_FIX_COPY: the versions are free once it completed */
@@ -151,6 +152,7 @@ struct hsad_graph_exec {
   fu_queue_t *qs;                 /* in order of first use by a node in topological order */
   uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
   uint32_t *node_point;           /* node -> epoch point index on its queue (UINT32_MAX: none) */
+  fu_pkt_t **node_ptr;            /* node -> its packet (kernel, copy, fill nodes; else NULL) */
   const hsad_device_kernel_t **node_k;
   uint8_t *node_op;               /* FU_OP_* */
   char (*names)[HSAD_GRAPH_NAME_MAX];

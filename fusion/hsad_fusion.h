@@ -271,7 +271,7 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *exec, uint32_t queue_
  * "Kernarg segments are prepublished" above says: allocates nothing; on error the node is
  * unchanged. Packets already launched are unaffected. A launch of the stored one's shape (same
  * geometry, flags, argument tags and sizes, 8-byte pointer slots) writes only the explicit
- * arguments' bytes (about 180 instructions for 3 arguments); another shape runs every check
+ * arguments' bytes (about 185 instructions for 3 arguments, callgrind); another shape runs every check
  * of hsad_kernel_dispatch again. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, unknown node, a node that is not a
  * kernel node: "node NAME is a copy node, not a kernel node"), the checks
  * of hsad_kernel_dispatch prefixed with "node NAME: ". */
