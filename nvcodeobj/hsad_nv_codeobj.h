@@ -69,27 +69,35 @@ typedef struct hsad_nv_param {
  * for the field. Strings and arrays are owned by the program. */
 typedef struct hsad_nv_kernel_info {
   const char *name;               /* symbol name as in the cubin (mangled for C++) */
-  uint32_t registers;             /* registers per thread: .text.NAME sh_flags bits 31:24
-                                     (cuobjdump REG, CU_FUNC_ATTRIBUTE_NUM_REGS) */
-  uint32_t static_shared_bytes;   /* .nv.shared.NAME size (cuobjdump SHARED less the reserved
-                                     shared memory; CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) */
-  uint32_t reserved_shared_bytes; /* .nv.reservedSmem / .nv.shared.reserved.* sections the kernel
-                                     uses (sm_90: 1024 for every kernel, cuobjdump counts it) */
-  uint32_t local_bytes;           /* local memory per thread: EIATTR_FRAME_SIZE (spills and
-                                     stack frame; CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) */
-  uint32_t stack_bytes;           /* EIATTR_MIN_STACK_SIZE (cuobjdump STACK), bytes per thread */
+  uint32_t registers;             /* registers per thread: the global .nv.info EIATTR_REGCOUNT
+                                     record (sm_90 cubins of CUDA 13), else .text.NAME sh_info
+                                     bits 31:24 (sm_80 and older toolkits) (cuobjdump REG,
+                                     CU_FUNC_ATTRIBUTE_NUM_REGS) */
+  uint32_t shared_section_bytes;  /* .nv.shared.NAME size (cuobjdump SHARED): static shared
+                                     memory plus reserved_shared_bytes */
+  uint32_t static_shared_bytes;   /* shared_section_bytes less reserved_shared_bytes
+                                     (CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) */
+  uint32_t reserved_shared_bytes; /* the system's shared memory that ptxas placed in the kernel's
+                                     .nv.shared section: 1024 on sm_90+ when the cubin has a
+                                     .nv.reservedSmem symbol and the section is >= 1024 bytes
+                                     (seen: CUDA 13.0, kernels that use shared memory), else 0 */
+  uint32_t local_bytes;           /* local memory per thread: global .nv.info EIATTR_FRAME_SIZE
+                                     (spills and stack frame; CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) */
+  uint32_t stack_bytes;           /* global .nv.info EIATTR_MIN_STACK_SIZE (cuobjdump STACK) */
+  uint32_t local_section_bytes;   /* .nv.local.NAME size (cuobjdump LOCAL), 0 when absent */
   uint32_t const_bank0_bytes;     /* .nv.constant0.NAME size: parameters and driver constants
                                      (cuobjdump CONSTANT[0]) */
-  uint32_t param_cbank_offset;    /* EIATTR_PARAM_CBANK: where parameters start in bank 0 */
+  uint32_t param_cbank_offset;    /* EIATTR_PARAM_CBANK low 16 bits: where parameters start */
   uint32_t param_bytes;           /* EIATTR_CBANK_PARAM_SIZE: bytes of parameters */
-  uint32_t max_threads;           /* threads per block the kernel allows: the product of
-                                     EIATTR_MAX_THREADS (__launch_bounds__ first value, or
-                                     maxntid) or of EIATTR_REQNTID; 1024 when neither */
+  uint32_t max_threads;           /* threads per block the cubin allows: the product of
+                                     EIATTR_MAX_THREADS (__launch_bounds__ first value) or of
+                                     EIATTR_REQNTID; 1024 when neither. Registers may allow
+                                     fewer: hsad_nv_kernel_max_threads() */
   uint32_t maxntid[3];            /* EIATTR_MAX_THREADS x, y, z; 0 when absent */
   uint32_t reqntid[3];            /* EIATTR_REQNTID x, y, z; 0 when absent */
-  uint32_t min_blocks_per_sm;     /* EIATTR_MIN_CTA_PER_SM? (__launch_bounds__ second value);
-                                     0 when absent */
-  uint32_t max_registers;         /* EIATTR_MAXREG_COUNT (--maxrregcount / launch bounds); 0 */
+  uint32_t max_registers;         /* EIATTR_MAXREG_COUNT (the cap ptxas worked under: 255, or
+                                     what --maxrregcount / __launch_bounds__ implied); 0 */
+  uint32_t barriers;              /* EIATTR_NUM_BARRIERS; 0 when absent */
   uint32_t param_count;           /* entries in params */
   const hsad_nv_param_t *params;  /* sorted by index */
   uint32_t present;               /* HSAD_NV_KI_HAS_* bits */
@@ -101,7 +109,7 @@ enum {
   HSAD_NV_KI_HAS_REQNTID = 1u << 2,     /* EIATTR_REQNTID */
   HSAD_NV_KI_HAS_FRAME_SIZE = 1u << 3,  /* EIATTR_FRAME_SIZE */
   HSAD_NV_KI_HAS_MIN_STACK = 1u << 4,   /* EIATTR_MIN_STACK_SIZE */
-  HSAD_NV_KI_HAS_MIN_BLOCKS = 1u << 5,  /* min blocks per SM */
+  HSAD_NV_KI_HAS_REGCOUNT = 1u << 5,    /* EIATTR_REGCOUNT (else registers from sh_info) */
   HSAD_NV_KI_HAS_MAXREG = 1u << 6,      /* EIATTR_MAXREG_COUNT */
   HSAD_NV_KI_HAS_INFO = 1u << 7,        /* a .nv.info.NAME section was there (cubin kernels) */
 };
@@ -250,6 +258,13 @@ hsad_status_t hsad_nv_occupancy_at(const hsad_nv_kernel_info_t *kernel,
                                    const hsad_nv_sm_limits_t *limits, uint32_t block_size,
                                    uint32_t dynamic_shared_bytes,
                                    hsad_nv_occupancy_t *out_occupancy);
+
+/* Threads per block the kernel can be launched with (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK):
+ * the least of kernel->max_threads, limits->max_threads_per_block and what its registers allow
+ * (whole warps: floor(registers_per_sm / sub_partitions / registers_per_warp) * sub_partitions
+ * warps; 128 registers on sm_90 give 512). 0 for NULL arguments. Pure; thread-safe. */
+uint32_t hsad_nv_kernel_max_threads(const hsad_nv_kernel_info_t *kernel,
+                                    const hsad_nv_sm_limits_t *limits);
 
 /* ------------------------------------------------------------------------------------------ */
 /* NVRTC (loaded with dlopen: libnvrtc.so.13, then libnvrtc.so.12; never linked)              */
