@@ -14,6 +14,7 @@ TEST_BINS += $(NV_TEST)
 $(NV_TEST): tests/test_nv_codeobj.c nvcodeobj/nv_nvrtc.h $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DNV_DATADIR='"$(abspath tests/data/nvidia)"' \
-	  -DNV_KERNDIR='"$(abspath kernels/cuda)"' \
+	  -DNV_KERNDIR='"$(abspath kernels/cuda)"' -DNV_HSAD='"$(abspath $(BINDIR)/hsad)"' \
 	  $(if $(NV_CUDA_INC),-DHSAD_TEST_CUDA_INCLUDE -idirafter /usr/local/cuda/include) $< -o $@ \
 	  $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+$(NV_TEST): | $(BINDIR)/hsad

@@ -362,3 +362,27 @@ Test(nv_nvrtc, compiles_saxpy_to_a_cubin) {
                    "saxpy.cu: target 'compute_90' is not a real architecture sm_NN (e.g. sm_90, sm_90a)");
   free(src);
 }
+
+/* ---- hsad inspect: exact output against the committed references (run in tests/data/nvidia) */
+Test(nv_cli, inspect_outputs_equal_the_references) {
+  static const char *const runs[] = {
+      "pressure.sm_90.cubin --pressure --kernel pressure_bounded", "byval.fatbin",
+      "byval.compressed.fatbin --json", "saxpy.ptx", "shared.sm_90.cubin --json --pressure --block 256"};
+  for (size_t i = 0; i < 5; i++) {
+    char cmd[1024], ref[512];
+    snprintf(cmd, sizeof cmd, "cd " NV_DATADIR " && " NV_HSAD " inspect %s", runs[i]);
+    snprintf(ref, sizeof ref, NVDATA "inspect.");
+    size_t at = strlen(ref);
+    for (const char *c = runs[i]; *c && at < sizeof ref - 5; c++)
+      if (*c != '-') ref[at++] = *c == ' ' ? '_' : *c;
+    memcpy(ref + at, ".txt", 5);
+    size_t n;
+    char *want = slurp(ref, &n), got[65536];
+    FILE *p = popen(cmd, "r");
+    size_t m = fread(got, 1, sizeof got - 1, p);
+    got[m] = 0;
+    cr_assert_eq(pclose(p), 0, "%s", cmd);
+    cr_assert_str_eq(got, want, "%s", cmd);
+    free(want);
+  }
+}
