@@ -59,6 +59,10 @@ static char *slurp(const char *path, size_t *out_size) {
 
 int hsad_cmd_compile(int argc, char **argv) {
   hsad_cli_t cli = {.cmd = "compile", .json = hsad_cli_wants_json(argc, argv)};
+  for (int i = 1; i < argc; i++) { /* CUDA C++: NVRTC (nvcodeobj), cubin out */
+    size_t len = strlen(argv[i]);
+    if (len > 3 && !strcmp(argv[i] + len - 3, ".cu")) return hsad_compile_nv(argc, argv, &cli);
+  }
   const char *src = NULL, *out = NULL;
   hsad_compile_options_t o = {.opt_level = 2};
   const char **defs = calloc((size_t)argc, sizeof *defs);

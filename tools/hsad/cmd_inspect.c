@@ -15,7 +15,9 @@ static void inspect_usage(FILE *f) {
           "usage: hsad inspect FILE [--target ISA] [--kernel NAME] [--json] [--block N]\n"
           "                         [--floor N] [--repeat N] [--pressure]\n"
           "                         [--demangle]\n"
-          "  FILE          code object (.hsaco), clang offload bundle, or host ELF with .hip_fatbin\n"
+          "  FILE          code object (.hsaco), clang offload bundle, or host ELF with .hip_fatbin;\n"
+          "                NVIDIA: a cubin, a fatbin or PTX (kernels, registers, shared, local,\n"
+          "                parameter offset:size, blocks per SM; --pressure: per block size)\n"
           "  --target ISA  only the code object for this target ID (e.g. gfx90a:xnack-)\n"
           "  --kernel NAME only this kernel\n"
           "  --json        JSON: {\"target\", \"code_object_version\", \"kernels\": [...]} per code\n"
@@ -620,6 +622,11 @@ int hsad_cmd_inspect(int argc, char **argv) {
     if (o.cli.json) return hsad_cli_fail(&o.cli, 2, "usage", "FILE is required");
     inspect_usage(stderr);
     return 2;
+  }
+  if (hsad_inspect_nv_detect(o.file)) { /* cubin, fatbin or PTX: nvcodeobj */
+    hsad_nv_inspect_opts_t nv = {.file = o.file, .kernel = o.kernel, .json = o.json,
+                                 .pressure = o.pressure, .block_set = o.block_set, .block = o.block};
+    return hsad_inspect_nv(&nv, &o.cli);
   }
   obuf_t b = {0};
   int rc = 0;

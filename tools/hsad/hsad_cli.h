@@ -85,4 +85,14 @@ int hsad_cli_kernel_match(const char *name, uint32_t n,
 hsad_status_t hsad_cli_program_kernel(const hsad_program_t *prog, const char *name,
                                       const hsad_device_kernel_t **out, char **out_why);
 
+/* hsad inspect for NVIDIA programs (cmd_inspect_nv.c): cubins, fatbins, PTX. */
+typedef struct hsad_nv_inspect_opts {
+  const char *file, *kernel;
+  bool json, pressure, block_set;
+  unsigned block; /* threads per block for the occupancy line; --pressure: only this size */
+} hsad_nv_inspect_opts_t;
+bool hsad_inspect_nv_detect(const char *path);
+int hsad_inspect_nv(const hsad_nv_inspect_opts_t *opts, const hsad_cli_t *cli);
+int hsad_compile_nv(int argc, char **argv, const hsad_cli_t *cli);
+
 #endif

@@ -4,7 +4,7 @@ HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cli_args.c
 HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
 # libstdc++ for the demangler (JSON output: json-c, below)
 HSAD_TOOL_LIBS += -lstdc++
-HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c tools/hsad/cmd_compile.c
+HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c tools/hsad/cmd_inspect_nv.c tools/hsad/cmd_compile.c
 HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
 # hsad bench: the framework (bench.h) and one file per suite
 HSAD_TOOL_SRCS += tools/hsad/bench_main.c tools/hsad/bench_result.c tools/hsad/bench_report.c \
