@@ -264,7 +264,8 @@ typedef struct mem_op {
   _Atomic uint32_t abort_ack;      /* 1: the aborted handler ran and left the op (release) */
   /* The first refusal (stop set once, acq_rel: whoever sets it writes the three fields below;
    * they are read by op_finish after the last buffer retired, ordered by bufs_left's acq_rel) */
-  _Atomic bool stop;
+  _Atomic bool stop;               /* a refusal was recorded (release: the fields below are set) */
+  _Atomic bool claimed;            /* the first refusal claimed the record */
   hsa_status_t refused_status;
   size_t refused_chunk;
   const char *refused_call;        /* the ROCr call that refused */
@@ -386,11 +387,14 @@ hsad_status_t hsad_mem_result(const hsad_completion_t *completion) {
 /* Records the first refusal; later ones only stop the op too. */
 static void op_refused(mem_op_t *op, const char *call, hsa_status_t st, size_t chunk) {
   bool was = false;
-  if (atomic_compare_exchange_strong_explicit(&op->stop, &was, true, memory_order_acq_rel,
+  if (atomic_compare_exchange_strong_explicit(&op->claimed, &was, true, memory_order_acq_rel,
                                               memory_order_acquire)) {
     op->refused_call = call;
     op->refused_status = st;
     op->refused_chunk = chunk;
+    /* release: whoever sees stop sees which chunk was refused (chunk_step copies the ones
+     * before it) */
+    atomic_store_explicit(&op->stop, true, memory_order_release);
   }
 }
 
@@ -491,7 +495,10 @@ static int chunk_step(mem_op_t *op, uint32_t b) {
     if (!op->to_device) memcpy(op->host + c * op->chunk, op->buf[b], chunk_len(op, c));
     atomic_fetch_add_explicit(&op->bytes_done, chunk_len(op, c), memory_order_relaxed);
     size_t next = c + op->nbuf;
-    if (next < op->nchunks && !atomic_load_explicit(&op->stop, memory_order_acquire)) {
+    /* a refusal stops the chunks after the refused one; those before it are still copied, so
+     * every byte below the refused chunk arrives whatever the buffers' timing */
+    if (next < op->nchunks && (!atomic_load_explicit(&op->stop, memory_order_acquire) ||
+                               next < op->refused_chunk)) {
       op->cur[b] = next;
       if (op->to_device) memcpy(op->buf[b], op->host + next * op->chunk, chunk_len(op, next));
       mem_rocr.hsa_signal_store_screlease(op->bsig[b], 1);
@@ -608,10 +615,11 @@ static void pipeline_rest(void *arg) {
   /* once every buffer started, the op may finish (and be gone) on another thread: nbuf is
    * read before */
   uint32_t nbuf = op->nbuf, started = 1;
-  while (started < nbuf && !atomic_load_explicit(&op->stop, memory_order_acquire) &&
+  while (started < nbuf &&
+         (!atomic_load_explicit(&op->stop, memory_order_acquire) || started < op->refused_chunk) &&
          buf_start(op, started) == HSA_STATUS_SUCCESS)
     started++;
-  /* buffers that could not start (or after a refusal) retire at once */
+  /* buffers that could not start (or whose first chunk follows a refused one) retire at once */
   uint32_t missing = nbuf - started;
   if (missing &&
       atomic_fetch_sub_explicit(&op->bufs_left, missing, memory_order_acq_rel) == missing)
