@@ -63,7 +63,7 @@ else
 # every public call to the object's backend table
 CFLAGS += -DHSAD_NO_AMD
 HSAD_LIB_LIBS := -lpthread -ldl
-include common/module.mk nvidia/module.mk
+include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk
 HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
   memory/hsad_memory.h codeobj/hsad_codeobj.h

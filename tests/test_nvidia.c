@@ -316,6 +316,7 @@ Test(nvidia, cross_queue_barriers) {
   OK(hsad_queue_create(e.dev, NULL, &q2));
   int *cell = dev_alloc(&e, 4), *dst = dev_alloc(&e, 64 * 4), host[64];
   const hsad_device_kernel_t *delay = kernel(&e, "delay_store"), *copy = kernel(&e, "copy_one");
+  hsad_completion_t copied = {0}; /* ping-pong: q1's next store waits for q2's copy too */
   for (int r = 0; r < 64; r++) {
     int value = 1000 + r;
     unsigned long long ns = 2000000; /* 2 ms on the GPU before the store */
@@ -324,9 +325,10 @@ Test(nvidia, cross_queue_barriers) {
     hsad_karg_t a2[] = {HSAD_KARG_PTR(slot), HSAD_KARG_PTR(cell)};
     hsad_launch_t l1 = launch1(1, 1, a1, 3), l2 = launch1(1, 1, a2, 2);
     hsad_completion_t stored;
+    OK(hsad_queue_barrier(q1, &copied, 1, HSAD_DEADLINE_NEVER, NULL));
     OK(hsad_kernel_dispatch(q1, delay, &l1, HSAD_DEADLINE_NEVER, &stored, NULL));
     OK(hsad_queue_barrier(q2, &stored, 1, HSAD_DEADLINE_NEVER, NULL)); /* cuStreamWaitValue64 */
-    OK(hsad_kernel_dispatch(q2, copy, &l2, HSAD_DEADLINE_NEVER, NULL, NULL));
+    OK(hsad_kernel_dispatch(q2, copy, &l2, HSAD_DEADLINE_NEVER, &copied, NULL));
   }
   hsad_completion_t end;
   OK(hsad_queue_flush(q2, HSAD_DEADLINE_NEVER, &end));
@@ -368,7 +370,12 @@ Test(nvidia, illegal_address_reaches_every_waiter, .timeout = 60) {
   hsad_launch_t l1 = launch1(1, 1, a1, 3), l2 = launch1(1, 1, a2, 1);
   waiter_t w[4];
   OK(hsad_kernel_dispatch(other, kernel(&e, "delay_store"), &l1, HSAD_DEADLINE_NEVER, &w[3].c, NULL));
-  usleep(20000);
+  /* the fault waits 50 ms behind a delay on its own queue, so its completion is issued before
+   * the context is poisoned (a later call may report the fault itself) */
+  unsigned long long ns50 = 50000000;
+  hsad_karg_t a0[] = {HSAD_KARG_PTR(cell), HSAD_KARG_VAL(value), HSAD_KARG_VAL(ns50)};
+  hsad_launch_t l0 = launch1(1, 1, a0, 3);
+  OK(hsad_kernel_dispatch(q, kernel(&e, "delay_store"), &l0, HSAD_DEADLINE_NEVER, NULL, NULL));
   OK(hsad_kernel_dispatch(q, kernel(&e, "fault"), &l2, HSAD_DEADLINE_NEVER, &w[0].c, NULL));
   w[1].c = w[2].c = w[0].c;
   pthread_t t[4];
@@ -408,8 +415,8 @@ Test(nvidia, illegal_address_reaches_every_waiter, .timeout = 60) {
   for (int i = 0; i < 10; i++)
     OK(hsad_kernel_dispatch(i & 1 ? fresh : shared2, kernel(&e, "add_one"), &l3,
                             HSAD_DEADLINE_NEVER, i == 9 ? &done : NULL, NULL));
-  OK(hsad_queue_wait_idle(fresh, hsad_now_ns() + 10 * SEC));
-  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_wait_idle(shared2, hsad_now_ns() + 10 * SEC));
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC)); /* fresh's last dispatch */
   OK(hsad_memcpy(e.dev, &got, counter, 8, NULL, hsad_now_ns() + 10 * SEC));
   cr_expect_eq(got, 10ull);
   hsad_queue_destroy(fresh);
