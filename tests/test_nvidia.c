@@ -459,3 +459,57 @@ Test(nvidia, copies_byte_exact) {
   cr_expect_eq(hsad_mem_free((void *)0x1000), HSAD_ERR_NOT_ALLOCATED, "%s", hsad_last_error());
   nv_env_close(&e);
 }
+
+#ifndef HSAD_NO_AMD
+#ifndef TEST_KERNDIR
+#define TEST_KERNDIR "build/kernels"
+#endif
+/* Both vendors in one runtime (kfd-emu's gfx90a first, then the NVIDIA device): enumeration
+ * with the vendor, each kernel refused on the other vendor's queue with its message, and an
+ * NVIDIA queue ordered after an AMD completion (waited on the host: no GPU waits across). */
+Test(nvidia, both_vendors_one_runtime) {
+  nv_env_t e;
+  nv_env(&e);
+  hsad_device_t *amd = NULL;
+  for (uint32_t i = 0; i < hsad_device_count(e.rt) && !amd; i++) {
+    hsad_device_t *d;
+    OK(hsad_device_get(e.rt, i, &d));
+    if (hsad_device_info(d)->vendor == HSAD_VENDOR_AMD) amd = d;
+  }
+  if (!amd) {
+    nv_env_close(&e);
+    cr_skip_test("no AMD device next to the NVIDIA one (run under kfd-emu for both)");
+  }
+  cr_expect_lt(hsad_device_info(amd)->index, hsad_device_info(e.dev)->index, "AMD agents first");
+  cr_expect_eq(hsad_device_agent(e.dev).handle, 0u);
+  hsad_program_t *ap;
+  OK(hsad_program_load_file(amd, TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco", &ap));
+  const hsad_device_kernel_t *ak, *nk = kernel(&e, "saxpy");
+  OK(hsad_program_kernel(ap, "saxpy", &ak));
+  hsad_queue_t *aq, *nq;
+  OK(hsad_device_queue(amd, &aq));
+  OK(hsad_queue_create(e.dev, NULL, &nq));
+  cr_expect_null(hsad_queue_hsa(nq));
+  hsad_launch_t l = launch1(1, 1, NULL, 0);
+  ERR_IS(hsad_kernel_dispatch(nq, ak, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "kernel saxpy is loaded on an AMD device, the queue is on device %u (NVIDIA)",
+         hsad_device_info(e.dev)->index);
+  ERR_IS(hsad_kernel_dispatch(aq, nk, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "kernel saxpy is loaded on a nvidia device, the queue is on device %u (AMD)",
+         hsad_device_info(amd)->index);
+  hsad_completion_t ac, nc;
+  OK(hsad_queue_flush(aq, HSAD_DEADLINE_NEVER, &ac));
+  OK(hsad_queue_barrier(nq, &ac, 1, hsad_now_ns() + 10 * SEC, &nc));
+  OK(hsad_completion_wait(&nc, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_barrier(aq, &nc, 1, hsad_now_ns() + 10 * SEC, &ac)); /* and back */
+  OK(hsad_completion_wait(&ac, hsad_now_ns() + 10 * SEC));
+  hsad_completion_t both[2] = {ac, nc};
+  OK(hsad_completion_wait_all(both, 2, hsad_now_ns() + 10 * SEC));
+  uint32_t which = 9;
+  OK(hsad_completion_wait_any(both, 2, hsad_now_ns() + 10 * SEC, &which));
+  cr_expect_lt(which, 2u);
+  hsad_queue_destroy(nq);
+  hsad_program_destroy(ap);
+  nv_env_close(&e);
+}
+#endif
