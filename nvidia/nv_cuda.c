@@ -36,6 +36,7 @@ static void nv_cuda_load_once(void) {
     return;                                                                                  \
   }
   NV_CUDA_FUNCTIONS(NV_CUDA_SYM_)
+  NV_CUDA_STRUCT_FUNCTIONS(NV_CUDA_SYM_)
 #undef NV_CUDA_SYM_
   nv_result_t r = t.init(0);
   if (r != NV_SUCCESS) {

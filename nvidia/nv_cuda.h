@@ -140,14 +140,43 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(memset_d8_async, cuMemsetD8Async, nv_result_t,                                             \
     (nv_deviceptr_t dst, unsigned char value, size_t count, nv_stream_t stream))
 
+/* Structures the driver reads, mirrored field by field (cuda.h's CUlaunchAttribute_st and
+ * CUlaunchConfig_st; tests/test_nv_decls.c pins every size and offset against cuda.h). */
+typedef struct nv_launch_attribute {
+  unsigned int id;            /* CUlaunchAttributeID */
+  char pad[4];                /* 8 - sizeof(CUlaunchAttributeID) */
+  union {
+    char pad[64];             /* CUlaunchAttributeValue: 64 bytes */
+    int cooperative;
+    unsigned long long align8; /* the union holds 8-byte members (pointers, sizes) */
+  } value;
+} nv_launch_attribute_t;
+
+typedef struct nv_launch_config {
+  unsigned int grid_dim_x, grid_dim_y, grid_dim_z;     /* blocks */
+  unsigned int block_dim_x, block_dim_y, block_dim_z;  /* threads */
+  unsigned int shared_mem_bytes;                       /* dynamic shared memory per block */
+  nv_stream_t stream;
+  nv_launch_attribute_t *attrs;
+  unsigned int num_attrs;
+} nv_launch_config_t;
+
+/* Functions whose parameters include a structure mirrored above: their prototypes are checked
+ * with cuda.h's structure types substituted (cuLaunchKernelEx: CUlaunchConfig). */
+#define NV_CUDA_STRUCT_FUNCTIONS(X)                                                            \
+  X(launch_kernel_ex, cuLaunchKernelEx, nv_result_t,                                           \
+    (const nv_launch_config_t *config, nv_function_t f, void **params, void **extra))
+
 #define NV_CUDA_FN_TYPE_(member, symbol, ret, params) typedef ret(*nv_##symbol##_fn) params;
 NV_CUDA_FUNCTIONS(NV_CUDA_FN_TYPE_)
+NV_CUDA_STRUCT_FUNCTIONS(NV_CUDA_FN_TYPE_)
 #undef NV_CUDA_FN_TYPE_
 
 /* The loaded table. */
 typedef struct nv_cuda {
 #define NV_CUDA_MEMBER_(member, symbol, ret, params) nv_##symbol##_fn member;
   NV_CUDA_FUNCTIONS(NV_CUDA_MEMBER_)
+  NV_CUDA_STRUCT_FUNCTIONS(NV_CUDA_MEMBER_)
 #undef NV_CUDA_MEMBER_
   int driver_version;        /* cuDriverGetVersion: 13000 for CUDA 13.0 */
 } nv_cuda_t;

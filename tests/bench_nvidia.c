@@ -1,7 +1,7 @@
 /* bench_nvidia.c - hsad-bench-nvidia: the NVIDIA backend's costs next to the driver's own
  * (issue 19). On the first NVIDIA device:
  *   dispatch   host ns per submit: hsad_kernel_dispatch (no completion) against cuLaunchKernel
- *              on a stream of its own, for `empty` (no parameters) and `saxpy` (4 parameters
+ *              and cuLaunchKernelEx (no attributes) on a stream of their own, for `empty` (no parameters) and `saxpy` (4 parameters
  *              packed from the metadata); each round submits COUNT per path, paths
  *              interleaved, the streams drained between rounds (not timed);
  *   roundtrip  launch + wait: hsad_kernel_dispatch with a completion + hsad_completion_wait
@@ -33,7 +33,7 @@ static FILE *json;
 
 static void report(const char *suite, const char *path, const char *kernel, double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp);
-  printf("%-9s %-14s %-7s min %9.1f  median %9.1f  max %9.1f ns\n", suite, path, kernel, v[0],
+  printf("%-9s %-16s %-7s min %9.1f  median %9.1f  max %9.1f ns\n", suite, path, kernel, v[0],
          v[n / 2], v[n - 1]);
   if (json)
     fprintf(json, "{\"suite\":\"%s\",\"path\":\"%s\",\"kernel\":\"%s\",\"min_ns\":%.1f,"
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
   hsad_karg_t args[] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
   hsad_launch_t le = {.dims = 1, .grid = {256, 1, 1}, .block = {256, 1, 1}};
   hsad_launch_t ls = {.dims = 1, .grid = {256, 1, 1}, .block = {256, 1, 1}, .args = args, .arg_count = 4};
-  double v[4][MAXR], rt_hsad[MAXR], rt_raw[MAXR];
+  double v[6][MAXR], rt_hsad[MAXR], rt_raw[MAXR];
   for (int round = 0; round < rounds; round++) {
     for (int kind = 0; kind < 2; kind++) {
       const hsad_device_kernel_t *k = kind ? ksaxpy : kempty;
@@ -119,8 +119,21 @@ int main(int argc, char **argv) {
         }
       uint64_t t3 = hsad_now_ns();
       nv_cu.stream_synchronize(stream);
-      v[kind * 2][round] = (double)(t1 - t0) / count;
-      v[kind * 2 + 1][round] = (double)(t3 - t2) / count;
+      nv_launch_config_t cfg = {.grid_dim_x = 1, .grid_dim_y = 1, .grid_dim_z = 1,
+                                .block_dim_x = 256, .block_dim_y = 1, .block_dim_z = 1,
+                                .stream = stream};
+      uint64_t t4 = hsad_now_ns();
+      for (int i = 0; i < count; i++)
+        if ((r = nv_cu.launch_kernel_ex(&cfg, kind ? fsaxpy : fempty, kind ? raw_args : NULL,
+                                        NULL))) {
+          fprintf(stderr, "hsad-bench-nvidia: cuLaunchKernelEx: error %u\n", r);
+          return 1;
+        }
+      uint64_t t5 = hsad_now_ns();
+      nv_cu.stream_synchronize(stream);
+      v[kind * 3][round] = (double)(t1 - t0) / count;
+      v[kind * 3 + 1][round] = (double)(t3 - t2) / count;
+      v[kind * 3 + 2][round] = (double)(t5 - t4) / count;
     }
     enum { TRIPS = 2000 };
     uint64_t t0 = hsad_now_ns();
@@ -142,8 +155,10 @@ int main(int argc, char **argv) {
   }
   report("dispatch", "hsad", "empty", v[0], rounds);
   report("dispatch", "cuLaunchKernel", "empty", v[1], rounds);
-  report("dispatch", "hsad", "saxpy", v[2], rounds);
-  report("dispatch", "cuLaunchKernel", "saxpy", v[3], rounds);
+  report("dispatch", "cuLaunchKernelEx", "empty", v[2], rounds);
+  report("dispatch", "hsad", "saxpy", v[3], rounds);
+  report("dispatch", "cuLaunchKernel", "saxpy", v[4], rounds);
+  report("dispatch", "cuLaunchKernelEx", "saxpy", v[5], rounds);
   report("roundtrip", "hsad", "empty", rt_hsad, rounds);
   report("roundtrip", "cuLaunch+Sync", "empty", rt_raw, rounds);
   nv_cu.stream_destroy(stream);

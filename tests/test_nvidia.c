@@ -42,6 +42,9 @@ hsad_status_t nv_cuda_load(void);
                      #expr, hsad_last_error(), want_);                                      \
   } while (0)
 
+/* A hung GPU wait fails its test (45 s) instead of the whole run. */
+TestSuite(nvidia, .timeout = 45);
+
 typedef struct {
   hsad_runtime_t *rt;
   hsad_device_t *dev;

@@ -356,3 +356,14 @@ res_t cuMemsetD8Async(uint64_t dst, unsigned char v, size_t n, void *h) {
   o->kind = 4, o->dst = (void *)(uintptr_t)dst, o->value = v, o->bytes = n;
   return enqueue(h, o);
 }
+typedef struct {
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void *stream;
+  void *attrs;
+  unsigned nattrs;
+} launch_config_t;
+res_t cuLaunchKernelEx(const launch_config_t *c, void *fn, void **params, void **extra) {
+  if (c->nattrs) return EINVAL_; /* attributes are not modelled */
+  return cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shared, c->stream,
+                        params, extra);
+}
