@@ -18,8 +18,8 @@
  * HSAD_ERR_QUEUE_ERROR with the driver's error, so every waiter of every queue returns. The next
  * queue created on a lost device resets the primary context (cuDevicePrimaryCtxReset): objects
  * of the old context keep only their host memory (their destroy frees that alone). */
-#ifndef HSAD_NV_INTERNAL_H
-#define HSAD_NV_INTERNAL_H
+#ifndef HSAD_NVIDIA_NV_INTERNAL_H
+#define HSAD_NVIDIA_NV_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
