@@ -128,7 +128,7 @@ install: all
 	install -m 644 $(LIBDIR)/libhsad.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBDIR)/libhsad.so $(DESTDIR)$(PREFIX)/lib/libhsad.so.0
 	ln -sf libhsad.so.0 $(DESTDIR)$(PREFIX)/lib/libhsad.so
-	cp -a $(EMUDIR)/. $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu/
+	$(if $(filter amd,$(BACKEND_LIST)),cp -a $(EMUDIR)/. $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu/)
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/hsad/$$h; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HSAD_VERSION_STR)|' scripts/hsad.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hsad.pc

@@ -1,5 +1,18 @@
 /* hsad_queue.h - hardware queues, kernel dispatch, batches, barriers and completion timelines.
  *
+ * Both vendors (hsad_vendor.h): what follows describes AMD's queues, where the library writes
+ * AQL packets itself. On an NVIDIA device (nvidia/, README "NVIDIA GPUs") the same calls take
+ * the same types: a queue is a CUDA stream (size, kernarg blocks, profiling and scratch options
+ * do not apply; hsad_queue_size is 0); hsad_kernel_dispatch runs the checks of step 1 with the
+ * same codes and messages over cuFuncGetParamInfo's layout, launches ceil(grid / block) blocks
+ * (dynamic shared memory: one HSAD_KARG_LDS_BYTES after the parameters) and never waits
+ * (deadline_ns unused); a completion is an epoch of the stream's counter in host-mapped
+ * memory (cuStreamWriteValue64), with the same meaning: a value, nothing to release, waited
+ * from any thread, a fault reaches every waiter; hsad_queue_barrier on another NVIDIA queue is
+ * cuStreamWaitValue64, on an AMD completion a host wait (and the reverse). AMD-only calls
+ * (HSA signals, prepared launches, device times, monitoring, capture) answer
+ * HSAD_ERR_UNSUPPORTED for an NVIDIA queue.
+ *
  * hsad_queue_t is one ROCr AQL queue (hsa_queue_create, HSA_QUEUE_TYPE_MULTI) into whose ring
  * the library writes packets itself. The submit contract, step by step (each step is a place
  * a bug would break it; tests/mutation/ keeps one deliberate bug per step):
