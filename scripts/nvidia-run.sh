@@ -156,13 +156,21 @@ if [ -f "$OUT/test-nvidia.txt" ]; then
   f=$(grep -a -c '^\[FAIL\]' "$OUT/test-nvidia.txt")
   s=$(grep -a -c '^\[SKIP\]' "$OUT/test-nvidia.txt")
   note "      test_nvidia: $p passed, $f failed, $s skipped"
+  if [ "$s" -gt 0 ] || [ "$p" -eq 0 ]; then # on the NVIDIA machine every test must run
+    failed=$((failed + 1))
+    note "FAIL  test-nvidia: $s test(s) skipped, $p passed: on this machine every test must run"
+  fi
   grep -a '^\[FAIL\]\|^\[SKIP\]\|Assertion\|^\[----\].*:' "$OUT/test-nvidia.txt" | head -n 40 | tee -a "$SUMMARY"
 fi
 
 # ---- 6. bench --------------------------------------------------------------------------------
 run_step bench 300 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
   --json "$OUT/bench.jsonl"
-[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^hsad-bench-nvidia on' "$OUT/bench.txt" | tee -a "$SUMMARY"
+[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
+  failed=$((failed + 1))
+  note "FAIL  bench: it found no NVIDIA GPU"
+fi
 
 # ---- summary ---------------------------------------------------------------------------------
 note "nvidia-run: $failed step(s) failed, $(($(date +%s) - t_start)) s in all; every step's output is in $OUT"
