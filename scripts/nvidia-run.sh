@@ -129,7 +129,7 @@ CUBIN=$BUILD/tests/nvidia/nv_kernels-$NV_ARCH.cubin
 TARGETS=("$BUILD/lib/libhsad.a" "$BUILD/lib/libhsad.so" "$BUILD/bin/hsad"
          "$BUILD/bin/hsad-bench-nvidia" "$BUILD/tests/test_nv_decls" "$BUILD/tests/test_nvidia"
          "$CUBIN")
-run_step build 400 make -j"$JOBS" BUILD="$BUILD" BACKENDS=nvidia NV_ARCH="$NV_ARCH" \
+run_step build 240 make -j"$JOBS" BUILD="$BUILD" BACKENDS=nvidia NV_ARCH="$NV_ARCH" \
   CUDA_HOME="$CUDA_HOME" "${TARGETS[@]}"
 # the proof that nothing of ROCm was compiled in: the dependency files of every object
 no_rocm() {
@@ -150,7 +150,7 @@ run_step info-json 60 "$BUILD/bin/hsad" info --json
 # ---- 5. tests --------------------------------------------------------------------------------
 # one process per test (Criterion's default); --jobs=1 so the 4-thread and fault tests own the GPU
 run_step test-nv-decls 60 "$BUILD/tests/test_nv_decls" --verbose
-run_step test-nvidia 420 "$BUILD/tests/test_nvidia" --verbose --jobs=1
+run_step test-nvidia 300 "$BUILD/tests/test_nvidia" --verbose --jobs=1
 if [ -f "$OUT/test-nvidia.txt" ]; then
   p=$(grep -a -c '^\[PASS\]' "$OUT/test-nvidia.txt")
   f=$(grep -a -c '^\[FAIL\]' "$OUT/test-nvidia.txt")
@@ -164,7 +164,7 @@ if [ -f "$OUT/test-nvidia.txt" ]; then
 fi
 
 # ---- 6. bench --------------------------------------------------------------------------------
-run_step bench 300 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
+run_step bench 120 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
   --json "$OUT/bench.jsonl"
 [ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
 if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
