@@ -255,6 +255,11 @@ timeout:
 /* ---- dispatch ------------------------------------------------------------------------- */
 
 static _Thread_local _Alignas(16) uint8_t nv_params[NV_PARAM_BUFFER_MAX];
+/* kernelParams: a pointer to each parameter's bytes in nv_params. Not the `extra` buffer form
+ * (CU_LAUNCH_PARAM_BUFFER_SIZE): cuda.h leaves open whether its size must be the end of the
+ * last parameter or that rounded up, and kernelParams takes each size and offset from the
+ * kernel's image itself. */
+static _Thread_local void *nv_param_ptrs[NV_MAX_PARAMS];
 
 /* The same argument rules and messages as codeobj's hsad_kernarg_build, over the layout
  * cuFuncGetParamInfo gives (offset and size only: a pointer value fits any 8-byte parameter).
@@ -387,12 +392,10 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   uint32_t dynamic, blocks[3], block[3];
   if (NV_UNLIKELY((s = nv_pack(k, l, &dynamic)) != HSAD_OK)) return s;
   if (NV_UNLIKELY((s = nv_geometry(q, k, l, dynamic, blocks, block)) != HSAD_OK)) return s;
-  size_t bytes = k->param_bytes;
-  void *extra[] = {(void *)(uintptr_t)NV_LAUNCH_PARAM_BUFFER_POINTER, nv_params,
-                   (void *)(uintptr_t)NV_LAUNCH_PARAM_BUFFER_SIZE, &bytes,
-                   (void *)(uintptr_t)NV_LAUNCH_PARAM_END};
+  for (uint32_t i = 0; i < k->param_count; i++) nv_param_ptrs[i] = nv_params + k->param_offset[i];
   nv_result_t r = nv_cu.launch_kernel(k->fn, blocks[0], blocks[1], blocks[2], block[0], block[1],
-                                      block[2], dynamic, q->stream, NULL, bytes ? extra : NULL);
+                                      block[2], dynamic, q->stream,
+                                      k->param_count ? nv_param_ptrs : NULL, NULL);
   if (NV_UNLIKELY(r != NV_SUCCESS))
     return nv_fail(q->dev, r, "kernel %s: cuLaunchKernel on queue %llu (grid %ux%ux%u blocks of "
                    "%ux%ux%u, %u bytes dynamic shared)", k->desc.name, (unsigned long long)q->uid,
