@@ -45,7 +45,31 @@ HEADERS :=
 .PHONY: all deps demo test bench install clean fuzz mutation
 all:
 
+# Backends (issue 19): amd (ROCr, AQL queues; building it needs ROCm's headers, running it
+# libhsa-runtime64) and nvidia (CUDA driver API; libcuda.so.1 is loaded at run time, building
+# needs nothing). Default: both where ROCm's headers are installed, else nvidia alone.
+# `make BACKENDS=nvidia` builds without any ROCm header or library: libhsad (common/,
+# hsa-dispatch/front.c, nvidia/), hsad with `info`, the NVIDIA tests and bench.
+comma := ,
+BACKENDS ?= $(if $(wildcard /usr/include/hsa/hsa.h),amd nvidia,nvidia)
+BACKEND_LIST := $(strip $(subst $(comma), ,$(BACKENDS)))
+ifneq ($(filter-out amd nvidia,$(BACKEND_LIST)),)
+$(error BACKENDS='$(BACKENDS)': known backends are amd and nvidia)
+endif
+ifneq ($(filter amd,$(BACKEND_LIST)),)
 include $(sort $(wildcard */module.mk tools/*/module.mk))
+else
+# without AMD: the public headers leave their AMD-only declarations out; the front forwards
+# every public call to the object's backend table
+CFLAGS += -DHSAD_NO_AMD
+HSAD_LIB_LIBS := -lpthread -ldl
+include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk
+HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c
+HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
+  memory/hsad_memory.h codeobj/hsad_codeobj.h
+HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c
+HSAD_TOOL_LIBS += -ljson-c
+endif
 
 HSAD_LIB_OBJS := $(HSAD_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 HSAD_TOOL_OBJS := $(HSAD_TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(HSAD_TOOL_CXX_SRCS:%.cc=$(BUILD)/obj/%.o)
@@ -104,7 +128,7 @@ install: all
 	install -m 644 $(LIBDIR)/libhsad.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBDIR)/libhsad.so $(DESTDIR)$(PREFIX)/lib/libhsad.so.0
 	ln -sf libhsad.so.0 $(DESTDIR)$(PREFIX)/lib/libhsad.so
-	cp -a $(EMUDIR)/. $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu/
+	$(if $(filter amd,$(BACKEND_LIST)),cp -a $(EMUDIR)/. $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu/)
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/hsad/$$h; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HSAD_VERSION_STR)|' scripts/hsad.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hsad.pc

@@ -41,6 +41,8 @@ typedef enum hsad_status {
   HSAD_ERR_RESOURCE_EXHAUSTED = 6, /* a bounded pool or ring is full */
   HSAD_ERR_HSA = 7,              /* a ROCr (HSA runtime) call failed; message has its status */
   HSAD_ERR_CLOSED = 8,           /* the object or runtime was already closed */
+  HSAD_ERR_DRIVER = 9,           /* a vendor driver call (CUDA driver API) failed; message has
+                                    its error name and string */
 
   /* codeobj: 100-199 */
   HSAD_ERR_NOT_ELF = 100,             /* input is no ELF file and no offload bundle */

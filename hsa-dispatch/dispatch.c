@@ -188,6 +188,7 @@ submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image
 /* ---- the gate: the sticky error or a capture (hsad_submit.h "capture") ------------------- */
 
 hsad_status_t dq_gate_fail(const hsad_queue_t *q, const char *who) {
+  if (q->ops) return dq_amd_only(who, "the queue");
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
   if (!atomic_load_explicit(&((hsad_queue_t *)q)->capturing, memory_order_acquire))
     return HSAD_OK; /* the capture ended since the gate was read */
@@ -204,6 +205,8 @@ dispatch_gated(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
                uint64_t deadline_ns, hsad_completion_t *out_completion, uint64_t *out_packet_id) {
   if (!q || !k || !l)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  /* a queue of another backend: its gate keeps HSAD_GATE_BACKEND, so it always comes here */
+  if (q->ops) return q->ops->kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
   const hsad_submit_capture_ops_t *ops = dq_capture_ops(q);
   if (ops) return ops->kernel(q, k, l, deadline_ns, out_completion, out_packet_id);
@@ -215,6 +218,9 @@ hsad_status_t hsad_submit_capture_start(hsad_queue_t *q, const hsad_submit_captu
                                         void *ctx) {
   if (!q || !ops || !ctx)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_capture_start: NULL argument");
+  if (q->ops)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_capture_begin: the queue is a %s "
+                     "stream: capture and graphs are AMD only for now (issue 22)", q->ops->name);
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
   if (q->shared)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "queue %llu is a shared queue of device %u "
@@ -231,7 +237,7 @@ hsad_status_t hsad_submit_capture_start(hsad_queue_t *q, const hsad_submit_captu
 }
 
 void *hsad_submit_capture_stop(hsad_queue_t *q) {
-  if (!q || !atomic_load_explicit(&q->capturing, memory_order_relaxed)) return NULL;
+  if (!q || q->ops || !atomic_load_explicit(&q->capturing, memory_order_relaxed)) return NULL;
   atomic_store_explicit(&q->capturing, 0, memory_order_release);
   atomic_store_explicit(&q->capture_ops, NULL, memory_order_release);
   void *ctx = q->capture_ctx;
@@ -240,7 +246,7 @@ void *hsad_submit_capture_stop(hsad_queue_t *q) {
 }
 
 void *hsad_submit_capture_ctx(const hsad_queue_t *q) {
-  return q && atomic_load_explicit(&((hsad_queue_t *)q)->capturing, memory_order_acquire)
+  return q && !q->ops && atomic_load_explicit(&((hsad_queue_t *)q)->capturing, memory_order_acquire)
              ? q->capture_ctx
              : NULL;
 }
@@ -274,6 +280,9 @@ hsad_status_t hsad_launch_prepare(hsad_queue_t *q, const hsad_device_kernel_t *k
   if (!q || !k || !l || !out)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_launch_prepare: NULL queue, kernel, launch "
                      "or out_prepared");
+  if (q->ops)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_launch_prepare: queue is a %s stream: prepared "
+                     "launches are AMD only for now (use hsad_kernel_dispatch)", q->ops->name);
   if (atomic_load_explicit(&q->error, memory_order_relaxed)) return dq_queue_fail(q);
   hsad_status_t s = launch_build(q, k, l); /* every check; fills this thread's image */
   if (s) return s;
@@ -312,6 +321,25 @@ static inline uint32_t batch_span(const hsad_queue_t *q, const hsad_dispatch_des
   return dq_span(q, it->kernel->desc.kernarg_segment_size);
 }
 
+/* A batch on another backend's queue: its dispatches one by one, the completion on the last
+ * (a stream runs them in order). Entries are not all checked before the first runs. */
+static hsad_status_t batch_foreign(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
+                                   uint32_t count, uint64_t deadline_ns,
+                                   hsad_completion_t *out_completion, uint64_t *out_first) {
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t id = 0;
+    hsad_status_t s = q->ops->kernel_dispatch(q, items[i].kernel, &items[i].launch, deadline_ns,
+                                              i == count - 1 ? out_completion : NULL, &id);
+    if (s) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", hsad_last_error());
+      return hsad_fail(s, "batch entry %u: %s", i, msg);
+    }
+    if (i == 0 && out_first) *out_first = id;
+  }
+  return HSAD_OK;
+}
+
 hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
                                         uint32_t count, uint64_t deadline_ns,
                                         hsad_completion_t *out_completion,
@@ -319,6 +347,7 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   if (!q || !items || !count)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
                      "count 0");
+  if (q->ops) return batch_foreign(q, items, count, deadline_ns, out_completion, out_first_packet_id);
   if (dq_gate(q)) {
     hsad_status_t s = dq_gate_fail(q, "hsad_queue_dispatch_batch");
     if (s) return s;

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "hsa-dispatch/backend.h"
 #include "hsa-dispatch/hsad.h"
 #include "hsa-dispatch/hsad_rocr.h"
 #include "hsa-dispatch/hsad_submit.h"
@@ -27,6 +28,8 @@ _Static_assert(offsetof(amd_signal_t, hardware_doorbell_ptr) == 8, "amd_signal_t
 #define DQ_KARG_STACK HSAD_KERNARG_SEGMENT_MAX /* largest kernarg segment (per-thread image) */
 
 struct hsad_device {
+  const hsad_backend_ops_t *ops;        /* NULL: AMD (this file's); else the device's backend */
+  void *backend_device;                 /* the backend's handle of it (ops != NULL) */
   hsad_runtime_t *runtime;
   hsa_agent_t agent;
   hsad_device_info_t info;
@@ -46,6 +49,8 @@ struct hsad_runtime {
   hsa_agent_t cpu_agents[HSAD_MAX_CPUS];
   hsad_cpu_info_t cpus[HSAD_MAX_CPUS];
   uint64_t timestamp_hz;                /* HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY */
+  bool amd_up;                          /* ROCr initialised (hsa_init succeeded) */
+  uint32_t amd_device_count;            /* devices[0 .. amd_device_count) are AMD agents */
   hsad_queue_t *queues;                 /* live queues (list under lock) */
   hsad_program_t *programs;             /* live programs (list under lock) */
 };
@@ -58,6 +63,14 @@ typedef struct dq_epoch_entry {
 } dq_epoch_entry_t;
 
 struct hsad_queue {
+  /* The head every backend's queue shares (backend.h): the gate, i.e. the sticky error and
+   * the capture flag in one 64-bit word, so the dispatch path tests both with the one load and
+   * branch it had for the error alone (dq_gated); a queue of another backend keeps
+   * HSAD_GATE_BACKEND in it, so the same branch diverts it too. Every other reader reads
+   * `error` alone: capturing is not an error (hsad_queue_error stays OK). `capturing` is 1
+   * while fusion/capture.c records the queue's submits (stored release after capture_ops /
+   * capture_ctx). Read-mostly: written on a fault, at capture begin/end. */
+  HSAD_QUEUE_HEAD;
   /* hot, read-mostly */
   hsa_queue_t *hsa;
   amd_queue_t *amd;
@@ -97,18 +110,7 @@ struct hsad_queue {
   _Atomic uint64_t epoch_issued;        /* epoch packets reserved (the last epoch number) */
   _Atomic uint64_t epoch_end;           /* id + 1 of the last epoch packet (0: none) */
   _Alignas(64) _Atomic uint64_t rung;   /* highest packet id stored into the doorbell */
-  /* The gate: the sticky error and the capture flag share one 64-bit word, so the dispatch
-   * path tests both with the one load and branch it had for the error alone (dq_gated). Every
-   * other reader reads `error` alone: capturing is not an error (hsad_queue_error stays OK). */
-  _Alignas(64) union {
-    struct {
-      _Atomic int error;                /* 0, or hsad_status_t (QUEUE_ERROR / CLOSED) */
-      _Atomic uint32_t capturing;       /* 1 while fusion/capture.c records the queue's submits
-                                           (stored release after capture_ops / capture_ctx) */
-    };
-    _Atomic uint64_t gate;              /* error | capturing: nonzero diverts every submit */
-  };
-  const hsad_submit_capture_ops_t *_Atomic capture_ops; /* the recorder; NULL: not capturing */
+  _Alignas(64) const hsad_submit_capture_ops_t *_Atomic capture_ops; /* the recorder; NULL: not capturing */
   void *capture_ctx;                    /* its state; written and read under its lock only */
   _Atomic uint64_t error_epoch;         /* epochs completed when the queue faulted */
   int hsa_status;                       /* the callback's status */
@@ -117,6 +119,7 @@ struct hsad_queue {
 };
 
 struct hsad_device_kernel {
+  const hsad_backend_ops_t *ops;        /* NULL (hsad_object_head_t: AMD) */
   /* read by every dispatch (precomputed at load) */
   uint64_t uid;                         /* unique for the process lifetime: kernarg cache key */
   uint32_t max_flat;                    /* min(.max_flat_workgroup_size, device maximum) */
@@ -130,6 +133,7 @@ struct hsad_device_kernel {
 };
 
 struct hsad_program {
+  const hsad_backend_ops_t *ops;        /* NULL (hsad_object_head_t: AMD) */
   hsad_device_t *device;
   hsad_codeobj_t *codeobj;
   hsa_code_object_reader_t reader;
@@ -139,6 +143,21 @@ struct hsad_program {
   bool dead;                            /* runtime closed under it */
   hsad_program_t *next;
 };
+
+_Static_assert(offsetof(struct hsad_queue, gate) == offsetof(hsad_queue_head_t, gate) &&
+                   offsetof(struct hsad_queue, ops) == offsetof(hsad_queue_head_t, ops),
+               "an AMD queue begins with the backends' queue head");
+_Static_assert(offsetof(struct hsad_device_kernel, ops) == offsetof(hsad_object_head_t, ops) &&
+                   offsetof(struct hsad_device_kernel, uid) == offsetof(hsad_object_head_t, uid),
+               "an AMD kernel begins with the object head");
+_Static_assert(offsetof(struct hsad_program, ops) == 0, "an AMD program begins with its ops");
+
+/* A device, queue, program or kernel of another backend (ops set): the cold paths of the
+ * public functions hand it to its table. */
+#define DQ_FOREIGN(obj) DQ_UNLIKELY((obj) != NULL && (obj)->ops != NULL)
+
+/* HSAD_ERR_UNSUPPORTED "WHO: queue/device ... is an NVIDIA ...: AMD only (...)" */
+hsad_status_t dq_amd_only(const char *who, const char *what);
 
 extern hsad_runtime_t hsad_rt;
 /* Next unique id for queues and kernels (kernarg cache keys never alias a freed object). */

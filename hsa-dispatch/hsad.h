@@ -36,6 +36,7 @@
 
 #include "codeobj/hsad_codeobj.h"
 #include "common/hsad_status.h"
+#include "hsa-dispatch/hsad_vendor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,18 @@ typedef struct hsad_device_info {
   uint32_t nearest_cpu_hops;      /* link hops to it */
   uint32_t pool_count;
   hsad_pool_info_t pools[HSAD_MAX_POOLS];
+  /* Both vendors (issue 19). */
+  hsad_vendor_t vendor;           /* HSAD_VENDOR_AMD / HSAD_VENDOR_NVIDIA */
+  uint32_t vendor_index;          /* position among the devices of its vendor (NVIDIA: the
+                                     CUDA device ordinal) */
+  int32_t numa_node;              /* NUMA node the device is attached to: AMD the nearest CPU
+                                     agent's node, NVIDIA the PCI function's
+                                     /sys/bus/pci/devices/<bus id>/numa_node; -1 unknown */
+  char pci_bus_id[32];            /* NVIDIA: cuDeviceGetPCIBusId ("0000:19:00.0"); AMD: "" */
+  uint32_t cc_major, cc_minor;    /* NVIDIA compute capability (9, 0 for sm_90); AMD: 0 */
+  int32_t cuda_version;           /* NVIDIA: cuDriverGetVersion (13000 = CUDA 13.0); AMD: 0 */
+  char driver_version[32];        /* NVIDIA: the kernel driver's version
+                                     (/sys/module/nvidia/version, "580.159.04"); AMD: "" */
 } hsad_device_info_t;
 
 /* ---- runtime ------------------------------------------------------------------------- */
@@ -139,9 +152,12 @@ hsad_status_t hsad_device_get(hsad_runtime_t *runtime, uint32_t index, hsad_devi
 
 /* Read-only facts; owned by the runtime; NULL for a NULL device. Thread-safe. */
 const hsad_device_info_t *hsad_device_info(const hsad_device_t *device);
-/* The ROCr agent of the device, for interoperation with plain HSA calls (zero handle for NULL). */
+#ifndef HSAD_NO_AMD
+/* AMD only: the ROCr agent of the device, for interoperation with plain HSA calls (zero handle
+ * for NULL and for a device of another vendor). */
 #include <hsa/hsa.h>
 hsa_agent_t hsad_device_agent(const hsad_device_t *device);
+#endif
 /* The runtime owning `device`, or NULL when `device` is not one of this runtime's devices
  * (a foreign or stale pointer: only its address is compared, it is never dereferenced) or the
  * runtime is closed. For modules built on hsa-dispatch (memory/) to refuse foreign devices.
@@ -235,7 +251,9 @@ const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kerne
 #endif
 
 #include "hsa-dispatch/hsad_queue.h"
+#ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_monitor.h"
 #include "hsa-dispatch/hsad_variants.h"
+#endif
 
 #endif /* HSAD_H */

@@ -1,5 +1,18 @@
 /* hsad_queue.h - hardware queues, kernel dispatch, batches, barriers and completion timelines.
  *
+ * Both vendors (hsad_vendor.h): what follows describes AMD's queues, where the library writes
+ * AQL packets itself. On an NVIDIA device (nvidia/, README "NVIDIA GPUs") the same calls take
+ * the same types: a queue is a CUDA stream (size, kernarg blocks, profiling and scratch options
+ * do not apply; hsad_queue_size is 0); hsad_kernel_dispatch runs the checks of step 1 with the
+ * same codes and messages over cuFuncGetParamInfo's layout, launches ceil(grid / block) blocks
+ * (dynamic shared memory: one HSAD_KARG_LDS_BYTES after the parameters) and never waits
+ * (deadline_ns unused); a completion is an epoch of the stream's counter in host-mapped
+ * memory (cuStreamWriteValue64), with the same meaning: a value, nothing to release, waited
+ * from any thread, a fault reaches every waiter; hsad_queue_barrier on another NVIDIA queue is
+ * cuStreamWaitValue64, on an AMD completion a host wait (and the reverse). AMD-only calls
+ * (HSA signals, prepared launches, device times, monitoring, capture) answer
+ * HSAD_ERR_UNSUPPORTED for an NVIDIA queue.
+ *
  * hsad_queue_t is one ROCr AQL queue (hsa_queue_create, HSA_QUEUE_TYPE_MULTI) into whose ring
  * the library writes packets itself. The submit contract, step by step (each step is a place
  * a bug would break it; tests/mutation/ keeps one deliberate bug per step):
@@ -82,7 +95,10 @@
 
 #include "codeobj/hsad_codeobj.h"
 #include "common/hsad_status.h"
+#include "hsa-dispatch/hsad_vendor.h"
+#ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_aql.h"
+#endif
 
 /* Declared (and documented) in hsad.h, which includes this header; repeated here so that this
  * header compiles on its own too. */
@@ -157,8 +173,10 @@ void hsad_queue_destroy(hsad_queue_t *queue);
 hsad_status_t hsad_device_queue(hsad_device_t *device, hsad_queue_t **out_queue);
 
 hsad_device_t *hsad_queue_device(const hsad_queue_t *queue);
-/* The ROCr queue (read-only use: ring base, size, ids). */
+#ifndef HSAD_NO_AMD
+/* AMD only: the ROCr queue (read-only use: ring base, size, ids); NULL for another vendor's. */
 hsa_queue_t *hsad_queue_hsa(const hsad_queue_t *queue);
+#endif
 /* Packets the ring holds. */
 uint32_t hsad_queue_size(const hsad_queue_t *queue);
 
@@ -282,6 +300,7 @@ hsad_status_t hsad_queue_barrier(hsad_queue_t *queue, const hsad_completion_t *d
                                  uint32_t dep_count, uint64_t deadline_ns,
                                  hsad_completion_t *out_completion);
 
+#ifndef HSAD_NO_AMD
 /* As hsad_queue_barrier, and also waits for raw HSA signals to reach 0 (barrier-AND packets,
  * 5 dep_signals each; e.g. the completion signal of hsa_amd_memory_async_copy), and decrements
  * `decrement` (handle 0: none) when all of it is satisfied (the last packet carries it; with
@@ -291,6 +310,7 @@ hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *queue, const hsad_complet
                                          uint32_t dep_count, const hsa_signal_t *and_signals,
                                          uint32_t signal_count, hsa_signal_t decrement,
                                          uint64_t deadline_ns, hsad_completion_t *out_completion);
+#endif
 
 /* A completion covering every packet reserved on the queue so far: the last epoch when no
  * packet followed it, otherwise a new barrier-AND epoch packet. Errors: the queue's sticky
@@ -336,12 +356,14 @@ bool hsad_completion_done(const hsad_completion_t *completion);
 hsad_status_t hsad_completion_times(const hsad_completion_t *completion, uint64_t *out_start_ns,
                                     uint64_t *out_end_ns);
 
+#ifndef HSAD_NO_AMD
 /* The HSA signal and condition of a completion, for device-side waiters outside this library
  * (an AMD barrier-value packet) and hsa_signal_wait_*: reached when the signal's value is
  * < *out_lt_value (HSA_SIGNAL_CONDITION_LT). Valid while the queue exists. Errors:
  * HSAD_ERR_INVALID_ARGUMENT (NULL, or an empty completion: it has no signal). */
 hsad_status_t hsad_completion_signal(const hsad_completion_t *completion,
                                      hsa_signal_t *out_signal, hsa_signal_value_t *out_lt_value);
+#endif
 
 /* The epoch signal's initial value: epoch k is reached when the value is <= HSAD_EPOCH_BASE - k. */
 #define HSAD_EPOCH_BASE ((int64_t)1 << 62)

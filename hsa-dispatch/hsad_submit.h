@@ -170,6 +170,21 @@ void *hsad_submit_capture_stop(hsad_queue_t *queue);
 /* The ctx of a capturing queue, NULL otherwise (read under the recorder's lock). */
 void *hsad_submit_capture_ctx(const hsad_queue_t *queue);
 
+/* ---- devices of other vendors (memory/ hands their memory calls over here) ------------- */
+
+/* True for a device served by another backend (hsad_device_info(d)->vendor != AMD). */
+bool hsad_submit_device_foreign(const hsad_device_t *device);
+/* The backend's allocation of `kind` (1 device, 2/3 pinned host memory mapped for the device)
+ * and free (HSAD_ERR_NOT_ALLOCATED with no message when no backend holds ptr), and an
+ * asynchronous copy ordered after deps on the backend's copy stream. */
+hsad_status_t hsad_submit_foreign_mem_alloc(hsad_device_t *device, uint32_t kind, size_t size,
+                                            void **out_ptr);
+hsad_status_t hsad_submit_foreign_mem_free(void *ptr);
+hsad_status_t hsad_submit_foreign_memcpy_async(hsad_device_t *device, void *dst, const void *src,
+                                               size_t size, const hsad_completion_t *deps,
+                                               uint32_t dep_count, uint64_t deadline_ns,
+                                               hsad_completion_t *out_completion);
+
 #ifdef __cplusplus
 }
 #endif

@@ -148,6 +148,10 @@ hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t 
                               const hsad_launch_t *l, dq_built_t *c) {
   hsad_aql_dispatch_t d;
   hsad_status_t s = HSAD_OK;
+  if (DQ_UNLIKELY(k->ops)) /* another vendor's kernel: its uid never hits the launch cache */
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on a %s device, the queue "
+                     "is on device %u (AMD)", k->ops->kernel_desc(k)->name, k->ops->name,
+                     q->device->info.index);
   if (DQ_LIKELY(geometry_fast(k, l, &d) && k->program->device == q->device)) {
     if (DQ_UNLIKELY(k->desc.kernarg_segment_size > q->kernarg_block)) {
       s = kernarg_fits(q, &k->desc);

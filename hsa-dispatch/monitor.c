@@ -337,6 +337,9 @@ static void monitor_flush_alerts(hsad_queue_t *q);
 
 hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_options_t *options) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: NULL queue");
+  if (DQ_FOREIGN(q))
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_enable: the queue is a %s stream: "
+                     "monitoring is AMD only for now (issue 22)", q->ops->name);
   hsad_status_t s = check_options("hsad_queue_monitor_enable", options);
   if (s) return s;
   hsad_monitor_options_t o = with_defaults(options);
@@ -366,7 +369,7 @@ hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_opti
 }
 
 void hsad_queue_monitor_disable(hsad_queue_t *q) {
-  if (!q || !q->monitor) return;
+  if (!q || q->ops || !q->monitor) return;
   monitor_flush_alerts(q);
   struct dq_monitor *m = q->monitor;
   q->monitor = NULL;
@@ -503,6 +506,9 @@ hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *q, hsad_dispatch_record_t *
   if (!q || !out_count || (!out_records && capacity))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
                      "out_records or out_count");
+  if (DQ_FOREIGN(q))
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
+                     "monitoring is AMD only for now (issue 22)", q->ops->name);
   *out_count = 0;
   struct dq_monitor *m = q->monitor;
   if (!m)

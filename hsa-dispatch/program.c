@@ -257,6 +257,14 @@ hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_file: NULL argument");
   hsad_status_t s = dq_check_open();
   if (s) return s;
+  if (DQ_FOREIGN(device)) {
+    void *data = NULL;
+    size_t size = 0;
+    if ((s = hsad_backend_read_file(path, &data, &size)) != HSAD_OK) return s;
+    s = device->ops->program_load(device, device->backend_device, data, size, path, out_program);
+    free(data);
+    return s;
+  }
   hsad_codeobj_container_t *c = NULL;
   s = hsad_codeobj_container_open_file(path, &c);
   if (s) return s;
@@ -269,6 +277,9 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_memory: NULL argument or size 0");
   hsad_status_t s = dq_check_open();
   if (s) return s;
+  if (DQ_FOREIGN(device))
+    return device->ops->program_load(device, device->backend_device, data, size,
+                                     label ? label : "<memory>", out_program);
   hsad_codeobj_container_t *c = NULL;
   s = hsad_codeobj_container_open_memory(data, size, label, &c);
   if (s) return s;
@@ -277,6 +288,10 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
 
 void hsad_program_destroy(hsad_program_t *p) {
   if (!p) return;
+  if (p->ops) {
+    p->ops->program_destroy(p);
+    return;
+  }
   program_unlink(p);
   bool live = !p->dead && dq_is_open();
   if (live) hsad_rocr.hsa_executable_destroy(p->executable);
@@ -284,14 +299,27 @@ void hsad_program_destroy(hsad_program_t *p) {
   units_free(units_of(p), live);
 }
 
-const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *p) { return p ? p->codeobj : NULL; }
-hsad_device_t *hsad_program_device(const hsad_program_t *p) { return p ? p->device : NULL; }
-uint32_t hsad_program_kernel_count(const hsad_program_t *p) { return p ? p->kernel_count : 0; }
+/* An AMD code object; NULL for another vendor's program. */
+const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *p) {
+  return p && !p->ops ? p->codeobj : NULL;
+}
+hsad_device_t *hsad_program_device(const hsad_program_t *p) {
+  if (DQ_FOREIGN(p)) return p->ops->program_device(p);
+  return p ? p->device : NULL;
+}
+uint32_t hsad_program_kernel_count(const hsad_program_t *p) {
+  if (DQ_FOREIGN(p)) return p->ops->program_kernel_count(p);
+  return p ? p->kernel_count : 0;
+}
 
 hsad_status_t hsad_program_kernel(const hsad_program_t *p, const char *name,
                                   const hsad_device_kernel_t **out_kernel) {
   if (!p || !name || !out_kernel)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_kernel: NULL argument");
+  if (p->ops) {
+    hsad_status_t so = dq_check_open();
+    return so ? so : p->ops->program_kernel(p, name, out_kernel);
+  }
   if (p->dead || !dq_is_open())
     return hsad_fail(HSAD_ERR_CLOSED, "hsad_program_kernel(%s): the runtime was closed", name);
   const program_units_t *pu = units_of(p);
@@ -311,9 +339,11 @@ hsad_status_t hsad_program_kernel(const hsad_program_t *p, const char *name,
 }
 
 const hsad_device_kernel_t *hsad_program_kernel_at(const hsad_program_t *p, uint32_t i) {
+  if (DQ_FOREIGN(p)) return p->ops->program_kernel_at(p, i);
   return p && i < p->kernel_count ? &p->kernels[i] : NULL;
 }
 
 const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kernel_t *k) {
+  if (DQ_FOREIGN(k)) return k->ops->kernel_desc(k);
   return k ? &k->desc : NULL;
 }

@@ -42,6 +42,7 @@ static void queue_error_cb(hsa_status_t status, hsa_queue_t *source, void *data)
 
 hsad_status_t hsad_queue_error(const hsad_queue_t *q) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_error: NULL queue");
+  if (DQ_FOREIGN(q)) return q->ops->queue_error(q);
   return atomic_load_explicit(&q->error, memory_order_acquire) ? dq_queue_fail(q) : HSAD_OK;
 }
 
@@ -155,6 +156,8 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_create: NULL device or out_queue");
   hsad_status_t s = dq_check_open();
   if (s) return s;
+  if (DQ_FOREIGN(device))
+    return device->ops->queue_create(device, device->backend_device, options, out_queue);
   return queue_create(device, options, false, out_queue);
 }
 
@@ -169,6 +172,10 @@ static void queue_free(hsad_queue_t *q, bool live) {
 }
 
 void hsad_queue_destroy(hsad_queue_t *q) {
+  if (DQ_FOREIGN(q)) {
+    q->ops->queue_destroy(q);
+    return;
+  }
   if (!q || q->shared) return;
   bool live = false;
   pthread_mutex_lock(&hsad_rt.lock);
@@ -223,6 +230,7 @@ hsad_status_t hsad_device_queue(hsad_device_t *d, hsad_queue_t **out_queue) {
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_device_queue: NULL device or out_queue");
   hsad_status_t s = dq_check_open();
   if (s) return s;
+  if (DQ_FOREIGN(d)) return d->ops->device_queue(d, d->backend_device, out_queue);
   uint32_t n = d->info.queues_max && d->info.queues_max < HSAD_SHARED_QUEUES ? d->info.queues_max
                                                                              : HSAD_SHARED_QUEUES;
   uint32_t i = atomic_fetch_add_explicit(&d->shared_rr, 1, memory_order_relaxed) % n;
@@ -246,7 +254,13 @@ hsad_status_t hsad_device_queue(hsad_device_t *d, hsad_queue_t **out_queue) {
   return HSAD_OK;
 }
 
-hsad_device_t *hsad_queue_device(const hsad_queue_t *q) { return q ? q->device : NULL; }
-hsa_queue_t *hsad_queue_hsa(const hsad_queue_t *q) { return q ? q->hsa : NULL; }
-uint32_t hsad_queue_size(const hsad_queue_t *q) { return q ? q->size : 0; }
+hsad_device_t *hsad_queue_device(const hsad_queue_t *q) {
+  if (DQ_FOREIGN(q)) return q->ops->queue_device(q);
+  return q ? q->device : NULL;
+}
+hsa_queue_t *hsad_queue_hsa(const hsad_queue_t *q) { return q && !q->ops ? q->hsa : NULL; }
+uint32_t hsad_queue_size(const hsad_queue_t *q) {
+  if (DQ_FOREIGN(q)) return q->ops->queue_size(q);
+  return q ? q->size : 0;
+}
 

@@ -10,10 +10,11 @@
 hsad_runtime_t hsad_rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static _Atomic uint32_t rt_open_refs; /* mirror of hsad_rt.refs for lock-free checks */
 static _Atomic uint64_t rt_generation; /* +1 at every hsa_init (first reference) */
-static _Atomic uint64_t uid_counter;
+uint64_t dq_next_uid(void) { return hsad_backend_next_uid(); }
 
-uint64_t dq_next_uid(void) {
-  return atomic_fetch_add_explicit(&uid_counter, 1, memory_order_relaxed) + 1;
+hsad_status_t dq_amd_only(const char *who, const char *what) {
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "%s: %s belongs to another vendor's backend; this call "
+                   "is AMD only (ROCr: AQL packets, HSA signals, agents)", who, what);
 }
 
 uint64_t hsad_now_ns(void) {
@@ -181,6 +182,9 @@ static void discover_gpu(hsad_device_t *d, hsa_agent_t a, uint32_t index) {
       i->local_memory_bytes = pl.info[k].size;
   }
   if (!i->lds_bytes) i->lds_bytes = 65536;
+  i->vendor = HSAD_VENDOR_AMD;
+  i->vendor_index = index;
+  i->numa_node = -1;
 }
 
 /* Nearest CPU agent of a GPU: smallest link NUMA distance, then fewest hops, then index. */
@@ -261,6 +265,8 @@ static hsad_status_t discover(void) {
     uint32_t g = hsad_rt.device_count++;
     discover_gpu(&hsad_rt.devices[g], al.agents[k], g);
     pick_nearest_cpu(&hsad_rt.devices[g]);
+    hsad_device_info_t *gi = &hsad_rt.devices[g].info;
+    if (gi->nearest_cpu >= 0) gi->numa_node = (int32_t)hsad_rt.cpus[gi->nearest_cpu].numa_node;
   }
   uint64_t hz = 0;
   hsad_rocr.hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY, &hz);
@@ -268,32 +274,92 @@ static hsad_status_t discover(void) {
   return HSAD_OK;
 }
 
+/* The AMD backend: ROCr loaded, hsa_init, agents discovered. A failure is kept (status and
+ * message) rather than returned: another backend may still serve devices. */
+static hsad_status_t open_amd(char *why, size_t why_size) {
+  hsad_status_t s = hsad_rocr_load();
+  if (s != HSAD_OK) {
+    snprintf(why, why_size, "%s", hsad_last_error());
+    return s;
+  }
+  hsa_status_t st = hsad_rocr.hsa_init();
+  if (st != HSA_STATUS_SUCCESS) {
+    char emu[640];
+    if (hsad_rocr_emu_config_error(emu, sizeof emu))
+      s = dq_hsa_fail(st, "hsa_init on kfd-emu (kfd-emu refused its configuration: %s)", emu);
+    else
+      s = dq_hsa_fail(st, hsad_rocr_is_emulated()
+                              ? "hsa_init on kfd-emu (a KFD_EMU_* setting it reported on "
+                                "stderr is the usual cause)"
+                              : "hsa_init on the system's libhsakmt (/dev/kfd)");
+    snprintf(why, why_size, "%s", hsad_last_error());
+    return s;
+  }
+  s = discover();
+  if (s == HSAD_OK && hsad_rt.device_count == 0)
+    s = hsad_fail(HSAD_ERR_NO_DEVICE, "no GPU agent: ROCr found %u CPU agent(s) and no GPU "
+                  "(no supported AMD GPU, or run under kfd-emu)", hsad_rt.cpu_count);
+  if (s != HSAD_OK) {
+    snprintf(why, why_size, "%s", hsad_last_error());
+    hsad_rocr.hsa_shut_down();
+    hsad_rt.device_count = hsad_rt.cpu_count = 0;
+    return s;
+  }
+  hsad_rt.amd_up = true;
+  return HSAD_OK;
+}
+
+/* Devices of the other backends, after AMD's (backend.h). */
+static hsad_status_t open_backends(char *why, size_t why_size) {
+  why[0] = '\0';
+  for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++) {
+    uint32_t n = 0;
+    char reason[512] = "";
+    hsad_status_t s = (*b)->open(&n, reason, sizeof reason);
+    if (s) return s;
+    if (!n) snprintf(why, why_size, "%s", reason);
+    for (uint32_t i = 0; i < n && hsad_rt.device_count < HSAD_MAX_DEVICES; i++) {
+      uint32_t g = hsad_rt.device_count++;
+      hsad_device_t *d = &hsad_rt.devices[g];
+      memset(d, 0, sizeof *d);
+      pthread_mutex_init(&d->lock, NULL);
+      d->runtime = &hsad_rt;
+      d->ops = *b;
+      (*b)->device_describe(i, g, d, &d->info, &d->backend_device);
+      d->info.index = g;
+    }
+  }
+  return HSAD_OK;
+}
+
+static void close_backends(void) {
+  for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++) (*b)->close();
+}
+
 hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
   if (!out_runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_open: out_runtime is NULL");
   pthread_mutex_lock(&hsad_rt.lock);
   if (hsad_rt.refs == 0) {
-    hsad_status_t ls = hsad_rocr_load();
-    if (ls != HSAD_OK) {
-      pthread_mutex_unlock(&hsad_rt.lock);
-      return ls;
+    char amd_why[1024], other_why[512];
+    hsad_rt.amd_up = false;
+    hsad_rt.device_count = hsad_rt.cpu_count = 0;
+    hsad_status_t amd_s = open_amd(amd_why, sizeof amd_why);
+    hsad_rt.amd_device_count = hsad_rt.device_count;
+    hsad_status_t s = open_backends(other_why, sizeof other_why);
+    if (s == HSAD_OK && hsad_rt.device_count == 0) {
+      /* nothing anywhere: AMD's reason as before, another backend's when it had a driver */
+      s = amd_s ? amd_s : HSAD_ERR_NO_DEVICE;
+      if (other_why[0] && strncmp(other_why, "no NVIDIA driver", 16) != 0 &&
+          strncmp(other_why, "NVIDIA backend disabled", 23) != 0)
+        hsad_fail(s, "%s; NVIDIA: %s", amd_why, other_why);
+      else
+        hsad_fail(s, "%s", amd_why);
     }
-    hsa_status_t st = hsad_rocr.hsa_init();
-    if (st != HSA_STATUS_SUCCESS) {
-      pthread_mutex_unlock(&hsad_rt.lock);
-      char why[640];
-      if (hsad_rocr_emu_config_error(why, sizeof why))
-        return dq_hsa_fail(st, "hsa_init on kfd-emu (kfd-emu refused its configuration: %s)", why);
-      return dq_hsa_fail(st, hsad_rocr_is_emulated()
-                                 ? "hsa_init on kfd-emu (a KFD_EMU_* setting it reported on "
-                                   "stderr is the usual cause)"
-                                 : "hsa_init on the system's libhsakmt (/dev/kfd)");
-    }
-    hsad_status_t s = discover();
-    if (s == HSAD_OK && hsad_rt.device_count == 0)
-      s = hsad_fail(HSAD_ERR_NO_DEVICE, "no GPU agent: ROCr found %u CPU agent(s) and no GPU "
-                    "(no supported AMD GPU, or run under kfd-emu)", hsad_rt.cpu_count);
     if (s != HSAD_OK) {
-      hsad_rocr.hsa_shut_down();
+      close_backends();
+      if (hsad_rt.amd_up) hsad_rocr.hsa_shut_down();
+      hsad_rt.amd_up = false;
+      hsad_rt.device_count = hsad_rt.cpu_count = 0;
       pthread_mutex_unlock(&hsad_rt.lock);
       return s;
     }
@@ -344,8 +410,10 @@ hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime) {
     atomic_store_explicit(&rt_open_refs, 0, memory_order_release);
     for (uint32_t i = close_hook_count; i-- > 0;) close_hooks[i].fn(close_hooks[i].arg);
     dq_queues_close_all();
-    for (uint32_t i = 0; i < hsad_rt.device_count; i++) dq_device_release(&hsad_rt.devices[i]);
-    hsad_rocr.hsa_shut_down();
+    for (uint32_t i = 0; i < hsad_rt.amd_device_count; i++) dq_device_release(&hsad_rt.devices[i]);
+    close_backends();
+    if (hsad_rt.amd_up) hsad_rocr.hsa_shut_down();
+    hsad_rt.amd_up = false;
   } else {
     atomic_store_explicit(&rt_open_refs, hsad_rt.refs, memory_order_release);
   }
@@ -379,7 +447,7 @@ const hsad_device_info_t *hsad_device_info(const hsad_device_t *device) {
 
 hsa_agent_t hsad_device_agent(const hsad_device_t *device) {
   hsa_agent_t none = {0};
-  return device ? device->agent : none;
+  return device && !device->ops ? device->agent : none;
 }
 
 hsad_runtime_t *hsad_device_runtime(const hsad_device_t *device) {
@@ -406,6 +474,7 @@ hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_p
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_buffer_alloc: NULL device/out or size 0");
   hsad_status_t s = dq_check_open();
   if (s) return s;
+  if (DQ_FOREIGN(device)) return device->ops->buffer_alloc(device, device->backend_device, size, out_ptr);
   if (!device->has_fine_pool)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u has no reachable fine-grained host pool",
                      device->info.index);
@@ -425,5 +494,8 @@ hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_p
 }
 
 void hsad_buffer_free(void *ptr) {
-  if (ptr && dq_is_open()) hsad_rocr.hsa_amd_memory_pool_free(ptr);
+  if (!ptr || !dq_is_open()) return;
+  for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++)
+    if ((*b)->buffer_free(ptr)) return;
+  if (hsad_rt.amd_up) hsad_rocr.hsa_amd_memory_pool_free(ptr);
 }

@@ -9,6 +9,7 @@ hsad_status_t hsad_submit_check(const hsad_queue_t *q, const hsad_device_kernel_
                                 const hsad_launch_t *l, hsad_aql_dispatch_t *out_body,
                                 uint8_t *out_image) {
   dq_built_t *b = &dq_scratch;
+  if (DQ_FOREIGN(q)) return dq_amd_only("hsad_submit_check", "the queue");
   if (!q || !k || !l || !out_body || !out_image)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_check: NULL argument");
   hsad_status_t s = dq_launch_check(q, k, l, b);
@@ -20,6 +21,7 @@ hsad_status_t hsad_submit_check(const hsad_queue_t *q, const hsad_device_kernel_
 
 hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
                                   uint64_t deadline_ns, uint64_t *out_first, uint64_t *out_epoch) {
+  if (DQ_FOREIGN(q)) return dq_amd_only("hsad_submit_reserve", "the queue");
   if (!q || !out_first || n == 0 || n > q->size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve: %u packets for a ring of "
                      "%u slots", n, q ? q->size : 0);
@@ -40,6 +42,7 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
 hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *q, uint32_t n, uint32_t epoch_count,
                                          uint64_t deadline_ns, uint64_t *out_first,
                                          uint64_t *out_first_epoch) {
+  if (DQ_FOREIGN(q)) return dq_amd_only("hsad_submit_reserve_epochs", "the queue");
   if (!q || !out_first || !out_first_epoch || n == 0 || n > q->size || !epoch_count ||
       epoch_count > n)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve_epochs: %u packets with %u "
@@ -52,6 +55,10 @@ hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *q, uint32_t n, uint32_t e
 }
 
 hsad_status_t hsad_submit_dep_check(const hsad_completion_t *c, uint32_t index) {
+  if (c && c->epoch && DQ_FOREIGN(c->queue))
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "dependency %u: a completion of a %s queue: the AMD "
+                     "packet processor cannot wait for it (wait for it on the host first)", index,
+                     c->queue->ops->name);
   return c ? dq_dep_check(c, index)
            : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "dependency %u: NULL completion", index);
 }
@@ -146,4 +153,33 @@ void hsad_submit_monitor_record(hsad_queue_t *q, const hsa_kernel_dispatch_packe
   dq_mon_mark_t m = {.t0 = mark->t0, .scratch = mark->scratch, .lane = mark->lane,
                      .t1 = mark->t1 ? mark->t1 : hsad_now_ns()};
   dq_monitor_end(q, &d, id, &m);
+}
+
+/* ---- devices of other vendors --------------------------------------------------------- */
+
+bool hsad_submit_device_foreign(const hsad_device_t *d) { return d && d->ops; }
+
+hsad_status_t hsad_submit_foreign_mem_alloc(hsad_device_t *d, uint32_t kind, size_t size,
+                                            void **out_ptr) {
+  hsad_status_t s = dq_check_open();
+  if (s) return s;
+  return d->ops->mem_alloc(d, d->backend_device, kind, size, out_ptr);
+}
+
+hsad_status_t hsad_submit_foreign_mem_free(void *ptr) {
+  for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++) {
+    hsad_status_t s = (*b)->mem_free(ptr);
+    if (s != HSAD_ERR_NOT_ALLOCATED) return s;
+  }
+  return HSAD_ERR_NOT_ALLOCATED;
+}
+
+hsad_status_t hsad_submit_foreign_memcpy_async(hsad_device_t *d, void *dst, const void *src,
+                                               size_t size, const hsad_completion_t *deps,
+                                               uint32_t dep_count, uint64_t deadline_ns,
+                                               hsad_completion_t *out_completion) {
+  hsad_status_t s = dq_check_open();
+  if (s) return s;
+  return d->ops->memcpy_async(d, d->backend_device, dst, src, size, deps, dep_count, deadline_ns,
+                              out_completion);
 }

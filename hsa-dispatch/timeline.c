@@ -233,6 +233,34 @@ hsad_status_t dq_dep_check(const hsad_completion_t *c, uint32_t i) {
   return HSAD_OK;
 }
 
+/* Dependencies on queues of another backend: the AMD packet processor cannot wait for them,
+ * so the host does (until deadline_ns), and the barrier gets the others. *out_deps is deps, or
+ * a malloc'd copy with those entries emptied (the caller frees it when it differs). */
+static hsad_status_t foreign_deps(const hsad_completion_t *deps, uint32_t n, uint64_t deadline_ns,
+                                  const hsad_completion_t **out_deps) {
+  *out_deps = deps;
+  hsad_completion_t *copy = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!DQ_FOREIGN(deps[i].queue)) continue;
+    hsad_status_t s = hsad_completion_wait(&deps[i], deadline_ns);
+    if (!s && !copy && !(copy = malloc(n * sizeof *copy)))
+      s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_queue_barrier: %u dependencies", n);
+    if (s) {
+      free(copy);
+      return s;
+    }
+    if (*out_deps == deps) memcpy(copy, deps, n * sizeof *copy);
+    *out_deps = copy;
+    copy[i] = (hsad_completion_t){0};
+  }
+  return HSAD_OK;
+}
+
+static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *deps,
+                                     uint32_t dep_count, const hsa_signal_t *sigs,
+                                     uint32_t sig_count, hsa_signal_t decrement,
+                                     uint64_t deadline_ns, hsad_completion_t *out);
+
 hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_t *deps,
                                          uint32_t dep_count, const hsa_signal_t *sigs,
                                          uint32_t sig_count, hsa_signal_t decrement,
@@ -240,6 +268,23 @@ hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_
   if (!q || (!deps && dep_count) || (!sigs && sig_count))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL queue, or NULL deps "
                      "/ signals with a count");
+  if (DQ_FOREIGN(q)) {
+    if (sig_count || decrement.handle)
+      return dq_amd_only("hsad_queue_barrier_signals (HSA signals)", "the queue");
+    return q->ops->queue_barrier(q, deps, dep_count, deadline_ns, out);
+  }
+  const hsad_completion_t *own = deps;
+  hsad_status_t s = foreign_deps(deps, dep_count, deadline_ns, &own);
+  if (s) return s;
+  s = barrier_signals(q, own, dep_count, sigs, sig_count, decrement, deadline_ns, out);
+  if (own != deps) free((void *)own);
+  return s;
+}
+
+static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *deps,
+                                     uint32_t dep_count, const hsa_signal_t *sigs,
+                                     uint32_t sig_count, hsa_signal_t decrement,
+                                     uint64_t deadline_ns, hsad_completion_t *out) {
   if (DQ_UNLIKELY(dq_gate(q))) { /* the sticky error, or a capture records the barrier */
     const hsad_submit_capture_ops_t *ops = dq_capture_ops(q);
     if (atomic_load_explicit(&q->error, memory_order_acquire) || !ops || sig_count ||
@@ -330,6 +375,7 @@ hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
 
 hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_completion_t *out) {
   if (!q || !out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  if (DQ_FOREIGN(q)) return q->ops->queue_flush(q, deadline_ns, out);
   if (dq_gate(q)) {
     hsad_status_t s = dq_gate_fail(q, "hsad_queue_flush");
     if (s) return s;
@@ -348,7 +394,7 @@ hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_compl
 
 hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
-  if (dq_gate(q)) {
+  if (dq_gate(q) && !q->ops) {
     hsad_status_t s = dq_gate_fail(q, "hsad_queue_wait_idle");
     if (s) return s;
   }
@@ -381,10 +427,12 @@ static hsad_status_t check_completion(const hsad_completion_t *c, const char *wh
 }
 
 bool hsad_completion_done(const hsad_completion_t *c) {
+  if (c && c->epoch && DQ_FOREIGN(c->queue)) return c->queue->ops->completion_done(c);
   return !c || !c->queue || !c->epoch || reached(c) != 0;
 }
 
 hsad_status_t hsad_completion_wait(const hsad_completion_t *c, uint64_t deadline_ns) {
+  if (c && c->epoch && DQ_FOREIGN(c->queue)) return c->queue->ops->completion_wait(c, deadline_ns);
   hsad_status_t s = check_completion(c, "hsad_completion_wait");
   if (s || !c->queue || !c->epoch) return s;
   hsad_queue_t *q = c->queue;
@@ -441,6 +489,8 @@ hsad_status_t hsad_completion_wait_any(const hsad_completion_t *cs, uint32_t n,
   if (!cs || !n || !out_index)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait_any: NULL completions or "
                      "out_index, or count 0");
+  for (uint32_t i = 0; i < n; i++)
+    if (DQ_FOREIGN(cs[i].queue)) return hsad_backend_wait_any(cs, n, deadline_ns, out_index);
   for (uint32_t i = 0; i < n; i++) {
     hsad_status_t s = check_completion(&cs[i], "hsad_completion_wait_any");
     if (s) return s;
@@ -491,6 +541,9 @@ hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_st
   if (!c || !out_start_ns || !out_end_ns)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: NULL argument");
   hsad_queue_t *q = c->queue;
+  if (DQ_FOREIGN(q))
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue is a %s stream: "
+                     "device times are AMD only for now (issue 22)", q->ops->name);
   if (!q || !q->ts_signals)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue was created without "
                      "profiling (hsad_queue_options_t.profiling)");
@@ -521,6 +574,7 @@ hsad_status_t hsad_completion_signal(const hsad_completion_t *c, hsa_signal_t *o
   if (!c || !c->queue || !out_signal || !out_lt_value)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_signal: NULL argument or an "
                      "empty completion (it has no signal)");
+  if (DQ_FOREIGN(c->queue)) return dq_amd_only("hsad_completion_signal", "the completion's queue");
   *out_signal = c->queue->epoch_signal;
   *out_lt_value = epoch_threshold(c->epoch);
   return HSAD_OK;

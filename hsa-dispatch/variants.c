@@ -144,10 +144,14 @@ hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels
   if (!kernels || !out_set || count == 0 || count > HSAD_VARIANT_MAX)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: NULL argument or %u "
                      "variants (1..%u)", count, HSAD_VARIANT_MAX);
-  for (uint32_t i = 0; i < count; i++)
+  for (uint32_t i = 0; i < count; i++) {
     if (!kernels[i])
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: variant %u is NULL",
                        i);
+    if (DQ_FOREIGN(kernels[i]))
+      return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_variant_set_create: variant %u is a %s kernel: "
+                       "variant sets are AMD only for now (issue 22)", i, kernels[i]->ops->name);
+  }
   const hsad_kernel_info_t *k0 = hsad_kernel_info(kernels[0]->desc.codeobj_kernel);
   bool lds_args = false;
   for (uint32_t a = 0; a < k0->arg_count; a++)

@@ -140,6 +140,8 @@ hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t
                              void **out_ptr) {
   static const char what[] = "hsad_mem_alloc";
   if (!out_ptr) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: out_ptr is NULL", what);
+  if (hsad_submit_device_foreign(device)) /* another vendor's device: its backend's memory */
+    return hsad_submit_foreign_mem_alloc(device, (uint32_t)kind, size, out_ptr);
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if (kind != HSAD_MEM_DEVICE && kind != HSAD_MEM_HOST_FINE && kind != HSAD_MEM_HOST_COARSE)
@@ -232,6 +234,8 @@ static hsad_status_t not_a_base(const char *what, const void *ptr, int found,
 hsad_status_t hsad_mem_free(void *ptr) {
   static const char what[] = "hsad_mem_free";
   if (!ptr) return HSAD_OK;
+  hsad_status_t fs = hsad_submit_foreign_mem_free(ptr);
+  if (fs != HSAD_ERR_NOT_ALLOCATED) return fs;
   if (!mem_current())
     return hsad_fail(HSAD_ERR_NOT_ALLOCATED, "%s: %p was not allocated or registered by hsad "
                      "(no allocation since the runtime opened)", what, ptr);

@@ -1161,6 +1161,12 @@ hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns)
 
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns) {
+  if (hsad_submit_device_foreign(device)) { /* another vendor's device: async, then wait */
+    hsad_completion_t c;
+    hsad_status_t fs = hsad_submit_foreign_memcpy_async(device, dst, src, size, NULL, 0,
+                                                        deadline_ns, &c);
+    return fs ? fs : hsad_completion_wait(&c, deadline_ns ? deadline_ns : HSAD_DEADLINE_NEVER);
+  }
   hsad_status_t s = mem_ready(device, "hsad_memcpy");
   if (s) return s;
   hsa_signal_t sig;

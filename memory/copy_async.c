@@ -218,6 +218,9 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
                                 const hsad_copy_options_t *options, uint64_t deadline_ns,
                                 hsad_completion_t *out_completion) {
   static const char what[] = "hsad_memcpy_async";
+  if (hsad_submit_device_foreign(device)) /* another vendor's device: its copy stream */
+    return hsad_submit_foreign_memcpy_async(device, dst, src, size, deps, dep_count, deadline_ns,
+                                            out_completion);
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if ((s = check_common(what, deps, dep_count, out_completion))) return s;

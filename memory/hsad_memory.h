@@ -320,6 +320,7 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
                                 uint32_t dep_count, uint64_t deadline_ns,
                                 hsad_completion_t *out_completion);
 
+#ifndef HSAD_NO_AMD
 /* Asynchronous copy on HSA signals (for callers that use ROCr signals themselves): starts
  * once every `deps` signal is 0 (ROCr's dep_signals rule), and decrements `completion` by one
  * when the bytes are at dst (after staging blocks went back and pinned ranges were unpinned).
@@ -346,6 +347,7 @@ hsad_status_t hsad_memcpy_async_signals(hsad_device_t *device, void *dst, const 
 hsad_status_t hsad_memset_async_signals(hsad_device_t *device, void *dst, uint32_t pattern,
                                         uint32_t width, size_t count, const hsa_signal_t *deps,
                                         uint32_t dep_count, hsa_signal_t completion);
+#endif
 
 /* Synchronous fill without dependencies: hsad_memset_async_signals on an internal signal and
  * a wait until deadline_ns, for every alignment (not hsa_amd_memory_fill: ROCr waits inside it
@@ -383,6 +385,7 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
  * not concurrent with hsad_runtime_close (which ends every signal: close after it returned). */
 hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns);
 
+#ifndef HSAD_NO_AMD
 /* Whether the copy or fill (hsad_memcpy_async_signals, hsad_memset_async_signals) that last
  * decremented `completion` wrote every byte: HSAD_OK, or HSAD_ERR_HSA with the message of the
  * refusal that stopped it (see "Refusals after the call returned"). Ask after the completion
@@ -391,6 +394,7 @@ hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns)
  * (older ones answer HSAD_OK), none across a runtime close. Errors also:
  * HSAD_ERR_INVALID_ARGUMENT (completion handle 0). Thread-safe; never blocks. */
 hsad_status_t hsad_mem_signal_result(hsa_signal_t completion);
+#endif
 
 /* As hsad_mem_signal_result for a completion hsad_memcpy_async / hsad_memset_async returned
  * (hsad_completion_wait on it returns the same once it was reached; an empty completion is

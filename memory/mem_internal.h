@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "memory/hsad_memory.h"
+#include "hsa-dispatch/hsad_submit.h"
 
 #define MEM_MAX_DEVICES 16
 #define MEM_MAX_CPUS 16

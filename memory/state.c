@@ -108,6 +108,8 @@ static hsad_status_t state_refresh(hsad_runtime_t *rt, uint64_t gen) {
     hsad_device_t *d = NULL;
     if (hsad_device_get(rt, i, &d)) return HSAD_ERR_CLOSED;
     mem_st.devices[i] = d;
+    mem_st.device_count = i + 1;
+    if (hsad_submit_device_foreign(d)) continue; /* its backend keeps its memory */
     mem_st.gpu_agents[i] = hsad_device_agent(d);
     pool_scan_t ps = {0};
     mem_rocr.hsa_amd_agent_iterate_memory_pools(mem_st.gpu_agents[i], scan_pool, &ps);

@@ -125,6 +125,10 @@ static const char empty_src[] =
 static int open_ctx(bench_ctx_t *ctx, const char *co_path) {
   hsad_status_t s = hsad_runtime_open(&ctx->rt);
   if (!s) s = hsad_device_get(ctx->rt, ctx->devi, &ctx->dev);
+  if (!s && hsad_device_info(ctx->dev)->vendor != HSAD_VENDOR_AMD)
+    s = hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u (%s) is an NVIDIA GPU: hsad bench measures "
+                  "AMD paths (NVIDIA: hsad-bench-nvidia)", ctx->devi,
+                  hsad_device_info(ctx->dev)->product_name);
   if (!s && co_path) s = hsad_program_load_file(ctx->dev, co_path, &ctx->prog);
   else if (!s) {
     void *elf = NULL;

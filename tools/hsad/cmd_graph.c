@@ -392,6 +392,9 @@ int hsad_cmd_graph(int argc, char **argv) {
   GCHECK(hsad_runtime_open(&rt));
   hsad_device_t *dev;
   GCHECK(hsad_device_get(rt, devi, &dev));
+  if (hsad_device_info(dev)->vendor != HSAD_VENDOR_AMD)
+    GFAIL("--device %u: %s is an NVIDIA GPU: hsad graph is AMD only so far (issue 22)\n", devi,
+          hsad_device_info(dev)->product_name);
   json_object *jk, *jb, *jn, *jc, *v;
   if (!json_object_object_get_ex(root, "kernels", &jk) || !json_object_is_type(jk, json_type_object))
     GFAIL("%s: field \"kernels\": missing or not an object\n", file);

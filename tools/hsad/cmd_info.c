@@ -10,7 +10,9 @@ static void usage(FILE *f) {
   fprintf(f, "usage: hsad info [--json]\n\n"
              "Lists the GPU agents (ISA names, compute units, wavefront size, LDS per workgroup,\n"
              "workgroup/grid limits, queue sizes, scratch limit, memory pools, nearest CPU agent\n"
-             "by ROCr link NUMA distance) and the CPU agents with their NUMA node and pools.\n"
+             "by ROCr link NUMA distance) and the CPU agents with their NUMA node and pools;\n"
+             "NVIDIA GPUs (CUDA driver API) after them: SMs, compute capability, memory, PCI bus\n"
+             "and NUMA node, driver and CUDA versions. `--device N` of other commands counts both.\n"
              "--json: one JSON object {\"cpus\": [...], \"gpus\": [...]}, or {\"error\": {...}}.\n"
              "\n"
              "examples:\n"
@@ -48,9 +50,56 @@ static json_object *u32_array(const uint32_t *v, int n) {
 #define ADD(o, key, val) json_object_object_add((o), (key), (val))
 #define I64(v) json_object_new_int64((int64_t)(v))
 
-static json_object *gpu_json(const hsad_runtime_t *rt, const hsad_device_info_t *di) {
+static const char *vendor_name(hsad_vendor_t v) {
+  return v == HSAD_VENDOR_NVIDIA ? "nvidia" : v == HSAD_VENDOR_AMD ? "amd" : "unknown";
+}
+
+/* An NVIDIA device: what the CUDA driver reports (no ISA list, pools or CPU agents). */
+static json_object *nvidia_json(const hsad_device_info_t *di) {
   json_object *o = json_object_new_object();
   ADD(o, "index", I64(di->index));
+  ADD(o, "vendor", json_object_new_string("nvidia"));
+  ADD(o, "cuda_device", I64(di->vendor_index));
+  ADD(o, "name", json_object_new_string(di->name));
+  ADD(o, "product", json_object_new_string(di->product_name));
+  char cc[16];
+  snprintf(cc, sizeof cc, "%u.%u", di->cc_major, di->cc_minor);
+  ADD(o, "compute_capability", json_object_new_string(cc));
+  ADD(o, "sms", I64(di->compute_units));
+  ADD(o, "warp_size", I64(di->wavefront_size));
+  ADD(o, "max_warps_per_sm", I64(di->max_waves_per_cu));
+  ADD(o, "shared_memory_per_block_optin", I64(di->lds_bytes));
+  ADD(o, "max_threads_per_block", I64(di->max_workgroup_size));
+  uint32_t wd[3] = {di->max_workgroup_dim[0], di->max_workgroup_dim[1], di->max_workgroup_dim[2]};
+  ADD(o, "max_block_dim", u32_array(wd, 3));
+  ADD(o, "memory_bytes", json_object_new_uint64(di->local_memory_bytes));
+  ADD(o, "pci_bus_id", json_object_new_string(di->pci_bus_id));
+  ADD(o, "numa_node", I64(di->numa_node));
+  ADD(o, "driver_version", json_object_new_string(di->driver_version));
+  ADD(o, "cuda_version", I64(di->cuda_version));
+  return o;
+}
+
+static void nvidia_text(const hsad_device_info_t *di) {
+  printf("GPU %u: %s (%s), NVIDIA, CUDA device %u\n", di->index, di->product_name, di->name,
+         di->vendor_index);
+  printf("  compute capability %u.%u, %u SMs, warp %u, max %u warps/SM\n", di->cc_major,
+         di->cc_minor, di->compute_units, di->wavefront_size, di->max_waves_per_cu);
+  printf("  shared memory %u bytes per block (opt-in); block <= %u threads (%u x %u x %u)\n",
+         di->lds_bytes, di->max_workgroup_size, di->max_workgroup_dim[0],
+         di->max_workgroup_dim[1], di->max_workgroup_dim[2]);
+  printf("  memory %.1f MiB; PCI %s, NUMA node %d\n", (double)di->local_memory_bytes / 1048576.0,
+         di->pci_bus_id[0] ? di->pci_bus_id : "?", di->numa_node);
+  printf("  driver %s, CUDA %d.%d (cuDriverGetVersion %d)\n",
+         di->driver_version[0] ? di->driver_version : "?", di->cuda_version / 1000,
+         di->cuda_version % 1000 / 10, di->cuda_version);
+}
+
+static json_object *gpu_json(const hsad_runtime_t *rt, const hsad_device_info_t *di) {
+  if (di->vendor == HSAD_VENDOR_NVIDIA) return nvidia_json(di);
+  json_object *o = json_object_new_object();
+  ADD(o, "index", I64(di->index));
+  ADD(o, "vendor", json_object_new_string(vendor_name(di->vendor)));
   ADD(o, "name", json_object_new_string(di->name));
   ADD(o, "product", json_object_new_string(di->product_name));
   ADD(o, "node", I64(di->node));
@@ -85,6 +134,10 @@ static json_object *gpu_json(const hsad_runtime_t *rt, const hsad_device_info_t 
 }
 
 static void gpu_text(const hsad_runtime_t *rt, const hsad_device_info_t *di) {
+  if (di->vendor == HSAD_VENDOR_NVIDIA) {
+    nvidia_text(di);
+    return;
+  }
   printf("GPU %u: %s (%s), KFD node %u\n", di->index, di->name, di->product_name, di->node);
   for (uint32_t k = 0; k < di->isa_count; k++) printf("  ISA %s\n", di->isa_names[k]);
   printf("  %u CUs x %u SIMDs, wavefront %u, max %u waves/CU\n", di->compute_units,

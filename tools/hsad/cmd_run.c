@@ -776,6 +776,10 @@ int hsad_cmd_run(int argc, char **argv) {
   hsad_device_t *dev;
   CHECK(hsad_device_get(rt, devi, &dev));
   const hsad_device_info_t *di = hsad_device_info(dev);
+  if (di->vendor != HSAD_VENDOR_AMD)
+    FAIL("HSAD_ERR_UNSUPPORTED", "--device %u: %s (%s) is an NVIDIA GPU: hsad run serves AMD "
+         "devices only so far (NVIDIA: the library's hsad_kernel_dispatch, hsad info)", devi,
+         di->product_name, di->name);
   uint64_t t_compile = 0;
   if (ends_with(input, ".cl") || ends_with(input, ".hip")) {
     size_t n = 0;

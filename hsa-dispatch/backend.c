@@ -1,0 +1,85 @@
+/* backend.c - what every front shares: the backends compiled in, process-unique ids, and
+ * waits over completions of several backends (backend.h). Needs no ROCm header. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hsa-dispatch/backend.h"
+
+#ifdef HSAD_WITH_NVIDIA
+extern const hsad_backend_ops_t nv_backend_ops;
+#endif
+
+const hsad_backend_ops_t *const hsad_backends[] = {
+#ifdef HSAD_WITH_NVIDIA
+    &nv_backend_ops,
+#endif
+    NULL,
+};
+
+static _Atomic uint64_t backend_uid;
+
+uint64_t hsad_backend_next_uid(void) {
+  return atomic_fetch_add_explicit(&backend_uid, 1, memory_order_relaxed) + 1;
+}
+
+hsad_status_t hsad_backend_wait_all(const hsad_completion_t *c, uint32_t count,
+                                    uint64_t deadline_ns) {
+  for (uint32_t i = 0; i < count; i++) {
+    hsad_status_t s = hsad_completion_wait(&c[i], deadline_ns);
+    if (s) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", hsad_last_error());
+      return hsad_fail(s, "hsad_completion_wait_all: completion %u: %s", i, msg);
+    }
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_backend_wait_any(const hsad_completion_t *c, uint32_t count,
+                                    uint64_t deadline_ns, uint32_t *out_index) {
+  for (uint64_t slice = 2000;; slice = slice < 500000 ? slice * 2 : slice) {
+    for (uint32_t i = 0; i < count; i++)
+      if (hsad_completion_done(&c[i])) {
+        *out_index = i;
+        return hsad_completion_wait(&c[i], 0); /* says OK or why it ended */
+      }
+    uint64_t now = hsad_now_ns();
+    if (now >= deadline_ns)
+      return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_completion_wait_any: none of %u completions "
+                       "reached by the deadline", count);
+    uint64_t d = deadline_ns - now < slice ? deadline_ns - now : slice;
+    struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull), .tv_nsec = (long)(d % 1000000000ull)};
+    nanosleep(&ts, NULL);
+  }
+}
+
+hsad_status_t hsad_backend_read_file(const char *path, void **out_data, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return hsad_fail(HSAD_ERR_IO, "%s: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) {
+      fclose(f);
+      return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: %zu bytes", path, cap);
+    }
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap) break;
+    char *grown = realloc(buf, cap * 2);
+    if (!grown) free(buf);
+    buf = grown;
+    cap *= 2;
+  }
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  if (err) {
+    free(buf);
+    return hsad_fail(HSAD_ERR_IO, "%s: %s", path, strerror(err));
+  }
+  *out_data = buf;
+  *out_size = n;
+  return HSAD_OK;
+}

@@ -1,0 +1,136 @@
+/* backend.h - the table every vendor backend fills, and the heads every public object starts
+ * with (not installed; hsa-dispatch/ and the backend folders only). Needs no ROCm header.
+ *
+ * Design (IREE's HAL drivers, LLVM offload's plugins): the public objects (hsad_queue_t,
+ * hsad_program_t, hsad_device_kernel_t) of every backend begin with a head that names their
+ * backend's table; devices carry the table in the runtime's device array. AMD is the
+ * front's own backend: its objects have ops == NULL and its public functions are the AMD
+ * implementation itself, so the AMD dispatch path pays nothing for the choice: a queue of
+ * another backend keeps HSAD_GATE_BACKEND set in its gate word, which the AMD fast path
+ * already tests (the sticky error and the capture flag), and the cold path behind that branch
+ * hands the call to q->ops. Every other entry point tests `ops` first (a load and a branch on a
+ * path that is not per-dispatch). A build without AMD (make BACKENDS=nvidia) compiles
+ * hsa-dispatch/front.c instead of the ROCr files: the same public functions, each forwarding to
+ * the object's table.
+ *
+ * Backends: nvidia/ (CUDA driver API, libcuda.so.1 by dlopen). Tables are static const and
+ * live for the process. Every function pointer must be set (a backend answers
+ * HSAD_ERR_UNSUPPORTED itself for what it lacks, naming the call and the vendor). */
+#ifndef HSAD_BACKEND_H
+#define HSAD_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hsa-dispatch/hsad.h"
+
+struct hsad_backend_ops;
+
+/* The gate word's bits in its `capturing` half (dispatch_internal.h): 1 = capturing (AMD,
+ * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
+ * never cleared, so every AMD submit path diverts it to its cold path). */
+#define HSAD_GATE_BACKEND 2u
+
+/* The first members of every queue object, whatever its backend: the gate (sticky error |
+ * capture | backend) and the table (NULL: AMD). A macro so that `q->gate`, `q->error` keep
+ * their names in every struct (C11 anonymous members). Offsets pinned: gate at 0, ops at 8. */
+#define HSAD_QUEUE_HEAD                                                                        \
+  union {                                                                                      \
+    struct {                                                                                   \
+      _Atomic int error;          /* 0, or hsad_status_t (QUEUE_ERROR / CLOSED) */             \
+      _Atomic uint32_t capturing; /* 1: capturing (AMD); HSAD_GATE_BACKEND: backend queue */   \
+    };                                                                                         \
+    _Atomic uint64_t gate;        /* error | capturing: nonzero diverts every AMD submit */    \
+  };                                                                                           \
+  const struct hsad_backend_ops *ops
+
+typedef struct hsad_queue_head {
+  HSAD_QUEUE_HEAD;
+} hsad_queue_head_t;
+
+/* The first members of programs and kernels: the table (NULL: AMD) and, for kernels, a uid
+ * unique for the process (the AMD launch cache's key: a foreign kernel can never hit it). */
+typedef struct hsad_object_head {
+  const struct hsad_backend_ops *ops;
+  uint64_t uid;
+} hsad_object_head_t;
+
+static inline const struct hsad_backend_ops *hsad_queue_ops(const hsad_queue_t *q) {
+  return ((const hsad_queue_head_t *)(const void *)q)->ops;
+}
+static inline const struct hsad_backend_ops *hsad_object_ops(const void *object) {
+  return ((const hsad_object_head_t *)object)->ops;
+}
+
+/* Next process-unique id (queues, kernels): never 0. Thread-safe (relaxed counter). */
+uint64_t hsad_backend_next_uid(void);
+
+/* One backend. `device` arguments are the public devices the front placed; `impl` is what
+ * the backend's device_discover returned for it. */
+typedef struct hsad_backend_ops {
+  const char *name;                         /* "nvidia" */
+  hsad_vendor_t vendor;
+  /* Discovers the backend's devices at the runtime's first open: *out_count devices (0 with
+   * HSAD_OK when the vendor's driver is absent: *out_why says why, for messages). */
+  hsad_status_t (*open)(uint32_t *out_count, char *out_why, size_t why_size);
+  /* Device i's facts, as the front's device `index` (`device`), and its handle. */
+  void (*device_describe)(uint32_t i, uint32_t index, hsad_device_t *device,
+                          hsad_device_info_t *out_info, void **out_impl);
+  void (*close)(void);                      /* the last hsad_runtime_close */
+
+  hsad_status_t (*program_load)(hsad_device_t *device, void *impl, const void *data,
+                                size_t size, const char *label, hsad_program_t **out);
+  void (*program_destroy)(hsad_program_t *program);
+  hsad_device_t *(*program_device)(const hsad_program_t *program);
+  uint32_t (*program_kernel_count)(const hsad_program_t *program);
+  hsad_status_t (*program_kernel)(const hsad_program_t *program, const char *name,
+                                  const hsad_device_kernel_t **out);
+  const hsad_device_kernel_t *(*program_kernel_at)(const hsad_program_t *program, uint32_t i);
+  const hsad_device_kernel_desc_t *(*kernel_desc)(const hsad_device_kernel_t *kernel);
+
+  hsad_status_t (*queue_create)(hsad_device_t *device, void *impl,
+                                const hsad_queue_options_t *options, hsad_queue_t **out);
+  hsad_status_t (*device_queue)(hsad_device_t *device, void *impl, hsad_queue_t **out);
+  void (*queue_destroy)(hsad_queue_t *queue);
+  hsad_device_t *(*queue_device)(const hsad_queue_t *queue);
+  uint32_t (*queue_size)(const hsad_queue_t *queue);
+  hsad_status_t (*queue_error)(const hsad_queue_t *queue);
+  hsad_status_t (*kernel_dispatch)(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
+                                   const hsad_launch_t *launch, uint64_t deadline_ns,
+                                   hsad_completion_t *out_completion, uint64_t *out_packet_id);
+  hsad_status_t (*queue_barrier)(hsad_queue_t *queue, const hsad_completion_t *deps,
+                                 uint32_t dep_count, uint64_t deadline_ns,
+                                 hsad_completion_t *out_completion);
+  hsad_status_t (*queue_flush)(hsad_queue_t *queue, uint64_t deadline_ns,
+                               hsad_completion_t *out_completion);
+  hsad_status_t (*completion_wait)(const hsad_completion_t *completion, uint64_t deadline_ns);
+  bool (*completion_done)(const hsad_completion_t *completion);
+
+  hsad_status_t (*buffer_alloc)(hsad_device_t *device, void *impl, size_t size, void **out);
+  /* true when the backend owned ptr (and freed it) */
+  bool (*buffer_free)(void *ptr);
+  hsad_status_t (*mem_alloc)(hsad_device_t *device, void *impl, uint32_t kind, size_t size,
+                             void **out);
+  /* HSAD_ERR_NOT_ALLOCATED (no message set) when ptr is none of the backend's */
+  hsad_status_t (*mem_free)(void *ptr);
+  hsad_status_t (*memcpy_async)(hsad_device_t *device, void *impl, void *dst, const void *src,
+                                size_t size, const hsad_completion_t *deps, uint32_t dep_count,
+                                uint64_t deadline_ns, hsad_completion_t *out_completion);
+} hsad_backend_ops_t;
+
+/* The backends compiled in (NULL-terminated), in enumeration order after AMD. */
+extern const hsad_backend_ops_t *const hsad_backends[];
+
+/* Reads a whole file into malloc'd memory (the caller frees). Errors: HSAD_ERR_IO (names the
+ * path and errno's text), HSAD_ERR_OUT_OF_MEMORY. */
+hsad_status_t hsad_backend_read_file(const char *path, void **out_data, size_t *out_size);
+
+/* Generic waits over completions of any backends (backend.c): all in order; any by polling
+ * hsad_completion_done with a short sleep (backends have no common blocking primitive). */
+hsad_status_t hsad_backend_wait_all(const hsad_completion_t *c, uint32_t count,
+                                    uint64_t deadline_ns);
+hsad_status_t hsad_backend_wait_any(const hsad_completion_t *c, uint32_t count,
+                                    uint64_t deadline_ns, uint32_t *out_index);
+
+#endif

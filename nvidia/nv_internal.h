@@ -1,0 +1,150 @@
+/* nv_internal.h - private state of the NVIDIA backend (nvidia/ only).
+ *
+ * Objects and ownership
+ *   nv_dev_t      one CUDA device and its primary context (retained at open, released at
+ *                 close). Owned by the backend's device array; lives while the runtime is open.
+ *   nv_program_t  one CUmodule (cuModuleLoadData of a cubin, fatbin or PTX image) and its
+ *                 kernels. Owned by the caller (hsad_program_destroy).
+ *   nv_kernel_t   one CUfunction with its parameter layout (cuFuncGetParamInfo) and limits.
+ *   nv_queue_t    one CUDA stream (non-blocking) with its completion timeline: a 64-bit epoch
+ *                 counter in host-mapped pinned memory that cuStreamWriteValue64 advances.
+ *
+ * Contexts: every driver call runs with the device's primary context current on the calling
+ * thread (nv_ctx_enter: one thread-local compare when it already is).
+ *
+ * Faults: an illegal address (or any error that poisons a CUDA context: the driver makes it
+ * sticky for the whole context) is seen by cuStreamQuery of a waiter or by the next driver
+ * call. nv_device_fault then marks the device lost and gives every queue of it the sticky
+ * HSAD_ERR_QUEUE_ERROR with the driver's error, so every waiter of every queue returns. The next
+ * queue created on a lost device resets the primary context (cuDevicePrimaryCtxReset): objects
+ * of the old context keep only their host memory (their destroy frees that alone). */
+#ifndef HSAD_NVIDIA_NV_INTERNAL_H
+#define HSAD_NVIDIA_NV_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hsa-dispatch/backend.h"
+#include "nvidia/nv_cuda.h"
+
+#define NV_MAX_DEVICES 16
+#define NV_MAX_PARAMS 1024       /* parameters read per kernel (CUDA allows 32764 bytes) */
+#define NV_PARAM_BUFFER_MAX 32768 /* bytes of parameters (CUDA 12.1+ on Volta+: 32764) */
+
+typedef struct nv_queue nv_queue_t;
+
+typedef struct nv_dev {
+  nv_device_t cu;
+  nv_context_t ctx;
+  uint32_t retains;                     /* primary-context retains to release at close */
+  hsad_device_t *pub;
+  hsad_device_info_t info;
+  uint32_t max_shared_optin;            /* bytes per block with opt-in */
+  uint32_t max_grid_blocks[3];
+  pthread_mutex_t lock;                 /* queues list, shared/copy queue, context reset */
+  nv_queue_t *queues;                   /* live queues (under lock) */
+  hsad_queue_t *shared;                 /* hsad_device_queue's stream (under lock) */
+  nv_queue_t *copyq;                    /* the copies' stream (under lock) */
+  _Atomic uint64_t generation;          /* +1 at every context reset */
+  _Atomic int lost;                     /* a fault poisoned the context */
+  char lost_msg[320];
+} nv_dev_t;
+
+typedef struct nv_kernel {
+  const hsad_backend_ops_t *ops;        /* hsad_object_head_t */
+  uint64_t uid;
+  struct nv_program *program;
+  nv_function_t fn;
+  hsad_device_kernel_desc_t desc;
+  uint32_t param_count;
+  uint32_t param_bytes;                 /* end of the last parameter */
+  uint32_t *param_offset, *param_size;
+  uint32_t static_shared;               /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
+  uint32_t registers;                   /* CU_FUNC_ATTRIBUTE_NUM_REGS */
+  _Atomic uint32_t dynamic_shared_max;  /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+} nv_kernel_t;
+
+typedef struct nv_program {
+  const hsad_backend_ops_t *ops;        /* hsad_object_head_t */
+  uint64_t uid;
+  nv_dev_t *dev;
+  uint64_t generation;                  /* the context generation it was loaded in */
+  nv_module_t module;
+  char label[256];
+  uint32_t kernel_count;
+  nv_kernel_t *kernels;
+} nv_program_t;
+
+struct nv_queue {
+  HSAD_QUEUE_HEAD;
+  uint64_t uid;
+  nv_dev_t *dev;
+  uint64_t generation;
+  nv_stream_t stream;
+  volatile uint64_t *epoch_host;        /* host-mapped; the GPU writes epoch k when reached */
+  nv_deviceptr_t epoch_dev;             /* its device address (cuMemHostGetDevicePointer) */
+  uint32_t spin_ns;
+  bool shared;
+  pthread_mutex_t lock;                 /* numbers epochs in stream order */
+  _Atomic uint64_t issued;              /* last epoch enqueued */
+  _Atomic uint64_t launches;            /* dispatches submitted (packet ids) */
+  _Atomic uint64_t since_epoch;         /* submits after the last epoch (flush) */
+  char error_msg[512];
+  nv_queue_t *next;
+};
+
+extern const hsad_backend_ops_t nv_backend_ops;
+extern nv_dev_t nv_devs[NV_MAX_DEVICES];
+extern uint32_t nv_dev_count;
+
+/* Makes dev's primary context current on this thread (cached per thread). */
+hsad_status_t nv_ctx_enter(nv_dev_t *dev);
+/* HSAD_ERR_DRIVER "what: CUDA_ERROR_... (string)" (or QUEUE_ERROR after nv_device_fault when
+ * r poisons the context). */
+hsad_status_t nv_fail(nv_dev_t *dev, nv_result_t r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* True for errors the driver makes sticky for the context (illegal address, launch failure,
+ * misaligned address, illegal instruction, hardware stack error, ...). */
+bool nv_error_is_fatal(nv_result_t r);
+/* Marks dev lost and faults every queue of it with r (idempotent). */
+void nv_device_fault(nv_dev_t *dev, nv_result_t r, const char *where);
+/* A lost device: reset the primary context (dev->lock held). */
+hsad_status_t nv_device_recover(nv_dev_t *dev);
+
+/* nv_queue.c */
+hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool shared,
+                            nv_queue_t **out);
+void nv_queue_free(nv_queue_t *q);
+hsad_status_t nv_queue_fail(const nv_queue_t *q);
+/* Enqueues the next epoch write on q (q->lock taken inside); *out_completion covers
+ * everything enqueued before. */
+hsad_status_t nv_queue_epoch(nv_queue_t *q, hsad_completion_t *out_completion);
+/* Enqueues GPU-side waits on q for deps (other NVIDIA queues of the same device). */
+hsad_status_t nv_queue_wait_deps(nv_queue_t *q, const hsad_completion_t *deps, uint32_t n,
+                                 uint64_t deadline_ns, const char *who);
+
+/* the table's functions, per file */
+hsad_status_t nv_queue_create(hsad_device_t *, void *, const hsad_queue_options_t *,
+                              hsad_queue_t **);
+hsad_status_t nv_device_queue(hsad_device_t *, void *, hsad_queue_t **);
+void nv_queue_destroy(hsad_queue_t *);
+hsad_device_t *nv_queue_device(const hsad_queue_t *);
+uint32_t nv_queue_size(const hsad_queue_t *);
+hsad_status_t nv_queue_error(const hsad_queue_t *);
+hsad_status_t nv_kernel_dispatch(hsad_queue_t *, const hsad_device_kernel_t *,
+                                 const hsad_launch_t *, uint64_t, hsad_completion_t *,
+                                 uint64_t *);
+hsad_status_t nv_queue_barrier(hsad_queue_t *, const hsad_completion_t *, uint32_t, uint64_t,
+                               hsad_completion_t *);
+hsad_status_t nv_queue_flush(hsad_queue_t *, uint64_t, hsad_completion_t *);
+hsad_status_t nv_completion_wait(const hsad_completion_t *, uint64_t);
+bool nv_completion_done(const hsad_completion_t *);
+hsad_status_t nv_buffer_alloc(hsad_device_t *, void *, size_t, void **);
+bool nv_buffer_free(void *);
+hsad_status_t nv_mem_alloc(hsad_device_t *, void *, uint32_t, size_t, void **);
+hsad_status_t nv_mem_free(void *);
+hsad_status_t nv_memcpy_async(hsad_device_t *, void *, void *, const void *, size_t,
+                              const hsad_completion_t *, uint32_t, uint64_t, hsad_completion_t *);
+void nv_memory_close(void);
+
+#endif

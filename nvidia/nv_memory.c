@@ -1,0 +1,210 @@
+/* nv_memory.c - NVIDIA memory: device memory (cuMemAlloc), pinned host memory mapped for the
+ * device (cuMemHostAlloc PORTABLE | DEVICEMAP), asynchronous copies on a per-device copy stream
+ * (cuMemcpyAsync over unified addresses: host to device, device to host, device to device)
+ * ordered after completions of any queue and completing on that stream's timeline.
+ *
+ * Every allocation is recorded (base, size, kind, device, context generation) so hsad_mem_free
+ * and hsad_buffer_free find their backend from the pointer alone; the list is short-lived
+ * state under one mutex (frees are not a per-dispatch path). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvidia/nv_internal.h"
+
+typedef struct nv_alloc {
+  void *base;
+  size_t size;
+  uint32_t kind;            /* HSAD_MEM_* (1 device, 2/3 host) or 0: hsad_buffer_alloc */
+  nv_dev_t *dev;
+  uint64_t generation;
+  struct nv_alloc *next;
+} nv_alloc_t;
+
+static pthread_mutex_t nv_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static nv_alloc_t *nv_allocs;
+
+static hsad_status_t nv_record(nv_dev_t *dev, void *base, size_t size, uint32_t kind) {
+  nv_alloc_t *a = malloc(sizeof *a);
+  if (!a) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "allocation record");
+  *a = (nv_alloc_t){.base = base, .size = size, .kind = kind, .dev = dev,
+                    .generation = atomic_load_explicit(&dev->generation, memory_order_acquire)};
+  pthread_mutex_lock(&nv_mem_lock);
+  a->next = nv_allocs;
+  nv_allocs = a;
+  pthread_mutex_unlock(&nv_mem_lock);
+  return HSAD_OK;
+}
+
+static nv_alloc_t *nv_unrecord(void *base) {
+  pthread_mutex_lock(&nv_mem_lock);
+  nv_alloc_t *a = NULL;
+  for (nv_alloc_t **p = &nv_allocs; *p; p = &(*p)->next)
+    if ((*p)->base == base) {
+      a = *p;
+      *p = a->next;
+      break;
+    }
+  pthread_mutex_unlock(&nv_mem_lock);
+  return a;
+}
+
+static void nv_release(nv_alloc_t *a) {
+  nv_dev_t *dev = a->dev;
+  if (atomic_load_explicit(&dev->generation, memory_order_acquire) == a->generation &&
+      nv_ctx_enter(dev) == HSAD_OK) {
+    if (a->kind == 1)
+      nv_cu.mem_free((nv_deviceptr_t)(uintptr_t)a->base);
+    else
+      nv_cu.mem_free_host(a->base);
+  }
+  free(a);
+}
+
+static hsad_status_t nv_host_alloc(nv_dev_t *dev, size_t size, void **out) {
+  hsad_status_t s = nv_ctx_enter(dev);
+  if (s) return s;
+  void *p = NULL;
+  nv_result_t r = nv_cu.mem_host_alloc(&p, size, NV_MEMHOSTALLOC_PORTABLE | NV_MEMHOSTALLOC_DEVICEMAP);
+  if (r == NV_ERROR_OUT_OF_MEMORY)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "device %u: cuMemHostAlloc of %zu bytes: out of "
+                     "memory", dev->info.index, size);
+  if (r != NV_SUCCESS)
+    return nv_fail(dev, r, "device %u: cuMemHostAlloc of %zu bytes", dev->info.index, size);
+  *out = p;
+  return HSAD_OK;
+}
+
+hsad_status_t nv_buffer_alloc(hsad_device_t *device, void *impl, size_t size, void **out) {
+  (void)device;
+  nv_dev_t *dev = impl;
+  void *p;
+  hsad_status_t s = nv_host_alloc(dev, size, &p);
+  if (s) return s;
+  memset(p, 0, size);
+  if ((s = nv_record(dev, p, size, 0)) != HSAD_OK) {
+    nv_cu.mem_free_host(p);
+    return s;
+  }
+  *out = p;
+  return HSAD_OK;
+}
+
+bool nv_buffer_free(void *ptr) {
+  nv_alloc_t *a = nv_unrecord(ptr);
+  if (!a) return false;
+  nv_release(a);
+  return true;
+}
+
+hsad_status_t nv_mem_alloc(hsad_device_t *device, void *impl, uint32_t kind, size_t size,
+                           void **out) {
+  (void)device;
+  nv_dev_t *dev = impl;
+  if (kind < 1 || kind > 3)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_alloc: kind %u is not DEVICE, HOST_FINE "
+                     "or HOST_COARSE", kind);
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_alloc: size 0");
+  if (atomic_load_explicit(&dev->lost, memory_order_acquire))
+    return hsad_fail(HSAD_ERR_QUEUE_ERROR, "hsad_mem_alloc: %s; create a queue on it first (that "
+                     "resets the context)", dev->lost_msg);
+  void *p = NULL;
+  hsad_status_t s;
+  if (kind == 1) {
+    if ((s = nv_ctx_enter(dev)) != HSAD_OK) return s;
+    nv_deviceptr_t d = 0;
+    nv_result_t r = nv_cu.mem_alloc(&d, size);
+    if (r == NV_ERROR_OUT_OF_MEMORY)
+      return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_mem_alloc: %zu bytes of device memory on "
+                       "device %u (%llu bytes in all): cuMemAlloc out of memory", size,
+                       dev->info.index, (unsigned long long)dev->info.local_memory_bytes);
+    if (r != NV_SUCCESS)
+      return nv_fail(dev, r, "hsad_mem_alloc: cuMemAlloc(%zu) on device %u", size, dev->info.index);
+    p = (void *)(uintptr_t)d;
+  } else if ((s = nv_host_alloc(dev, size, &p)) != HSAD_OK) {
+    return s;
+  }
+  if ((s = nv_record(dev, p, size, kind)) != HSAD_OK) {
+    if (kind == 1)
+      nv_cu.mem_free((nv_deviceptr_t)(uintptr_t)p);
+    else
+      nv_cu.mem_free_host(p);
+    return s;
+  }
+  *out = p;
+  return HSAD_OK;
+}
+
+hsad_status_t nv_mem_free(void *ptr) {
+  nv_alloc_t *a = nv_unrecord(ptr);
+  if (!a) return HSAD_ERR_NOT_ALLOCATED; /* not ours: the caller says why */
+  nv_release(a);
+  return HSAD_OK;
+}
+
+static hsad_status_t nv_copy_queue(nv_dev_t *dev, nv_queue_t **out) {
+  pthread_mutex_lock(&dev->lock);
+  nv_queue_t *q = dev->copyq;
+  pthread_mutex_unlock(&dev->lock);
+  if (q && !atomic_load_explicit(&q->error, memory_order_acquire)) {
+    *out = q;
+    return HSAD_OK;
+  }
+  if (atomic_load_explicit(&dev->lost, memory_order_acquire)) {
+    pthread_mutex_lock(&dev->lock);
+    hsad_status_t s = atomic_load_explicit(&dev->lost, memory_order_relaxed) ? nv_device_recover(dev)
+                                                                             : HSAD_OK;
+    pthread_mutex_unlock(&dev->lock);
+    if (s) return s;
+  }
+  nv_queue_t *made;
+  hsad_status_t s = nv_queue_make(dev, NULL, true, &made);
+  if (s) return s;
+  pthread_mutex_lock(&dev->lock);
+  if (dev->copyq && !atomic_load_explicit(&dev->copyq->error, memory_order_acquire)) {
+    q = dev->copyq;
+  } else {
+    dev->copyq = made;
+    q = made;
+    made = NULL;
+  }
+  pthread_mutex_unlock(&dev->lock);
+  if (made) nv_queue_free(made);
+  *out = q;
+  return HSAD_OK;
+}
+
+hsad_status_t nv_memcpy_async(hsad_device_t *device, void *impl, void *dst, const void *src,
+                              size_t size, const hsad_completion_t *deps, uint32_t dep_count,
+                              uint64_t deadline_ns, hsad_completion_t *out_completion) {
+  (void)device;
+  nv_dev_t *dev = impl;
+  if (!out_completion || (size && (!dst || !src)))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: NULL dst/src or "
+                     "out_completion");
+  nv_queue_t *q;
+  hsad_status_t s = nv_copy_queue(dev, &q);
+  if (s) return s;
+  if ((s = nv_ctx_enter(dev)) != HSAD_OK) return s;
+  if ((s = nv_queue_wait_deps(q, deps, dep_count, deadline_ns, "hsad_memcpy_async")) != HSAD_OK)
+    return s;
+  if (size) {
+    nv_result_t r = nv_cu.memcpy_async((nv_deviceptr_t)(uintptr_t)dst,
+                                       (nv_deviceptr_t)(uintptr_t)src, size, q->stream);
+    if (r != NV_SUCCESS)
+      return nv_fail(dev, r, "hsad_memcpy_async: cuMemcpyAsync(%p <- %p, %zu bytes) on device %u",
+                     dst, src, size, dev->info.index);
+  }
+  return nv_queue_epoch(q, out_completion);
+}
+
+void nv_memory_close(void) {
+  pthread_mutex_lock(&nv_mem_lock);
+  nv_alloc_t *a = nv_allocs;
+  nv_allocs = NULL;
+  pthread_mutex_unlock(&nv_mem_lock);
+  while (a) {
+    nv_alloc_t *next = a->next;
+    nv_release(a);
+    a = next;
+  }
+}

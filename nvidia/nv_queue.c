@@ -1,0 +1,470 @@
+/* nv_queue.c - NVIDIA queues (CUDA streams), dispatch, completions and cross-queue barriers.
+ *
+ * Timeline: each queue owns a 64-bit epoch counter in pinned host memory mapped for the device
+ * (cuMemHostAlloc PORTABLE | DEVICEMAP). A completion is (queue, k): after the work it covers,
+ * cuStreamWriteValue64 (default flags: the write follows a memory barrier, so the work's
+ * writes are visible first) stores k. Epoch writes are numbered and enqueued under the queue's
+ * lock, so the counter only grows; epoch k is reached when *counter >= k. A waiter spins on the
+ * word for the queue's spin_ns, then sleeps in growing slices (20 us .. 1 ms), asking
+ * cuStreamQuery at each slice whether the stream failed; a failure that poisons the context
+ * faults the device (nv_device_fault) and every waiter of every queue of it returns
+ * HSAD_ERR_QUEUE_ERROR. Another queue orders itself after epoch k with cuStreamWaitValue64
+ * (GEQ) on the same word: a GPU-side wait, no event to create or destroy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nvidia/nv_internal.h"
+
+#define NV_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline nv_queue_t *nvq(const hsad_queue_t *q) { return (nv_queue_t *)(uintptr_t)q; }
+
+hsad_status_t nv_queue_fail(const nv_queue_t *q) {
+  int e = atomic_load_explicit(&((nv_queue_t *)q)->error, memory_order_acquire);
+  return hsad_fail(e ? (hsad_status_t)e : HSAD_ERR_QUEUE_ERROR, "%s", q->error_msg);
+}
+
+hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool shared,
+                            nv_queue_t **out) {
+  hsad_status_t s = nv_ctx_enter(dev);
+  if (s) return s;
+  nv_queue_t *q = calloc(1, sizeof *q);
+  if (!q) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_queue_create: device %u", dev->info.index);
+  atomic_init(&q->capturing, HSAD_GATE_BACKEND);
+  q->ops = &nv_backend_ops;
+  q->uid = hsad_backend_next_uid();
+  q->dev = dev;
+  q->generation = atomic_load_explicit(&dev->generation, memory_order_acquire);
+  q->shared = shared;
+  q->spin_ns = o && o->spin_ns ? o->spin_ns : 50000;
+  pthread_mutex_init(&q->lock, NULL);
+  nv_result_t r = nv_cu.stream_create(&q->stream, NV_STREAM_NON_BLOCKING);
+  if (r != NV_SUCCESS) {
+    free(q);
+    return nv_fail(dev, r, "hsad_queue_create: cuStreamCreate on device %u", dev->info.index);
+  }
+  void *host = NULL;
+  r = nv_cu.mem_host_alloc(&host, 64, NV_MEMHOSTALLOC_PORTABLE | NV_MEMHOSTALLOC_DEVICEMAP);
+  if (r == NV_SUCCESS) {
+    memset(host, 0, 64);
+    r = nv_cu.mem_host_get_device_pointer(&q->epoch_dev, host, 0);
+    if (r != NV_SUCCESS) nv_cu.mem_free_host(host);
+  }
+  if (r != NV_SUCCESS) {
+    nv_cu.stream_destroy(q->stream);
+    free(q);
+    return nv_fail(dev, r, "hsad_queue_create: the epoch counter (cuMemHostAlloc + "
+                   "cuMemHostGetDevicePointer, 64 bytes) on device %u", dev->info.index);
+  }
+  q->epoch_host = host;
+  pthread_mutex_lock(&dev->lock);
+  q->next = dev->queues;
+  dev->queues = q;
+  pthread_mutex_unlock(&dev->lock);
+  *out = q;
+  return HSAD_OK;
+}
+
+void nv_queue_free(nv_queue_t *q) {
+  nv_dev_t *dev = q->dev;
+  if (dev) {
+    pthread_mutex_lock(&dev->lock);
+    for (nv_queue_t **p = &dev->queues; *p; p = &(*p)->next)
+      if (*p == q) {
+        *p = q->next;
+        break;
+      }
+    pthread_mutex_unlock(&dev->lock);
+    bool same = atomic_load_explicit(&dev->generation, memory_order_acquire) == q->generation;
+    if (same && nv_ctx_enter(dev) == HSAD_OK) {
+      if (!atomic_load_explicit(&q->error, memory_order_acquire))
+        nv_cu.stream_synchronize(q->stream); /* its work may still write the counter */
+      nv_cu.stream_destroy(q->stream);
+      nv_cu.mem_free_host((void *)q->epoch_host);
+    }
+  }
+  pthread_mutex_destroy(&q->lock);
+  free(q);
+}
+
+/* A queue on a lost device resets its context first (every object of the old one is gone). */
+static hsad_status_t nv_dev_ready(nv_dev_t *dev) {
+  if (NV_LIKELY(!atomic_load_explicit(&dev->lost, memory_order_acquire))) return HSAD_OK;
+  pthread_mutex_lock(&dev->lock);
+  hsad_status_t s = atomic_load_explicit(&dev->lost, memory_order_relaxed) ? nv_device_recover(dev)
+                                                                           : HSAD_OK;
+  pthread_mutex_unlock(&dev->lock);
+  return s;
+}
+
+hsad_status_t nv_queue_create(hsad_device_t *device, void *impl, const hsad_queue_options_t *o,
+                              hsad_queue_t **out) {
+  (void)device;
+  nv_dev_t *dev = impl;
+  hsad_status_t s = nv_dev_ready(dev);
+  if (s) return s;
+  nv_queue_t *q;
+  s = nv_queue_make(dev, o, false, &q);
+  if (s) return s;
+  *out = (hsad_queue_t *)q;
+  return HSAD_OK;
+}
+
+hsad_status_t nv_device_queue(hsad_device_t *device, void *impl, hsad_queue_t **out) {
+  (void)device;
+  nv_dev_t *dev = impl;
+  hsad_status_t s = nv_dev_ready(dev);
+  if (s) return s;
+  pthread_mutex_lock(&dev->lock);
+  hsad_queue_t *q = dev->shared;
+  if (q && atomic_load_explicit(&nvq(q)->error, memory_order_acquire)) q = NULL; /* replace */
+  pthread_mutex_unlock(&dev->lock);
+  if (q) {
+    *out = q;
+    return HSAD_OK;
+  }
+  nv_queue_t *nq;
+  s = nv_queue_make(dev, NULL, true, &nq);
+  if (s) return s;
+  pthread_mutex_lock(&dev->lock);
+  if (dev->shared && !atomic_load_explicit(&nvq(dev->shared)->error, memory_order_acquire)) {
+    q = dev->shared; /* another thread made it first */
+  } else {
+    dev->shared = (hsad_queue_t *)nq; /* a faulted predecessor stays listed until close */
+    q = dev->shared;
+    nq = NULL;
+  }
+  pthread_mutex_unlock(&dev->lock);
+  if (nq) nv_queue_free(nq);
+  *out = q;
+  return HSAD_OK;
+}
+
+void nv_queue_destroy(hsad_queue_t *queue) {
+  nv_queue_t *q = nvq(queue);
+  if (q->shared) return; /* owned by the device */
+  nv_queue_free(q);
+}
+
+hsad_device_t *nv_queue_device(const hsad_queue_t *queue) {
+  return nvq(queue)->dev ? nvq(queue)->dev->pub : NULL;
+}
+
+uint32_t nv_queue_size(const hsad_queue_t *queue) {
+  (void)queue;
+  return 0; /* a stream has no ring */
+}
+
+hsad_status_t nv_queue_error(const hsad_queue_t *queue) {
+  const nv_queue_t *q = nvq(queue);
+  if (atomic_load_explicit(&((nv_queue_t *)q)->error, memory_order_acquire)) return nv_queue_fail(q);
+  return HSAD_OK;
+}
+
+/* ---- timeline ------------------------------------------------------------------------- */
+
+hsad_status_t nv_queue_epoch(nv_queue_t *q, hsad_completion_t *out_completion) {
+  pthread_mutex_lock(&q->lock);
+  uint64_t k = atomic_load_explicit(&q->issued, memory_order_relaxed) + 1;
+  nv_result_t r = nv_cu.stream_write_value64(q->stream, q->epoch_dev, k,
+                                             NV_STREAM_WRITE_VALUE_DEFAULT);
+  if (r == NV_SUCCESS) {
+    atomic_store_explicit(&q->issued, k, memory_order_release);
+    atomic_store_explicit(&q->since_epoch, 0, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&q->lock);
+  if (r != NV_SUCCESS)
+    return nv_fail(q->dev, r, "queue %llu: cuStreamWriteValue64 (epoch %llu)",
+                   (unsigned long long)q->uid, (unsigned long long)k);
+  *out_completion = (hsad_completion_t){.queue = (hsad_queue_t *)q, .epoch = k, .packet_id = k};
+  return HSAD_OK;
+}
+
+static inline uint64_t nv_epoch_reached(const nv_queue_t *q) {
+  uint64_t v = *q->epoch_host;
+  atomic_thread_fence(memory_order_acquire); /* the work's results after the counter */
+  return v;
+}
+
+bool nv_completion_done(const hsad_completion_t *c) {
+  const nv_queue_t *q = nvq(c->queue);
+  return nv_epoch_reached(q) >= c->epoch ||
+         atomic_load_explicit(&((nv_queue_t *)q)->error, memory_order_acquire) != 0;
+}
+
+static uint64_t nv_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The stream's state, asked while sleeping: a poisoning error faults the device. */
+static void nv_queue_probe(nv_queue_t *q) {
+  nv_dev_t *dev = q->dev;
+  if (!dev || nv_ctx_enter(dev) != HSAD_OK) return;
+  nv_result_t r = nv_cu.stream_query(q->stream);
+  if (r == NV_SUCCESS || r == NV_ERROR_NOT_READY) return;
+  if (nv_error_is_fatal(r)) {
+    char where[96];
+    snprintf(where, sizeof where, "cuStreamQuery of queue %llu", (unsigned long long)q->uid);
+    nv_device_fault(dev, r, where);
+  }
+}
+
+hsad_status_t nv_completion_wait(const hsad_completion_t *c, uint64_t deadline_ns) {
+  nv_queue_t *q = nvq(c->queue);
+  if (c->epoch > atomic_load_explicit(&q->issued, memory_order_acquire))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait: epoch %llu was never "
+                     "issued on queue %llu (last %llu)", (unsigned long long)c->epoch,
+                     (unsigned long long)q->uid,
+                     (unsigned long long)atomic_load_explicit(&q->issued, memory_order_relaxed));
+  if (NV_LIKELY(nv_epoch_reached(q) >= c->epoch)) return HSAD_OK;
+  uint64_t start = nv_now(), spin_end = start + q->spin_ns;
+  for (uint32_t i = 0;; i++) {
+    if (nv_epoch_reached(q) >= c->epoch) return HSAD_OK;
+    if ((i & 63) == 0) {
+      if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+      uint64_t now = nv_now();
+      if (now >= spin_end) break;
+      if (now >= deadline_ns) goto timeout;
+    }
+    __builtin_ia32_pause();
+  }
+  for (uint64_t slice = 20000;; slice = slice < 1000000 ? slice * 2 : slice) {
+    if (nv_epoch_reached(q) >= c->epoch) return HSAD_OK;
+    nv_queue_probe(q);
+    if (atomic_load_explicit(&q->error, memory_order_acquire)) {
+      if (nv_epoch_reached(q) >= c->epoch) return HSAD_OK; /* reached before the fault */
+      return nv_queue_fail(q);
+    }
+    uint64_t now = nv_now();
+    if (now >= deadline_ns) goto timeout;
+    uint64_t d = deadline_ns - now < slice ? deadline_ns - now : slice;
+    struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull), .tv_nsec = (long)(d % 1000000000ull)};
+    nanosleep(&ts, NULL);
+  }
+timeout:
+  return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_completion_wait: queue %llu epoch %llu not reached "
+                   "by the deadline (reached %llu)", (unsigned long long)q->uid,
+                   (unsigned long long)c->epoch, (unsigned long long)nv_epoch_reached(q));
+}
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+static _Thread_local _Alignas(16) uint8_t nv_params[NV_PARAM_BUFFER_MAX];
+/* kernelParams: a pointer to each parameter's bytes in nv_params. Not the `extra` buffer form
+ * (CU_LAUNCH_PARAM_BUFFER_SIZE): cuda.h leaves open whether its size must be the end of the
+ * last parameter or that rounded up, and kernelParams takes each size and offset from the
+ * kernel's image itself. */
+static _Thread_local void *nv_param_ptrs[NV_MAX_PARAMS];
+
+/* The same argument rules and messages as codeobj's hsad_kernarg_build, over the layout
+ * cuFuncGetParamInfo gives (offset and size only: a pointer value fits any 8-byte parameter).
+ * Dynamic shared memory: one HSAD_KARG_LDS after the kernel's parameters (CUDA kernels have no
+ * shared-pointer parameter; extern __shared__ arrays start at the dynamic area). */
+static hsad_status_t nv_pack(const nv_kernel_t *k, const hsad_launch_t *l, uint32_t *out_dynamic) {
+  const char *file = k->program->label, *kname = k->desc.name;
+  uint32_t n = l->arg_count;
+  bool lds = n == k->param_count + 1 && l->args && l->args[n - 1].tag == HSAD_KARG_LDS;
+  *out_dynamic = lds ? l->args[n - 1].lds_bytes : 0;
+  if (n - lds != k->param_count)
+    return hsad_fail(HSAD_ERR_ARG_COUNT, "%s: kernel '%s' takes %u explicit arguments, got %u",
+                     file, kname, k->param_count, n);
+  if (n && !l->args)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: kernel '%s': args NULL with arg_count %u",
+                     file, kname, n);
+  if (k->param_bytes) memset(nv_params, 0, k->param_bytes);
+  for (uint32_t i = 0; i < k->param_count; i++) {
+    const hsad_karg_t *v = &l->args[i];
+    uint32_t size = k->param_size[i];
+    uint8_t *dst = nv_params + k->param_offset[i];
+    switch (v->tag) {
+    case HSAD_KARG_BYTES:
+      if (v->size != size)
+        return hsad_fail(HSAD_ERR_ARG_SIZE, "%s: kernel '%s': argument %u has .size %u, value has "
+                         "%u bytes", file, kname, i, size, v->size);
+      if (size) {
+        if (!v->bytes)
+          return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: kernel '%s': argument %u: NULL bytes",
+                           file, kname, i);
+        memcpy(dst, v->bytes, size);
+      }
+      break;
+    case HSAD_KARG_POINTER:
+      if (size != 8)
+        return hsad_fail(HSAD_ERR_ARG_SIZE, "%s: kernel '%s': argument %u has .size %u, a pointer "
+                         "needs 8", file, kname, i, size);
+      memcpy(dst, &v->pointer, 8);
+      break;
+    case HSAD_KARG_LDS:
+      return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u is a %u-byte parameter; "
+                       "dynamic shared memory is one HSAD_KARG_LDS_BYTES(n) after the kernel's "
+                       "%u parameters", file, kname, i, size, k->param_count);
+    default:
+      return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u: unknown tag %d", file,
+                       kname, i, (int)v->tag);
+    }
+  }
+  return HSAD_OK;
+}
+
+/* Geometry and shared memory (launch_check.c's checks, CUDA's limits). grid[] counts
+ * work-items as on AMD; the launch has ceil(grid / block) blocks per dimension (CUDA has no
+ * partial blocks: kernels bound-check, as HIP kernels do). */
+static hsad_status_t nv_geometry(const nv_queue_t *q, nv_kernel_t *k, const hsad_launch_t *l,
+                                 uint32_t dynamic, uint32_t blocks[3], uint32_t block[3]) {
+  const nv_dev_t *dev = q->dev;
+  const hsad_device_info_t *di = &dev->info;
+  const char *name = k->desc.name;
+  uint32_t dims = l->dims;
+  if (NV_UNLIKELY(dims < 1 || dims > 3))
+    return hsad_fail(HSAD_ERR_GRID, "kernel %s: dims %u, must be 1..3", name, dims);
+  uint32_t flat = 1;
+  for (uint32_t i = 0; i < 3; i++) {
+    uint32_t g = l->grid[i], b = l->block[i];
+    if (i >= dims) {
+      if (NV_UNLIKELY(g > 1 || b > 1))
+        return hsad_fail(g > 1 ? HSAD_ERR_GRID : HSAD_ERR_WORKGROUP, "kernel %s: dimension %u "
+                         "unused (dims %u) but grid[%u]=%u block[%u]=%u; use 0 or 1", name, i,
+                         dims, i, g, i, b);
+      g = b = 1;
+    }
+    if (NV_UNLIKELY(g == 0))
+      return hsad_fail(HSAD_ERR_GRID, "kernel %s: grid[%u] is 0 work-items", name, i);
+    if (NV_UNLIKELY(b == 0))
+      return hsad_fail(HSAD_ERR_WORKGROUP, "kernel %s: block[%u] is 0 work-items", name, i);
+    if (NV_UNLIKELY(b > di->max_workgroup_dim[i]))
+      return hsad_fail(HSAD_ERR_WORKGROUP, "kernel %s: block[%u]=%u exceeds device %u's maximum "
+                       "%u (CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_%c)", name, i, b, di->index,
+                       di->max_workgroup_dim[i], "XYZ"[i]);
+    uint32_t nb = g / b + (g % b != 0);
+    if (NV_UNLIKELY(nb > dev->max_grid_blocks[i]))
+      return hsad_fail(HSAD_ERR_GRID, "kernel %s: grid[%u]=%u is %u blocks of %u, above device "
+                       "%u's maximum %u (CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_%c)", name, i, g, nb, b,
+                       di->index, dev->max_grid_blocks[i], "XYZ"[i]);
+    blocks[i] = nb;
+    block[i] = b;
+    flat *= b;
+  }
+  if (NV_UNLIKELY(flat > k->desc.max_flat_workgroup_size))
+    return hsad_fail(HSAD_ERR_WORKGROUP, "kernel %s: workgroup of %u work-items exceeds its "
+                     "maximum %u (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK; device %u maximum %u)",
+                     name, flat, k->desc.max_flat_workgroup_size, di->index,
+                     di->max_workgroup_size);
+  uint64_t group = (uint64_t)k->static_shared + dynamic;
+  if (NV_UNLIKELY(group > di->lds_bytes))
+    return hsad_fail(HSAD_ERR_LDS_LIMIT, "kernel %s: group segment of %llu bytes (%u fixed + %u "
+                     "dynamic) exceeds device %u's LDS of %u bytes per workgroup", name,
+                     (unsigned long long)group, k->static_shared, dynamic, di->index, di->lds_bytes);
+  if (NV_UNLIKELY(dynamic > atomic_load_explicit(&k->dynamic_shared_max, memory_order_relaxed))) {
+    /* above the 48 KiB default: opt in for this function (once per size increase) */
+    nv_result_t r = nv_cu.func_set_attribute(k->fn, NV_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             (int)dynamic);
+    if (r != NV_SUCCESS)
+      return nv_fail(q->dev, r, "kernel %s: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %u)",
+                     name, dynamic);
+    atomic_store_explicit(&k->dynamic_shared_max, dynamic, memory_order_relaxed);
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
+                                 const hsad_launch_t *l, uint64_t deadline_ns,
+                                 hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  (void)deadline_ns; /* a stream has no ring to wait for */
+  nv_queue_t *q = nvq(queue);
+  if (NV_UNLIKELY(!kernel || !l))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  if (NV_UNLIKELY(atomic_load_explicit(&q->error, memory_order_acquire))) return nv_queue_fail(q);
+  if (NV_UNLIKELY(hsad_object_ops(kernel) != &nv_backend_ops))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on an AMD device, the queue "
+                     "is on device %u (NVIDIA)", hsad_device_kernel_desc(kernel)->name,
+                     q->dev->info.index);
+  nv_kernel_t *k = (nv_kernel_t *)(uintptr_t)kernel;
+  if (NV_UNLIKELY(k->program->dev != q->dev))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on device %u, the queue is on "
+                     "device %u", k->desc.name, k->program->dev->info.index, q->dev->info.index);
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (NV_UNLIKELY(s)) return s;
+  uint32_t dynamic, blocks[3], block[3];
+  if (NV_UNLIKELY((s = nv_pack(k, l, &dynamic)) != HSAD_OK)) return s;
+  if (NV_UNLIKELY((s = nv_geometry(q, k, l, dynamic, blocks, block)) != HSAD_OK)) return s;
+  for (uint32_t i = 0; i < k->param_count; i++) nv_param_ptrs[i] = nv_params + k->param_offset[i];
+  nv_result_t r = nv_cu.launch_kernel(k->fn, blocks[0], blocks[1], blocks[2], block[0], block[1],
+                                      block[2], dynamic, q->stream,
+                                      k->param_count ? nv_param_ptrs : NULL, NULL);
+  if (NV_UNLIKELY(r != NV_SUCCESS))
+    return nv_fail(q->dev, r, "kernel %s: cuLaunchKernel on queue %llu (grid %ux%ux%u blocks of "
+                   "%ux%ux%u, %u bytes dynamic shared)", k->desc.name, (unsigned long long)q->uid,
+                   blocks[0], blocks[1], blocks[2], block[0], block[1], block[2], dynamic);
+  uint64_t id = atomic_fetch_add_explicit(&q->launches, 1, memory_order_relaxed);
+  atomic_store_explicit(&q->since_epoch, 1, memory_order_relaxed);
+  if (out_completion && (s = nv_queue_epoch(q, out_completion)) != HSAD_OK) return s;
+  if (out_packet_id) *out_packet_id = id;
+  return HSAD_OK;
+}
+
+/* ---- barriers ------------------------------------------------------------------------- */
+
+hsad_status_t nv_queue_wait_deps(nv_queue_t *q, const hsad_completion_t *deps, uint32_t n,
+                                 uint64_t deadline_ns, const char *who) {
+  if (n && !deps)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: deps NULL with dep_count %u", who, n);
+  for (uint32_t i = 0; i < n; i++) {
+    const hsad_completion_t *c = &deps[i];
+    if (!c->queue || !c->epoch || c->queue == (hsad_queue_t *)q) continue;
+    if (hsad_queue_ops(c->queue) != &nv_backend_ops) {
+      /* another vendor's work: the GPU cannot wait for it; the host does */
+      hsad_status_t s = hsad_completion_wait(c, deadline_ns);
+      if (s) return s;
+      continue;
+    }
+    nv_queue_t *d = nvq(c->queue);
+    if (atomic_load_explicit(&d->error, memory_order_acquire)) return nv_queue_fail(d);
+    if (nv_epoch_reached(d) >= c->epoch) continue;
+    if (c->epoch > atomic_load_explicit(&d->issued, memory_order_acquire))
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dependency %u: epoch %llu was never issued "
+                       "on queue %llu", who, i, (unsigned long long)c->epoch,
+                       (unsigned long long)d->uid);
+    /* the same device: its mapping; another device: the host address (unified addressing) */
+    nv_deviceptr_t addr = d->dev == q->dev ? d->epoch_dev : (nv_deviceptr_t)(uintptr_t)d->epoch_host;
+    nv_result_t r = nv_cu.stream_wait_value64(q->stream, addr, c->epoch, NV_STREAM_WAIT_VALUE_GEQ);
+    if (r != NV_SUCCESS)
+      return nv_fail(q->dev, r, "%s: cuStreamWaitValue64 (queue %llu after queue %llu epoch %llu)",
+                     who, (unsigned long long)q->uid, (unsigned long long)d->uid,
+                     (unsigned long long)c->epoch);
+    atomic_store_explicit(&q->since_epoch, 1, memory_order_relaxed);
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t nv_queue_barrier(hsad_queue_t *queue, const hsad_completion_t *deps,
+                               uint32_t dep_count, uint64_t deadline_ns,
+                               hsad_completion_t *out_completion) {
+  nv_queue_t *q = nvq(queue);
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (s) return s;
+  s = nv_queue_wait_deps(q, deps, dep_count, deadline_ns, "hsad_queue_barrier");
+  if (s) return s;
+  /* a stream runs in order: the barrier needs no command of its own */
+  return out_completion ? nv_queue_epoch(q, out_completion) : HSAD_OK;
+}
+
+hsad_status_t nv_queue_flush(hsad_queue_t *queue, uint64_t deadline_ns,
+                             hsad_completion_t *out_completion) {
+  (void)deadline_ns;
+  nv_queue_t *q = nvq(queue);
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  uint64_t k = atomic_load_explicit(&q->issued, memory_order_acquire);
+  if (k && !atomic_load_explicit(&q->since_epoch, memory_order_relaxed)) {
+    *out_completion = (hsad_completion_t){.queue = queue, .epoch = k, .packet_id = k};
+    return HSAD_OK;
+  }
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (s) return s;
+  return nv_queue_epoch(q, out_completion);
+}

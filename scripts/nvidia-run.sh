@@ -1,0 +1,179 @@
+#!/bin/bash
+# scripts/nvidia-run.sh - the whole NVIDIA run of issue 19 in one command, for the lent NVIDIA
+# machine (one H200, CUDA 13.0, driver 580, Ubuntu 24.04: no package registry, no ROCm, no
+# json-c or Criterion). Run from the repository root:
+#
+#   scripts/nvidia-run.sh              # OUT=<folder> for the results (default: ./nvidia-run-out)
+#   scripts/nvidia-run.sh --fetch-debs # on a Debian 12 machine with a registry: fills .nvdeb/
+#
+# Carry (git-ignored, 4.1 MiB): .nvdeb/ - the Debian 12 packages of
+# shared/notes/nvidia-machine.md (Criterion, json-c, libelf, msgpack, zlib, zstd and their
+# dependencies), unpacked here with dpkg -x into /tmp (never into /).
+#
+# Steps (each one's command, exit status, time and whole output go to $OUT/<step>.txt; a
+# failed step's output is also printed here, its last 60 lines): facts of the machine, unpack,
+# build with `make BACKENDS=nvidia` (no ROCm header or library anywhere: checked from the
+# compiler's dependency files), hsad info (text and --json), the driver API declarations
+# against this machine's cuda.h (tests/test_nv_decls.c), the NVIDIA tests (tests/test_nvidia.c,
+# one process per test), the bench (hsad-bench-nvidia: dispatch and roundtrip). Every step runs
+# even when an earlier one failed where it can. The last lines are $OUT/summary.txt: one line
+# per step, PASS / FAIL / SKIP, and the totals. Exit status: 0 when every step passed.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
+DEBS=(libcriterion-dev libcriterion3 libboxfort-dev libnanomsg5 libnanomsg-dev libgit2-1.5
+      libgit2-dev libffi-dev libffi8 libjson-c-dev libjson-c5 libelf-dev libelf1 zlib1g-dev
+      libmsgpack-dev libmsgpackc2 libhttp-parser2.9 libssh2-1 libmbedtls14 libmbedx509-1
+      libmbedcrypto7 libzstd-dev)
+
+if [ "${1:-}" = "--fetch-debs" ]; then
+  mkdir -p .nvdeb && cd .nvdeb && apt-get download "${DEBS[@]}" && ls -l && exit 0
+  exit 1
+fi
+
+OUT=${OUT:-$ROOT/nvidia-run-out}
+mkdir -p "$OUT" || exit 2
+OUT=$(cd "$OUT" && pwd)
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+BUILD=${NV_BUILD:-build-nv}
+JOBS=${NV_JOBS:-$(nproc 2>/dev/null || echo 4)}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+failed=0
+t_start=$(date +%s)
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+# run_step NAME TIMEOUT_S CMD...: runs CMD with a deadline; records and reports it.
+run_step() {
+  local name=$1 limit=$2
+  shift 2
+  local log=$OUT/$name.txt t0 t1 rc
+  t0=$(date +%s.%N)
+  {
+    echo "\$ $*"
+    echo "(cwd $PWD; started $(date -u +%FT%TZ))"
+  } > "$log"
+  if declare -F "$1" > /dev/null; then
+    "$@" >> "$log" 2>&1 # a function of this script (short; `timeout` cannot run it)
+  else
+    timeout --kill-after=10 "$limit" "$@" >> "$log" 2>&1
+  fi
+  rc=$?
+  t1=$(date +%s.%N)
+  local secs
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  echo "(exit $rc after ${secs} s)" >> "$log"
+  if [ $rc -eq 0 ]; then
+    note "PASS  $name (${secs} s): $*"
+  else
+    failed=$((failed + 1))
+    [ $rc -eq 124 ] && note "FAIL  $name: timed out after ${limit} s: $*" ||
+      note "FAIL  $name (exit $rc, ${secs} s): $*"
+    echo "----- last 60 lines of $name ($log) -----"
+    tail -n 60 "$log"
+    echo "----- end of $name -----"
+  fi
+  return $rc
+}
+
+echo "nvidia-run: results in $OUT (summary: $SUMMARY)"
+echo "nvidia-run: commit $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(hostname)"
+
+# ---- 1. the machine ----------------------------------------------------------------------
+{
+  echo "date: $(date -u +%FT%TZ)"
+  echo "uname: $(uname -a)"
+  echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+  echo "gcc: $(gcc --version 2>&1 | head -n 1)"
+  echo "cores: $JOBS"
+  echo "nvcc: $("$CUDA_HOME/bin/nvcc" --version 2>&1 | tail -n 2 | tr '\n' ' ')"
+  echo "cuda.h: $(ls "$CUDA_HOME/include/cuda.h" 2>&1)"
+  echo "libcuda: $(ldconfig -p 2>/dev/null | grep -m 2 libcuda.so)"
+  echo "driver: $(cat /sys/module/nvidia/version 2>/dev/null || head -n 1 /proc/driver/nvidia/version 2>&1)"
+  echo "devices: $(ls /dev/nvidia* 2>&1 | tr '\n' ' ')"
+  echo "nvidia-smi: $(nvidia-smi --query-gpu=name,compute_cap,memory.total,pci.bus_id --format=csv,noheader 2>&1)"
+  echo "rocm headers: $(ls /usr/include/hsa/hsa.h /opt/rocm/include/hsa/hsa.h 2>&1 | tr '\n' ' ')"
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+NV_ARCH=${NV_ARCH:-}
+if [ -z "$NV_ARCH" ]; then
+  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+  NV_ARCH=sm_${cc:-90}
+fi
+echo "nvidia-run: kernels for $NV_ARCH"
+
+# ---- 2. the carried packages ---------------------------------------------------------------
+P=/tmp/hsad-nvdeb
+unpack() {
+  local n=0
+  rm -rf "$P" && mkdir -p "$P" || return 1
+  for d in "${DEBS[@]}"; do
+    local f
+    f=$(ls "$ROOT"/.nvdeb/"${d}"_*.deb 2>/dev/null | head -n 1)
+    if [ -z "$f" ]; then echo "missing: .nvdeb/${d}_*.deb (carry .nvdeb; fill it with --fetch-debs)"; return 1; fi
+    dpkg -x "$f" "$P" || { echo "dpkg -x $f failed"; return 1; }
+    echo "unpacked $(basename "$f")"
+    n=$((n + 1))
+  done
+  echo "$n packages into $P"
+  ls "$P/usr/include/criterion/criterion.h" "$P/usr/include/json-c/json.h" || return 1
+}
+run_step unpack 120 unpack
+export CPATH="$P/usr/include${CPATH:+:$CPATH}"
+export LIBRARY_PATH="$P/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$P/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# ---- 3. build without ROCm -----------------------------------------------------------------
+CUBIN=$BUILD/tests/nvidia/nv_kernels-$NV_ARCH.cubin
+TARGETS=("$BUILD/lib/libhsad.a" "$BUILD/lib/libhsad.so" "$BUILD/bin/hsad"
+         "$BUILD/bin/hsad-bench-nvidia" "$BUILD/tests/test_nv_decls" "$BUILD/tests/test_nvidia"
+         "$CUBIN")
+run_step build 240 make -j"$JOBS" BUILD="$BUILD" BACKENDS=nvidia NV_ARCH="$NV_ARCH" \
+  CUDA_HOME="$CUDA_HOME" "${TARGETS[@]}"
+# the proof that nothing of ROCm was compiled in: the dependency files of every object
+no_rocm() {
+  local hits
+  hits=$(grep -l 'hsa/\|amd_comgr\|hsakmt' $(find "$BUILD/obj" -name '*.d') 2>/dev/null)
+  echo "objects: $(find "$BUILD/obj" -name '*.o' | sed "s|$BUILD/obj/||" | sort | tr '\n' ' ')"
+  echo "undefined hsa_* symbols in libhsad.a: $(nm "$BUILD/lib/libhsad.a" 2>/dev/null | grep -c ' U hsa_')"
+  echo "libhsad.so needs: $(readelf -d "$BUILD/lib/libhsad.so" 2>/dev/null | grep NEEDED | sed 's/.*\[\(.*\)\]/\1/' | tr '\n' ' ')"
+  [ -z "$hits" ] || { echo "ROCm headers used by: $hits"; return 1; }
+  echo "no ROCm header in any dependency file"
+}
+run_step no-rocm 30 no_rocm
+
+# ---- 4. hsad info ----------------------------------------------------------------------------
+run_step info 60 "$BUILD/bin/hsad" info
+run_step info-json 60 "$BUILD/bin/hsad" info --json
+
+# ---- 5. tests --------------------------------------------------------------------------------
+# one process per test (Criterion's default); --jobs=1 so the 4-thread and fault tests own the GPU
+run_step test-nv-decls 60 "$BUILD/tests/test_nv_decls" --verbose
+run_step test-nvidia 300 "$BUILD/tests/test_nvidia" --verbose --jobs=1
+if [ -f "$OUT/test-nvidia.txt" ]; then
+  p=$(grep -a -c '^\[PASS\]' "$OUT/test-nvidia.txt")
+  f=$(grep -a -c '^\[FAIL\]' "$OUT/test-nvidia.txt")
+  s=$(grep -a -c '^\[SKIP\]' "$OUT/test-nvidia.txt")
+  note "      test_nvidia: $p passed, $f failed, $s skipped"
+  if [ "$s" -gt 0 ] || [ "$p" -eq 0 ]; then # on the NVIDIA machine every test must run
+    failed=$((failed + 1))
+    note "FAIL  test-nvidia: $s test(s) skipped, $p passed: on this machine every test must run"
+  fi
+  grep -a '^\[FAIL\]\|^\[SKIP\]\|Assertion\|^\[----\].*:' "$OUT/test-nvidia.txt" | head -n 40 | tee -a "$SUMMARY"
+fi
+
+# ---- 6. bench --------------------------------------------------------------------------------
+run_step bench 120 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
+  --json "$OUT/bench.jsonl"
+[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
+  failed=$((failed + 1))
+  note "FAIL  bench: it found no NVIDIA GPU"
+fi
+
+# ---- summary ---------------------------------------------------------------------------------
+note "nvidia-run: $failed step(s) failed, $(($(date +%s) - t_start)) s in all; every step's output is in $OUT"
+echo "===== summary ($SUMMARY) ====="
+cat "$SUMMARY"
+[ $failed -eq 0 ]

@@ -1,0 +1,84 @@
+/* test_nv_decls.c - nvidia/nv_cuda.h against the real cuda.h (issue 19): every constant's
+ * value, every handle typedef's size, every function pointer type against cuda.h's prototype
+ * of the exported symbol. The checks are compile-time (_Static_assert): where cuda.h is
+ * installed (the build passes -DNV_HAVE_CUDA_H and its include folder) a mismatch fails the
+ * build of this test; the test itself then records how many declarations were checked.
+ * Without cuda.h it reports itself skipped, with the reason. */
+#include <criterion/criterion.h>
+#include <stddef.h>
+
+#include "nvidia/nv_cuda.h"
+
+#ifdef NV_HAVE_CUDA_H
+#include <cuda.h>
+
+#define CHECK_CONST_(name, cuda_name, value)                                                  \
+  _Static_assert((long long)(name) == (long long)(cuda_name), #name " != " #cuda_name);       \
+  _Static_assert((long long)(cuda_name) == (long long)(value), #cuda_name " changed value");
+NV_CUDA_CONSTANTS(CHECK_CONST_)
+
+#define CHECK_FN_(member, symbol, ret, params)                                                \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&symbol), nv_##symbol##_fn),         \
+                 #symbol ": nv_cuda.h's declaration differs from cuda.h's prototype");
+NV_CUDA_FUNCTIONS(CHECK_FN_)
+
+/* the structures, field by field */
+#define SAME_FIELD_(ours, theirs, a, b)                                                       \
+  _Static_assert(offsetof(ours, a) == offsetof(theirs, b) &&                                  \
+                     sizeof(((ours *)0)->a) == sizeof(((theirs *)0)->b),                      \
+                 #theirs "." #b " differs")
+_Static_assert(sizeof(nv_launch_attribute_t) == sizeof(CUlaunchAttribute), "CUlaunchAttribute");
+_Static_assert(_Alignof(nv_launch_attribute_t) == _Alignof(CUlaunchAttribute), "its alignment");
+SAME_FIELD_(nv_launch_attribute_t, CUlaunchAttribute, id, id);
+SAME_FIELD_(nv_launch_attribute_t, CUlaunchAttribute, pad, pad);
+SAME_FIELD_(nv_launch_attribute_t, CUlaunchAttribute, value, value);
+SAME_FIELD_(nv_launch_attribute_t, CUlaunchAttribute, value.cooperative, value.cooperative);
+_Static_assert(sizeof(nv_launch_config_t) == sizeof(CUlaunchConfig), "CUlaunchConfig");
+_Static_assert(_Alignof(nv_launch_config_t) == _Alignof(CUlaunchConfig), "its alignment");
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, grid_dim_x, gridDimX);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, grid_dim_y, gridDimY);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, grid_dim_z, gridDimZ);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, block_dim_x, blockDimX);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, block_dim_y, blockDimY);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, block_dim_z, blockDimZ);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, shared_mem_bytes, sharedMemBytes);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, stream, hStream);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, attrs, attrs);
+SAME_FIELD_(nv_launch_config_t, CUlaunchConfig, num_attrs, numAttrs);
+_Static_assert(__builtin_types_compatible_p(__typeof__(((nv_launch_config_t *)0)->stream),
+                                            __typeof__(((CUlaunchConfig *)0)->hStream)), "hStream");
+_Static_assert(sizeof(((CUlaunchAttribute *)0)->id) == sizeof(unsigned int), "CUlaunchAttributeID");
+/* prototypes with cuda.h's structure types in place of ours */
+typedef CUresult (*cuda_cuLaunchKernelEx_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+_Static_assert(__builtin_types_compatible_p(__typeof__(&cuLaunchKernelEx), cuda_cuLaunchKernelEx_fn),
+               "cuLaunchKernelEx: cuda.h's prototype changed");
+_Static_assert(__builtin_types_compatible_p(
+                   nv_cuLaunchKernelEx_fn,
+                   nv_result_t (*)(const nv_launch_config_t *, nv_function_t, void **, void **)),
+               "cuLaunchKernelEx: nv_cuda.h's declaration");
+
+_Static_assert(sizeof(nv_deviceptr_t) == sizeof(CUdeviceptr), "CUdeviceptr size");
+_Static_assert(__builtin_types_compatible_p(nv_deviceptr_t, CUdeviceptr), "CUdeviceptr type");
+_Static_assert(__builtin_types_compatible_p(nv_device_t, CUdevice), "CUdevice type");
+_Static_assert(__builtin_types_compatible_p(nv_context_t, CUcontext), "CUcontext type");
+_Static_assert(__builtin_types_compatible_p(nv_stream_t, CUstream), "CUstream type");
+_Static_assert(__builtin_types_compatible_p(nv_result_t, CUresult), "CUresult type");
+_Static_assert(sizeof(nv_device_attribute_t) == sizeof(CUdevice_attribute), "attribute size");
+_Static_assert(sizeof(nv_function_attribute_t) == sizeof(CUfunction_attribute), "attr size");
+_Static_assert(CUDA_VERSION >= 12040, "the backend's declarations need CUDA 12.4+ headers");
+
+#define COUNT_(...) +1
+Test(nv_decls, match_cuda_h) {
+  int constants = 0 NV_CUDA_CONSTANTS(COUNT_), functions = 0 NV_CUDA_FUNCTIONS(COUNT_)
+      NV_CUDA_STRUCT_FUNCTIONS(COUNT_);
+  cr_log_info("nv_cuda.h matches cuda.h of CUDA %d.%d: %d constants, %d functions, 2 structures "
+              "(13 fields)", CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10, constants, functions);
+  cr_expect_eq(constants, 41);
+  cr_expect_eq(functions, 38);
+}
+#else
+Test(nv_decls, match_cuda_h) {
+  cr_skip_test("no cuda.h at build time (CUDA_INC): the driver API declarations of "
+               "nvidia/nv_cuda.h were not checked");
+}
+#endif

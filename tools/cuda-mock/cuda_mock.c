@@ -1,0 +1,369 @@
+/* cuda_mock.c - a host-only stand-in for libcuda.so.1 (the subset of nvidia/nv_cuda.h), so the
+ * NVIDIA backend and tests/test_nvidia.c run where there is no NVIDIA GPU (CI, this machine):
+ * HSAD_LIBCUDA=build/lib/hsad/cuda-mock/libcuda.so.1. What it models, and nothing more:
+ *   - one device ("hsad cuda-mock", sm_90 limits of an H200), one primary context;
+ *   - streams as FIFOs run in order by one host thread each: launches, 64-bit value writes,
+ *     value waits (GEQ: they block the stream until another stream's write), copies, fills;
+ *   - the kernels of tests/data/nvidia/nv_kernels.cu as host twins (found by name; parameter
+ *     layouts as cuFuncGetParamInfo gives them for sm_90), run over the launch's grid;
+ *   - device memory = host memory (unified addresses), pinned memory = calloc'd;
+ *   - `fault` poisons the context: every later call in it returns CUDA_ERROR_ILLEGAL_ADDRESS
+ *     (700) until cuDevicePrimaryCtxReset, as the real driver does;
+ *   - dynamic shared memory above 48 KiB needs cuFuncSetAttribute first (else
+ *     CUDA_ERROR_INVALID_VALUE).
+ * It checks nothing of the GPU's own semantics (memory model, timing). */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef unsigned int res_t;
+enum { OK = 0, EINVAL_ = 1, ENOTINIT = 3, ENOTFOUND = 500, ENOTREADY = 600, EILLEGAL = 700,
+       EHANDLE = 400 };
+
+static _Atomic res_t sticky; /* the context's poisoning error */
+static int inited;
+
+/* ---- kernels -------------------------------------------------------------------------- */
+typedef struct {
+  const char *name;
+  uint32_t nparams, offset[6], size[6];
+} func_t;
+static func_t funcs[] = {
+    {"empty", 0, {0}, {0}},
+    {"saxpy", 4, {0, 8, 16, 24}, {4, 8, 8, 4}},
+    {"byval", 6, {0, 8, 32, 48, 56, 64}, {1, 24, 16, 8, 8, 8}},
+    {"dyn_reverse", 2, {0, 8}, {8, 4}},
+    {"add_one", 1, {0}, {8}},
+    {"delay_store", 3, {0, 8, 16}, {8, 4, 8}},
+    {"copy_one", 2, {0, 8}, {8, 8}},
+    {"fault", 1, {0}, {8}},
+};
+enum { NFUNCS = sizeof funcs / sizeof funcs[0] };
+static int max_dyn[NFUNCS];
+
+typedef struct op {
+  int kind; /* 0 kernel, 1 write, 2 wait, 3 copy, 4 fill */
+  func_t *f;
+  unsigned grid[3], block[3], shared;
+  uint8_t params[128];
+  volatile uint64_t *addr;
+  uint64_t value;
+  void *dst;
+  const void *src;
+  size_t bytes;
+  struct op *next;
+} op_t;
+
+typedef struct stream {
+  pthread_mutex_t lock;
+  pthread_cond_t cv;
+  op_t *head, *tail;
+  int busy, quit;
+  pthread_t thread;
+} stream_t;
+
+#define P(type, off) (*(type *)(o->params + (off)))
+
+static void run_kernel(op_t *o) {
+  const char *n = o->f->name;
+  unsigned blocks = o->grid[0] * o->grid[1] * o->grid[2], threads = o->block[0];
+  if (!strcmp(n, "saxpy")) {
+    float a = P(float, 0), *x = P(float *, 8), *y = P(float *, 16);
+    unsigned cnt = P(unsigned, 24);
+    for (unsigned i = 0; i < blocks * threads; i++)
+      if (i < cnt) y[i] = a * x[i] + y[i];
+  } else if (!strcmp(n, "byval")) {
+    struct { char c; short s; int i; double d; char t[3]; } m;
+    memcpy(&m, o->params + 8, 24);
+    float v[4];
+    memcpy(v, o->params + 32, 16);
+    long long *out = P(long long *, 64);
+    out[0] = P(char, 0); out[1] = m.c; out[2] = m.s; out[3] = m.i; out[4] = (long long)(m.d * 1000.0);
+    out[5] = m.t[0] * 10000 + m.t[1] * 100 + m.t[2];
+    for (int k = 0; k < 4; k++) out[6 + k] = (long long)(v[k] * 10);
+    out[10] = (long long)(P(double, 48) * 1000.0);
+    out[11] = (long long)P(unsigned long long, 56);
+  } else if (!strcmp(n, "dyn_reverse")) {
+    int *data = P(int *, 0);
+    unsigned words = P(unsigned, 8);
+    if (o->shared < words * 4) { sticky = EILLEGAL; return; } /* out of its shared memory */
+    int *tmp = malloc(threads * sizeof *tmp);
+    for (unsigned b = 0; b < blocks; b++) {
+      memcpy(tmp, data + b * threads, threads * sizeof *tmp);
+      for (unsigned t = 0; t < threads; t++) data[b * threads + t] = tmp[threads - 1 - t];
+    }
+    free(tmp);
+  } else if (!strcmp(n, "add_one")) {
+    __atomic_fetch_add(P(unsigned long long *, 0), 1, __ATOMIC_SEQ_CST);
+  } else if (!strcmp(n, "delay_store")) {
+    uint64_t ns = P(uint64_t, 16);
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+    __atomic_store_n(P(int *, 0), P(int, 8), __ATOMIC_SEQ_CST);
+  } else if (!strcmp(n, "copy_one")) {
+    *P(int *, 0) = __atomic_load_n(P(int *, 8), __ATOMIC_SEQ_CST);
+  } else if (!strcmp(n, "fault")) {
+    sticky = EILLEGAL;
+  }
+}
+
+static void *stream_main(void *arg) {
+  stream_t *s = arg;
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    while (!s->head && !s->quit) pthread_cond_wait(&s->cv, &s->lock);
+    if (!s->head) break;
+    op_t *o = s->head;
+    s->busy = 1;
+    pthread_mutex_unlock(&s->lock);
+    if (!sticky) {
+      switch (o->kind) {
+      case 0: run_kernel(o); break;
+      case 1: __atomic_store_n(o->addr, o->value, __ATOMIC_SEQ_CST); break;
+      case 2:
+        while (!sticky && (int64_t)(__atomic_load_n(o->addr, __ATOMIC_SEQ_CST) - o->value) < 0) {
+          struct timespec ts = {0, 20000};
+          nanosleep(&ts, NULL);
+        }
+        break;
+      case 3: memmove(o->dst, o->src, o->bytes); break;
+      case 4: memset(o->dst, (int)o->value, o->bytes); break;
+      }
+    }
+    pthread_mutex_lock(&s->lock);
+    s->head = o->next;
+    if (!s->head) s->tail = NULL;
+    s->busy = 0;
+    free(o);
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+static res_t enqueue(stream_t *s, op_t *o) {
+  if (sticky) {
+    free(o);
+    return sticky;
+  }
+  if (!s) return EHANDLE; /* the legacy default stream is not modelled */
+  o->next = NULL;
+  pthread_mutex_lock(&s->lock);
+  if (s->tail) s->tail->next = o; else s->head = o;
+  s->tail = o;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->lock);
+  return OK;
+}
+
+/* ---- the API ---------------------------------------------------------------------------- */
+res_t cuInit(unsigned flags) { (void)flags; inited = 1; return OK; }
+res_t cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+res_t cuGetErrorName(res_t e, const char **s) {
+  *s = e == 0 ? "CUDA_SUCCESS" : e == 1 ? "CUDA_ERROR_INVALID_VALUE" : e == 400 ? "CUDA_ERROR_INVALID_HANDLE"
+     : e == 500 ? "CUDA_ERROR_NOT_FOUND" : e == 600 ? "CUDA_ERROR_NOT_READY"
+     : e == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_UNKNOWN";
+  return OK;
+}
+res_t cuGetErrorString(res_t e, const char **s) {
+  *s = e == 700 ? "an illegal memory access was encountered" : e == 1 ? "invalid argument"
+     : "mock error";
+  return OK;
+}
+res_t cuDeviceGetCount(int *n) { *n = inited ? 1 : 0; return inited ? OK : ENOTINIT; }
+res_t cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? OK : EINVAL_; }
+res_t cuDeviceGetName(char *name, int len, int dev) {
+  (void)dev;
+  strncpy(name, "hsad cuda-mock", (size_t)len);
+  name[len - 1] = 0;
+  return OK;
+}
+res_t cuDeviceGetAttribute(int *v, unsigned a, int dev) {
+  (void)dev;
+  switch (a) {
+  case 1: *v = 1024; break;   case 2: case 3: *v = 1024; break; case 4: *v = 64; break;
+  case 5: *v = 2147483647; break; case 6: case 7: *v = 65535; break;
+  case 8: *v = 49152; break;  case 10: *v = 32; break; case 16: *v = 132; break;
+  case 19: case 41: *v = 1; break; case 39: *v = 2048; break;
+  case 75: *v = 9; break;     case 76: *v = 0; break; case 97: *v = 232448; break;
+  case 122: *v = 1; break;    default: *v = 0; return EINVAL_;
+  }
+  return OK;
+}
+res_t cuDeviceTotalMem_v2(size_t *b, int dev) { (void)dev; *b = 1ull << 34; return OK; }
+res_t cuDeviceGetPCIBusId(char *id, int len, int dev) {
+  (void)dev;
+  strncpy(id, "0000:00:00.0", (size_t)len);
+  return OK;
+}
+static int ctx_token;
+res_t cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = &ctx_token; return OK; }
+res_t cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return OK; }
+res_t cuDevicePrimaryCtxReset_v2(int dev) {
+  (void)dev;
+  sticky = OK;
+  for (int i = 0; i < NFUNCS; i++) max_dyn[i] = 0;
+  return OK;
+}
+res_t cuCtxSetCurrent(void *ctx) { return ctx == &ctx_token ? OK : EINVAL_; }
+static int module_token;
+res_t cuModuleLoadData(void **m, const void *image) {
+  (void)image;
+  if (sticky) return sticky;
+  *m = &module_token;
+  return OK;
+}
+res_t cuModuleUnload(void *m) { (void)m; return sticky ? sticky : OK; }
+res_t cuModuleGetFunction(void **f, void *m, const char *name) {
+  (void)m;
+  for (int i = 0; i < NFUNCS; i++)
+    if (!strcmp(funcs[i].name, name)) { *f = &funcs[i]; return OK; }
+  return ENOTFOUND;
+}
+res_t cuModuleGetFunctionCount(unsigned *n, void *m) { (void)m; *n = NFUNCS; return OK; }
+res_t cuModuleEnumerateFunctions(void **f, unsigned n, void *m) {
+  (void)m;
+  for (unsigned i = 0; i < n && i < NFUNCS; i++) f[i] = &funcs[i];
+  return OK;
+}
+res_t cuFuncGetName(const char **name, void *f) { *name = ((func_t *)f)->name; return OK; }
+res_t cuFuncGetParamInfo(void *fn, size_t i, size_t *off, size_t *size) {
+  func_t *f = fn;
+  if (i >= f->nparams) return EINVAL_;
+  *off = f->offset[i];
+  *size = f->size[i];
+  return OK;
+}
+res_t cuFuncGetAttribute(int *v, unsigned a, void *fn) {
+  int i = (int)((func_t *)fn - funcs);
+  switch (a) {
+  case 0: *v = 1024; break; case 1: case 3: *v = 0; break; case 4: *v = 32; break;
+  case 8: *v = max_dyn[i] ? max_dyn[i] : 49152; break; default: *v = 0; return EINVAL_;
+  }
+  return OK;
+}
+res_t cuFuncSetAttribute(void *fn, unsigned a, int v) {
+  if (a != 8 || v > 232448) return EINVAL_;
+  max_dyn[(func_t *)fn - funcs] = v;
+  return OK;
+}
+res_t cuStreamCreate(void **out, unsigned flags) {
+  (void)flags;
+  if (sticky) return sticky;
+  stream_t *s = calloc(1, sizeof *s);
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  pthread_create(&s->thread, NULL, stream_main, s);
+  *out = s;
+  return OK;
+}
+res_t cuStreamDestroy_v2(void *h) {
+  stream_t *s = h;
+  pthread_mutex_lock(&s->lock);
+  s->quit = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->lock);
+  pthread_join(s->thread, NULL);
+  free(s);
+  return sticky ? sticky : OK;
+}
+res_t cuStreamQuery(void *h) {
+  stream_t *s = h;
+  if (sticky) return sticky;
+  pthread_mutex_lock(&s->lock);
+  int idle = !s->head && !s->busy;
+  pthread_mutex_unlock(&s->lock);
+  return sticky ? sticky : idle ? OK : ENOTREADY;
+}
+res_t cuStreamSynchronize(void *h) {
+  stream_t *s = h;
+  pthread_mutex_lock(&s->lock);
+  while ((s->head || s->busy) && !sticky) pthread_cond_wait(&s->cv, &s->lock);
+  pthread_mutex_unlock(&s->lock);
+  return sticky ? sticky : OK;
+}
+res_t cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                     unsigned bz, unsigned shared, void *h, void **params, void **extra) {
+  func_t *f = fn;
+  int i = (int)(f - funcs);
+  if (sticky) return sticky;
+  if (bx * by * bz > 1024 || !gx || !bx) return EINVAL_;
+  if (shared > (unsigned)(max_dyn[i] ? max_dyn[i] : 49152)) return EINVAL_;
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 0, o->f = f, o->shared = shared;
+  o->grid[0] = gx, o->grid[1] = gy, o->grid[2] = gz;
+  o->block[0] = bx, o->block[1] = by, o->block[2] = bz;
+  if (extra) {
+    void *buf = NULL;
+    size_t size = 0;
+    for (int k = 0; extra[k]; k += 2) {
+      if (extra[k] == (void *)1) buf = extra[k + 1];
+      else if (extra[k] == (void *)2) size = *(size_t *)extra[k + 1];
+      else { free(o); return EINVAL_; }
+    }
+    uint32_t need = f->nparams ? f->offset[f->nparams - 1] + f->size[f->nparams - 1] : 0;
+    if (!buf || size != need || size > sizeof o->params) { free(o); return EINVAL_; }
+    memcpy(o->params, buf, size);
+  } else if (params) {
+    for (uint32_t k = 0; k < f->nparams; k++) memcpy(o->params + f->offset[k], params[k], f->size[k]);
+  } else if (f->nparams) {
+    free(o);
+    return EINVAL_;
+  }
+  return enqueue(h, o);
+}
+res_t cuStreamWriteValue64_v2(void *h, uint64_t addr, uint64_t v, unsigned flags) {
+  (void)flags;
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 1, o->addr = (volatile uint64_t *)(uintptr_t)addr, o->value = v;
+  return enqueue(h, o);
+}
+res_t cuStreamWaitValue64_v2(void *h, uint64_t addr, uint64_t v, unsigned flags) {
+  if (flags != 0) return EINVAL_; /* GEQ only */
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 2, o->addr = (volatile uint64_t *)(uintptr_t)addr, o->value = v;
+  return enqueue(h, o);
+}
+res_t cuMemAlloc_v2(uint64_t *p, size_t n) {
+  if (sticky) return sticky;
+  void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+  if (!m) return 2;
+  *p = (uint64_t)(uintptr_t)m;
+  return OK;
+}
+res_t cuMemFree_v2(uint64_t p) { free((void *)(uintptr_t)p); return sticky ? sticky : OK; }
+res_t cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+  (void)flags;
+  if (sticky) return sticky;
+  *p = calloc(1, n);
+  return *p ? OK : 2;
+}
+res_t cuMemFreeHost(void *p) { free(p); return sticky ? sticky : OK; }
+res_t cuMemHostGetDevicePointer_v2(uint64_t *d, void *h, unsigned flags) {
+  (void)flags;
+  *d = (uint64_t)(uintptr_t)h;
+  return sticky ? sticky : OK;
+}
+res_t cuMemcpyAsync(uint64_t dst, uint64_t src, size_t n, void *h) {
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 3, o->dst = (void *)(uintptr_t)dst, o->src = (const void *)(uintptr_t)src, o->bytes = n;
+  return enqueue(h, o);
+}
+res_t cuMemsetD8Async(uint64_t dst, unsigned char v, size_t n, void *h) {
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 4, o->dst = (void *)(uintptr_t)dst, o->value = v, o->bytes = n;
+  return enqueue(h, o);
+}
+typedef struct {
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void *stream;
+  void *attrs;
+  unsigned nattrs;
+} launch_config_t;
+res_t cuLaunchKernelEx(const launch_config_t *c, void *fn, void **params, void **extra) {
+  if (c->nattrs) return EINVAL_; /* attributes are not modelled */
+  return cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shared, c->stream,
+                        params, extra);
+}
