@@ -113,6 +113,7 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(func_get_name, cuFuncGetName, nv_result_t, (const char **name, nv_function_t func))        \
   X(func_get_param_info, cuFuncGetParamInfo, nv_result_t,                                      \
     (nv_function_t func, size_t index, size_t *offset, size_t *size))                          \
+  X(func_load, cuFuncLoad, nv_result_t, (nv_function_t func))                                  \
   X(func_get_attribute, cuFuncGetAttribute, nv_result_t,                                       \
     (int *value, nv_function_attribute_t attrib, nv_function_t func))                          \
   X(func_set_attribute, cuFuncSetAttribute, nv_result_t,                                       \

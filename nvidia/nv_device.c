@@ -271,21 +271,27 @@ static hsad_status_t nv_kernel_read(nv_program_t *p, nv_kernel_t *k, nv_function
     if (off + size > k->param_bytes) k->param_bytes = (uint32_t)(off + size);
     k->param_count++;
   }
-  int v = 0;
-  nv_cu.func_get_attribute(&v, NV_FUNC_MAX_THREADS_PER_BLOCK, fn);
-  k->desc.max_flat_workgroup_size = (uint32_t)v;
-  v = 0;
-  nv_cu.func_get_attribute(&v, NV_FUNC_SHARED_SIZE_BYTES, fn);
-  k->static_shared = (uint32_t)v;
-  v = 0;
-  nv_cu.func_get_attribute(&v, NV_FUNC_LOCAL_SIZE_BYTES, fn);
-  k->desc.private_segment_fixed_size = (uint32_t)v;
-  v = 0;
-  nv_cu.func_get_attribute(&v, NV_FUNC_NUM_REGS, fn);
-  k->registers = (uint32_t)v;
-  v = 0;
-  nv_cu.func_get_attribute(&v, NV_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn);
-  atomic_init(&k->dynamic_shared_max, (uint32_t)v);
+  /* With lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) a function
+   * that cuModuleEnumerateFunctions returned is not loaded yet, and cuFuncGetAttribute answers
+   * CUDA_ERROR_FUNCTION_NOT_LOADED (seen on the H200: every attribute read as 0): load it. */
+  nv_result_t lr = nv_cu.func_load(fn);
+  if (lr != NV_SUCCESS) return nv_fail(p->dev, lr, "%s: kernel %s: cuFuncLoad", p->label, name);
+  static const struct { nv_function_attribute_t attr; const char *name; } attrs[5] = {
+      {NV_FUNC_MAX_THREADS_PER_BLOCK, "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"},
+      {NV_FUNC_SHARED_SIZE_BYTES, "CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"},
+      {NV_FUNC_LOCAL_SIZE_BYTES, "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"},
+      {NV_FUNC_NUM_REGS, "CU_FUNC_ATTRIBUTE_NUM_REGS"},
+      {NV_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"}};
+  int v[5] = {0};
+  for (int a = 0; a < 5; a++)
+    if ((lr = nv_cu.func_get_attribute(&v[a], attrs[a].attr, fn)) != NV_SUCCESS)
+      return nv_fail(p->dev, lr, "%s: kernel %s: cuFuncGetAttribute(%s)", p->label, name,
+                     attrs[a].name);
+  k->desc.max_flat_workgroup_size = (uint32_t)v[0];
+  k->static_shared = (uint32_t)v[1];
+  k->desc.private_segment_fixed_size = (uint32_t)v[2];
+  k->registers = (uint32_t)v[3];
+  atomic_init(&k->dynamic_shared_max, (uint32_t)v[4]);
   k->desc.kernel_object = (uint64_t)(uintptr_t)fn;
   k->desc.kernarg_segment_size = k->param_bytes;
   k->desc.kernarg_segment_align = 8;

@@ -229,6 +229,7 @@ res_t cuModuleEnumerateFunctions(void **f, unsigned n, void *m) {
   return OK;
 }
 res_t cuFuncGetName(const char **name, void *f) { *name = ((func_t *)f)->name; return OK; }
+res_t cuFuncLoad(void *f) { return f ? OK : 1; }
 res_t cuFuncGetParamInfo(void *fn, size_t i, size_t *off, size_t *size) {
   func_t *f = fn;
   if (i >= f->nparams) return EINVAL_;
