@@ -67,6 +67,11 @@ void nv_device_fault(nv_dev_t *dev, nv_result_t r, const char *where) {
 }
 
 hsad_status_t nv_device_recover(nv_dev_t *dev) {
+  /* the faulted context goes entirely: off this thread, every retain of ours released, then
+   * reset (a context with outstanding retains kept its sticky error across the reset on the
+   * H200: the next retain answered CUDA_ERROR_ILLEGAL_ADDRESS) */
+  (void)nv_cu.ctx_set_current(NULL);
+  for (; dev->retains; dev->retains--) (void)nv_cu.primary_ctx_release(dev->cu);
   nv_result_t r = nv_cu.primary_ctx_reset(dev->cu);
   if (r != NV_SUCCESS) return nv_fail(NULL, r, "cuDevicePrimaryCtxReset(device %u)", dev->info.index);
   nv_context_t ctx = NULL;
