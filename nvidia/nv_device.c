@@ -67,6 +67,8 @@ void nv_device_fault(nv_dev_t *dev, nv_result_t r, const char *where) {
 }
 
 hsad_status_t nv_device_recover(nv_dev_t *dev) {
+  if (atomic_load_explicit(&dev->dead, memory_order_acquire))
+    return hsad_fail(HSAD_ERR_QUEUE_ERROR, "%s", dev->lost_msg);
   /* the faulted context goes entirely: off this thread, every retain of ours released, then
    * reset (a context with outstanding retains kept its sticky error across the reset on the
    * H200: the next retain answered CUDA_ERROR_ILLEGAL_ADDRESS) */
@@ -76,6 +78,19 @@ hsad_status_t nv_device_recover(nv_dev_t *dev) {
   if (r != NV_SUCCESS) return nv_fail(NULL, r, "cuDevicePrimaryCtxReset(device %u)", dev->info.index);
   nv_context_t ctx = NULL;
   r = nv_cu.primary_ctx_retain(&ctx, dev->cu);
+  if (r != NV_SUCCESS && nv_error_is_fatal(r)) {
+    /* Seen on the H200 (driver 580, CUDA 13.0): a sticky error (CUDA_ERROR_ILLEGAL_ADDRESS)
+     * survives cuDevicePrimaryCtxReset, the next retain answers it again. NVIDIA documents
+     * that after such errors the process must be restarted to use CUDA again. */
+    char err[192];
+    size_t n = strlen(dev->lost_msg);
+    snprintf(dev->lost_msg + n, sizeof dev->lost_msg - n, "; the CUDA driver keeps the error "
+             "after cuDevicePrimaryCtxReset (cuDevicePrimaryCtxRetain answers %s): restart the "
+             "process to use the device again (CUDA's sticky errors)",
+             nv_cuda_error(r, err, sizeof err));
+    atomic_store_explicit(&dev->dead, 1, memory_order_release);
+    return hsad_fail(HSAD_ERR_QUEUE_ERROR, "%s", dev->lost_msg);
+  }
   if (r != NV_SUCCESS) return nv_fail(NULL, r, "cuDevicePrimaryCtxRetain(device %u)", dev->info.index);
   dev->retains++;
   dev->ctx = ctx;

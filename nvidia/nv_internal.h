@@ -47,7 +47,9 @@ typedef struct nv_dev {
   nv_queue_t *copyq;                    /* the copies' stream (under lock) */
   _Atomic uint64_t generation;          /* +1 at every context reset */
   _Atomic int lost;                     /* a fault poisoned the context */
-  char lost_msg[320];
+  _Atomic int dead;                     /* the driver kept the error across a reset: only a
+                                           new process can use the device (lost_msg says so) */
+  char lost_msg[640];
 } nv_dev_t;
 
 typedef struct nv_kernel {
@@ -89,7 +91,7 @@ struct nv_queue {
   _Atomic uint64_t issued;              /* last epoch enqueued */
   _Atomic uint64_t launches;            /* dispatches submitted (packet ids) */
   _Atomic uint64_t since_epoch;         /* submits after the last epoch (flush) */
-  char error_msg[512];
+  char error_msg[768];
   nv_queue_t *next;
 };
 

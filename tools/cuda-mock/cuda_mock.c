@@ -8,7 +8,8 @@
  *     layouts as cuFuncGetParamInfo gives them for sm_90), run over the launch's grid;
  *   - device memory = host memory (unified addresses), pinned memory = calloc'd;
  *   - `fault` poisons the context: every later call in it returns CUDA_ERROR_ILLEGAL_ADDRESS
- *     (700) until cuDevicePrimaryCtxReset, as the real driver does;
+ *     (700), also cuDevicePrimaryCtxRetain after cuDevicePrimaryCtxReset, as the H200's driver
+ *     580 does (a sticky error needs a new process);
  *   - dynamic shared memory above 48 KiB needs cuFuncSetAttribute first (else
  *     CUDA_ERROR_INVALID_VALUE).
  * It checks nothing of the GPU's own semantics (memory model, timing). */
@@ -199,11 +200,17 @@ res_t cuDeviceGetPCIBusId(char *id, int len, int dev) {
   return OK;
 }
 static int ctx_token;
-res_t cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = &ctx_token; return OK; }
+/* As the H200's driver 580 does: a sticky error survives cuDevicePrimaryCtxReset, the next
+ * retain answers it (the process must be restarted). */
+res_t cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+  (void)dev;
+  if (sticky) return sticky;
+  *ctx = &ctx_token;
+  return OK;
+}
 res_t cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return OK; }
 res_t cuDevicePrimaryCtxReset_v2(int dev) {
   (void)dev;
-  sticky = OK;
   for (int i = 0; i < NFUNCS; i++) max_dyn[i] = 0;
   return OK;
 }
