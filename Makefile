@@ -6,6 +6,9 @@
 #   make test       install dependencies, build, run every Criterion test
 #   make bench      hsad bench (all suites; BENCH_ARGS='...' passes options)
 #   make mutation   the tests against the deliberate bugs of tests/mutation/ (MUTATION_ARGS)
+#   make coverage   every test with the library under gcov (own tree build-cov/): lines and
+#                   branches per file and folder, public functions no test calls (gcovr)
+#   make mutation-sample   mechanically generated mutants of the library, sampled with a seed
 #   make install PREFIX=/usr/local   (DESTDIR for staging): hsad, hsad-bench-hip, libhsad,
 #                   kfd-emu, the public headers (kfd_emu_twin.h too) and hsad.pc
 #   make clean
@@ -42,12 +45,19 @@ TEST_BINS :=
 ALL_TARGETS :=
 HEADERS :=
 
-.PHONY: all deps demo test bench install clean fuzz mutation
+.PHONY: all deps demo test bench install clean fuzz mutation coverage coverage-run mutation-sample
 all:
 
 include $(sort $(wildcard */module.mk tools/*/module.mk))
 
 HSAD_LIB_OBJS := $(HSAD_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+# COVERAGE=1 (make coverage's inner make, BUILD=build-cov): the library's objects unoptimised
+# with gcov's counters (-O0: one line, one block; branches as written), every link with libgcov.
+# kfd-emu, the tools and the tests stay as they are.
+ifeq ($(COVERAGE),1)
+$(HSAD_LIB_OBJS): CFLAGS += -O0 --coverage
+LDFLAGS += --coverage
+endif
 HSAD_TOOL_OBJS := $(HSAD_TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(HSAD_TOOL_CXX_SRCS:%.cc=$(BUILD)/obj/%.o)
 
 $(BUILD)/obj/%.o: %.c
@@ -95,6 +105,29 @@ bench: deps
 mutation: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) ./scripts/mutation.sh $(MUTATION_ARGS)
+
+# make coverage: builds the library with gcov counters in its own tree ($(COV_BUILD), never
+# mixed with build/), runs every test binary as make test does (a failure is reported, the
+# report is still written), then scripts/coverage.py prints lines and branches per file and per
+# folder of the library and the public functions (hsad_* in HEADERS) that no test runs or names.
+# gcovr is installed on demand (scripts/deps.sh coverage); make test does not need it.
+COV_BUILD ?= build-cov
+coverage: deps
+	@./scripts/deps.sh coverage
+	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) COVERAGE=1 coverage-run
+coverage-run: all $(TEST_BINS)
+	@find $(BUILD)/obj -name '*.gcda' -delete
+	@mkdir -p $(BUILD)/coverage
+	@echo "coverage: running every test binary (log: $(BUILD)/coverage/tests.log)"
+	@./scripts/run-tests.sh $(EMUDIR) $(TEST_BINS) > $(BUILD)/coverage/tests.log 2>&1; \
+	  tail -n 1 $(BUILD)/coverage/tests.log; grep -a '\[FAIL\]\|no Criterion summary' \
+	  $(BUILD)/coverage/tests.log | head -n 20 || true
+	@python3 scripts/coverage.py --build $(BUILD) --headers "$(HEADERS)"
+
+# make mutation-sample MUTATION_SAMPLE_ARGS='--count 200 --seed 18' (scripts/mutation-sample.py)
+mutation-sample: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) python3 scripts/mutation-sample.py $(MUTATION_SAMPLE_ARGS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu \
