@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""coverage.py - make coverage's report (issue 18): lines and branches of the library under gcov.
+"""coverage.py - make coverage's run and report (issue 18): the library's lines and branches.
 
-    scripts/coverage.py --build build-cov --headers "common/hsad_status.h ..." [--json FILE]
+    scripts/coverage.py --build build-cov --emudir DIR --headers "common/hsad_status.h ..." TEST...
 
-Runs gcovr once over the .gcda files the tests left in BUILD/obj (make coverage built the
-library with --coverage -O0 and ran every test binary), for the library's folders only
-(common/, codeobj/, hsa-dispatch/, fusion/, memory/; headers with inline code count as their
-folder's files). Prints, per file and per folder and for the whole library: lines executed /
+make coverage built the library in BUILD with --coverage -O0. This runs each test binary TEST
+through scripts/run-tests.sh (the environment of make test) with its own counters
+(GCOV_PREFIX=BUILD/coverage/per-test/NAME; the hsad processes a test starts write there too),
+log in BUILD/coverage/tests.log, then gcovr over each binary's counters (per-test/NAME.json:
+which binaries execute each line, read by make mutation-sample) and over all of them together,
+for the library's folders only (common/, codeobj/, hsa-dispatch/, fusion/, memory/; headers
+with inline code count as their folder's files). A failing test is reported; the report is
+still written. Prints, per file and per folder and for the whole library: lines executed /
 lines of code, branches taken / branches (gcov's branch arcs; unreachable ones left out, as
 gcovr's --exclude-unreachable-branches does). Then the public functions: every hsad_* function
 declared in the installed headers (--headers, the Makefile's HEADERS) that no test executed (0
@@ -19,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -26,17 +31,49 @@ FOLDERS = ("common", "codeobj", "hsa-dispatch", "fusion", "memory")
 TARGET_LINES, TARGET_BRANCHES = 90.0, 75.0
 
 
-def run_gcovr(root, build, out_json, html):
-    cmd = ["gcovr", "-r", root, "--object-directory", os.path.join(build, "obj"),
-           "--exclude-unreachable-branches", "-j", "2", "--json", out_json,
-           "--html-details", html]
+def gcovr(root, args):
+    cmd = ["gcovr", "-r", root, "--exclude-unreachable-branches"] + args
     for folder in FOLDERS:
         cmd += ["--filter", re.escape(os.path.join(root, folder)) + "/"]
     res = subprocess.run(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     if res.returncode != 0:
-        sys.stderr.write(res.stdout + res.stderr)
-        sys.exit("coverage.py: gcovr failed (exit %d)" % res.returncode)
+        sys.stderr.write(res.stdout[-3000:] + res.stderr[-3000:])
+        sys.exit("coverage.py: gcovr failed (exit %d): %s" % (res.returncode, " ".join(cmd)))
+
+
+def run_tests(root, build, emudir, tests, outdir):
+    """Runs each test binary with its own gcov counters; returns {name: per-test dir}."""
+    objdir = os.path.join(build, "obj")
+    strip = len([c for c in objdir.split("/") if c])
+    dirs, passed, failed, failures = {}, 0, 0, []
+    with open(os.path.join(outdir, "tests.log"), "w") as log:
+        for test in tests:
+            name = os.path.basename(test)
+            pdir = os.path.join(outdir, "per-test", name)
+            os.makedirs(pdir, exist_ok=True)
+            env = dict(os.environ, GCOV_PREFIX=pdir, GCOV_PREFIX_STRIP=str(strip))
+            res = subprocess.run([os.path.join(root, "scripts", "run-tests.sh"), emudir, test],
+                                 cwd=root, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, errors="replace")
+            log.write(res.stdout)
+            m = re.search(r"^(\d+) passed, (\d+) failed$", res.stdout, re.M)
+            passed += int(m.group(1)) if m else 0
+            failed += int(m.group(2)) if m else 1
+            failures += re.findall(r"\[FAIL\] \S+|no Criterion summary.*", res.stdout)
+            # gcov reads each .gcda beside its .gcno
+            for folder in FOLDERS:
+                src = os.path.join(objdir, folder)
+                for f in os.listdir(src) if os.path.isdir(src) else []:
+                    if f.endswith(".gcno") and os.path.exists(
+                            os.path.join(pdir, folder, f[:-5] + ".gcda")):
+                        shutil.copy(os.path.join(src, f), os.path.join(pdir, folder, f))
+            dirs[name] = pdir
+    print("coverage: %d test binaries: %d passed, %d failed (log: %s)" %
+          (len(tests), passed, failed, os.path.join(outdir, "tests.log")))
+    for f in failures[:20]:
+        print("  " + f)
+    return dirs
 
 
 def file_stats(entry):
@@ -96,14 +133,28 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build-cov")
     ap.add_argument("--headers", required=True)
+    ap.add_argument("--emudir", required=True)
+    ap.add_argument("tests", nargs="+")
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     args = ap.parse_args()
     root = os.path.abspath(args.root)
     build = os.path.abspath(os.path.join(root, args.build))
     outdir = os.path.join(build, "coverage")
-    os.makedirs(os.path.join(outdir, "html"), exist_ok=True)
+    shutil.rmtree(outdir, ignore_errors=True)
+    os.makedirs(os.path.join(outdir, "html"))
+    dirs = run_tests(root, build, os.path.abspath(args.emudir),
+                     [os.path.abspath(t) for t in args.tests], outdir)
+    traces = []
+    for name, pdir in sorted(dirs.items()):
+        if any(f.endswith(".gcda") for _, _, fs in os.walk(pdir) for f in fs):
+            gcovr(root, [pdir, "--object-directory", pdir, "--json", pdir + ".json"])
+            traces.append(pdir + ".json")
     out_json = os.path.join(outdir, "coverage.json")
-    run_gcovr(root, build, out_json, os.path.join(outdir, "html", "index.html"))
+    merged = []
+    for t in traces:
+        merged += ["--add-tracefile", t]
+    gcovr(root, merged + ["--json", out_json, "--html-details",
+                          os.path.join(outdir, "html", "index.html")])
     data = json.load(open(out_json))
 
     per_file, per_folder, funcs = {}, {f: [0, 0, 0, 0] for f in FOLDERS}, {}

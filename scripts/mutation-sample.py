@@ -20,7 +20,11 @@ Then draws --count sites (default 200) with random.Random(--seed, default 18), e
 share (QUOTA below) of the sorted list, writes each as a patch (BUILD/mutation-sample/patches/NNN-file-line-op.patch, a header
 naming the change) and runs them all through scripts/mutation.sh: the same private copy of the
 tree, the same test binaries (MUTATION_TESTS) and environment as `make mutation`, each binary
-under a deadline (--timeout, default 60 s: a mutant that hangs a test is killed by timeout). A
+under a deadline (--timeout, default 60 s: a mutant that hangs a test is killed by timeout). With
+make coverage's per-test counters (BUILD_COV/coverage/per-test/*.json, BUILD_COV default
+build-cov, newer than every sampled source) each patch names the test binaries that execute its
+lines (`Tests:`; mutation.sh runs only those), and a mutant on lines no test binary executes
+survives without a run (its verdict says so). A
 mutant that does not compile is stillborn and not counted. The log (mutation.sh's lines) goes to
 BUILD/mutation-sample/log as it runs.
 The report: per file, mutants killed / survived / equivalent / stillborn and the score
@@ -29,7 +33,9 @@ before and after. tests/mutation-sample/equivalent.txt lists triaged equivalent 
 line: `ID | reason` (ID: file:line:op:before=>after, as the report prints it).
   --list            print the sample (id and change) and stop; nothing is built
   --only NNN...     run only these sample numbers (after adding a test for a survivor)
-  --report-from LOG write the report from earlier logs (several: the last verdict wins)
+  --resume          run only the mutants no earlier log of BUILD/mutation-sample has a verdict for
+  --report          write the report from the logs of BUILD/mutation-sample (log-*, oldest
+                    first: a later verdict wins), run nothing
   --write FILE      also write the report (markdown) to FILE
 Exit status 0 when the score reaches --target (default 80%), 1 below it, 2 on a setup error.
 """
@@ -40,6 +46,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FOLDERS = ("hsa-dispatch", "fusion", "memory")
@@ -310,13 +317,18 @@ class Mutant:
         return "%s:%d:%s:%s=>%s" % (self.path, self.line, self.op, short(self.before),
                                     short(self.after))
 
-    def patch(self, src):
+    def lines(self):
+        return range(self.line, self.line + self.before.count("\n") + 1)
+
+    def patch(self, src, tests=None):
         new = src[:self.start] + self.repl + src[self.end:]
         diff = difflib.unified_diff(src.splitlines(True), new.splitlines(True),
                                     "a/" + self.path, "b/" + self.path, n=3)
         head = ("Mutant %d of make mutation-sample: %s line %d, %s: '%s' -> '%s'\n\n" %
                 (self.num, self.path, self.line, self.op, " ".join(self.before.split()),
                  " ".join(self.after.split())))
+        if tests:
+            head += "Tests: %s\n\n" % " ".join(tests)
         return head + "".join(diff)
 
 
@@ -340,6 +352,54 @@ def sample(args):
         mutants.append(Mutant(num, path, line, op, start, end, repl,
                               open(os.path.join(ROOT, path)).read()))
     return mutants, len(candidates)
+
+
+def coverage_map(mutants):
+    """{(file, line): [test binaries executing it]} from make coverage's per-test gcovr JSON, or
+    None when there is none or a sampled source is newer than it."""
+    cdir = os.path.join(ROOT, os.environ.get("BUILD_COV", "build-cov"), "coverage", "per-test")
+    if not os.path.isdir(cdir):
+        return None
+    traces = [os.path.join(cdir, f) for f in sorted(os.listdir(cdir)) if f.endswith(".json")]
+    if not traces:
+        return None
+    oldest = min(os.path.getmtime(t) for t in traces)
+    stale = [m.path for m in mutants if os.path.getmtime(os.path.join(ROOT, m.path)) > oldest]
+    if stale:
+        print("mutation-sample: %s is newer than make coverage's counters: every test binary "
+              "runs every mutant" % stale[0], file=sys.stderr)
+        return None
+    import json
+    # test binaries make coverage has not measured (added since) run every mutant
+    measured = {os.path.basename(t)[:-5] for t in traces}
+    unmeasured = sorted(f[:-2] for f in os.listdir(os.path.join(ROOT, "tests"))
+                        if f.startswith("test_") and f.endswith(".c") and f[:-2] not in measured)
+    cmap = {}
+    for t in traces:
+        name = os.path.basename(t)[:-5]
+        for entry in json.load(open(t))["files"]:
+            path = os.path.relpath(os.path.join(ROOT, entry["file"]), ROOT)
+            for line in entry["lines"]:
+                if line.get("gcovr/noncode"):
+                    continue
+                tests = cmap.setdefault((path, line["line_number"]), [])
+                if line["count"] > 0:
+                    tests.append(name)
+    for tests in cmap.values():
+        if tests:
+            tests += unmeasured
+    return cmap
+
+
+def executed_by(cmap, m):
+    """The test binaries executing mutant m's lines; a line gcov has no record of (the second
+    line of a statement) counts as the nearest line above it that has one."""
+    tests = set()
+    for ln in m.lines():
+        while ln > 0 and (m.path, ln) not in cmap:
+            ln -= 1
+        tests.update(cmap.get((m.path, ln), []))
+    return sorted(tests)
 
 
 def read_equivalent():
@@ -429,7 +489,8 @@ def main():
     ap.add_argument("--target", type=float, default=80.0)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--only", nargs="+", type=int)
-    ap.add_argument("--report-from", nargs="+")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--report", action="store_true")
     ap.add_argument("--write")
     args = ap.parse_args()
     args.folders = args.folders.split(",")
@@ -441,24 +502,36 @@ def main():
             print("%s  %s" % (m.name, m.ident()))
         print("%d mutants of %d sites" % (len(mutants), n_candidates))
         return 0
-    if args.report_from:
-        return 0 if report(mutants, n_candidates, parse_logs(args.report_from), args) >= \
-            args.target else 1
+    logs = sorted((os.path.join(outdir, f) for f in os.listdir(outdir) if f.startswith("log-"))
+                  if os.path.isdir(outdir) else [], key=os.path.getmtime)
+    if args.report:
+        return 0 if report(mutants, n_candidates, parse_logs(logs), args) >= args.target else 1
     patchdir = os.path.join(outdir, "patches")
     os.makedirs(patchdir, exist_ok=True)
     for old in os.listdir(patchdir):
         os.remove(os.path.join(patchdir, old))
-    chosen = [m for m in mutants if not args.only or m.num in args.only]
-    paths = []
+    done = parse_logs(logs) if args.resume else {}
+    chosen = [m for m in mutants if (not args.only or m.num in args.only) and m.name not in done]
+    cmap = coverage_map(chosen)
+    paths, unexecuted = [], []
     for m in chosen:
+        tests = None
+        if cmap is not None:
+            tests = executed_by(cmap, m)
+            if not tests:
+                unexecuted.append(m)
+                continue
         p = os.path.join(patchdir, m.name + ".patch")
-        open(p, "w").write(m.patch(open(os.path.join(ROOT, m.path)).read()))
+        open(p, "w").write(m.patch(open(os.path.join(ROOT, m.path)).read(), tests))
         paths.append(p)
-    log = os.path.join(outdir, "log" + ("-only" if args.only else ""))
+    log = os.path.join(outdir, "log-" + time.strftime("%Y%m%d-%H%M%S"))
     env = dict(os.environ, BUILD=build, MUTATION_TIMEOUT=str(args.timeout))
     print("mutation-sample: %d mutants (seed %d), log %s" % (len(paths), args.seed, log),
           flush=True)
     with open(log, "w") as lf:
+        for m in unexecuted:
+            lf.write("SURVIVED  %s (0 s) no test binary executes line %d\n" % (m.name, m.line))
+        lf.flush()
         proc = subprocess.Popen([os.path.join(ROOT, "scripts", "mutation.sh")] + paths,
                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
         for line in proc.stdout:
@@ -470,9 +543,8 @@ def main():
     if proc.returncode == 2:
         print("mutation-sample: scripts/mutation.sh could not set up (exit 2)", file=sys.stderr)
         return 2
-    logs = [log] if not args.only else [os.path.join(outdir, "log"), log]
-    return 0 if report(mutants, n_candidates, parse_logs([x for x in logs if os.path.exists(x)]),
-                       args) >= args.target else 1
+    return 0 if report(mutants, n_candidates, parse_logs(logs + [log]), args) >= args.target \
+        else 1
 
 
 if __name__ == "__main__":

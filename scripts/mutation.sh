@@ -31,7 +31,8 @@ timeout_s=${MUTATION_TIMEOUT:-120}
 # which a mutant's build does not relink), test_dispatch_tsan (`make tsan`, its own build).
 tests=${MUTATION_TESTS:-test_dispatch test_dispatch_contract test_dispatch_timeline \
 test_dispatch_mt test_dispatch_queue_opts test_dispatch_public test_dispatch_variants \
-test_monitor test_fusion test_fusion_order test_memory test_memory_async test_memory_copy test_memory_pool}
+test_monitor test_fusion test_fusion_order test_memory test_memory_async test_memory_copy test_memory_pool \
+test_survivors}
 all=0 check=0 patches=()
 for a in "$@"; do
   case $a in
@@ -95,10 +96,11 @@ export KFD_EMU_ACCESS="${KFD_EMU_ACCESS:-strict}"
 export KFD_EMU_PUBLICATION_CHECK_US="${KFD_EMU_PUBLICATION_CHECK_US:-2}"
 export KFD_EMU_READ_INDEX="${KFD_EMU_READ_INDEX:-launch}"
 
-# run_tests: runs the binaries; prints "binary: failed tests" for each failing one.
+# run_tests [BINARY...]: runs the binaries (default: every one of $tests); prints
+# "binary: failed tests" for each failing one.
 run_tests() {
-  local caught=0
-  for t in $tests; do
+  local caught=0 t
+  for t in ${*:-$tests}; do
     (cd "$src" && timeout -k 5 "$timeout_s" "build/tests/$t" --jobs=2) > "$log.$t" 2>&1
     local r=$?
     if [ $r -ne 0 ]; then
@@ -130,11 +132,19 @@ for p in "${patches[@]}"; do
   if ! (cd "$src" && git apply "$p") > "$log.apply" 2>&1; then
     echo "STALE     $name: $(head -n 3 "$log.apply" | tr '\n' ' ')"; broken+=("$name"); continue
   fi
-  if ! mk "${bins[@]}"; then
+  # A patch may name the binaries that execute the code it changes (a line `Tests: a b`:
+  # make mutation-sample writes it from make coverage's per-test counters); only those of
+  # $tests are built and run for it, the others cannot see the change.
+  run=() run_bins=() want=" $(sed -n 's/^Tests: *//p' "$p" | head -n 1) "
+  for t in $tests; do
+    case $want in *" $t "*) run+=("$t"); run_bins+=("build/tests/$t") ;; esac
+  done
+  [ ${#run[@]} -gt 0 ] || { run=($tests); run_bins=("${bins[@]}"); }
+  if ! mk "${run_bins[@]}"; then
     echo "NO BUILD  $name: $(grep -a -m 3 'error' "$log.make" | tr '\n' ' ')"
     broken+=("$name")
   else
-    res=$(run_tests)
+    res=$(run_tests "${run[@]}")
     if [ -n "$res" ]; then
       caught=$((caught + 1))
       echo "CAUGHT    $name ($(( $(date +%s) - t0 )) s) by $(echo "$res" | head -n 1)"
