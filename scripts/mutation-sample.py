@@ -402,6 +402,19 @@ def executed_by(cmap, m):
     return sorted(tests)
 
 
+def compile_error(m):
+    """The compiler's first error on mutant m's file (a syntax check, nothing built), or ""."""
+    src = open(os.path.join(ROOT, m.path)).read()
+    res = subprocess.run(["cc", "-std=gnu11", "-fsyntax-only", "-I.", "-iquote",
+                          os.path.dirname(m.path), "-x", "c", "-"], cwd=ROOT,
+                         input=src[:m.start] + m.repl + src[m.end:], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if res.returncode == 0:
+        return ""
+    errors = [x for x in res.stdout.splitlines() if "error" in x]
+    return (errors[0] if errors else "exit %d" % res.returncode).replace("<stdin>", m.path)
+
+
 def read_equivalent():
     eq = {}
     if os.path.exists(EQUIVALENT_FILE):
@@ -530,7 +543,11 @@ def main():
           flush=True)
     with open(log, "w") as lf:
         for m in unexecuted:
-            lf.write("SURVIVED  %s (0 s) no test binary executes line %d\n" % (m.name, m.line))
+            err = compile_error(m)
+            if err:
+                lf.write("NO BUILD  %s: %s\n" % (m.name, err))
+            else:
+                lf.write("SURVIVED  %s (0 s) no test binary executes line %d\n" % (m.name, m.line))
         lf.flush()
         proc = subprocess.Popen([os.path.join(ROOT, "scripts", "mutation.sh")] + paths,
                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)

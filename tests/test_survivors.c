@@ -13,7 +13,9 @@
 #include <malloc.h>
 #include <stdint.h>
 
+#include "fusion/hsad_fusion.h"
 #include "hsa-dispatch/hsad_monitor.h"
+#include "hsa-dispatch/hsad_rocr.h"
 
 #define SURV_ROUNDS 16
 
@@ -64,9 +66,120 @@ static void surv_runtime_round(bool leave_queue) {
 
 /* The last hsad_runtime_close destroys the queues left open with everything they hold (mutant
  * 24: their timelines, 2 KiB of epochs and 64 timestamp signals for a 64-packet profiling
- * queue). ROCr's hsa_init / hsa_shut_down keep about 22 bytes per cycle: 256 bytes per round
- * tolerated. */
+ * queue: 7 KiB per round). ROCr's hsa_init / hsa_shut_down keep 22 to 300 bytes per cycle:
+ * 2048 bytes per round tolerated. */
 Test(heap, runtime_close_frees_open_queues, .timeout = 120) {
-  SURV_HEAP_BALANCED("runtime with its queue destroyed", 16, 256, surv_runtime_round(false));
-  SURV_HEAP_BALANCED("runtime with a queue left open", 16, 256, surv_runtime_round(true));
+  SURV_HEAP_BALANCED("runtime with its queue destroyed", 16, 2048, surv_runtime_round(false));
+  SURV_HEAP_BALANCED("runtime with a queue left open", 16, 2048, surv_runtime_round(true));
+}
+
+/* A 2-dimensional launch of a kernel with .reqd_workgroup_size (limits-v5.s: hd_reqd, 64x1x1):
+ * the message prints the launch's workgroup as 3 sizes, 1 for every dimension past dims, never
+ * block[2] of a 2-dimensional launch (mutant 54). */
+Test(launch_check, reqd_workgroup_message_of_two_dims, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  hsad_program_t *pl;
+  DQ_OK(hsad_program_load_file(e.dev, DQ_FIXDIR "/limits-v5.hsaco", &pl));
+  const hsad_device_kernel_t *kr;
+  DQ_OK(hsad_program_kernel(pl, "hd_reqd", &kr));
+  hsad_queue_t *q = dq_queue(&e, 64);
+  void *x = dq_alloc(&e, 256);
+  hsad_karg_t one[1] = {HSAD_KARG_PTR(x)};
+  hsad_launch_t l = {.dims = 2, .grid = {64, 2}, .block = {32, 1, 7}, .args = one, .arg_count = 1};
+  DQ_ERR_IS(hsad_kernel_dispatch(q, kr, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel hd_reqd: workgroup 32x1x1 differs from its .reqd_workgroup_size 64x1x1");
+  l = (hsad_launch_t){.dims = 1, .grid = {64}, .block = {16, 5, 7}, .args = one, .arg_count = 1};
+  DQ_ERR_IS(hsad_kernel_dispatch(q, kr, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel hd_reqd: workgroup 16x1x1 differs from its .reqd_workgroup_size 64x1x1");
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
+  hsad_buffer_free(x);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pl);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A graph on two queues whose second ring stays full until the deadline: the launch fails
+ * with hsad_fusion.h's message ("graph launch, queue 1 of 2: " + the ring's timeout + the
+ * cancellation), queue 0's reserved run becomes no-op barrier-AND packets (its epoch point
+ * keeps the BARRIER bit) so queue 0 goes on, and nothing of the graph ran; once the ring
+ * drains the graph launches and runs (mutants 143 and 147: cancel_runs). Queue 1 is held full
+ * by a barrier-AND on a signal the test holds at 1, then 63 empty kernels. */
+Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill, *empty;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &empty);
+  hsad_queue_t *q[2] = {dq_queue(&e, 64), dq_queue(&e, 64)};
+  uint32_t *dst0 = dq_alloc(&e, 64 * 4), *dst1 = dq_alloc(&e, 64 * 4), v0 = 7, v1 = 9, n = 64;
+  memset(dst0, 0xab, 64 * 4);
+  memset(dst1, 0xab, 64 * 4);
+  hsad_karg_t a0[3] = {HSAD_KARG_PTR(dst0), HSAD_KARG_VAL(v0), HSAD_KARG_VAL(n)};
+  hsad_karg_t a1[3] = {HSAD_KARG_PTR(dst1), HSAD_KARG_VAL(v1), HSAD_KARG_VAL(n)};
+  hsad_launch_t l0 = {.dims = 1, .grid = {64}, .block = {64}, .args = a0, .arg_count = 3};
+  hsad_launch_t l1 = {.dims = 1, .grid = {64}, .block = {64}, .args = a1, .arg_count = 3};
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t na, nb;
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l0, NULL, 0, &na));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 1, fill, &l1, NULL, 0, &nb));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), q[0]);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 1);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 1);
+
+  hsa_signal_t gate;
+  cr_assert_eq(hsad_rocr.hsa_signal_create(1, 0, NULL, &gate), HSA_STATUS_SUCCESS);
+  DQ_OK(hsad_queue_barrier_signals(q[1], NULL, 0, &gate, 1, (hsa_signal_t){0}, dq_in(DQ_SEC),
+                                   NULL));
+  hsad_launch_t le = {.dims = 1, .grid = {1}, .block = {1}};
+  for (int i = 0; i < 63; i++) DQ_OK(hsad_kernel_dispatch(q[1], empty, &le, dq_in(DQ_SEC), NULL, NULL));
+  const amd_queue_t *aq0 = (const amd_queue_t *)hsad_queue_hsa(q[0]);
+  const amd_queue_t *aq1 = (const amd_queue_t *)hsad_queue_hsa(q[1]);
+  cr_assert_eq(aq1->write_dispatch_id, 64);
+
+  hsad_completion_t done[2];
+  hsad_graph_rollback_t why;
+  hsad_status_t s = hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(20000000ull), done, &why);
+  /* the counts of queue 1 as they stand (nothing completes while the gate is held; the
+   * barrier-AND launched and freed its slot, where the library may have put an epoch packet) */
+  char want[1024];
+  uint64_t w1 = aq1->write_dispatch_id, rd1 = aq1->read_dispatch_id;
+  snprintf(want, sizeof want, "graph launch, queue 1 of 2: queue %llu on device 0 is full (64 "
+           "packets; %llu not yet completed, %llu not yet launched; 1 requested) and the "
+           "deadline passed; nothing was submitted; the runs reserved on the queues before it "
+           "were cancelled (no-op packets): nothing of the graph ran",
+           (unsigned long long)hsad_queue_hsa(q[1])->id, (unsigned long long)w1,
+           (unsigned long long)(w1 - rd1));
+  cr_assert_eq(s, HSAD_ERR_TIMEOUT, "%s: %s", hsad_status_name(s), hsad_last_error());
+  cr_assert_str_eq(hsad_last_error(), want);
+  /* queue 0: its run (packet 0, node A, an epoch point) is a barrier-AND with the BARRIER bit */
+  cr_assert_eq(aq0->write_dispatch_id, 1);
+  uint16_t h0 = __atomic_load_n(&dq_packet(q[0], 0)->header, __ATOMIC_ACQUIRE);
+  cr_assert_eq((h0 >> HSA_PACKET_HEADER_TYPE) & 0xff, HSA_PACKET_TYPE_BARRIER_AND);
+  cr_assert_eq((h0 >> HSA_PACKET_HEADER_BARRIER) & 1, 1);
+  DQ_OK(hsad_queue_wait_idle(q[0], dq_in(5 * DQ_SEC)));
+  for (int i = 0; i < 64; i++) cr_assert_eq(dst0[i], 0xabababab, "dst0[%d] written", i);
+
+  hsad_rocr.hsa_signal_store_screlease(gate, 0);
+  DQ_OK(hsad_queue_wait_idle(q[1], dq_in(5 * DQ_SEC)));
+  for (int i = 0; i < 64; i++) cr_assert_eq(dst1[i], 0xabababab, "dst1[%d] written", i);
+  DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), done, &why));
+  DQ_OK(hsad_completion_wait_all(done, 2, dq_in(5 * DQ_SEC)));
+  for (int i = 0; i < 64; i++) {
+    cr_assert_eq(dst0[i], 7);
+    cr_assert_eq(dst1[i], 9);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_rocr.hsa_signal_destroy(gate);
+  hsad_buffer_free(dst0);
+  hsad_buffer_free(dst1);
+  hsad_queue_destroy(q[1]);
+  hsad_queue_destroy(q[0]);
+  hsad_program_destroy(pe);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
 }
