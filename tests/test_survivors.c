@@ -15,6 +15,7 @@
 
 #include "fusion/hsad_fusion.h"
 #include "hsa-dispatch/hsad_monitor.h"
+#include "hsa-dispatch/hsad_variants.h"
 #include "hsa-dispatch/hsad_rocr.h"
 
 #define SURV_ROUNDS 16
@@ -180,6 +181,106 @@ Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
   hsad_queue_destroy(q[1]);
   hsad_queue_destroy(q[0]);
   hsad_program_destroy(pe);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* The whole file as bytes (malloc'd). */
+static uint8_t *surv_read(const char *path, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  cr_assert(f, "open %s", path);
+  cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+  long n = ftell(f);
+  cr_assert_gt(n, 0);
+  rewind(f);
+  uint8_t *b = malloc((size_t)n);
+  cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  *out_size = (size_t)n;
+  return b;
+}
+
+/* An offload bundle (codeobj/bundle.c's layout: "__CLANG_OFFLOAD_BUNDLE__", u64 entry count,
+ * per entry u64 offset, u64 size, u64 id length, the id; then the code objects) holding one
+ * code object under `id`. */
+static uint8_t *surv_bundle(const char *id, const uint8_t *co, size_t co_size, size_t *out_size) {
+  size_t idlen = strlen(id), head = 24 + 8 + 24 + idlen, off = (head + 4095) & ~(size_t)4095;
+  uint8_t *b = calloc(1, off + co_size);
+  uint64_t words[4] = {1, off, co_size, idlen};
+  memcpy(b, "__CLANG_OFFLOAD_BUNDLE__", 24);
+  memcpy(b + 24, words, 32);
+  memcpy(b + 56, id, idlen);
+  memcpy(b + off, co, co_size);
+  *out_size = off + co_size;
+  return b;
+}
+
+static void surv_mismatch_round(dq_env_t *e, const uint8_t *bundle, size_t size) {
+  hsad_program_t *p = (hsad_program_t *)1;
+  DQ_ERR_IS(hsad_program_load_memory(e->dev, bundle, size, "only1030", &p), HSAD_ERR_ISA_MISMATCH,
+            "only1030: code object targets gfx1030, device 0 (gfx90a) supports "
+            "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for gfx90a:sramecc+:xnack-");
+  cr_assert_eq(p, (hsad_program_t *)1);
+}
+
+/* A bundle without an entry for the device: an ISA mismatch naming the bundle's targets and
+ * the device's, out_program untouched, and every byte of the selection freed (mutant 16: the
+ * array of selected code objects). */
+Test(program, bundle_without_device_entry, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  size_t co_size, size;
+  uint8_t *co = surv_read(TEST_KERNDIR "/fill-gfx1030-v5.hsaco", &co_size);
+  uint8_t *bundle = surv_bundle("hipv4-amdgcn-amd-amdhsa--gfx1030", co, co_size, &size);
+  SURV_HEAP_BALANCED("ISA mismatch of a bundle", 8, 16, surv_mismatch_round(&e, bundle, size));
+  free(bundle);
+  free(co);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A variant set's cache holds keys outside their home slot too (linear probing): 24 workgroup
+ * sizes dispatched twice; the first round misses 24 times (the rule runs once per size, the
+ * mutex taken 3 times per miss: hsad_variants.h), the second round hits every size, with no
+ * rule run and no lock, including the sizes whose home slot another size took first (mutant
+ * 91: the probe's step). The home slot is variants.c's hash (Fibonacci hashing of the key
+ * 1 | wg << 1, top 5 bits): the test checks that the 24 sizes do collide. */
+Test(variants, probed_keys_hit_without_lock, .timeout = 60) {
+  uint32_t homes = 0, collided = 0;
+  for (uint64_t wg = 1; wg <= 24; wg++) {
+    uint32_t home = (uint32_t)((((1u | wg << 1) * 0x9E3779B97F4A7C15ull) >> 59) & 31);
+    if (homes & (1u << home)) collided++;
+    homes |= 1u << home;
+  }
+  cr_assert_gt(collided, 0, "24 sizes in 32 slots without a collision");
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_variant_set_t *set = NULL;
+  DQ_OK(hsad_variant_set_create(&fill, 1, &set));
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *dst = dq_alloc(&e, 64 * 4);
+  hsad_variant_set_stats_t st;
+  for (int round = 0; round < 2; round++) {
+    for (uint32_t wg = 1; wg <= 24; wg++) {
+      uint32_t value = 100 * (uint32_t)round + wg, n = wg;
+      hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+      hsad_launch_t l = {.dims = 1, .grid = {wg}, .block = {wg}, .args = a, .arg_count = 3};
+      hsad_completion_t c;
+      DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &c, NULL));
+      DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+      for (uint32_t i = 0; i < wg; i++) cr_assert_eq(dst[i], value, "round %d wg %u", round, wg);
+    }
+    DQ_OK(hsad_variant_set_stats(set, &st));
+    cr_assert_eq(st.rule_runs, 24, "round %d: rule runs %llu", round,
+                 (unsigned long long)st.rule_runs);
+    cr_assert_eq(st.lock_takes, 72, "round %d: lock takes %llu", round,
+                 (unsigned long long)st.lock_takes);
+    cr_assert_eq(st.cached_keys, 24, "round %d: cached keys %u", round, st.cached_keys);
+  }
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q);
+  hsad_variant_set_destroy(set);
   hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
 }
