@@ -284,3 +284,57 @@ Test(variants, probed_keys_hit_without_lock, .timeout = 60) {
   hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* Dispatches fill(dst, value, n) with the given geometry on q and waits; returns its packet. */
+static const hsa_kernel_dispatch_packet_t *surv_fill(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                                     uint64_t dst, uint32_t value, uint32_t n,
+                                                     uint32_t dims, const uint32_t grid[3],
+                                                     const uint32_t block[3]) {
+  hsad_karg_t a[3] = {HSAD_KARG_PTR((uintptr_t)dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = dims, .args = a, .arg_count = 3};
+  memcpy(l.grid, grid, sizeof l.grid);
+  memcpy(l.block, block, sizeof l.block);
+  hsad_completion_t c;
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  return dq_packet(q, id);
+}
+
+/* The launch cache (hsad_queue.h: a launch equal to the previous one on the thread reuses its
+ * checked packet and kernargs) compares every geometry word and all 64 bits of a pointer: a
+ * launch that differs only in block[0] (mutant 41's '&' between the words), only in grid[1],
+ * or only in the high half of a pointer argument (mutant 43: the pointer compared as an LDS
+ * size, 32 bits) gets its own packet and kernargs. fill with n = 0 writes nothing, so the
+ * pointers need not be mapped. */
+Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *dst = dq_alloc(&e, 256 * 4);
+  const hsa_kernel_dispatch_packet_t *p;
+  p = surv_fill(q, fill, (uintptr_t)dst, 1, 64, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  cr_assert_eq(p->workgroup_size_x, 64);
+  p = surv_fill(q, fill, (uintptr_t)dst, 1, 64, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){32, 1, 1});
+  cr_assert_eq(p->workgroup_size_x, 32, "block[0] 64 -> 32: packet says %u", p->workgroup_size_x);
+  p = surv_fill(q, fill, (uintptr_t)dst, 2, 64, 2, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  cr_assert_eq(p->grid_size_y, 1);
+  p = surv_fill(q, fill, (uintptr_t)dst, 2, 64, 2, (uint32_t[3]){64, 2, 1}, (uint32_t[3]){64, 1, 1});
+  cr_assert_eq(p->grid_size_y, 2, "grid[1] 1 -> 2: packet says %u", p->grid_size_y);
+  for (int i = 0; i < 64; i++) cr_assert_eq(dst[i], 2);
+  const uint64_t lo = 0x100001000ull, hi = 0x200001000ull;
+  uint64_t got;
+  p = surv_fill(q, fill, lo, 3, 0, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  memcpy(&got, p->kernarg_address, 8);
+  cr_assert_eq(got, lo);
+  p = surv_fill(q, fill, hi, 3, 0, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
+  memcpy(&got, p->kernarg_address, 8);
+  cr_assert_eq(got, hi, "pointer 0x%llx -> 0x%llx: kernargs say 0x%llx", (unsigned long long)lo,
+               (unsigned long long)hi, (unsigned long long)got);
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
