@@ -17,6 +17,7 @@
 #include "hsa-dispatch/hsad_monitor.h"
 #include "hsa-dispatch/hsad_variants.h"
 #include "hsa-dispatch/hsad_rocr.h"
+#include "hsa-dispatch/hsad_submit.h"
 
 #define SURV_ROUNDS 16
 
@@ -336,5 +337,136 @@ Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* hsad_status_name: every enumerator of common/hsad_status.h by its own spelling, unknown
+ * values as "HSAD_ERR_UNKNOWN"; hsad_fail keeps the formatted reason (truncated to 1023 bytes,
+ * as the header says) per thread, and hsad_clear_error empties it. */
+Test(status, names_and_messages) {
+  static const struct { hsad_status_t s; const char *name; } all[] = {
+#define SURV_S(x) {x, #x}
+    SURV_S(HSAD_OK), SURV_S(HSAD_ERR_INVALID_ARGUMENT), SURV_S(HSAD_ERR_OUT_OF_MEMORY),
+    SURV_S(HSAD_ERR_IO), SURV_S(HSAD_ERR_UNSUPPORTED), SURV_S(HSAD_ERR_TIMEOUT),
+    SURV_S(HSAD_ERR_RESOURCE_EXHAUSTED), SURV_S(HSAD_ERR_HSA), SURV_S(HSAD_ERR_CLOSED),
+    SURV_S(HSAD_ERR_NOT_ELF), SURV_S(HSAD_ERR_TRUNCATED), SURV_S(HSAD_ERR_BAD_ELF),
+    SURV_S(HSAD_ERR_CODE_OBJECT_VERSION), SURV_S(HSAD_ERR_BAD_NOTE),
+    SURV_S(HSAD_ERR_BAD_METADATA), SURV_S(HSAD_ERR_METADATA_TYPE),
+    SURV_S(HSAD_ERR_UNKNOWN_VALUE_KIND), SURV_S(HSAD_ERR_MISSING_DESCRIPTOR),
+    SURV_S(HSAD_ERR_KERNEL_NOT_FOUND), SURV_S(HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND),
+    SURV_S(HSAD_ERR_TARGET_MISMATCH), SURV_S(HSAD_ERR_ARG_COUNT), SURV_S(HSAD_ERR_ARG_SIZE),
+    SURV_S(HSAD_ERR_ARG_KIND), SURV_S(HSAD_ERR_ARG_VALUE), SURV_S(HSAD_ERR_COMPILE),
+    SURV_S(HSAD_ERR_DEVICE_INDEX), SURV_S(HSAD_ERR_ISA_MISMATCH), SURV_S(HSAD_ERR_GRID),
+    SURV_S(HSAD_ERR_WORKGROUP), SURV_S(HSAD_ERR_LDS_LIMIT), SURV_S(HSAD_ERR_SCRATCH_LIMIT),
+    SURV_S(HSAD_ERR_QUEUE_ERROR), SURV_S(HSAD_ERR_NO_DEVICE), SURV_S(HSAD_ERR_GRAPH),
+    SURV_S(HSAD_ERR_NUMA), SURV_S(HSAD_ERR_NOT_ALLOCATED), SURV_S(HSAD_ERR_FREED),
+    SURV_S(HSAD_ERR_RANGE), SURV_S(HSAD_ERR_OVERLAP), SURV_S(HSAD_ERR_NO_ACCESS),
+    SURV_S(HSAD_ERR_IN_USE),
+#undef SURV_S
+  };
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    cr_assert_str_eq(hsad_status_name(all[i].s), all[i].name);
+  cr_assert_str_eq(hsad_status_name((hsad_status_t)9999), "HSAD_ERR_UNKNOWN");
+  cr_assert_eq(hsad_fail(HSAD_ERR_GRID, "grid[%u] is %d", 2u, 0), HSAD_ERR_GRID);
+  cr_assert_str_eq(hsad_last_error(), "grid[2] is 0");
+  char big[2000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  cr_assert_eq(hsad_fail(HSAD_ERR_IO, "%s!", big), HSAD_ERR_IO);
+  cr_assert_eq(strlen(hsad_last_error()), 1023);
+  cr_assert_eq(strncmp(hsad_last_error(), big, 1023), 0);
+  hsad_clear_error();
+  cr_assert_str_eq(hsad_last_error(), "");
+}
+
+/* A barrier-AND with no dependencies at ring slot `id`: BARRIER bit and the epoch signal as its
+ * completion when `epoch`, system-scope fences; published at once. */
+static void surv_publish_barrier(hsad_queue_t *q, uint64_t id, bool epoch) {
+  uint16_t h = HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, epoch, HSA_FENCE_SCOPE_SYSTEM,
+                               HSA_FENCE_SCOPE_SYSTEM);
+  uint32_t w = hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)hsad_submit_slot(q, id), NULL,
+                                     epoch ? hsad_submit_epoch_signal(q) : 0, h);
+  hsad_submit_publish(q, id, w);
+}
+
+/* hsad_submit.h's reservations, used as a packet-writing module would: ids and epoch numbers
+ * as the header gives them (consecutive ids, epochs numbered in ring order from 1), the
+ * packets written, the doorbell rung, the epochs reached; and each argument error's whole
+ * message (the rule of hsad_submit_reserve_epochs: the last epoch packet is the last packet). */
+Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint64_t first = 99, epoch = 77;
+  DQ_OK(hsad_submit_reserve(q, 2, false, dq_in(DQ_SEC), &first, &epoch));
+  cr_assert_eq(first, 0);
+  cr_assert_eq(epoch, 0);
+  surv_publish_barrier(q, 0, false);
+  surv_publish_barrier(q, 1, false);
+  DQ_OK(hsad_submit_reserve(q, 1, true, dq_in(DQ_SEC), &first, &epoch));
+  cr_assert_eq(first, 2);
+  cr_assert_eq(epoch, 1);
+  surv_publish_barrier(q, 2, true);
+  hsad_submit_doorbell(q, 2);
+  hsad_completion_t c = {.queue = q, .epoch = 1, .packet_id = 2};
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  uint64_t first_epoch = 0;
+  DQ_OK(hsad_submit_reserve_epochs(q, 3, (uint32_t[]){0, 2}, 2, 0, dq_in(DQ_SEC), &first,
+                                   &first_epoch));
+  cr_assert_eq(first, 3);
+  cr_assert_eq(first_epoch, 2);
+  surv_publish_barrier(q, 3, true);
+  surv_publish_barrier(q, 4, false);
+  surv_publish_barrier(q, 5, true);
+  hsad_submit_doorbell(q, 5);
+  c = (hsad_completion_t){.queue = q, .epoch = 3, .packet_id = 5};
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  cr_assert(hsad_completion_done(&(hsad_completion_t){.queue = q, .epoch = 2, .packet_id = 3}));
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 6);
+
+  DQ_ERR_IS(hsad_submit_reserve(NULL, 1, false, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_reserve: 1 packets for a ring of 0 slots");
+  DQ_ERR_IS(hsad_submit_reserve(q, 1, false, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_reserve: 1 packets for a ring of 64 slots");
+  DQ_ERR_IS(hsad_submit_reserve(q, 0, true, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_reserve: 0 packets for a ring of 64 slots");
+  DQ_ERR_IS(hsad_submit_reserve(q, 65, false, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_reserve: 65 packets for a ring of 64 slots");
+#define SURV_EPOCHS_MSG(n, count, slots)                                                      \
+  "hsad_submit_reserve_epochs: " #n " packets with " #count " epoch packets for a ring of "   \
+  #slots " slots (the last epoch packet must be the last packet)"
+  const uint32_t offs[2] = {0, 2};
+  DQ_ERR_IS(hsad_submit_reserve_epochs(NULL, 3, offs, 2, 0, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 2, 0));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 3, offs, 2, 0, 0, NULL, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 2, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 3, offs, 2, 0, 0, &first, NULL),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 2, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 0, offs, 2, 0, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(0, 2, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 65, offs, 2, 0, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(65, 2, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 3, NULL, 2, 0, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 2, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 3, offs, 0, 0, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 0, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 1, offs, 2, 0, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(1, 2, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 4, offs, 2, 0, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(4, 2, 64));
+  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 4, offs, 2, 2, 0, &first, &first_epoch),
+            HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(4, 2, 64));
+#undef SURV_EPOCHS_MSG
+  DQ_ERR_IS(hsad_submit_dep_check(NULL, 4), HSAD_ERR_INVALID_ARGUMENT,
+            "dependency 4: NULL completion");
+  hsad_aql_dispatch_t body;
+  uint8_t image[64];
+  DQ_ERR_IS(hsad_submit_check(q, NULL, NULL, &body, image), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_check: NULL argument");
+  cr_assert(!hsad_submit_profiling(NULL));
+  cr_assert(!hsad_submit_profiling(q));
+  cr_assert(!hsad_submit_monitored(NULL));
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 6, "nothing reserved");
+  hsad_queue_destroy(q);
   DQ_OK(hsad_runtime_close(e.rt));
 }
