@@ -470,3 +470,39 @@ Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
   hsad_queue_destroy(q);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* A batch writes the kernarg blocks of its own slots and nothing else (hsad_queue.h step 4:
+ * one block per slot, hsad_submit_kernarg gives its address): the blocks of the next slots,
+ * set to a pattern first, are untouched after a batch of two fills (mutant 48: the kernarg copy
+ * took the header word as its size). */
+Test(batch, writes_only_its_kernarg_blocks, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t block = hsad_submit_kernarg_block(q);
+  cr_assert_eq(block, 512, "the default kernarg block (hsad_queue_options_t)");
+  for (uint64_t id = 2; id < 16; id++) memset(hsad_submit_kernarg(q, id), 0xa5, block);
+  uint32_t *dst = dq_alloc(&e, 128 * 4), v0 = 5, v1 = 6, n = 64;
+  hsad_karg_t a0[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v0), HSAD_KARG_VAL(n)};
+  hsad_karg_t a1[3] = {HSAD_KARG_PTR(dst + 64), HSAD_KARG_VAL(v1), HSAD_KARG_VAL(n)};
+  hsad_dispatch_desc_t items[2] = {
+      {fill, {.dims = 1, .grid = {64}, .block = {64}, .args = a0, .arg_count = 3}},
+      {fill, {.dims = 1, .grid = {64}, .block = {64}, .args = a1, .arg_count = 3}},
+  };
+  hsad_completion_t c;
+  DQ_OK(hsad_queue_dispatch_batch(q, items, 2, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  for (int i = 0; i < 128; i++) cr_assert_eq(dst[i], i < 64 ? 5u : 6u, "dst[%d]", i);
+  for (uint64_t id = 2; id < 16; id++) {
+    const uint8_t *ka = hsad_submit_kernarg(q, id);
+    for (uint32_t b = 0; b < block; b++)
+      cr_assert_eq(ka[b], 0xa5, "kernarg block of slot %llu, byte %u written by the batch",
+                   (unsigned long long)id, b);
+  }
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
