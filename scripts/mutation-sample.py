@@ -28,9 +28,11 @@ survives without a run (its verdict says so). A
 mutant that does not compile is stillborn and not counted. The log (mutation.sh's lines) goes to
 BUILD/mutation-sample/log as it runs.
 The report: per file, mutants killed / survived / equivalent / stillborn and the score
-killed / (sampled - stillborn - equivalent); each survivor as file:line, operator, the line
+killed / (sampled - stillborn - equivalent); each survivor as file:line, operator, the text
 before and after. tests/mutation-sample/equivalent.txt lists triaged equivalent mutants, one a
-line: `ID | reason` (ID: file:line:op:before=>after, as the report prints it).
+line: `ID | reason` (ID: file:line:op:before=>after, as --list prints it);
+tests/mutation-sample/survivors.txt the same for survivors left as they are (why no test
+kills them), printed beside them.
   --list            print the sample (id and change) and stop; nothing is built
   --only NNN...     run only these sample numbers (after adding a test for a survivor)
   --resume          run only the mutants no earlier log of BUILD/mutation-sample has a verdict for
@@ -51,6 +53,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FOLDERS = ("hsa-dispatch", "fusion", "memory")
 EQUIVALENT_FILE = os.path.join(ROOT, "tests", "mutation-sample", "equivalent.txt")
+NOTES_FILE = os.path.join(ROOT, "tests", "mutation-sample", "survivors.txt")
 
 KEYWORDS = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
@@ -415,10 +418,10 @@ def compile_error(m):
     return (errors[0] if errors else "exit %d" % res.returncode).replace("<stdin>", m.path)
 
 
-def read_equivalent():
+def read_equivalent(path=EQUIVALENT_FILE):
     eq = {}
-    if os.path.exists(EQUIVALENT_FILE):
-        for line in open(EQUIVALENT_FILE):
+    if os.path.exists(path):
+        for line in open(path):
             line = line.strip()
             if line and not line.startswith("#") and "|" in line:
                 ident, reason = line.split("|", 1)
@@ -440,6 +443,7 @@ def parse_logs(logs):
 
 def report(mutants, n_candidates, verdicts, args):
     eq = read_equivalent()
+    notes = read_equivalent(NOTES_FILE)
     files, rows, survivors, equivalents = {}, [], [], []
     tot = dict(killed=0, survived=0, equivalent=0, stillborn=0, pending=0)
     for m in mutants:
@@ -477,8 +481,9 @@ def report(mutants, n_candidates, verdicts, args):
     out.append("\nOperators sampled: " + ", ".join("%s %d" % kv for kv in sorted(ops.items())))
     out.append("\n## Survivors (%d)\n" % len(survivors))
     for m in survivors:
-        out.append("- %s `%s` (mutant %d, %s)" % (m.ident().split(":" + m.op + ":")[0], " ".join(
-            (m.before + " -> " + m.after).split())[:140], m.num, m.op))
+        out.append("- %s:%d `%s` (mutant %d, %s)%s" % (m.path, m.line, " ".join(
+            (m.before + " -> " + m.after).split())[:140], m.num, m.op,
+            ": " + notes[m.ident()] if m.ident() in notes else ""))
     out.append("\n## Equivalent (%d)\n" % len(equivalents))
     for m, reason in equivalents:
         out.append("- %s:%d `%s` (mutant %d): %s" % (m.path, m.line, " ".join(

@@ -78,6 +78,9 @@ Test(heap, runtime_close_frees_open_queues, .timeout = 120) {
 /* A 2-dimensional launch of a kernel with .reqd_workgroup_size (limits-v5.s: hd_reqd, 64x1x1):
  * the message prints the launch's workgroup as 3 sizes, 1 for every dimension past dims, never
  * block[2] of a 2-dimensional launch (mutant 54). */
+#ifndef CO_FIXDIR
+#define CO_FIXDIR "build/tests/codeobj"
+#endif
 Test(launch_check, reqd_workgroup_message_of_two_dims, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
@@ -94,7 +97,21 @@ Test(launch_check, reqd_workgroup_message_of_two_dims, .timeout = 60) {
   l = (hsad_launch_t){.dims = 1, .grid = {64}, .block = {16, 5, 7}, .args = one, .arg_count = 1};
   DQ_ERR_IS(hsad_kernel_dispatch(q, kr, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel hd_reqd: workgroup 16x1x1 differs from its .reqd_workgroup_size 64x1x1");
+  /* fixed_lds (tests/data/codeobj/kernels.cl): reqd_work_group_size(64, 2, 1), each size in
+   * its place (mutant 55) */
+  hsad_program_t *pk;
+  DQ_OK(hsad_program_load_file(e.dev, CO_FIXDIR "/kernels-gfx90a-v5.hsaco", &pk));
+  const hsad_device_kernel_t *kf;
+  DQ_OK(hsad_program_kernel(pk, "fixed_lds", &kf));
+  int64_t kv = 3;
+  int16_t sv = 4;
+  uint8_t uv = 5;
+  hsad_karg_t four[4] = {HSAD_KARG_PTR(x), HSAD_KARG_VAL(kv), HSAD_KARG_VAL(sv), HSAD_KARG_VAL(uv)};
+  l = (hsad_launch_t){.dims = 2, .grid = {64, 2}, .block = {32, 2}, .args = four, .arg_count = 4};
+  DQ_ERR_IS(hsad_kernel_dispatch(q, kf, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel fixed_lds: workgroup 32x2x1 differs from its .reqd_workgroup_size 64x2x1");
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
+  hsad_program_destroy(pk);
   hsad_buffer_free(x);
   hsad_queue_destroy(q);
   hsad_program_destroy(pl);
