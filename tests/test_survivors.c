@@ -480,6 +480,55 @@ Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
   uint8_t image[64];
   DQ_ERR_IS(hsad_submit_check(q, NULL, NULL, &body, image), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_submit_check: NULL argument");
+  /* hsad_submit_check of fill(dst, 7, 64) over 2 x 32 work-items: the body as the header says
+   * (kernarg address and completion signal 0: mutant 62), the kernarg segment's explicit
+   * arguments at their OpenCL offsets (pointer 0, uint 8, uint 12) */
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  uint32_t *dst = dq_alloc(&e, 256), value = 7, count = 64;
+  hsad_karg_t fa[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(count)};
+  hsad_launch_t lf = {.dims = 1, .grid = {64}, .block = {32}, .args = fa, .arg_count = 3};
+  memset(&body, 0xee, sizeof body);
+  uint8_t kimage[HSAD_KERNARG_SEGMENT_MAX];
+  DQ_OK(hsad_submit_check(q, fill, &lf, &body, kimage));
+  cr_assert_eq(body.dims, 1);
+  cr_assert_eq(body.grid_size[0], 64);
+  cr_assert_eq(body.grid_size[1], 1);
+  cr_assert_eq(body.grid_size[2], 1);
+  cr_assert_eq(body.workgroup_size[0], 32);
+  cr_assert_eq(body.workgroup_size[1], 1);
+  cr_assert_eq(body.workgroup_size[2], 1);
+  cr_assert_null(body.kernarg_address);
+  cr_assert_eq(body.completion_signal, 0);
+  cr_assert_eq(body.kernel_object, hsad_device_kernel_desc(fill)->kernel_object);
+  uint64_t ptr;
+  uint32_t v32, n32;
+  memcpy(&ptr, kimage, 8);
+  memcpy(&v32, kimage + 8, 4);
+  memcpy(&n32, kimage + 12, 4);
+  cr_assert_eq(ptr, (uint64_t)(uintptr_t)dst);
+  cr_assert_eq(v32, 7);
+  cr_assert_eq(n32, 64);
+  hsad_buffer_free(dst);
+  hsad_program_destroy(pf);
+  /* a reservation of the whole ring (n = size: mutant 63), on a fresh queue */
+  hsad_queue_t *q2 = dq_queue(&e, 64);
+  DQ_OK(hsad_submit_reserve(q2, 64, true, dq_in(DQ_SEC), &first, &epoch));
+  cr_assert_eq(first, 0);
+  cr_assert_eq(epoch, 1);
+  for (uint64_t id = 0; id < 64; id++) surv_publish_barrier(q2, id, id == 63);
+  hsad_submit_doorbell(q2, 63);
+  c = (hsad_completion_t){.queue = q2, .epoch = 1, .packet_id = 63};
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  uint32_t last[1] = {63};
+  DQ_OK(hsad_submit_reserve_epochs(q2, 64, last, 1, 0, dq_in(DQ_SEC), &first, &first_epoch));
+  cr_assert_eq(first, 64);
+  cr_assert_eq(first_epoch, 2);
+  for (uint64_t id = 64; id < 128; id++) surv_publish_barrier(q2, id, id == 127);
+  hsad_submit_doorbell(q2, 127);
+  c = (hsad_completion_t){.queue = q2, .epoch = 2, .packet_id = 127};
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  hsad_queue_destroy(q2);
   cr_assert(!hsad_submit_profiling(NULL));
   cr_assert(!hsad_submit_profiling(q));
   cr_assert(!hsad_submit_monitored(NULL));
