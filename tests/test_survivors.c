@@ -572,3 +572,156 @@ Test(batch, writes_only_its_kernarg_blocks, .timeout = 60) {
   hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* Every public call refuses a NULL object, a NULL out-parameter or an index out of range with
+ * HSAD_ERR_INVALID_ARGUMENT and its documented message, one argument at a time (each check of
+ * an `a || b || c` list on its own), and writes nothing. */
+Test(arguments, null_and_out_of_range, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *dst = dq_alloc(&e, 256), v = 1, n = 64;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
+  const char *m;
+  /* hsa-dispatch */
+  m = "hsad_kernel_dispatch: NULL queue, kernel or launch";
+  DQ_ERR_IS(hsad_kernel_dispatch(NULL, fill, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_kernel_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_kernel_dispatch(q, fill, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  hsad_prepared_launch_t *pl = NULL;
+  m = "hsad_launch_prepare: NULL queue, kernel, launch or out_prepared";
+  DQ_ERR_IS(hsad_launch_prepare(NULL, fill, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_launch_prepare(q, NULL, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_launch_prepare(q, fill, NULL, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_launch_prepare(q, fill, &l, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_null(pl);
+  hsad_dispatch_desc_t item = {fill, l};
+  m = "hsad_queue_dispatch_batch: NULL queue/items or count 0";
+  DQ_ERR_IS(hsad_queue_dispatch_batch(NULL, &item, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q, NULL, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_queue_dispatch_batch(q, &item, 0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  uint32_t count = 9;
+  hsad_dispatch_record_t rec[1];
+  m = "hsad_queue_monitor_drain: NULL queue, out_records or out_count";
+  DQ_ERR_IS(hsad_queue_monitor_drain(NULL, rec, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_queue_monitor_drain(q, rec, 1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_queue_monitor_drain(q, NULL, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_eq(count, 9);
+  hsad_program_t *p = NULL;
+  m = "hsad_program_load_file: NULL argument";
+  DQ_ERR_IS(hsad_program_load_file(NULL, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_program_load_file(e.dev, NULL, &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_program_load_file(e.dev, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_program_load_memory: NULL argument or size 0";
+  DQ_ERR_IS(hsad_program_load_memory(NULL, dst, 4, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_program_load_memory(e.dev, dst, 4, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_null(p);
+  const hsad_device_kernel_t *k = NULL;
+  m = "hsad_program_kernel: NULL argument";
+  DQ_ERR_IS(hsad_program_kernel(NULL, "fill", &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_program_kernel(pf, NULL, &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_program_kernel(pf, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_null(k);
+  hsad_queue_t *q2 = NULL;
+  m = "hsad_queue_create: NULL device or out_queue";
+  DQ_ERR_IS(hsad_queue_create(NULL, NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_queue_create(e.dev, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_device_queue: NULL device or out_queue";
+  DQ_ERR_IS(hsad_device_queue(NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_device_queue(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_null(q2);
+  hsad_device_t *d = NULL;
+  m = "hsad_device_get: NULL runtime or out_device";
+  DQ_ERR_IS(hsad_device_get(NULL, 0, &d), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_device_get(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_null(d);
+  hsad_completion_t c = {0}, cs[1] = {{0}};
+  hsa_signal_t sig = {0};
+  m = "hsad_queue_barrier: NULL queue, or NULL deps / signals with a count";
+  DQ_ERR_IS(hsad_queue_barrier(NULL, NULL, 0, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_queue_barrier(q, NULL, 1, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, NULL, 1, sig, 0, &c), HSAD_ERR_INVALID_ARGUMENT,
+            "%s", m);
+  DQ_ERR_IS(hsad_queue_flush(NULL, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  DQ_ERR_IS(hsad_queue_flush(q, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  DQ_ERR_IS(hsad_queue_wait_idle(NULL, 0), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
+  DQ_ERR_IS(hsad_completion_wait_all(NULL, 1, 0), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_completion_wait_all: NULL completions");
+  DQ_OK(hsad_completion_wait_all(NULL, 0, 0));
+  uint32_t index = 7;
+  m = "hsad_completion_wait_any: NULL completions or out_index, or count 0";
+  DQ_ERR_IS(hsad_completion_wait_any(NULL, 1, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_completion_wait_any(cs, 0, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_completion_wait_any(cs, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_eq(index, 7);
+  uint64_t t0 = 5, t1 = 6;
+  m = "hsad_completion_times: NULL argument";
+  DQ_ERR_IS(hsad_completion_times(NULL, &t0, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_completion_times(&c, NULL, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_completion_times(&c, &t0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert(t0 == 5 && t1 == 6);
+  hsa_signal_value_t lt = 3;
+  hsad_completion_t cq = {.queue = q, .epoch = 1};
+  m = "hsad_completion_signal: NULL argument or an empty completion (it has no signal)";
+  DQ_ERR_IS(hsad_completion_signal(NULL, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_completion_signal(&c, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_completion_signal(&cq, NULL, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_completion_signal(&cq, &sig, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert(sig.handle == 0 && lt == 3);
+  hsad_trace_t *t = NULL;
+  DQ_ERR_IS(hsad_trace_create(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_create: NULL out_trace");
+  DQ_OK(hsad_trace_create(&t));
+  m = "hsad_trace_add: NULL trace or records";
+  DQ_ERR_IS(hsad_trace_add(NULL, rec, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_trace_add(t, NULL, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_trace_write: NULL trace or path";
+  DQ_ERR_IS(hsad_trace_write(NULL, "/tmp/x.json"), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_trace_write(t, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  hsad_trace_destroy(t);
+  /* variant sets */
+  hsad_variant_set_t *set = NULL;
+  m = "hsad_variant_set_create: NULL argument or %u variants (1..%u)";
+  DQ_ERR_IS(hsad_variant_set_create(NULL, 1, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
+  DQ_ERR_IS(hsad_variant_set_create(&fill, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
+  DQ_ERR_IS(hsad_variant_set_create(&fill, 0, &set), HSAD_ERR_INVALID_ARGUMENT, m, 0u, HSAD_VARIANT_MAX);
+  m = "hsad_variant_set_from_programs: NULL argument or %u variants (1..%u)";
+  DQ_ERR_IS(hsad_variant_set_from_programs(NULL, 1, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
+            1u, HSAD_VARIANT_MAX);
+  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, 1, NULL, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u,
+            HSAD_VARIANT_MAX);
+  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, 1, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            1u, HSAD_VARIANT_MAX);
+  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, 0, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
+            0u, HSAD_VARIANT_MAX);
+  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, HSAD_VARIANT_MAX + 1, "fill", &set),
+            HSAD_ERR_INVALID_ARGUMENT, m, HSAD_VARIANT_MAX + 1, HSAD_VARIANT_MAX);
+  cr_assert_null(set);
+  DQ_OK(hsad_variant_set_from_programs(&pf, 1, "fill", &set));
+  hsad_variant_set_stats_t st;
+  DQ_ERR_IS(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_variant_set_stats: NULL set or out_stats");
+  DQ_ERR_IS(hsad_variant_set_stats(set, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_variant_set_stats: NULL set or out_stats");
+  hsad_variant_choice_t ch;
+  m = "hsad_variant_set_select: NULL set or out_choice";
+  DQ_ERR_IS(hsad_variant_set_select(NULL, 64, 0, &ch, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_variant_set_select(set, 64, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  hsad_variant_tuning_t tu;
+  m = "hsad_variant_set_autotune: NULL set, queue or launch";
+  DQ_ERR_IS(hsad_variant_set_autotune(NULL, q, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_variant_set_autotune(set, NULL, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_variant_set_autotune(set, q, NULL, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_variant_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_variant_dispatch: NULL set or launch");
+  DQ_ERR_IS(hsad_variant_dispatch(q, set, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_variant_dispatch: NULL set or launch");
+  hsad_variant_set_destroy(set);
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0, "nothing submitted");
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
