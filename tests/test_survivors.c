@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "fusion/hsad_fusion.h"
+#include "memory/hsad_memory.h"
 #include "hsa-dispatch/hsad_monitor.h"
 #include "hsa-dispatch/hsad_variants.h"
 #include "hsa-dispatch/hsad_rocr.h"
@@ -720,6 +721,110 @@ Test(arguments, null_and_out_of_range, .timeout = 60) {
             "hsad_variant_dispatch: NULL set or launch");
   hsad_variant_set_destroy(set);
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0, "nothing submitted");
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* The same for fusion/ and memory/: graph recording, instantiation, exec queries, launches,
+ * updates and queue changes; allocation info, host pools, NUMA queries. */
+Test(arguments, graphs_and_memory, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *dst = dq_alloc(&e, 256), v = 1, n = 64;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
+  const char *m;
+  hsad_graph_t *g = NULL;
+  m = "hsad_graph_create: NULL out_graph or unknown flags 0x%x";
+  DQ_ERR_IS(hsad_graph_create(0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
+  DQ_ERR_IS(hsad_graph_create(0x80, &g), HSAD_ERR_INVALID_ARGUMENT, m, 0x80u);
+  cr_assert_null(g);
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t id = 77;
+  m = "hsad_graph_add: NULL graph, NULL deps with a count, or lane %u not below 64";
+  DQ_ERR_IS(hsad_graph_add_kernel(NULL, "A", 0, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 1, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 64, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 64u);
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, NULL, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: NULL kernel or launch");
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, NULL, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: NULL kernel or launch");
+  hsad_launch_t noargs = l;
+  noargs.args = NULL;
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &noargs, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: NULL args with count 3");
+  cr_assert_eq(id, 77, "nothing recorded");
+  hsad_graph_exec_t *x = NULL;
+  hsad_queue_t *lanes[1] = {q};
+  m = "hsad_graph_instantiate: NULL argument or empty graph";
+  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 0, &id));
+  cr_assert_eq(id, 0);
+  m = "hsad_graph_add_edge: node %u -> %u: the graph has %u nodes";
+  DQ_ERR_IS(hsad_graph_add_edge(NULL, 0, 0), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u, 0u);
+  DQ_ERR_IS(hsad_graph_add_edge(g, 1, 0), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u, 1u);
+  DQ_ERR_IS(hsad_graph_add_edge(g, 0, 1), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u, 1u);
+  m = "hsad_graph_instantiate: NULL argument or empty graph";
+  DQ_ERR_IS(hsad_graph_instantiate(NULL, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_graph_instantiate(g, NULL, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_null(x);
+  DQ_OK(hsad_graph_instantiate(g, lanes, 1, &x));
+  hsad_graph_destroy(g);
+  uint32_t pt = 99;
+  m = "hsad_graph_exec_point: queue %u point %u out of range";
+  DQ_ERR_IS(hsad_graph_exec_point(NULL, 0, 0, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_point(x, 0, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_point(x, 1, 0, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_point(x, 0, 1, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
+  cr_assert_eq(pt, 99);
+  uint8_t pkt[64];
+  int32_t node = 5;
+  m = "hsad_graph_exec_packet: queue %u packet %u out of range";
+  DQ_ERR_IS(hsad_graph_exec_packet(NULL, 0, 0, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_packet(x, 0, 0, NULL, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_packet(x, 1, 0, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_packet(x, 0, 1, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
+  cr_assert_eq(node, 5);
+  hsad_completion_t done[1];
+  m = "hsad_graph_launch: NULL exec, or NULL deps with a count of %u";
+  DQ_ERR_IS(hsad_graph_launch(NULL, 0, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
+  DQ_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 2, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 2u);
+  m = "hsad_graph_exec_set_queue: NULL, or queue index %u not below %u";
+  DQ_ERR_IS(hsad_graph_exec_set_queue(NULL, 0, q), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
+  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 1, q), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 1u);
+  m = "hsad_graph_exec_update: NULL, or node %u is not a kernel node of the exec (%u nodes)";
+  DQ_ERR_IS(hsad_graph_exec_update(NULL, 0, &l), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  DQ_ERR_IS(hsad_graph_exec_update(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
+  DQ_ERR_IS(hsad_graph_exec_update(x, 1, &l), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 1u);
+  cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0, "nothing submitted");
+  hsad_graph_exec_destroy(x);
+  /* memory */
+  hsad_mem_info_t info;
+  m = "hsad_mem_info: NULL ptr or out_info";
+  DQ_ERR_IS(hsad_mem_info(NULL, &info), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_mem_info(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  hsad_host_pool_t *pool = NULL;
+  DQ_ERR_IS(hsad_host_pool_get(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_host_pool_get: out_pool is NULL");
+  DQ_ERR_IS(hsad_host_pool_get_node(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_host_pool_get_node: out_pool is NULL");
+  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  hsad_host_pool_stats_t ps;
+  m = "hsad_host_pool_stats: NULL pool or out_stats";
+  DQ_ERR_IS(hsad_host_pool_stats(NULL, &ps), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_host_pool_stats(pool, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  int32_t numa = 42;
+  m = "hsad_numa_page_node: NULL ptr or out_node";
+  DQ_ERR_IS(hsad_numa_page_node(NULL, &numa), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_numa_page_node(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  cr_assert_eq(numa, 42);
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
