@@ -830,3 +830,72 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* Monitoring options (hsad_monitor.h): a capacity that is not a power of two up to 2^24 is
+ * refused by both enables with the whole message; a full ring drops records and says how many
+ * (8 records kept of 10 dispatches, 2 dropped, oldest first); enabling again with the same
+ * capacity keeps the ring, with another capacity replaces it (empty); disable on NULL or an
+ * unmonitored queue does nothing; draining an unmonitored queue is UNSUPPORTED. */
+Test(monitor_options, capacity_full_ring_and_reenable, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  DQ_ERR_IS(hsad_queue_monitor_enable(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_monitor_enable: NULL queue");
+  DQ_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 3}),
+            HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 3 records: must be a "
+            "power of two up to 16777216");
+  DQ_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 1u << 25}),
+            HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 33554432 records: "
+            "must be a power of two up to 16777216");
+  DQ_ERR_IS(hsad_monitor_enable_process(&(hsad_monitor_options_t){.capacity = 6}),
+            HSAD_ERR_INVALID_ARGUMENT, "hsad_monitor_enable_process: capacity 6 records: must be "
+            "a power of two up to 16777216");
+  hsad_dispatch_record_t rec[16];
+  uint32_t count = 5;
+  uint64_t dropped = 5;
+  DQ_ERR_IS(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped), HSAD_ERR_UNSUPPORTED,
+            "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+            "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  hsad_queue_monitor_disable(NULL);
+  hsad_queue_monitor_disable(q);
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8, .no_alerts = true}));
+  uint32_t *dst = dq_alloc(&e, 64 * 4);
+  for (uint32_t i = 1; i <= 10; i++) {
+    uint32_t n = i;
+    hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(i), HSAD_KARG_VAL(n)};
+    hsad_launch_t l = {.dims = 1, .grid = {i}, .block = {i}, .args = a, .arg_count = 3};
+    DQ_OK(hsad_kernel_dispatch(q, fill, &l, dq_in(DQ_SEC), NULL, NULL));
+  }
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
+  DQ_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
+  cr_assert_eq(count, 8);
+  cr_assert_eq(dropped, 2);
+  for (uint32_t i = 0; i < 8; i++) {
+    cr_assert_eq(rec[i].grid[0], i + 1, "record %u: grid %u", i, rec[i].grid[0]);
+    cr_assert_str_eq(rec[i].kernel, "fill");
+  }
+  /* the same capacity: the ring stays (one new record), another: a new, empty ring */
+  DQ_OK(hsad_kernel_dispatch(q, fill, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1},
+        .args = (hsad_karg_t[]){HSAD_KARG_PTR(dst), HSAD_KARG_VAL(count), HSAD_KARG_VAL(count)},
+        .arg_count = 3}, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8, .no_alerts = true}));
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
+  DQ_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
+  cr_assert_eq(count, 1);
+  cr_assert_eq(dropped, 0);
+  DQ_OK(hsad_kernel_dispatch(q, fill, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1},
+        .args = (hsad_karg_t[]){HSAD_KARG_PTR(dst), HSAD_KARG_VAL(count), HSAD_KARG_VAL(count)},
+        .arg_count = 3}, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 16, .no_alerts = true}));
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
+  DQ_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
+  cr_assert_eq(count, 0);
+  hsad_queue_monitor_disable(q);
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
