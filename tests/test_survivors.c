@@ -38,22 +38,38 @@ static size_t surv_heap_in_use(void) { return mallinfo2().uordblks; }
                  (int)(tolerance));                                                           \
   } while (0)
 
+static const hsad_device_kernel_t *surv_round_kernels[2]; /* empty, fill */
+
 static void surv_queue_round(dq_env_t *e, bool profiling, bool monitor) {
   hsad_queue_t *q = NULL;
   DQ_OK(hsad_queue_create(e->dev, &(hsad_queue_options_t){.size = 64, .profiling = profiling}, &q));
-  if (monitor) DQ_OK(hsad_queue_monitor_enable(q, NULL));
+  if (monitor) {
+    /* two kernels in the monitor's kernel table: each name is a copy the monitor frees */
+    DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+    uint32_t zero = 0;
+    hsad_karg_t a[3] = {HSAD_KARG_PTR((uintptr_t)0x1000), HSAD_KARG_VAL(zero), HSAD_KARG_VAL(zero)};
+    hsad_launch_t le = {.dims = 1, .grid = {1}, .block = {1}};
+    hsad_launch_t lf = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3};
+    DQ_OK(hsad_kernel_dispatch(q, surv_round_kernels[0], &le, dq_in(DQ_SEC), NULL, NULL));
+    DQ_OK(hsad_kernel_dispatch(q, surv_round_kernels[1], &lf, dq_in(DQ_SEC), NULL, NULL));
+    DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
+  }
   hsad_queue_destroy(q);
 }
 
 /* hsad_queue_destroy frees the queue's timeline (epoch array, timestamp signals: mutant 24's
- * dq_timeline_fini) and its monitor (mutant 22's dq_monitor_fini), with and without profiling
- * and monitoring. */
+ * dq_timeline_fini) and its monitor (mutant 22's dq_monitor_fini, mutant 74: the kernel names
+ * of its table), with and without profiling and monitoring. */
 Test(heap, queue_destroy_returns_every_byte, .timeout = 120) {
   dq_env_t e;
   dq_open(&e);
+  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &surv_round_kernels[0]);
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &surv_round_kernels[1]);
   SURV_HEAP_BALANCED("plain queue", 64, 16, surv_queue_round(&e, false, false));
   SURV_HEAP_BALANCED("profiling queue", 64, 16, surv_queue_round(&e, true, false));
   SURV_HEAP_BALANCED("monitored profiling queue", 64, 16, surv_queue_round(&e, true, true));
+  hsad_program_destroy(pf);
+  hsad_program_destroy(pe);
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
@@ -897,5 +913,59 @@ Test(monitor_options, capacity_full_ring_and_reenable, .timeout = 60) {
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+#ifndef MON_FIXTURE
+#define MON_FIXTURE "build/tests/monitor/monitor-v5.hsaco"
+#endif
+static char surv_alert_msg[512];
+static hsad_monitor_alert_t surv_alert;
+static int surv_alerts;
+static void surv_on_alert(const hsad_monitor_alert_t *a, void *user) {
+  (void)user;
+  if (surv_alerts++) return;
+  surv_alert = *a;
+  snprintf(surv_alert_msg, sizeof surv_alert_msg, "%s", a->message);
+}
+
+/* The scratch growth alert's whole message (hm_scratch of tests/data/monitor/monitor.s: 256
+ * private bytes per work-item, on a queue created with 16): the kernel, the packet, the sizes
+ * before and after from the record, the kernel's private segment and the queue's (mutant 77:
+ * two of its arguments swapped). Run without a twin (KFD_EMU_NO_TWIN=noop), as test_monitor. */
+Test(monitor_options, scratch_growth_alert_message, .timeout = 60) {
+  setenv("KFD_EMU_NO_TWIN", "noop", 1);
+  dq_env_t e;
+  dq_open(&e);
+  hsad_program_t *p;
+  DQ_OK(hsad_program_load_file(e.dev, MON_FIXTURE, &p));
+  const hsad_device_kernel_t *k;
+  DQ_OK(hsad_program_kernel(p, "hm_scratch", &k));
+  void *b = dq_alloc(&e, 4096);
+  hsad_karg_t a[1] = {HSAD_KARG_PTR(b)};
+  hsad_queue_t *q;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .private_segment_size = 16},
+                          &q));
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = surv_on_alert}));
+  hsad_launch_t l = {.dims = 1, .grid = {256}, .block = {64}, .args = a, .arg_count = 1};
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  hsad_dispatch_record_t r[2];
+  uint32_t n;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 2, &n, NULL));
+  cr_assert_eq(n, 1);
+  cr_assert_eq(surv_alerts, 1);
+  cr_assert_eq(surv_alert.reason, HSAD_ALERT_SCRATCH_GROWTH);
+  cr_assert(r[0].queue_scratch_after > r[0].queue_scratch_before);
+  char want[512];
+  snprintf(want, sizeof want, "kernel hm_scratch (packet %llu): ROCr grew the queue's scratch "
+           "from %llu to %llu bytes for 256 bytes per work-item (the queue had 16 per lane)",
+           (unsigned long long)r[0].packet_id, (unsigned long long)r[0].queue_scratch_before,
+           (unsigned long long)r[0].queue_scratch_after);
+  cr_assert_str_eq(surv_alert_msg, want);
+  hsad_queue_destroy(q);
+  hsad_buffer_free(b);
+  hsad_program_destroy(p);
   DQ_OK(hsad_runtime_close(e.rt));
 }
