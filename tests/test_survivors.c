@@ -717,6 +717,11 @@ Test(arguments, null_and_out_of_range, .timeout = 60) {
             HSAD_ERR_INVALID_ARGUMENT, m, HSAD_VARIANT_MAX + 1, HSAD_VARIANT_MAX);
   cr_assert_null(set);
   DQ_OK(hsad_variant_set_from_programs(&pf, 1, "fill", &set));
+  cr_assert_eq(hsad_variant_set_count(set), 1);
+  cr_assert_eq(hsad_variant_set_kernel(set, 0), fill);
+  cr_assert_null(hsad_variant_set_kernel(set, 1));
+  cr_assert_null(hsad_variant_set_kernel(NULL, 0));
+  cr_assert_eq(hsad_variant_set_count(NULL), 0);
   hsad_variant_set_stats_t st;
   DQ_ERR_IS(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_set_stats: NULL set or out_stats");
@@ -967,5 +972,40 @@ Test(monitor_options, scratch_growth_alert_message, .timeout = 60) {
   hsad_queue_destroy(q);
   hsad_buffer_free(b);
   hsad_program_destroy(p);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A 2-dimensional launch whose block[2] is 0 (allowed: dimensions past dims are 0 or 1, written
+ * as 1) has a workgroup of block[0] x block[1]: the set runs its rule for 64 work-items and
+ * caches that key (mutant 93: block[2] multiplied in, a workgroup of 0 sent to variant 0 with
+ * no rule run). */
+Test(variants, two_dims_ignore_block_z, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_variant_set_t *set = NULL;
+  DQ_OK(hsad_variant_set_create(&fill, 1, &set));
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *dst = dq_alloc(&e, 64 * 4), value = 11, n = 64;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 2, .grid = {8, 8}, .block = {8, 8, 0}, .args = a, .arg_count = 3};
+  hsad_completion_t c;
+  DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  for (int i = 0; i < 8; i++) cr_assert_eq(dst[i], 11);
+  hsad_variant_set_stats_t st;
+  DQ_OK(hsad_variant_set_stats(set, &st));
+  cr_assert_eq(st.rule_runs, 1);
+  cr_assert_eq(st.cached_keys, 1);
+  hsad_variant_choice_t ch;
+  bool cached = false;
+  DQ_OK(hsad_variant_set_select(set, 64, 0, &ch, &cached));
+  cr_assert(cached, "the 8 x 8 workgroup is cached as 64 work-items");
+  cr_assert_eq(ch.index, 0);
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q);
+  hsad_variant_set_destroy(set);
+  hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
 }
