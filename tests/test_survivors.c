@@ -11,7 +11,9 @@
 #include "tests/test_dispatch_util.h"
 
 #include <malloc.h>
+#include <json-c/json.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "fusion/hsad_fusion.h"
 #include "memory/hsad_memory.h"
@@ -1008,4 +1010,87 @@ Test(variants, two_dims_ignore_block_z, .timeout = 60) {
   hsad_variant_set_destroy(set);
   hsad_program_destroy(pf);
   DQ_OK(hsad_runtime_close(e.rt));
+}
+
+static json_object *surv_get(json_object *o, const char *key) {
+  json_object *v = NULL;
+  cr_assert(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
+            json_object_to_json_string(o));
+  return v;
+}
+static int64_t surv_int(json_object *o, const char *key) {
+  return json_object_get_int64(surv_get(o, key));
+}
+static const char *surv_str(json_object *o, const char *key) {
+  return json_object_get_string(surv_get(o, key));
+}
+
+/* hsad_trace_write of hand-made records (no queue: device 0, queue 0, ordinal 0): dispatches
+ * 10 and 11 overlap on the device, so 11 gets lane 1 (its own track, "... GPU lane 1") and 12,
+ * after both, lane 0 again (mutant 86: the lane count); 12 and 13 were submitted together, one
+ * host slice "submit 2 dispatches" whose args give the submit interval (mutant 88); a dispatch
+ * slice's args carry the device times (mutant 82). Times in us in the JSON, ns in the args. */
+Test(trace, lanes_batches_and_device_times, .timeout = 60) {
+  hsad_trace_t *t;
+  DQ_OK(hsad_trace_create(&t));
+  hsad_dispatch_record_t r[4];
+  memset(r, 0, sizeof r);
+  const uint64_t start[4] = {1000, 1500, 3000, 4000}, end[4] = {2000, 2500, 3500, 4500};
+  const uint64_t sub[4] = {100, 110, 120, 120};
+  for (int i = 0; i < 4; i++) {
+    r[i] = (hsad_dispatch_record_t){.packet_id = 10 + (uint64_t)i, .kernel = "k", .dims = 1,
+                                    .grid = {64, 1, 1}, .workgroup = {64, 1, 1}, .thread_id = 77,
+                                    .submit_start_ns = sub[i], .submit_end_ns = sub[i] + 5,
+                                    .start_ns = start[i], .end_ns = end[i], .device_times = true};
+  }
+  DQ_OK(hsad_trace_add(t, r, 4));
+  char path[] = "/tmp/hsad-surv-trace-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  DQ_OK(hsad_trace_write(t, path));
+  hsad_trace_destroy(t);
+  json_object *root = json_object_from_file(path);
+  unlink(path);
+  cr_assert_not_null(root);
+  json_object *ev = surv_get(root, "traceEvents");
+  int64_t lane0 = -1, lane1 = -1;
+  size_t len = json_object_array_length(ev);
+  for (size_t i = 0; i < len; i++) {
+    json_object *e = json_object_array_get_idx(ev, i);
+    if (strcmp(surv_str(e, "ph"), "M") || strcmp(surv_str(e, "name"), "thread_name")) continue;
+    const char *nm = surv_str(surv_get(e, "args"), "name");
+    if (!strcmp(nm, "COMPUTE Agent [0] QUEUE [0] GPU")) lane0 = surv_int(e, "tid");
+    if (!strcmp(nm, "COMPUTE Agent [0] QUEUE [0] GPU lane 1")) lane1 = surv_int(e, "tid");
+  }
+  cr_assert(lane0 >= 0 && lane1 >= 0 && lane0 != lane1, "tracks: lane 0 %lld, lane 1 %lld",
+            (long long)lane0, (long long)lane1);
+  int dispatches = 0, singles = 0, batches = 0;
+  for (size_t i = 0; i < len; i++) {
+    json_object *e = json_object_array_get_idx(ev, i);
+    if (strcmp(surv_str(e, "ph"), "X")) continue;
+    json_object *a = surv_get(e, "args");
+    if (!strcmp(surv_str(e, "cat"), "dispatch")) {
+      int64_t id = surv_int(a, "packet_id");
+      cr_assert(id >= 10 && id <= 13);
+      cr_assert_eq(surv_int(e, "tid"), id == 11 ? lane1 : lane0, "packet %lld's track", (long long)id);
+      cr_assert_eq(surv_int(a, "start_ns"), (int64_t)start[id - 10]);
+      cr_assert_eq(surv_int(a, "end_ns"), (int64_t)end[id - 10]);
+      dispatches++;
+    } else if (!strcmp(surv_str(e, "name"), "submit 2 dispatches")) {
+      cr_assert_eq(surv_int(a, "dispatches"), 2);
+      cr_assert_eq(surv_int(a, "submit_start_ns"), 120);
+      cr_assert_eq(surv_int(a, "submit_end_ns"), 125);
+      cr_assert_eq(surv_int(a, "thread_id"), 77);
+      batches++;
+    } else {
+      cr_assert_str_eq(surv_str(e, "name"), "submit k");
+      cr_assert_eq(surv_int(a, "submit_start_ns"), (int64_t)sub[surv_int(a, "packet_id") - 10]);
+      singles++;
+    }
+  }
+  cr_assert_eq(dispatches, 4);
+  cr_assert_eq(singles, 2);
+  cr_assert_eq(batches, 1);
+  json_object_put(root);
 }
