@@ -25,7 +25,8 @@ timeout_s=${MUTATION_TIMEOUT:-120}
 # Every binary that drives the dispatch path (hsad_queue.h's submit contract): the dispatch
 # tests, queue options (kernarg_block_size, batches at the ring's limits), the public-behaviour
 # tests (hsad_buffer_alloc's access grant), variant sets (hsad_variant_dispatch), monitoring
-# (records from the submit path), fusion, and memory (copies ordered with barriers). All of
+# (records from the submit path), fusion, memory (copies ordered with barriers), and the tests
+# written for make mutation-sample's survivors (test_survivors). All of
 # them together take about 15 s unmutated. Left out: codeobj, kfd-emu, twins and HIP tests
 # (no libhsad submit path), test_dispatch_cli and test_cli_docs (they run build/bin/hsad,
 # which a mutant's build does not relink), test_dispatch_tsan (`make tsan`, its own build).
