@@ -1094,3 +1094,29 @@ Test(trace, lanes_batches_and_device_times, .timeout = 60) {
   cr_assert_eq(batches, 1);
   json_object_put(root);
 }
+
+/* The two public functions no other test calls: hsad_copy_strategy_name (the header's names)
+ * and hsad_codeobj_entry_id (a bundle entry's id; "" for a plain code object and for NULL). */
+Test(public_rest, copy_strategy_names_and_entry_id) {
+  cr_assert_str_eq(hsad_copy_strategy_name(HSAD_COPY_DIRECT), "direct");
+  cr_assert_str_eq(hsad_copy_strategy_name(HSAD_COPY_STAGED), "staged");
+  cr_assert_str_eq(hsad_copy_strategy_name(HSAD_COPY_PIPELINED), "pipelined");
+  cr_assert_str_eq(hsad_copy_strategy_name(HSAD_COPY_PINNED), "pinned");
+  cr_assert_str_eq(hsad_copy_strategy_name((hsad_copy_strategy_t)9), "unknown");
+  size_t co_size, size;
+  uint8_t *bytes = surv_read(TEST_KERNDIR "/fill-gfx1030-v5.hsaco", &co_size);
+  uint8_t *bundle = surv_bundle("hipv4-amdgcn-amd-amdhsa--gfx1030", bytes, co_size, &size);
+  hsad_codeobj_container_t *c;
+  DQ_OK(hsad_codeobj_container_open_memory(bundle, size, "b", &c));
+  hsad_codeobj_t *co;
+  DQ_OK(hsad_codeobj_load_entry(c, 0, &co));
+  cr_assert_str_eq(hsad_codeobj_entry_id(co), "hipv4-amdgcn-amd-amdhsa--gfx1030");
+  hsad_codeobj_destroy(co);
+  hsad_codeobj_container_destroy(c);
+  DQ_OK(hsad_codeobj_load_memory(bytes, co_size, "plain", &co));
+  cr_assert_str_eq(hsad_codeobj_entry_id(co), "");
+  hsad_codeobj_destroy(co);
+  cr_assert_str_eq(hsad_codeobj_entry_id(NULL), "");
+  free(bundle);
+  free(bytes);
+}
