@@ -799,6 +799,18 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   cr_assert_null(x);
   DQ_OK(hsad_graph_instantiate(g, lanes, 1, &x));
   hsad_graph_destroy(g);
+  /* counts and queues past the exec's queues are 0 / NULL (mutant 117) */
+  cr_assert_eq(hsad_graph_exec_queue_count(x), 1);
+  cr_assert_eq(hsad_graph_exec_point_count(x, 0), 1);
+  cr_assert_eq(hsad_graph_exec_point_count(x, 1), 0);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 1);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 0);
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), q);
+  cr_assert_null(hsad_graph_exec_queue(x, 1));
+  cr_assert_eq(hsad_graph_exec_queue_count(NULL), 0);
+  cr_assert_eq(hsad_graph_exec_point_count(NULL, 0), 0);
+  cr_assert_eq(hsad_graph_exec_packet_count(NULL, 0), 0);
+  cr_assert_null(hsad_graph_exec_queue(NULL, 0));
   uint32_t pt = 99;
   m = "hsad_graph_exec_point: queue %u point %u out of range";
   DQ_ERR_IS(hsad_graph_exec_point(NULL, 0, 0, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
