@@ -12,6 +12,7 @@
 
 #include <malloc.h>
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -1131,4 +1132,62 @@ Test(public_rest, copy_strategy_names_and_entry_id) {
   cr_assert_str_eq(hsad_codeobj_entry_id(NULL), "");
   free(bundle);
   free(bytes);
+}
+
+static void surv_instantiate_round(hsad_graph_t *g, hsad_queue_t *const *lanes) {
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, lanes, 2, &x));
+  hsad_graph_exec_destroy(x);
+}
+
+/* Instantiating a graph and destroying the exec returns every byte (mutant 138: a work array
+ * of hsad_graph_instantiate). A fork/join over two queues: cross-queue edges, epoch points. */
+Test(heap, graph_instantiate_returns_every_byte, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q[2] = {dq_queue(&e, 64), dq_queue(&e, 64)};
+  uint32_t *dst = dq_alloc(&e, 256), v = 1, n = 64;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t na, nb, nc;
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 0, &na));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 1, fill, &l, &na, 1, &nb));
+  DQ_OK(hsad_graph_add_kernel(g, "C", 0, fill, &l, (uint32_t[]){na, nb}, 2, &nc));
+  SURV_HEAP_BALANCED("graph instantiate", 8, 16, surv_instantiate_round(g, q));
+  hsad_graph_destroy(g);
+  hsad_buffer_free(dst);
+  hsad_queue_destroy(q[1]);
+  hsad_queue_destroy(q[0]);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+static void *surv_free_in_thread(void *p) {
+  cr_assert_eq(hsad_mem_free(p), HSAD_OK);
+  return NULL;
+}
+
+/* The registry of allocations is shared by threads: memory freed on another thread (which then
+ * exits) leaves the registry usable here (mutant 153: the registry lock kept by the freeing
+ * thread, so the next lookup waits forever); the freed address reads as freed. */
+Test(memory_threads, free_on_another_thread, .timeout = 20) {
+  dq_env_t e;
+  dq_open(&e);
+  void *b = NULL, *c = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, &b));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, &c));
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, surv_free_in_thread, b), 0);
+  cr_assert_eq(pthread_join(th, NULL), 0);
+  hsad_mem_info_t info;
+  DQ_OK(hsad_mem_info(c, &info));
+  cr_assert_eq(info.size, 8192);
+  hsad_status_t s = hsad_mem_info(b, &info);
+  cr_assert_eq(s, HSAD_ERR_FREED, "%s: %s", hsad_status_name(s), hsad_last_error());
+  DQ_OK(hsad_mem_free(c));
+  DQ_OK(hsad_runtime_close(e.rt));
 }
