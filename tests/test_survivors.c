@@ -1191,3 +1191,29 @@ Test(memory_threads, free_on_another_thread, .timeout = 20) {
   DQ_OK(hsad_mem_free(c));
   DQ_OK(hsad_runtime_close(e.rt));
 }
+
+/* A block of the device's pinned host pool is reachable by the GPU (hsad_memory.h: pool blocks
+ * are granted to every GPU): fill writes it, under kfd-emu's strict access checks (mutant 169:
+ * no hsa_amd_agents_allow_access after the allocation). */
+Test(host_pool, block_written_by_a_kernel, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_host_pool_t *pool;
+  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  uint32_t *p = NULL, value = 0x5eed, n = 1024;
+  DQ_OK(hsad_host_pool_alloc(pool, n * 4, (void **)&p));
+  memset(p, 0, n * 4);
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(p), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = a, .arg_count = 3};
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(q, fill, &l, dq_in(DQ_SEC), &c, NULL));
+  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(p[i], 0x5eed, "p[%u]", i);
+  DQ_OK(hsad_host_pool_free(pool, p));
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pf);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
