@@ -418,15 +418,21 @@ def compile_error(m):
     return (errors[0] if errors else "exit %d" % res.returncode).replace("<stdin>", m.path)
 
 
-def read_equivalent(path=EQUIVALENT_FILE):
-    eq = {}
-    if os.path.exists(path):
-        for line in open(path):
-            line = line.strip()
-            if line and not line.startswith("#") and "|" in line:
-                ident, reason = line.split("|", 1)
-                eq[ident.strip()] = reason.strip()
-    return eq
+class Triage:
+    """The lines of a triage file (`ID | reason`). An ID may itself hold " | " (an operator
+    of the mutated text), so a line belongs to the mutant whose ID it starts with."""
+
+    def __init__(self, path):
+        self.lines = []
+        if os.path.exists(path):
+            self.lines = [x.strip() for x in open(path)
+                          if x.strip() and not x.startswith("#")]
+
+    def get(self, ident):
+        for line in self.lines:
+            if line.startswith(ident + " | "):
+                return line[len(ident) + 3:].strip()
+        return None
 
 
 def parse_logs(logs):
@@ -442,17 +448,17 @@ def parse_logs(logs):
 
 
 def report(mutants, n_candidates, verdicts, args):
-    eq = read_equivalent()
-    notes = read_equivalent(NOTES_FILE)
+    eq = Triage(EQUIVALENT_FILE)
+    notes = Triage(NOTES_FILE)
     files, rows, survivors, equivalents = {}, [], [], []
     tot = dict(killed=0, survived=0, equivalent=0, stillborn=0, pending=0)
     for m in mutants:
         v = verdicts.get(m.name, ("PENDING", ""))[0]
         kind = {"CAUGHT": "killed", "SURVIVED": "survived", "NO BUILD": "stillborn",
                 "STALE": "stillborn", "PENDING": "pending"}[v]
-        if kind == "survived" and m.ident() in eq:
+        if kind == "survived" and eq.get(m.ident()) is not None:
             kind = "equivalent"
-            equivalents.append((m, eq[m.ident()]))
+            equivalents.append((m, eq.get(m.ident())))
         elif kind == "survived":
             survivors.append(m)
         f = files.setdefault(m.path, dict(killed=0, survived=0, equivalent=0, stillborn=0,
@@ -483,7 +489,7 @@ def report(mutants, n_candidates, verdicts, args):
     for m in survivors:
         out.append("- %s:%d `%s` (mutant %d, %s)%s" % (m.path, m.line, " ".join(
             (m.before + " -> " + m.after).split())[:140], m.num, m.op,
-            ": " + notes[m.ident()] if m.ident() in notes else ""))
+            ": " + notes.get(m.ident()) if notes.get(m.ident()) else ""))
     out.append("\n## Equivalent (%d)\n" % len(equivalents))
     for m, reason in equivalents:
         out.append("- %s:%d `%s` (mutant %d): %s" % (m.path, m.line, " ".join(
