@@ -470,7 +470,13 @@ def report(mutants, n_candidates, verdicts, args):
     out = []
     out.append("# make mutation-sample: seed %d, %d mutants of %d sites (%s)\n" %
                (args.seed, len(mutants), n_candidates, ", ".join(args.folders)))
-    out.append("Score = killed / (sampled - stillborn - equivalent - pending).\n")
+    out.append("Written by `scripts/mutation-sample.py --report` from the logs of its runs (a later "
+               "verdict wins: survivors were run again after their tests were written). Killed: "
+               "a test binary of MUTATION_TESTS failed or passed its deadline; stillborn: the "
+               "mutant does not compile; equivalent: listed in tests/mutation-sample/"
+               "equivalent.txt with the reason it cannot change behaviour. Survivors left carry "
+               "the reason from tests/mutation-sample/survivors.txt. "
+               "Score = killed / (sampled - stillborn - equivalent - pending).\n")
     out.append("| file | killed | survived | equivalent | stillborn | pending | score |")
     out.append("|---|---|---|---|---|---|---|")
     for path in sorted(files):
