@@ -6,6 +6,9 @@
 #   make test       install dependencies, build, run every Criterion test
 #   make bench      hsad bench (all suites; BENCH_ARGS='...' passes options)
 #   make mutation   the tests against the deliberate bugs of tests/mutation/ (MUTATION_ARGS)
+#   make coverage   every test with the library under gcov (own tree build-cov/): lines and
+#                   branches per file and folder, public functions no test calls (gcovr)
+#   make mutation-sample   mechanically generated mutants of the library, sampled with a seed
 #   make install PREFIX=/usr/local   (DESTDIR for staging): hsad, hsad-bench-hip, libhsad,
 #                   kfd-emu, the public headers (kfd_emu_twin.h too) and hsad.pc
 #   make clean
@@ -42,7 +45,7 @@ TEST_BINS :=
 ALL_TARGETS :=
 HEADERS :=
 
-.PHONY: all deps demo test bench install clean fuzz mutation
+.PHONY: all deps demo test bench install clean fuzz mutation coverage coverage-run mutation-sample
 all:
 
 # Backends (issue 19): amd (ROCr, AQL queues; building it needs ROCm's headers, running it
@@ -72,6 +75,18 @@ HSAD_TOOL_LIBS += -ljson-c
 endif
 
 HSAD_LIB_OBJS := $(HSAD_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+# COVERAGE=1 (make coverage's inner make, BUILD=build-cov): the library's objects unoptimised
+# with gcov's counters (-O0: one line, one block; branches as written), libgcov linked after
+# libhsad (HSAD_LIB_LIBS). kfd-emu, the tools and the tests stay as they are.
+ifeq ($(COVERAGE),1)
+# Counters updated atomically: tests and kfd-emu's callbacks run library code on several threads
+# (plain increments lose counts and gcov then reads negative branch counts).
+$(HSAD_LIB_OBJS): CFLAGS += -O0 --coverage -fprofile-update=atomic
+HSAD_LIB_LIBS += -lgcov
+# test_cli_docs builds README's example with README's own command line: libgcov goes in as a
+# sanitizer's runtime would (TEST_SAN), for that binary alone
+$(TESTDIR)/test_cli_docs: private SAN += --coverage
+endif
 HSAD_TOOL_OBJS := $(HSAD_TOOL_SRCS:%.c=$(BUILD)/obj/%.o) $(HSAD_TOOL_CXX_SRCS:%.cc=$(BUILD)/obj/%.o)
 
 $(BUILD)/obj/%.o: %.c
@@ -119,6 +134,27 @@ bench: deps
 mutation: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) ./scripts/mutation.sh $(MUTATION_ARGS)
+
+# make mutation-sample MUTATION_SAMPLE_ARGS='--count 200 --seed 18' (scripts/mutation-sample.py)
+mutation-sample: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) python3 scripts/mutation-sample.py $(MUTATION_SAMPLE_ARGS)
+
+# make coverage: builds the library with gcov counters in its own tree ($(COV_BUILD), never
+# mixed with build/) and runs scripts/coverage.py there: every test binary as make test runs
+# them (a failure is reported, the report is still written), each binary's counters apart
+# (BUILD/coverage/per-test/NAME: which tests execute a line, for make mutation-sample), then
+# lines and branches per file and per folder of the library and the public functions (hsad_*
+# in HEADERS) that no test runs or names. gcovr is installed on demand (scripts/deps.sh
+# coverage); make test does not need it.
+COV_BUILD ?= build-cov
+coverage: deps
+	@./scripts/deps.sh coverage
+	@$(MAKE) --no-print-directory BUILD=$(COV_BUILD) COVERAGE=1 coverage-run
+coverage-run:
+	@$(MAKE) --no-print-directory all $(TEST_BINS)
+	@python3 scripts/coverage.py --build $(BUILD) --emudir $(EMUDIR) --headers "$(HEADERS)" \
+	  $(TEST_BINS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu \

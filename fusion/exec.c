@@ -27,7 +27,8 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
     }
     free(e->qs[i].pkts);
     free(e->qs[i].points);
-    if (!busy || !busy[i]) hsad_submit_kernarg_free(e->qs[i].kmem);
+    if (!busy || !busy[i])
+      hsad_submit_kernarg_free(hsad_queue_device(e->qs[i].q), e->qs[i].kmem, e->qs[i].kmem_bytes);
   }
   free(busy);
   free(e->qs);
@@ -49,7 +50,8 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e->names);
   for (uint32_t i = 0; i < e->nblits; i++) hsad_program_destroy(e->blits[i].program);
   free(e->blits);
-  for (uint32_t i = 0; i < e->nold_kmem; i++) hsad_submit_kernarg_free(e->old_kmem[i]);
+  for (uint32_t i = 0; i < e->nold_kmem; i++)
+    hsad_submit_kernarg_free(e->old_kmem[i].device, e->old_kmem[i].mem, e->old_kmem[i].bytes);
   free(e->old_kmem);
   free(e);
 }
@@ -229,11 +231,13 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
   for (uint32_t i = 0; i < fq->n; i++)
     if (fq->pkts[i].kind == FU_KERNEL) bytes += 2 * karg_stride(fq->pkts[i].ksize);
   fq->kmem = NULL;
+  fq->kmem_bytes = 0;
   if (!bytes) return HSAD_OK;
   void *mem;
   hsad_status_t s = hsad_submit_kernarg_alloc(hsad_queue_device(fq->q), bytes, &mem);
   if (s) return s;
   fq->kmem = mem;
+  fq->kmem_bytes = bytes;
   uint8_t *at = mem;
   for (uint32_t i = 0; i < fq->n; i++) {
     fu_pkt_t *p = &fq->pkts[i];
@@ -598,19 +602,20 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
   /* New kernarg memory for the rebuilt images: packets of earlier launches may still read the
    * old one on the old queue (kept until the exec is destroyed; the exec no longer waits on
    * the old queue, which may be destroyed). */
-  void **old = realloc(e->old_kmem, (e->nold_kmem + 1) * sizeof *old);
+  struct fu_old_kmem *old = realloc(e->old_kmem, (e->nold_kmem + 1) * sizeof *old);
   if (!old) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_exec_set_queue: queue %u", qi);
   e->old_kmem = old;
-  void *was = fq->kmem;
+  struct fu_old_kmem was = {hsad_queue_device(fq->q), fq->kmem, fq->kmem_bytes};
   hsad_queue_t *from = fq->q;
   fq->q = q;
   hsad_status_t s = prepublish(e, qi);
   if (s) {
-    fq->kmem = was;
+    fq->kmem = was.mem;
+    fq->kmem_bytes = was.bytes;
     fq->q = from;
     return s; /* the images are rebuilt for q but fq keeps the old memory: set_queue again */
   }
-  if (was) e->old_kmem[e->nold_kmem++] = was;
+  if (was.mem) e->old_kmem[e->nold_kmem++] = was;
   hsad_submit_ring(q, &fq->ring);
   e->last[qi] = (hsad_completion_t){0};
   for (uint32_t j = 0; j < e->nq; j++)

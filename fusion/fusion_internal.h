@@ -123,6 +123,7 @@ typedef struct fu_queue {
   hsad_queue_t *q;
   hsad_submit_ring_t ring;        /* q's ring as values (hsad_submit_ring) */
   uint8_t *kmem;                  /* the kernarg memory of its kernel packets (2 versions each) */
+  size_t kmem_bytes;
   fu_pkt_t *pkts;
   uint32_t n;
   uint32_t *points;               /* packet indices of the epoch points, increasing; the last
@@ -158,8 +159,12 @@ struct hsad_graph_exec {
   char (*names)[HSAD_GRAPH_NAME_MAX];
   fu_blit_t *blits;               /* copy/fill kernels, one per device that runs such nodes */
   uint32_t nblits;
-  void **old_kmem;                /* kernarg memory of queues set_queue replaced: packets in
+  struct fu_old_kmem {            /* kernarg memory of queues set_queue replaced: packets in
                                      flight on the old queue may read it (freed at destroy) */
+    hsad_device_t *device;
+    void *mem;
+    size_t bytes;
+  } *old_kmem;
   uint32_t nold_kmem;
 };
 

@@ -36,7 +36,12 @@ struct hsad_device {
   hsa_amd_memory_pool_t kernarg_pool;   /* nearest CPU's kernarg pool */
   hsa_amd_memory_pool_t fine_pool;      /* nearest CPU's fine-grained pool */
   bool has_kernarg_pool, has_fine_pool;
-  pthread_mutex_t lock;                 /* shared queues */
+  pthread_mutex_t lock;                 /* shared queues, the kernarg block cache */
+  /* hsad_submit_kernarg_alloc's cache of freed blocks: class c holds blocks of 4096 << c bytes
+   * (at most DQ_KARG_KEEP each), so writers that allocate and free per object (a graph exec)
+   * do not call ROCr's pool allocator each time; dropped at close (hsa_shut_down frees them) */
+  void *karg_cache[9][8];
+  uint8_t karg_cached[9];
   hsad_queue_t *shared[HSAD_SHARED_QUEUES];
   _Atomic uint32_t shared_rr;
 };

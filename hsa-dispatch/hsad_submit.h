@@ -109,11 +109,14 @@ void hsad_submit_set_result_hook(hsad_queue_t *queue, hsad_submit_result_fn hook
 /* Kernarg memory a writer owns (e.g. a graph exec's prepublished kernarg segments, written
  * once and read by every launch): `size` bytes from the kernarg pool the device's queues use
  * (host memory the device reads; ROCr's kernarg pool of the nearest CPU agent), the device
- * granted access, zeroed, 64-byte aligned at least. Free with hsad_submit_kernarg_free (NULL
- * is a no-op) once no packet reading it is in flight. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL,
- * size 0), HSAD_ERR_UNSUPPORTED (no kernarg pool), HSAD_ERR_HSA. Thread-safe. */
+ * granted access, the first `size` bytes zeroed, 4096-byte aligned. Blocks up to 1 MiB come
+ * from a per-device cache of freed ones (8 per power-of-two class from 4 KiB), so an object
+ * made and destroyed in a loop does not call ROCr's allocator each time. Free with
+ * hsad_submit_kernarg_free(device, ptr, size) with the same device and size, once no packet
+ * reading it is in flight (NULL ptr is a no-op). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, size
+ * 0), HSAD_ERR_UNSUPPORTED (no kernarg pool), HSAD_ERR_HSA. Thread-safe. */
 hsad_status_t hsad_submit_kernarg_alloc(hsad_device_t *device, size_t size, void **out_ptr);
-void hsad_submit_kernarg_free(void *ptr);
+void hsad_submit_kernarg_free(hsad_device_t *device, void *ptr, size_t size);
 
 /* Monitoring (hsad_monitor.h) of kernel dispatch packets written through this header, so a
  * fused launch leaves the records hsad_kernel_dispatch would: when hsad_submit_monitored(q)

@@ -49,6 +49,7 @@ hsad_status_t hsad_queue_error(const hsad_queue_t *q) {
 void dq_device_release(hsad_device_t *d) {
   /* Shared queues were closed with the live list; hsa_shut_down frees their ROCr objects. */
   for (int i = 0; i < HSAD_SHARED_QUEUES; i++) d->shared[i] = NULL;
+  memset(d->karg_cached, 0, sizeof d->karg_cached); /* their memory goes with hsa_shut_down */
 }
 
 /* ---- queues ----------------------------------------------------------------------------- */

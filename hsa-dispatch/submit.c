@@ -81,6 +81,13 @@ void hsad_submit_ring(const hsad_queue_t *q, hsad_submit_ring_t *out) {
                               .epoch_value = q->epoch_value};
 }
 
+/* The cache class of a block of `size` bytes (4096 << class), or -1: above the largest. */
+static int karg_class(size_t size) {
+  int c = 0;
+  while (c < 9 && ((size_t)4096 << c) < size) c++;
+  return c < 9 ? c : -1;
+}
+
 hsad_status_t hsad_submit_kernarg_alloc(hsad_device_t *d, size_t size, void **out) {
   if (!d || !out || !size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_kernarg_alloc: NULL device or "
@@ -88,20 +95,38 @@ hsad_status_t hsad_submit_kernarg_alloc(hsad_device_t *d, size_t size, void **ou
   if (!d->has_kernarg_pool)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u: no kernarg memory pool reachable",
                      d->info.index);
+  int c = karg_class(size);
   void *p = NULL;
-  hsa_status_t st = hsad_rocr.hsa_amd_memory_pool_allocate(d->kernarg_pool, size, 0, &p);
-  if (st == HSA_STATUS_SUCCESS) st = hsad_rocr.hsa_amd_agents_allow_access(1, &d->agent, NULL, p);
-  if (st != HSA_STATUS_SUCCESS) {
-    if (p) hsad_rocr.hsa_amd_memory_pool_free(p);
-    return dq_hsa_fail(st, "kernarg memory of %zu bytes for device %u", size, d->info.index);
+  if (c >= 0) {
+    pthread_mutex_lock(&d->lock);
+    if (d->karg_cached[c]) p = d->karg_cache[c][--d->karg_cached[c]];
+    pthread_mutex_unlock(&d->lock);
+  }
+  if (!p) {
+    size_t bytes = c >= 0 ? (size_t)4096 << c : size;
+    hsa_status_t st = hsad_rocr.hsa_amd_memory_pool_allocate(d->kernarg_pool, bytes, 0, &p);
+    if (st == HSA_STATUS_SUCCESS) st = hsad_rocr.hsa_amd_agents_allow_access(1, &d->agent, NULL, p);
+    if (st != HSA_STATUS_SUCCESS) {
+      if (p) hsad_rocr.hsa_amd_memory_pool_free(p);
+      return dq_hsa_fail(st, "kernarg memory of %zu bytes for device %u", size, d->info.index);
+    }
   }
   memset(p, 0, size);
   *out = p;
   return HSAD_OK;
 }
 
-void hsad_submit_kernarg_free(void *p) {
-  if (p) hsad_rocr.hsa_amd_memory_pool_free(p);
+void hsad_submit_kernarg_free(hsad_device_t *d, void *p, size_t size) {
+  if (!p) return;
+  int c = d ? karg_class(size) : -1;
+  if (c >= 0) {
+    pthread_mutex_lock(&d->lock);
+    bool kept = d->karg_cached[c] < 8;
+    if (kept) d->karg_cache[c][d->karg_cached[c]++] = p;
+    pthread_mutex_unlock(&d->lock);
+    if (kept) return;
+  }
+  hsad_rocr.hsa_amd_memory_pool_free(p);
 }
 
 void *hsad_submit_slot(hsad_queue_t *q, uint64_t id) { return dq_slot(q, id); }

@@ -25,16 +25,18 @@ timeout_s=${MUTATION_TIMEOUT:-120}
 # Every binary that drives the dispatch path (hsad_queue.h's submit contract): the dispatch
 # tests, queue options (kernarg_block_size, batches at the ring's limits), the public-behaviour
 # tests (hsad_buffer_alloc's access grant), variant sets (hsad_variant_dispatch), monitoring
-# (records from the submit path), fusion, and memory (copies ordered with barriers). All of
-# them together take about 15 s unmutated. Each mutant's build relinks build/bin/hsad too (it
-# is always among the targets; test_fusion's rule depends on it as well), so the tests that
-# run the CLI see the mutant: test_fusion's fusion_cli tests (hsad graph) do by default;
-# test_dispatch_cli and test_cli_docs would as well, but are left out to keep each mutant's
-# run short (add them with MUTATION_TESTS). Left out too: codeobj, kfd-emu, twins and HIP
-# tests (no libhsad submit path), test_dispatch_tsan (`make tsan`, its own build).
+# (records from the submit path), fusion, memory (copies ordered with barriers), and the tests
+# written for make mutation-sample's survivors (test_survivors). All of them together take
+# about 20 s unmutated. Each mutant's build relinks build/bin/hsad too (it is always among the
+# targets; test_fusion's rule depends on it as well), so the tests that run the CLI see the
+# mutant: test_fusion's fusion_cli tests (hsad graph) do by default; test_dispatch_cli and
+# test_cli_docs would as well, but are left out to keep each mutant's run short (add them with
+# MUTATION_TESTS). Left out too: codeobj, kfd-emu, twins and HIP tests (no libhsad submit
+# path), test_dispatch_tsan (`make tsan`, its own build).
 tests=${MUTATION_TESTS:-test_dispatch test_dispatch_contract test_dispatch_timeline \
 test_dispatch_mt test_dispatch_queue_opts test_dispatch_public test_dispatch_variants \
-test_monitor test_fusion test_fusion_order test_fusion_capture test_memory test_memory_async test_memory_copy test_memory_pool}
+test_monitor test_fusion test_fusion_order test_fusion_capture test_memory test_memory_async \
+test_memory_copy test_memory_pool test_survivors}
 all=0 check=0 patches=()
 for a in "$@"; do
   case $a in
@@ -99,10 +101,11 @@ export KFD_EMU_ACCESS="${KFD_EMU_ACCESS:-strict}"
 export KFD_EMU_PUBLICATION_CHECK_US="${KFD_EMU_PUBLICATION_CHECK_US:-2}"
 export KFD_EMU_READ_INDEX="${KFD_EMU_READ_INDEX:-launch}"
 
-# run_tests: runs the binaries; prints "binary: failed tests" for each failing one.
+# run_tests [BINARY...]: runs the binaries (default: every one of $tests); prints
+# "binary: failed tests" for each failing one.
 run_tests() {
-  local caught=0
-  for t in $tests; do
+  local caught=0 t
+  for t in ${*:-$tests}; do
     (cd "$src" && timeout -k 5 "$timeout_s" "build/tests/$t" --jobs=2) > "$log.$t" 2>&1
     local r=$?
     if [ $r -ne 0 ]; then
@@ -134,11 +137,19 @@ for p in "${patches[@]}"; do
   if ! (cd "$src" && git apply "$p") > "$log.apply" 2>&1; then
     echo "STALE     $name: $(head -n 3 "$log.apply" | tr '\n' ' ')"; broken+=("$name"); continue
   fi
-  if ! mk "${bins[@]}"; then
+  # A patch may name the binaries that execute the code it changes (a line `Tests: a b`:
+  # make mutation-sample writes it from make coverage's per-test counters); only those of
+  # $tests are built and run for it, the others cannot see the change.
+  run=() run_bins=() want=" $(sed -n 's/^Tests: *//p' "$p" | head -n 1) "
+  for t in $tests; do
+    case $want in *" $t "*) run+=("$t"); run_bins+=("build/tests/$t") ;; esac
+  done
+  [ ${#run[@]} -gt 0 ] || { run=($tests); run_bins=("${bins[@]}"); }
+  if ! mk "${run_bins[@]}"; then
     echo "NO BUILD  $name: $(grep -a -m 3 'error' "$log.make" | tr '\n' ' ')"
     broken+=("$name")
   else
-    res=$(run_tests)
+    res=$(run_tests "${run[@]}")
     if [ -n "$res" ]; then
       caught=$((caught + 1))
       echo "CAUGHT    $name ($(( $(date +%s) - t0 )) s) by $(echo "$res" | head -n 1)"

@@ -53,3 +53,15 @@ TEST_BINS += $(MUT_TEST)
 $(MUT_TEST): tests/test_mutation_patches.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DHSAD_SRCDIR='"$(CURDIR)"' $< -o $@ $(LDFLAGS) -lcriterion
+
+# Tests that kill survivors of make mutation-sample (issue 18: tests/mutation-sample/REPORT.md
+# names each one), in their own binary so that the areas' test files stay their owners'.
+SURV_TEST := $(TESTDIR)/test_survivors
+TEST_BINS += $(SURV_TEST)
+$(SURV_TEST): tests/test_survivors.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES) \
+    $(CO_FIXDIR)/kernels-gfx90a-v5.hsaco $(MON_FIXTURE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
+	  -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"' -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' \
+	  $< -o $@ $(LDFLAGS) \
+	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
