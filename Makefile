@@ -156,6 +156,11 @@ coverage-run:
 	@python3 scripts/coverage.py --build $(BUILD) --emudir $(EMUDIR) --headers "$(HEADERS)" \
 	  $(TEST_BINS)
 
+# The folder holding hsa/hsa.h, which every public header includes: hsad.pc's Cflags carry it
+# (pkg-config drops it when it is a system folder, as Debian's /usr/include is).
+HSA_INCDIR ?= $(patsubst %/hsa/hsa.h,%,$(firstword $(wildcard /usr/include/hsa/hsa.h \
+  /opt/rocm/include/hsa/hsa.h)))
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu \
 	  $(DESTDIR)$(PREFIX)/include/hsad $(DESTDIR)$(PREFIX)/lib/pkgconfig
@@ -165,8 +170,11 @@ install: all
 	install -m 755 $(LIBDIR)/libhsad.so $(DESTDIR)$(PREFIX)/lib/libhsad.so.0
 	ln -sf libhsad.so.0 $(DESTDIR)$(PREFIX)/lib/libhsad.so
 	$(if $(filter amd,$(BACKEND_LIST)),cp -a $(EMUDIR)/. $(DESTDIR)$(PREFIX)/lib/hsad/kfd-emu/)
+	$(if $(filter amd,$(BACKEND_LIST)),install -d $(DESTDIR)$(PREFIX)/share/hsad/kernels && \
+	  install -m 644 kernels/*.cl $(KERNDIR)/*.hsaco $(DESTDIR)$(PREFIX)/share/hsad/kernels/)
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/hsad/$$h; done
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HSAD_VERSION_STR)|' scripts/hsad.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(HSAD_VERSION_STR)|' \
+	  -e 's|@HSA_CFLAGS@|$(if $(HSA_INCDIR),-I$(HSA_INCDIR))|' scripts/hsad.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hsad.pc
 
 clean:

@@ -309,7 +309,8 @@ Test(cli_docs, install_layout_and_user_twin, .timeout = 300) {
       "include/hsad/hsa-dispatch/hsad_queue.h", "include/hsad/codeobj/hsad_codeobj.h",
       "include/hsad/common/hsad_version.h", "include/hsad/memory/hsad_memory.h",
       "include/hsad/fusion/hsad_fusion.h", "include/hsad/tools/kfd-emu/kfd_emu_twin.h",
-      "include/hsad/tools/kfd-emu/kfd_emu.h"};
+      "include/hsad/tools/kfd-emu/kfd_emu.h", "share/hsad/kernels/saxpy.cl",
+      "share/hsad/kernels/vector_add-gfx90a-v5.hsaco"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s/usr/%s", tmp, files[i]);
@@ -333,6 +334,13 @@ Test(cli_docs, install_layout_and_user_twin, .timeout = 300) {
   cr_assert_eq(sh_in(tmp, cmd, &o), 0, "%s", o);
   cr_expect(strstr(o, "GPU 0: gfx90a"), "%s", o);
   cr_expect(!strstr(o, "error") && !strstr(o, "warning"), "%s", o);
+  free(o);
+  /* README's examples from the installed copy: its kernels in share/hsad/kernels (issue 21) */
+  snprintf(cmd, sizeof cmd, "env -u LD_LIBRARY_PATH -u HSAD_KFD_EMU_DIR '%s/usr/bin/hsad' run "
+           "'%s/usr/share/hsad/kernels/vector_add-gfx90a-v5.hsaco' vector_add --grid 4 "
+           "--arg buf:f32:4:iota --arg buf:f32:4:iota --arg buf:f32:4:out --arg u32:4", tmp, tmp);
+  cr_assert_eq(sh_in(tmp, cmd, &o), 0, "%s", o);
+  cr_expect(strstr(o, "0 2 4 6"), "%s", o);
   free(o);
   /* a user's twin, against the installed header, for a kernel kfd-emu has no twin for */
   snprintf(cmd, sizeof cmd, "%s -shared -fPIC -Wall -Wextra -Werror -I'%s/usr/include' "
