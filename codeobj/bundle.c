@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_findDecompressedSize: exported by libzstd.so 1.4+ */
 #include <zstd.h>
 
 #define CO_BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
@@ -220,16 +221,18 @@ static hsad_status_t co_parse_ccob(hsad_codeobj_container_t *c, uint64_t at, uin
   uint64_t most = CO_CCOB_MAX_UNCOMPRESSED;
   if (method == 0 && csize < most / CO_ZLIB_MAX_RATIO) most = csize * CO_ZLIB_MAX_RATIO;
   if (method == 1) {
-    unsigned long long fcs = ZSTD_getFrameContentSize(payload, (size_t)csize);
+    /* every frame of the payload, skippable frames (RFC 8878 3.1.2) holding nothing: LLVM
+     * decompresses the payload with one ZSTD_decompress, which reads them all */
+    unsigned long long fcs = ZSTD_findDecompressedSize(payload, (size_t)csize);
     if (fcs == ZSTD_CONTENTSIZE_ERROR)
       return hsad_fail(HSAD_ERR_TRUNCATED,
                        "%s: compressed offload bundle %u at offset %llu: its %llu-byte payload "
-                       "is not a zstd frame",
+                       "is not a sequence of zstd frames",
                        c->name, bundle, (unsigned long long)at, (unsigned long long)csize);
     if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != usize)
       return hsad_fail(HSAD_ERR_TRUNCATED,
                        "%s: compressed offload bundle %u at offset %llu declares %llu "
-                       "uncompressed bytes, its zstd frame %llu",
+                       "uncompressed bytes, its zstd frames hold %llu",
                        c->name, bundle, (unsigned long long)at, (unsigned long long)usize, fcs);
   }
   if (usize < CO_BUNDLE_MAGIC_LEN + 8 || usize > most)

@@ -566,6 +566,50 @@ static void expect_ccob_fail(const uint8_t *buf, size_t n, hsad_status_t want, c
   cr_assert_str_eq(hsad_last_error(), msg);
 }
 
+/* Issue 21: a CCOB v3 payload whose zstd data begins (and ends) with a skippable frame (RFC
+ * 8878 3.1.2: magic 0x184D2A5?, 4-byte size, content) opens as LLVM's reader opens it: the same
+ * entries, byte for byte, as the plain bundle; a skippable frame cut short is refused. */
+Test(codeobj_target, ccob3_zstd_skippable_frames) {
+  size_t n3;
+  uint8_t *z3 = co_test_read(FIX("hip_scale.ccob3"), &n3);
+  static const uint8_t skip[] = {0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0, 'h', 's', 'a', 'd'};
+  size_t n = n3 + 2 * sizeof skip;
+  uint8_t *b = malloc(n);
+  memcpy(b, z3, 32); /* header: magic, version 3, method 1, total, size, hash */
+  memcpy(b + 32, skip, sizeof skip);
+  memcpy(b + 32 + sizeof skip, z3 + 32, n3 - 32);
+  memcpy(b + n3 + sizeof skip, skip, sizeof skip);
+  uint64_t total = n;
+  memcpy(b + 8, &total, 8);
+  hsad_codeobj_container_t *plain = NULL, *c = NULL;
+  cr_assert_eq(hsad_codeobj_container_open_file(FIX("hip_scale.bundle"), &plain), HSAD_OK);
+  cr_assert_eq(hsad_codeobj_container_open_memory(b, n, "s.ccob", &c), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(hsad_codeobj_container_entry_count(c), 2);
+  for (size_t i = 0; i < 2; i++) {
+    const hsad_codeobj_entry_t *e = hsad_codeobj_container_entry(c, i);
+    const hsad_codeobj_entry_t *p = hsad_codeobj_container_entry(plain, i);
+    cr_assert_str_eq(e->entry_id, p->entry_id);
+    cr_assert_eq(e->compression, HSAD_COMPRESSION_ZSTD);
+    cr_assert_eq(e->size, p->size);
+    cr_assert_eq(memcmp(e->data, p->data, p->size), 0);
+  }
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_entry(c, 1, &co), HSAD_OK, "%s", hsad_last_error());
+  co_test_kernel(co, "_Z5scalePffi");
+  hsad_codeobj_destroy(co);
+  hsad_codeobj_container_destroy(c);
+  hsad_codeobj_container_destroy(plain);
+  /* the leading skippable frame says 200 bytes of content: it runs past the payload */
+  b[32 + 4] = 200;
+  char msg[256];
+  snprintf(msg, sizeof msg, "c.ccob: compressed offload bundle 0 at offset 0: its %zu-byte "
+           "payload is not a sequence of zstd frames", n - 32);
+  expect_ccob_fail(b, n, HSAD_ERR_TRUNCATED, msg);
+  free(b);
+  free(z3);
+}
+
 /* Issue 10: a compressed bundle's header is checked before anything is allocated. */
 Test(codeobj_target, compressed_bundle_errors) {
   size_t n2, n3;
@@ -640,14 +684,14 @@ Test(codeobj_target, compressed_bundle_errors) {
   memcpy(b + 16, &wrong, 8);
   snprintf(msg, sizeof msg,
            "c.ccob: compressed offload bundle 0 at offset 0 declares %llu uncompressed bytes, "
-           "its zstd frame %llu",
+           "its zstd frames hold %llu",
            (unsigned long long)wrong, (unsigned long long)usize3);
   expect_ccob_fail(b, n3, HSAD_ERR_TRUNCATED, msg);
   memcpy(b, z3, n3);
   memset(b + 32, 0, 4); /* no zstd magic */
   snprintf(msg, sizeof msg,
-           "c.ccob: compressed offload bundle 0 at offset 0: its %zu-byte payload is not a zstd "
-           "frame",
+           "c.ccob: compressed offload bundle 0 at offset 0: its %zu-byte payload is not a "
+           "sequence of zstd frames",
            n3 - 32);
   expect_ccob_fail(b, n3, HSAD_ERR_TRUNCATED, msg);
   free(b);
