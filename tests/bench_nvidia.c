@@ -365,6 +365,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE]\n");
     return 2;
   }
+  setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines between the progress lines on stderr */
   int rounds = 7, count = 20000;
   const char *suites = "dispatch,roundtrip,barrier,pool,copy";
   for (int i = 2; i < argc; i += 2) {
