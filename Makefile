@@ -65,13 +65,16 @@ else
 # without AMD: the public headers leave their AMD-only declarations out; the front forwards
 # every public call to the object's backend table
 CFLAGS += -DHSAD_NO_AMD
-HSAD_LIB_LIBS := -lpthread -ldl
-include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk
+# nvcodeobj/ (cubin metadata, NVRTC for hsad run's .cu sources) needs libelf and zstd
+HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd
+include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
 HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
   memory/hsad_memory.h codeobj/hsad_codeobj.h
-HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c
-HSAD_TOOL_LIBS += -ljson-c
+HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c \
+  tools/hsad/cli_args.c tools/hsad/cmd_run.c
+HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
+HSAD_TOOL_LIBS += -ljson-c -lstdc++
 endif
 
 HSAD_LIB_OBJS := $(HSAD_LIB_SRCS:%.c=$(BUILD)/obj/%.o)

@@ -26,6 +26,8 @@
 #include "hsa-dispatch/hsad.h"
 
 struct hsad_backend_ops;
+struct hsad_host_pool;       /* memory/hsad_memory.h */
+struct hsad_host_pool_stats;
 
 /* The gate word's bits in its `capturing` half (dispatch_internal.h): 1 = capturing (AMD,
  * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
@@ -117,6 +119,18 @@ typedef struct hsad_backend_ops {
   hsad_status_t (*memcpy_async)(hsad_device_t *device, void *impl, void *dst, const void *src,
                                 size_t size, const hsad_completion_t *deps, uint32_t dep_count,
                                 uint64_t deadline_ns, hsad_completion_t *out_completion);
+
+  /* Pinned host pools (hsad_host_pool_*, memory/hsad_memory.h: the build without AMD forwards
+   * them here). A pool object begins with hsad_object_head_t (its backend's table). */
+  hsad_status_t (*host_pool_get)(hsad_device_t *device, void *impl, struct hsad_host_pool **out);
+  hsad_status_t (*host_pool_get_node)(uint32_t numa_node, struct hsad_host_pool **out);
+  hsad_status_t (*host_pool_alloc)(struct hsad_host_pool *pool, size_t size, void **out);
+  hsad_status_t (*host_pool_free)(struct hsad_host_pool *pool, void *ptr);
+  hsad_status_t (*host_pool_trim)(struct hsad_host_pool *pool, uint64_t keep_bytes,
+                                  uint64_t *out_released_bytes);
+  hsad_status_t (*host_pool_set_max_cached)(struct hsad_host_pool *pool, uint64_t max_cached);
+  hsad_status_t (*host_pool_stats)(const struct hsad_host_pool *pool,
+                                   struct hsad_host_pool_stats *out_stats);
 } hsad_backend_ops_t;
 
 /* The backends compiled in (NULL-terminated), in enumeration order after AMD. */

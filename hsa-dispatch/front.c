@@ -391,6 +391,55 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
                                            deadline_ns, out_completion);
 }
 
+/* ---- pinned host pools: the backend's (a pool begins with its table) ------------------- */
+
+hsad_status_t hsad_host_pool_get(hsad_device_t *device, hsad_host_pool_t **out_pool) {
+  if (!device || !out_pool) return fr_null("hsad_host_pool_get");
+  hsad_status_t s = fr_check_open();
+  return s ? s : device->ops->host_pool_get(device, device->impl, out_pool);
+}
+
+hsad_status_t hsad_host_pool_get_node(hsad_runtime_t *runtime, uint32_t numa_node,
+                                      hsad_host_pool_t **out_pool) {
+  if (!runtime || !out_pool) return fr_null("hsad_host_pool_get_node");
+  hsad_status_t s = fr_check_open();
+  if (s) return s;
+  if (!fr_rt.device_count)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_host_pool_get_node: no device");
+  return fr_rt.devices[0].ops->host_pool_get_node(numa_node, out_pool);
+}
+
+static const hsad_backend_ops_t *fr_pool_ops(const hsad_host_pool_t *pool) {
+  return hsad_object_ops(pool);
+}
+
+hsad_status_t hsad_host_pool_alloc(hsad_host_pool_t *pool, size_t size, void **out_ptr) {
+  if (!pool) return fr_null("hsad_host_pool_alloc");
+  return fr_pool_ops(pool)->host_pool_alloc(pool, size, out_ptr);
+}
+
+hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr) {
+  if (!pool) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_host_pool_free: NULL pool");
+  return fr_pool_ops(pool)->host_pool_free(pool, ptr);
+}
+
+hsad_status_t hsad_host_pool_trim(hsad_host_pool_t *pool, uint64_t keep_bytes,
+                                  uint64_t *out_released_bytes) {
+  if (!pool) return fr_null("hsad_host_pool_trim");
+  return fr_pool_ops(pool)->host_pool_trim(pool, keep_bytes, out_released_bytes);
+}
+
+hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max_cached_bytes) {
+  if (!pool) return fr_null("hsad_host_pool_set_max_cached");
+  return fr_pool_ops(pool)->host_pool_set_max_cached(pool, max_cached_bytes);
+}
+
+hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool,
+                                   hsad_host_pool_stats_t *out_stats) {
+  if (!pool) return fr_null("hsad_host_pool_stats");
+  return fr_pool_ops(pool)->host_pool_stats(pool, out_stats);
+}
+
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns) {
   hsad_completion_t c;

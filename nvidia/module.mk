@@ -1,7 +1,8 @@
 # nvidia: the NVIDIA backend (CUDA driver API through libcuda.so.1, loaded with dlopen at run
 # time: nothing of CUDA is needed to build or link libhsad). Built when BACKENDS has nvidia.
 ifneq ($(filter nvidia,$(BACKEND_LIST)),)
-HSAD_LIB_SRCS += nvidia/nv_cuda.c nvidia/nv_device.c nvidia/nv_queue.c nvidia/nv_memory.c
+HSAD_LIB_SRCS += nvidia/nv_cuda.c nvidia/nv_device.c nvidia/nv_queue.c nvidia/nv_memory.c \
+  nvidia/nv_pool.c
 $(BUILD)/obj/hsa-dispatch/backend.o: CFLAGS += -DHSAD_WITH_NVIDIA
 
 # cuda.h (to check nvidia/nv_cuda.h against) and nvcc (the tests' cubin), where installed
@@ -29,12 +30,36 @@ $(NV_CUBIN): tests/data/nvidia/nv_kernels.cu
 NV_CUBIN_DEP := $(NV_CUBIN)
 endif
 
+# the same kernels as a fatbin (cubin + PTX) and as PTX, for hsad run's tests
+NV_FATBIN := $(NV_FIXDIR)/nv_kernels.fatbin
+NV_PTX := $(NV_FIXDIR)/nv_kernels.ptx
+NV_ARCH_NUM = $(patsubst sm_%,%,$(NV_ARCH))
+ifneq ($(NVCC),)
+$(NV_FATBIN): tests/data/nvidia/nv_kernels.cu
+	@mkdir -p $(@D)
+	$(NVCC) -fatbin -gencode arch=compute_$(NV_ARCH_NUM),code=[sm_$(NV_ARCH_NUM),compute_$(NV_ARCH_NUM)] -O2 -o $@ $<
+$(NV_PTX): tests/data/nvidia/nv_kernels.cu
+	@mkdir -p $(@D)
+	$(NVCC) -ptx -arch=compute_$(NV_ARCH_NUM) -O2 -o $@ $<
+NV_CUBIN_DEP += $(NV_FATBIN) $(NV_PTX)
+endif
+
 NV_TEST := $(TESTDIR)/test_nvidia
 TEST_BINS += $(NV_TEST)
 $(NV_TEST): tests/test_nvidia.c $(LIBDIR)/libhsad.a $(NV_CUBIN_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DNV_CUBIN='"$(abspath $(NV_CUBIN))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lpthread -lm
+
+# tests/test_nvidia_run.c: hsad run on the NVIDIA device (NVRTC source, cubin, fatbin, PTX)
+NV_RUN_TEST := $(TESTDIR)/test_nvidia_run
+TEST_BINS += $(NV_RUN_TEST)
+NV_RUN_DEFS = -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' -DNV_DATADIR='"$(abspath tests/data/nvidia)"' \
+  -DNV_CUBIN='"$(abspath $(NV_CUBIN))"' -DNV_FATBIN='"$(abspath $(NV_FATBIN))"' \
+  -DNV_PTX='"$(abspath $(NV_PTX))"'
+$(NV_RUN_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(NV_CUBIN_DEP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NV_RUN_DEFS) $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
 
 # hsad-bench-nvidia: hsad_kernel_dispatch against raw cuLaunchKernel (host ns per submit) and
 # launch + wait against cuLaunchKernel + cuStreamSynchronize

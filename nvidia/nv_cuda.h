@@ -31,6 +31,7 @@ typedef struct CUctx_st *nv_context_t;          /* CUcontext */
 typedef struct CUmod_st *nv_module_t;           /* CUmodule */
 typedef struct CUfunc_st *nv_function_t;        /* CUfunction */
 typedef struct CUstream_st *nv_stream_t;        /* CUstream */
+typedef struct CUevent_st *nv_event_t;          /* CUevent */
 typedef unsigned int nv_device_attribute_t;     /* CUdevice_attribute */
 typedef unsigned int nv_function_attribute_t;   /* CUfunction_attribute */
 
@@ -72,6 +73,9 @@ typedef unsigned int nv_function_attribute_t;   /* CUfunction_attribute */
   X(NV_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8) \
   X(NV_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_PORTABLE, 1)                                     \
   X(NV_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_DEVICEMAP, 2)                                   \
+  X(NV_MEMHOSTREGISTER_PORTABLE, CU_MEMHOSTREGISTER_PORTABLE, 1)                               \
+  X(NV_MEMHOSTREGISTER_DEVICEMAP, CU_MEMHOSTREGISTER_DEVICEMAP, 2)                             \
+  X(NV_EVENT_DISABLE_TIMING, CU_EVENT_DISABLE_TIMING, 2)                                       \
   X(NV_STREAM_NON_BLOCKING, CU_STREAM_NON_BLOCKING, 1)                                         \
   X(NV_STREAM_WAIT_VALUE_GEQ, CU_STREAM_WAIT_VALUE_GEQ, 0)                                     \
   X(NV_STREAM_WRITE_VALUE_DEFAULT, CU_STREAM_WRITE_VALUE_DEFAULT, 0)                           \
@@ -139,7 +143,19 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(memcpy_async, cuMemcpyAsync, nv_result_t,                                                  \
     (nv_deviceptr_t dst, nv_deviceptr_t src, size_t bytes, nv_stream_t stream))                \
   X(memset_d8_async, cuMemsetD8Async, nv_result_t,                                             \
-    (nv_deviceptr_t dst, unsigned char value, size_t count, nv_stream_t stream))
+    (nv_deviceptr_t dst, unsigned char value, size_t count, nv_stream_t stream))              \
+  X(mem_host_register, cuMemHostRegister_v2, nv_result_t,                                      \
+    (void *ptr, size_t bytes, unsigned int flags))                                             \
+  X(mem_host_unregister, cuMemHostUnregister, nv_result_t, (void *ptr))                        \
+  X(memcpy_htod_async, cuMemcpyHtoDAsync_v2, nv_result_t,                                      \
+    (nv_deviceptr_t dst, const void *src, size_t bytes, nv_stream_t stream))                  \
+  X(memcpy_dtoh_async, cuMemcpyDtoHAsync_v2, nv_result_t,                                      \
+    (void *dst, nv_deviceptr_t src, size_t bytes, nv_stream_t stream))                        \
+  X(event_create, cuEventCreate, nv_result_t, (nv_event_t *event, unsigned int flags))         \
+  X(event_record, cuEventRecord, nv_result_t, (nv_event_t event, nv_stream_t stream))          \
+  X(event_destroy, cuEventDestroy_v2, nv_result_t, (nv_event_t event))                         \
+  X(stream_wait_event, cuStreamWaitEvent, nv_result_t,                                         \
+    (nv_stream_t stream, nv_event_t event, unsigned int flags))
 
 /* Structures the driver reads, mirrored field by field (cuda.h's CUlaunchAttribute_st and
  * CUlaunchConfig_st; tests/test_nv_decls.c pins every size and offset against cuda.h). */

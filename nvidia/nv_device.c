@@ -478,4 +478,11 @@ const hsad_backend_ops_t nv_backend_ops = {
     .mem_alloc = nv_mem_alloc,
     .mem_free = nv_mem_free,
     .memcpy_async = nv_memcpy_async,
+    .host_pool_get = nv_host_pool_get,
+    .host_pool_get_node = nv_host_pool_get_node,
+    .host_pool_alloc = nv_host_pool_alloc,
+    .host_pool_free = nv_host_pool_free,
+    .host_pool_trim = nv_host_pool_trim,
+    .host_pool_set_max_cached = nv_host_pool_set_max_cached,
+    .host_pool_stats = nv_host_pool_stats,
 };

@@ -149,4 +149,18 @@ hsad_status_t nv_memcpy_async(hsad_device_t *, void *, void *, const void *, siz
                               const hsad_completion_t *, uint32_t, uint64_t, hsad_completion_t *);
 void nv_memory_close(void);
 
+/* nv_pool.c: pinned host pools (hsad_host_pool_* of the build without AMD) */
+struct hsad_host_pool;
+struct hsad_host_pool_stats;
+hsad_status_t nv_host_pool_get(hsad_device_t *, void *, struct hsad_host_pool **);
+hsad_status_t nv_host_pool_get_node(uint32_t, struct hsad_host_pool **);
+hsad_status_t nv_host_pool_alloc(struct hsad_host_pool *, size_t, void **);
+hsad_status_t nv_host_pool_free(struct hsad_host_pool *, void *);
+hsad_status_t nv_host_pool_trim(struct hsad_host_pool *, uint64_t, uint64_t *);
+hsad_status_t nv_host_pool_set_max_cached(struct hsad_host_pool *, uint64_t);
+hsad_status_t nv_host_pool_stats(const struct hsad_host_pool *, struct hsad_host_pool_stats *);
+/* hsad_mem_free of a pool block; HSAD_ERR_NOT_ALLOCATED (no message) when no pool has ptr */
+hsad_status_t nv_host_pool_free_any(void *ptr);
+void nv_host_pools_close(void);
+
 #endif

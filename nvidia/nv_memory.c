@@ -136,7 +136,7 @@ hsad_status_t nv_mem_alloc(hsad_device_t *device, void *impl, uint32_t kind, siz
 
 hsad_status_t nv_mem_free(void *ptr) {
   nv_alloc_t *a = nv_unrecord(ptr);
-  if (!a) return HSAD_ERR_NOT_ALLOCATED; /* not ours: the caller says why */
+  if (!a) return nv_host_pool_free_any(ptr); /* a pool block, or not ours: the caller says why */
   nv_release(a);
   return HSAD_OK;
 }
@@ -198,6 +198,7 @@ hsad_status_t nv_memcpy_async(hsad_device_t *device, void *impl, void *dst, cons
 }
 
 void nv_memory_close(void) {
+  nv_host_pools_close();
   pthread_mutex_lock(&nv_mem_lock);
   nv_alloc_t *a = nv_allocs;
   nv_allocs = NULL;

@@ -5,6 +5,8 @@
 #
 #   scripts/nvidia-run.sh              # OUT=<folder> for the results (default: ./nvidia-run-out)
 #   scripts/nvidia-run.sh --fetch-debs # on a Debian 12 machine with a registry: fills .nvdeb/
+#   NV_MOCK=1 scripts/nvidia-run.sh    # a rehearsal without a GPU: every step against
+#                                      # tools/cuda-mock (HSAD_LIBCUDA; timings mean nothing)
 #
 # Carry (git-ignored, 4.1 MiB): .nvdeb/ - the Debian 12 packages of
 # shared/notes/nvidia-machine.md (Criterion, json-c, libelf, msgpack, zlib, zstd and their
@@ -15,7 +17,9 @@
 # build with `make BACKENDS=nvidia` (no ROCm header or library anywhere: checked from the
 # compiler's dependency files), hsad info (text and --json), the driver API declarations
 # against this machine's cuda.h (tests/test_nv_decls.c), the NVIDIA tests (tests/test_nvidia.c,
-# one process per test), the bench (hsad-bench-nvidia: dispatch and roundtrip). Every step runs
+# one process per test), hsad run on the GPU (tests/test_nvidia_run.c: a .cu source through NVRTC,
+# cubin, fatbin, PTX, exact outputs; then saxpy and a by-value struct shown as text and --json),
+# the bench (hsad-bench-nvidia: dispatch, roundtrip, barrier, pool, copy). Every step runs
 # even when an earlier one failed where it can. The last lines are $OUT/summary.txt: one line
 # per step, PASS / FAIL / SKIP, and the totals. Exit status: 0 when every step passed.
 set -u
@@ -128,7 +132,16 @@ export LD_LIBRARY_PATH="$P/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRA
 CUBIN=$BUILD/tests/nvidia/nv_kernels-$NV_ARCH.cubin
 TARGETS=("$BUILD/lib/libhsad.a" "$BUILD/lib/libhsad.so" "$BUILD/bin/hsad"
          "$BUILD/bin/hsad-bench-nvidia" "$BUILD/tests/test_nv_decls" "$BUILD/tests/test_nvidia"
-         "$CUBIN")
+         "$BUILD/tests/test_nvidia_run" "$CUBIN" "$BUILD/tests/nvidia/nv_kernels.fatbin"
+         "$BUILD/tests/nvidia/nv_kernels.ptx")
+NV_TEST=$BUILD/tests/test_nvidia
+if [ -n "${NV_MOCK:-}" ]; then # the rehearsal: the mock driver, built here
+  # test_nvidia_mock: test_nvidia.c with the mock's kernel list (every mock module has 9)
+  NV_TEST=$BUILD/tests/test_nvidia_mock
+  TARGETS+=("$BUILD/lib/hsad/cuda-mock/libcuda.so.1" "$NV_TEST")
+  export HSAD_LIBCUDA=$ROOT/$BUILD/lib/hsad/cuda-mock/libcuda.so.1
+  note "NOTE  NV_MOCK=1: every step runs against tools/cuda-mock ($HSAD_LIBCUDA), not a GPU"
+fi
 run_step build 240 make -j"$JOBS" BUILD="$BUILD" BACKENDS=nvidia NV_ARCH="$NV_ARCH" \
   CUDA_HOME="$CUDA_HOME" "${TARGETS[@]}"
 # the proof that nothing of ROCm was compiled in: the dependency files of every object
@@ -150,7 +163,7 @@ run_step info-json 60 "$BUILD/bin/hsad" info --json
 # ---- 5. tests --------------------------------------------------------------------------------
 # one process per test (Criterion's default); --jobs=1 so the 4-thread and fault tests own the GPU
 run_step test-nv-decls 60 "$BUILD/tests/test_nv_decls" --verbose
-run_step test-nvidia 300 "$BUILD/tests/test_nvidia" --verbose --jobs=1
+run_step test-nvidia 300 "$NV_TEST" --verbose --jobs=1
 if [ -f "$OUT/test-nvidia.txt" ]; then
   p=$(grep -a -c '^\[PASS\]' "$OUT/test-nvidia.txt")
   f=$(grep -a -c '^\[FAIL\]' "$OUT/test-nvidia.txt")
@@ -163,10 +176,47 @@ if [ -f "$OUT/test-nvidia.txt" ]; then
   grep -a '^\[FAIL\]\|^\[SKIP\]\|Assertion\|^\[----\].*:' "$OUT/test-nvidia.txt" | head -n 40 | tee -a "$SUMMARY"
 fi
 
-# ---- 6. bench --------------------------------------------------------------------------------
-run_step bench 120 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
+# ---- 6. hsad run on the GPU ------------------------------------------------------------------
+run_step test-nvidia-run 180 "$BUILD/tests/test_nvidia_run" --verbose --jobs=1
+if [ -f "$OUT/test-nvidia-run.txt" ]; then
+  p=$(grep -a -c '^\[PASS\]' "$OUT/test-nvidia-run.txt")
+  f=$(grep -a -c '^\[FAIL\]' "$OUT/test-nvidia-run.txt")
+  s=$(grep -a -c '^\[SKIP\]' "$OUT/test-nvidia-run.txt")
+  note "      test_nvidia_run: $p passed, $f failed, $s skipped"
+  if [ "$s" -gt 0 ] || [ "$p" -eq 0 ]; then
+    failed=$((failed + 1))
+    note "FAIL  test-nvidia-run: $s test(s) skipped, $p passed: on this machine every test must run"
+  fi
+  grep -a '^\[FAIL\]\|^\[SKIP\]\|Assertion\|^\[----\].*:' "$OUT/test-nvidia-run.txt" | head -n 40 | tee -a "$SUMMARY"
+fi
+# what a user sees, checked: saxpy from the source (2^20 + 3 floats: 2.5 i + 1 is exact in f32),
+# a by-value struct as --json (every field back)
+expect() { # expect STEP TEXT: the step's output holds TEXT
+  if grep -aqF -- "$2" "$OUT/$1.txt" 2>/dev/null; then
+    note "PASS  $1: output holds: $2"
+  else
+    failed=$((failed + 1))
+    note "FAIL  $1: output lacks: $2"
+  fi
+}
+NVDEV=$("$BUILD/bin/hsad" info --json 2>/dev/null | tr ',' '\n' | grep -m 1 -B 1 '"vendor": "nvidia"' | grep -o '"index": [0-9]*' | grep -o '[0-9]*$')
+NVDEV=${NVDEV:-0}
+run_step run-saxpy 60 "$BUILD/bin/hsad" run tests/data/nvidia/nv_run.cu saxpy --device "$NVDEV" \
+  -DHSAD_RUN_TEST -Itests/data/nvidia/include --grid 1048579 --block 256 --arg f32:2.5 \
+  --arg buf:f32:1048579:iota --arg buf:f32:1048579:const=1:out --arg u32:1048579
+[ -f "$OUT/run-saxpy.txt" ] && grep -a '^device\|^compiled\|^kernel\|^occupancy\|^timings\|^arg' "$OUT/run-saxpy.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
+expect run-saxpy "arg 2 (f32 x 1048579): sum 1.37439714e+12, min 1, max 2621446, first: 1 3.5 6 8.5 11 13.5 16 18.5"
+run_step run-byval-json 60 "$BUILD/bin/hsad" run tests/data/nvidia/nv_run.cu byval --device "$NVDEV" \
+  -DHSAD_RUN_TEST -Itests/data/nvidia/include --grid 1 --arg i8:-3 \
+  --arg hex:07002c01fbffffff000000000000f43f0102030000000000 --arg f32:1.5,2,-3,4 \
+  --arg f64:0.125 --arg u64:123456789012 --arg buf:i64:12:out --json
+[ -f "$OUT/run-byval-json.txt" ] && grep -a -o '"buffers": \[[^]]*\][^]]*\]' "$OUT/run-byval-json.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
+expect run-byval-json '"sum": 123456800934, "first": [ -3, 7, 300, -5, 1250, 10203, 15, 20 ]'
+
+# ---- 7. bench --------------------------------------------------------------------------------
+run_step bench 150 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
   --json "$OUT/bench.jsonl"
-[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
 if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
   failed=$((failed + 1))
   note "FAIL  bench: it found no NVIDIA GPU"

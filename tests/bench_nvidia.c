@@ -6,12 +6,31 @@
  *              interleaved, the streams drained between rounds (not timed);
  *   roundtrip  launch + wait: hsad_kernel_dispatch with a completion + hsad_completion_wait
  *              against cuLaunchKernel + cuStreamSynchronize, ns per round trip.
- * Prints min / median / max over rounds, and the same as JSON lines when given a file.
- * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE]. Exit 0 also when
- * there is no NVIDIA GPU (it says so), 1 on a failure. */
+ *   barrier    a cross-queue dependency: kernel on queue A, kernel on queue B after it, wait
+ *              for B. hsad: hsad_queue_barrier on A's completion (cuStreamWaitValue64 on A's
+ *              epoch); driver: cuEventRecord + cuStreamWaitEvent. "submit": host ns of the
+ *              dependency call(s) alone; "trip": ns of the whole kernel -> kernel -> wait.
+ *              Checked first: 50 times a 20 us delay_store on A and copy_one on B must read
+ *              the value A stored (a missing dependency reads the old one).
+ *   pool       alloc + free of pinned host memory of 4 KiB, 1 MiB and 64 MiB: hsad_host_pool
+ *              (warm: every timed alloc a hit) against cuMemHostAlloc + cuMemFreeHost and
+ *              mmap + cuMemHostRegister + cuMemHostUnregister + munmap (a pool miss), ns per
+ *              pair. Checked: every timed pool alloc was a hit (the stats count them exactly).
+ *   copy       host <-> device copies of 4 KiB, 1 MiB and 64 MiB, ns per copy and GB/s:
+ *              hsad_memcpy_async + hsad_completion_wait from / to a pool block (pinned) and
+ *              from / to malloc'd memory (pageable), against cuMemcpyHtoDAsync_v2 /
+ *              cuMemcpyDtoHAsync_v2 + cuStreamSynchronize from / to cuMemHostAlloc'd and
+ *              malloc'd memory. Checked: after each path's round the bytes are compared with
+ *              the pattern that path wrote (a fresh pattern per path and round).
+ * Prints min / median / max over rounds, the targets of issue 19 with the measured ratios, and
+ * the same as JSON lines when given a file.
+ * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] [--suites LIST]
+ * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy; default all). Exit 0 also
+ * when there is no NVIDIA GPU (it says so), 1 on a failure (a failed check says what differs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hsa-dispatch/hsad.h"
 #include "memory/hsad_memory.h"
@@ -31,14 +50,314 @@ static int cmp(const void *a, const void *b) {
 
 static FILE *json;
 
-static void report(const char *suite, const char *path, const char *kernel, double *v, int n) {
+/* Sorts v and prints min / median / max; returns the median. bytes > 0: also GB/s (median). */
+static double report_b(const char *suite, const char *path, const char *kernel, double *v, int n,
+                       double bytes) {
   qsort(v, (size_t)n, sizeof *v, cmp);
-  printf("%-9s %-16s %-7s min %9.1f  median %9.1f  max %9.1f ns\n", suite, path, kernel, v[0],
+  printf("%-9s %-22s %-7s min %11.1f  median %11.1f  max %11.1f ns", suite, path, kernel, v[0],
          v[n / 2], v[n - 1]);
+  if (bytes > 0) printf("  %7.2f GB/s", bytes / v[n / 2]);
+  printf("\n");
   if (json)
     fprintf(json, "{\"suite\":\"%s\",\"path\":\"%s\",\"kernel\":\"%s\",\"min_ns\":%.1f,"
-            "\"median_ns\":%.1f,\"max_ns\":%.1f,\"rounds\":%d}\n", suite, path, kernel, v[0],
-            v[n / 2], v[n - 1], n);
+            "\"median_ns\":%.1f,\"max_ns\":%.1f,\"rounds\":%d,\"bytes\":%.0f}\n", suite, path,
+            kernel, v[0], v[n / 2], v[n - 1], n, bytes);
+  return v[n / 2];
+}
+static double report(const char *suite, const char *path, const char *kernel, double *v, int n) {
+  return report_b(suite, path, kernel, v, n, 0);
+}
+
+static int drv(const char *what, nv_result_t r) {
+  if (!r) return 0;
+  fprintf(stderr, "hsad-bench-nvidia: %s: CUDA error %u\n", what, r);
+  return 1;
+}
+#define DRV(expr) do { if (drv(#expr, (expr))) return 1; } while (0)
+#define HS(what, expr) do { hsad_status_t s_ = (expr); if (s_) return fail(what, s_); } while (0)
+
+static int want(const char *suites, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = suites; (p = strstr(p, name)); p += n)
+    if ((p == suites || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
+  return 0;
+}
+
+/* ---- barrier ---------------------------------------------------------------------------- */
+
+typedef struct bench_env {
+  hsad_device_t *dev;
+  hsad_queue_t *q, *qb;
+  nv_stream_t sa, sb;
+  nv_event_t ev;
+  const hsad_device_kernel_t *kempty, *kdelay, *kcopy;
+  nv_function_t fempty, fdelay, fcopy;
+  int rounds;
+} bench_env_t;
+
+/* 50 times: A stores i + 1 after 20 us, B copies it; B must see i + 1. */
+static int barrier_check(bench_env_t *b, int *p, int *dst) {
+  for (int raw = 0; raw < 2; raw++)
+    for (int i = 0; i < 50; i++) {
+      int v = (raw + 1) * 1000 + i;
+      unsigned long long ns = 20000;
+      *dst = -1;
+      if (!raw) {
+        hsad_karg_t da[] = {HSAD_KARG_PTR(p), HSAD_KARG_VAL(v), HSAD_KARG_VAL(ns)};
+        hsad_karg_t ca[] = {HSAD_KARG_PTR(dst), HSAD_KARG_PTR(p)};
+        hsad_launch_t ld = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}, .args = da,
+                            .arg_count = 3};
+        hsad_launch_t lc = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}, .args = ca,
+                            .arg_count = 2};
+        hsad_completion_t c1, c2;
+        HS("barrier check: dispatch A", hsad_kernel_dispatch(b->q, b->kdelay, &ld,
+                                                             HSAD_DEADLINE_NEVER, &c1, NULL));
+        HS("barrier check: barrier", hsad_queue_barrier(b->qb, &c1, 1, HSAD_DEADLINE_NEVER, NULL));
+        HS("barrier check: dispatch B", hsad_kernel_dispatch(b->qb, b->kcopy, &lc,
+                                                             HSAD_DEADLINE_NEVER, &c2, NULL));
+        HS("barrier check: wait", hsad_completion_wait(&c2, hsad_now_ns() + 10000000000ull));
+      } else {
+        void *da[] = {&p, &v, &ns}, *ca[] = {&dst, &p};
+        DRV(nv_cu.launch_kernel(b->fdelay, 1, 1, 1, 1, 1, 1, 0, b->sa, da, NULL));
+        DRV(nv_cu.event_record(b->ev, b->sa));
+        DRV(nv_cu.stream_wait_event(b->sb, b->ev, 0));
+        DRV(nv_cu.launch_kernel(b->fcopy, 1, 1, 1, 1, 1, 1, 0, b->sb, ca, NULL));
+        DRV(nv_cu.stream_synchronize(b->sb));
+      }
+      if (*(volatile int *)dst != v) {
+        fprintf(stderr, "hsad-bench-nvidia: barrier check (%s): B read %d, A stored %d: the "
+                "dependency did not hold\n", raw ? "cuEventRecord + cuStreamWaitEvent" :
+                "hsad_queue_barrier", *dst, v);
+        return 1;
+      }
+    }
+  return 0;
+}
+
+static int suite_barrier(bench_env_t *b, double *ratio_trip) {
+  int *p, *dst;
+  HS("hsad_buffer_alloc", hsad_buffer_alloc(b->dev, 64, (void **)&p));
+  HS("hsad_buffer_alloc", hsad_buffer_alloc(b->dev, 64, (void **)&dst));
+  if (barrier_check(b, p, dst)) return 1;
+  printf("barrier   check: 50 + 50 dependent kernel pairs read what the first stored\n");
+  enum { TRIPS = 1000 };
+  double sub[2][MAXR], trip[2][MAXR];
+  hsad_launch_t le = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}};
+  for (int r = 0; r < b->rounds; r++) {
+    uint64_t hs = 0, rs = 0;
+    for (int i = 0; i < TRIPS; i++) { /* submit: the dependency call alone */
+      hsad_completion_t ca;
+      HS("dispatch A", hsad_kernel_dispatch(b->q, b->kempty, &le, HSAD_DEADLINE_NEVER, &ca, NULL));
+      uint64_t t0 = hsad_now_ns();
+      HS("hsad_queue_barrier", hsad_queue_barrier(b->qb, &ca, 1, HSAD_DEADLINE_NEVER, NULL));
+      hs += hsad_now_ns() - t0;
+      DRV(nv_cu.launch_kernel(b->fempty, 1, 1, 1, 1, 1, 1, 0, b->sa, NULL, NULL));
+      t0 = hsad_now_ns();
+      DRV(nv_cu.event_record(b->ev, b->sa));
+      DRV(nv_cu.stream_wait_event(b->sb, b->ev, 0));
+      rs += hsad_now_ns() - t0;
+    }
+    HS("wait_idle", hsad_queue_wait_idle(b->qb, HSAD_DEADLINE_NEVER));
+    DRV(nv_cu.stream_synchronize(b->sb));
+    sub[0][r] = (double)hs / TRIPS;
+    sub[1][r] = (double)rs / TRIPS;
+    uint64_t t0 = hsad_now_ns();
+    for (int i = 0; i < TRIPS; i++) { /* trip: kernel on A -> kernel on B -> wait for B */
+      hsad_completion_t ca, cb;
+      HS("dispatch A", hsad_kernel_dispatch(b->q, b->kempty, &le, HSAD_DEADLINE_NEVER, &ca, NULL));
+      HS("barrier", hsad_queue_barrier(b->qb, &ca, 1, HSAD_DEADLINE_NEVER, NULL));
+      HS("dispatch B", hsad_kernel_dispatch(b->qb, b->kempty, &le, HSAD_DEADLINE_NEVER, &cb, NULL));
+      HS("wait B", hsad_completion_wait(&cb, HSAD_DEADLINE_NEVER));
+    }
+    uint64_t t1 = hsad_now_ns();
+    for (int i = 0; i < TRIPS; i++) {
+      DRV(nv_cu.launch_kernel(b->fempty, 1, 1, 1, 1, 1, 1, 0, b->sa, NULL, NULL));
+      DRV(nv_cu.event_record(b->ev, b->sa));
+      DRV(nv_cu.stream_wait_event(b->sb, b->ev, 0));
+      DRV(nv_cu.launch_kernel(b->fempty, 1, 1, 1, 1, 1, 1, 0, b->sb, NULL, NULL));
+      DRV(nv_cu.stream_synchronize(b->sb));
+    }
+    uint64_t t2 = hsad_now_ns();
+    trip[0][r] = (double)(t1 - t0) / TRIPS;
+    trip[1][r] = (double)(t2 - t1) / TRIPS;
+  }
+  report("barrier", "hsad_queue_barrier", "submit", sub[0], b->rounds);
+  report("barrier", "EventRecord+WaitEvent", "submit", sub[1], b->rounds);
+  double h = report("barrier", "hsad_queue_barrier", "trip", trip[0], b->rounds);
+  double d = report("barrier", "EventRecord+WaitEvent", "trip", trip[1], b->rounds);
+  *ratio_trip = d / h;
+  hsad_buffer_free(p);
+  hsad_buffer_free(dst);
+  return 0;
+}
+
+/* ---- pool ------------------------------------------------------------------------------- */
+
+#define NSZ 3
+static const size_t bsizes[NSZ] = {4096, (size_t)1 << 20, (size_t)64 << 20};
+static const char *const bnames[NSZ] = {"4KiB", "1MiB", "64MiB"};
+
+static int suite_pool(bench_env_t *b, int count, double ratio[NSZ]) {
+  hsad_host_pool_t *pool;
+  HS("hsad_host_pool_get", hsad_host_pool_get(b->dev, &pool));
+  for (int z = 0; z < NSZ; z++) {
+    size_t size = bsizes[z];
+    int n = count, nd = count / 50 > 200 ? 200 : count / 50;
+    if (z == 2) nd = 20;
+    if (nd < 5) nd = 5;
+    double vp[MAXR], vd[MAXR], vr[MAXR];
+    for (int r = 0; r < b->rounds; r++) {
+      void *p;
+      HS("pool warm", hsad_host_pool_alloc(pool, size, &p));
+      HS("pool warm", hsad_host_pool_free(pool, p));
+      hsad_host_pool_stats_t s0, s1;
+      HS("stats", hsad_host_pool_stats(pool, &s0));
+      uint64_t t0 = hsad_now_ns();
+      for (int i = 0; i < n; i++) {
+        HS("hsad_host_pool_alloc", hsad_host_pool_alloc(pool, size, &p));
+        HS("hsad_host_pool_free", hsad_host_pool_free(pool, p));
+      }
+      uint64_t t1 = hsad_now_ns();
+      HS("stats", hsad_host_pool_stats(pool, &s1));
+      if (s1.hits - s0.hits != (uint64_t)n || s1.misses != s0.misses) {
+        fprintf(stderr, "hsad-bench-nvidia: pool check: %d allocs of %zu bytes: %llu hits, %llu "
+                "misses (every one must hit the cache)\n", n, size,
+                (unsigned long long)(s1.hits - s0.hits), (unsigned long long)(s1.misses - s0.misses));
+        return 1;
+      }
+      for (int i = 0; i < nd; i++) {
+        DRV(nv_cu.mem_host_alloc(&p, size, NV_MEMHOSTALLOC_PORTABLE | NV_MEMHOSTALLOC_DEVICEMAP));
+        DRV(nv_cu.mem_free_host(p));
+      }
+      uint64_t t2 = hsad_now_ns();
+      for (int i = 0; i < nd; i++) {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return fail("mmap", HSAD_ERR_OUT_OF_MEMORY);
+        DRV(nv_cu.mem_host_register(p, size, NV_MEMHOSTREGISTER_PORTABLE |
+                                                 NV_MEMHOSTREGISTER_DEVICEMAP));
+        DRV(nv_cu.mem_host_unregister(p));
+        munmap(p, size);
+      }
+      uint64_t t3 = hsad_now_ns();
+      vp[r] = (double)(t1 - t0) / n;
+      vd[r] = (double)(t2 - t1) / nd;
+      vr[r] = (double)(t3 - t2) / nd;
+    }
+    double p = report("pool", "hsad_host_pool", bnames[z], vp, b->rounds);
+    double d = report("pool", "cuMemHostAlloc+Free", bnames[z], vd, b->rounds);
+    report("pool", "mmap+cuMemHostRegister", bnames[z], vr, b->rounds);
+    ratio[z] = d / p;
+  }
+  printf("pool      check: every timed hsad_host_pool_alloc hit the cache (hsad_host_pool_stats)\n");
+  return 0;
+}
+
+/* ---- copy ------------------------------------------------------------------------------- */
+
+static void fill(uint8_t *p, size_t n, uint32_t seed) {
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1664525u + 1013904223u;
+    p[i] = (uint8_t)(x >> 24);
+  }
+}
+
+static int same(const uint8_t *p, size_t n, uint32_t seed, const char *path, const char *size) {
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1664525u + 1013904223u;
+    if (p[i] != (uint8_t)(x >> 24)) {
+      fprintf(stderr, "hsad-bench-nvidia: copy check (%s, %s): byte %zu of %zu is 0x%02x, the "
+              "pattern's 0x%02x\n", path, size, i, n, p[i], (uint8_t)(x >> 24));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+enum { CP_HSAD_PINNED, CP_DRV_PINNED, CP_HSAD_PAGEABLE, CP_DRV_PAGEABLE, NCP };
+static const char *const cpnames[NCP] = {"hsad pinned(pool)", "cuMemcpy pinned",
+                                         "hsad pageable", "cuMemcpy pageable"};
+
+static int suite_copy(bench_env_t *b, double ratio[2][NSZ]) {
+  hsad_host_pool_t *pool;
+  HS("hsad_host_pool_get", hsad_host_pool_get(b->dev, &pool));
+  uint32_t seed = 1;
+  for (int z = 0; z < NSZ; z++) {
+    size_t size = bsizes[z];
+    int reps = z == 0 ? 200 : z == 1 ? 50 : 5;
+    uint8_t *hp, *dp, *pg = malloc(size), *dev;
+    if (!pg) return fail("malloc", HSAD_ERR_OUT_OF_MEMORY);
+    HS("pool", hsad_host_pool_alloc(pool, size, (void **)&hp));
+    DRV(nv_cu.mem_host_alloc((void **)&dp, size, NV_MEMHOSTALLOC_PORTABLE));
+    HS("hsad_mem_alloc", hsad_mem_alloc(b->dev, HSAD_MEM_DEVICE, size, NULL, 0, (void **)&dev));
+    double v[NCP][2][MAXR];
+    for (int r = 0; r < b->rounds; r++)
+      for (int path = 0; path < NCP; path++) {
+        uint8_t *host = path == CP_HSAD_PINNED ? hp : path == CP_DRV_PINNED ? dp : pg;
+        bool hsad = path == CP_HSAD_PINNED || path == CP_HSAD_PAGEABLE;
+        for (int dir = 0; dir < 2; dir++) { /* 0: H2D, 1: D2H */
+          uint32_t sd = seed++;
+          /* the source holds a fresh pattern */
+          if (dir == 0) {
+            fill(host, size, sd);
+          } else {
+            fill(pg, size, sd);
+            hsad_completion_t c;
+            HS("stage", hsad_memcpy_async(b->dev, dev, pg, size, NULL, 0, NULL,
+                                          HSAD_DEADLINE_NEVER, &c));
+            HS("stage", hsad_completion_wait(&c, HSAD_DEADLINE_NEVER));
+            memset(host, 0, size);
+          }
+          uint64_t t0 = hsad_now_ns();
+          for (int i = 0; i < reps; i++) {
+            if (hsad) {
+              hsad_completion_t c;
+              HS("hsad_memcpy_async", hsad_memcpy_async(b->dev, dir ? (void *)host : dev,
+                                                        dir ? (void *)dev : host, size, NULL, 0,
+                                                        NULL, HSAD_DEADLINE_NEVER, &c));
+              HS("hsad_completion_wait", hsad_completion_wait(&c, HSAD_DEADLINE_NEVER));
+            } else {
+              if (dir == 0)
+                DRV(nv_cu.memcpy_htod_async((nv_deviceptr_t)(uintptr_t)dev, host, size, b->sa));
+              else
+                DRV(nv_cu.memcpy_dtoh_async(host, (nv_deviceptr_t)(uintptr_t)dev, size, b->sa));
+              DRV(nv_cu.stream_synchronize(b->sa));
+            }
+          }
+          v[path][dir][r] = (double)(hsad_now_ns() - t0) / reps;
+          /* the check: what arrived is the pattern */
+          if (dir == 0) {
+            memset(pg == host ? hp : pg, 0, size);
+            uint8_t *chk = pg == host ? hp : pg;
+            hsad_completion_t c;
+            HS("check", hsad_memcpy_async(b->dev, chk, dev, size, NULL, 0, NULL,
+                                          HSAD_DEADLINE_NEVER, &c));
+            HS("check", hsad_completion_wait(&c, HSAD_DEADLINE_NEVER));
+            if (same(chk, size, sd, cpnames[path], bnames[z])) return 1;
+          } else if (same(host, size, sd, cpnames[path], bnames[z])) {
+            return 1;
+          }
+        }
+      }
+    double med[NCP][2];
+    for (int path = 0; path < NCP; path++)
+      for (int dir = 0; dir < 2; dir++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s %s", dir ? "D2H" : "H2D", cpnames[path]);
+        med[path][dir] = report_b("copy", name, bnames[z], v[path][dir], b->rounds, (double)size);
+      }
+    ratio[0][z] = (med[CP_DRV_PINNED][0] + med[CP_DRV_PINNED][1]) /
+                  (med[CP_HSAD_PINNED][0] + med[CP_HSAD_PINNED][1]);
+    ratio[1][z] = (med[CP_DRV_PAGEABLE][0] + med[CP_DRV_PAGEABLE][1]) /
+                  (med[CP_HSAD_PAGEABLE][0] + med[CP_HSAD_PAGEABLE][1]);
+    HS("pool free", hsad_host_pool_free(pool, hp));
+    DRV(nv_cu.mem_free_host(dp));
+    HS("hsad_mem_free", hsad_mem_free(dev));
+    free(pg);
+  }
+  printf("copy      check: every path's bytes matched its pattern after each round\n");
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -46,12 +365,25 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE]\n");
     return 2;
   }
+  setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines between the progress lines on stderr */
   int rounds = 7, count = 20000;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  const char *suites = "dispatch,roundtrip,barrier,pool,copy";
+  for (int i = 2; i < argc; i += 2) {
+    if (i + 1 >= argc) {
+      fprintf(stderr, "hsad-bench-nvidia: %s needs a value\n", argv[i]);
+      return 2;
+    }
     if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--count")) count = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--json")) json = fopen(argv[i + 1], "w");
+    else if (!strcmp(argv[i], "--suites")) suites = argv[i + 1];
+    else {
+      fprintf(stderr, "hsad-bench-nvidia: unknown option %s (--rounds, --count, --json, "
+              "--suites)\n", argv[i]);
+      return 2;
+    }
   }
+  if (count < 1) count = 20000;
   if (rounds < 1 || rounds > MAXR) rounds = 7;
   if (nv_cuda_load() != HSAD_OK) {
     printf("hsad-bench-nvidia: no NVIDIA GPU: %s\n", hsad_last_error());
@@ -100,8 +432,9 @@ int main(int argc, char **argv) {
   hsad_launch_t le = {.dims = 1, .grid = {256, 1, 1}, .block = {256, 1, 1}};
   hsad_launch_t ls = {.dims = 1, .grid = {256, 1, 1}, .block = {256, 1, 1}, .args = args, .arg_count = 4};
   double v[6][MAXR], rt_hsad[MAXR], rt_raw[MAXR];
-  for (int round = 0; round < rounds; round++) {
-    for (int kind = 0; kind < 2; kind++) {
+  int dd = want(suites, "dispatch"), rr = want(suites, "roundtrip");
+  for (int round = 0; round < rounds && (dd || rr); round++) {
+    for (int kind = 0; kind < 2 && dd; kind++) {
       const hsad_device_kernel_t *k = kind ? ksaxpy : kempty;
       hsad_launch_t *l = kind ? &ls : &le;
       uint64_t t0 = hsad_now_ns();
@@ -137,14 +470,14 @@ int main(int argc, char **argv) {
     }
     enum { TRIPS = 2000 };
     uint64_t t0 = hsad_now_ns();
-    for (int i = 0; i < TRIPS; i++) {
+    for (int i = 0; i < TRIPS && rr; i++) {
       hsad_completion_t c;
       if ((s = hsad_kernel_dispatch(q, kempty, &le, HSAD_DEADLINE_NEVER, &c, NULL)) ||
           (s = hsad_completion_wait(&c, HSAD_DEADLINE_NEVER)))
         return fail("roundtrip", s);
     }
     uint64_t t1 = hsad_now_ns();
-    for (int i = 0; i < TRIPS; i++) {
+    for (int i = 0; i < TRIPS && rr; i++) {
       nv_cu.launch_kernel(fempty, 1, 1, 1, 256, 1, 1, 0, stream, NULL, NULL);
       nv_cu.stream_synchronize(stream);
     }
@@ -153,14 +486,66 @@ int main(int argc, char **argv) {
     rt_raw[round] = (double)(t2 - t1) / TRIPS;
     fprintf(stderr, "hsad-bench-nvidia: round %d of %d done\n", round + 1, rounds);
   }
-  report("dispatch", "hsad", "empty", v[0], rounds);
-  report("dispatch", "cuLaunchKernel", "empty", v[1], rounds);
-  report("dispatch", "cuLaunchKernelEx", "empty", v[2], rounds);
-  report("dispatch", "hsad", "saxpy", v[3], rounds);
-  report("dispatch", "cuLaunchKernel", "saxpy", v[4], rounds);
-  report("dispatch", "cuLaunchKernelEx", "saxpy", v[5], rounds);
-  report("roundtrip", "hsad", "empty", rt_hsad, rounds);
-  report("roundtrip", "cuLaunch+Sync", "empty", rt_raw, rounds);
+  double med[8] = {0};
+  if (dd) {
+    med[0] = report("dispatch", "hsad", "empty", v[0], rounds);
+    med[1] = report("dispatch", "cuLaunchKernel", "empty", v[1], rounds);
+    report("dispatch", "cuLaunchKernelEx", "empty", v[2], rounds);
+    med[2] = report("dispatch", "hsad", "saxpy", v[3], rounds);
+    med[3] = report("dispatch", "cuLaunchKernel", "saxpy", v[4], rounds);
+    report("dispatch", "cuLaunchKernelEx", "saxpy", v[5], rounds);
+  }
+  if (rr) {
+    med[4] = report("roundtrip", "hsad", "empty", rt_hsad, rounds);
+    med[5] = report("roundtrip", "cuLaunch+Sync", "empty", rt_raw, rounds);
+  }
+  /* barrier, pool, copy */
+  bench_env_t be = {.dev = dev, .q = q, .sa = stream, .kempty = kempty, .fempty = fempty,
+                    .rounds = rounds};
+  double bar_ratio = 0, pool_ratio[NSZ] = {0}, copy_ratio[2][NSZ] = {{0}};
+  int bb = want(suites, "barrier"), pp = want(suites, "pool"), cc = want(suites, "copy");
+  if (bb) {
+    if ((s = hsad_program_kernel(prog, "delay_store", &be.kdelay)) ||
+        (s = hsad_program_kernel(prog, "copy_one", &be.kcopy)))
+      return fail("kernels delay_store, copy_one", s);
+    be.fdelay = (nv_function_t)(uintptr_t)hsad_device_kernel_desc(be.kdelay)->kernel_object;
+    be.fcopy = (nv_function_t)(uintptr_t)hsad_device_kernel_desc(be.kcopy)->kernel_object;
+    if ((s = hsad_queue_create(dev, NULL, &be.qb))) return fail("hsad_queue_create", s);
+    DRV(nv_cu.stream_create(&be.sb, NV_STREAM_NON_BLOCKING));
+    DRV(nv_cu.event_create(&be.ev, NV_EVENT_DISABLE_TIMING));
+    if (suite_barrier(&be, &bar_ratio)) return 1;
+    fprintf(stderr, "hsad-bench-nvidia: barrier done\n");
+  }
+  if (pp) {
+    if (suite_pool(&be, count, pool_ratio)) return 1;
+    fprintf(stderr, "hsad-bench-nvidia: pool done\n");
+  }
+  if (cc) {
+    if (suite_copy(&be, copy_ratio)) return 1;
+    fprintf(stderr, "hsad-bench-nvidia: copy done\n");
+  }
+  /* issue 19's targets, from the medians above */
+  if (dd)
+    printf("target    dispatch within 5%% of cuLaunchKernel: empty %+.1f%%, saxpy %+.1f%%\n",
+           (med[0] / med[1] - 1) * 100, (med[2] / med[3] - 1) * 100);
+  if (rr)
+    printf("target    roundtrip faster than cuLaunchKernel + cuStreamSynchronize: %.3fx\n",
+           med[5] / med[4]);
+  if (bb)
+    printf("target    cross-queue wait faster than cuEventRecord + cuStreamWaitEvent (trip): "
+           "%.3fx\n", bar_ratio);
+  if (pp)
+    printf("target    pool alloc+free >= 100x faster than cuMemHostAlloc + cuMemFreeHost: "
+           "%.0fx (4KiB), %.0fx (1MiB), %.0fx (64MiB)\n", pool_ratio[0], pool_ratio[1],
+           pool_ratio[2]);
+  if (cc)
+    printf("target    copy, driver time / hsad time (H2D + D2H): pinned %.3f / %.3f / %.3f, "
+           "pageable %.3f / %.3f / %.3f (4KiB / 1MiB / 64MiB)\n", copy_ratio[0][0],
+           copy_ratio[0][1], copy_ratio[0][2], copy_ratio[1][0], copy_ratio[1][1],
+           copy_ratio[1][2]);
+  if (be.qb) hsad_queue_destroy(be.qb);
+  if (be.sb) nv_cu.stream_destroy(be.sb);
+  if (be.ev) nv_cu.event_destroy(be.ev);
   nv_cu.stream_destroy(stream);
   hsad_queue_destroy(q);
   hsad_mem_free(x);

@@ -7,6 +7,9 @@
  * (the driver's absence as nv_cuda_load says it, or no cubin because nvcc was absent at build
  * time): counted, not hidden. Criterion runs each test in its own process, so the fault test
  * poisons no other test's CUDA context. */
+#ifndef NV_KERNEL_COUNT
+#define NV_KERNEL_COUNT 8u /* the kernels of nv_kernels.cu */
+#endif
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -112,7 +115,7 @@ Test(nvidia, device_info) {
   cr_expect_gt(i->local_memory_bytes, 1ull << 30);
   cr_expect_geq(i->cuda_version, 12040);
   cr_expect_neq(i->pci_bus_id[0], '\0');
-  cr_expect_eq(hsad_program_kernel_count(e.prog), 8u);
+  cr_expect_eq(hsad_program_kernel_count(e.prog), NV_KERNEL_COUNT);
   cr_expect_eq(hsad_program_device(e.prog), e.dev);
   cr_expect_null(hsad_program_codeobj(e.prog)); /* no AMD code object */
   nv_env_close(&e);
@@ -217,7 +220,7 @@ Test(nvidia, argument_and_geometry_checks) {
   const hsad_device_kernel_t *nope;
   cr_expect_eq(hsad_program_kernel(e.prog, "nope", &nope), HSAD_ERR_KERNEL_NOT_FOUND);
   char want[512];
-  snprintf(want, sizeof want, "%s: no kernel 'nope' (8 kernels: ", NV_CUBIN);
+  snprintf(want, sizeof want, "%s: no kernel 'nope' (%u kernels: ", NV_CUBIN, NV_KERNEL_COUNT);
   cr_expect(!strncmp(hsad_last_error(), want, strlen(want)), "%s", hsad_last_error());
   nv_env_close(&e);
 }
@@ -457,6 +460,89 @@ Test(nvidia, copies_byte_exact) {
   }
   cr_expect_eq(hsad_mem_free((void *)0x1000), HSAD_ERR_NOT_ALLOCATED, "%s", hsad_last_error());
   nv_env_close(&e);
+}
+
+/* The pinned host pool of the device's NUMA node (the build without AMD: nvidia/nv_pool.c):
+ * classes, hits and misses counted exactly, a GPU kernel writing a pool block, copies from and
+ * to pool blocks byte-exact, the free's refusals with their messages, trims. */
+Test(nvidia, host_pool) {
+  nv_env_t e;
+  nv_env(&e);
+#ifndef HSAD_NO_AMD
+  nv_env_close(&e);
+  cr_skip_test("hsad_host_pool serves NVIDIA devices in the build without AMD (make "
+               "BACKENDS=nvidia); here memory/'s pools are ROCr's");
+#else
+  hsad_host_pool_t *pool, *again;
+  OK(hsad_host_pool_get(e.dev, &pool));
+  OK(hsad_host_pool_get(e.dev, &again));
+  cr_expect_eq(pool, again, "one pool per NUMA node");
+  OK(hsad_host_pool_set_max_cached(pool, 64ull << 20));
+  hsad_host_pool_stats_t st;
+  OK(hsad_host_pool_stats(pool, &st));
+  int32_t node = hsad_device_info(e.dev)->numa_node;
+  cr_expect_eq(st.numa_node, node < 0 ? UINT32_MAX : (uint32_t)node);
+  uint64_t hits0 = st.hits, misses0 = st.misses;
+  /* 1 byte and 4096 share the 4 KiB class; 4097 is 8 KiB; 300 MiB is above the classes */
+  void *a, *b, *c, *big;
+  OK(hsad_host_pool_alloc(pool, 1, &a));
+  OK(hsad_host_pool_alloc(pool, 4097, &b));
+  OK(hsad_host_pool_alloc(pool, (size_t)300 << 20, &big));
+  cr_expect_eq((uintptr_t)a % 4096, 0u, "page-aligned");
+  OK(hsad_host_pool_stats(pool, &st));
+  cr_expect_eq(st.misses - misses0, 3u);
+  cr_expect_eq(st.blocks_in_use, 3u);
+  cr_expect_eq(st.bytes_in_use, 4096u + 8192u + (300ull << 20));
+  OK(hsad_host_pool_free(pool, a));
+  OK(hsad_host_pool_alloc(pool, 4096, &c));
+  cr_expect_eq(c, a, "the cached 4 KiB block comes back");
+  OK(hsad_host_pool_stats(pool, &st));
+  cr_expect_eq(st.hits - hits0, 1u);
+  /* the GPU writes into a pool block (pinned, mapped at the same address) */
+  unsigned long long *counter = c;
+  *counter = 41;
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  hsad_karg_t ka[] = {HSAD_KARG_PTR(counter)};
+  hsad_launch_t l = launch1(1, 1, ka, 1);
+  hsad_completion_t done;
+  OK(hsad_kernel_dispatch(q, kernel(&e, "add_one"), &l, HSAD_DEADLINE_NEVER, &done, NULL));
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+  cr_expect_eq(__atomic_load_n(counter, __ATOMIC_SEQ_CST), 42u);
+  /* pool -> device -> pool, byte-exact */
+  uint8_t *src = b, *back;
+  OK(hsad_host_pool_alloc(pool, 8192, (void **)&back));
+  for (int i = 0; i < 8192; i++) src[i] = (uint8_t)(i * 7 + 3), back[i] = 0;
+  void *d = dev_alloc(&e, 8192);
+  hsad_completion_t c1, c2;
+  OK(hsad_memcpy_async(e.dev, d, src, 8192, NULL, 0, NULL, HSAD_DEADLINE_NEVER, &c1));
+  OK(hsad_memcpy_async(e.dev, back, d, 8192, &c1, 1, NULL, HSAD_DEADLINE_NEVER, &c2));
+  OK(hsad_completion_wait(&c2, hsad_now_ns() + 10 * SEC));
+  cr_expect(!memcmp(src, back, 8192), "pool -> device -> pool differs");
+  /* refusals */
+  ERR_IS(hsad_host_pool_free(pool, (char *)c + 64), HSAD_ERR_NOT_ALLOCATED,
+         "hsad_host_pool_free: no block of node %d's pool starts at %p", node, (char *)c + 64);
+  OK(hsad_host_pool_free(pool, c));
+  ERR_IS(hsad_host_pool_free(pool, c), HSAD_ERR_FREED,
+         "hsad_host_pool_free: %p is cached in node %d's pool already (freed twice)", c, node);
+  ERR_IS(hsad_host_pool_alloc(pool, 0, &c), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_host_pool_alloc: NULL pool/out or size 0");
+  OK(hsad_mem_free(back)); /* hsad_mem_free takes pool blocks too */
+  OK(hsad_host_pool_free(pool, b));
+  OK(hsad_host_pool_free(pool, big)); /* oversize: released, not cached */
+  OK(hsad_host_pool_stats(pool, &st));
+  cr_expect_eq(st.blocks_in_use, 0u);
+  cr_expect_eq(st.bytes_cached, 4096u + 2 * 8192u); /* c, b and back */
+  uint64_t released = 0;
+  OK(hsad_host_pool_trim(pool, 0, &released));
+  cr_expect_eq(released, 4096u + 2 * 8192u);
+  OK(hsad_host_pool_stats(pool, &st));
+  cr_expect_eq(st.bytes_cached, 0u);
+  cr_expect_eq(st.blocks_cached, 0u);
+  OK(hsad_mem_free(d));
+  hsad_queue_destroy(q);
+  nv_env_close(&e);
+#endif
 }
 
 #ifndef HSAD_NO_AMD

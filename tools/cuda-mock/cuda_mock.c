@@ -4,7 +4,7 @@
  *   - one device ("hsad cuda-mock", sm_90 limits of an H200), one primary context;
  *   - streams as FIFOs run in order by one host thread each: launches, 64-bit value writes,
  *     value waits (GEQ: they block the stream until another stream's write), copies, fills;
- *   - the kernels of tests/data/nvidia/nv_kernels.cu as host twins (found by name; parameter
+ *   - the kernels of tests/data/nvidia/nv_kernels.cu (and nv_run.cu's scale<float>) as host twins (found by name; parameter
  *     layouts as cuFuncGetParamInfo gives them for sm_90), run over the launch's grid;
  *   - device memory = host memory (unified addresses), pinned memory = calloc'd;
  *   - `fault` poisons the context: every later call in it returns CUDA_ERROR_ILLEGAL_ADDRESS
@@ -40,6 +40,7 @@ static func_t funcs[] = {
     {"delay_store", 3, {0, 8, 16}, {8, 4, 8}},
     {"copy_one", 2, {0, 8}, {8, 8}},
     {"fault", 1, {0}, {8}},
+    {"_Z5scaleIfEvPT_S0_j", 3, {0, 8, 12}, {8, 4, 4}}, /* tests/data/nvidia/nv_run.cu */
 };
 enum { NFUNCS = sizeof funcs / sizeof funcs[0] };
 static int max_dyn[NFUNCS];
@@ -107,6 +108,11 @@ static void run_kernel(op_t *o) {
     *P(int *, 0) = __atomic_load_n(P(int *, 8), __ATOMIC_SEQ_CST);
   } else if (!strcmp(n, "fault")) {
     sticky = EILLEGAL;
+  } else if (!strcmp(n, "_Z5scaleIfEvPT_S0_j")) { /* scale<float>(float *, float, unsigned) */
+    float *d = P(float *, 0), f = P(float, 8);
+    unsigned cnt = P(unsigned, 12);
+    for (unsigned i = 0; i < blocks * threads; i++)
+      if (i < cnt) d[i] *= f;
   }
 }
 
@@ -162,6 +168,14 @@ static res_t enqueue(stream_t *s, op_t *o) {
 /* ---- the API ---------------------------------------------------------------------------- */
 res_t cuInit(unsigned flags) { (void)flags; inited = 1; return OK; }
 res_t cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+/* NVRTC 13 looks cuInit and cuGetExportTable up in the libcuda.so.1 already loaded and crashes
+ * when the latter is missing (hsad run compiles .cu sources after the runtime opened the mock):
+ * there is no export table here (CUDA_ERROR_NOT_SUPPORTED), and NVRTC compiles without it. */
+res_t cuGetExportTable(const void **table, const void *id) {
+  (void)id;
+  *table = NULL;
+  return 801;
+}
 res_t cuGetErrorName(res_t e, const char **s) {
   *s = e == 0 ? "CUDA_SUCCESS" : e == 1 ? "CUDA_ERROR_INVALID_VALUE" : e == 400 ? "CUDA_ERROR_INVALID_HANDLE"
      : e == 500 ? "CUDA_ERROR_NOT_FOUND" : e == 600 ? "CUDA_ERROR_NOT_READY"
@@ -362,6 +376,45 @@ res_t cuMemcpyAsync(uint64_t dst, uint64_t src, size_t n, void *h) {
 res_t cuMemsetD8Async(uint64_t dst, unsigned char v, size_t n, void *h) {
   op_t *o = calloc(1, sizeof *o);
   o->kind = 4, o->dst = (void *)(uintptr_t)dst, o->value = v, o->bytes = n;
+  return enqueue(h, o);
+}
+/* pinned registration: host memory is device memory here */
+res_t cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
+  (void)flags;
+  if (sticky) return sticky;
+  return p && n ? OK : EINVAL_;
+}
+res_t cuMemHostUnregister(void *p) { (void)p; return sticky ? sticky : OK; }
+res_t cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t n, void *h) {
+  return cuMemcpyAsync(dst, (uint64_t)(uintptr_t)src, n, h);
+}
+res_t cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, void *h) {
+  return cuMemcpyAsync((uint64_t)(uintptr_t)dst, src, n, h);
+}
+/* events: a counter the recording stream writes (its nth record writes n) and waiters wait
+ * for (GEQ the last record's n), on the streams' FIFOs as value writes and waits */
+typedef struct {
+  volatile uint64_t count;
+  uint64_t recorded;
+} event_t;
+res_t cuEventCreate(void **e, unsigned flags) {
+  (void)flags;
+  if (sticky) return sticky;
+  *e = calloc(1, sizeof(event_t));
+  return *e ? OK : 2;
+}
+res_t cuEventDestroy_v2(void *e) { free(e); return sticky ? sticky : OK; }
+res_t cuEventRecord(void *e, void *h) {
+  event_t *ev = e;
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 1, o->addr = &ev->count, o->value = ++ev->recorded;
+  return enqueue(h, o);
+}
+res_t cuStreamWaitEvent(void *h, void *e, unsigned flags) {
+  event_t *ev = e;
+  if (flags) return EINVAL_;
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 2, o->addr = &ev->count, o->value = ev->recorded;
   return enqueue(h, o);
 }
 typedef struct {

@@ -14,4 +14,12 @@ $(NV_MOCK_TEST): tests/test_nvidia_mock.c tests/test_nvidia.c $(LIBDIR)/libhsad.
 	$(CC) $(CFLAGS) -DNV_CUBIN='"$(abspath $(NV_CUBIN))"' \
 	  -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DNV_MOCK_LIB='"$(abspath $(CUDA_MOCK_LIB))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lpthread -lm
+
+# tests/test_nvidia_run.c against the mock (hsad run's NVIDIA path where there is no GPU)
+NV_RUN_MOCK_TEST := $(TESTDIR)/test_nvidia_run_mock
+TEST_BINS += $(NV_RUN_MOCK_TEST)
+$(NV_RUN_MOCK_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(NV_CUBIN_DEP) $(CUDA_MOCK_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(NV_RUN_DEFS) -DNV_MOCK_LIB='"$(abspath $(CUDA_MOCK_LIB))"' $< -o $@ \
+	  $(LDFLAGS) -lcriterion -ljson-c
 endif

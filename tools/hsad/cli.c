@@ -93,7 +93,7 @@ json_object *hsad_cli_json_double(double v, const char *fmt) {
   return json_object_new_double_s(v, b);
 }
 
-#ifndef HSAD_NO_AMD /* kernel names: the demangler and codeobj (AMD builds) */
+/* kernel names: the demangler (demangle.cc, both builds) */
 
 /* Appends "NAME (DEMANGLED)" (or "NAME") to the list in *b (malloc'd, *len bytes used). */
 static int list_add(char **b, size_t *len, size_t *cap, const char *kn, const char *dm) {
@@ -187,4 +187,3 @@ hsad_status_t hsad_cli_program_kernel(const hsad_program_t *prog, const char *na
   }
   return *out_why ? HSAD_ERR_KERNEL_NOT_FOUND : hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "out of memory");
 }
-#endif

@@ -315,6 +315,7 @@ static void cxx_type_class(const char *t, char *b, size_t bn) {
   if (r < 0 || (size_t)r >= bn) b[0] = '\0'; /* too long to classify: size only */
 }
 
+#ifndef HSAD_NO_AMD /* the AMD checks read code-object metadata (codeobj/) */
 /* "argument 3 ('n')" (the name when the metadata has one) */
 static const char *arg_label(char *b, size_t n, uint32_t index, const hsad_kernel_arg_t *ka) {
   if (ka->name[0]) snprintf(b, n, "argument %u ('%s')", index, ka->name);
@@ -345,11 +346,14 @@ static void signature(const hsad_kernel_info_t *ki, char (*cxx)[CXX_TYPE_MAX], c
   if (k < n) snprintf(b + k, n - k, ")");
 }
 
+#endif
+
 /* "a" or "an" before a type name as it is read ("an int", "an unsigned int", "a uint"). */
 static const char *article(const char *tn) {
   return strchr("aeioAEIO", tn[0]) || !strncmp(tn, "unsigned", 8) ? "an" : "a";
 }
 
+#ifndef HSAD_NO_AMD
 /* What check_arg could not check: a scalar whose type neither the metadata nor the mangled name
  * gives (checked by size only). */
 typedef enum { CHECKED_TYPE, CHECKED_SIZE_ONLY } checked_t;
@@ -533,4 +537,111 @@ const char *cli_arg_label_of(const hsad_device_kernel_desc_t *kd, uint32_t e, ch
   }
   snprintf(b, n, "%s of kernel '%s'", lb, kd->name);
   return b;
+}
+#endif /* HSAD_NO_AMD */
+
+/* ---- NVIDIA kernels: sizes, and the types of a C++ kernel's mangled name ---------------- */
+
+int cli_check_nv_args(const char *kname, uint32_t nparams, const uint32_t *sizes, arg_t *args,
+                      uint32_t nargs, void (*warn)(void *ctx, const char *msg), void *ctx,
+                      uint32_t *out_bad, char *why, size_t whyn) {
+  char(*cxx)[CXX_TYPE_MAX] = NULL;
+  int ncxx = -1, rc = 0;
+  if (!strncmp(kname, "_Z", 2) && (cxx = calloc(nparams + 1, sizeof *cxx)))
+    ncxx = cxx_param_types(kname, cxx, (int)nparams);
+  if (ncxx >= 0 && (uint32_t)ncxx != nparams) ncxx = -1; /* not one type per parameter */
+  for (uint32_t e = 0; e < nargs; e++)
+    if (args[e].kind == A_LDS) {
+      snprintf(why, whyn, "argument %u of kernel '%s': lds:BYTES (dynamic shared memory, extern "
+               "__shared__) is not a parameter; give it after the parameters", e, kname);
+      *out_bad = e;
+      free(cxx);
+      return -1;
+    }
+  if (nargs != nparams) {
+    char sig[4096];
+    size_t k = (size_t)snprintf(sig, sizeof sig, "(");
+    for (uint32_t j = 0; j < nparams && k < sizeof sig; j++)
+      k += (size_t)snprintf(sig + k, sizeof sig - k, "%s%s%s%u bytes", j ? ", " : "",
+                            ncxx >= 0 ? cxx[j] : "", ncxx >= 0 ? " " : "", sizes[j]);
+    if (k < sizeof sig) snprintf(sig + k, sizeof sig - k, ")");
+    snprintf(why, whyn, "kernel '%s' takes %u parameter(s) %s, got %u --arg (lds:BYTES, its "
+             "dynamic shared memory, not counted)", kname, nparams, sig, nargs);
+    *out_bad = nargs;
+    free(cxx);
+    return -1;
+  }
+  uint32_t size_only = 0;
+  for (uint32_t e = 0; e < nargs && !rc; e++) {
+    arg_t *a = &args[e];
+    const char *tn = ncxx >= 0 ? cxx[e] : "";
+    char cls[CXX_TYPE_MAX] = "";
+    if (tn[0]) cxx_type_class(tn, cls, sizeof cls);
+    size_t cl = strlen(cls);
+    bool ptr = cl > 1 && cls[cl - 1] == '*';
+    uint32_t size = sizes[e];
+    rc = -1;
+    *out_bad = e;
+    if (a->kind == A_BUF) {
+      etype_t t;
+      uint32_t width;
+      char pointee[CXX_TYPE_MAX];
+      if (tn[0] && !ptr && cl)
+        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s (%u bytes), not a pointer: give "
+                 "its value (TYPE:VALUE, hex:BYTES or bin:FILE)", e, kname, article(tn), tn, size);
+      else if (size != 8)
+        snprintf(why, whyn, "argument %u of kernel '%s' is a %u-byte parameter: a buffer is "
+                 "passed as an 8-byte pointer; give its value (TYPE:VALUE, hex:BYTES or "
+                 "bin:FILE)", e, kname, size);
+      else if (ptr && cl - 1 < sizeof pointee &&
+               (memcpy(pointee, cls, cl - 1), pointee[cl - 1] = '\0',
+                classify_type(pointee, &t, &width) == TN_SCALAR) &&
+               (cli_tsize[t] != cli_tsize[a->type] || cli_is_float(t) != cli_is_float(a->type)))
+        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s (%u-byte %s elements): give "
+                 "buf:%s:COUNT[:INIT], not buf:%s", e, kname, article(tn), tn, cli_tsize[t],
+                 cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
+                 cli_tnames[a->type]);
+      else
+        rc = 0;
+    } else if (ptr) {
+      snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give buf:TYPE:COUNT[:INIT]", e,
+               kname, article(tn), tn);
+    } else if (a->kind == A_BYTES) {
+      if (a->nbytes == size) rc = 0;
+      else
+        snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes, got %u bytes", e, kname,
+                 size, a->nbytes);
+    } else { /* A_SCALAR: CUDA's vectors are not padded (a float3 is 12 bytes) */
+      etype_t t;
+      uint32_t width;
+      tn_class_t c = cls[0] ? classify_type(cls, &t, &width) : TN_UNKNOWN;
+      uint32_t got = a->nvals * cli_tsize[a->type];
+      if (c == TN_RAW)
+        snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes of %s: give its bytes with "
+                 "hex:BYTES[*N] or bin:FILE", e, kname, size, tn);
+      else if (c == TN_SCALAR && (t != a->type || width != a->nvals) && width == 1)
+        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give %s:VALUE", e, kname,
+                 article(tn), tn, cli_tnames[t]);
+      else if (c == TN_SCALAR && (t != a->type || width != a->nvals))
+        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give %u comma-separated "
+                 "values, %s:V0,V1,... (or hex:BYTES)", e, kname, article(tn), tn, width,
+                 cli_tnames[t]);
+      else if (got != size)
+        snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes, got %u (%u x %s)", e, kname,
+                 size, got, a->nvals, cli_tnames[a->type]);
+      else {
+        rc = 0;
+        size_only += c != TN_SCALAR;
+      }
+    }
+  }
+  if (!rc && size_only && warn) {
+    char w[1024];
+    snprintf(w, sizeof w, "kernel '%s': %u scalar argument(s) checked by size only (%s)", kname,
+             size_only, ncxx >= 0 ? "types the check does not know" : "an unmangled name, e.g. "
+             "extern \"C\", carries no parameter types, and CUDA code objects keep sizes only");
+    warn(ctx, w);
+  }
+  free(cxx);
+  return rc;
 }

@@ -22,7 +22,10 @@
 #include <sys/stat.h>
 
 #include "hsa-dispatch/hsad.h"
+#ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_rocr.h"
+#endif
+#include "nvcodeobj/hsad_nv_codeobj.h"
 #include "tools/hsad/hsad_cli.h"
 #include "tools/hsad/hsad_cli_args.h"
 
@@ -30,7 +33,8 @@ static void usage(FILE *f) {
   fprintf(f,
     "usage: hsad run SOURCE.cl|SOURCE.hip|FILE.hsaco KERNEL --grid X[,Y[,Z]] [--block X[,Y[,Z]]]\n"
     "                [--arg SPEC]... [--repeat N] [--device N] [--co-version 4|5] [-O0..3]\n"
-    "                [-DNAME[=V]]... [--json] [--variants auto|LIST] [--trace FILE.json]\n"
+    "                [-DNAME[=V]]... [-IDIR]... [--json] [--variants auto|LIST] [--trace FILE.json]\n"
+    "       hsad run SOURCE.cu|FILE.cubin|FILE.fatbin|FILE.ptx KERNEL --device N ...  (NVIDIA)\n"
     "\n"
     "Compiles SOURCE with comgr for the device's ISA (or loads a code object / bundle), creates\n"
     "the arguments, dispatches KERNEL N times in order (each packet has the barrier bit, so the\n"
@@ -75,6 +79,15 @@ static void usage(FILE *f) {
     "             a queue track, submit slices, flows; alerts on stderr); the records are drained\n"
     "             every quarter of the 1024-packet queue, so each --repeat keeps its device times\n"
     "\n"
+    "On an NVIDIA device (--device N; hsad info lists them): SOURCE.cu is compiled with NVRTC for\n"
+    "the device's sm (-D and -I passed on; -O is not: NVRTC optimizes fully), a .cubin, .fatbin or\n"
+    "PTX file is loaded by the driver (a fatbin's entry for the device's sm). CUDA code objects\n"
+    "keep each parameter's size only: buf: goes to an 8-byte (pointer) parameter, a scalar or\n"
+    "hex:/bin: must have the parameter's size (a float3 is 12 bytes), and a C++ kernel's mangled\n"
+    "name gives the types checked as above. lds:BYTES, last, is the dynamic shared memory\n"
+    "(extern __shared__). Buffers are pinned host memory mapped for the GPU; the dispatches run\n"
+    "in order on a stream of their own. --variants, --trace and --co-version are AMD's.\n"
+    "\n"
     "Without a GPU, hsad runs on kfd-emu, which executes kernels through host twins: C functions\n"
     "named kfd_emu_twin_<kernel symbol> (see <hsad/tools/kfd-emu/kfd_emu_twin.h>, installed with\n"
     "the headers). The kernels of kernels/ have twins already. For your own kernel, build its twin\n"
@@ -98,6 +111,7 @@ static void usage(FILE *f) {
     "      --arg u32:4096 --trace vector_add-trace.json\n");
 }
 
+#ifndef HSAD_NO_AMD /* --trace and --variants: AMD only */
 /* --trace: the records of q drained so far into t; *dropped grows by those the ring lost. */
 static hsad_status_t trace_drain(hsad_queue_t *q, hsad_trace_t *t, uint64_t *dropped) {
   hsad_dispatch_record_t rec[256];
@@ -174,6 +188,8 @@ static void budget_name(const hsad_variant_budget_t *b, char *out, size_t n) {
   else if (!b->max_workgroup_size) snprintf(out, n, "waves>=%u", b->min_waves_per_eu);
   else snprintf(out, n, "wg<=%u waves>=%u", b->max_workgroup_size, b->min_waves_per_eu);
 }
+
+#endif
 
 /* --repeat: each dispatch is timed (8 bytes) and waits for ring space, not for the GPU */
 #define REPEAT_MAX 10000000u
@@ -508,6 +524,7 @@ static int check_file(const arg_t *a, uint32_t i, char *why, size_t whyn, char *
   return 0;
 }
 
+#ifndef HSAD_NO_AMD
 /* ---- kfd-emu twins --------------------------------------------------------------------- */
 
 /* True when kfd-emu would find a twin for `symbol` (NAME.kd without .kd): the places it looks
@@ -543,6 +560,8 @@ static bool twin_exists(const char *symbol) {
   return found;
 }
 
+#endif
+
 /* ---- kernel lookup ------------------------------------------------------------------------ */
 
 /* The kernel `name`: its .name, or (for C++ names) its demangled name, or the plain
@@ -562,6 +581,8 @@ static int find_kernel(const hsad_cli_t *cli, const hsad_program_t *prog, const 
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+#ifndef HSAD_NO_AMD
+
 /* The dedicated queue's options: profiling, and a per-slot kernarg block that holds the
  * kernel's kernarg segment (512 bytes by default; larger blocks get a shorter ring, at most
  * 4 MiB of kernarg memory, never below the device's minimum queue size). */
@@ -577,6 +598,8 @@ static hsad_queue_options_t queue_options(const hsad_device_info_t *di, uint32_t
   }
   return qo;
 }
+
+#endif
 
 enum { OPT_GRID = 256, OPT_BLOCK, OPT_ARG, OPT_REPEAT, OPT_DEVICE, OPT_COV, OPT_JSON,
        OPT_VARIANTS, OPT_TRACE };
@@ -651,6 +674,381 @@ static json_object *json_elem(const arg_t *a, uint64_t e) {
   return hsad_cli_json_double(elem_get(a, e), "%.9g");
 }
 
+/* out=FILE (raw bytes) and txt=FILE (one element per line) of the buffers after the run: 0, or
+ * -1 with the failure reported and *rc its exit code. */
+static int write_outputs(const hsad_cli_t *cli, arg_t *args, uint32_t nargs, int *rc) {
+  for (uint32_t i = 0; i < nargs; i++) {
+    arg_t *a = &args[i];
+    if (a->kind != A_BUF) continue;
+    if (a->out_file) {
+      FILE *f = fopen(a->out_file, "wb");
+      if (!f || fwrite(a->ptr, cli_tsize[a->type], a->count, f) != a->count) {
+        if (f) fclose(f);
+        *rc = hsad_cli_fail(cli, 1, "error", "%s: %s", a->out_file, strerror(errno));
+        return -1;
+      }
+      fclose(f);
+    }
+    if (a->txt_file) {
+      FILE *f = fopen(a->txt_file, "w");
+      if (!f) {
+        *rc = hsad_cli_fail(cli, 1, "error", "%s: %s", a->txt_file, strerror(errno));
+        return -1;
+      }
+      char b[48];
+      for (uint64_t e = 0; e < a->count; e++) {
+        if (cli_is_float(a->type)) fprintf(f, "%.9g\n", elem_get(a, e));
+        else fprintf(f, "%s\n", fmt_i128(b, elem_geti(a, e)));
+      }
+      fclose(f);
+    }
+  }
+  return 0;
+}
+
+/* --json's "buffers": every buffer's type, count, sum (and NaN / inf counts) and first 8. */
+static json_object *json_buffers(const arg_t *args, uint32_t nargs) {
+  json_object *j;
+  json_object *bufs = json_object_new_array();
+  for (uint32_t i = 0; i < nargs; i++) {
+    const arg_t *a = &args[i];
+    if (a->kind != A_BUF) continue;
+    summary_t sm;
+    summarize(a, &sm);
+    j = json_object_new_object();
+    json_object_object_add(j, "arg", json_object_new_int64(i));
+    json_object_object_add(j, "type", json_object_new_string(cli_tnames[a->type]));
+    json_object_object_add(j, "count", json_u64(a->count));
+    if (!cli_is_float(a->type)) {
+      json_object_object_add(j, "sum", json_i128(sm.isum));
+    } else { /* over the finite elements, else null */
+      json_object_object_add(j, "sum", sm.finite ? hsad_cli_json_double(sm.fsum, "%.17g")
+                                                 : NULL);
+      json_object_object_add(j, "nan", json_u64(sm.nan));
+      json_object_object_add(j, "inf", json_u64(sm.inf));
+    }
+    json_object *first = json_object_new_array();
+    for (uint64_t e = 0; e < a->count && e < 8; e++) json_object_array_add(first, json_elem(a, e));
+    json_object_object_add(j, "first", first);
+    json_object_array_add(bufs, j);
+  }
+  return bufs;
+}
+
+/* The text report's line per buffer asked for (out, out=FILE, txt=FILE). */
+static void print_buffers(const arg_t *args, uint32_t nargs) {
+  for (uint32_t i = 0; i < nargs; i++) {
+    const arg_t *a = &args[i];
+    if (a->kind != A_BUF || !(a->out || a->out_file || a->txt_file)) continue;
+    summary_t sm;
+    char b1[48], b2[48], b3[48];
+    summarize(a, &sm);
+    printf("arg %u (%s x %llu): ", i, cli_tnames[a->type], (unsigned long long)a->count);
+    if (!cli_is_float(a->type))
+      printf("sum %s, min %s, max %s", fmt_i128(b1, sm.isum), fmt_i128(b2, sm.imin),
+             fmt_i128(b3, sm.imax));
+    else if (sm.finite)
+      printf("sum %.9g, min %.9g, max %.9g", sm.fsum, sm.fmin, sm.fmax);
+    else
+      printf("sum n/a, min n/a, max n/a");
+    if (sm.nan || sm.inf)
+      printf(" (%s%llu NaN, %llu inf)", sm.finite ? "finite elements only; " : "",
+             (unsigned long long)sm.nan, (unsigned long long)sm.inf);
+    printf(", first:");
+    for (uint64_t e = 0; e < a->count && e < 8; e++) {
+      putchar(' ');
+      print_elem(a, e, false);
+    }
+    printf("\n");
+    if (a->out_file) printf("  written to %s\n", a->out_file);
+    if (a->txt_file) printf("  written to %s (text)\n", a->txt_file);
+  }
+}
+
+/* ---- NVIDIA devices ----------------------------------------------------------------------- */
+
+/* What hsad_cmd_run parsed, for the NVIDIA path. */
+typedef struct run_req {
+  const char *input, *kname;
+  uint32_t grid[3], block[3], dims, repeat;
+  arg_t *args;
+  uint32_t nargs;
+  const char **defs, **incs;
+  uint32_t ndefs, nincs;
+  int opt;
+  bool opt_set;
+  uint32_t co_version;
+  const char *variants, *trace;
+  warnings_t *warns;
+} run_req_t;
+
+/* hsad run on an NVIDIA device: a .cu source through NVRTC for the device's sm, or a cubin,
+ * fatbin or PTX file loaded by the driver; the arguments checked against the parameter sizes
+ * of the cubin's .nv.info (and a C++ kernel's mangled name), buffers in pinned host memory
+ * mapped for the GPU, the dispatches in order on a stream of their own. Returns the exit code. */
+static int run_nvidia(const hsad_cli_t *clip, run_req_t *r, hsad_device_t *dev,
+                      const hsad_device_info_t *di) {
+  hsad_cli_t cli = *clip;
+  int rc = 2;
+  char why[2048];
+  const char *input = r->input;
+  char *image = NULL, *log = NULL;
+  size_t image_size = 0;
+  hsad_nv_program_t *meta = NULL;
+  hsad_program_t *prog = NULL;
+  hsad_queue_t *q = NULL;
+  hsad_karg_t *kargs = NULL;
+  uint64_t *submit = NULL;
+  uint32_t *sizes = NULL;
+  arg_t *args = r->args;
+  uint32_t nargs = r->nargs, repeat = r->repeat;
+  if (r->variants)
+    FAIL("HSAD_ERR_UNSUPPORTED", "--variants: device %u, %s (%s), is an NVIDIA GPU; register "
+         "budget variants are compiled with comgr for AMD GPUs only", di->index,
+         di->product_name, di->name);
+  if (r->trace)
+    FAIL("HSAD_ERR_UNSUPPORTED", "--trace: device %u, %s (%s), is an NVIDIA GPU; dispatch "
+         "monitoring (hsad_monitor.h) serves AMD queues only", di->index, di->product_name,
+         di->name);
+  if (r->co_version)
+    FAIL("HSAD_ERR_UNSUPPORTED", "--co-version %u: device %u, %s (%s), is an NVIDIA GPU; code "
+         "object versions are AMD's", r->co_version, di->index, di->product_name, di->name);
+  if (ends_with(input, ".cl") || ends_with(input, ".hip") || ends_with(input, ".hsaco"))
+    FAIL("HSAD_ERR_UNSUPPORTED", "%s: device %u, %s (%s), is an NVIDIA GPU: give a CUDA source "
+         "(.cu) or a .cubin, .fatbin or .ptx file (OpenCL C, HIP and code objects are AMD's)",
+         input, di->index, di->product_name, di->name);
+  bool cu = ends_with(input, ".cu");
+  if (!cu && (r->ndefs || r->nincs || r->opt_set))
+    USAGE("-D, -I and -O apply to a source (.cu); %s is compiled already", input);
+  struct stat st;
+  if (!stat(input, &st) && S_ISDIR(st.st_mode)) FAIL("error", "%s: is a directory", input);
+  image = slurp(input, &image_size);
+  if (!image) FAIL("error", "%s: %s", input, strerror(errno));
+  if (!image_size)
+    FAIL("error", "%s: the %s is empty", input, cu ? "source file" : "file");
+  char target[16];
+  snprintf(target, sizeof target, "sm_%u%u", di->cc_major, di->cc_minor);
+  uint32_t sm = di->cc_major * 10 + di->cc_minor;
+  uint64_t t_compile = 0;
+  if (cu) {
+    if (r->opt_set)
+      warn_add(r->warns, cli.json, "-O%d: not passed to NVRTC, which optimizes fully", r->opt);
+    hsad_nv_compile_options_t o = {.target = target, .defines = r->defs,
+                                   .define_count = r->ndefs, .include_dirs = r->incs,
+                                   .include_dir_count = r->nincs};
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    uint64_t t0 = hsad_now_ns();
+    hsad_status_t s = hsad_nv_compile(image, input, &o, &cubin, &cubin_size, &log);
+    t_compile = hsad_now_ns() - t0;
+    if (s) FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
+    free(image);
+    image = cubin;
+    image_size = cubin_size;
+    size_t ll = log ? strlen(log) : 0;
+    while (ll && (log[ll - 1] == '\n' || log[ll - 1] == ' ')) log[--ll] = '\0';
+    if (ll) warn_add(r->warns, cli.json, "NVRTC: %s", log);
+  }
+  CHECK(hsad_program_load_memory(dev, image, image_size, input, &prog));
+  const hsad_device_kernel_t *k;
+  if ((rc = find_kernel(&cli, prog, input, r->kname, &k))) goto out;
+  rc = 2;
+  const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(k);
+  /* the cubin's own record of the kernel (registers, parameter sizes); none for PTX */
+  const hsad_nv_kernel_info_t *ki = NULL;
+  size_t ei;
+  if (!hsad_nv_program_open_memory(image, image_size, input, &meta) &&
+      !hsad_nv_program_select(meta, sm, &ei)) {
+    const hsad_nv_entry_t *en = hsad_nv_program_entry(meta, ei);
+    if (en->kind != HSAD_NV_ENTRY_ELF || hsad_nv_entry_find_kernel(en, kd->name, &ki) ||
+        !(ki->present & HSAD_NV_KI_HAS_PARAMS))
+      ki = NULL;
+  }
+  hsad_clear_error();
+  /* lds:BYTES last: the dynamic shared memory, not a parameter */
+  uint32_t nparams = nargs, dyn = 0;
+  while (nparams && args[nparams - 1].kind == A_LDS) dyn += args[--nparams].lds;
+  uint32_t bad;
+  warnings_json = cli.json;
+  if (ki) {
+    sizes = calloc(ki->param_count + 1, sizeof *sizes);
+    if (!sizes) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+    for (uint32_t i = 0; i < ki->param_count; i++) sizes[i] = ki->params[i].size;
+    if (cli_check_nv_args(kd->name, ki->param_count, sizes, args, nparams, run_warn, r->warns,
+                          &bad, why, sizeof why)) {
+      if (bad == nparams) FAIL("HSAD_ERR_ARG_COUNT", "%s", why);
+      FAIL("HSAD_ERR_ARG_KIND", "--arg %s: %s", args[bad].spec, why);
+    }
+  } else {
+    for (uint32_t i = 0; i < nparams; i++)
+      if (args[i].kind == A_LDS)
+        FAIL("HSAD_ERR_ARG_KIND", "--arg %s: argument %u of kernel '%s': lds:BYTES (dynamic "
+             "shared memory, extern __shared__) is not a parameter; give it after the parameters",
+             args[i].spec, i, kd->name);
+  }
+  kargs = calloc(nargs + 1, sizeof *kargs);
+  if (!kargs) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  uint32_t nk = 0;
+  for (uint32_t i = 0; i < nparams; i++) {
+    arg_t *a = &args[i];
+    if (a->kind == A_BUF) {
+      CHECK(hsad_buffer_alloc(dev, a->count * cli_tsize[a->type], &a->ptr));
+      if (init_buffer(a)) FAIL("error", "--arg %s: cannot read %s: %s", a->spec, a->init,
+                               strerror(errno));
+      kargs[nk++] = HSAD_KARG_PTR(a->ptr);
+    } else if (a->kind == A_SCALAR) { /* CUDA's 3-vectors are 3 wide */
+      kargs[nk++] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nvals * cli_tsize[a->type],
+                                  .bytes = a->value};
+    } else {
+      kargs[nk++] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nbytes, .bytes = a->bytes};
+    }
+  }
+  if (dyn) kargs[nk++] = HSAD_KARG_LDS_BYTES(dyn);
+  CHECK(hsad_queue_create(dev, NULL, &q));
+  hsad_launch_t l = {.dims = r->dims, .args = kargs, .arg_count = nk};
+  memcpy(l.grid, r->grid, sizeof l.grid);
+  memcpy(l.block, r->block, sizeof l.block);
+  submit = calloc(repeat, sizeof *submit);
+  if (!submit) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  uint64_t t_start = hsad_now_ns(), t_submitted, t_done;
+  {
+    hsad_completion_t done = {0};
+    hsad_status_t s = HSAD_OK;
+    for (uint32_t i = 0; i < repeat && !s; i++) {
+      uint64_t t0 = hsad_now_ns();
+      s = hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, i + 1 == repeat ? &done : NULL,
+                               NULL);
+      submit[i] = hsad_now_ns() - t0;
+    }
+    t_submitted = hsad_now_ns();
+    if (!s) s = hsad_completion_wait(&done, t_submitted + 120000000000ull);
+    t_done = hsad_now_ns();
+    CHECK(s);
+  }
+  qsort(submit, repeat, sizeof *submit, cmp_u64);
+  uint32_t flat = r->block[0] * r->block[1] * r->block[2], blocks[3];
+  for (int d = 0; d < 3; d++) blocks[d] = (uint32_t)(((uint64_t)r->grid[d] + r->block[d] - 1) /
+                                                     r->block[d]);
+  hsad_nv_sm_limits_t lim;
+  hsad_nv_occupancy_t occ;
+  bool have_occ = ki && !hsad_nv_sm_limits_get(sm, &lim) &&
+                  !hsad_nv_occupancy_at(ki, &lim, flat, dyn, &occ) && occ.fits;
+  hsad_clear_error();
+  if ((rc = 0, write_outputs(&cli, args, nargs, &rc))) goto out;
+  if (cli.json) {
+    json_object *o = json_object_new_object(), *j;
+    j = json_object_new_object();
+    json_object_object_add(j, "index", json_object_new_int64(di->index));
+    json_object_object_add(j, "vendor", json_object_new_string("nvidia"));
+    json_object_object_add(j, "name", json_object_new_string(di->name));
+    json_object_object_add(j, "product", json_object_new_string(di->product_name));
+    json_object_object_add(j, "sms", json_object_new_int64(di->compute_units));
+    json_object_object_add(j, "cuda_version", json_object_new_int64(di->cuda_version));
+    json_object_object_add(j, "driver_version", json_object_new_string(di->driver_version));
+    json_object_object_add(o, "device", j);
+    j = json_object_new_object();
+    json_object_object_add(j, "name", json_object_new_string(kd->name));
+    json_object_object_add(j, "registers", ki ? json_object_new_int64(ki->registers) : NULL);
+    json_object_object_add(j, "static_shared_bytes",
+                           json_object_new_int64(kd->group_segment_fixed_size));
+    json_object_object_add(j, "local_bytes", json_object_new_int64(kd->private_segment_fixed_size));
+    json_object_object_add(j, "param_bytes", json_object_new_int64(kd->kernarg_segment_size));
+    json_object *ps = ki ? json_object_new_array() : NULL;
+    for (uint32_t i = 0; ki && i < ki->param_count; i++)
+      json_object_array_add(ps, json_object_new_int64(ki->params[i].size));
+    json_object_object_add(j, "param_sizes", ps);
+    json_object_object_add(j, "max_threads_per_block",
+                           json_object_new_int64(kd->max_flat_workgroup_size));
+    if (have_occ) {
+      json_object *oc = json_object_new_object();
+      json_object_object_add(oc, "blocks_per_sm", json_object_new_int64(occ.blocks_per_sm));
+      json_object_object_add(oc, "warps_per_sm", json_object_new_int64(occ.warps_per_sm));
+      json_object_object_add(oc, "occupancy_pct", json_object_new_int64(occ.occupancy_pct));
+      json_object_object_add(oc, "limiter",
+                             json_object_new_string(hsad_nv_limiter_name(occ.limiter)));
+      json_object_object_add(j, "occupancy", oc);
+    }
+    json_object_object_add(o, "kernel", j);
+    if (cu) {
+      j = json_object_new_object();
+      json_object_object_add(j, "compiler", json_object_new_string("nvrtc"));
+      json_object_object_add(j, "target", json_object_new_string(target));
+      json_object_object_add(j, "cubin_bytes", json_u64(image_size));
+      json_object_object_add(o, "compile", j);
+    }
+    j = json_object_new_object();
+    json_object *g = json_object_new_array(), *b = json_object_new_array(),
+                *bl = json_object_new_array();
+    for (int d = 0; d < 3; d++) {
+      json_object_array_add(g, json_object_new_int64(r->grid[d]));
+      json_object_array_add(b, json_object_new_int64(r->block[d]));
+      json_object_array_add(bl, json_object_new_int64(blocks[d]));
+    }
+    json_object_object_add(j, "dims", json_object_new_int64(r->dims));
+    json_object_object_add(j, "grid", g);
+    json_object_object_add(j, "block", b);
+    json_object_object_add(j, "blocks", bl);
+    json_object_object_add(j, "dynamic_shared", json_object_new_int64(dyn));
+    json_object_object_add(j, "repeat", json_object_new_int64(repeat));
+    json_object_object_add(j, "executed", json_object_new_boolean(true));
+    json_object_object_add(o, "dispatch", j);
+    j = json_object_new_object();
+    json_object_object_add(j, "compile", json_u64(t_compile));
+    json_object_object_add(j, "submit_min", json_u64(submit[0]));
+    json_object_object_add(j, "submit_median", json_u64(submit[repeat / 2]));
+    json_object_object_add(j, "submit_max", json_u64(submit[repeat - 1]));
+    json_object_object_add(j, "submit_to_complete", json_u64(t_done - t_submitted));
+    json_object_object_add(j, "end_to_end", json_u64(t_done - t_start));
+    json_object_object_add(o, "timings_ns", j);
+    json_object_object_add(o, "buffers", json_buffers(args, nargs));
+    json_object *wa = json_object_new_array();
+    for (uint32_t i = 0; i < r->warns->n; i++)
+      json_object_array_add(wa, json_object_new_string(r->warns->text[i]));
+    json_object_object_add(o, "warnings", wa);
+    hsad_cli_print_json(o);
+  } else {
+    printf("device %u: %s (%s), %u SMs, CUDA %d.%d, driver %s\n", di->index, di->product_name,
+           di->name, di->compute_units, di->cuda_version / 1000, di->cuda_version % 1000 / 10,
+           di->driver_version[0] ? di->driver_version : "?");
+    if (cu) printf("compiled %s with NVRTC for %s in %.1f ms (%zu-byte cubin)\n", input, target,
+                   t_compile / 1e6, image_size);
+    printf("kernel %s: ", kd->name);
+    if (ki) printf("%u registers, ", ki->registers);
+    printf("shared %u B static + %u dynamic, local %u B/thread, parameters %u B",
+           kd->group_segment_fixed_size, dyn, kd->private_segment_fixed_size,
+           kd->kernarg_segment_size);
+    if (ki) printf(" (%u)", ki->param_count);
+    printf(", max %u threads/block\n", kd->max_flat_workgroup_size);
+    if (have_occ)
+      printf("occupancy: %u blocks/SM, %u warps/SM (%u%%; limited by %s)\n", occ.blocks_per_sm,
+             occ.warps_per_sm, occ.occupancy_pct, hsad_nv_limiter_name(occ.limiter));
+    printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order; %ux%ux%u blocks "
+           "per launch\n", r->dims, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
+           r->block[2], repeat, blocks[0], blocks[1], blocks[2]);
+    printf("timings: submit median %llu ns (min %llu, max %llu); last submit -> complete %.1f us; "
+           "end to end %.1f us\n", (unsigned long long)submit[repeat / 2],
+           (unsigned long long)submit[0], (unsigned long long)submit[repeat - 1],
+           (t_done - t_submitted) / 1e3, (t_done - t_start) / 1e3);
+    print_buffers(args, nargs);
+  }
+  rc = 0;
+out:
+  if (q) hsad_queue_destroy(q);
+  for (uint32_t i = 0; i < nargs; i++)
+    if (args[i].ptr) {
+      hsad_buffer_free(args[i].ptr);
+      args[i].ptr = NULL;
+    }
+  if (prog) hsad_program_destroy(prog);
+  hsad_nv_program_destroy(meta);
+  free(image);
+  free(log);
+  free(kargs);
+  free(submit);
+  free(sizes);
+  return rc;
+}
+
 int hsad_cmd_run(int argc, char **argv) {
   hsad_cli_t cli = {.cmd = "run", .json = hsad_cli_wants_json(argc, argv)};
   const char *input = NULL, *kname = NULL;
@@ -659,7 +1057,9 @@ int hsad_cmd_run(int argc, char **argv) {
   int opt = 2;
   arg_t *args = calloc((size_t)argc + 1, sizeof *args);
   const char **defs = calloc((size_t)argc + 1, sizeof *defs);
-  uint32_t nargs = 0, ndefs = 0;
+  const char **incs = calloc((size_t)argc + 1, sizeof *incs);
+  uint32_t nargs = 0, ndefs = 0, nincs = 0;
+  bool opt_set = false;
   int rc = 2;
   hsad_runtime_t *rt = NULL;
   hsad_program_t *prog = NULL;
@@ -670,6 +1070,7 @@ int hsad_cmd_run(int argc, char **argv) {
   warnings_t warns = {0};
   char why[2048];
   const char *trace_path = NULL, *variants = NULL;
+#ifndef HSAD_NO_AMD
   hsad_variant_budget_t budgets[HSAD_VARIANT_MAX];
   uint32_t nbudgets = 0, nvprogs = 0, mon_cap = 1;
   hsad_trace_t *trace = NULL;
@@ -678,15 +1079,17 @@ int hsad_cmd_run(int argc, char **argv) {
   hsad_variant_budget_t vbudget[HSAD_VARIANT_MAX];
   hsad_variant_set_t *vset = NULL;
   json_object *jvariants = NULL;
-  if (!args || !defs) {
+#endif
+  if (!args || !defs || !incs) {
     free(args);
     free(defs);
+    free(incs);
     return hsad_cli_fail(&cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
   }
   optind = 0; /* a fresh getopt scan (argv is the command's, argv[0] = "run") */
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":hO:D:", run_opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":hO:D:I:", run_opts, NULL)) != -1) {
     const char *v = optarg;
     uint64_t n;
     switch (c) {
@@ -701,8 +1104,10 @@ int hsad_cmd_run(int argc, char **argv) {
       break;
     case OPT_VARIANTS:
       variants = v;
+#ifndef HSAD_NO_AMD
       if (strcmp(v, "auto") && parse_variants(v, budgets, &nbudgets, why, sizeof why))
         USAGE("--variants %s: %s", v, why);
+#endif
       break;
     case OPT_GRID:
       if (parse_dims(v, grid, &gdims))
@@ -739,10 +1144,15 @@ int hsad_cmd_run(int argc, char **argv) {
       if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
         USAGE("-O%s: expected -O0, -O1, -O2 or -O3", v);
       opt = v[0] - '0';
+      opt_set = true;
       break;
     case 'D':
       if (!*v) USAGE("-D: expected -DNAME or -DNAME=VALUE");
       defs[ndefs++] = v;
+      break;
+    case 'I':
+      if (!*v) USAGE("-I: expected -IDIR");
+      incs[nincs++] = v;
       break;
     default:
       rc = hsad_cli_getopt_fail(&cli, c, argv);
@@ -776,6 +1186,20 @@ int hsad_cmd_run(int argc, char **argv) {
   hsad_device_t *dev;
   CHECK(hsad_device_get(rt, devi, &dev));
   const hsad_device_info_t *di = hsad_device_info(dev);
+  if (di->vendor == HSAD_VENDOR_NVIDIA) {
+    run_req_t req = {.input = input, .kname = kname, .dims = dims, .repeat = repeat,
+                     .args = args, .nargs = nargs, .defs = defs, .ndefs = ndefs, .incs = incs,
+                     .nincs = nincs, .opt = opt, .opt_set = opt_set, .co_version = co_version,
+                     .variants = variants, .trace = trace_path, .warns = &warns};
+    memcpy(req.grid, grid, sizeof grid);
+    memcpy(req.block, block, sizeof block);
+    rc = run_nvidia(&cli, &req, dev, di);
+    goto out;
+  }
+#ifdef HSAD_NO_AMD
+  FAIL("HSAD_ERR_UNSUPPORTED", "--device %u: %s is not an NVIDIA GPU, and this hsad was built "
+       "without the AMD backend (make BACKENDS=nvidia)", devi, di->name);
+#else
   if (di->vendor != HSAD_VENDOR_AMD)
     FAIL("HSAD_ERR_UNSUPPORTED", "--device %u: %s (%s) is an NVIDIA GPU: hsad run serves AMD "
          "devices only so far (NVIDIA: the library's hsad_kernel_dispatch, hsad info)", devi,
@@ -792,7 +1216,8 @@ int hsad_cmd_run(int argc, char **argv) {
       FAIL("error", "%s: the source file is empty (no kernel to compile)", input);
     }
     hsad_compile_options_t o = {.target = di->isa_name, .opt_level = opt, .defines = defs,
-                                .define_count = ndefs, .code_object_version = co_version};
+                                .define_count = ndefs, .include_dirs = incs,
+                                .include_dir_count = nincs, .code_object_version = co_version};
     if (variants) {
       uint32_t flat = block[0] * block[1] * block[2];
       uint64_t t0 = hsad_now_ns();
@@ -1040,28 +1465,7 @@ int hsad_cmd_run(int argc, char **argv) {
   uint32_t cov = hsad_codeobj_info(hsad_program_codeobj(prog))->code_object_version;
 
   /* outputs */
-  for (uint32_t i = 0; i < nargs; i++) {
-    arg_t *a = &args[i];
-    if (a->kind != A_BUF) continue;
-    if (a->out_file) {
-      FILE *f = fopen(a->out_file, "wb");
-      if (!f || fwrite(a->ptr, cli_tsize[a->type], a->count, f) != a->count) {
-        if (f) fclose(f);
-        FAIL("error", "%s: %s", a->out_file, strerror(errno));
-      }
-      fclose(f);
-    }
-    if (a->txt_file) {
-      FILE *f = fopen(a->txt_file, "w");
-      if (!f) FAIL("error", "%s: %s", a->txt_file, strerror(errno));
-      char b[48];
-      for (uint64_t e = 0; e < a->count; e++) {
-        if (cli_is_float(a->type)) fprintf(f, "%.9g\n", elem_get(a, e));
-        else fprintf(f, "%s\n", fmt_i128(b, elem_geti(a, e)));
-      }
-      fclose(f);
-    }
-  }
+  if (write_outputs(&cli, args, nargs, &rc)) goto out;
   if (cli.json) {
     json_object *o = json_object_new_object(), *j;
     j = json_object_new_object();
@@ -1123,30 +1527,7 @@ int hsad_cmd_run(int argc, char **argv) {
     json_object_object_add(j, "end_to_end", json_u64(t_done - t_start));
     if (have_gpu_time) json_object_object_add(j, "last_dispatch_gpu", json_u64(ge - gs));
     json_object_object_add(o, "timings_ns", j);
-    json_object *bufs = json_object_new_array();
-    for (uint32_t i = 0; i < nargs; i++) {
-      arg_t *a = &args[i];
-      if (a->kind != A_BUF) continue;
-      summary_t sm;
-      summarize(a, &sm);
-      j = json_object_new_object();
-      json_object_object_add(j, "arg", json_object_new_int64(i));
-      json_object_object_add(j, "type", json_object_new_string(cli_tnames[a->type]));
-      json_object_object_add(j, "count", json_u64(a->count));
-      if (!cli_is_float(a->type)) {
-        json_object_object_add(j, "sum", json_i128(sm.isum));
-      } else { /* over the finite elements, else null */
-        json_object_object_add(j, "sum", sm.finite ? hsad_cli_json_double(sm.fsum, "%.17g")
-                                                   : NULL);
-        json_object_object_add(j, "nan", json_u64(sm.nan));
-        json_object_object_add(j, "inf", json_u64(sm.inf));
-      }
-      json_object *first = json_object_new_array();
-      for (uint64_t e = 0; e < a->count && e < 8; e++) json_object_array_add(first, json_elem(a, e));
-      json_object_object_add(j, "first", first);
-      json_object_array_add(bufs, j);
-    }
-    json_object_object_add(o, "buffers", bufs);
+    json_object_object_add(o, "buffers", json_buffers(args, nargs));
     if (jvariants) {
       json_object_object_add(o, "variants", jvariants);
       jvariants = NULL;
@@ -1186,35 +1567,11 @@ int hsad_cmd_run(int argc, char **argv) {
            (t_done - t_submitted) / 1e3, (t_done - t_start) / 1e3);
     if (have_gpu_time) printf("; last dispatch on the device %.1f us", (ge - gs) / 1e3);
     printf("\n");
-    for (uint32_t i = 0; i < nargs; i++) {
-      arg_t *a = &args[i];
-      if (a->kind != A_BUF || !(a->out || a->out_file || a->txt_file)) continue;
-      summary_t sm;
-      char b1[48], b2[48], b3[48];
-      summarize(a, &sm);
-      printf("arg %u (%s x %llu): ", i, cli_tnames[a->type], (unsigned long long)a->count);
-      if (!cli_is_float(a->type))
-        printf("sum %s, min %s, max %s", fmt_i128(b1, sm.isum), fmt_i128(b2, sm.imin),
-               fmt_i128(b3, sm.imax));
-      else if (sm.finite)
-        printf("sum %.9g, min %.9g, max %.9g", sm.fsum, sm.fmin, sm.fmax);
-      else
-        printf("sum n/a, min n/a, max n/a");
-      if (sm.nan || sm.inf)
-        printf(" (%s%llu NaN, %llu inf)", sm.finite ? "finite elements only; " : "",
-               (unsigned long long)sm.nan, (unsigned long long)sm.inf);
-      printf(", first:");
-      for (uint64_t e = 0; e < a->count && e < 8; e++) {
-        putchar(' ');
-        print_elem(a, e, false);
-      }
-      printf("\n");
-      if (a->out_file) printf("  written to %s\n", a->out_file);
-      if (a->txt_file) printf("  written to %s (text)\n", a->txt_file);
-    }
+    print_buffers(args, nargs);
     if (trace_path) printf("trace: %s\n", trace_path);
   }
   rc = 0;
+#endif
 out:
   for (uint32_t i = 0; i < nargs; i++) {
     if (args[i].ptr) hsad_buffer_free(args[i].ptr);
@@ -1223,11 +1580,15 @@ out:
     free((char *)args[i].txt_file);
   }
   for (uint32_t i = 0; i < warns.n; i++) free(warns.text[i]);
+#ifndef HSAD_NO_AMD
   hsad_trace_destroy(trace);
+#endif
   if (q) hsad_queue_destroy(q);
+#ifndef HSAD_NO_AMD
   hsad_variant_set_destroy(vset);
   json_object_put(jvariants);
   for (uint32_t i = 0; i < HSAD_VARIANT_MAX; i++) hsad_program_destroy(vprogs[i]);
+#endif
   if (prog) hsad_program_destroy(prog);
   if (rt) hsad_runtime_close(rt);
   free(submit);
@@ -1235,5 +1596,6 @@ out:
   free(log);
   free(args);
   free(defs);
+  free(incs);
   return rc;
 }

@@ -84,4 +84,18 @@ int cli_check_args(const hsad_device_kernel_desc_t *kd, arg_t *args, uint32_t na
 /* "argument 3 ('n') of kernel 'saxpy'": explicit argument e of kd as the messages name it. */
 const char *cli_arg_label_of(const hsad_device_kernel_desc_t *kd, uint32_t e, char *b, size_t n);
 
+/* NVIDIA kernels (hsad run on an NVIDIA device): CUDA code objects keep no argument kinds,
+ * only each parameter's size (`sizes`, nparams of them, from the cubin's .nv.info or the
+ * driver). Checks args[0..nargs) (the --arg SPECs before any lds:BYTES) against them: counts,
+ * a buffer only for an 8-byte parameter, raw bytes and scalars of exactly the size (CUDA's
+ * 3-vectors are not padded); for a C++ kernel, the types of its mangled name as
+ * cli_check_args reads them (pointer or value, the pointee's element type, the scalar's TYPE).
+ * Returns 0, or -1 with the message in why and *out_bad the argument at fault (nargs when
+ * their number is wrong: "kernel 'saxpy' takes 4 parameter(s) (4 bytes, 8 bytes, 8 bytes,
+ * 4 bytes), got 3 --arg ..."). One warning (warn(ctx, msg)) when scalars were checked by size
+ * only. */
+int cli_check_nv_args(const char *kname, uint32_t nparams, const uint32_t *sizes, arg_t *args,
+                      uint32_t nargs, void (*warn)(void *ctx, const char *msg), void *ctx,
+                      uint32_t *out_bad, char *why, size_t whyn);
+
 #endif
