@@ -472,9 +472,7 @@ const hsad_kernel_info_t *hsad_kernel_info(const hsad_kernel_t *kernel);
 
 /* One explicit argument value, in .args order (hidden arguments excluded). */
 typedef enum hsad_karg_tag {
-  HSAD_KARG_BYTES = 0,   /* `bytes`, `size` must equal the argument's .size. Any kind but
-                            dynamic_shared_pointer and global_buffer (an address goes through
-                            HSAD_KARG_POINTER, whose value is checked to fit its slot) */
+  HSAD_KARG_BYTES = 0,   /* `bytes`, `size` must equal the argument's .size. Any non-LDS kind. */
   HSAD_KARG_POINTER = 1, /* `pointer`: global_buffer / image / sampler / pipe / queue; written
                             in .size bytes (8, or 4 for 32-bit address spaces: must fit) */
   HSAD_KARG_LDS = 2,     /* `lds_bytes`: dynamic_shared_pointer; the builder assigns the LDS

@@ -310,17 +310,6 @@ Test(codeobj_kernarg, errors_with_messages) {
   a[3] = (hsad_karg_t){.tag = (hsad_karg_tag_t)9};
   cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
 
-  /* issue 21: a uint64_t's bytes where a global float * goes (it faulted at run time) */
-  a[3] = HSAD_KARG_VAL(n);
-  uint64_t addr = 0x7000;
-  a[1] = HSAD_KARG_VAL(addr);
-  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
-  snprintf(want, sizeof want,
-           "%s: kernel 'vadd': argument 1 is a global_buffer: pass its address with "
-           "HSAD_KARG_PTR(p), not 8 bytes", file);
-  cr_assert_str_eq(hsad_last_error(), want);
-  a[1] = HSAD_KARG_PTR(2);
-
   a[3] = HSAD_KARG_VAL(n);
   cr_assert_eq(hsad_kernarg_build(k, a, 4, &d, NULL, kb.b, 287, NULL), HSAD_ERR_RESOURCE_EXHAUSTED);
   snprintf(want, sizeof want,
