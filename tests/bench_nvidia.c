@@ -275,9 +275,14 @@ static int same(const uint8_t *p, size_t n, uint32_t seed, const char *path, con
   return 0;
 }
 
-enum { CP_HSAD_PINNED, CP_DRV_PINNED, CP_HSAD_PAGEABLE, CP_DRV_PAGEABLE, NCP };
+/* The last two paths cross the memory with the copy path, so a gap between the first two
+ * says whether it is the memory (a pool block: mmap + mbind + cuMemHostRegister; or
+ * cuMemHostAlloc's) or the copy call (hsad_memcpy_async or the driver's). */
+enum { CP_HSAD_PINNED, CP_DRV_PINNED, CP_HSAD_PAGEABLE, CP_DRV_PAGEABLE, CP_DRV_POOL,
+       CP_HSAD_HOSTALLOC, NCP };
 static const char *const cpnames[NCP] = {"hsad pinned(pool)", "cuMemcpy pinned",
-                                         "hsad pageable", "cuMemcpy pageable"};
+                                         "hsad pageable", "cuMemcpy pageable",
+                                         "cuMemcpy pool block", "hsad cuMemHostAlloc"};
 
 static int suite_copy(bench_env_t *b, double ratio[2][NSZ]) {
   hsad_host_pool_t *pool;
@@ -294,8 +299,11 @@ static int suite_copy(bench_env_t *b, double ratio[2][NSZ]) {
     double v[NCP][2][MAXR];
     for (int r = 0; r < b->rounds; r++)
       for (int path = 0; path < NCP; path++) {
-        uint8_t *host = path == CP_HSAD_PINNED ? hp : path == CP_DRV_PINNED ? dp : pg;
-        bool hsad = path == CP_HSAD_PINNED || path == CP_HSAD_PAGEABLE;
+        uint8_t *host = path == CP_HSAD_PINNED || path == CP_DRV_POOL           ? hp
+                        : path == CP_DRV_PINNED || path == CP_HSAD_HOSTALLOC ? dp
+                                                                              : pg;
+        bool hsad = path == CP_HSAD_PINNED || path == CP_HSAD_PAGEABLE ||
+                    path == CP_HSAD_HOSTALLOC;
         for (int dir = 0; dir < 2; dir++) { /* 0: H2D, 1: D2H */
           uint32_t sd = seed++;
           /* the source holds a fresh pattern */
