@@ -23,9 +23,15 @@ KERN_CLFLAGS  := -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -O2 -Xclang -finc
 KERN_HSACOS := $(foreach n,$(KERN_NAMES),$(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),\
                  $(KERNDIR)/$(n)-$(g)-v$(v).hsaco)))
 
-# $(KERNDIR)/NAME-GFX-vN.hsaco from kernels/NAME.cl.
+# $(KERNDIR)/NAME.carried.cl: the source with the copy it carries into its code objects
+# (kernels/carry_source.py), so kfd-emu runs them from source through POCL.
+$(KERNDIR)/%.carried.cl: kernels/%.cl kernels/carry_source.py
+	@mkdir -p $(@D)
+	python3 kernels/carry_source.py $< $@
+
+# $(KERNDIR)/NAME-GFX-vN.hsaco from kernels/NAME.cl (carrying its source).
 define KERN_RULE
-$(KERNDIR)/$(1)-$(2)-v$(3).hsaco: kernels/$(1).cl kernels/module.mk
+$(KERNDIR)/$(1)-$(2)-v$(3).hsaco: $(KERNDIR)/$(1).carried.cl kernels/module.mk
 	@mkdir -p $$(@D)
 	$$(CLANG) $$(KERN_CLFLAGS) -mcpu=$(2) -mcode-object-version=$(3) -c $$< -o $$@.o
 	$$(KERN_LLD) -shared $$@.o -o $$@

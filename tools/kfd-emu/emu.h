@@ -199,5 +199,9 @@ uint32_t emu_cl_dispatch(const emu_kernel_t *k, const hsa_kernel_dispatch_packet
                          uint32_t gpu, char *why, size_t n);
 /* True when the source (with options) builds under POCL and has a kernel `name`. */
 bool emu_cl_program_has_kernel(const char *options, const char *source, const char *name);
+/* Builds the source (cached) and finds kernel `name`; false with the reason (POCL's build log)
+ * in why. */
+bool emu_cl_check(const char *options, const char *source, const char *name, char *why,
+                  size_t n);
 
 #endif

@@ -403,3 +403,30 @@ void emu_kernel_twin_notice(const emu_kernel_t *k) {
   pthread_mutex_unlock(&lock);
   emu_log("ran host twin of '%s' (no source)", k->name);
 }
+
+EMU_PUBLIC int kfd_emu_kernel_mode(uint64_t kernel_object, char *buf, size_t size) {
+  const char *why = NULL;
+  const emu_kernel_t *k = emu_kernel_lookup(kernel_object, &why);
+  char tmp[1024];
+  if (!buf || !size) {
+    buf = tmp;
+    size = sizeof tmp;
+  }
+  if (!k) {
+    snprintf(buf, size, "kernel_object 0x%llx: %s", (unsigned long long)kernel_object, why);
+    return KFD_EMU_KERNEL_UNKNOWN;
+  }
+  if (k->cl_source && !emu_cl_check(k->cl_options, k->cl_source, k->name, buf, size))
+    return KFD_EMU_KERNEL_BUILD_FAILED;
+  if (k->cl_source) {
+    snprintf(buf, size, "ran '%s' from its OpenCL C source (%s) through POCL", k->name,
+             k->source_origin ? k->source_origin : "code object");
+    return KFD_EMU_KERNEL_SOURCE;
+  }
+  if (k->twin) {
+    snprintf(buf, size, "ran host twin of '%s' (no source)", k->name);
+    return KFD_EMU_KERNEL_TWIN;
+  }
+  emu_kernel_no_code_message(k->name, buf, size);
+  return KFD_EMU_KERNEL_NONE;
+}

@@ -49,6 +49,16 @@ static struct {
 #undef X
 } cl;
 
+static void (*ns_ctype_init)(void);
+static _Thread_local bool cl_thread_ready;
+
+/* Makes this thread ready to call into POCL's link namespace (its libc's per-thread state). */
+static void cl_thread_enter(void) {
+  if (cl_thread_ready) return;
+  cl_thread_ready = true;
+  if (ns_ctype_init) ns_ctype_init();
+}
+
 static pthread_once_t cl_once = PTHREAD_ONCE_INIT;
 static char cl_init_error[512];
 static cl_context cl_ctx;
@@ -64,6 +74,12 @@ static void cl_init(void) {
              "pocl-opencl-icd and ocl-icd-libopencl1, scripts/deps.sh): %s", dlerror());
     return;
   }
+  /* that namespace's libc sets up its ctype tables per thread only for the thread that loaded
+   * it: every other thread calls its __ctype_init before entering POCL (cl_thread_enter) */
+  Lmid_t lmid;
+  void *libc = dlinfo(h, RTLD_DI_LMID, &lmid) == 0
+                   ? dlmopen(lmid, "libc.so.6", RTLD_NOW | RTLD_NOLOAD) : NULL;
+  if (libc) *(void **)&ns_ctype_init = dlsym(libc, "__ctype_init");
 #define X(f)                                                                                 \
   if (!(*(void **)&cl.f = dlsym(h, #f))) {                                                   \
     snprintf(cl_init_error, sizeof cl_init_error, "libOpenCL.so.1 lacks %s", #f);           \
@@ -167,11 +183,25 @@ static cl_prog_t *prog_get(const char *options, const char *source, char *why, s
   p->hash = h;
   p->key = key;
   pthread_mutex_init(&p->lock, NULL);
-  const char *parts[2] = {prelude, source};
+  /* -DNAME[=VALUE] options become #define lines: POCL parses build options with the ctype
+   * functions of its own link namespace, whose thread state a CP thread (created by the main
+   * namespace's libc) lacks (a crash in isspace). -I is not carried: a source with includes of
+   * its own fails to build here, with POCL's log. */
+  char defs[2048] = "";
+  size_t dl = 0;
+  char *copy = strdup(options), *save = NULL;
+  for (char *t = copy ? strtok_r(copy, " ", &save) : NULL; t; t = strtok_r(NULL, " ", &save)) {
+    if (strncmp(t, "-D", 2) || !t[2]) continue;
+    char *eq = strchr(t + 2, '=');
+    if (eq) *eq = ' ';
+    dl += (size_t)snprintf(defs + dl, dl < sizeof defs ? sizeof defs - dl : 0, "#define %s%s\n",
+                           t + 2, eq ? "" : " 1");
+  }
+  free(copy);
+  const char *parts[3] = {defs, prelude, source};
   cl_int e;
-  cl_program prog = cl.clCreateProgramWithSource(cl_ctx, 2, parts, NULL, &e);
-  char opts[4096];
-  snprintf(opts, sizeof opts, "-cl-std=CL2.0 %s", options);
+  cl_program prog = cl.clCreateProgramWithSource(cl_ctx, 3, parts, NULL, &e);
+  const char *opts = "-cl-std=CL2.0";
   if (prog && (e = cl.clBuildProgram(prog, 1, &cl_dev, opts, NULL, NULL)) == CL_SUCCESS) {
     p->program = prog;
   } else {
@@ -180,11 +210,11 @@ static cl_prog_t *prog_get(const char *options, const char *source, char *why, s
     if (prog && cl.clGetProgramBuildInfo(prog, cl_dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &ln) ==
                     CL_SUCCESS && (log = calloc(1, ln + 1)))
       cl.clGetProgramBuildInfo(prog, cl_dev, CL_PROGRAM_BUILD_LOG, ln, log, NULL);
-    size_t mn = 256 + strlen(opts) + (log ? strlen(log) : 0);
+    size_t mn = 256 + strlen(options) + (log ? strlen(log) : 0);
     p->error = malloc(mn);
     if (p->error)
       snprintf(p->error, mn, "POCL cannot build its source (error %d, options '%s'): %s", e,
-               opts, log && *log ? log : "no build log");
+               options, log && *log ? log : "no build log");
     free(log);
     if (prog) cl.clReleaseProgram(prog);
   }
@@ -212,8 +242,29 @@ static cl_kernel prog_kernel(cl_prog_t *p, const char *name, char *why, size_t n
   return k;
 }
 
+bool emu_cl_check(const char *options, const char *source, const char *name, char *why,
+                  size_t n) {
+  pthread_once(&cl_once, cl_init);
+  cl_thread_enter();
+  if (cl_init_error[0]) {
+    snprintf(why, n, "kernel %s: source mode: %s", name, cl_init_error);
+    return false;
+  }
+  cl_prog_t *p = prog_get(options, source, why, n);
+  if (!p) return false;
+  if (!p->program) {
+    snprintf(why, n, "kernel %s: %s", name, p->error ? p->error : "build failed");
+    return false;
+  }
+  pthread_mutex_lock(&p->lock);
+  bool has = prog_kernel(p, name, why, n) != NULL;
+  pthread_mutex_unlock(&p->lock);
+  return has;
+}
+
 bool emu_cl_program_has_kernel(const char *options, const char *source, const char *name) {
   pthread_once(&cl_once, cl_init);
+  cl_thread_enter();
   if (cl_init_error[0]) return false;
   char why[256];
   cl_prog_t *p = prog_get(options, source, why, sizeof why);
@@ -235,7 +286,14 @@ static uint32_t set_args(cl_kernel kern, const emu_kernel_t *k,
     if (a->kind == KFD_EMU_ARG_GLOBAL_BUFFER) {
       uint64_t v = 0;
       memcpy(&v, ka + a->offset, a->size < 8 ? a->size : 8);
-      if (v && !emu_mem_gpu_ok(gpu, (uintptr_t)v, 1)) {
+      /* faults of a source-mode kernel cannot be trapped (POCL's threads): a NULL buffer is
+       * refused up front, as the memory violation its dereference would be */
+      if (!v) {
+        snprintf(why, n, "kernel %s: argument %u is a NULL buffer (source mode refuses it: a "
+                 "fault on POCL's threads cannot be trapped)", k->name, i);
+        return EMU_QERR_MEMORY_VIOLATION;
+      }
+      if (!emu_mem_gpu_ok(gpu, (uintptr_t)v, 1)) {
         snprintf(why, n, "kernel %s: argument %u is %p, not memory GPU %u can reach", k->name, i,
                  (void *)(uintptr_t)v, gpu);
         return EMU_QERR_MEMORY_VIOLATION;
@@ -272,6 +330,7 @@ static uint32_t set_args(cl_kernel kern, const emu_kernel_t *k,
 uint32_t emu_cl_dispatch(const emu_kernel_t *k, const hsa_kernel_dispatch_packet_t *pk,
                          uint32_t gpu, char *why, size_t n) {
   pthread_once(&cl_once, cl_init);
+  cl_thread_enter();
   if (cl_init_error[0]) {
     snprintf(why, n, "kernel %s: source mode: %s", k->name, cl_init_error);
     return EMU_QERR_INVALID_CODE;
