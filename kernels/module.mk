@@ -81,3 +81,11 @@ $(KERN_TWIN_TEST): tests/test_kernels_twins.c $(KERN_TWIN_OBJS) $(BUILD)/obj/too
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcriterion -lm
 TEST_BINS += $(KERN_TWIN_TEST)
+
+# Source mode (issue 20): users' own kernels through hsad run on kfd-emu, run from source (POCL).
+KERN_SRC_TEST := $(TESTDIR)/test_kfd_emu_source
+$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(KFD_EMU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_HSAD='"$(abspath $(BINDIR)/hsad)"' \
+	  -DTEST_DATA='"$(abspath tests/data/pocl)"' -o $@ $< $(LDFLAGS) -lcriterion
+TEST_BINS += $(KERN_SRC_TEST)
