@@ -44,7 +44,7 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e->node_q);
   free(e->node_pkt);
   free(e->node_point);
-  free(e->node_ptr);
+  free(e->node_fast);
   free(e->node_k);
   free(e->node_op);
   free(e->names);
@@ -254,7 +254,8 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
     p->prev = (hsad_completion_t){0};
     p->fix &= (uint8_t)~FU_FIX_COPY;
     p->queue_index = qi;
-    e->node_ptr[p->node] = p;
+    p->fq = fq;
+    p->last = &e->last[qi];
     const hsad_kernarg_plan_t *plan =
         hsad_kernel_kernarg_plan(hsad_device_kernel_desc(e->node_k[p->node])->codeobj_kernel);
     p->slots = plan->explicit_args;
@@ -265,11 +266,25 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
     if (!p->argd && kl->arg_count && !(p->argd = calloc(kl->arg_count, sizeof *p->argd)))
       return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: %u arguments", e->names[p->node],
                        kl->arg_count);
-    for (uint32_t a = 0; a < kl->arg_count; a++)
-      p->argd[a] = (fu_argd_t){
-          .offset = p->slots[a].offset, .tag = (uint8_t)kl->args[a].tag,
-          .size = (uint16_t)(kl->args[a].tag == HSAD_KARG_BYTES ? kl->args[a].size
-                             : kl->args[a].tag == HSAD_KARG_POINTER ? 8 : 0)};
+    bool fast = p->ptr8 && e->node_op[p->node] == FU_OP_KERNEL;
+    for (uint32_t a = 0; a < kl->arg_count; a++) {
+      const hsad_karg_t *x = &kl->args[a];
+      fu_argd_t *d = &p->argd[a];
+      *d = (fu_argd_t){.offset = p->slots[a].offset, .tag = (uint8_t)x->tag,
+                       .size = (uint16_t)(x->tag == HSAD_KARG_BYTES ? x->size
+                                          : x->tag == HSAD_KARG_POINTER ? 8 : 0),
+                       .key = (uint32_t)x->tag, .mask = UINT32_MAX};
+      if (x->tag == HSAD_KARG_POINTER) {
+        d->put = FU_PUT_PTR8;
+        d->nonnull = 1;
+      } else if (x->tag == HSAD_KARG_BYTES && (x->size == 8 || x->size == 4)) {
+        d->put = x->size == 8 ? FU_PUT_VAL8 : FU_PUT_VAL4;
+        d->key |= (uint64_t)x->size << 32;
+        d->mask = UINT64_MAX;
+      }
+      fast = fast && d->put != FU_PUT_NONE;
+    }
+    e->node_fast[p->node] = fast ? p : NULL;
   }
   return HSAD_OK;
 }
@@ -522,7 +537,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
     e->dep_off[n] = total;
   }
   /* Kernarg segments prepublished, bodies sealed: a launch copies 64 bytes per packet. */
-  if (!s && !(e->node_ptr = calloc(n, sizeof *e->node_ptr)))
+  if (!s && !(e->node_fast = calloc(n, sizeof *e->node_fast)))
     s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
   for (uint32_t qi = 0; qi < nq && !s; qi++) {
     s = prepublish(e, qi);
@@ -766,56 +781,94 @@ static __attribute__((noinline)) hsad_status_t update_node(hsad_graph_exec_t *e,
   return HSAD_OK;
 }
 
-/* hsad_graph_exec_update's path for a launch of the stored one's shape whose by-value
- * arguments are 4 or 8 bytes (the common update: new pointers and scalars): one pass checks
- * each argument's tag and size against the node's and stages its value, then, when every run
- * of the exec on the node's queue completed (one load), the values go into the version in
- * use. Anything else takes update_node. */
-hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
-  if (__builtin_expect(!e || node >= e->nn || e->node_op[node] != FU_OP_KERNEL || !l, 0)) {
-    hsad_status_t s = update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
-    return s ? s : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL launch");
+/* hsad_graph_exec_update's error and general path: every other case goes to update_node. */
+static __attribute__((noinline)) hsad_status_t update_general(hsad_graph_exec_t *e, uint32_t node,
+                                                              const hsad_launch_t *l) {
+  hsad_status_t s = update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
+  if (!s && !l) s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_update: NULL launch");
+  return s ? s : update_node(e, node, l);
+}
+
+_Static_assert(sizeof(hsad_karg_tag_t) == 4 && offsetof(hsad_karg_t, size) == 4,
+               "hsad_graph_exec_update compares an hsad_karg_t's tag and size as one word");
+_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16 &&
+                   offsetof(hsad_launch_t, flags) == offsetof(hsad_launch_t, arg_count) + 4,
+               "hsad_graph_exec_update compares a launch's geometry and count as words");
+
+static inline uint64_t load8(const void *at) {
+  uint64_t v;
+  memcpy(&v, at, 8);
+  return v;
+}
+
+/* The fast path's arguments (node_fast): compares each hsad_karg_t's tag and size with the
+ * node's (one masked 8-byte compare; a value's bytes must not be NULL), with no branch, then
+ * writes the values into seg. False, with nothing written, when one differs. Inlined with a
+ * constant n, the loops unroll (hsad_graph_exec_update). */
+static inline __attribute__((always_inline)) bool put_fast(uint8_t *seg, const hsad_karg_t *x,
+                                                           const fu_argd_t *d, uint32_t n) {
+  uint64_t diff = 0;
+  _Pragma("GCC unroll 8") for (uint32_t a = 0; a < n; a++)
+    diff |= ((load8(&x[a]) & d[a].mask) ^ d[a].key) | (uint64_t)((x[a].pointer | d[a].nonnull) == 0);
+  if (diff) return false;
+  _Pragma("GCC unroll 8") for (uint32_t a = 0; a < n; a++) {
+    uint8_t *at = seg + d[a].offset;
+    if (d[a].put == FU_PUT_PTR8) memcpy(at, &x[a].pointer, 8);
+    else if (d[a].put == FU_PUT_VAL8) memcpy(at, x[a].bytes, 8);
+    else memcpy(at, x[a].bytes, 4);
   }
-  enum { STAGE = 16 };
-  fu_pkt_t *p = e->node_ptr[node];
-  const hsad_launch_t *kl = &e->launches[node];
-  const uint32_t n = l->arg_count;
-  if (memcmp(&l->dims, &kl->dims, 7 * sizeof(uint32_t)) || n != kl->arg_count || n > STAGE ||
-      (l->flags & HSAD_LAUNCH_FENCE_AGENT) != kl->flags || !p->ptr8 || (n && !l->args) ||
-      (p->fix & FU_FIX_COPY) || !fu_run_done(&e->qs[p->queue_index], &e->last[p->queue_index]))
-    goto general;
-  uint64_t v[STAGE];
-  const fu_argd_t *d = p->argd;
-  const hsad_karg_t *x = l->args;
-  for (uint32_t a = 0; a < n; a++, x++) {
-    uint32_t tag = x->tag;
-    if (tag != d[a].tag) goto general;
-    if (tag == HSAD_KARG_POINTER) {
-      v[a] = x->pointer;
-      continue;
-    }
-    if (tag != HSAD_KARG_BYTES) {
-      if (x->lds_bytes != kl->args[a].lds_bytes) goto general;
-      continue;
-    }
-    if (x->size != d[a].size || !x->bytes) goto general;
-    if (x->size == 8) {
-      memcpy(&v[a], x->bytes, 8);
-    } else if (x->size == 4) {
-      uint32_t w;
-      memcpy(&w, x->bytes, 4);
-      v[a] = w;
-    } else {
-      goto general; /* other sizes: the general path */
-    }
-  }
-  uint8_t *seg = p->karg[p->cur];
+  return true;
+}
+
+static __attribute__((noinline)) bool put_fast_n(uint8_t *seg, const hsad_karg_t *x,
+                                                 const fu_argd_t *d, uint32_t n) {
+  uint64_t diff = 0;
+  for (uint32_t a = 0; a < n; a++)
+    diff |= ((load8(&x[a]) & d[a].mask) ^ d[a].key) | (uint64_t)((x[a].pointer | d[a].nonnull) == 0);
+  if (diff) return false;
   for (uint32_t a = 0; a < n; a++) {
     uint8_t *at = seg + d[a].offset;
-    if (d[a].size == 8) memcpy(at, &v[a], 8);
-    else if (d[a].size == 4) memcpy(at, &v[a], 4); /* the low half: little-endian */
+    if (d[a].put == FU_PUT_PTR8) memcpy(at, &x[a].pointer, 8);
+    else if (d[a].put == FU_PUT_VAL8) memcpy(at, x[a].bytes, 8);
+    else memcpy(at, x[a].bytes, 4);
   }
-  return HSAD_OK;
+  return true;
+}
+
+/* hsad_graph_exec_update's path for a launch of the stored one's shape (geometry, argument
+ * count and fence flag compared as four 8-byte words and one 4-byte one) whose arguments are
+ * pointers and 4- or 8-byte values (node_fast): when every run of the exec on the node's queue
+ * completed (one load), put_fast checks the arguments and writes their values into the version
+ * in use (1 to 4 arguments: unrolled). Anything else takes update_general, which leaves the
+ * exec as it was on error. */
+hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
+  fu_pkt_t *p;
+  if (__builtin_expect(!e || node >= e->nn || !l || !(p = e->node_fast[node]), 0)) goto general;
+  const hsad_launch_t *kl = &e->launches[node];
+  const uint8_t *lb = (const uint8_t *)l, *kb = (const uint8_t *)kl;
+  uint32_t g4, k4;
+  memcpy(&g4, lb + 24, 4);
+  memcpy(&k4, kb + 24, 4);
+  const uint64_t count_flags = UINT32_MAX | (uint64_t)HSAD_LAUNCH_FENCE_AGENT << 32;
+  uint64_t diff = (load8(lb) ^ load8(kb)) | (load8(lb + 8) ^ load8(kb + 8)) |
+                  (load8(lb + 16) ^ load8(kb + 16)) | (g4 ^ k4) |
+                  ((load8(&l->arg_count) & count_flags) ^ load8(&kl->arg_count));
+  const hsad_karg_t *x = l->args;
+  const uint32_t n = kl->arg_count;
+  if (diff || (n && !x) || (p->fix & FU_FIX_COPY) || !fu_run_done(p->fq, p->last))
+    goto general;
+  uint8_t *seg = p->karg[p->cur];
+  const fu_argd_t *d = p->argd;
+  bool ok;
+  switch (n) {
+  case 0: ok = true; break;
+  case 1: ok = put_fast(seg, x, d, 1); break;
+  case 2: ok = put_fast(seg, x, d, 2); break;
+  case 3: ok = put_fast(seg, x, d, 3); break;
+  case 4: ok = put_fast(seg, x, d, 4); break;
+  default: ok = put_fast_n(seg, x, d, n); break;
+  }
+  if (__builtin_expect(ok, 1)) return HSAD_OK;
 general:
-  return update_node(e, node, l);
+  return update_general(e, node, l);
 }

@@ -80,12 +80,19 @@ enum {
 };
 
 /* An explicit argument as a same-shape update sees it: its tag and size in the stored launch
- * and its offset in the kernarg segment (8 bytes: one load per argument). */
+ * and its offset in the kernarg segment; for hsad_graph_exec_update's fast path, what the first
+ * 8 bytes of an hsad_karg_t (tag, then size) must be, masked (a POINTER's size is ignored), and
+ * how its value is written. */
 typedef struct fu_argd {
   uint32_t offset;
   uint16_t size;                  /* BYTES: the value's bytes; POINTER: 8; LDS: 0 */
   uint8_t tag;                    /* hsad_karg_tag_t */
+  uint8_t put;                    /* FU_PUT_*: how the fast path writes it */
+  uint64_t key, mask;             /* (first 8 bytes of the hsad_karg_t & mask) == key */
+  uint64_t nonnull;               /* PTR8: 1 (any pointer value); else 0 (bytes must not be NULL) */
 } fu_argd_t;
+
+enum { FU_PUT_NONE, FU_PUT_PTR8, FU_PUT_VAL8, FU_PUT_VAL4 };
 
 /* One packet of a queue's run, precomputed: `body` is written as is (the header INVALID), then
  * `word` is published. A kernel's kernarg segment is prepublished in the exec's kernarg memory
@@ -110,6 +117,8 @@ typedef struct fu_pkt {
                                      compares and where it writes (exec-owned) */
   bool ptr8;                      /* kernel: every pointer argument has an 8-byte slot */
   uint32_t queue_index;           /* the exec's queue it is on */
+  struct fu_queue *fq;            /* kernel: &exec->qs[queue_index], */
+  hsad_completion_t *last;        /* &exec->last[queue_index] (hsad_graph_exec_update) */
   hsad_completion_t prev;         /* kernel: the last run that read karg[cur ^ 1] (free once
                                      it completed; queue NULL: never read) */
   hsad_completion_t copy_until;   /* FU_FIX_COPY: the versions are free once it completed */
@@ -153,7 +162,9 @@ struct hsad_graph_exec {
   fu_queue_t *qs;                 /* in order of first use by a node in topological order */
   uint32_t *node_q, *node_pkt;    /* node -> (queue index, packet index) */
   uint32_t *node_point;           /* node -> epoch point index on its queue (UINT32_MAX: none) */
-  fu_pkt_t **node_ptr;            /* node -> its packet (kernel, copy, fill nodes; else NULL) */
+  fu_pkt_t **node_fast;           /* node -> its packet when hsad_graph_exec_update's fast path
+                                     serves it (a kernel node, pointers in 8-byte slots, every
+                                     argument FU_PUT_PTR8/VAL8/VAL4); else NULL */
   const hsad_device_kernel_t **node_k;
   uint8_t *node_op;               /* FU_OP_* */
   char (*names)[HSAD_GRAPH_NAME_MAX];

@@ -271,10 +271,14 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *exec, uint32_t queue_
  * "Kernarg segments are prepublished" above says: allocates nothing; on error the node is
  * unchanged. Packets already launched are unaffected. A launch of the stored one's shape (same
  * geometry, flags, argument tags and sizes, 8-byte pointer slots) writes only the explicit
- * arguments' bytes (about 185 instructions for 3 arguments, callgrind); another shape runs every check
- * of hsad_kernel_dispatch again. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, unknown node, a node that is not a
- * kernel node: "node NAME is a copy node, not a kernel node"), the checks
- * of hsad_kernel_dispatch prefixed with "node NAME: ". */
+ * arguments' bytes: with pointers and 4- or 8-byte values, once every earlier launch of the
+ * exec on the node's queue completed, about 66 + 18 per argument instructions (121 for 3,
+ * callgrind, hsad bench graph); another shape runs every check of hsad_kernel_dispatch again.
+ * Not thread-safe against launches or updates of the same exec. Errors:
+ * HSAD_ERR_INVALID_ARGUMENT (NULL, unknown node, a node that is not a kernel node: "node NAME
+ * is a copy node, not a kernel node"), the checks of hsad_kernel_dispatch prefixed with
+ * "node NAME: " (e.g. HSAD_ERR_ARG_SIZE "node F: FILE: kernel 'fill': argument 1 has .size 4,
+ * value has 8 bytes"). */
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *exec, uint32_t node,
                                      const hsad_launch_t *launch);
 

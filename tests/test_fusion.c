@@ -1075,6 +1075,102 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
   dq_finish(&e, q, p);
 }
 
+/* Launches exec x (one queue) and waits for it. */
+static void launch_wait(hsad_graph_exec_t *x) {
+  hsad_completion_t done;
+  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
+  DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+}
+
+/* hsad_graph_exec_update's fast path (same geometry, pointers and 4/8-byte values, every run
+ * completed) compares each argument's tag and size before it writes any: a value of another
+ * size, a NULL value and a count that differs fail with the checks' messages and change
+ * nothing (the next launch uses the earlier values); a pointer passed as 8 bytes takes the
+ * general path and works; a POINTER's size field is ignored; 73 arguments (args72) update
+ * through the loop that is not unrolled, all or nothing. */
+Test(fusion, update_checks_every_argument, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *kf, *k72;
+  hsad_queue_t *q;
+  hsad_program_t *pf = dq_start(&e, "fill", 5, "fill", &kf, &q);
+  hsad_program_t *pb = dq_load(&e, "big_args", 5, "args72", &k72);
+  uint32_t *fo = dq_alloc(&e, 32 * 4), *fo2 = fo + 16;
+  memset(fo, 0, 32 * 4);
+  uint32_t v = 7, n = 16;
+  hsad_karg_t af[3] = {HSAD_KARG_PTR(fo), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t lf = {.dims = 1, .grid = {16}, .block = {16}, .args = af, .arg_count = 3};
+  hsad_graph_t *g;
+  uint32_t f, b;
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "F", 0, kf, &lf, NULL, 0, &f));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  launch_wait(x);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], 7);
+  v = 5;
+  n = 8;
+  DQ_OK(hsad_graph_exec_update(x, f, &lf));
+  launch_wait(x);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], i < 8 ? 5u : 7u, "fo[%u] = %u", i, fo[i]);
+  uint64_t wide = 9;
+  af[1] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &wide};
+  const char *dev = hsad_device_info(e.dev)->name;
+  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_SIZE, "node F: %s/fill-%s-v5.hsaco: "
+            "kernel 'fill': argument 1 has .size 4, value has 8 bytes", TEST_KERNDIR, dev);
+  af[1] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = NULL};
+  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_INVALID_ARGUMENT, "node F: %s/fill-%s-v5"
+            ".hsaco: kernel 'fill': argument 1: NULL bytes", TEST_KERNDIR, dev);
+  af[1] = HSAD_KARG_VAL(v);
+  lf.arg_count = 2;
+  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_COUNT, "node F: %s/fill-%s-v5.hsaco: "
+            "kernel 'fill' takes 3 explicit arguments, got 2", TEST_KERNDIR, dev);
+  lf.arg_count = 3;
+  v = 3;
+  n = 16;
+  memset(fo, 0, 16 * 4);
+  launch_wait(x); /* nothing changed: 5 into the first 8 */
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], i < 8 ? 5u : 0u, "fo[%u] = %u", i, fo[i]);
+  uint64_t p2 = (uintptr_t)fo2;
+  af[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &p2};
+  DQ_OK(hsad_graph_exec_update(x, f, &lf)); /* a pointer's 8 bytes: the general path */
+  launch_wait(x);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo2[i], 3, "fo2[%u] = %u", i, fo2[i]);
+  af[0] = (hsad_karg_t){.tag = HSAD_KARG_POINTER, .size = 12345, .pointer = (uintptr_t)fo};
+  v = 11;
+  DQ_OK(hsad_graph_exec_update(x, f, &lf));
+  launch_wait(x);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], 11, "fo[%u] = %u", i, fo[i]);
+  hsad_graph_exec_destroy(x);
+  /* 73 arguments */
+  uint64_t *o72 = dq_alloc(&e, 72 * 8), a72v[72];
+  hsad_karg_t a72[73] = {HSAD_KARG_PTR(o72)};
+  for (uint32_t i = 0; i < 72; i++) {
+    a72v[i] = 0x1000u + i;
+    a72[1 + i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &a72v[i]};
+  }
+  hsad_launch_t l72 = {.dims = 1, .grid = {1}, .block = {1}, .args = a72, .arg_count = 73};
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "W", 0, k72, &l72, NULL, 0, &b));
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  for (uint32_t i = 0; i < 72; i++) a72v[i] = 0x2000u + i;
+  DQ_OK(hsad_graph_exec_update(x, b, &l72));
+  for (uint32_t i = 0; i < 72; i++) a72v[i] = 0x3000u + i;
+  a72[71].bytes = NULL; /* argument 71 (a70): the update fails before it writes a0 */
+  DQ_ERR_IS(hsad_graph_exec_update(x, b, &l72), HSAD_ERR_INVALID_ARGUMENT, "node W: %s/big_args-"
+            "%s-v5.hsaco: kernel 'args72': argument 71: NULL bytes", TEST_KERNDIR, dev);
+  launch_wait(x);
+  for (uint32_t i = 0; i < 72; i++)
+    cr_assert_eq(o72[i], 0x2000u + i, "o72[%u] = %#llx", i, (unsigned long long)o72[i]);
+  hsad_graph_exec_destroy(x);
+  hsad_buffer_free(o72);
+  hsad_buffer_free(fo);
+  hsad_program_destroy(pb);
+  dq_finish(&e, q, pf);
+}
+
+
 /* JSON null or a number where hsad graph wants a string (a file, kernel, node, dependency or
  * buffer name): an error naming the field and the value, never a crash (a null "buffer" in a
  * check and a null "code_object" crashed it, a null "name" said "out of memory"). */
