@@ -392,7 +392,9 @@ void emu_kernel_twin_notice(const emu_kernel_t *k) {
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
   static char said[64][256];
   static int nsaid;
-  if (k->rocr_blit || !strncmp(k->name, "__amd_rocclr_", 13)) return;
+  /* said only with KFD_EMU_VERBOSE=1: kfd-emu is a library in its user's process, and hsad run
+   * already says it (kfd_emu_kernel_mode) */
+  if (!emu.cfg.verbose || k->rocr_blit || !strncmp(k->name, "__amd_rocclr_", 13)) return;
   pthread_mutex_lock(&lock);
   for (int i = 0; i < nsaid; i++)
     if (!strcmp(said[i], k->name)) {

@@ -42,6 +42,7 @@
   X(clCreateCommandQueueWithProperties) X(clCreateProgramWithSource) X(clBuildProgram)       \
   X(clGetProgramBuildInfo) X(clGetProgramInfo) X(clCreateKernel) X(clSetKernelArg)           \
   X(clSetKernelArgSVMPointer) X(clEnqueueNDRangeKernel) X(clFinish) X(clReleaseProgram)      \
+  X(clReleaseCommandQueue)                                                                   \
   X(clGetKernelInfo) X(clGetKernelArgInfo)
 static struct {
 #define X(f) __typeof__(&f) f;
@@ -126,6 +127,15 @@ typedef struct cl_prog {
 static pthread_mutex_t progs_lock = PTHREAD_MUTEX_INITIALIZER;
 static cl_prog_t *progs;
 static _Thread_local cl_command_queue cl_queue;
+/* A CP thread's command queue is released when the thread ends (a queue's CP thread goes with
+ * the queue: created and destroyed queues would otherwise keep one POCL queue each). */
+static pthread_key_t cl_queue_key;
+static pthread_once_t cl_queue_key_once = PTHREAD_ONCE_INIT;
+static void cl_queue_release(void *q) {
+  cl_thread_enter();
+  cl.clReleaseCommandQueue((cl_command_queue)q);
+}
+static void cl_queue_key_init(void) { pthread_key_create(&cl_queue_key, cl_queue_release); }
 
 static uint64_t fnv1a(const char *s, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -201,7 +211,13 @@ static cl_prog_t *prog_get(const char *options, const char *source, char *why, s
   const char *parts[3] = {defs, prelude, source};
   cl_int e;
   cl_program prog = cl.clCreateProgramWithSource(cl_ctx, 3, parts, NULL, &e);
-  const char *opts = "-cl-std=CL2.0";
+  /* OpenCL C 2.0, as comgr builds it (codeobj/compile.c). POCL 3.1's CPU device in that mode
+   * defines neither __opencl_c_generic_address_space nor __opencl_c_named_address_space_builtins,
+   * so its opencl-c.h declares no vloadN/vstoreN for __global, __local or __private pointers
+   * ("no matching function for call to '_cl_vload16'" for valid 2.0 code such as fusion/blit.c's
+   * copy kernel); the second macro brings back the named-address-space declarations, which its
+   * kernel library implements (the same builtins as in its 1.2 and 3.0 modes). */
+  const char *opts = "-cl-std=CL2.0 -D__opencl_c_named_address_space_builtins=1";
   if (prog && (e = cl.clBuildProgram(prog, 1, &cl_dev, opts, NULL, NULL)) == CL_SUCCESS) {
     p->program = prog;
   } else {
@@ -368,6 +384,8 @@ uint32_t emu_cl_dispatch(const emu_kernel_t *k, const hsa_kernel_dispatch_packet
                k->name, e);
       return EMU_QERR_INVALID_CODE;
     }
+    pthread_once(&cl_queue_key_once, cl_queue_key_init);
+    pthread_setspecific(cl_queue_key, cl_queue);
   }
   pthread_mutex_lock(&p->lock);
   uint32_t err = 0;
