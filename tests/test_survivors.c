@@ -152,6 +152,11 @@ Test(launch_check, reqd_workgroup_message_of_two_dims, .timeout = 60) {
  * drains the graph launches and runs (mutants 143 and 147: cancel_runs). Queue 1 is held full
  * by a barrier-AND on a signal the test holds at 1, then 63 empty kernels. */
 Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
+  /* queue 0's CP retires the cancelled run (its header becomes INVALID) as soon as it sees it:
+   * a CP that waits 5 ms before each packet leaves the test the time to read the header it got
+   * (without it, a loaded machine failed this now and then); queue 1's barrier-AND still
+   * launches long before the 20 ms deadline */
+  setenv("KFD_EMU_CP_STALL_MS", "5", 1);
   dq_env_t e;
   dq_open(&e);
   const hsad_device_kernel_t *fill, *empty;
