@@ -293,6 +293,44 @@ static hsad_status_t co_budget_check(const char *name, const hsad_variant_budget
   return st;
 }
 
+/* The OpenCL source with its carried copy appended (HSAD_CL_SOURCE_SYMBOL, hsad_codeobj.h):
+ * malloc'd in *out (caller frees), or NULL when out of memory. Line numbers of the source are
+ * unchanged: the array follows its last line. */
+static char *co_carry_source(const char *source, size_t size, const hsad_compile_options_t *o,
+                             size_t *out_size) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (!m) return NULL;
+  fwrite(source, 1, size, m);
+  fprintf(m, "\n__attribute__((used, visibility(\"protected\"))) constant uchar %s[] = {",
+          HSAD_CL_SOURCE_SYMBOL);
+  /* the blob: magic, options line, source, NUL */
+  char *blob = NULL;
+  size_t blen = 0;
+  FILE *b = open_memstream(&blob, &blen);
+  if (b) {
+    fputs(HSAD_CL_SOURCE_MAGIC, b);
+    for (uint32_t i = 0; i < o->define_count; i++) fprintf(b, "%s-D%s", i ? " " : "", o->defines[i]);
+    for (uint32_t i = 0; i < o->include_dir_count; i++)
+      fprintf(b, "%s-I%s", i || o->define_count ? " " : "", o->include_dirs[i]);
+    fputc('\n', b);
+    fwrite(source, 1, size, b);
+    fputc(0, b);
+    fclose(b);
+  }
+  for (size_t i = 0; blob && i < blen; i++) fprintf(m, "%s%u", !i ? "\n" : i % 32 ? "," : ",\n", (uint8_t)blob[i]);
+  fprintf(m, "};\n");
+  free(blob);
+  bool ok = blob != NULL;
+  if (fclose(m) != 0 || !ok) {
+    free(text);
+    return NULL;
+  }
+  *out_size = len;
+  return text;
+}
+
 hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
                                    const char *source_name, const hsad_compile_options_t *opts,
                                    void **out_data, size_t *out_size, char **out_log) {
@@ -454,7 +492,8 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
        have_info = false;
   amd_comgr_status_t cs;
   const char *step = "";
-  char *log = NULL;
+  char *log = NULL, *carried = NULL;
+  size_t carried_size = 0;
   const char *base = strrchr(source_name, '/');
   base = base ? base + 1 : source_name;
 #define TRY(what, call)                                                                        \
@@ -464,7 +503,16 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
   } while (0)
   TRY("create data", cg.create_data(AMD_COMGR_DATA_KIND_SOURCE, &src));
   have_src = true;
-  TRY("set data", cg.set_data(src, source_size, source));
+  if (lang != AMD_COMGR_LANGUAGE_HIP) {
+    carried = co_carry_source(source, source_size, opts, &carried_size);
+    if (!carried) {
+      cs = AMD_COMGR_STATUS_ERROR_OUT_OF_RESOURCES;
+      step = "carry the source";
+      goto comgr_fail;
+    }
+  }
+  TRY("set data", carried ? cg.set_data(src, carried_size, carried)
+                          : cg.set_data(src, source_size, source));
   TRY("set data name", cg.set_data_name(src, base));
   TRY("create data set", cg.create_data_set(&in));
   have_in = true;
@@ -548,6 +596,7 @@ out:
   if (have_bc) cg.destroy_data_set(bc);
   if (have_in) cg.destroy_data_set(in);
   if (have_src) cg.release_data(src);
+  free(carried);
   co_opts_free(&copt);
   co_opts_free(&gopt);
   if (budget_header[0]) unlink(budget_header);

@@ -742,6 +742,15 @@ typedef struct hsad_compile_options {
   hsad_variant_budget_t budget; /* {0, 0}: none */
 } hsad_compile_options_t;
 
+/* The source an OpenCL C code object carries (issue 20): hsad_codeobj_compile appends to a
+ * ".cl" source a program-scope constant HSAD_CL_SOURCE_SYMBOL (protected visibility, kept with
+ * __attribute__((used)), so it is in the dynamic symbol table and in a loaded segment) whose
+ * bytes are HSAD_CL_SOURCE_MAGIC, the build options (-D and -I as given) on one line, the
+ * source as given, and a NUL. kfd-emu finds it from a dispatch's kernel_object and runs the
+ * kernel from that source through POCL. kernels/carry_source.py does the same for make. */
+#define HSAD_CL_SOURCE_SYMBOL "__hsad_cl_source"
+#define HSAD_CL_SOURCE_MAGIC "HSADCL1\n"
+
 /* Compiles OpenCL C (".cl", as OpenCL C 2.0) or HIP (".hip") source to a code object with
  * comgr (COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, CODEGEN_BC_TO_RELOCATABLE,
  * LINK_RELOCATABLE_TO_EXECUTABLE). comgr (libamd_comgr.so.2) is loaded with dlopen on the first

@@ -23,9 +23,15 @@ KERN_CLFLAGS  := -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -O2 -Xclang -finc
 KERN_HSACOS := $(foreach n,$(KERN_NAMES),$(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),\
                  $(KERNDIR)/$(n)-$(g)-v$(v).hsaco)))
 
-# $(KERNDIR)/NAME-GFX-vN.hsaco from kernels/NAME.cl.
+# $(KERNDIR)/NAME.carried.cl: the source with the copy it carries into its code objects
+# (kernels/carry_source.py), so kfd-emu runs them from source through POCL.
+$(KERNDIR)/%.carried.cl: kernels/%.cl kernels/carry_source.py
+	@mkdir -p $(@D)
+	python3 kernels/carry_source.py $< $@
+
+# $(KERNDIR)/NAME-GFX-vN.hsaco from kernels/NAME.cl (carrying its source).
 define KERN_RULE
-$(KERNDIR)/$(1)-$(2)-v$(3).hsaco: kernels/$(1).cl kernels/module.mk
+$(KERNDIR)/$(1)-$(2)-v$(3).hsaco: $(KERNDIR)/$(1).carried.cl kernels/module.mk
 	@mkdir -p $$(@D)
 	$$(CLANG) $$(KERN_CLFLAGS) -mcpu=$(2) -mcode-object-version=$(3) -c $$< -o $$@.o
 	$$(KERN_LLD) -shared $$@.o -o $$@
@@ -75,3 +81,11 @@ $(KERN_TWIN_TEST): tests/test_kernels_twins.c $(KERN_TWIN_OBJS) $(BUILD)/obj/too
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lcriterion -lm
 TEST_BINS += $(KERN_TWIN_TEST)
+
+# Source mode (issue 20): users' own kernels through hsad run on kfd-emu, run from source (POCL).
+KERN_SRC_TEST := $(TESTDIR)/test_kfd_emu_source
+$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(KFD_EMU_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_HSAD='"$(abspath $(BINDIR)/hsad)"' \
+	  -DTEST_DATA='"$(abspath tests/data/pocl)"' -o $@ $< $(LDFLAGS) -lcriterion
+TEST_BINS += $(KERN_SRC_TEST)

@@ -7,7 +7,7 @@ set -eu
 PKGS="make gcc g++ python3 pkg-config libhsa-runtime-dev libhsakmt-dev libamd-comgr-dev rocm-device-libs \
 hipcc libamdhip64-dev libelf-dev libnuma-dev libcriterion-dev libmsgpack-dev \
 clang-15 lld-15 llvm-15 valgrind librocrand1 zlib1g-dev libzstd-dev \
-libjson-c-dev gnuplot-nox file"
+libjson-c-dev gnuplot-nox file pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers"
 [ "${1:-}" = coverage ] && PKGS="$PKGS gcovr"
 missing=""
 for p in $PKGS; do

@@ -93,7 +93,7 @@ Test(dispatch_cli, info_text_and_json, .timeout = 120) {
   "KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, KFD_EMU_NO_TWIN, KFD_EMU_ORDER, "        \
   "KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, KFD_EMU_DELAY_KERNEL, "                 \
   "KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, KFD_EMU_ACCESS, "          \
-  "KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE)"
+  "KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE, KFD_EMU_CL_SOURCE)"
 #define OUT_OF_RESOURCES "HSA status 0x1008 (HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime "     \
   "failed to allocate the necessary resources. This error may also occur when the core runtime " \
   "library needs to spawn threads or create internal OS-specific events.)"
@@ -486,15 +486,17 @@ Test(dispatch_cli, run_cxx_names_and_noop, .timeout = 180) {
            "(scale(double*, double, unsigned int)); give the full name of one\n", tmp);
   cr_assert_str_eq(o, want);
   free(o);
-  /* no twin: the queue error names the kernel (kfd-emu and hsad number the queue alike) */
+  /* neither source (a HIP code object carries no OpenCL C) nor twin: hsad run refuses it before
+   * dispatching (kfd_emu_kernel_mode), naming the kernel and both remedies */
   snprintf(cmd, sizeof cmd, "%s run %s/m.hsaco 'scale(float*, float, unsigned int)' --grid 4 "
            "--arg buf:f32:4 --arg f32:2 --arg u32:4", HSAD_BIN, tmp);
   cr_assert_eq(sh(cmd, &o), 1, "%s", o);
-  cr_assert_str_eq(o, "kfd-emu: GPU 0 queue 1: kernel _Z5scalePffj has no host twin (define "
-                      "kfd_emu_twin__Z5scalePffj, see kfd_emu_twin.h, or set KFD_EMU_NO_TWIN=noop)\n"
-                      "hsad run: HSAD_ERR_QUEUE_ERROR: queue 1 on device 0 (gfx90a:sramecc+:xnack-) "
-                      "faulted: HSA status 0x2a (HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent "
-                      "attempted to execute an illegal shader instruction.)\n");
+  snprintf(want, sizeof want, "hsad run: HSAD_ERR_UNSUPPORTED: %s/m.hsaco: kernel _Z5scalePffj has "
+           "neither source nor a host twin: build its code object with hsad (hsad compile, hsad "
+           "run FILE.cl, hsad_codeobj_compile), which carries the OpenCL C source, or name the "
+           "source in KFD_EMU_CL_SOURCE=FILE.cl; or give a twin kfd_emu_twin__Z5scalePffj in "
+           "KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it unexecuted\n", tmp);
+  cr_assert_str_eq(o, want);
   free(o);
   snprintf(cmd, sizeof cmd, "KFD_EMU_NO_TWIN=noop %s run %s/m.hsaco shift --grid 256 --block 64 "
            "--arg buf:i32:256:iota:out --arg i32:5 --arg u32:256", HSAD_BIN, tmp);
@@ -520,11 +522,12 @@ Test(dispatch_cli, run_cxx_names_and_noop, .timeout = 180) {
                    "running them, so every buffer still holds its initial contents");
   json_object_put(j);
   free(o);
-  /* a kernel with a twin under noop runs as usual */
+  /* a kernel with code to run under noop runs as usual: kernels/ code objects carry their
+   * OpenCL C source (kernels/carry_source.py), so fill runs from it through POCL */
   snprintf(cmd, sizeof cmd, "KFD_EMU_NO_TWIN=noop %s run %s/fill-gfx90a-v5.hsaco fill --grid 4 "
            "--arg buf:u32:4:out --arg u32:9 --arg u32:4", HSAD_BIN, TEST_KERNDIR);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
-  cr_assert(strstr(o, "kfd-emu (kernels ran as host twins;"), "%s", o);
+  cr_assert(strstr(o, "kfd-emu (the kernel ran from its OpenCL C source through POCL;"), "%s", o);
   cr_assert(strstr(o, "first: 9 9 9 9\n"), "%s", o);
   free(o);
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
@@ -542,6 +545,9 @@ static const char size_only_n[] =
     "(no .type_name, and an unmangled name, e.g. extern \"C\", carries no parameter types): "
     "only its size was checked (4 bytes, given u32:1000)\n";
 /* ... and with --grid 1000 --block 256 */
+/* a HIP code object carries no OpenCL C source: kfd-emu runs its twin, and hsad run says so */
+static const char hip_twin_said[] =
+    "hsad run: warning: ran host twin of 'hip_vector_add' (no source)\n";
 static const char hip_warnings[] =
     "hsad run: warning: argument 3 of kernel 'hip_vector_add' has no type in the code object "
     "(no .type_name, and an unmangled name, e.g. extern \"C\", carries no parameter types): "
@@ -562,6 +568,8 @@ Test(dispatch_cli, run_hip_partial_workgroup_warning, .timeout = 180) {
            "--arg buf:f32:1000:out=%s/c.bin --arg u32:1000", HSAD_BIN, HSAD_SRCDIR, tmp);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
   cr_assert(!strncmp(o, hip_warnings, sizeof hip_warnings - 1), "%s", o);
+  cr_assert(!strncmp(o + sizeof hip_warnings - 1, hip_twin_said, sizeof hip_twin_said - 1), "%s",
+            o);
   free(o);
   float c[1000];
   char path[512];
@@ -575,7 +583,9 @@ Test(dispatch_cli, run_hip_partial_workgroup_warning, .timeout = 180) {
            "--arg buf:f32:1000:out=%s/c.bin --arg u32:1000", HSAD_BIN, HSAD_SRCDIR, tmp);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
   cr_assert(!strncmp(o, size_only_n, sizeof size_only_n - 1), "%s", o);
-  cr_assert_null(strstr(o + sizeof size_only_n - 1, "warning"), "%s", o);
+  cr_assert(!strncmp(o + sizeof size_only_n - 1, hip_twin_said, sizeof hip_twin_said - 1), "%s",
+            o);
+  cr_assert_null(strstr(o + sizeof size_only_n + sizeof hip_twin_said - 2, "warning"), "%s", o);
   free(o);
   read_file(path, c, sizeof c);
   for (int i = 0; i < 1000; i++) cr_assert_eq(c[i], 2.0f * (float)i, "%d", i);
@@ -595,6 +605,8 @@ Test(dispatch_cli, run_hip_fatbin_partial_workgroup_warning, .timeout = 180) {
            "--arg u32:1000", HSAD_BIN, HIP_VECTOR_ADD, tmp);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
   cr_assert(!strncmp(o, hip_warnings, sizeof hip_warnings - 1), "%s", o);
+  cr_assert(!strncmp(o + sizeof hip_warnings - 1, hip_twin_said, sizeof hip_twin_said - 1), "%s",
+            o);
   cr_assert(strstr(o, "dispatch: 1D grid 1000x1x1, block 256x1x1, 1 time(s) in order"), "%s", o);
   free(o);
   float c[1000];
@@ -602,16 +614,17 @@ Test(dispatch_cli, run_hip_fatbin_partial_workgroup_warning, .timeout = 180) {
   read_file(path, c, sizeof c);
   for (int i = 0; i < 928; i++) cr_assert_eq(c[i], 2.0f * (float)i, "%d", i);
   for (int i = 928; i < 1000; i++) cr_assert_eq(c[i], 0.0f, "%d", i);
-  /* --json: both warnings in "warnings" */
+  /* --json: both warnings in "warnings", then the twin's */
   snprintf(cmd, sizeof cmd, "%s run %s hip_vector_add --grid 1000 --block 256 "
            "--arg buf:f32:1000:iota --arg buf:f32:1000:iota --arg buf:f32:1000 "
            "--arg u32:1000 --json", HSAD_BIN, HIP_VECTOR_ADD);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
   json_object *j = json_tokener_parse(o);
   cr_assert_not_null(j, "%s", o);
-  cr_assert_eq(json_object_array_length(jget(j, "warnings")), 2, "%s", o);
+  cr_assert_eq(json_object_array_length(jget(j, "warnings")), 3, "%s", o);
   cr_assert(!strncmp(jstr(j, "warnings.1"), "grid 1000 is not a multiple of the block 256 in x:",
                      50), "%s", o);
+  cr_assert_str_eq(jstr(j, "warnings.2"), "ran host twin of 'hip_vector_add' (no source)");
   json_object_put(j);
   free(o);
   /* the OpenCL vector add from a plain code object: no warning */

@@ -147,7 +147,8 @@ typedef struct { /* by value: Criterion copies parameters into the test's own pr
 #define KNOWN "KFD_EMU_GPUS, KFD_EMU_ISA, KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, " \
   "KFD_EMU_NO_TWIN, KFD_EMU_ORDER, KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, "      \
   "KFD_EMU_DELAY_KERNEL, KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, "    \
-  "KFD_EMU_ACCESS, KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE"
+  "KFD_EMU_ACCESS, KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE, "         \
+  "KFD_EMU_CL_SOURCE"
 
 ParameterizedTestParameters(config, bad_knob_refused) {
   static bad_knob_t knobs[] = {

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fusion/hsad_fusion.h"
@@ -42,6 +43,10 @@ static size_t surv_heap_in_use(void) { return mallinfo2().uordblks; }
   } while (0)
 
 static const hsad_device_kernel_t *surv_round_kernels[2]; /* empty, fill */
+/* fill's buffer: n = 0 writes nothing, but kfd-emu's source mode (the kernel runs from its
+ * OpenCL C through POCL, where a fault cannot be trapped) refuses a buffer argument outside
+ * memory the GPU can reach, as a memory violation: a real buffer, allocated once */
+static void *surv_round_buffer;
 
 static void surv_queue_round(dq_env_t *e, bool profiling, bool monitor) {
   hsad_queue_t *q = NULL;
@@ -50,7 +55,7 @@ static void surv_queue_round(dq_env_t *e, bool profiling, bool monitor) {
     /* two kernels in the monitor's kernel table: each name is a copy the monitor frees */
     DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
     uint32_t zero = 0;
-    hsad_karg_t a[3] = {HSAD_KARG_PTR((uintptr_t)0x1000), HSAD_KARG_VAL(zero), HSAD_KARG_VAL(zero)};
+    hsad_karg_t a[3] = {HSAD_KARG_PTR(surv_round_buffer), HSAD_KARG_VAL(zero), HSAD_KARG_VAL(zero)};
     hsad_launch_t le = {.dims = 1, .grid = {1}, .block = {1}};
     hsad_launch_t lf = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3};
     DQ_OK(hsad_kernel_dispatch(q, surv_round_kernels[0], &le, dq_in(DQ_SEC), NULL, NULL));
@@ -68,9 +73,11 @@ Test(heap, queue_destroy_returns_every_byte, .timeout = 120) {
   dq_open(&e);
   hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &surv_round_kernels[0]);
   hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &surv_round_kernels[1]);
+  surv_round_buffer = dq_alloc(&e, 4096);
   SURV_HEAP_BALANCED("plain queue", 64, 16, surv_queue_round(&e, false, false));
   SURV_HEAP_BALANCED("profiling queue", 64, 16, surv_queue_round(&e, true, false));
   SURV_HEAP_BALANCED("monitored profiling queue", 64, 16, surv_queue_round(&e, true, true));
+  hsad_buffer_free(surv_round_buffer);
   hsad_program_destroy(pf);
   hsad_program_destroy(pe);
   DQ_OK(hsad_runtime_close(e.rt));
@@ -145,6 +152,11 @@ Test(launch_check, reqd_workgroup_message_of_two_dims, .timeout = 60) {
  * drains the graph launches and runs (mutants 143 and 147: cancel_runs). Queue 1 is held full
  * by a barrier-AND on a signal the test holds at 1, then 63 empty kernels. */
 Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
+  /* queue 0's CP retires the cancelled run (its header becomes INVALID) as soon as it sees it:
+   * a CP that waits 5 ms before each packet leaves the test the time to read the header it got
+   * (without it, a loaded machine failed this now and then); queue 1's barrier-AND still
+   * launches long before the 20 ms deadline */
+  setenv("KFD_EMU_CP_STALL_MS", "5", 1);
   dq_env_t e;
   dq_open(&e);
   const hsad_device_kernel_t *fill, *empty;
@@ -343,8 +355,10 @@ static const hsa_kernel_dispatch_packet_t *surv_fill(hsad_queue_t *q, const hsad
  * checked packet and kernargs) compares every geometry word and all 64 bits of a pointer: a
  * launch that differs only in block[0] (mutant 41's '&' between the words), only in grid[1],
  * or only in the high half of a pointer argument (mutant 43: the pointer compared as an LDS
- * size, 32 bits) gets its own packet and kernargs. fill with n = 0 writes nothing, so the
- * pointers need not be mapped. */
+ * size, 32 bits) gets its own packet and kernargs. fill with n = 0 writes nothing; the two
+ * pointers are pages mapped at 0x100001000 and 0x200001000 and registered for the GPU, because
+ * kfd-emu's source mode (fill runs from its OpenCL C through POCL, where a fault cannot be
+ * trapped) refuses a buffer argument that does not start in memory the GPU can reach. */
 Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
@@ -363,6 +377,14 @@ Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
   cr_assert_eq(p->grid_size_y, 2, "grid[1] 1 -> 2: packet says %u", p->grid_size_y);
   for (int i = 0; i < 64; i++) cr_assert_eq(dst[i], 2);
   const uint64_t lo = 0x100001000ull, hi = 0x200001000ull;
+  void *page[2];
+  for (int i = 0; i < 2; i++) {
+    void *want = (void *)(uintptr_t)(i ? hi : lo);
+    page[i] = mmap(want, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+                   MAP_FIXED_NOREPLACE, -1, 0);
+    cr_assert_eq(page[i], want, "mmap at %p: %p", want, page[i]);
+    DQ_OK(hsad_mem_register(e.dev, page[i], 4096, NULL, 0, NULL));
+  }
   uint64_t got;
   p = surv_fill(q, fill, lo, 3, 0, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
   memcpy(&got, p->kernarg_address, 8);
@@ -371,6 +393,10 @@ Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
   memcpy(&got, p->kernarg_address, 8);
   cr_assert_eq(got, hi, "pointer 0x%llx -> 0x%llx: kernargs say 0x%llx", (unsigned long long)lo,
                (unsigned long long)hi, (unsigned long long)got);
+  for (int i = 0; i < 2; i++) {
+    DQ_OK(hsad_mem_unregister(page[i]));
+    munmap(page[i], 4096);
+  }
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);

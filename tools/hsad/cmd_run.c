@@ -24,6 +24,7 @@
 #include "hsa-dispatch/hsad.h"
 #ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_rocr.h"
+#include "tools/kfd-emu/kfd_emu.h"
 #endif
 #include "nvcodeobj/hsad_nv_codeobj.h"
 #include "tools/hsad/hsad_cli.h"
@@ -1347,7 +1348,22 @@ int hsad_cmd_run(int argc, char **argv) {
   }
   bool emulated = hsad_rocr_is_emulated();
   const char *nt = getenv("KFD_EMU_NO_TWIN");
-  bool executed = !(emulated && nt && !strcmp(nt, "noop") && !twin_exists(ki->symbol));
+  /* kfd-emu: the kernel's own source (POCL), else a twin (said), else an error naming both
+   * remedies (tools/kfd-emu/kfd_emu.h, kfd_emu_kernel_mode) */
+  int emu_mode = KFD_EMU_KERNEL_TWIN;
+  kfd_emu_kernel_mode_fn mode_fn = NULL;
+  if (emulated) *(void **)&mode_fn = dlsym(RTLD_DEFAULT, "kfd_emu_kernel_mode");
+  if (mode_fn) {
+    char said[4096];
+    emu_mode = mode_fn(kd->kernel_object, said, sizeof said);
+    if (emu_mode == KFD_EMU_KERNEL_TWIN) warn_add(&warns, cli.json, "%s", said);
+    if (emu_mode == KFD_EMU_KERNEL_BUILD_FAILED)
+      FAIL("HSAD_ERR_COMPILE", "HSAD_ERR_COMPILE: %s: kfd-emu: %s", input, said);
+    if (emu_mode == KFD_EMU_KERNEL_NONE && !(nt && !strcmp(nt, "noop")))
+      FAIL("HSAD_ERR_UNSUPPORTED", "HSAD_ERR_UNSUPPORTED: %s: %s", input, said);
+  }
+  bool executed = !(emulated && nt && !strcmp(nt, "noop") && emu_mode != KFD_EMU_KERNEL_SOURCE &&
+                    !twin_exists(ki->symbol));
   if (!executed)
     warn_add(&warns, cli.json, "kernel %s was not executed: kfd-emu has no host twin for it "
              "and KFD_EMU_NO_TWIN=noop completes such dispatches without running them, so "
@@ -1542,8 +1558,11 @@ int hsad_cmd_run(int argc, char **argv) {
     printf("device %u: %s (%s), %u CUs%s%s\n", di->index, di->name, di->isa_name,
            di->compute_units, emulated ? ", kfd-emu " : "",
            !emulated ? ""
-           : executed ? "(kernels ran as host twins; timings are host-side costs, not GPU "
-                        "performance)"
+           : executed ? (emu_mode == KFD_EMU_KERNEL_SOURCE
+                             ? "(the kernel ran from its OpenCL C source through POCL; timings "
+                               "are host-side costs, not GPU performance)"
+                             : "(kernels ran as host twins; timings are host-side costs, not GPU "
+                               "performance)")
                       : "(the kernel was NOT executed: no host twin, KFD_EMU_NO_TWIN=noop)");
     if (t_compile) printf("compiled %s with comgr in %.1f ms\n", input, t_compile / 1e6);
     printf("kernel %s: code object v%u, %u VGPR, %u SGPR, %u AGPR, spills %u/%u (VGPR/SGPR), "

@@ -38,6 +38,16 @@ $(CLI_DOCS_TEST): tests/test_cli_docs.c $(LIBDIR)/libhsad.a | $(BINDIR)/hsad \
 	  -DHSAD_BINDIR='"$(abspath $(BINDIR))"' -DTEST_CC='"$(CC) $(SAN)"' -DTEST_SAN='"$(SAN)"' \
 	  -DTEST_LIBS='"$(HSAD_LIB_LIBS)"' $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
 TEST_BINS += $(CLI_DOCS_TEST)
+# poly (tests/data/cli/user_twin.cl) built by clang alone: a code object that carries no source,
+# the case a user's twin is for (hsad compile and hsad run FILE.cl carry it: source mode)
+CLI_DOCS_TWIN_HSACO := $(TESTDIR)/data/user_twin-gfx90a.hsaco
+$(CLI_DOCS_TWIN_HSACO): tests/data/cli/user_twin.cl
+	@mkdir -p $(@D)
+	$(CLANG) $(KERN_CLFLAGS) -mcpu=gfx90a -mcode-object-version=4 -c $< -o $@.o
+	$(KERN_LLD) -shared $@.o -o $@
+	@rm -f $@.o
+$(CLI_DOCS_TEST): $(CLI_DOCS_TWIN_HSACO)
+$(CLI_DOCS_TEST): CFLAGS += -DUSER_TWIN_HSACO='"$(abspath $(CLI_DOCS_TWIN_HSACO))"'
 # the CLI test parses hsad's JSON with json-c, and runs hipcc's hip-vector-add (kernels/)
 $(TESTDIR)/test_dispatch_cli: LDFLAGS += -ljson-c
 $(TESTDIR)/test_dispatch_cli: CFLAGS += -DHIP_VECTOR_ADD='"$(abspath $(BINDIR))/hip-vector-add"'

@@ -311,9 +311,8 @@ static uint32_t check_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_
     snprintf(why, n, "kernel %s: injected fault (KFD_EMU_FAULT_KERNEL)", k->name);
     return EMU_QERR_MEMORY_VIOLATION;
   }
-  if (!k->twin && !emu.cfg.noop_missing_twin) {
-    snprintf(why, n, "kernel %s has no host twin (define kfd_emu_twin_%s, see kfd_emu_twin.h, "
-             "or set KFD_EMU_NO_TWIN=noop)", k->name, k->name);
+  if (!k->cl_source && !k->twin && !emu.cfg.noop_missing_twin) {
+    emu_kernel_no_code_message(k->name, why, n);
     return EMU_QERR_ILLEGAL_INSTRUCTION;
   }
   return 0;
@@ -330,7 +329,9 @@ static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t 
                              const emu_kernel_t *k, char *why, size_t n) {
   if (emu.cfg.delay_us && (!emu.cfg.delay_kernel[0] || !strcmp(emu.cfg.delay_kernel, k->name)))
     usleep((useconds_t)emu.cfg.delay_us);
+  if (k->cl_source) return emu_cl_dispatch(k, p, q->gpu->index, why, n);
   if (!k->twin) return 0; /* KFD_EMU_NO_TWIN=noop */
+  emu_kernel_twin_notice(k);
   kfd_emu_dispatch_t d = {
       .packet = p,
       .kernel_name = k->name,

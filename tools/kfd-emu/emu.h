@@ -167,6 +167,7 @@ typedef struct emu_kernel {
   uint64_t gen;
   char name[256];
   kfd_emu_twin_fn twin;
+  bool rocr_blit; /* one of ROCr's bare blit kernels (blit_rocr.c) */
   bool wave32;
   uint32_t kernarg_size;
   uint32_t kernarg_align;  /* .kernarg_segment_align (bytes; 16 for ROCr's blit kernels) */
@@ -176,9 +177,31 @@ typedef struct emu_kernel {
   kfd_emu_arg_t args[EMU_MAX_ARGS];
   /* v5 hidden arguments the CP checks against the packet (offset or UINT32_MAX) */
   uint32_t hidden_block_count[3], hidden_group_size[3], hidden_remainder[3], hidden_grid_dims;
+  uint32_t hidden_global_offset[3]; /* hidden_global_offset_x/y/z (u64) or UINT32_MAX */
+  /* Source mode (pocl.c): the kernel's OpenCL C source and build options (malloc'd, freed with
+   * the entry), from the code object's __hsad_cl_source or KFD_EMU_CL_SOURCE; NULL: twin mode. */
+  char *cl_source;
+  char *cl_options;
+  const char *source_origin; /* "code object" or the KFD_EMU_CL_SOURCE file (static/env) */
 } emu_kernel_t;
 /* Returns the kernel for kernel_object, or NULL with *why set to a message. Thread-safe. */
 const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why);
 void emu_kernels_reset(void);
+/* The message for a kernel with neither source nor twin: names it and both remedies. */
+void emu_kernel_no_code_message(const char *name, char *why, size_t n);
+/* Says once per kernel name and process, on stderr, that a twin ran (not for ROCr's and
+ * ROCclr's blit kernels, which have no source by design). */
+void emu_kernel_twin_notice(const emu_kernel_t *k);
+
+/* pocl.c: source mode */
+/* Runs the dispatch of k (k->cl_source set) through POCL; 0 or a queue error code with why. */
+uint32_t emu_cl_dispatch(const emu_kernel_t *k, const hsa_kernel_dispatch_packet_t *packet,
+                         uint32_t gpu, char *why, size_t n);
+/* True when the source (with options) builds under POCL and has a kernel `name`. */
+bool emu_cl_program_has_kernel(const char *options, const char *source, const char *name);
+/* Builds the source (cached) and finds kernel `name`; false with the reason (POCL's build log)
+ * in why. */
+bool emu_cl_check(const char *options, const char *source, const char *name, char *why,
+                  size_t n);
 
 #endif

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codeobj/hsad_codeobj.h"
+
 #ifndef EM_AMDGPU
 #define EM_AMDGPU 224
 #endif
@@ -37,15 +39,22 @@ static emu_kernel_t *retired; /* evicted, freed at reset: a CP may still hold th
 static void *twin_libs[16];
 static int ntwin_libs = -1;
 
+static void kernel_free(emu_kernel_t *k) {
+  if (!k) return;
+  free(k->cl_source);
+  free(k->cl_options);
+  free(k);
+}
+
 void emu_kernels_reset(void) {
   pthread_mutex_lock(&k_lock);
   for (int i = 0; i < CACHE_SIZE; i++) {
-    free(cache[i]);
+    kernel_free(cache[i]);
     cache[i] = NULL;
   }
   while (retired) {
     emu_kernel_t *n = retired->retired;
-    free(retired);
+    kernel_free(retired);
     retired = n;
   }
   pthread_mutex_unlock(&k_lock);
@@ -87,6 +96,38 @@ static kfd_emu_twin_fn find_twin(const char *name) {
   return (kfd_emu_twin_fn)dlsym(RTLD_DEFAULT, sym);
 }
 
+/* KFD_EMU_CL_SOURCE: colon-separated OpenCL C files for code objects that carry no source; the
+ * first that builds and has a kernel of k's name is its source. */
+static void explicit_source(emu_kernel_t *k) {
+  const char *env = getenv("KFD_EMU_CL_SOURCE");
+  if (!env || !*env) return;
+  char *copy = strdup(env), *save = NULL;
+  for (char *p = copy ? strtok_r(copy, ":", &save) : NULL; p && !k->cl_source;
+       p = strtok_r(NULL, ":", &save)) {
+    FILE *f = fopen(p, "rb");
+    if (!f) {
+      emu_log("KFD_EMU_CL_SOURCE: cannot read %s", p);
+      continue;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    char buf[4096];
+    size_t got;
+    while (m && (got = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, got, m);
+    fclose(f);
+    if (m) fclose(m);
+    if (text && emu_cl_program_has_kernel("", text, k->name)) {
+      k->cl_source = text;
+      k->cl_options = strdup("");
+      k->source_origin = getenv("KFD_EMU_CL_SOURCE");
+    } else {
+      free(text);
+    }
+  }
+  free(copy);
+}
+
 static const msgpack_object *map_get(const msgpack_object *m, const char *key) {
   if (m->type != MSGPACK_OBJECT_MAP) return NULL;
   size_t kl = strlen(key);
@@ -123,6 +164,10 @@ static void set_hidden(emu_kernel_t *k, const msgpack_object *kind, uint32_t off
     if (str_eq(kind, buf)) k->hidden_remainder[d] = off;
   }
   if (str_eq(kind, "hidden_grid_dims")) k->hidden_grid_dims = off;
+  for (int d = 0; d < 3; d++) {
+    snprintf(buf, sizeof buf, "hidden_global_offset_%c", axes[d]);
+    if (str_eq(kind, buf)) k->hidden_global_offset[d] = off;
+  }
 }
 
 /* Fills k's arguments from the metadata entry whose .symbol equals sym. */
@@ -181,6 +226,20 @@ static const char *parse_metadata(const void *desc, size_t size, const char *sym
   return err;
 }
 
+/* Takes the source a code object carries (codeobj/hsad_codeobj.h, HSAD_CL_SOURCE_SYMBOL):
+ * "HSADCL1\n", the build options, "\n", the source, NUL. Anything else is ignored. */
+static void carried_source(emu_kernel_t *k, const char *blob, uint64_t size) {
+  static const char magic[] = HSAD_CL_SOURCE_MAGIC;
+  if (size < sizeof magic || memcmp(blob, magic, sizeof magic - 1) || blob[size - 1]) return;
+  const char *opts = blob + sizeof magic - 1, *nl = strchr(opts, '\n');
+  if (!nl) return;
+  free(k->cl_source);
+  free(k->cl_options);
+  k->cl_options = strndup(opts, (size_t)(nl - opts));
+  k->cl_source = strdup(nl + 1);
+  k->source_origin = "code object";
+}
+
 /* Finds the .kd symbol at offset kd_off of the loaded image and the kernel's metadata. */
 static const char *parse_code_object(const emu_alloc_t *a, uint64_t kd_off, emu_kernel_t *k) {
   elf_version(EV_CURRENT);
@@ -227,6 +286,11 @@ static const char *parse_code_object(const emu_alloc_t *a, uint64_t kd_off, emu_
   }
   const Elf64_Sym *syms = (const Elf64_Sym *)(a->base + symtab);
   const char *strs = (const char *)(a->base + strtab);
+  for (uint64_t i = 1; i < nsyms; i++)
+    if (syms[i].st_name < strsz && syms[i].st_value < a->size &&
+        syms[i].st_size <= a->size - syms[i].st_value &&
+        !strncmp(strs + syms[i].st_name, HSAD_CL_SOURCE_SYMBOL, strsz - syms[i].st_name))
+      carried_source(k, (const char *)(a->base + syms[i].st_value), syms[i].st_size);
   for (uint64_t i = 1; i < nsyms; i++) {
     if (syms[i].st_value != kd_off || syms[i].st_name >= strsz) continue;
     const char *n = strs + syms[i].st_name;
@@ -282,10 +346,13 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
   for (int d = 0; d < 3; d++)
     k->hidden_block_count[d] = k->hidden_group_size[d] = k->hidden_remainder[d] = UINT32_MAX;
   k->hidden_grid_dims = UINT32_MAX;
+  k->hidden_global_offset[0] = k->hidden_global_offset[1] = k->hidden_global_offset[2] = UINT32_MAX;
   const char *err = NULL;
   if (a.size >= 4 && !memcmp((const void *)a.base, "\177ELF", 4)) {
     err = parse_code_object(&a, kernel_object - a.base, k);
-    if (!err) k->twin = find_twin(k->name);
+    if (!err && !k->cl_source) explicit_source(k);
+    /* precedence: the kernel's own source, then a twin (never chosen over a source by name) */
+    if (!err && !k->cl_source) k->twin = find_twin(k->name);
     /* the descriptor's fixed segment sizes (AMDGPUUsage "Kernel Descriptor": bytes 0 and 4) */
     memcpy(&k->group_fixed, (const void *)kernel_object, 4);
     memcpy(&k->private_fixed, (const void *)(kernel_object + 4), 4);
@@ -294,11 +361,12 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
     k->twin = kfd_emu_rocr_blit_twin ? kfd_emu_rocr_blit_twin((const void *)kernel_object, &bname)
                                      : NULL;
     k->kernarg_align = 16; /* no LDS, no scratch: group_fixed = private_fixed = 0 */
+    k->rocr_blit = true;
     if (k->twin) snprintf(k->name, sizeof k->name, "%s", bname ? bname : "rocr_blit");
     else err = "kernel_object is neither in a code object nor one of ROCr's blit kernels";
   }
   if (err) {
-    free(k);
+    kernel_free(k);
     pthread_mutex_unlock(&k_lock);
     *why = err;
     return NULL;
@@ -310,4 +378,57 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
   cache[slot] = k;
   pthread_mutex_unlock(&k_lock);
   return k;
+}
+
+void emu_kernel_no_code_message(const char *name, char *why, size_t n) {
+  snprintf(why, n, "kernel %s has neither source nor a host twin: build its code object with "
+           "hsad (hsad compile, hsad run FILE.cl, hsad_codeobj_compile), which carries the "
+           "OpenCL C source, or name the source in KFD_EMU_CL_SOURCE=FILE.cl; or give a twin "
+           "kfd_emu_twin_%s in KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it "
+           "unexecuted", name, name);
+}
+
+void emu_kernel_twin_notice(const emu_kernel_t *k) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static char said[64][256];
+  static int nsaid;
+  /* said only with KFD_EMU_VERBOSE=1: kfd-emu is a library in its user's process, and hsad run
+   * already says it (kfd_emu_kernel_mode) */
+  if (!emu.cfg.verbose || k->rocr_blit || !strncmp(k->name, "__amd_rocclr_", 13)) return;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nsaid; i++)
+    if (!strcmp(said[i], k->name)) {
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+  if (nsaid < 64) snprintf(said[nsaid++], sizeof said[0], "%s", k->name);
+  pthread_mutex_unlock(&lock);
+  emu_log("ran host twin of '%s' (no source)", k->name);
+}
+
+EMU_PUBLIC int kfd_emu_kernel_mode(uint64_t kernel_object, char *buf, size_t size) {
+  const char *why = NULL;
+  const emu_kernel_t *k = emu_kernel_lookup(kernel_object, &why);
+  char tmp[1024];
+  if (!buf || !size) {
+    buf = tmp;
+    size = sizeof tmp;
+  }
+  if (!k) {
+    snprintf(buf, size, "kernel_object 0x%llx: %s", (unsigned long long)kernel_object, why);
+    return KFD_EMU_KERNEL_UNKNOWN;
+  }
+  if (k->cl_source && !emu_cl_check(k->cl_options, k->cl_source, k->name, buf, size))
+    return KFD_EMU_KERNEL_BUILD_FAILED;
+  if (k->cl_source) {
+    snprintf(buf, size, "ran '%s' from its OpenCL C source (%s) through POCL", k->name,
+             k->source_origin ? k->source_origin : "code object");
+    return KFD_EMU_KERNEL_SOURCE;
+  }
+  if (k->twin) {
+    snprintf(buf, size, "ran host twin of '%s' (no source)", k->name);
+    return KFD_EMU_KERNEL_TWIN;
+  }
+  emu_kernel_no_code_message(k->name, buf, size);
+  return KFD_EMU_KERNEL_NONE;
 }

@@ -18,6 +18,7 @@
 #define KFD_EMU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,25 @@ extern "C" {
  * serialized with hsaKmtOpenKFD. */
 size_t kfd_emu_config_error(char *buf, size_t size);
 typedef size_t (*kfd_emu_config_error_fn)(char *buf, size_t size);
+
+/* How kfd-emu executes the kernel whose descriptor is at kernel_object (issue 20):
+ *   KFD_EMU_KERNEL_SOURCE  from its OpenCL C source through POCL (the source its code object
+ *                          carries, or one KFD_EMU_CL_SOURCE names); buf: where it came from;
+ *   KFD_EMU_KERNEL_TWIN    through a host twin (kfd_emu_twin.h): it has no source; buf: the
+ *                          line "ran host twin of 'NAME' (no source)";
+ *   KFD_EMU_KERNEL_NONE    neither: a dispatch is a queue error; buf: the message naming the
+ *                          kernel and both remedies;
+ *   KFD_EMU_KERNEL_BUILD_FAILED  it has source that POCL cannot build (or without that
+ *                          kernel); buf: the reason with POCL's build log;
+ *   KFD_EMU_KERNEL_UNKNOWN kernel_object is no kernel kfd-emu can find; buf: why.
+ * buf is written as snprintf would. May build the source named by KFD_EMU_CL_SOURCE (POCL).
+ * Thread-safe. Look it up with dlsym(RTLD_DEFAULT, "kfd_emu_kernel_mode"). */
+enum {
+  KFD_EMU_KERNEL_UNKNOWN = -1, KFD_EMU_KERNEL_NONE = 0, KFD_EMU_KERNEL_SOURCE = 1,
+  KFD_EMU_KERNEL_TWIN = 2, KFD_EMU_KERNEL_BUILD_FAILED = 3,
+};
+int kfd_emu_kernel_mode(uint64_t kernel_object, char *buf, size_t size);
+typedef int (*kfd_emu_kernel_mode_fn)(uint64_t kernel_object, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -95,6 +95,7 @@ static const char *const knobs[] = {
     "KFD_EMU_DELAY_US", "KFD_EMU_DELAY_KERNEL", "KFD_EMU_CP_STALL_MS",
     "KFD_EMU_DOORBELL_GRACE_MS", "KFD_EMU_READ_INDEX", "KFD_EMU_ACCESS",
     "KFD_EMU_PUBLICATION_CHECK_US", "KFD_EMU_RING_WATCH", "KFD_EMU_VERBOSE",
+    "KFD_EMU_CL_SOURCE",
 };
 
 /* A KFD_EMU_* variable kfd-emu does not know is a typo that would silently change nothing. */

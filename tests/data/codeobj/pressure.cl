@@ -3,9 +3,18 @@
  * attribute: codeobj/module.mk compiles it once as is and once with a low VGPR budget given on
  * the command line (-D__kernel=... adding amdgpu_num_vgpr), where hog spills. */
 #define HOG_LIVE 24
+/* kfd-emu runs this source through POCL (a CPU OpenCL: no amdgcn builtins), with the work-item
+ * functions there; the GPU builds keep the builtins, so their registers are as before */
+#ifdef __AMDGCN__
+#define GROUP_X() __builtin_amdgcn_workgroup_id_x()
+#define ITEM_X() __builtin_amdgcn_workitem_id_x()
+#else
+#define GROUP_X() ((unsigned)get_group_id(0))
+#define ITEM_X() ((unsigned)get_local_id(0))
+#endif
 
 __kernel void hog(__global float4 *io, int n) {
-  unsigned l = __builtin_amdgcn_workgroup_id_x() * 256 + __builtin_amdgcn_workitem_id_x();
+  unsigned l = GROUP_X() * 256 + ITEM_X();
   float4 a[HOG_LIVE];
   for (int j = 0; j < HOG_LIVE; j++) a[j] = io[l + 256 * j];
   for (int i = 0; i < n; i++)
@@ -15,4 +24,4 @@ __kernel void hog(__global float4 *io, int n) {
   io[l] = s;
 }
 
-__kernel void light(__global float *o, float v) { o[__builtin_amdgcn_workitem_id_x()] = v; }
+__kernel void light(__global float *o, float v) { o[ITEM_X()] = v; }
