@@ -102,6 +102,26 @@ static void take_line(const char **p, cmds_t *c) {
   *p = s;
 }
 
+/* A here-document that writes a file (`cat > F <<'TAG'` ... TAG) becomes one command, so the
+ * hsad lines after it find the file as a reader who pastes the block does. */
+static bool take_heredoc(const char **p, cmds_t *c) {
+  const char *s = *p;
+  while (*s == ' ') s++;
+  const char *e = strchr(s, '\n'), *q = strstr(s, "<<'");
+  if (strncmp(s, "cat > ", 6) || !e || !q || q > e) return false;
+  const char *t = q + 3, *te = strchr(t, '\'');
+  if (!te || te > e) return false;
+  char tag[40];
+  snprintf(tag, sizeof tag, "\n%.*s\n", (int)(te - t), t);
+  const char *end = strstr(e, tag);
+  cr_assert_not_null(end, "README.md: a here-document without its end: %.*s", (int)(e - s), s);
+  end += strlen(tag);
+  cr_assert_lt(c->n, 128);
+  c->line[c->n++] = strndup(s, (size_t)(end - s));
+  *p = end;
+  return true;
+}
+
 /* A directory laid out like the source tree: its folders and build/ (this build) linked. */
 static void make_tree(char dir[64]) {
   strcpy(dir, "/tmp/hsad-docs-XXXXXX");
@@ -176,7 +196,9 @@ Test(cli_docs, readme_hsad_commands, .timeout = 300) {
     const char *end = strstr(p, "```");
     cr_assert_not_null(end);
     while (p < end) {
-      if (is_hsad_cmd(p)) {
+      if (take_heredoc(&p, &c)) {
+        cr_assert_leq(p, end, "README.md: a here-document runs past its code block");
+      } else if (is_hsad_cmd(p)) {
         take_line(&p, &c);
       } else {
         const char *e = strchr(p, '\n');
@@ -199,6 +221,17 @@ Test(cli_docs, readme_hsad_commands, .timeout = 300) {
   cr_assert_geq(saxpy, 0, "README.md shows no hsad run of kernels/saxpy.cl");
   cr_assert_eq(sh_in(dir, c.line[saxpy], &o), 0, "%s", o);
   cr_expect(strstr(o, "first: 1 26 51 76 101 126 151 176"), "%s", o);
+  free(o);
+  /* the user's own transpose (issue 20), from the file the README's here-document wrote:
+   * out[r] for r = 0, 1, ... is in[r * 48] */
+  int tr = -1;
+  for (int i = 0; i < c.n && tr < 0; i++)
+    if (strstr(c.line[i], "run transpose.cl transpose")) tr = i;
+  cr_assert_geq(tr, 1, "README.md shows no hsad run of its transpose.cl");
+  cr_assert(!strncmp(c.line[tr - 1], "cat > transpose.cl", 18), "%s", c.line[tr - 1]);
+  cr_assert_eq(sh_in(dir, c.line[tr], &o), 0, "%s", o);
+  cr_expect(strstr(o, "first: 0 48 96 144 192 240 288 336"), "%s", o);
+  cr_expect(strstr(o, "ran from its OpenCL C source through POCL"), "%s", o);
   free(o);
   remove_tree(dir);
   for (int i = 0; i < c.n; i++) free(c.line[i]);
