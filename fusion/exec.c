@@ -820,19 +820,10 @@ static inline __attribute__((always_inline)) bool put_fast(uint8_t *seg, const h
   return true;
 }
 
+/* put_fast for more than 4 arguments: one out-of-line copy of it. */
 static __attribute__((noinline)) bool put_fast_n(uint8_t *seg, const hsad_karg_t *x,
                                                  const fu_argd_t *d, uint32_t n) {
-  uint64_t diff = 0;
-  for (uint32_t a = 0; a < n; a++)
-    diff |= ((load8(&x[a]) & d[a].mask) ^ d[a].key) | (uint64_t)((x[a].pointer | d[a].nonnull) == 0);
-  if (diff) return false;
-  for (uint32_t a = 0; a < n; a++) {
-    uint8_t *at = seg + d[a].offset;
-    if (d[a].put == FU_PUT_PTR8) memcpy(at, &x[a].pointer, 8);
-    else if (d[a].put == FU_PUT_VAL8) memcpy(at, x[a].bytes, 8);
-    else memcpy(at, x[a].bytes, 4);
-  }
-  return true;
+  return put_fast(seg, x, d, n);
 }
 
 /* hsad_graph_exec_update's path for a launch of the stored one's shape (geometry, argument
