@@ -10,6 +10,8 @@
  * held across calls). */
 static _Thread_local uint8_t fu_image[HSAD_KERNARG_SEGMENT_MAX];
 
+const int64_t fu_never_below = INT64_MIN;
+
 void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   if (!e) return;
   /* The kernarg memory may be read by a launch still in flight: wait for the exec's last run on
@@ -209,6 +211,8 @@ void fu_seal(const hsad_graph_exec_t *e, const fu_queue_t *fq, fu_pkt_t *p) {
   if (p->kind == FU_KERNEL) {
     hsa_kernel_dispatch_packet_t *k = (hsa_kernel_dispatch_packet_t *)p->body;
     k->kernarg_address = (p->fix & FU_FIX_COPY) ? NULL : p->karg[p->cur];
+    p->epoch_value = fq->ring.epoch_value;
+    p->below = (p->fix & FU_FIX_COPY) ? &fu_never_below : &fq->done_below;
     if (fq->profiling) p->fix |= FU_FIX_STAMP; /* never an epoch point (add_point) */
   } else if (p->kind == FU_BARRIER_VALUE) {
     hsa_amd_barrier_value_packet_t *bv = (hsa_amd_barrier_value_packet_t *)p->body;
@@ -266,7 +270,8 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
     if (!p->argd && kl->arg_count && !(p->argd = calloc(kl->arg_count, sizeof *p->argd)))
       return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: %u arguments", e->names[p->node],
                        kl->arg_count);
-    bool fast = p->ptr8 && e->node_op[p->node] == FU_OP_KERNEL;
+    bool fast = p->ptr8 && e->node_op[p->node] == FU_OP_KERNEL, sig_ok = true;
+    uint32_t val4 = 0;
     for (uint32_t a = 0; a < kl->arg_count; a++) {
       const hsad_karg_t *x = &kl->args[a];
       fu_argd_t *d = &p->argd[a];
@@ -283,7 +288,11 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
         d->mask = UINT64_MAX;
       }
       fast = fast && d->put != FU_PUT_NONE;
+      if (d->put == FU_PUT_VAL4) val4 |= 1u << a;
+      else if (d->put != FU_PUT_PTR8) sig_ok = false;
     }
+    p->sig = sig_ok && kl->arg_count >= 1 && kl->arg_count <= 4 ? FU_SIG(kl->arg_count, val4) : 0;
+    p->launch = kl;
     e->node_fast[p->node] = fast ? p : NULL;
   }
   return HSAD_OK;
@@ -542,6 +551,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
   for (uint32_t qi = 0; qi < nq && !s; qi++) {
     s = prepublish(e, qi);
     hsad_submit_ring(e->qs[qi].q, &e->qs[qi].ring);
+    fu_last_set(e, qi, (hsad_completion_t){0});
   }
   for (uint32_t qi = 0; qi < nq && !s; qi++)
     for (uint32_t i = 0; i < e->qs[qi].n; i++) fu_seal(e, &e->qs[qi], &e->qs[qi].pkts[i]);
@@ -632,7 +642,7 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
   }
   if (was.mem) e->old_kmem[e->nold_kmem++] = was;
   hsad_submit_ring(q, &fq->ring);
-  e->last[qi] = (hsad_completion_t){0};
+  fu_last_set(e, qi, (hsad_completion_t){0});
   for (uint32_t j = 0; j < e->nq; j++)
     for (uint32_t i = 0; i < e->qs[j].n; i++) fu_seal(e, &e->qs[j], &e->qs[j].pkts[i]);
   return HSAD_OK;
@@ -820,22 +830,56 @@ static inline __attribute__((always_inline)) bool put_fast(uint8_t *seg, const h
   return true;
 }
 
-/* put_fast for more than 4 arguments: one out-of-line copy of it. */
-static __attribute__((noinline)) bool put_fast_n(uint8_t *seg, const hsad_karg_t *x,
-                                                 const fu_argd_t *d, uint32_t n) {
-  return put_fast(seg, x, d, n);
+/* hsad_graph_exec_update's fast path for a node without a signature (fu_pkt_t.sig 0: more
+ * than 4 arguments, or an 8-byte value): put_fast, out of line, else update_general. */
+static __attribute__((noinline)) hsad_status_t update_fast_n(hsad_graph_exec_t *e, uint32_t node,
+                                                             const hsad_launch_t *l, uint8_t *seg,
+                                                             const fu_argd_t *d, uint32_t n) {
+  return put_fast(seg, l->args, d, n) ? HSAD_OK : update_general(e, node, l);
 }
+
+/* put_fast for signature FU_SIG(n, val4), both constants once inlined: a POINTER's tag is one
+ * 4-byte compare, 4 BYTES one 8-byte compare (tag and size) and a NULL test; each value one
+ * load and one store. */
+static inline __attribute__((always_inline)) bool put_sig(uint8_t *seg, const hsad_karg_t *x,
+                                                          const fu_argd_t *d, uint32_t n,
+                                                          uint32_t val4) {
+  const uint64_t bytes4 = HSAD_KARG_BYTES | (uint64_t)4 << 32;
+  uint64_t diff = 0;
+  for (uint32_t a = 0; a < n; a++) {
+    if (val4 >> a & 1) {
+      diff |= (load8(&x[a]) ^ bytes4) | (uint64_t)(x[a].bytes == NULL);
+    } else {
+      uint32_t tag;
+      memcpy(&tag, &x[a], 4);
+      diff |= tag ^ HSAD_KARG_POINTER;
+    }
+  }
+  if (diff) return false;
+  for (uint32_t a = 0; a < n; a++) {
+    if (val4 >> a & 1) memcpy(seg + d[a].offset, x[a].bytes, 4);
+    else memcpy(seg + d[a].offset, &x[a].pointer, 8);
+  }
+  return true;
+}
+
+#define FU_SIG_CASE(n, m) \
+  case FU_SIG(n, m): ok = put_sig(seg, x, d, n, m); break;
+#define FU_SIG_CASES2(n, m) FU_SIG_CASE(n, m) FU_SIG_CASE(n, (m) + 1)
+#define FU_SIG_CASES4(n, m) FU_SIG_CASES2(n, m) FU_SIG_CASES2(n, (m) + 2)
+#define FU_SIG_CASES8(n, m) FU_SIG_CASES4(n, m) FU_SIG_CASES4(n, (m) + 4)
 
 /* hsad_graph_exec_update's path for a launch of the stored one's shape (geometry, argument
  * count and fence flag compared as four 8-byte words and one 4-byte one) whose arguments are
  * pointers and 4- or 8-byte values (node_fast): when every run of the exec on the node's queue
- * completed (one load), put_fast checks the arguments and writes their values into the version
- * in use (1 to 4 arguments: unrolled). Anything else takes update_general, which leaves the
- * exec as it was on error. */
+ * completed and the node is not in ring-copy mode (one compare: fu_pkt_t.below), the values
+ * are checked and written into the version in use, by code made for the node's signature
+ * (put_sig: 1 to 4 pointers and 4-byte values) or put_fast. Anything else takes
+ * update_general, which leaves the exec as it was on error. */
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
   fu_pkt_t *p;
   if (__builtin_expect(!e || node >= e->nn || !l || !(p = e->node_fast[node]), 0)) goto general;
-  const hsad_launch_t *kl = &e->launches[node];
+  const hsad_launch_t *kl = p->launch;
   const uint8_t *lb = (const uint8_t *)l, *kb = (const uint8_t *)kl;
   uint32_t g4, k4;
   memcpy(&g4, lb + 24, 4);
@@ -846,18 +890,19 @@ hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const 
                   ((load8(&l->arg_count) & count_flags) ^ load8(&kl->arg_count));
   const hsad_karg_t *x = l->args;
   const uint32_t n = kl->arg_count;
-  if (diff || (n && !x) || (p->fix & FU_FIX_COPY) || !fu_run_done(p->fq, p->last))
+  if (diff || (n && !x) ||
+      !(__atomic_load_n(p->epoch_value, __ATOMIC_ACQUIRE) < *p->below))
     goto general;
   uint8_t *seg = p->karg[p->cur];
   const fu_argd_t *d = p->argd;
   bool ok;
-  switch (n) {
-  case 0: ok = true; break;
-  case 1: ok = put_fast(seg, x, d, 1); break;
-  case 2: ok = put_fast(seg, x, d, 2); break;
-  case 3: ok = put_fast(seg, x, d, 3); break;
-  case 4: ok = put_fast(seg, x, d, 4); break;
-  default: ok = put_fast_n(seg, x, d, n); break;
+  switch (p->sig) {
+  FU_SIG_CASES2(1, 0)
+  FU_SIG_CASES4(2, 0)
+  FU_SIG_CASES8(3, 0)
+  FU_SIG_CASES8(4, 0)
+  FU_SIG_CASES8(4, 8)
+  default: return update_fast_n(e, node, l, seg, d, n);
   }
   if (__builtin_expect(ok, 1)) return HSAD_OK;
 general:

@@ -126,7 +126,21 @@ typedef struct fu_pkt {
   uint32_t wait_point;            /* barrier-value: the producer queue's epoch point index */
   int32_t node;                   /* -1: a packet of the exec's own */
   uint32_t span;                  /* kernel: slots it takes (1 + its padding packets) */
+  /* hsad_graph_exec_update's fast path (node_fast), set by fu_seal: */
+  uint8_t sig;                    /* FU_SIG(n, val4) of its explicit arguments, 0: none */
+  const hsad_launch_t *launch;    /* &exec->launches[node] */
+  const volatile int64_t *epoch_value; /* fq->ring.epoch_value */
+  const int64_t *below;           /* &fq->done_below, or &fu_never_below in ring-copy mode:
+                                     karg[cur] may be written when *epoch_value < *below */
 } fu_pkt_t;
+
+/* A node whose 1 to 4 explicit arguments are each a POINTER in an 8-byte slot or 4 BYTES
+ * (bit a of val4 set): hsad_graph_exec_update checks and writes them in code made for that
+ * signature (fu_pkt_t.sig; 0 for any other node). */
+#define FU_SIG(n, val4) ((uint8_t)((n) << 4 | (val4)))
+
+/* fu_pkt_t.below in ring-copy mode: no epoch value is below it. */
+extern const int64_t fu_never_below;
 
 typedef struct fu_queue {
   hsad_queue_t *q;
@@ -146,6 +160,8 @@ typedef struct fu_queue {
   /* the current launch */
   uint32_t pre;                   /* launch-dependency packets ahead of the run */
   uint64_t first_id, first_epoch;
+  int64_t done_below;             /* exec->last[this queue] completed when the epoch value
+                                     is below it (INT64_MAX: no run yet); fu_last_set */
   int64_t point_value;            /* a barrier-value's value for point 0 of this run
                                      (HSAD_EPOCH_BASE - first_epoch + 1; point j: minus j) */
 } fu_queue_t;
@@ -190,6 +206,12 @@ static inline bool fu_run_done(const fu_queue_t *fq, const hsad_completion_t *c)
   return !c->queue ||
          __atomic_load_n(fq->ring.epoch_value, __ATOMIC_ACQUIRE) <
              HSAD_EPOCH_BASE - (int64_t)c->epoch + 1;
+}
+
+/* Records run c as the exec's last on queue qi (exec->last[qi] and its done_below). */
+static inline void fu_last_set(hsad_graph_exec_t *e, uint32_t qi, hsad_completion_t c) {
+  e->last[qi] = c;
+  e->qs[qi].done_below = c.queue ? HSAD_EPOCH_BASE - (int64_t)c.epoch + 1 : INT64_MAX;
 }
 
 /* Headers of the packets fusion writes (HSA 1.2 system architecture 2.9; AQL header bits). */

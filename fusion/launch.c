@@ -24,6 +24,7 @@ static __attribute__((noinline)) void fix_pkt(const hsad_graph_exec_t *e, fu_que
     if (fu_run_done(fq, &p->copy_until)) {
       if (p->ksize) memcpy(p->karg[p->cur], p->image, p->ksize);
       p->fix &= (uint8_t)~FU_FIX_COPY;
+      p->below = &fq->done_below;
       p->prev = (hsad_completion_t){0};
       ((hsa_kernel_dispatch_packet_t *)p->body)->kernarg_address = p->karg[p->cur];
       k->kernarg_address = p->karg[p->cur];
@@ -161,7 +162,7 @@ static hsad_status_t launch_sequential(hsad_graph_exec_t *e, const fu_deps_t *de
       monitor_pkt(q, p, pid, &mark);
     }
     e->done[id] = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = pid + total - 1};
-    e->last[qi] = e->done[id];
+    fu_last_set(e, qi, e->done[id]);
     if (out) out[qi] = e->done[id];
   }
   return HSAD_OK;
@@ -307,8 +308,8 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
     if (mon) hsad_submit_monitor_close(&mark); /* one submit interval per queue's run */
     for (uint32_t i = 0; mon && i < fq->n; i++)
       if (fq->pkts[i].kind == FU_KERNEL) monitor_pkt(q, &fq->pkts[i], first + i, &mark);
-    e->last[qi] = (hsad_completion_t){.queue = q, .epoch = fq->first_epoch + fq->npoints - 1,
-                                      .packet_id = first + fq->n - 1};
+    fu_last_set(e, qi, (hsad_completion_t){.queue = q, .epoch = fq->first_epoch + fq->npoints - 1,
+                                            .packet_id = first + fq->n - 1});
     if (out) out[qi] = e->last[qi];
   }
   e->counters[HSAD_GRAPH_ROLLBACK_NONE]++;
