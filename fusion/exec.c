@@ -217,6 +217,7 @@ void fu_seal(const hsad_graph_exec_t *e, const fu_queue_t *fq, fu_pkt_t *p) {
   } else if (p->kind == FU_BARRIER_VALUE) {
     hsa_amd_barrier_value_packet_t *bv = (hsa_amd_barrier_value_packet_t *)p->body;
     bv->signal.handle = e->qs[p->wait_queue].ring.epoch_signal;
+    p->wait_value = &e->qs[p->wait_queue].point_value;
     p->fix |= FU_FIX_VALUE;
   }
   memcpy(p->body + 56, &completion, 8);

@@ -124,6 +124,7 @@ typedef struct fu_pkt {
   hsad_completion_t copy_until;   /* FU_FIX_COPY: the versions are free once it completed */
   uint32_t wait_queue;            /* barrier-value: producer queue index */
   uint32_t wait_point;            /* barrier-value: the producer queue's epoch point index */
+  const int64_t *wait_value;      /* barrier-value: &exec->qs[wait_queue].point_value (fu_seal) */
   int32_t node;                   /* -1: a packet of the exec's own */
   uint32_t span;                  /* kernel: slots it takes (1 + its padding packets) */
   /* hsad_graph_exec_update's fast path (node_fast), set by fu_seal: */

@@ -52,10 +52,23 @@ static inline void put_pkt(const hsad_graph_exec_t *e, fu_queue_t *fq, fu_pkt_t 
   copy64(slot, p->body);
   if (__builtin_expect(p->fix != 0, 0)) {
     if (p->fix == FU_FIX_VALUE)
-      ((hsa_amd_barrier_value_packet_t *)slot)->value =
-          e->qs[p->wait_queue].point_value - (int64_t)p->wait_point;
+      ((hsa_amd_barrier_value_packet_t *)slot)->value = *p->wait_value - (int64_t)p->wait_point;
     else
       fix_pkt(e, fq, p, slot, id);
+  }
+}
+
+/* Packets [lo, hi) of a run into consecutive slots (packet lo in slot_lo, its id id_lo), last to
+ * first, each body before its header: a packet becomes valid only after every later one of the
+ * span is complete. No ring arithmetic per packet (the caller splits a run where it wraps). */
+static inline void put_span(const hsad_graph_exec_t *e, fu_queue_t *fq, fu_pkt_t *lo,
+                            fu_pkt_t *hi, uint8_t *slot_lo, uint64_t id_lo) {
+  uint8_t *slot = slot_lo + ((size_t)(hi - lo) << 6);
+  for (fu_pkt_t *p = hi; p != lo;) {
+    p--;
+    slot -= 64;
+    put_pkt(e, fq, p, slot, id_lo + (uint64_t)(p - lo));
+    hsad_aql_publish(slot, p->word);
   }
 }
 
@@ -271,15 +284,18 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
     bool mon = hsad_submit_monitored(q);
     if (mon) hsad_submit_monitor_begin(q, &mark);
     uint64_t first = fq->first_id + fq->pre;
-    /* last to first, each body before its header: the run's first packet becomes valid last */
+    /* last to first, each body before its header: the run's first packet becomes valid last;
+     * packets 1..n-1 in one span, or two where the ring wraps (the later span first) */
     uint8_t *const ring = fq->ring.packets;
-    const uint64_t mask = fq->ring.mask;
+    const uint64_t mask = fq->ring.mask, pos = first & mask;
     fu_pkt_t *const pkts = fq->pkts;
-    uint64_t id = first + fq->n - 1;
-    for (fu_pkt_t *p = pkts + fq->n - 1; p != pkts; p--, id--) {
-      uint8_t *slot = ring + ((id & mask) << 6);
-      put_pkt(e, fq, p, slot, id);
-      hsad_aql_publish(slot, p->word);
+    const uint32_t n = fq->n;
+    if (__builtin_expect(pos + n <= mask + 1, 1)) {
+      put_span(e, fq, pkts + 1, pkts + n, ring + ((pos + 1) << 6), first + 1);
+    } else {
+      const uint32_t wrap = (uint32_t)(mask + 1 - pos); /* the packet in slot 0 */
+      put_span(e, fq, pkts + wrap, pkts + n, ring, first + wrap);
+      put_span(e, fq, pkts + 1, pkts + wrap, ring + ((pos + 1) << 6), first + 1);
     }
     /* stream order: the run's first packet has the BARRIER bit (ordered), else only when it
      * needs it for its own sake */
