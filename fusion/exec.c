@@ -29,6 +29,7 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
     }
     free(e->qs[i].pkts);
     free(e->qs[i].points);
+    free(e->qs[i].values);
     if (!busy || !busy[i])
       hsad_submit_kernarg_free(hsad_queue_device(e->qs[i].q), e->qs[i].kmem, e->qs[i].kmem_bytes);
   }
@@ -237,6 +238,18 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
     if (fq->pkts[i].kind == FU_KERNEL) bytes += 2 * karg_stride(fq->pkts[i].ksize);
   fq->kmem = NULL;
   fq->kmem_bytes = 0;
+  fq->ncopy = 0; /* no packet in ring-copy mode below */
+  if (!fq->values) { /* the packets and the exec's queues never change after instantiate */
+    uint32_t nv = 0;
+    for (uint32_t i = 1; i < fq->n; i++) nv += fq->pkts[i].kind == FU_BARRIER_VALUE;
+    if (!(fq->values = calloc(nv ? nv : 1, sizeof *fq->values)))
+      return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "graph: %u barrier-value packets", nv);
+    for (uint32_t i = 1; i < fq->n; i++)
+      if (fq->pkts[i].kind == FU_BARRIER_VALUE)
+        fq->values[fq->nvalues++] =
+            (fu_value_t){.index = i, .wait_point = fq->pkts[i].wait_point,
+                         .wait_value = &e->qs[fq->pkts[i].wait_queue].point_value};
+  }
   if (!bytes) return HSAD_OK;
   void *mem;
   hsad_status_t s = hsad_submit_kernarg_alloc(hsad_queue_device(fq->q), bytes, &mem);
@@ -733,7 +746,7 @@ static __attribute__((noinline)) void update_place(hsad_graph_exec_t *e, uint32_
   if (p->fix & FU_FIX_COPY) {
     to = p->image;
     if (fu_run_done(fq, &p->copy_until)) { /* both versions free again */
-      p->fix &= (uint8_t)~FU_FIX_COPY;
+      fu_copy_mode(fq, p, false);
       p->prev = (hsad_completion_t){0};
       to = p->karg[p->cur];
     }
@@ -744,7 +757,7 @@ static __attribute__((noinline)) void update_place(hsad_graph_exec_t *e, uint32_
     p->prev = e->last[qi];
     to = p->karg[p->cur];
   } else {
-    p->fix |= FU_FIX_COPY;
+    fu_copy_mode(fq, p, true);
     p->copy_until = e->last[qi];
     to = p->image;
   }

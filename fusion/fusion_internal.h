@@ -143,6 +143,14 @@ typedef struct fu_pkt {
 /* fu_pkt_t.below in ring-copy mode: no epoch value is below it. */
 extern const int64_t fu_never_below;
 
+/* A barrier-value packet of a queue's run (not its packet 0): its index and its threshold's
+ * terms (fu_pkt_t.wait_value, wait_point). */
+typedef struct fu_value {
+  uint32_t index;
+  int64_t wait_point;
+  const int64_t *wait_value;
+} fu_value_t;
+
 typedef struct fu_queue {
   hsad_queue_t *q;
   hsad_submit_ring_t ring;        /* q's ring as values (hsad_submit_ring) */
@@ -156,6 +164,9 @@ typedef struct fu_queue {
   uint32_t unordered_clear;       /* bits HSAD_GRAPH_UNORDERED clears from packet 0's word: its
                                      stream-order BARRIER bit, unless it is needed there (the
                                      packet has it for a dependency or carries an epoch) */
+  struct fu_value *values;        /* its barrier-value packets after packet 0 */
+  uint32_t nvalues;
+  uint32_t ncopy;                 /* kernel packets in ring-copy mode (fu_copy_mode) */
   bool has_root;                  /* holds a node without dependencies: launch deps wait here */
   bool profiling;                 /* kernel packets carry timestamp signals, never the epoch */
   /* the current launch */
@@ -207,6 +218,14 @@ static inline bool fu_run_done(const fu_queue_t *fq, const hsad_completion_t *c)
   return !c->queue ||
          __atomic_load_n(fq->ring.epoch_value, __ATOMIC_ACQUIRE) <
              HSAD_EPOCH_BASE - (int64_t)c->epoch + 1;
+}
+
+/* Puts kernel packet p in ring-copy mode or takes it out (FU_FIX_COPY, fq->ncopy and the update
+ * fast path's `below`, which must agree). */
+static inline void fu_copy_mode(fu_queue_t *fq, fu_pkt_t *p, bool on) {
+  if (!(p->fix & FU_FIX_COPY) != !on) fq->ncopy = on ? fq->ncopy + 1 : fq->ncopy - 1;
+  p->fix = (uint8_t)(on ? p->fix | FU_FIX_COPY : p->fix & ~FU_FIX_COPY);
+  p->below = on ? &fu_never_below : &fq->done_below;
 }
 
 /* Records run c as the exec's last on queue qi (exec->last[qi] and its done_below). */

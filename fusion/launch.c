@@ -23,8 +23,7 @@ static __attribute__((noinline)) void fix_pkt(const hsad_graph_exec_t *e, fu_que
     hsa_kernel_dispatch_packet_t *k = (hsa_kernel_dispatch_packet_t *)slot;
     if (fu_run_done(fq, &p->copy_until)) {
       if (p->ksize) memcpy(p->karg[p->cur], p->image, p->ksize);
-      p->fix &= (uint8_t)~FU_FIX_COPY;
-      p->below = &fq->done_below;
+      fu_copy_mode(fq, p, false);
       p->prev = (hsad_completion_t){0};
       ((hsa_kernel_dispatch_packet_t *)p->body)->kernarg_address = p->karg[p->cur];
       k->kernarg_address = p->karg[p->cur];
@@ -56,6 +55,45 @@ static inline void put_pkt(const hsad_graph_exec_t *e, fu_queue_t *fq, fu_pkt_t 
     else
       fix_pkt(e, fq, p, slot, id);
   }
+}
+
+/* The bodies of packets [p, end) into consecutive slots from `slot`, headers as they are in
+ * the bodies (INVALID): the first pass of put_run_plain. 32-byte moves where the CPU has AVX2
+ * (an ifunc picks the clone once), else 16-byte ones. */
+typedef long long fu_v32 __attribute__((vector_size(32)));
+__attribute__((noinline, target_clones("avx2", "default"))) static void
+put_bodies(const fu_pkt_t *p, const fu_pkt_t *end, uint8_t *slot) {
+  size_t count = (size_t)(end - p);
+  _Pragma("GCC unroll 4") for (size_t i = 0; i < count; i++) {
+    const fu_v32 *s = (const fu_v32 *)__builtin_assume_aligned(p[i].body, 64);
+    fu_v32 *d = (fu_v32 *)__builtin_assume_aligned(slot + (i << 6), 64);
+    fu_v32 a = s[0], b = s[1];
+    d[0] = a, d[1] = b;
+  }
+}
+
+/* Publishes the headers of packets [lo, hi) in consecutive slots from slot_lo, last to first. */
+static inline void put_headers(const fu_pkt_t *lo, const fu_pkt_t *hi, uint8_t *slot_lo) {
+  _Pragma("GCC unroll 4") for (size_t i = (size_t)(hi - lo); i-- > 0;)
+    hsad_aql_publish(slot_lo + (i << 6), lo[i].word);
+}
+
+/* Packets 1..n-1 of fq's run (packet 0 in slot0; `wrap`: the packet in the ring's slot 0, n
+ * when the run does not wrap) when only barrier-value packets have launch-time fields (no
+ * ring-copy mode, no timestamps): every body, then the barrier-values' thresholds, then the
+ * headers last to first - no header is valid before every body of the run is complete. */
+static void put_run_plain(fu_queue_t *fq, uint8_t *slot0, uint32_t wrap) {
+  fu_pkt_t *const pkts = fq->pkts;
+  uint8_t *const ring = fq->ring.packets;
+  const uint32_t n = fq->n;
+  put_bodies(pkts + 1, pkts + wrap, slot0 + 64);
+  if (wrap < n) put_bodies(pkts + wrap, pkts + n, ring);
+  const uint64_t pos = (uint64_t)(slot0 - ring) >> 6, mask = fq->ring.mask;
+  for (const fu_value_t *v = fq->values, *end = v + fq->nvalues; v != end; v++)
+    ((hsa_amd_barrier_value_packet_t *)(ring + (((pos + v->index) & mask) << 6)))->value =
+        *v->wait_value - v->wait_point;
+  if (wrap < n) put_headers(pkts + wrap, pkts + n, ring);
+  put_headers(pkts + 1, pkts + wrap, slot0 + 64);
 }
 
 /* Packets [lo, hi) of a run into consecutive slots (packet lo in slot_lo, its id id_lo), last to
@@ -290,7 +328,9 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
     const uint64_t mask = fq->ring.mask, pos = first & mask;
     fu_pkt_t *const pkts = fq->pkts;
     const uint32_t n = fq->n;
-    if (__builtin_expect(pos + n <= mask + 1, 1)) {
+    if (__builtin_expect(!fq->ncopy && !fq->profiling, 1)) {
+      put_run_plain(fq, ring + (pos << 6), pos + n <= mask + 1 ? n : (uint32_t)(mask + 1 - pos));
+    } else if (pos + n <= mask + 1) {
       put_span(e, fq, pkts + 1, pkts + n, ring + ((pos + 1) << 6), first + 1);
     } else {
       const uint32_t wrap = (uint32_t)(mask + 1 - pos); /* the packet in slot 0 */
