@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hsa-dispatch/hsad.h"
 #ifndef HSAD_NO_AMD
@@ -603,7 +604,7 @@ static hsad_queue_options_t queue_options(const hsad_device_info_t *di, uint32_t
 #endif
 
 enum { OPT_GRID = 256, OPT_BLOCK, OPT_ARG, OPT_REPEAT, OPT_DEVICE, OPT_COV, OPT_JSON,
-       OPT_VARIANTS, OPT_TRACE };
+       OPT_VARIANTS, OPT_TRACE, OPT_SOURCE };
 
 static const struct option run_opts[] = {
     {"grid", required_argument, NULL, OPT_GRID},
@@ -615,6 +616,7 @@ static const struct option run_opts[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"variants", required_argument, NULL, OPT_VARIANTS},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"source", required_argument, NULL, OPT_SOURCE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -624,6 +626,12 @@ static const struct option run_opts[] = {
     rc = hsad_cli_fail(&cli, 1, status, __VA_ARGS__);                                         \
     goto out;                                                                                 \
   } while (0)
+#define FAIL_RC(code, status, ...)                                                            \
+  do {                                                                                        \
+    rc = hsad_cli_fail(&cli, code, status, __VA_ARGS__);                                      \
+    goto out;                                                                                 \
+  } while (0)
+
 #define USAGE(...)                                                                            \
   do {                                                                                        \
     rc = hsad_cli_fail(&cli, 2, "usage", __VA_ARGS__);                                        \
@@ -661,6 +669,81 @@ static void warn_add(warnings_t *w, bool json, const char *fmt, ...) {
 /* cli_check_args' warnings (ctx: the warnings_t; JSON or not: warnings_json) */
 static bool warnings_json;
 static void run_warn(void *ctx, const char *msg) { warn_add(ctx, warnings_json, "%s", msg); }
+
+#ifndef HSAD_NO_AMD
+/* --source FILE.cl (issue 20): the OpenCL C source of a code object from elsewhere, for
+ * kfd-emu. Made self-contained (hsad_cl_source_expand: its includes, next to it or in the -I
+ * folders, inlined) into a temporary file named first in KFD_EMU_CL_SOURCE, which kfd-emu reads
+ * when it first looks the kernel up (tools/kfd-emu/kernels.c); removed at exit. 0, or 2 (a
+ * usage error) / 1 with the message in why and its status in *status. */
+static char source_tmp[64];
+static void source_tmp_remove(void) {
+  if (source_tmp[0]) unlink(source_tmp);
+}
+static int source_apply(const char *path, const char *input, const char *const *incs,
+                        uint32_t nincs, const char **status, char *why, size_t n) {
+  *status = "usage";
+  if (!ends_with(path, ".cl"))
+    return snprintf(why, n, "--source %s: expected an OpenCL C file (.cl)", path), 2;
+  if (ends_with(input, ".cl") || ends_with(input, ".hip") || ends_with(input, ".cu"))
+    return snprintf(why, n, "--source %s: gives the source of a code object from elsewhere; "
+                    "%s is compiled here and carries its own source", path, input), 2;
+  *status = "error";
+  FILE *f = fopen(path, "rb");
+  char *text = NULL, *self = NULL;
+  size_t len = 0, slen = 0;
+  FILE *m = f ? open_memstream(&text, &len) : NULL;
+  char buf[4096];
+  size_t got;
+  while (m && (got = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, got, m);
+  if (f) fclose(f);
+  if (!m || fclose(m)) {
+    free(text);
+    return snprintf(why, n, "--source %s: %s", path, strerror(errno)), 1;
+  }
+  hsad_status_t st = hsad_cl_source_expand(text, len, path, incs, nincs, &self, &slen);
+  free(text);
+  if (st) {
+    *status = hsad_status_name(st);
+    return snprintf(why, n, "--source %s: %s", path, hsad_last_error()), 1;
+  }
+  snprintf(source_tmp, sizeof source_tmp, "/tmp/hsad-source-XXXXXX.cl");
+  int fd = mkstemps(source_tmp, 3);
+  bool ok = fd >= 0 && write(fd, self, slen) == (ssize_t)slen;
+  if (fd >= 0) close(fd);
+  free(self);
+  if (!ok) {
+    snprintf(why, n, "--source %s: cannot write %s: %s", path, source_tmp, strerror(errno));
+    source_tmp_remove();
+    return 1;
+  }
+  atexit(source_tmp_remove);
+  const char *old = getenv("KFD_EMU_CL_SOURCE");
+  char *list = NULL;
+  if (asprintf(&list, "%s%s%s", source_tmp, old && *old ? ":" : "", old ? old : "") < 0)
+    return snprintf(why, n, "--source %s: out of memory", path), 1;
+  setenv("KFD_EMU_CL_SOURCE", list, 1);
+  free(list);
+  return 0;
+}
+
+/* --source given: kfd-emu must run the kernel from it (emu_mode: kfd_emu_kernel_mode's answer,
+ * said: its line). NULL, or the failure message (in why). A code object that carries its own
+ * source runs from that: warned. */
+static const char *source_check(const char *path, const char *kname, int emu_mode,
+                                const char *said, warnings_t *warns, bool json, char *why,
+                                size_t n) {
+  if (n > 1024) n = 1024; /* said (up to 4 KiB) is cut to fit */
+  if (emu_mode == KFD_EMU_KERNEL_SOURCE && !strstr(said, source_tmp)) {
+    warn_add(warns, json, "--source %s is not used: the code object carries its own source, "
+             "which kfd-emu runs", path);
+    return NULL;
+  }
+  if (emu_mode == KFD_EMU_KERNEL_SOURCE || emu_mode == KFD_EMU_KERNEL_BUILD_FAILED) return NULL;
+  snprintf(why, n, "--source %s has no kernel '%s' (kfd-emu: %.900s)", path, kname, said);
+  return why;
+}
+#endif
 
 static json_object *json_u64(uint64_t v) { return json_object_new_uint64(v); }
 
@@ -1070,7 +1153,7 @@ int hsad_cmd_run(int argc, char **argv) {
   char *log = NULL;
   warnings_t warns = {0};
   char why[2048];
-  const char *trace_path = NULL, *variants = NULL;
+  const char *trace_path = NULL, *variants = NULL, *source_path = NULL;
 #ifndef HSAD_NO_AMD
   hsad_variant_budget_t budgets[HSAD_VARIANT_MAX];
   uint32_t nbudgets = 0, nvprogs = 0, mon_cap = 1;
@@ -1102,6 +1185,9 @@ int hsad_cmd_run(int argc, char **argv) {
     case OPT_TRACE:
       if (!*v) USAGE("--trace: expected a file name");
       trace_path = v;
+      break;
+    case OPT_SOURCE:
+      source_path = v;
       break;
     case OPT_VARIANTS:
       variants = v;
@@ -1183,6 +1269,14 @@ int hsad_cmd_run(int argc, char **argv) {
     }
   }
 
+#ifndef HSAD_NO_AMD
+  const char *sstatus = NULL;
+  if (source_path && (rc = source_apply(source_path, input, incs, nincs, &sstatus, why,
+                                        sizeof why)))
+    FAIL_RC(rc, sstatus, "%s", why);
+#else
+  if (source_path) USAGE("--source: kfd-emu's (AMD); this hsad has no AMD backend");
+#endif
   CHECK(hsad_runtime_open(&rt));
   hsad_device_t *dev;
   CHECK(hsad_device_get(rt, devi, &dev));
@@ -1356,6 +1450,9 @@ int hsad_cmd_run(int argc, char **argv) {
   if (mode_fn) {
     char said[4096];
     emu_mode = mode_fn(kd->kernel_object, said, sizeof said);
+    if (source_path &&
+        source_check(source_path, kname, emu_mode, said, &warns, cli.json, why, sizeof why))
+      FAIL("HSAD_ERR_KERNEL_NOT_FOUND", "HSAD_ERR_KERNEL_NOT_FOUND: %s", why);
     if (emu_mode == KFD_EMU_KERNEL_TWIN) warn_add(&warns, cli.json, "%s", said);
     if (emu_mode == KFD_EMU_KERNEL_BUILD_FAILED)
       FAIL("HSAD_ERR_COMPILE", "HSAD_ERR_COMPILE: %s: kfd-emu: %s", input, said);
