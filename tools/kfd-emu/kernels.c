@@ -38,6 +38,13 @@ static emu_kernel_t *cache[CACHE_SIZE];
 static emu_kernel_t *retired; /* evicted, freed at reset: a CP may still hold them */
 static void *twin_libs[16];
 static int ntwin_libs = -1;
+/* A message that outlives the lookup (*why): kept once per text until reset (errors are rare;
+ * kfd-emu has no thread-local room to spare, see co_status.c). Under k_lock. */
+typedef struct emu_message {
+  struct emu_message *next;
+  char text[];
+} emu_message_t;
+static emu_message_t *messages;
 
 static void kernel_free(emu_kernel_t *k) {
   if (!k) return;
@@ -58,6 +65,11 @@ void emu_kernels_reset(void) {
     emu_kernel_t *n = retired->retired;
     kernel_free(retired);
     retired = n;
+  }
+  while (messages) {
+    emu_message_t *n = messages->next;
+    free(messages);
+    messages = n;
   }
   pthread_mutex_unlock(&k_lock);
 }
@@ -282,8 +294,20 @@ out:
   return why;
 }
 
+/* The interned copy of text (messages, under k_lock). */
+static const char *intern_message(const char *text) {
+  for (emu_message_t *m = messages; m; m = m->next)
+    if (!strcmp(m->text, text)) return m->text;
+  emu_message_t *m = malloc(sizeof *m + strlen(text) + 1);
+  if (!m) return "out of host memory (a code object's metadata did not load)";
+  strcpy(m->text, text);
+  m->next = messages;
+  messages = m;
+  return m->text;
+}
+
 const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) {
-  static _Thread_local char md_why[512]; /* codeobj's message, *why until the next lookup */
+  char md_why[512]; /* codeobj's message, interned when it is the answer */
   emu_alloc_t a;
   *why = "kernel_object is 0";
   if (kernel_object == 0) return NULL;
@@ -317,6 +341,7 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
   const char *err = NULL;
   if (a.size >= 4 && !memcmp((const void *)a.base, "\177ELF", 4)) {
     err = parse_code_object(&a, kernel_object - a.base, k, md_why, sizeof md_why);
+    if (err == md_why) err = intern_message(md_why);
     /* precedence: the kernel's own source, then a twin (never chosen over a source by name);
      * KFD_EMU_KERNEL_MODE=twin reverses it for kernels that have a twin (the cross-check) */
     if (!err && emu.cfg.twin_first && (k->twin = find_twin(k->name)) && k->cl_source) {

@@ -4,14 +4,14 @@ KFD_EMU_OBJS := $(KFD_EMU_SRCS:%.c=$(BUILD)/obj/%.o)
 KFD_EMU_LIB := $(EMUDIR)/libhsakmt.so.1
 
 # One metadata reader: kernels.c reads a kernel's metadata with codeobj/ (hsad_codeobj_load_note).
-# ROCr loads libhsakmt.so.1 on its own, so kfd-emu carries the codeobj/ objects it needs (and
-# common/status.c for their messages) in itself: built here a second time, with hidden
+# ROCr loads libhsakmt.so.1 on its own, so kfd-emu carries the codeobj/ objects it needs in itself
+# (their messages through tools/kfd-emu/co_status.c, not common/status.c: see there): built here a second time, with hidden
 # visibility, into a static archive of kfd-emu's own ($(BUILD)/obj/kfd-emu-codeobj/, never
 # libhsad's objects, so COVERAGE=1 and sanitizer builds of libhsad do not reach it), linked with
 # --exclude-libs and the version script's `local: *`: none of their symbols is exported, and
 # kfd-emu's calls bind to its own copies when libhsad (with the same names) is in the process.
 KFD_EMU_CO_SRCS := codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
-  codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c common/status.c
+  codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c
 KFD_EMU_CO_OBJS := $(KFD_EMU_CO_SRCS:%.c=$(BUILD)/obj/kfd-emu-codeobj/%.o)
 KFD_EMU_CO_LIB := $(BUILD)/obj/kfd-emu-codeobj/libcodeobj.a
 $(BUILD)/obj/kfd-emu-codeobj/%.o: %.c
