@@ -494,7 +494,8 @@ Test(dispatch_cli, run_cxx_names_and_noop, .timeout = 180) {
   snprintf(want, sizeof want, "hsad run: HSAD_ERR_UNSUPPORTED: %s/m.hsaco: kernel _Z5scalePffj has "
            "neither source nor a host twin: build its code object with hsad (hsad compile, hsad "
            "run FILE.cl, hsad_codeobj_compile), which carries the OpenCL C source, or name the "
-           "source in KFD_EMU_CL_SOURCE=FILE.cl; or give a twin kfd_emu_twin__Z5scalePffj in "
+           "source in KFD_EMU_CL_SOURCE=FILE.cl (hsad run --source FILE.cl); or give a twin "
+           "kfd_emu_twin__Z5scalePffj in "
            "KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it unexecuted\n", tmp);
   cr_assert_str_eq(o, want);
   free(o);

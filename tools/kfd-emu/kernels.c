@@ -382,7 +382,8 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
 void emu_kernel_no_code_message(const char *name, char *why, size_t n) {
   snprintf(why, n, "kernel %s has neither source nor a host twin: build its code object with "
            "hsad (hsad compile, hsad run FILE.cl, hsad_codeobj_compile), which carries the "
-           "OpenCL C source, or name the source in KFD_EMU_CL_SOURCE=FILE.cl; or give a twin "
+           "OpenCL C source, or name the source in KFD_EMU_CL_SOURCE=FILE.cl (hsad run --source "
+           "FILE.cl); or give a twin "
            "kfd_emu_twin_%s in KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it "
            "unexecuted", name, name);
 }
