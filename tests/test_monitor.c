@@ -95,6 +95,57 @@ static const uint32_t G1[3] = {256, 1, 1}, B1[3] = {64, 1, 1};
   "kfd_emu_twin_" k " in KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it "   \
   "unexecuted"
 
+/* fill (kernels/fill.cl, its code object carrying its source) on a monitored queue, twice;
+ * checks the buffer (exact) and each record's execution; the emu alerts in got_emu_*. */
+static void mon_fill(hsad_execution_t want) {
+  dq_env_t e;
+  dq_open(&e);
+  hsad_program_t *p = NULL;
+  DQ_OK(hsad_program_load_file(e.dev, TEST_KERNDIR "/fill-gfx90a-v5.hsaco", &p));
+  const hsad_device_kernel_t *k = NULL;
+  DQ_OK(hsad_program_kernel(p, "fill", &k));
+  hsad_queue_t *q = NULL;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = on_alert}));
+  got_emu_n = 0;
+  hsad_monitor_alerts_reset();
+  uint32_t *dst = dq_alloc(&e, 100 * sizeof *dst);
+  memset(dst, 0xff, 100 * sizeof *dst);
+  uint32_t value = 7, n = 90;
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {96, 1, 1}, .block = {32, 1, 1}, .args = args,
+                     .arg_count = 3};
+  for (int i = 0; i < 2; i++) {
+    hsad_completion_t c;
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL));
+    DQ_OK(hsad_completion_wait(&c, dq_in(30 * DQ_SEC)));
+  }
+  for (uint32_t i = 0; i < 100; i++) cr_assert_eq(dst[i], i < 90 ? 7u : 0xffffffffu, "dst[%u]", i);
+  hsad_dispatch_record_t r[2];
+  uint32_t got = 0;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 2, &got, NULL));
+  cr_assert_eq(got, 2);
+  for (uint32_t i = 0; i < got; i++) cr_assert_eq(r[i].execution, want, "record %u", i);
+  dq_finish(&e, q, p);
+}
+
+Test(monitor, emu_source_mode_record_and_no_alert) {
+  mon_fill(HSAD_EXECUTION_EMU_SOURCE);
+  cr_assert_eq(got_emu_n, 0, "%s", got_emu_msg[0]);
+}
+
+/* KFD_EMU_KERNEL_MODE=twin: fill's twin runs though its code object carries source, and the
+ * library says so once (an emu-host-twin alert with kfd-emu's line), for two dispatches */
+Test(monitor, emu_host_twin_alert_once_per_kernel) {
+  setenv("KFD_EMU_KERNEL_MODE", "twin", 1);
+  mon_fill(HSAD_EXECUTION_EMU_TWIN);
+  cr_assert_eq(got_emu_n, 1);
+  cr_assert_eq(got_emu_reason[0], HSAD_ALERT_EMU_HOST_TWIN);
+  cr_assert_str_eq(got_emu_kernel[0], "fill");
+  cr_assert_str_eq(got_emu_msg[0], "ran host twin of 'fill' (KFD_EMU_KERNEL_MODE=twin; it has "
+                   "source)");
+}
+
 /* issue 20: the library says once per kernel how kfd-emu runs it: each record's execution, and
  * one emu-no-code alert per kernel (not per queue, workgroup size or dispatch) */
 Test(monitor, emu_execution_in_records_and_no_code_alert_once_per_kernel) {

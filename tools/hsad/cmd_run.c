@@ -128,6 +128,14 @@ static hsad_status_t trace_drain(hsad_queue_t *q, hsad_trace_t *t, uint64_t *dro
   return s;
 }
 
+/* --trace's alerts on stderr as the library prints them, but kfd-emu's (host twin, no code):
+ * hsad run has said those already, as warnings (kfd_emu_kernel_mode). */
+static void trace_alert(const hsad_monitor_alert_t *a, void *user) {
+  (void)user;
+  if (a->reason == HSAD_ALERT_EMU_HOST_TWIN || a->reason == HSAD_ALERT_EMU_NO_CODE) return;
+  fprintf(stderr, "hsad: alert %s: %s\n", hsad_alert_reason_name(a->reason), a->message);
+}
+
 /* --trace: the rest of q's records, then the file. */
 static hsad_status_t write_trace(hsad_queue_t *q, hsad_trace_t *t, const char *path,
                                  uint32_t cap) {
@@ -1536,7 +1544,8 @@ int hsad_cmd_run(int argc, char **argv) {
   if (trace_path) {
     while (mon_cap < repeat && mon_cap < (1u << 20)) mon_cap <<= 1;
     if (mon_cap > 2 * qo.size) mon_cap = 2 * qo.size;
-    CHECK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = mon_cap}));
+    CHECK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = mon_cap,
+                                                                  .alert = trace_alert}));
     CHECK(hsad_trace_create(&trace));
   }
   hsad_launch_t l = {.dims = dims, .args = kargs, .arg_count = nargs};
