@@ -84,8 +84,10 @@ TEST_BINS += $(KERN_TWIN_TEST)
 
 # Source mode (issue 20): users' own kernels through hsad run on kfd-emu, run from source (POCL).
 KERN_SRC_TEST := $(TESTDIR)/test_kfd_emu_source
-$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(KFD_EMU_LIB)
+$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(KFD_EMU_LIB) $(KERN_HSACOS) \
+  $(EMUDIR)/libkfd-emu-twins.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_HSAD='"$(abspath $(BINDIR)/hsad)"' \
-	  -DTEST_DATA='"$(abspath tests/data/pocl)"' -o $@ $< $(LDFLAGS) -lcriterion
+	  -DTEST_DATA='"$(abspath tests/data/pocl)"' -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' \
+	  -o $@ $< $(LDFLAGS) -lcriterion -lm
 TEST_BINS += $(KERN_SRC_TEST)
