@@ -19,6 +19,9 @@
 #ifndef TEST_DATA
 #define TEST_DATA "tests/data/pocl"
 #endif
+#ifndef TEST_FOREIGN
+#define TEST_FOREIGN "build/tests/data/foreign_scale-gfx90a.hsaco"
+#endif
 #ifndef TEST_KERNDIR
 #define TEST_KERNDIR "build/kernels"
 #endif
@@ -251,4 +254,110 @@ ParameterizedTest(int *index, kfd_emu_source, twin_equals_source, .timeout = 120
   cr_assert(!memcmp(src, twin, c->bytes), "%s: source and twin results differ", c->kernel);
   free(src);
   free(twin);
+}
+
+/* ---- hsad run --source and -I (issue 20) ---------------------------------------------------- */
+
+/* scale3's result: y = iota * 2 + 3 (tests/data/pocl/foreign_scale.cl with inc/scale_op.h) */
+static void ts_scale3_check(const char *path) {
+  float y[8];
+  ts_read(path, y, sizeof y);
+  unlink(path);
+  for (int i = 0; i < 8; i++) cr_assert_eq(y[i], (float)i * 2.0f + 3.0f, "y[%d] = %g", i, y[i]);
+}
+#define TS_SCALE3_ARGS "scale3 --grid 8 --arg buf:f32:8:iota:out=/tmp/ts_scale3.bin --arg f32:2 " \
+  "--arg u32:8"
+
+/* a code object from elsewhere (no carried source), its source given with --source; the source's
+ * include comes from -I, its nested include from next to that: made self-contained for POCL */
+Test(kfd_emu_source, source_option_with_include_folder_runs_foreign_code_object) {
+  int rc;
+  char *o = ts_run(TEST_FOREIGN " " TS_SCALE3_ARGS " --source " TEST_DATA "/foreign_scale.cl -I "
+                   TEST_DATA "/inc", &rc);
+  cr_assert_eq(rc, 0, "%s", o);
+  cr_assert(strstr(o, "\"warnings\": [ ]"), "%s", o);
+  free(o);
+  ts_scale3_check("/tmp/ts_scale3.bin");
+}
+
+/* hsad run FILE.cl -I DIR: the carried source has its includes inlined, so kfd-emu builds it */
+Test(kfd_emu_source, compiled_source_with_include_folder_carries_its_includes) {
+  int rc;
+  char *o = ts_run(TEST_DATA "/foreign_scale.cl " TS_SCALE3_ARGS " -I " TEST_DATA "/inc", &rc);
+  cr_assert_eq(rc, 0, "%s", o);
+  free(o);
+  ts_scale3_check("/tmp/ts_scale3.bin");
+}
+
+/* without -I the given source does not build under POCL: hsad run's error has POCL's log */
+Test(kfd_emu_source, source_option_without_its_include_folder_is_a_build_error) {
+  int rc;
+  char *o = ts_run(TEST_FOREIGN " " TS_SCALE3_ARGS " --source " TEST_DATA "/foreign_scale.cl",
+                   &rc);
+  cr_assert_eq(rc, 1, "%s", o);
+  cr_assert(strstr(o, "\"status\": \"HSAD_ERR_COMPILE\""), "%s", o);
+  cr_assert(strstr(o, "\"message\": \"HSAD_ERR_COMPILE: " TEST_FOREIGN ": kfd-emu: "
+                   "KFD_EMU_CL_SOURCE: kernel scale3: POCL cannot build its source (error -11, "
+                   "options ''): "), "%s", o);
+  cr_assert(strstr(o, "'scale_op.h' file not found"), "%s", o);
+  free(o);
+}
+
+#define TS_NO_CODE(k)                                                                         \
+  "kernel " k " has neither source nor a host twin: build its code object with hsad (hsad "   \
+  "compile, hsad run FILE.cl, hsad_codeobj_compile), which carries the OpenCL C source, or "  \
+  "name the source in KFD_EMU_CL_SOURCE=FILE.cl (hsad run --source FILE.cl); or give a twin " \
+  "kfd_emu_twin_" k " in KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it "   \
+  "unexecuted"
+
+/* neither source nor twin: hsad's own message and --json error object name the kernel and both
+ * remedies (not only kfd-emu's stderr) */
+Test(kfd_emu_source, neither_source_nor_twin_json_error_names_both_remedies) {
+  int rc;
+  char *o = ts_run(TEST_FOREIGN " " TS_SCALE3_ARGS, &rc);
+  cr_assert_eq(rc, 1, "%s", o);
+  cr_assert_str_eq(o, "{ \"error\": { \"command\": \"run\", \"status\": \"HSAD_ERR_UNSUPPORTED\", "
+                   "\"exit_code\": 1, \"message\": \"HSAD_ERR_UNSUPPORTED: " TEST_FOREIGN ": "
+                   TS_NO_CODE("scale3") "\" } }\n");
+  free(o);
+}
+
+/* --source naming a file without the kernel: an error naming both, not a silent twin or no-op */
+Test(kfd_emu_source, source_option_without_the_kernel_is_an_error) {
+  int rc;
+  char *o = ts_run(TEST_FOREIGN " " TS_SCALE3_ARGS " --source " TEST_DATA "/no_scale3.cl", &rc);
+  cr_assert_eq(rc, 1, "%s", o);
+  cr_assert_str_eq(o, "{ \"error\": { \"command\": \"run\", \"status\": "
+                   "\"HSAD_ERR_KERNEL_NOT_FOUND\", \"exit_code\": 1, \"message\": "
+                   "\"HSAD_ERR_KERNEL_NOT_FOUND: --source " TEST_DATA "/no_scale3.cl has no "
+                   "kernel 'scale3' (kfd-emu: " TS_NO_CODE("scale3") ")\" } }\n");
+  free(o);
+}
+
+Test(kfd_emu_source, source_option_usage_errors) {
+  int rc;
+  char *o = ts_run(TEST_FOREIGN " " TS_SCALE3_ARGS " --source " TEST_DATA "/inc/scale_op.h", &rc);
+  cr_assert_eq(rc, 2, "%s", o);
+  cr_assert_str_eq(o, "{ \"error\": { \"command\": \"run\", \"status\": \"usage\", \"exit_code\": "
+                   "2, \"message\": \"--source " TEST_DATA "/inc/scale_op.h: expected an "
+                   "OpenCL C file (.cl)\" } }\n");
+  free(o);
+  o = ts_run(TEST_DATA "/own_saxpy.cl saxpy --grid 4 --source " TEST_DATA "/own_saxpy.cl", &rc);
+  cr_assert_eq(rc, 2, "%s", o);
+  cr_assert_str_eq(o, "{ \"error\": { \"command\": \"run\", \"status\": \"usage\", \"exit_code\": "
+                   "2, \"message\": \"--source " TEST_DATA "/own_saxpy.cl: gives the source of "
+                   "a code object from elsewhere; " TEST_DATA "/own_saxpy.cl is compiled here "
+                   "and carries its own source\" } }\n");
+  free(o);
+}
+
+/* a twin run is said once per kernel, however many dispatches (--repeat 3) */
+Test(kfd_emu_source, host_twin_said_once_per_kernel) {
+  int rc;
+  char *o = ts_run_env("KFD_EMU_KERNEL_MODE=twin", TEST_KERNDIR "/fill-gfx90a-v5.hsaco fill "
+                       "--grid 4 --arg buf:u32:4:out --arg u32:9 --arg u32:4 --repeat 3", &rc);
+  cr_assert_eq(rc, 0, "%s", o);
+  cr_assert(strstr(o, "\"warnings\": [ \"ran host twin of 'fill' (KFD_EMU_KERNEL_MODE=twin; it "
+                   "has source)\" ]"), "%s", o);
+  free(o);
 }
