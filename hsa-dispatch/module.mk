@@ -72,7 +72,7 @@ $(MON_FIXTURE): tests/data/monitor/monitor.s
 # kfd-emu and its twins too: the emu_* tests check how kfd-emu runs fill (source or twin), and
 # make mutation builds only the test binaries (tests/mutation/33 patches kfd-emu)
 $(MON_TEST): tests/test_monitor.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(MON_FIXTURE) \
-  $(KERNDIR)/fill-gfx90a-v5.hsaco $(KFD_EMU_LIB) $(EMUDIR)/libkfd-emu-twins.so
+  $(KERNDIR)/fill-gfx90a-v5.hsaco $(EMUDIR)/libhsakmt.so.1 $(EMUDIR)/libkfd-emu-twins.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' \
 	  -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \

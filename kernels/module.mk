@@ -94,7 +94,7 @@ $(KERN_FOREIGN_HSACO): tests/data/pocl/foreign_scale.cl tests/data/pocl/inc/scal
 	  -o $@.o
 	$(KERN_LLD) -shared $@.o -o $@
 	@rm -f $@.o
-$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(KFD_EMU_LIB) $(KERN_HSACOS) \
+$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(EMUDIR)/libhsakmt.so.1 $(KERN_HSACOS) \
   $(EMUDIR)/libkfd-emu-twins.so $(KERN_FOREIGN_HSACO)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_HSAD='"$(abspath $(BINDIR)/hsad)"' \
