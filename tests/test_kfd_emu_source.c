@@ -349,6 +349,11 @@ Test(kfd_emu_source, source_option_usage_errors) {
                    "a code object from elsewhere; " TEST_DATA "/own_saxpy.cl is compiled here "
                    "and carries its own source\" } }\n");
   free(o);
+  o = ts_run(TEST_FOREIGN " " TS_SCALE3_ARGS " --source /nonexistent/k.cl", &rc);
+  cr_assert_eq(rc, 1, "%s", o);
+  cr_assert_str_eq(o, "{ \"error\": { \"command\": \"run\", \"status\": \"error\", \"exit_code\": "
+                   "1, \"message\": \"--source /nonexistent/k.cl: No such file or directory\" } }\n");
+  free(o);
 }
 
 /* a twin run is said once per kernel, however many dispatches (--repeat 3) */

@@ -699,18 +699,10 @@ static int source_apply(const char *path, const char *input, const char *const *
     return snprintf(why, n, "--source %s: gives the source of a code object from elsewhere; "
                     "%s is compiled here and carries its own source", path, input), 2;
   *status = "error";
-  FILE *f = fopen(path, "rb");
-  char *text = NULL, *self = NULL;
+  char *self = NULL;
   size_t len = 0, slen = 0;
-  FILE *m = f ? open_memstream(&text, &len) : NULL;
-  char buf[4096];
-  size_t got;
-  while (m && (got = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, got, m);
-  if (f) fclose(f);
-  if (!m || fclose(m)) {
-    free(text);
-    return snprintf(why, n, "--source %s: %s", path, strerror(errno)), 1;
-  }
+  char *text = slurp(path, &len);
+  if (!text) return snprintf(why, n, "--source %s: %s", path, strerror(errno)), 1;
   hsad_status_t st = hsad_cl_source_expand(text, len, path, incs, nincs, &self, &slen);
   free(text);
   if (st) {
