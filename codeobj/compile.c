@@ -296,8 +296,8 @@ static hsad_status_t co_budget_check(const char *name, const hsad_variant_budget
 /* The OpenCL source with its carried copy appended (HSAD_CL_SOURCE_SYMBOL, hsad_codeobj.h):
  * malloc'd in *out (caller frees), or NULL when out of memory. Line numbers of the source are
  * unchanged: the array follows its last line. */
-static char *co_carry_source(const char *source, size_t size, const hsad_compile_options_t *o,
-                             size_t *out_size) {
+static char *co_carry_source(const char *source, size_t size, const char *source_name,
+                             const hsad_compile_options_t *o, size_t *out_size) {
   char *text = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&text, &len);
@@ -312,10 +312,17 @@ static char *co_carry_source(const char *source, size_t size, const hsad_compile
   if (b) {
     fputs(HSAD_CL_SOURCE_MAGIC, b);
     for (uint32_t i = 0; i < o->define_count; i++) fprintf(b, "%s-D%s", i ? " " : "", o->defines[i]);
-    for (uint32_t i = 0; i < o->include_dir_count; i++)
-      fprintf(b, "%s-I%s", i || o->define_count ? " " : "", o->include_dirs[i]);
     fputc('\n', b);
-    fwrite(source, 1, size, b);
+    /* self-contained: the files it includes (next to it, in -I folders) inlined; if that
+     * fails (an unreadable include), as given: comgr reports the include itself */
+    char *expanded = NULL;
+    size_t elen = 0;
+    if (hsad_cl_source_expand(source, size, source_name, o->include_dirs, o->include_dir_count,
+                              &expanded, &elen) == HSAD_OK)
+      fwrite(expanded, 1, elen, b);
+    else
+      fwrite(source, 1, size, b);
+    free(expanded);
     fputc(0, b);
     fclose(b);
   }
@@ -504,7 +511,7 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
   TRY("create data", cg.create_data(AMD_COMGR_DATA_KIND_SOURCE, &src));
   have_src = true;
   if (lang != AMD_COMGR_LANGUAGE_HIP) {
-    carried = co_carry_source(source, source_size, opts, &carried_size);
+    carried = co_carry_source(source, source_size, source_name, opts, &carried_size);
     if (!carried) {
       cs = AMD_COMGR_STATUS_ERROR_OUT_OF_RESOURCES;
       step = "carry the source";

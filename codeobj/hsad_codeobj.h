@@ -411,6 +411,25 @@ typedef struct hsad_codeobj_info {
 hsad_status_t hsad_codeobj_load_memory(const void *data, size_t size, const char *label,
                                        hsad_codeobj_t **out_codeobj);
 
+/* Loads the kernel metadata of a code object from its NT_AMDGPU_METADATA note payload alone
+ * (`desc`, the note's msgpack bytes, `size` of them; copied), for a code object whose ELF file
+ * image is not at hand: a loader's image laid out by p_vaddr (ROCr's loader copies each
+ * segment to its address; section headers are not loaded), as kfd-emu finds it behind a
+ * dispatch's kernel_object (tools/kfd-emu/kernels.c). Decodes what hsad_codeobj_load_memory
+ * decodes from the note, with the same checks and messages: the kernels in note order, their
+ * arguments (explicit and hidden) and kernarg plans, amdhsa.target parsed into target_id.
+ * What needs the ELF is absent: every kernel's descriptor and kd fields are zero and
+ * kd_mismatch 0, info.image NULL, e_flags and mach 0 (no e_flags check of the target).
+ * code_object_version: 3, 4 or 5 (e_ident[EI_ABIVERSION] 1, 2, 3 of the ELF header, which a
+ * loaded image keeps at offset 0). `label` names it in messages (NULL: "<memory>").
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL desc or out_codeobj), HSAD_ERR_CODE_OBJECT_VERSION
+ * (not 3..5; the message names it), HSAD_ERR_BAD_METADATA, HSAD_ERR_METADATA_TYPE,
+ * HSAD_ERR_UNKNOWN_VALUE_KIND (as hsad_codeobj_load_memory's), HSAD_ERR_OUT_OF_MEMORY. On
+ * failure *out_codeobj is NULL. Thread-safe (no shared state; the message is per thread). */
+hsad_status_t hsad_codeobj_load_note(const void *desc, size_t size,
+                                     uint32_t code_object_version, const char *label,
+                                     hsad_codeobj_t **out_codeobj);
+
 /* Loads the code object for `agent_isa` from any input (plain code object, bundle or host
  * fat binary): container_open_file + container_select + load. agent_isa NULL: the first one.
  * A fat binary with several bundles (one per HIP translation unit) yields only the best entry
@@ -745,11 +764,26 @@ typedef struct hsad_compile_options {
 /* The source an OpenCL C code object carries (issue 20): hsad_codeobj_compile appends to a
  * ".cl" source a program-scope constant HSAD_CL_SOURCE_SYMBOL (protected visibility, kept with
  * __attribute__((used)), so it is in the dynamic symbol table and in a loaded segment) whose
- * bytes are HSAD_CL_SOURCE_MAGIC, the build options (-D and -I as given) on one line, the
- * source as given, and a NUL. kfd-emu finds it from a dispatch's kernel_object and runs the
+ * bytes are HSAD_CL_SOURCE_MAGIC, the -D build options on one line, the source made
+ * self-contained by hsad_cl_source_expand (its includes inlined: no -I is carried), and a NUL. kfd-emu finds it from a dispatch's kernel_object and runs the
  * kernel from that source through POCL. kernels/carry_source.py does the same for make. */
 #define HSAD_CL_SOURCE_SYMBOL "__hsad_cl_source"
 #define HSAD_CL_SOURCE_MAGIC "HSADCL1\n"
+
+/* A self-contained copy of an OpenCL C source (issue 20): every `#include "F"` found next to
+ * the including file (source_name's folder for the source itself) or in include_dirs (in
+ * order), and every `#include <F>` found in include_dirs, is replaced by F's text, recursively,
+ * between `#line 1 "PATH"` and `#line N "PARENT"` directives (so diagnostics keep their files
+ * and lines); an include found nowhere (a compiler header such as opencl-c.h) stays as it is.
+ * Textual: a file included twice is inlined twice (its include guards still work; #pragma
+ * once does not). *out_text (malloc'd, caller frees; NUL-terminated) and *out_size (bytes,
+ * without the NUL). Used for the source a code object carries and by `hsad run --source`.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_IO (an include that exists cannot be
+ * read: names it and the line including it), HSAD_ERR_COMPILE (nested deeper than 16: names
+ * the file and line), HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+hsad_status_t hsad_cl_source_expand(const char *source, size_t size, const char *source_name,
+                                    const char *const *include_dirs, uint32_t include_dir_count,
+                                    char **out_text, size_t *out_size);
 
 /* Compiles OpenCL C (".cl", as OpenCL C 2.0) or HIP (".hip") source to a code object with
  * comgr (COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, CODEGEN_BC_TO_RELOCATABLE,

@@ -149,6 +149,48 @@ fail:
   return st;
 }
 
+hsad_status_t hsad_codeobj_load_note(const void *desc, size_t size,
+                                     uint32_t code_object_version, const char *label,
+                                     hsad_codeobj_t **out_codeobj) {
+  if (!out_codeobj || !desc)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_load_note: NULL argument");
+  *out_codeobj = NULL;
+  if (!label) label = "<memory>";
+  if (code_object_version < 3 || code_object_version > 5)
+    return hsad_fail(HSAD_ERR_CODE_OBJECT_VERSION,
+                     "%s: code object v%u (supported: 3 (read), 4, 5)", label,
+                     code_object_version);
+  hsad_codeobj_t *co = calloc(1, sizeof *co);
+  if (!co) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+  hsad_status_t st = HSAD_OK;
+  co->info.name = co_arena_strndup(&co->arena, label, strlen(label));
+  if (!co->info.name) {
+    st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
+    goto fail;
+  }
+  co->info.code_object_version = code_object_version;
+  st = co_metadata_decode(co->info.name, desc, size, code_object_version, co);
+  if (st) goto fail;
+  if (co->info.target && hsad_target_id_parse(co->info.target, &co->info.target_id) != HSAD_OK) {
+    char why[256]; /* the parser's message lives in the buffer hsad_fail writes */
+    snprintf(why, sizeof why, "%s", hsad_last_error());
+    st = hsad_fail(HSAD_ERR_METADATA_TYPE, "%s: amdhsa.target '%s' is not a target ID: %s",
+                   co->info.name, co->info.target, why);
+    goto fail;
+  }
+  st = co_build_hash(co);
+  if (st) goto fail;
+  for (uint32_t k = 0; k < co->info.kernel_count; k++) {
+    st = co_kernarg_plan_init(co->info.name, &co->arena, &co->kernels[k]);
+    if (st) goto fail;
+  }
+  *out_codeobj = co;
+  return HSAD_OK;
+fail:
+  hsad_codeobj_destroy(co);
+  return st;
+}
+
 const hsad_codeobj_info_t *hsad_codeobj_info(const hsad_codeobj_t *co) {
   return co ? &co->info : NULL;
 }

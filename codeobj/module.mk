@@ -3,7 +3,7 @@
 HSAD_LIB_LIBS += -lz -lzstd
 HSAD_LIB_SRCS += codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
   codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c \
-  codeobj/occupancy.c codeobj/compile.c
+  codeobj/occupancy.c codeobj/compile.c codeobj/clsource.c
 HEADERS += codeobj/hsad_codeobj.h
 
 # comgr 2.4 does not find clang's resource headers itself: hand it their folder, found now.

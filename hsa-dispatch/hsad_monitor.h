@@ -58,9 +58,36 @@ typedef enum hsad_alert_reason {
    * queue's scratch_backing_memory_byte_size grew between submit and drain (ROCr's dynamic
    * scratch: the CP stops the queue, ROCr allocates more and resumes it). */
   HSAD_ALERT_SCRATCH_GROWTH = 4,
+  /* kfd-emu (no GPU) ran the kernel through a host twin because it has no OpenCL C source
+   * (a HIP kernel, a code object built elsewhere without KFD_EMU_CL_SOURCE), or because
+   * KFD_EMU_KERNEL_MODE=twin asked for twins first: what ran is the twin's C, not the kernel's
+   * code (issue 20). Message: kfd-emu's line, "ran host twin of 'saxpy' (no source)".
+   * value and threshold 0. Raised by the first dispatch of the kernel. */
+  HSAD_ALERT_EMU_HOST_TWIN = 5,
+  /* kfd-emu has neither source nor twin for the kernel: its dispatches are queue errors
+   * (ILLEGAL_INSTRUCTION), or complete unexecuted with KFD_EMU_NO_TWIN=noop. Message: kfd-emu's,
+   * naming the kernel and both remedies (carry or name the source, give a twin). value and
+   * threshold 0. Raised by the first dispatch of the kernel. */
+  HSAD_ALERT_EMU_NO_CODE = 6,
 } hsad_alert_reason_t;
 
-/* Name of a reason: "spill-ratio", "low-occupancy", "scratch-limit", "scratch-growth". */
+/* How a dispatch's kernel runs (issue 20; hsad_dispatch_record_t.execution): kfd-emu's
+ * kfd_emu_kernel_mode answer (tools/kfd-emu/kfd_emu.h) for its kernel object, asked once per
+ * kernel when the monitor first describes it. */
+typedef enum hsad_execution {
+  HSAD_EXECUTION_DEVICE = 0,          /* a GPU runs the code object (the thunk is no kfd-emu) */
+  HSAD_EXECUTION_EMU_SOURCE = 1,      /* kfd-emu: from its OpenCL C source through POCL */
+  HSAD_EXECUTION_EMU_TWIN = 2,        /* kfd-emu: a host twin (HSAD_ALERT_EMU_HOST_TWIN) */
+  HSAD_EXECUTION_EMU_NONE = 3,        /* kfd-emu: neither (HSAD_ALERT_EMU_NO_CODE) */
+  HSAD_EXECUTION_EMU_BUILD_FAILED = 4,/* kfd-emu: source POCL cannot build (a queue error) */
+  HSAD_EXECUTION_UNKNOWN = 5,         /* kernel "?" (table full), or kfd-emu cannot find it */
+} hsad_execution_t;
+
+/* "device", "emu-source", "emu-twin", "emu-none", "emu-build-failed", "unknown". */
+const char *hsad_execution_name(hsad_execution_t execution);
+
+/* Name of a reason: "spill-ratio", "low-occupancy", "scratch-limit", "scratch-growth",
+ * "emu-host-twin", "emu-no-code". */
 const char *hsad_alert_reason_name(hsad_alert_reason_t reason);
 
 typedef struct hsad_monitor_alert {
@@ -121,6 +148,8 @@ typedef struct hsad_dispatch_record {
                                     were still held: a profiling queue keeps them for `size`
                                     packets) */
   uint64_t start_ns, end_ns;     /* device execution */
+  hsad_execution_t execution;    /* how its kernel runs: a GPU, or kfd-emu's source mode, a
+                                    host twin or neither */
 } hsad_dispatch_record_t;
 
 /* Starts monitoring `queue` (options NULL: defaults). Not concurrent with dispatches, drains or

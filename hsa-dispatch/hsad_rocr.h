@@ -101,6 +101,14 @@ const char *hsad_rocr_emu_dir(void);
  * kfd-emu handle hsad_rocr_load opened (dlsym). Thread-safe. */
 int hsad_rocr_emu_config_error(char *buf, size_t size);
 
+/* How kfd-emu executes the kernel whose descriptor is at kernel_object: kfd_emu_kernel_mode's
+ * answer (tools/kfd-emu/kfd_emu.h: KFD_EMU_KERNEL_SOURCE, _TWIN, _NONE, _BUILD_FAILED,
+ * _UNKNOWN) with its line in buf (as snprintf), or HSAD_EMU_MODE_NOT_EMULATED with buf ""
+ * when the thunk is no kfd-emu (or one without the query). May build the kernel's source with
+ * POCL (cached) on the calling thread. Thread-safe. */
+#define HSAD_EMU_MODE_NOT_EMULATED (-100)
+int hsad_rocr_emu_kernel_mode(uint64_t kernel_object, char *buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

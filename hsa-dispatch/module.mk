@@ -69,7 +69,11 @@ $(MON_FIXTURE): tests/data/monitor/monitor.s
 	@mkdir -p $(@D)
 	$(CLANG) -B/usr/lib/llvm-15/bin -x assembler -target amdgcn-amd-amdhsa -mcpu=gfx90a \
 	  -mcode-object-version=5 $< -o $@
-$(MON_TEST): tests/test_monitor.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(MON_FIXTURE)
+# kfd-emu and its twins too: the emu_* tests check how kfd-emu runs fill (source or twin), and
+# make mutation builds only the test binaries (tests/mutation/33 patches kfd-emu)
+$(MON_TEST): tests/test_monitor.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(MON_FIXTURE) \
+  $(KERNDIR)/fill-gfx90a-v5.hsaco $(EMUDIR)/libhsakmt.so.1 $(EMUDIR)/libkfd-emu-twins.so
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' $< -o $@ $(LDFLAGS) \
+	$(CC) $(CFLAGS) -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' \
+	  -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "hsa-dispatch/dispatch_internal.h"
+#include "tools/kfd-emu/kfd_emu.h"
 
 #define MON_TABLE (2 * HSAD_MONITOR_KERNELS) /* open addressing, at most half full */
 
@@ -23,6 +24,8 @@ typedef struct mon_kernel {
   char *name;
   uint32_t vgpr, agpr, sgpr, vspill, sspill;
   uint32_t waves_per_simd, occupancy_percent;
+  hsad_execution_t execution;
+  char *emu_line; /* kfd-emu's line for a twin or no-code alert (NULL otherwise) */
 } mon_kernel_t;
 
 /* One ring cell (Vyukov's bounded queue): seq == pos: free for the producer of pos;
@@ -75,8 +78,37 @@ const char *hsad_alert_reason_name(hsad_alert_reason_t reason) {
   case HSAD_ALERT_LOW_OCCUPANCY: return "low-occupancy";
   case HSAD_ALERT_SCRATCH_LIMIT: return "scratch-limit";
   case HSAD_ALERT_SCRATCH_GROWTH: return "scratch-growth";
+  case HSAD_ALERT_EMU_HOST_TWIN: return "emu-host-twin";
+  case HSAD_ALERT_EMU_NO_CODE: return "emu-no-code";
   }
   return "unknown";
+}
+
+const char *hsad_execution_name(hsad_execution_t e) {
+  switch (e) {
+  case HSAD_EXECUTION_DEVICE: return "device";
+  case HSAD_EXECUTION_EMU_SOURCE: return "emu-source";
+  case HSAD_EXECUTION_EMU_TWIN: return "emu-twin";
+  case HSAD_EXECUTION_EMU_NONE: return "emu-none";
+  case HSAD_EXECUTION_EMU_BUILD_FAILED: return "emu-build-failed";
+  case HSAD_EXECUTION_UNKNOWN: break;
+  }
+  return "unknown";
+}
+
+/* kfd-emu's answer for the kernel at ko (hsad_rocr_emu_kernel_mode); a twin's or a missing
+ * kernel's line kept in e->emu_line for its alert. */
+static void kernel_execution(mon_kernel_t *e, uint64_t ko) {
+  char line[2048];
+  int mode = hsad_rocr_emu_kernel_mode(ko, line, sizeof line);
+  e->execution = mode == HSAD_EMU_MODE_NOT_EMULATED ? HSAD_EXECUTION_DEVICE
+                 : mode == KFD_EMU_KERNEL_SOURCE    ? HSAD_EXECUTION_EMU_SOURCE
+                 : mode == KFD_EMU_KERNEL_TWIN      ? HSAD_EXECUTION_EMU_TWIN
+                 : mode == KFD_EMU_KERNEL_NONE      ? HSAD_EXECUTION_EMU_NONE
+                 : mode == KFD_EMU_KERNEL_BUILD_FAILED ? HSAD_EXECUTION_EMU_BUILD_FAILED
+                                                       : HSAD_EXECUTION_UNKNOWN;
+  if (e->execution == HSAD_EXECUTION_EMU_TWIN || e->execution == HSAD_EXECUTION_EMU_NONE)
+    e->emu_line = strdup(line);
 }
 
 /* True the first time (kernel, reason) is seen (remembered then). */
@@ -163,6 +195,7 @@ static bool kernel_describe(mon_kernel_t *e, uint64_t ko, uint32_t wg, uint32_t 
   }
   pthread_mutex_unlock(&hsad_rt.lock);
   if (!k || !e->name) return false;
+  kernel_execution(e, ko);
   if (*has_row) {
     e->vgpr = row->vgpr_count;
     e->agpr = row->agpr_count;
@@ -176,6 +209,15 @@ static bool kernel_describe(mon_kernel_t *e, uint64_t ko, uint32_t wg, uint32_t 
                                : 0;
   }
   return true;
+}
+
+/* kfd-emu's alerts of a newly described entry: a host twin ran, or nothing can (no lock held). */
+static void kernel_emu_alerts(const struct dq_monitor *m, hsad_queue_t *q, const mon_kernel_t *e,
+                              uint64_t packet_id) {
+  if (!e->emu_line) return;
+  alert(m, q, e->execution == HSAD_EXECUTION_EMU_TWIN ? HSAD_ALERT_EMU_HOST_TWIN
+                                                      : HSAD_ALERT_EMU_NO_CODE,
+        e->name, packet_id, 0, 0, "%s", e->emu_line);
 }
 
 /* Spill and occupancy alerts of a newly described entry (no lock held). */
@@ -239,6 +281,7 @@ static const mon_kernel_t *kernel_get(struct dq_monitor *m, hsad_queue_t *q, uin
     e = NULL;
   }
   pthread_mutex_unlock(&m->lock);
+  if (e) kernel_emu_alerts(m, q, e, packet_id);
   if (e && has_row) kernel_alerts(m, q, e, &row, packet_id);
   return e;
 }
@@ -373,7 +416,10 @@ void hsad_queue_monitor_disable(hsad_queue_t *q) {
   monitor_flush_alerts(q);
   struct dq_monitor *m = q->monitor;
   q->monitor = NULL;
-  for (uint32_t i = 0; i < MON_TABLE; i++) free(m->kernels[i].name);
+  for (uint32_t i = 0; i < MON_TABLE; i++) {
+    free(m->kernels[i].name);
+    free(m->kernels[i].emu_line);
+  }
   pthread_mutex_destroy(&m->lock);
   free(m->cells);
   free(m);
@@ -469,6 +515,7 @@ static uint32_t drain(hsad_queue_t *q, hsad_dispatch_record_t *out, uint32_t cap
     memcpy(r->grid, c->grid, sizeof r->grid);
     const mon_kernel_t *k = c->kernel;
     r->kernel = k ? k->name : mon_unknown;
+    r->execution = k ? k->execution : HSAD_EXECUTION_UNKNOWN;
     if (k) {
       r->vgpr_count = k->vgpr;
       r->agpr_count = k->agpr;

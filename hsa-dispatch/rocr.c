@@ -129,3 +129,11 @@ int hsad_rocr_emu_config_error(char *buf, size_t size) {
   *(void **)&f = dlsym(emu_handle, "kfd_emu_config_error");
   return f && f(buf, size) > 0;
 }
+
+int hsad_rocr_emu_kernel_mode(uint64_t kernel_object, char *buf, size_t size) {
+  if (size) buf[0] = '\0';
+  if (!emulated || !emu_handle) return HSAD_EMU_MODE_NOT_EMULATED;
+  kfd_emu_kernel_mode_fn f;
+  *(void **)&f = dlsym(emu_handle, "kfd_emu_kernel_mode");
+  return f ? f(kernel_object, buf, size) : HSAD_EMU_MODE_NOT_EMULATED;
+}

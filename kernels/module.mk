@@ -84,8 +84,20 @@ TEST_BINS += $(KERN_TWIN_TEST)
 
 # Source mode (issue 20): users' own kernels through hsad run on kfd-emu, run from source (POCL).
 KERN_SRC_TEST := $(TESTDIR)/test_kfd_emu_source
-$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(KFD_EMU_LIB)
+# scale3 (tests/data/pocl/foreign_scale.cl, its helper from -I inc/) built by clang alone: a code
+# object from elsewhere, carrying no source (hsad run --source gives it)
+KERN_FOREIGN_HSACO := $(TESTDIR)/data/foreign_scale-gfx90a.hsaco
+$(KERN_FOREIGN_HSACO): tests/data/pocl/foreign_scale.cl tests/data/pocl/inc/scale_op.h \
+  tests/data/pocl/inc/scale_bias.h
+	@mkdir -p $(@D)
+	$(CLANG) $(KERN_CLFLAGS) -Itests/data/pocl/inc -mcpu=gfx90a -mcode-object-version=5 -c $< \
+	  -o $@.o
+	$(KERN_LLD) -shared $@.o -o $@
+	@rm -f $@.o
+$(KERN_SRC_TEST): tests/test_kfd_emu_source.c $(BINDIR)/hsad $(EMUDIR)/libhsakmt.so.1 $(KERN_HSACOS) \
+  $(EMUDIR)/libkfd-emu-twins.so $(KERN_FOREIGN_HSACO)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_HSAD='"$(abspath $(BINDIR)/hsad)"' \
-	  -DTEST_DATA='"$(abspath tests/data/pocl)"' -o $@ $< $(LDFLAGS) -lcriterion
+	  -DTEST_DATA='"$(abspath tests/data/pocl)"' -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' \
+	  -DTEST_FOREIGN='"$(abspath $(KERN_FOREIGN_HSACO))"' -o $@ $< $(LDFLAGS) -lcriterion -lm
 TEST_BINS += $(KERN_SRC_TEST)

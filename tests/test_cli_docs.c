@@ -408,7 +408,8 @@ Test(cli_docs, install_layout_and_user_twin, .timeout = 300) {
       snprintf(want, sizeof want, "hsad run: HSAD_ERR_UNSUPPORTED: %s: kernel poly has neither "
                "source nor a host twin: build its code object with hsad (hsad compile, hsad run "
                "FILE.cl, hsad_codeobj_compile), which carries the OpenCL C source, or name the "
-               "source in KFD_EMU_CL_SOURCE=FILE.cl; or give a twin kfd_emu_twin_poly in "
+               "source in KFD_EMU_CL_SOURCE=FILE.cl (hsad run --source FILE.cl); or give a twin "
+               "kfd_emu_twin_poly in "
                "KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it unexecuted\n",
                USER_TWIN_HSACO);
       cr_expect_str_eq(o, want);

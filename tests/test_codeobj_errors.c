@@ -429,3 +429,61 @@ Test(codeobj_errors, relocatable_object_refused) {
                    "kernel entry offsets are unresolved relocations; link it into a code object "
                    "first: ld.lld-15 -shared OBJ.o -o OBJ.hsaco");
 }
+
+/* hsad_codeobj_load_note (kfd-emu's metadata reader, issue 20): the note payload alone gives
+ * the same kernels, arguments and kernarg plans as the whole file; no descriptors */
+Test(codeobj_errors, load_note_matches_load_file) {
+  size_t size, hdr, doff, dsize;
+  void *buf = co_test_read(FIX("kernels-gfx90a-v5.hsaco"), &size);
+  co_test_find_note(buf, size, &hdr, &doff, &dsize);
+  hsad_codeobj_t *file = co_test_load(FIX("kernels-gfx90a-v5.hsaco")), *note = NULL;
+  cr_assert_eq(hsad_codeobj_load_note((char *)buf + doff, dsize, 5, "the note", &note), HSAD_OK,
+               "%s", hsad_last_error());
+  const hsad_codeobj_info_t *fi = hsad_codeobj_info(file), *ni = hsad_codeobj_info(note);
+  cr_assert_str_eq(ni->name, "the note");
+  cr_assert_eq(ni->code_object_version, 5);
+  cr_assert_str_eq(ni->target, fi->target);
+  cr_assert_str_eq(ni->target_id.processor, "gfx90a");
+  cr_assert_null(ni->image);
+  cr_assert_eq(ni->e_flags, 0);
+  cr_assert_eq(ni->kernel_count, fi->kernel_count);
+  for (uint32_t k = 0; k < fi->kernel_count; k++) {
+    const hsad_kernel_info_t *a = hsad_kernel_info(hsad_codeobj_kernel_at(file, k));
+    const hsad_kernel_t *nk = NULL;
+    cr_assert_eq(hsad_codeobj_kernel_find(note, a->symbol, &nk), HSAD_OK, "%s", a->symbol);
+    const hsad_kernel_info_t *b = hsad_kernel_info(nk);
+    cr_assert_str_eq(b->name, a->name);
+    cr_assert_eq(b->kernarg_segment_size, a->kernarg_segment_size, "%s", a->name);
+    cr_assert_eq(b->kernarg_segment_align, a->kernarg_segment_align, "%s", a->name);
+    cr_assert_eq(b->wavefront_size, a->wavefront_size, "%s", a->name);
+    cr_assert_eq(b->arg_count, a->arg_count, "%s", a->name);
+    for (uint32_t i = 0; i < a->arg_count; i++) {
+      cr_assert_eq(b->args[i].offset, a->args[i].offset, "%s arg %u", a->name, i);
+      cr_assert_eq(b->args[i].size, a->args[i].size, "%s arg %u", a->name, i);
+      cr_assert_eq(b->args[i].value_kind, a->args[i].value_kind, "%s arg %u", a->name, i);
+    }
+    cr_assert_eq(hsad_kernel_kernarg_plan(nk)->explicit_count,
+                 hsad_kernel_kernarg_plan(hsad_codeobj_kernel_at(file, k))->explicit_count);
+    hsad_kernel_descriptor_t zero = {0};
+    cr_assert(!memcmp(&b->descriptor, &zero, sizeof zero), "%s: descriptor not zero", a->name);
+  }
+  hsad_codeobj_destroy(note);
+  hsad_codeobj_destroy(file);
+  free(buf);
+}
+
+Test(codeobj_errors, load_note_errors) {
+  hsad_codeobj_t *co = (hsad_codeobj_t *)1;
+  cr_assert_eq(hsad_codeobj_load_note(NULL, 4, 5, NULL, &co), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_load_note: NULL argument");
+  static const unsigned char garbage[] = {0xc1, 0xc1, 0xc1};
+  cr_assert_eq(hsad_codeobj_load_note(garbage, sizeof garbage, 6, "n", &co),
+               HSAD_ERR_CODE_OBJECT_VERSION);
+  cr_assert_str_eq(hsad_last_error(), "n: code object v6 (supported: 3 (read), 4, 5)");
+  cr_assert_null(co);
+  cr_assert_eq(hsad_codeobj_load_note(garbage, sizeof garbage, 5, NULL, &co),
+               HSAD_ERR_BAD_METADATA);
+  cr_assert_str_eq(hsad_last_error(), "<memory>: NT_AMDGPU_METADATA note (3 bytes): msgpack "
+                   "does not decode (parse error)");
+  cr_assert_null(co);
+}

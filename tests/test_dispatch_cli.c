@@ -93,7 +93,8 @@ Test(dispatch_cli, info_text_and_json, .timeout = 120) {
   "KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, KFD_EMU_NO_TWIN, KFD_EMU_ORDER, "        \
   "KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, KFD_EMU_DELAY_KERNEL, "                 \
   "KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, KFD_EMU_ACCESS, "          \
-  "KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE, KFD_EMU_CL_SOURCE)"
+  "KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE, KFD_EMU_CL_SOURCE, "  \
+  "KFD_EMU_KERNEL_MODE)"
 #define OUT_OF_RESOURCES "HSA status 0x1008 (HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime "     \
   "failed to allocate the necessary resources. This error may also occur when the core runtime " \
   "library needs to spawn threads or create internal OS-specific events.)"
@@ -494,7 +495,8 @@ Test(dispatch_cli, run_cxx_names_and_noop, .timeout = 180) {
   snprintf(want, sizeof want, "hsad run: HSAD_ERR_UNSUPPORTED: %s/m.hsaco: kernel _Z5scalePffj has "
            "neither source nor a host twin: build its code object with hsad (hsad compile, hsad "
            "run FILE.cl, hsad_codeobj_compile), which carries the OpenCL C source, or name the "
-           "source in KFD_EMU_CL_SOURCE=FILE.cl; or give a twin kfd_emu_twin__Z5scalePffj in "
+           "source in KFD_EMU_CL_SOURCE=FILE.cl (hsad run --source FILE.cl); or give a twin "
+           "kfd_emu_twin__Z5scalePffj in "
            "KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it unexecuted\n", tmp);
   cr_assert_str_eq(o, want);
   free(o);

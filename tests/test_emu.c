@@ -148,7 +148,7 @@ typedef struct { /* by value: Criterion copies parameters into the test's own pr
   "KFD_EMU_NO_TWIN, KFD_EMU_ORDER, KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, "      \
   "KFD_EMU_DELAY_KERNEL, KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, "    \
   "KFD_EMU_ACCESS, KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE, "         \
-  "KFD_EMU_CL_SOURCE"
+  "KFD_EMU_CL_SOURCE, KFD_EMU_KERNEL_MODE"
 
 ParameterizedTestParameters(config, bad_knob_refused) {
   static bad_knob_t knobs[] = {
@@ -161,6 +161,8 @@ ParameterizedTestParameters(config, bad_knob_refused) {
        "/empty-gfx90a-v4.hsaco: a shared library for machine 224, not this host's (62)"},
       {"KFD_EMU_VERBOSE", "7", "KFD_EMU_VERBOSE=7: expected 0 or 1"},
       {"KFD_EMU_NO_TWIN", "skip", "KFD_EMU_NO_TWIN=skip: expected 'error' (default) or 'noop'"},
+      {"KFD_EMU_KERNEL_MODE", "twins", "KFD_EMU_KERNEL_MODE=twins: expected 'source' (default) or "
+       "'twin'"},
       {"KFD_EMU_ORDER", "random", "KFD_EMU_ORDER=random: expected 'reverse' (default) or "
        "'inorder'"},
       {"KFD_EMU_READ_INDEX", "retire", "KFD_EMU_READ_INDEX=retire: expected 'complete' "

@@ -64,8 +64,20 @@ static void mon_run(mon_env_t *m, hsad_queue_t *q, const hsad_device_kernel_t *k
 static hsad_monitor_alert_t got[MAX_ALERTS];
 static char got_msg[MAX_ALERTS][512], got_kernel[MAX_ALERTS][64];
 static int got_n;
+/* kfd-emu's alerts (HSAD_ALERT_EMU_*), kept apart: every fixture kernel here has neither source
+ * nor twin and runs as a no-op (KFD_EMU_NO_TWIN=noop), so each raises emu-no-code once */
+static char got_emu_msg[MAX_ALERTS][1024], got_emu_kernel[MAX_ALERTS][64];
+static hsad_alert_reason_t got_emu_reason[MAX_ALERTS];
+static int got_emu_n;
 static void on_alert(const hsad_monitor_alert_t *a, void *user) {
   (void)user;
+  if (a->reason == HSAD_ALERT_EMU_HOST_TWIN || a->reason == HSAD_ALERT_EMU_NO_CODE) {
+    if (got_emu_n == MAX_ALERTS) return;
+    got_emu_reason[got_emu_n] = a->reason;
+    snprintf(got_emu_msg[got_emu_n], sizeof got_emu_msg[0], "%s", a->message);
+    snprintf(got_emu_kernel[got_emu_n++], sizeof got_emu_kernel[0], "%s", a->kernel);
+    return;
+  }
   if (got_n == MAX_ALERTS) return;
   got[got_n] = *a;
   snprintf(got_msg[got_n], sizeof got_msg[0], "%s", a->message);
@@ -74,6 +86,102 @@ static void on_alert(const hsad_monitor_alert_t *a, void *user) {
 }
 
 static const uint32_t G1[3] = {256, 1, 1}, B1[3] = {64, 1, 1};
+
+/* kfd-emu's message for a kernel with neither source nor twin (tools/kfd-emu/kernels.c) */
+#define MON_NO_CODE(k)                                                                        \
+  "kernel " k " has neither source nor a host twin: build its code object with hsad (hsad "   \
+  "compile, hsad run FILE.cl, hsad_codeobj_compile), which carries the OpenCL C source, or "  \
+  "name the source in KFD_EMU_CL_SOURCE=FILE.cl (hsad run --source FILE.cl); or give a twin " \
+  "kfd_emu_twin_" k " in KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it "   \
+  "unexecuted"
+
+/* fill (kernels/fill.cl, its code object carrying its source) on a monitored queue, twice;
+ * checks the buffer (exact) and each record's execution; the emu alerts in got_emu_*. */
+static void mon_fill(hsad_execution_t want) {
+  dq_env_t e;
+  dq_open(&e);
+  hsad_program_t *p = NULL;
+  DQ_OK(hsad_program_load_file(e.dev, TEST_KERNDIR "/fill-gfx90a-v5.hsaco", &p));
+  const hsad_device_kernel_t *k = NULL;
+  DQ_OK(hsad_program_kernel(p, "fill", &k));
+  hsad_queue_t *q = NULL;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = on_alert}));
+  got_emu_n = 0;
+  hsad_monitor_alerts_reset();
+  uint32_t *dst = dq_alloc(&e, 100 * sizeof *dst);
+  memset(dst, 0xff, 100 * sizeof *dst);
+  uint32_t value = 7, n = 90;
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {96, 1, 1}, .block = {32, 1, 1}, .args = args,
+                     .arg_count = 3};
+  for (int i = 0; i < 2; i++) {
+    hsad_completion_t c;
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL));
+    DQ_OK(hsad_completion_wait(&c, dq_in(30 * DQ_SEC)));
+  }
+  for (uint32_t i = 0; i < 100; i++) cr_assert_eq(dst[i], i < 90 ? 7u : 0xffffffffu, "dst[%u]", i);
+  hsad_dispatch_record_t r[2];
+  uint32_t got = 0;
+  DQ_OK(hsad_queue_monitor_drain(q, r, 2, &got, NULL));
+  cr_assert_eq(got, 2);
+  for (uint32_t i = 0; i < got; i++) cr_assert_eq(r[i].execution, want, "record %u", i);
+  dq_finish(&e, q, p);
+}
+
+Test(monitor, emu_source_mode_record_and_no_alert) {
+  mon_fill(HSAD_EXECUTION_EMU_SOURCE);
+  cr_assert_eq(got_emu_n, 0, "%s", got_emu_msg[0]);
+}
+
+/* KFD_EMU_KERNEL_MODE=twin: fill's twin runs though its code object carries source, and the
+ * library says so once (an emu-host-twin alert with kfd-emu's line), for two dispatches */
+Test(monitor, emu_host_twin_alert_once_per_kernel) {
+  setenv("KFD_EMU_KERNEL_MODE", "twin", 1);
+  mon_fill(HSAD_EXECUTION_EMU_TWIN);
+  cr_assert_eq(got_emu_n, 1);
+  cr_assert_eq(got_emu_reason[0], HSAD_ALERT_EMU_HOST_TWIN);
+  cr_assert_str_eq(got_emu_kernel[0], "fill");
+  cr_assert_str_eq(got_emu_msg[0], "ran host twin of 'fill' (KFD_EMU_KERNEL_MODE=twin; it has "
+                   "source)");
+}
+
+/* issue 20: the library says once per kernel how kfd-emu runs it: each record's execution, and
+ * one emu-no-code alert per kernel (not per queue, workgroup size or dispatch) */
+Test(monitor, emu_execution_in_records_and_no_code_alert_once_per_kernel) {
+  mon_env_t m;
+  mon_open(&m);
+  hsad_queue_t *q1 = mon_queue(&m, false, 0), *q2 = mon_queue(&m, false, 0);
+  hsad_monitor_options_t o = {.occupancy_percent = 1, .spill_ratio_percent = 100,
+                              .alert = on_alert};
+  DQ_OK(hsad_queue_monitor_enable(q1, &o));
+  DQ_OK(hsad_queue_monitor_enable(q2, &o));
+  got_emu_n = 0;
+  hsad_monitor_alerts_reset();
+  const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
+  mon_run(&m, q1, k, 1, G1, B1, 2, NULL);
+  mon_run(&m, q1, k, 1, G1, (uint32_t[3]){128, 1, 1}, 1, NULL);
+  mon_run(&m, q2, k, 1, G1, B1, 1, NULL);
+  cr_assert_eq(got_emu_n, 1);
+  cr_assert_eq(got_emu_reason[0], HSAD_ALERT_EMU_NO_CODE);
+  cr_assert_str_eq(got_emu_kernel[0], "hm_plain");
+  cr_assert_str_eq(got_emu_msg[0], MON_NO_CODE("hm_plain"));
+  cr_assert_str_eq(hsad_alert_reason_name(HSAD_ALERT_EMU_NO_CODE), "emu-no-code");
+  cr_assert_str_eq(hsad_alert_reason_name(HSAD_ALERT_EMU_HOST_TWIN), "emu-host-twin");
+  hsad_dispatch_record_t r[4];
+  uint32_t n;
+  DQ_OK(hsad_queue_monitor_drain(q1, r, 4, &n, NULL));
+  cr_assert_eq(n, 3);
+  for (uint32_t i = 0; i < n; i++) {
+    cr_assert_eq(r[i].execution, HSAD_EXECUTION_EMU_NONE);
+    cr_assert_str_eq(hsad_execution_name(r[i].execution), "emu-none");
+  }
+  cr_assert_str_eq(hsad_execution_name(HSAD_EXECUTION_EMU_TWIN), "emu-twin");
+  cr_assert_str_eq(hsad_execution_name(HSAD_EXECUTION_EMU_SOURCE), "emu-source");
+  cr_assert_str_eq(hsad_execution_name(HSAD_EXECUTION_DEVICE), "device");
+  hsad_queue_destroy(q2);
+  dq_finish(&m.e, q1, m.p);
+}
 
 Test(monitor, records_equal_dispatches_and_drops_are_counted) {
   mon_env_t m;
@@ -866,8 +974,10 @@ Test(monitor, alerts_stderr_once_across_queues_and_reset) {
   unlink(path);
   cr_assert_geq(got_bytes, 0);
   buf[got_bytes] = 0;
-  char line[600];
-  snprintf(line, sizeof line, "hsad: alert spill-ratio: %s\n", want);
+  char line[1600];
+  /* kfd-emu's once per kernel (the fixture has neither source nor twin), then the spill */
+  snprintf(line, sizeof line, "hsad: alert emu-no-code: %s\nhsad: alert spill-ratio: %s\n",
+           MON_NO_CODE("hm_spill11"), want);
   cr_assert_str_eq(buf, line);
   hsad_queue_destroy(q1);
   hsad_queue_destroy(q2);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hsa-dispatch/hsad.h"
 #ifndef HSAD_NO_AMD
@@ -35,6 +36,7 @@ static void usage(FILE *f) {
     "usage: hsad run SOURCE.cl|SOURCE.hip|FILE.hsaco KERNEL --grid X[,Y[,Z]] [--block X[,Y[,Z]]]\n"
     "                [--arg SPEC]... [--repeat N] [--device N] [--co-version 4|5] [-O0..3]\n"
     "                [-DNAME[=V]]... [-IDIR]... [--json] [--variants auto|LIST] [--trace FILE.json]\n"
+    "                [--source FILE.cl]\n"
     "       hsad run SOURCE.cu|FILE.cubin|FILE.fatbin|FILE.ptx KERNEL --device N ...  (NVIDIA)\n"
     "\n"
     "Compiles SOURCE with comgr for the device's ISA (or loads a code object / bundle), creates\n"
@@ -89,13 +91,14 @@ static void usage(FILE *f) {
     "(extern __shared__). Buffers are pinned host memory mapped for the GPU; the dispatches run\n"
     "in order on a stream of their own. --variants, --trace and --co-version are AMD's.\n"
     "\n"
-    "Without a GPU, hsad runs on kfd-emu, which executes kernels through host twins: C functions\n"
-    "named kfd_emu_twin_<kernel symbol> (see <hsad/tools/kfd-emu/kfd_emu_twin.h>, installed with\n"
-    "the headers). The kernels of kernels/ have twins already. For your own kernel, build its twin\n"
-    "into a shared library and name it in KFD_EMU_TWINS (colon-separated paths), e.g.\n"
-    "KFD_EMU_TWINS=$PWD/libmytwins.so hsad run my.cl my_kernel ... A kernel without a twin is an\n"
-    "error naming it; KFD_EMU_NO_TWIN=noop completes it without running it (hsad run then says\n"
-    "the kernel was not executed).\n"
+    "Without a GPU, hsad runs on kfd-emu, which executes an OpenCL C kernel from its own source\n"
+    "through POCL: SOURCE.cl compiled here carries it (its includes inlined); for a code object\n"
+    "from elsewhere give it with --source FILE.cl (with -I for its includes). A kernel without\n"
+    "source (HIP, a foreign object) runs through its host twin, a C function named\n"
+    "kfd_emu_twin_<kernel symbol> (<hsad/tools/kfd-emu/kfd_emu_twin.h>) in a library named in\n"
+    "KFD_EMU_TWINS, and hsad run says so (\"ran host twin of 'K' (no source)\"). A kernel with\n"
+    "neither is an error naming it and both remedies; KFD_EMU_NO_TWIN=noop completes it without\n"
+    "running it (hsad run then says the kernel was not executed).\n"
     "\n"
     "examples (from the source tree, after make):\n"
     "  hsad run kernels/saxpy.cl saxpy --grid 100000 --block 256 --arg f32:2.5 \\\n"
@@ -125,6 +128,14 @@ static hsad_status_t trace_drain(hsad_queue_t *q, hsad_trace_t *t, uint64_t *dro
     if ((s = hsad_trace_add(t, rec, n))) break;
   }
   return s;
+}
+
+/* --trace's alerts on stderr as the library prints them, but kfd-emu's (host twin, no code):
+ * hsad run has said those already, as warnings (kfd_emu_kernel_mode). */
+static void trace_alert(const hsad_monitor_alert_t *a, void *user) {
+  (void)user;
+  if (a->reason == HSAD_ALERT_EMU_HOST_TWIN || a->reason == HSAD_ALERT_EMU_NO_CODE) return;
+  fprintf(stderr, "hsad: alert %s: %s\n", hsad_alert_reason_name(a->reason), a->message);
 }
 
 /* --trace: the rest of q's records, then the file. */
@@ -603,7 +614,7 @@ static hsad_queue_options_t queue_options(const hsad_device_info_t *di, uint32_t
 #endif
 
 enum { OPT_GRID = 256, OPT_BLOCK, OPT_ARG, OPT_REPEAT, OPT_DEVICE, OPT_COV, OPT_JSON,
-       OPT_VARIANTS, OPT_TRACE };
+       OPT_VARIANTS, OPT_TRACE, OPT_SOURCE };
 
 static const struct option run_opts[] = {
     {"grid", required_argument, NULL, OPT_GRID},
@@ -615,6 +626,7 @@ static const struct option run_opts[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"variants", required_argument, NULL, OPT_VARIANTS},
     {"trace", required_argument, NULL, OPT_TRACE},
+    {"source", required_argument, NULL, OPT_SOURCE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -624,6 +636,12 @@ static const struct option run_opts[] = {
     rc = hsad_cli_fail(&cli, 1, status, __VA_ARGS__);                                         \
     goto out;                                                                                 \
   } while (0)
+#define FAIL_RC(code, status, ...)                                                            \
+  do {                                                                                        \
+    rc = hsad_cli_fail(&cli, code, status, __VA_ARGS__);                                      \
+    goto out;                                                                                 \
+  } while (0)
+
 #define USAGE(...)                                                                            \
   do {                                                                                        \
     rc = hsad_cli_fail(&cli, 2, "usage", __VA_ARGS__);                                        \
@@ -661,6 +679,73 @@ static void warn_add(warnings_t *w, bool json, const char *fmt, ...) {
 /* cli_check_args' warnings (ctx: the warnings_t; JSON or not: warnings_json) */
 static bool warnings_json;
 static void run_warn(void *ctx, const char *msg) { warn_add(ctx, warnings_json, "%s", msg); }
+
+#ifndef HSAD_NO_AMD
+/* --source FILE.cl (issue 20): the OpenCL C source of a code object from elsewhere, for
+ * kfd-emu. Made self-contained (hsad_cl_source_expand: its includes, next to it or in the -I
+ * folders, inlined) into a temporary file named first in KFD_EMU_CL_SOURCE, which kfd-emu reads
+ * when it first looks the kernel up (tools/kfd-emu/kernels.c); removed at exit. 0, or 2 (a
+ * usage error) / 1 with the message in why and its status in *status. */
+static char source_tmp[64];
+static void source_tmp_remove(void) {
+  if (source_tmp[0]) unlink(source_tmp);
+}
+static int source_apply(const char *path, const char *input, const char *const *incs,
+                        uint32_t nincs, const char **status, char *why, size_t n) {
+  *status = "usage";
+  if (!ends_with(path, ".cl"))
+    return snprintf(why, n, "--source %s: expected an OpenCL C file (.cl)", path), 2;
+  if (ends_with(input, ".cl") || ends_with(input, ".hip") || ends_with(input, ".cu"))
+    return snprintf(why, n, "--source %s: gives the source of a code object from elsewhere; "
+                    "%s is compiled here and carries its own source", path, input), 2;
+  *status = "error";
+  char *self = NULL;
+  size_t len = 0, slen = 0;
+  char *text = slurp(path, &len);
+  if (!text) return snprintf(why, n, "--source %s: %s", path, strerror(errno)), 1;
+  hsad_status_t st = hsad_cl_source_expand(text, len, path, incs, nincs, &self, &slen);
+  free(text);
+  if (st) {
+    *status = hsad_status_name(st);
+    return snprintf(why, n, "--source %s: %s", path, hsad_last_error()), 1;
+  }
+  snprintf(source_tmp, sizeof source_tmp, "/tmp/hsad-source-XXXXXX.cl");
+  int fd = mkstemps(source_tmp, 3);
+  bool ok = fd >= 0 && write(fd, self, slen) == (ssize_t)slen;
+  if (fd >= 0) close(fd);
+  free(self);
+  if (!ok) {
+    snprintf(why, n, "--source %s: cannot write %s: %s", path, source_tmp, strerror(errno));
+    source_tmp_remove();
+    return 1;
+  }
+  atexit(source_tmp_remove);
+  const char *old = getenv("KFD_EMU_CL_SOURCE");
+  char *list = NULL;
+  if (asprintf(&list, "%s%s%s", source_tmp, old && *old ? ":" : "", old ? old : "") < 0)
+    return snprintf(why, n, "--source %s: out of memory", path), 1;
+  setenv("KFD_EMU_CL_SOURCE", list, 1);
+  free(list);
+  return 0;
+}
+
+/* --source given: kfd-emu must run the kernel from it (emu_mode: kfd_emu_kernel_mode's answer,
+ * said: its line). NULL, or the failure message (in why). A code object that carries its own
+ * source runs from that: warned. */
+static const char *source_check(const char *path, const char *kname, int emu_mode,
+                                const char *said, warnings_t *warns, bool json, char *why,
+                                size_t n) {
+  if (n > 1024) n = 1024; /* said (up to 4 KiB) is cut to fit */
+  if (emu_mode == KFD_EMU_KERNEL_SOURCE && !strstr(said, source_tmp)) {
+    warn_add(warns, json, "--source %s is not used: the code object carries its own source, "
+             "which kfd-emu runs", path);
+    return NULL;
+  }
+  if (emu_mode == KFD_EMU_KERNEL_SOURCE || emu_mode == KFD_EMU_KERNEL_BUILD_FAILED) return NULL;
+  snprintf(why, n, "--source %s has no kernel '%s' (kfd-emu: %.900s)", path, kname, said);
+  return why;
+}
+#endif
 
 static json_object *json_u64(uint64_t v) { return json_object_new_uint64(v); }
 
@@ -1070,7 +1155,7 @@ int hsad_cmd_run(int argc, char **argv) {
   char *log = NULL;
   warnings_t warns = {0};
   char why[2048];
-  const char *trace_path = NULL, *variants = NULL;
+  const char *trace_path = NULL, *variants = NULL, *source_path = NULL;
 #ifndef HSAD_NO_AMD
   hsad_variant_budget_t budgets[HSAD_VARIANT_MAX];
   uint32_t nbudgets = 0, nvprogs = 0, mon_cap = 1;
@@ -1102,6 +1187,9 @@ int hsad_cmd_run(int argc, char **argv) {
     case OPT_TRACE:
       if (!*v) USAGE("--trace: expected a file name");
       trace_path = v;
+      break;
+    case OPT_SOURCE:
+      source_path = v;
       break;
     case OPT_VARIANTS:
       variants = v;
@@ -1183,6 +1271,14 @@ int hsad_cmd_run(int argc, char **argv) {
     }
   }
 
+#ifndef HSAD_NO_AMD
+  const char *sstatus = NULL;
+  if (source_path && (rc = source_apply(source_path, input, incs, nincs, &sstatus, why,
+                                        sizeof why)))
+    FAIL_RC(rc, sstatus, "%s", why);
+#else
+  if (source_path) USAGE("--source: kfd-emu's (AMD); this hsad has no AMD backend");
+#endif
   CHECK(hsad_runtime_open(&rt));
   hsad_device_t *dev;
   CHECK(hsad_device_get(rt, devi, &dev));
@@ -1356,6 +1452,9 @@ int hsad_cmd_run(int argc, char **argv) {
   if (mode_fn) {
     char said[4096];
     emu_mode = mode_fn(kd->kernel_object, said, sizeof said);
+    if (source_path &&
+        source_check(source_path, kname, emu_mode, said, &warns, cli.json, why, sizeof why))
+      FAIL("HSAD_ERR_KERNEL_NOT_FOUND", "HSAD_ERR_KERNEL_NOT_FOUND: %s", why);
     if (emu_mode == KFD_EMU_KERNEL_TWIN) warn_add(&warns, cli.json, "%s", said);
     if (emu_mode == KFD_EMU_KERNEL_BUILD_FAILED)
       FAIL("HSAD_ERR_COMPILE", "HSAD_ERR_COMPILE: %s: kfd-emu: %s", input, said);
@@ -1439,7 +1538,8 @@ int hsad_cmd_run(int argc, char **argv) {
   if (trace_path) {
     while (mon_cap < repeat && mon_cap < (1u << 20)) mon_cap <<= 1;
     if (mon_cap > 2 * qo.size) mon_cap = 2 * qo.size;
-    CHECK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = mon_cap}));
+    CHECK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = mon_cap,
+                                                                  .alert = trace_alert}));
     CHECK(hsad_trace_create(&trace));
   }
   hsad_launch_t l = {.dims = dims, .args = kargs, .arg_count = nargs};

@@ -76,6 +76,9 @@ typedef struct emu_config {
   uint32_t gpu_numa[EMU_MAX_GPUS];
   uint64_t vram_bytes;
   bool noop_missing_twin;
+  /* KFD_EMU_KERNEL_MODE=twin: a kernel with a twin runs it even when it has source (the
+   * cross-check of twins against sources, tests/test_kfd_emu_source.c); default: source first */
+  bool twin_first;
   bool in_order;         /* KFD_EMU_ORDER=inorder: no reordering of non-barrier dispatches */
   bool read_index_at_launch; /* KFD_EMU_READ_INDEX=launch: read index passes a packet when it is
                                 launched, before it executes (HSA allows it) */
@@ -183,6 +186,9 @@ typedef struct emu_kernel {
   char *cl_source;
   char *cl_options;
   const char *source_origin; /* "code object" or the KFD_EMU_CL_SOURCE file (static/env) */
+  bool source_set_aside;     /* it had source, but KFD_EMU_KERNEL_MODE=twin chose its twin */
+  char *origin_file;         /* the KFD_EMU_CL_SOURCE file it runs from (malloc'd) */
+  char *source_error;        /* a KFD_EMU_CL_SOURCE file POCL could not build (malloc'd) */
 } emu_kernel_t;
 /* Returns the kernel for kernel_object, or NULL with *why set to a message. Thread-safe. */
 const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why);
@@ -197,8 +203,8 @@ void emu_kernel_twin_notice(const emu_kernel_t *k);
 /* Runs the dispatch of k (k->cl_source set) through POCL; 0 or a queue error code with why. */
 uint32_t emu_cl_dispatch(const emu_kernel_t *k, const hsa_kernel_dispatch_packet_t *packet,
                          uint32_t gpu, char *why, size_t n);
-/* True when the source (with options) builds under POCL and has a kernel `name`. */
-bool emu_cl_program_has_kernel(const char *options, const char *source, const char *name);
+/* 1 when the source builds under POCL (cached), 0 when it does not, -1 when POCL is missing. */
+int emu_cl_builds(const char *options, const char *source);
 /* Builds the source (cached) and finds kernel `name`; false with the reason (POCL's build log)
  * in why. */
 bool emu_cl_check(const char *options, const char *source, const char *name, char *why,

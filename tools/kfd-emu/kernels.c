@@ -4,7 +4,8 @@
  * kernel descriptor at kernel_object lies inside an allocation whose first bytes are the
  * AMDGPU ELF header. Its dynamic symbol table (PT_DYNAMIC: DT_SYMTAB, DT_STRTAB, DT_HASH) names
  * the `NAME.kd` symbol whose value is kernel_object - base, and its NT_AMDGPU_METADATA note
- * (msgpack) gives the explicit arguments' offsets, sizes and value kinds. Objects that are no
+ * gives the explicit arguments' offsets, sizes and value kinds, read by codeobj/
+ * (hsad_codeobj_load_note). Objects that are no
  * ELF (ROCr's own blit kernels, bare amd_kernel_code_t) are offered to blit_rocr.c.
  *
  * Results are cached per (kernel_object, allocation generation), so a code object unloaded
@@ -16,7 +17,6 @@
 #include <dlfcn.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +38,20 @@ static emu_kernel_t *cache[CACHE_SIZE];
 static emu_kernel_t *retired; /* evicted, freed at reset: a CP may still hold them */
 static void *twin_libs[16];
 static int ntwin_libs = -1;
+/* A message that outlives the lookup (*why): kept once per text until reset (errors are rare;
+ * kfd-emu has no thread-local room to spare, see co_status.c). Under k_lock. */
+typedef struct emu_message {
+  struct emu_message *next;
+  char text[];
+} emu_message_t;
+static emu_message_t *messages;
 
 static void kernel_free(emu_kernel_t *k) {
   if (!k) return;
   free(k->cl_source);
   free(k->cl_options);
+  free(k->origin_file);
+  free(k->source_error);
   free(k);
 }
 
@@ -56,6 +65,11 @@ void emu_kernels_reset(void) {
     emu_kernel_t *n = retired->retired;
     kernel_free(retired);
     retired = n;
+  }
+  while (messages) {
+    emu_message_t *n = messages->next;
+    free(messages);
+    messages = n;
   }
   pthread_mutex_unlock(&k_lock);
 }
@@ -117,112 +131,73 @@ static void explicit_source(emu_kernel_t *k) {
     while (m && (got = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, got, m);
     fclose(f);
     if (m) fclose(m);
-    if (text && emu_cl_program_has_kernel("", text, k->name)) {
+    char why[2048];
+    if (text && emu_cl_check("", text, k->name, why, sizeof why)) {
       k->cl_source = text;
       k->cl_options = strdup("");
-      k->source_origin = getenv("KFD_EMU_CL_SOURCE");
+      k->origin_file = strdup(p);
+      k->source_origin = k->origin_file ? k->origin_file : "KFD_EMU_CL_SOURCE";
     } else {
+      /* a file POCL cannot build is an error for every kernel it could have been the source
+       * of (kfd_emu_kernel_mode: BUILD_FAILED); one without this kernel is not */
+      if (text && emu_cl_builds("", text) == 0 && !k->source_error) k->source_error = strdup(why);
       free(text);
     }
   }
   free(copy);
 }
 
-static const msgpack_object *map_get(const msgpack_object *m, const char *key) {
-  if (m->type != MSGPACK_OBJECT_MAP) return NULL;
-  size_t kl = strlen(key);
-  for (uint32_t i = 0; i < m->via.map.size; i++) {
-    const msgpack_object *k = &m->via.map.ptr[i].key;
-    if (k->type == MSGPACK_OBJECT_STR && k->via.str.size == kl &&
-        !memcmp(k->via.str.ptr, key, kl))
-      return &m->via.map.ptr[i].val;
+/* Records a hidden argument's offset where the CP checks or uses it. */
+static void set_hidden(emu_kernel_t *k, hsad_value_kind_t kind, uint32_t off) {
+  for (unsigned d = 0; d < 3; d++) {
+    if (kind == HSAD_VK_HIDDEN_BLOCK_COUNT_X + d) k->hidden_block_count[d] = off;
+    if (kind == HSAD_VK_HIDDEN_GROUP_SIZE_X + d) k->hidden_group_size[d] = off;
+    if (kind == HSAD_VK_HIDDEN_REMAINDER_X + d) k->hidden_remainder[d] = off;
+    if (kind == HSAD_VK_HIDDEN_GLOBAL_OFFSET_X + d) k->hidden_global_offset[d] = off;
   }
-  return NULL;
+  if (kind == HSAD_VK_HIDDEN_GRID_DIMS) k->hidden_grid_dims = off;
 }
 
-static bool get_u32(const msgpack_object *m, const char *key, uint32_t *out) {
-  const msgpack_object *v = map_get(m, key);
-  if (!v || v->type != MSGPACK_OBJECT_POSITIVE_INTEGER || v->via.u64 > UINT32_MAX) return false;
-  *out = (uint32_t)v->via.u64;
-  return true;
-}
-
-static bool str_eq(const msgpack_object *v, const char *s) {
-  return v && v->type == MSGPACK_OBJECT_STR && v->via.str.size == strlen(s) &&
-         !memcmp(v->via.str.ptr, s, v->via.str.size);
-}
-
-static void set_hidden(emu_kernel_t *k, const msgpack_object *kind, uint32_t off) {
-  static const char *axes = "xyz";
-  char buf[64];
-  for (int d = 0; d < 3; d++) {
-    snprintf(buf, sizeof buf, "hidden_block_count_%c", axes[d]);
-    if (str_eq(kind, buf)) k->hidden_block_count[d] = off;
-    snprintf(buf, sizeof buf, "hidden_group_size_%c", axes[d]);
-    if (str_eq(kind, buf)) k->hidden_group_size[d] = off;
-    snprintf(buf, sizeof buf, "hidden_remainder_%c", axes[d]);
-    if (str_eq(kind, buf)) k->hidden_remainder[d] = off;
+/* Fills k's arguments from the metadata of kernel `sym` ("NAME.kd") in the note payload, read
+ * by codeobj/ (hsad_codeobj_load_note: the project's one metadata reader, linked into kfd-emu
+ * with its symbols kept local, see module.mk). NULL, or the reason with codeobj's message in
+ * buf. */
+static const char *parse_metadata(const void *desc, size_t size, uint32_t version,
+                                  const char *sym, emu_kernel_t *k, char *buf, size_t n) {
+  hsad_codeobj_t *co = NULL;
+  const hsad_kernel_t *kern = NULL;
+  if (hsad_codeobj_load_note(desc, size, version, "the code object's NT_AMDGPU_METADATA note",
+                             &co) != HSAD_OK ||
+      hsad_codeobj_kernel_find(co, sym, &kern) != HSAD_OK) {
+    snprintf(buf, n, "%s", hsad_last_error());
+    hsad_codeobj_destroy(co);
+    return buf;
   }
-  if (str_eq(kind, "hidden_grid_dims")) k->hidden_grid_dims = off;
-  for (int d = 0; d < 3; d++) {
-    snprintf(buf, sizeof buf, "hidden_global_offset_%c", axes[d]);
-    if (str_eq(kind, buf)) k->hidden_global_offset[d] = off;
-  }
-}
-
-/* Fills k's arguments from the metadata entry whose .symbol equals sym. */
-static const char *parse_metadata(const void *desc, size_t size, const char *sym,
-                                  emu_kernel_t *k) {
-  msgpack_unpacked u;
-  msgpack_unpacked_init(&u);
-  size_t off = 0;
-  const char *err = "no metadata entry for the kernel";
-  if (msgpack_unpack_next(&u, desc, size, &off) != MSGPACK_UNPACK_SUCCESS) {
-    msgpack_unpacked_destroy(&u);
-    return "NT_AMDGPU_METADATA does not decode as msgpack";
-  }
-  const msgpack_object *kernels = map_get(&u.data, "amdhsa.kernels");
-  for (uint32_t i = 0; kernels && kernels->type == MSGPACK_OBJECT_ARRAY &&
-                       i < kernels->via.array.size; i++) {
-    const msgpack_object *km = &kernels->via.array.ptr[i];
-    if (!str_eq(map_get(km, ".symbol"), sym)) continue;
-    uint32_t wave = 64;
-    get_u32(km, ".wavefront_size", &wave);
-    k->wave32 = wave == 32;
-    get_u32(km, ".kernarg_segment_size", &k->kernarg_size);
-    k->kernarg_align = 16;
-    get_u32(km, ".kernarg_segment_align", &k->kernarg_align);
-    const msgpack_object *args = map_get(km, ".args");
-    err = NULL;
-    for (uint32_t a = 0; args && args->type == MSGPACK_OBJECT_ARRAY && a < args->via.array.size;
-         a++) {
-      const msgpack_object *am = &args->via.array.ptr[a];
-      const msgpack_object *kind = map_get(am, ".value_kind");
-      uint32_t aoff, asize;
-      if (!kind || kind->type != MSGPACK_OBJECT_STR || !get_u32(am, ".offset", &aoff) ||
-          !get_u32(am, ".size", &asize)) {
-        err = "an argument lacks .offset, .size or .value_kind";
-        break;
-      }
-      if (kind->via.str.size >= 7 && !memcmp(kind->via.str.ptr, "hidden_", 7)) {
-        set_hidden(k, kind, aoff);
-        continue;
-      }
-      if (k->arg_count == EMU_MAX_ARGS) {
-        err = "more than 512 explicit arguments (EMU_MAX_ARGS)";
-        break;
-      }
-      kfd_emu_arg_t *x = &k->args[k->arg_count++];
-      x->offset = aoff;
-      x->size = asize;
-      x->kind = str_eq(kind, "by_value")                 ? KFD_EMU_ARG_BY_VALUE
-                : str_eq(kind, "global_buffer")          ? KFD_EMU_ARG_GLOBAL_BUFFER
-                : str_eq(kind, "dynamic_shared_pointer") ? KFD_EMU_ARG_DYNAMIC_SHARED_POINTER
-                                                         : KFD_EMU_ARG_OTHER;
+  const hsad_kernel_info_t *ki = hsad_kernel_info(kern);
+  const char *err = NULL;
+  k->wave32 = ki->wavefront_size == 32;
+  k->kernarg_size = ki->kernarg_segment_size;
+  k->kernarg_align = ki->kernarg_segment_align ? ki->kernarg_segment_align : 16;
+  for (uint32_t a = 0; a < ki->arg_count; a++) {
+    const hsad_kernel_arg_t *am = &ki->args[a];
+    if (hsad_value_kind_is_hidden(am->value_kind)) {
+      set_hidden(k, am->value_kind, am->offset);
+      continue;
     }
-    break;
+    if (k->arg_count == EMU_MAX_ARGS) {
+      err = "more than 512 explicit arguments (EMU_MAX_ARGS)";
+      break;
+    }
+    kfd_emu_arg_t *x = &k->args[k->arg_count++];
+    x->offset = am->offset;
+    x->size = am->size;
+    x->kind = am->value_kind == HSAD_VK_BY_VALUE        ? KFD_EMU_ARG_BY_VALUE
+              : am->value_kind == HSAD_VK_GLOBAL_BUFFER ? KFD_EMU_ARG_GLOBAL_BUFFER
+              : am->value_kind == HSAD_VK_DYNAMIC_SHARED_POINTER
+                  ? KFD_EMU_ARG_DYNAMIC_SHARED_POINTER
+                  : KFD_EMU_ARG_OTHER;
   }
-  msgpack_unpacked_destroy(&u);
+  hsad_codeobj_destroy(co);
   return err;
 }
 
@@ -241,7 +216,8 @@ static void carried_source(emu_kernel_t *k, const char *blob, uint64_t size) {
 }
 
 /* Finds the .kd symbol at offset kd_off of the loaded image and the kernel's metadata. */
-static const char *parse_code_object(const emu_alloc_t *a, uint64_t kd_off, emu_kernel_t *k) {
+static const char *parse_code_object(const emu_alloc_t *a, uint64_t kd_off, emu_kernel_t *k,
+                                     char *buf, size_t n) {
   elf_version(EV_CURRENT);
   Elf *e = elf_memory((char *)a->base, a->size);
   if (!e) return "the code object's ELF image does not parse";
@@ -308,7 +284,9 @@ static const char *parse_code_object(const emu_alloc_t *a, uint64_t kd_off, emu_
     if (nh.n_type != NT_AMDGPU_METADATA || nh.n_namesz != 7 ||
         memcmp((const char *)note->d_buf + name_off, "AMDGPU", 7))
       continue;
-    why = parse_metadata((const char *)note->d_buf + desc_off, nh.n_descsz, sym, k);
+    /* e_ident[EI_ABIVERSION]: 1, 2, 3 are code object v3, v4, v5 */
+    why = parse_metadata((const char *)note->d_buf + desc_off, nh.n_descsz,
+                         (uint32_t)eh.e_ident[EI_ABIVERSION] + 2, sym, k, buf, n);
     break;
   }
 out:
@@ -316,7 +294,20 @@ out:
   return why;
 }
 
+/* The interned copy of text (messages, under k_lock). */
+static const char *intern_message(const char *text) {
+  for (emu_message_t *m = messages; m; m = m->next)
+    if (!strcmp(m->text, text)) return m->text;
+  emu_message_t *m = malloc(sizeof *m + strlen(text) + 1);
+  if (!m) return "out of host memory (a code object's metadata did not load)";
+  strcpy(m->text, text);
+  m->next = messages;
+  messages = m;
+  return m->text;
+}
+
 const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) {
+  char md_why[512]; /* codeobj's message, interned when it is the answer */
   emu_alloc_t a;
   *why = "kernel_object is 0";
   if (kernel_object == 0) return NULL;
@@ -349,10 +340,18 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
   k->hidden_global_offset[0] = k->hidden_global_offset[1] = k->hidden_global_offset[2] = UINT32_MAX;
   const char *err = NULL;
   if (a.size >= 4 && !memcmp((const void *)a.base, "\177ELF", 4)) {
-    err = parse_code_object(&a, kernel_object - a.base, k);
-    if (!err && !k->cl_source) explicit_source(k);
-    /* precedence: the kernel's own source, then a twin (never chosen over a source by name) */
-    if (!err && !k->cl_source) k->twin = find_twin(k->name);
+    err = parse_code_object(&a, kernel_object - a.base, k, md_why, sizeof md_why);
+    if (err == md_why) err = intern_message(md_why);
+    /* precedence: the kernel's own source, then a twin (never chosen over a source by name);
+     * KFD_EMU_KERNEL_MODE=twin reverses it for kernels that have a twin (the cross-check) */
+    if (!err && emu.cfg.twin_first && (k->twin = find_twin(k->name)) && k->cl_source) {
+      free(k->cl_source);
+      free(k->cl_options);
+      k->cl_source = k->cl_options = NULL;
+      k->source_set_aside = true;
+    }
+    if (!err && !k->cl_source && !k->twin) explicit_source(k);
+    if (!err && !k->cl_source && !k->twin) k->twin = find_twin(k->name);
     /* the descriptor's fixed segment sizes (AMDGPUUsage "Kernel Descriptor": bytes 0 and 4) */
     memcpy(&k->group_fixed, (const void *)kernel_object, 4);
     memcpy(&k->private_fixed, (const void *)(kernel_object + 4), 4);
@@ -383,7 +382,8 @@ const emu_kernel_t *emu_kernel_lookup(uint64_t kernel_object, const char **why) 
 void emu_kernel_no_code_message(const char *name, char *why, size_t n) {
   snprintf(why, n, "kernel %s has neither source nor a host twin: build its code object with "
            "hsad (hsad compile, hsad run FILE.cl, hsad_codeobj_compile), which carries the "
-           "OpenCL C source, or name the source in KFD_EMU_CL_SOURCE=FILE.cl; or give a twin "
+           "OpenCL C source, or name the source in KFD_EMU_CL_SOURCE=FILE.cl (hsad run --source "
+           "FILE.cl); or give a twin "
            "kfd_emu_twin_%s in KFD_EMU_TWINS (kfd_emu_twin.h); KFD_EMU_NO_TWIN=noop completes it "
            "unexecuted", name, name);
 }
@@ -403,7 +403,8 @@ void emu_kernel_twin_notice(const emu_kernel_t *k) {
     }
   if (nsaid < 64) snprintf(said[nsaid++], sizeof said[0], "%s", k->name);
   pthread_mutex_unlock(&lock);
-  emu_log("ran host twin of '%s' (no source)", k->name);
+  emu_log("ran host twin of '%s' (%s)", k->name,
+          k->source_set_aside ? "KFD_EMU_KERNEL_MODE=twin; it has source" : "no source");
 }
 
 EMU_PUBLIC int kfd_emu_kernel_mode(uint64_t kernel_object, char *buf, size_t size) {
@@ -420,13 +421,18 @@ EMU_PUBLIC int kfd_emu_kernel_mode(uint64_t kernel_object, char *buf, size_t siz
   }
   if (k->cl_source && !emu_cl_check(k->cl_options, k->cl_source, k->name, buf, size))
     return KFD_EMU_KERNEL_BUILD_FAILED;
+  if (!k->cl_source && k->source_error) {
+    snprintf(buf, size, "KFD_EMU_CL_SOURCE: %s", k->source_error);
+    return KFD_EMU_KERNEL_BUILD_FAILED;
+  }
   if (k->cl_source) {
     snprintf(buf, size, "ran '%s' from its OpenCL C source (%s) through POCL", k->name,
              k->source_origin ? k->source_origin : "code object");
     return KFD_EMU_KERNEL_SOURCE;
   }
   if (k->twin) {
-    snprintf(buf, size, "ran host twin of '%s' (no source)", k->name);
+    snprintf(buf, size, "ran host twin of '%s' (%s)", k->name,
+             k->source_set_aside ? "KFD_EMU_KERNEL_MODE=twin; it has source" : "no source");
     return KFD_EMU_KERNEL_TWIN;
   }
   emu_kernel_no_code_message(k->name, buf, size);

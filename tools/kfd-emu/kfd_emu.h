@@ -38,11 +38,15 @@ typedef size_t (*kfd_emu_config_error_fn)(char *buf, size_t size);
  *   KFD_EMU_KERNEL_SOURCE  from its OpenCL C source through POCL (the source its code object
  *                          carries, or one KFD_EMU_CL_SOURCE names); buf: where it came from;
  *   KFD_EMU_KERNEL_TWIN    through a host twin (kfd_emu_twin.h): it has no source; buf: the
- *                          line "ran host twin of 'NAME' (no source)";
+ *                          line "ran host twin of 'NAME' (no source)", or with
+ *                          KFD_EMU_KERNEL_MODE=twin and source "ran host twin of 'NAME'
+ *                          (KFD_EMU_KERNEL_MODE=twin; it has source)";
  *   KFD_EMU_KERNEL_NONE    neither: a dispatch is a queue error; buf: the message naming the
  *                          kernel and both remedies;
  *   KFD_EMU_KERNEL_BUILD_FAILED  it has source that POCL cannot build (or without that
- *                          kernel); buf: the reason with POCL's build log;
+ *                          kernel), or it has none and a KFD_EMU_CL_SOURCE file does not build
+ *                          ("KFD_EMU_CL_SOURCE: kernel NAME: POCL cannot build ..."); buf: the
+ *                          reason with POCL's build log;
  *   KFD_EMU_KERNEL_UNKNOWN kernel_object is no kernel kfd-emu can find; buf: why.
  * buf is written as snprintf would. May build the source named by KFD_EMU_CL_SOURCE (POCL).
  * Thread-safe. Look it up with dlsym(RTLD_DEFAULT, "kfd_emu_kernel_mode"). */

@@ -278,17 +278,13 @@ bool emu_cl_check(const char *options, const char *source, const char *name, cha
   return has;
 }
 
-bool emu_cl_program_has_kernel(const char *options, const char *source, const char *name) {
+int emu_cl_builds(const char *options, const char *source) {
   pthread_once(&cl_once, cl_init);
   cl_thread_enter();
-  if (cl_init_error[0]) return false;
+  if (cl_init_error[0]) return -1;
   char why[256];
   cl_prog_t *p = prog_get(options, source, why, sizeof why);
-  if (!p || !p->program) return false;
-  pthread_mutex_lock(&p->lock);
-  bool has = prog_kernel(p, name, why, sizeof why) != NULL;
-  pthread_mutex_unlock(&p->lock);
-  return has;
+  return p && p->program ? 1 : 0;
 }
 
 /* Sets the kernel's arguments from the kernarg segment; 0 or a queue error code. */

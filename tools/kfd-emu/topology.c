@@ -95,7 +95,7 @@ static const char *const knobs[] = {
     "KFD_EMU_DELAY_US", "KFD_EMU_DELAY_KERNEL", "KFD_EMU_CP_STALL_MS",
     "KFD_EMU_DOORBELL_GRACE_MS", "KFD_EMU_READ_INDEX", "KFD_EMU_ACCESS",
     "KFD_EMU_PUBLICATION_CHECK_US", "KFD_EMU_RING_WATCH", "KFD_EMU_VERBOSE",
-    "KFD_EMU_CL_SOURCE",
+    "KFD_EMU_CL_SOURCE", "KFD_EMU_KERNEL_MODE",
 };
 
 /* A KFD_EMU_* variable kfd-emu does not know is a typo that would silently change nothing. */
@@ -244,6 +244,14 @@ int emu_config_load(emu_config_t *cfg) {
       }
       cfg->gpu_numa[i] = (uint32_t)n;
       q = *end ? end + 1 : end;
+    }
+  }
+  const char *km = getenv("KFD_EMU_KERNEL_MODE");
+  if (km && *km) {
+    if (!strcmp(km, "twin")) cfg->twin_first = true;
+    else if (strcmp(km, "source")) {
+      config_refused("KFD_EMU_KERNEL_MODE=%s: expected 'source' (default) or 'twin'", km);
+      return -1;
     }
   }
   const char *nt = getenv("KFD_EMU_NO_TWIN");
