@@ -233,11 +233,31 @@ hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_
  * returned, memory ROCr knows from elsewhere (hsa_amd_pointer_info: allocated or locked), or
  * pageable host memory (anything else). A pageable side goes through a strategy chosen by size
  * (hsad_copy_options_t): STAGED (one pool block of the device's NUMA node: host memcpy and one
- * DMA), PIPELINED (chunk_buffers pool blocks of chunk_size bytes: the host memcpy of one chunk
- * overlaps the DMA of the others; chunks after the first are staged on ROCr's asynchronous
- * event thread as buffers come back) or PINNED (the user range pinned in place with
+ * DMA), PIPELINED (pool blocks of chunk_size bytes: the host memcpy of one chunk overlaps the
+ * DMA of the others) or PINNED (the user range pinned in place with
  * hsa_amd_memory_lock_to_pool, unpinned when the DMA completed). Staging blocks are returned
  * to the pool before the copy's completion is signalled.
+ *
+ * When a pageable SOURCE may be written again (the rule of CUDA's cudaMemcpyAsync and HIP's
+ * hipMemcpyAsync for pageable memory: "the pageable buffer has been copied to staging memory"
+ * when the call returns):
+ *   - by default, as soon as the call returned, at every size and under every strategy: the
+ *     whole source is copied into pinned staging blocks before the call returns (STAGED: one
+ *     block; PIPELINED: a block per chunk, at most HSAD_COPY_MAX_BUFFERS chunks, each at least
+ *     chunk_size bytes, the DMA of each chunk submitted as soon as it is staged so the DMAs
+ *     overlap the host memcpy of the next ones). The size thresholds choose how (a size at or
+ *     above pin_threshold is PIPELINED, never pinned in place), not when the source is free.
+ *     Cost: the copy holds `size` bytes of pool blocks until its DMAs completed, and the call
+ *     takes the host memcpy of the whole source (README, "Memory", measured figures);
+ *   - with HSAD_COPY_SOURCE_DEFERRED in options->flags (opt-in, zero-copy): the source is read
+ *     by the DMA after the call returned (PINNED in place from pin_threshold; a PIPELINED copy
+ *     stages its later chunks on ROCr's event thread as buffers come back, chunk_buffers
+ *     blocks). The caller must neither write nor free nor unregister the source until the
+ *     copy's completion was reached (hsad_completion_done / _wait on out_completion; the signal
+ *     forms: `completion` decremented); a write before that may or may not reach dst.
+ * The synchronous forms (hsad_memcpy) return once the bytes are at dst, so their source is free
+ * then under either rule; they use the deferred strategies (no full staging). A pageable
+ * DESTINATION is written until the completion is reached under both rules.
  *
  * Refusals after the call returned: ROCr may refuse the DMA of a later chunk of a pipeline
  * (or a later 1 MiB piece of a fill). The copy then stops: nothing more is submitted, the
@@ -269,8 +289,17 @@ typedef struct hsad_copy_options {
                                the two it is PIPELINED (pin_threshold > staging_max) */
   size_t chunk_size;        /* bytes per pipeline chunk (a multiple of 4096) */
   uint32_t chunk_buffers;   /* staging blocks in flight, 2..8 */
-  uint32_t force;           /* 0: by size; else an hsad_copy_strategy_t (benchmarks) */
+  uint32_t force;           /* 0: by size; else an hsad_copy_strategy_t (benchmarks);
+                               HSAD_COPY_PINNED with a pageable source of an asynchronous copy
+                               needs HSAD_COPY_SOURCE_DEFERRED (else HSAD_ERR_INVALID_ARGUMENT) */
+  uint32_t flags;           /* HSAD_COPY_SOURCE_DEFERRED or 0; other bits:
+                               HSAD_ERR_INVALID_ARGUMENT */
 } hsad_copy_options_t;
+
+/* options->flags: the caller accepts that a pageable source is read after the asynchronous
+ * call returned, until the copy's completion is reached (see "When a pageable SOURCE may be
+ * written again" above); the copy then uses pin_threshold and chunk_buffers as given. */
+#define HSAD_COPY_SOURCE_DEFERRED 1u
 
 /* Defaults: the crossovers `hsad bench copy` measured (5 rounds, medians, a path "wins" a size
  * when it is 5% faster; README, "Measured") on kfd-emu gfx90a: staged is as fast as anything up
@@ -286,7 +315,8 @@ enum { HSAD_COPY_MAX_DEPS = 64, HSAD_COPY_MAX_BUFFERS = 8 };
 
 /* The strategy a copy of `size` bytes with a pageable side gets under `options` (NULL:
  * defaults): STAGED when size <= staging_max, PINNED when size >= pin_threshold, else
- * PIPELINED (or options->force). */
+ * PIPELINED (or options->force). An asynchronous copy from a pageable source without
+ * HSAD_COPY_SOURCE_DEFERRED replaces PINNED with PIPELINED (its out_strategy says so). */
 hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, size_t size);
 
 /* Asynchronous copy ordered after `deps` (completions of dispatches, barriers, copies or
@@ -302,7 +332,8 @@ hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, 
  * messages, named "hsad_memcpy_async"): a refused copy submits nothing. Errors also:
  * HSAD_ERR_INVALID_ARGUMENT (out_completion NULL, deps NULL with dep_count > 0, dep_count above
  * HSAD_COPY_MAX_DEPS), those of hsad_queue_create / hsad_queue_barrier_signals (queue error,
- * HSAD_ERR_TIMEOUT: nothing submitted). Returns once the first chunk is staged. A copy that
+ * HSAD_ERR_TIMEOUT: nothing submitted). Returns once a pageable source is staged whole (with
+ * HSAD_COPY_SOURCE_DEFERRED: once the first chunk is staged or the range pinned). A copy that
  * stopped after the call returned (a later chunk ROCr refused: see "Refusals after the call
  * returned") tells its waiters: hsad_completion_wait / _wait_all / _wait_any on
  * *out_completion return its HSAD_ERR_HSA and message once it was reached (the copy queue's
@@ -326,9 +357,10 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
  * when the bytes are at dst (after staging blocks went back and pinned ranges were unpinned).
  * `device`: the GPU whose NUMA node's pool stages pageable data (and that runs the blit when
  * neither side is device memory). Zero bytes: no check, completion decremented once the deps
- * are 0. *out_strategy (may be NULL): what moved it. Returns once the first chunk is staged
- * (or pinned). Errors: the checks above, HSAD_ERR_HSA (ROCr refused the first submission, or
- * refused to arm the handler that watches it: nothing is in flight, the message names the
+ * are 0. *out_strategy (may be NULL): what moved it. Returns once a pageable source is staged
+ * whole (with HSAD_COPY_SOURCE_DEFERRED: once the first chunk is staged, or the range pinned).
+ * Errors: the checks above, HSAD_ERR_HSA (ROCr refused the first submission, or refused to arm
+ * the handler that watches it: nothing is in flight, the message names the
  * call), HSAD_ERR_OUT_OF_MEMORY / HSAD_ERR_RESOURCE_EXHAUSTED (staging). Once `completion`
  * was decremented, hsad_mem_signal_result(completion) says whether every byte arrived (see
  * "Refusals after the call returned"). Thread-safe. */
