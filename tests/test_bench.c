@@ -227,9 +227,9 @@ Test(bench, copy_json, .timeout = 300) {
   json_object *root;
   json_object *s = run_suite("copy", "", &root, "copy");
   static const char *const paths[] = {"pinned", "staged", "pipelined", "pinned-in-place", "auto",
-                                      "hip-pinned", "hip-pageable"};
-  cr_assert_eq(json_object_array_length(get(s, "results")), 7 * 6);
-  for (int p = 0; p < 7; p++)
+                                      "async", "async-deferred", "hip-pinned", "hip-pageable"};
+  cr_assert_eq(json_object_array_length(get(s, "results")), 9 * 6);
+  for (int p = 0; p < 9; p++)
     for (double x = 4096; x <= 4 << 20; x *= 4) {
       json_object *r = find_result(s, paths[p], "", x);
       cr_assert_str_eq(json_object_get_string(get(get(r, "x"), "name")), "bytes");
