@@ -139,7 +139,7 @@ static hsad_status_t side_classify(const char *what, const char *role, const voi
     out->base = e.base;
     out->checked_access = true;
     out->access_mask = e.access_mask;
-    if (e.kind == HSAD_MEM_DEVICE) {
+    if (e.kind == HSAD_MEM_DEVICE || e.kind == HSAD_MEM_STREAM) {
       out->device_mem = true;
       out->owner = mem_device_index(e.device);
     }

@@ -51,9 +51,11 @@ typedef enum hsad_mem_kind {
   HSAD_MEM_HOST_COARSE = 3, /* coarse-grained system memory of the GPU's nearest CPU agent */
   HSAD_MEM_REGISTERED = 4,  /* caller memory pinned in place (hsad_mem_register) */
   HSAD_MEM_POOLED = 5,      /* a block of a pinned host pool (hsad_host_pool_alloc) */
+  HSAD_MEM_STREAM = 6,      /* device memory of a stream-ordered pool (hsad_mem_alloc_async) */
 } hsad_mem_kind_t;
 
-/* Static name of a kind ("device", "host-fine", "host-coarse", "registered", "pooled"). */
+/* Static name of a kind ("device", "host-fine", "host-coarse", "registered", "pooled",
+ * "stream-ordered"). */
 const char *hsad_mem_kind_name(hsad_mem_kind_t kind);
 
 enum { HSAD_MEM_MAX_ACCESS = 16 }; /* devices one call can grant access to */
@@ -213,6 +215,115 @@ hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max
 
 /* Counters (see hsad_host_pool_stats_t). Errors: HSAD_ERR_INVALID_ARGUMENT. Thread-safe. */
 hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_stats_t *out_stats);
+
+/* ---- stream-ordered device allocation -------------------------------------------------------
+ *
+ * As cudaMallocAsync / cudaFreeAsync with a memory pool (CUDA runtime API, "Stream Ordered
+ * Memory Allocator"; HIP's hipMallocAsync): device memory is allocated and freed in the order
+ * of a queue's completion timeline (hsad_queue.h, "Timeline"), so a runtime can allocate and
+ * free per step without a device synchronisation.
+ *
+ * hsad_mem_free_async(queue, ptr) submits one barrier-AND packet on `queue` (an explicit
+ * ordering point: later packets of the queue, HSAD_LAUNCH_NO_BARRIER ones too, start only once
+ * everything before it completed) and records its completion as the block's "free point". The
+ * block is cached in its pool (never returned to ROCr while its free point may be pending). A
+ * later hsad_mem_alloc_async(pool, q, bytes) of the same size class takes a cached block, in
+ * this order of preference:
+ *   1. one whose free point was reached (any queue): nothing can use it any more;
+ *   2. one freed on q itself: everything q runs after the allocation runs after the free point
+ *      (the barrier), so the block is reused without any wait, host or device;
+ *   3. one freed on another queue whose free point is pending: a barrier on q waiting for that
+ *      free point is submitted first (hsad_queue_barrier; CUDA's
+ *      cudaMemPoolReuseAllowInternalDependencies), then the block is reused;
+ *   4. otherwise a new block from the device's coarse-grained pool (hsa_amd_memory_pool_allocate).
+ * The host never waits in either call (except for room in the ring, bounded by deadline_ns).
+ * The caller's part of the contract (as CUDA's): work on other queues that uses the block must
+ * be ordered before the free (e.g. hsad_queue_barrier on the freeing queue), and the pointer is
+ * used only by work ordered after the allocation on its queue (or after a completion of it).
+ *
+ * Size classes: powers of two from 4096 bytes; a request takes a block of its class, rounded
+ * up (hsad_mem_info: size = the request, capacity = the class). Blocks are registered (kind
+ * HSAD_MEM_STREAM) while allocated: copies check them like device memory, hsad_mem_info knows
+ * them, hsad_mem_free refuses them (use hsad_mem_free_async); a cached block answers
+ * HSAD_ERR_FREED to every call.
+ *
+ * Release threshold (cudaMemPoolAttrReleaseThreshold): the cached bytes a pool keeps. After
+ * every hsad_mem_free_async, cached blocks whose free point was reached are returned to ROCr,
+ * oldest free first, while the cached bytes exceed the threshold (blocks still pending stay,
+ * and go at a later free or hsad_mem_pool_trim). Default 0, as CUDA's: only blocks still
+ * pending at the time of a free are kept, which is what the reuse of rules 2 and 3 needs.
+ *
+ * Thread safety: every call is thread-safe (one mutex per pool; the queue calls are
+ * multi-producer safe). A pool belongs to its runtime: after hsad_runtime_close every call on it
+ * answers HSAD_ERR_CLOSED (destroy it before closing). */
+
+typedef struct hsad_mem_pool hsad_mem_pool_t;
+
+/* Counters of a stream-ordered pool; exact once no call on the pool is in progress. Bytes are
+ * class bytes. */
+typedef struct hsad_mem_pool_stats {
+  uint64_t reserved_bytes;      /* held from ROCr: used + cached */
+  uint64_t used_bytes;          /* handed out by hsad_mem_alloc_async and not freed */
+  uint64_t cached_bytes;        /* freed (hsad_mem_free_async), kept for reuse */
+  uint64_t reserved_high;       /* high-water mark of reserved_bytes (cudaMemPoolAttrReservedMemHigh) */
+  uint64_t used_high;           /* high-water mark of used_bytes (cudaMemPoolAttrUsedMemHigh) */
+  uint64_t used_blocks, cached_blocks;
+  uint64_t allocs;              /* successful hsad_mem_alloc_async calls */
+  uint64_t reuse_reached;       /* allocations served by rule 1 (free point reached) */
+  uint64_t reuse_same_queue;    /* rule 2 (freed on the allocating queue, pending) */
+  uint64_t reuse_cross_queue;   /* rule 3 (a barrier on the allocating queue was submitted) */
+  uint64_t rocr_allocs;         /* rule 4: blocks allocated from ROCr */
+  uint64_t rocr_releases;       /* blocks returned to ROCr (threshold, trim) */
+  uint64_t release_threshold;
+} hsad_mem_pool_stats_t;
+
+/* Creates a stream-ordered pool of `device`'s coarse-grained memory (empty: blocks are
+ * allocated on demand), release threshold 0. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL
+ * device/out_pool, a device not of the open runtime), HSAD_ERR_UNSUPPORTED (no coarse-grained
+ * pool), HSAD_ERR_OUT_OF_MEMORY, HSAD_ERR_CLOSED. Thread-safe. */
+hsad_status_t hsad_mem_pool_create(hsad_device_t *device, hsad_mem_pool_t **out_pool);
+
+/* Destroys the pool: waits (until deadline_ns) for the free points of its cached blocks, then
+ * returns every block to ROCr. Errors (nothing changed, the pool stays usable):
+ * HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_IN_USE (blocks still allocated: "N blocks (B
+ * bytes) still allocated: free them with hsad_mem_free_async first"), HSAD_ERR_TIMEOUT (a free
+ * point not reached by the deadline). After hsad_runtime_close: frees the host bookkeeping
+ * only (ROCr's memory went with the runtime), HSAD_OK. Not concurrent with other calls on the
+ * same pool. */
+hsad_status_t hsad_mem_pool_destroy(hsad_mem_pool_t *pool, uint64_t deadline_ns);
+
+/* Allocates `bytes` of device memory ordered on `queue` (rules 1-4 above): *out_ptr may be used
+ * by work submitted on `queue` after this call (and by work ordered after that). deadline_ns
+ * bounds the wait for ring room of rule 3's barrier. Errors (nothing allocated, the pool as it
+ * was): HSAD_ERR_INVALID_ARGUMENT (NULL pool/queue/out_ptr, bytes 0, a queue of another
+ * runtime's device), HSAD_ERR_RANGE (bytes rounded up to a power of two overflows),
+ * HSAD_ERR_OUT_OF_MEMORY (ROCr out of resources, or bytes above the device's pool),
+ * HSAD_ERR_TIMEOUT / the queue's sticky error (rule 3's barrier), HSAD_ERR_CLOSED,
+ * HSAD_ERR_HSA. Thread-safe. */
+hsad_status_t hsad_mem_alloc_async(hsad_mem_pool_t *pool, hsad_queue_t *queue, size_t bytes,
+                                   uint64_t deadline_ns, void **out_ptr);
+
+/* Frees a block hsad_mem_alloc_async returned, ordered on `queue`: the block may be reused
+ * once everything submitted on `queue` before this call completed (one barrier-AND packet is
+ * submitted; see above). Errors (nothing changed): HSAD_ERR_INVALID_ARGUMENT (NULL queue or
+ * ptr, or ptr is not a stream-ordered block: "... is device memory of 4096 bytes, not a
+ * stream-ordered block: use hsad_mem_free"), HSAD_ERR_FREED (freed already),
+ * HSAD_ERR_NOT_ALLOCATED (unknown, or an interior address), HSAD_ERR_TIMEOUT / the queue's
+ * sticky error (the barrier could not be submitted), HSAD_ERR_CLOSED. Thread-safe. */
+hsad_status_t hsad_mem_free_async(hsad_queue_t *queue, void *ptr, uint64_t deadline_ns);
+
+/* Sets the release threshold (bytes of cached blocks kept; see above) and releases at once the
+ * reached blocks above it. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_CLOSED. */
+hsad_status_t hsad_mem_pool_set_release_threshold(hsad_mem_pool_t *pool, uint64_t bytes);
+
+/* Returns cached blocks whose free point was reached to ROCr, oldest free first, until at most
+ * keep_bytes stay cached (cudaMemPoolTrimTo); pending ones stay. *out_released (may be NULL):
+ * class bytes released. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_CLOSED. */
+hsad_status_t hsad_mem_pool_trim(hsad_mem_pool_t *pool, uint64_t keep_bytes,
+                                 uint64_t *out_released);
+
+/* Counters (hsad_mem_pool_stats_t). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL). Thread-safe. */
+hsad_status_t hsad_mem_pool_stats(hsad_mem_pool_t *pool, hsad_mem_pool_stats_t *out_stats);
 
 /* ---- copies and fills ---------------------------------------------------------------------
  *
