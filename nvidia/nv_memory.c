@@ -173,6 +173,16 @@ static hsad_status_t nv_copy_queue(nv_dev_t *dev, nv_queue_t **out) {
   return HSAD_OK;
 }
 
+/* The copy queue's waiters spin (as cuStreamSynchronize does under the default scheduling)
+ * until the copies enqueued should be done at NV_COPY_BYTES_PER_NS, then sleep: on the H200
+ * a sleeping wait overslept a 64 MiB copy by 40% (39 against 54.7 GB/s). */
+#define NV_COPY_BYTES_PER_NS 50 /* 50 GB/s: PCIe 5 x16 moved 54.7 GB/s on the H200 */
+static void nv_copy_expect(nv_queue_t *q, size_t size) {
+  uint64_t now = hsad_now_ns(), end = atomic_load_explicit(&q->spin_until_ns, memory_order_relaxed);
+  if (end < now) end = now;
+  atomic_store_explicit(&q->spin_until_ns, end + size / NV_COPY_BYTES_PER_NS, memory_order_relaxed);
+}
+
 hsad_status_t nv_memcpy_async(hsad_device_t *device, void *impl, void *dst, const void *src,
                               size_t size, const hsad_completion_t *deps, uint32_t dep_count,
                               uint64_t deadline_ns, hsad_completion_t *out_completion) {
@@ -188,11 +198,14 @@ hsad_status_t nv_memcpy_async(hsad_device_t *device, void *impl, void *dst, cons
   if ((s = nv_queue_wait_deps(q, deps, dep_count, deadline_ns, "hsad_memcpy_async")) != HSAD_OK)
     return s;
   if (size) {
+    if ((s = nv_queue_seal_fast(q)) != HSAD_OK) return s;
     nv_result_t r = nv_cu.memcpy_async((nv_deviceptr_t)(uintptr_t)dst,
                                        (nv_deviceptr_t)(uintptr_t)src, size, q->stream);
     if (r != NV_SUCCESS)
       return nv_fail(dev, r, "hsad_memcpy_async: cuMemcpyAsync(%p <- %p, %zu bytes) on device %u",
                      dst, src, size, dev->info.index);
+    atomic_store_explicit(&q->since_epoch, 1, memory_order_relaxed);
+    nv_copy_expect(q, size);
   }
   return nv_queue_epoch(q, out_completion);
 }
