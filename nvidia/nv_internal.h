@@ -165,8 +165,10 @@ hsad_status_t nv_buffer_alloc(hsad_device_t *, void *, size_t, void **);
 bool nv_buffer_free(void *);
 hsad_status_t nv_mem_alloc(hsad_device_t *, void *, uint32_t, size_t, void **);
 hsad_status_t nv_mem_free(void *);
+struct hsad_copy_options;
 hsad_status_t nv_memcpy_async(hsad_device_t *, void *, void *, const void *, size_t,
-                              const hsad_completion_t *, uint32_t, uint64_t, hsad_completion_t *);
+                              const hsad_completion_t *, uint32_t,
+                              const struct hsad_copy_options *, uint64_t, hsad_completion_t *);
 void nv_memory_close(void);
 
 /* nv_pool.c: pinned host pools (hsad_host_pool_* of the build without AMD) */

@@ -333,7 +333,7 @@ Test(nvidia, cross_queue_barriers) {
     hsad_completion_t stored;
     OK(hsad_queue_barrier(q1, &copied, 1, HSAD_DEADLINE_NEVER, NULL));
     OK(hsad_kernel_dispatch(q1, delay, &l1, HSAD_DEADLINE_NEVER, &stored, NULL));
-    OK(hsad_queue_barrier(q2, &stored, 1, HSAD_DEADLINE_NEVER, NULL)); /* cuStreamWaitValue64 */
+    OK(hsad_queue_barrier(q2, &stored, 1, HSAD_DEADLINE_NEVER, NULL)); /* cuStreamWaitEvent */
     OK(hsad_kernel_dispatch(q2, copy, &l2, HSAD_DEADLINE_NEVER, &copied, NULL));
   }
   hsad_completion_t end;
@@ -459,6 +459,66 @@ Test(nvidia, copies_byte_exact) {
     free(src), free(back);
   }
   cr_expect_eq(hsad_mem_free((void *)0x1000), HSAD_ERR_NOT_ALLOCATED, "%s", hsad_last_error());
+  nv_env_close(&e);
+}
+
+static uint64_t pool_uses(hsad_host_pool_t *pool) {
+  hsad_host_pool_stats_t st;
+  OK(hsad_host_pool_stats(pool, &st));
+  return st.hits + st.misses;
+}
+
+/* Copies with a pageable host side (nvidia/nv_memory.c): every strategy, forced, moves every
+ * byte both ways at sizes around the 256 KiB chunk; by default a small host -> device copy
+ * (64 KiB) and a 1 MiB device -> host copy are staged through the pool, 4 MiB ones are not
+ * (the H200's measured thresholds: 256 KiB and 1 MiB); a strategy out of range is refused. */
+Test(nvidia, copies_pageable_strategies, .timeout = 90) {
+  nv_env_t e;
+  nv_env(&e);
+  static const size_t sizes[] = {1, 4096 + 5, (256u << 10) + 3, (1u << 20) + 7, (3u << 20) + 1};
+  static const char *const names[] = {"default", "direct", "staged", "pipelined", "pinned"};
+  size_t max = 4u << 20; /* the largest of sizes[] and picks[] */
+  uint8_t *src = malloc(max), *back = malloc(max), *dev = dev_alloc(&e, max);
+  for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+    for (uint32_t f = 0; f <= HSAD_COPY_PINNED + 1; f++) {
+      size_t n = sizes[z];
+      /* DIRECT is 0 (force 0 means by size): thresholds that put every size above 1 there */
+      hsad_copy_options_t o = {.force = f > 1 ? f - 1 : 0, .staging_max = 1,
+                               .pin_threshold = SIZE_MAX};
+      for (size_t i = 0; i < n; i++) src[i] = (uint8_t)(i * 29 + z * 11 + f * 3 + 1);
+      memset(back, 0, n);
+      hsad_completion_t c1, c2;
+      OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, f ? &o : NULL, HSAD_DEADLINE_NEVER, &c1));
+      OK(hsad_memcpy_async(e.dev, back, dev, n, &c1, 1, f ? &o : NULL, HSAD_DEADLINE_NEVER, &c2));
+      OK(hsad_completion_wait(&c2, hsad_now_ns() + 30 * SEC));
+      size_t bad = 0;
+      while (bad < n && back[bad] == src[bad]) bad++;
+      cr_expect_eq(bad, n, "%s, %zu bytes: byte %zu came back 0x%02x, sent 0x%02x",
+                   names[f], n, bad, bad < n ? back[bad] : 0,
+                   bad < n ? src[bad] : 0);
+    }
+  hsad_host_pool_t *pool;
+  OK(hsad_host_pool_get(e.dev, &pool));
+  static const struct { size_t n; int h2d; int staged; } picks[] = {
+      {64u << 10, 1, 1}, {256u << 10, 1, 1}, {(256u << 10) + 1, 1, 0}, {4u << 20, 1, 0},
+      {1u << 20, 0, 1}, {(1u << 20) + 1, 0, 0}, {4u << 20, 0, 0}};
+  for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+    uint64_t before = pool_uses(pool);
+    hsad_completion_t c;
+    OK(hsad_memcpy_async(e.dev, picks[i].h2d ? (void *)dev : back, picks[i].h2d ? (void *)src : dev,
+                         picks[i].n, NULL, 0, NULL, HSAD_DEADLINE_NEVER, &c));
+    OK(hsad_completion_wait(&c, hsad_now_ns() + 30 * SEC));
+    cr_expect_eq(pool_uses(pool) > before, picks[i].staged, "%s %zu bytes: staged %d, want %d",
+                 picks[i].h2d ? "H2D" : "D2H", picks[i].n, pool_uses(pool) > before,
+                 picks[i].staged);
+  }
+  hsad_copy_options_t bad = {.force = 7};
+  hsad_completion_t c;
+  ERR_IS(hsad_memcpy_async(e.dev, dev, src, 64, NULL, 0, &bad, HSAD_DEADLINE_NEVER, &c),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: options->force 7 is not an "
+         "hsad_copy_strategy_t (0..3)");
+  OK(hsad_mem_free(dev));
+  free(src), free(back);
   nv_env_close(&e);
 }
 
