@@ -29,10 +29,17 @@
  *              cuMemcpyDtoHAsync_v2 + cuStreamSynchronize from / to cuMemHostAlloc'd and
  *              malloc'd memory. Checked: after each path's round the bytes are compared with
  *              the pattern that path wrote (a fresh pattern per path and round).
+ *   pageable   the pageable strategies of nvidia/nv_memory.c, host <-> device, 4 KiB .. 64 MiB:
+ *              the driver's cuMemcpyHtoDAsync / DtoHAsync + cuStreamSynchronize on malloc'd
+ *              memory against hsad_memcpy_async forced DIRECT (thresholds 1 / SIZE_MAX),
+ *              STAGED (pool blocks, 256 KiB chunks, 3 in flight) and PINNED
+ *              (cuMemHostRegister in place), and by default (the thresholds it ships); ns per
+ *              copy and GB/s, then the fastest per size and direction. Checked: each round's
+ *              device -> host copies bring back the pattern its host -> device copies sent.
  * Prints min / median / max over rounds, the targets of issue 19 with the measured ratios, and
  * the same as JSON lines when given a file.
  * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] [--suites LIST]
- * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy; default all). Exit 0 also
+ * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy,pageable; default all). Exit 0 also
  * when there is no NVIDIA GPU (it says so), 1 on a failure (a failed check says what differs). */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -430,6 +437,76 @@ static int cudart_open(cudart_t *c, const char *cubin) {
   return 1;
 }
 
+/* ---- pageable strategies ---------------------------------------------------------------- */
+
+enum { PG_DRIVER, PG_DIRECT, PG_STAGED, PG_PINNED, PG_DEFAULT, NPG };
+static const char *const pgnames[NPG] = {"driver", "hsad direct", "hsad staged", "hsad pinned",
+                                         "hsad default"};
+
+static int suite_pageable(bench_env_t *b) {
+  static const size_t sz[] = {4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+  enum { NZ = sizeof sz / sizeof sz[0] };
+  uint8_t *pg = malloc(sz[NZ - 1]), *back = malloc(sz[NZ - 1]), *dev;
+  if (!pg || !back) return fail("malloc", HSAD_ERR_OUT_OF_MEMORY);
+  HS("hsad_mem_alloc", hsad_mem_alloc(b->dev, HSAD_MEM_DEVICE, sz[NZ - 1], NULL, 0, (void **)&dev));
+  const hsad_copy_options_t opt[NPG] = {
+      [PG_DIRECT] = {.staging_max = 1, .pin_threshold = SIZE_MAX},
+      [PG_STAGED] = {.force = HSAD_COPY_STAGED},
+      [PG_PINNED] = {.force = HSAD_COPY_PINNED}};
+  uint32_t seed = 7;
+  for (int z = 0; z < NZ; z++) {
+    size_t n = sz[z];
+    int reps = (int)(((size_t)32 << 20) / n);
+    reps = reps > 200 ? 200 : reps < 3 ? 3 : reps;
+    double v[NPG][2][MAXR], med[NPG][2];
+    for (int r = 0; r < b->rounds; r++)
+      for (int path = 0; path < NPG; path++) {
+        uint32_t sd = seed++;
+        fill(pg, n, sd);
+        memset(back, 0, n);
+        for (int dir = 0; dir < 2; dir++) {
+          uint8_t *host = dir ? back : pg;
+          uint64_t t0 = hsad_now_ns();
+          for (int i = 0; i < reps; i++) {
+            if (path == PG_DRIVER) {
+              if (dir) DRV(nv_cu.memcpy_dtoh_async(host, (nv_deviceptr_t)(uintptr_t)dev, n, b->sa));
+              else DRV(nv_cu.memcpy_htod_async((nv_deviceptr_t)(uintptr_t)dev, host, n, b->sa));
+              DRV(nv_cu.stream_synchronize(b->sa));
+            } else {
+              hsad_completion_t c;
+              HS("hsad_memcpy_async", hsad_memcpy_async(b->dev, dir ? (void *)host : dev,
+                                                        dir ? (void *)dev : host, n, NULL, 0,
+                                                        path == PG_DEFAULT ? NULL : &opt[path],
+                                                        HSAD_DEADLINE_NEVER, &c));
+              HS("hsad_completion_wait", hsad_completion_wait(&c, HSAD_DEADLINE_NEVER));
+            }
+          }
+          v[path][dir][r] = (double)(hsad_now_ns() - t0) / reps;
+        }
+        char size[24];
+        snprintf(size, sizeof size, "%zuKiB", n >> 10);
+        if (same(back, n, sd, pgnames[path], size)) return 1;
+      }
+    for (int dir = 0; dir < 2; dir++) {
+      int best = 0;
+      for (int path = 0; path < NPG; path++) {
+        char name[64], kernel[24];
+        snprintf(name, sizeof name, "%s %s", dir ? "D2H" : "H2D", pgnames[path]);
+        snprintf(kernel, sizeof kernel, "%zuKiB", n >> 10);
+        med[path][dir] = report_b("pageable", name, kernel, v[path][dir], b->rounds, (double)n);
+        if (path != PG_DEFAULT && med[path][dir] < med[best][dir]) best = path;
+      }
+      printf("pageable  %s %zuKiB: fastest %s (%.2fx the driver's); default %.2fx the driver's\n",
+             dir ? "D2H" : "H2D", n >> 10, pgnames[best], med[PG_DRIVER][dir] / med[best][dir],
+             med[PG_DRIVER][dir] / med[PG_DEFAULT][dir]);
+    }
+  }
+  printf("pageable  check: every round's D2H brought back the pattern its H2D sent\n");
+  HS("hsad_mem_free", hsad_mem_free(dev));
+  free(pg), free(back);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE]\n");
@@ -437,7 +514,7 @@ int main(int argc, char **argv) {
   }
   setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines between the progress lines on stderr */
   int rounds = 7, count = 20000;
-  const char *suites = "dispatch,roundtrip,barrier,pool,copy";
+  const char *suites = "dispatch,roundtrip,barrier,pool,copy,pageable";
   for (int i = 2; i < argc; i += 2) {
     if (i + 1 >= argc) {
       fprintf(stderr, "hsad-bench-nvidia: %s needs a value\n", argv[i]);
@@ -624,6 +701,10 @@ int main(int argc, char **argv) {
   if (cc) {
     if (suite_copy(&be, copy_ratio)) return 1;
     fprintf(stderr, "hsad-bench-nvidia: copy done\n");
+  }
+  if (want(suites, "pageable")) {
+    if (suite_pageable(&be)) return 1;
+    fprintf(stderr, "hsad-bench-nvidia: pageable done\n");
   }
   /* issue 19's targets, from the medians above */
   if (dd)
