@@ -5,16 +5,20 @@
  *
  * A pageable host side (memory the driver does not know: cuPointerGetAttribute(MEMORY_TYPE)
  * answers an error) gets a strategy by size, measured on the H200 (README, "NVIDIA GPUs": the
- * pageable table of hsad-bench-nvidia); these copies return once the bytes are at dst:
+ * pageable table of hsad-bench-nvidia, two machines; a strategy is the default where it was
+ * at least 5% faster than the driver's pageable path in both); these copies return once the
+ * bytes are at dst:
  *   STAGED / PIPELINED  through pinned pool blocks (hsad_host_pool of the device's node) in
  *                       chunks of 256 KiB, 3 in flight: the host copies chunk i while the
- *                       engine moves chunk i - 1. Default for host -> device up to 256 KiB
- *                       (1.07-1.25x the driver's pageable path) and device -> host up to 1 MiB
- *                       (1.3-1.65x).
+ *                       engine moves chunk i - 1. Default for host -> device up to 64 KiB
+ *                       (1.13-1.25x; at 4 and 256 KiB it won on one machine and lost on the
+ *                       other) and device -> host up to 1 MiB (1.06-1.65x).
  *   DIRECT              the driver's own pageable path (cuMemcpyAsync): default between.
  *   PINNED              cuMemHostRegister of the host range in place, the copy, unregister:
- *                       default for host -> device from 64 MiB (1.55x); a range the driver
- *                       refuses to register (already registered in part, read-only) goes DIRECT.
+ *                       default for host -> device from 64 MiB (1.59x and 1.68x); device ->
+ *                       host at 64 MiB only 1.04x / 1.12x, so it stays DIRECT. A range the
+ *                       driver refuses to register (registered in part already, read-only)
+ *                       goes DIRECT.
  * hsad_copy_options_t: staging_max / pin_threshold replace the defaults for both directions
  * (DIRECT between them), chunk_size / chunk_buffers the pipeline's, force picks a strategy.
  *
@@ -201,7 +205,7 @@ static void nv_copy_expect(nv_queue_t *q, size_t size) {
 
 /* ---- pageable host sides ----------------------------------------------------------------- */
 
-#define NV_H2D_STAGE_MAX ((size_t)256 << 10)
+#define NV_H2D_STAGE_MAX ((size_t)64 << 10)
 #define NV_D2H_STAGE_MAX ((size_t)1 << 20)
 #define NV_H2D_PIN_MIN ((size_t)64 << 20)
 #define NV_STAGE_CHUNK ((size_t)256 << 10)

@@ -469,9 +469,9 @@ static uint64_t pool_uses(hsad_host_pool_t *pool) {
 }
 
 /* Copies with a pageable host side (nvidia/nv_memory.c): every strategy, forced, moves every
- * byte both ways at sizes around the 256 KiB chunk; by default a small host -> device copy
- * (64 KiB) and a 1 MiB device -> host copy are staged through the pool, 4 MiB ones are not
- * (the H200's measured thresholds: 256 KiB and 1 MiB); a strategy out of range is refused. */
+ * byte both ways at sizes around the 256 KiB chunk; by default host -> device copies up to
+ * 64 KiB and device -> host copies up to 1 MiB are staged through the pool, larger ones are
+ * not (the H200's measured thresholds); a strategy out of range is refused. */
 Test(nvidia, copies_pageable_strategies, .timeout = 90) {
   nv_env_t e;
   nv_env(&e);
@@ -500,7 +500,7 @@ Test(nvidia, copies_pageable_strategies, .timeout = 90) {
   hsad_host_pool_t *pool;
   OK(hsad_host_pool_get(e.dev, &pool));
   static const struct { size_t n; int h2d; int staged; } picks[] = {
-      {64u << 10, 1, 1}, {256u << 10, 1, 1}, {(256u << 10) + 1, 1, 0}, {4u << 20, 1, 0},
+      {4u << 10, 1, 1}, {64u << 10, 1, 1}, {(64u << 10) + 1, 1, 0}, {4u << 20, 1, 0},
       {1u << 20, 0, 1}, {(1u << 20) + 1, 0, 0}, {4u << 20, 0, 0}};
   for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
     uint64_t before = pool_uses(pool);
