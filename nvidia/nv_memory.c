@@ -6,13 +6,13 @@
  * A pageable host side (memory the driver does not know: cuPointerGetAttribute(MEMORY_TYPE)
  * answers an error) gets a strategy by size, measured on the H200 (README, "NVIDIA GPUs": the
  * pageable table of hsad-bench-nvidia, two machines; a strategy is the default where it was
- * at least 5% faster than the driver's pageable path in both); these copies return once the
- * bytes are at dst:
+ * at least 5% faster than the driver's pageable path in both); STAGED and PINNED copies
+ * return once the bytes are at dst:
  *   STAGED / PIPELINED  through pinned pool blocks (hsad_host_pool of the device's node) in
  *                       chunks of 256 KiB, 3 in flight: the host copies chunk i while the
  *                       engine moves chunk i - 1. Default for host -> device up to 64 KiB
- *                       (1.13-1.25x; at 4 and 256 KiB it won on one machine and lost on the
- *                       other) and device -> host up to 1 MiB (1.06-1.65x).
+ *                       (1.13-1.23x; at 4 and 256 KiB it won on one machine and lost on the
+ *                       other) and device -> host up to 1 MiB (1.06-1.66x).
  *   DIRECT              the driver's own pageable path (cuMemcpyAsync): default between.
  *   PINNED              cuMemHostRegister of the host range in place, the copy, unregister:
  *                       default for host -> device from 64 MiB (1.59x and 1.68x); device ->
