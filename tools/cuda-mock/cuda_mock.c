@@ -408,7 +408,18 @@ res_t cuMemHostGetDevicePointer_v2(uint64_t *d, void *h, unsigned flags) {
   *d = (uint64_t)(uintptr_t)h;
   return sticky ? sticky : OK;
 }
+static int range_known(uint64_t p) {
+  int known = 0;
+  pthread_mutex_lock(&ranges_lock);
+  for (range_t *q = ranges; q && !known; q = q->next) known = p >= q->base && p - q->base < q->bytes;
+  pthread_mutex_unlock(&ranges_lock);
+  return known;
+}
+/* For tests: copies so far with a side the driver does not know (pageable host memory). */
+static _Atomic long pageable_copies;
+long cuda_mock_pageable_copies(void) { return pageable_copies; }
 res_t cuMemcpyAsync(uint64_t dst, uint64_t src, size_t n, void *h) {
+  if (!range_known(dst) || !range_known(src)) pageable_copies++;
   op_t *o = calloc(1, sizeof *o);
   o->kind = 3, o->dst = (void *)(uintptr_t)dst, o->src = (const void *)(uintptr_t)src, o->bytes = n;
   return enqueue(h, o);
