@@ -28,6 +28,7 @@
 struct hsad_backend_ops;
 struct hsad_host_pool;       /* memory/hsad_memory.h */
 struct hsad_host_pool_stats;
+struct hsad_copy_options;    /* memory/hsad_memory.h */
 
 /* The gate word's bits in its `capturing` half (dispatch_internal.h): 1 = capturing (AMD,
  * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
@@ -116,9 +117,11 @@ typedef struct hsad_backend_ops {
                              void **out);
   /* HSAD_ERR_NOT_ALLOCATED (no message set) when ptr is none of the backend's */
   hsad_status_t (*mem_free)(void *ptr);
+  /* options: NULL or the caller's (a pageable side's strategy and thresholds) */
   hsad_status_t (*memcpy_async)(hsad_device_t *device, void *impl, void *dst, const void *src,
                                 size_t size, const hsad_completion_t *deps, uint32_t dep_count,
-                                uint64_t deadline_ns, hsad_completion_t *out_completion);
+                                const struct hsad_copy_options *options, uint64_t deadline_ns,
+                                hsad_completion_t *out_completion);
 
   /* Pinned host pools (hsad_host_pool_*, memory/hsad_memory.h: the build without AMD forwards
    * them here). A pool object begins with hsad_object_head_t (its backend's table). */

@@ -384,11 +384,10 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
                                 const hsad_completion_t *deps, uint32_t dep_count,
                                 const hsad_copy_options_t *options, uint64_t deadline_ns,
                                 hsad_completion_t *out_completion) {
-  (void)options;
   if (!device) return fr_null("hsad_memcpy_async");
   hsad_status_t s = fr_check_open();
   return s ? s : device->ops->memcpy_async(device, device->impl, dst, src, size, deps, dep_count,
-                                           deadline_ns, out_completion);
+                                           options, deadline_ns, out_completion);
 }
 
 /* ---- pinned host pools: the backend's (a pool begins with its table) ------------------- */

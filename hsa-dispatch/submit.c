@@ -205,6 +205,6 @@ hsad_status_t hsad_submit_foreign_memcpy_async(hsad_device_t *d, void *dst, cons
                                                hsad_completion_t *out_completion) {
   hsad_status_t s = dq_check_open();
   if (s) return s;
-  return d->ops->memcpy_async(d, d->backend_device, dst, src, size, deps, dep_count, deadline_ns,
-                              out_completion);
+  return d->ops->memcpy_async(d, d->backend_device, dst, src, size, deps, dep_count, NULL,
+                              deadline_ns, out_completion);
 }
