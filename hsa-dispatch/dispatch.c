@@ -1,11 +1,11 @@
 /* dispatch.c - the dispatch path (hsad_queue.h steps 2-8): the per-thread launch cache,
- * single dispatches, prepared launches and batches. The ring rules are in aql_ring.h, the
+ * single dispatches, prepared launches and batches. The ring is aql_ring.h (its submit helpers queue_submit.h), the
  * checks in launch_check.c, completions in timeline.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hsa-dispatch/aql_ring.h"
+#include "hsa-dispatch/queue_submit.h"
 
 /* Kernel dispatch headers indexed by flags & 3 (HSAD_LAUNCH_NO_BARRIER, _FENCE_AGENT). */
 static const uint16_t dispatch_headers[4] = {
@@ -105,7 +105,7 @@ static hsad_status_t launch_build(const hsad_queue_t *q, const hsad_device_kerne
 static inline uint32_t fill_dispatch(hsad_queue_t *q, uint64_t id, const hsad_aql_dispatch_t *d,
                                      const uint8_t *image, uint32_t ksize, uint16_t header,
                                      uint64_t signal) {
-  uint8_t *ka = q->kernargs + (id & q->mask) * q->kernarg_block;
+  uint8_t *ka = dq_ring_kernarg(&q->ring, id);
   if (ksize) memcpy(ka, image, ksize);
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)dq_slot(q, id);
   uint32_t word = hsad_aql_dispatch_fill(pkt, d, header);
@@ -134,7 +134,7 @@ submit_slow(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image,
   uint32_t word = fill_dispatch(q, id, d, image, ksize, header, sig);
   dq_publish_padding(q, id, n, want && !own);
   hsad_aql_publish(dq_slot(q, id), word); /* the first packet's header last */
-  dq_ring_doorbell(q, id + n - 1);
+  dq_ring_commit(&q->ring, id, n);
   if (want) *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = id};
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
@@ -146,7 +146,7 @@ static inline __attribute__((always_inline)) hsad_status_t
 submit_plain(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
              uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
              uint64_t *out_packet_id) {
-  if (DQ_UNLIKELY((out_completion != NULL) | (ksize > q->kernarg_block)))
+  if (DQ_UNLIKELY((out_completion != NULL) | (ksize > q->ring.kernarg_block)))
     return submit_slow(q, d, image, ksize, header, deadline_ns, out_completion, out_packet_id);
   uint64_t id;
   hsad_status_t s = dq_reserve(q, 1, deadline_ns, &id);
@@ -155,7 +155,7 @@ submit_plain(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image
    * completed, since id - size < retired. */
   uint64_t sig = DQ_UNLIKELY(q->ts_signals != NULL) ? dq_ts_arm(q, id) : 0;
   hsad_aql_publish(dq_slot(q, id), fill_dispatch(q, id, d, image, ksize, header, sig));
-  dq_ring_doorbell(q, id);
+  dq_ring_doorbell(&q->ring, id);
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
 }
@@ -352,9 +352,9 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
     hsad_status_t s = dq_gate_fail(q, "hsad_queue_dispatch_batch");
     if (s) return s;
   }
-  if (count > q->size)
+  if (count > q->ring.size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets exceeds the queue's %u "
-                     "slots", count, q->size);
+                     "slots", count, q->ring.size);
   dq_built_t *const bp = &dq_scratch;
   /* Pass 1: validate everything before anything is reserved; count the slots. */
   uint32_t slots = 0;
@@ -376,10 +376,10 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
              !(items[count - 1].launch.flags & HSAD_LAUNCH_NO_BARRIER) && !q->ts_signals;
   bool extra = out_completion && last_m == 1 && !own;
   uint32_t n = slots + extra;
-  if (n > q->size)
+  if (n > q->ring.size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets (%u dispatches + %u "
                      "kernarg padding + %u completion barrier) exceeds the queue's %u slots", n,
-                     count, slots - count, (uint32_t)extra, q->size);
+                     count, slots - count, (uint32_t)extra, q->ring.size);
   uint64_t first = 0, k = 0;
   dq_mon_mark_t mark;
   if (DQ_UNLIKELY(q->monitor)) dq_monitor_begin(q, &mark);
@@ -410,7 +410,7 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
                      dispatch_header(items[i].launch.flags) |
                          (dims << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS)));
   }
-  dq_ring_doorbell(q, first + n - 1);
+  dq_ring_commit(&q->ring, first, n);
   /* Monitoring on: one record per entry, after the doorbell (pass 4 rebuilds each body; the
    * ring slots may already be reused) */
   if (DQ_UNLIKELY(q->monitor)) {

@@ -1,6 +1,6 @@
 # hsa-dispatch: runtime, devices, programs, queues and the AQL dispatch path (libhsad).
 HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queue.c hsa-dispatch/rocr.c \
-  hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c hsa-dispatch/submit.c \
+  hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c hsa-dispatch/submit.c hsa-dispatch/aql_ring.c \
   hsa-dispatch/monitor.c hsa-dispatch/trace.c hsa-dispatch/variants.c hsa-dispatch/backend.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_vendor.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h hsa-dispatch/hsad_submit.h \
   hsa-dispatch/hsad_monitor.h hsa-dispatch/hsad_variants.h
@@ -35,6 +35,13 @@ $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h tests/test_dispa
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
 	  -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' -DHSAD_SRCDIR='"$(CURDIR)"' \
 	  $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+# the ring object on host memory: aql_ring.c alone, no ROCr, no kfd-emu (milliseconds)
+RING_TEST := $(TESTDIR)/test_aql_ring
+TEST_BINS += $(RING_TEST)
+$(RING_TEST): tests/test_aql_ring.c hsa-dispatch/aql_ring.c hsa-dispatch/aql_ring.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) tests/test_aql_ring.c hsa-dispatch/aql_ring.c -o $@ $(LDFLAGS) -lcriterion
 
 # the CLI test runs the hsad executable
 $(TESTDIR)/test_dispatch_cli: $(BINDIR)/hsad
