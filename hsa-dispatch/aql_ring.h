@@ -37,6 +37,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden) /* library-internal (dispatch_internal.h) */
+
 #define DQ_LIKELY(x) __builtin_expect(!!(x), 1)
 #define DQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -145,5 +147,7 @@ static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
 static inline void dq_ring_commit(dq_ring_t *ring, uint64_t first, uint32_t n) {
   dq_ring_doorbell(ring, first + n - 1);
 }
+
+#pragma GCC visibility pop
 
 #endif

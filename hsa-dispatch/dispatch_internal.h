@@ -15,6 +15,10 @@
 #include "hsa-dispatch/hsad_rocr.h"
 #include "hsa-dispatch/hsad_submit.h"
 
+/* Everything declared below is the library's own: hidden from libhsad.so's dynamic symbol
+ * table, so calls to it are direct (no PLT, no GOT load) in the shared library too. */
+#pragma GCC visibility push(hidden)
+
 #define HSAD_SHARED_QUEUES 2
 #define HSAD_MAX_DEVICES 16
 #define HSAD_MAX_CPUS 16
@@ -230,5 +234,7 @@ hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t 
 /* This thread's build of a batch entry or of hsad_submit_check (never held across calls;
  * the launch cache of dispatch.c keeps its own). */
 extern _Thread_local dq_built_t dq_scratch;
+
+#pragma GCC visibility pop
 
 #endif

@@ -12,8 +12,11 @@
 #define HSAD_QUEUE_SUBMIT_H
 
 #include <sched.h>
+#include <string.h>
 
 #include "hsa-dispatch/dispatch_internal.h"
+
+#pragma GCC visibility push(hidden) /* library-internal (dispatch_internal.h) */
 
 static inline void dq_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -33,6 +36,18 @@ static inline void dq_cpu_relax(void) {
  * as soon as the packet processor reaches it and orders nothing. */
 #define DQ_HDR_PAD HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE, \
                                    HSA_FENCE_SCOPE_NONE)
+
+/* Kernel dispatch headers indexed by flags & 3 (HSAD_LAUNCH_NO_BARRIER, _FENCE_AGENT). */
+static const uint16_t dq_dispatch_headers[4] = {
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
+    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
+};
+
+static inline uint16_t dq_dispatch_header(uint32_t flags) {
+  return dq_dispatch_headers[flags & 3];
+}
 
 /* A queue's ring arithmetic (aql_ring.h) under the names the submit paths use. */
 static inline uint32_t dq_span(const hsad_queue_t *q, uint32_t ksize) {
@@ -105,5 +120,21 @@ static inline void dq_publish_padding(hsad_queue_t *q, uint64_t id, uint32_t m, 
                                            e ? DQ_HDR_BARRIER_AND : DQ_HDR_PAD));
   }
 }
+
+/* Writes the kernarg image into slot `id`'s block and the body at `id` (header INVALID);
+ * returns the word to publish. */
+static inline uint32_t dq_fill_dispatch(hsad_queue_t *q, uint64_t id, const hsad_aql_dispatch_t *d,
+                                        const uint8_t *image, uint32_t ksize, uint16_t header,
+                                        uint64_t signal) {
+  uint8_t *ka = dq_ring_kernarg(&q->ring, id);
+  if (ksize) memcpy(ka, image, ksize);
+  hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)dq_slot(q, id);
+  uint32_t word = hsad_aql_dispatch_fill(pkt, d, header);
+  pkt->kernarg_address = ka;
+  pkt->completion_signal.handle = signal;
+  return word;
+}
+
+#pragma GCC visibility pop
 
 #endif
