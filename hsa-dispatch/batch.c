@@ -10,25 +10,6 @@ static inline uint32_t batch_span(const hsad_queue_t *q, const hsad_dispatch_des
   return dq_span(q, it->kernel->desc.kernarg_segment_size);
 }
 
-/* A batch on another backend's queue: its dispatches one by one, the completion on the last
- * (a stream runs them in order). Entries are not all checked before the first runs. */
-static hsad_status_t batch_foreign(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
-                                   uint32_t count, uint64_t deadline_ns,
-                                   hsad_completion_t *out_completion, uint64_t *out_first) {
-  for (uint32_t i = 0; i < count; i++) {
-    uint64_t id = 0;
-    hsad_status_t s = q->ops->kernel_dispatch(q, items[i].kernel, &items[i].launch, deadline_ns,
-                                              i == count - 1 ? out_completion : NULL, &id);
-    if (s) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", hsad_last_error());
-      return hsad_fail(s, "batch entry %u: %s", i, msg);
-    }
-    if (i == 0 && out_first) *out_first = id;
-  }
-  return HSAD_OK;
-}
-
 hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
                                         uint32_t count, uint64_t deadline_ns,
                                         hsad_completion_t *out_completion,
@@ -36,7 +17,9 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   if (!q || !items || !count)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
                      "count 0");
-  if (q->ops) return batch_foreign(q, items, count, deadline_ns, out_completion, out_first_packet_id);
+  if (q->ops)
+    return hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
+                                         out_first_packet_id);
   if (dq_gate(q)) {
     hsad_status_t s = dq_gate_fail(q, "hsad_queue_dispatch_batch");
     if (s) return s;
