@@ -143,6 +143,14 @@ extern const hsad_backend_ops_t *const hsad_backends[];
  * path and errno's text), HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_backend_read_file(const char *path, void **out_data, size_t *out_size);
 
+/* A batch on a backend's queue without batches of its own: its dispatches one by one through
+ * the queue's table, the completion on the last (a stream runs them in order); entries are not
+ * all checked before the first runs. A failure: "batch entry I: <the entry's message>". */
+hsad_status_t hsad_backend_batch_one_by_one(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
+                                            uint32_t count, uint64_t deadline_ns,
+                                            hsad_completion_t *out_completion,
+                                            uint64_t *out_first_packet_id);
+
 /* Generic waits over completions of any backends (backend.c): all in order; any by polling
  * hsad_completion_done with a short sleep (backends have no common blocking primitive). */
 hsad_status_t hsad_backend_wait_all(const hsad_completion_t *c, uint32_t count,

@@ -291,18 +291,8 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   if (!q || !items || !count)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
                      "count 0");
-  for (uint32_t i = 0; i < count; i++) {
-    uint64_t id = 0;
-    hsad_status_t s = hsad_queue_ops(q)->kernel_dispatch(
-        q, items[i].kernel, &items[i].launch, deadline_ns, i == count - 1 ? out_completion : NULL, &id);
-    if (s) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", hsad_last_error());
-      return hsad_fail(s, "batch entry %u: %s", i, msg);
-    }
-    if (i == 0 && out_first_packet_id) *out_first_packet_id = id;
-  }
-  return HSAD_OK;
+  return hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
+                                       out_first_packet_id);
 }
 
 hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
