@@ -179,10 +179,12 @@ hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_p
   return s ? s : device->ops->buffer_alloc(device, device->impl, size, out_ptr);
 }
 
-void hsad_buffer_free(void *ptr) {
-  if (!ptr || !fr_open()) return;
+hsad_status_t hsad_buffer_free(void *ptr) {
+  if (!ptr) return HSAD_OK;
   for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++)
-    if ((*b)->buffer_free(ptr)) return;
+    if ((*b)->buffer_free(ptr)) return HSAD_OK;
+  return hsad_fail(HSAD_ERR_NOT_ALLOCATED, "hsad_buffer_free: %p was not allocated by hsad "
+                   "(or was freed already)", ptr);
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
