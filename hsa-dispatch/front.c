@@ -212,8 +212,9 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
                                            label ? label : "<memory>", out_program);
 }
 
-void hsad_program_destroy(hsad_program_t *p) {
+hsad_status_t hsad_program_destroy(hsad_program_t *p) {
   if (p) hsad_object_ops(p)->program_destroy(p);
+  return HSAD_OK;
 }
 const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *p) {
   (void)p;

@@ -232,9 +232,23 @@ hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
 hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, size_t size,
                                        const char *label, hsad_program_t **out_program);
 
-/* Destroys the executable and the code object. NULL ok. No packet using one of its kernels may
- * be in flight. */
-void hsad_program_destroy(hsad_program_t *program);
+/* Destroys the executable and the code object. NULL: HSAD_OK, nothing done.
+ * A packet of one of its kernels still in flight is refused, and the program stays loaded
+ * and usable (freeing its code under a queued packet makes the packet processor fetch a
+ * kernel_object that is no longer GPU memory): a packet counts as in flight while it sits on
+ * a live queue of the program's device between the queue's completion timeline (the epochs
+ * reached: hsad_queue.h, "Timeline") and its write index. A dispatch submitted without a
+ * completion therefore counts until a later completion of its queue is reached; wait for one
+ * (hsad_completion_wait, hsad_queue_wait_idle) before destroying. Cost: one pass over the
+ * unretired slots of the device's queues (at most the ring size each), under the runtime lock.
+ * After the runtime's last close it only frees host memory (no check).
+ * Errors: HSAD_ERR_IN_USE "hsad_program_destroy(CODE OBJECT): kernel 'NAME' is in flight on
+ * queue ID of device N (packet P, not known to have completed): wait for a completion after it
+ * (hsad_completion_wait, hsad_queue_wait_idle), then destroy the program" (the first such
+ * packet found). NVIDIA programs: not checked, always HSAD_OK (cuModuleUnload). Returned void
+ * before issue 21; callers that ignore the status keep working. Do not race it with
+ * dispatches of the same program from other threads. */
+hsad_status_t hsad_program_destroy(hsad_program_t *program);
 
 /* The codeobj view of the loaded code object (metadata of every kernel). */
 const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *program);

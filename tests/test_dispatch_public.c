@@ -93,6 +93,58 @@ Test(public, program_load_memory_and_accessors, .timeout = 60) {
   dq_finish(&e, q, p);
 }
 
+/* Issue 21: hsad_program_destroy with one of its kernels in flight is refused (HSAD_ERR_IN_USE,
+ * naming the kernel, the queue and the packet) and the program stays usable; a kernel of
+ * another program in flight does not block it; after the completion, the destroy succeeds.
+ * KFD_EMU_CP_STALL_MS holds the CP 300 ms before every packet, so the packets are still queued
+ * when the destroy runs. */
+Test(public, program_destroy_in_flight_refused, .timeout = 60) {
+  setenv("KFD_EMU_CP_STALL_MS", "300", 1);
+  dq_env_t e;
+  dq_open(&e);
+  size_t size;
+  uint8_t *bytes = pub_read(TEST_KERNDIR "/empty-gfx90a-v5.hsaco", &size);
+  hsad_program_t *p = NULL, *other = NULL;
+  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-a", &p));
+  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-b", &other));
+  free(bytes);
+  const hsad_device_kernel_t *k, *ko;
+  DQ_OK(hsad_program_kernel(p, "empty", &k));
+  DQ_OK(hsad_program_kernel(other, "empty", &ko));
+  cr_assert_neq(hsad_device_kernel_desc(k)->kernel_object, hsad_device_kernel_desc(ko)->kernel_object);
+  hsad_queue_t *q = dq_queue(&e, 64), *shared = NULL;
+  DQ_OK(hsad_device_queue(e.dev, &shared));
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
+  hsad_completion_t c, c2;
+  uint64_t id, sid;
+  DQ_OK(hsad_kernel_dispatch(q, ko, &l, dq_in(DQ_SEC), NULL, NULL)); /* the other program's */
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
+            "hsad_program_destroy(empty-a): kernel 'empty' is in flight on queue %llu of device "
+            "0 (packet %llu, not known to have completed): wait for a completion after it "
+            "(hsad_completion_wait, hsad_queue_wait_idle), then destroy the program",
+            (unsigned long long)hsad_queue_hsa(q)->id, (unsigned long long)id);
+  cr_assert_eq(id, 1);
+  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  /* the program is still loaded: a dispatch without a completion on a shared queue is in
+   * flight until a later completion of that queue is reached */
+  DQ_OK(hsad_kernel_dispatch(shared, k, &l, dq_in(DQ_SEC), NULL, &sid));
+  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
+            "hsad_program_destroy(empty-a): kernel 'empty' is in flight on queue %llu of device "
+            "0 (packet %llu, not known to have completed): wait for a completion after it "
+            "(hsad_completion_wait, hsad_queue_wait_idle), then destroy the program",
+            (unsigned long long)hsad_queue_hsa(shared)->id, (unsigned long long)sid);
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c2, NULL));
+  DQ_OK(hsad_queue_wait_idle(shared, dq_in(20 * DQ_SEC)));
+  DQ_OK(hsad_completion_wait(&c2, dq_in(20 * DQ_SEC)));
+  DQ_OK(hsad_program_destroy(p));
+  DQ_OK(hsad_program_destroy(NULL));
+  /* `other`'s packet 0 completed before the completion of packet 1 was reached */
+  DQ_OK(hsad_program_destroy(other));
+  hsad_queue_destroy(q);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
 /* Refusals of hsad_program_load_memory, with their messages: NULL data or size 0, and an ISA
  * mismatch named by the label (saxpy built for gfx908). */
 Test(public, program_load_memory_refusals, .timeout = 60) {
