@@ -251,6 +251,14 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
 void hsad_queue_destroy(hsad_queue_t *q) {
   if (q) hsad_queue_ops(q)->queue_destroy(q);
 }
+hsad_status_t hsad_queue_destroy_deadline(hsad_queue_t *q, uint64_t deadline_ns) {
+  if (!q) return HSAD_OK;
+  hsad_status_t s = hsad_queue_wait_idle(q, deadline_ns);
+  if (s == HSAD_ERR_TIMEOUT || s == HSAD_ERR_INVALID_ARGUMENT) return s;
+  hsad_queue_ops(q)->queue_destroy(q);
+  hsad_clear_error();
+  return HSAD_OK;
+}
 hsad_status_t hsad_device_queue(hsad_device_t *device, hsad_queue_t **out_queue) {
   if (!device || !out_queue)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_device_queue: NULL device or out_queue");

@@ -145,6 +145,59 @@ Test(public, program_destroy_in_flight_refused, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
+/* Issue 21: teardown with a deadline. A kernel that runs for 2.5 s (KFD_EMU_DELAY_US on
+ * 'empty': the CP is stuck in it, as with a runaway grid) and a 300 ms deadline:
+ * hsad_queue_destroy_deadline returns HSAD_ERR_TIMEOUT at the deadline (not after the
+ * kernel), naming the queue, the packets (the dispatch 0 and the flush's barrier 1) and the
+ * kernel; the queue is live (no sticky error) and still runs what is submitted; with a later
+ * deadline the same call destroys it once the kernel ended. A shared queue is refused. */
+Test(public, queue_destroy_deadline_runaway_kernel, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "2500000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "empty", 1);
+  dq_env_t e;
+  const hsad_device_kernel_t *k, *kf;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "empty", 5, "empty", &k, &q);
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(id, 0);
+  uint64_t t0 = hsad_now_ns();
+  DQ_ERR_IS(hsad_queue_destroy_deadline(q, t0 + 300000000), HSAD_ERR_TIMEOUT,
+            "hsad_queue_destroy_deadline: queue %llu on device 0: packets 0 to 1 had not "
+            "completed by the deadline; the oldest, packet 0, a dispatch of kernel 'empty'. Not "
+            "destroyed: the queue is live and usable (its timeline closed by a barrier-AND); "
+            "call again with a later deadline, or let the process exit",
+            (unsigned long long)hsad_queue_hsa(q)->id);
+  uint64_t waited = hsad_now_ns() - t0;
+  cr_assert(waited >= 300000000 && waited < 1500000000, "returned after %llu ns",
+            (unsigned long long)waited);
+  DQ_OK(hsad_queue_error(q));
+  /* still usable: a fill after the runaway one runs once it ended */
+  uint32_t *buf = dq_alloc(&e, 64 * sizeof(uint32_t));
+  uint32_t v = 0x5a5a5a5au, n = 64;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t lf = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(q, kf, &lf, dq_in(DQ_SEC), &c, &id));
+  cr_assert_eq(id, 2);
+  DQ_OK(hsad_queue_destroy_deadline(q, dq_in(30 * DQ_SEC)));
+  cr_assert_geq(hsad_now_ns() - t0, 2000000000ull, "destroyed after the kernel ended");
+  for (int i = 0; i < 64; i++) cr_assert_eq(buf[i], 0x5a5a5a5au, "buf[%d] = 0x%x", i, buf[i]);
+  hsad_queue_t *shared = NULL;
+  DQ_OK(hsad_device_queue(e.dev, &shared));
+  DQ_ERR_IS(hsad_queue_destroy_deadline(shared, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_destroy_deadline: queue %llu is one of device 0's shared queues "
+            "(hsad_device_queue): the runtime destroys it at its last close",
+            (unsigned long long)hsad_queue_hsa(shared)->id);
+  DQ_OK(hsad_queue_destroy_deadline(NULL, 0));
+  DQ_OK(hsad_buffer_free(buf));
+  DQ_OK(hsad_program_destroy(pf));
+  DQ_OK(hsad_program_destroy(p));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
 /* Refusals of hsad_program_load_memory, with their messages: NULL data or size 0, and an ISA
  * mismatch named by the label (saxpy built for gfx908). */
 Test(public, program_load_memory_refusals, .timeout = 60) {
