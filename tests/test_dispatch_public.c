@@ -198,6 +198,56 @@ Test(public, queue_destroy_deadline_runaway_kernel, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
+/* Issue 21: kernel arguments. HSAD_KARG_VAL of a pointer variable is a pointer argument (and
+ * of a const pointer to const); the literal forms pass converted scalars; a uint64_t holding
+ * the address given by value for `global const float *x` is refused with the argument named
+ * (by index: saxpy's code object has no .name for its arguments),
+ * also right after the same launch with the pointer succeeded (the per-thread launch cache
+ * holds that launch: a changed tag is a miss, so the check runs). saxpy: y = 2.5 x + y. */
+Test(public, karg_pointer_idiom_literals_and_integer_for_pointer, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  enum { N = 100 };
+  float *x = dq_alloc(&e, N * sizeof(float)), *y = dq_alloc(&e, N * sizeof(float));
+  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+  const float *const cx = x;
+  hsad_karg_t ok[4] = {HSAD_KARG_F32(2.5f), HSAD_KARG_VAL(cx), HSAD_KARG_VAL(y),
+                       HSAD_KARG_U32(N)};
+  cr_assert_eq(ok[1].tag, HSAD_KARG_POINTER);
+  cr_assert_eq(ok[1].pointer, (uint64_t)(uintptr_t)x);
+  cr_assert_eq(ok[2].tag, HSAD_KARG_POINTER);
+  cr_assert_eq(ok[3].tag, HSAD_KARG_BYTES);
+  cr_assert_eq(ok[3].size, 4);
+  float arr2[2] = {1.0f, 2.0f}; /* an array passes its bytes, it is no pointer */
+  hsad_karg_t av = HSAD_KARG_VAL(arr2);
+  cr_assert_eq(av.tag, HSAD_KARG_BYTES);
+  cr_assert_eq(av.size, 8);
+  cr_assert_eq(av.bytes, (const void *)arr2);
+  hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = ok, .arg_count = 4};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  uint64_t addr = (uint64_t)(uintptr_t)x;
+  hsad_karg_t bad[4] = {HSAD_KARG_F32(2.5f), HSAD_KARG_VAL(addr), HSAD_KARG_VAL(y),
+                        HSAD_KARG_U32(N)};
+  l.args = bad;
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 1 is a global_buffer (a "
+            "pointer): pass HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer variable, not 8 bytes",
+            TEST_KERNDIR);
+  hsad_prepared_launch_t *pl = NULL;
+  DQ_ERR_IS(hsad_launch_prepare(q, k, &l, &pl), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 1 is a global_buffer (a "
+            "pointer): pass HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer variable, not 8 bytes",
+            TEST_KERNDIR);
+  for (int i = 0; i < N; i++) cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] unchanged", i);
+  DQ_OK(hsad_buffer_free(x));
+  DQ_OK(hsad_buffer_free(y));
+  dq_finish(&e, q, p);
+}
+
 /* Refusals of hsad_program_load_memory, with their messages: NULL data or size 0, and an ISA
  * mismatch named by the label (saxpy built for gfx908). */
 Test(public, program_load_memory_refusals, .timeout = 60) {
