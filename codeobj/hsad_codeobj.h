@@ -491,7 +491,9 @@ const hsad_kernel_info_t *hsad_kernel_info(const hsad_kernel_t *kernel);
 
 /* One explicit argument value, in .args order (hidden arguments excluded). */
 typedef enum hsad_karg_tag {
-  HSAD_KARG_BYTES = 0,   /* `bytes`, `size` must equal the argument's .size. Any non-LDS kind. */
+  HSAD_KARG_BYTES = 0,   /* `bytes`, `size` must equal the argument's .size. Any kind but
+                            dynamic_shared_pointer and global_buffer (issue 21: a pointer is
+                            HSAD_KARG_POINTER, so an integer is never taken for an address) */
   HSAD_KARG_POINTER = 1, /* `pointer`: global_buffer / image / sampler / pipe / queue; written
                             in .size bytes (8, or 4 for 32-bit address spaces: must fit) */
   HSAD_KARG_LDS = 2,     /* `lds_bytes`: dynamic_shared_pointer; the builder assigns the LDS
@@ -511,8 +513,25 @@ typedef struct hsad_karg {
 /* Argument constructors: HSAD_KARG_VAL(lvalue) passes the bytes of an lvalue by value (its
  * sizeof is the size checked against .size), HSAD_KARG_PTR(p) a buffer address,
  * HSAD_KARG_LDS_BYTES(n) n bytes of dynamic LDS. C: compound literals (usable in any
- * initializer). C++ has neither compound literals nor (before C++20) designated initializers:
- * the same macros call the inline constructors below, so one spelling serves both. */
+ * initializer of automatic storage). C++ has neither compound literals nor (before C++20)
+ * designated initializers: the same macros call the inline constructors below, so one spelling
+ * serves both.
+ * HSAD_KARG_VAL of an lvalue of pointer type (`float *x; HSAD_KARG_VAL(x)`) is a pointer
+ * argument (tag HSAD_KARG_POINTER, the pointer's value), as HSAD_KARG_PTR(x) is: bytes
+ * (HSAD_KARG_BYTES) given for a global_buffer are refused (HSAD_ERR_ARG_KIND, issue 21: an
+ * integer that holds an address is not accepted as a pointer), so the idiom must say it is
+ * a pointer. C finds pointer types with GCC/Clang's __builtin_classify_type (an array is
+ * not a pointer: it passes its bytes); C++ with a template on the lvalue's type.
+ * Literals (C only: compound literals, alive until the end of the enclosing block):
+ * HSAD_KARG_I32(x), HSAD_KARG_U32(x), HSAD_KARG_I64(x), HSAD_KARG_U64(x), HSAD_KARG_F32(x),
+ * HSAD_KARG_F64(x) pass x converted to int32_t, uint32_t, int64_t, uint64_t, float, double:
+ * `HSAD_KARG_F32(2.5f)`, `HSAD_KARG_U32(n * 2)`. */
+/* The 8 bytes of a pointer lvalue at `at`, as an integer (a byte copy: no aliasing). */
+static inline uint64_t hsad_karg_pointer_at_(const void *at) {
+  uint64_t v = 0;
+  for (unsigned i = 0; i < sizeof v; i++) ((unsigned char *)&v)[i] = ((const unsigned char *)at)[i];
+  return v;
+}
 #ifdef __cplusplus
 static inline hsad_karg_t hsad_karg_bytes_(const void *bytes, uint32_t size) {
   hsad_karg_t k;
@@ -535,12 +554,45 @@ static inline hsad_karg_t hsad_karg_lds_(uint32_t bytes) {
   k.lds_bytes = bytes;
   return k;
 }
-#define HSAD_KARG_VAL(lvalue) hsad_karg_bytes_(&(lvalue), (uint32_t)sizeof(lvalue))
+}
+extern "C++" {
+template <typename T> struct hsad_karg_is_pointer_ { enum { value = 0 }; };
+template <typename T> struct hsad_karg_is_pointer_<T *> { enum { value = 1 }; };
+template <typename T> static inline hsad_karg_t hsad_karg_val_(const T &v) {
+  if (hsad_karg_is_pointer_<T>::value)
+    return hsad_karg_pointer_(hsad_karg_pointer_at_(&v));
+  return hsad_karg_bytes_(&v, (uint32_t)sizeof v);
+}
+}
+extern "C" {
+#define HSAD_KARG_VAL(lvalue) hsad_karg_val_(lvalue)
 #define HSAD_KARG_PTR(p) hsad_karg_pointer_((uint64_t)(uintptr_t)(p))
 #define HSAD_KARG_LDS_BYTES(n) hsad_karg_lds_((uint32_t)(n))
 #else
-#define HSAD_KARG_VAL(lvalue) \
-  ((hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = sizeof(lvalue), .bytes = &(lvalue)})
+#if defined(__GNUC__) || defined(__clang__)
+/* 1 for an lvalue of pointer type; 0 for an array (its type differs from its decayed one) */
+#define HSAD_KARG_IS_POINTER_(x)                                                              \
+  (__builtin_classify_type(x) == 5 /* pointer_type_class */ &&                                \
+   __builtin_types_compatible_p(__typeof__(x), __typeof__(((void)0, (x)))))
+#else
+#define HSAD_KARG_IS_POINTER_(x) 0
+#endif
+/* .pointer and .bytes share their 8 bytes (LP64): the address of the lvalue is stored as the
+ * integer .pointer for bytes, so one designator serves both tags */
+#define HSAD_KARG_VAL(lvalue)                                                                 \
+  ((hsad_karg_t){.tag = HSAD_KARG_IS_POINTER_(lvalue) ? HSAD_KARG_POINTER : HSAD_KARG_BYTES,  \
+                 .size = HSAD_KARG_IS_POINTER_(lvalue) ? 8u : (uint32_t)sizeof(lvalue),       \
+                 .pointer = HSAD_KARG_IS_POINTER_(lvalue)                                     \
+                                ? hsad_karg_pointer_at_(&(lvalue))                            \
+                                : (uint64_t)(uintptr_t)(const void *)&(lvalue)})
+#define HSAD_KARG_SCALAR_(type, x)                                                            \
+  ((hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = sizeof(type), .bytes = &(const type){(type)(x)}})
+#define HSAD_KARG_I32(x) HSAD_KARG_SCALAR_(int32_t, x)
+#define HSAD_KARG_U32(x) HSAD_KARG_SCALAR_(uint32_t, x)
+#define HSAD_KARG_I64(x) HSAD_KARG_SCALAR_(int64_t, x)
+#define HSAD_KARG_U64(x) HSAD_KARG_SCALAR_(uint64_t, x)
+#define HSAD_KARG_F32(x) HSAD_KARG_SCALAR_(float, x)
+#define HSAD_KARG_F64(x) HSAD_KARG_SCALAR_(double, x)
 #define HSAD_KARG_PTR(p) \
   ((hsad_karg_t){.tag = HSAD_KARG_POINTER, .size = 8, .pointer = (uint64_t)(uintptr_t)(p)})
 #define HSAD_KARG_LDS_BYTES(n) \

@@ -146,6 +146,11 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
                          "%s: kernel '%s': %s is a dynamic_shared_pointer: pass "
                          "HSAD_KARG_LDS_BYTES(n), not bytes",
                          file, kname, co_arg_label(lab, sizeof lab, kernel, i));
+      if (s->kind == HSAD_VK_GLOBAL_BUFFER) /* an integer holding an address (issue 21) */
+        return hsad_fail(HSAD_ERR_ARG_KIND,
+                         "%s: kernel '%s': %s is a global_buffer (a pointer): pass "
+                         "HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer variable, not %u bytes",
+                         file, kname, co_arg_label(lab, sizeof lab, kernel, i), v->size);
       if (v->size != s->size)
         return hsad_fail(HSAD_ERR_ARG_SIZE,
                          "%s: kernel '%s': %s has .size %u, value has %u bytes",

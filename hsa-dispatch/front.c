@@ -179,10 +179,12 @@ hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_p
   return s ? s : device->ops->buffer_alloc(device, device->impl, size, out_ptr);
 }
 
-void hsad_buffer_free(void *ptr) {
-  if (!ptr || !fr_open()) return;
+hsad_status_t hsad_buffer_free(void *ptr) {
+  if (!ptr) return HSAD_OK;
   for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++)
-    if ((*b)->buffer_free(ptr)) return;
+    if ((*b)->buffer_free(ptr)) return HSAD_OK;
+  return hsad_fail(HSAD_ERR_NOT_ALLOCATED, "hsad_buffer_free: %p was not allocated by hsad "
+                   "(or was freed already)", ptr);
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
@@ -210,8 +212,9 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
                                            label ? label : "<memory>", out_program);
 }
 
-void hsad_program_destroy(hsad_program_t *p) {
+hsad_status_t hsad_program_destroy(hsad_program_t *p) {
   if (p) hsad_object_ops(p)->program_destroy(p);
+  return HSAD_OK;
 }
 const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *p) {
   (void)p;
@@ -247,6 +250,14 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
 }
 void hsad_queue_destroy(hsad_queue_t *q) {
   if (q) hsad_queue_ops(q)->queue_destroy(q);
+}
+hsad_status_t hsad_queue_destroy_deadline(hsad_queue_t *q, uint64_t deadline_ns) {
+  if (!q) return HSAD_OK;
+  hsad_status_t s = hsad_queue_wait_idle(q, deadline_ns);
+  if (s == HSAD_ERR_TIMEOUT || s == HSAD_ERR_INVALID_ARGUMENT) return s;
+  hsad_queue_ops(q)->queue_destroy(q);
+  hsad_clear_error();
+  return HSAD_OK;
 }
 hsad_status_t hsad_device_queue(hsad_device_t *device, hsad_queue_t **out_queue) {
   if (!device || !out_queue)

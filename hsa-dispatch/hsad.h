@@ -187,11 +187,30 @@ uint64_t hsad_now_ns(void);
 /* Allocates `size` bytes of fine-grained system memory from the pool of the device's nearest
  * CPU agent (its NUMA node) and grants the device access (hsa_amd_agents_allow_access). The
  * memory is coherent between host and device, zeroed, aligned to at least 4096 bytes.
- * Free with hsad_buffer_free(). Thread-safe.
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, size 0), HSAD_ERR_CLOSED, HSAD_ERR_OUT_OF_MEMORY,
- * HSAD_ERR_HSA. */
+ * A thin form of hsad_mem_alloc(device, HSAD_MEM_HOST_FINE, size, NULL, 0, out_ptr) (memory/
+ * hsad_memory.h) that zeroes the bytes: one allocator and one registry, so hsad_mem_info
+ * answers for it (kind HSAD_MEM_HOST_FINE) and hsad_mem_free frees it as well as
+ * hsad_buffer_free does. On an NVIDIA device: pinned host memory mapped for the device
+ * (cuMemHostAlloc), recorded by its backend. Thread-safe.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, size 0, a device of no open runtime),
+ * HSAD_ERR_CLOSED, HSAD_ERR_UNSUPPORTED (no fine-grained pool near the device),
+ * HSAD_ERR_OUT_OF_MEMORY, HSAD_ERR_RANGE (size overflows the pool's granule), HSAD_ERR_HSA. */
 hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_ptr);
-void hsad_buffer_free(void *ptr); /* NULL ok */
+/* Frees what hsad_buffer_alloc (or hsad_mem_alloc, hsad_host_pool_alloc) returned: the same
+ * call as hsad_mem_free, its messages naming hsad_buffer_free. NULL: HSAD_OK, nothing done.
+ * Nothing reaches ROCr unless ptr is a live allocation's base, so a misuse is an error, not a
+ * ROCr complaint or a crash:
+ *   HSAD_ERR_FREED          freed already (a double free; one of the last 1024 frees):
+ *                           "hsad_buffer_free: 0x.. was already freed (host-fine memory of N
+ *                           bytes at 0x..)"
+ *   HSAD_ERR_NOT_ALLOCATED  no allocation starts at ptr (malloc memory, an interior pointer,
+ *                           memory of a runtime since closed): "hsad_buffer_free: 0x.. was not
+ *                           allocated or registered by hsad"
+ *   HSAD_ERR_INVALID_ARGUMENT  registered caller memory (use hsad_mem_unregister)
+ *   HSAD_ERR_IN_USE         a timed-out synchronous copy or fill still uses it
+ *   HSAD_ERR_HSA            ROCr refused the free.
+ * Returned void before issue 21; callers that ignore the status keep working. Thread-safe. */
+hsad_status_t hsad_buffer_free(void *ptr);
 
 /* ---- programs (code objects loaded on a device) -------------------------------------- */
 
@@ -213,9 +232,23 @@ hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
 hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, size_t size,
                                        const char *label, hsad_program_t **out_program);
 
-/* Destroys the executable and the code object. NULL ok. No packet using one of its kernels may
- * be in flight. */
-void hsad_program_destroy(hsad_program_t *program);
+/* Destroys the executable and the code object. NULL: HSAD_OK, nothing done.
+ * A packet of one of its kernels still in flight is refused, and the program stays loaded
+ * and usable (freeing its code under a queued packet makes the packet processor fetch a
+ * kernel_object that is no longer GPU memory): a packet counts as in flight while it sits on
+ * a live queue of the program's device between the queue's completion timeline (the epochs
+ * reached: hsad_queue.h, "Timeline") and its write index. A dispatch submitted without a
+ * completion therefore counts until a later completion of its queue is reached; wait for one
+ * (hsad_completion_wait, hsad_queue_wait_idle) before destroying. Cost: one pass over the
+ * unretired slots of the device's queues (at most the ring size each), under the runtime lock.
+ * After the runtime's last close it only frees host memory (no check).
+ * Errors: HSAD_ERR_IN_USE "hsad_program_destroy(CODE OBJECT): kernel 'NAME' is in flight on
+ * queue ID of device N (packet P, not known to have completed): wait for a completion after it
+ * (hsad_completion_wait, hsad_queue_wait_idle), then destroy the program" (the first such
+ * packet found). NVIDIA programs: not checked, always HSAD_OK (cuModuleUnload). Returned void
+ * before issue 21; callers that ignore the status keep working. Do not race it with
+ * dispatches of the same program from other threads. */
+hsad_status_t hsad_program_destroy(hsad_program_t *program);
 
 /* The codeobj view of the loaded code object (metadata of every kernel). */
 const hsad_codeobj_t *hsad_program_codeobj(const hsad_program_t *program);

@@ -162,8 +162,29 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
                                 hsad_queue_t **out_queue);
 
 /* Destroys a queue made by hsad_queue_create (the caller ensures no other thread uses it and
- * no packet is waited on). NULL and the device's shared queues are ignored. */
+ * no packet is waited on). NULL and the device's shared queues are ignored. It does not wait
+ * for the queue's packets first; ROCr's hsa_queue_destroy has no deadline: kfd-emu finishes
+ * the packet its CP is executing (a kernel that never ends blocks it forever), a real KFD
+ * preempts the queue. Use hsad_queue_destroy_deadline to bound teardown. */
 void hsad_queue_destroy(hsad_queue_t *queue);
+
+/* Teardown with a deadline (issue 21): waits until every packet reserved on the queue so far
+ * completed (hsad_queue_wait_idle: a flush barrier-AND, then the completion wait; never the
+ * read index), then destroys the queue as hsad_queue_destroy does (nothing is running, so
+ * hsa_queue_destroy returns at once). A queue that faulted, or whose runtime was closed,
+ * runs nothing more and is destroyed at once. NULL: HSAD_OK.
+ * On HSAD_ERR_TIMEOUT the queue is NOT destroyed: it stays live and usable, unchanged but for
+ * the flush's barrier-AND packet (which orders nothing new: every later packet would wait for
+ * the earlier ones anyway), and its packets still run. The caller may call again with a later
+ * deadline, or, for a kernel that never ends, leave the queue to the process's exit (no safe
+ * destroy exists while a wave runs; hsad_runtime_close would also wait in hsa_queue_destroy).
+ * Errors: HSAD_ERR_TIMEOUT "hsad_queue_destroy_deadline: queue ID on device N: packets A to B
+ * had not completed by the deadline; the oldest, packet P, a dispatch of kernel 'NAME'. Not
+ * destroyed: ..." (the kernel part when a packet in A..B dispatches a kernel of a live
+ * program); HSAD_ERR_INVALID_ARGUMENT (a shared queue of hsad_device_queue: the runtime owns
+ * it; a capturing queue). The caller ensures no other thread submits to the queue meanwhile.
+ * NVIDIA queues: the same wait, then the backend's destroy. */
+hsad_status_t hsad_queue_destroy_deadline(hsad_queue_t *queue, uint64_t deadline_ns);
 
 /* One of the device's shared hardware queues (default options), handed out round-robin: many
  * users share a few hardware queues instead of oversubscribing the runlist (legacy-rocm-build

@@ -183,6 +183,10 @@ bool hsad_submit_device_foreign(const hsad_device_t *device);
 hsad_status_t hsad_submit_foreign_mem_alloc(hsad_device_t *device, uint32_t kind, size_t size,
                                             void **out_ptr);
 hsad_status_t hsad_submit_foreign_mem_free(void *ptr);
+/* The backend's hsad_buffer_alloc: zeroed host memory the device can reach, which the
+ * backend records (hsad_mem_free / hsad_buffer_free find it by pointer). */
+hsad_status_t hsad_submit_foreign_buffer_alloc(hsad_device_t *device, size_t size,
+                                               void **out_ptr);
 hsad_status_t hsad_submit_foreign_memcpy_async(hsad_device_t *device, void *dst, const void *src,
                                                size_t size, const hsad_completion_t *deps,
                                                uint32_t dep_count, uint64_t deadline_ns,

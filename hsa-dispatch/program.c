@@ -286,17 +286,55 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
   return load_container(device, c, label ? label : "<memory>", out_program);
 }
 
-void hsad_program_destroy(hsad_program_t *p) {
-  if (!p) return;
+/* HSAD_ERR_IN_USE naming the kernel and the queue when a packet of one of p's kernels sits on
+ * a live queue of p's device between the queue's `retired` bound (every id below it completed:
+ * the completion timeline, refreshed from the epoch signal) and its write index. Such a slot
+ * is never reused before it retired (dispatches reserve against `retired`), so its
+ * kernel_object (bytes 32-39 of the packet) is still the one submitted, whatever the header
+ * says (a packet processor writes it back to INVALID once launched). A faulted queue runs
+ * nothing more and is skipped. Runtime lock held; the ring is read with relaxed loads. */
+static hsad_status_t program_in_flight(const hsad_program_t *p) {
+  for (hsad_queue_t *q = hsad_rt.queues; q; q = q->next) {
+    if (q->device != p->device || atomic_load_explicit(&q->error, memory_order_acquire)) continue;
+    uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
+    uint64_t r = dq_retire(q);
+    if (w - r > q->size) r = w - q->size;
+    for (uint64_t id = r; id < w; id++) {
+      const uint8_t *slot = q->ring + (id & q->mask) * 64;
+      uint64_t ko = __atomic_load_n((const uint64_t *)(const void *)(slot + 32), __ATOMIC_RELAXED);
+      for (uint32_t k = 0; k < p->kernel_count; k++) {
+        if (p->kernels[k].desc.kernel_object != ko) continue;
+        return hsad_fail(HSAD_ERR_IN_USE, "hsad_program_destroy(%s): kernel '%s' is in flight on "
+                         "queue %llu of device %u (packet %llu, not known to have completed): "
+                         "wait for a completion after it (hsad_completion_wait, "
+                         "hsad_queue_wait_idle), then destroy the program",
+                         hsad_codeobj_info(p->codeobj)->name, p->kernels[k].desc.name,
+                         (unsigned long long)q->hsa->id, q->device->info.index,
+                         (unsigned long long)id);
+      }
+    }
+  }
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_program_destroy(hsad_program_t *p) {
+  if (!p) return HSAD_OK;
   if (p->ops) {
     p->ops->program_destroy(p);
-    return;
+    return HSAD_OK;
+  }
+  if (!p->dead && dq_is_open()) {
+    pthread_mutex_lock(&hsad_rt.lock);
+    hsad_status_t s = program_in_flight(p);
+    pthread_mutex_unlock(&hsad_rt.lock);
+    if (s) return s;
   }
   program_unlink(p);
   bool live = !p->dead && dq_is_open();
   if (live) hsad_rocr.hsa_executable_destroy(p->executable);
   /* a closed runtime destroyed readers[0] with the executable (dq_queues_close_all) */
   units_free(units_of(p), live);
+  return HSAD_OK;
 }
 
 /* An AMD code object; NULL for another vendor's program. */

@@ -181,6 +181,53 @@ void hsad_queue_destroy(hsad_queue_t *q) {
   queue_free(q, live && dq_is_open());
 }
 
+/* The oldest packet of q in [from, to) whose kernel_object is a kernel of a live program:
+ * "kernel 'NAME', packet ID" into out, or "" (runtime lock held). */
+static void oldest_kernel(const hsad_queue_t *q, uint64_t from, uint64_t to, char *out, size_t n) {
+  out[0] = 0;
+  for (uint64_t id = from; id < to; id++) {
+    const uint8_t *slot = q->ring + (id & q->mask) * 64;
+    uint64_t ko = __atomic_load_n((const uint64_t *)(const void *)(slot + 32), __ATOMIC_RELAXED);
+    for (const hsad_program_t *p = hsad_rt.programs; p; p = p->next)
+      for (uint32_t k = 0; p->device == q->device && k < p->kernel_count; k++)
+        if (p->kernels[k].desc.kernel_object == ko) {
+          snprintf(out, n, "; the oldest, packet %llu, a dispatch of kernel '%s'",
+                   (unsigned long long)id, p->kernels[k].desc.name);
+          return;
+        }
+  }
+}
+
+hsad_status_t hsad_queue_destroy_deadline(hsad_queue_t *q, uint64_t deadline_ns) {
+  static const char what[] = "hsad_queue_destroy_deadline";
+  if (!q) return HSAD_OK;
+  if (!q->ops && q->shared)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: queue %llu is one of device %u's shared "
+                     "queues (hsad_device_queue): the runtime destroys it at its last close",
+                     what, (unsigned long long)q->hsa->id, q->device->info.index);
+  /* a closed runtime or a faulted queue runs nothing more: the wait answers at once */
+  hsad_status_t s = hsad_queue_wait_idle(q, deadline_ns);
+  if (s == HSAD_ERR_TIMEOUT && !q->ops) {
+    char oldest[320];
+    pthread_mutex_lock(&hsad_rt.lock);
+    uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
+    uint64_t r = dq_retire(q);
+    if (w - r > q->size) r = w - q->size;
+    oldest_kernel(q, r, w, oldest, sizeof oldest);
+    pthread_mutex_unlock(&hsad_rt.lock);
+    return hsad_fail(HSAD_ERR_TIMEOUT, "%s: queue %llu on device %u: packets %llu to %llu had "
+                     "not completed by the deadline%s. Not destroyed: the queue is live and "
+                     "usable (its timeline closed by a barrier-AND); call again with a later "
+                     "deadline, or let the process exit", what,
+                     (unsigned long long)q->hsa->id, q->device->info.index,
+                     (unsigned long long)r, (unsigned long long)(w - 1), oldest);
+  }
+  if (s == HSAD_ERR_TIMEOUT || s == HSAD_ERR_INVALID_ARGUMENT) return s; /* capturing */
+  hsad_queue_destroy(q); /* idle, faulted or closed: hsa_queue_destroy returns at once */
+  hsad_clear_error();
+  return HSAD_OK;
+}
+
 /* Shared queues of closed runtimes: kept (not freed) so that handles a caller still holds read
  * HSAD_ERR_CLOSED instead of freed memory; freed when the process exits (the caller can never
  * destroy them). At most min(2, queues_max) per device and open/close cycle, plus shared queues

@@ -469,33 +469,4 @@ const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t ind
   return &hsad_rt.cpus[index];
 }
 
-hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_ptr) {
-  if (!device || !out_ptr || !size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_buffer_alloc: NULL device/out or size 0");
-  hsad_status_t s = dq_check_open();
-  if (s) return s;
-  if (DQ_FOREIGN(device)) return device->ops->buffer_alloc(device, device->backend_device, size, out_ptr);
-  if (!device->has_fine_pool)
-    return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u has no reachable fine-grained host pool",
-                     device->info.index);
-  void *p = NULL;
-  hsa_status_t st = hsad_rocr.hsa_amd_memory_pool_allocate(device->fine_pool, size, 0, &p);
-  if (st == HSA_STATUS_ERROR_OUT_OF_RESOURCES)
-    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_buffer_alloc: %zu bytes: pool exhausted", size);
-  if (st != HSA_STATUS_SUCCESS) return dq_hsa_fail(st, "hsad_rocr.hsa_amd_memory_pool_allocate(%zu bytes)", size);
-  st = hsad_rocr.hsa_amd_agents_allow_access(1, &device->agent, NULL, p);
-  if (st != HSA_STATUS_SUCCESS) {
-    hsad_rocr.hsa_amd_memory_pool_free(p);
-    return dq_hsa_fail(st, "hsad_rocr.hsa_amd_agents_allow_access(device %u)", device->info.index);
-  }
-  memset(p, 0, size);
-  *out_ptr = p;
-  return HSAD_OK;
-}
-
-void hsad_buffer_free(void *ptr) {
-  if (!ptr || !dq_is_open()) return;
-  for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++)
-    if ((*b)->buffer_free(ptr)) return;
-  if (hsad_rt.amd_up) hsad_rocr.hsa_amd_memory_pool_free(ptr);
-}
+/* hsad_buffer_alloc / hsad_buffer_free: memory/alloc.c (one allocator, one registry). */

@@ -191,6 +191,12 @@ hsad_status_t hsad_submit_foreign_mem_alloc(hsad_device_t *d, uint32_t kind, siz
   return d->ops->mem_alloc(d, d->backend_device, kind, size, out_ptr);
 }
 
+hsad_status_t hsad_submit_foreign_buffer_alloc(hsad_device_t *d, size_t size, void **out_ptr) {
+  hsad_status_t s = dq_check_open();
+  if (s) return s;
+  return d->ops->buffer_alloc(d, d->backend_device, size, out_ptr);
+}
+
 hsad_status_t hsad_submit_foreign_mem_free(void *ptr) {
   for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++) {
     hsad_status_t s = (*b)->mem_free(ptr);

@@ -136,10 +136,11 @@ const char *hsad_mem_kind_name(hsad_mem_kind_t kind) {
   return "unknown";
 }
 
-hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t size,
-                             hsad_device_t *const *access, uint32_t access_count,
-                             void **out_ptr) {
-  static const char what[] = "hsad_mem_alloc";
+/* hsad_mem_alloc's body; `what` names the public call in messages. */
+static hsad_status_t mem_alloc_named(const char *what, hsad_device_t *device,
+                                     hsad_mem_kind_t kind, size_t size,
+                                     hsad_device_t *const *access, uint32_t access_count,
+                                     void **out_ptr) {
   if (!out_ptr) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: out_ptr is NULL", what);
   if (hsad_submit_device_foreign(device)) /* another vendor's device: its backend's memory */
     return hsad_submit_foreign_mem_alloc(device, (uint32_t)kind, size, out_ptr);
@@ -217,6 +218,12 @@ hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t
   return HSAD_OK;
 }
 
+hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t size,
+                             hsad_device_t *const *access, uint32_t access_count,
+                             void **out_ptr) {
+  return mem_alloc_named("hsad_mem_alloc", device, kind, size, access, access_count, out_ptr);
+}
+
 /* Message for an address the registry does not hold as a base. */
 static hsad_status_t not_a_base(const char *what, const void *ptr, int found,
                                 const mem_entry_t *e, uintptr_t tb, size_t tsz) {
@@ -232,8 +239,8 @@ static hsad_status_t not_a_base(const char *what, const void *ptr, int found,
                    what, ptr);
 }
 
-hsad_status_t hsad_mem_free(void *ptr) {
-  static const char what[] = "hsad_mem_free";
+/* hsad_mem_free's body; `what` names the public call in messages. */
+static hsad_status_t mem_free_named(const char *what, void *ptr) {
   if (!ptr) return HSAD_OK;
   hsad_status_t fs = hsad_submit_foreign_mem_free(ptr);
   if (fs != HSAD_ERR_NOT_ALLOCATED) return fs;
@@ -267,6 +274,26 @@ hsad_status_t hsad_mem_free(void *ptr) {
   if (st != HSA_STATUS_SUCCESS) return mem_hsa_fail(st, "%s: hsa_amd_memory_pool_free(%p)", what, ptr);
   return HSAD_OK;
 }
+
+hsad_status_t hsad_mem_free(void *ptr) { return mem_free_named("hsad_mem_free", ptr); }
+
+/* ---- hsad_buffer_alloc (hsa-dispatch/hsad.h): the host-coherent form of hsad_mem_alloc ---- */
+
+hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_ptr) {
+  static const char what[] = "hsad_buffer_alloc";
+  if (!device || !out_ptr || !size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL device/out or size 0", what);
+  if (hsad_submit_device_foreign(device)) /* another vendor: its backend's zeroed buffer */
+    return hsad_submit_foreign_buffer_alloc(device, size, out_ptr);
+  void *p = NULL;
+  hsad_status_t s = mem_alloc_named(what, device, HSAD_MEM_HOST_FINE, size, NULL, 0, &p);
+  if (s) return s;
+  memset(p, 0, size);
+  *out_ptr = p;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_buffer_free(void *ptr) { return mem_free_named("hsad_buffer_free", ptr); }
 
 hsad_status_t hsad_mem_register(hsad_device_t *device, void *ptr, size_t size,
                                 hsad_device_t *const *access, uint32_t access_count,

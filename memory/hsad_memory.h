@@ -6,7 +6,9 @@
  * hsa_amd_memory_lock_to_pool / hsa_amd_memory_unlock) are resolved from the ROCr library
  * hsa-dispatch loaded.
  *
- * Allocations (hsad_mem_alloc, hsad_mem_register) are kept in a process-wide registry: every
+ * Allocations (hsad_mem_alloc, hsad_mem_register, and hsad_buffer_alloc of hsa-dispatch/hsad.h,
+ * a zeroed HSAD_MEM_HOST_FINE hsad_mem_alloc: one allocator family, issue 21) are kept in a
+ * process-wide registry: every
  * allocation knows its base, size, kind, owning device, NUMA node and the devices granted
  * access (hsad_mem_info answers for any address inside it). The registry is what lets the
  * library refuse bad input without touching memory: freeing twice, freeing an address it did
@@ -100,8 +102,10 @@ hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t
                              hsad_device_t *const *access, uint32_t access_count,
                              void **out_ptr);
 
-/* Frees what hsad_mem_alloc or hsad_host_pool_alloc returned (pool blocks go back to their
- * pool). NULL is a no-op. Errors (nothing freed, nothing changed):
+/* Frees what hsad_mem_alloc, hsad_buffer_alloc or hsad_host_pool_alloc returned (pool blocks go
+ * back to their pool); hsad_buffer_free is the same call under its own name. NULL is a no-op.
+ * Nothing reaches ROCr unless ptr is a live allocation's base. Errors (nothing freed, nothing
+ * changed; the message names ptr):
  *   HSAD_ERR_FREED          ptr was freed already (one of the last 1024 frees, or a pool block
  *                           now cached);
  *   HSAD_ERR_NOT_ALLOCATED  ptr is no allocation's base: unknown to the library, or inside an
@@ -130,7 +134,8 @@ hsad_status_t hsad_mem_register(hsad_device_t *device, void *ptr, size_t size,
  * HSAD_ERR_IN_USE (as hsad_mem_free), HSAD_ERR_HSA. Thread-safe. */
 hsad_status_t hsad_mem_unregister(void *ptr);
 
-/* Facts of the allocation, registration or pool block containing `ptr` (any address inside it).
+/* Facts of the allocation, registration or pool block containing `ptr` (any address inside it;
+ * hsad_buffer_alloc memory reads as kind HSAD_MEM_HOST_FINE, access_mask its device's bit).
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_FREED (inside a range freed recently),
  * HSAD_ERR_NOT_ALLOCATED (no allocation holds it: e.g. pageable malloc memory). Thread-safe. */
 hsad_status_t hsad_mem_info(const void *ptr, hsad_mem_info_t *out_info);

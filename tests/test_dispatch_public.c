@@ -93,6 +93,161 @@ Test(public, program_load_memory_and_accessors, .timeout = 60) {
   dq_finish(&e, q, p);
 }
 
+/* Issue 21: hsad_program_destroy with one of its kernels in flight is refused (HSAD_ERR_IN_USE,
+ * naming the kernel, the queue and the packet) and the program stays usable; a kernel of
+ * another program in flight does not block it; after the completion, the destroy succeeds.
+ * KFD_EMU_CP_STALL_MS holds the CP 300 ms before every packet, so the packets are still queued
+ * when the destroy runs. */
+Test(public, program_destroy_in_flight_refused, .timeout = 60) {
+  setenv("KFD_EMU_CP_STALL_MS", "300", 1);
+  dq_env_t e;
+  dq_open(&e);
+  size_t size;
+  uint8_t *bytes = pub_read(TEST_KERNDIR "/empty-gfx90a-v5.hsaco", &size);
+  hsad_program_t *p = NULL, *other = NULL;
+  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-a", &p));
+  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-b", &other));
+  free(bytes);
+  const hsad_device_kernel_t *k, *ko;
+  DQ_OK(hsad_program_kernel(p, "empty", &k));
+  DQ_OK(hsad_program_kernel(other, "empty", &ko));
+  cr_assert_neq(hsad_device_kernel_desc(k)->kernel_object, hsad_device_kernel_desc(ko)->kernel_object);
+  hsad_queue_t *q = dq_queue(&e, 64), *shared = NULL;
+  DQ_OK(hsad_device_queue(e.dev, &shared));
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
+  hsad_completion_t c, c2;
+  uint64_t id, sid;
+  DQ_OK(hsad_kernel_dispatch(q, ko, &l, dq_in(DQ_SEC), NULL, NULL)); /* the other program's */
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
+            "hsad_program_destroy(empty-a): kernel 'empty' is in flight on queue %llu of device "
+            "0 (packet %llu, not known to have completed): wait for a completion after it "
+            "(hsad_completion_wait, hsad_queue_wait_idle), then destroy the program",
+            (unsigned long long)hsad_queue_hsa(q)->id, (unsigned long long)id);
+  cr_assert_eq(id, 1);
+  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  /* the program is still loaded: a dispatch without a completion on a shared queue is in
+   * flight until a later completion of that queue is reached */
+  DQ_OK(hsad_kernel_dispatch(shared, k, &l, dq_in(DQ_SEC), NULL, &sid));
+  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
+            "hsad_program_destroy(empty-a): kernel 'empty' is in flight on queue %llu of device "
+            "0 (packet %llu, not known to have completed): wait for a completion after it "
+            "(hsad_completion_wait, hsad_queue_wait_idle), then destroy the program",
+            (unsigned long long)hsad_queue_hsa(shared)->id, (unsigned long long)sid);
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c2, NULL));
+  DQ_OK(hsad_queue_wait_idle(shared, dq_in(20 * DQ_SEC)));
+  DQ_OK(hsad_completion_wait(&c2, dq_in(20 * DQ_SEC)));
+  DQ_OK(hsad_program_destroy(p));
+  DQ_OK(hsad_program_destroy(NULL));
+  /* `other`'s packet 0 completed before the completion of packet 1 was reached */
+  DQ_OK(hsad_program_destroy(other));
+  hsad_queue_destroy(q);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Issue 21: teardown with a deadline. A kernel that runs for 2.5 s (KFD_EMU_DELAY_US on
+ * 'empty': the CP is stuck in it, as with a runaway grid) and a 300 ms deadline:
+ * hsad_queue_destroy_deadline returns HSAD_ERR_TIMEOUT at the deadline (not after the
+ * kernel), naming the queue, the packets (the dispatch 0 and the flush's barrier 1) and the
+ * kernel; the queue is live (no sticky error) and still runs what is submitted; with a later
+ * deadline the same call destroys it once the kernel ended. A shared queue is refused. */
+Test(public, queue_destroy_deadline_runaway_kernel, .timeout = 60) {
+  setenv("KFD_EMU_DELAY_US", "2500000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "empty", 1);
+  dq_env_t e;
+  const hsad_device_kernel_t *k, *kf;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "empty", 5, "empty", &k, &q);
+  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(id, 0);
+  uint64_t t0 = hsad_now_ns();
+  DQ_ERR_IS(hsad_queue_destroy_deadline(q, t0 + 300000000), HSAD_ERR_TIMEOUT,
+            "hsad_queue_destroy_deadline: queue %llu on device 0: packets 0 to 1 had not "
+            "completed by the deadline; the oldest, packet 0, a dispatch of kernel 'empty'. Not "
+            "destroyed: the queue is live and usable (its timeline closed by a barrier-AND); "
+            "call again with a later deadline, or let the process exit",
+            (unsigned long long)hsad_queue_hsa(q)->id);
+  uint64_t waited = hsad_now_ns() - t0;
+  cr_assert(waited >= 300000000 && waited < 1500000000, "returned after %llu ns",
+            (unsigned long long)waited);
+  DQ_OK(hsad_queue_error(q));
+  /* still usable: a fill after the runaway one runs once it ended */
+  uint32_t *buf = dq_alloc(&e, 64 * sizeof(uint32_t));
+  uint32_t v = 0x5a5a5a5au, n = 64;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t lf = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(q, kf, &lf, dq_in(DQ_SEC), &c, &id));
+  cr_assert_eq(id, 2);
+  DQ_OK(hsad_queue_destroy_deadline(q, dq_in(30 * DQ_SEC)));
+  cr_assert_geq(hsad_now_ns() - t0, 2000000000ull, "destroyed after the kernel ended");
+  for (int i = 0; i < 64; i++) cr_assert_eq(buf[i], 0x5a5a5a5au, "buf[%d] = 0x%x", i, buf[i]);
+  hsad_queue_t *shared = NULL;
+  DQ_OK(hsad_device_queue(e.dev, &shared));
+  DQ_ERR_IS(hsad_queue_destroy_deadline(shared, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_destroy_deadline: queue %llu is one of device 0's shared queues "
+            "(hsad_device_queue): the runtime destroys it at its last close",
+            (unsigned long long)hsad_queue_hsa(shared)->id);
+  DQ_OK(hsad_queue_destroy_deadline(NULL, 0));
+  DQ_OK(hsad_buffer_free(buf));
+  DQ_OK(hsad_program_destroy(pf));
+  DQ_OK(hsad_program_destroy(p));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Issue 21: kernel arguments. HSAD_KARG_VAL of a pointer variable is a pointer argument (and
+ * of a const pointer to const); the literal forms pass converted scalars; a uint64_t holding
+ * the address given by value for `global const float *x` is refused with the argument named
+ * (by index: saxpy's code object has no .name for its arguments),
+ * also right after the same launch with the pointer succeeded (the per-thread launch cache
+ * holds that launch: a changed tag is a miss, so the check runs). saxpy: y = 2.5 x + y. */
+Test(public, karg_pointer_idiom_literals_and_integer_for_pointer, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  enum { N = 100 };
+  float *x = dq_alloc(&e, N * sizeof(float)), *y = dq_alloc(&e, N * sizeof(float));
+  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+  const float *const cx = x;
+  hsad_karg_t ok[4] = {HSAD_KARG_F32(2.5f), HSAD_KARG_VAL(cx), HSAD_KARG_VAL(y),
+                       HSAD_KARG_U32(N)};
+  cr_assert_eq(ok[1].tag, HSAD_KARG_POINTER);
+  cr_assert_eq(ok[1].pointer, (uint64_t)(uintptr_t)x);
+  cr_assert_eq(ok[2].tag, HSAD_KARG_POINTER);
+  cr_assert_eq(ok[3].tag, HSAD_KARG_BYTES);
+  cr_assert_eq(ok[3].size, 4);
+  float arr2[2] = {1.0f, 2.0f}; /* an array passes its bytes, it is no pointer */
+  hsad_karg_t av = HSAD_KARG_VAL(arr2);
+  cr_assert_eq(av.tag, HSAD_KARG_BYTES);
+  cr_assert_eq(av.size, 8);
+  cr_assert_eq(av.bytes, (const void *)arr2);
+  hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = ok, .arg_count = 4};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  uint64_t addr = (uint64_t)(uintptr_t)x;
+  hsad_karg_t bad[4] = {HSAD_KARG_F32(2.5f), HSAD_KARG_VAL(addr), HSAD_KARG_VAL(y),
+                        HSAD_KARG_U32(N)};
+  l.args = bad;
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 1 is a global_buffer (a "
+            "pointer): pass HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer variable, not 8 bytes",
+            TEST_KERNDIR);
+  hsad_prepared_launch_t *pl = NULL;
+  DQ_ERR_IS(hsad_launch_prepare(q, k, &l, &pl), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 1 is a global_buffer (a "
+            "pointer): pass HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer variable, not 8 bytes",
+            TEST_KERNDIR);
+  for (int i = 0; i < N; i++) cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] unchanged", i);
+  DQ_OK(hsad_buffer_free(x));
+  DQ_OK(hsad_buffer_free(y));
+  dq_finish(&e, q, p);
+}
+
 /* Refusals of hsad_program_load_memory, with their messages: NULL data or size 0, and an ISA
  * mismatch named by the label (saxpy built for gfx908). */
 Test(public, program_load_memory_refusals, .timeout = 60) {

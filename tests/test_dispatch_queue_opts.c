@@ -492,10 +492,10 @@ Test(launch_cache, invalidation, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
-/* The launch cache compares 8-byte by-value arguments and keys on the queue. fill's dst passed
- * by value (HSAD_KARG_VAL of a uint32_t *: 8 raw bytes into its 8-byte global_buffer slot,
- * the bytes HSAD_KARG_PTR would write) is changed in place between two otherwise identical
- * launches held by a gate. Then one identical lds_reduce_dyn launch goes to two queues: each
+/* The launch cache compares pointer arguments and keys on the queue. fill's dst passed with
+ * HSAD_KARG_VAL of a uint32_t * (a pointer argument since issue 21, the value HSAD_KARG_PTR
+ * would write; raw bytes for a global_buffer are refused) is changed between two otherwise
+ * identical launches held by a gate. Then one identical lds_reduce_dyn launch goes to two queues: each
  * kernarg segment carries its own queue in hidden_queue_ptr (offset 224 in the notes of
  * lds_reduce-gfx90a-v5.hsaco, `llvm-readelf-15 --notes`), not the one the cached image was
  * built for. */
@@ -513,7 +513,8 @@ Test(launch_cache, eight_byte_value_and_queue, .timeout = 60) {
   hsad_launch_t fl = {.dims = 1, .grid = {16}, .block = {16}, .args = fa, .arg_count = 3};
   hsa_signal_t gate = dq_gate(q); /* packet 0 */
   DQ_OK(hsad_kernel_dispatch(q, kf, &fl, dq_in(DQ_SEC), NULL, NULL)); /* 1: b1 = 7 */
-  dst = b2;                                                           /* same args array */
+  dst = b2; /* HSAD_KARG_VAL of a pointer holds its value (issue 21): set the entry again */
+  fa[0] = HSAD_KARG_VAL(dst);
   DQ_OK(hsad_kernel_dispatch(q, kf, &fl, dq_in(DQ_SEC), NULL, NULL)); /* 2: b2 = 7 */
   for (uint32_t i = 1; i <= 2; i++) {
     const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, i), 40);

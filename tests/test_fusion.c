@@ -1131,9 +1131,14 @@ Test(fusion, update_checks_every_argument, .timeout = 60) {
   memset(fo, 0, 16 * 4);
   launch_wait(x); /* nothing changed: 5 into the first 8 */
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], i < 8 ? 5u : 0u, "fo[%u] = %u", i, fo[i]);
-  uint64_t p2 = (uintptr_t)fo2;
-  af[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &p2};
-  DQ_OK(hsad_graph_exec_update(x, f, &lf)); /* a pointer's 8 bytes: the general path */
+  uint64_t a2 = (uintptr_t)fo2; /* an integer holding the address: refused (issue 21) */
+  af[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &a2};
+  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_KIND, "node F: %s/fill-%s-v5.hsaco: "
+            "kernel 'fill': argument 0 is a global_buffer (a pointer): pass HSAD_KARG_PTR(p) or "
+            "HSAD_KARG_VAL of a pointer variable, not 8 bytes", TEST_KERNDIR, dev);
+  uint32_t *p2 = fo2;
+  af[0] = HSAD_KARG_VAL(p2);
+  DQ_OK(hsad_graph_exec_update(x, f, &lf)); /* HSAD_KARG_VAL of a pointer: a pointer argument */
   launch_wait(x);
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo2[i], 3, "fo2[%u] = %u", i, fo2[i]);
   af[0] = (hsad_karg_t){.tag = HSAD_KARG_POINTER, .size = 12345, .pointer = (uintptr_t)fo};

@@ -214,6 +214,75 @@ Test(memory, closed_runtime) {
           "hsad_host_pool_get_node: the hsa-dispatch runtime is closed (call hsad_runtime_open)");
 }
 
+/* Issue 21: hsad_buffer_alloc is a tracked form of hsad_mem_alloc (one allocator, one
+ * registry): hsad_mem_info answers for it, either free frees it, and a double, interior or
+ * foreign free is an error naming the pointer that never reaches ROCr. */
+Test(memory, buffer_alloc_one_registry) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_cpu_info_t *cpu = hsad_cpu_info(e.rt, (uint32_t)hsad_device_info(e.dev)->nearest_cpu);
+  cr_assert_not_null(cpu);
+  uint8_t *a = NULL, *b = NULL;
+  DQ_OK(hsad_buffer_alloc(e.dev, 10000, (void **)&a));
+  cr_assert_eq((uintptr_t)a % 4096, 0);
+  for (size_t i = 0; i < 10000; i++) cr_assert_eq(a[i], 0, "byte %zu is zeroed", i);
+  hsad_mem_info_t mi;
+  DQ_OK(hsad_mem_info(a + 9999, &mi));
+  cr_assert_eq(mi.base, a);
+  cr_assert_eq(mi.device_ptr, a);
+  cr_assert_eq(mi.size, 10000);
+  cr_assert_eq(mi.capacity, 10000);
+  cr_assert_eq(mi.kind, HSAD_MEM_HOST_FINE);
+  cr_assert_eq(mi.device, e.dev);
+  cr_assert_eq(mi.numa_node, (int32_t)cpu->numa_node);
+  cr_assert_eq(mi.access_mask, 1u);
+  /* an interior pointer and a foreign pointer: refused, the buffer stays live */
+  MEM_ERR(hsad_buffer_free(a + 8), HSAD_ERR_NOT_ALLOCATED,
+          "hsad_buffer_free: %p is inside host-fine memory at %p (offset 8, 10000 bytes): pass "
+          "the base address", (void *)(a + 8), (void *)a);
+  char *heap = malloc(64);
+  cr_assert_not_null(heap);
+  MEM_ERR(hsad_buffer_free(heap), HSAD_ERR_NOT_ALLOCATED,
+          "hsad_buffer_free: %p was not allocated or registered by hsad", (void *)heap);
+  MEM_ERR(hsad_mem_free(heap), HSAD_ERR_NOT_ALLOCATED,
+          "hsad_mem_free: %p was not allocated or registered by hsad", (void *)heap);
+  free(heap);
+  DQ_OK(hsad_mem_info(a, &mi));
+  a[9999] = 7;
+  /* hsad_buffer_alloc memory freed by hsad_mem_free; the second free of either kind is FREED */
+  DQ_OK(hsad_mem_free(a));
+  MEM_ERR(hsad_buffer_free(a), HSAD_ERR_FREED,
+          "hsad_buffer_free: %p was already freed (host-fine memory of 10000 bytes at %p)",
+          (void *)a, (void *)a);
+  MEM_ERR(hsad_mem_info(a + 5, &mi), HSAD_ERR_FREED,
+          "hsad_mem_info: %p is in host-fine memory that was freed (10000 bytes at %p)",
+          (void *)(a + 5), (void *)a);
+  DQ_OK(hsad_buffer_alloc(e.dev, 4096, (void **)&b));
+  DQ_OK(hsad_buffer_free(b));
+  MEM_ERR(hsad_buffer_free(b), HSAD_ERR_FREED,
+          "hsad_buffer_free: %p was already freed (host-fine memory of 4096 bytes at %p)",
+          (void *)b, (void *)b);
+  MEM_ERR(hsad_mem_free(b), HSAD_ERR_FREED,
+          "hsad_mem_free: %p was already freed (host-fine memory of 4096 bytes at %p)",
+          (void *)b, (void *)b);
+  /* hsad_mem_alloc memory freed by hsad_buffer_free; NULL is a no-op */
+  void *d = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, &d));
+  DQ_OK(hsad_buffer_free(d));
+  MEM_ERR(hsad_mem_info(d, &mi), HSAD_ERR_FREED,
+          "hsad_mem_info: %p is in device memory that was freed (4096 bytes at %p)", d, d);
+  DQ_OK(hsad_buffer_free(NULL));
+  /* memory of a runtime since closed: ROCr released it at close; the library says so */
+  DQ_OK(hsad_buffer_alloc(e.dev, 64, (void **)&b));
+  DQ_OK(hsad_runtime_close(e.rt));
+  MEM_ERR(hsad_buffer_free(b), HSAD_ERR_NOT_ALLOCATED,
+          "hsad_buffer_free: %p was not allocated or registered by hsad (no allocation since "
+          "the runtime opened)", (void *)b);
+  MEM_ERR(hsad_buffer_alloc(e.dev, 64, (void **)&b), HSAD_ERR_INVALID_ARGUMENT,
+          "hsad_buffer_alloc: device %p is not a device of the open hsa-dispatch runtime",
+          (void *)e.dev);
+}
+
 /* With 2 emulated CPU nodes and GPUs on nodes 0 and 1 (round robin), each GPU's host memory and
  * pool come from its own node. */
 Test(memory, nearest_numa_node_two_nodes) {
