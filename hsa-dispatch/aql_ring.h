@@ -1,154 +1,153 @@
-/* aql_ring.h - a queue's AQL ring: reservation, the epoch lock, the doorbell (internal).
+/* aql_ring.h - the AQL ring of a queue as an object: packet slots, kernarg blocks, the write
+ * and read indices, the completion bound and the doorbell (internal; aql_ring.c).
  *
- * Contract (hsad_queue.h steps 3, 6, 7, 9):
+ * What it owns: nothing. The packet slots and the indices are ROCr's (hsa_queue_create's
+ * amd_queue_t), the kernarg blocks the queue's (one block per slot, then spare blocks that keep
+ * a segment starting in the last slot contiguous, hsad_queue.h step 4). Everything here is
+ * arithmetic over those addresses, so it runs on plain host memory as well (tests/
+ * test_aql_ring.c builds a ring over a fake amd_queue_t without ROCr or kfd-emu).
+ *
+ * Contract (hsad_queue.h steps 3, 4, 7):
  *  - A slot whose kernarg block is used (kernel dispatches) is reserved only while
  *    write + n - retired <= size: the packet that last used the slot and its block completed.
  *  - A slot without kernargs (barrier packets) is reserved while write + n - read <= size: the
  *    packet processor has consumed the packet that was there (HSA 1.2 system architecture
  *    2.8.3: slots below the read index belong to producers again).
- *  - Nothing is reserved unless the whole run fits; a failed reservation leaves no hole.
- *  - An epoch packet is reserved and numbered under q->epoch_lock (epoch numbers follow ring
- *    order); its log entry is written before the lock is dropped, i.e. before publication.
- *  - Backpressure: a full ring is waited out until the caller's deadline; a ring full of
- *    packets with no epoch packet after them gets one (a barrier-AND), so `retired` advances.
- * Thread safety: all functions are multi-producer safe.
+ *  - Nothing is reserved unless the whole run fits: a refused reservation leaves the write
+ *    index as it was (no hole the packet processor would wait on forever).
+ *  - A dispatch whose kernarg segment exceeds one block takes one slot per block (the slots
+ *    after it carry padding), and its segment lies contiguous from its own slot's block.
+ *  - The doorbell only rises: a producer that rings a lower id than another producer already
+ *    rang leaves the higher one (AQL: the doorbell value is the last packet id made valid).
+ * Memory ordering: the reservation is a compare-and-swap (acq_rel) on write_dispatch_id after
+ * an acquire load of the bound (retired or read_dispatch_id), so the slot's previous packet is
+ * complete before its slot and block are rewritten. The doorbell store is release (after the
+ * headers' release stores) and followed by a seq_cst fence and a re-read of `rung`, so that of
+ * two racing producers the later store is the higher id.
+ * Thread safety: every function is multi-producer safe; dq_ring_init is not (one owner, before
+ * any producer).
  */
 #ifndef HSAD_AQL_RING_H
 #define HSAD_AQL_RING_H
 
-#include <sched.h>
+#include <hsa/amd_hsa_queue.h>
+#include <hsa/amd_hsa_signal.h>
+#include <hsa/hsa.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 
-#include "hsa-dispatch/dispatch_internal.h"
+#pragma GCC visibility push(hidden) /* library-internal (dispatch_internal.h) */
 
-static inline void dq_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
+#define DQ_LIKELY(x) __builtin_expect(!!(x), 1)
+#define DQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+_Static_assert(offsetof(amd_queue_t, write_dispatch_id) == 56, "amd_queue_t write index");
+_Static_assert(offsetof(amd_queue_t, read_dispatch_id) == 128, "amd_queue_t read index");
+_Static_assert(offsetof(amd_signal_t, value) == 8, "amd_signal_t value");
+_Static_assert(offsetof(amd_signal_t, hardware_doorbell_ptr) == 8, "amd_signal_t doorbell");
+
+/* A store into a doorbell signal (ROCr's hsa_signal_store_screlease). */
+typedef void (*dq_ring_signal_store_fn)(hsa_signal_t signal, hsa_signal_value_t value);
+
+typedef struct dq_ring {
+  /* read-mostly: set by dq_ring_init */
+  uint8_t *packets;                     /* hsa_queue_t.base_address: size x 64-byte slots */
+  uint64_t mask;                        /* size - 1 (size is a power of two) */
+  uint32_t size;                        /* slots */
+  uint32_t kernarg_block;               /* bytes of kernarg segment per slot (multiple of 64) */
+  uint8_t *kernargs;                    /* (size + spare) x kernarg_block bytes */
+  _Atomic uint64_t *write_index;        /* &amd_queue_t.write_dispatch_id */
+  _Atomic uint64_t *read_index;         /* &amd_queue_t.read_dispatch_id (the CP's) */
+  volatile uint64_t *doorbell;          /* direct 64-bit doorbell (gfx9+), NULL: the signal */
+  hsa_signal_t doorbell_signal;         /* hsa_queue_t.doorbell_signal */
+  dq_ring_signal_store_fn signal_store; /* how to ring doorbell_signal when doorbell is NULL */
+  /* written by the completion side (timeline.c): every packet id < retired has completed */
+  _Alignas(64) _Atomic uint64_t retired;
+  /* written by producers: the highest packet id stored into the doorbell, + 1 (0: none) */
+  _Alignas(64) _Atomic uint64_t rung;
+} dq_ring_t;
+
+/* Blocks past the ring's last one: a segment of up to `largest` bytes (at most `size` blocks:
+ * a span never exceeds the ring) starting in the last slot's block stays contiguous. */
+static inline uint32_t dq_ring_kernarg_spare(uint32_t block, uint32_t size, uint32_t largest) {
+  uint32_t blocks = (largest + block - 1) / block;
+  return (blocks < size ? blocks : size) - 1;
 }
 
-/* Headers of the packets the library writes. */
-#define DQ_HDR_BARRIER_AND                                                                 \
-  HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 1, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM)
-#define DQ_HDR_BARRIER_VALUE                                                               \
-  HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 1, HSA_FENCE_SCOPE_SYSTEM,              \
-                  HSA_FENCE_SCOPE_SYSTEM)
-
-/* Padding after a dispatch whose kernarg segment spans several blocks (hsad_queue.h step 4):
- * a barrier-AND with no dependencies and neither the BARRIER bit nor fences, so it completes
- * as soon as the packet processor reaches it and orders nothing. */
-#define DQ_HDR_PAD HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE, \
-                                   HSA_FENCE_SCOPE_NONE)
+/* Sets up `ring` over ROCr's queue `amd` (its slots, indices and doorbell signal) and the
+ * queue's kernarg blocks. The doorbell is written directly when the doorbell signal is a
+ * hardware doorbell (AMD_SIGNAL_KIND_DOORBELL: ROCr's AqlQueue stores the 64-bit packet id at
+ * hardware_doorbell_ptr, release), else through signal_store. retired and rung start at 0. */
+void dq_ring_init(dq_ring_t *ring, amd_queue_t *amd, uint8_t *kernargs, uint32_t kernarg_block,
+                  dq_ring_signal_store_fn signal_store);
 
 /* Slots a dispatch with a kernarg segment of ksize bytes takes: one per kernarg block. */
-static inline uint32_t dq_span(const hsad_queue_t *q, uint32_t ksize) {
-  return ksize <= q->kernarg_block ? 1 : (ksize + q->kernarg_block - 1) / q->kernarg_block;
+static inline uint32_t dq_ring_span(const dq_ring_t *ring, uint32_t ksize) {
+  return ksize <= ring->kernarg_block ? 1 : (ksize + ring->kernarg_block - 1) / ring->kernarg_block;
 }
 
-static inline uint8_t *dq_slot(const hsad_queue_t *q, uint64_t id) {
-  return q->ring + (id & q->mask) * 64;
+/* The 64-byte slot of packet `id`. */
+static inline uint8_t *dq_ring_slot(const dq_ring_t *ring, uint64_t id) {
+  return ring->packets + (id & ring->mask) * 64;
 }
 
-/* Tries to take n ids without waiting. kernarg: the completion bound applies, else the read
- * index. False: no room now (nothing reserved). */
-static inline bool dq_try_reserve(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t *out_id) {
-  _Atomic uint64_t *wp = (_Atomic uint64_t *)&q->amd->write_dispatch_id;
-  uint64_t w = atomic_load_explicit(wp, memory_order_relaxed);
+/* The kernarg block of packet `id`: its segment starts here (and runs on into the next
+ * blocks, or the spare blocks past the last one, when it spans several). */
+static inline uint8_t *dq_ring_kernarg(const dq_ring_t *ring, uint64_t id) {
+  return ring->kernargs + (id & ring->mask) * ring->kernarg_block;
+}
+
+/* Tries to take ids [*out_id, *out_id + n) without waiting. kernarg: bounded by `retired`
+ * (the slots' kernarg blocks are reused), else by the read index. False: no room now, nothing
+ * reserved. */
+static inline bool dq_ring_try_reserve(dq_ring_t *ring, uint32_t n, bool kernarg,
+                                       uint64_t *out_id) {
+  uint64_t write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
   for (;;) {
-    uint64_t r = kernarg ? atomic_load_explicit(&q->retired, memory_order_acquire)
-                         : __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
-    if (DQ_UNLIKELY(w < r)) { /* stale w */
-      w = atomic_load_explicit(wp, memory_order_relaxed);
+    uint64_t bound = kernarg ? atomic_load_explicit(&ring->retired, memory_order_acquire)
+                             : atomic_load_explicit(ring->read_index, memory_order_acquire);
+    if (DQ_UNLIKELY(write < bound)) { /* a stale write index */
+      write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
       continue;
     }
-    if (w - r > q->size - n) return false;
-    if (atomic_compare_exchange_weak_explicit(wp, &w, w + n, memory_order_acq_rel,
-                                              memory_order_relaxed)) {
-      *out_id = w;
+    if (write - bound > ring->size - n) return false;
+    if (atomic_compare_exchange_weak_explicit(ring->write_index, &write, write + n,
+                                              memory_order_acq_rel, memory_order_relaxed)) {
+      *out_id = write;
       return true;
     }
   }
 }
 
-/* The slow path of a reservation: the ring is full. Advances `retired`, adds an epoch packet
- * when none covers the packets in flight, then waits a little (spinning first, then blocked
- * on the epoch signal). Returns HSAD_OK to retry, or the sticky error / HSAD_ERR_TIMEOUT. */
-hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
-                              uint32_t *spins);
-
-/* Reserves n ids for a run using kernarg blocks (the completion bound), waiting until the
- * deadline. The hot path of every dispatch. */
-static inline hsad_status_t dq_reserve(hsad_queue_t *q, uint32_t n, uint64_t deadline,
-                                       uint64_t *out_id) {
-  uint32_t spins = 0;
-  while (DQ_UNLIKELY(!dq_try_reserve(q, n, true, out_id))) {
-    hsad_status_t s = dq_reserve_wait(q, n, true, deadline, &spins);
-    if (s) return s;
+/* Stores `id` (or a higher id another producer rang) into the doorbell (hsad_queue.h step 7). */
+static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
+  uint64_t want = id + 1;
+  uint64_t cur = atomic_load_explicit(&ring->rung, memory_order_relaxed);
+  while (cur < want && !atomic_compare_exchange_weak_explicit(&ring->rung, &cur, want,
+                                                               memory_order_relaxed,
+                                                               memory_order_relaxed)) {
   }
-  return HSAD_OK;
-}
-
-/* Reserves n ids whose last packet is an epoch packet and numbers it: *out_id = first id,
- * *out_epoch = the epoch number. kernarg as for dq_try_reserve. Waits until the deadline. */
-hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
-                               uint64_t *out_id, uint64_t *out_epoch);
-/* As dq_reserve_epoch (kernarg blocks: bound by `retired`), numbering `count` epoch packets:
- * *out_first_epoch is the first one's number, the others follow in ring order, the last is the
- * run's last packet (only it is logged for reclaim). */
-hsad_status_t dq_reserve_epochs(hsad_queue_t *q, uint32_t n, uint32_t count, uint64_t deadline,
-                                uint64_t *out_id, uint64_t *out_first_epoch);
-/* Checks completion `index` of a dependency list: an epoch never issued on its queue
- * (HSAD_ERR_INVALID_ARGUMENT), a source queue that faulted before reaching it or was closed
- * (its sticky error). Empty completions pass. */
-hsad_status_t dq_dep_check(const hsad_completion_t *c, uint32_t index);
-
-/* Stores `id` (or a higher id another producer rang) into the doorbell (step 7). */
-static inline void dq_ring_doorbell(hsad_queue_t *q, uint64_t id) {
-  uint64_t v = id + 1; /* rung holds the highest rung id + 1 (0: none) */
-  uint64_t cur = atomic_load_explicit(&q->rung, memory_order_relaxed);
-  while (cur < v &&
-         !atomic_compare_exchange_weak_explicit(&q->rung, &cur, v, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-  }
-  uint64_t val = (cur > v ? cur : v) - 1;
+  uint64_t value = (cur > want ? cur : want) - 1;
   for (;;) {
-    if (DQ_LIKELY(q->doorbell != NULL))
-      __atomic_store_n(q->doorbell, val, __ATOMIC_RELEASE);
+    if (DQ_LIKELY(ring->doorbell != NULL))
+      __atomic_store_n(ring->doorbell, value, __ATOMIC_RELEASE);
     else
-      hsad_rocr.hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)val);
+      ring->signal_store(ring->doorbell_signal, (hsa_signal_value_t)value);
     atomic_thread_fence(memory_order_seq_cst);
-    uint64_t hi = atomic_load_explicit(&q->rung, memory_order_relaxed) - 1;
-    if (DQ_LIKELY(hi <= val)) return;
-    val = hi;
+    uint64_t highest = atomic_load_explicit(&ring->rung, memory_order_relaxed) - 1;
+    if (DQ_LIKELY(highest <= value)) return;
+    value = highest;
   }
 }
 
-/* Arms slot `id`'s timestamp signal on a profiling queue; returns its handle. */
-static inline uint64_t dq_ts_arm(hsad_queue_t *q, uint64_t id) {
-  uint64_t slot = id & q->mask;
-  amd_signal_t *s = (amd_signal_t *)(uintptr_t)q->ts_signals[slot].handle;
-  __atomic_store_n(&s->value, 1, __ATOMIC_RELAXED);
-  atomic_store_explicit(&q->ts_ids[slot], id, memory_order_relaxed);
-  return q->ts_signals[slot].handle;
+/* Rings the doorbell for a published run [first, first + n): with its LAST packet id, so the
+ * packet processor takes the whole run (rocm-systems PR #3040: a doorbell with the first id
+ * leaves the rest waiting). */
+static inline void dq_ring_commit(dq_ring_t *ring, uint64_t first, uint32_t n) {
+  dq_ring_doorbell(ring, first + n - 1);
 }
 
-/* Fills a barrier-AND at `id` (headers stay INVALID); returns the word to publish. */
-static inline uint32_t dq_fill_barrier_and(hsad_queue_t *q, uint64_t id, const uint64_t deps[5],
-                                           uint64_t completion) {
-  return hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)dq_slot(q, id), deps, completion,
-                               DQ_HDR_BARRIER_AND);
-}
-
-/* Fills and publishes the padding of the dispatch at `id` that takes m slots, last-to-first:
- * slots id + 1 .. id + m - 1; with `epoch`, the last one is a barrier-AND (BARRIER bit) that
- * carries the epoch signal instead. Called before the dispatch's own header is published. */
-static inline void dq_publish_padding(hsad_queue_t *q, uint64_t id, uint32_t m, bool epoch) {
-  for (uint64_t j = id + m - 1; j > id; j--) {
-    bool e = epoch && j == id + m - 1;
-    hsad_aql_publish(dq_slot(q, j),
-                     hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)dq_slot(q, j), NULL,
-                                           e ? q->epoch_signal.handle : 0,
-                                           e ? DQ_HDR_BARRIER_AND : DQ_HDR_PAD));
-  }
-}
+#pragma GCC visibility pop
 
 #endif

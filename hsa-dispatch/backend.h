@@ -28,6 +28,7 @@
 struct hsad_backend_ops;
 struct hsad_host_pool;       /* memory/hsad_memory.h */
 struct hsad_host_pool_stats;
+struct hsad_copy_options;    /* memory/hsad_memory.h */
 
 /* The gate word's bits in its `capturing` half (dispatch_internal.h): 1 = capturing (AMD,
  * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
@@ -116,9 +117,11 @@ typedef struct hsad_backend_ops {
                              void **out);
   /* HSAD_ERR_NOT_ALLOCATED (no message set) when ptr is none of the backend's */
   hsad_status_t (*mem_free)(void *ptr);
+  /* options: NULL or the caller's (a pageable side's strategy and thresholds) */
   hsad_status_t (*memcpy_async)(hsad_device_t *device, void *impl, void *dst, const void *src,
                                 size_t size, const hsad_completion_t *deps, uint32_t dep_count,
-                                uint64_t deadline_ns, hsad_completion_t *out_completion);
+                                const struct hsad_copy_options *options, uint64_t deadline_ns,
+                                hsad_completion_t *out_completion);
 
   /* Pinned host pools (hsad_host_pool_*, memory/hsad_memory.h: the build without AMD forwards
    * them here). A pool object begins with hsad_object_head_t (its backend's table). */
@@ -139,6 +142,14 @@ extern const hsad_backend_ops_t *const hsad_backends[];
 /* Reads a whole file into malloc'd memory (the caller frees). Errors: HSAD_ERR_IO (names the
  * path and errno's text), HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_backend_read_file(const char *path, void **out_data, size_t *out_size);
+
+/* A batch on a backend's queue without batches of its own: its dispatches one by one through
+ * the queue's table, the completion on the last (a stream runs them in order); entries are not
+ * all checked before the first runs. A failure: "batch entry I: <the entry's message>". */
+hsad_status_t hsad_backend_batch_one_by_one(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
+                                            uint32_t count, uint64_t deadline_ns,
+                                            hsad_completion_t *out_completion,
+                                            uint64_t *out_first_packet_id);
 
 /* Generic waits over completions of any backends (backend.c): all in order; any by polling
  * hsad_completion_done with a short sleep (backends have no common blocking primitive). */

@@ -9,22 +9,20 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "hsa-dispatch/aql_ring.h"
 #include "hsa-dispatch/backend.h"
 #include "hsa-dispatch/hsad.h"
 #include "hsa-dispatch/hsad_rocr.h"
 #include "hsa-dispatch/hsad_submit.h"
 
+/* Everything declared below is the library's own: hidden from libhsad.so's dynamic symbol
+ * table, so calls to it are direct (no PLT, no GOT load) in the shared library too. */
+#pragma GCC visibility push(hidden)
+
 #define HSAD_SHARED_QUEUES 2
 #define HSAD_MAX_DEVICES 16
 #define HSAD_MAX_CPUS 16
 
-_Static_assert(offsetof(amd_queue_t, write_dispatch_id) == 56, "amd_queue_t write index");
-_Static_assert(offsetof(amd_queue_t, read_dispatch_id) == 128, "amd_queue_t read index");
-_Static_assert(offsetof(amd_signal_t, value) == 8, "amd_signal_t value");
-_Static_assert(offsetof(amd_signal_t, hardware_doorbell_ptr) == 8, "amd_signal_t doorbell");
-
-#define DQ_LIKELY(x) __builtin_expect(!!(x), 1)
-#define DQ_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define DQ_KARG_STACK HSAD_KERNARG_SEGMENT_MAX /* largest kernarg segment (per-thread image) */
 
 struct hsad_device {
@@ -79,15 +77,8 @@ struct hsad_queue {
   /* hot, read-mostly */
   hsa_queue_t *hsa;
   amd_queue_t *amd;
-  uint8_t *ring;                        /* base_address */
-  uint64_t mask;                        /* size - 1 */
-  uint32_t size;
-  uint32_t kernarg_block;               /* bytes per slot */
-  uint8_t *kernargs;                    /* (size + spare) x kernarg_block bytes: one block per
-                                           slot, then dq_kernarg_spare() blocks for segments
-                                           spanning the ring's end (hsad_queue.h step 4) */
-  volatile uint64_t *doorbell;          /* direct 64-bit doorbell, NULL: use the signal */
-  hsa_signal_t doorbell_signal;
+  dq_ring_t ring;                       /* slots, kernarg blocks, indices, doorbell (aql_ring.h):
+                                           its `retired` and `rung` sit on their own lines */
   hsad_device_t *device;
   uint32_t dynamic_stack;
   uint32_t spin_ns;
@@ -108,13 +99,11 @@ struct hsad_queue {
   hsad_submit_result_fn result_hook;    /* hsad_submit_set_result_hook; NULL: none */
   void *result_ctx;
   /* written by producers / waiters / the error callback */
-  _Alignas(64) _Atomic uint64_t retired; /* every packet id < retired has completed */
-  _Atomic uint64_t retired_epoch;       /* the epoch `retired` was derived from */
+  _Alignas(64) _Atomic uint64_t retired_epoch; /* the epoch ring.retired was derived from */
   pthread_mutex_t retire_lock;          /* serialises advancing retired (slow path only) */
   _Alignas(64) _Atomic uint32_t epoch_lock; /* reserving + numbering an epoch packet */
   _Atomic uint64_t epoch_issued;        /* epoch packets reserved (the last epoch number) */
   _Atomic uint64_t epoch_end;           /* id + 1 of the last epoch packet (0: none) */
-  _Alignas(64) _Atomic uint64_t rung;   /* highest packet id stored into the doorbell */
   _Alignas(64) const hsad_submit_capture_ops_t *_Atomic capture_ops; /* the recorder; NULL: not capturing */
   void *capture_ctx;                    /* its state; written and read under its lock only */
   _Atomic uint64_t error_epoch;         /* epochs completed when the queue faulted */
@@ -178,11 +167,9 @@ bool dq_is_open(void);
 void dq_queues_close_all(void);
 void dq_device_release(hsad_device_t *device);
 
-/* Blocks past the ring's last one: a segment of up to DQ_KARG_STACK bytes (at most `size`
- * blocks: a span never exceeds the ring) starting in the last slot's block stays contiguous. */
+/* Spare kernarg blocks past the ring's last one for the largest segment (aql_ring.h). */
 static inline uint32_t dq_kernarg_spare(uint32_t block, uint32_t size) {
-  uint32_t m = (DQ_KARG_STACK + block - 1) / block;
-  return (m < size ? m : size) - 1;
+  return dq_ring_kernarg_spare(block, size, DQ_KARG_STACK);
 }
 
 /* ---- queue.c ---- */
@@ -208,7 +195,7 @@ static inline const hsad_submit_capture_ops_t *dq_capture_ops(const hsad_queue_t
 /* Creates / destroys the queue's epoch signal, epoch log and (profiling) timestamp signals. */
 hsad_status_t dq_timeline_init(hsad_queue_t *q);
 void dq_timeline_fini(hsad_queue_t *q);
-/* Advances q->retired from the epoch signal; returns the new bound. Thread-safe. */
+/* Advances q->ring.retired from the epoch signal; returns the new bound. Thread-safe. */
 uint64_t dq_retire(hsad_queue_t *q);
 /* The error callback's part: remember the reached epoch, release every waiter. */
 void dq_timeline_fault(hsad_queue_t *q);
@@ -247,5 +234,7 @@ hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t 
 /* This thread's build of a batch entry or of hsad_submit_check (never held across calls;
  * the launch cache of dispatch.c keeps its own). */
 extern _Thread_local dq_built_t dq_scratch;
+
+#pragma GCC visibility pop
 
 #endif

@@ -291,18 +291,8 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   if (!q || !items || !count)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
                      "count 0");
-  for (uint32_t i = 0; i < count; i++) {
-    uint64_t id = 0;
-    hsad_status_t s = hsad_queue_ops(q)->kernel_dispatch(
-        q, items[i].kernel, &items[i].launch, deadline_ns, i == count - 1 ? out_completion : NULL, &id);
-    if (s) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", hsad_last_error());
-      return hsad_fail(s, "batch entry %u: %s", i, msg);
-    }
-    if (i == 0 && out_first_packet_id) *out_first_packet_id = id;
-  }
-  return HSAD_OK;
+  return hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
+                                       out_first_packet_id);
 }
 
 hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
@@ -384,11 +374,10 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
                                 const hsad_completion_t *deps, uint32_t dep_count,
                                 const hsad_copy_options_t *options, uint64_t deadline_ns,
                                 hsad_completion_t *out_completion) {
-  (void)options;
   if (!device) return fr_null("hsad_memcpy_async");
   hsad_status_t s = fr_check_open();
   return s ? s : device->ops->memcpy_async(device, device->impl, dst, src, size, deps, dep_count,
-                                           deadline_ns, out_completion);
+                                           options, deadline_ns, out_completion);
 }
 
 /* ---- pinned host pools: the backend's (a pool begins with its table) ------------------- */

@@ -15,11 +15,11 @@ static hsad_status_t kernarg_fits(const hsad_queue_t *q, const hsad_device_kerne
     return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes exceeds "
                      "hsa-dispatch's limit of %u bytes (HSAD_KERNARG_SEGMENT_MAX)", kd->name, ks,
                      DQ_KARG_STACK);
-  uint32_t m = (ks + q->kernarg_block - 1) / q->kernarg_block;
-  if (DQ_UNLIKELY(m > q->size))
+  uint32_t m = (ks + q->ring.kernarg_block - 1) / q->ring.kernarg_block;
+  if (DQ_UNLIKELY(m > q->ring.size))
     return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes spans %u "
                      "kernarg blocks of %u bytes, one per packet slot, but the queue has %u slots",
-                     kd->name, ks, m, q->kernarg_block, q->size);
+                     kd->name, ks, m, q->ring.kernarg_block, q->ring.size);
   return HSAD_OK;
 }
 
@@ -153,7 +153,7 @@ hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t 
                      "is on device %u (AMD)", k->ops->kernel_desc(k)->name, k->ops->name,
                      q->device->info.index);
   if (DQ_LIKELY(geometry_fast(k, l, &d) && k->program->device == q->device)) {
-    if (DQ_UNLIKELY(k->desc.kernarg_segment_size > q->kernarg_block)) {
+    if (DQ_UNLIKELY(k->desc.kernarg_segment_size > q->ring.kernarg_block)) {
       s = kernarg_fits(q, &k->desc);
       if (s) return s;
     }

@@ -1,6 +1,7 @@
 # hsa-dispatch: runtime, devices, programs, queues and the AQL dispatch path (libhsad).
 HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queue.c hsa-dispatch/rocr.c \
   hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c hsa-dispatch/submit.c \
+  hsa-dispatch/aql_ring.c hsa-dispatch/launch_cache.c hsa-dispatch/batch.c hsa-dispatch/gate.c \
   hsa-dispatch/monitor.c hsa-dispatch/trace.c hsa-dispatch/variants.c hsa-dispatch/backend.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_vendor.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h hsa-dispatch/hsad_submit.h \
   hsa-dispatch/hsad_monitor.h hsa-dispatch/hsad_variants.h
@@ -35,6 +36,13 @@ $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h tests/test_dispa
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
 	  -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' -DHSAD_SRCDIR='"$(CURDIR)"' \
 	  $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+# the ring object on host memory: aql_ring.c alone, no ROCr, no kfd-emu (milliseconds)
+RING_TEST := $(TESTDIR)/test_aql_ring
+TEST_BINS += $(RING_TEST)
+$(RING_TEST): tests/test_aql_ring.c hsa-dispatch/aql_ring.c hsa-dispatch/aql_ring.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) tests/test_aql_ring.c hsa-dispatch/aql_ring.c -o $@ $(LDFLAGS) -lcriterion
 
 # the CLI test runs the hsad executable
 $(TESTDIR)/test_dispatch_cli: $(BINDIR)/hsad
@@ -77,3 +85,22 @@ $(MON_TEST): tests/test_monitor.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a
 	$(CC) $(CFLAGS) -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' \
 	  -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
+
+# ---- tests/test_budget.c: the dispatch path's instruction budget (callgrind) through the shared
+# libhsad.so, as users link it: tests/budget_dispatch.c linked to $(LIBDIR)/libhsad.so (found as
+# libhsad.so.0 beside it), committed counts in tests/data/dispatch_budget.txt ----
+BUDGET_DIR := $(TESTDIR)/budget
+BUDGET_BIN := $(BUDGET_DIR)/budget_dispatch
+$(BUDGET_DIR)/libhsad.so.0: $(LIBDIR)/libhsad.so
+	@mkdir -p $(@D)
+	ln -sf $(abspath $<) $@
+$(BUDGET_BIN): tests/budget_dispatch.c $(LIBDIR)/libhsad.so $(BUDGET_DIR)/libhsad.so.0
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< -o $@ $(LDFLAGS) \
+	  -L$(LIBDIR) -lhsad -Wl,-rpath,'$$ORIGIN'
+BUDGET_TEST := $(TESTDIR)/test_budget
+TEST_BINS += $(BUDGET_TEST)
+$(BUDGET_TEST): tests/test_budget.c $(BUDGET_BIN) tests/data/dispatch_budget.txt
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DBUDGET_BIN='"$(abspath $(BUDGET_BIN))"' -DHSAD_SRCDIR='"$(CURDIR)"' $< -o $@ \
+	  $(LDFLAGS) -lcriterion

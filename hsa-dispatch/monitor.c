@@ -462,7 +462,7 @@ void dq_monitor_fini(hsad_queue_t *q) { hsad_queue_monitor_disable(q); }
  * (slot reused), -1 not completed yet. */
 static int device_times(hsad_queue_t *q, const struct dq_monitor *m, uint64_t id,
                         uint64_t *start, uint64_t *end) {
-  uint64_t slot = id & q->mask;
+  uint64_t slot = id & q->ring.mask;
   if (atomic_load_explicit(&q->ts_ids[slot], memory_order_acquire) != id) return 0;
   const amd_signal_t *s = (const amd_signal_t *)(uintptr_t)q->ts_signals[slot].handle;
   if (__atomic_load_n(&s->value, __ATOMIC_ACQUIRE) != 0) return -1;

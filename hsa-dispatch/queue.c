@@ -86,9 +86,6 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   memset(q, 0, sizeof *q);
   q->device = d;
   q->shared = shared;
-  q->size = size;
-  q->mask = size - 1;
-  q->kernarg_block = kb;
   q->dynamic_stack = o->dynamic_stack_size ? o->dynamic_stack_size : 16384;
   q->spin_ns = o->spin_ns ? o->spin_ns : 50000;
   q->profiling = o->profiling;
@@ -117,7 +114,8 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
                        dq_kernarg_spare(kb, size), kb, di->index);
   }
   memset(ka, 0, kbytes);
-  q->kernargs = ka;
+  q->amd = (amd_queue_t *)q->hsa;
+  dq_ring_init(&q->ring, q->amd, ka, kb, hsad_rocr.hsa_signal_store_screlease);
   hsad_status_t s = dq_timeline_init(q);
   if (s) {
     hsad_rocr.hsa_amd_memory_pool_free(ka);
@@ -126,13 +124,6 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
     return s;
   }
   if (o->profiling) hsad_rocr.hsa_amd_profiling_set_profiler_enabled(q->hsa, 1);
-  q->amd = (amd_queue_t *)q->hsa;
-  q->ring = q->hsa->base_address;
-  q->doorbell_signal = q->hsa->doorbell_signal;
-  amd_signal_t *ds = (amd_signal_t *)(uintptr_t)q->doorbell_signal.handle;
-  /* Doorbell type 2 (gfx9+): ROCr's AqlQueue::StoreRelaxed stores the 64-bit packet id at
-   * hardware_doorbell_ptr with release ordering; do the same without the call. */
-  q->doorbell = (ds && ds->kind == AMD_SIGNAL_KIND_DOORBELL) ? ds->hardware_doorbell_ptr : NULL;
   q->queue_ptr = (uint64_t)(uintptr_t)q->hsa;
   q->private_base_hi = q->amd->private_segment_aperture_base_hi;
   q->shared_base_hi = q->amd->group_segment_aperture_base_hi;
@@ -166,7 +157,7 @@ static void queue_free(hsad_queue_t *q, bool live) {
   if (live) {
     dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
-    hsad_rocr.hsa_amd_memory_pool_free(q->kernargs);
+    hsad_rocr.hsa_amd_memory_pool_free(q->ring.kernargs);
     dq_timeline_fini(q);
   }
   free(q);
@@ -210,7 +201,7 @@ void dq_queues_close_all(void) {
     atomic_store(&q->error, HSAD_ERR_CLOSED);
     dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
-    hsad_rocr.hsa_amd_memory_pool_free(q->kernargs);
+    hsad_rocr.hsa_amd_memory_pool_free(q->ring.kernargs);
     dq_timeline_fini(q);
     if (q->shared) {
       q->next = dq_graveyard;
@@ -262,6 +253,6 @@ hsad_device_t *hsad_queue_device(const hsad_queue_t *q) {
 hsa_queue_t *hsad_queue_hsa(const hsad_queue_t *q) { return q && !q->ops ? q->hsa : NULL; }
 uint32_t hsad_queue_size(const hsad_queue_t *q) {
   if (DQ_FOREIGN(q)) return q->ops->queue_size(q);
-  return q ? q->size : 0;
+  return q ? q->ring.size : 0;
 }
 

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "hsa-dispatch/aql_ring.h"
+#include "hsa-dispatch/queue_submit.h"
 #include "hsa-dispatch/hsad_submit.h"
 
 hsad_status_t hsad_submit_check(const hsad_queue_t *q, const hsad_device_kernel_t *k,
@@ -22,9 +22,9 @@ hsad_status_t hsad_submit_check(const hsad_queue_t *q, const hsad_device_kernel_
 hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
                                   uint64_t deadline_ns, uint64_t *out_first, uint64_t *out_epoch) {
   if (DQ_FOREIGN(q)) return dq_amd_only("hsad_submit_reserve", "the queue");
-  if (!q || !out_first || n == 0 || n > q->size)
+  if (!q || !out_first || n == 0 || n > q->ring.size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve: %u packets for a ring of "
-                     "%u slots", n, q ? q->size : 0);
+                     "%u slots", n, q ? q->ring.size : 0);
   if (dq_gate(q)) { /* the sticky error, or a capture: a graph launch is not recorded */
     hsad_status_t s = dq_gate_fail(q, "hsad_submit_reserve");
     if (s) return s;
@@ -43,10 +43,10 @@ hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *q, uint32_t n, uint32_t e
                                          uint64_t deadline_ns, uint64_t *out_first,
                                          uint64_t *out_first_epoch) {
   if (DQ_FOREIGN(q)) return dq_amd_only("hsad_submit_reserve_epochs", "the queue");
-  if (!q || !out_first || !out_first_epoch || n == 0 || n > q->size || !epoch_count ||
+  if (!q || !out_first || !out_first_epoch || n == 0 || n > q->ring.size || !epoch_count ||
       epoch_count > n)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_reserve_epochs: %u packets with %u "
-                     "epoch packets for a ring of %u slots", n, epoch_count, q ? q->size : 0);
+                     "epoch packets for a ring of %u slots", n, epoch_count, q ? q->ring.size : 0);
   if (dq_gate(q)) {
     hsad_status_t s = dq_gate_fail(q, "hsad_submit_reserve_epochs");
     if (s) return s;
@@ -75,8 +75,8 @@ void hsad_submit_set_result_hook(hsad_queue_t *q, hsad_submit_result_fn hook, vo
 }
 
 void hsad_submit_ring(const hsad_queue_t *q, hsad_submit_ring_t *out) {
-  *out = (hsad_submit_ring_t){.packets = q->ring, .mask = q->mask, .kernargs = q->kernargs,
-                              .kernarg_block = q->kernarg_block,
+  *out = (hsad_submit_ring_t){.packets = q->ring.packets, .mask = q->ring.mask,
+                              .kernargs = q->ring.kernargs, .kernarg_block = q->ring.kernarg_block,
                               .epoch_signal = q->epoch_signal.handle,
                               .epoch_value = q->epoch_value};
 }
@@ -131,9 +131,9 @@ void hsad_submit_kernarg_free(hsad_device_t *d, void *p, size_t size) {
 
 void *hsad_submit_slot(hsad_queue_t *q, uint64_t id) { return dq_slot(q, id); }
 void *hsad_submit_kernarg(hsad_queue_t *q, uint64_t id) {
-  return q->kernargs + (id & q->mask) * q->kernarg_block;
+  return dq_ring_kernarg(&q->ring, id);
 }
-uint32_t hsad_submit_kernarg_block(const hsad_queue_t *q) { return q->kernarg_block; }
+uint32_t hsad_submit_kernarg_block(const hsad_queue_t *q) { return q->ring.kernarg_block; }
 uint32_t hsad_submit_kernarg_span(const hsad_queue_t *q, uint32_t ksize) {
   return dq_span(q, ksize);
 }
@@ -141,7 +141,7 @@ uint64_t hsad_submit_epoch_signal(const hsad_queue_t *q) { return q->epoch_signa
 void hsad_submit_publish(hsad_queue_t *q, uint64_t id, uint32_t word) {
   hsad_aql_publish(dq_slot(q, id), word);
 }
-void hsad_submit_doorbell(hsad_queue_t *q, uint64_t last_id) { dq_ring_doorbell(q, last_id); }
+void hsad_submit_doorbell(hsad_queue_t *q, uint64_t last_id) { dq_ring_doorbell(&q->ring, last_id); }
 
 _Static_assert(sizeof(hsad_submit_mark_t) == sizeof(dq_mon_mark_t) &&
                    offsetof(hsad_submit_mark_t, t0) == offsetof(dq_mon_mark_t, t0) &&
@@ -205,6 +205,6 @@ hsad_status_t hsad_submit_foreign_memcpy_async(hsad_device_t *d, void *dst, cons
                                                hsad_completion_t *out_completion) {
   hsad_status_t s = dq_check_open();
   if (s) return s;
-  return d->ops->memcpy_async(d, d->backend_device, dst, src, size, deps, dep_count, deadline_ns,
-                              out_completion);
+  return d->ops->memcpy_async(d, d->backend_device, dst, src, size, deps, dep_count, NULL,
+                              deadline_ns, out_completion);
 }

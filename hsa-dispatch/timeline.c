@@ -1,12 +1,12 @@
 /* timeline.c - a queue's completion timeline: the epoch signal, reclaim (`retired`), epoch
  * packets, barriers, flush and every wait. The model is documented in hsad_queue.h
- * ("Timeline"); the ring rules in aql_ring.h. */
+ * ("Timeline"); the ring in aql_ring.h, the reservations that wait in queue_submit.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "hsa-dispatch/aql_ring.h"
+#include "hsa-dispatch/queue_submit.h"
 
 /* Epoch k is reached when the epoch signal's value is < threshold(k). */
 static inline int64_t epoch_threshold(uint64_t k) { return HSAD_EPOCH_BASE - (int64_t)k + 1; }
@@ -19,27 +19,27 @@ hsad_status_t dq_timeline_init(hsad_queue_t *q) {
     return dq_hsa_fail(st, "hsa_signal_create (epoch signal of a queue on device %u)",
                        q->device->info.index);
   q->epoch_value = &((amd_signal_t *)(uintptr_t)q->epoch_signal.handle)->value;
-  q->epochs = calloc(2 * (size_t)q->size, sizeof *q->epochs);
+  q->epochs = calloc(2 * (size_t)q->ring.size, sizeof *q->epochs);
   if (!q->epochs) {
     dq_timeline_fini(q);
-    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "epoch log of %u entries", 2 * q->size);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "epoch log of %u entries", 2 * q->ring.size);
   }
   pthread_mutex_init(&q->retire_lock, NULL);
   if (!q->profiling) return HSAD_OK;
-  q->ts_signals = calloc(q->size, sizeof *q->ts_signals);
-  q->ts_ids = calloc(q->size, sizeof *q->ts_ids);
+  q->ts_signals = calloc(q->ring.size, sizeof *q->ts_signals);
+  q->ts_ids = calloc(q->ring.size, sizeof *q->ts_ids);
   if (!q->ts_signals || !q->ts_ids) {
     dq_timeline_fini(q);
-    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "profiling signals for %u slots", q->size);
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "profiling signals for %u slots", q->ring.size);
   }
-  for (uint32_t i = 0; i < q->size; i++) {
+  for (uint32_t i = 0; i < q->ring.size; i++) {
     /* GPU-only: no KFD event per slot (a finite resource); nobody blocks on these. */
     st = hsad_rocr.hsa_amd_signal_create(0, 0, NULL, HSA_AMD_SIGNAL_AMD_GPU_ONLY,
                                          &q->ts_signals[i]);
     if (st != HSA_STATUS_SUCCESS) {
       q->ts_signals[i].handle = 0;
       dq_timeline_fini(q);
-      return dq_hsa_fail(st, "hsa_amd_signal_create (profiling signal %u of %u)", i, q->size);
+      return dq_hsa_fail(st, "hsa_amd_signal_create (profiling signal %u of %u)", i, q->ring.size);
     }
     atomic_init(&q->ts_ids[i], UINT64_MAX);
   }
@@ -49,7 +49,7 @@ hsad_status_t dq_timeline_init(hsad_queue_t *q) {
 void dq_timeline_fini(hsad_queue_t *q) {
   if (q->epoch_signal.handle) hsad_rocr.hsa_signal_destroy(q->epoch_signal);
   q->epoch_signal.handle = 0;
-  for (uint32_t i = 0; q->ts_signals && i < q->size; i++)
+  for (uint32_t i = 0; q->ts_signals && i < q->ring.size; i++)
     if (q->ts_signals[i].handle) hsad_rocr.hsa_signal_destroy(q->ts_signals[i]);
   free(q->ts_signals);
   free(q->ts_ids);
@@ -70,13 +70,13 @@ void dq_timeline_fault(hsad_queue_t *q) {
 uint64_t dq_retire(hsad_queue_t *q) {
   uint64_t have = atomic_load_explicit(&q->retired_epoch, memory_order_acquire);
   if (DQ_UNLIKELY(atomic_load_explicit(&q->error, memory_order_acquire)))
-    return atomic_load_explicit(&q->retired, memory_order_acquire);
+    return atomic_load_explicit(&q->ring.retired, memory_order_acquire);
   int64_t v = __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE);
   uint64_t c = (uint64_t)(HSAD_EPOCH_BASE - v);
-  if (v <= 0 || c <= have) return atomic_load_explicit(&q->retired, memory_order_acquire);
+  if (v <= 0 || c <= have) return atomic_load_explicit(&q->ring.retired, memory_order_acquire);
   pthread_mutex_lock(&q->retire_lock);
   if (c > atomic_load_explicit(&q->retired_epoch, memory_order_relaxed)) {
-    dq_epoch_entry_t *e = &q->epochs[c % (2 * (uint64_t)q->size)];
+    dq_epoch_entry_t *e = &q->epochs[c % (2 * (uint64_t)q->ring.size)];
     uint64_t k1 = atomic_load_explicit(&e->k, memory_order_acquire);
     uint64_t id = atomic_load_explicit(&e->id, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
@@ -84,12 +84,12 @@ uint64_t dq_retire(hsad_queue_t *q) {
     /* The issue rule (k - retired_epoch < 2 x size) keeps entry c intact until it is read;
      * the seqlock check is the proof. */
     if (k1 == c && k2 == c) {
-      atomic_store_explicit(&q->retired, id + 1, memory_order_release);
+      atomic_store_explicit(&q->ring.retired, id + 1, memory_order_release);
       atomic_store_explicit(&q->retired_epoch, c, memory_order_release);
     }
   }
   pthread_mutex_unlock(&q->retire_lock);
-  return atomic_load_explicit(&q->retired, memory_order_acquire);
+  return atomic_load_explicit(&q->ring.retired, memory_order_acquire);
 }
 
 /* ---- epoch packets ------------------------------------------------------------------------ */
@@ -118,11 +118,11 @@ static bool try_reserve_epochs(hsad_queue_t *q, uint32_t n, bool kernarg, uint32
   uint64_t k = atomic_load_explicit(&q->epoch_issued, memory_order_relaxed) + 1;
   uint64_t last = k + count - 1;
   /* the epoch log holds 2 x size entries; never overwrite one not yet consumed */
-  if (last - atomic_load_explicit(&q->retired_epoch, memory_order_acquire) >= 2 * (uint64_t)q->size)
+  if (last - atomic_load_explicit(&q->retired_epoch, memory_order_acquire) >= 2 * (uint64_t)q->ring.size)
     return false;
   uint64_t id;
   if (!dq_try_reserve(q, n, kernarg, &id)) return false;
-  dq_epoch_entry_t *e = &q->epochs[last & (2 * (uint64_t)q->size - 1)]; /* size: a power of 2 */
+  dq_epoch_entry_t *e = &q->epochs[last & (2 * (uint64_t)q->ring.size - 1)]; /* size: a power of 2 */
   atomic_store_explicit(&e->k, 0, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
   atomic_store_explicit(&e->id, id + n - 1, memory_order_relaxed);
@@ -176,19 +176,19 @@ static void checkpoint(hsad_queue_t *q) {
   epoch_unlock(q);
   if (!ok) return;
   hsad_aql_publish(dq_slot(q, id), dq_fill_barrier_and(q, id, NULL, q->epoch_signal.handle));
-  dq_ring_doorbell(q, id);
+  dq_ring_doorbell(&q->ring, id);
 }
 
 hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_t deadline,
                               uint32_t *spins) {
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
-  if (n > q->size)
+  if (n > q->ring.size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%u packets can never fit queue %llu's %u "
-                     "slots", n, (unsigned long long)q->hsa->id, q->size);
+                     "slots", n, (unsigned long long)q->hsa->id, q->ring.size);
   uint64_t r = dq_retire(q);
   uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
   uint64_t bound = kernarg ? r : __atomic_load_n(&q->amd->read_dispatch_id, __ATOMIC_ACQUIRE);
-  if (++*spins < 8 && w + n - bound <= q->size) return HSAD_OK; /* room appeared: retry now */
+  if (++*spins < 8 && w + n - bound <= q->ring.size) return HSAD_OK; /* room appeared: retry now */
   if (atomic_load_explicit(&q->epoch_end, memory_order_acquire) < w) checkpoint(q);
   uint64_t now = hsad_now_ns();
   if (deadline == 0 || now >= deadline) {
@@ -196,7 +196,7 @@ hsad_status_t dq_reserve_wait(hsad_queue_t *q, uint32_t n, bool kernarg, uint64_
     return hsad_fail(HSAD_ERR_TIMEOUT, "queue %llu on device %u is full (%u packets; %llu not "
                      "yet completed, %llu not yet launched; %u requested) and the deadline "
                      "passed; nothing was submitted", (unsigned long long)q->hsa->id,
-                     q->device->info.index, q->size, (unsigned long long)(w - r),
+                     q->device->info.index, q->ring.size, (unsigned long long)(w - r),
                      (unsigned long long)(w - rd), n);
   }
   if (*spins < 64) {
@@ -317,10 +317,10 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
                         carries the decrement or the epoch */
   bool extra = carry_dec && out;                      /* decrement and epoch: two packets */
   if (extra) n++;
-  if (!s && n > q->size)
+  if (!s && n > q->ring.size)
     s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "barrier of %u packets (%u queues waited on, %u "
                   "signals) exceeds queue %llu's %u slots", n, nv, sig_count,
-                  (unsigned long long)q->hsa->id, q->size);
+                  (unsigned long long)q->hsa->id, q->ring.size);
   if (s) {
     if (wait != local) free(wait);
     return s;
@@ -360,7 +360,7 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
       DQ_HDR_BARRIER_VALUE | ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
   for (uint32_t p = n; p-- > 0;)
     hsad_aql_publish(dq_slot(q, first + p), p < nv ? value_word : DQ_HDR_BARRIER_AND);
-  dq_ring_doorbell(q, last);
+  dq_ring_doorbell(&q->ring, last);
   if (wait != local) free(wait);
   if (out) *out = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = last};
   return HSAD_OK;
@@ -550,11 +550,11 @@ hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_st
   if (!hsad_completion_done(c) || reached(c) < 0)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu has not "
                      "completed", (unsigned long long)c->packet_id);
-  uint64_t slot = c->packet_id & q->mask;
+  uint64_t slot = c->packet_id & q->ring.mask;
   if (atomic_load_explicit(&q->ts_ids[slot], memory_order_acquire) != c->packet_id)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu is not a "
                      "kernel dispatch, or its slot was reused (times are kept for %u packets)",
-                     (unsigned long long)c->packet_id, q->size);
+                     (unsigned long long)c->packet_id, q->ring.size);
   hsa_amd_profiling_dispatch_time_t t;
   hsa_status_t st = hsad_rocr.hsa_amd_profiling_get_dispatch_time(q->device->agent,
                                                                   q->ts_signals[slot], &t);
@@ -562,7 +562,7 @@ hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_st
   if (atomic_load_explicit(&q->ts_ids[slot], memory_order_acquire) != c->packet_id)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu's slot was "
                      "reused while reading (times are kept for %u packets)",
-                     (unsigned long long)c->packet_id, q->size);
+                     (unsigned long long)c->packet_id, q->ring.size);
   double scale = 1e9 / (double)hsad_rt.timestamp_hz;
   *out_start_ns = (uint64_t)((double)t.start * scale);
   *out_end_ns = (uint64_t)((double)t.end * scale);

@@ -131,6 +131,7 @@ const char *hsad_mem_kind_name(hsad_mem_kind_t kind) {
   case HSAD_MEM_HOST_COARSE: return "host-coarse";
   case HSAD_MEM_REGISTERED: return "registered";
   case HSAD_MEM_POOLED: return "pooled";
+  case HSAD_MEM_STREAM: return "stream-ordered";
   }
   return "unknown";
 }
@@ -248,6 +249,9 @@ hsad_status_t hsad_mem_free(void *ptr) {
   if (e.kind == HSAD_MEM_REGISTERED)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %p is registered caller memory (%zu "
                      "bytes): use hsad_mem_unregister", what, ptr, e.size);
+  if (e.kind == HSAD_MEM_STREAM)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %p is a block of a stream-ordered pool "
+                     "(%zu bytes): use hsad_mem_free_async", what, ptr, e.req_size);
   if (mem_pending_any()) {
     char desc[96];
     snprintf(desc, sizeof desc, "%s memory of %zu bytes at %p", hsad_mem_kind_name(e.kind),

@@ -139,7 +139,7 @@ static hsad_status_t side_classify(const char *what, const char *role, const voi
     out->base = e.base;
     out->checked_access = true;
     out->access_mask = e.access_mask;
-    if (e.kind == HSAD_MEM_DEVICE) {
+    if (e.kind == HSAD_MEM_DEVICE || e.kind == HSAD_MEM_STREAM) {
       out->device_mem = true;
       out->owner = mem_device_index(e.device);
     }
@@ -222,6 +222,11 @@ static hsad_status_t opts_check(const char *what, const hsad_copy_options_t *o) 
   if (o->force > HSAD_COPY_PINNED)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: options: force %u is no strategy", what,
                      o->force);
+  if (o->flags & ~(uint32_t)HSAD_COPY_SOURCE_DEFERRED)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: options: flags 0x%x has unknown bits 0x%x "
+                     "(known: HSAD_COPY_SOURCE_DEFERRED 0x%x)", what, o->flags,
+                     o->flags & ~(uint32_t)HSAD_COPY_SOURCE_DEFERRED,
+                     (unsigned)HSAD_COPY_SOURCE_DEFERRED);
   return HSAD_OK;
 }
 
@@ -731,9 +736,22 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   hsa_agent_t dst_agent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu;
   hsa_agent_t src_agent = sr.device_mem ? mem_st.gpu_agents[sr.owner]
                                         : (d.device_mem ? cpu : mem_st.gpu_agents[bd]);
+  /* CUDA's rule for a pageable source: reusable once the call returned. Unless the caller
+   * accepted the deferred read (HSAD_COPY_SOURCE_DEFERRED) or the call waits for the copy
+   * itself (synchronous forms), every byte of the source is staged before the call returns:
+   * never pinned in place, and a pipeline gets a staging block for every chunk. */
+  bool stage_all = sr.pageable && !(o.flags & HSAD_COPY_SOURCE_DEFERRED) && !sync_deadline_ns;
+  hsad_copy_strategy_t strat = d.pageable || sr.pageable ? hsad_copy_strategy_for(&o, size)
+                                                         : HSAD_COPY_DIRECT;
+  if (stage_all && strat == HSAD_COPY_PINNED) {
+    if (o.force == HSAD_COPY_PINNED)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: options: force pinned reads the pageable "
+                       "source %p after the call returns: set HSAD_COPY_SOURCE_DEFERRED in flags "
+                       "to accept that contract", what, src);
+    strat = HSAD_COPY_PIPELINED;
+  }
   if (check_only) {
-    if (out_strategy)
-      *out_strategy = d.pageable || sr.pageable ? hsad_copy_strategy_for(&o, size) : HSAD_COPY_DIRECT;
+    if (out_strategy) *out_strategy = strat;
     return HSAD_OK;
   }
   if (!d.pageable && !sr.pageable) {
@@ -749,7 +767,6 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
 
   /* a pageable side: the other side is what the GPU reaches; the staging blocks and pinned
    * ranges stand in for the pageable one */
-  hsad_copy_strategy_t strat = hsad_copy_strategy_for(&o, size);
   hsad_host_pool_t *pool = NULL;
   if (strat != HSAD_COPY_PINNED && (s = hsad_host_pool_get(device, &pool))) return s;
   mem_op_t *op = calloc(1, sizeof *op);
@@ -828,8 +845,15 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   }
 
   op->chunk = strat == HSAD_COPY_STAGED ? size : o.chunk_size;
+  /* staging the whole source: at most HSAD_COPY_MAX_BUFFERS chunks (larger ones if needed),
+   * one block each */
+  if (stage_all && strat == HSAD_COPY_PIPELINED &&
+      size / HSAD_COPY_MAX_BUFFERS >= op->chunk) {
+    size_t per = (size + HSAD_COPY_MAX_BUFFERS - 1) / HSAD_COPY_MAX_BUFFERS;
+    op->chunk = (per + 4095) & ~(size_t)4095;
+  }
   op->nchunks = (size + op->chunk - 1) / op->chunk;
-  op->nbuf = strat == HSAD_COPY_STAGED ? 1 : o.chunk_buffers;
+  op->nbuf = strat == HSAD_COPY_STAGED ? 1 : stage_all ? (uint32_t)op->nchunks : o.chunk_buffers;
   if (op->nbuf > op->nchunks) op->nbuf = (uint32_t)op->nchunks;
   /* every staging block and signal is taken before anything is submitted */
   for (uint32_t i = 0; i < op->nbuf; i++) {
@@ -879,7 +903,8 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
     return mem_fail_take(completion, report);
   }
   if (nbuf > 1) {
-    st = mem_rocr.hsa_amd_async_function(pipeline_rest, op);
+    /* staging the whole source: every chunk is copied out of it here, before returning */
+    st = stage_all ? HSA_STATUS_ERROR : mem_rocr.hsa_amd_async_function(pipeline_rest, op);
     if (st != HSA_STATUS_SUCCESS) pipeline_rest(op); /* stage them here instead */
   }
   return HSAD_OK;

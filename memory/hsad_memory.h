@@ -51,9 +51,11 @@ typedef enum hsad_mem_kind {
   HSAD_MEM_HOST_COARSE = 3, /* coarse-grained system memory of the GPU's nearest CPU agent */
   HSAD_MEM_REGISTERED = 4,  /* caller memory pinned in place (hsad_mem_register) */
   HSAD_MEM_POOLED = 5,      /* a block of a pinned host pool (hsad_host_pool_alloc) */
+  HSAD_MEM_STREAM = 6,      /* device memory of a stream-ordered pool (hsad_mem_alloc_async) */
 } hsad_mem_kind_t;
 
-/* Static name of a kind ("device", "host-fine", "host-coarse", "registered", "pooled"). */
+/* Static name of a kind ("device", "host-fine", "host-coarse", "registered", "pooled",
+ * "stream-ordered"). */
 const char *hsad_mem_kind_name(hsad_mem_kind_t kind);
 
 enum { HSAD_MEM_MAX_ACCESS = 16 }; /* devices one call can grant access to */
@@ -214,6 +216,115 @@ hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max
 /* Counters (see hsad_host_pool_stats_t). Errors: HSAD_ERR_INVALID_ARGUMENT. Thread-safe. */
 hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_stats_t *out_stats);
 
+/* ---- stream-ordered device allocation -------------------------------------------------------
+ *
+ * As cudaMallocAsync / cudaFreeAsync with a memory pool (CUDA runtime API, "Stream Ordered
+ * Memory Allocator"; HIP's hipMallocAsync): device memory is allocated and freed in the order
+ * of a queue's completion timeline (hsad_queue.h, "Timeline"), so a runtime can allocate and
+ * free per step without a device synchronisation.
+ *
+ * hsad_mem_free_async(queue, ptr) submits one barrier-AND packet on `queue` (an explicit
+ * ordering point: later packets of the queue, HSAD_LAUNCH_NO_BARRIER ones too, start only once
+ * everything before it completed) and records its completion as the block's "free point". The
+ * block is cached in its pool (never returned to ROCr while its free point may be pending). A
+ * later hsad_mem_alloc_async(pool, q, bytes) of the same size class takes a cached block, in
+ * this order of preference:
+ *   1. one whose free point was reached (any queue): nothing can use it any more;
+ *   2. one freed on q itself: everything q runs after the allocation runs after the free point
+ *      (the barrier), so the block is reused without any wait, host or device;
+ *   3. one freed on another queue whose free point is pending: a barrier on q waiting for that
+ *      free point is submitted first (hsad_queue_barrier; CUDA's
+ *      cudaMemPoolReuseAllowInternalDependencies), then the block is reused;
+ *   4. otherwise a new block from the device's coarse-grained pool (hsa_amd_memory_pool_allocate).
+ * The host never waits in either call (except for room in the ring, bounded by deadline_ns).
+ * The caller's part of the contract (as CUDA's): work on other queues that uses the block must
+ * be ordered before the free (e.g. hsad_queue_barrier on the freeing queue), and the pointer is
+ * used only by work ordered after the allocation on its queue (or after a completion of it).
+ *
+ * Size classes: powers of two from 4096 bytes; a request takes a block of its class, rounded
+ * up (hsad_mem_info: size = the request, capacity = the class). Blocks are registered (kind
+ * HSAD_MEM_STREAM) while allocated: copies check them like device memory, hsad_mem_info knows
+ * them, hsad_mem_free refuses them (use hsad_mem_free_async); a cached block answers
+ * HSAD_ERR_FREED to every call.
+ *
+ * Release threshold (cudaMemPoolAttrReleaseThreshold): the cached bytes a pool keeps. After
+ * every hsad_mem_free_async, cached blocks whose free point was reached are returned to ROCr,
+ * oldest free first, while the cached bytes exceed the threshold (blocks still pending stay,
+ * and go at a later free or hsad_mem_pool_trim). Default 0, as CUDA's: only blocks still
+ * pending at the time of a free are kept, which is what the reuse of rules 2 and 3 needs.
+ *
+ * Thread safety: every call is thread-safe (one mutex per pool; the queue calls are
+ * multi-producer safe). A pool belongs to its runtime: after hsad_runtime_close every call on it
+ * answers HSAD_ERR_CLOSED (destroy it before closing). */
+
+typedef struct hsad_mem_pool hsad_mem_pool_t;
+
+/* Counters of a stream-ordered pool; exact once no call on the pool is in progress. Bytes are
+ * class bytes. */
+typedef struct hsad_mem_pool_stats {
+  uint64_t reserved_bytes;      /* held from ROCr: used + cached */
+  uint64_t used_bytes;          /* handed out by hsad_mem_alloc_async and not freed */
+  uint64_t cached_bytes;        /* freed (hsad_mem_free_async), kept for reuse */
+  uint64_t reserved_high;       /* high-water mark of reserved_bytes (cudaMemPoolAttrReservedMemHigh) */
+  uint64_t used_high;           /* high-water mark of used_bytes (cudaMemPoolAttrUsedMemHigh) */
+  uint64_t used_blocks, cached_blocks;
+  uint64_t allocs;              /* successful hsad_mem_alloc_async calls */
+  uint64_t reuse_reached;       /* allocations served by rule 1 (free point reached) */
+  uint64_t reuse_same_queue;    /* rule 2 (freed on the allocating queue, pending) */
+  uint64_t reuse_cross_queue;   /* rule 3 (a barrier on the allocating queue was submitted) */
+  uint64_t rocr_allocs;         /* rule 4: blocks allocated from ROCr */
+  uint64_t rocr_releases;       /* blocks returned to ROCr (threshold, trim) */
+  uint64_t release_threshold;
+} hsad_mem_pool_stats_t;
+
+/* Creates a stream-ordered pool of `device`'s coarse-grained memory (empty: blocks are
+ * allocated on demand), release threshold 0. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL
+ * device/out_pool, a device not of the open runtime), HSAD_ERR_UNSUPPORTED (no coarse-grained
+ * pool), HSAD_ERR_OUT_OF_MEMORY, HSAD_ERR_CLOSED. Thread-safe. */
+hsad_status_t hsad_mem_pool_create(hsad_device_t *device, hsad_mem_pool_t **out_pool);
+
+/* Destroys the pool: waits (until deadline_ns) for the free points of its cached blocks, then
+ * returns every block to ROCr. Errors (nothing changed, the pool stays usable):
+ * HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_IN_USE (blocks still allocated: "N blocks (B
+ * bytes) still allocated: free them with hsad_mem_free_async first"), HSAD_ERR_TIMEOUT (a free
+ * point not reached by the deadline). After hsad_runtime_close: frees the host bookkeeping
+ * only (ROCr's memory went with the runtime), HSAD_OK. Not concurrent with other calls on the
+ * same pool. */
+hsad_status_t hsad_mem_pool_destroy(hsad_mem_pool_t *pool, uint64_t deadline_ns);
+
+/* Allocates `bytes` of device memory ordered on `queue` (rules 1-4 above): *out_ptr may be used
+ * by work submitted on `queue` after this call (and by work ordered after that). deadline_ns
+ * bounds the wait for ring room of rule 3's barrier. Errors (nothing allocated, the pool as it
+ * was): HSAD_ERR_INVALID_ARGUMENT (NULL pool/queue/out_ptr, bytes 0, a queue of another
+ * runtime's device), HSAD_ERR_RANGE (bytes rounded up to a power of two overflows),
+ * HSAD_ERR_OUT_OF_MEMORY (ROCr out of resources, or bytes above the device's pool),
+ * HSAD_ERR_TIMEOUT / the queue's sticky error (rule 3's barrier), HSAD_ERR_CLOSED,
+ * HSAD_ERR_HSA. Thread-safe. */
+hsad_status_t hsad_mem_alloc_async(hsad_mem_pool_t *pool, hsad_queue_t *queue, size_t bytes,
+                                   uint64_t deadline_ns, void **out_ptr);
+
+/* Frees a block hsad_mem_alloc_async returned, ordered on `queue`: the block may be reused
+ * once everything submitted on `queue` before this call completed (one barrier-AND packet is
+ * submitted; see above). Errors (nothing changed): HSAD_ERR_INVALID_ARGUMENT (NULL queue or
+ * ptr, or ptr is not a stream-ordered block: "... is device memory of 4096 bytes, not a
+ * stream-ordered block: use hsad_mem_free"), HSAD_ERR_FREED (freed already),
+ * HSAD_ERR_NOT_ALLOCATED (unknown, or an interior address), HSAD_ERR_TIMEOUT / the queue's
+ * sticky error (the barrier could not be submitted), HSAD_ERR_CLOSED. Thread-safe. */
+hsad_status_t hsad_mem_free_async(hsad_queue_t *queue, void *ptr, uint64_t deadline_ns);
+
+/* Sets the release threshold (bytes of cached blocks kept; see above) and releases at once the
+ * reached blocks above it. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_CLOSED. */
+hsad_status_t hsad_mem_pool_set_release_threshold(hsad_mem_pool_t *pool, uint64_t bytes);
+
+/* Returns cached blocks whose free point was reached to ROCr, oldest free first, until at most
+ * keep_bytes stay cached (cudaMemPoolTrimTo); pending ones stay. *out_released (may be NULL):
+ * class bytes released. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_CLOSED. */
+hsad_status_t hsad_mem_pool_trim(hsad_mem_pool_t *pool, uint64_t keep_bytes,
+                                 uint64_t *out_released);
+
+/* Counters (hsad_mem_pool_stats_t). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL). Thread-safe. */
+hsad_status_t hsad_mem_pool_stats(hsad_mem_pool_t *pool, hsad_mem_pool_stats_t *out_stats);
+
 /* ---- copies and fills ---------------------------------------------------------------------
  *
  * Every copy is checked against the allocations it touches before anything is submitted; a
@@ -233,11 +344,31 @@ hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_
  * returned, memory ROCr knows from elsewhere (hsa_amd_pointer_info: allocated or locked), or
  * pageable host memory (anything else). A pageable side goes through a strategy chosen by size
  * (hsad_copy_options_t): STAGED (one pool block of the device's NUMA node: host memcpy and one
- * DMA), PIPELINED (chunk_buffers pool blocks of chunk_size bytes: the host memcpy of one chunk
- * overlaps the DMA of the others; chunks after the first are staged on ROCr's asynchronous
- * event thread as buffers come back) or PINNED (the user range pinned in place with
+ * DMA), PIPELINED (pool blocks of chunk_size bytes: the host memcpy of one chunk overlaps the
+ * DMA of the others) or PINNED (the user range pinned in place with
  * hsa_amd_memory_lock_to_pool, unpinned when the DMA completed). Staging blocks are returned
  * to the pool before the copy's completion is signalled.
+ *
+ * When a pageable SOURCE may be written again (the rule of CUDA's cudaMemcpyAsync and HIP's
+ * hipMemcpyAsync for pageable memory: "the pageable buffer has been copied to staging memory"
+ * when the call returns):
+ *   - by default, as soon as the call returned, at every size and under every strategy: the
+ *     whole source is copied into pinned staging blocks before the call returns (STAGED: one
+ *     block; PIPELINED: a block per chunk, at most HSAD_COPY_MAX_BUFFERS chunks, each at least
+ *     chunk_size bytes, the DMA of each chunk submitted as soon as it is staged so the DMAs
+ *     overlap the host memcpy of the next ones). The size thresholds choose how (a size at or
+ *     above pin_threshold is PIPELINED, never pinned in place), not when the source is free.
+ *     Cost: the copy holds `size` bytes of pool blocks until its DMAs completed, and the call
+ *     takes the host memcpy of the whole source (README, "Memory", measured figures);
+ *   - with HSAD_COPY_SOURCE_DEFERRED in options->flags (opt-in, zero-copy): the source is read
+ *     by the DMA after the call returned (PINNED in place from pin_threshold; a PIPELINED copy
+ *     stages its later chunks on ROCr's event thread as buffers come back, chunk_buffers
+ *     blocks). The caller must neither write nor free nor unregister the source until the
+ *     copy's completion was reached (hsad_completion_done / _wait on out_completion; the signal
+ *     forms: `completion` decremented); a write before that may or may not reach dst.
+ * The synchronous forms (hsad_memcpy) return once the bytes are at dst, so their source is free
+ * then under either rule; they use the deferred strategies (no full staging). A pageable
+ * DESTINATION is written until the completion is reached under both rules.
  *
  * Refusals after the call returned: ROCr may refuse the DMA of a later chunk of a pipeline
  * (or a later 1 MiB piece of a fill). The copy then stops: nothing more is submitted, the
@@ -269,8 +400,17 @@ typedef struct hsad_copy_options {
                                the two it is PIPELINED (pin_threshold > staging_max) */
   size_t chunk_size;        /* bytes per pipeline chunk (a multiple of 4096) */
   uint32_t chunk_buffers;   /* staging blocks in flight, 2..8 */
-  uint32_t force;           /* 0: by size; else an hsad_copy_strategy_t (benchmarks) */
+  uint32_t force;           /* 0: by size; else an hsad_copy_strategy_t (benchmarks);
+                               HSAD_COPY_PINNED with a pageable source of an asynchronous copy
+                               needs HSAD_COPY_SOURCE_DEFERRED (else HSAD_ERR_INVALID_ARGUMENT) */
+  uint32_t flags;           /* HSAD_COPY_SOURCE_DEFERRED or 0; other bits:
+                               HSAD_ERR_INVALID_ARGUMENT */
 } hsad_copy_options_t;
+
+/* options->flags: the caller accepts that a pageable source is read after the asynchronous
+ * call returned, until the copy's completion is reached (see "When a pageable SOURCE may be
+ * written again" above); the copy then uses pin_threshold and chunk_buffers as given. */
+#define HSAD_COPY_SOURCE_DEFERRED 1u
 
 /* Defaults: the crossovers `hsad bench copy` measured (5 rounds, medians, a path "wins" a size
  * when it is 5% faster; README, "Measured") on kfd-emu gfx90a: staged is as fast as anything up
@@ -286,7 +426,8 @@ enum { HSAD_COPY_MAX_DEPS = 64, HSAD_COPY_MAX_BUFFERS = 8 };
 
 /* The strategy a copy of `size` bytes with a pageable side gets under `options` (NULL:
  * defaults): STAGED when size <= staging_max, PINNED when size >= pin_threshold, else
- * PIPELINED (or options->force). */
+ * PIPELINED (or options->force). An asynchronous copy from a pageable source without
+ * HSAD_COPY_SOURCE_DEFERRED replaces PINNED with PIPELINED (its out_strategy says so). */
 hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, size_t size);
 
 /* Asynchronous copy ordered after `deps` (completions of dispatches, barriers, copies or
@@ -302,7 +443,8 @@ hsad_copy_strategy_t hsad_copy_strategy_for(const hsad_copy_options_t *options, 
  * messages, named "hsad_memcpy_async"): a refused copy submits nothing. Errors also:
  * HSAD_ERR_INVALID_ARGUMENT (out_completion NULL, deps NULL with dep_count > 0, dep_count above
  * HSAD_COPY_MAX_DEPS), those of hsad_queue_create / hsad_queue_barrier_signals (queue error,
- * HSAD_ERR_TIMEOUT: nothing submitted). Returns once the first chunk is staged. A copy that
+ * HSAD_ERR_TIMEOUT: nothing submitted). Returns once a pageable source is staged whole (with
+ * HSAD_COPY_SOURCE_DEFERRED: once the first chunk is staged or the range pinned). A copy that
  * stopped after the call returned (a later chunk ROCr refused: see "Refusals after the call
  * returned") tells its waiters: hsad_completion_wait / _wait_all / _wait_any on
  * *out_completion return its HSAD_ERR_HSA and message once it was reached (the copy queue's
@@ -326,9 +468,10 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
  * when the bytes are at dst (after staging blocks went back and pinned ranges were unpinned).
  * `device`: the GPU whose NUMA node's pool stages pageable data (and that runs the blit when
  * neither side is device memory). Zero bytes: no check, completion decremented once the deps
- * are 0. *out_strategy (may be NULL): what moved it. Returns once the first chunk is staged
- * (or pinned). Errors: the checks above, HSAD_ERR_HSA (ROCr refused the first submission, or
- * refused to arm the handler that watches it: nothing is in flight, the message names the
+ * are 0. *out_strategy (may be NULL): what moved it. Returns once a pageable source is staged
+ * whole (with HSAD_COPY_SOURCE_DEFERRED: once the first chunk is staged, or the range pinned).
+ * Errors: the checks above, HSAD_ERR_HSA (ROCr refused the first submission, or refused to arm
+ * the handler that watches it: nothing is in flight, the message names the
  * call), HSAD_ERR_OUT_OF_MEMORY / HSAD_ERR_RESOURCE_EXHAUSTED (staging). Once `completion`
  * was decremented, hsad_mem_signal_result(completion) says whether every byte arrived (see
  * "Refusals after the call returned"). Thread-safe. */

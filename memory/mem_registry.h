@@ -17,6 +17,7 @@ typedef struct mem_entry {
   void *device_ptr;
   hsad_host_pool_t *pool;       /* pool blocks */
   uint32_t block;               /* pool blocks: descriptor index */
+  struct hsad_mem_pool *spool;  /* HSAD_MEM_STREAM blocks: their stream-ordered pool */
 } mem_entry_t;
 
 enum { MEM_FIND_NONE = 0, MEM_FIND_LIVE = 1, MEM_FIND_FREED = 2 };

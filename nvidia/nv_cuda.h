@@ -77,6 +77,9 @@ typedef unsigned int nv_function_attribute_t;   /* CUfunction_attribute */
   X(NV_MEMHOSTREGISTER_DEVICEMAP, CU_MEMHOSTREGISTER_DEVICEMAP, 2)                             \
   X(NV_EVENT_DISABLE_TIMING, CU_EVENT_DISABLE_TIMING, 2)                                       \
   X(NV_STREAM_NON_BLOCKING, CU_STREAM_NON_BLOCKING, 1)                                         \
+  X(NV_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 2)                     \
+  X(NV_MEMORYTYPE_HOST, CU_MEMORYTYPE_HOST, 1)                                                 \
+  X(NV_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_DEVICE, 2)                                             \
   X(NV_STREAM_WAIT_VALUE_GEQ, CU_STREAM_WAIT_VALUE_GEQ, 0)                                     \
   X(NV_STREAM_WRITE_VALUE_DEFAULT, CU_STREAM_WRITE_VALUE_DEFAULT, 0)                           \
   X(NV_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_END_AS_INT, 0)                                        \
@@ -154,6 +157,10 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(event_create, cuEventCreate, nv_result_t, (nv_event_t *event, unsigned int flags))         \
   X(event_record, cuEventRecord, nv_result_t, (nv_event_t event, nv_stream_t stream))          \
   X(event_destroy, cuEventDestroy_v2, nv_result_t, (nv_event_t event))                         \
+  X(event_query, cuEventQuery, nv_result_t, (nv_event_t event))                                \
+  X(event_synchronize, cuEventSynchronize, nv_result_t, (nv_event_t event))                    \
+  X(pointer_get_attribute, cuPointerGetAttribute, nv_result_t,                                 \
+    (void *data, unsigned int attribute, nv_deviceptr_t ptr))                                  \
   X(stream_wait_event, cuStreamWaitEvent, nv_result_t,                                         \
     (nv_stream_t stream, nv_event_t event, unsigned int flags))
 

@@ -6,8 +6,9 @@
  *   nv_program_t  one CUmodule (cuModuleLoadData of a cubin, fatbin or PTX image) and its
  *                 kernels. Owned by the caller (hsad_program_destroy).
  *   nv_kernel_t   one CUfunction with its parameter layout (cuFuncGetParamInfo) and limits.
- *   nv_queue_t    one CUDA stream (non-blocking) with its completion timeline: a 64-bit epoch
- *                 counter in host-mapped pinned memory that cuStreamWriteValue64 advances.
+ *   nv_queue_t    one CUDA stream (non-blocking) with its completion timeline: numbered epochs,
+ *                 each marked lazily by an event (cuEventRecord) or by a 64-bit counter in
+ *                 host-mapped pinned memory that cuStreamWriteValue64 advances (nv_queue.c).
  *
  * Contexts: every driver call runs with the device's primary context current on the calling
  * thread (nv_ctx_enter: one thread-local compare when it already is).
@@ -30,6 +31,7 @@
 #define NV_MAX_DEVICES 16
 #define NV_MAX_PARAMS 1024       /* parameters read per kernel (CUDA allows 32764 bytes) */
 #define NV_PARAM_BUFFER_MAX 32768 /* bytes of parameters (CUDA 12.1+ on Volta+: 32764) */
+#define NV_SEAL_EVENTS 64         /* events per queue marking epochs (a ring, by epoch % 64) */
 
 typedef struct nv_queue nv_queue_t;
 
@@ -87,8 +89,16 @@ struct nv_queue {
   nv_deviceptr_t epoch_dev;             /* its device address (cuMemHostGetDevicePointer) */
   uint32_t spin_ns;
   bool shared;
-  pthread_mutex_t lock;                 /* numbers epochs in stream order */
-  _Atomic uint64_t issued;              /* last epoch enqueued */
+  pthread_mutex_t lock;                 /* numbers, seals and writes epochs in stream order */
+  _Atomic uint64_t issued;              /* last epoch numbered */
+  _Atomic uint64_t covered;             /* last epoch marked in the stream (sealed or written);
+                                           issued > covered: issued is pending (nothing was
+                                           enqueued after its point yet) */
+  uint64_t written;                     /* last epoch cuStreamWriteValue64 enqueued (lock) */
+  _Atomic uint64_t seen;                /* highest epoch a waiter saw reached via its event */
+  _Atomic uint64_t spin_until_ns;       /* copies: their expected end; waits spin until then */
+  nv_event_t seal_ev[NV_SEAL_EVENTS];   /* created on first use (lock) */
+  uint64_t seal_epoch[NV_SEAL_EVENTS];  /* the epoch each event was last recorded for (lock) */
   _Atomic uint64_t launches;            /* dispatches submitted (packet ids) */
   _Atomic uint64_t since_epoch;         /* submits after the last epoch (flush) */
   char error_msg[768];
@@ -118,9 +128,19 @@ hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool s
                             nv_queue_t **out);
 void nv_queue_free(nv_queue_t *q);
 hsad_status_t nv_queue_fail(const nv_queue_t *q);
-/* Enqueues the next epoch write on q (q->lock taken inside); *out_completion covers
- * everything enqueued before. */
+/* Numbers the next epoch of q (q->lock taken inside; nothing is enqueued: the epoch is pending
+ * until nv_queue_seal or a waiter marks it); *out_completion covers everything enqueued before. */
 hsad_status_t nv_queue_epoch(nv_queue_t *q, hsad_completion_t *out_completion);
+/* Call before enqueuing anything on q's stream: marks a pending epoch with an event at the
+ * stream's current end (cuEventRecord, ~0.2 us on the H200; nothing when none is pending), so
+ * the epoch does not wait for the new work. */
+hsad_status_t nv_queue_seal(nv_queue_t *q);
+static inline hsad_status_t nv_queue_seal_fast(nv_queue_t *q) {
+  if (__builtin_expect(atomic_load_explicit(&q->issued, memory_order_relaxed) ==
+                           atomic_load_explicit(&q->covered, memory_order_relaxed), 1))
+    return HSAD_OK;
+  return nv_queue_seal(q);
+}
 /* Enqueues GPU-side waits on q for deps (other NVIDIA queues of the same device). */
 hsad_status_t nv_queue_wait_deps(nv_queue_t *q, const hsad_completion_t *deps, uint32_t n,
                                  uint64_t deadline_ns, const char *who);
@@ -145,8 +165,10 @@ hsad_status_t nv_buffer_alloc(hsad_device_t *, void *, size_t, void **);
 bool nv_buffer_free(void *);
 hsad_status_t nv_mem_alloc(hsad_device_t *, void *, uint32_t, size_t, void **);
 hsad_status_t nv_mem_free(void *);
+struct hsad_copy_options;
 hsad_status_t nv_memcpy_async(hsad_device_t *, void *, void *, const void *, size_t,
-                              const hsad_completion_t *, uint32_t, uint64_t, hsad_completion_t *);
+                              const hsad_completion_t *, uint32_t,
+                              const struct hsad_copy_options *, uint64_t, hsad_completion_t *);
 void nv_memory_close(void);
 
 /* nv_pool.c: pinned host pools (hsad_host_pool_* of the build without AMD) */

@@ -22,7 +22,8 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-build}
 timeout_s=${MUTATION_TIMEOUT:-120}
-# Every binary that drives the dispatch path (hsad_queue.h's submit contract): the dispatch
+# Every binary that drives the dispatch path (hsad_queue.h's submit contract): the ring object on
+# host memory first (milliseconds: it catches the ring's own mutations), the dispatch
 # tests, queue options (kernarg_block_size, batches at the ring's limits), the public-behaviour
 # tests (hsad_buffer_alloc's access grant), variant sets (hsad_variant_dispatch), monitoring
 # (records from the submit path), fusion, memory (copies ordered with barriers), and the tests
@@ -33,10 +34,11 @@ timeout_s=${MUTATION_TIMEOUT:-120}
 # test_cli_docs would as well, but are left out to keep each mutant's run short (add them with
 # MUTATION_TESTS). Left out too: codeobj, kfd-emu, twins and HIP tests (no libhsad submit
 # path), test_dispatch_tsan (`make tsan`, its own build).
-tests=${MUTATION_TESTS:-test_dispatch test_dispatch_contract test_dispatch_timeline \
+tests=${MUTATION_TESTS:-test_aql_ring test_dispatch test_dispatch_contract test_dispatch_timeline \
 test_dispatch_mt test_dispatch_queue_opts test_dispatch_public test_dispatch_variants \
 test_monitor test_fusion test_fusion_order test_fusion_capture test_memory test_memory_async \
-test_memory_copy test_memory_pool test_survivors}
+test_memory_copy test_memory_pool test_memory_pageable test_memory_stream test_survivors \
+test_nvidia_mock}
 all=0 check=0 patches=()
 for a in "$@"; do
   case $a in

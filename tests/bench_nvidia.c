@@ -1,11 +1,16 @@
 /* bench_nvidia.c - hsad-bench-nvidia: the NVIDIA backend's costs next to the driver's own
  * (issue 19). On the first NVIDIA device:
  *   dispatch   host ns per submit: hsad_kernel_dispatch (no completion) against cuLaunchKernel
- *              and cuLaunchKernelEx (no attributes) on a stream of their own, for `empty` (no parameters) and `saxpy` (4 parameters
+ *              and cuLaunchKernelEx (no attributes) on a stream of their own, and the CUDA
+ *              runtime's cudaLaunchKernel (libcudart.so loaded with dlopen where installed:
+ *              HSAD_LIBCUDART, else libcudart.so.13 / .12 / .so, else CUDA_HOME's lib64; the
+ *              kernel from cudaLibraryLoadFromFile + cudaLibraryGetKernel, a cudaKernel_t the
+ *              runtime launches as is), for `empty` (no parameters) and `saxpy` (4 parameters
  *              packed from the metadata); each round submits COUNT per path, paths
  *              interleaved, the streams drained between rounds (not timed);
  *   roundtrip  launch + wait: hsad_kernel_dispatch with a completion + hsad_completion_wait
- *              against cuLaunchKernel + cuStreamSynchronize, ns per round trip.
+ *              against cuLaunchKernel + cuStreamSynchronize and cuLaunchKernel + cuEventRecord
+ *              + cuEventSynchronize, ns per round trip.
  *   barrier    a cross-queue dependency: kernel on queue A, kernel on queue B after it, wait
  *              for B. hsad: hsad_queue_barrier on A's completion (cuStreamWaitValue64 on A's
  *              epoch); driver: cuEventRecord + cuStreamWaitEvent. "submit": host ns of the
@@ -15,18 +20,28 @@
  *   pool       alloc + free of pinned host memory of 4 KiB, 1 MiB and 64 MiB: hsad_host_pool
  *              (warm: every timed alloc a hit) against cuMemHostAlloc + cuMemFreeHost and
  *              mmap + cuMemHostRegister + cuMemHostUnregister + munmap (a pool miss), ns per
- *              pair. Checked: every timed pool alloc was a hit (the stats count them exactly).
+ *              pair; the ratio is also taken round by round (driver / hsad of the same round)
+ *              and shown as min / median / max. Checked: every timed pool alloc was a hit (the
+ *              stats count them exactly).
  *   copy       host <-> device copies of 4 KiB, 1 MiB and 64 MiB, ns per copy and GB/s:
  *              hsad_memcpy_async + hsad_completion_wait from / to a pool block (pinned) and
  *              from / to malloc'd memory (pageable), against cuMemcpyHtoDAsync_v2 /
  *              cuMemcpyDtoHAsync_v2 + cuStreamSynchronize from / to cuMemHostAlloc'd and
  *              malloc'd memory. Checked: after each path's round the bytes are compared with
  *              the pattern that path wrote (a fresh pattern per path and round).
+ *   pageable   the pageable strategies of nvidia/nv_memory.c, host <-> device, 4 KiB .. 64 MiB:
+ *              the driver's cuMemcpyHtoDAsync / DtoHAsync + cuStreamSynchronize on malloc'd
+ *              memory against hsad_memcpy_async forced DIRECT (thresholds 1 / SIZE_MAX),
+ *              STAGED (pool blocks, 256 KiB chunks, 3 in flight) and PINNED
+ *              (cuMemHostRegister in place), and by default (the thresholds it ships); ns per
+ *              copy and GB/s, then the fastest per size and direction. Checked: each round's
+ *              device -> host copies bring back the pattern its host -> device copies sent.
  * Prints min / median / max over rounds, the targets of issue 19 with the measured ratios, and
  * the same as JSON lines when given a file.
  * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] [--suites LIST]
- * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy; default all). Exit 0 also
+ * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy,pageable; default all). Exit 0 also
  * when there is no NVIDIA GPU (it says so), 1 on a failure (a failed check says what differs). */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +212,7 @@ static int suite_barrier(bench_env_t *b, double *ratio_trip) {
 static const size_t bsizes[NSZ] = {4096, (size_t)1 << 20, (size_t)64 << 20};
 static const char *const bnames[NSZ] = {"4KiB", "1MiB", "64MiB"};
 
-static int suite_pool(bench_env_t *b, int count, double ratio[NSZ]) {
+static int suite_pool(bench_env_t *b, int count, double ratio[NSZ], double rmin[NSZ]) {
   hsad_host_pool_t *pool;
   HS("hsad_host_pool_get", hsad_host_pool_get(b->dev, &pool));
   for (int z = 0; z < NSZ; z++) {
@@ -205,7 +220,7 @@ static int suite_pool(bench_env_t *b, int count, double ratio[NSZ]) {
     int n = count, nd = count / 50 > 200 ? 200 : count / 50;
     if (z == 2) nd = 20;
     if (nd < 5) nd = 5;
-    double vp[MAXR], vd[MAXR], vr[MAXR];
+    double vp[MAXR], vd[MAXR], vr[MAXR], vq[MAXR];
     for (int r = 0; r < b->rounds; r++) {
       void *p;
       HS("pool warm", hsad_host_pool_alloc(pool, size, &p));
@@ -242,10 +257,13 @@ static int suite_pool(bench_env_t *b, int count, double ratio[NSZ]) {
       vp[r] = (double)(t1 - t0) / n;
       vd[r] = (double)(t2 - t1) / nd;
       vr[r] = (double)(t3 - t2) / nd;
+      vq[r] = vd[r] / vp[r];
     }
     double p = report("pool", "hsad_host_pool", bnames[z], vp, b->rounds);
     double d = report("pool", "cuMemHostAlloc+Free", bnames[z], vd, b->rounds);
     report("pool", "mmap+cuMemHostRegister", bnames[z], vr, b->rounds);
+    report("pool", "ratio driver/hsad", bnames[z], vq, b->rounds); /* per round; sorts vq */
+    rmin[z] = vq[0];
     ratio[z] = d / p;
   }
   printf("pool      check: every timed hsad_host_pool_alloc hit the cache (hsad_host_pool_stats)\n");
@@ -368,6 +386,127 @@ static int suite_copy(bench_env_t *b, double ratio[2][NSZ]) {
   return 0;
 }
 
+/* ---- the CUDA runtime (dlopen; absent: the rows say why) -------------------------------- */
+
+typedef struct { unsigned x, y, z; } cudart_dim3_t; /* dim3 */
+typedef struct cudart {
+  int (*launch)(const void *, cudart_dim3_t, cudart_dim3_t, void **, size_t, void *);
+  int (*sync)(void *);
+  void *kempty, *ksaxpy, *stream;
+  char why[256];
+} cudart_t;
+
+/* cudaLaunchKernel takes a cudaKernel_t as its function (CUDA 12+): the cubin is loaded with
+ * cudaLibraryLoadFromFile, the same image hsad loaded with the driver. */
+static int cudart_open(cudart_t *c, const char *cubin) {
+  memset(c, 0, sizeof *c);
+  const char *env = getenv("HSAD_LIBCUDART");
+  const char *names[] = {env && *env ? env : "libcudart.so.13", "libcudart.so.12", "libcudart.so",
+                         "/usr/local/cuda/lib64/libcudart.so"};
+  void *lib = NULL;
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
+    lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(c->why, sizeof c->why, "no CUDA runtime (dlopen libcudart.so.13: %s)", dlerror());
+    return 0;
+  }
+  int (*load)(void **, const char *, void *, void **, unsigned, void *, void **, unsigned) =
+      (int (*)(void **, const char *, void *, void **, unsigned, void *, void **, unsigned))
+          dlsym(lib, "cudaLibraryLoadFromFile");
+  int (*get)(void **, void *, const char *) =
+      (int (*)(void **, void *, const char *))dlsym(lib, "cudaLibraryGetKernel");
+  int (*stream)(void **, unsigned) = (int (*)(void **, unsigned))dlsym(lib, "cudaStreamCreateWithFlags");
+  c->launch = (int (*)(const void *, cudart_dim3_t, cudart_dim3_t, void **, size_t, void *))
+      dlsym(lib, "cudaLaunchKernel");
+  c->sync = (int (*)(void *))dlsym(lib, "cudaStreamSynchronize");
+  if (!load || !get || !stream || !c->launch || !c->sync) {
+    snprintf(c->why, sizeof c->why, "the CUDA runtime lacks cudaLibraryLoadFromFile, "
+             "cudaLibraryGetKernel, cudaStreamCreateWithFlags, cudaLaunchKernel or "
+             "cudaStreamSynchronize (CUDA 12+ has them)");
+    return 0;
+  }
+  void *l;
+  int e = load(&l, cubin, NULL, NULL, 0, NULL, NULL, 0);
+  if (!e) e = get(&c->kempty, l, "empty");
+  if (!e) e = get(&c->ksaxpy, l, "saxpy");
+  if (!e) e = stream(&c->stream, 1); /* cudaStreamNonBlocking */
+  if (e) {
+    snprintf(c->why, sizeof c->why, "the CUDA runtime refused %s: cudaError %d", cubin, e);
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- pageable strategies ---------------------------------------------------------------- */
+
+enum { PG_DRIVER, PG_DIRECT, PG_STAGED, PG_PINNED, PG_DEFAULT, NPG };
+static const char *const pgnames[NPG] = {"driver", "hsad direct", "hsad staged", "hsad pinned",
+                                         "hsad default"};
+
+static int suite_pageable(bench_env_t *b) {
+  static const size_t sz[] = {4 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+  enum { NZ = sizeof sz / sizeof sz[0] };
+  uint8_t *pg = malloc(sz[NZ - 1]), *back = malloc(sz[NZ - 1]), *dev;
+  if (!pg || !back) return fail("malloc", HSAD_ERR_OUT_OF_MEMORY);
+  HS("hsad_mem_alloc", hsad_mem_alloc(b->dev, HSAD_MEM_DEVICE, sz[NZ - 1], NULL, 0, (void **)&dev));
+  const hsad_copy_options_t opt[NPG] = {
+      [PG_DIRECT] = {.staging_max = 1, .pin_threshold = SIZE_MAX},
+      [PG_STAGED] = {.force = HSAD_COPY_STAGED},
+      [PG_PINNED] = {.force = HSAD_COPY_PINNED}};
+  uint32_t seed = 7;
+  for (int z = 0; z < NZ; z++) {
+    size_t n = sz[z];
+    int reps = (int)(((size_t)32 << 20) / n);
+    reps = reps > 200 ? 200 : reps < 3 ? 3 : reps;
+    double v[NPG][2][MAXR], med[NPG][2];
+    for (int r = 0; r < b->rounds; r++)
+      for (int path = 0; path < NPG; path++) {
+        uint32_t sd = seed++;
+        fill(pg, n, sd);
+        memset(back, 0, n);
+        for (int dir = 0; dir < 2; dir++) {
+          uint8_t *host = dir ? back : pg;
+          uint64_t t0 = hsad_now_ns();
+          for (int i = 0; i < reps; i++) {
+            if (path == PG_DRIVER) {
+              if (dir) DRV(nv_cu.memcpy_dtoh_async(host, (nv_deviceptr_t)(uintptr_t)dev, n, b->sa));
+              else DRV(nv_cu.memcpy_htod_async((nv_deviceptr_t)(uintptr_t)dev, host, n, b->sa));
+              DRV(nv_cu.stream_synchronize(b->sa));
+            } else {
+              hsad_completion_t c;
+              HS("hsad_memcpy_async", hsad_memcpy_async(b->dev, dir ? (void *)host : dev,
+                                                        dir ? (void *)dev : host, n, NULL, 0,
+                                                        path == PG_DEFAULT ? NULL : &opt[path],
+                                                        HSAD_DEADLINE_NEVER, &c));
+              HS("hsad_completion_wait", hsad_completion_wait(&c, HSAD_DEADLINE_NEVER));
+            }
+          }
+          v[path][dir][r] = (double)(hsad_now_ns() - t0) / reps;
+        }
+        char size[24];
+        snprintf(size, sizeof size, "%zuKiB", n >> 10);
+        if (same(back, n, sd, pgnames[path], size)) return 1;
+      }
+    for (int dir = 0; dir < 2; dir++) {
+      int best = 0;
+      for (int path = 0; path < NPG; path++) {
+        char name[64], kernel[24];
+        snprintf(name, sizeof name, "%s %s", dir ? "D2H" : "H2D", pgnames[path]);
+        snprintf(kernel, sizeof kernel, "%zuKiB", n >> 10);
+        med[path][dir] = report_b("pageable", name, kernel, v[path][dir], b->rounds, (double)n);
+        if (path != PG_DEFAULT && med[path][dir] < med[best][dir]) best = path;
+      }
+      printf("pageable  %s %zuKiB: fastest %s (%.2fx the driver's); default %.2fx the driver's\n",
+             dir ? "D2H" : "H2D", n >> 10, pgnames[best], med[PG_DRIVER][dir] / med[best][dir],
+             med[PG_DRIVER][dir] / med[PG_DEFAULT][dir]);
+    }
+  }
+  printf("pageable  check: every round's D2H brought back the pattern its H2D sent\n");
+  HS("hsad_mem_free", hsad_mem_free(dev));
+  free(pg), free(back);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE]\n");
@@ -375,7 +514,7 @@ int main(int argc, char **argv) {
   }
   setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines between the progress lines on stderr */
   int rounds = 7, count = 20000;
-  const char *suites = "dispatch,roundtrip,barrier,pool,copy";
+  const char *suites = "dispatch,roundtrip,barrier,pool,copy,pageable";
   for (int i = 2; i < argc; i += 2) {
     if (i + 1 >= argc) {
       fprintf(stderr, "hsad-bench-nvidia: %s needs a value\n", argv[i]);
@@ -435,11 +574,18 @@ int main(int argc, char **argv) {
   nv_function_t fsaxpy = (nv_function_t)(uintptr_t)hsad_device_kernel_desc(ksaxpy)->kernel_object;
   float a = 2.0f;
   unsigned n = 256;
-  void *raw_args[] = {&a, &x, &y, &n};
+  void *raw_args[] = {&a, &x, &y, &n}, **crt_args = raw_args;
   hsad_karg_t args[] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
   hsad_launch_t le = {.dims = 1, .grid = {256, 1, 1}, .block = {256, 1, 1}};
   hsad_launch_t ls = {.dims = 1, .grid = {256, 1, 1}, .block = {256, 1, 1}, .args = args, .arg_count = 4};
-  double v[6][MAXR], rt_hsad[MAXR], rt_raw[MAXR];
+  double v[8][MAXR], rt_hsad[MAXR], rt_raw[MAXR], rt_ev[MAXR];
+  nv_event_t rt_event;
+  if ((r = nv_cu.event_create(&rt_event, NV_EVENT_DISABLE_TIMING))) {
+    fprintf(stderr, "hsad-bench-nvidia: cuEventCreate: error %u\n", r);
+    return 1;
+  }
+  cudart_t crt;
+  int have_rt = cudart_open(&crt, argv[1]);
   int dd = want(suites, "dispatch"), rr = want(suites, "roundtrip");
   for (int round = 0; round < rounds && (dd || rr); round++) {
     for (int kind = 0; kind < 2 && dd; kind++) {
@@ -475,6 +621,19 @@ int main(int argc, char **argv) {
       v[kind * 3][round] = (double)(t1 - t0) / count;
       v[kind * 3 + 1][round] = (double)(t3 - t2) / count;
       v[kind * 3 + 2][round] = (double)(t5 - t4) / count;
+      if (have_rt) { /* the CUDA runtime's launch of the same kernel image */
+        void *k = kind ? crt.ksaxpy : crt.kempty;
+        uint64_t t6 = hsad_now_ns();
+        for (int i = 0; i < count; i++)
+          if ((r = (nv_result_t)crt.launch(k, (cudart_dim3_t){1, 1, 1}, (cudart_dim3_t){256, 1, 1},
+                                           kind ? crt_args : NULL, 0, crt.stream))) {
+            fprintf(stderr, "hsad-bench-nvidia: cudaLaunchKernel: error %u\n", r);
+            return 1;
+          }
+        uint64_t t7 = hsad_now_ns();
+        crt.sync(crt.stream);
+        v[6 + kind][round] = (double)(t7 - t6) / count;
+      }
     }
     enum { TRIPS = 2000 };
     uint64_t t0 = hsad_now_ns();
@@ -490,8 +649,15 @@ int main(int argc, char **argv) {
       nv_cu.stream_synchronize(stream);
     }
     uint64_t t2 = hsad_now_ns();
+    for (int i = 0; i < TRIPS && rr; i++) {
+      nv_cu.launch_kernel(fempty, 1, 1, 1, 256, 1, 1, 0, stream, NULL, NULL);
+      nv_cu.event_record(rt_event, stream);
+      nv_cu.event_synchronize(rt_event);
+    }
+    uint64_t t3 = hsad_now_ns();
     rt_hsad[round] = (double)(t1 - t0) / TRIPS;
     rt_raw[round] = (double)(t2 - t1) / TRIPS;
+    rt_ev[round] = (double)(t3 - t2) / TRIPS;
     fprintf(stderr, "hsad-bench-nvidia: round %d of %d done\n", round + 1, rounds);
   }
   double med[8] = {0};
@@ -499,18 +665,22 @@ int main(int argc, char **argv) {
     med[0] = report("dispatch", "hsad", "empty", v[0], rounds);
     med[1] = report("dispatch", "cuLaunchKernel", "empty", v[1], rounds);
     report("dispatch", "cuLaunchKernelEx", "empty", v[2], rounds);
+    if (have_rt) report("dispatch", "cudaLaunchKernel", "empty", v[6], rounds);
     med[2] = report("dispatch", "hsad", "saxpy", v[3], rounds);
     med[3] = report("dispatch", "cuLaunchKernel", "saxpy", v[4], rounds);
     report("dispatch", "cuLaunchKernelEx", "saxpy", v[5], rounds);
+    if (have_rt) report("dispatch", "cudaLaunchKernel", "saxpy", v[7], rounds);
+    else printf("dispatch  cudaLaunchKernel: not measured: %s\n", crt.why);
   }
   if (rr) {
     med[4] = report("roundtrip", "hsad", "empty", rt_hsad, rounds);
     med[5] = report("roundtrip", "cuLaunch+Sync", "empty", rt_raw, rounds);
+    med[6] = report("roundtrip", "cuLaunch+EventSync", "empty", rt_ev, rounds);
   }
   /* barrier, pool, copy */
   bench_env_t be = {.dev = dev, .q = q, .sa = stream, .kempty = kempty, .fempty = fempty,
                     .rounds = rounds};
-  double bar_ratio = 0, pool_ratio[NSZ] = {0}, copy_ratio[2][NSZ] = {{0}};
+  double bar_ratio = 0, pool_ratio[NSZ] = {0}, pool_rmin[NSZ] = {0}, copy_ratio[2][NSZ] = {{0}};
   int bb = want(suites, "barrier"), pp = want(suites, "pool"), cc = want(suites, "copy");
   if (bb) {
     if ((s = hsad_program_kernel(prog, "delay_store", &be.kdelay)) ||
@@ -525,27 +695,32 @@ int main(int argc, char **argv) {
     fprintf(stderr, "hsad-bench-nvidia: barrier done\n");
   }
   if (pp) {
-    if (suite_pool(&be, count, pool_ratio)) return 1;
+    if (suite_pool(&be, count, pool_ratio, pool_rmin)) return 1;
     fprintf(stderr, "hsad-bench-nvidia: pool done\n");
   }
   if (cc) {
     if (suite_copy(&be, copy_ratio)) return 1;
     fprintf(stderr, "hsad-bench-nvidia: copy done\n");
   }
+  if (want(suites, "pageable")) {
+    if (suite_pageable(&be)) return 1;
+    fprintf(stderr, "hsad-bench-nvidia: pageable done\n");
+  }
   /* issue 19's targets, from the medians above */
   if (dd)
     printf("target    dispatch within 5%% of cuLaunchKernel: empty %+.1f%%, saxpy %+.1f%%\n",
            (med[0] / med[1] - 1) * 100, (med[2] / med[3] - 1) * 100);
   if (rr)
-    printf("target    roundtrip faster than cuLaunchKernel + cuStreamSynchronize: %.3fx\n",
-           med[5] / med[4]);
+    printf("target    roundtrip faster than cuLaunchKernel + cuStreamSynchronize: %.3fx, + "
+           "cuEventRecord + cuEventSynchronize: %.3fx\n", med[5] / med[4], med[6] / med[4]);
   if (bb)
     printf("target    cross-queue wait faster than cuEventRecord + cuStreamWaitEvent (trip): "
            "%.3fx\n", bar_ratio);
   if (pp)
     printf("target    pool alloc+free >= 100x faster than cuMemHostAlloc + cuMemFreeHost: "
-           "%.0fx (4KiB), %.0fx (1MiB), %.0fx (64MiB)\n", pool_ratio[0], pool_ratio[1],
-           pool_ratio[2]);
+           "%.0fx (4KiB), %.0fx (1MiB), %.0fx (64MiB) (medians); the worst round %.0fx / %.0fx / "
+           "%.0fx\n", pool_ratio[0], pool_ratio[1], pool_ratio[2], pool_rmin[0], pool_rmin[1],
+           pool_rmin[2]);
   if (cc)
     printf("target    copy, driver time / hsad time (H2D + D2H): pinned %.3f / %.3f / %.3f, "
            "pageable %.3f / %.3f / %.3f (4KiB / 1MiB / 64MiB)\n", copy_ratio[0][0],
@@ -554,6 +729,7 @@ int main(int argc, char **argv) {
   if (be.qb) hsad_queue_destroy(be.qb);
   if (be.sb) nv_cu.stream_destroy(be.sb);
   if (be.ev) nv_cu.event_destroy(be.ev);
+  nv_cu.event_destroy(rt_event);
   nv_cu.stream_destroy(stream);
   hsad_queue_destroy(q);
   hsad_mem_free(x);

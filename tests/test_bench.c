@@ -227,9 +227,9 @@ Test(bench, copy_json, .timeout = 300) {
   json_object *root;
   json_object *s = run_suite("copy", "", &root, "copy");
   static const char *const paths[] = {"pinned", "staged", "pipelined", "pinned-in-place", "auto",
-                                      "hip-pinned", "hip-pageable"};
-  cr_assert_eq(json_object_array_length(get(s, "results")), 7 * 6);
-  for (int p = 0; p < 7; p++)
+                                      "async", "async-deferred", "hip-pinned", "hip-pageable"};
+  cr_assert_eq(json_object_array_length(get(s, "results")), 9 * 6);
+  for (int p = 0; p < 9; p++)
     for (double x = 4096; x <= 4 << 20; x *= 4) {
       json_object *r = find_result(s, paths[p], "", x);
       cr_assert_str_eq(json_object_get_string(get(get(r, "x"), "name")), "bytes");
@@ -244,10 +244,11 @@ Test(bench, copy_json, .timeout = 300) {
 Test(bench, pool_json, .timeout = 300) {
   json_object *root;
   json_object *s = run_suite("pool", "", &root, "pool");
-  static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip"};
-  cr_assert_eq(json_object_array_length(get(s, "results")), 4 * 3);
+  static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip", "stream",
+                                      "hip-stream"};
+  cr_assert_eq(json_object_array_length(get(s, "results")), 6 * 3);
   static const double sizes[] = {4096, 1 << 20, 64 << 20};
-  for (int p = 0; p < 4; p++)
+  for (int p = 0; p < 6; p++)
     for (int k = 0; k < 3; k++)
       check_metric(find_result(s, paths[p], "", sizes[k]), "ns_per_alloc_free", "ns", 2);
   const char *note = json_object_get_string(get(find_result(s, "pool", "", 4096), "note"));

@@ -11,6 +11,7 @@
 #define NV_KERNEL_COUNT 8u /* the kernels of nv_kernels.cu */
 #endif
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,7 +334,7 @@ Test(nvidia, cross_queue_barriers) {
     hsad_completion_t stored;
     OK(hsad_queue_barrier(q1, &copied, 1, HSAD_DEADLINE_NEVER, NULL));
     OK(hsad_kernel_dispatch(q1, delay, &l1, HSAD_DEADLINE_NEVER, &stored, NULL));
-    OK(hsad_queue_barrier(q2, &stored, 1, HSAD_DEADLINE_NEVER, NULL)); /* cuStreamWaitValue64 */
+    OK(hsad_queue_barrier(q2, &stored, 1, HSAD_DEADLINE_NEVER, NULL)); /* cuStreamWaitEvent */
     OK(hsad_kernel_dispatch(q2, copy, &l2, HSAD_DEADLINE_NEVER, &copied, NULL));
   }
   hsad_completion_t end;
@@ -459,6 +460,94 @@ Test(nvidia, copies_byte_exact) {
     free(src), free(back);
   }
   cr_expect_eq(hsad_mem_free((void *)0x1000), HSAD_ERR_NOT_ALLOCATED, "%s", hsad_last_error());
+  nv_env_close(&e);
+}
+
+/* What tells a staged copy: against the mock, that it passed no pageable pointer to the driver
+ * (tools/cuda-mock counts those: cuda_mock_pageable_copies); on a GPU, in the build without AMD,
+ * that it took blocks of the device's pool (hsad_host_pool_stats); else nothing (-1). */
+#if defined NV_MOCK_LIB || defined HSAD_NO_AMD
+static long staging_mark(hsad_device_t *dev) {
+#ifdef NV_MOCK_LIB
+  (void)dev;
+  void *lib = dlopen(NV_MOCK_LIB, RTLD_NOW | RTLD_NOLOAD);
+  long (*count)(void) = lib ? (long (*)(void))dlsym(lib, "cuda_mock_pageable_copies") : NULL;
+  cr_assert_not_null(count, "the mock's cuda_mock_pageable_copies");
+  return -count(); /* staged: no pageable copy, the mark stays */
+#elif defined HSAD_NO_AMD
+  hsad_host_pool_t *pool;
+  hsad_host_pool_stats_t st;
+  OK(hsad_host_pool_get(dev, &pool));
+  OK(hsad_host_pool_stats(pool, &st));
+  return (long)(st.hits + st.misses); /* staged: the mark grows */
+#endif
+}
+#endif
+
+/* Copies with a pageable host side (nvidia/nv_memory.c): every strategy, forced, moves every
+ * byte both ways at sizes around the 256 KiB chunk; by default host -> device copies up to
+ * 64 KiB and device -> host copies up to 1 MiB are staged through the pool, larger ones are
+ * not (the H200's measured thresholds); a strategy out of range is refused. */
+Test(nvidia, copies_pageable_strategies, .timeout = 90) {
+  nv_env_t e;
+  nv_env(&e);
+  static const size_t sizes[] = {1, 4096 + 5, (256u << 10) + 3, (1u << 20) + 7, (3u << 20) + 1};
+  static const char *const names[] = {"default", "direct", "staged", "pipelined", "pinned"};
+  size_t max = 4u << 20; /* the largest of sizes[] and picks[] */
+  uint8_t *src = malloc(max), *back = malloc(max), *dev = dev_alloc(&e, max);
+  for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+    for (uint32_t f = 0; f <= HSAD_COPY_PINNED + 1; f++) {
+      size_t n = sizes[z];
+      /* DIRECT is 0 (force 0 means by size): thresholds that put every size above 1 there */
+      hsad_copy_options_t o = {.force = f > 1 ? f - 1 : 0, .staging_max = 1,
+                               .pin_threshold = SIZE_MAX};
+      for (size_t i = 0; i < n; i++) src[i] = (uint8_t)(i * 29 + z * 11 + f * 3 + 1);
+      memset(back, 0, n);
+      hsad_completion_t c1, c2;
+      OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, f ? &o : NULL, HSAD_DEADLINE_NEVER, &c1));
+      OK(hsad_memcpy_async(e.dev, back, dev, n, &c1, 1, f ? &o : NULL, HSAD_DEADLINE_NEVER, &c2));
+      OK(hsad_completion_wait(&c2, hsad_now_ns() + 30 * SEC));
+      size_t bad = 0;
+      while (bad < n && back[bad] == src[bad]) bad++;
+      cr_expect_eq(bad, n, "%s, %zu bytes: byte %zu came back 0x%02x, sent 0x%02x",
+                   names[f], n, bad, bad < n ? back[bad] : 0,
+                   bad < n ? src[bad] : 0);
+    }
+  /* (with AMD built, memory/copy.c serves hsad_memcpy_async and hands NVIDIA copies over
+   * without their options: the loop above ran the defaults five times over) */
+  static const struct { size_t n; int h2d; int staged; } picks[] = {
+      {4u << 10, 1, 1}, {64u << 10, 1, 1}, {(64u << 10) + 1, 1, 0}, {4u << 20, 1, 0},
+      {1u << 20, 0, 1}, {(1u << 20) + 1, 0, 0}, {4u << 20, 0, 0}};
+#if defined NV_MOCK_LIB || defined HSAD_NO_AMD
+  for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+    long before = staging_mark(e.dev);
+    hsad_completion_t c;
+    OK(hsad_memcpy_async(e.dev, picks[i].h2d ? (void *)dev : back, picks[i].h2d ? (void *)src : dev,
+                         picks[i].n, NULL, 0, NULL, HSAD_DEADLINE_NEVER, &c));
+    OK(hsad_completion_wait(&c, hsad_now_ns() + 30 * SEC));
+    long after = staging_mark(e.dev);
+#ifdef NV_MOCK_LIB
+    bool staged = after == before;
+#else
+    bool staged = after > before;
+#endif
+    cr_expect_eq(staged, picks[i].staged, "%s %zu bytes: staged %d, want %d",
+                 picks[i].h2d ? "H2D" : "D2H", picks[i].n, staged, picks[i].staged);
+  }
+#else
+  (void)picks;
+  cr_log_info("the default strategies were not told apart: with AMD built, hsad_host_pool_get "
+              "is ROCr's (the mock and the build without AMD tell them)");
+#endif
+#ifdef HSAD_NO_AMD
+  hsad_copy_options_t bad = {.force = 7};
+  hsad_completion_t c;
+  ERR_IS(hsad_memcpy_async(e.dev, dev, src, 64, NULL, 0, &bad, HSAD_DEADLINE_NEVER, &c),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: options->force 7 is not an "
+         "hsad_copy_strategy_t (0..3)");
+#endif
+  OK(hsad_mem_free(dev));
+  free(src), free(back);
   nv_env_close(&e);
 }
 

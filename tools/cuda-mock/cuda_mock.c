@@ -165,6 +165,36 @@ static res_t enqueue(stream_t *s, op_t *o) {
   return OK;
 }
 
+/* ---- memory ranges (cuPointerGetAttribute's MEMORY_TYPE: 1 host (pinned), 2 device) -------- */
+typedef struct range {
+  uintptr_t base;
+  size_t bytes;
+  unsigned type;
+  struct range *next;
+} range_t;
+static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
+static range_t *ranges;
+static void range_add(const void *p, size_t n, unsigned type) {
+  range_t *r = malloc(sizeof *r);
+  if (!r) return;
+  *r = (range_t){(uintptr_t)p, n, type, NULL};
+  pthread_mutex_lock(&ranges_lock);
+  r->next = ranges;
+  ranges = r;
+  pthread_mutex_unlock(&ranges_lock);
+}
+static void range_del(const void *p) {
+  pthread_mutex_lock(&ranges_lock);
+  for (range_t **q = &ranges; *q; q = &(*q)->next)
+    if ((*q)->base == (uintptr_t)p) {
+      range_t *r = *q;
+      *q = r->next;
+      free(r);
+      break;
+    }
+  pthread_mutex_unlock(&ranges_lock);
+}
+
 /* ---- the API ---------------------------------------------------------------------------- */
 res_t cuInit(unsigned flags) { (void)flags; inited = 1; return OK; }
 res_t cuDriverGetVersion(int *v) { *v = 13000; return OK; }
@@ -353,22 +383,43 @@ res_t cuMemAlloc_v2(uint64_t *p, size_t n) {
   void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
   if (!m) return 2;
   *p = (uint64_t)(uintptr_t)m;
+  range_add(m, n, 2);
   return OK;
 }
-res_t cuMemFree_v2(uint64_t p) { free((void *)(uintptr_t)p); return sticky ? sticky : OK; }
+res_t cuMemFree_v2(uint64_t p) {
+  range_del((void *)(uintptr_t)p);
+  free((void *)(uintptr_t)p);
+  return sticky ? sticky : OK;
+}
 res_t cuMemHostAlloc(void **p, size_t n, unsigned flags) {
   (void)flags;
   if (sticky) return sticky;
   *p = calloc(1, n);
+  if (*p) range_add(*p, n, 1);
   return *p ? OK : 2;
 }
-res_t cuMemFreeHost(void *p) { free(p); return sticky ? sticky : OK; }
+res_t cuMemFreeHost(void *p) {
+  range_del(p);
+  free(p);
+  return sticky ? sticky : OK;
+}
 res_t cuMemHostGetDevicePointer_v2(uint64_t *d, void *h, unsigned flags) {
   (void)flags;
   *d = (uint64_t)(uintptr_t)h;
   return sticky ? sticky : OK;
 }
+static int range_known(uint64_t p) {
+  int known = 0;
+  pthread_mutex_lock(&ranges_lock);
+  for (range_t *q = ranges; q && !known; q = q->next) known = p >= q->base && p - q->base < q->bytes;
+  pthread_mutex_unlock(&ranges_lock);
+  return known;
+}
+/* For tests: copies so far with a side the driver does not know (pageable host memory). */
+static _Atomic long pageable_copies;
+long cuda_mock_pageable_copies(void) { return pageable_copies; }
 res_t cuMemcpyAsync(uint64_t dst, uint64_t src, size_t n, void *h) {
+  if (!range_known(dst) || !range_known(src)) pageable_copies++;
   op_t *o = calloc(1, sizeof *o);
   o->kind = 3, o->dst = (void *)(uintptr_t)dst, o->src = (const void *)(uintptr_t)src, o->bytes = n;
   return enqueue(h, o);
@@ -382,9 +433,28 @@ res_t cuMemsetD8Async(uint64_t dst, unsigned char v, size_t n, void *h) {
 res_t cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
   (void)flags;
   if (sticky) return sticky;
-  return p && n ? OK : EINVAL_;
+  if (!p || !n) return EINVAL_;
+  range_add(p, n, 1);
+  return OK;
 }
-res_t cuMemHostUnregister(void *p) { (void)p; return sticky ? sticky : OK; }
+res_t cuMemHostUnregister(void *p) {
+  range_del(p);
+  return sticky ? sticky : OK;
+}
+/* MEMORY_TYPE (2) only; pageable memory is CUDA_ERROR_INVALID_VALUE, as the driver answers */
+res_t cuPointerGetAttribute(void *data, unsigned attr, uint64_t ptr) {
+  if (attr != 2) return EINVAL_;
+  res_t r = EINVAL_;
+  pthread_mutex_lock(&ranges_lock);
+  for (range_t *q = ranges; q; q = q->next)
+    if (ptr >= q->base && ptr - q->base < q->bytes) {
+      *(unsigned *)data = q->type;
+      r = OK;
+      break;
+    }
+  pthread_mutex_unlock(&ranges_lock);
+  return r;
+}
 res_t cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t n, void *h) {
   return cuMemcpyAsync(dst, (uint64_t)(uintptr_t)src, n, h);
 }
@@ -409,6 +479,19 @@ res_t cuEventRecord(void *e, void *h) {
   op_t *o = calloc(1, sizeof *o);
   o->kind = 1, o->addr = &ev->count, o->value = ++ev->recorded;
   return enqueue(h, o);
+}
+res_t cuEventQuery(void *e) {
+  event_t *ev = e;
+  if (sticky) return sticky;
+  return __atomic_load_n(&ev->count, __ATOMIC_SEQ_CST) >= ev->recorded ? OK : ENOTREADY;
+}
+res_t cuEventSynchronize(void *e) {
+  event_t *ev = e;
+  while (!sticky && __atomic_load_n(&ev->count, __ATOMIC_SEQ_CST) < ev->recorded) {
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+  return sticky ? sticky : OK;
 }
 res_t cuStreamWaitEvent(void *h, void *e, unsigned flags) {
   event_t *ev = e;

@@ -7,6 +7,10 @@
  *   pipelined        pageable, forced through the chunk pipeline (default chunk and buffers);
  *   pinned-in-place  pageable, forced: hsa_amd_memory_lock_to_pool, DMA, unlock;
  *   auto             pageable with the default thresholds (the strategy it picks);
+ *   async            pageable, hsad_memcpy_async + hsad_completion_wait, default options: the
+ *                    source is staged whole before the call returns (reusable at once, issue 21);
+ *   async-deferred   the same with HSAD_COPY_SOURCE_DEFERRED (the zero-copy read after the call
+ *                    returned: pinned in place from 64 KiB; the behaviour before issue 21);
  *   hip-pinned / hip-pageable  hipMemcpyAsync + hipStreamSynchronize from hipHostMalloc'd or
  *                    malloc'd memory (hsad-bench-hip).
  * Per round, size and path: R = clamp(32 MiB / size, 3, 100) synchronous copies; the sample is
@@ -23,19 +27,27 @@
 #include "tools/hsad/bench_paths.h"
 
 static const char *const paths[] = {"pinned", "staged", "pipelined", "pinned-in-place", "auto",
-                                    "hip-pinned", "hip-pageable"};
-#define NP 7
+                                    "async", "async-deferred", "hip-pinned", "hip-pageable"};
+#define NP 9
+#define NHSAD 7 /* paths before the HIP ones */
 #define MAXSZ 9
 
 static int copy_hsad(bench_ctx_t *ctx, int p, size_t size, uint32_t reps, void *dev,
                      void *pinned, void *pageable, bench_row_t *row) {
-  static const uint32_t force[] = {0, HSAD_COPY_STAGED, HSAD_COPY_PIPELINED, HSAD_COPY_PINNED, 0};
-  hsad_copy_options_t o = {.force = force[p]};
+  static const uint32_t force[] = {0, HSAD_COPY_STAGED, HSAD_COPY_PIPELINED, HSAD_COPY_PINNED, 0,
+                                   0, 0};
+  hsad_copy_options_t o = {.force = force[p], .flags = p == 6 ? HSAD_COPY_SOURCE_DEFERRED : 0};
   double v[100];
   for (uint32_t i = 0; i < reps && !bench_stopped(); i++) {
-    uint64_t t0 = hsad_now_ns();
-    hsad_status_t s = hsad_memcpy(ctx->dev, dev, p == 0 ? pinned : pageable, size, &o,
-                                  hsad_now_ns() + ctx->timeout_s * 1000000000ull);
+    uint64_t t0 = hsad_now_ns(), dl = t0 + ctx->timeout_s * 1000000000ull;
+    hsad_status_t s;
+    if (p >= 5) {
+      hsad_completion_t c;
+      s = hsad_memcpy_async(ctx->dev, dev, pageable, size, NULL, 0, &o, dl, &c);
+      if (!s) s = hsad_completion_wait(&c, dl);
+    } else {
+      s = hsad_memcpy(ctx->dev, dev, p == 0 ? pinned : pageable, size, &o, dl);
+    }
     uint64_t t1 = hsad_now_ns();
     if (s) {
       bench_row_absent(row, "%s", hsad_last_error());
@@ -119,8 +131,8 @@ int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out) {
       for (int i = 0; i < NP && !bench_stopped(); i++) {
         int p = (int)((i + r) % NP);
         if (!ok[p]) continue;
-        int rc = p < 5 ? copy_hsad(ctx, p, size, reps, dev, pinned, pageable, rows[p][k])
-                       : copy_hip(ctx, p == 5, size, reps, rows[p][k]);
+        int rc = p < NHSAD ? copy_hsad(ctx, p, size, reps, dev, pinned, pageable, rows[p][k])
+                           : copy_hip(ctx, p == NHSAD, size, reps, rows[p][k]);
         if (rc) ok[p] = false;
       }
     }
@@ -158,6 +170,7 @@ int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out) {
     bench_ratio(out, "auto", "pinned", "", (double)sizes[k], "us");
     bench_ratio(out, "hip-pageable", "auto", "", (double)sizes[k], "us");
     bench_ratio(out, "hip-pinned", "pinned", "", (double)sizes[k], "us");
+    bench_ratio(out, "async", "async-deferred", "", (double)sizes[k], "us");
   }
   return ok[0] || ok[4] ? 0 : -1;
 }

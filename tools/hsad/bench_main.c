@@ -46,7 +46,7 @@ static const struct {
     {"producers", bench_suite_producers, "1-8 threads into one queue / a queue each"},
     {"barrier", bench_suite_barrier, "barrier fan-in 1..20, cross-queue dependency"},
     {"copy", bench_suite_copy, "host -> device copies 4 KiB..256 MiB: pinned, pageable strategies, HIP"},
-    {"pool", bench_suite_pool, "pinned alloc+free 4 KiB/1 MiB/64 MiB: pool vs ROCr vs hipHostMalloc"},
+    {"pool", bench_suite_pool, "pinned alloc+free 4 KiB/1 MiB/64 MiB: pool vs ROCr vs hipHostMalloc; stream-ordered vs hipMallocAsync"},
     {"graph", bench_suite_graph, "chain10/dag100/diamond: graph launch vs per-dispatch, HIP graph vs streams"},
 };
 #define NSUITES (sizeof suites / sizeof suites[0])

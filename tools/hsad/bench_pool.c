@@ -7,7 +7,13 @@
  *                   alloc+free pair per thread: flat when nothing serialises them);
  *   hsa-pool        hsa_amd_memory_pool_allocate + hsa_amd_memory_pool_free on the fine-grained
  *                   pool of the device's nearest CPU agent (what every pool miss costs);
- *   hip             hipHostMalloc + hipHostFree (hsad-bench-hip).
+ *   hip             hipHostMalloc + hipHostFree (hsad-bench-hip);
+ *   stream          device memory, stream-ordered: hsad_mem_alloc_async + hsad_mem_free_async
+ *                   on one queue of a hsad_mem_pool_t (rule 2 reuse once warm: no host wait;
+ *                   each free submits one barrier packet; release threshold UINT64_MAX),
+ *                   then one wait for the queue;
+ *   hip-stream      hipMalloc + hipFree (the note names the API): HIP 5.2.3 declares
+ *                   hipMallocAsync, but on kfd-emu its first call never returned.
  * Per round, size and path: N pairs (pool: --count; the others: --count / 50, at most 200,
  * and 20 for 64 MiB); the sample is the mean ns per pair. Ratios hip / pool and
  * hsa-pool / pool per size (target: >= 100x once warm).
@@ -20,8 +26,9 @@
 #include "memory/hsad_memory.h"
 #include "tools/hsad/bench_paths.h"
 
-static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip"};
-#define NP 4
+static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip", "stream",
+                                    "hip-stream"};
+#define NP 6
 #define NSZ 3
 static const size_t sizes[NSZ] = {4096, (size_t)1 << 20, (size_t)64 << 20};
 
@@ -134,6 +141,40 @@ static int run_hip(bench_ctx_t *ctx, size_t size, uint32_t n, bench_row_t *row) 
   return 0;
 }
 
+static int run_stream(bench_ctx_t *ctx, hsad_mem_pool_t *pool, hsad_queue_t *q, size_t size,
+                      uint32_t n, bench_row_t *row) {
+  uint64_t dl = hsad_now_ns() + ctx->timeout_s * 1000000000ull;
+  void *p = NULL;
+  hsad_status_t s = HSAD_OK;
+  uint64_t t0 = hsad_now_ns();
+  for (uint32_t i = 0; i < n && !s; i++) {
+    s = hsad_mem_alloc_async(pool, q, size, dl, &p);
+    if (!s) s = hsad_mem_free_async(q, p, dl);
+  }
+  if (!s) s = hsad_queue_wait_idle(q, dl);
+  if (s) {
+    bench_row_absent(row, "%s", hsad_last_error());
+    return -1;
+  }
+  bench_sample(row, "ns_per_alloc_free", "ns", (double)(hsad_now_ns() - t0) / n);
+  return 0;
+}
+
+static int run_hip_stream(bench_ctx_t *ctx, size_t size, uint32_t n, bench_row_t *row) {
+  char note[BENCH_NOTE_MAX], cmd[96], reply[BENCH_NOTE_MAX], api[32] = "";
+  bench_child_t *hip = bench_hip(ctx, note, sizeof note);
+  double ns;
+  snprintf(cmd, sizeof cmd, "devmalloc %zu %u", size, n);
+  if (!hip || bench_child_cmd(ctx, hip, cmd, reply, sizeof reply) ||
+      sscanf(reply, "%lf %31s", &ns, api) < 1) {
+    bench_row_absent(row, "%s", hip ? reply : note);
+    return -1;
+  }
+  snprintf(row->note, sizeof row->note, "%s", api);
+  bench_sample(row, "ns_per_alloc_free", "ns", ns);
+  return 0;
+}
+
 int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
   uint32_t n_pool = ctx->count, n_slow = ctx->count / 50;
   if (n_slow < 10) n_slow = 10;
@@ -152,7 +193,17 @@ int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
     for (int k = 0; k < NSZ; k++) bench_row_add(out, paths[p], "", "bytes", (double)sizes[k]);
   for (int p = 0; p < NP; p++)
     for (int k = 0; k < NSZ; k++) rows[p][k] = bench_row_find(out, paths[p], "", (double)sizes[k]);
-  bool ok[NP] = {true, true, true, true};
+  bool ok[NP] = {true, true, true, true, true, true};
+  hsad_mem_pool_t *spool = NULL;
+  hsad_queue_t *sq = NULL;
+  /* threshold: keep every block (as CUDA users set cudaMemPoolAttrReleaseThreshold to
+   * UINT64_MAX): with 0, a free whose barrier the CP already passed is released at once */
+  if (hsad_mem_pool_create(ctx->dev, &spool) ||
+      hsad_mem_pool_set_release_threshold(spool, UINT64_MAX) ||
+      hsad_queue_create(ctx->dev, NULL, &sq)) {
+    for (int k = 0; k < NSZ; k++) bench_row_absent(rows[4][k], "%s", hsad_last_error());
+    ok[4] = false;
+  }
   hsad_host_pool_t *pool = NULL;
   if (hsad_host_pool_get(ctx->dev, &pool)) {
     for (int k = 0; k < NSZ; k++) {
@@ -182,7 +233,9 @@ int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
         int rc = p == 0 ? run_pool(pool, sizes[k], n_pool, 1, rows[p][k])
                : p == 1 ? run_pool(pool, sizes[k], n_pool, 4, rows[p][k])
                : p == 2 ? run_hsa(ff.pool, sizes[k], slow, rows[p][k])
-                        : run_hip(ctx, sizes[k], slow, rows[p][k]);
+               : p == 3 ? run_hip(ctx, sizes[k], slow, rows[p][k])
+               : p == 4 ? run_stream(ctx, spool, sq, sizes[k], n_slow, rows[p][k])
+                        : run_hip_stream(ctx, sizes[k], n_slow, rows[p][k]);
         if (rc) ok[p] = false;
       }
     }
@@ -200,6 +253,10 @@ int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
     bench_ratio(out, "hip", "pool", "", (double)sizes[k], "ns_per_alloc_free");
     bench_ratio(out, "hsa-pool", "pool", "", (double)sizes[k], "ns_per_alloc_free");
     bench_ratio(out, "pool-4threads", "pool", "", (double)sizes[k], "ns_per_alloc_free");
+    bench_ratio(out, "hip-stream", "stream", "", (double)sizes[k], "ns_per_alloc_free");
   }
+  if (sq) hsad_queue_wait_idle(sq, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
+  if (spool) hsad_mem_pool_destroy(spool, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
+  if (sq) hsad_queue_destroy(sq);
   return ok[0] ? 0 : -1;
 }

@@ -1,0 +1,51 @@
+/* launch_cache.c - the per-thread launch cache's cold side: allocation and entering a launch
+ * (launch_cache.h). */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "hsa-dispatch/launch_cache.h"
+
+__thread dq_launch_cache_t *dq_launch_cache_mine __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t cache_key;     /* frees a thread's entry when it exits */
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+static void cache_key_create(void) { (void)pthread_key_create(&cache_key, free); }
+
+static dq_launch_cache_t *cache_mine(void) {
+  dq_launch_cache_t *c = dq_launch_cache_mine;
+  if (DQ_LIKELY(c != NULL)) return c;
+  c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63);
+  if (!c) return NULL;
+  memset(c, 0, offsetof(dq_launch_cache_t, built));
+  pthread_once(&cache_key_once, cache_key_create);
+  (void)pthread_setspecific(cache_key, c);
+  dq_launch_cache_mine = c;
+  return c;
+}
+
+hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                   const hsad_launch_t *l, const dq_built_t **out_built) {
+  dq_launch_cache_t *c = cache_mine();
+  if (!c)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_kernel_dispatch: the thread's launch cache "
+                     "(%zu bytes)", sizeof *c);
+  c->kernel_uid = 0; /* no entry until the key is complete */
+  hsad_status_t s = dq_launch_check(q, k, l, &c->built);
+  if (s) return s;
+  *out_built = &c->built;
+  if (l->arg_count > DQ_LAUNCH_CACHE_ARGS) return HSAD_OK; /* built, not entered */
+  for (uint32_t i = 0; i < l->arg_count; i++) {
+    const hsad_karg_t *arg = &l->args[i];
+    c->args[i] = *arg;
+    if (arg->tag != HSAD_KARG_BYTES) continue;
+    if (arg->size > DQ_LAUNCH_CACHE_VALUE) return HSAD_OK;
+    c->words[i] = 0;
+    memcpy(arg->size == 4 || arg->size == 8 ? (void *)&c->words[i] : c->values[i], arg->bytes,
+           arg->size);
+  }
+  memcpy(c->geometry, &l->dims, sizeof c->geometry);
+  c->queue_uid = q->uid;
+  c->arg_count = l->arg_count;
+  c->kernel_uid = k->uid;
+  return HSAD_OK;
+}

@@ -1,0 +1,207 @@
+/* test_aql_ring.c - the AQL ring object (hsa-dispatch/aql_ring.h) on plain host memory: no
+ * ROCr, no kfd-emu. A fake amd_queue_t (slots, indices, a doorbell signal) is what the ring is
+ * initialised from; the tests move its read index and the ring's `retired` by hand and check
+ * reservation, wrap, spans past the ring's end, refusal without a hole and the doorbell.
+ * Catches tests/mutation/04, 05, 06, 11 and 27 in milliseconds. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa-dispatch/aql_ring.h"
+
+#define SLOTS 8
+#define BLOCK 512
+#define LARGEST 8192
+
+typedef struct fake_queue {
+  _Alignas(64) amd_queue_t amd;
+  _Alignas(64) uint8_t packets[SLOTS * 64];
+  amd_signal_t bell, plain;
+  uint64_t hw_doorbell;
+  uint8_t *kernargs;
+  dq_ring_t ring;
+} fake_queue_t;
+
+static uint64_t stored[16]; /* the signal path's doorbell stores, in order */
+static uint32_t stores;
+static uint64_t plain_handle;
+static void fake_store(hsa_signal_t s, hsa_signal_value_t v) {
+  cr_assert_eq(s.handle, plain_handle, "the ring's doorbell signal");
+  if (stores < 16) stored[stores++] = (uint64_t)v;
+}
+
+/* A ring of SLOTS slots over host memory; hardware: a doorbell signal of AMD_SIGNAL_KIND_DOORBELL
+ * (direct stores), else a user-kind signal (stores through fake_store). */
+static fake_queue_t *fake(bool hardware) {
+  fake_queue_t *f = aligned_alloc(64, sizeof *f);
+  cr_assert_not_null(f);
+  memset(f, 0, sizeof *f);
+  uint32_t spare = dq_ring_kernarg_spare(BLOCK, SLOTS, LARGEST);
+  f->kernargs = calloc(SLOTS + spare, BLOCK);
+  cr_assert_not_null(f->kernargs);
+  f->amd.hsa_queue.base_address = f->packets;
+  f->amd.hsa_queue.size = SLOTS;
+  f->bell.kind = AMD_SIGNAL_KIND_DOORBELL;
+  f->bell.hardware_doorbell_ptr = &f->hw_doorbell;
+  f->plain.kind = AMD_SIGNAL_KIND_USER;
+  plain_handle = (uint64_t)(uintptr_t)&f->plain;
+  f->amd.hsa_queue.doorbell_signal.handle = (uint64_t)(uintptr_t)(hardware ? &f->bell : &f->plain);
+  memset(&f->ring, 0xa5, sizeof f->ring); /* init must set every field it reads */
+  dq_ring_init(&f->ring, &f->amd, f->kernargs, BLOCK, fake_store);
+  stores = 0;
+  return f;
+}
+
+static void unfake(fake_queue_t *f) {
+  free(f->kernargs);
+  free(f);
+}
+
+static uint64_t write_index(const fake_queue_t *f) { return f->amd.write_dispatch_id; }
+
+Test(aql_ring, init_reads_the_amd_queue) {
+  fake_queue_t *f = fake(true);
+  cr_assert_eq(f->ring.packets, f->packets);
+  cr_assert_eq(f->ring.size, SLOTS);
+  cr_assert_eq(f->ring.mask, SLOTS - 1);
+  cr_assert_eq(f->ring.kernarg_block, BLOCK);
+  cr_assert_eq(f->ring.kernargs, f->kernargs);
+  cr_assert_eq((void *)f->ring.write_index, (void *)&f->amd.write_dispatch_id);
+  cr_assert_eq((void *)f->ring.read_index, (void *)&f->amd.read_dispatch_id);
+  cr_assert_eq(f->ring.doorbell, &f->hw_doorbell, "a hardware doorbell is written directly");
+  cr_assert_eq(f->ring.retired, 0);
+  cr_assert_eq(f->ring.rung, 0);
+  unfake(f);
+  f = fake(false);
+  cr_assert_null(f->ring.doorbell, "a plain signal goes through signal_store");
+  cr_assert_eq(f->ring.doorbell_signal.handle, plain_handle);
+  unfake(f);
+}
+
+/* Step 3: a full ring is refused, and the refusal leaves no hole (write index unchanged). */
+Test(aql_ring, reserve_up_to_size_then_refuse_without_a_hole) {
+  fake_queue_t *f = fake(true);
+  uint64_t id = 99;
+  cr_assert(dq_ring_try_reserve(&f->ring, 5, true, &id));
+  cr_assert_eq(id, 0);
+  cr_assert(dq_ring_try_reserve(&f->ring, 3, true, &id));
+  cr_assert_eq(id, 5);
+  cr_assert_eq(write_index(f), SLOTS);
+  id = 99;
+  cr_assert_not(dq_ring_try_reserve(&f->ring, 1, true, &id), "a 9th packet in 8 slots");
+  cr_assert_eq(id, 99, "a refusal writes no id");
+  cr_assert_eq(write_index(f), SLOTS, "a refusal leaves the write index");
+  /* one slot completed: one more fits, two do not (a run is all or nothing) */
+  atomic_store(&f->ring.retired, 1);
+  cr_assert_not(dq_ring_try_reserve(&f->ring, 2, true, &id));
+  cr_assert_eq(write_index(f), SLOTS);
+  cr_assert(dq_ring_try_reserve(&f->ring, 1, true, &id));
+  cr_assert_eq(id, SLOTS);
+  cr_assert_eq(write_index(f), SLOTS + 1);
+  unfake(f);
+}
+
+/* Step 3: kernel dispatches are bounded by completion (`retired`), barrier packets by the read
+ * index: a read index that advanced at launch does not free a slot's kernarg block. */
+Test(aql_ring, kernarg_slots_wait_for_completion_not_the_read_index) {
+  fake_queue_t *f = fake(true);
+  uint64_t id;
+  cr_assert(dq_ring_try_reserve(&f->ring, SLOTS, true, &id));
+  f->amd.read_dispatch_id = 4; /* launched, not completed */
+  cr_assert_not(dq_ring_try_reserve(&f->ring, 1, true, &id), "kernarg slot before completion");
+  cr_assert_eq(write_index(f), SLOTS);
+  cr_assert(dq_ring_try_reserve(&f->ring, 4, false, &id), "barrier slots once launched");
+  cr_assert_eq(id, SLOTS);
+  cr_assert_not(dq_ring_try_reserve(&f->ring, 1, false, &id));
+  atomic_store(&f->ring.retired, 5);
+  cr_assert_not(dq_ring_try_reserve(&f->ring, 2, true, &id), "12 reserved, 5 retired: 1 free");
+  cr_assert(dq_ring_try_reserve(&f->ring, 1, true, &id));
+  cr_assert_eq(id, 12);
+  unfake(f);
+}
+
+Test(aql_ring, wrap_maps_ids_onto_slots_and_blocks) {
+  fake_queue_t *f = fake(true);
+  uint64_t id;
+  f->amd.write_dispatch_id = 6;
+  atomic_store(&f->ring.retired, 2);
+  f->amd.read_dispatch_id = 2;
+  cr_assert(dq_ring_try_reserve(&f->ring, 4, true, &id), "a run across the ring's end");
+  cr_assert_eq(id, 6);
+  cr_assert_eq(write_index(f), 10);
+  uint64_t want_slot[4] = {6, 7, 0, 1};
+  for (uint32_t i = 0; i < 4; i++) {
+    cr_assert_eq(dq_ring_slot(&f->ring, id + i), f->packets + want_slot[i] * 64, "id %llu",
+                 (unsigned long long)(id + i));
+    cr_assert_eq(dq_ring_kernarg(&f->ring, id + i), f->kernargs + want_slot[i] * BLOCK,
+                 "id %llu: its own slot's block", (unsigned long long)(id + i));
+  }
+  cr_assert_eq(dq_ring_kernarg(&f->ring, 0), f->kernargs);
+  cr_assert_eq(dq_ring_kernarg(&f->ring, 1000001), f->kernargs + 1 * BLOCK);
+  unfake(f);
+}
+
+/* Step 4: one slot per kernarg block; a segment starting in the last slot stays contiguous in
+ * the spare blocks. */
+Test(aql_ring, span_past_the_end) {
+  fake_queue_t *f = fake(true);
+  cr_assert_eq(dq_ring_span(&f->ring, 0), 1);
+  cr_assert_eq(dq_ring_span(&f->ring, 1), 1);
+  cr_assert_eq(dq_ring_span(&f->ring, BLOCK), 1);
+  cr_assert_eq(dq_ring_span(&f->ring, BLOCK + 1), 2);
+  cr_assert_eq(dq_ring_span(&f->ring, 3 * BLOCK), 3);
+  cr_assert_eq(dq_ring_span(&f->ring, LARGEST), LARGEST / BLOCK);
+  cr_assert_eq(dq_ring_kernarg_spare(BLOCK, SLOTS, LARGEST), SLOTS - 1, "capped by the ring");
+  cr_assert_eq(dq_ring_kernarg_spare(BLOCK, 64, LARGEST), LARGEST / BLOCK - 1);
+  cr_assert_eq(dq_ring_kernarg_spare(LARGEST, 64, LARGEST), 0);
+  /* the largest segment a ring of 8 x 512 takes (8 blocks) from its last slot */
+  uint32_t spare = dq_ring_kernarg_spare(BLOCK, SLOTS, LARGEST);
+  uint32_t ksize = SLOTS * BLOCK;
+  uint8_t *start = dq_ring_kernarg(&f->ring, SLOTS - 1);
+  cr_assert_leq(start + ksize, f->kernargs + (SLOTS + spare) * BLOCK);
+  uint64_t id;
+  f->amd.write_dispatch_id = SLOTS - 1;
+  atomic_store(&f->ring.retired, SLOTS - 1);
+  cr_assert(dq_ring_try_reserve(&f->ring, dq_ring_span(&f->ring, ksize), true, &id));
+  cr_assert_eq(write_index(f), SLOTS - 1 + SLOTS, "the whole ring for the one dispatch");
+  unfake(f);
+}
+
+/* Step 7: the doorbell only rises; a run's doorbell is its last id. */
+Test(aql_ring, doorbell_is_monotonic) {
+  fake_queue_t *f = fake(true);
+  dq_ring_doorbell(&f->ring, 5);
+  cr_assert_eq(f->hw_doorbell, 5);
+  cr_assert_eq(f->ring.rung, 6);
+  dq_ring_doorbell(&f->ring, 3); /* a slower producer's lower id */
+  cr_assert_eq(f->hw_doorbell, 5, "never lowered");
+  cr_assert_eq(f->ring.rung, 6);
+  dq_ring_doorbell(&f->ring, 0);
+  cr_assert_eq(f->hw_doorbell, 5);
+  dq_ring_doorbell(&f->ring, 9);
+  cr_assert_eq(f->hw_doorbell, 9);
+  cr_assert_eq(f->ring.rung, 10);
+  unfake(f);
+}
+
+Test(aql_ring, commit_rings_the_runs_last_id) {
+  fake_queue_t *f = fake(true);
+  dq_ring_commit(&f->ring, 10, 4);
+  cr_assert_eq(f->hw_doorbell, 13, "the last packet of [10, 14)");
+  dq_ring_commit(&f->ring, 14, 1);
+  cr_assert_eq(f->hw_doorbell, 14);
+  unfake(f);
+}
+
+Test(aql_ring, doorbell_through_the_signal) {
+  fake_queue_t *f = fake(false);
+  dq_ring_commit(&f->ring, 0, 3);
+  dq_ring_doorbell(&f->ring, 1);
+  dq_ring_doorbell(&f->ring, 7);
+  cr_assert_eq(stores, 3);
+  cr_assert_eq(stored[0], 2);
+  cr_assert_eq(stored[1], 2, "a lower id stores the highest rung again");
+  cr_assert_eq(stored[2], 7);
+  cr_assert_eq(f->hw_doorbell, 0, "the hardware doorbell is not the signal's");
+  unfake(f);
+}
