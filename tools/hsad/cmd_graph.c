@@ -642,13 +642,7 @@ int hsad_cmd_graph(int argc, char **argv) {
         GFAIL("node %s: %s\n", N, why);
       for (uint32_t a = 0; a < na; a++) {
         arg_t *ga = &gargs[a];
-        if (ga->kind == A_BUF) {
-          args[a] = HSAD_KARG_PTR(ga->ptr);
-        } else if (ga->kind == A_LDS) {
-          args[a] = HSAD_KARG_LDS_BYTES(ga->lds);
-        } else if (ga->kind == A_BYTES) {
-          args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = ga->nbytes, .bytes = ga->bytes};
-        } else {
+        if (ga->kind == A_SCALAR) { /* the values, range-checked for the argument's type */
           json_object *sv = NULL;
           json_object_object_foreach(json_object_array_get_idx(ja, a), k_, v_) { (void)k_; sv = v_; }
           for (uint32_t e = 0; e < ga->nvals; e++) {
@@ -661,10 +655,8 @@ int hsad_cmd_graph(int argc, char **argv) {
                                  ga->value + e * cli_tsize[ga->type], w, sizeof w))
               GFAIL("node %s: %s: %s\n", N, cli_arg_label_of(kd, a, lb, sizeof lb), w);
           }
-          args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES,
-                                  .size = (ga->nvals == 3 ? 4 : ga->nvals) * cli_tsize[ga->type],
-                                  .bytes = ga->value};
         }
+        args[a] = cli_arg_karg(ga, true);
       }
       l.args = args;
       l.arg_count = na;
