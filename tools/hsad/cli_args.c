@@ -818,3 +818,25 @@ void cli_args_free(arg_t *args, uint32_t nargs) {
     args[i].out_file = args[i].txt_file = NULL;
   }
 }
+
+__int128 cli_elem_int(etype_t t, const void *base, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)base + i * cli_tsize[t];
+  switch (t) {
+  case T_I8: return *(const int8_t *)p;
+  case T_U8: return *p;
+  case T_I16: return *(const int16_t *)p;
+  case T_U16: return *(const uint16_t *)p;
+  case T_I32: return *(const int32_t *)p;
+  case T_U32: return *(const uint32_t *)p;
+  case T_I64: return *(const int64_t *)p;
+  case T_U64: return *(const uint64_t *)p;
+  default: return 0;
+  }
+}
+
+double cli_elem_double(etype_t t, const void *base, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)base + i * cli_tsize[t];
+  if (t == T_F32) return *(const float *)p;
+  if (t == T_F64) return *(const double *)p;
+  return (double)cli_elem_int(t, base, i);
+}

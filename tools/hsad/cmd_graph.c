@@ -85,21 +85,7 @@ static void put_value(etype_t t, double v, int64_t iv, uint8_t out[8]) {
 }
 
 /* element i of b as a double (for messages) */
-static double get_value(const gbuf_t *b, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)b->ptr + i * b->esize;
-  switch (b->t) {
-  case T_I8: return *(const int8_t *)p;
-  case T_U8: return *p;
-  case T_I16: return *(const int16_t *)p;
-  case T_U16: return *(const uint16_t *)p;
-  case T_I32: return *(const int32_t *)p;
-  case T_U32: return *(const uint32_t *)p;
-  case T_I64: return (double)*(const int64_t *)p;
-  case T_U64: return (double)*(const uint64_t *)p;
-  case T_F32: return *(const float *)p;
-  default: return *(const double *)p;
-  }
-}
+static double get_value(const gbuf_t *b, uint64_t i) { return cli_elem_double(b->t, b->ptr, i); }
 
 /* The first key of object o that is not in known[] (NULL-terminated): writes
  * 'unknown key "grdi" (known: name, kernel, ...)' to why and returns -1; 0 when all are known. */

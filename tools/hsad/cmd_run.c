@@ -215,28 +215,9 @@ static void budget_name(const hsad_variant_budget_t *b, char *out, size_t n) {
 /* --repeat: each dispatch is timed (8 bytes) and waits for ring space, not for the GPU */
 #define REPEAT_MAX 10000000u
 
-/* Integer element types, exactly (every type fits in __int128). */
-static __int128 elem_geti(const arg_t *a, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)a->ptr + i * cli_tsize[a->type];
-  switch (a->type) {
-  case T_I8: return *(const int8_t *)p;
-  case T_U8: return *p;
-  case T_I16: return *(const int16_t *)p;
-  case T_U16: return *(const uint16_t *)p;
-  case T_I32: return *(const int32_t *)p;
-  case T_U32: return *(const uint32_t *)p;
-  case T_I64: return *(const int64_t *)p;
-  case T_U64: return *(const uint64_t *)p;
-  default: return 0;
-  }
-}
-
-static double elem_get(const arg_t *a, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)a->ptr + i * cli_tsize[a->type];
-  if (a->type == T_F32) return *(const float *)p;
-  if (a->type == T_F64) return *(const double *)p;
-  return (double)elem_geti(a, i);
-}
+/* Element e of buffer a: integers exactly; as a double. */
+static __int128 elem_geti(const arg_t *a, uint64_t e) { return cli_elem_int(a->type, a->ptr, e); }
+static double elem_get(const arg_t *a, uint64_t e) { return cli_elem_double(a->type, a->ptr, e); }
 
 static const char *fmt_i128(char buf[48], __int128 v) {
   char tmp[48];

@@ -79,6 +79,12 @@ int cli_parse_arg_spec(const char *spec, arg_t *a, char *why, size_t whyn);
  * 3 wide (false). */
 hsad_karg_t cli_arg_karg(const arg_t *a, bool pad_vec3);
 
+/* Element i of an array of type t at base, integers exactly (every type fits in __int128;
+ * 0 for a float type). */
+__int128 cli_elem_int(etype_t t, const void *base, uint64_t i);
+/* Element i as a double (integers converted, rounded to nearest beyond 2^53). */
+double cli_elem_double(etype_t t, const void *base, uint64_t i);
+
 /* Frees what parsing malloc'd in args[0..nargs) (bytes, out_file, txt_file); not buffers. */
 void cli_args_free(arg_t *args, uint32_t nargs);
 
