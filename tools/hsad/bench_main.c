@@ -164,6 +164,156 @@ int bench_dispatch_child(bench_ctx_t *ctx, const char *path);
 /* `hsad bench --child graph --count N --code-object F`: the graph suite's callgrind parts. */
 int bench_graph_child(bench_ctx_t *ctx);
 
+enum { O_JSON = 256, O_CSV, O_PLOT, O_ROUNDS, O_COUNT, O_CGCOUNT, O_NOCG, O_DEVICE, O_TIMEOUT,
+       O_CHILD, O_CO };
+static const struct option bench_opts[] = {
+    {"json", no_argument, NULL, O_JSON},           {"csv", no_argument, NULL, O_CSV},
+    {"plot", required_argument, NULL, O_PLOT},     {"rounds", required_argument, NULL, O_ROUNDS},
+    {"count", required_argument, NULL, O_COUNT},   {"callgrind-count", required_argument, NULL, O_CGCOUNT},
+    {"no-callgrind", no_argument, NULL, O_NOCG},   {"device", required_argument, NULL, O_DEVICE},
+    {"timeout", required_argument, NULL, O_TIMEOUT}, {"child", required_argument, NULL, O_CHILD},
+    {"code-object", required_argument, NULL, O_CO}, {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* What the command line asks of hsad bench beyond bench_ctx_t's settings. */
+typedef struct bench_cmd {
+  bool json, csv;
+  const char *plot, *child, *co;
+  bool want[NSUITES]; /* the suites to run */
+} bench_cmd_t;
+
+/* A phase's result when the command is done without a failure (--help). */
+#define BENCH_DONE (-1)
+
+/* One option getopt_long returned (c) with its value v: 0, BENCH_DONE or the exit code. */
+static int bench_option(bench_ctx_t *ctx, bench_cmd_t *b, int c, const char *v, char **argv) {
+  switch (c) {
+  case O_JSON: b->json = true; return 0;
+  case O_CSV: b->csv = true; return 0;
+  case O_PLOT: b->plot = v; return 0;
+  case O_ROUNDS: return parse_u32("rounds", v, 1, BENCH_MAX_ROUNDS, &ctx->rounds) ? 2 : 0;
+  case O_COUNT: return parse_u32("count", v, 100, 100000000, &ctx->count) ? 2 : 0;
+  case O_CGCOUNT: return parse_u32("callgrind-count", v, 100, 10000000, &ctx->cg_count) ? 2 : 0;
+  case O_NOCG: ctx->callgrind = false; return 0;
+  case O_DEVICE: return parse_u32("device", v, 0, 63, &ctx->devi) ? 2 : 0;
+  case O_TIMEOUT: return parse_u32("timeout", v, 1, 3600, &ctx->timeout_s) ? 2 : 0;
+  case O_CHILD: b->child = v; return 0;
+  case O_CO: b->co = v; return 0;
+  case 'h': usage(stdout); return BENCH_DONE;
+  default: return hsad_cli_getopt_fail(&bench_cli, c, argv);
+  }
+}
+
+/* The suites named (non-option arguments), in registry order; none named: all. */
+static int bench_select_suites(bench_cmd_t *b, int argc, char **argv) {
+  bool any = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] == '-') {
+      for (size_t k = 0; k < sizeof bench_opts / sizeof bench_opts[0] - 1; k++)
+        if (!strcmp(a + 2, bench_opts[k].name) && bench_opts[k].has_arg == required_argument) i++;
+      continue;
+    }
+    size_t k = 0;
+    if (!strcmp(a, "all")) {
+      for (; k < NSUITES; k++) b->want[k] = true;
+      any = true;
+      continue;
+    }
+    for (; k < NSUITES; k++)
+      if (!strcmp(a, suites[k].name)) break;
+    if (k == NSUITES)
+      return hsad_cli_fail(&bench_cli, 2, "usage", "unknown suite '%s' (this build has: "
+                           "dispatch, roundtrip, producers, barrier, copy, pool, graph, all)", a);
+    b->want[k] = any = true;
+  }
+  if (!any)
+    for (size_t k = 0; k < NSUITES; k++) b->want[k] = true;
+  return 0;
+}
+
+static int bench_parse_options(bench_ctx_t *ctx, bench_cmd_t *b, int argc, char **argv) {
+  optind = 1;
+  opterr = 0;
+  int c, rc;
+  while ((c = getopt_long(argc, argv, "+:h", bench_opts, NULL)) != -1 || optind < argc) {
+    if (c == -1) { /* a suite name between options: take it, go on */
+      optind++;
+      continue;
+    }
+    if ((rc = bench_option(ctx, b, c, optarg, argv))) return rc;
+  }
+  if (b->json && b->csv)
+    return hsad_cli_fail(&bench_cli, 2, "usage", "--json and --csv exclude each other");
+  if ((rc = bench_select_suites(b, argc, argv))) return rc;
+  if (b->plot) {
+    struct stat st;
+    if (stat(b->plot, &st) != 0 && mkdir(b->plot, 0777) != 0)
+      return hsad_cli_fail(&bench_cli, 2, "error", "--plot %s: cannot create the directory: %s",
+                           b->plot, strerror(errno));
+  }
+  return 0;
+}
+
+/* This program's path, hsad-bench-hip's beside it (or HSAD_BENCH_HIP), and the kfd-emu this
+ * process uses on LD_LIBRARY_PATH for it (it links ROCr itself). */
+static void bench_find_helpers(bench_ctx_t *ctx) {
+  ssize_t len = readlink("/proc/self/exe", ctx->self, sizeof ctx->self - 1);
+  if (len > 0) ctx->self[len] = '\0';
+  const char *hip = getenv("HSAD_BENCH_HIP"); /* another HIP program (tests: an absent one) */
+  if (hip) snprintf(ctx->hip_exe, sizeof ctx->hip_exe, "%.4095s", hip);
+  else {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.4095s", ctx->self);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    snprintf(ctx->hip_exe, sizeof ctx->hip_exe, "%.4000s/hsad-bench-hip", dir);
+  }
+  const char *emu = hsad_rocr_emu_dir(), *old = getenv("LD_LIBRARY_PATH");
+  if (emu) {
+    char p[2 * 4096];
+    snprintf(p, sizeof p, "%s%s%s", emu, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_LIBRARY_PATH", p, 1);
+  }
+}
+
+/* The suites asked for, in order, until a signal stops them: res[0..*nres). 1 when one
+ * failed. */
+static int bench_run_suites(bench_ctx_t *ctx, const bench_cmd_t *b, bench_suite_result_t *res,
+                            uint32_t *nres) {
+  int rc = 0;
+  for (size_t k = 0; k < NSUITES && !bench_stopped(); k++) {
+    if (!b->want[k]) continue;
+    bench_suite_result_t *r = &res[(*nres)++];
+    memset(r, 0, sizeof *r);
+    r->suite = suites[k].name;
+    uint64_t t = hsad_now_ns();
+    bench_progress(ctx, r->suite, "-", "start");
+    if (suites[k].fn(ctx, r)) rc = 1;
+    r->interrupted = bench_stopped();
+    bench_suite_finish(r);
+    bench_progress(ctx, r->suite, "-", "%s in %.1f s", r->interrupted ? "interrupted" : "done",
+                   (double)(hsad_now_ns() - t) / 1e9);
+  }
+  return rc;
+}
+
+/* The results as JSON, CSV or a table, and --plot's files. 1 when one could not be made. */
+static int bench_report(bench_ctx_t *ctx, const bench_cmd_t *b, bench_suite_result_t *res,
+                        uint32_t nres, bool interrupted) {
+  int rc = 0;
+  if (b->json) {
+    if (bench_report_json(ctx, res, nres, interrupted)) rc = 1;
+  } else if (b->csv) {
+    bench_report_csv(ctx, res, nres);
+  } else {
+    bench_report_table(ctx, res, nres);
+  }
+  fflush(stdout);
+  if (b->plot && !interrupted && bench_report_plot(ctx, res, nres, b->plot)) rc = 1;
+  return rc;
+}
+
 int hsad_cmd_bench(int argc, char **argv) {
   static bench_ctx_t ctx_s; /* large (paths, buffers): not on the stack */
   bench_ctx_t *ctx = &ctx_s;
@@ -176,138 +326,31 @@ int hsad_cmd_bench(int argc, char **argv) {
   ctx->elf_fd = -1;
   ctx->t0_ns = hsad_now_ns();
   bench_cli.json = hsad_cli_wants_json(argc, argv);
-  enum { O_JSON = 256, O_CSV, O_PLOT, O_ROUNDS, O_COUNT, O_CGCOUNT, O_NOCG, O_DEVICE, O_TIMEOUT,
-         O_CHILD, O_CO };
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, O_JSON},           {"csv", no_argument, NULL, O_CSV},
-      {"plot", required_argument, NULL, O_PLOT},     {"rounds", required_argument, NULL, O_ROUNDS},
-      {"count", required_argument, NULL, O_COUNT},   {"callgrind-count", required_argument, NULL, O_CGCOUNT},
-      {"no-callgrind", no_argument, NULL, O_NOCG},   {"device", required_argument, NULL, O_DEVICE},
-      {"timeout", required_argument, NULL, O_TIMEOUT}, {"child", required_argument, NULL, O_CHILD},
-      {"code-object", required_argument, NULL, O_CO}, {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  bool json = false, csv = false;
-  const char *plot = NULL, *child = NULL, *co = NULL;
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1 || optind < argc) {
-    if (c == -1) { /* a suite name between options: take it, go on */
-      optind++;
-      continue;
-    }
-    switch (c) {
-    case O_JSON: json = true; break;
-    case O_CSV: csv = true; break;
-    case O_PLOT: plot = optarg; break;
-    case O_ROUNDS: if (parse_u32("rounds", optarg, 1, BENCH_MAX_ROUNDS, &ctx->rounds)) return 2; break;
-    case O_COUNT: if (parse_u32("count", optarg, 100, 100000000, &ctx->count)) return 2; break;
-    case O_CGCOUNT: if (parse_u32("callgrind-count", optarg, 100, 10000000, &ctx->cg_count)) return 2; break;
-    case O_NOCG: ctx->callgrind = false; break;
-    case O_DEVICE: if (parse_u32("device", optarg, 0, 63, &ctx->devi)) return 2; break;
-    case O_TIMEOUT: if (parse_u32("timeout", optarg, 1, 3600, &ctx->timeout_s)) return 2; break;
-    case O_CHILD: child = optarg; break;
-    case O_CO: co = optarg; break;
-    case 'h': usage(stdout); return 0;
-    default:
-      return hsad_cli_getopt_fail(&bench_cli, c, argv);
-    }
-  }
-  if (json && csv)
-    return hsad_cli_fail(&bench_cli, 2, "usage", "--json and --csv exclude each other");
-  /* the suites named (non-option arguments), in registry order */
-  bool want[NSUITES] = {0};
-  bool any = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (a[0] == '-') {
-      for (size_t k = 0; k < sizeof opts / sizeof opts[0] - 1; k++)
-        if (!strcmp(a + 2, opts[k].name) && opts[k].has_arg == required_argument) i++;
-      continue;
-    }
-    size_t k = 0;
-    if (!strcmp(a, "all")) {
-      for (; k < NSUITES; k++) want[k] = true;
-      any = true;
-      continue;
-    }
-    for (; k < NSUITES; k++)
-      if (!strcmp(a, suites[k].name)) break;
-    if (k == NSUITES)
-      return hsad_cli_fail(&bench_cli, 2, "usage", "unknown suite '%s' (this build has: "
-                           "dispatch, roundtrip, producers, barrier, copy, pool, graph, all)", a);
-    want[k] = any = true;
-  }
-  if (!any)
-    for (size_t k = 0; k < NSUITES; k++) want[k] = true;
-  if (plot) {
-    struct stat st;
-    if (stat(plot, &st) != 0 && mkdir(plot, 0777) != 0)
-      return hsad_cli_fail(&bench_cli, 2, "error", "--plot %s: cannot create the directory: %s",
-                           plot, strerror(errno));
-  }
+  bench_cmd_t b = {0};
+  int rc = bench_parse_options(ctx, &b, argc, argv);
+  if (rc) return rc == BENCH_DONE ? 0 : rc;
   /* handlers first: a ^C during the comgr compile lets it finish and remove its directory */
   struct sigaction sa = {.sa_handler = on_signal};
   sigemptyset(&sa.sa_mask);
-  if (!child) {
+  if (!b.child) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
   }
-  if (open_ctx(ctx, co)) return 1;
-  if (child && !strcmp(child, "graph")) return bench_graph_child(ctx);
-  if (child) return bench_dispatch_child(ctx, child);
-
-  ssize_t len = readlink("/proc/self/exe", ctx->self, sizeof ctx->self - 1);
-  if (len > 0) ctx->self[len] = '\0';
-  const char *hip = getenv("HSAD_BENCH_HIP"); /* another HIP program (tests: an absent one) */
-  if (hip) snprintf(ctx->hip_exe, sizeof ctx->hip_exe, "%.4095s", hip);
-  else {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.4095s", ctx->self);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    snprintf(ctx->hip_exe, sizeof ctx->hip_exe, "%.4000s/hsad-bench-hip", dir);
-  }
-  /* hsad-bench-hip links ROCr itself: give it the kfd-emu this process uses */
-  const char *emu = hsad_rocr_emu_dir(), *old = getenv("LD_LIBRARY_PATH");
-  if (emu) {
-    char p[2 * 4096];
-    snprintf(p, sizeof p, "%s%s%s", emu, old && *old ? ":" : "", old ? old : "");
-    setenv("LD_LIBRARY_PATH", p, 1);
-  }
-
+  if (open_ctx(ctx, b.co)) return 1;
+  if (b.child && !strcmp(b.child, "graph")) return bench_graph_child(ctx);
+  if (b.child) return bench_dispatch_child(ctx, b.child);
+  bench_find_helpers(ctx);
   bench_suite_result_t res[NSUITES];
   uint32_t nres = 0;
-  int rc = 0;
-  for (size_t k = 0; k < NSUITES && !bench_stopped(); k++) {
-    if (!want[k]) continue;
-    bench_suite_result_t *r = &res[nres++];
-    memset(r, 0, sizeof *r);
-    r->suite = suites[k].name;
-    uint64_t t = hsad_now_ns();
-    bench_progress(ctx, r->suite, "-", "start");
-    if (suites[k].fn(ctx, r)) rc = 1;
-    r->interrupted = bench_stopped();
-    bench_suite_finish(r);
-    bench_progress(ctx, r->suite, "-", "%s in %.1f s", r->interrupted ? "interrupted" : "done",
-                   (double)(hsad_now_ns() - t) / 1e9);
-  }
+  rc = bench_run_suites(ctx, &b, res, &nres);
   bool interrupted = bench_stopped();
   if (ctx->hip_started) bench_child_stop(&ctx->hip);
   bench_children_kill_all(SIGKILL);
   if (interrupted)
     fprintf(stderr, "hsad bench: interrupted by %s: printing what was measured\n",
             bench_stop == SIGINT ? "SIGINT" : "SIGTERM");
-  if (json) {
-    if (bench_report_json(ctx, res, nres, interrupted)) rc = 1;
-  } else if (csv) {
-    bench_report_csv(ctx, res, nres);
-  } else {
-    bench_report_table(ctx, res, nres);
-  }
-  fflush(stdout);
-  if (plot && !interrupted && bench_report_plot(ctx, res, nres, plot)) rc = 1;
+  if (bench_report(ctx, &b, res, nres, interrupted)) rc = 1;
   for (uint32_t i = 0; i < nres; i++) bench_suite_free(&res[i]);
   hsad_program_destroy(ctx->prog);
   hsad_runtime_close(ctx->rt);

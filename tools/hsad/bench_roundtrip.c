@@ -42,6 +42,17 @@ static void add_round(bench_row_t *row, double v[NMET][1024], uint32_t n, uint32
 
 static double (*vals)[1024];
 
+/* Round i's metrics (mets[], us) from the host times t0 (before the submit), t1 (after it),
+ * t2 (completion seen) and the device's start/end on the host clock (ns). */
+static void put_metrics(double vals[NMET][1024], uint32_t i, uint64_t t0, uint64_t t1,
+                        uint64_t t2, double start, double end) {
+  vals[0][i] = (double)(t2 - t0) / 1e3;
+  vals[1][i] = (double)(t1 - t0) / 1e3;
+  vals[2][i] = (start - (double)t1) / 1e3;
+  vals[3][i] = (end - start) / 1e3;
+  vals[4][i] = ((double)t2 - end) / 1e3;
+}
+
 static int round_hsad(bench_ctx_t *ctx, rstate_t *st, uint32_t n, bench_row_t *row) {
   double off = bench_sys_offset_ns();
   for (uint32_t i = 0; i < n && !bench_stopped(); i++) {
@@ -58,11 +69,7 @@ static int round_hsad(bench_ctx_t *ctx, rstate_t *st, uint32_t n, bench_row_t *r
       return -1;
     }
     double start = (double)a - off, end = (double)b - off;
-    vals[0][i] = (double)(t2 - t0) / 1e3;
-    vals[1][i] = (double)(t1 - t0) / 1e3;
-    vals[2][i] = (start - (double)t1) / 1e3;
-    vals[3][i] = (end - start) / 1e3;
-    vals[4][i] = ((double)t2 - end) / 1e3;
+    put_metrics(vals, i, t0, t1, t2, start, end);
   }
   if (!bench_stopped()) add_round(row, vals, n, NMET);
   return 0;
@@ -87,11 +94,7 @@ static int round_rocr(bench_ctx_t *ctx, rstate_t *st, uint32_t n, bench_row_t *r
       return -1;
     }
     double start = (double)t.start * scale - off, end = (double)t.end * scale - off;
-    vals[0][i] = (double)(t2 - t0) / 1e3;
-    vals[1][i] = (double)(t1 - t0) / 1e3;
-    vals[2][i] = (start - (double)t1) / 1e3;
-    vals[3][i] = (end - start) / 1e3;
-    vals[4][i] = ((double)t2 - end) / 1e3;
+    put_metrics(vals, i, t0, t1, t2, start, end);
   }
   if (!bench_stopped()) add_round(row, vals, n, NMET);
   return 0;

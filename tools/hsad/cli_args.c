@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/hsad/hsad_cli.h"
 
@@ -644,4 +645,198 @@ int cli_check_nv_args(const char *kname, uint32_t nparams, const uint32_t *sizes
   }
   free(cxx);
   return rc;
+}
+
+/* ---- hsad run's --arg SPEC, and the kernel argument of a checked arg_t ------------------- */
+
+#define TYPE_LIST "i8 u8 i16 u16 i32 u32 i64 u64 f32 f64"
+
+/* bin:FILE: the bytes of a regular file. */
+static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
+  a->kind = A_BYTES;
+  struct stat st;
+  if (stat(path, &st)) {
+    snprintf(why, whyn, "bin:%s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, whyn, "bin:%s: not a regular file%s", path, S_ISDIR(st.st_mode) ?
+             " (a directory)" : "");
+    return -1;
+  }
+  if (st.st_size == 0 || st.st_size > BYTES_MAX) {
+    snprintf(why, whyn, "bin:%s: %lld bytes; expected 1 to %u (the argument's size)", path,
+             (long long)st.st_size, BYTES_MAX);
+    return -1;
+  }
+  a->nbytes = (uint32_t)st.st_size;
+  a->bytes = malloc(a->nbytes);
+  FILE *f = a->bytes ? fopen(path, "rb") : NULL;
+  if (!f || fread(a->bytes, 1, a->nbytes, f) != a->nbytes) {
+    snprintf(why, whyn, "bin:%s: %s", path, f ? "short read" : strerror(errno));
+    if (f) fclose(f);
+    return -1;
+  }
+  fclose(f);
+  return 0;
+}
+
+/* lds:BYTES (after "lds:"). */
+static int parse_lds_spec(const char *v, arg_t *a, char *why, size_t whyn) {
+  uint64_t n;
+  a->kind = A_LDS;
+  if (cli_parse_uint(v, UINT32_MAX, &n)) {
+    snprintf(why, whyn, "BYTES '%s' is not an integer from 0 to %u", v, UINT32_MAX);
+    return -1;
+  }
+  a->lds = (uint32_t)n;
+  return 0;
+}
+
+/* TYPE:VALUE or TYPE:V0,V1,... (a vector). */
+static int parse_scalar_spec(const char *spec, arg_t *a, char *why, size_t whyn) {
+  const char *colon = strchr(spec, ':');
+  if (!colon) {
+    snprintf(why, whyn, "no ':' in the SPEC: give buf:TYPE:COUNT[:INIT][:out], TYPE:VALUE, "
+             "hex:BYTES, bin:FILE or lds:BYTES (see hsad run --help)");
+    return -1;
+  }
+  if (cli_parse_type(spec, (size_t)(colon - spec), &a->type)) {
+    snprintf(why, whyn, "'%.*s' is neither a TYPE (%s) nor buf, hex, bin or lds",
+             (int)(colon - spec), spec, TYPE_LIST);
+    return -1;
+  }
+  a->kind = A_SCALAR;
+  const char *v = colon + 1;
+  do {
+    char one[256];
+    size_t len = strcspn(v, ",");
+    if (a->nvals == VEC_MAX) {
+      snprintf(why, whyn, "more than %u values (OpenCL vectors have at most 16)", VEC_MAX);
+      return -1;
+    }
+    if (len >= sizeof one) len = sizeof one - 1;
+    memcpy(one, v, len);
+    one[len] = '\0';
+    if (cli_parse_scalar(a->type, one, a->value + a->nvals * cli_tsize[a->type], why, whyn))
+      return -1;
+    a->nvals++;
+    v += strcspn(v, ",");
+  } while (*v++ == ',');
+  return 0;
+}
+
+/* One option of buf:TYPE:COUNT[:OPTION]...: an INIT, out, out=FILE or txt=FILE. */
+static int parse_buf_option(const char *tok, arg_t *a, char *why, size_t whyn) {
+  uint64_t seed;
+  if (!strcmp(tok, "out")) a->out = true;
+  else if (!strncmp(tok, "out=", 4)) a->out_file = strdup(tok + 4);
+  else if (!strncmp(tok, "txt=", 4)) a->txt_file = strdup(tok + 4);
+  else if (!strcmp(tok, "zeros") || !strcmp(tok, "iota") || !strcmp(tok, "random") ||
+           !strncmp(tok, "file=", 5))
+    snprintf(a->init, sizeof a->init, "%s", tok);
+  else if (!strncmp(tok, "random=", 7)) {
+    if (cli_parse_uint(tok + 7, UINT64_MAX, &seed)) {
+      snprintf(why, whyn, "random=SEED: '%s' is not an integer from 0 to %llu", tok + 7,
+               (unsigned long long)UINT64_MAX);
+      return -1;
+    }
+    snprintf(a->init, sizeof a->init, "%s", tok);
+  } else if (!strncmp(tok, "const=", 6)) {
+    char w[256];
+    if (cli_parse_scalar(a->type, tok + 6, a->value, w, sizeof w)) {
+      snprintf(why, whyn, "const=V: %s", w);
+      return -1;
+    }
+    snprintf(a->init, sizeof a->init, "%s", tok);
+  } else {
+    snprintf(why, whyn, "'%s' is not a buffer option (zeros, iota, random[=SEED], const=V, "
+             "file=PATH, out, out=FILE, txt=FILE)", tok);
+    return -1;
+  }
+  return 0;
+}
+
+/* buf:TYPE:COUNT[:OPTION]... (after "buf:"). */
+static int parse_buf_spec(const char *v, arg_t *a, char *why, size_t whyn) {
+  a->kind = A_BUF;
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", v);
+  char *save = NULL, *tok = strtok_r(buf, ":", &save);
+  if (!tok || cli_parse_type(tok, strlen(tok), &a->type)) {
+    snprintf(why, whyn, "buf:TYPE: '%s' is not a TYPE (%s)", tok ? tok : "", TYPE_LIST);
+    return -1;
+  }
+  tok = strtok_r(NULL, ":", &save);
+  uint64_t lim = CLI_BUF_MAX_BYTES / cli_tsize[a->type];
+  if (SIZE_MAX / cli_tsize[a->type] < lim) lim = SIZE_MAX / cli_tsize[a->type];
+  if (!tok || cli_parse_uint(tok, UINT64_MAX, &a->count) || !a->count) {
+    snprintf(why, whyn, "COUNT '%s' is not a positive integer", tok ? tok : "");
+    return -1;
+  }
+  if (a->count > lim) {
+    snprintf(why, whyn, "COUNT %s x %u-byte %s exceeds the buffer limit of %llu bytes (%llu "
+             "elements)", tok, cli_tsize[a->type], cli_tnames[a->type],
+             (unsigned long long)CLI_BUF_MAX_BYTES, (unsigned long long)lim);
+    return -1;
+  }
+  snprintf(a->init, sizeof a->init, "zeros");
+  while ((tok = strtok_r(NULL, ":", &save)))
+    if (parse_buf_option(tok, a, why, whyn)) return -1;
+  return 0;
+}
+
+int cli_parse_arg_spec(const char *spec, arg_t *a, char *why, size_t whyn) {
+  memset(a, 0, sizeof *a);
+  a->spec = spec;
+  if (!strncmp(spec, "lds:", 4)) return parse_lds_spec(spec + 4, a, why, whyn);
+  if (!strncmp(spec, "hex:", 4)) return cli_parse_hex(spec + 4, a, why, whyn);
+  if (!strncmp(spec, "bin:", 4)) return read_bin(spec + 4, a, why, whyn);
+  if (!strncmp(spec, "buf:", 4)) return parse_buf_spec(spec + 4, a, why, whyn);
+  return parse_scalar_spec(spec, a, why, whyn);
+}
+
+hsad_karg_t cli_arg_karg(const arg_t *a, bool pad_vec3) {
+  switch (a->kind) {
+  case A_BUF: return HSAD_KARG_PTR(a->ptr);
+  case A_LDS: return HSAD_KARG_LDS_BYTES(a->lds);
+  case A_BYTES:
+    return (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nbytes, .bytes = a->bytes};
+  case A_SCALAR: break;
+  }
+  uint32_t width = a->nvals == 3 && pad_vec3 ? 4 : a->nvals;
+  return (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = width * cli_tsize[a->type],
+                       .bytes = a->value};
+}
+
+void cli_args_free(arg_t *args, uint32_t nargs) {
+  for (uint32_t i = 0; i < nargs; i++) {
+    free(args[i].bytes);
+    free((char *)args[i].out_file);
+    free((char *)args[i].txt_file);
+    args[i].bytes = NULL;
+    args[i].out_file = args[i].txt_file = NULL;
+  }
+}
+
+__int128 cli_elem_int(etype_t t, const void *base, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)base + i * cli_tsize[t];
+  switch (t) {
+  case T_I8: return *(const int8_t *)p;
+  case T_U8: return *p;
+  case T_I16: return *(const int16_t *)p;
+  case T_U16: return *(const uint16_t *)p;
+  case T_I32: return *(const int32_t *)p;
+  case T_U32: return *(const uint32_t *)p;
+  case T_I64: return *(const int64_t *)p;
+  case T_U64: return *(const uint64_t *)p;
+  default: return 0;
+  }
+}
+
+double cli_elem_double(etype_t t, const void *base, uint64_t i) {
+  const uint8_t *p = (const uint8_t *)base + i * cli_tsize[t];
+  if (t == T_F32) return *(const float *)p;
+  if (t == T_F64) return *(const double *)p;
+  return (double)cli_elem_int(t, base, i);
 }

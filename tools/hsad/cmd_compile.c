@@ -57,164 +57,171 @@ static char *slurp(const char *path, size_t *out_size) {
   return buf;
 }
 
-int hsad_cmd_compile(int argc, char **argv) {
-  hsad_cli_t cli = {.cmd = "compile", .json = hsad_cli_wants_json(argc, argv)};
-  for (int i = 1; i < argc; i++) { /* CUDA C++: NVRTC (nvcodeobj), cubin out */
-    size_t len = strlen(argv[i]);
-    if (len > 3 && !strcmp(argv[i] + len - 3, ".cu")) return hsad_compile_nv(argc, argv, &cli);
+/* Everything hsad compile holds; compile_free releases it. */
+typedef struct compile {
+  hsad_cli_t cli;
+  const char *src, *out;
+  hsad_compile_options_t o;
+  const char **defs, **incs;
+  void *obj; /* the code object */
+  size_t obj_size;
+  hsad_codeobj_t *co; /* read back from obj */
+  char *warning;
+} compile_t;
+
+static void compile_free(compile_t *c) {
+  hsad_codeobj_destroy(c->co);
+  free(c->warning);
+  free(c->obj);
+  free(c->defs);
+  free(c->incs);
+}
+
+/* A phase's result when the command is done without a failure (--help). */
+#define COMPILE_DONE (-1)
+
+enum { OPT_TARGET = 256, OPT_COV, OPT_MAXWG, OPT_WAVES, OPT_JSON };
+static const struct option compile_opts[] = {
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"code-object-version", required_argument, NULL, OPT_COV},
+    {"max-workgroup-size", required_argument, NULL, OPT_MAXWG},
+    {"waves-per-eu", required_argument, NULL, OPT_WAVES},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* --max-workgroup-size N / --waves-per-eu W: the register budget. */
+static int compile_option_budget(compile_t *c, int opt, const char *v) {
+  char *end;
+  unsigned long n = strtoul(v, &end, 10);
+  unsigned long most = opt == OPT_MAXWG ? 1024 : 20;
+  if (!*v || *end || n < 1 || n > most)
+    return hsad_cli_fail(&c->cli, 2, "usage", "--%s %s: expected an integer from 1 to %lu",
+                         opt == OPT_MAXWG ? "max-workgroup-size" : "waves-per-eu", v, most);
+  if (opt == OPT_MAXWG) c->o.budget.max_workgroup_size = (uint32_t)n;
+  else c->o.budget.min_waves_per_eu = (uint32_t)n;
+  return 0;
+}
+
+/* One option getopt_long returned (opt) with its value v. */
+static int compile_option(compile_t *c, int opt, const char *v, char **argv) {
+  switch (opt) {
+  case 'h': compile_usage(stdout); return COMPILE_DONE;
+  case OPT_TARGET: c->o.target = v; return 0;
+  case OPT_JSON: c->cli.json = true; return 0;
+  case 'o': c->out = v; return 0;
+  case OPT_COV:
+    if (strcmp(v, "4") && strcmp(v, "5"))
+      return hsad_cli_fail(&c->cli, 2, "usage", "--code-object-version %s: expected 4 or 5", v);
+    c->o.code_object_version = (uint32_t)atoi(v);
+    return 0;
+  case OPT_MAXWG:
+  case OPT_WAVES: return compile_option_budget(c, opt, v);
+  case 'O':
+    if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
+      return hsad_cli_fail(&c->cli, 2, "usage", "-O%s: expected -O0, -O1, -O2 or -O3", v);
+    c->o.opt_level = v[0] - '0';
+    return 0;
+  case 'D': c->defs[c->o.define_count++] = v; return 0;
+  case 'I': c->incs[c->o.include_dir_count++] = v; return 0;
+  default: /* ':' a value missing, '?' unknown: named as the other commands name them */
+    return hsad_cli_getopt_fail(&c->cli, opt, argv);
   }
-  const char *src = NULL, *out = NULL;
-  hsad_compile_options_t o = {.opt_level = 2};
-  const char **defs = calloc((size_t)argc, sizeof *defs);
-  const char **incs = calloc((size_t)argc, sizeof *incs);
-  int rc = 2;
-  if (!defs || !incs) {
-    rc = hsad_cli_fail(&cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-    goto done;
-  }
-  o.defines = defs;
-  o.include_dirs = incs;
-  /* getopt_long: `--opt value` and `--opt=value`; -O, -D, -I take attached values as cc does
-   * (-O2, -DNAME=V, -Idir; -D NAME and -I dir work too) */
-  enum { OPT_TARGET = 256, OPT_COV, OPT_MAXWG, OPT_WAVES, OPT_JSON };
-  static const struct option longopts[] = {
-      {"target", required_argument, NULL, OPT_TARGET},
-      {"code-object-version", required_argument, NULL, OPT_COV},
-      {"max-workgroup-size", required_argument, NULL, OPT_MAXWG},
-      {"waves-per-eu", required_argument, NULL, OPT_WAVES},
-      {"json", no_argument, NULL, OPT_JSON},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+}
+
+/* getopt_long: `--opt value` and `--opt=value`; -O, -D, -I take attached values as cc does
+ * (-O2, -DNAME=V, -Idir; -D NAME and -I dir work too). Then SRC, and the output must not be
+ * the source. */
+static int compile_parse_options(compile_t *c, int argc, char **argv) {
+  c->defs = calloc((size_t)argc, sizeof *c->defs);
+  c->incs = calloc((size_t)argc, sizeof *c->incs);
+  if (!c->defs || !c->incs)
+    return hsad_cli_fail(&c->cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  c->o.defines = c->defs;
+  c->o.include_dirs = c->incs;
   opterr = 0;
   optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, ":ho:O:D:I:", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'h':
-      compile_usage(stdout);
-      rc = 0;
-      goto done;
-    case OPT_TARGET: o.target = optarg; break;
-    case OPT_JSON: cli.json = true; break;
-    case 'o': out = optarg; break;
-    case OPT_COV:
-      if (strcmp(optarg, "4") && strcmp(optarg, "5")) {
-        hsad_cli_fail(&cli, 2, "usage", "--code-object-version %s: expected 4 or 5", optarg);
-        goto done;
-      }
-      o.code_object_version = (uint32_t)atoi(optarg);
-      break;
-    case OPT_MAXWG:
-    case OPT_WAVES: {
-      char *end;
-      unsigned long v = strtoul(optarg, &end, 10);
-      unsigned long most = c == OPT_MAXWG ? 1024 : 20;
-      if (!*optarg || *end || v < 1 || v > most) {
-        hsad_cli_fail(&cli, 2, "usage", "--%s %s: expected an integer from 1 to %lu",
-                      c == OPT_MAXWG ? "max-workgroup-size" : "waves-per-eu", optarg, most);
-        goto done;
-      }
-      if (c == OPT_MAXWG) o.budget.max_workgroup_size = (uint32_t)v;
-      else o.budget.min_waves_per_eu = (uint32_t)v;
-      break;
-    }
-    case 'O':
-      if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3') {
-        hsad_cli_fail(&cli, 2, "usage", "-O%s: expected -O0, -O1, -O2 or -O3", optarg);
-        goto done;
-      }
-      o.opt_level = optarg[0] - '0';
-      break;
-    case 'D': defs[o.define_count++] = optarg; break;
-    case 'I': incs[o.include_dir_count++] = optarg; break;
-    default: /* ':' a value missing, '?' unknown: named as the other commands name them */
-      hsad_cli_getopt_fail(&cli, c, argv);
-      goto done;
-    }
-  }
+  int opt, rc;
+  while ((opt = getopt_long(argc, argv, ":ho:O:D:I:", compile_opts, NULL)) != -1)
+    if ((rc = compile_option(c, opt, optarg, argv))) return rc;
   for (int i = optind; i < argc; i++) {
-    if (src) {
-      hsad_cli_fail(&cli, 2, "usage", "one source file only (got %s and %s)", src, argv[i]);
-      goto done;
-    }
-    src = argv[i];
+    if (c->src)
+      return hsad_cli_fail(&c->cli, 2, "usage", "one source file only (got %s and %s)", c->src,
+                           argv[i]);
+    c->src = argv[i];
   }
-  if (!src || !o.target || !out) {
-    hsad_cli_fail(&cli, 2, "usage", "%s is required (see hsad compile --help)",
-                  !src ? "SRC" : !o.target ? "--target" : "-o");
-    goto done;
-  }
+  if (!c->src || !c->o.target || !c->out)
+    return hsad_cli_fail(&c->cli, 2, "usage", "%s is required (see hsad compile --help)",
+                         !c->src ? "SRC" : !c->o.target ? "--target" : "-o");
   struct stat ss, so;
-  if (stat(src, &ss) == 0 && stat(out, &so) == 0 && ss.st_dev == so.st_dev &&
-      ss.st_ino == so.st_ino) {
-    hsad_cli_fail(&cli, 2, "usage", "-o %s is the source file %s itself: refusing to overwrite it",
-                  out, src);
-    goto done;
-  }
-  rc = 1;
+  if (stat(c->src, &ss) == 0 && stat(c->out, &so) == 0 && ss.st_dev == so.st_dev &&
+      ss.st_ino == so.st_ino)
+    return hsad_cli_fail(&c->cli, 2, "usage", "-o %s is the source file %s itself: refusing to "
+                         "overwrite it", c->out, c->src);
+  return 0;
+}
+
+/* The source through comgr (its diagnostics on stderr, FILE:LINE:COL), written to -o. */
+static int compile_and_write(compile_t *c) {
   size_t size = 0;
-  char *text = slurp(src, &size);
-  if (!text) {
-    hsad_cli_fail(&cli, 1, "error", "%s: cannot read: %s", src, strerror(errno));
-    goto done;
-  }
-  void *obj = NULL;
-  size_t obj_size = 0;
+  char *text = slurp(c->src, &size);
+  if (!text)
+    return hsad_cli_fail(&c->cli, 1, "error", "%s: cannot read: %s", c->src, strerror(errno));
   char *log = NULL;
-  hsad_status_t st = hsad_codeobj_compile(text, size, src, &o, &obj, &obj_size, &log);
+  hsad_status_t st = hsad_codeobj_compile(text, size, c->src, &c->o, &c->obj, &c->obj_size, &log);
   free(text);
-  if (log && *log) fputs(log, stderr); /* the compiler's diagnostics, FILE:LINE:COL */
-  if (st != HSAD_OK) {
-    if (st == HSAD_ERR_COMPILE && log && *log)
-      hsad_cli_fail(&cli, 1, hsad_status_name(st), "%s: compilation for %s failed", src, o.target);
-    else
-      hsad_cli_fail(&cli, 1, hsad_status_name(st), "%s", hsad_last_error());
-    free(log);
-    goto done;
-  }
+  if (log && *log) fputs(log, stderr);
+  bool has_log = log && *log;
   free(log);
-  FILE *f = fopen(out, "wb");
-  int ok = f && fwrite(obj, 1, obj_size, f) == obj_size;
+  if (st == HSAD_ERR_COMPILE && has_log)
+    return hsad_cli_fail(&c->cli, 1, hsad_status_name(st), "%s: compilation for %s failed",
+                         c->src, c->o.target);
+  if (st != HSAD_OK) return hsad_cli_fail(&c->cli, 1, hsad_status_name(st), "%s", hsad_last_error());
+  FILE *f = fopen(c->out, "wb");
+  int ok = f && fwrite(c->obj, 1, c->obj_size, f) == c->obj_size;
   if (f && fclose(f) != 0) ok = 0;
-  if (!ok) {
-    hsad_cli_fail(&cli, 1, "error", "%s: cannot write: %s", out, strerror(errno));
-    free(obj);
-    goto done;
+  if (!ok) return hsad_cli_fail(&c->cli, 1, "error", "%s: cannot write: %s", c->out, strerror(errno));
+  return 0;
+}
+
+/* Its kernels, read back from the bytes just written, with and without --json alike: the
+ * file is written, so a failure to read it back is a warning (stderr, or "warnings" with
+ * "kernels": null) and the exit code stays 0. */
+static void compile_report(compile_t *c) {
+  hsad_status_t ls = hsad_codeobj_load_memory(c->obj, c->obj_size, c->out, &c->co);
+  if (ls && asprintf(&c->warning, "%s: written, but hsad cannot read it back to list its "
+                     "kernels: %s: %s", c->out, hsad_status_name(ls), hsad_last_error()) < 0)
+    c->warning = NULL;
+  if (c->warning && !c->cli.json) fprintf(stderr, "hsad compile: warning: %s\n", c->warning);
+  if (!c->cli.json) return;
+  json_object *j = json_object_new_object(); /* what was written: the file, its size, kernels */
+  json_object_object_add(j, "source", json_object_new_string(c->src));
+  json_object_object_add(j, "target", json_object_new_string(c->o.target));
+  json_object_object_add(j, "output", json_object_new_string(c->out));
+  json_object_object_add(j, "bytes", json_object_new_uint64(c->obj_size));
+  json_object *ks = c->co ? json_object_new_array() : NULL;
+  for (uint32_t i = 0; c->co && i < hsad_codeobj_info(c->co)->kernel_count; i++)
+    json_object_array_add(ks, json_object_new_string(
+                                  hsad_kernel_info(hsad_codeobj_kernel_at(c->co, i))->name));
+  json_object_object_add(j, "kernels", ks);
+  json_object *wa = json_object_new_array();
+  if (ls) json_object_array_add(wa, json_object_new_string(c->warning ? c->warning : c->out));
+  json_object_object_add(j, "warnings", wa);
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "compile", j);
+  hsad_cli_print_json(r);
+}
+
+int hsad_cmd_compile(int argc, char **argv) {
+  compile_t c = {.cli = {.cmd = "compile", .json = hsad_cli_wants_json(argc, argv)},
+                 .o = {.opt_level = 2}};
+  for (int i = 1; i < argc; i++) { /* CUDA C++: NVRTC (nvcodeobj), cubin out */
+    size_t len = strlen(argv[i]);
+    if (len > 3 && !strcmp(argv[i] + len - 3, ".cu")) return hsad_compile_nv(argc, argv, &c.cli);
   }
-  /* Its kernels, read back from the bytes just written, with and without --json alike: the
-   * file is written, so a failure to read it back is a warning (stderr, or "warnings" with
-   * "kernels": null) and the exit code stays 0. */
-  hsad_codeobj_t *co = NULL;
-  char *warning = NULL;
-  hsad_status_t ls = hsad_codeobj_load_memory(obj, obj_size, out, &co);
-  if (ls && asprintf(&warning, "%s: written, but hsad cannot read it back to list its kernels: "
-                     "%s: %s", out, hsad_status_name(ls), hsad_last_error()) < 0)
-    warning = NULL;
-  if (warning && !cli.json) fprintf(stderr, "hsad compile: warning: %s\n", warning);
-  if (cli.json) { /* what was written: the file, its size and its kernels */
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "source", json_object_new_string(src));
-    json_object_object_add(j, "target", json_object_new_string(o.target));
-    json_object_object_add(j, "output", json_object_new_string(out));
-    json_object_object_add(j, "bytes", json_object_new_uint64(obj_size));
-    json_object *ks = co ? json_object_new_array() : NULL;
-    for (uint32_t i = 0; co && i < hsad_codeobj_info(co)->kernel_count; i++)
-      json_object_array_add(ks, json_object_new_string(
-                                    hsad_kernel_info(hsad_codeobj_kernel_at(co, i))->name));
-    json_object_object_add(j, "kernels", ks);
-    json_object *wa = json_object_new_array();
-    if (ls) json_object_array_add(wa, json_object_new_string(warning ? warning : out));
-    json_object_object_add(j, "warnings", wa);
-    json_object *r = json_object_new_object();
-    json_object_object_add(r, "compile", j);
-    hsad_cli_print_json(r);
-  }
-  hsad_codeobj_destroy(co);
-  free(warning);
-  free(obj);
-  rc = 0;
-done:
-  free(defs);
-  free(incs);
-  return rc;
+  int rc = compile_parse_options(&c, argc, argv);
+  if (!rc) rc = compile_and_write(&c);
+  if (!rc) compile_report(&c);
+  compile_free(&c);
+  return rc == COMPILE_DONE ? 0 : rc;
 }

@@ -85,21 +85,7 @@ static void put_value(etype_t t, double v, int64_t iv, uint8_t out[8]) {
 }
 
 /* element i of b as a double (for messages) */
-static double get_value(const gbuf_t *b, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)b->ptr + i * b->esize;
-  switch (b->t) {
-  case T_I8: return *(const int8_t *)p;
-  case T_U8: return *p;
-  case T_I16: return *(const int16_t *)p;
-  case T_U16: return *(const uint16_t *)p;
-  case T_I32: return *(const int32_t *)p;
-  case T_U32: return *(const uint32_t *)p;
-  case T_I64: return (double)*(const int64_t *)p;
-  case T_U64: return (double)*(const uint64_t *)p;
-  case T_F32: return *(const float *)p;
-  default: return *(const double *)p;
-  }
-}
+static double get_value(const gbuf_t *b, uint64_t i) { return cli_elem_double(b->t, b->ptr, i); }
 
 /* The first key of object o that is not in known[] (NULL-terminated): writes
  * 'unknown key "grdi" (known: name, kernel, ...)' to why and returns -1; 0 when all are known. */
@@ -642,13 +628,7 @@ int hsad_cmd_graph(int argc, char **argv) {
         GFAIL("node %s: %s\n", N, why);
       for (uint32_t a = 0; a < na; a++) {
         arg_t *ga = &gargs[a];
-        if (ga->kind == A_BUF) {
-          args[a] = HSAD_KARG_PTR(ga->ptr);
-        } else if (ga->kind == A_LDS) {
-          args[a] = HSAD_KARG_LDS_BYTES(ga->lds);
-        } else if (ga->kind == A_BYTES) {
-          args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = ga->nbytes, .bytes = ga->bytes};
-        } else {
+        if (ga->kind == A_SCALAR) { /* the values, range-checked for the argument's type */
           json_object *sv = NULL;
           json_object_object_foreach(json_object_array_get_idx(ja, a), k_, v_) { (void)k_; sv = v_; }
           for (uint32_t e = 0; e < ga->nvals; e++) {
@@ -661,10 +641,8 @@ int hsad_cmd_graph(int argc, char **argv) {
                                  ga->value + e * cli_tsize[ga->type], w, sizeof w))
               GFAIL("node %s: %s: %s\n", N, cli_arg_label_of(kd, a, lb, sizeof lb), w);
           }
-          args[a] = (hsad_karg_t){.tag = HSAD_KARG_BYTES,
-                                  .size = (ga->nvals == 3 ? 4 : ga->nvals) * cli_tsize[ga->type],
-                                  .bytes = ga->value};
         }
+        args[a] = cli_arg_karg(ga, true);
       }
       l.args = args;
       l.arg_count = na;

@@ -96,6 +96,94 @@ static void j_demangled(json_object *o, const char *name, const inspect_opts_t *
   free(dm);
 }
 
+/* "args": every argument's metadata (explicit and hidden), as the code object gives it. */
+static json_object *json_kernel_args(const hsad_kernel_info_t *ki) {
+  json_object *args = json_object_new_array_ext((int)ki->arg_count);
+  for (uint32_t i = 0; i < ki->arg_count; i++) {
+    const hsad_kernel_arg_t *a = &ki->args[i];
+    json_object *ja = json_object_new_object();
+    if (a->present & HSAD_ARG_HAS_NAME) J_ADD(ja, "name", j_s(a->name));
+    if (a->present & HSAD_ARG_HAS_TYPE_NAME) J_ADD(ja, "type_name", j_s(a->type_name));
+    J_ADD(ja, "offset", j_u(a->offset));
+    J_ADD(ja, "size", j_u(a->size));
+    J_ADD(ja, "value_kind", j_s(hsad_value_kind_name(a->value_kind)));
+    if (a->present & HSAD_ARG_HAS_ADDRESS_SPACE)
+      J_ADD(ja, "address_space", j_s(hsad_address_space_name(a->address_space)));
+    if (a->present & HSAD_ARG_HAS_ACCESS) J_ADD(ja, "access", j_s(hsad_access_name(a->access)));
+    if (a->present & HSAD_ARG_HAS_ACTUAL_ACCESS)
+      J_ADD(ja, "actual_access", j_s(hsad_access_name(a->actual_access)));
+    if (a->present & HSAD_ARG_HAS_POINTEE_ALIGN) J_ADD(ja, "pointee_align", j_u(a->pointee_align));
+    if (a->present & HSAD_ARG_HAS_IS_CONST) J_ADD(ja, "is_const", j_b(a->is_const));
+    if (a->present & HSAD_ARG_HAS_IS_RESTRICT) J_ADD(ja, "is_restrict", j_b(a->is_restrict));
+    if (a->present & HSAD_ARG_HAS_IS_VOLATILE) J_ADD(ja, "is_volatile", j_b(a->is_volatile));
+    if (a->present & HSAD_ARG_HAS_IS_PIPE) J_ADD(ja, "is_pipe", j_b(a->is_pipe));
+    json_object_array_add(args, ja);
+  }
+  return args;
+}
+
+/* "descriptor": the kernel descriptor's fields and what they decode to. */
+static json_object *json_kernel_descriptor(const hsad_kernel_info_t *ki) {
+  const hsad_kernel_descriptor_t *d = &ki->descriptor;
+  const hsad_kd_fields_t *f = &ki->kd;
+  json_object *jd = json_object_new_object();
+  J_ADD(jd, "group_segment_fixed_size", j_u(d->group_segment_fixed_size));
+  J_ADD(jd, "private_segment_fixed_size", j_u(d->private_segment_fixed_size));
+  J_ADD(jd, "kernarg_size", j_u(d->kernarg_size));
+  J_ADD(jd, "kernel_code_entry_byte_offset",
+        json_object_new_int64((int64_t)d->kernel_code_entry_byte_offset));
+  J_ADD(jd, "compute_pgm_rsrc1", j_u(d->compute_pgm_rsrc1));
+  J_ADD(jd, "compute_pgm_rsrc2", j_u(d->compute_pgm_rsrc2));
+  J_ADD(jd, "compute_pgm_rsrc3", j_u(d->compute_pgm_rsrc3));
+  J_ADD(jd, "kernel_code_properties", j_u(d->kernel_code_properties));
+  J_ADD(jd, "granulated_vgpr_count", j_u(f->granulated_vgpr_count));
+  J_ADD(jd, "granulated_sgpr_count", j_u(f->granulated_sgpr_count));
+  J_ADD(jd, "vgpr_alloc", j_u(f->vgpr_alloc));
+  J_ADD(jd, "sgpr_alloc", j_u(f->sgpr_alloc));
+  J_ADD(jd, "enable_private_segment", j_b(f->enable_private_segment));
+  J_ADD(jd, "user_sgpr_count", j_u(f->user_sgpr_count));
+  J_ADD(jd, "wavefront_size32", j_b(f->wavefront_size32));
+  J_ADD(jd, "uses_dynamic_stack", j_b(f->uses_dynamic_stack));
+  J_ADD(jd, "wgp_mode", j_b(f->wgp_mode));
+  J_ADD(jd, "accum_offset", j_u(f->accum_offset));
+  J_ADD(jd, "kernarg_preload_length", j_u(f->kernarg_preload_length));
+  J_ADD(jd, "kernarg_preload_offset", j_u(f->kernarg_preload_offset));
+  J_ADD(jd, "mismatch", j_u(ki->kd_mismatch));
+  return jd;
+}
+
+/* "occupancy" at the workgroup size of --block (clamped to the kernel's maximum) and
+ * "pressure" (scratch, spills, low occupancy below --floor) into j. */
+static void json_kernel_occupancy(json_object *j, const hsad_kernel_t *k,
+                                  const hsad_kernel_info_t *ki, const inspect_opts_t *o) {
+  uint32_t block = o->block < ki->max_flat_workgroup_size ? o->block : ki->max_flat_workgroup_size;
+  hsad_occupancy_t occ;
+  hsad_status_t st = hsad_kernel_occupancy(k, NULL, block, 0, &occ);
+  json_object *jo = json_object_new_object();
+  if (st == HSAD_OK) {
+    J_ADD(jo, "workgroup_size", j_u(block));
+    J_ADD(jo, "waves_per_simd", j_u(occ.waves_per_simd));
+    J_ADD(jo, "waves_per_cu", j_u(occ.waves_per_cu));
+    J_ADD(jo, "workgroups_per_cu", j_u(occ.workgroups_per_cu));
+    J_ADD(jo, "wgp_mode", j_b(occ.wgp_mode));
+    J_ADD(jo, "limiter", j_s(hsad_occ_limiter_name(occ.limiter)));
+    J_ADD(jo, "vgprs_allocated", j_u(occ.vgprs_allocated));
+    J_ADD(jo, "lds_per_workgroup", j_u(occ.lds_per_workgroup));
+  } else {
+    J_ADD(jo, "error", j_s(hsad_last_error()));
+  }
+  J_ADD(j, "occupancy", jo);
+  hsad_pressure_report_t pr;
+  hsad_kernel_pressure(k, st == HSAD_OK ? &occ : NULL, o->floor, &pr);
+  json_object *jp = json_object_new_object();
+  J_ADD(jp, "scratch_per_work_item", j_u(pr.scratch_per_work_item));
+  J_ADD(jp, "scratch_per_wave", j_u(pr.scratch_per_wave));
+  J_ADD(jp, "spills", j_b(pr.spills));
+  J_ADD(jp, "low_occupancy", j_b(pr.low_occupancy));
+  J_ADD(jp, "flagged", j_b(pr.flagged));
+  J_ADD(j, "pressure", jp);
+}
+
 static json_object *json_kernel(const hsad_kernel_t *k, const inspect_opts_t *o) {
   const hsad_kernel_info_t *ki = hsad_kernel_info(k);
   json_object *j = json_object_new_object();
@@ -138,80 +226,9 @@ static json_object *json_kernel(const hsad_kernel_t *k, const inspect_opts_t *o)
     J_ADD(j, "workgroup_processor_mode", j_b(ki->workgroup_processor_mode));
   if (ki->present & HSAD_KI_HAS_UNIFORM_WORK_GROUP_SIZE)
     J_ADD(j, "uniform_work_group_size", j_b(ki->uniform_work_group_size));
-  json_object *args = json_object_new_array_ext((int)ki->arg_count);
-  for (uint32_t i = 0; i < ki->arg_count; i++) {
-    const hsad_kernel_arg_t *a = &ki->args[i];
-    json_object *ja = json_object_new_object();
-    if (a->present & HSAD_ARG_HAS_NAME) J_ADD(ja, "name", j_s(a->name));
-    if (a->present & HSAD_ARG_HAS_TYPE_NAME) J_ADD(ja, "type_name", j_s(a->type_name));
-    J_ADD(ja, "offset", j_u(a->offset));
-    J_ADD(ja, "size", j_u(a->size));
-    J_ADD(ja, "value_kind", j_s(hsad_value_kind_name(a->value_kind)));
-    if (a->present & HSAD_ARG_HAS_ADDRESS_SPACE)
-      J_ADD(ja, "address_space", j_s(hsad_address_space_name(a->address_space)));
-    if (a->present & HSAD_ARG_HAS_ACCESS) J_ADD(ja, "access", j_s(hsad_access_name(a->access)));
-    if (a->present & HSAD_ARG_HAS_ACTUAL_ACCESS)
-      J_ADD(ja, "actual_access", j_s(hsad_access_name(a->actual_access)));
-    if (a->present & HSAD_ARG_HAS_POINTEE_ALIGN) J_ADD(ja, "pointee_align", j_u(a->pointee_align));
-    if (a->present & HSAD_ARG_HAS_IS_CONST) J_ADD(ja, "is_const", j_b(a->is_const));
-    if (a->present & HSAD_ARG_HAS_IS_RESTRICT) J_ADD(ja, "is_restrict", j_b(a->is_restrict));
-    if (a->present & HSAD_ARG_HAS_IS_VOLATILE) J_ADD(ja, "is_volatile", j_b(a->is_volatile));
-    if (a->present & HSAD_ARG_HAS_IS_PIPE) J_ADD(ja, "is_pipe", j_b(a->is_pipe));
-    json_object_array_add(args, ja);
-  }
-  J_ADD(j, "args", args);
-  const hsad_kernel_descriptor_t *d = &ki->descriptor;
-  const hsad_kd_fields_t *f = &ki->kd;
-  json_object *jd = json_object_new_object();
-  J_ADD(jd, "group_segment_fixed_size", j_u(d->group_segment_fixed_size));
-  J_ADD(jd, "private_segment_fixed_size", j_u(d->private_segment_fixed_size));
-  J_ADD(jd, "kernarg_size", j_u(d->kernarg_size));
-  J_ADD(jd, "kernel_code_entry_byte_offset",
-        json_object_new_int64((int64_t)d->kernel_code_entry_byte_offset));
-  J_ADD(jd, "compute_pgm_rsrc1", j_u(d->compute_pgm_rsrc1));
-  J_ADD(jd, "compute_pgm_rsrc2", j_u(d->compute_pgm_rsrc2));
-  J_ADD(jd, "compute_pgm_rsrc3", j_u(d->compute_pgm_rsrc3));
-  J_ADD(jd, "kernel_code_properties", j_u(d->kernel_code_properties));
-  J_ADD(jd, "granulated_vgpr_count", j_u(f->granulated_vgpr_count));
-  J_ADD(jd, "granulated_sgpr_count", j_u(f->granulated_sgpr_count));
-  J_ADD(jd, "vgpr_alloc", j_u(f->vgpr_alloc));
-  J_ADD(jd, "sgpr_alloc", j_u(f->sgpr_alloc));
-  J_ADD(jd, "enable_private_segment", j_b(f->enable_private_segment));
-  J_ADD(jd, "user_sgpr_count", j_u(f->user_sgpr_count));
-  J_ADD(jd, "wavefront_size32", j_b(f->wavefront_size32));
-  J_ADD(jd, "uses_dynamic_stack", j_b(f->uses_dynamic_stack));
-  J_ADD(jd, "wgp_mode", j_b(f->wgp_mode));
-  J_ADD(jd, "accum_offset", j_u(f->accum_offset));
-  J_ADD(jd, "kernarg_preload_length", j_u(f->kernarg_preload_length));
-  J_ADD(jd, "kernarg_preload_offset", j_u(f->kernarg_preload_offset));
-  J_ADD(jd, "mismatch", j_u(ki->kd_mismatch));
-  J_ADD(j, "descriptor", jd);
-  uint32_t block = o->block < ki->max_flat_workgroup_size ? o->block : ki->max_flat_workgroup_size;
-  hsad_occupancy_t occ;
-  hsad_status_t st = hsad_kernel_occupancy(k, NULL, block, 0, &occ);
-  json_object *jo = json_object_new_object();
-  if (st == HSAD_OK) {
-    J_ADD(jo, "workgroup_size", j_u(block));
-    J_ADD(jo, "waves_per_simd", j_u(occ.waves_per_simd));
-    J_ADD(jo, "waves_per_cu", j_u(occ.waves_per_cu));
-    J_ADD(jo, "workgroups_per_cu", j_u(occ.workgroups_per_cu));
-    J_ADD(jo, "wgp_mode", j_b(occ.wgp_mode));
-    J_ADD(jo, "limiter", j_s(hsad_occ_limiter_name(occ.limiter)));
-    J_ADD(jo, "vgprs_allocated", j_u(occ.vgprs_allocated));
-    J_ADD(jo, "lds_per_workgroup", j_u(occ.lds_per_workgroup));
-  } else {
-    J_ADD(jo, "error", j_s(hsad_last_error()));
-  }
-  J_ADD(j, "occupancy", jo);
-  hsad_pressure_report_t pr;
-  hsad_kernel_pressure(k, st == HSAD_OK ? &occ : NULL, o->floor, &pr);
-  json_object *jp = json_object_new_object();
-  J_ADD(jp, "scratch_per_work_item", j_u(pr.scratch_per_work_item));
-  J_ADD(jp, "scratch_per_wave", j_u(pr.scratch_per_wave));
-  J_ADD(jp, "spills", j_b(pr.spills));
-  J_ADD(jp, "low_occupancy", j_b(pr.low_occupancy));
-  J_ADD(jp, "flagged", j_b(pr.flagged));
-  J_ADD(j, "pressure", jp);
+  J_ADD(j, "args", json_kernel_args(ki));
+  J_ADD(j, "descriptor", json_kernel_descriptor(ki));
+  json_kernel_occupancy(j, k, ki, o);
   return j;
 }
 
@@ -403,6 +420,90 @@ static int find_kernel(const inspect_opts_t *o, const hsad_codeobj_t *co,
   return rc;
 }
 
+/* One entry as JSON: where it is in its container, its target and its kernels (only: the one
+ * --kernel named, else all). */
+static void inspect_one_json(obuf_t *b, const hsad_codeobj_container_t *c,
+                             const hsad_codeobj_entry_t *e, const hsad_codeobj_t *co,
+                             const hsad_kernel_t *only, const inspect_opts_t *o,
+                             const char *selected) {
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
+  json_object *j = json_object_new_object();
+  if (hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT) {
+    J_ADD(j, "entry_id", j_s(e->entry_id));
+    J_ADD(j, "bundle_index", j_u(e->bundle_index));
+    if (e->compression != HSAD_COMPRESSION_NONE) {
+      J_ADD(j, "compression", j_s(compression_name(e->compression)));
+      J_ADD(j, "compressed_version", j_u(e->compressed_version));
+      J_ADD(j, "compressed_offset", j_u(e->compressed_offset));
+    }
+    J_ADD(j, "offset", j_u(e->offset));
+  }
+  if (selected) J_ADD(j, "selected_for", j_s(selected));
+  J_ADD(j, "target", j_s(ci->target));
+  J_ADD(j, "code_object_version", j_u(ci->code_object_version));
+  json_object *ks = json_object_new_array();
+  for (uint32_t k = 0; k < ci->kernel_count; k++) {
+    const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+    if (only && kern != only) continue;
+    json_object_array_add(ks, o->pressure ? pressure_json(kern, o) : json_kernel(kern, o));
+  }
+  J_ADD(j, "kernels", ks);
+  if (b->json_many) json_object_array_add(b->json, j);
+  else b->json = j;
+}
+
+/* The widest shown kernel name among those listed, at least 6; when `cap`, 0 once one is
+ * longer than 48 (then the name goes last, unpadded). */
+static int names_width(const hsad_codeobj_t *co, const hsad_kernel_t *only,
+                       const inspect_opts_t *o, bool cap) {
+  int w = 6;
+  for (uint32_t k = 0; k < hsad_codeobj_info(co)->kernel_count; k++) {
+    const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+    if (only && kern != only) continue;
+    size_t len = shown_len(kern, o);
+    if (cap && (int)len > w) w = len > 48 ? 0 : (int)len;
+    else if (!cap && (int)len > w) w = (int)len;
+    if (!w) break;
+  }
+  return w;
+}
+
+/* One entry as text: its header line, then the kernel table (or --pressure's). */
+static void inspect_one_text(obuf_t *b, const hsad_codeobj_container_t *c,
+                             const hsad_codeobj_entry_t *e, const hsad_codeobj_t *co,
+                             const hsad_kernel_t *only, const inspect_opts_t *o, int first) {
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
+  char where[600] = "", how[64] = "";
+  if (e->compression != HSAD_COMPRESSION_NONE)
+    snprintf(how, sizeof how, " (compressed: CCOB v%u %s)", e->compressed_version,
+             compression_name(e->compression));
+  if (hsad_codeobj_container_kind(c) == HSAD_CONTAINER_HOST_FATBIN ||
+      hsad_codeobj_container_bundle_count(c) > 1)
+    snprintf(where, sizeof where, "[bundle %u%s: %s]", e->bundle_index, how, e->entry_id);
+  else if (hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT)
+    snprintf(where, sizeof where, "[%s%s]", e->entry_id, how);
+  ob_printf(b, "%s%s  %s  code object v%u  %u kernels\n", first ? "" : "\n", where,
+            ci->target, ci->code_object_version, ci->kernel_count);
+  int w = names_width(co, only, o, !o->pressure); /* --pressure: names stay whole */
+  if (o->pressure)
+    ob_printf(b, "  %-*s %5s %5s %5s %5s %7s %9s %9s %6s %6s %5s %-10s %-19s %s\n", w,
+              "kernel", "block", "VGPR", "AGPR", "SGPR", "spill", "scr/item", "scr/wave",
+              "LDS", "w/SIMD", "WG/CU", "limiter", "next cliff", "block cost");
+  else {
+    ob_printf(b, "  ");
+    if (w) ob_printf(b, "%-*s ", w, "kernel");
+    ob_printf(b, "%5s %5s %5s %7s %8s %6s %7s %4s %6s  %s%s\n", "VGPR", "AGPR", "SGPR", "spill",
+              "scratch", "LDS", "kernarg", "wave", "maxWG", "waves/SIMD@block limiter",
+              w ? "" : "  kernel");
+  }
+  for (uint32_t k = 0; k < ci->kernel_count; k++) {
+    const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+    if (only && kern != only) continue;
+    if (o->pressure) pressure_table(b, kern, o, w);
+    else table_kernel(b, kern, o, w);
+  }
+}
+
 /* `selected`: the target ID the entry was selected for (NULL: every entry listed). */
 static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
                        const inspect_opts_t *o, int first, const char *selected) {
@@ -410,93 +511,12 @@ static int inspect_one(obuf_t *b, const hsad_codeobj_container_t *c, size_t i,
   hsad_codeobj_t *co;
   hsad_status_t st = hsad_codeobj_load_entry(c, i, &co);
   if (st != HSAD_OK) return hsad_cli_fail(&o->cli, 1, hsad_status_name(st), "%s", hsad_last_error());
-  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
   const hsad_kernel_t *only = NULL;
-  if (o->kernel) {
-    int rc = find_kernel(o, co, &only);
-    if (rc) {
-      hsad_codeobj_destroy(co);
-      return rc;
-    }
-  }
-  bool bundled = hsad_codeobj_container_kind(c) != HSAD_CONTAINER_CODE_OBJECT;
-  if (o->json) {
-    json_object *j = json_object_new_object();
-    if (bundled) {
-      J_ADD(j, "entry_id", j_s(e->entry_id));
-      J_ADD(j, "bundle_index", j_u(e->bundle_index));
-      if (e->compression != HSAD_COMPRESSION_NONE) {
-        J_ADD(j, "compression", j_s(compression_name(e->compression)));
-        J_ADD(j, "compressed_version", j_u(e->compressed_version));
-        J_ADD(j, "compressed_offset", j_u(e->compressed_offset));
-      }
-      J_ADD(j, "offset", j_u(e->offset));
-    }
-    if (selected) J_ADD(j, "selected_for", j_s(selected));
-    J_ADD(j, "target", j_s(ci->target));
-    J_ADD(j, "code_object_version", j_u(ci->code_object_version));
-    json_object *ks = json_object_new_array();
-    for (uint32_t k = 0; k < ci->kernel_count; k++) {
-      const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
-      if (only && kern != only) continue;
-      json_object_array_add(ks, o->pressure ? pressure_json(kern, o) : json_kernel(kern, o));
-    }
-    J_ADD(j, "kernels", ks);
-    if (b->json_many) json_object_array_add(b->json, j);
-    else b->json = j;
-  } else {
-    char where[600] = "", how[64] = "";
-    if (e->compression != HSAD_COMPRESSION_NONE)
-      snprintf(how, sizeof how, " (compressed: CCOB v%u %s)", e->compressed_version,
-               compression_name(e->compression));
-    if (hsad_codeobj_container_kind(c) == HSAD_CONTAINER_HOST_FATBIN ||
-        hsad_codeobj_container_bundle_count(c) > 1)
-      snprintf(where, sizeof where, "[bundle %u%s: %s]", e->bundle_index, how, e->entry_id);
-    else if (bundled)
-      snprintf(where, sizeof where, "[%s%s]", e->entry_id, how);
-    ob_printf(b, "%s%s  %s  code object v%u  %u kernels\n", first ? "" : "\n", where,
-              ci->target, ci->code_object_version, ci->kernel_count);
-    int w = 6;
-    for (uint32_t k = 0; k < ci->kernel_count; k++) {
-      const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
-      if (only && kern != only) continue;
-      size_t len = shown_len(kern, o);
-      if ((int)len > w) w = len > 48 ? 0 : (int)len;
-      if (!w) break;
-    }
-    if (o->pressure) {
-      /* names stay whole: the column is as wide as the longest */
-      int pw = 6;
-      for (uint32_t k = 0; k < ci->kernel_count; k++) {
-        const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
-        if (only && kern != only) continue;
-        int len = (int)shown_len(kern, o);
-        if (len > pw) pw = len;
-      }
-      ob_printf(b, "  %-*s %5s %5s %5s %5s %7s %9s %9s %6s %6s %5s %-10s %-19s %s\n", pw,
-                "kernel", "block", "VGPR", "AGPR", "SGPR", "spill", "scr/item", "scr/wave",
-                "LDS", "w/SIMD", "WG/CU", "limiter", "next cliff", "block cost");
-      for (uint32_t k = 0; k < ci->kernel_count; k++) {
-        const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
-        if (only && kern != only) continue;
-        pressure_table(b, kern, o, pw);
-      }
-      hsad_codeobj_destroy(co);
-      return 0;
-    }
-    ob_printf(b, "  ");
-    if (w) ob_printf(b, "%-*s ", w, "kernel");
-    ob_printf(b, "%5s %5s %5s %7s %8s %6s %7s %4s %6s  %s%s\n", "VGPR", "AGPR", "SGPR", "spill",
-              "scratch", "LDS", "kernarg", "wave", "maxWG", "waves/SIMD@block limiter",
-              w ? "" : "  kernel");
-    for (uint32_t k = 0; k < ci->kernel_count; k++) {
-      const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
-      if (only && kern != only) continue;
-      table_kernel(b, kern, o, w);
-    }
-  }
+  int rc = o->kernel ? find_kernel(o, co, &only) : 0;
+  if (!rc && o->json) inspect_one_json(b, c, e, co, only, o, selected);
+  else if (!rc) inspect_one_text(b, c, e, co, only, o, first);
   hsad_codeobj_destroy(co);
-  return 0;
+  return rc;
 }
 
 static int inspect_run(const inspect_opts_t *o, obuf_t *b) {

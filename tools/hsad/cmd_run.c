@@ -31,6 +31,8 @@
 #include "tools/hsad/hsad_cli.h"
 #include "tools/hsad/hsad_cli_args.h"
 
+static void usage_backends(FILE *f);
+
 static void usage(FILE *f) {
   fprintf(f,
     "usage: hsad run SOURCE.cl|SOURCE.hip|FILE.hsaco KERNEL --grid X[,Y[,Z]] [--block X[,Y[,Z]]]\n"
@@ -82,6 +84,13 @@ static void usage(FILE *f) {
     "             a queue track, submit slices, flows; alerts on stderr); the records are drained\n"
     "             every quarter of the 1024-packet queue, so each --repeat keeps its device times\n"
     "\n"
+    );
+  usage_backends(f);
+}
+
+/* usage's second half: NVIDIA devices, kfd-emu, examples. */
+static void usage_backends(FILE *f) {
+  fprintf(f,
     "On an NVIDIA device (--device N; hsad info lists them): SOURCE.cu is compiled with NVRTC for\n"
     "the device's sm (-D and -I passed on; -O is not: NVRTC optimizes fully), a .cubin, .fatbin or\n"
     "PTX file is loaded by the driver (a fatbin's entry for the device's sm). CUDA code objects\n"
@@ -206,159 +215,9 @@ static void budget_name(const hsad_variant_budget_t *b, char *out, size_t n) {
 /* --repeat: each dispatch is timed (8 bytes) and waits for ring space, not for the GPU */
 #define REPEAT_MAX 10000000u
 
-/* bin:FILE: the bytes of a regular file. */
-static int read_bin(const char *path, arg_t *a, char *why, size_t whyn) {
-  a->kind = A_BYTES;
-  struct stat st;
-  if (stat(path, &st)) {
-    snprintf(why, whyn, "bin:%s: %s", path, strerror(errno));
-    return -1;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    snprintf(why, whyn, "bin:%s: not a regular file%s", path, S_ISDIR(st.st_mode) ?
-             " (a directory)" : "");
-    return -1;
-  }
-  if (st.st_size == 0 || st.st_size > BYTES_MAX) {
-    snprintf(why, whyn, "bin:%s: %lld bytes; expected 1 to %u (the argument's size)", path,
-             (long long)st.st_size, BYTES_MAX);
-    return -1;
-  }
-  a->nbytes = (uint32_t)st.st_size;
-  a->bytes = malloc(a->nbytes);
-  FILE *f = a->bytes ? fopen(path, "rb") : NULL;
-  if (!f || fread(a->bytes, 1, a->nbytes, f) != a->nbytes) {
-    snprintf(why, whyn, "bin:%s: %s", path, f ? "short read" : strerror(errno));
-    if (f) fclose(f);
-    return -1;
-  }
-  fclose(f);
-  return 0;
-}
-
-#define TYPE_LIST "i8 u8 i16 u16 i32 u32 i64 u64 f32 f64"
-
-/* One --arg SPEC into a; on error why names the part that is wrong and what it accepts. */
-static int parse_arg(const char *spec, arg_t *a, char *why, size_t whyn) {
-  memset(a, 0, sizeof *a);
-  if (!strncmp(spec, "lds:", 4)) {
-    uint64_t n;
-    a->kind = A_LDS;
-    if (cli_parse_uint(spec + 4, UINT32_MAX, &n)) {
-      snprintf(why, whyn, "BYTES '%s' is not an integer from 0 to %u", spec + 4, UINT32_MAX);
-      return -1;
-    }
-    a->lds = (uint32_t)n;
-    return 0;
-  }
-  if (!strncmp(spec, "hex:", 4)) return cli_parse_hex(spec + 4, a, why, whyn);
-  if (!strncmp(spec, "bin:", 4)) return read_bin(spec + 4, a, why, whyn);
-  if (strncmp(spec, "buf:", 4)) {
-    const char *colon = strchr(spec, ':');
-    if (!colon) {
-      snprintf(why, whyn, "no ':' in the SPEC: give buf:TYPE:COUNT[:INIT][:out], TYPE:VALUE, "
-               "hex:BYTES, bin:FILE or lds:BYTES (see hsad run --help)");
-      return -1;
-    }
-    if (cli_parse_type(spec, (size_t)(colon - spec), &a->type)) {
-      snprintf(why, whyn, "'%.*s' is neither a TYPE (%s) nor buf, hex, bin or lds",
-               (int)(colon - spec), spec, TYPE_LIST);
-      return -1;
-    }
-    a->kind = A_SCALAR;
-    /* one value, or a comma-separated vector */
-    const char *v = colon + 1;
-    do {
-      char one[256];
-      size_t len = strcspn(v, ",");
-      if (a->nvals == VEC_MAX) {
-        snprintf(why, whyn, "more than %u values (OpenCL vectors have at most 16)", VEC_MAX);
-        return -1;
-      }
-      if (len >= sizeof one) len = sizeof one - 1;
-      memcpy(one, v, len);
-      one[len] = '\0';
-      if (cli_parse_scalar(a->type, one, a->value + a->nvals * cli_tsize[a->type], why, whyn)) return -1;
-      a->nvals++;
-      v += strcspn(v, ",");
-    } while (*v++ == ',');
-    return 0;
-  }
-  a->kind = A_BUF;
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", spec + 4);
-  char *save = NULL, *tok = strtok_r(buf, ":", &save);
-  if (!tok || cli_parse_type(tok, strlen(tok), &a->type)) {
-    snprintf(why, whyn, "buf:TYPE: '%s' is not a TYPE (%s)", tok ? tok : "", TYPE_LIST);
-    return -1;
-  }
-  tok = strtok_r(NULL, ":", &save);
-  uint64_t lim = CLI_BUF_MAX_BYTES / cli_tsize[a->type];
-  if (SIZE_MAX / cli_tsize[a->type] < lim) lim = SIZE_MAX / cli_tsize[a->type];
-  if (!tok || cli_parse_uint(tok, UINT64_MAX, &a->count) || !a->count) {
-    snprintf(why, whyn, "COUNT '%s' is not a positive integer", tok ? tok : "");
-    return -1;
-  }
-  if (a->count > lim) {
-    snprintf(why, whyn, "COUNT %s x %u-byte %s exceeds the buffer limit of %llu bytes (%llu elements)",
-             tok, cli_tsize[a->type], cli_tnames[a->type], (unsigned long long)CLI_BUF_MAX_BYTES,
-             (unsigned long long)lim);
-    return -1;
-  }
-  snprintf(a->init, sizeof a->init, "zeros");
-  while ((tok = strtok_r(NULL, ":", &save))) {
-    uint64_t seed;
-    if (!strcmp(tok, "out")) a->out = true;
-    else if (!strncmp(tok, "out=", 4)) a->out_file = strdup(tok + 4);
-    else if (!strncmp(tok, "txt=", 4)) a->txt_file = strdup(tok + 4);
-    else if (!strcmp(tok, "zeros") || !strcmp(tok, "iota") || !strcmp(tok, "random") ||
-             !strncmp(tok, "file=", 5))
-      snprintf(a->init, sizeof a->init, "%s", tok);
-    else if (!strncmp(tok, "random=", 7)) {
-      if (cli_parse_uint(tok + 7, UINT64_MAX, &seed)) {
-        snprintf(why, whyn, "random=SEED: '%s' is not an integer from 0 to %llu", tok + 7,
-                 (unsigned long long)UINT64_MAX);
-        return -1;
-      }
-      snprintf(a->init, sizeof a->init, "%s", tok);
-    } else if (!strncmp(tok, "const=", 6)) {
-      char w[256];
-      if (cli_parse_scalar(a->type, tok + 6, a->value, w, sizeof w)) {
-        snprintf(why, whyn, "const=V: %s", w);
-        return -1;
-      }
-      snprintf(a->init, sizeof a->init, "%s", tok);
-    } else {
-      snprintf(why, whyn, "'%s' is not a buffer option (zeros, iota, random[=SEED], const=V, "
-               "file=PATH, out, out=FILE, txt=FILE)", tok);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* Integer element types, exactly (every type fits in __int128). */
-static __int128 elem_geti(const arg_t *a, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)a->ptr + i * cli_tsize[a->type];
-  switch (a->type) {
-  case T_I8: return *(const int8_t *)p;
-  case T_U8: return *p;
-  case T_I16: return *(const int16_t *)p;
-  case T_U16: return *(const uint16_t *)p;
-  case T_I32: return *(const int32_t *)p;
-  case T_U32: return *(const uint32_t *)p;
-  case T_I64: return *(const int64_t *)p;
-  case T_U64: return *(const uint64_t *)p;
-  default: return 0;
-  }
-}
-
-static double elem_get(const arg_t *a, uint64_t i) {
-  const uint8_t *p = (const uint8_t *)a->ptr + i * cli_tsize[a->type];
-  if (a->type == T_F32) return *(const float *)p;
-  if (a->type == T_F64) return *(const double *)p;
-  return (double)elem_geti(a, i);
-}
+/* Element e of buffer a: integers exactly; as a double. */
+static __int128 elem_geti(const arg_t *a, uint64_t e) { return cli_elem_int(a->type, a->ptr, e); }
+static double elem_get(const arg_t *a, uint64_t e) { return cli_elem_double(a->type, a->ptr, e); }
 
 static const char *fmt_i128(char buf[48], __int128 v) {
   char tmp[48];
@@ -631,31 +490,6 @@ static const struct option run_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-#define FAIL(status, ...)                                                                    \
-  do {                                                                                        \
-    rc = hsad_cli_fail(&cli, 1, status, __VA_ARGS__);                                         \
-    goto out;                                                                                 \
-  } while (0)
-#define FAIL_RC(code, status, ...)                                                            \
-  do {                                                                                        \
-    rc = hsad_cli_fail(&cli, code, status, __VA_ARGS__);                                      \
-    goto out;                                                                                 \
-  } while (0)
-
-#define USAGE(...)                                                                            \
-  do {                                                                                        \
-    rc = hsad_cli_fail(&cli, 2, "usage", __VA_ARGS__);                                        \
-    goto out;                                                                                 \
-  } while (0)
-#define CHECK(expr)                                                                           \
-  do {                                                                                        \
-    hsad_status_t s_ = (expr);                                                                \
-    if (s_) {                                                                                 \
-      rc = hsad_cli_fail_status(&cli, s_);                                                    \
-      goto out;                                                                               \
-    }                                                                                         \
-  } while (0)
-
 /* warnings: on stderr as "hsad run: warning: ...", in JSON in "warnings" */
 typedef struct warnings {
   char *text[16];
@@ -676,9 +510,6 @@ static void warn_add(warnings_t *w, bool json, const char *fmt, ...) {
   else free(m);
 }
 
-/* cli_check_args' warnings (ctx: the warnings_t; JSON or not: warnings_json) */
-static bool warnings_json;
-static void run_warn(void *ctx, const char *msg) { warn_add(ctx, warnings_json, "%s", msg); }
 
 #ifndef HSAD_NO_AMD
 /* --source FILE.cl (issue 20): the OpenCL C source of a code object from elsewhere, for
@@ -851,589 +682,743 @@ static void print_buffers(const arg_t *args, uint32_t nargs) {
   }
 }
 
-/* ---- NVIDIA devices ----------------------------------------------------------------------- */
+/* ---- the command: one state object, phases that return an exit code (0: go on) ----------- */
 
-/* What hsad_cmd_run parsed, for the NVIDIA path. */
-typedef struct run_req {
-  const char *input, *kname;
-  uint32_t grid[3], block[3], dims, repeat;
-  arg_t *args;
-  uint32_t nargs;
-  const char **defs, **incs;
-  uint32_t ndefs, nincs;
-  int opt;
+/* A phase's result when the command is done without a failure (--help). */
+#define RUN_DONE (-1)
+/* Runs a phase; its nonzero result ends the command. */
+#define TRY(phase)                                                                            \
+  do {                                                                                        \
+    int rc_ = (phase);                                                                        \
+    if (rc_) return rc_;                                                                      \
+  } while (0)
+#define RUN_USAGE(r, ...) hsad_cli_fail(&(r)->cli, 2, "usage", __VA_ARGS__)
+#define RUN_FAIL(r, status, ...) hsad_cli_fail(&(r)->cli, 1, status, __VA_ARGS__)
+
+/* Everything hsad run holds, from the command line to the report; run_free releases it all. */
+typedef struct run {
+  hsad_cli_t cli;
+  /* the command line (run_parse_options, run_check_command_line) */
+  const char *input, *kname, *trace_path, *variants, *source_path;
+  uint32_t grid[3], block[3], gdims, bdims, dims, repeat, devi, co_version;
+  int opt; /* -O */
   bool opt_set;
-  uint32_t co_version;
-  const char *variants, *trace;
-  warnings_t *warns;
-} run_req_t;
+  arg_t *args; /* one per --arg */
+  const char **defs, **incs;
+  uint32_t nargs, ndefs, nincs;
+  warnings_t warns;
+  char why[2048];
+  /* the device, the program and its kernel (run_open_device, run_load_program, ...) */
+  hsad_runtime_t *rt;
+  hsad_device_t *dev;
+  const hsad_device_info_t *di;
+  hsad_program_t *prog;
+  char *log; /* the compiler's */
+  const hsad_device_kernel_t *k;
+  const hsad_device_kernel_desc_t *kd;
+  uint64_t t_compile;
+  /* the dispatch (run_bind_args, run_dispatch_loop) */
+  hsad_karg_t *kargs;
+  uint32_t nkargs, dyn_lds; /* dyn_lds: dynamic LDS / shared memory bytes */
+  hsad_queue_t *q;
+  uint64_t *submit; /* ns per submit, sorted after the loop */
+  uint64_t t_start, t_submitted, t_done, gpu_start, gpu_end;
+  bool have_gpu_time;
+#ifndef HSAD_NO_AMD
+  const hsad_kernel_info_t *ki;
+  hsad_variant_budget_t budgets[HSAD_VARIANT_MAX]; /* --variants LIST */
+  uint32_t nbudgets, nvprogs;
+  hsad_program_t *vprogs[HSAD_VARIANT_MAX]; /* the compiled variants; [0] moves to prog */
+  hsad_variant_budget_t vbudget[HSAD_VARIANT_MAX];
+  hsad_variant_set_t *vset;
+  json_object *jvariants;
+  hsad_queue_options_t qo;
+  hsad_trace_t *trace; /* --trace */
+  hsad_completion_t marks[2];
+  uint64_t trace_dropped;
+  uint32_t mon_cap;
+  bool emulated, executed;
+  int emu_mode;
+#endif
+  struct run_nv { /* on an NVIDIA device (run_nvidia) */
+    char *image;  /* the cubin, fatbin or PTX */
+    size_t image_size;
+    bool cu;      /* compiled here from a .cu */
+    char target[16];
+    uint32_t sm;
+    hsad_nv_program_t *meta;
+    const hsad_nv_kernel_info_t *ki; /* the cubin's record of the kernel; NULL for PTX */
+    uint32_t *sizes;
+    hsad_nv_occupancy_t occ;
+    bool have_occ;
+  } nv;
+} run_t;
+
+static void run_free(run_t *r) {
+#ifndef HSAD_NO_AMD
+  hsad_trace_destroy(r->trace);
+#endif
+  if (r->q) hsad_queue_destroy(r->q);
+  for (uint32_t i = 0; r->args && i < r->nargs; i++)
+    if (r->args[i].ptr) hsad_buffer_free(r->args[i].ptr);
+  if (r->args) cli_args_free(r->args, r->nargs);
+  for (uint32_t i = 0; i < r->warns.n; i++) free(r->warns.text[i]);
+#ifndef HSAD_NO_AMD
+  hsad_variant_set_destroy(r->vset);
+  json_object_put(r->jvariants);
+  for (uint32_t i = 0; i < HSAD_VARIANT_MAX; i++) hsad_program_destroy(r->vprogs[i]);
+#endif
+  if (r->prog) hsad_program_destroy(r->prog);
+  hsad_nv_program_destroy(r->nv.meta);
+  if (r->rt) hsad_runtime_close(r->rt);
+  free(r->submit);
+  free(r->kargs);
+  free(r->log);
+  free(r->args);
+  free(r->defs);
+  free(r->incs);
+  free(r->nv.image);
+  free(r->nv.sizes);
+}
+
+/* A library failure (the status name and hsad_last_error(), advice to API users left out). */
+static int run_check(run_t *r, hsad_status_t s) { return s ? hsad_cli_fail_status(&r->cli, s) : 0; }
+
+/* A library failure as the compile steps report it: the status name and hsad_last_error(). */
+static int run_fail_named(run_t *r, hsad_status_t s) {
+  return RUN_FAIL(r, hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
+}
+
+/* cli_check_args' warnings (ctx: the run_t) */
+static void run_warn(void *ctx, const char *msg) {
+  run_t *r = ctx;
+  warn_add(&r->warns, r->cli.json, "%s", msg);
+}
+
+/* ---- phase: parse options ------------------------------------------------------------------ */
+
+static int run_option_arg(run_t *r, const char *v) {
+  arg_t *a = &r->args[r->nargs++]; /* counted even when wrong: run_free frees its bytes */
+  if (cli_parse_arg_spec(v, a, r->why, sizeof r->why))
+    return RUN_USAGE(r, "--arg %s: %s", v, r->why);
+  return 0;
+}
+
+static int run_option_number(run_t *r, int c, const char *v) {
+  uint64_t n;
+  if (c == OPT_REPEAT) {
+    if (cli_parse_uint(v, REPEAT_MAX, &n) || !n)
+      return RUN_USAGE(r, "--repeat %s: expected an integer from 1 to %u", v, REPEAT_MAX);
+    r->repeat = (uint32_t)n;
+  } else if (c == OPT_DEVICE) {
+    if (cli_parse_uint(v, UINT32_MAX, &n))
+      return RUN_USAGE(r, "--device %s: expected a device index (0, 1, ...)", v);
+    r->devi = (uint32_t)n;
+  } else if (c == OPT_COV) {
+    if (strcmp(v, "4") && strcmp(v, "5"))
+      return RUN_USAGE(r, "--co-version %s: expected 4 or 5", v);
+    r->co_version = (uint32_t)atoi(v);
+  } else { /* -O */
+    if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
+      return RUN_USAGE(r, "-O%s: expected -O0, -O1, -O2 or -O3", v);
+    r->opt = v[0] - '0';
+    r->opt_set = true;
+  }
+  return 0;
+}
+
+/* One option getopt_long returned (c) with its value v. */
+static int run_option(run_t *r, int c, const char *v, char **argv) {
+  switch (c) {
+  case 'h': usage(stdout); return RUN_DONE;
+  case OPT_JSON: r->cli.json = true; return 0;
+  case OPT_TRACE:
+    if (!*v) return RUN_USAGE(r, "--trace: expected a file name");
+    r->trace_path = v;
+    return 0;
+  case OPT_SOURCE: r->source_path = v; return 0;
+  case OPT_VARIANTS:
+    r->variants = v;
+#ifndef HSAD_NO_AMD
+    if (strcmp(v, "auto") && parse_variants(v, r->budgets, &r->nbudgets, r->why, sizeof r->why))
+      return RUN_USAGE(r, "--variants %s: %s", v, r->why);
+#endif
+    return 0;
+  case OPT_GRID:
+  case OPT_BLOCK:
+    if (parse_dims(v, c == OPT_GRID ? r->grid : r->block, c == OPT_GRID ? &r->gdims : &r->bdims))
+      return RUN_USAGE(r, "--%s %s: expected X[,Y[,Z]], each an integer from 1 to %u",
+                       c == OPT_GRID ? "grid" : "block", v, UINT32_MAX);
+    return 0;
+  case OPT_ARG: return run_option_arg(r, v);
+  case OPT_REPEAT: case OPT_DEVICE: case OPT_COV: case 'O': return run_option_number(r, c, v);
+  case 'D':
+    if (!*v) return RUN_USAGE(r, "-D: expected -DNAME or -DNAME=VALUE");
+    r->defs[r->ndefs++] = v;
+    return 0;
+  case 'I':
+    if (!*v) return RUN_USAGE(r, "-I: expected -IDIR");
+    r->incs[r->nincs++] = v;
+    return 0;
+  default: return hsad_cli_getopt_fail(&r->cli, c, argv);
+  }
+}
+
+static int run_parse_options(run_t *r, int argc, char **argv) {
+  r->args = calloc((size_t)argc + 1, sizeof *r->args);
+  r->defs = calloc((size_t)argc + 1, sizeof *r->defs);
+  r->incs = calloc((size_t)argc + 1, sizeof *r->incs);
+  if (!r->args || !r->defs || !r->incs)
+    return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  optind = 0; /* a fresh getopt scan (argv is the command's, argv[0] = "run") */
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":hO:D:I:", run_opts, NULL)) != -1)
+    TRY(run_option(r, c, optarg, argv));
+  for (int i = optind; i < argc; i++) {
+    if (!r->input) r->input = argv[i];
+    else if (!r->kname) r->kname = argv[i];
+    else return RUN_USAGE(r, "unexpected argument '%s' (one SOURCE and one KERNEL; see hsad run "
+                          "--help)", argv[i]);
+  }
+  return 0;
+}
+
+/* ---- phase: the command line as a whole (defaults, file=PATH, --source) --------------------- */
+
+static int run_check_command_line(run_t *r) {
+  if (!r->input || !r->kname || !r->gdims)
+    return RUN_USAGE(r, "need SOURCE|FILE, KERNEL and --grid (see hsad run --help)");
+  if (!r->bdims) {
+    r->bdims = r->gdims;
+    r->block[0] = r->grid[0] < 64 ? r->grid[0] : 64;
+  }
+  r->dims = r->gdims > r->bdims ? r->gdims : r->bdims;
+  for (uint32_t d = r->gdims; d < 3; d++) r->grid[d] = 1;
+  for (uint32_t i = 0; i < r->nargs; i++) {
+    char w[1024];
+    if (r->args[i].kind == A_BUF && !strncmp(r->args[i].init, "file=", 5)) {
+      if (check_file(&r->args[i], i, r->why, sizeof r->why, w, sizeof w))
+        return RUN_USAGE(r, "%s", r->why);
+      if (w[0]) warn_add(&r->warns, r->cli.json, "%s", w);
+    }
+  }
+#ifndef HSAD_NO_AMD
+  const char *sstatus = NULL;
+  int rc = 0;
+  if (r->source_path && (rc = source_apply(r->source_path, r->input, r->incs, r->nincs,
+                                           &sstatus, r->why, sizeof r->why)))
+    return hsad_cli_fail(&r->cli, rc, sstatus, "%s", r->why);
+#else
+  if (r->source_path) return RUN_USAGE(r, "--source: kfd-emu's (AMD); this hsad has no AMD backend");
+#endif
+  return 0;
+}
+
+static int run_open_device(run_t *r) {
+  TRY(run_check(r, hsad_runtime_open(&r->rt)));
+  TRY(run_check(r, hsad_device_get(r->rt, r->devi, &r->dev)));
+  r->di = hsad_device_info(r->dev);
+  return 0;
+}
+
+/* ---- phase: load the program (shared) ------------------------------------------------------ */
+
+/* The input file's bytes (a source or a code object): *out malloc'd, or the failure reported;
+ * `empty` says what an empty file is ("the source file is empty"). */
+static int run_read_input(run_t *r, const char *empty, char **out, size_t *out_size) {
+  struct stat st;
+  if (!stat(r->input, &st) && S_ISDIR(st.st_mode))
+    return RUN_FAIL(r, "error", "%s: is a directory", r->input);
+  *out = slurp(r->input, out_size);
+  if (!*out) return RUN_FAIL(r, "error", "%s: %s", r->input, strerror(errno));
+  if (!*out_size) {
+    free(*out);
+    *out = NULL;
+    return RUN_FAIL(r, "error", "%s: %s", r->input, empty);
+  }
+  return 0;
+}
+
+/* ---- phase: bind the arguments (shared) ---------------------------------------------------- */
+
+/* Buffers allocated and initialised, and the kernel arguments of args[0..count) (cli_arg_karg;
+ * pad_vec3 on AMD): r->kargs, r->nkargs; lds:BYTES adds to r->dyn_lds. */
+static int run_bind_args(run_t *r, uint32_t count, bool pad_vec3) {
+  r->kargs = calloc(r->nargs + 1, sizeof *r->kargs);
+  if (!r->kargs) return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  for (uint32_t i = 0; i < count; i++) {
+    arg_t *a = &r->args[i];
+    if (a->kind == A_BUF) {
+      TRY(run_check(r, hsad_buffer_alloc(r->dev, a->count * cli_tsize[a->type], &a->ptr)));
+      if (init_buffer(a))
+        return RUN_FAIL(r, "error", "--arg %s: cannot read %s: %s", a->spec, a->init,
+                        strerror(errno));
+    }
+    if (a->kind == A_LDS) r->dyn_lds += a->lds;
+    r->kargs[r->nkargs++] = cli_arg_karg(a, pad_vec3);
+  }
+  return 0;
+}
+
+/* ---- phase: the dispatch loop (shared) ----------------------------------------------------- */
+
+#ifndef HSAD_NO_AMD
+/* --trace: a profiling queue holds the device times of its last `size` packets, so the
+ * records are drained every quarter ring: the run asks for a completion every size/4
+ * dispatches (a barrier-AND packet each) and, size/4 dispatches later, waits for it (usually
+ * long reached) and drains what completed, well before a slot of an undrained record is
+ * reused (size packets later). Before dispatch `rep`: the wait and drain when one is due. */
+static hsad_status_t run_trace_catch_up(run_t *r, uint32_t rep) {
+  uint32_t step = r->qo.size / 4;
+  if (!r->trace || rep % step || rep < 2 * step) return HSAD_OK;
+  /* the mark of dispatch rep - step - 1 */
+  hsad_status_t s = hsad_completion_wait(&r->marks[(rep / step + 1) & 1],
+                                         hsad_now_ns() + 120000000000ull);
+  return s ? s : trace_drain(r->q, r->trace, &r->trace_dropped);
+}
+#endif
+
+/* Dispatch `rep` of the loop: the completion it signals (the last one's, a --trace mark, or
+ * none), then the submit. */
+static hsad_status_t run_submit(run_t *r, const hsad_launch_t *l, uint32_t rep,
+                                hsad_completion_t *done, uint64_t deadline) {
+  hsad_completion_t *signal = rep + 1 == r->repeat ? done : NULL;
+#ifndef HSAD_NO_AMD
+  uint32_t step = r->qo.size / 4;
+  if (!signal && r->trace && (rep + 1) % step == 0) signal = &r->marks[((rep + 1) / step) & 1];
+  if (r->vset) return hsad_variant_dispatch(r->q, r->vset, l, deadline, signal, NULL);
+#endif
+  return hsad_kernel_dispatch(r->q, r->k, l, deadline, signal, NULL);
+}
+
+/* --repeat dispatches in order, the wait for the last, its device timestamps (AMD), --trace's
+ * file; r->submit sorted. */
+static int run_dispatch_loop(run_t *r) {
+  hsad_launch_t l = {.dims = r->dims, .args = r->kargs, .arg_count = r->nkargs};
+  memcpy(l.grid, r->grid, sizeof l.grid);
+  memcpy(l.block, r->block, sizeof l.block);
+  r->submit = calloc(r->repeat, sizeof *r->submit);
+  if (!r->submit) return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  hsad_completion_t done = {0}; /* a value: nothing to release */
+  hsad_status_t s = HSAD_OK;
+  r->t_start = hsad_now_ns();
+  for (uint32_t rep = 0; rep < r->repeat && !s; rep++) {
+#ifndef HSAD_NO_AMD
+    if ((s = run_trace_catch_up(r, rep))) break;
+#endif
+    uint64_t t0 = hsad_now_ns();
+    s = run_submit(r, &l, rep, &done, t0 + 10000000000ull);
+    r->submit[rep] = hsad_now_ns() - t0;
+  }
+  r->t_submitted = hsad_now_ns();
+  if (!s) s = hsad_completion_wait(&done, r->t_submitted + 120000000000ull);
+  r->t_done = hsad_now_ns();
+  if (r->di->vendor != HSAD_VENDOR_NVIDIA)
+    r->have_gpu_time = !s && hsad_completion_times(&done, &r->gpu_start, &r->gpu_end) == HSAD_OK;
+  TRY(run_check(r, s));
+#ifndef HSAD_NO_AMD
+  if (r->trace_path) TRY(run_check(r, write_trace(r->q, r->trace, r->trace_path, r->mon_cap)));
+#endif
+  qsort(r->submit, r->repeat, sizeof *r->submit, cmp_u64);
+  return 0;
+}
+
+/* ---- phase: report (shared pieces) --------------------------------------------------------- */
+
+/* "dims", "grid", "block" and, when given, "blocks" (NVIDIA's per launch) of the dispatch. */
+static void json_add_geometry(json_object *j, const run_t *r, const uint32_t *blocks) {
+  json_object *g = json_object_new_array(), *b = json_object_new_array();
+  json_object *bl = blocks ? json_object_new_array() : NULL;
+  for (int d = 0; d < 3; d++) {
+    json_object_array_add(g, json_object_new_int64(r->grid[d]));
+    json_object_array_add(b, json_object_new_int64(r->block[d]));
+    if (bl) json_object_array_add(bl, json_object_new_int64(blocks[d]));
+  }
+  json_object_object_add(j, "dims", json_object_new_int64(r->dims));
+  json_object_object_add(j, "grid", g);
+  json_object_object_add(j, "block", b);
+  if (bl) json_object_object_add(j, "blocks", bl);
+}
+
+/* "timings_ns", "buffers" and the rest of the report object o after them: --variants' object,
+ * --trace's file, "warnings"; then o is printed. */
+static void json_finish(run_t *r, json_object *o) {
+  json_object *j = json_object_new_object();
+  json_object_object_add(j, "compile", json_u64(r->t_compile));
+  json_object_object_add(j, "submit_min", json_u64(r->submit[0]));
+  json_object_object_add(j, "submit_median", json_u64(r->submit[r->repeat / 2]));
+  json_object_object_add(j, "submit_max", json_u64(r->submit[r->repeat - 1]));
+  json_object_object_add(j, "submit_to_complete", json_u64(r->t_done - r->t_submitted));
+  json_object_object_add(j, "end_to_end", json_u64(r->t_done - r->t_start));
+  if (r->have_gpu_time)
+    json_object_object_add(j, "last_dispatch_gpu", json_u64(r->gpu_end - r->gpu_start));
+  json_object_object_add(o, "timings_ns", j);
+  json_object_object_add(o, "buffers", json_buffers(r->args, r->nargs));
+#ifndef HSAD_NO_AMD
+  if (r->jvariants) {
+    json_object_object_add(o, "variants", r->jvariants);
+    r->jvariants = NULL;
+  }
+#endif
+  if (r->trace_path) json_object_object_add(o, "trace", json_object_new_string(r->trace_path));
+  json_object *wa = json_object_new_array();
+  for (uint32_t i = 0; i < r->warns.n; i++)
+    json_object_array_add(wa, json_object_new_string(r->warns.text[i]));
+  json_object_object_add(o, "warnings", wa);
+  hsad_cli_print_json(o);
+}
+
+/* The text report's "timings: ..." line, without its newline. */
+static void print_timings(const run_t *r) {
+  printf("timings: submit median %llu ns (min %llu, max %llu); last submit -> complete %.1f us; "
+         "end to end %.1f us", (unsigned long long)r->submit[r->repeat / 2],
+         (unsigned long long)r->submit[0], (unsigned long long)r->submit[r->repeat - 1],
+         (r->t_done - r->t_submitted) / 1e3, (r->t_done - r->t_start) / 1e3);
+}
+
+/* ---- NVIDIA devices ------------------------------------------------------------------------ */
+
+/* The options that are AMD's, and a program NVIDIA's driver cannot take. */
+static int nv_check_options(run_t *r) {
+  const hsad_device_info_t *di = r->di;
+  if (r->variants)
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--variants: device %u, %s (%s), is an NVIDIA "
+                    "GPU; register budget variants are compiled with comgr for AMD GPUs only",
+                    di->index, di->product_name, di->name);
+  if (r->trace_path)
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--trace: device %u, %s (%s), is an NVIDIA GPU; "
+                    "dispatch monitoring (hsad_monitor.h) serves AMD queues only", di->index,
+                    di->product_name, di->name);
+  if (r->co_version)
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--co-version %u: device %u, %s (%s), is an "
+                    "NVIDIA GPU; code object versions are AMD's", r->co_version, di->index,
+                    di->product_name, di->name);
+  if (ends_with(r->input, ".cl") || ends_with(r->input, ".hip") || ends_with(r->input, ".hsaco"))
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "%s: device %u, %s (%s), is an NVIDIA GPU: give a "
+                    "CUDA source (.cu) or a .cubin, .fatbin or .ptx file (OpenCL C, HIP and code "
+                    "objects are AMD's)", r->input, di->index, di->product_name, di->name);
+  r->nv.cu = ends_with(r->input, ".cu");
+  if (!r->nv.cu && (r->ndefs || r->nincs || r->opt_set))
+    return RUN_USAGE(r, "-D, -I and -O apply to a source (.cu); %s is compiled already", r->input);
+  return 0;
+}
+
+/* SOURCE.cu through NVRTC for the device's sm: r->nv.image becomes the cubin. */
+static int nv_compile(run_t *r) {
+  if (r->opt_set)
+    warn_add(&r->warns, r->cli.json, "-O%d: not passed to NVRTC, which optimizes fully", r->opt);
+  hsad_nv_compile_options_t o = {.target = r->nv.target, .defines = r->defs,
+                                 .define_count = r->ndefs, .include_dirs = r->incs,
+                                 .include_dir_count = r->nincs};
+  void *cubin = NULL;
+  size_t cubin_size = 0;
+  uint64_t t0 = hsad_now_ns();
+  hsad_status_t s = hsad_nv_compile(r->nv.image, r->input, &o, &cubin, &cubin_size, &r->log);
+  r->t_compile = hsad_now_ns() - t0;
+  if (s) return run_fail_named(r, s);
+  free(r->nv.image);
+  r->nv.image = cubin;
+  r->nv.image_size = cubin_size;
+  size_t ll = r->log ? strlen(r->log) : 0;
+  while (ll && (r->log[ll - 1] == '\n' || r->log[ll - 1] == ' ')) r->log[--ll] = '\0';
+  if (ll) warn_add(&r->warns, r->cli.json, "NVRTC: %s", r->log);
+  return 0;
+}
+
+/* The program (compiled or loaded by the driver), its kernel, and the cubin's record of it
+ * (registers, parameter sizes; none for PTX). */
+static int nv_load_program(run_t *r) {
+  TRY(run_read_input(r, r->nv.cu ? "the source file is empty" : "the file is empty",
+                     &r->nv.image, &r->nv.image_size));
+  snprintf(r->nv.target, sizeof r->nv.target, "sm_%u%u", r->di->cc_major, r->di->cc_minor);
+  r->nv.sm = r->di->cc_major * 10 + r->di->cc_minor;
+  if (r->nv.cu) TRY(nv_compile(r));
+  TRY(run_check(r, hsad_program_load_memory(r->dev, r->nv.image, r->nv.image_size, r->input,
+                                            &r->prog)));
+  TRY(find_kernel(&r->cli, r->prog, r->input, r->kname, &r->k));
+  r->kd = hsad_device_kernel_desc(r->k);
+  size_t ei;
+  if (!hsad_nv_program_open_memory(r->nv.image, r->nv.image_size, r->input, &r->nv.meta) &&
+      !hsad_nv_program_select(r->nv.meta, r->nv.sm, &ei)) {
+    const hsad_nv_entry_t *en = hsad_nv_program_entry(r->nv.meta, ei);
+    if (en->kind != HSAD_NV_ENTRY_ELF || hsad_nv_entry_find_kernel(en, r->kd->name, &r->nv.ki) ||
+        !(r->nv.ki->present & HSAD_NV_KI_HAS_PARAMS))
+      r->nv.ki = NULL;
+  }
+  hsad_clear_error();
+  return 0;
+}
+
+/* The arguments against the parameter sizes (and a C++ kernel's mangled name), then bound;
+ * lds:BYTES, last, is the dynamic shared memory. */
+static int nv_check_and_bind_args(run_t *r) {
+  const hsad_nv_kernel_info_t *ki = r->nv.ki;
+  uint32_t nparams = r->nargs, dyn = 0, bad;
+  while (nparams && r->args[nparams - 1].kind == A_LDS) dyn += r->args[--nparams].lds;
+  if (ki) {
+    r->nv.sizes = calloc(ki->param_count + 1, sizeof *r->nv.sizes);
+    if (!r->nv.sizes) return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+    for (uint32_t i = 0; i < ki->param_count; i++) r->nv.sizes[i] = ki->params[i].size;
+    if (cli_check_nv_args(r->kd->name, ki->param_count, r->nv.sizes, r->args, nparams,
+                          run_warn, r, &bad, r->why, sizeof r->why)) {
+      if (bad == nparams) return RUN_FAIL(r, "HSAD_ERR_ARG_COUNT", "%s", r->why);
+      return RUN_FAIL(r, "HSAD_ERR_ARG_KIND", "--arg %s: %s", r->args[bad].spec, r->why);
+    }
+  } else {
+    for (uint32_t i = 0; i < nparams; i++)
+      if (r->args[i].kind == A_LDS)
+        return RUN_FAIL(r, "HSAD_ERR_ARG_KIND", "--arg %s: argument %u of kernel '%s': "
+                        "lds:BYTES (dynamic shared memory, extern __shared__) is not a "
+                        "parameter; give it after the parameters", r->args[i].spec, i,
+                        r->kd->name);
+  }
+  TRY(run_bind_args(r, nparams, false)); /* CUDA's 3-vectors are 3 wide */
+  r->dyn_lds = dyn;
+  if (dyn) r->kargs[r->nkargs++] = HSAD_KARG_LDS_BYTES(dyn);
+  return 0;
+}
+
+static void nv_blocks(const run_t *r, uint32_t blocks[3]) {
+  for (int d = 0; d < 3; d++)
+    blocks[d] = (uint32_t)(((uint64_t)r->grid[d] + r->block[d] - 1) / r->block[d]);
+}
+
+static void nv_report_json(run_t *r) {
+  const hsad_device_info_t *di = r->di;
+  const hsad_device_kernel_desc_t *kd = r->kd;
+  const hsad_nv_kernel_info_t *ki = r->nv.ki;
+  json_object *o = json_object_new_object(), *j = json_object_new_object();
+  json_object_object_add(j, "index", json_object_new_int64(di->index));
+  json_object_object_add(j, "vendor", json_object_new_string("nvidia"));
+  json_object_object_add(j, "name", json_object_new_string(di->name));
+  json_object_object_add(j, "product", json_object_new_string(di->product_name));
+  json_object_object_add(j, "sms", json_object_new_int64(di->compute_units));
+  json_object_object_add(j, "cuda_version", json_object_new_int64(di->cuda_version));
+  json_object_object_add(j, "driver_version", json_object_new_string(di->driver_version));
+  json_object_object_add(o, "device", j);
+  j = json_object_new_object();
+  json_object_object_add(j, "name", json_object_new_string(kd->name));
+  json_object_object_add(j, "registers", ki ? json_object_new_int64(ki->registers) : NULL);
+  json_object_object_add(j, "static_shared_bytes",
+                         json_object_new_int64(kd->group_segment_fixed_size));
+  json_object_object_add(j, "local_bytes", json_object_new_int64(kd->private_segment_fixed_size));
+  json_object_object_add(j, "param_bytes", json_object_new_int64(kd->kernarg_segment_size));
+  json_object *ps = ki ? json_object_new_array() : NULL;
+  for (uint32_t i = 0; ki && i < ki->param_count; i++)
+    json_object_array_add(ps, json_object_new_int64(ki->params[i].size));
+  json_object_object_add(j, "param_sizes", ps);
+  json_object_object_add(j, "max_threads_per_block",
+                         json_object_new_int64(kd->max_flat_workgroup_size));
+  if (r->nv.have_occ) {
+    json_object *oc = json_object_new_object();
+    json_object_object_add(oc, "blocks_per_sm", json_object_new_int64(r->nv.occ.blocks_per_sm));
+    json_object_object_add(oc, "warps_per_sm", json_object_new_int64(r->nv.occ.warps_per_sm));
+    json_object_object_add(oc, "occupancy_pct", json_object_new_int64(r->nv.occ.occupancy_pct));
+    json_object_object_add(oc, "limiter",
+                           json_object_new_string(hsad_nv_limiter_name(r->nv.occ.limiter)));
+    json_object_object_add(j, "occupancy", oc);
+  }
+  json_object_object_add(o, "kernel", j);
+  if (r->nv.cu) {
+    j = json_object_new_object();
+    json_object_object_add(j, "compiler", json_object_new_string("nvrtc"));
+    json_object_object_add(j, "target", json_object_new_string(r->nv.target));
+    json_object_object_add(j, "cubin_bytes", json_u64(r->nv.image_size));
+    json_object_object_add(o, "compile", j);
+  }
+  uint32_t blocks[3];
+  nv_blocks(r, blocks);
+  j = json_object_new_object();
+  json_add_geometry(j, r, blocks);
+  json_object_object_add(j, "dynamic_shared", json_object_new_int64(r->dyn_lds));
+  json_object_object_add(j, "repeat", json_object_new_int64(r->repeat));
+  json_object_object_add(j, "executed", json_object_new_boolean(true));
+  json_object_object_add(o, "dispatch", j);
+  json_finish(r, o);
+}
+
+static void nv_report_text(const run_t *r) {
+  const hsad_device_info_t *di = r->di;
+  const hsad_device_kernel_desc_t *kd = r->kd;
+  const hsad_nv_kernel_info_t *ki = r->nv.ki;
+  printf("device %u: %s (%s), %u SMs, CUDA %d.%d, driver %s\n", di->index, di->product_name,
+         di->name, di->compute_units, di->cuda_version / 1000, di->cuda_version % 1000 / 10,
+         di->driver_version[0] ? di->driver_version : "?");
+  if (r->nv.cu)
+    printf("compiled %s with NVRTC for %s in %.1f ms (%zu-byte cubin)\n", r->input, r->nv.target,
+           r->t_compile / 1e6, r->nv.image_size);
+  printf("kernel %s: ", kd->name);
+  if (ki) printf("%u registers, ", ki->registers);
+  printf("shared %u B static + %u dynamic, local %u B/thread, parameters %u B",
+         kd->group_segment_fixed_size, r->dyn_lds, kd->private_segment_fixed_size,
+         kd->kernarg_segment_size);
+  if (ki) printf(" (%u)", ki->param_count);
+  printf(", max %u threads/block\n", kd->max_flat_workgroup_size);
+  if (r->nv.have_occ)
+    printf("occupancy: %u blocks/SM, %u warps/SM (%u%%; limited by %s)\n",
+           r->nv.occ.blocks_per_sm, r->nv.occ.warps_per_sm, r->nv.occ.occupancy_pct,
+           hsad_nv_limiter_name(r->nv.occ.limiter));
+  uint32_t blocks[3];
+  nv_blocks(r, blocks);
+  printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order; %ux%ux%u blocks "
+         "per launch\n", r->dims, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
+         r->block[2], r->repeat, blocks[0], blocks[1], blocks[2]);
+  print_timings(r);
+  printf("\n");
+  print_buffers(r->args, r->nargs);
+}
 
 /* hsad run on an NVIDIA device: a .cu source through NVRTC for the device's sm, or a cubin,
  * fatbin or PTX file loaded by the driver; the arguments checked against the parameter sizes
  * of the cubin's .nv.info (and a C++ kernel's mangled name), buffers in pinned host memory
- * mapped for the GPU, the dispatches in order on a stream of their own. Returns the exit code. */
-static int run_nvidia(const hsad_cli_t *clip, run_req_t *r, hsad_device_t *dev,
-                      const hsad_device_info_t *di) {
-  hsad_cli_t cli = *clip;
-  int rc = 2;
-  char why[2048];
-  const char *input = r->input;
-  char *image = NULL, *log = NULL;
-  size_t image_size = 0;
-  hsad_nv_program_t *meta = NULL;
-  hsad_program_t *prog = NULL;
-  hsad_queue_t *q = NULL;
-  hsad_karg_t *kargs = NULL;
-  uint64_t *submit = NULL;
-  uint32_t *sizes = NULL;
-  arg_t *args = r->args;
-  uint32_t nargs = r->nargs, repeat = r->repeat;
-  if (r->variants)
-    FAIL("HSAD_ERR_UNSUPPORTED", "--variants: device %u, %s (%s), is an NVIDIA GPU; register "
-         "budget variants are compiled with comgr for AMD GPUs only", di->index,
-         di->product_name, di->name);
-  if (r->trace)
-    FAIL("HSAD_ERR_UNSUPPORTED", "--trace: device %u, %s (%s), is an NVIDIA GPU; dispatch "
-         "monitoring (hsad_monitor.h) serves AMD queues only", di->index, di->product_name,
-         di->name);
-  if (r->co_version)
-    FAIL("HSAD_ERR_UNSUPPORTED", "--co-version %u: device %u, %s (%s), is an NVIDIA GPU; code "
-         "object versions are AMD's", r->co_version, di->index, di->product_name, di->name);
-  if (ends_with(input, ".cl") || ends_with(input, ".hip") || ends_with(input, ".hsaco"))
-    FAIL("HSAD_ERR_UNSUPPORTED", "%s: device %u, %s (%s), is an NVIDIA GPU: give a CUDA source "
-         "(.cu) or a .cubin, .fatbin or .ptx file (OpenCL C, HIP and code objects are AMD's)",
-         input, di->index, di->product_name, di->name);
-  bool cu = ends_with(input, ".cu");
-  if (!cu && (r->ndefs || r->nincs || r->opt_set))
-    USAGE("-D, -I and -O apply to a source (.cu); %s is compiled already", input);
-  struct stat st;
-  if (!stat(input, &st) && S_ISDIR(st.st_mode)) FAIL("error", "%s: is a directory", input);
-  image = slurp(input, &image_size);
-  if (!image) FAIL("error", "%s: %s", input, strerror(errno));
-  if (!image_size)
-    FAIL("error", "%s: the %s is empty", input, cu ? "source file" : "file");
-  char target[16];
-  snprintf(target, sizeof target, "sm_%u%u", di->cc_major, di->cc_minor);
-  uint32_t sm = di->cc_major * 10 + di->cc_minor;
-  uint64_t t_compile = 0;
-  if (cu) {
-    if (r->opt_set)
-      warn_add(r->warns, cli.json, "-O%d: not passed to NVRTC, which optimizes fully", r->opt);
-    hsad_nv_compile_options_t o = {.target = target, .defines = r->defs,
-                                   .define_count = r->ndefs, .include_dirs = r->incs,
-                                   .include_dir_count = r->nincs};
-    void *cubin = NULL;
-    size_t cubin_size = 0;
-    uint64_t t0 = hsad_now_ns();
-    hsad_status_t s = hsad_nv_compile(image, input, &o, &cubin, &cubin_size, &log);
-    t_compile = hsad_now_ns() - t0;
-    if (s) FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
-    free(image);
-    image = cubin;
-    image_size = cubin_size;
-    size_t ll = log ? strlen(log) : 0;
-    while (ll && (log[ll - 1] == '\n' || log[ll - 1] == ' ')) log[--ll] = '\0';
-    if (ll) warn_add(r->warns, cli.json, "NVRTC: %s", log);
-  }
-  CHECK(hsad_program_load_memory(dev, image, image_size, input, &prog));
-  const hsad_device_kernel_t *k;
-  if ((rc = find_kernel(&cli, prog, input, r->kname, &k))) goto out;
-  rc = 2;
-  const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(k);
-  /* the cubin's own record of the kernel (registers, parameter sizes); none for PTX */
-  const hsad_nv_kernel_info_t *ki = NULL;
-  size_t ei;
-  if (!hsad_nv_program_open_memory(image, image_size, input, &meta) &&
-      !hsad_nv_program_select(meta, sm, &ei)) {
-    const hsad_nv_entry_t *en = hsad_nv_program_entry(meta, ei);
-    if (en->kind != HSAD_NV_ENTRY_ELF || hsad_nv_entry_find_kernel(en, kd->name, &ki) ||
-        !(ki->present & HSAD_NV_KI_HAS_PARAMS))
-      ki = NULL;
-  }
-  hsad_clear_error();
-  /* lds:BYTES last: the dynamic shared memory, not a parameter */
-  uint32_t nparams = nargs, dyn = 0;
-  while (nparams && args[nparams - 1].kind == A_LDS) dyn += args[--nparams].lds;
-  uint32_t bad;
-  warnings_json = cli.json;
-  if (ki) {
-    sizes = calloc(ki->param_count + 1, sizeof *sizes);
-    if (!sizes) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-    for (uint32_t i = 0; i < ki->param_count; i++) sizes[i] = ki->params[i].size;
-    if (cli_check_nv_args(kd->name, ki->param_count, sizes, args, nparams, run_warn, r->warns,
-                          &bad, why, sizeof why)) {
-      if (bad == nparams) FAIL("HSAD_ERR_ARG_COUNT", "%s", why);
-      FAIL("HSAD_ERR_ARG_KIND", "--arg %s: %s", args[bad].spec, why);
-    }
-  } else {
-    for (uint32_t i = 0; i < nparams; i++)
-      if (args[i].kind == A_LDS)
-        FAIL("HSAD_ERR_ARG_KIND", "--arg %s: argument %u of kernel '%s': lds:BYTES (dynamic "
-             "shared memory, extern __shared__) is not a parameter; give it after the parameters",
-             args[i].spec, i, kd->name);
-  }
-  kargs = calloc(nargs + 1, sizeof *kargs);
-  if (!kargs) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  uint32_t nk = 0;
-  for (uint32_t i = 0; i < nparams; i++) {
-    arg_t *a = &args[i];
-    if (a->kind == A_BUF) {
-      CHECK(hsad_buffer_alloc(dev, a->count * cli_tsize[a->type], &a->ptr));
-      if (init_buffer(a)) FAIL("error", "--arg %s: cannot read %s: %s", a->spec, a->init,
-                               strerror(errno));
-      kargs[nk++] = HSAD_KARG_PTR(a->ptr);
-    } else if (a->kind == A_SCALAR) { /* CUDA's 3-vectors are 3 wide */
-      kargs[nk++] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nvals * cli_tsize[a->type],
-                                  .bytes = a->value};
-    } else {
-      kargs[nk++] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nbytes, .bytes = a->bytes};
-    }
-  }
-  if (dyn) kargs[nk++] = HSAD_KARG_LDS_BYTES(dyn);
-  CHECK(hsad_queue_create(dev, NULL, &q));
-  hsad_launch_t l = {.dims = r->dims, .args = kargs, .arg_count = nk};
-  memcpy(l.grid, r->grid, sizeof l.grid);
-  memcpy(l.block, r->block, sizeof l.block);
-  submit = calloc(repeat, sizeof *submit);
-  if (!submit) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  uint64_t t_start = hsad_now_ns(), t_submitted, t_done;
-  {
-    hsad_completion_t done = {0};
-    hsad_status_t s = HSAD_OK;
-    for (uint32_t i = 0; i < repeat && !s; i++) {
-      uint64_t t0 = hsad_now_ns();
-      s = hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, i + 1 == repeat ? &done : NULL,
-                               NULL);
-      submit[i] = hsad_now_ns() - t0;
-    }
-    t_submitted = hsad_now_ns();
-    if (!s) s = hsad_completion_wait(&done, t_submitted + 120000000000ull);
-    t_done = hsad_now_ns();
-    CHECK(s);
-  }
-  qsort(submit, repeat, sizeof *submit, cmp_u64);
-  uint32_t flat = r->block[0] * r->block[1] * r->block[2], blocks[3];
-  for (int d = 0; d < 3; d++) blocks[d] = (uint32_t)(((uint64_t)r->grid[d] + r->block[d] - 1) /
-                                                     r->block[d]);
+ * mapped for the GPU, the dispatches in order on a stream of their own. */
+static int run_nvidia(run_t *r) {
+  TRY(nv_check_options(r));
+  TRY(nv_load_program(r));
+  TRY(nv_check_and_bind_args(r));
+  TRY(run_check(r, hsad_queue_create(r->dev, NULL, &r->q)));
+  TRY(run_dispatch_loop(r));
+  uint32_t flat = r->block[0] * r->block[1] * r->block[2];
   hsad_nv_sm_limits_t lim;
-  hsad_nv_occupancy_t occ;
-  bool have_occ = ki && !hsad_nv_sm_limits_get(sm, &lim) &&
-                  !hsad_nv_occupancy_at(ki, &lim, flat, dyn, &occ) && occ.fits;
+  r->nv.have_occ = r->nv.ki && !hsad_nv_sm_limits_get(r->nv.sm, &lim) &&
+                   !hsad_nv_occupancy_at(r->nv.ki, &lim, flat, r->dyn_lds, &r->nv.occ) &&
+                   r->nv.occ.fits;
   hsad_clear_error();
-  if ((rc = 0, write_outputs(&cli, args, nargs, &rc))) goto out;
-  if (cli.json) {
-    json_object *o = json_object_new_object(), *j;
-    j = json_object_new_object();
-    json_object_object_add(j, "index", json_object_new_int64(di->index));
-    json_object_object_add(j, "vendor", json_object_new_string("nvidia"));
-    json_object_object_add(j, "name", json_object_new_string(di->name));
-    json_object_object_add(j, "product", json_object_new_string(di->product_name));
-    json_object_object_add(j, "sms", json_object_new_int64(di->compute_units));
-    json_object_object_add(j, "cuda_version", json_object_new_int64(di->cuda_version));
-    json_object_object_add(j, "driver_version", json_object_new_string(di->driver_version));
-    json_object_object_add(o, "device", j);
-    j = json_object_new_object();
-    json_object_object_add(j, "name", json_object_new_string(kd->name));
-    json_object_object_add(j, "registers", ki ? json_object_new_int64(ki->registers) : NULL);
-    json_object_object_add(j, "static_shared_bytes",
-                           json_object_new_int64(kd->group_segment_fixed_size));
-    json_object_object_add(j, "local_bytes", json_object_new_int64(kd->private_segment_fixed_size));
-    json_object_object_add(j, "param_bytes", json_object_new_int64(kd->kernarg_segment_size));
-    json_object *ps = ki ? json_object_new_array() : NULL;
-    for (uint32_t i = 0; ki && i < ki->param_count; i++)
-      json_object_array_add(ps, json_object_new_int64(ki->params[i].size));
-    json_object_object_add(j, "param_sizes", ps);
-    json_object_object_add(j, "max_threads_per_block",
-                           json_object_new_int64(kd->max_flat_workgroup_size));
-    if (have_occ) {
-      json_object *oc = json_object_new_object();
-      json_object_object_add(oc, "blocks_per_sm", json_object_new_int64(occ.blocks_per_sm));
-      json_object_object_add(oc, "warps_per_sm", json_object_new_int64(occ.warps_per_sm));
-      json_object_object_add(oc, "occupancy_pct", json_object_new_int64(occ.occupancy_pct));
-      json_object_object_add(oc, "limiter",
-                             json_object_new_string(hsad_nv_limiter_name(occ.limiter)));
-      json_object_object_add(j, "occupancy", oc);
+  int rc = 0;
+  if (write_outputs(&r->cli, r->args, r->nargs, &rc)) return rc;
+  if (r->cli.json) nv_report_json(r);
+  else nv_report_text(r);
+  return 0;
+}
+
+/* ---- AMD devices --------------------------------------------------------------------------- */
+
+#ifndef HSAD_NO_AMD
+/* --variants auto: one at a time, so a budget the compiler cannot meet is skipped with its
+ * reason: as written, wg<=B and wg<=B waves>=4 for the block's B work-items. */
+static int amd_compile_variants_auto(run_t *r, const char *src, size_t n,
+                                     const hsad_compile_options_t *o) {
+  uint32_t flat = r->block[0] * r->block[1] * r->block[2];
+  hsad_variant_budget_t a[3] = {{0, 0}, {flat, 0}, {flat, 4}};
+  for (uint32_t i = 0; i < 3; i++) {
+    if (i && (flat == 0 || flat > 1024)) break;
+    char bn[64];
+    budget_name(&a[i], bn, sizeof bn);
+    free(r->log);
+    r->log = NULL;
+    hsad_status_t s = hsad_program_compile_variants(r->dev, src, n, r->input, o, &a[i], 1,
+                                                    &r->vprogs[r->nvprogs], &r->log);
+    if (s == HSAD_ERR_COMPILE && i) {
+      warn_add(&r->warns, r->cli.json, "variant budget %s skipped: %s", bn, hsad_last_error());
+      continue;
     }
-    json_object_object_add(o, "kernel", j);
-    if (cu) {
-      j = json_object_new_object();
-      json_object_object_add(j, "compiler", json_object_new_string("nvrtc"));
-      json_object_object_add(j, "target", json_object_new_string(target));
-      json_object_object_add(j, "cubin_bytes", json_u64(image_size));
-      json_object_object_add(o, "compile", j);
-    }
-    j = json_object_new_object();
-    json_object *g = json_object_new_array(), *b = json_object_new_array(),
-                *bl = json_object_new_array();
-    for (int d = 0; d < 3; d++) {
-      json_object_array_add(g, json_object_new_int64(r->grid[d]));
-      json_object_array_add(b, json_object_new_int64(r->block[d]));
-      json_object_array_add(bl, json_object_new_int64(blocks[d]));
-    }
-    json_object_object_add(j, "dims", json_object_new_int64(r->dims));
-    json_object_object_add(j, "grid", g);
-    json_object_object_add(j, "block", b);
-    json_object_object_add(j, "blocks", bl);
-    json_object_object_add(j, "dynamic_shared", json_object_new_int64(dyn));
-    json_object_object_add(j, "repeat", json_object_new_int64(repeat));
-    json_object_object_add(j, "executed", json_object_new_boolean(true));
-    json_object_object_add(o, "dispatch", j);
-    j = json_object_new_object();
-    json_object_object_add(j, "compile", json_u64(t_compile));
-    json_object_object_add(j, "submit_min", json_u64(submit[0]));
-    json_object_object_add(j, "submit_median", json_u64(submit[repeat / 2]));
-    json_object_object_add(j, "submit_max", json_u64(submit[repeat - 1]));
-    json_object_object_add(j, "submit_to_complete", json_u64(t_done - t_submitted));
-    json_object_object_add(j, "end_to_end", json_u64(t_done - t_start));
-    json_object_object_add(o, "timings_ns", j);
-    json_object_object_add(o, "buffers", json_buffers(args, nargs));
-    json_object *wa = json_object_new_array();
-    for (uint32_t i = 0; i < r->warns->n; i++)
-      json_object_array_add(wa, json_object_new_string(r->warns->text[i]));
-    json_object_object_add(o, "warnings", wa);
-    hsad_cli_print_json(o);
-  } else {
-    printf("device %u: %s (%s), %u SMs, CUDA %d.%d, driver %s\n", di->index, di->product_name,
-           di->name, di->compute_units, di->cuda_version / 1000, di->cuda_version % 1000 / 10,
-           di->driver_version[0] ? di->driver_version : "?");
-    if (cu) printf("compiled %s with NVRTC for %s in %.1f ms (%zu-byte cubin)\n", input, target,
-                   t_compile / 1e6, image_size);
-    printf("kernel %s: ", kd->name);
-    if (ki) printf("%u registers, ", ki->registers);
-    printf("shared %u B static + %u dynamic, local %u B/thread, parameters %u B",
-           kd->group_segment_fixed_size, dyn, kd->private_segment_fixed_size,
-           kd->kernarg_segment_size);
-    if (ki) printf(" (%u)", ki->param_count);
-    printf(", max %u threads/block\n", kd->max_flat_workgroup_size);
-    if (have_occ)
-      printf("occupancy: %u blocks/SM, %u warps/SM (%u%%; limited by %s)\n", occ.blocks_per_sm,
-             occ.warps_per_sm, occ.occupancy_pct, hsad_nv_limiter_name(occ.limiter));
-    printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order; %ux%ux%u blocks "
-           "per launch\n", r->dims, r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1],
-           r->block[2], repeat, blocks[0], blocks[1], blocks[2]);
-    printf("timings: submit median %llu ns (min %llu, max %llu); last submit -> complete %.1f us; "
-           "end to end %.1f us\n", (unsigned long long)submit[repeat / 2],
-           (unsigned long long)submit[0], (unsigned long long)submit[repeat - 1],
-           (t_done - t_submitted) / 1e3, (t_done - t_start) / 1e3);
-    print_buffers(args, nargs);
+    if (s) return run_fail_named(r, s);
+    r->vbudget[r->nvprogs++] = a[i];
   }
-  rc = 0;
-out:
-  if (q) hsad_queue_destroy(q);
-  for (uint32_t i = 0; i < nargs; i++)
-    if (args[i].ptr) {
-      hsad_buffer_free(args[i].ptr);
-      args[i].ptr = NULL;
-    }
-  if (prog) hsad_program_destroy(prog);
-  hsad_nv_program_destroy(meta);
-  free(image);
-  free(log);
-  free(kargs);
-  free(submit);
-  free(sizes);
+  return 0;
+}
+
+/* --variants: the source once per register budget; variant 0 becomes r->prog. */
+static int amd_compile_variants(run_t *r, const char *src, size_t n,
+                                const hsad_compile_options_t *o) {
+  uint64_t t0 = hsad_now_ns();
+  if (!strcmp(r->variants, "auto")) {
+    TRY(amd_compile_variants_auto(r, src, n, o));
+  } else {
+    hsad_status_t s = hsad_program_compile_variants(r->dev, src, n, r->input, o, r->budgets,
+                                                    r->nbudgets, r->vprogs, &r->log);
+    if (s) return run_fail_named(r, s);
+    r->nvprogs = r->nbudgets;
+    memcpy(r->vbudget, r->budgets, r->nbudgets * sizeof *r->budgets);
+  }
+  r->t_compile = hsad_now_ns() - t0;
+  r->prog = r->vprogs[0];
+  r->vprogs[0] = NULL; /* freed as prog */
+  return 0;
+}
+
+/* The source with comgr into a code object, loaded. */
+static int amd_compile_one(run_t *r, const char *src, size_t n, const hsad_compile_options_t *o) {
+  void *elf = NULL;
+  size_t elf_size = 0;
+  uint64_t t0 = hsad_now_ns();
+  hsad_status_t s = hsad_codeobj_compile(src, n, r->input, o, &elf, &elf_size, &r->log);
+  r->t_compile = hsad_now_ns() - t0;
+  if (s) { /* the error message usually carries the compiler's log already: print it once */
+    const char *e = hsad_last_error(), *log = r->log;
+    bool in_msg = log && *log && strstr(e, log);
+    return RUN_FAIL(r, hsad_status_name(s), "%s: %s%s%s", hsad_status_name(s), e,
+                    log && *log && !in_msg ? "\n" : "", log && !in_msg ? log : "");
+  }
+  s = hsad_program_load_memory(r->dev, elf, elf_size, r->input, &r->prog);
+  free(elf);
+  return run_check(r, s);
+}
+
+/* SOURCE.cl / SOURCE.hip compiled for the device's ISA (once, or once per --variants budget),
+ * or a code object / bundle loaded. */
+static int amd_load_program(run_t *r) {
+  if (!ends_with(r->input, ".cl") && !ends_with(r->input, ".hip")) {
+    if (r->variants)
+      return RUN_USAGE(r, "--variants needs a source (.cl or .hip): register budgets are set "
+                       "when it is compiled, %s is compiled already", r->input);
+    return run_check(r, hsad_program_load_file(r->dev, r->input, &r->prog));
+  }
+  char *src = NULL;
+  size_t n = 0;
+  TRY(run_read_input(r, "the source file is empty (no kernel to compile)", &src, &n));
+  hsad_compile_options_t o = {.target = r->di->isa_name, .opt_level = r->opt,
+                              .defines = r->defs, .define_count = r->ndefs,
+                              .include_dirs = r->incs, .include_dir_count = r->nincs,
+                              .code_object_version = r->co_version};
+  int rc = r->variants ? amd_compile_variants(r, src, n, &o) : amd_compile_one(r, src, n, &o);
+  free(src);
   return rc;
 }
 
-int hsad_cmd_run(int argc, char **argv) {
-  hsad_cli_t cli = {.cmd = "run", .json = hsad_cli_wants_json(argc, argv)};
-  const char *input = NULL, *kname = NULL;
-  uint32_t grid[3] = {0, 1, 1}, block[3] = {0, 1, 1}, gdims = 0, bdims = 0, repeat = 1, devi = 0;
-  uint32_t co_version = 0;
-  int opt = 2;
-  arg_t *args = calloc((size_t)argc + 1, sizeof *args);
-  const char **defs = calloc((size_t)argc + 1, sizeof *defs);
-  const char **incs = calloc((size_t)argc + 1, sizeof *incs);
-  uint32_t nargs = 0, ndefs = 0, nincs = 0;
-  bool opt_set = false;
-  int rc = 2;
-  hsad_runtime_t *rt = NULL;
-  hsad_program_t *prog = NULL;
-  hsad_queue_t *q = NULL;
-  uint64_t *submit = NULL;
-  hsad_karg_t *kargs = NULL;
-  char *log = NULL;
-  warnings_t warns = {0};
-  char why[2048];
-  const char *trace_path = NULL, *variants = NULL, *source_path = NULL;
-#ifndef HSAD_NO_AMD
-  hsad_variant_budget_t budgets[HSAD_VARIANT_MAX];
-  uint32_t nbudgets = 0, nvprogs = 0, mon_cap = 1;
-  hsad_trace_t *trace = NULL;
-  uint64_t trace_dropped = 0;
-  hsad_program_t *vprogs[HSAD_VARIANT_MAX] = {0};
-  hsad_variant_budget_t vbudget[HSAD_VARIANT_MAX];
-  hsad_variant_set_t *vset = NULL;
-  json_object *jvariants = NULL;
-#endif
-  if (!args || !defs || !incs) {
-    free(args);
-    free(defs);
-    free(incs);
-    return hsad_cli_fail(&cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  }
-  optind = 0; /* a fresh getopt scan (argv is the command's, argv[0] = "run") */
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, ":hO:D:I:", run_opts, NULL)) != -1) {
-    const char *v = optarg;
-    uint64_t n;
-    switch (c) {
-    case 'h':
-      usage(stdout);
-      rc = 0;
-      goto out;
-    case OPT_JSON: cli.json = true; break;
-    case OPT_TRACE:
-      if (!*v) USAGE("--trace: expected a file name");
-      trace_path = v;
-      break;
-    case OPT_SOURCE:
-      source_path = v;
-      break;
-    case OPT_VARIANTS:
-      variants = v;
-#ifndef HSAD_NO_AMD
-      if (strcmp(v, "auto") && parse_variants(v, budgets, &nbudgets, why, sizeof why))
-        USAGE("--variants %s: %s", v, why);
-#endif
-      break;
-    case OPT_GRID:
-      if (parse_dims(v, grid, &gdims))
-        USAGE("--grid %s: expected X[,Y[,Z]], each an integer from 1 to %u", v, UINT32_MAX);
-      break;
-    case OPT_BLOCK:
-      if (parse_dims(v, block, &bdims))
-        USAGE("--block %s: expected X[,Y[,Z]], each an integer from 1 to %u", v, UINT32_MAX);
-      break;
-    case OPT_ARG:
-      args[nargs].spec = v;
-      if (parse_arg(v, &args[nargs], why, sizeof why)) {
-        nargs++; /* frees its bytes */
-        USAGE("--arg %s: %s", v, why);
-      }
-      args[nargs].spec = v;
-      nargs++;
-      break;
-    case OPT_REPEAT:
-      if (cli_parse_uint(v, REPEAT_MAX, &n) || !n)
-        USAGE("--repeat %s: expected an integer from 1 to %u", v, REPEAT_MAX);
-      repeat = (uint32_t)n;
-      break;
-    case OPT_DEVICE:
-      if (cli_parse_uint(v, UINT32_MAX, &n))
-        USAGE("--device %s: expected a device index (0, 1, ...)", v);
-      devi = (uint32_t)n;
-      break;
-    case OPT_COV:
-      if (strcmp(v, "4") && strcmp(v, "5")) USAGE("--co-version %s: expected 4 or 5", v);
-      co_version = (uint32_t)atoi(v);
-      break;
-    case 'O':
-      if (strlen(v) != 1 || v[0] < '0' || v[0] > '3')
-        USAGE("-O%s: expected -O0, -O1, -O2 or -O3", v);
-      opt = v[0] - '0';
-      opt_set = true;
-      break;
-    case 'D':
-      if (!*v) USAGE("-D: expected -DNAME or -DNAME=VALUE");
-      defs[ndefs++] = v;
-      break;
-    case 'I':
-      if (!*v) USAGE("-I: expected -IDIR");
-      incs[nincs++] = v;
-      break;
-    default:
-      rc = hsad_cli_getopt_fail(&cli, c, argv);
-      goto out;
-    }
-  }
-  for (int i = optind; i < argc; i++) {
-    if (!input) input = argv[i];
-    else if (!kname) kname = argv[i];
-    else USAGE("unexpected argument '%s' (one SOURCE and one KERNEL; see hsad run --help)",
-               argv[i]);
-  }
-  if (!input || !kname || !gdims)
-    USAGE("need SOURCE|FILE, KERNEL and --grid (see hsad run --help)");
-  if (!bdims) {
-    bdims = gdims;
-    block[0] = grid[0] < 64 ? grid[0] : 64;
-  }
-  uint32_t dims = gdims > bdims ? gdims : bdims;
-  for (uint32_t d = 0; d < 3; d++)
-    if (d >= gdims) grid[d] = 1;
-  for (uint32_t i = 0; i < nargs; i++) {
-    char w[1024];
-    if (args[i].kind == A_BUF && !strncmp(args[i].init, "file=", 5)) {
-      if (check_file(&args[i], i, why, sizeof why, w, sizeof w)) USAGE("%s", why);
-      if (w[0]) warn_add(&warns, cli.json, "%s", w);
-    }
-  }
-
-#ifndef HSAD_NO_AMD
-  const char *sstatus = NULL;
-  if (source_path && (rc = source_apply(source_path, input, incs, nincs, &sstatus, why,
-                                        sizeof why)))
-    FAIL_RC(rc, sstatus, "%s", why);
-#else
-  if (source_path) USAGE("--source: kfd-emu's (AMD); this hsad has no AMD backend");
-#endif
-  CHECK(hsad_runtime_open(&rt));
-  hsad_device_t *dev;
-  CHECK(hsad_device_get(rt, devi, &dev));
-  const hsad_device_info_t *di = hsad_device_info(dev);
-  if (di->vendor == HSAD_VENDOR_NVIDIA) {
-    run_req_t req = {.input = input, .kname = kname, .dims = dims, .repeat = repeat,
-                     .args = args, .nargs = nargs, .defs = defs, .ndefs = ndefs, .incs = incs,
-                     .nincs = nincs, .opt = opt, .opt_set = opt_set, .co_version = co_version,
-                     .variants = variants, .trace = trace_path, .warns = &warns};
-    memcpy(req.grid, grid, sizeof grid);
-    memcpy(req.block, block, sizeof block);
-    rc = run_nvidia(&cli, &req, dev, di);
-    goto out;
-  }
-#ifdef HSAD_NO_AMD
-  FAIL("HSAD_ERR_UNSUPPORTED", "--device %u: %s is not an NVIDIA GPU, and this hsad was built "
-       "without the AMD backend (make BACKENDS=nvidia)", devi, di->name);
-#else
-  if (di->vendor != HSAD_VENDOR_AMD)
-    FAIL("HSAD_ERR_UNSUPPORTED", "--device %u: %s (%s) is an NVIDIA GPU: hsad run serves AMD "
-         "devices only so far (NVIDIA: the library's hsad_kernel_dispatch, hsad info)", devi,
-         di->product_name, di->name);
-  uint64_t t_compile = 0;
-  if (ends_with(input, ".cl") || ends_with(input, ".hip")) {
-    size_t n = 0;
-    struct stat st;
-    if (!stat(input, &st) && S_ISDIR(st.st_mode)) FAIL("error", "%s: is a directory", input);
-    char *src = slurp(input, &n);
-    if (!src) FAIL("error", "%s: %s", input, strerror(errno));
-    if (!n) {
-      free(src);
-      FAIL("error", "%s: the source file is empty (no kernel to compile)", input);
-    }
-    hsad_compile_options_t o = {.target = di->isa_name, .opt_level = opt, .defines = defs,
-                                .define_count = ndefs, .include_dirs = incs,
-                                .include_dir_count = nincs, .code_object_version = co_version};
-    if (variants) {
-      uint32_t flat = block[0] * block[1] * block[2];
-      uint64_t t0 = hsad_now_ns();
-      if (!strcmp(variants, "auto")) {
-        /* one at a time: a budget the compiler cannot meet is skipped with its reason */
-        hsad_variant_budget_t a[3] = {{0, 0}, {flat, 0}, {flat, 4}};
-        for (uint32_t i = 0; i < 3; i++) {
-          if (i && (flat == 0 || flat > 1024)) break;
-          char bn[64];
-          budget_name(&a[i], bn, sizeof bn);
-          free(log);
-          log = NULL;
-          hsad_status_t s = hsad_program_compile_variants(dev, src, n, input, &o, &a[i], 1,
-                                                          &vprogs[nvprogs], &log);
-          if (s == HSAD_ERR_COMPILE && i) {
-            warn_add(&warns, cli.json, "variant budget %s skipped: %s", bn, hsad_last_error());
-            continue;
-          }
-          if (s) {
-            free(src);
-            FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
-          }
-          vbudget[nvprogs++] = a[i];
-        }
-      } else {
-        hsad_status_t s = hsad_program_compile_variants(dev, src, n, input, &o, budgets,
-                                                        nbudgets, vprogs, &log);
-        if (s) {
-          free(src);
-          FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
-        }
-        nvprogs = nbudgets;
-        memcpy(vbudget, budgets, nbudgets * sizeof *budgets);
-      }
-      t_compile = hsad_now_ns() - t0;
-      free(src);
-      prog = vprogs[0];
-      vprogs[0] = NULL; /* freed as prog */
-    } else {
-    void *elf = NULL;
-    size_t elf_size = 0;
-    uint64_t t0 = hsad_now_ns();
-    hsad_status_t s = hsad_codeobj_compile(src, n, input, &o, &elf, &elf_size, &log);
-    t_compile = hsad_now_ns() - t0;
-    free(src);
-    if (s) { /* the error message usually carries the compiler's log already: print it once */
-      const char *e = hsad_last_error();
-      bool in_msg = log && *log && strstr(e, log);
-      FAIL(hsad_status_name(s), "%s: %s%s%s", hsad_status_name(s), e,
-           log && *log && !in_msg ? "\n" : "", log && !in_msg ? log : "");
-    }
-    s = hsad_program_load_memory(dev, elf, elf_size, input, &prog);
-    free(elf);
-    CHECK(s);
-    }
-  } else {
-    if (variants)
-      USAGE("--variants needs a source (.cl or .hip): register budgets are set when it is "
-            "compiled, %s is compiled already", input);
-    CHECK(hsad_program_load_file(dev, input, &prog));
-  }
-  const hsad_device_kernel_t *k;
-  if ((rc = find_kernel(&cli, prog, input, kname, &k))) goto out;
-  rc = 2;
-  if (variants) {
-    /* the set: variant 0 is prog, the others vprogs[1..] */
+/* KERNEL in the program (and the variant set of --variants: variant 0 is prog, the others
+ * vprogs[1..]); then one --arg per explicit argument, each of the kind and type the metadata
+ * declares, bound. */
+static int amd_find_kernel_and_bind(run_t *r) {
+  TRY(find_kernel(&r->cli, r->prog, r->input, r->kname, &r->k));
+  if (r->variants) {
     hsad_program_t *ps[HSAD_VARIANT_MAX];
-    ps[0] = prog;
-    for (uint32_t i = 1; i < nvprogs; i++) ps[i] = vprogs[i];
-    CHECK(hsad_variant_set_from_programs(ps, nvprogs, hsad_device_kernel_desc(k)->name, &vset));
+    ps[0] = r->prog;
+    for (uint32_t i = 1; i < r->nvprogs; i++) ps[i] = r->vprogs[i];
+    TRY(run_check(r, hsad_variant_set_from_programs(ps, r->nvprogs,
+                                                    hsad_device_kernel_desc(r->k)->name,
+                                                    &r->vset)));
   }
-  const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(k);
-  const hsad_kernel_info_t *ki = hsad_kernel_info(kd->codeobj_kernel);
-  kname = kd->name;
-
-  /* one --arg per explicit argument, each of the kind and type the metadata declares */
+  r->kd = hsad_device_kernel_desc(r->k);
+  r->ki = hsad_kernel_info(r->kd->codeobj_kernel);
+  r->kname = r->kd->name;
   uint32_t bad;
-  warnings_json = cli.json;
-  if (cli_check_args(kd, args, nargs, CLI_SYNTAX_RUN, run_warn, &warns, &bad, why, sizeof why)) {
-    if (bad == nargs) FAIL("HSAD_ERR_ARG_COUNT", "%s", why);
-    FAIL("HSAD_ERR_ARG_KIND", "--arg %s: %s", args[bad].spec, why);
+  if (cli_check_args(r->kd, r->args, r->nargs, CLI_SYNTAX_RUN, run_warn, r, &bad, r->why,
+                     sizeof r->why)) {
+    if (bad == r->nargs) return RUN_FAIL(r, "HSAD_ERR_ARG_COUNT", "%s", r->why);
+    return RUN_FAIL(r, "HSAD_ERR_ARG_KIND", "--arg %s: %s", r->args[bad].spec, r->why);
   }
-  kargs = calloc(nargs + 1, sizeof *kargs);
-  if (!kargs) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  uint32_t dyn_lds = 0;
-  for (uint32_t i = 0; i < nargs; i++) {
-    arg_t *a = &args[i];
-    if (a->kind == A_BUF) {
-      CHECK(hsad_buffer_alloc(dev, a->count * cli_tsize[a->type], &a->ptr));
-      if (init_buffer(a)) FAIL("error", "--arg %s: cannot read %s: %s", a->spec, a->init,
-                               strerror(errno));
-      kargs[i] = HSAD_KARG_PTR(a->ptr);
-    } else if (a->kind == A_SCALAR) {
-      uint32_t w = a->nvals == 3 ? 4 : a->nvals;
-      kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = w * cli_tsize[a->type],
-                               .bytes = a->value};
-    } else if (a->kind == A_BYTES) {
-      kargs[i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = a->nbytes, .bytes = a->bytes};
-    } else {
-      kargs[i] = HSAD_KARG_LDS_BYTES(a->lds);
-      dyn_lds += a->lds;
-    }
-  }
+  return run_bind_args(r, r->nargs, true);
+}
 
-  /* HIP's blockDim is the partial size in the last workgroup (ockl's get_local_size): the
-   * usual blockIdx.x * blockDim.x + threadIdx.x then misses the tail. ROCm 5.2's HIP code
-   * objects say .language "OpenCL C": a HIP kernel is one from a .hip source, from a HIP
-   * offload-bundle entry or .hip_fatbin (hsad_codeobj_is_hip: an extern "C" kernel of a
-   * hipcc program), or with a C++ (mangled) name. OpenCL kernels (get_global_id) are not
-   * affected. */
-  bool hip = ends_with(input, ".hip") || !strncmp(kname, "_Z", 2) ||
-             hsad_codeobj_is_hip(hsad_kernel_codeobj(kd->codeobj_kernel)) ||
-             (ki->language && strstr(ki->language, "HIP"));
-  for (uint32_t d = 0; hip && d < dims; d++) {
+/* HIP's blockDim is the partial size in the last workgroup (ockl's get_local_size): the
+ * usual blockIdx.x * blockDim.x + threadIdx.x then misses the tail. ROCm 5.2's HIP code
+ * objects say .language "OpenCL C": a HIP kernel is one from a .hip source, from a HIP
+ * offload-bundle entry or .hip_fatbin (hsad_codeobj_is_hip: an extern "C" kernel of a
+ * hipcc program), or with a C++ (mangled) name. OpenCL kernels (get_global_id) are not
+ * affected. */
+static void amd_warn_hip_grid(run_t *r) {
+  const uint32_t *grid = r->grid, *block = r->block;
+  bool hip = ends_with(r->input, ".hip") || !strncmp(r->kname, "_Z", 2) ||
+             hsad_codeobj_is_hip(hsad_kernel_codeobj(r->kd->codeobj_kernel)) ||
+             (r->ki->language && strstr(r->ki->language, "HIP"));
+  for (uint32_t d = 0; hip && d < r->dims; d++) {
     if (grid[d] % block[d] == 0) continue;
     uint32_t part = grid[d] % block[d], last = grid[d] / block[d];
     static const char xyz[] = "xyz";
-    warn_add(&warns, cli.json, "grid %u is not a multiple of the block %u in %c: in the last "
-             "workgroup (blockIdx.%c %u) HIP's blockDim.%c is %u, not %u, so an index "
+    warn_add(&r->warns, r->cli.json, "grid %u is not a multiple of the block %u in %c: in the "
+             "last workgroup (blockIdx.%c %u) HIP's blockDim.%c is %u, not %u, so an index "
              "blockIdx.%c * blockDim.%c + threadIdx.%c covers %llu..%llu and work-items "
              "%llu..%u are never computed; use --grid %llu and bound-check in the kernel",
              grid[d], block[d], xyz[d], xyz[d], last, xyz[d], part, block[d], xyz[d], xyz[d],
@@ -1442,279 +1427,252 @@ int hsad_cmd_run(int argc, char **argv) {
              (unsigned long long)last * part + part, grid[d] - 1,
              ((unsigned long long)grid[d] + block[d] - 1) / block[d] * block[d]);
   }
-  bool emulated = hsad_rocr_is_emulated();
+}
+
+/* kfd-emu: the kernel's own source (POCL), else a twin (said), else an error naming both
+ * remedies (tools/kfd-emu/kfd_emu.h, kfd_emu_kernel_mode); r->executed says whether it runs. */
+static int amd_check_emulation(run_t *r) {
+  r->emulated = hsad_rocr_is_emulated();
   const char *nt = getenv("KFD_EMU_NO_TWIN");
-  /* kfd-emu: the kernel's own source (POCL), else a twin (said), else an error naming both
-   * remedies (tools/kfd-emu/kfd_emu.h, kfd_emu_kernel_mode) */
-  int emu_mode = KFD_EMU_KERNEL_TWIN;
+  bool noop = nt && !strcmp(nt, "noop");
+  r->emu_mode = KFD_EMU_KERNEL_TWIN;
   kfd_emu_kernel_mode_fn mode_fn = NULL;
-  if (emulated) *(void **)&mode_fn = dlsym(RTLD_DEFAULT, "kfd_emu_kernel_mode");
+  if (r->emulated) *(void **)&mode_fn = dlsym(RTLD_DEFAULT, "kfd_emu_kernel_mode");
   if (mode_fn) {
     char said[4096];
-    emu_mode = mode_fn(kd->kernel_object, said, sizeof said);
-    if (source_path &&
-        source_check(source_path, kname, emu_mode, said, &warns, cli.json, why, sizeof why))
-      FAIL("HSAD_ERR_KERNEL_NOT_FOUND", "HSAD_ERR_KERNEL_NOT_FOUND: %s", why);
-    if (emu_mode == KFD_EMU_KERNEL_TWIN) warn_add(&warns, cli.json, "%s", said);
-    if (emu_mode == KFD_EMU_KERNEL_BUILD_FAILED)
-      FAIL("HSAD_ERR_COMPILE", "HSAD_ERR_COMPILE: %s: kfd-emu: %s", input, said);
-    if (emu_mode == KFD_EMU_KERNEL_NONE && !(nt && !strcmp(nt, "noop")))
-      FAIL("HSAD_ERR_UNSUPPORTED", "HSAD_ERR_UNSUPPORTED: %s: %s", input, said);
+    r->emu_mode = mode_fn(r->kd->kernel_object, said, sizeof said);
+    if (r->source_path && source_check(r->source_path, r->kname, r->emu_mode, said, &r->warns,
+                                       r->cli.json, r->why, sizeof r->why))
+      return RUN_FAIL(r, "HSAD_ERR_KERNEL_NOT_FOUND", "HSAD_ERR_KERNEL_NOT_FOUND: %s", r->why);
+    if (r->emu_mode == KFD_EMU_KERNEL_TWIN) warn_add(&r->warns, r->cli.json, "%s", said);
+    if (r->emu_mode == KFD_EMU_KERNEL_BUILD_FAILED)
+      return RUN_FAIL(r, "HSAD_ERR_COMPILE", "HSAD_ERR_COMPILE: %s: kfd-emu: %s", r->input, said);
+    if (r->emu_mode == KFD_EMU_KERNEL_NONE && !noop)
+      return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "HSAD_ERR_UNSUPPORTED: %s: %s", r->input, said);
   }
-  bool executed = !(emulated && nt && !strcmp(nt, "noop") && emu_mode != KFD_EMU_KERNEL_SOURCE &&
-                    !twin_exists(ki->symbol));
-  if (!executed)
-    warn_add(&warns, cli.json, "kernel %s was not executed: kfd-emu has no host twin for it "
-             "and KFD_EMU_NO_TWIN=noop completes such dispatches without running them, so "
-             "every buffer still holds its initial contents", kname);
+  r->executed = !(r->emulated && noop && r->emu_mode != KFD_EMU_KERNEL_SOURCE &&
+                  !twin_exists(r->ki->symbol));
+  if (!r->executed)
+    warn_add(&r->warns, r->cli.json, "kernel %s was not executed: kfd-emu has no host twin for "
+             "it and KFD_EMU_NO_TWIN=noop completes such dispatches without running them, so "
+             "every buffer still holds its initial contents", r->kname);
+  return 0;
+}
 
-  if (vset) {
-    uint32_t flat = block[0] * block[1] * block[2];
-    hsad_variant_choice_t ch;
-    hsad_status_t s = hsad_variant_set_select(vset, flat, dyn_lds, &ch, NULL);
-    if (s) FAIL(hsad_status_name(s), "%s: %s", hsad_status_name(s), hsad_last_error());
-    json_object *cands = cli.json ? json_object_new_array() : NULL;
-    if (!cli.json)
-      printf("variants of %s at workgroup size %u (%s):\n", kname, flat, di->name);
-    for (uint32_t i = 0; i < nvprogs; i++) {
-      const hsad_device_kernel_t *vk = hsad_variant_set_kernel(vset, i);
-      const hsad_kernel_t *vck = hsad_device_kernel_desc(vk)->codeobj_kernel;
-      const hsad_kernel_info_t *vi = hsad_kernel_info(vck);
-      hsad_pressure_row_t row;
-      bool allowed = hsad_kernel_pressure_at(vck, NULL, flat, dyn_lds, &row) == HSAD_OK;
-      uint32_t spills = vi->vgpr_spill_count + vi->sgpr_spill_count;
-      char bn[64];
-      budget_name(&vbudget[i], bn, sizeof bn);
-      if (cli.json) {
-        json_object *j = json_object_new_object();
-        json_object_object_add(j, "index", json_object_new_int64(i));
-        json_object_object_add(j, "max_workgroup_size",
-                               json_object_new_int64(vbudget[i].max_workgroup_size));
-        json_object_object_add(j, "min_waves_per_eu",
-                               json_object_new_int64(vbudget[i].min_waves_per_eu));
-        json_object_object_add(j, "vgpr", json_object_new_int64(vi->vgpr_count));
-        json_object_object_add(j, "spills", json_object_new_int64(spills));
-        json_object_object_add(j, "scratch_bytes",
-                               json_object_new_int64(vi->private_segment_fixed_size));
-        json_object_object_add(j, "max_flat_workgroup_size",
-                               json_object_new_int64(vi->max_flat_workgroup_size));
-        json_object_object_add(j, "waves_per_simd",
-                               allowed ? json_object_new_int64(row.occupancy.waves_per_simd)
-                                       : NULL);
-        json_object_array_add(cands, j);
-      } else if (allowed) {
-        printf("  variant %u (%s): %u VGPRs, %u spills, scratch %u B/work-item, %u waves/SIMD\n",
-               i, bn, vi->vgpr_count, spills, vi->private_segment_fixed_size,
-               row.occupancy.waves_per_simd);
-      } else {
-        printf("  variant %u (%s): %u VGPRs, %u spills, scratch %u B/work-item, does not allow "
-               "%u work-items (maximum %u)\n", i, bn, vi->vgpr_count, spills,
-               vi->private_segment_fixed_size, flat, vi->max_flat_workgroup_size);
-      }
-    }
-    if (cli.json) {
-      jvariants = json_object_new_object();
-      json_object_object_add(jvariants, "candidates", cands);
-      json_object_object_add(jvariants, "choice", json_object_new_int64(ch.index));
-      json_object_object_add(jvariants, "reason",
-                             json_object_new_string(hsad_variant_reason_name(ch.reason)));
-    } else {
-      printf("choice: variant %u (%s; %u of %u variants allow %u work-items)\n", ch.index,
-             hsad_variant_reason_name(ch.reason), ch.candidates, nvprogs, flat);
-    }
-    k = hsad_variant_set_kernel(vset, ch.index);
-    kd = hsad_device_kernel_desc(k);
-    ki = hsad_kernel_info(kd->codeobj_kernel);
-  }
-  hsad_queue_options_t qo = queue_options(di, kd->kernarg_segment_size);
-  CHECK(hsad_queue_create(dev, &qo, &q));
-  /* --trace: a profiling queue holds the device times of its last `size` packets, so the
-   * records are drained every quarter ring: the run asks for a completion every size/4
-   * dispatches (a barrier-AND packet each) and, size/4 dispatches later, waits for it (usually
-   * long reached) and drains what completed, well before a slot of an undrained record is
-   * reused (size packets later) */
-  uint32_t step = qo.size / 4;
-  hsad_completion_t marks[2] = {{0}, {0}};
-  if (trace_path) {
-    while (mon_cap < repeat && mon_cap < (1u << 20)) mon_cap <<= 1;
-    if (mon_cap > 2 * qo.size) mon_cap = 2 * qo.size;
-    CHECK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = mon_cap,
-                                                                  .alert = trace_alert}));
-    CHECK(hsad_trace_create(&trace));
-  }
-  hsad_launch_t l = {.dims = dims, .args = kargs, .arg_count = nargs};
-  memcpy(l.grid, grid, sizeof grid);
-  memcpy(l.block, block, sizeof block);
-  submit = calloc(repeat, sizeof *submit);
-  if (!submit) FAIL("HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  /* the dispatches, the wait and the device timestamps of the last one */
-  uint64_t t_start = hsad_now_ns(), t_submitted, t_done, gs = 0, ge = 0;
-  bool have_gpu_time;
-  {
-    hsad_completion_t done = {0}; /* a value: nothing to release */
-    hsad_status_t s = HSAD_OK;
-    for (uint32_t r = 0; r < repeat && !s; r++) {
-      if (trace && r % step == 0 && r >= 2 * step) { /* the mark of dispatch r - step - 1 */
-        s = hsad_completion_wait(&marks[(r / step + 1) & 1], hsad_now_ns() + 120000000000ull);
-        if (!s) s = trace_drain(q, trace, &trace_dropped);
-        if (s) break;
-      }
-      uint64_t t0 = hsad_now_ns();
-      hsad_completion_t *dc = r + 1 == repeat                      ? &done
-                              : trace && (r + 1) % step == 0 ? &marks[((r + 1) / step) & 1]
-                                                             : NULL;
-      s = vset ? hsad_variant_dispatch(q, vset, &l, t0 + 10000000000ull, dc, NULL)
-               : hsad_kernel_dispatch(q, k, &l, t0 + 10000000000ull, dc, NULL);
-      submit[r] = hsad_now_ns() - t0;
-    }
-    t_submitted = hsad_now_ns();
-    if (!s) s = hsad_completion_wait(&done, t_submitted + 120000000000ull);
-    t_done = hsad_now_ns();
-    have_gpu_time = !s && hsad_completion_times(&done, &gs, &ge) == HSAD_OK;
-    CHECK(s);
-  }
-  if (trace_path) CHECK(write_trace(q, trace, trace_path, mon_cap));
-  qsort(submit, repeat, sizeof *submit, cmp_u64);
-  uint32_t flat = block[0] * block[1] * block[2];
-  hsad_occupancy_t occ;
-  bool have_occ = hsad_kernel_occupancy(kd->codeobj_kernel, NULL, flat, dyn_lds, &occ) == HSAD_OK;
-  uint32_t cov = hsad_codeobj_info(hsad_program_codeobj(prog))->code_object_version;
-
-  /* outputs */
-  if (write_outputs(&cli, args, nargs, &rc)) goto out;
-  if (cli.json) {
-    json_object *o = json_object_new_object(), *j;
-    j = json_object_new_object();
-    json_object_object_add(j, "index", json_object_new_int64(di->index));
-    json_object_object_add(j, "name", json_object_new_string(di->name));
-    json_object_object_add(j, "isa", json_object_new_string(di->isa_name));
-    json_object_object_add(j, "compute_units", json_object_new_int64(di->compute_units));
-    json_object_object_add(j, "emulated", json_object_new_boolean(emulated));
-    json_object_object_add(o, "device", j);
-    j = json_object_new_object();
-    json_object_object_add(j, "name", json_object_new_string(ki->name));
-    json_object_object_add(j, "code_object_version", json_object_new_int64(cov));
-    json_object_object_add(j, "vgpr", json_object_new_int64(ki->vgpr_count));
-    json_object_object_add(j, "sgpr", json_object_new_int64(ki->sgpr_count));
-    json_object_object_add(j, "agpr", json_object_new_int64(ki->agpr_count));
-    json_object_object_add(j, "vgpr_spill", json_object_new_int64(ki->vgpr_spill_count));
-    json_object_object_add(j, "sgpr_spill", json_object_new_int64(ki->sgpr_spill_count));
-    json_object_object_add(j, "private_segment_bytes",
-                           json_object_new_int64(ki->private_segment_fixed_size));
-    json_object_object_add(j, "group_segment_bytes",
-                           json_object_new_int64(ki->group_segment_fixed_size));
-    json_object_object_add(j, "kernarg_segment_bytes",
-                           json_object_new_int64(ki->kernarg_segment_size));
+/* --variants: variant i's line (text) or object (JSON, into cands). */
+static void amd_report_variant(run_t *r, uint32_t i, uint32_t flat, json_object *cands) {
+  const hsad_device_kernel_t *vk = hsad_variant_set_kernel(r->vset, i);
+  const hsad_kernel_t *vck = hsad_device_kernel_desc(vk)->codeobj_kernel;
+  const hsad_kernel_info_t *vi = hsad_kernel_info(vck);
+  hsad_pressure_row_t row;
+  bool allowed = hsad_kernel_pressure_at(vck, NULL, flat, r->dyn_lds, &row) == HSAD_OK;
+  uint32_t spills = vi->vgpr_spill_count + vi->sgpr_spill_count;
+  char bn[64];
+  budget_name(&r->vbudget[i], bn, sizeof bn);
+  if (cands) {
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "index", json_object_new_int64(i));
+    json_object_object_add(j, "max_workgroup_size",
+                           json_object_new_int64(r->vbudget[i].max_workgroup_size));
+    json_object_object_add(j, "min_waves_per_eu",
+                           json_object_new_int64(r->vbudget[i].min_waves_per_eu));
+    json_object_object_add(j, "vgpr", json_object_new_int64(vi->vgpr_count));
+    json_object_object_add(j, "spills", json_object_new_int64(spills));
+    json_object_object_add(j, "scratch_bytes",
+                           json_object_new_int64(vi->private_segment_fixed_size));
     json_object_object_add(j, "max_flat_workgroup_size",
-                           json_object_new_int64(kd->max_flat_workgroup_size));
-    if (have_occ) {
-      json_object *oc = json_object_new_object();
-      json_object_object_add(oc, "waves_per_simd", json_object_new_int64(occ.waves_per_simd));
-      json_object_object_add(oc, "workgroups_per_cu",
-                             json_object_new_int64(occ.workgroups_per_cu));
-      json_object_object_add(oc, "wgp_mode", json_object_new_boolean(occ.wgp_mode));
-      json_object_object_add(oc, "limiter",
-                             json_object_new_string(hsad_occ_limiter_name(occ.limiter)));
-      json_object_object_add(j, "occupancy", oc);
-    }
-    json_object_object_add(o, "kernel", j);
-    j = json_object_new_object();
-    json_object *g = json_object_new_array(), *b = json_object_new_array();
-    for (int d = 0; d < 3; d++) {
-      json_object_array_add(g, json_object_new_int64(grid[d]));
-      json_object_array_add(b, json_object_new_int64(block[d]));
-    }
-    json_object_object_add(j, "dims", json_object_new_int64(dims));
-    json_object_object_add(j, "grid", g);
-    json_object_object_add(j, "block", b);
-    json_object_object_add(j, "dynamic_lds", json_object_new_int64(dyn_lds));
-    json_object_object_add(j, "repeat", json_object_new_int64(repeat));
-    json_object_object_add(j, "kernarg_block_bytes",
-                           json_object_new_int64(qo.kernarg_block_size ? qo.kernarg_block_size
-                                                                       : 512));
-    json_object_object_add(j, "executed", json_object_new_boolean(executed));
-    json_object_object_add(o, "dispatch", j);
-    j = json_object_new_object();
-    json_object_object_add(j, "compile", json_u64(t_compile));
-    json_object_object_add(j, "submit_min", json_u64(submit[0]));
-    json_object_object_add(j, "submit_median", json_u64(submit[repeat / 2]));
-    json_object_object_add(j, "submit_max", json_u64(submit[repeat - 1]));
-    json_object_object_add(j, "submit_to_complete", json_u64(t_done - t_submitted));
-    json_object_object_add(j, "end_to_end", json_u64(t_done - t_start));
-    if (have_gpu_time) json_object_object_add(j, "last_dispatch_gpu", json_u64(ge - gs));
-    json_object_object_add(o, "timings_ns", j);
-    json_object_object_add(o, "buffers", json_buffers(args, nargs));
-    if (jvariants) {
-      json_object_object_add(o, "variants", jvariants);
-      jvariants = NULL;
-    }
-    if (trace_path) json_object_object_add(o, "trace", json_object_new_string(trace_path));
-    json_object *wa = json_object_new_array();
-    for (uint32_t i = 0; i < warns.n; i++)
-      json_object_array_add(wa, json_object_new_string(warns.text[i]));
-    json_object_object_add(o, "warnings", wa);
-    hsad_cli_print_json(o);
+                           json_object_new_int64(vi->max_flat_workgroup_size));
+    json_object_object_add(j, "waves_per_simd",
+                           allowed ? json_object_new_int64(row.occupancy.waves_per_simd) : NULL);
+    json_object_array_add(cands, j);
+  } else if (allowed) {
+    printf("  variant %u (%s): %u VGPRs, %u spills, scratch %u B/work-item, %u waves/SIMD\n", i,
+           bn, vi->vgpr_count, spills, vi->private_segment_fixed_size,
+           row.occupancy.waves_per_simd);
   } else {
-    printf("device %u: %s (%s), %u CUs%s%s\n", di->index, di->name, di->isa_name,
-           di->compute_units, emulated ? ", kfd-emu " : "",
-           !emulated ? ""
-           : executed ? (emu_mode == KFD_EMU_KERNEL_SOURCE
-                             ? "(the kernel ran from its OpenCL C source through POCL; timings "
-                               "are host-side costs, not GPU performance)"
-                             : "(kernels ran as host twins; timings are host-side costs, not GPU "
-                               "performance)")
-                      : "(the kernel was NOT executed: no host twin, KFD_EMU_NO_TWIN=noop)");
-    if (t_compile) printf("compiled %s with comgr in %.1f ms\n", input, t_compile / 1e6);
-    printf("kernel %s: code object v%u, %u VGPR, %u SGPR, %u AGPR, spills %u/%u (VGPR/SGPR), "
-           "scratch %u B/work-item, LDS %u B fixed + %u dynamic, kernarg %u B\n",
-           ki->name, cov, ki->vgpr_count, ki->sgpr_count, ki->agpr_count, ki->vgpr_spill_count,
-           ki->sgpr_spill_count, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
-           dyn_lds, ki->kernarg_segment_size);
-    if (have_occ)
-      printf("occupancy: %u waves/SIMD, %u workgroups/%s (limited by %s)\n", occ.waves_per_simd,
-             occ.workgroups_per_cu, occ.wgp_mode ? "WGP" : "CU",
-             hsad_occ_limiter_name(occ.limiter));
-    printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order", dims, grid[0],
-           grid[1], grid[2], block[0], block[1], block[2], repeat);
-    if (qo.kernarg_block_size)
-      printf("; own queue of %u packets with %u-byte kernarg blocks (kernarg segment %u B)",
-             qo.size, qo.kernarg_block_size, kd->kernarg_segment_size);
-    printf("\n");
-    printf("timings: submit median %llu ns (min %llu, max %llu); last submit -> complete %.1f us; "
-           "end to end %.1f us", (unsigned long long)submit[repeat / 2],
-           (unsigned long long)submit[0], (unsigned long long)submit[repeat - 1],
-           (t_done - t_submitted) / 1e3, (t_done - t_start) / 1e3);
-    if (have_gpu_time) printf("; last dispatch on the device %.1f us", (ge - gs) / 1e3);
-    printf("\n");
-    print_buffers(args, nargs);
-    if (trace_path) printf("trace: %s\n", trace_path);
+    printf("  variant %u (%s): %u VGPRs, %u spills, scratch %u B/work-item, does not allow "
+           "%u work-items (maximum %u)\n", i, bn, vi->vgpr_count, spills,
+           vi->private_segment_fixed_size, flat, vi->max_flat_workgroup_size);
   }
-  rc = 0;
-#endif
-out:
-  for (uint32_t i = 0; i < nargs; i++) {
-    if (args[i].ptr) hsad_buffer_free(args[i].ptr);
-    free(args[i].bytes);
-    free((char *)args[i].out_file);
-    free((char *)args[i].txt_file);
+}
+
+/* --variants: the choice at the block's size, each variant and the reason reported; the
+ * chosen variant's kernel becomes r->k. */
+static int amd_select_variant(run_t *r) {
+  if (!r->vset) return 0;
+  uint32_t flat = r->block[0] * r->block[1] * r->block[2];
+  hsad_variant_choice_t ch;
+  hsad_status_t s = hsad_variant_set_select(r->vset, flat, r->dyn_lds, &ch, NULL);
+  if (s) return run_fail_named(r, s);
+  json_object *cands = r->cli.json ? json_object_new_array() : NULL;
+  if (!r->cli.json)
+    printf("variants of %s at workgroup size %u (%s):\n", r->kname, flat, r->di->name);
+  for (uint32_t i = 0; i < r->nvprogs; i++) amd_report_variant(r, i, flat, cands);
+  if (r->cli.json) {
+    r->jvariants = json_object_new_object();
+    json_object_object_add(r->jvariants, "candidates", cands);
+    json_object_object_add(r->jvariants, "choice", json_object_new_int64(ch.index));
+    json_object_object_add(r->jvariants, "reason",
+                           json_object_new_string(hsad_variant_reason_name(ch.reason)));
+  } else {
+    printf("choice: variant %u (%s; %u of %u variants allow %u work-items)\n", ch.index,
+           hsad_variant_reason_name(ch.reason), ch.candidates, r->nvprogs, flat);
   }
-  for (uint32_t i = 0; i < warns.n; i++) free(warns.text[i]);
-#ifndef HSAD_NO_AMD
-  hsad_trace_destroy(trace);
+  r->k = hsad_variant_set_kernel(r->vset, ch.index);
+  r->kd = hsad_device_kernel_desc(r->k);
+  r->ki = hsad_kernel_info(r->kd->codeobj_kernel);
+  return 0;
+}
+
+/* The dedicated queue (queue_options) and, for --trace, its monitor and the trace. */
+static int amd_create_queue(run_t *r) {
+  r->qo = queue_options(r->di, r->kd->kernarg_segment_size);
+  TRY(run_check(r, hsad_queue_create(r->dev, &r->qo, &r->q)));
+  if (!r->trace_path) return 0;
+  r->mon_cap = 1;
+  while (r->mon_cap < r->repeat && r->mon_cap < (1u << 20)) r->mon_cap <<= 1;
+  if (r->mon_cap > 2 * r->qo.size) r->mon_cap = 2 * r->qo.size;
+  TRY(run_check(r, hsad_queue_monitor_enable(r->q, &(hsad_monitor_options_t){
+                                                       .capacity = r->mon_cap,
+                                                       .alert = trace_alert})));
+  return run_check(r, hsad_trace_create(&r->trace));
+}
+
+static json_object *amd_json_kernel(const run_t *r) {
+  const hsad_kernel_info_t *ki = r->ki;
+  json_object *j = json_object_new_object();
+  uint32_t cov = hsad_codeobj_info(hsad_program_codeobj(r->prog))->code_object_version;
+  json_object_object_add(j, "name", json_object_new_string(ki->name));
+  json_object_object_add(j, "code_object_version", json_object_new_int64(cov));
+  json_object_object_add(j, "vgpr", json_object_new_int64(ki->vgpr_count));
+  json_object_object_add(j, "sgpr", json_object_new_int64(ki->sgpr_count));
+  json_object_object_add(j, "agpr", json_object_new_int64(ki->agpr_count));
+  json_object_object_add(j, "vgpr_spill", json_object_new_int64(ki->vgpr_spill_count));
+  json_object_object_add(j, "sgpr_spill", json_object_new_int64(ki->sgpr_spill_count));
+  json_object_object_add(j, "private_segment_bytes",
+                         json_object_new_int64(ki->private_segment_fixed_size));
+  json_object_object_add(j, "group_segment_bytes",
+                         json_object_new_int64(ki->group_segment_fixed_size));
+  json_object_object_add(j, "kernarg_segment_bytes",
+                         json_object_new_int64(ki->kernarg_segment_size));
+  json_object_object_add(j, "max_flat_workgroup_size",
+                         json_object_new_int64(r->kd->max_flat_workgroup_size));
+  hsad_occupancy_t occ;
+  uint32_t flat = r->block[0] * r->block[1] * r->block[2];
+  if (hsad_kernel_occupancy(r->kd->codeobj_kernel, NULL, flat, r->dyn_lds, &occ) == HSAD_OK) {
+    json_object *oc = json_object_new_object();
+    json_object_object_add(oc, "waves_per_simd", json_object_new_int64(occ.waves_per_simd));
+    json_object_object_add(oc, "workgroups_per_cu", json_object_new_int64(occ.workgroups_per_cu));
+    json_object_object_add(oc, "wgp_mode", json_object_new_boolean(occ.wgp_mode));
+    json_object_object_add(oc, "limiter",
+                           json_object_new_string(hsad_occ_limiter_name(occ.limiter)));
+    json_object_object_add(j, "occupancy", oc);
+  }
+  return j;
+}
+
+static void amd_report_json(run_t *r) {
+  const hsad_device_info_t *di = r->di;
+  json_object *o = json_object_new_object(), *j = json_object_new_object();
+  json_object_object_add(j, "index", json_object_new_int64(di->index));
+  json_object_object_add(j, "name", json_object_new_string(di->name));
+  json_object_object_add(j, "isa", json_object_new_string(di->isa_name));
+  json_object_object_add(j, "compute_units", json_object_new_int64(di->compute_units));
+  json_object_object_add(j, "emulated", json_object_new_boolean(r->emulated));
+  json_object_object_add(o, "device", j);
+  json_object_object_add(o, "kernel", amd_json_kernel(r));
+  j = json_object_new_object();
+  json_add_geometry(j, r, NULL);
+  json_object_object_add(j, "dynamic_lds", json_object_new_int64(r->dyn_lds));
+  json_object_object_add(j, "repeat", json_object_new_int64(r->repeat));
+  json_object_object_add(j, "kernarg_block_bytes",
+                         json_object_new_int64(r->qo.kernarg_block_size ? r->qo.kernarg_block_size
+                                                                         : 512));
+  json_object_object_add(j, "executed", json_object_new_boolean(r->executed));
+  json_object_object_add(o, "dispatch", j);
+  json_finish(r, o);
+}
+
+/* The text report's device line: kfd-emu says how the kernel ran. */
+static void amd_print_device(const run_t *r) {
+  const hsad_device_info_t *di = r->di;
+  printf("device %u: %s (%s), %u CUs%s%s\n", di->index, di->name, di->isa_name,
+         di->compute_units, r->emulated ? ", kfd-emu " : "",
+         !r->emulated ? ""
+         : r->executed ? (r->emu_mode == KFD_EMU_KERNEL_SOURCE
+                              ? "(the kernel ran from its OpenCL C source through POCL; timings "
+                                "are host-side costs, not GPU performance)"
+                              : "(kernels ran as host twins; timings are host-side costs, not "
+                                "GPU performance)")
+                       : "(the kernel was NOT executed: no host twin, KFD_EMU_NO_TWIN=noop)");
+}
+
+static void amd_report_text(const run_t *r) {
+  const hsad_kernel_info_t *ki = r->ki;
+  const uint32_t *grid = r->grid, *block = r->block;
+  amd_print_device(r);
+  if (r->t_compile) printf("compiled %s with comgr in %.1f ms\n", r->input, r->t_compile / 1e6);
+  uint32_t cov = hsad_codeobj_info(hsad_program_codeobj(r->prog))->code_object_version;
+  printf("kernel %s: code object v%u, %u VGPR, %u SGPR, %u AGPR, spills %u/%u (VGPR/SGPR), "
+         "scratch %u B/work-item, LDS %u B fixed + %u dynamic, kernarg %u B\n",
+         ki->name, cov, ki->vgpr_count, ki->sgpr_count, ki->agpr_count, ki->vgpr_spill_count,
+         ki->sgpr_spill_count, ki->private_segment_fixed_size, ki->group_segment_fixed_size,
+         r->dyn_lds, ki->kernarg_segment_size);
+  hsad_occupancy_t occ;
+  uint32_t flat = block[0] * block[1] * block[2];
+  if (hsad_kernel_occupancy(r->kd->codeobj_kernel, NULL, flat, r->dyn_lds, &occ) == HSAD_OK)
+    printf("occupancy: %u waves/SIMD, %u workgroups/%s (limited by %s)\n", occ.waves_per_simd,
+           occ.workgroups_per_cu, occ.wgp_mode ? "WGP" : "CU",
+           hsad_occ_limiter_name(occ.limiter));
+  printf("dispatch: %uD grid %ux%ux%u, block %ux%ux%u, %u time(s) in order", r->dims, grid[0],
+         grid[1], grid[2], block[0], block[1], block[2], r->repeat);
+  if (r->qo.kernarg_block_size)
+    printf("; own queue of %u packets with %u-byte kernarg blocks (kernarg segment %u B)",
+           r->qo.size, r->qo.kernarg_block_size, r->kd->kernarg_segment_size);
+  printf("\n");
+  print_timings(r);
+  if (r->have_gpu_time) printf("; last dispatch on the device %.1f us",
+                               (r->gpu_end - r->gpu_start) / 1e3);
+  printf("\n");
+  print_buffers(r->args, r->nargs);
+  if (r->trace_path) printf("trace: %s\n", r->trace_path);
+}
 #endif
-  if (q) hsad_queue_destroy(q);
-#ifndef HSAD_NO_AMD
-  hsad_variant_set_destroy(vset);
-  json_object_put(jvariants);
-  for (uint32_t i = 0; i < HSAD_VARIANT_MAX; i++) hsad_program_destroy(vprogs[i]);
+
+/* hsad run on an AMD device: compile or load, find the kernel, bind, check kfd-emu can run it,
+ * choose a variant, dispatch on a queue of its own, write the outputs, report. */
+static int run_amd(run_t *r) {
+#ifdef HSAD_NO_AMD
+  return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--device %u: %s is not an NVIDIA GPU, and this hsad "
+                  "was built without the AMD backend (make BACKENDS=nvidia)", r->devi,
+                  r->di->name);
+#else
+  if (r->di->vendor != HSAD_VENDOR_AMD)
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--device %u: %s (%s) is an NVIDIA GPU: hsad run "
+                    "serves AMD devices only so far (NVIDIA: the library's hsad_kernel_dispatch, "
+                    "hsad info)", r->devi, r->di->product_name, r->di->name);
+  TRY(amd_load_program(r));
+  TRY(amd_find_kernel_and_bind(r));
+  amd_warn_hip_grid(r);
+  TRY(amd_check_emulation(r));
+  TRY(amd_select_variant(r));
+  TRY(amd_create_queue(r));
+  TRY(run_dispatch_loop(r));
+  int rc = 0;
+  if (write_outputs(&r->cli, r->args, r->nargs, &rc)) return rc;
+  if (r->cli.json) amd_report_json(r);
+  else amd_report_text(r);
+  return 0;
 #endif
-  if (prog) hsad_program_destroy(prog);
-  if (rt) hsad_runtime_close(rt);
-  free(submit);
-  free(kargs);
-  free(log);
-  free(args);
-  free(defs);
-  free(incs);
-  return rc;
+}
+
+int hsad_cmd_run(int argc, char **argv) {
+  run_t r = {.cli = {.cmd = "run", .json = hsad_cli_wants_json(argc, argv)},
+             .grid = {0, 1, 1}, .block = {0, 1, 1}, .repeat = 1, .opt = 2};
+  int rc = run_parse_options(&r, argc, argv);
+  if (!rc) rc = run_check_command_line(&r);
+  if (!rc) rc = run_open_device(&r);
+  if (!rc) rc = r.di->vendor == HSAD_VENDOR_NVIDIA ? run_nvidia(&r) : run_amd(&r);
+  run_free(&r);
+  return rc == RUN_DONE ? 0 : rc;
 }

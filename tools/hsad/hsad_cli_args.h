@@ -65,6 +65,29 @@ int cli_parse_scalar(etype_t t, const char *v, uint8_t out[8], char *why, size_t
  * separate them), the whole repeated N times; a->kind = A_BYTES, a->bytes malloc'd. */
 int cli_parse_hex(const char *h, arg_t *a, char *why, size_t whyn);
 
+/* One --arg SPEC of hsad run into a (zeroed first; a->spec = spec): buf:TYPE:COUNT[:OPTION]...,
+ * TYPE:VALUE, TYPE:V0,V1,..., hex:BYTES[*N], bin:FILE (read here) or lds:BYTES. 0, or -1 with
+ * why naming the part that is wrong and what it accepts ("COUNT '0' is not a positive
+ * integer"); a->bytes, out_file and txt_file are malloc'd (cli_args_free) even on failure. */
+int cli_parse_arg_spec(const char *spec, arg_t *a, char *why, size_t whyn);
+
+/* The kernel argument of a checked argument, the one conversion of hsad run (AMD and NVIDIA)
+ * and hsad graph: a buffer's pointer (a->ptr, allocated by the caller), dynamic LDS / shared
+ * memory bytes, raw bytes (a->bytes), or a scalar's value bytes (a->value; the karg points
+ * into a, which must outlive it). pad_vec3: a 3-element vector takes 4 elements (AMD's
+ * kernarg layout of OpenCL/HIP 3-vectors, padded with zeros by cli_check_args); CUDA's are
+ * 3 wide (false). */
+hsad_karg_t cli_arg_karg(const arg_t *a, bool pad_vec3);
+
+/* Element i of an array of type t at base, integers exactly (every type fits in __int128;
+ * 0 for a float type). */
+__int128 cli_elem_int(etype_t t, const void *base, uint64_t i);
+/* Element i as a double (integers converted, rounded to nearest beyond 2^53). */
+double cli_elem_double(etype_t t, const void *base, uint64_t i);
+
+/* Frees what parsing malloc'd in args[0..nargs) (bytes, out_file, txt_file); not buffers. */
+void cli_args_free(arg_t *args, uint32_t nargs);
+
 /* How the user gives arguments, for the hints in messages: --arg SPEC (hsad run) or a graph
  * node's "args" entries (hsad graph: "BUFFER", {"TYPE": V}, {"TYPE": [V0, ...]},
  * {"hex": "BYTES[*N]"}, {"lds": BYTES}). */
