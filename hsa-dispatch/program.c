@@ -298,9 +298,9 @@ static hsad_status_t program_in_flight(const hsad_program_t *p) {
     if (q->device != p->device || atomic_load_explicit(&q->error, memory_order_acquire)) continue;
     uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
     uint64_t r = dq_retire(q);
-    if (w - r > q->size) r = w - q->size;
+    if (w - r > q->ring.size) r = w - q->ring.size;
     for (uint64_t id = r; id < w; id++) {
-      const uint8_t *slot = q->ring + (id & q->mask) * 64;
+      const uint8_t *slot = dq_ring_slot(&q->ring, id);
       uint64_t ko = __atomic_load_n((const uint64_t *)(const void *)(slot + 32), __ATOMIC_RELAXED);
       for (uint32_t k = 0; k < p->kernel_count; k++) {
         if (p->kernels[k].desc.kernel_object != ko) continue;

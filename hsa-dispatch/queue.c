@@ -186,7 +186,7 @@ void hsad_queue_destroy(hsad_queue_t *q) {
 static void oldest_kernel(const hsad_queue_t *q, uint64_t from, uint64_t to, char *out, size_t n) {
   out[0] = 0;
   for (uint64_t id = from; id < to; id++) {
-    const uint8_t *slot = q->ring + (id & q->mask) * 64;
+    const uint8_t *slot = dq_ring_slot(&q->ring, id);
     uint64_t ko = __atomic_load_n((const uint64_t *)(const void *)(slot + 32), __ATOMIC_RELAXED);
     for (const hsad_program_t *p = hsad_rt.programs; p; p = p->next)
       for (uint32_t k = 0; p->device == q->device && k < p->kernel_count; k++)
@@ -212,7 +212,7 @@ hsad_status_t hsad_queue_destroy_deadline(hsad_queue_t *q, uint64_t deadline_ns)
     pthread_mutex_lock(&hsad_rt.lock);
     uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
     uint64_t r = dq_retire(q);
-    if (w - r > q->size) r = w - q->size;
+    if (w - r > q->ring.size) r = w - q->ring.size;
     oldest_kernel(q, r, w, oldest, sizeof oldest);
     pthread_mutex_unlock(&hsad_rt.lock);
     return hsad_fail(HSAD_ERR_TIMEOUT, "%s: queue %llu on device %u: packets %llu to %llu had "
