@@ -557,31 +557,31 @@ Test(launch_cache, eight_byte_value_and_queue, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
-/* The launch cache compares 8-byte by-value scalars: args72 (global ulong *out, ulong a0..a71;
- * work-item 0 stores out[i] = a_i) launched three times while a gate holds the queue: into o1,
+/* The launch cache compares 8-byte by-value scalars: args8 (global ulong *out, ulong a0..a7;
+ * work-item 0 stores out[i] = a_i: 9 arguments, a launch the cache takes) launched three times while a gate holds the queue: into o1,
  * into o2, then into o2 again identical but for a5 (0x1005 -> 0xabcdef0123): the third
  * packet's kernarg segment carries the new value at a5's offset (8 + 5 * 8 = 48: the pointer,
  * then the scalars packed at 8 bytes), and o2 ends with it. */
 Test(launch_cache, eight_byte_scalar_changed, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
-  const hsad_device_kernel_t *k72;
-  hsad_program_t *pb = dq_load(&e, "big_args", 5, "args72", &k72);
+  const hsad_device_kernel_t *k8;
+  hsad_program_t *pb = dq_load(&e, "big_args", 5, "args8", &k8);
   hsad_queue_t *q = dq_queue(&e, 64);
-  uint64_t *o1 = dq_alloc(&e, 72 * 8), *o2 = dq_alloc(&e, 72 * 8), v[72];
-  hsad_karg_t a[73] = {HSAD_KARG_PTR(o1)};
-  for (uint32_t i = 0; i < 72; i++) {
+  uint64_t *o1 = dq_alloc(&e, 8 * 8), *o2 = dq_alloc(&e, 8 * 8), v[8];
+  hsad_karg_t a[9] = {HSAD_KARG_PTR(o1)};
+  for (uint32_t i = 0; i < 8; i++) {
     v[i] = 0x1000u + i;
     a[1 + i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &v[i]};
   }
-  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 73};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 9};
   uint64_t id[3];
   hsa_signal_t gate = dq_gate(q); /* packet 0 */
-  DQ_OK(hsad_kernel_dispatch(q, k72, &l, dq_in(DQ_SEC), NULL, &id[0]));
+  DQ_OK(hsad_kernel_dispatch(q, k8, &l, dq_in(DQ_SEC), NULL, &id[0]));
   a[0] = HSAD_KARG_PTR(o2);
-  DQ_OK(hsad_kernel_dispatch(q, k72, &l, dq_in(DQ_SEC), NULL, &id[1])); /* a cache hit */
+  DQ_OK(hsad_kernel_dispatch(q, k8, &l, dq_in(DQ_SEC), NULL, &id[1])); /* a cache hit */
   v[5] = 0xabcdef0123ull;
-  DQ_OK(hsad_kernel_dispatch(q, k72, &l, dq_in(DQ_SEC), NULL, &id[2])); /* only a5 differs */
+  DQ_OK(hsad_kernel_dispatch(q, k8, &l, dq_in(DQ_SEC), NULL, &id[2])); /* only a5 differs */
   for (uint32_t i = 1; i <= 2; i++) {
     const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, id[i]), 40);
     cr_assert_eq(dq_get64(ka, 0), (uint64_t)(uintptr_t)o2, "dispatch %u out", i);
@@ -591,7 +591,7 @@ Test(launch_cache, eight_byte_scalar_changed, .timeout = 60) {
   }
   dq_gate_open(gate);
   DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
-  for (uint32_t i = 0; i < 72; i++) { /* o2: the second dispatch's values, then the third's */
+  for (uint32_t i = 0; i < 8; i++) { /* o2: the second dispatch's values, then the third's */
     cr_assert_eq(o1[i], 0x1000u + i, "o1[%u] = %#llx", i, (unsigned long long)o1[i]);
     cr_assert_eq(o2[i], i == 5 ? 0xabcdef0123ull : 0x1000u + i, "o2[%u] = %#llx", i,
                  (unsigned long long)o2[i]);
