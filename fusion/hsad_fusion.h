@@ -197,6 +197,10 @@ typedef enum hsad_graph_rollback {
   HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE,    /* no longer produced (cross-queue edges both ways fuse
                                          since 0.4: epoch points per producer); kept so the
                                          values after it do not move */
+  HSAD_GRAPH_ROLLBACK_DRIVER,         /* NVIDIA: the driver refused to build or instantiate
+                                         the CUDA graph (a copy from pageable memory, queues
+                                         on several devices): every launch is sequential;
+                                         hsad_graph_exec_rollback_detail says why */
   HSAD_GRAPH_ROLLBACK_COUNT
 } hsad_graph_rollback_t;
 
@@ -209,6 +213,12 @@ enum {
 
 /* "fused", "ring too small", ...: static string. */
 const char *hsad_graph_rollback_name(hsad_graph_rollback_t reason);
+
+/* Why every launch of the exec rolls back whatever the flags (HSAD_GRAPH_ROLLBACK_DRIVER: the
+ * CUDA driver's error for the node or the instantiate that failed, e.g. "node C:
+ * cuGraphAddMemcpyNode: CUDA_ERROR_INVALID_VALUE (invalid argument)"), or NULL when launches
+ * fuse (AMD execs: always NULL). Owned by the exec. */
+const char *hsad_graph_exec_rollback_detail(const hsad_graph_exec_t *exec);
 
 /* Launches the exec once, in stream order on each of its queues (see "Stream order" above).
  * out_completions (may be NULL): hsad_graph_exec_queue_count entries,

@@ -485,4 +485,5 @@ const hsad_backend_ops_t nv_backend_ops = {
     .host_pool_trim = nv_host_pool_trim,
     .host_pool_set_max_cached = nv_host_pool_set_max_cached,
     .host_pool_stats = nv_host_pool_stats,
+    .graph = &nv_graph_ops,
 };

@@ -125,6 +125,24 @@ hsad_status_t nv_queue_epoch(nv_queue_t *q, hsad_completion_t *out_completion);
 hsad_status_t nv_queue_wait_deps(nv_queue_t *q, const hsad_completion_t *deps, uint32_t n,
                                  uint64_t deadline_ns, const char *who);
 
+/* A launch checked and packed for a queue (nv_launch_prepare): the kernel, ceil(grid / block)
+ * blocks, the block, the dynamic shared bytes and the parameter image (thread-local: valid
+ * until the next prepare or dispatch on this thread; param_offset[i] of the kernel locates
+ * parameter i in it). */
+typedef struct nv_prepared {
+  nv_kernel_t *k;
+  uint32_t blocks[3], block[3], dynamic;
+  uint8_t *params;
+} nv_prepared_t;
+
+/* Every check of hsad_kernel_dispatch on (q, kernel, launch), with its messages, and the packed
+ * parameters; makes q's device context current. Nothing is submitted. */
+hsad_status_t nv_launch_prepare(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                const hsad_launch_t *l, nv_prepared_t *out);
+
+/* nv_graph.c: graphs as CUDA graphs (fusion/fu_graph.h's table) */
+extern const struct hsad_graph_backend_ops nv_graph_ops;
+
 /* the table's functions, per file */
 hsad_status_t nv_queue_create(hsad_device_t *, void *, const hsad_queue_options_t *,
                               hsad_queue_t **);

@@ -371,6 +371,27 @@ static hsad_status_t nv_geometry(const nv_queue_t *q, nv_kernel_t *k, const hsad
   return HSAD_OK;
 }
 
+hsad_status_t nv_launch_prepare(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                const hsad_launch_t *l, nv_prepared_t *out) {
+  if (!kernel || !l)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "NULL kernel or launch");
+  if (hsad_object_ops(kernel) != &nv_backend_ops)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on an AMD device, the queue "
+                     "is on device %u (NVIDIA)", hsad_device_kernel_desc(kernel)->name,
+                     q->dev->info.index);
+  nv_kernel_t *k = (nv_kernel_t *)(uintptr_t)kernel;
+  if (k->program->dev != q->dev)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on device %u, the queue is on "
+                     "device %u", k->desc.name, k->program->dev->info.index, q->dev->info.index);
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (!s) s = nv_pack(k, l, &out->dynamic);
+  if (!s) s = nv_geometry(q, k, l, out->dynamic, out->blocks, out->block);
+  if (s) return s;
+  out->k = k;
+  out->params = nv_params;
+  return HSAD_OK;
+}
+
 hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
                                  const hsad_launch_t *l, uint64_t deadline_ns,
                                  hsad_completion_t *out_completion, uint64_t *out_packet_id) {
