@@ -4,6 +4,7 @@
  * (fu_graph.h). With AMD built, exec.c, launch.c and capture.c are these functions (forwarding
  * other backends' execs the same way). Needs no ROCm header. */
 #include "fusion/fu_graph.h"
+#include "hsa-dispatch/backend.h"
 
 static hsad_status_t gf_null(const char *who) {
   return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL exec", who);
@@ -104,9 +105,11 @@ hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *e, uint32_t node, v
 
 /* Stream capture records AQL submits (capture.c): AMD only so far. */
 hsad_status_t hsad_queue_capture_begin(hsad_queue_t *q, hsad_graph_t *graph, uint32_t lane) {
-  (void)q, (void)graph, (void)lane;
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_capture_begin: stream capture is AMD only "
-                   "(record NVIDIA graphs with hsad_graph_add_*)");
+  (void)graph, (void)lane;
+  if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_capture_begin: NULL queue");
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_capture_begin: the queue is a %s stream: "
+                   "stream capture is AMD only for now; record NVIDIA graphs with "
+                   "hsad_graph_add_*", hsad_queue_ops(q)->name);
 }
 
 hsad_status_t hsad_queue_capture_end(hsad_queue_t *q, hsad_graph_t **out_graph) {
