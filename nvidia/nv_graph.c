@@ -14,10 +14,14 @@
  * each of them as on AMD (a launch runs after everything submitted earlier on each queue of the
  * exec and before everything submitted later): before the launch the first stream waits
  * (cuStreamWaitValue64 on the epoch counters, nv_queue.c) for each other queue's latest work,
- * unless no kernel was submitted to it since the last join; after it, each other queue waits
- * for the first queue's epoch. One queue: a launch is cuGraphLaunch, plus cuStreamWriteValue64
- * for its completion when asked for one. Launch dependencies (hsad_graph_launch_after) are
- * waits of the first stream.
+ * unless no kernel was submitted to it since the last join; after it, each other queue is
+ * joined lazily: it records the first queue as its join source, and its next work (a
+ * dispatch, barrier, flush or graph launch) first waits for the first queue's epoch after the
+ * graph (nv_queue_settle). So a launch costs cuGraphLaunch and no other driver call however
+ * many queues the exec has, plus one cuStreamWriteValue64 when completions are asked for: then
+ * every queue's completion is that epoch of the first queue (it covers the graph, which ran
+ * after each queue's earlier work). Launch dependencies (hsad_graph_launch_after) are waits of
+ * the first stream.
  *
  * Updates: hsad_graph_exec_update runs hsad_kernel_dispatch's checks on the new launch (same
  * kernel, the node's queue) and calls cuGraphExecKernelNodeSetParams_v2: launches already made
@@ -413,7 +417,8 @@ static hsad_status_t nv_seq_launch(nv_gexec_t *e, const hsad_completion_t *deps,
                                    uint64_t deadline_ns, hsad_completion_t *out) {
   hsad_status_t s = HSAD_OK;
   for (uint32_t i = 0; i < e->nq && !s; i++) {
-    if ((s = nv_ctx_enter(e->qs[i]->dev)) != HSAD_OK) break;
+    if ((s = nv_ctx_enter(e->qs[i]->dev)) != HSAD_OK || (s = nv_queue_settle(e->qs[i])) != HSAD_OK)
+      break;
     s = nv_queue_wait_deps(e->qs[i], deps, ndeps, deadline_ns, "hsad_graph_launch");
     for (uint32_t j = 0; j < e->nq && !s && e->nq > 1; j++)
       if (j != i) s = nv_queue_wait_deps(e->qs[i], &e->last[j], 1, deadline_ns, "hsad_graph_launch");
@@ -454,12 +459,15 @@ static hsad_status_t nv_graph_launch(hsad_graph_exec_t *ge, uint32_t flags,
     e->counters[why]++;
     return HSAD_OK;
   }
-  /* stream order: the first stream after the other queues' work since the last join */
+  if (__builtin_expect((s = nv_queue_settle(q0)) != HSAD_OK, 0)) return s;
+  /* stream order: the first stream after the other queues' work since the last join (none
+   * when no kernel went there since: the queue then still follows this exec's last launch) */
   for (uint32_t j = 1; j < e->nq; j++) {
     nv_queue_t *q = e->qs[j];
     if (atomic_load_explicit(&q->launches, memory_order_relaxed) == e->joined[j]) continue;
     hsad_completion_t c;
     if ((s = nv_queue_flush((hsad_queue_t *)q, deadline_ns, &c)) != HSAD_OK ||
+        (s = nv_ctx_enter(q0->dev)) != HSAD_OK ||
         (s = nv_queue_wait_deps(q0, &c, 1, deadline_ns, "hsad_graph_launch")) != HSAD_OK)
       return s;
   }
@@ -471,17 +479,21 @@ static hsad_status_t nv_graph_launch(hsad_graph_exec_t *ge, uint32_t flags,
                    (unsigned long long)q0->uid);
   atomic_fetch_add_explicit(&q0->launches, 1, memory_order_relaxed);
   atomic_store_explicit(&q0->since_epoch, 1, memory_order_relaxed);
-  if (e->nq > 1 || out) {
-    if ((s = nv_queue_epoch(q0, &e->last[0])) != HSAD_OK) return s;
-    if (out) out[0] = e->last[0];
-    for (uint32_t j = 1; j < e->nq; j++) { /* the other queues after the graph */
-      nv_queue_t *q = e->qs[j];
-      if ((s = nv_queue_wait_deps(q, &e->last[0], 1, deadline_ns, "hsad_graph_launch")) ||
-          (out && (s = nv_queue_epoch(q, &e->last[j]))))
+  /* the other queues after the graph, lazily: their next work waits for it (join_src) */
+  for (uint32_t j = 1; j < e->nq; j++) {
+    nv_queue_t *q = e->qs[j];
+    nv_queue_t *old = atomic_exchange_explicit(&q->join_src, q0, memory_order_acq_rel);
+    if (__builtin_expect(old != NULL && old != q0, 0)) { /* another exec's join: settle it */
+      hsad_completion_t c;
+      if ((s = nv_queue_flush_raw(old, &c)) || (s = nv_ctx_enter(q->dev)) ||
+          (s = nv_queue_wait_deps(q, &c, 1, deadline_ns, "hsad_graph_launch")))
         return s;
-      if (out) out[j] = e->last[j];
-      e->joined[j] = atomic_load_explicit(&q->launches, memory_order_relaxed);
     }
+    e->joined[j] = atomic_load_explicit(&q->launches, memory_order_relaxed);
+  }
+  if (out) { /* one epoch after the graph covers every queue's part (each joined before it) */
+    if ((s = nv_queue_epoch(q0, &e->last[0])) != HSAD_OK) return s;
+    for (uint32_t j = 0; j < e->nq; j++) out[j] = e->last[0];
   }
   if (out_reason) *out_reason = HSAD_GRAPH_ROLLBACK_NONE;
   e->counters[HSAD_GRAPH_ROLLBACK_NONE]++;

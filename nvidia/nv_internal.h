@@ -93,6 +93,10 @@ struct nv_queue {
   _Atomic uint64_t since_epoch;         /* submits after the last epoch (flush) */
   char error_msg[768];
   nv_queue_t *next;
+  /* A CUDA graph launched on another queue's stream covers this queue too (nv_graph.c): before
+   * its next work this queue waits for that queue's epoch after the launch (nv_queue_settle).
+   * Set by the launch, taken (exchanged to NULL) by the next submit here. */
+  _Atomic(nv_queue_t *) join_src;
 };
 
 extern const hsad_backend_ops_t nv_backend_ops;
@@ -121,6 +125,15 @@ hsad_status_t nv_queue_fail(const nv_queue_t *q);
 /* Enqueues the next epoch write on q (q->lock taken inside); *out_completion covers
  * everything enqueued before. */
 hsad_status_t nv_queue_epoch(nv_queue_t *q, hsad_completion_t *out_completion);
+/* The epoch covering everything enqueued on q so far (a new one only when work came after the
+ * last); unlike hsad_queue_flush it leaves q's own pending join alone. */
+hsad_status_t nv_queue_flush_raw(nv_queue_t *q, hsad_completion_t *out_completion);
+/* Before new work on q: a pending join (join_src) becomes a wait for the source's epoch. */
+hsad_status_t nv_queue_settle_slow(nv_queue_t *q);
+static inline hsad_status_t nv_queue_settle(nv_queue_t *q) {
+  if (__builtin_expect(!atomic_load_explicit(&q->join_src, memory_order_acquire), 1)) return HSAD_OK;
+  return nv_queue_settle_slow(q);
+}
 /* Enqueues GPU-side waits on q for deps (other NVIDIA queues of the same device). */
 hsad_status_t nv_queue_wait_deps(nv_queue_t *q, const hsad_completion_t *deps, uint32_t n,
                                  uint64_t deadline_ns, const char *who);

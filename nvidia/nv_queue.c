@@ -82,6 +82,13 @@ void nv_queue_free(nv_queue_t *q) {
     if (same && nv_ctx_enter(dev) == HSAD_OK) {
       if (!atomic_load_explicit(&q->error, memory_order_acquire))
         nv_cu.stream_synchronize(q->stream); /* its work may still write the counter */
+      /* its graphs completed: the queues they covered need not wait for it any more */
+      pthread_mutex_lock(&dev->lock);
+      for (nv_queue_t *o = dev->queues; o; o = o->next) {
+        nv_queue_t *src = q;
+        atomic_compare_exchange_strong(&o->join_src, &src, NULL);
+      }
+      pthread_mutex_unlock(&dev->lock);
       nv_cu.stream_destroy(q->stream);
       nv_cu.mem_free_host((void *)q->epoch_host);
     }
@@ -400,6 +407,10 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   if (NV_UNLIKELY(!kernel || !l))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
   if (NV_UNLIKELY(atomic_load_explicit(&q->error, memory_order_acquire))) return nv_queue_fail(q);
+  if (NV_UNLIKELY(atomic_load_explicit(&q->join_src, memory_order_relaxed) != NULL)) {
+    hsad_status_t s = nv_queue_settle_slow(q);
+    if (s) return s;
+  }
   if (NV_UNLIKELY(hsad_object_ops(kernel) != &nv_backend_ops))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on an AMD device, the queue "
                      "is on device %u (NVIDIA)", hsad_device_kernel_desc(kernel)->name,
@@ -468,6 +479,7 @@ hsad_status_t nv_queue_barrier(hsad_queue_t *queue, const hsad_completion_t *dep
   nv_queue_t *q = nvq(queue);
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
   hsad_status_t s = nv_ctx_enter(q->dev);
+  if (!s) s = nv_queue_settle(q);
   if (s) return s;
   s = nv_queue_wait_deps(q, deps, dep_count, deadline_ns, "hsad_queue_barrier");
   if (s) return s;
@@ -479,6 +491,23 @@ hsad_status_t nv_queue_flush(hsad_queue_t *queue, uint64_t deadline_ns,
                              hsad_completion_t *out_completion) {
   (void)deadline_ns;
   nv_queue_t *q = nvq(queue);
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  hsad_status_t s = nv_queue_settle(q);
+  return s ? s : nv_queue_flush_raw(q, out_completion);
+}
+
+hsad_status_t nv_queue_settle_slow(nv_queue_t *q) {
+  nv_queue_t *src = atomic_exchange_explicit(&q->join_src, NULL, memory_order_acq_rel);
+  if (!src) return HSAD_OK;
+  hsad_completion_t c;
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (!s) s = nv_queue_flush_raw(src, &c);
+  if (!s) s = nv_ctx_enter(q->dev);
+  return s ? s : nv_queue_wait_deps(q, &c, 1, HSAD_DEADLINE_NEVER, "queue join after a graph");
+}
+
+hsad_status_t nv_queue_flush_raw(nv_queue_t *q, hsad_completion_t *out_completion) {
+  hsad_queue_t *queue = (hsad_queue_t *)q;
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
   uint64_t k = atomic_load_explicit(&q->issued, memory_order_acquire);
   if (k && !atomic_load_explicit(&q->since_epoch, memory_order_relaxed)) {

@@ -22,10 +22,14 @@
  *              cuMemcpyDtoHAsync_v2 + cuStreamSynchronize from / to cuMemHostAlloc'd and
  *              malloc'd memory. Checked: after each path's round the bytes are compared with
  *              the pattern that path wrote (a fresh pattern per path and round).
+ *   graph      hsad graphs (CUDA graphs) against raw cuGraph calls: launch, launch + wait,
+ *              one node update, instantiate, for a 10-node chain, a 100-node DAG over two
+ *              queues and a fork/join (bench_nvidia_graph.h). Checked: every node ran once per
+ *              launch on both paths.
  * Prints min / median / max over rounds, the targets of issue 19 with the measured ratios, and
  * the same as JSON lines when given a file.
  * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] [--suites LIST]
- * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy; default all). Exit 0 also
+ * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy,graph; default all). Exit 0 also
  * when there is no NVIDIA GPU (it says so), 1 on a failure (a failed check says what differs). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,7 @@
 
 #include "hsa-dispatch/hsad.h"
 #include "memory/hsad_memory.h"
+#include "fusion/hsad_fusion.h"
 #include "nvidia/nv_cuda.h"
 
 #define MAXR 64
@@ -82,6 +87,8 @@ static int want(const char *suites, const char *name) {
     if ((p == suites || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
   return 0;
 }
+
+#include "bench_nvidia_graph.h"
 
 /* ---- barrier ---------------------------------------------------------------------------- */
 
@@ -375,7 +382,7 @@ int main(int argc, char **argv) {
   }
   setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines between the progress lines on stderr */
   int rounds = 7, count = 20000;
-  const char *suites = "dispatch,roundtrip,barrier,pool,copy";
+  const char *suites = "dispatch,roundtrip,barrier,pool,copy,graph";
   for (int i = 2; i < argc; i += 2) {
     if (i + 1 >= argc) {
       fprintf(stderr, "hsad-bench-nvidia: %s needs a value\n", argv[i]);
@@ -532,6 +539,13 @@ int main(int argc, char **argv) {
     if (suite_copy(&be, copy_ratio)) return 1;
     fprintf(stderr, "hsad-bench-nvidia: copy done\n");
   }
+  double graph_ratio[3][2] = {{0}};
+  int gg = want(suites, "graph");
+  if (gg) {
+    const hsad_device_kernel_t *kaff;
+    if ((s = hsad_program_kernel(prog, "affine", &kaff))) return fail("kernel affine", s);
+    if (suite_graph(dev, kaff, rounds, graph_ratio)) return 1;
+  }
   /* issue 19's targets, from the medians above */
   if (dd)
     printf("target    dispatch within 5%% of cuLaunchKernel: empty %+.1f%%, saxpy %+.1f%%\n",
@@ -551,6 +565,13 @@ int main(int argc, char **argv) {
            "pageable %.3f / %.3f / %.3f (4KiB / 1MiB / 64MiB)\n", copy_ratio[0][0],
            copy_ratio[0][1], copy_ratio[0][2], copy_ratio[1][0], copy_ratio[1][1],
            copy_ratio[1][2]);
+  if (gg)
+    printf("target    graph launch host ns within 10%% of cuGraphLaunch: chain10 %+.1f%%, dag100 "
+           "%+.1f%%, forkjoin %+.1f%%; update within 10%% of cuGraphExecKernelNodeSetParams: "
+           "%+.1f%% / %+.1f%% / %+.1f%%\n", (graph_ratio[0][0] - 1) * 100,
+           (graph_ratio[1][0] - 1) * 100, (graph_ratio[2][0] - 1) * 100,
+           (graph_ratio[0][1] - 1) * 100, (graph_ratio[1][1] - 1) * 100,
+           (graph_ratio[2][1] - 1) * 100);
   if (be.qb) hsad_queue_destroy(be.qb);
   if (be.sb) nv_cu.stream_destroy(be.sb);
   if (be.ev) nv_cu.event_destroy(be.ev);
