@@ -19,7 +19,7 @@
 # against this machine's cuda.h (tests/test_nv_decls.c), the NVIDIA tests (tests/test_nvidia.c,
 # one process per test), hsad run on the GPU (tests/test_nvidia_run.c: a .cu source through NVRTC,
 # cubin, fatbin, PTX, exact outputs; then saxpy and a by-value struct shown as text and --json),
-# the bench (hsad-bench-nvidia: dispatch, roundtrip, barrier, pool, copy). Every step runs
+# the bench (hsad-bench-nvidia: dispatch, roundtrip, barrier, pool, copy, graph). Every step runs
 # even when an earlier one failed where it can. The last lines are $OUT/summary.txt: one line
 # per step, PASS / FAIL / SKIP, and the totals. Exit status: 0 when every step passed.
 set -u
@@ -216,7 +216,7 @@ expect run-byval-json '"sum": 123456800934, "first": [ -3, 7, 300, -5, 1250, 102
 # ---- 7. bench --------------------------------------------------------------------------------
 run_step bench 150 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
   --json "$OUT/bench.jsonl"
-[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^graph\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
 if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
   failed=$((failed + 1))
   note "FAIL  bench: it found no NVIDIA GPU"
