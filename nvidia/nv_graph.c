@@ -52,8 +52,12 @@ typedef struct nv_gnode {
   /* kernel: the checked launch (the sequential path's cuLaunchKernel; updates rewrite it) */
   nv_kernel_t *k;
   uint32_t blocks[3], block[3], dynamic;
-  uint8_t *params;
-  void **ptrs;                    /* param_count pointers into params */
+  uint8_t *pbuf[2];               /* two parameter images (padding zero in both): pbuf[cur] is
+                                     the node's, an update packs into the other and flips cur */
+  void **pptr[2];                 /* param_count pointers into each */
+  uint8_t cur;
+  uint32_t geo[7];                /* the stored launch's dims, grid[3], block[3] */
+  nv_kernel_node_params_t kp;     /* the node's parameters as the driver has them */
   /* copy and fill */
   void *dst;
   const void *src;
@@ -176,12 +180,14 @@ static void **nv_param_ptrs(const nv_prepared_t *p) {
   return nv_gptrs;
 }
 
-/* Stores a checked launch into node x (its image and geometry). */
-static void nv_store(nv_gnode_t *x, const nv_prepared_t *p) {
-  memcpy(x->params, p->params, p->k->param_bytes);
+/* Stores checked launch l (packed as p) into node x: its image, geometry and parameters. */
+static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t *l) {
+  memcpy(x->pbuf[x->cur], p->params, p->k->param_bytes);
   memcpy(x->blocks, p->blocks, sizeof x->blocks);
   memcpy(x->block, p->block, sizeof x->block);
   x->dynamic = p->dynamic;
+  memcpy(x->geo, &l->dims, sizeof x->geo);
+  nv_kernel_params(&x->kp, p, x->pptr[x->cur]);
 }
 
 /* Driver errors while building: a poisoning one fails the call; any other rolls back. */
@@ -214,13 +220,8 @@ static hsad_status_t nv_build(nv_gexec_t *e) {
     for (uint32_t d = e->dep_off[i]; d < e->dep_off[i + 1]; d++) deps[nd++] = e->nodes[e->dep_ids[d]].cu;
     const char *call = "cuGraphAddEmptyNode";
     if (x->op == FU_OP_KERNEL) {
-      nv_prepared_t p = {.k = x->k, .dynamic = x->dynamic, .params = x->params};
-      memcpy(p.blocks, x->blocks, sizeof p.blocks);
-      memcpy(p.block, x->block, sizeof p.block);
-      nv_kernel_node_params_t kp;
-      nv_kernel_params(&kp, &p, x->ptrs);
       call = "cuGraphAddKernelNode";
-      r = nv_cu.graph_add_kernel_node(&x->cu, e->graph, deps, nd, &kp);
+      r = nv_cu.graph_add_kernel_node(&x->cu, e->graph, deps, nd, &x->kp);
     } else if (x->op == FU_OP_COPY) {
       nv_memcpy3d_t c;
       nv_copy_params(&c, x->dst, x->src, x->bytes);
@@ -256,10 +257,11 @@ static void nv_graph_destroy_exec(hsad_graph_exec_t *ge) {
   /* the driver keeps an exec alive until its launches completed */
   if (live && e->exec) nv_cu.graph_exec_destroy(e->exec);
   if (live && e->graph) nv_cu.graph_destroy(e->graph);
-  for (uint32_t i = 0; e->nodes && i < e->nn; i++) {
-    free(e->nodes[i].params);
-    free(e->nodes[i].ptrs);
-  }
+  for (uint32_t i = 0; e->nodes && i < e->nn; i++)
+    for (int b = 0; b < 2; b++) {
+      free(e->nodes[i].pbuf[b]);
+      free(e->nodes[i].pptr[b]);
+    }
   free(e->nodes);
   free(e->qs);
   free(e->joined);
@@ -338,15 +340,17 @@ static hsad_status_t nv_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *c
         break;
       }
       x->k = p.k;
-      x->params = malloc(p.k->param_bytes + 1);
-      x->ptrs = malloc((p.k->param_count + 1) * sizeof *x->ptrs);
-      if (!x->params || !x->ptrs) {
-        s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: %u parameter bytes", x->name,
-                      p.k->param_bytes);
-        break;
+      for (int b = 0; b < 2 && !s; b++) {
+        x->pbuf[b] = calloc(1, p.k->param_bytes + 1);
+        x->pptr[b] = malloc((p.k->param_count + 1) * sizeof *x->pptr[b]);
+        if (!x->pbuf[b] || !x->pptr[b])
+          s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: %u parameter bytes", x->name,
+                        p.k->param_bytes);
+        for (uint32_t a = 0; !s && a < p.k->param_count; a++)
+          x->pptr[b][a] = x->pbuf[b] + p.k->param_offset[a];
       }
-      nv_store(x, &p);
-      for (uint32_t a = 0; a < p.k->param_count; a++) x->ptrs[a] = x->params + p.k->param_offset[a];
+      if (s) break;
+      nv_store(x, &p, &gn->launch);
     } else if (x->op == FU_OP_COPY || x->op == FU_OP_FILL) {
       /* the recorded launch of the library's blit kernel holds the operands (graph.c) */
       const hsad_karg_t *a = gn->launch.args;
@@ -387,7 +391,7 @@ static hsad_status_t nv_seq_node(nv_gexec_t *e, nv_gnode_t *x, uint64_t deadline
   case FU_OP_KERNEL:
     r = nv_cu.launch_kernel(x->k->fn, x->blocks[0], x->blocks[1], x->blocks[2], x->block[0],
                             x->block[1], x->block[2], x->dynamic, q->stream,
-                            x->k->param_count ? x->ptrs : NULL, NULL);
+                            x->k->param_count ? x->pptr[x->cur] : NULL, NULL);
     break;
   case FU_OP_COPY:
     r = nv_cu.memcpy_async(dst, (nv_deviceptr_t)(uintptr_t)x->src, x->bytes, q->stream);
@@ -512,8 +516,43 @@ static hsad_status_t nv_update_target(const char *fn, nv_gexec_t *e, uint32_t no
   return nv_ctx_enter(e->qs[e->nodes[node].qi]->dev);
 }
 
+/* A launch of the stored one's shape (same dims, grid and block, one value per parameter, no
+ * dynamic shared memory before or now): its values are packed straight into the node's other
+ * image by nv_pack's rules (a pointer into an 8-byte parameter, bytes of the parameter's size),
+ * handed to the driver, and the image flipped: no geometry check repeats (the geometry is the
+ * checked one), nothing is allocated. False: take the general path (which also reports why). */
+static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l) {
+  const nv_kernel_t *k = x->k;
+  uint32_t n = k->param_count;
+  if (memcmp(&l->dims, x->geo, sizeof x->geo) || l->arg_count != n || x->dynamic || (n && !l->args))
+    return false;
+  uint8_t *buf = x->pbuf[x->cur ^ 1];
+  for (uint32_t i = 0; i < n; i++) {
+    const hsad_karg_t *a = &l->args[i];
+    uint32_t size = k->param_size[i];
+    if (a->tag == HSAD_KARG_POINTER && size == 8)
+      memcpy(buf + k->param_offset[i], &a->pointer, 8);
+    else if (a->tag == HSAD_KARG_BYTES && a->size == size && (a->bytes || !size))
+      memcpy(buf + k->param_offset[i], a->bytes, size);
+    else
+      return false;
+  }
+  x->kp.kernel_params = n ? x->pptr[x->cur ^ 1] : NULL;
+  if (nv_cu.graph_exec_kernel_node_set_params(e->exec, x->cu, &x->kp) != NV_SUCCESS) {
+    x->kp.kernel_params = n ? x->pptr[x->cur] : NULL;
+    return false;
+  }
+  x->cur ^= 1;
+  return true;
+}
+
 static hsad_status_t nv_graph_update(hsad_graph_exec_t *ge, uint32_t node, const hsad_launch_t *l) {
   nv_gexec_t *e = nvx(ge);
+  nv_gnode_t *fx;
+  if (__builtin_expect(node < e->nn && l && (fx = &e->nodes[node])->op == FU_OP_KERNEL && e->exec,
+                       1) &&
+      nv_ctx_enter(e->dev) == HSAD_OK && nv_update_fast(e, fx, l))
+    return HSAD_OK;
   hsad_status_t s = nv_update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
   if (__builtin_expect(s != HSAD_OK, 0)) return s;
   nv_gnode_t *x = &e->nodes[node];
@@ -531,7 +570,7 @@ static hsad_status_t nv_graph_update(hsad_graph_exec_t *ge, uint32_t node, const
       return nv_fail(e->dev, r, "hsad_graph_exec_update: node %s: cuGraphExecKernelNodeSetParams",
                      x->name);
   }
-  nv_store(x, &p);
+  nv_store(x, &p, l);
   return HSAD_OK;
 }
 

@@ -629,7 +629,7 @@ static hsad_launch_t *affine_launch(affine_t *a, uint32_t *x, uint32_t mul, uint
 
 /* A chain A -> B -> C on one queue (A: x = 3x + 1, B: x = 5x + 2, C: y = 31y + x), launched
  * 1,000 times back to back with no wait between; node A is updated to x = 7x + 3 after launch
- * 500 while launches are in flight. Every element of x and y after the last launch equals the
+ * 500 while launches are in flight; then updated again and launched once sequentially. Every element of x and y after the last launch equals the
  * host's replay of the 1,000 launches in order (each y folds in every intermediate x, so a
  * launch out of order, lost, or seeing the update early or late changes it). */
 Test(nvidia, graph_chain_updated_1000_launches, .timeout = 120) {
@@ -670,6 +670,15 @@ Test(nvidia, graph_chain_updated_1000_launches, .timeout = 120) {
     host_affine(hx, N, 5, 2);
     host_mix(hy, hx, N);
   }
+  /* one more update (the fast path's other image), then the sequential path: it launches
+   * what the updates left (x = 9x + 4 for A) */
+  OK(hsad_graph_exec_update(x0, na, affine_launch(&upd, x, 9, 4, N)));
+  hsad_graph_rollback_t why;
+  OK(hsad_graph_launch(x0, HSAD_GRAPH_SEQUENTIAL, HSAD_DEADLINE_NEVER, &done, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_REQUESTED);
+  host_affine(hx, N, 9, 4);
+  host_affine(hx, N, 5, 2);
+  host_mix(hy, hx, N);
   OK(hsad_completion_wait(&done, hsad_now_ns() + 60 * SEC));
   for (uint32_t i = 0; i < N; i++) {
     cr_assert_eq(x[i], hx[i], "x[%u] = %u, want %u", i, x[i], hx[i]);
@@ -678,7 +687,7 @@ Test(nvidia, graph_chain_updated_1000_launches, .timeout = 120) {
   uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
   hsad_graph_exec_counters(x0, counts);
   cr_expect_eq(counts[HSAD_GRAPH_ROLLBACK_NONE], (uint64_t)L);
-  cr_expect_eq(counts[HSAD_GRAPH_ROLLBACK_REQUESTED], 0u);
+  cr_expect_eq(counts[HSAD_GRAPH_ROLLBACK_REQUESTED], 1u);
   hsad_graph_exec_destroy(x0);
   hsad_queue_destroy(q);
   hsad_buffer_free(x);
