@@ -64,6 +64,13 @@
  * last, and rings the queue's doorbell once with its last packet id. Cost (callgrind, hsad
  * bench graph): about 22 instructions per kernel node on one queue.
  *
+ * NVIDIA queues (issue 22): the same graph instantiates as one CUDA graph launched on the first
+ * queue's stream (nvidia/nv_graph.c: kernel, memcpy, memset and empty nodes, the edges as its
+ * dependencies; the other queues joined in stream order), updates as
+ * cuGraphExecKernelNodeSetParams; everything above about packets, rings, kernarg memory and
+ * epoch points is AMD's (hsad_graph_exec_packet / _point answer HSAD_ERR_UNSUPPORTED, the
+ * counts 0). A graph's queues are of one vendor. Stream capture is AMD only.
+ *
  * Ownership: graphs and execs are owned by the caller. An exec does not reference its graph
  * (destroy the graph any time after instantiate); kernels, queues and the buffers the
  * arguments point to must outlive the exec's launches, and its queues the exec itself:
