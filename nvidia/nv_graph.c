@@ -524,18 +524,27 @@ static hsad_status_t nv_update_target(const char *fn, nv_gexec_t *e, uint32_t no
 static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l) {
   const nv_kernel_t *k = x->k;
   uint32_t n = k->param_count;
-  if (memcmp(&l->dims, x->geo, sizeof x->geo) || l->arg_count != n || x->dynamic || (n && !l->args))
+  const uint32_t *g = x->geo;
+  if ((l->dims ^ g[0]) | (l->grid[0] ^ g[1]) | (l->grid[1] ^ g[2]) | (l->grid[2] ^ g[3]) |
+      (l->block[0] ^ g[4]) | (l->block[1] ^ g[5]) | (l->block[2] ^ g[6]) | (l->arg_count ^ n) |
+      x->dynamic || (n && !l->args))
     return false;
   uint8_t *buf = x->pbuf[x->cur ^ 1];
   for (uint32_t i = 0; i < n; i++) {
     const hsad_karg_t *a = &l->args[i];
     uint32_t size = k->param_size[i];
-    if (a->tag == HSAD_KARG_POINTER && size == 8)
-      memcpy(buf + k->param_offset[i], &a->pointer, 8);
-    else if (a->tag == HSAD_KARG_BYTES && a->size == size && (a->bytes || !size))
-      memcpy(buf + k->param_offset[i], a->bytes, size);
-    else
+    uint8_t *dst = buf + k->param_offset[i];
+    if (a->tag == HSAD_KARG_POINTER && size == 8) {
+      memcpy(dst, &a->pointer, 8);
+    } else if (a->tag != HSAD_KARG_BYTES || a->size != size || (!a->bytes && size)) {
       return false;
+    } else if (size == 4) { /* the common scalars: fixed-size moves, no memcpy call */
+      memcpy(dst, a->bytes, 4);
+    } else if (size == 8) {
+      memcpy(dst, a->bytes, 8);
+    } else {
+      memcpy(dst, a->bytes, size);
+    }
   }
   x->kp.kernel_params = n ? x->pptr[x->cur ^ 1] : NULL;
   if (nv_cu.graph_exec_kernel_node_set_params(e->exec, x->cu, &x->kp) != NV_SUCCESS) {
@@ -549,9 +558,11 @@ static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l)
 static hsad_status_t nv_graph_update(hsad_graph_exec_t *ge, uint32_t node, const hsad_launch_t *l) {
   nv_gexec_t *e = nvx(ge);
   nv_gnode_t *fx;
+  /* (no context switch here: the exec names its context; a driver refusal, e.g. for want of a
+   * current context, falls to the general path, which makes the device's current) */
   if (__builtin_expect(node < e->nn && l && (fx = &e->nodes[node])->op == FU_OP_KERNEL && e->exec,
                        1) &&
-      nv_ctx_enter(e->dev) == HSAD_OK && nv_update_fast(e, fx, l))
+      nv_update_fast(e, fx, l))
     return HSAD_OK;
   hsad_status_t s = nv_update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
   if (__builtin_expect(s != HSAD_OK, 0)) return s;
