@@ -36,12 +36,22 @@
  * Errors that poison the context (nv_error_is_fatal) fail the call instead.
  *
  * Thread safety: as hsad_fusion.h (an exec is used by one thread at a time). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fusion/fu_graph.h"
 #include "nvidia/nv_internal.h"
+
+/* A parameter as the update fast path writes it: the first 8 bytes of the new hsad_karg_t (tag,
+ * then size) masked must equal key; then put says how its value is stored at off. */
+typedef struct nv_argd {
+  uint64_t key, mask;
+  uint32_t off;
+  uint32_t put;                   /* NV_PUT_* */
+} nv_argd_t;
+enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE };
 
 typedef struct nv_gnode {
   char name[HSAD_GRAPH_NAME_MAX];
@@ -57,6 +67,8 @@ typedef struct nv_gnode {
   void **pptr[2];                 /* param_count pointers into each */
   uint8_t cur;
   uint32_t geo[7];                /* the stored launch's dims, grid[3], block[3] */
+  nv_argd_t *argd;                /* per parameter, for the fast path (param_count) */
+  bool fast;                      /* every argd put is PTR8/VAL4/VAL8, no dynamic shared */
   nv_kernel_node_params_t kp;     /* the node's parameters as the driver has them */
   /* copy and fill */
   void *dst;
@@ -188,6 +200,22 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
   x->dynamic = p->dynamic;
   memcpy(x->geo, &l->dims, sizeof x->geo);
   nv_kernel_params(&x->kp, p, x->pptr[x->cur]);
+  /* the fast path's plan, from the stored launch's argument tags and the parameter sizes */
+  x->fast = !p->dynamic;
+  for (uint32_t i = 0; i < p->k->param_count; i++) {
+    const hsad_karg_t *a = &l->args[i];
+    uint32_t size = p->k->param_size[i];
+    nv_argd_t *d = &x->argd[i];
+    d->off = p->k->param_offset[i];
+    d->mask = ~0ull;
+    if (a->tag == HSAD_KARG_POINTER) {
+      d->put = NV_PUT_PTR8, d->key = HSAD_KARG_POINTER, d->mask = 0xffffffffull; /* size: any */
+    } else {
+      d->put = size == 4 ? NV_PUT_VAL4 : size == 8 ? NV_PUT_VAL8 : NV_PUT_NONE;
+      d->key = HSAD_KARG_BYTES | (uint64_t)size << 32;
+    }
+    x->fast &= d->put != NV_PUT_NONE;
+  }
 }
 
 /* Driver errors while building: a poisoning one fails the call; any other rolls back. */
@@ -257,11 +285,13 @@ static void nv_graph_destroy_exec(hsad_graph_exec_t *ge) {
   /* the driver keeps an exec alive until its launches completed */
   if (live && e->exec) nv_cu.graph_exec_destroy(e->exec);
   if (live && e->graph) nv_cu.graph_destroy(e->graph);
-  for (uint32_t i = 0; e->nodes && i < e->nn; i++)
+  for (uint32_t i = 0; e->nodes && i < e->nn; i++) {
+    free(e->nodes[i].argd);
     for (int b = 0; b < 2; b++) {
       free(e->nodes[i].pbuf[b]);
       free(e->nodes[i].pptr[b]);
     }
+  }
   free(e->nodes);
   free(e->qs);
   free(e->joined);
@@ -340,6 +370,9 @@ static hsad_status_t nv_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *c
         break;
       }
       x->k = p.k;
+      x->argd = calloc(p.k->param_count + 1, sizeof *x->argd);
+      if (!x->argd)
+        s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: %u parameters", x->name, p.k->param_count);
       for (int b = 0; b < 2 && !s; b++) {
         x->pbuf[b] = calloc(1, p.k->param_bytes + 1);
         x->pptr[b] = malloc((p.k->param_count + 1) * sizeof *x->pptr[b]);
@@ -521,29 +554,39 @@ static hsad_status_t nv_update_target(const char *fn, nv_gexec_t *e, uint32_t no
  * image by nv_pack's rules (a pointer into an 8-byte parameter, bytes of the parameter's size),
  * handed to the driver, and the image flipped: no geometry check repeats (the geometry is the
  * checked one), nothing is allocated. False: take the general path (which also reports why). */
+/* the layouts the fast path reads as words */
+_Static_assert(offsetof(hsad_karg_t, size) == 4 && sizeof(hsad_karg_tag_t) == 4,
+               "hsad_karg_t: tag, then size, in its first 8 bytes");
+_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16,
+               "hsad_launch_t: dims, grid[3], block[3] in its first 28 bytes");
+
+static inline uint64_t nv_load8(const void *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
 static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l) {
-  const nv_kernel_t *k = x->k;
-  uint32_t n = k->param_count;
-  const uint32_t *g = x->geo;
-  if ((l->dims ^ g[0]) | (l->grid[0] ^ g[1]) | (l->grid[1] ^ g[2]) | (l->grid[2] ^ g[3]) |
-      (l->block[0] ^ g[4]) | (l->block[1] ^ g[5]) | (l->block[2] ^ g[6]) | (l->arg_count ^ n) |
-      x->dynamic || (n && !l->args))
+  uint32_t n = x->k->param_count;
+  const uint8_t *lb = (const uint8_t *)&l->dims, *gb = (const uint8_t *)x->geo;
+  uint32_t g4, l4;
+  memcpy(&g4, gb + 24, 4);
+  memcpy(&l4, lb + 24, 4);
+  const hsad_karg_t *a = l->args;
+  if ((nv_load8(lb) ^ nv_load8(gb)) | (nv_load8(lb + 8) ^ nv_load8(gb + 8)) |
+      (nv_load8(lb + 16) ^ nv_load8(gb + 16)) | (l4 ^ g4) | (l->arg_count ^ n) || !x->fast ||
+      (n && !a))
     return false;
   uint8_t *buf = x->pbuf[x->cur ^ 1];
-  for (uint32_t i = 0; i < n; i++) {
-    const hsad_karg_t *a = &l->args[i];
-    uint32_t size = k->param_size[i];
-    uint8_t *dst = buf + k->param_offset[i];
-    if (a->tag == HSAD_KARG_POINTER && size == 8) {
-      memcpy(dst, &a->pointer, 8);
-    } else if (a->tag != HSAD_KARG_BYTES || a->size != size || (!a->bytes && size)) {
-      return false;
-    } else if (size == 4) { /* the common scalars: fixed-size moves, no memcpy call */
-      memcpy(dst, a->bytes, 4);
-    } else if (size == 8) {
-      memcpy(dst, a->bytes, 8);
+  const nv_argd_t *d = x->argd;
+  for (uint32_t i = 0; i < n; i++, a++, d++) {
+    if ((nv_load8(a) & d->mask) != d->key) return false; /* another tag or size */
+    if (d->put == NV_PUT_PTR8) {
+      memcpy(buf + d->off, &a->pointer, 8);
     } else {
-      memcpy(dst, a->bytes, size);
+      if (!a->bytes) return false;
+      if (d->put == NV_PUT_VAL4) memcpy(buf + d->off, a->bytes, 4);
+      else memcpy(buf + d->off, a->bytes, 8);
     }
   }
   x->kp.kernel_params = n ? x->pptr[x->cur ^ 1] : NULL;
@@ -555,6 +598,11 @@ static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l)
   return true;
 }
 
+/* Every check of hsad_kernel_dispatch, then cuGraphExecKernelNodeSetParams (out of line: the
+ * fast path's caller stays a leaf-like function). */
+static __attribute__((noinline)) hsad_status_t nv_update_general(nv_gexec_t *e, uint32_t node,
+                                                                 const hsad_launch_t *l);
+
 static hsad_status_t nv_graph_update(hsad_graph_exec_t *ge, uint32_t node, const hsad_launch_t *l) {
   nv_gexec_t *e = nvx(ge);
   nv_gnode_t *fx;
@@ -564,6 +612,10 @@ static hsad_status_t nv_graph_update(hsad_graph_exec_t *ge, uint32_t node, const
                        1) &&
       nv_update_fast(e, fx, l))
     return HSAD_OK;
+  return nv_update_general(e, node, l);
+}
+
+static hsad_status_t nv_update_general(nv_gexec_t *e, uint32_t node, const hsad_launch_t *l) {
   hsad_status_t s = nv_update_target("hsad_graph_exec_update", e, node, FU_OP_KERNEL);
   if (__builtin_expect(s != HSAD_OK, 0)) return s;
   nv_gnode_t *x = &e->nodes[node];
