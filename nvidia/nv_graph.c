@@ -330,7 +330,8 @@ static hsad_status_t nv_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *c
   if ((s = nv_order(g, e->order)) != HSAD_OK) goto fail;
   e->dep_off[0] = 0;
   for (uint32_t i = 0; i < n; i++) {
-    memcpy(e->dep_ids + e->dep_off[i], g->nodes[i].deps, g->nodes[i].ndeps * sizeof *e->dep_ids);
+    if (g->nodes[i].ndeps) /* (deps is NULL without any) */
+      memcpy(e->dep_ids + e->dep_off[i], g->nodes[i].deps, g->nodes[i].ndeps * sizeof *e->dep_ids);
     e->dep_off[i + 1] = e->dep_off[i] + g->nodes[i].ndeps;
   }
   /* queues in order of first use, then each node checked on its queue */

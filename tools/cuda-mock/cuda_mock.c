@@ -58,7 +58,7 @@ typedef struct op {
   int kind; /* 0 kernel, 1 write, 2 wait, 3 copy, 4 fill (esize-byte elements), 5 nothing */
   func_t *f;
   unsigned grid[3], block[3], shared;
-  uint8_t params[128];
+  _Alignas(16) uint8_t params[128]; /* the kernels read their parameters in place */
   volatile uint64_t *addr;
   uint64_t value;
   void *dst;
