@@ -109,6 +109,9 @@ typedef struct hsad_backend_ops {
                                hsad_completion_t *out_completion);
   hsad_status_t (*completion_wait)(const hsad_completion_t *completion, uint64_t deadline_ns);
   bool (*completion_done)(const hsad_completion_t *completion);
+  /* hsad_completion_times of a completion of the backend's queue (arguments checked) */
+  hsad_status_t (*completion_times)(const hsad_completion_t *completion, uint64_t *out_start_ns,
+                                    uint64_t *out_end_ns);
 
   hsad_status_t (*buffer_alloc)(hsad_device_t *device, void *impl, size_t size, void **out);
   /* true when the backend owned ptr (and freed it) */

@@ -161,6 +161,10 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(event_destroy, cuEventDestroy_v2, nv_result_t, (nv_event_t event))                         \
   X(stream_wait_event, cuStreamWaitEvent, nv_result_t,                                         \
     (nv_stream_t stream, nv_event_t event, unsigned int flags))                               \
+  X(event_query, cuEventQuery, nv_result_t, (nv_event_t event))                               \
+  X(event_synchronize, cuEventSynchronize, nv_result_t, (nv_event_t event))                   \
+  X(event_elapsed_time, cuEventElapsedTime_v2, nv_result_t,                                    \
+    (float *ms, nv_event_t start, nv_event_t end))                                            \
   X(memset_d16_async, cuMemsetD16Async, nv_result_t,                                           \
     (nv_deviceptr_t dst, unsigned short value, size_t count, nv_stream_t stream))             \
   X(memset_d32_async, cuMemsetD32Async, nv_result_t,                                           \

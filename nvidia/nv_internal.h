@@ -97,7 +97,19 @@ struct nv_queue {
    * its next work this queue waits for that queue's epoch after the launch (nv_queue_settle).
    * Set by the launch, taken (exchanged to NULL) by the next submit here. */
   _Atomic(nv_queue_t *) join_src;
+  /* Device times (hsad_queue_options_t.profiling): each dispatch with a completion is bracketed
+   * by cuEventRecord of a start and an end event of slot id % NV_PROF_SLOTS (under lock, so
+   * the pair brackets that launch alone); prof_id[slot] is the dispatch id it timed. Absolute
+   * ns: prof_t0_ns is the host's CLOCK_MONOTONIC when prof_ev0 (recorded at creation, then
+   * synchronized) had been reached; a time is prof_t0_ns + cuEventElapsedTime(prof_ev0, ev). */
+  bool profiling;
+  nv_event_t *prof_ev;                  /* 2 x NV_PROF_SLOTS: start, end of slot i at 2i, 2i + 1 */
+  _Atomic uint64_t *prof_id;
+  uint64_t *prof_epoch;                 /* the epoch of the completion that slot's dispatch got */
+  nv_event_t prof_ev0;
+  uint64_t prof_t0_ns;
 };
+#define NV_PROF_SLOTS 256u
 
 extern const hsad_backend_ops_t nv_backend_ops;
 extern nv_dev_t nv_devs[NV_MAX_DEVICES];
@@ -171,6 +183,7 @@ hsad_status_t nv_queue_barrier(hsad_queue_t *, const hsad_completion_t *, uint32
                                hsad_completion_t *);
 hsad_status_t nv_queue_flush(hsad_queue_t *, uint64_t, hsad_completion_t *);
 hsad_status_t nv_completion_wait(const hsad_completion_t *, uint64_t);
+hsad_status_t nv_completion_times(const hsad_completion_t *, uint64_t *, uint64_t *);
 bool nv_completion_done(const hsad_completion_t *);
 hsad_status_t nv_buffer_alloc(hsad_device_t *, void *, size_t, void **);
 bool nv_buffer_free(void *);

@@ -224,7 +224,7 @@ expect graph-fork-join "check out: 5 elements OK"
 # ---- 7. bench --------------------------------------------------------------------------------
 run_step bench 150 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
   --json "$OUT/bench.jsonl"
-[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^graph\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^graph\|^timing\|^cost\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
 if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
   failed=$((failed + 1))
   note "FAIL  bench: it found no NVIDIA GPU"

@@ -918,3 +918,67 @@ Test(nvidia, graph_copy_pageable_rollback) {
   free(src);
   nv_env_close(&e);
 }
+
+/* Device times on NVIDIA (issue 22): a profiling queue brackets each dispatch that has a
+ * completion with cuEventRecord pairs; hsad_completion_times gives its start and end in ns of
+ * CLOCK_MONOTONIC (calibrated at queue creation). A 200 us delay_store takes at least 200 us
+ * of device time and the next dispatch starts after it ended; the errors of AMD's
+ * hsad_completion_times, word for word. */
+Test(nvidia, completion_times_profiling) {
+  nv_env_t e;
+  nv_env(&e);
+  hsad_queue_options_t o = {.profiling = true};
+  hsad_queue_t *q, *plain;
+  OK(hsad_queue_create(e.dev, &o, &q));
+  OK(hsad_queue_create(e.dev, NULL, &plain));
+  int *p;
+  OK(hsad_buffer_alloc(e.dev, 64, (void **)&p));
+  int value = 5;
+  unsigned long long ns = 200000, *counter = (unsigned long long *)(p + 8);
+  hsad_karg_t dargs[] = {HSAD_KARG_PTR(p), HSAD_KARG_VAL(value), HSAD_KARG_VAL(ns)};
+  hsad_karg_t aargs[] = {HSAD_KARG_PTR(counter)};
+  hsad_launch_t ld = launch1(1, 1, dargs, 3), la = launch1(1, 1, aargs, 1);
+  uint64_t t_before = hsad_now_ns();
+  hsad_completion_t c1, c2, cb, c3;
+  OK(hsad_kernel_dispatch(q, kernel(&e, "delay_store"), &ld, HSAD_DEADLINE_NEVER, &c1, NULL));
+  OK(hsad_kernel_dispatch(q, kernel(&e, "add_one"), &la, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kernel(&e, "add_one"), &la, HSAD_DEADLINE_NEVER, &c2, NULL));
+  cr_expect_eq(c1.packet_id, 0u);
+  cr_expect_eq(c2.packet_id, 2u); /* the dispatch ids: the second had no completion, no times */
+  ERR_IS(hsad_completion_times(&c2, &(uint64_t){0}, &(uint64_t){0}), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_times: packet 2 has not completed");
+  OK(hsad_completion_wait(&c2, hsad_now_ns() + 10 * SEC));
+  uint64_t s1, e1, s2, e2;
+  OK(hsad_completion_times(&c1, &s1, &e1));
+  OK(hsad_completion_times(&c2, &s2, &e2));
+  cr_log_info("delay_store 200 us: device %llu ns (start %llu ns after the host's first call); "
+              "add_one %llu ns, %llu ns after it", (unsigned long long)(e1 - s1),
+              (unsigned long long)(s1 - t_before), (unsigned long long)(e2 - s2),
+              (unsigned long long)(s2 - e1));
+  cr_expect_geq(e1 - s1, 199000u, "delay_store took %llu ns", (unsigned long long)(e1 - s1));
+  cr_expect_lt(e1 - s1, 100000000u);
+  cr_expect_geq(s2 + 1000, e1, "add_one started %lld ns before delay_store ended",
+                (long long)(e1 - s2));
+  cr_expect_geq(e2, s2);
+  cr_expect_geq(s1 + 5000, t_before, "start %llu before the host's call at %llu",
+                (unsigned long long)s1, (unsigned long long)t_before);
+  cr_expect_leq(e2, hsad_now_ns() + 5000);
+  cr_expect_eq(*counter, 2u);
+  OK(hsad_queue_barrier(q, NULL, 0, HSAD_DEADLINE_NEVER, &cb));
+  OK(hsad_completion_wait(&cb, hsad_now_ns() + 10 * SEC));
+  cb.packet_id = c2.packet_id; /* a barrier's completion dressed as the dispatch's: its epoch differs */
+  ERR_IS(hsad_completion_times(&cb, &s1, &e1), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_times: packet %llu is not a kernel dispatch with a completion, or its "
+         "slot was reused (times are kept for 256 dispatches)", (unsigned long long)cb.packet_id);
+  OK(hsad_kernel_dispatch(plain, kernel(&e, "add_one"), &la, HSAD_DEADLINE_NEVER, &c3, NULL));
+  OK(hsad_completion_wait(&c3, hsad_now_ns() + 10 * SEC));
+  ERR_IS(hsad_completion_times(&c3, &s1, &e1), HSAD_ERR_UNSUPPORTED,
+         "hsad_completion_times: the queue was created without profiling "
+         "(hsad_queue_options_t.profiling)");
+  ERR_IS(hsad_completion_times(&c3, NULL, &e1), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_times: NULL argument");
+  hsad_queue_destroy(q);
+  hsad_queue_destroy(plain);
+  hsad_buffer_free(p);
+  nv_env_close(&e);
+}

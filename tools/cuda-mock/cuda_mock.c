@@ -55,7 +55,8 @@ enum { NFUNCS = sizeof funcs / sizeof funcs[0] };
 static int max_dyn[NFUNCS];
 
 typedef struct op {
-  int kind; /* 0 kernel, 1 write, 2 wait, 3 copy, 4 fill (esize-byte elements), 5 nothing */
+  int kind; /* 0 kernel, 1 write, 2 wait, 3 copy, 4 fill (esize-byte elements), 5 nothing,
+               6 event record (write, and the host's time into *stamp) */
   func_t *f;
   unsigned grid[3], block[3], shared;
   _Alignas(16) uint8_t params[128]; /* the kernels read their parameters in place */
@@ -65,6 +66,7 @@ typedef struct op {
   const void *src;
   size_t bytes;
   unsigned esize;   /* fill: element bytes (1, 2, 4) */
+  volatile uint64_t *stamp; /* event record: where the time goes */
   struct op *next;
 } op_t;
 
@@ -147,6 +149,13 @@ static void *stream_main(void *arg) {
     if (!sticky) {
       switch (o->kind) {
       case 0: run_kernel(o); break;
+      case 6: {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        *o->stamp = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        __atomic_store_n(o->addr, o->value, __ATOMIC_SEQ_CST);
+        break;
+      }
       case 1: __atomic_store_n(o->addr, o->value, __ATOMIC_SEQ_CST); break;
       case 2:
         while (!sticky && (int64_t)(__atomic_load_n(o->addr, __ATOMIC_SEQ_CST) - o->value) < 0) {
@@ -437,6 +446,7 @@ res_t cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, void *h) {
 typedef struct {
   volatile uint64_t count;
   uint64_t recorded;
+  volatile uint64_t ns;     /* CLOCK_MONOTONIC when the stream reached the last record */
 } event_t;
 res_t cuEventCreate(void **e, unsigned flags) {
   (void)flags;
@@ -448,8 +458,31 @@ res_t cuEventDestroy_v2(void *e) { free(e); return sticky ? sticky : OK; }
 res_t cuEventRecord(void *e, void *h) {
   event_t *ev = e;
   op_t *o = calloc(1, sizeof *o);
-  o->kind = 1, o->addr = &ev->count, o->value = ++ev->recorded;
+  o->kind = 6, o->addr = &ev->count, o->value = ++ev->recorded, o->stamp = &ev->ns;
   return enqueue(h, o);
+}
+res_t cuEventQuery(void *e) {
+  event_t *ev = e;
+  if (sticky) return sticky;
+  return __atomic_load_n(&ev->count, __ATOMIC_ACQUIRE) >= ev->recorded ? OK : ENOTREADY;
+}
+res_t cuEventSynchronize(void *e) {
+  event_t *ev = e;
+  while (!sticky && __atomic_load_n(&ev->count, __ATOMIC_ACQUIRE) < ev->recorded) {
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+  return sticky ? sticky : OK;
+}
+/* as the driver: both events recorded and reached, else CUDA_ERROR_NOT_READY (600) or, never
+ * recorded, CUDA_ERROR_INVALID_HANDLE (400) */
+res_t cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+  event_t *s = a, *t = b;
+  if (sticky) return sticky;
+  if (!s->recorded || !t->recorded) return EHANDLE;
+  if (cuEventQuery(a) || cuEventQuery(b)) return ENOTREADY;
+  *ms = (float)(((double)t->ns - (double)s->ns) / 1e6);
+  return OK;
 }
 res_t cuStreamWaitEvent(void *h, void *e, unsigned flags) {
   event_t *ev = e;
