@@ -68,11 +68,11 @@ CFLAGS += -DHSAD_NO_AMD
 # nvcodeobj/ (cubin metadata, NVRTC for hsad run's .cu sources) needs libelf and zstd
 HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd
 include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
-HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c
+HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
-  memory/hsad_memory.h codeobj/hsad_codeobj.h
+  memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h
 HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c \
-  tools/hsad/cli_args.c tools/hsad/cmd_run.c
+  tools/hsad/cli_args.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
 HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
 HSAD_TOOL_LIBS += -ljson-c -lstdc++
 endif

@@ -91,9 +91,3 @@ hsad_status_t fu_blit_load(hsad_device_t *device, fu_blit_t *out) {
   out->device = device;
   return HSAD_OK;
 }
-
-uint32_t fu_blit_items(uint64_t bytes, uint32_t *out_block) {
-  uint64_t items = (bytes + 15) / 16;
-  *out_block = items < 256 ? (uint32_t)items : 256;
-  return (uint32_t)items;
-}

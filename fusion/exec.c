@@ -14,6 +14,10 @@ const int64_t fu_never_below = INT64_MIN;
 
 void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   if (!e) return;
+  if (fu_exec_ops(e)) {
+    fu_exec_ops(e)->destroy(e);
+    return;
+  }
   /* The kernarg memory may be read by a launch still in flight: wait for the exec's last run on
    * each queue (10 s at most; a faulted queue counts as done), and keep the memory of a queue
    * whose run did not complete rather than free what a packet may still read. */
@@ -59,20 +63,25 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e);
 }
 
-uint32_t hsad_graph_exec_queue_count(const hsad_graph_exec_t *e) { return e ? e->nq : 0; }
+uint32_t hsad_graph_exec_queue_count(const hsad_graph_exec_t *e) {
+  FU_BACKEND_EXEC(e, queue_count(e));
+  return e ? e->nq : 0;
+}
 uint32_t hsad_graph_exec_packet_count(const hsad_graph_exec_t *e, uint32_t i) {
-  return e && i < e->nq ? e->qs[i].n : 0;
+  return e && !fu_exec_ops(e) && i < e->nq ? e->qs[i].n : 0;
 }
 hsad_queue_t *hsad_graph_exec_queue(const hsad_graph_exec_t *e, uint32_t i) {
+  FU_BACKEND_EXEC(e, queue(e, i));
   return e && i < e->nq ? e->qs[i].q : NULL;
 }
 
 uint32_t hsad_graph_exec_point_count(const hsad_graph_exec_t *e, uint32_t i) {
-  return e && i < e->nq ? e->qs[i].npoints : 0;
+  return e && !fu_exec_ops(e) && i < e->nq ? e->qs[i].npoints : 0;
 }
 
 hsad_status_t hsad_graph_exec_point(const hsad_graph_exec_t *e, uint32_t qi, uint32_t point,
                                     uint32_t *out_packet_index) {
+  if (fu_exec_ops(e)) return fu_backend_no_packets(e, "hsad_graph_exec_point");
   if (!e || !out_packet_index || qi >= e->nq || point >= e->qs[qi].npoints)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_point: queue %u point %u out of "
                      "range", qi, point);
@@ -82,6 +91,7 @@ hsad_status_t hsad_graph_exec_point(const hsad_graph_exec_t *e, uint32_t qi, uin
 
 hsad_status_t hsad_graph_exec_packet(const hsad_graph_exec_t *e, uint32_t qi, uint32_t i,
                                      uint8_t out[64], int32_t *out_node) {
+  if (fu_exec_ops(e)) return fu_backend_no_packets(e, "hsad_graph_exec_packet");
   if (!e || !out || qi >= e->nq || i >= e->qs[qi].n)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_packet: queue %u packet %u out "
                      "of range", qi, i);
@@ -324,6 +334,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "node %s: lane %u has no queue (%u lanes "
                        "given)", g->nodes[i].name, lane, lane_count);
   }
+  if (fu_graph_foreign(g, lq)) return fu_backend_instantiate(g, lq, lane_count, out);
   hsad_status_t s = HSAD_OK;
   hsad_graph_exec_t *e = calloc(1, sizeof *e);
   uint32_t *indeg = calloc(n, sizeof *indeg), *order = malloc(n * sizeof *order);
@@ -599,6 +610,7 @@ static void launch_from_latest(hsad_launch_t *kl, const fu_pkt_t *p) {
 }
 
 hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_queue_t *q) {
+  FU_BACKEND_EXEC(e, set_queue(e, qi, q));
   if (!e || !q || qi >= e->nq)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: NULL, or queue "
                      "index %u not below %u", qi, e ? e->nq : 0);
@@ -681,6 +693,7 @@ static hsad_status_t update_node(hsad_graph_exec_t *e, uint32_t node,
 
 hsad_status_t hsad_graph_exec_update_copy(hsad_graph_exec_t *e, uint32_t node, void *dst,
                                           const void *src, size_t size) {
+  FU_BACKEND_EXEC(e, update_copy(e, node, dst, src, size));
   hsad_status_t s = update_target("hsad_graph_exec_update_copy", e, node, FU_OP_COPY);
   if (!s) s = fu_copy_check("hsad_graph_exec_update_copy", dst, src, size);
   if (s) return s;
@@ -691,6 +704,7 @@ hsad_status_t hsad_graph_exec_update_copy(hsad_graph_exec_t *e, uint32_t node, v
 
 hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *e, uint32_t node, void *dst,
                                           uint32_t pattern, uint32_t width, size_t count) {
+  FU_BACKEND_EXEC(e, update_fill(e, node, dst, pattern, width, count));
   fu_blit_args_t v = {.pattern = pattern, .width = width};
   hsad_status_t s = update_target("hsad_graph_exec_update_fill", e, node, FU_OP_FILL);
   if (!s) s = fu_fill_check("hsad_graph_exec_update_fill", dst, pattern, width, count, &v.bytes);
@@ -892,6 +906,7 @@ static inline __attribute__((always_inline)) bool put_sig(uint8_t *seg, const hs
  * update_general, which leaves the exec as it was on error. */
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
   fu_pkt_t *p;
+  FU_BACKEND_EXEC(e, update(e, node, l));
   if (__builtin_expect(!e || node >= e->nn || !l || !(p = e->node_fast[node]), 0)) goto general;
   const hsad_launch_t *kl = p->launch;
   const uint8_t *lb = (const uint8_t *)l, *kb = (const uint8_t *)kl;

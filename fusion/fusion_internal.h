@@ -2,7 +2,7 @@
 #ifndef FUSION_INTERNAL_H
 #define FUSION_INTERNAL_H
 
-#include "fusion/hsad_fusion.h"
+#include "fusion/fu_graph.h"
 #include "hsa-dispatch/hsad_submit.h"
 
 /* The library's copy and fill kernels loaded on one device (blit.c). */
@@ -16,56 +16,6 @@ typedef struct fu_blit {
  * hsad_codeobj_compile ("graph copy/fill kernels for gfx90a: ...") and
  * hsad_program_load_memory. */
 hsad_status_t fu_blit_load(hsad_device_t *device, fu_blit_t *out);
-
-/* Work-items of a copy/fill node of `bytes` bytes (16 per work-item) and its workgroup size. */
-uint32_t fu_blit_items(uint64_t bytes, uint32_t *out_block);
-
-/* The largest copy/fill node: 16 bytes per work-item, at most 2^32 - 1 work-items. */
-#define FU_BLIT_MAX_BYTES (16ull * 0xffffffffull)
-
-/* ---- graphs (graph.c) ---- */
-
-/* What a node does. Copy and fill nodes are dispatches of the library's kernels (blit.c),
- * resolved on the device of their lane's queue at instantiate. */
-enum { FU_OP_KERNEL, FU_OP_BARRIER, FU_OP_COPY, FU_OP_FILL };
-
-typedef struct fu_node {
-  char name[HSAD_GRAPH_NAME_MAX];
-  uint32_t lane;
-  uint8_t op;
-  const hsad_device_kernel_t *kernel;  /* FU_OP_KERNEL only */
-  hsad_launch_t launch;                /* args point into args/vals below */
-  hsad_karg_t *args;
-  uint8_t *vals;
-  uint32_t *deps;
-  uint32_t ndeps, capdeps;
-} fu_node_t;
-
-struct hsad_graph {
-  uint32_t flags;
-  fu_node_t *nodes;
-  uint32_t n, cap;
-  int64_t lane_last[HSAD_GRAPH_MAX_LANES];  /* capture: last node of each lane, -1 none */
-  uint32_t *names;                /* open addressing by name hash: node index + 1, 0 empty */
-  uint32_t names_cap;             /* a power of two, at most half full (0: none yet) */
-};
-
-/* ---- copy and fill nodes (graph.c) ---- */
-
-/* The launch of a copy node (args: dst, src, bytes) or a fill node (dst, pattern, width,
- * bytes); values point into v. */
-typedef struct fu_blit_args {
-  hsad_karg_t args[4];
-  uint64_t bytes;
-  uint32_t pattern, width;
-} fu_blit_args_t;
-
-hsad_launch_t fu_blit_launch(fu_blit_args_t *v, bool fill, void *dst, const void *src);
-/* Checks a copy's operands (memcpy semantics: no overlap), naming `fn` in messages. */
-hsad_status_t fu_copy_check(const char *fn, const void *dst, const void *src, size_t size);
-/* Checks a fill's operands; *out_bytes = count x width. */
-hsad_status_t fu_fill_check(const char *fn, const void *dst, uint32_t pattern, uint32_t width,
-                            size_t count, uint64_t *out_bytes);
 
 /* ---- execs (exec.c: instantiate, set_queue, updates; launch.c: launches) ---- */
 
@@ -179,6 +129,8 @@ typedef struct fu_queue {
 } fu_queue_t;
 
 struct hsad_graph_exec {
+  const hsad_graph_backend_ops_t *ops; /* NULL: AMD's own (fu_graph.h: another backend's exec
+                                          begins with its table) */
   uint32_t nq, nn;
   uint32_t *order;                /* nodes in topological order */
   uint32_t *dep_off, *dep_ids;    /* node i's deps: dep_ids[dep_off[i] .. dep_off[i+1]) */

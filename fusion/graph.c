@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fusion/fusion_internal.h"
+#include "fusion/fu_graph.h"
+#include "hsa-dispatch/backend.h"
 
 /* FNV-1a of a node name. */
 static uint32_t name_hash(const char *s) {
@@ -254,3 +255,57 @@ hsad_status_t hsad_graph_add_edge(hsad_graph_t *g, uint32_t from, uint32_t to) {
   return node_dep(&g->nodes[to], from);
 }
 
+
+uint32_t fu_blit_items(uint64_t bytes, uint32_t *out_block) {
+  uint64_t items = (bytes + 15) / 16;
+  *out_block = items < 256 ? (uint32_t)items : 256;
+  return (uint32_t)items;
+}
+
+const char *hsad_graph_rollback_name(hsad_graph_rollback_t r) {
+  switch (r) {
+  case HSAD_GRAPH_ROLLBACK_NONE: return "fused";
+  case HSAD_GRAPH_ROLLBACK_REQUESTED: return "sequential requested";
+  case HSAD_GRAPH_ROLLBACK_RING_SIZE: return "ring too small";
+  case HSAD_GRAPH_ROLLBACK_RING_FULL: return "ring full until the deadline";
+  case HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE: return "cross-queue edges both ways";
+  case HSAD_GRAPH_ROLLBACK_DRIVER: return "driver refused the graph";
+  default: return "unknown";
+  }
+}
+
+/* ---- backends other than AMD (fu_graph.h) ---- */
+
+bool fu_graph_foreign(const hsad_graph_t *g, hsad_queue_t *const *lq) {
+  for (uint32_t i = 0; i < g->n; i++)
+    if (hsad_queue_ops(lq[g->nodes[i].lane])) return true;
+  return false;
+}
+
+hsad_status_t fu_backend_instantiate(const hsad_graph_t *g, hsad_queue_t *const *lq,
+                                     uint32_t lane_count, hsad_graph_exec_t **out) {
+  (void)lane_count;
+  const hsad_backend_ops_t *b = hsad_queue_ops(lq[g->nodes[0].lane]);
+  for (uint32_t i = 1; i < g->n; i++)
+    if (hsad_queue_ops(lq[g->nodes[i].lane]) != b)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_instantiate: node %s's lane %u is "
+                       "a queue of %s, node %s's lane %u one of %s; a graph's queues are of one "
+                       "vendor", g->nodes[0].name, g->nodes[0].lane, b ? b->name : "amd",
+                       g->nodes[i].name, g->nodes[i].lane,
+                       hsad_queue_ops(lq[g->nodes[i].lane]) ? hsad_queue_ops(lq[g->nodes[i].lane])->name
+                                                            : "amd");
+  if (!b || !b->graph)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_graph_instantiate: graphs are not supported on "
+                     "%s queues", b ? b->name : "amd");
+  return b->graph->instantiate(g, lq, lane_count, out);
+}
+
+hsad_status_t fu_backend_no_packets(const hsad_graph_exec_t *e, const char *who) {
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "%s: the exec runs as a %s: it has no AQL packets or "
+                   "epoch points", who, fu_exec_ops(e)->name);
+}
+
+const char *hsad_graph_exec_rollback_detail(const hsad_graph_exec_t *e) {
+  const hsad_graph_backend_ops_t *o = fu_exec_ops(e);
+  return o ? o->rollback_detail(e) : NULL;
+}

@@ -64,6 +64,13 @@
  * last, and rings the queue's doorbell once with its last packet id. Cost (callgrind, hsad
  * bench graph): about 22 instructions per kernel node on one queue.
  *
+ * NVIDIA queues (issue 22): the same graph instantiates as one CUDA graph launched on the first
+ * queue's stream (nvidia/nv_graph.c: kernel, memcpy, memset and empty nodes, the edges as its
+ * dependencies; the other queues joined in stream order), updates as
+ * cuGraphExecKernelNodeSetParams; everything above about packets, rings, kernarg memory and
+ * epoch points is AMD's (hsad_graph_exec_packet / _point answer HSAD_ERR_UNSUPPORTED, the
+ * counts 0). A graph's queues are of one vendor. Stream capture is AMD only.
+ *
  * Ownership: graphs and execs are owned by the caller. An exec does not reference its graph
  * (destroy the graph any time after instantiate); kernels, queues and the buffers the
  * arguments point to must outlive the exec's launches, and its queues the exec itself:
@@ -197,6 +204,10 @@ typedef enum hsad_graph_rollback {
   HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE,    /* no longer produced (cross-queue edges both ways fuse
                                          since 0.4: epoch points per producer); kept so the
                                          values after it do not move */
+  HSAD_GRAPH_ROLLBACK_DRIVER,         /* NVIDIA: the driver refused to build or instantiate
+                                         the CUDA graph (a copy from pageable memory, queues
+                                         on several devices): every launch is sequential;
+                                         hsad_graph_exec_rollback_detail says why */
   HSAD_GRAPH_ROLLBACK_COUNT
 } hsad_graph_rollback_t;
 
@@ -209,6 +220,12 @@ enum {
 
 /* "fused", "ring too small", ...: static string. */
 const char *hsad_graph_rollback_name(hsad_graph_rollback_t reason);
+
+/* Why every launch of the exec rolls back whatever the flags (HSAD_GRAPH_ROLLBACK_DRIVER: the
+ * CUDA driver's error for the node or the instantiate that failed, e.g. "node C:
+ * cuGraphAddMemcpyNode: CUDA_ERROR_INVALID_VALUE (invalid argument)"), or NULL when launches
+ * fuse (AMD execs: always NULL). Owned by the exec. */
+const char *hsad_graph_exec_rollback_detail(const hsad_graph_exec_t *exec);
 
 /* Launches the exec once, in stream order on each of its queues (see "Stream order" above).
  * out_completions (may be NULL): hsad_graph_exec_queue_count entries,

@@ -251,6 +251,7 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
                                       const hsad_completion_t *deps, uint32_t dep_count,
                                       uint64_t deadline_ns, hsad_completion_t *out,
                                       hsad_graph_rollback_t *out_reason) {
+  FU_BACKEND_EXEC(e, launch(e, flags, deps, dep_count, deadline_ns, out, out_reason));
   if (!e || (!deps && dep_count))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL exec, or NULL deps with "
                      "a count of %u", dep_count);
@@ -377,19 +378,12 @@ hsad_status_t hsad_graph_launch(hsad_graph_exec_t *e, uint32_t flags, uint64_t d
   return hsad_graph_launch_after(e, flags, NULL, 0, deadline_ns, out, out_reason);
 }
 
-const char *hsad_graph_rollback_name(hsad_graph_rollback_t r) {
-  switch (r) {
-  case HSAD_GRAPH_ROLLBACK_NONE: return "fused";
-  case HSAD_GRAPH_ROLLBACK_REQUESTED: return "sequential requested";
-  case HSAD_GRAPH_ROLLBACK_RING_SIZE: return "ring too small";
-  case HSAD_GRAPH_ROLLBACK_RING_FULL: return "ring full until the deadline";
-  case HSAD_GRAPH_ROLLBACK_QUEUE_CYCLE: return "cross-queue edges both ways";
-  default: return "unknown";
-  }
-}
-
 void hsad_graph_exec_counters(const hsad_graph_exec_t *e,
                               uint64_t out_counts[HSAD_GRAPH_ROLLBACK_COUNT]) {
+  if (fu_exec_ops(e)) {
+    fu_exec_ops(e)->counters(e, out_counts);
+    return;
+  }
   for (uint32_t i = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++) out_counts[i] = e ? e->counters[i] : 0;
 }
 

@@ -29,6 +29,7 @@ struct hsad_backend_ops;
 struct hsad_host_pool;       /* memory/hsad_memory.h */
 struct hsad_host_pool_stats;
 struct hsad_copy_options;    /* memory/hsad_memory.h */
+struct hsad_graph_backend_ops; /* fusion/fu_graph.h */
 
 /* The gate word's bits in its `capturing` half (dispatch_internal.h): 1 = capturing (AMD,
  * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
@@ -109,6 +110,9 @@ typedef struct hsad_backend_ops {
                                hsad_completion_t *out_completion);
   hsad_status_t (*completion_wait)(const hsad_completion_t *completion, uint64_t deadline_ns);
   bool (*completion_done)(const hsad_completion_t *completion);
+  /* hsad_completion_times of a completion of the backend's queue (arguments checked) */
+  hsad_status_t (*completion_times)(const hsad_completion_t *completion, uint64_t *out_start_ns,
+                                    uint64_t *out_end_ns);
 
   hsad_status_t (*buffer_alloc)(hsad_device_t *device, void *impl, size_t size, void **out);
   /* true when the backend owned ptr (and freed it) */
@@ -134,6 +138,10 @@ typedef struct hsad_backend_ops {
   hsad_status_t (*host_pool_set_max_cached)(struct hsad_host_pool *pool, uint64_t max_cached);
   hsad_status_t (*host_pool_stats)(const struct hsad_host_pool *pool,
                                    struct hsad_host_pool_stats *out_stats);
+
+  /* Graphs (fusion/hsad_fusion.h) as the backend runs them (fusion/fu_graph.h); NULL: none
+   * (hsad_graph_instantiate then answers HSAD_ERR_UNSUPPORTED). */
+  const struct hsad_graph_backend_ops *graph;
 } hsad_backend_ops_t;
 
 /* The backends compiled in (NULL-terminated), in enumeration order after AMD. */

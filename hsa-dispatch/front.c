@@ -354,9 +354,12 @@ hsad_status_t hsad_completion_wait_any(const hsad_completion_t *cs, uint32_t n,
 
 hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_start_ns,
                                     uint64_t *out_end_ns) {
-  (void)c, (void)out_start_ns, (void)out_end_ns;
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: device times are AMD only for "
-                   "now (issue 22)");
+  if (!c || !out_start_ns || !out_end_ns)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: NULL argument");
+  if (!c->queue)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue was created without "
+                     "profiling (hsad_queue_options_t.profiling)");
+  return hsad_queue_ops(c->queue)->completion_times(c, out_start_ns, out_end_ns);
 }
 
 /* ---- memory (memory/hsad_memory.h: the calls both vendors have) ------------------------- */

@@ -2,8 +2,9 @@
  *
  * Both vendors (hsad_vendor.h): what follows describes AMD's queues, where the library writes
  * AQL packets itself. On an NVIDIA device (nvidia/, README "NVIDIA GPUs") the same calls take
- * the same types: a queue is a CUDA stream (size, kernarg blocks, profiling and scratch options
- * do not apply; hsad_queue_size is 0); hsad_kernel_dispatch runs the checks of step 1 with the
+ * the same types: a queue is a CUDA stream (size, kernarg blocks and scratch options do not
+ * apply; hsad_queue_size is 0; profiling brackets each dispatch that has a completion with a
+ * cuEventRecord pair, read by hsad_completion_times, issue 22); hsad_kernel_dispatch runs the checks of step 1 with the
  * same codes and messages over cuFuncGetParamInfo's layout, launches ceil(grid / block) blocks
  * (dynamic shared memory: one HSAD_KARG_LDS_BYTES after the parameters) and never waits
  * (deadline_ns unused); a completion is an epoch of the stream's counter in host-mapped

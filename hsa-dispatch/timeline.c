@@ -541,9 +541,7 @@ hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_st
   if (!c || !out_start_ns || !out_end_ns)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: NULL argument");
   hsad_queue_t *q = c->queue;
-  if (DQ_FOREIGN(q))
-    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue is a %s stream: "
-                     "device times are AMD only for now (issue 22)", q->ops->name);
+  if (DQ_FOREIGN(q)) return q->ops->completion_times(c, out_start_ns, out_end_ns);
   if (!q || !q->ts_signals)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue was created without "
                      "profiling (hsad_queue_options_t.profiling)");

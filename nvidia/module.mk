@@ -2,7 +2,7 @@
 # time: nothing of CUDA is needed to build or link libhsad). Built when BACKENDS has nvidia.
 ifneq ($(filter nvidia,$(BACKEND_LIST)),)
 HSAD_LIB_SRCS += nvidia/nv_cuda.c nvidia/nv_device.c nvidia/nv_queue.c nvidia/nv_memory.c \
-  nvidia/nv_pool.c
+  nvidia/nv_pool.c nvidia/nv_graph.c
 $(BUILD)/obj/hsa-dispatch/backend.o: CFLAGS += -DHSAD_WITH_NVIDIA
 
 # cuda.h (to check nvidia/nv_cuda.h against) and nvcc (the tests' cubin), where installed
@@ -64,7 +64,7 @@ $(NV_RUN_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(NV_CUBIN_DEP)
 # hsad-bench-nvidia: hsad_kernel_dispatch against raw cuLaunchKernel (host ns per submit) and
 # launch + wait against cuLaunchKernel + cuStreamSynchronize
 NV_BENCH := $(BINDIR)/hsad-bench-nvidia
-$(NV_BENCH): tests/bench_nvidia.c $(LIBDIR)/libhsad.a
+$(NV_BENCH): tests/bench_nvidia.c tests/bench_nvidia_graph.h $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lpthread -lm
 ALL_TARGETS += $(NV_BENCH)

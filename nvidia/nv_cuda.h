@@ -32,6 +32,9 @@ typedef struct CUmod_st *nv_module_t;           /* CUmodule */
 typedef struct CUfunc_st *nv_function_t;        /* CUfunction */
 typedef struct CUstream_st *nv_stream_t;        /* CUstream */
 typedef struct CUevent_st *nv_event_t;          /* CUevent */
+typedef struct CUgraph_st *nv_graph_t;          /* CUgraph */
+typedef struct CUgraphNode_st *nv_graph_node_t; /* CUgraphNode */
+typedef struct CUgraphExec_st *nv_graph_exec_t; /* CUgraphExec */
 typedef unsigned int nv_device_attribute_t;     /* CUdevice_attribute */
 typedef unsigned int nv_function_attribute_t;   /* CUfunction_attribute */
 
@@ -84,7 +87,9 @@ typedef unsigned int nv_function_attribute_t;   /* CUfunction_attribute */
   X(NV_STREAM_WRITE_VALUE_DEFAULT, CU_STREAM_WRITE_VALUE_DEFAULT, 0)                           \
   X(NV_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_END_AS_INT, 0)                                        \
   X(NV_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, 1)                  \
-  X(NV_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, 2)
+  X(NV_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, 2)                      \
+  X(NV_MEMORYTYPE_UNIFIED, CU_MEMORYTYPE_UNIFIED, 4)                                           \
+  X(NV_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED, 801)
 
 #define NV_CUDA_ENUM_(name, cuda_name, value) name = value,
 enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
@@ -162,7 +167,21 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(pointer_get_attribute, cuPointerGetAttribute, nv_result_t,                                 \
     (void *data, unsigned int attribute, nv_deviceptr_t ptr))                                  \
   X(stream_wait_event, cuStreamWaitEvent, nv_result_t,                                         \
-    (nv_stream_t stream, nv_event_t event, unsigned int flags))
+    (nv_stream_t stream, nv_event_t event, unsigned int flags))                               \
+  X(event_elapsed_time, cuEventElapsedTime_v2, nv_result_t,                                    \
+    (float *ms, nv_event_t start, nv_event_t end))                                            \
+  X(memset_d16_async, cuMemsetD16Async, nv_result_t,                                           \
+    (nv_deviceptr_t dst, unsigned short value, size_t count, nv_stream_t stream))             \
+  X(memset_d32_async, cuMemsetD32Async, nv_result_t,                                           \
+    (nv_deviceptr_t dst, unsigned int value, size_t count, nv_stream_t stream))               \
+  X(graph_create, cuGraphCreate, nv_result_t, (nv_graph_t *graph, unsigned int flags))         \
+  X(graph_destroy, cuGraphDestroy, nv_result_t, (nv_graph_t graph))                            \
+  X(graph_add_empty_node, cuGraphAddEmptyNode, nv_result_t,                                    \
+    (nv_graph_node_t *node, nv_graph_t graph, const nv_graph_node_t *deps, size_t ndeps))     \
+  X(graph_instantiate, cuGraphInstantiateWithFlags, nv_result_t,                               \
+    (nv_graph_exec_t *exec, nv_graph_t graph, unsigned long long flags))                      \
+  X(graph_launch, cuGraphLaunch, nv_result_t, (nv_graph_exec_t exec, nv_stream_t stream))      \
+  X(graph_exec_destroy, cuGraphExecDestroy, nv_result_t, (nv_graph_exec_t exec))
 
 /* Structures the driver reads, mirrored field by field (cuda.h's CUlaunchAttribute_st and
  * CUlaunchConfig_st; tests/test_nv_decls.c pins every size and offset against cuda.h). */
@@ -185,11 +204,70 @@ typedef struct nv_launch_config {
   unsigned int num_attrs;
 } nv_launch_config_t;
 
+/* cuda.h's CUDA_KERNEL_NODE_PARAMS (_v2 since CUDA 12.0): a graph's kernel node. */
+typedef struct nv_kernel_node_params {
+  nv_function_t func;
+  unsigned int grid_dim_x, grid_dim_y, grid_dim_z;     /* blocks */
+  unsigned int block_dim_x, block_dim_y, block_dim_z;  /* threads */
+  unsigned int shared_mem_bytes;                       /* dynamic shared memory per block */
+  void **kernel_params;                                /* a pointer to each parameter */
+  void **extra;
+  void *kern;                                          /* CUkernel (unused: func is set) */
+  nv_context_t ctx;                                    /* ignored when func is set */
+} nv_kernel_node_params_t;
+
+/* cuda.h's CUDA_MEMCPY3D (_v2): a graph's copy node (the backend uses 1-D copies between
+ * unified addresses: memory types CU_MEMORYTYPE_UNIFIED, Height = Depth = 1). */
+typedef struct nv_memcpy3d {
+  size_t src_x_bytes, src_y, src_z, src_lod;
+  unsigned int src_memory_type;                        /* CUmemorytype */
+  const void *src_host;
+  nv_deviceptr_t src_device;
+  void *src_array;                                     /* CUarray */
+  void *reserved0;
+  size_t src_pitch, src_height;
+  size_t dst_x_bytes, dst_y, dst_z, dst_lod;
+  unsigned int dst_memory_type;
+  void *dst_host;
+  nv_deviceptr_t dst_device;
+  void *dst_array;
+  void *reserved1;
+  size_t dst_pitch, dst_height;
+  size_t width_bytes, height, depth;
+} nv_memcpy3d_t;
+
+/* cuda.h's CUDA_MEMSET_NODE_PARAMS: a graph's fill node (element size 1, 2 or 4). */
+typedef struct nv_memset_node_params {
+  nv_deviceptr_t dst;
+  size_t pitch;                                        /* unused when height is 1 */
+  unsigned int value;
+  unsigned int element_size;
+  size_t width;                                        /* elements */
+  size_t height;
+} nv_memset_node_params_t;
+
 /* Functions whose parameters include a structure mirrored above: their prototypes are checked
- * with cuda.h's structure types substituted (cuLaunchKernelEx: CUlaunchConfig). */
+ * with cuda.h's structure types substituted (cuLaunchKernelEx: CUlaunchConfig; the graph node
+ * calls: CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS). */
 #define NV_CUDA_STRUCT_FUNCTIONS(X)                                                            \
   X(launch_kernel_ex, cuLaunchKernelEx, nv_result_t,                                           \
-    (const nv_launch_config_t *config, nv_function_t f, void **params, void **extra))
+    (const nv_launch_config_t *config, nv_function_t f, void **params, void **extra))          \
+  X(graph_add_kernel_node, cuGraphAddKernelNode_v2, nv_result_t,                               \
+    (nv_graph_node_t *node, nv_graph_t graph, const nv_graph_node_t *deps, size_t ndeps,      \
+     const nv_kernel_node_params_t *params))                                                  \
+  X(graph_add_memcpy_node, cuGraphAddMemcpyNode, nv_result_t,                                  \
+    (nv_graph_node_t *node, nv_graph_t graph, const nv_graph_node_t *deps, size_t ndeps,      \
+     const nv_memcpy3d_t *copy, nv_context_t ctx))                                            \
+  X(graph_add_memset_node, cuGraphAddMemsetNode, nv_result_t,                                  \
+    (nv_graph_node_t *node, nv_graph_t graph, const nv_graph_node_t *deps, size_t ndeps,      \
+     const nv_memset_node_params_t *params, nv_context_t ctx))                                \
+  X(graph_exec_kernel_node_set_params, cuGraphExecKernelNodeSetParams_v2, nv_result_t,         \
+    (nv_graph_exec_t exec, nv_graph_node_t node, const nv_kernel_node_params_t *params))      \
+  X(graph_exec_memcpy_node_set_params, cuGraphExecMemcpyNodeSetParams, nv_result_t,            \
+    (nv_graph_exec_t exec, nv_graph_node_t node, const nv_memcpy3d_t *copy, nv_context_t ctx)) \
+  X(graph_exec_memset_node_set_params, cuGraphExecMemsetNodeSetParams, nv_result_t,            \
+    (nv_graph_exec_t exec, nv_graph_node_t node, const nv_memset_node_params_t *params,       \
+     nv_context_t ctx))
 
 #define NV_CUDA_FN_TYPE_(member, symbol, ret, params) typedef ret(*nv_##symbol##_fn) params;
 NV_CUDA_FUNCTIONS(NV_CUDA_FN_TYPE_)

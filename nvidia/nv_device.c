@@ -473,6 +473,7 @@ const hsad_backend_ops_t nv_backend_ops = {
     .queue_flush = nv_queue_flush,
     .completion_wait = nv_completion_wait,
     .completion_done = nv_completion_done,
+    .completion_times = nv_completion_times,
     .buffer_alloc = nv_buffer_alloc,
     .buffer_free = nv_buffer_free,
     .mem_alloc = nv_mem_alloc,
@@ -485,4 +486,5 @@ const hsad_backend_ops_t nv_backend_ops = {
     .host_pool_trim = nv_host_pool_trim,
     .host_pool_set_max_cached = nv_host_pool_set_max_cached,
     .host_pool_stats = nv_host_pool_stats,
+    .graph = &nv_graph_ops,
 };

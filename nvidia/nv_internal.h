@@ -103,7 +103,23 @@ struct nv_queue {
   _Atomic uint64_t since_epoch;         /* submits after the last epoch (flush) */
   char error_msg[768];
   nv_queue_t *next;
+  /* A CUDA graph launched on another queue's stream covers this queue too (nv_graph.c): before
+   * its next work this queue waits for that queue's epoch after the launch (nv_queue_settle).
+   * Set by the launch, taken (exchanged to NULL) by the next submit here. */
+  _Atomic(nv_queue_t *) join_src;
+  /* Device times (hsad_queue_options_t.profiling): each dispatch with a completion is bracketed
+   * by cuEventRecord of a start and an end event of slot id % NV_PROF_SLOTS (under lock, so
+   * the pair brackets that launch alone); prof_id[slot] is the dispatch id it timed. Absolute
+   * ns: prof_t0_ns is the host's CLOCK_MONOTONIC when prof_ev0 (recorded at creation, then
+   * synchronized) had been reached; a time is prof_t0_ns + cuEventElapsedTime(prof_ev0, ev). */
+  bool profiling;
+  nv_event_t *prof_ev;                  /* 2 x NV_PROF_SLOTS: start, end of slot i at 2i, 2i + 1 */
+  _Atomic uint64_t *prof_id;
+  uint64_t *prof_epoch;                 /* the epoch of the completion that slot's dispatch got */
+  nv_event_t prof_ev0;
+  uint64_t prof_t0_ns;
 };
+#define NV_PROF_SLOTS 256u
 
 extern const hsad_backend_ops_t nv_backend_ops;
 extern nv_dev_t nv_devs[NV_MAX_DEVICES];
@@ -141,9 +157,36 @@ static inline hsad_status_t nv_queue_seal_fast(nv_queue_t *q) {
     return HSAD_OK;
   return nv_queue_seal(q);
 }
+/* The epoch covering everything enqueued on q so far (a new one only when work came after the
+ * last); unlike hsad_queue_flush it leaves q's own pending join alone. */
+hsad_status_t nv_queue_flush_raw(nv_queue_t *q, hsad_completion_t *out_completion);
+/* Before new work on q: a pending join (join_src) becomes a wait for the source's epoch. */
+hsad_status_t nv_queue_settle_slow(nv_queue_t *q);
+static inline hsad_status_t nv_queue_settle(nv_queue_t *q) {
+  if (__builtin_expect(!atomic_load_explicit(&q->join_src, memory_order_acquire), 1)) return HSAD_OK;
+  return nv_queue_settle_slow(q);
+}
 /* Enqueues GPU-side waits on q for deps (other NVIDIA queues of the same device). */
 hsad_status_t nv_queue_wait_deps(nv_queue_t *q, const hsad_completion_t *deps, uint32_t n,
                                  uint64_t deadline_ns, const char *who);
+
+/* A launch checked and packed for a queue (nv_launch_prepare): the kernel, ceil(grid / block)
+ * blocks, the block, the dynamic shared bytes and the parameter image (thread-local: valid
+ * until the next prepare or dispatch on this thread; param_offset[i] of the kernel locates
+ * parameter i in it). */
+typedef struct nv_prepared {
+  nv_kernel_t *k;
+  uint32_t blocks[3], block[3], dynamic;
+  uint8_t *params;
+} nv_prepared_t;
+
+/* Every check of hsad_kernel_dispatch on (q, kernel, launch), with its messages, and the packed
+ * parameters; makes q's device context current. Nothing is submitted. */
+hsad_status_t nv_launch_prepare(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                const hsad_launch_t *l, nv_prepared_t *out);
+
+/* nv_graph.c: graphs as CUDA graphs (fusion/fu_graph.h's table) */
+extern const struct hsad_graph_backend_ops nv_graph_ops;
 
 /* the table's functions, per file */
 hsad_status_t nv_queue_create(hsad_device_t *, void *, const hsad_queue_options_t *,
@@ -160,6 +203,7 @@ hsad_status_t nv_queue_barrier(hsad_queue_t *, const hsad_completion_t *, uint32
                                hsad_completion_t *);
 hsad_status_t nv_queue_flush(hsad_queue_t *, uint64_t, hsad_completion_t *);
 hsad_status_t nv_completion_wait(const hsad_completion_t *, uint64_t);
+hsad_status_t nv_completion_times(const hsad_completion_t *, uint64_t *, uint64_t *);
 bool nv_completion_done(const hsad_completion_t *);
 hsad_status_t nv_buffer_alloc(hsad_device_t *, void *, size_t, void **);
 bool nv_buffer_free(void *);

@@ -38,6 +38,35 @@ hsad_status_t nv_queue_fail(const nv_queue_t *q) {
   return hsad_fail(e ? (hsad_status_t)e : HSAD_ERR_QUEUE_ERROR, "%s", q->error_msg);
 }
 
+/* Profiling: the event ring and the calibration event (nv_internal.h). */
+static void nv_prof_free(nv_queue_t *q) {
+  for (uint32_t i = 0; q->prof_ev && i < 2 * NV_PROF_SLOTS; i++)
+    if (q->prof_ev[i]) nv_cu.event_destroy(q->prof_ev[i]);
+  if (q->prof_ev0) nv_cu.event_destroy(q->prof_ev0);
+  free(q->prof_ev);
+  free((void *)q->prof_id);
+  free(q->prof_epoch);
+}
+
+static hsad_status_t nv_prof_init(nv_queue_t *q) {
+  q->prof_ev = calloc(2 * NV_PROF_SLOTS, sizeof *q->prof_ev);
+  q->prof_id = malloc(NV_PROF_SLOTS * sizeof *q->prof_id);
+  q->prof_epoch = calloc(NV_PROF_SLOTS, sizeof *q->prof_epoch);
+  if (!q->prof_ev || !q->prof_id || !q->prof_epoch)
+    return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_queue_create: profiling events");
+  for (uint32_t i = 0; i < NV_PROF_SLOTS; i++) atomic_init(&q->prof_id[i], UINT64_MAX);
+  nv_result_t r = nv_cu.event_create(&q->prof_ev0, 0);
+  for (uint32_t i = 0; !r && i < 2 * NV_PROF_SLOTS; i++) r = nv_cu.event_create(&q->prof_ev[i], 0);
+  if (!r) r = nv_cu.event_record(q->prof_ev0, q->stream);
+  if (!r) r = nv_cu.event_synchronize(q->prof_ev0);
+  if (r)
+    return nv_fail(q->dev, r, "hsad_queue_create: profiling events (cuEventCreate, cuEventRecord, "
+                   "cuEventSynchronize) on device %u", q->dev->info.index);
+  q->prof_t0_ns = hsad_now_ns();
+  q->profiling = true;
+  return HSAD_OK;
+}
+
 hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool shared,
                             nv_queue_t **out) {
   hsad_status_t s = nv_ctx_enter(dev);
@@ -71,6 +100,13 @@ hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool s
                    "cuMemHostGetDevicePointer, 64 bytes) on device %u", dev->info.index);
   }
   q->epoch_host = host;
+  if (o && o->profiling && (s = nv_prof_init(q)) != HSAD_OK) {
+    nv_prof_free(q);
+    nv_cu.stream_destroy(q->stream);
+    nv_cu.mem_free_host(host);
+    free(q);
+    return s;
+  }
   pthread_mutex_lock(&dev->lock);
   q->next = dev->queues;
   dev->queues = q;
@@ -93,10 +129,18 @@ void nv_queue_free(nv_queue_t *q) {
     if (same && nv_ctx_enter(dev) == HSAD_OK) {
       if (!atomic_load_explicit(&q->error, memory_order_acquire))
         nv_cu.stream_synchronize(q->stream); /* its work may still write the counter */
+      /* its graphs completed: the queues they covered need not wait for it any more */
+      pthread_mutex_lock(&dev->lock);
+      for (nv_queue_t *o = dev->queues; o; o = o->next) {
+        nv_queue_t *src = q;
+        atomic_compare_exchange_strong(&o->join_src, &src, NULL);
+      }
+      pthread_mutex_unlock(&dev->lock);
       nv_cu.stream_destroy(q->stream);
       nv_cu.mem_free_host((void *)q->epoch_host);
       for (uint32_t i = 0; i < NV_SEAL_EVENTS; i++)
         if (q->seal_ev[i]) nv_cu.event_destroy(q->seal_ev[i]);
+      nv_prof_free(q);
     }
   }
   pthread_mutex_destroy(&q->lock);
@@ -492,6 +536,100 @@ static hsad_status_t nv_geometry(const nv_queue_t *q, nv_kernel_t *k, const hsad
   return HSAD_OK;
 }
 
+hsad_status_t nv_launch_prepare(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                const hsad_launch_t *l, nv_prepared_t *out) {
+  if (!kernel || !l)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "NULL kernel or launch");
+  if (hsad_object_ops(kernel) != &nv_backend_ops)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on an AMD device, the queue "
+                     "is on device %u (NVIDIA)", hsad_device_kernel_desc(kernel)->name,
+                     q->dev->info.index);
+  nv_kernel_t *k = (nv_kernel_t *)(uintptr_t)kernel;
+  if (k->program->dev != q->dev)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on device %u, the queue is on "
+                     "device %u", k->desc.name, k->program->dev->info.index, q->dev->info.index);
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (!s) s = nv_pack(k, l, &out->dynamic);
+  if (!s) s = nv_geometry(q, k, l, out->dynamic, out->blocks, out->block);
+  if (s) return s;
+  out->k = k;
+  out->params = nv_params;
+  return HSAD_OK;
+}
+
+/* A dispatch with a completion on a profiling queue: start event, launch, end event and the
+ * epoch under the queue's lock (the events bracket this launch alone); the completion's
+ * packet_id is the dispatch id (the slot hsad_completion_times reads). */
+static __attribute__((noinline)) hsad_status_t
+nv_dispatch_timed(nv_queue_t *q, nv_kernel_t *k, const uint32_t blocks[3], const uint32_t block[3],
+                  uint32_t dynamic, hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  pthread_mutex_lock(&q->lock);
+  uint64_t id = atomic_load_explicit(&q->launches, memory_order_relaxed);
+  uint32_t slot = (uint32_t)(id % NV_PROF_SLOTS);
+  atomic_store_explicit(&q->prof_id[slot], UINT64_MAX, memory_order_release); /* being reused */
+  const char *what = "cuEventRecord (start)";
+  nv_result_t r = nv_cu.event_record(q->prof_ev[2 * slot], q->stream);
+  if (!r) {
+    what = "cuLaunchKernel";
+    r = nv_cu.launch_kernel(k->fn, blocks[0], blocks[1], blocks[2], block[0], block[1], block[2],
+                            dynamic, q->stream, k->param_count ? nv_param_ptrs : NULL, NULL);
+  }
+  if (!r) {
+    atomic_store_explicit(&q->launches, id + 1, memory_order_relaxed);
+    what = "cuEventRecord (end)";
+    r = nv_cu.event_record(q->prof_ev[2 * slot + 1], q->stream);
+  }
+  uint64_t e = atomic_load_explicit(&q->issued, memory_order_relaxed) + 1;
+  if (!r) {
+    what = "cuStreamWriteValue64";
+    r = nv_cu.stream_write_value64(q->stream, q->epoch_dev, e, NV_STREAM_WRITE_VALUE_DEFAULT);
+  }
+  if (!r) {
+    atomic_store_explicit(&q->issued, e, memory_order_release);
+    atomic_store_explicit(&q->since_epoch, 0, memory_order_relaxed);
+    q->prof_epoch[slot] = e;
+    atomic_store_explicit(&q->prof_id[slot], id, memory_order_release);
+  }
+  pthread_mutex_unlock(&q->lock);
+  if (r)
+    return nv_fail(q->dev, r, "kernel %s: %s on profiling queue %llu", k->desc.name, what,
+                   (unsigned long long)q->uid);
+  *out_completion = (hsad_completion_t){.queue = (hsad_queue_t *)q, .epoch = e, .packet_id = id};
+  if (out_packet_id) *out_packet_id = id;
+  return HSAD_OK;
+}
+
+hsad_status_t nv_completion_times(const hsad_completion_t *c, uint64_t *out_start_ns,
+                                  uint64_t *out_end_ns) {
+  nv_queue_t *q = nvq(c->queue);
+  if (!q->profiling)
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue was created without "
+                     "profiling (hsad_queue_options_t.profiling)");
+  if (!nv_completion_done(c) || atomic_load_explicit(&q->error, memory_order_acquire))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu has not "
+                     "completed", (unsigned long long)c->packet_id);
+  uint32_t slot = (uint32_t)(c->packet_id % NV_PROF_SLOTS);
+  /* (a barrier's or flush's completion has packet_id = its epoch: the epoch tells them apart) */
+  if (atomic_load_explicit(&q->prof_id[slot], memory_order_acquire) != c->packet_id ||
+      q->prof_epoch[slot] != c->epoch)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu is not a "
+                     "kernel dispatch with a completion, or its slot was reused (times are kept "
+                     "for %u dispatches)", (unsigned long long)c->packet_id, NV_PROF_SLOTS);
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (s) return s;
+  float ms[2];
+  nv_result_t r = nv_cu.event_elapsed_time(&ms[0], q->prof_ev0, q->prof_ev[2 * slot]);
+  if (!r) r = nv_cu.event_elapsed_time(&ms[1], q->prof_ev0, q->prof_ev[2 * slot + 1]);
+  if (r) return nv_fail(q->dev, r, "hsad_completion_times: cuEventElapsedTime");
+  if (atomic_load_explicit(&q->prof_id[slot], memory_order_acquire) != c->packet_id)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: packet %llu's slot was "
+                     "reused while reading (times are kept for %u dispatches)",
+                     (unsigned long long)c->packet_id, NV_PROF_SLOTS);
+  *out_start_ns = q->prof_t0_ns + (uint64_t)((double)ms[0] * 1e6);
+  *out_end_ns = q->prof_t0_ns + (uint64_t)((double)ms[1] * 1e6);
+  return HSAD_OK;
+}
+
 hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
                                  const hsad_launch_t *l, uint64_t deadline_ns,
                                  hsad_completion_t *out_completion, uint64_t *out_packet_id) {
@@ -500,6 +638,10 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   if (NV_UNLIKELY(!kernel || !l))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
   if (NV_UNLIKELY(atomic_load_explicit(&q->error, memory_order_acquire))) return nv_queue_fail(q);
+  if (NV_UNLIKELY(atomic_load_explicit(&q->join_src, memory_order_relaxed) != NULL)) {
+    hsad_status_t s = nv_queue_settle_slow(q);
+    if (s) return s;
+  }
   if (NV_UNLIKELY(hsad_object_ops(kernel) != &nv_backend_ops))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on an AMD device, the queue "
                      "is on device %u (NVIDIA)", hsad_device_kernel_desc(kernel)->name,
@@ -515,6 +657,8 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   if (NV_UNLIKELY((s = nv_pack(k, l, &dynamic)) != HSAD_OK)) return s;
   if (NV_UNLIKELY((s = nv_geometry(q, k, l, dynamic, blocks, block)) != HSAD_OK)) return s;
   for (uint32_t i = 0; i < k->param_count; i++) nv_param_ptrs[i] = nv_params + k->param_offset[i];
+  if (NV_UNLIKELY(q->profiling && out_completion))
+    return nv_dispatch_timed(q, k, blocks, block, dynamic, out_completion, out_packet_id);
   nv_result_t r = nv_cu.launch_kernel(k->fn, blocks[0], blocks[1], blocks[2], block[0], block[1],
                                       block[2], dynamic, q->stream,
                                       k->param_count ? nv_param_ptrs : NULL, NULL);
@@ -598,6 +742,7 @@ hsad_status_t nv_queue_barrier(hsad_queue_t *queue, const hsad_completion_t *dep
   nv_queue_t *q = nvq(queue);
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
   hsad_status_t s = nv_ctx_enter(q->dev);
+  if (!s) s = nv_queue_settle(q);
   if (s) return s;
   s = nv_queue_wait_deps(q, deps, dep_count, deadline_ns, "hsad_queue_barrier");
   if (s) return s;
@@ -609,6 +754,23 @@ hsad_status_t nv_queue_flush(hsad_queue_t *queue, uint64_t deadline_ns,
                              hsad_completion_t *out_completion) {
   (void)deadline_ns;
   nv_queue_t *q = nvq(queue);
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  hsad_status_t s = nv_queue_settle(q);
+  return s ? s : nv_queue_flush_raw(q, out_completion);
+}
+
+hsad_status_t nv_queue_settle_slow(nv_queue_t *q) {
+  nv_queue_t *src = atomic_exchange_explicit(&q->join_src, NULL, memory_order_acq_rel);
+  if (!src) return HSAD_OK;
+  hsad_completion_t c;
+  hsad_status_t s = nv_ctx_enter(q->dev);
+  if (!s) s = nv_queue_flush_raw(src, &c);
+  if (!s) s = nv_ctx_enter(q->dev);
+  return s ? s : nv_queue_wait_deps(q, &c, 1, HSAD_DEADLINE_NEVER, "queue join after a graph");
+}
+
+hsad_status_t nv_queue_flush_raw(nv_queue_t *q, hsad_completion_t *out_completion) {
+  hsad_queue_t *queue = (hsad_queue_t *)q;
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
   uint64_t k = atomic_load_explicit(&q->issued, memory_order_acquire);
   if (k && !atomic_load_explicit(&q->since_epoch, memory_order_relaxed)) {

@@ -37,8 +37,12 @@ timeout_s=${MUTATION_TIMEOUT:-120}
 tests=${MUTATION_TESTS:-test_aql_ring test_dispatch test_dispatch_contract test_dispatch_timeline \
 test_dispatch_mt test_dispatch_queue_opts test_dispatch_public test_dispatch_variants \
 test_monitor test_fusion test_fusion_order test_fusion_capture test_memory test_memory_async \
-test_memory_copy test_memory_pool test_memory_pageable test_memory_stream test_survivors \
-test_nvidia_mock}
+test_memory_copy test_memory_pool test_memory_pageable test_memory_stream test_survivors}
+# Opt-in binaries: built and run only for a patch whose `Tests:` line names them (and once
+# unmutated, when such a patch is among those run): the NVIDIA backend's tests against
+# tools/cuda-mock (test_nvidia_mock: graphs, lazy epochs and pageable staging on NVIDIA), which
+# no AMD mutant can reach.
+optin=${MUTATION_OPTIN_TESTS:-test_nvidia_mock}
 all=0 check=0 patches=()
 for a in "$@"; do
   case $a in
@@ -89,6 +93,15 @@ for t in $tests; do   # binaries whose source exists in this tree
   [ -f "$src/tests/$t.c" ] && { have="$have $t"; bins+=("build/tests/$t"); }
 done
 tests=${have# }
+named=" $(for p in "${patches[@]}"; do sed -n 's/^Tests: *//p' "$p" | head -n 1; done | tr '\n' ' ') "
+have=""
+for t in $optin; do # opt-in binaries some patch names, whose source exists in this tree
+  case $named in
+  *" $t "*) [ -f "$src/tests/$t.c" ] &&
+            { have="$have $t"; bins+=("build/tests/$t"); rm -f "$src/build/tests/$t"; } ;;
+  esac
+done
+optin=${have# }
 bins+=(build/bin/hsad) # the CLI the tests above may run, relinked with each mutant
 log=$tmp/log
 mk() { (cd "$src" && make -j2 --no-print-directory BUILD=build "$@") > "$log.make" 2>&1; }
@@ -125,8 +138,8 @@ run_tests() {
   return 0
 }
 
-echo "mutation: unmutated run of: $tests" >&2
-base=$(run_tests)
+echo "mutation: unmutated run of: $tests${optin:+ (opt-in: $optin)}" >&2
+base=$(run_tests $tests $optin)
 if [ -n "$base" ]; then
   echo "$base"; echo "mutation.sh: the unmutated tests fail; fix them first" >&2; exit 2
 fi
@@ -143,7 +156,7 @@ for p in "${patches[@]}"; do
   # make mutation-sample writes it from make coverage's per-test counters); only those of
   # $tests are built and run for it, the others cannot see the change.
   run=() run_bins=() want=" $(sed -n 's/^Tests: *//p' "$p" | head -n 1) "
-  for t in $tests; do
+  for t in $tests $optin; do
     case $want in *" $t "*) run+=("$t"); run_bins+=("build/tests/$t") ;; esac
   done
   [ ${#run[@]} -gt 0 ] || { run=($tests); run_bins=("${bins[@]}"); }

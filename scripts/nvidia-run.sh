@@ -19,7 +19,8 @@
 # against this machine's cuda.h (tests/test_nv_decls.c), the NVIDIA tests (tests/test_nvidia.c,
 # one process per test), hsad run on the GPU (tests/test_nvidia_run.c: a .cu source through NVRTC,
 # cubin, fatbin, PTX, exact outputs; then saxpy and a by-value struct shown as text and --json),
-# the bench (hsad-bench-nvidia: dispatch, roundtrip, barrier, pool, copy, pageable). Every step runs
+# hsad graph (examples/nv-fork-join.json as one CUDA graph, 100 launches),
+# the bench (hsad-bench-nvidia: dispatch, roundtrip, barrier, pool, copy, pageable, graph). Every step runs
 # even when an earlier one failed where it can. The last lines are $OUT/summary.txt: one line
 # per step, PASS / FAIL / SKIP, and the totals. Exit status: 0 when every step passed.
 set -u
@@ -213,10 +214,17 @@ run_step run-byval-json 60 "$BUILD/bin/hsad" run tests/data/nvidia/nv_run.cu byv
 [ -f "$OUT/run-byval-json.txt" ] && grep -a -o '"buffers": \[[^]]*\][^]]*\]' "$OUT/run-byval-json.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
 expect run-byval-json '"sum": 123456800934, "first": [ -3, 7, 300, -5, 1250, 10203, 15, 20 ]'
 
+# hsad graph on the GPU: the fork/join example as one CUDA graph, 100 launches, checks held
+run_step graph-fork-join 60 "$BUILD/bin/hsad" graph examples/nv-fork-join.json --device "$NVDEV" \
+  --launches 100
+[ -f "$OUT/graph-fork-join.txt" ] && grep -a '^graph\|^  ' "$OUT/graph-fork-join.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
+expect graph-fork-join "6 nodes on 2 queue(s), 100 launch(es), path: fused"
+expect graph-fork-join "check out: 5 elements OK"
+
 # ---- 7. bench --------------------------------------------------------------------------------
 run_step bench 150 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
   --json "$OUT/bench.jsonl"
-[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^pageable  [HD]2[DH] [0-9]\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^pageable  [HD]2[DH] [0-9]\|^graph\|^timing\|^cost\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
 if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
   failed=$((failed + 1))
   note "FAIL  bench: it found no NVIDIA GPU"

@@ -36,10 +36,18 @@
  *              (cuMemHostRegister in place), and by default (the thresholds it ships); ns per
  *              copy and GB/s, then the fastest per size and direction. Checked: each round's
  *              device -> host copies bring back the pattern its host -> device copies sent.
+ *   timing     what device times cost: hsad_kernel_dispatch with a completion on a queue
+ *              created with profiling (cuEventRecord before and after, hsad_completion_times
+ *              readable) against the same on a plain queue, host ns per submit; checked: the
+ *              last dispatch's times read back (end >= start).
+ *   graph      hsad graphs (CUDA graphs) against raw cuGraph calls: launch, launch + wait,
+ *              one node update, instantiate, for a 10-node chain, a 100-node DAG over two
+ *              queues and a fork/join (bench_nvidia_graph.h). Checked: every node ran once per
+ *              launch on both paths.
  * Prints min / median / max over rounds, the targets of issue 19 with the measured ratios, and
  * the same as JSON lines when given a file.
  * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] [--suites LIST]
- * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy,pageable; default all). Exit 0 also
+ * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy,pageable,graph,timing; default all). Exit 0 also
  * when there is no NVIDIA GPU (it says so), 1 on a failure (a failed check says what differs). */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -49,6 +57,7 @@
 
 #include "hsa-dispatch/hsad.h"
 #include "memory/hsad_memory.h"
+#include "fusion/hsad_fusion.h"
 #include "nvidia/nv_cuda.h"
 
 #define MAXR 64
@@ -97,6 +106,8 @@ static int want(const char *suites, const char *name) {
     if ((p == suites || p[-1] == ',') && (p[n] == ',' || !p[n])) return 1;
   return 0;
 }
+
+#include "bench_nvidia_graph.h"
 
 /* ---- barrier ---------------------------------------------------------------------------- */
 
@@ -514,7 +525,7 @@ int main(int argc, char **argv) {
   }
   setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines between the progress lines on stderr */
   int rounds = 7, count = 20000;
-  const char *suites = "dispatch,roundtrip,barrier,pool,copy,pageable";
+  const char *suites = "dispatch,roundtrip,barrier,pool,copy,pageable,graph,timing";
   for (int i = 2; i < argc; i += 2) {
     if (i + 1 >= argc) {
       fprintf(stderr, "hsad-bench-nvidia: %s needs a value\n", argv[i]);
@@ -706,6 +717,44 @@ int main(int argc, char **argv) {
     if (suite_pageable(&be)) return 1;
     fprintf(stderr, "hsad-bench-nvidia: pageable done\n");
   }
+  double timing_ratio = 0;
+  if (want(suites, "timing")) {
+    hsad_queue_options_t po = {.profiling = true};
+    hsad_queue_t *pq;
+    HS("hsad_queue_create (profiling)", hsad_queue_create(dev, &po, &pq));
+    double tv[2][MAXR];
+    hsad_completion_t c = {0};
+    for (int round = 0; round < rounds; round++)
+      for (int path = 0; path < 2; path++) {
+        hsad_queue_t *tq = path ? pq : q;
+        uint64_t t0 = hsad_now_ns();
+        for (int i = 0; i < count / 10; i++)
+          HS("hsad_kernel_dispatch", hsad_kernel_dispatch(tq, kempty, &le, HSAD_DEADLINE_NEVER, &c, NULL));
+        uint64_t t1 = hsad_now_ns();
+        HS("wait", hsad_completion_wait(&c, HSAD_DEADLINE_NEVER));
+        tv[path][round] = (double)(t1 - t0) / (count / 10);
+      }
+    uint64_t ts, te;
+    HS("hsad_completion_times", hsad_completion_times(&c, &ts, &te));
+    if (te < ts) {
+      fprintf(stderr, "hsad-bench-nvidia: timing: end %llu before start %llu\n",
+              (unsigned long long)te, (unsigned long long)ts);
+      return 1;
+    }
+    printf("timing    check: the last dispatch ran %llu ns on the device (hsad_completion_times)\n",
+           (unsigned long long)(te - ts));
+    double a = report("timing", "dispatch+completion", "empty", tv[0], rounds);
+    double b = report("timing", "profiling queue", "empty", tv[1], rounds);
+    timing_ratio = b - a;
+    hsad_queue_destroy(pq);
+  }
+  double graph_ratio[3][2] = {{0}};
+  int gg = want(suites, "graph");
+  if (gg) {
+    const hsad_device_kernel_t *kaff;
+    if ((s = hsad_program_kernel(prog, "affine", &kaff))) return fail("kernel affine", s);
+    if (suite_graph(dev, kaff, rounds, graph_ratio)) return 1;
+  }
   /* issue 19's targets, from the medians above */
   if (dd)
     printf("target    dispatch within 5%% of cuLaunchKernel: empty %+.1f%%, saxpy %+.1f%%\n",
@@ -726,6 +775,16 @@ int main(int argc, char **argv) {
            "pageable %.3f / %.3f / %.3f (4KiB / 1MiB / 64MiB)\n", copy_ratio[0][0],
            copy_ratio[0][1], copy_ratio[0][2], copy_ratio[1][0], copy_ratio[1][1],
            copy_ratio[1][2]);
+  if (want(suites, "timing"))
+    printf("cost      device times per dispatch (profiling queue, event pair): %+.0f ns\n",
+           timing_ratio);
+  if (gg)
+    printf("target    graph launch host ns within 10%% of cuGraphLaunch: chain10 %+.1f%%, dag100 "
+           "%+.1f%%, forkjoin %+.1f%%; update within 10%% of cuGraphExecKernelNodeSetParams: "
+           "%+.1f%% / %+.1f%% / %+.1f%%\n", (graph_ratio[0][0] - 1) * 100,
+           (graph_ratio[1][0] - 1) * 100, (graph_ratio[2][0] - 1) * 100,
+           (graph_ratio[0][1] - 1) * 100, (graph_ratio[1][1] - 1) * 100,
+           (graph_ratio[2][1] - 1) * 100);
   if (be.qb) hsad_queue_destroy(be.qb);
   if (be.sb) nv_cu.stream_destroy(be.sb);
   if (be.ev) nv_cu.event_destroy(be.ev);

@@ -8,7 +8,7 @@
  * time): counted, not hidden. Criterion runs each test in its own process, so the fault test
  * poisons no other test's CUDA context. */
 #ifndef NV_KERNEL_COUNT
-#define NV_KERNEL_COUNT 8u /* the kernels of nv_kernels.cu */
+#define NV_KERNEL_COUNT 10u /* the kernels of nv_kernels.cu */
 #endif
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -687,3 +687,390 @@ Test(nvidia, both_vendors_one_runtime) {
   nv_env_close(&e);
 }
 #endif
+
+/* ---- graphs as CUDA graphs (issue 22; fusion/hsad_fusion.h, nvidia/nv_graph.c) ----------- */
+
+#include "fusion/hsad_fusion.h"
+
+/* x = x * mul + add, and dst = dst * 31 + src (mod 2^32), as nv_kernels.cu's affine and mix */
+static void host_affine(uint32_t *x, uint32_t n, uint32_t mul, uint32_t add) {
+  for (uint32_t i = 0; i < n; i++) x[i] = x[i] * mul + add;
+}
+static void host_mix(uint32_t *d, const uint32_t *s, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) d[i] = d[i] * 31u + s[i];
+}
+
+typedef struct {
+  uint32_t mul, add, n;
+  hsad_karg_t args[4];
+  hsad_launch_t l;
+} affine_t;
+
+static hsad_launch_t *affine_launch(affine_t *a, uint32_t *x, uint32_t mul, uint32_t add, uint32_t n) {
+  a->mul = mul, a->add = add, a->n = n;
+  a->args[0] = (hsad_karg_t)HSAD_KARG_PTR(x);
+  a->args[1] = (hsad_karg_t)HSAD_KARG_VAL(a->mul);
+  a->args[2] = (hsad_karg_t)HSAD_KARG_VAL(a->add);
+  a->args[3] = (hsad_karg_t)HSAD_KARG_VAL(a->n);
+  a->l = launch1(n, 256, a->args, 4);
+  return &a->l;
+}
+
+/* A chain A -> B -> C on one queue (A: x = 3x + 1, B: x = 5x + 2, C: y = 31y + x), launched
+ * 1,000 times back to back with no wait between; node A is updated to x = 7x + 3 after launch
+ * 500 while launches are in flight; then updated again and launched once sequentially. Every element of x and y after the last launch equals the
+ * host's replay of the 1,000 launches in order (each y folds in every intermediate x, so a
+ * launch out of order, lost, or seeing the update early or late changes it). */
+Test(nvidia, graph_chain_updated_1000_launches, .timeout = 120) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 4099, L = 1000 };
+  uint32_t *x, *y, *hx = malloc(N * 4), *hy = malloc(N * 4);
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&y));
+  for (uint32_t i = 0; i < N; i++) x[i] = hx[i] = i, y[i] = hy[i] = 1000000u + i;
+  const hsad_device_kernel_t *kaff = kernel(&e, "affine"), *kmix = kernel(&e, "mix");
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  hsad_graph_t *g;
+  OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  affine_t a, b, upd;
+  uint32_t n = N, na, nb, nc;
+  hsad_karg_t margs[] = {HSAD_KARG_PTR(y), HSAD_KARG_PTR(x), HSAD_KARG_VAL(n)};
+  hsad_launch_t lm = launch1(N, 256, margs, 3);
+  OK(hsad_graph_add_kernel(g, "A", 0, kaff, affine_launch(&a, x, 3, 1, N), NULL, 0, &na));
+  OK(hsad_graph_add_kernel(g, "B", 0, kaff, affine_launch(&b, x, 5, 2, N), NULL, 0, &nb));
+  OK(hsad_graph_add_kernel(g, "C", 0, kmix, &lm, NULL, 0, &nc));
+  cr_assert_eq(na, 0u);
+  cr_assert_eq(nc, 2u);
+  hsad_graph_exec_t *x0;
+  OK(hsad_graph_instantiate(g, &q, 1, &x0));
+  hsad_graph_destroy(g); /* the exec does not need it */
+  cr_assert_eq(hsad_graph_exec_queue_count(x0), 1u);
+  cr_assert_eq(hsad_graph_exec_queue(x0, 0), q);
+  cr_assert_null(hsad_graph_exec_rollback_detail(x0));
+  hsad_completion_t done;
+  for (uint32_t i = 0; i < L; i++) {
+    hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_COUNT;
+    if (i == L / 2) OK(hsad_graph_exec_update(x0, na, affine_launch(&upd, x, 7, 3, N)));
+    OK(hsad_graph_launch(x0, 0, HSAD_DEADLINE_NEVER, i == L - 1 ? &done : NULL, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE, "launch %u: %s", i, hsad_graph_rollback_name(why));
+    host_affine(hx, N, i < L / 2 ? 3 : 7, i < L / 2 ? 1 : 3);
+    host_affine(hx, N, 5, 2);
+    host_mix(hy, hx, N);
+  }
+  /* one more update (the fast path's other image), then the sequential path: it launches
+   * what the updates left (x = 9x + 4 for A) */
+  OK(hsad_graph_exec_update(x0, na, affine_launch(&upd, x, 9, 4, N)));
+  hsad_graph_rollback_t why;
+  OK(hsad_graph_launch(x0, HSAD_GRAPH_SEQUENTIAL, HSAD_DEADLINE_NEVER, &done, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_REQUESTED);
+  host_affine(hx, N, 9, 4);
+  host_affine(hx, N, 5, 2);
+  host_mix(hy, hx, N);
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 60 * SEC));
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(x[i], hx[i], "x[%u] = %u, want %u", i, x[i], hx[i]);
+    cr_assert_eq(y[i], hy[i], "y[%u] = %u, want %u", i, y[i], hy[i]);
+  }
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x0, counts);
+  cr_expect_eq(counts[HSAD_GRAPH_ROLLBACK_NONE], (uint64_t)L);
+  cr_expect_eq(counts[HSAD_GRAPH_ROLLBACK_REQUESTED], 1u);
+  hsad_graph_exec_destroy(x0);
+  hsad_queue_destroy(q);
+  hsad_buffer_free(x);
+  hsad_buffer_free(y);
+  free(hx), free(hy);
+  nv_env_close(&e);
+}
+
+typedef struct {
+  uint32_t *a, *b, *c, *p;
+  uint32_t node_c, node_fa;
+  affine_t aa, ab;
+  uint32_t n;
+  hsad_karg_t margs[3];
+} forkjoin_t;
+
+/* fill a = 2 (lane 0), fill b = 3 (lane 1) -> A: a = 3a + 1 = 7 (lane 0), B: b = 5b + 2 = 17
+ * (lane 1) -> barrier BR (lane 1, after A and B) and J: a = 31a + b = 234 (lane 0, after A and B)
+ * -> copy C: c = a (lane 1, after J and BR): the fork to a second queue and the join back. */
+static hsad_graph_t *forkjoin_graph(nv_env_t *e, forkjoin_t *f, uint32_t n) {
+  hsad_graph_t *g;
+  uint32_t fa, fb, na, nb, br, j, deps[2];
+  f->n = n;
+  OK(hsad_graph_create(0, &g));
+  OK(hsad_graph_add_fill(g, "FA", 0, f->a, 2, 4, n, NULL, 0, &fa));
+  OK(hsad_graph_add_fill(g, "FB", 1, f->b, 3, 4, n, NULL, 0, &fb));
+  OK(hsad_graph_add_kernel(g, "A", 0, kernel(e, "affine"), affine_launch(&f->aa, f->a, 3, 1, n),
+                           &fa, 1, &na));
+  OK(hsad_graph_add_kernel(g, "B", 1, kernel(e, "affine"), affine_launch(&f->ab, f->b, 5, 2, n),
+                           &fb, 1, &nb));
+  deps[0] = na, deps[1] = nb;
+  OK(hsad_graph_add_barrier(g, "BR", 1, deps, 2, &br));
+  f->margs[0] = (hsad_karg_t)HSAD_KARG_PTR(f->a);
+  f->margs[1] = (hsad_karg_t)HSAD_KARG_PTR(f->b);
+  f->margs[2] = (hsad_karg_t)HSAD_KARG_VAL(f->n);
+  hsad_launch_t lm = launch1(n, 256, f->margs, 3);
+  OK(hsad_graph_add_kernel(g, "J", 0, kernel(e, "mix"), &lm, deps, 2, &j));
+  deps[0] = j, deps[1] = br;
+  OK(hsad_graph_add_copy(g, "C", 1, f->c, f->a, n * 4, deps, 2, &f->node_c));
+  f->node_fa = fa;
+  return g;
+}
+
+static void forkjoin_check(forkjoin_t *f, uint32_t cval) {
+  for (uint32_t i = 0; i < f->n; i++) {
+    cr_assert_eq(f->a[i], 234u, "a[%u] = %u", i, f->a[i]);
+    cr_assert_eq(f->b[i], 17u, "b[%u] = %u", i, f->b[i]);
+    cr_assert_eq(f->c[i], cval, "c[%u] = %u, want %u", i, f->c[i], cval);
+  }
+}
+
+/* The fork/join over two queues, fused into one CUDA graph; stream order on both queues:
+ * the launch waits for a 200 us delay_store already on queue 1 (it would otherwise land after
+ * the graph's copy into c[0]), and a kernel submitted to queue 1 after the launch, with no
+ * dependency, sees the graph's result (c = 2 x 234). Then the same through
+ * HSAD_GRAPH_SEQUENTIAL (the rollback path), and 3 fused launches back to back. */
+Test(nvidia, graph_fork_join_two_queues) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 1000 };
+  forkjoin_t f;
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.a));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.b));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.c));
+  hsad_queue_t *qs[2];
+  OK(hsad_queue_create(e.dev, NULL, &qs[0]));
+  OK(hsad_queue_create(e.dev, NULL, &qs[1]));
+  hsad_graph_t *g = forkjoin_graph(&e, &f, N);
+  hsad_graph_exec_t *x;
+  OK(hsad_graph_instantiate(g, qs, 2, &x));
+  cr_assert_eq(hsad_graph_exec_queue_count(x), 2u);
+  cr_assert_eq(hsad_graph_exec_queue(x, 0), qs[0]);
+  cr_assert_eq(hsad_graph_exec_queue(x, 1), qs[1]);
+  cr_expect_eq(hsad_graph_exec_packet_count(x, 0), 0u);
+  uint8_t pkt[64];
+  ERR_IS(hsad_graph_exec_packet(x, 0, 0, pkt, NULL), HSAD_ERR_UNSUPPORTED,
+         "hsad_graph_exec_packet: the exec runs as a CUDA graph: it has no AQL packets or epoch "
+         "points");
+  for (int path = 0; path < 2; path++) {
+    int value = 999;
+    unsigned long long ns = 200000;
+    hsad_karg_t dargs[] = {HSAD_KARG_PTR(f.c), HSAD_KARG_VAL(value), HSAD_KARG_VAL(ns)};
+    hsad_launch_t ld = launch1(1, 1, dargs, 3);
+    OK(hsad_kernel_dispatch(qs[1], kernel(&e, "delay_store"), &ld, HSAD_DEADLINE_NEVER, NULL, NULL));
+    hsad_completion_t c[2], after;
+    hsad_graph_rollback_t why;
+    OK(hsad_graph_launch(x, path ? HSAD_GRAPH_SEQUENTIAL : 0, HSAD_DEADLINE_NEVER, c, &why));
+    cr_assert_eq(why, path ? HSAD_GRAPH_ROLLBACK_REQUESTED : HSAD_GRAPH_ROLLBACK_NONE);
+    affine_t dbl;
+    OK(hsad_kernel_dispatch(qs[1], kernel(&e, "affine"), affine_launch(&dbl, f.c, 2, 0, N),
+                            HSAD_DEADLINE_NEVER, &after, NULL));
+    OK(hsad_completion_wait_all(c, 2, hsad_now_ns() + 10 * SEC));
+    OK(hsad_completion_wait(&after, hsad_now_ns() + 10 * SEC));
+    forkjoin_check(&f, 468);
+  }
+  hsad_completion_t c[2];
+  for (int i = 0; i < 3; i++) OK(hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, c, NULL));
+  OK(hsad_completion_wait_all(c, 2, hsad_now_ns() + 10 * SEC));
+  forkjoin_check(&f, 234);
+  /* a copy and a fill node updated in place: C copies b now, FA fills 4 */
+  OK(hsad_graph_exec_update_copy(x, f.node_c, f.c, f.b, N * 4));
+  OK(hsad_graph_exec_update_fill(x, f.node_fa, f.a, 4, 4, N));
+  OK(hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, c, NULL));
+  OK(hsad_completion_wait_all(c, 2, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(f.a[i], 13u * 31u + 17u, "a[%u] = %u", i, f.a[i]); /* (3 x 4 + 1) x 31 + 17 */
+    cr_assert_eq(f.c[i], 17u, "c[%u] = %u", i, f.c[i]);
+  }
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, counts);
+  cr_expect_eq(counts[HSAD_GRAPH_ROLLBACK_NONE], 5u);
+  cr_expect_eq(counts[HSAD_GRAPH_ROLLBACK_REQUESTED], 1u);
+  hsad_graph_exec_destroy(x);
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(qs[0]);
+  hsad_queue_destroy(qs[1]);
+  hsad_buffer_free(f.a), hsad_buffer_free(f.b), hsad_buffer_free(f.c);
+  nv_env_close(&e);
+}
+
+/* Bad input: every message, and a failed update leaves the node as it was. */
+Test(nvidia, graph_errors) {
+  nv_env_t e;
+  nv_env(&e);
+  uint32_t *x;
+  OK(hsad_buffer_alloc(e.dev, 64 * 4, (void **)&x));
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  hsad_graph_t *g;
+  OK(hsad_graph_create(0, &g));
+  affine_t a;
+  uint32_t na, nf, nb;
+  OK(hsad_graph_add_fill(g, "F", 0, x, 1, 4, 64, NULL, 0, &nf));
+  OK(hsad_graph_add_kernel(g, "A", 0, kernel(&e, "affine"), affine_launch(&a, x, 3, 1, 64), &nf,
+                           1, &na));
+  OK(hsad_graph_add_barrier(g, "B", 0, &na, 1, &nb));
+  OK(hsad_graph_add_edge(g, nb, nf)); /* F -> A -> B -> F */
+  hsad_graph_exec_t *ex;
+  ERR_IS(hsad_graph_instantiate(g, &q, 1, &ex), HSAD_ERR_GRAPH, "cycle: F -> A -> B -> F");
+  hsad_graph_destroy(g);
+  OK(hsad_graph_create(0, &g));
+  OK(hsad_graph_add_fill(g, "F", 0, x, 1, 4, 64, NULL, 0, &nf));
+  affine_t bad;
+  affine_launch(&bad, x, 3, 1, 64);
+  bad.l.arg_count = 3;
+  ERR_IS(hsad_graph_add_kernel(g, "F", 0, kernel(&e, "affine"), &bad.l, NULL, 0, NULL),
+         HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_add_kernel: node name 'F' is the name of node 0; node names are unique");
+  OK(hsad_graph_add_kernel(g, "BAD", 0, kernel(&e, "affine"), &bad.l, &nf, 1, NULL));
+  ERR_IS(hsad_graph_instantiate(g, &q, 1, &ex), HSAD_ERR_ARG_COUNT,
+         "node BAD: %s: kernel 'affine' takes 4 explicit arguments, got 3", NV_CUBIN);
+  hsad_graph_destroy(g);
+  OK(hsad_graph_create(0, &g));
+  OK(hsad_graph_add_fill(g, "F", 0, x, 1, 4, 64, NULL, 0, &nf));
+  OK(hsad_graph_add_kernel(g, "A", 0, kernel(&e, "affine"), affine_launch(&a, x, 3, 1, 64), &nf,
+                           1, &na));
+  OK(hsad_graph_instantiate(g, &q, 1, &ex));
+  ERR_IS(hsad_graph_exec_update(ex, na, &bad.l), HSAD_ERR_ARG_COUNT,
+         "node A: %s: kernel 'affine' takes 4 explicit arguments, got 3", NV_CUBIN);
+  ERR_IS(hsad_graph_exec_update(ex, nf, &a.l), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_exec_update: node F is a fill node, not a kernel node");
+  ERR_IS(hsad_graph_exec_update(ex, 7, &a.l), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_exec_update: NULL, or node 7 is not a node of the exec (2 nodes)");
+  ERR_IS(hsad_graph_exec_update_copy(ex, na, x, x + 32, 16), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_exec_update_copy: node A is a kernel node, not a copy node");
+  ERR_IS(hsad_graph_exec_update_fill(ex, nf, x, 0x1ff, 1, 8), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_exec_update_fill: pattern 0x1ff does not fit in 1 byte");
+  ERR_IS(hsad_graph_launch(ex, 1u << 7, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_launch: NULL deps with a count of 0, or unknown flags 0x80");
+  ERR_IS(hsad_queue_capture_begin(q, g, 0), HSAD_ERR_UNSUPPORTED,
+         "hsad_queue_capture_begin: the queue is a nvidia stream: stream capture is AMD only for "
+         "now; record NVIDIA graphs with hsad_graph_add_*");
+  hsad_completion_t c;
+  OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, &c, NULL)); /* A unchanged: 3 x 1 + 1 */
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  for (int i = 0; i < 64; i++) cr_assert_eq(x[i], 4u, "x[%d] = %u", i, x[i]);
+  hsad_graph_exec_destroy(ex);
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(q);
+  hsad_buffer_free(x);
+  nv_env_close(&e);
+}
+
+/* A copy node whose source is pageable (malloc) memory: the driver may refuse it in a CUDA
+ * graph (then every launch rolls back, HSAD_GRAPH_ROLLBACK_DRIVER with the driver's error as
+ * the detail, and HSAD_GRAPH_NO_ROLLBACK fails) or take it; the copied bytes are exact either
+ * way. The mock is told to refuse copy nodes (CUDA_MOCK_REFUSE_MEMCPY_NODE), so CI checks the
+ * rollback's messages exactly. */
+Test(nvidia, graph_copy_pageable_rollback) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 4096 };
+  uint8_t *src = malloc(N), *dst;
+  for (int i = 0; i < N; i++) src[i] = (uint8_t)(i * 7 + 1);
+  OK(hsad_buffer_alloc(e.dev, N, (void **)&dst));
+#ifdef NV_MOCK_LIB
+  setenv("CUDA_MOCK_REFUSE_MEMCPY_NODE", "1", 1);
+#endif
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  hsad_graph_t *g;
+  OK(hsad_graph_create(0, &g));
+  OK(hsad_graph_add_copy(g, "C", 0, dst, src, N, NULL, 0, NULL));
+  hsad_graph_exec_t *x;
+  OK(hsad_graph_instantiate(g, &q, 1, &x));
+  const char *why = hsad_graph_exec_rollback_detail(x);
+  cr_log_info("copy node from pageable memory: %s", why ? why : "fused (the driver took it)");
+#ifdef NV_MOCK_LIB
+  cr_assert_str_eq(why, "node C: cuGraphAddMemcpyNode: CUDA_ERROR_NOT_SUPPORTED (operation not "
+                        "supported)");
+  ERR_IS(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, 0, NULL, NULL), HSAD_ERR_RESOURCE_EXHAUSTED,
+         "hsad_graph_launch: not fused (driver refused the graph: %s) and HSAD_GRAPH_NO_ROLLBACK "
+         "given", why);
+#endif
+  hsad_completion_t c;
+  hsad_graph_rollback_t r;
+  OK(hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, &c, &r));
+  cr_assert_eq(r, why ? HSAD_GRAPH_ROLLBACK_DRIVER : HSAD_GRAPH_ROLLBACK_NONE);
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  cr_assert_eq(memcmp(dst, src, N), 0);
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, counts);
+  cr_expect_eq(counts[why ? HSAD_GRAPH_ROLLBACK_DRIVER : HSAD_GRAPH_ROLLBACK_NONE], 1u);
+  hsad_graph_exec_destroy(x);
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(q);
+  hsad_buffer_free(dst);
+  free(src);
+  nv_env_close(&e);
+}
+
+/* Device times on NVIDIA (issue 22): a profiling queue brackets each dispatch that has a
+ * completion with cuEventRecord pairs; hsad_completion_times gives its start and end in ns of
+ * CLOCK_MONOTONIC (calibrated at queue creation). A 200 us delay_store takes at least 200 us
+ * of device time and the next dispatch starts after it ended; the errors of AMD's
+ * hsad_completion_times, word for word. */
+Test(nvidia, completion_times_profiling) {
+  nv_env_t e;
+  nv_env(&e);
+  hsad_queue_options_t o = {.profiling = true};
+  hsad_queue_t *q, *plain;
+  OK(hsad_queue_create(e.dev, &o, &q));
+  OK(hsad_queue_create(e.dev, NULL, &plain));
+  int *p;
+  OK(hsad_buffer_alloc(e.dev, 64, (void **)&p));
+  int value = 5;
+  unsigned long long ns = 200000, *counter = (unsigned long long *)(p + 8);
+  hsad_karg_t dargs[] = {HSAD_KARG_PTR(p), HSAD_KARG_VAL(value), HSAD_KARG_VAL(ns)};
+  hsad_karg_t aargs[] = {HSAD_KARG_PTR(counter)};
+  hsad_launch_t ld = launch1(1, 1, dargs, 3), la = launch1(1, 1, aargs, 1);
+  uint64_t t_before = hsad_now_ns();
+  hsad_completion_t c1, c2, cb, c3;
+  OK(hsad_kernel_dispatch(q, kernel(&e, "delay_store"), &ld, HSAD_DEADLINE_NEVER, &c1, NULL));
+  OK(hsad_kernel_dispatch(q, kernel(&e, "add_one"), &la, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kernel(&e, "add_one"), &la, HSAD_DEADLINE_NEVER, &c2, NULL));
+  cr_expect_eq(c1.packet_id, 0u);
+  cr_expect_eq(c2.packet_id, 2u); /* the dispatch ids: the second had no completion, no times */
+  ERR_IS(hsad_completion_times(&c2, &(uint64_t){0}, &(uint64_t){0}), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_times: packet 2 has not completed");
+  OK(hsad_completion_wait(&c2, hsad_now_ns() + 10 * SEC));
+  uint64_t s1, e1, s2, e2;
+  OK(hsad_completion_times(&c1, &s1, &e1));
+  OK(hsad_completion_times(&c2, &s2, &e2));
+  cr_log_info("delay_store 200 us: device %llu ns (start %llu ns after the host's first call); "
+              "add_one %llu ns, %llu ns after it", (unsigned long long)(e1 - s1),
+              (unsigned long long)(s1 - t_before), (unsigned long long)(e2 - s2),
+              (unsigned long long)(s2 - e1));
+  cr_expect_geq(e1 - s1, 199000u, "delay_store took %llu ns", (unsigned long long)(e1 - s1));
+  cr_expect_lt(e1 - s1, 100000000u);
+  cr_expect_geq(s2 + 1000, e1, "add_one started %lld ns before delay_store ended",
+                (long long)(e1 - s2));
+  cr_expect_geq(e2, s2);
+  cr_expect_geq(s1 + 5000, t_before, "start %llu before the host's call at %llu",
+                (unsigned long long)s1, (unsigned long long)t_before);
+  cr_expect_leq(e2, hsad_now_ns() + 5000);
+  cr_expect_eq(*counter, 2u);
+  OK(hsad_queue_barrier(q, NULL, 0, HSAD_DEADLINE_NEVER, &cb));
+  OK(hsad_completion_wait(&cb, hsad_now_ns() + 10 * SEC));
+  /* an earlier epoch's completion (the first dispatch's) dressed as the second's: completed, but
+   * not the epoch the slot's times belong to (a barrier with nothing after c2 would return c2's
+   * own epoch: epochs are lazy, nvidia/nv_queue.c) */
+  cb = (hsad_completion_t){.queue = c2.queue, .epoch = c1.epoch, .packet_id = c2.packet_id};
+  ERR_IS(hsad_completion_times(&cb, &s1, &e1), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_times: packet %llu is not a kernel dispatch with a completion, or its "
+         "slot was reused (times are kept for 256 dispatches)", (unsigned long long)cb.packet_id);
+  OK(hsad_kernel_dispatch(plain, kernel(&e, "add_one"), &la, HSAD_DEADLINE_NEVER, &c3, NULL));
+  OK(hsad_completion_wait(&c3, hsad_now_ns() + 10 * SEC));
+  ERR_IS(hsad_completion_times(&c3, &s1, &e1), HSAD_ERR_UNSUPPORTED,
+         "hsad_completion_times: the queue was created without profiling "
+         "(hsad_queue_options_t.profiling)");
+  ERR_IS(hsad_completion_times(&c3, NULL, &e1), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_times: NULL argument");
+  hsad_queue_destroy(q);
+  hsad_queue_destroy(plain);
+  hsad_buffer_free(p);
+  nv_env_close(&e);
+}

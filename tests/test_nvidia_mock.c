@@ -9,8 +9,8 @@
 #endif
 #undef NV_CUBIN
 #define NV_CUBIN NV_MOCK_LIB /* cuModuleLoadData of the mock takes any image */
-/* every module of the mock has its kernels: nv_kernels.cu's 8 and nv_run.cu's scale<float> */
-#define NV_KERNEL_COUNT 9u
+/* every module of the mock has its kernels: nv_kernels.cu's 10 and nv_run.cu's scale<float> */
+#define NV_KERNEL_COUNT 11u
 
 __attribute__((constructor)) static void use_the_mock(void) { setenv("HSAD_LIBCUDA", NV_MOCK_LIB, 1); }
 

@@ -373,3 +373,58 @@ static void saxpy_file(const char *path) {
 Test(nvidia_run, cubin_file) { saxpy_file(NV_CUBIN); }
 Test(nvidia_run, fatbin_file) { saxpy_file(NV_FATBIN); }
 Test(nvidia_run, ptx_file) { saxpy_file(NV_PTX); }
+
+/* hsad graph on the NVIDIA device (issue 22): examples/nv-fork-join.json (a .cu source through
+ * NVRTC, a fill, four saxpy nodes forked to lane 1 and joined on lane 0, a copy back on lane 1)
+ * as one CUDA graph; the checks hold after the first launch; then its argument messages. */
+static int graph(char **out, char **err, const char *fmt, ...) {
+  char sm[16];
+  unsigned d = nv_device(sm);
+  char args[4096], cmd[4400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, HSAD_BIN " graph --device %u %s", d, args);
+  return sh(cmd, out, err);
+}
+
+#define NV_EXAMPLE NV_DATADIR "/../../../examples/nv-fork-join.json"
+
+Test(nvidia_run, graph_fork_join_example) {
+  char *o, *e;
+  int rc = graph(&o, &e, NV_EXAMPLE " --launches 20");
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  cr_expect(strstr(o, "-fork-join.json: 6 nodes on 2 queue(s), 20 launch(es), path: fused\n"
+                      "  one CUDA graph launched on queue 0's stream (cuGraphLaunch); the other "
+                      "queues joined after it\n"), "%s", o);
+  cr_expect(strstr(o, "  check y: 4 elements OK\n  check w: 4 elements OK\n  check out: 5 "
+                      "elements OK\n"), "%s", o);
+  free(o);
+  free(e);
+  rc = graph(&o, &e, NV_EXAMPLE " --sequential --json");
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  cr_expect(strstr(o, "\"nodes\": 6, \"queues\": 2, \"launches\": 1, \"path\": \"sequential "
+                      "requested\", \"fused\": false, \"paths\": { \"sequential requested\": 1 }, "
+                      "\"cuda_graph\": true, \"queue_packets\": [ ]"), "%s", o);
+  free(o);
+  free(e);
+}
+
+Test(nvidia_run, graph_argument_messages) {
+  char *o, *e, path[] = "/tmp/hsad-nvgraph-XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "{\"kernels\": {\"s\": {\"source\": \"%s/../../../examples/nv_saxpy.cu\", \"kernel\": "
+             "\"saxpy\"}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4}},\n"
+             "\"nodes\": [{\"name\": \"A\", \"kernel\": \"s\", \"grid\": [4], \"block\": [4], "
+             "\"args\": [{\"f64\": 2}, \"x\", \"x\", {\"u32\": 4}]}]}\n", NV_DATADIR);
+  fclose(f);
+  int rc = graph(&o, &e, "%s", path);
+  cr_expect_eq(rc, 1, "exit %d: %s%s", rc, o, e);
+  cr_expect(strstr(e, "hsad graph: node A: argument 0 of kernel 'saxpy' is 4 bytes, got 8 (1 x "
+                      "f64)\n"), "%s", e);
+  free(o);
+  free(e);
+  unlink(path);
+}

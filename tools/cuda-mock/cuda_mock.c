@@ -11,7 +11,14 @@
  *     (700), also cuDevicePrimaryCtxRetain after cuDevicePrimaryCtxReset, as the H200's driver
  *     580 does (a sticky error needs a new process);
  *   - dynamic shared memory above 48 KiB needs cuFuncSetAttribute first (else
- *     CUDA_ERROR_INVALID_VALUE).
+ *     CUDA_ERROR_INVALID_VALUE);
+ *   - graphs: nodes (kernel, 1-D memcpy between unified addresses, memset of 1/2/4-byte
+ *     elements, empty) kept in the order added (a dependency must exist before its consumer, so
+ *     that order is topological); an instantiated exec copies them, cuGraphLaunch enqueues them
+ *     on the stream in that order, the exec's SetParams calls rewrite its copy only (graphs and
+ *     launches already made keep theirs). CUDA_MOCK_REFUSE_MEMCPY_NODE=1 makes
+ *     cuGraphAddMemcpyNode answer CUDA_ERROR_NOT_SUPPORTED (801), as a driver refusing a copy
+ *     node (the backend then rolls back to sequential launches).
  * It checks nothing of the GPU's own semantics (memory model, timing). */
 #include <pthread.h>
 #include <stdint.h>
@@ -41,20 +48,25 @@ static func_t funcs[] = {
     {"copy_one", 2, {0, 8}, {8, 8}},
     {"fault", 1, {0}, {8}},
     {"_Z5scaleIfEvPT_S0_j", 3, {0, 8, 12}, {8, 4, 4}}, /* tests/data/nvidia/nv_run.cu */
+    {"affine", 4, {0, 8, 12, 16}, {8, 4, 4, 4}},
+    {"mix", 3, {0, 8, 16}, {8, 8, 4}},
 };
 enum { NFUNCS = sizeof funcs / sizeof funcs[0] };
 static int max_dyn[NFUNCS];
 
 typedef struct op {
-  int kind; /* 0 kernel, 1 write, 2 wait, 3 copy, 4 fill */
+  int kind; /* 0 kernel, 1 write, 2 wait, 3 copy, 4 fill (esize-byte elements), 5 nothing,
+               6 event record (write, and the host's time into *stamp) */
   func_t *f;
   unsigned grid[3], block[3], shared;
-  uint8_t params[128];
+  _Alignas(16) uint8_t params[128]; /* the kernels read their parameters in place */
   volatile uint64_t *addr;
   uint64_t value;
   void *dst;
   const void *src;
   size_t bytes;
+  unsigned esize;   /* fill: element bytes (1, 2, 4) */
+  volatile uint64_t *stamp; /* event record: where the time goes */
   struct op *next;
 } op_t;
 
@@ -108,6 +120,15 @@ static void run_kernel(op_t *o) {
     *P(int *, 0) = __atomic_load_n(P(int *, 8), __ATOMIC_SEQ_CST);
   } else if (!strcmp(n, "fault")) {
     sticky = EILLEGAL;
+  } else if (!strcmp(n, "affine")) {
+    unsigned *x = P(unsigned *, 0), mul = P(unsigned, 8), add = P(unsigned, 12), cnt = P(unsigned, 16);
+    for (unsigned i = 0; i < blocks * threads; i++)
+      if (i < cnt) x[i] = x[i] * mul + add;
+  } else if (!strcmp(n, "mix")) {
+    unsigned *d = P(unsigned *, 0), cnt = P(unsigned, 16);
+    const unsigned *src = P(const unsigned *, 8);
+    for (unsigned i = 0; i < blocks * threads; i++)
+      if (i < cnt) d[i] = d[i] * 31u + src[i];
   } else if (!strcmp(n, "_Z5scaleIfEvPT_S0_j")) { /* scale<float>(float *, float, unsigned) */
     float *d = P(float *, 0), f = P(float, 8);
     unsigned cnt = P(unsigned, 12);
@@ -128,6 +149,13 @@ static void *stream_main(void *arg) {
     if (!sticky) {
       switch (o->kind) {
       case 0: run_kernel(o); break;
+      case 6: {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        *o->stamp = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        __atomic_store_n(o->addr, o->value, __ATOMIC_SEQ_CST);
+        break;
+      }
       case 1: __atomic_store_n(o->addr, o->value, __ATOMIC_SEQ_CST); break;
       case 2:
         while (!sticky && (int64_t)(__atomic_load_n(o->addr, __ATOMIC_SEQ_CST) - o->value) < 0) {
@@ -136,7 +164,9 @@ static void *stream_main(void *arg) {
         }
         break;
       case 3: memmove(o->dst, o->src, o->bytes); break;
-      case 4: memset(o->dst, (int)o->value, o->bytes); break;
+      case 4:
+        for (size_t i = 0; i < o->bytes; i += o->esize) memcpy((uint8_t *)o->dst + i, &o->value, o->esize);
+        break;
       }
     }
     pthread_mutex_lock(&s->lock);
@@ -209,12 +239,13 @@ res_t cuGetExportTable(const void **table, const void *id) {
 res_t cuGetErrorName(res_t e, const char **s) {
   *s = e == 0 ? "CUDA_SUCCESS" : e == 1 ? "CUDA_ERROR_INVALID_VALUE" : e == 400 ? "CUDA_ERROR_INVALID_HANDLE"
      : e == 500 ? "CUDA_ERROR_NOT_FOUND" : e == 600 ? "CUDA_ERROR_NOT_READY"
-     : e == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_UNKNOWN";
+     : e == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : e == 801 ? "CUDA_ERROR_NOT_SUPPORTED"
+     : "CUDA_ERROR_UNKNOWN";
   return OK;
 }
 res_t cuGetErrorString(res_t e, const char **s) {
   *s = e == 700 ? "an illegal memory access was encountered" : e == 1 ? "invalid argument"
-     : "mock error";
+     : e == 801 ? "operation not supported" : "mock error";
   return OK;
 }
 res_t cuDeviceGetCount(int *n) { *n = inited ? 1 : 0; return inited ? OK : ENOTINIT; }
@@ -336,10 +367,12 @@ res_t cuStreamSynchronize(void *h) {
   pthread_mutex_unlock(&s->lock);
   return sticky ? sticky : OK;
 }
-res_t cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                     unsigned bz, unsigned shared, void *h, void **params, void **extra) {
+/* A kernel launch as an op (the launch's checks; *out NULL on error). */
+static res_t kernel_op(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned shared, void **params, void **extra, op_t **out) {
   func_t *f = fn;
   int i = (int)(f - funcs);
+  *out = NULL;
   if (sticky) return sticky;
   if (bx * by * bz > 1024 || !gx || !bx) return EINVAL_;
   if (shared > (unsigned)(max_dyn[i] ? max_dyn[i] : 49152)) return EINVAL_;
@@ -364,7 +397,14 @@ res_t cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned b
     free(o);
     return EINVAL_;
   }
-  return enqueue(h, o);
+  *out = o;
+  return OK;
+}
+res_t cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                     unsigned bz, unsigned shared, void *h, void **params, void **extra) {
+  op_t *o;
+  res_t r = kernel_op(fn, gx, gy, gz, bx, by, bz, shared, params, extra, &o);
+  return r ? r : enqueue(h, o);
 }
 res_t cuStreamWriteValue64_v2(void *h, uint64_t addr, uint64_t v, unsigned flags) {
   (void)flags;
@@ -426,7 +466,17 @@ res_t cuMemcpyAsync(uint64_t dst, uint64_t src, size_t n, void *h) {
 }
 res_t cuMemsetD8Async(uint64_t dst, unsigned char v, size_t n, void *h) {
   op_t *o = calloc(1, sizeof *o);
-  o->kind = 4, o->dst = (void *)(uintptr_t)dst, o->value = v, o->bytes = n;
+  o->kind = 4, o->dst = (void *)(uintptr_t)dst, o->value = v, o->bytes = n, o->esize = 1;
+  return enqueue(h, o);
+}
+res_t cuMemsetD16Async(uint64_t dst, unsigned short v, size_t n, void *h) {
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 4, o->dst = (void *)(uintptr_t)dst, o->value = v, o->bytes = 2 * n, o->esize = 2;
+  return enqueue(h, o);
+}
+res_t cuMemsetD32Async(uint64_t dst, unsigned v, size_t n, void *h) {
+  op_t *o = calloc(1, sizeof *o);
+  o->kind = 4, o->dst = (void *)(uintptr_t)dst, o->value = v, o->bytes = 4 * n, o->esize = 4;
   return enqueue(h, o);
 }
 /* pinned registration: host memory is device memory here */
@@ -466,6 +516,7 @@ res_t cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t n, void *h) {
 typedef struct {
   volatile uint64_t count;
   uint64_t recorded;
+  volatile uint64_t ns;     /* CLOCK_MONOTONIC when the stream reached the last record */
 } event_t;
 res_t cuEventCreate(void **e, unsigned flags) {
   (void)flags;
@@ -477,21 +528,31 @@ res_t cuEventDestroy_v2(void *e) { free(e); return sticky ? sticky : OK; }
 res_t cuEventRecord(void *e, void *h) {
   event_t *ev = e;
   op_t *o = calloc(1, sizeof *o);
-  o->kind = 1, o->addr = &ev->count, o->value = ++ev->recorded;
+  o->kind = 6, o->addr = &ev->count, o->value = ++ev->recorded, o->stamp = &ev->ns;
   return enqueue(h, o);
 }
 res_t cuEventQuery(void *e) {
   event_t *ev = e;
   if (sticky) return sticky;
-  return __atomic_load_n(&ev->count, __ATOMIC_SEQ_CST) >= ev->recorded ? OK : ENOTREADY;
+  return __atomic_load_n(&ev->count, __ATOMIC_ACQUIRE) >= ev->recorded ? OK : ENOTREADY;
 }
 res_t cuEventSynchronize(void *e) {
   event_t *ev = e;
-  while (!sticky && __atomic_load_n(&ev->count, __ATOMIC_SEQ_CST) < ev->recorded) {
+  while (!sticky && __atomic_load_n(&ev->count, __ATOMIC_ACQUIRE) < ev->recorded) {
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
   return sticky ? sticky : OK;
+}
+/* as the driver: both events recorded and reached, else CUDA_ERROR_NOT_READY (600) or, never
+ * recorded, CUDA_ERROR_INVALID_HANDLE (400) */
+res_t cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+  event_t *s = a, *t = b;
+  if (sticky) return sticky;
+  if (!s->recorded || !t->recorded) return EHANDLE;
+  if (cuEventQuery(a) || cuEventQuery(b)) return ENOTREADY;
+  *ms = (float)(((double)t->ns - (double)s->ns) / 1e6);
+  return OK;
 }
 res_t cuStreamWaitEvent(void *h, void *e, unsigned flags) {
   event_t *ev = e;
@@ -510,4 +571,184 @@ res_t cuLaunchKernelEx(const launch_config_t *c, void *fn, void **params, void *
   if (c->nattrs) return EINVAL_; /* attributes are not modelled */
   return cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shared, c->stream,
                         params, extra);
+}
+
+/* ---- graphs ------------------------------------------------------------------------------ */
+typedef struct gnode {
+  struct graph *g;
+  int index;
+  op_t op;                        /* what a launch enqueues (kind 5: an empty node) */
+} gnode_t;
+typedef struct graph {
+  gnode_t **nodes;
+  int n, cap;
+} graph_t;
+typedef struct gexec {
+  graph_t *g;
+  op_t *ops;
+  int n;
+} gexec_t;
+typedef struct {
+  void *func;
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void **params, **extra;
+  void *kern, *ctx;
+} kernel_node_params_t;
+typedef struct {
+  size_t src_x, src_y, src_z, src_lod;
+  unsigned src_type;
+  const void *src_host;
+  uint64_t src_device;
+  void *src_array, *reserved0;
+  size_t src_pitch, src_height;
+  size_t dst_x, dst_y, dst_z, dst_lod;
+  unsigned dst_type;
+  void *dst_host;
+  uint64_t dst_device;
+  void *dst_array, *reserved1;
+  size_t dst_pitch, dst_height;
+  size_t width, height, depth;
+} memcpy3d_t;
+typedef struct {
+  uint64_t dst;
+  size_t pitch;
+  unsigned value, esize;
+  size_t width, height;
+} memset_params_t;
+
+res_t cuGraphCreate(void **out, unsigned flags) {
+  if (flags) return EINVAL_;
+  if (sticky) return sticky;
+  *out = calloc(1, sizeof(graph_t));
+  return *out ? OK : 2;
+}
+res_t cuGraphDestroy(void *h) {
+  graph_t *g = h;
+  for (int i = 0; i < g->n; i++) free(g->nodes[i]);
+  free(g->nodes);
+  free(g);
+  return OK;
+}
+static res_t add_node(void **out, void *h, void *const *deps, size_t ndeps, const op_t *op) {
+  graph_t *g = h;
+  if (sticky) return sticky;
+  for (size_t i = 0; i < ndeps; i++)
+    if (!deps[i] || ((gnode_t *)deps[i])->g != g) return EINVAL_;
+  if (g->n == g->cap) {
+    int c = g->cap ? 2 * g->cap : 16;
+    gnode_t **nn = realloc(g->nodes, (size_t)c * sizeof *nn);
+    if (!nn) return 2;
+    g->nodes = nn, g->cap = c;
+  }
+  gnode_t *x = calloc(1, sizeof *x);
+  if (!x) return 2;
+  x->g = g, x->index = g->n, x->op = *op;
+  g->nodes[g->n++] = x;
+  *out = x;
+  return OK;
+}
+static res_t kernel_node_op(const kernel_node_params_t *p, op_t *op) {
+  op_t *o;
+  if (!p->func || p->kern) return EINVAL_;
+  res_t r = kernel_op(p->func, p->gx, p->gy, p->gz, p->bx, p->by, p->bz, p->shared, p->params,
+                      p->extra, &o);
+  if (r) return r;
+  *op = *o;
+  free(o);
+  return OK;
+}
+static res_t memcpy_node_op(const memcpy3d_t *c, op_t *op) {
+  if (c->src_type != 4 || c->dst_type != 4 || c->height != 1 || c->depth != 1 || !c->width)
+    return EINVAL_;
+  if (getenv("CUDA_MOCK_REFUSE_MEMCPY_NODE")) return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+  memset(op, 0, sizeof *op);
+  op->kind = 3, op->dst = (void *)(uintptr_t)c->dst_device;
+  op->src = (const void *)(uintptr_t)c->src_device, op->bytes = c->width;
+  return OK;
+}
+static res_t memset_node_op(const memset_params_t *m, op_t *op) {
+  if ((m->esize != 1 && m->esize != 2 && m->esize != 4) || m->height != 1 || !m->width)
+    return EINVAL_;
+  memset(op, 0, sizeof *op);
+  op->kind = 4, op->dst = (void *)(uintptr_t)m->dst, op->value = m->value, op->esize = m->esize;
+  op->bytes = m->width * m->esize;
+  return OK;
+}
+res_t cuGraphAddEmptyNode(void **out, void *g, void *const *deps, size_t ndeps) {
+  op_t op = {.kind = 5};
+  return add_node(out, g, deps, ndeps, &op);
+}
+res_t cuGraphAddKernelNode_v2(void **out, void *g, void *const *deps, size_t ndeps,
+                              const kernel_node_params_t *p) {
+  op_t op;
+  res_t r = kernel_node_op(p, &op);
+  return r ? r : add_node(out, g, deps, ndeps, &op);
+}
+res_t cuGraphAddMemcpyNode(void **out, void *g, void *const *deps, size_t ndeps,
+                           const memcpy3d_t *c, void *ctx) {
+  op_t op;
+  res_t r = ctx == &ctx_token ? memcpy_node_op(c, &op) : EINVAL_;
+  return r ? r : add_node(out, g, deps, ndeps, &op);
+}
+res_t cuGraphAddMemsetNode(void **out, void *g, void *const *deps, size_t ndeps,
+                           const memset_params_t *m, void *ctx) {
+  op_t op;
+  res_t r = ctx == &ctx_token ? memset_node_op(m, &op) : EINVAL_;
+  return r ? r : add_node(out, g, deps, ndeps, &op);
+}
+res_t cuGraphInstantiateWithFlags(void **out, void *h, unsigned long long flags) {
+  graph_t *g = h;
+  if (flags) return EINVAL_;
+  if (sticky) return sticky;
+  gexec_t *x = calloc(1, sizeof *x);
+  x->ops = calloc((size_t)g->n + 1, sizeof *x->ops);
+  x->g = g, x->n = g->n;
+  for (int i = 0; i < g->n; i++) x->ops[i] = g->nodes[i]->op;
+  *out = x;
+  return OK;
+}
+res_t cuGraphExecDestroy(void *h) {
+  gexec_t *x = h;
+  free(x->ops);
+  free(x);
+  return OK;
+}
+res_t cuGraphLaunch(void *h, void *stream) {
+  gexec_t *x = h;
+  if (sticky) return sticky;
+  if (!stream) return EHANDLE;
+  for (int i = 0; i < x->n; i++) {
+    if (x->ops[i].kind == 5) continue;
+    op_t *o = malloc(sizeof *o);
+    *o = x->ops[i];
+    res_t r = enqueue(stream, o);
+    if (r) return r;
+  }
+  return OK;
+}
+static op_t *exec_op(gexec_t *x, void *node, int kind) {
+  gnode_t *n = node;
+  if (!n || n->g != x->g || n->index >= x->n || x->ops[n->index].kind != kind) return NULL;
+  return &x->ops[n->index];
+}
+res_t cuGraphExecKernelNodeSetParams_v2(void *h, void *node, const kernel_node_params_t *p) {
+  op_t *at = exec_op(h, node, 0), op;
+  if (!at) return EINVAL_;
+  res_t r = kernel_node_op(p, &op);
+  if (!r) *at = op;
+  return r;
+}
+res_t cuGraphExecMemcpyNodeSetParams(void *h, void *node, const memcpy3d_t *c, void *ctx) {
+  op_t *at = exec_op(h, node, 3), op;
+  if (!at || ctx != &ctx_token) return EINVAL_;
+  res_t r = memcpy_node_op(c, &op);
+  if (!r) *at = op;
+  return r;
+}
+res_t cuGraphExecMemsetNodeSetParams(void *h, void *node, const memset_params_t *m, void *ctx) {
+  op_t *at = exec_op(h, node, 4), op;
+  if (!at || ctx != &ctx_token) return EINVAL_;
+  res_t r = memset_node_op(m, &op);
+  if (!r) *at = op;
+  return r;
 }

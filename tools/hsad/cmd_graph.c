@@ -33,6 +33,10 @@
  * checks every element, with an array the first elements (exact comparison). Checks describe
  * one launch: they run after the first launch (buffers are not re-initialized between launches,
  * so later launches only add timings).
+ * On an NVIDIA device (--device N) the graph is a CUDA graph (nvidia/nv_graph.c): a kernel's
+ * "code_object" is a .cubin, .fatbin or .ptx file, its "source" a CUDA .cu file compiled with
+ * NVRTC for the device's sm; args are checked as hsad run's on NVIDIA (cli_check_nv_args: the
+ * parameter sizes of the cubin's .nv.info; a 3-vector is 3 elements wide, CUDA's layout).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +47,7 @@
 #include <sys/stat.h>
 
 #include "fusion/hsad_fusion.h"
+#include "nvcodeobj/hsad_nv_codeobj.h"
 #include "tools/hsad/hsad_cli.h"
 #include "tools/hsad/hsad_cli_args.h"
 
@@ -54,7 +59,8 @@ static void usage(FILE *f) {
              "after the first launch, and prints the path taken and host submit / submit+wait\n"
              "times per launch. --json: one JSON object on stdout, {\"graph\": {\"file\", \"nodes\",\n"
              "\"queues\", \"launches\", \"path\" (of the last launch), \"paths\" (launches per path),\n"
-             "\"fused\", \"queue_packets\", \"host_submit_us\",\n"
+             "\"fused\", \"cuda_graph\" (an NVIDIA device: one CUDA graph), \"queue_packets\" (AMD),\n"
+             "\"host_submit_us\",\n"
              "\"submit_wait_us\" (median, min), \"checks\": [{\"buffer\", \"elements\"}]}}, or on\n"
              "failure {\"error\": {\"command\", \"status\", \"exit_code\", \"message\"}}.\n"
              "\nexamples (from the source tree, after make):\n"
@@ -303,6 +309,85 @@ static const char *rel_path(const char *file, const char *p, char *buf, size_t n
   return buf;
 }
 
+/* NVIDIA: a kernel's program image (for its .nv.info) and its parameter sizes (NULL: PTX or no
+ * record, as hsad run: the arguments are then checked by the driver's layout at instantiate). */
+typedef struct nv_kernel_meta {
+  void *image;
+  size_t size;
+  uint32_t sm;
+  const char *label;
+  uint32_t *sizes, count;
+} nv_kernel_meta_t;
+
+/* Loads path on NVIDIA device dev: a .cu source through NVRTC for its sm, else the file as the
+ * driver takes it (cubin, fatbin, PTX). 1 and why on error. */
+static int nv_load(hsad_device_t *dev, const char *path, bool source, hsad_program_t **out,
+                   nv_kernel_meta_t *m, char *why, size_t whyn) {
+  const hsad_device_info_t *di = hsad_device_info(dev);
+  char target[16];
+  snprintf(target, sizeof target, "sm_%u%u", di->cc_major, di->cc_minor);
+  m->sm = di->cc_major * 10 + di->cc_minor;
+  m->label = path;
+  size_t n = 0;
+  char *data = slurp(path, &n);
+  if (!data) return snprintf(why, whyn, "%.1024s: %s", path, strerror(errno)), 1;
+  if (source) {
+    hsad_nv_compile_options_t o = {.target = target};
+    char *log = NULL;
+    void *cubin = NULL;
+    size_t cs = 0;
+    hsad_status_t s = hsad_nv_compile(data, path, &o, &cubin, &cs, &log);
+    free(data);
+    free(log);
+    if (s) return snprintf(why, whyn, "%s: %s", hsad_status_name(s), hsad_last_error()), 1;
+    data = cubin, n = cs;
+  }
+  hsad_status_t s = hsad_program_load_memory(dev, data, n, path, out);
+  if (s) {
+    free(data);
+    return snprintf(why, whyn, "%s: %s", hsad_status_name(s), hsad_last_error()), 1;
+  }
+  m->image = data, m->size = n;
+  return 0;
+}
+
+/* m->sizes for kernel `name` from the image's cubin for m->sm (none for PTX). 1: no memory. */
+static int nv_sizes(nv_kernel_meta_t *m, const char *name) {
+  hsad_nv_program_t *meta = NULL;
+  size_t ei;
+  const hsad_nv_kernel_info_t *ki = NULL;
+  if (!hsad_nv_program_open_memory(m->image, m->size, m->label, &meta) &&
+      !hsad_nv_program_select(meta, m->sm, &ei)) {
+    const hsad_nv_entry_t *en = hsad_nv_program_entry(meta, ei);
+    if (en->kind != HSAD_NV_ENTRY_ELF || hsad_nv_entry_find_kernel(en, name, &ki) ||
+        !(ki->present & HSAD_NV_KI_HAS_PARAMS))
+      ki = NULL;
+  }
+  hsad_clear_error();
+  int rc = 0;
+  if (ki && (m->sizes = calloc(ki->param_count + 1, sizeof *m->sizes)) != NULL) {
+    m->count = ki->param_count;
+    for (uint32_t i = 0; i < ki->param_count; i++) m->sizes[i] = ki->params[i].size;
+  } else if (ki) {
+    rc = 1;
+  }
+  hsad_nv_program_destroy(meta);
+  return rc;
+}
+
+/* "argument A of kernel 'K'" (NVIDIA: CUDA code objects name no parameters), else as hsad run
+ * labels an AMD kernel's argument. */
+static const char *arg_label(bool nv, const hsad_device_kernel_desc_t *kd, uint32_t a, char *b,
+                             size_t n) {
+#ifndef HSAD_NO_AMD
+  if (!nv) return cli_arg_label_of(kd, a, b, n);
+#else
+  (void)nv;
+#endif
+  snprintf(b, n, "argument %u of kernel '%s'", a, kd->name);
+  return b;
+}
+
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
@@ -360,6 +445,8 @@ int hsad_cmd_graph(int argc, char **argv) {
   hsad_program_t *progs[MAXK] = {0};
   const hsad_device_kernel_t *kern[MAXK];
   const char *kname[MAXK];
+  nv_kernel_meta_t nvk[MAXK];
+  memset(nvk, 0, sizeof nvk);
   gbuf_t bufs[MAXB];
   uint32_t nk = 0, nb = 0, nn = 0, nlanes = 0;
   hsad_queue_t *queues[HSAD_GRAPH_MAX_LANES] = {0};
@@ -378,9 +465,7 @@ int hsad_cmd_graph(int argc, char **argv) {
   GCHECK(hsad_runtime_open(&rt));
   hsad_device_t *dev;
   GCHECK(hsad_device_get(rt, devi, &dev));
-  if (hsad_device_info(dev)->vendor != HSAD_VENDOR_AMD)
-    GFAIL("--device %u: %s is an NVIDIA GPU: hsad graph is AMD only so far (issue 22)\n", devi,
-          hsad_device_info(dev)->product_name);
+  const bool nv = hsad_device_info(dev)->vendor == HSAD_VENDOR_NVIDIA;
   json_object *jk, *jb, *jn, *jc, *v;
   if (!json_object_object_get_ex(root, "kernels", &jk) || !json_object_is_type(jk, json_type_object))
     GFAIL("%s: field \"kernels\": missing or not an object\n", file);
@@ -399,10 +484,17 @@ int hsad_cmd_graph(int argc, char **argv) {
     if (pf && !json_object_is_type(path, json_type_string))
       GFAIL("kernel %s: field \"%s\": %s is not a string (a file name)\n", kn, pf,
             json_object_to_json_string(path));
-    if (json_object_object_get_ex(kv, "code_object", &path)) {
+    if (nv && pf) {
+      kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
+      if (nv_load(dev, kpath, !strcmp(pf, "source"), &progs[nk], &nvk[nk], why, sizeof why))
+        GFAIL("kernel %s: field \"%s\": %s\n", kn, pf, why);
+    } else if (json_object_object_get_ex(kv, "code_object", &path)) {
       kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
       GCHECK(hsad_program_load_file(dev, kpath, &progs[nk]));
     } else if (json_object_object_get_ex(kv, "source", &path)) {
+#ifdef HSAD_NO_AMD
+      GFAIL("kernel %s: field \"source\": an AMD source needs the AMD backend\n", kn);
+#else
       size_t n = 0;
       const char *sp = kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
       char *src = slurp(sp, &n), *log = NULL;
@@ -417,6 +509,7 @@ int hsad_cmd_graph(int argc, char **argv) {
       s = hsad_program_load_memory(dev, elf, es, sp, &progs[nk]);
       free(elf);
       GCHECK(s);
+#endif
     } else {
       GFAIL("kernel %s: field \"code_object\" or \"source\" missing\n", kn);
     }
@@ -431,6 +524,8 @@ int hsad_cmd_graph(int argc, char **argv) {
       goto out;
     }
     if (s) GFAIL("kernel %s: field \"kernel\": %s\n", kn, hsad_last_error());
+    if (nv && nv_sizes(&nvk[nk], hsad_device_kernel_desc(kern[nk])->name))
+      GFAIL("out of memory\n");
     kname[nk++] = kn;
   }
   if (json_object_object_get_ex(root, "buffers", &jb)) {
@@ -623,9 +718,17 @@ int hsad_cmd_graph(int argc, char **argv) {
       }
       uint32_t bad;
       const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(kern[ki]);
-      if (cli_check_args(kd, gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad, why,
-                         sizeof why))
+      uint32_t np = na; /* NVIDIA: lds last, not a parameter */
+      while (nv && np && gargs[np - 1].kind == A_LDS) np--;
+      if (nv && nvk[ki].sizes &&
+          cli_check_nv_args(kd->name, nvk[ki].count, nvk[ki].sizes, gargs, np, graph_warn,
+                            (void *)N, &bad, why, sizeof why))
         GFAIL("node %s: %s\n", N, why);
+#ifndef HSAD_NO_AMD
+      if (!nv && cli_check_args(kd, gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad, why,
+                                sizeof why))
+        GFAIL("node %s: %s\n", N, why);
+#endif
       for (uint32_t a = 0; a < na; a++) {
         arg_t *ga = &gargs[a];
         if (ga->kind == A_SCALAR) { /* the values, range-checked for the argument's type */
@@ -639,10 +742,10 @@ int hsad_cmd_graph(int argc, char **argv) {
             if ((!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double)) ||
                 cli_parse_scalar(ga->type, json_object_to_json_string(ev),
                                  ga->value + e * cli_tsize[ga->type], w, sizeof w))
-              GFAIL("node %s: %s: %s\n", N, cli_arg_label_of(kd, a, lb, sizeof lb), w);
+              GFAIL("node %s: %s: %s\n", N, arg_label(nv, kd, a, lb, sizeof lb), w);
           }
         }
-        args[a] = cli_arg_karg(ga, true);
+        args[a] = cli_arg_karg(ga, !nv);
       }
       l.args = args;
       l.arg_count = na;
@@ -786,7 +889,8 @@ int hsad_cmd_graph(int argc, char **argv) {
                                json_object_new_uint64(counts[i]));
     json_object_object_add(j, "paths", paths);
     json_object *pk = json_object_new_array(); /* fused: packets per queue, one doorbell each */
-    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++)
+    json_object_object_add(j, "cuda_graph", json_object_new_boolean(nv));
+    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE && !nv; qi++)
       json_object_array_add(pk, json_object_new_int64(hsad_graph_exec_packet_count(x, qi)));
     json_object_object_add(j, "queue_packets", pk);
     json_object *ts = json_object_new_object(), *tw = json_object_new_object();
@@ -804,7 +908,12 @@ int hsad_cmd_graph(int argc, char **argv) {
   } else {
     printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", file, nn, nq, launches,
            hsad_graph_rollback_name(rb));
-    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE; qi++) {
+    if (nv && rb == HSAD_GRAPH_ROLLBACK_NONE)
+      printf("  one CUDA graph launched on queue 0's stream (cuGraphLaunch)%s\n",
+             nq > 1 ? "; the other queues joined after it" : "");
+    if (nv && hsad_graph_exec_rollback_detail(x))
+      printf("  the driver refused the CUDA graph: %s\n", hsad_graph_exec_rollback_detail(x));
+    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE && !nv; qi++) {
       uint32_t np = hsad_graph_exec_packet_count(x, qi);
       printf("  queue %u: %u packet%s, 1 doorbell per launch\n", qi, np, np == 1 ? "" : "s");
     }
@@ -832,7 +941,11 @@ out:
   for (uint32_t i = 0; i < nlanes; i++) hsad_queue_destroy(queues[i]);
   for (uint32_t i = 0; i < nb; i++) hsad_buffer_free(bufs[i].ptr);
   /* nk + 1: a program whose "kernel" lookup failed is loaded but not counted yet */
-  for (uint32_t i = 0; i <= nk && i < MAXK; i++) hsad_program_destroy(progs[i]);
+  for (uint32_t i = 0; i <= nk && i < MAXK; i++) {
+    hsad_program_destroy(progs[i]);
+    free(nvk[i].sizes);
+    free(nvk[i].image);
+  }
   if (rt) hsad_runtime_close(rt);
   if (root) json_object_put(root);
   json_object_put(jchecks);

@@ -57,3 +57,16 @@ extern "C" __global__ void copy_one(int *dst, const int *src) {
 extern "C" __global__ void fault(int *p) {
   if (threadIdx.x == 0 && blockIdx.x == 0) *(volatile int *)((uintptr_t)p + (1ull << 46)) = 1;
 }
+
+// graphs (tests/test_nvidia_graph.c): order-dependent steps, so a result proves the order
+// x[i] = x[i] * mul + add (mod 2^32)
+extern "C" __global__ void affine(unsigned *x, unsigned mul, unsigned add, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * mul + add;
+}
+
+// dst[i] = dst[i] * 31 + src[i] (mod 2^32)
+extern "C" __global__ void mix(unsigned *dst, const unsigned *src, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = dst[i] * 31u + src[i];
+}
