@@ -135,6 +135,7 @@ hsad_status_t hsad_mem_unregister(void *ptr);
  * HSAD_ERR_NOT_ALLOCATED (no allocation holds it: e.g. pageable malloc memory). Thread-safe. */
 hsad_status_t hsad_mem_info(const void *ptr, hsad_mem_info_t *out_info);
 
+#ifndef HSAD_NO_AMD /* the AMD backend only: the NVIDIA-only build has no hsad_mem_grant */
 /* Grants `device` access to the whole allocation holding `ptr` (any address inside it), after
  * the fact: peer access that hsad_mem_alloc's `access` list did not give (CUDA:
  * cuMemSetAccess / cudaDeviceEnablePeerAccess; ROCr: hsa_amd_agents_allow_access). ROCr maps
@@ -159,6 +160,7 @@ hsad_status_t hsad_mem_info(const void *ptr, hsad_mem_info_t *out_info);
  * Thread-safe (grants are serialised by one mutex; not concurrent with freeing the same
  * allocation). */
 hsad_status_t hsad_mem_grant(void *ptr, hsad_device_t *device);
+#endif
 
 /* ---- NUMA (libnuma) ---------------------------------------------------------------------- */
 
@@ -487,6 +489,8 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
                                 uint32_t dep_count, uint64_t deadline_ns,
                                 hsad_completion_t *out_completion);
 
+#ifndef HSAD_NO_AMD /* the AMD backend only (memory/copy_rect.c): the NVIDIA backend has no
+                        pitched copies yet */
 /* ---- 2-D and 3-D (pitched) copies -----------------------------------------------------------
  *
  * As hipMemcpy2DAsync / hipMemcpy3DAsync (cudaMemcpy2DAsync / cudaMemcpy3DAsync): one box of
@@ -580,6 +584,7 @@ hsad_status_t hsad_memcpy_3d_async(hsad_device_t *device, const hsad_pitched_ptr
                                    const hsad_pitched_ptr_t *src, const hsad_extent_t *extent,
                                    const hsad_completion_t *deps, uint32_t dep_count,
                                    uint64_t deadline_ns, hsad_completion_t *out_completion);
+#endif
 
 #ifndef HSAD_NO_AMD
 /* Asynchronous copy on HSA signals (for callers that use ROCr signals themselves): starts
