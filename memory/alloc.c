@@ -416,3 +416,12 @@ hsad_status_t hsad_mem_info(const void *ptr, hsad_mem_info_t *out_info) {
   out_info->access_mask = e.access_mask;
   return HSAD_OK;
 }
+
+bool mem_registry_add_access(uintptr_t base, uint32_t mask) {
+  pthread_rwlock_wrlock(&reg_lock);
+  size_t i = upper(base);
+  bool found = i > 0 && reg[i - 1].base == base;
+  if (found) reg[i - 1].access_mask |= mask;
+  pthread_rwlock_unlock(&reg_lock);
+  return found;
+}

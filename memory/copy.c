@@ -96,20 +96,8 @@ void mem_signal_give(hsa_signal_t s) {
 
 /* ---- sides of a copy -------------------------------------------------------------------- */
 
-typedef struct mem_side {
-  uint8_t *p;              /* the caller's address */
-  uint8_t *gpu_p;          /* the address the GPU uses (registered / locked memory) */
-  bool pageable;
-  bool device_mem;         /* device memory of GPU `owner` */
-  bool checked_access;     /* access_mask is known */
-  uint32_t owner;
-  uint32_t access_mask;
-  hsad_mem_kind_t kind;
-  const char *kind_name;
-  uintptr_t base;
-} mem_side_t;
 
-static hsad_status_t side_classify(const char *what, const char *role, const void *ptr,
+hsad_status_t mem_side_classify(const char *what, const char *role, const void *ptr,
                                    size_t size, mem_side_t *out) {
   memset(out, 0, sizeof *out);
   out->p = out->gpu_p = (uint8_t *)ptr;
@@ -177,7 +165,7 @@ static hsad_status_t side_classify(const char *what, const char *role, const voi
   return HSAD_OK;
 }
 
-static hsad_status_t side_access(const char *what, const char *role, const mem_side_t *s,
+hsad_status_t mem_side_access(const char *what, const char *role, const mem_side_t *s,
                                  uint32_t bd) {
   if (s->pageable || !s->checked_access) return HSAD_OK;
   if (s->device_mem && s->owner == bd) return HSAD_OK;
@@ -326,6 +314,21 @@ static void mem_fail_forget(mem_report_t key) {
 }
 
 /* Keeps the failure of a stopped op (op_finish, before the completion is decremented). */
+void mem_fail_keep(mem_report_t key, const char *msg) {
+  pthread_mutex_lock(&fail_lock);
+  mem_fail_t *f = fail_find(key);
+  if (!f) {
+    f = &fails[fail_next];
+    fail_next = (fail_next + 1) % MEM_FAIL_KEEP;
+    if (f->gen) fail_drop(f); /* the oldest goes */
+    atomic_fetch_add_explicit(&fail_count, 1, memory_order_relaxed);
+  }
+  f->gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
+  f->key = key;
+  snprintf(f->msg, sizeof f->msg, "%s", msg);
+  pthread_mutex_unlock(&fail_lock);
+}
+
 static void mem_fail_record(const mem_op_t *op) {
   size_t done = atomic_load_explicit(&op->bytes_done, memory_order_relaxed);
   size_t c = op->refused_chunk, len = op->size - c * op->chunk < op->chunk
@@ -334,22 +337,13 @@ static void mem_fail_record(const mem_op_t *op) {
   if (!mem_rocr.hsa_status_string ||
       mem_rocr.hsa_status_string(op->refused_status, &hs) != HSA_STATUS_SUCCESS || !hs)
     hs = "unknown status";
-  pthread_mutex_lock(&fail_lock);
-  mem_fail_t *f = fail_find(op->report);
-  if (!f) {
-    f = &fails[fail_next];
-    fail_next = (fail_next + 1) % MEM_FAIL_KEEP;
-    if (f->gen) fail_drop(f); /* the oldest goes */
-    atomic_fetch_add_explicit(&fail_count, 1, memory_order_relaxed);
-  }
-  f->gen = atomic_load_explicit(&mem_st.generation, memory_order_acquire);
-  f->key = op->report;
-  snprintf(f->msg, sizeof f->msg, "%s: %s refused %s %zu of %zu (%zu bytes at offset %zu): HSA "
+  char msg[sizeof fails[0].msg];
+  snprintf(msg, sizeof msg, "%s: %s refused %s %zu of %zu (%zu bytes at offset %zu): HSA "
            "status 0x%x (%s); the %s stopped there: %zu of %zu bytes were not %s", op->what,
            op->refused_call, op->fill ? "piece" : "chunk", c, op->nchunks, len, c * op->chunk,
            (unsigned)op->refused_status, hs, op->fill ? "fill" : "copy", op->size - done,
            op->size, op->fill ? "filled" : "copied");
-  pthread_mutex_unlock(&fail_lock);
+  mem_fail_keep(op->report, msg);
 }
 
 /* Copies the kept message into msg (and forgets the record when take); false: none kept. */
@@ -682,7 +676,7 @@ static hsad_status_t after_deps(const hsa_signal_t *deps, uint32_t n, hsa_signal
 
 /* ---- the copy ------------------------------------------------------------------------------ */
 
-static hsa_agent_t cpu_agent_of(hsad_device_t *device) {
+hsa_agent_t mem_cpu_agent_of(hsad_device_t *device) {
   int32_t c = hsad_device_info(device)->nearest_cpu;
   return mem_st.cpu_agents[c < 0 ? 0 : c];
 }
@@ -717,8 +711,8 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
   if (!dst || !src)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", what, !dst ? "dst" : "src");
   mem_side_t d, sr;
-  if ((s = side_classify(what, "destination", dst, size, &d))) return s;
-  if ((s = side_classify(what, "source", src, size, &sr))) return s;
+  if ((s = mem_side_classify(what, "destination", dst, size, &d))) return s;
+  if ((s = mem_side_classify(what, "source", src, size, &sr))) return s;
   uintptr_t a = (uintptr_t)dst, b = (uintptr_t)src;
   if (a < b + size && b < a + size)
     return hsad_fail(HSAD_ERR_OVERLAP, "%s: destination %p and source %p overlap over %zu bytes "
@@ -729,10 +723,10 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                      "pageable host memory: nothing for a GPU to copy (use memcpy)", what, dst, src);
   uint32_t dev = mem_device_index(device);
   uint32_t bd = sr.device_mem ? sr.owner : d.device_mem ? d.owner : dev;
-  if ((s = side_access(what, "destination", &d, bd))) return s;
-  if ((s = side_access(what, "source", &sr, bd))) return s;
+  if ((s = mem_side_access(what, "destination", &d, bd))) return s;
+  if ((s = mem_side_access(what, "source", &sr, bd))) return s;
 
-  hsa_agent_t cpu = cpu_agent_of(device);
+  hsa_agent_t cpu = mem_cpu_agent_of(device);
   hsa_agent_t dst_agent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu;
   hsa_agent_t src_agent = sr.device_mem ? mem_st.gpu_agents[sr.owner]
                                         : (d.device_mem ? cpu : mem_st.gpu_agents[bd]);
@@ -953,12 +947,12 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
   if (size == 0) return check_only ? HSAD_OK : after_deps(deps, dep_count, completion);
   if (!dst) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dst is NULL", what);
   mem_side_t d;
-  if ((s = side_classify(what, "destination", dst, size, &d))) return s;
+  if ((s = mem_side_classify(what, "destination", dst, size, &d))) return s;
   if (d.pageable)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: destination %p is pageable host memory: "
                      "fill it with memset, or register it (hsad_mem_register)", what, dst);
   uint32_t bd = d.device_mem ? d.owner : mem_device_index(device);
-  if ((s = side_access(what, "destination", &d, bd))) return s;
+  if ((s = mem_side_access(what, "destination", &d, bd))) return s;
   if (check_only) return HSAD_OK;
   hsad_host_pool_t *pool = NULL;
   if ((s = hsad_host_pool_get(device, &pool))) return s;
@@ -995,7 +989,7 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
     return mem_hsa_fail(st, "%s: hsa_amd_signal_async_handler(fill of %zu bytes at %p; nothing "
                         "submitted)", what, size, dst);
   }
-  hsa_agent_t dagent = d.device_mem ? mem_st.gpu_agents[d.owner] : cpu_agent_of(device);
+  hsa_agent_t dagent = d.device_mem ? mem_st.gpu_agents[d.owner] : mem_cpu_agent_of(device);
   for (size_t i = 0; i < n; i++) {
     size_t off = i * blk, len = size - off < blk ? size - off : blk;
     /* counted before the submission: after the last one the op may be gone */

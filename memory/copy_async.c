@@ -140,7 +140,7 @@ static hsad_status_t check_common(const char *what, const hsad_completion_t *dep
   return HSAD_OK;
 }
 
-/* The common part: bridges (1, 2), then `start` (3). kind 0: copy, 1: fill. */
+/* The common part: bridges (1, 2), then `start` (3). kind 0: copy, 1: fill, 2: 2-D/3-D box. */
 typedef struct job {
   const char *what;
   hsad_device_t *device;
@@ -150,6 +150,7 @@ typedef struct job {
   const hsad_copy_options_t *options;
   uint32_t pattern, width;
   size_t count;
+  const mem_rect_t *rect;
   int kind;
 } job_t;
 
@@ -157,6 +158,8 @@ typedef struct job {
 static hsad_status_t job_start(const job_t *j, hsa_signal_t *dep, uint32_t ndep,
                                hsa_signal_t done, const hsad_completion_t *out) {
   mem_report_t report = {out->queue, out->epoch};
+  if (j->kind == 2)
+    return mem_rect_start(j->what, j->device, j->rect, dep, ndep, done, false, &report);
   if (j->kind == 0)
     return mem_copy_start(j->what, j->device, j->dst, j->src, j->size, dep, ndep, done,
                           j->options, NULL, 0, false, &report);
@@ -248,4 +251,48 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
   job_t j = {.what = what, .device = device, .dst = dst, .size = count * width,
              .pattern = pattern, .width = width, .count = count, .kind = 1};
   return job_run(&j, deps, dep_count, deadline_ns, out_completion);
+}
+
+/* The 2-D and 3-D forms: the common checks, the box's checks (nothing submitted for a box that
+ * would be refused), then job_run; a zero extent is one barrier after the dependencies. */
+static hsad_status_t rect_run(const char *what, hsad_device_t *device, const mem_rect_t *r,
+                              const hsad_completion_t *deps, uint32_t dep_count,
+                              uint64_t deadline_ns, hsad_completion_t *out_completion) {
+  hsad_status_t s = mem_ready(device, what);
+  if (s) return s;
+  if ((s = check_common(what, deps, dep_count, out_completion))) return s;
+  bool empty = !r->width || !r->height || !r->depth;
+  if (!empty && (!r->dst || !r->src))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: the %s pointer is NULL", what,
+                     !r->dst ? "destination" : "source");
+  hsa_signal_t dummy = {1};
+  if (!empty && (s = mem_rect_start(what, device, r, NULL, 0, dummy, true, NULL))) return s;
+  job_t j = {.what = what, .device = device, .rect = r, .kind = 2,
+             .size = empty ? 0 : r->width * r->height * r->depth};
+  return job_run(&j, deps, dep_count, deadline_ns, out_completion);
+}
+
+hsad_status_t hsad_memcpy_2d_async(hsad_device_t *device, void *dst, size_t dst_pitch,
+                                   const void *src, size_t src_pitch, size_t width,
+                                   size_t height, const hsad_completion_t *deps,
+                                   uint32_t dep_count, uint64_t deadline_ns,
+                                   hsad_completion_t *out_completion) {
+  mem_rect_t r = {.dst = dst, .src = src, .dpitch = dst_pitch, .spitch = src_pitch,
+                  .width = width, .height = height, .depth = 1};
+  return rect_run("hsad_memcpy_2d_async", device, &r, deps, dep_count, deadline_ns,
+                  out_completion);
+}
+
+hsad_status_t hsad_memcpy_3d_async(hsad_device_t *device, const hsad_pitched_ptr_t *dst,
+                                   const hsad_pitched_ptr_t *src, const hsad_extent_t *extent,
+                                   const hsad_completion_t *deps, uint32_t dep_count,
+                                   uint64_t deadline_ns, hsad_completion_t *out_completion) {
+  static const char what[] = "hsad_memcpy_3d_async";
+  if (!dst || !src || !extent)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", what,
+                     !dst ? "dst" : !src ? "src" : "extent");
+  mem_rect_t r = {.dst = dst->ptr, .src = src->ptr, .dpitch = dst->pitch,
+                  .dslice = dst->slice_pitch, .spitch = src->pitch, .sslice = src->slice_pitch,
+                  .width = extent->width, .height = extent->height, .depth = extent->depth};
+  return rect_run(what, device, &r, deps, dep_count, deadline_ns, out_completion);
 }

@@ -140,6 +140,33 @@ hsad_status_t hsad_mem_unregister(void *ptr);
  * HSAD_ERR_NOT_ALLOCATED (no allocation holds it: e.g. pageable malloc memory). Thread-safe. */
 hsad_status_t hsad_mem_info(const void *ptr, hsad_mem_info_t *out_info);
 
+#ifndef HSAD_NO_AMD /* the AMD backend only: the NVIDIA-only build has no hsad_mem_grant */
+/* Grants `device` access to the whole allocation holding `ptr` (any address inside it), after
+ * the fact: peer access that hsad_mem_alloc's `access` list did not give (CUDA:
+ * cuMemSetAccess / cudaDeviceEnablePeerAccess; ROCr: hsa_amd_agents_allow_access). ROCr maps
+ * an allocation to exactly the agents of the last call, so the call passes every device
+ * granted so far plus `device` (ROCr 5.2.3 MemoryRegion::AllowAccess), on the allocation's base
+ * (ROCr finds allocations by base only). Afterwards hsad_mem_info's access_mask has the device's
+ * bit, copies whose blit runs on it are no longer HSAD_ERR_NO_ACCESS, and its kernels may read
+ * and write the memory. Idempotent: a device granted already (its own device memory, a host
+ * pool block, which every GPU may reach) returns HSAD_OK with no ROCr call. Access cannot be
+ * taken back (free the allocation). Kinds: device, host-fine, host-coarse, stream-ordered
+ * blocks (the grant lasts while the block is allocated from ROCr, across reuse).
+ * Errors (nothing changed):
+ *   HSAD_ERR_INVALID_ARGUMENT  ptr NULL ("hsad_mem_grant: ptr is NULL"), device NULL or not a
+ *                              device of the open runtime;
+ *   HSAD_ERR_NOT_ALLOCATED     "hsad_mem_grant: 0x... is no allocation of the library
+ *                              (hsad_mem_alloc, hsad_mem_alloc_async, hsad_host_pool_alloc)";
+ *   HSAD_ERR_FREED             ptr lies in memory freed recently (or a cached pool block): the
+ *                              message gives the freed range;
+ *   HSAD_ERR_UNSUPPORTED       registered memory (ROCr takes the agents of locked memory at
+ *                              lock time only: unregister, register again with the device);
+ *   HSAD_ERR_HSA               ROCr refused (the message names the call, kind, base, size).
+ * Thread-safe (grants are serialised by one mutex; not concurrent with freeing the same
+ * allocation). */
+hsad_status_t hsad_mem_grant(void *ptr, hsad_device_t *device);
+#endif
+
 /* ---- NUMA (libnuma) ---------------------------------------------------------------------- */
 
 /* Host NUMA nodes configured (numa_num_configured_nodes; 1 without NUMA support). */
@@ -466,6 +493,103 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
                                 uint32_t width, size_t count, const hsad_completion_t *deps,
                                 uint32_t dep_count, uint64_t deadline_ns,
                                 hsad_completion_t *out_completion);
+
+#ifndef HSAD_NO_AMD /* the AMD backend only (memory/copy_rect.c): the NVIDIA backend has no
+                        pitched copies yet */
+/* ---- 2-D and 3-D (pitched) copies -----------------------------------------------------------
+ *
+ * As hipMemcpy2DAsync / hipMemcpy3DAsync (cudaMemcpy2DAsync / cudaMemcpy3DAsync): one box of
+ * `width` bytes x `height` rows x `depth` slices. Units: width, pitches and slice pitches in
+ * BYTES; height in rows; depth in slices. Row y of slice z of a side starts at
+ * ptr + z * slice_pitch + y * pitch; to copy a sub-box of a larger array, point ptr at its first
+ * byte (e.g. base + z0 * slice_pitch + y0 * pitch + x0 * element size). Legal geometry, each
+ * side: pitch >= width (any value, any alignment: no multiple of 4 or of an element is needed);
+ * when depth > 1, slice_pitch >= pitch * height (when depth is 1 the slice pitch is not read).
+ * A side's footprint is its bytes from row 0 of slice 0 to the end of the last row:
+ * (depth - 1) * slice_pitch + (height - 1) * pitch + width.
+ *
+ * How (memory/copy_rect.c): ROCr's SDMA rectangle copy, hsa_amd_memory_async_copy_rect (one
+ * call), when ROCr 5.2.3 takes it: one side at least is device memory, both pointers and pitches
+ * (and slice pitches when depth > 1) are multiples of 4 bytes, width/height/depth fit 32 bits,
+ * and the GPU has an SDMA engine; where ROCr answers HSA_STATUS_ERROR_OUT_OF_RESOURCES (no SDMA
+ * engine) or HSA_STATUS_ERROR_INVALID_ARGUMENT (pitches beyond its SDMA packet's fields), and
+ * for every other box, one hsa_amd_memory_async_copy per row (rows that lie back to back on
+ * both sides, width == both pitches, are merged into one DMA per slice, or one for the box when
+ * both slice pitches are width * height too). kfd-emu has no SDMA queues (ROCr copies with blit
+ * kernels there), so under kfd-emu every box goes by rows. The GPU that runs it is chosen as for
+ * hsad_memcpy_async (the source's GPU if the source is device memory, else the destination's).
+ *
+ * Checks, in this order, before anything is submitted (a refused box submits nothing and
+ * changes nothing); messages are exact ("<call>" is hsad_memcpy_2d_async or _3d_async):
+ *   HSAD_ERR_INVALID_ARGUMENT  device NULL/foreign, out_completion NULL, deps NULL with
+ *                              dep_count > 0, dep_count above HSAD_COPY_MAX_DEPS (as
+ *                              hsad_memcpy_async); 3-D: "<call>: dst is NULL" (src, extent);
+ *   (zero extent)              width, height or depth 0: no further check, nothing is copied,
+ *                              and the completion is reached after the dependencies (as a
+ *                              zero-byte hsad_memcpy_async; CUDA treats a zero extent as a no-op)
+ *   HSAD_ERR_INVALID_ARGUMENT  "<call>: the destination pointer is NULL" (source);
+ *                              "<call>: the destination pitch P is smaller than the width W
+ *                              bytes (its rows would overlap)" (source: first checked after the
+ *                              destination);
+ *                              "<call>: the destination slice pitch S is smaller than pitch P x
+ *                              height H = N bytes (its slices would overlap)" (depth > 1);
+ *   HSAD_ERR_RANGE             "<call>: the destination pitch P x height H overflows size_t";
+ *                              "<call>: the destination box (W x H x D bytes, pitch P, slice
+ *                              pitch S) spans more than size_t"; a footprint that wraps the
+ *                              address space or runs past the end of the allocation it starts
+ *                              in (hsad_memcpy_async's messages, with the footprint's size);
+ *   HSAD_ERR_FREED             a footprint starts in freed memory (hsad_memcpy_async's message);
+ *   HSAD_ERR_INVALID_ARGUMENT  "<call>: the source 0x... is pageable host memory: a 2-D/3-D
+ *                              copy needs memory the GPU reaches (hsad_mem_alloc,
+ *                              hsad_mem_register or a host pool block)" (destination alike);
+ *   HSAD_ERR_OVERLAP           "<call>: destination row Y of slice Z (0x...) and source row Y'
+ *                              of slice Z' (0x...) overlap": the first destination row sharing
+ *                              a byte with a source row; boxes that interleave without sharing
+ *                              a byte (e.g. two column blocks of one image) are legal (ROCr:
+ *                              "src and dst rects must not overlap");
+ *   HSAD_ERR_NO_ACCESS         the GPU that runs it was not granted one side (hsad_mem_grant).
+ * After the checks: HSAD_ERR_HSA when ROCr refuses the rectangle copy with another status, or
+ * the first row DMA (nothing in flight); a later row refused stops the copy there: the rows in
+ * flight finish, the completion is reached, and hsad_mem_result / hsad_completion_wait on it
+ * return HSAD_ERR_HSA "<call>: hsa_amd_memory_async_copy refused row run K of N (W bytes at
+ * destination 0x...): HSA status 0x.. (...); the copy stopped there: M of T bytes were not
+ * copied". Dependencies, the completion and deadline_ns are as hsad_memcpy_async's (the copy
+ * queue of `device`). Thread-safe. */
+
+/* One side of a 3-D copy. */
+typedef struct hsad_pitched_ptr {
+  void *ptr;            /* first byte of the box on this side (row 0 of slice 0); the source's
+                           is only read */
+  size_t pitch;         /* bytes from the start of one row to the next (>= width) */
+  size_t slice_pitch;   /* bytes from the start of one slice to the next (>= pitch * height
+                           when depth > 1; not read when depth is 1) */
+} hsad_pitched_ptr_t;
+
+/* The box of a 3-D copy. */
+typedef struct hsad_extent {
+  size_t width;         /* bytes of each row */
+  size_t height;        /* rows of each slice */
+  size_t depth;         /* slices */
+} hsad_extent_t;
+
+/* 2-D copy: `height` rows of `width` bytes from src (rows src_pitch bytes apart) to dst (rows
+ * dst_pitch bytes apart), after `deps`; *out_completion is reached once every byte is at dst.
+ * As hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream). See above for
+ * the rules, the path and every error. */
+hsad_status_t hsad_memcpy_2d_async(hsad_device_t *device, void *dst, size_t dst_pitch,
+                                   const void *src, size_t src_pitch, size_t width,
+                                   size_t height, const hsad_completion_t *deps,
+                                   uint32_t dep_count, uint64_t deadline_ns,
+                                   hsad_completion_t *out_completion);
+
+/* 3-D copy of the box `extent` from src to dst (each side with its pitch and slice pitch), as
+ * hipMemcpy3DAsync with pitched pointers whose positions are folded into ptr. dst, src and
+ * extent are read during the call only. See above. */
+hsad_status_t hsad_memcpy_3d_async(hsad_device_t *device, const hsad_pitched_ptr_t *dst,
+                                   const hsad_pitched_ptr_t *src, const hsad_extent_t *extent,
+                                   const hsad_completion_t *deps, uint32_t dep_count,
+                                   uint64_t deadline_ns, hsad_completion_t *out_completion);
+#endif
 
 #ifndef HSAD_NO_AMD
 /* Asynchronous copy on HSA signals (for callers that use ROCr signals themselves): starts

@@ -26,6 +26,7 @@
   X(hsa_amd_memory_lock_to_pool) \
   X(hsa_amd_memory_unlock) \
   X(hsa_amd_memory_async_copy) \
+  X(hsa_amd_memory_async_copy_rect) \
   X(hsa_amd_pointer_info) \
   X(hsa_amd_async_function) \
   X(hsa_amd_signal_async_handler) \
@@ -154,6 +155,48 @@ hsad_status_t mem_copy_start(const char *what, hsad_device_t *device, void *dst,
                              bool check_only, const mem_report_t *report);
 hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
                              uint32_t pattern, uint32_t width, size_t count,
+                             const hsa_signal_t *deps, uint32_t dep_count,
+                             hsa_signal_t completion, bool check_only,
+                             const mem_report_t *report);
+/* One side of a copy, classified against the registry and ROCr (copy.c). */
+typedef struct mem_side {
+  uint8_t *p;              /* the caller's address */
+  uint8_t *gpu_p;          /* the address the GPU uses (registered / locked memory) */
+  bool pageable;
+  bool device_mem;         /* device memory of GPU `owner` */
+  bool checked_access;     /* access_mask is known */
+  uint32_t owner;
+  uint32_t access_mask;
+  hsad_mem_kind_t kind;
+  const char *kind_name;
+  uintptr_t base;
+} mem_side_t;
+
+/* Classifies [ptr, ptr + size) for a copy: an allocation the library knows (checked to hold
+ * the whole range: HSAD_ERR_RANGE past its end, HSAD_ERR_FREED in freed memory), memory ROCr
+ * knows, or pageable. `role` ("destination", "source") names it in messages. */
+hsad_status_t mem_side_classify(const char *what, const char *role, const void *ptr, size_t size,
+                                mem_side_t *out);
+/* HSAD_ERR_NO_ACCESS unless device index `bd` (the GPU that runs the blit) may reach side s. */
+hsad_status_t mem_side_access(const char *what, const char *role, const mem_side_t *s,
+                              uint32_t bd);
+/* Keeps `msg` as the failure of the op under `key` (hsad_mem_result / hsad_mem_signal_result
+ * report it: see copy.c, "failures after the call returned"). */
+void mem_fail_keep(mem_report_t key, const char *msg);
+/* The CPU agent nearest `device` (its NUMA node's; agent 0 when it has none). */
+hsa_agent_t mem_cpu_agent_of(hsad_device_t *device);
+/* 2-D/3-D copies (copy_rect.c): one box, byte geometry as hsad_memcpy_3d_async's. */
+typedef struct mem_rect {
+  uint8_t *dst;
+  const uint8_t *src;
+  size_t dpitch, dslice, spitch, sslice; /* bytes; slices only read when depth > 1 */
+  size_t width, height, depth;           /* width in bytes, height in rows, depth in slices */
+} mem_rect_t;
+/* Checks the box (check_only: nothing else) and starts it: ROCr's SDMA rect copy
+ * (hsa_amd_memory_async_copy_rect) when it takes it, else one hsa_amd_memory_async_copy per
+ * row (rows of equal pitch merged). `completion` is set to the number of DMAs before the
+ * first is submitted (each decrements it once). */
+hsad_status_t mem_rect_start(const char *what, hsad_device_t *device, const mem_rect_t *r,
                              const hsa_signal_t *deps, uint32_t dep_count,
                              hsa_signal_t completion, bool check_only,
                              const mem_report_t *report);

@@ -31,6 +31,8 @@ bool mem_registry_remove(uintptr_t base, bool tomb, mem_entry_t *out);
  * tombstone's range), or MEM_FIND_NONE. */
 int mem_registry_find(uintptr_t addr, mem_entry_t *out, uintptr_t *out_tomb_base,
                       size_t *out_tomb_size);
+/* ORs mask into the access mask of the live entry whose base is `base`; false: none. */
+bool mem_registry_add_access(uintptr_t base, uint32_t mask);
 void mem_registry_set_device_ptr(uintptr_t base, void *device_ptr, int32_t node);
 
 #endif

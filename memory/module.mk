@@ -1,5 +1,5 @@
 # memory: device/host allocations, registration, NUMA-aware pinned host pools (libhsad).
-HSAD_LIB_SRCS += memory/state.c memory/alloc.c memory/host_pool.c memory/copy.c memory/copy_async.c \
+HSAD_LIB_SRCS += memory/state.c memory/alloc.c memory/host_pool.c memory/copy.c memory/copy_async.c memory/copy_rect.c memory/grant.c \
   memory/stream_pool.c
 HSAD_LIB_LIBS += -lnuma
 HEADERS += memory/hsad_memory.h

@@ -37,7 +37,8 @@ timeout_s=${MUTATION_TIMEOUT:-120}
 tests=${MUTATION_TESTS:-test_aql_ring test_dispatch test_dispatch_contract test_dispatch_timeline \
 test_dispatch_mt test_dispatch_queue_opts test_dispatch_public test_dispatch_variants \
 test_monitor test_fusion test_fusion_order test_fusion_capture test_memory test_memory_async \
-test_memory_copy test_memory_pool test_memory_pageable test_memory_stream test_survivors}
+test_memory_copy test_memory_pool test_memory_pageable test_memory_stream test_memory_rect \
+test_survivors}
 # Opt-in binaries: built and run only for a patch whose `Tests:` line names them (and once
 # unmutated, when such a patch is among those run): the NVIDIA backend's tests against
 # tools/cuda-mock (test_nvidia_mock: graphs, lazy epochs and pageable staging on NVIDIA), which

@@ -1,0 +1,526 @@
+/* test_memory_rect.c - 2-D/3-D (pitched) copies and granting an allocation to another device
+ * (issue 21): sub-rectangles and a 3-D box inside a larger volume, each compared byte by byte
+ * with an independent host loop (guard bytes untouched); which ROCr calls carry them (the SDMA
+ * rectangle copy tried, rows after its refusal, merged rows); every bad input's code and
+ * message with nothing written; a refused later row; hsad_mem_grant on 2 emulated GPUs under
+ * KFD_EMU_ACCESS=strict. */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "memory/hsad_memory.h"
+/* mem_rocr, memory/'s table of ROCr entry points: wrappers below count and inspect its copy
+ * calls (an injection that exists only in this test) */
+#include "memory/mem_internal.h"
+#include "tests/test_dispatch_util.h"
+
+static void fill_lcg(uint8_t *p, size_t n, uint32_t seed) {
+  uint32_t x = seed;
+  for (size_t i = 0; i < n; i++) {
+    x = x * 1664525u + 1013904223u;
+    p[i] = (uint8_t)(x >> 24);
+  }
+}
+
+/* The expected destination: `before` with the box copied, by a plain host loop. */
+static void host_box(uint8_t *dst, size_t dp, size_t ds, const uint8_t *src, size_t sp,
+                     size_t ss, size_t w, size_t h, size_t d) {
+  for (size_t z = 0; z < d; z++)
+    for (size_t y = 0; y < h; y++)
+      for (size_t x = 0; x < w; x++) dst[z * ds + y * dp + x] = src[z * ss + y * sp + x];
+}
+
+static void same_bytes(const uint8_t *got, const uint8_t *want, size_t n, const char *what) {
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(got[i], want[i], "%s: byte %zu is 0x%02x, want 0x%02x", what, i, got[i],
+                 want[i]);
+}
+
+/* ---- wrappers of memory/'s ROCr copy calls ------------------------------------------------ */
+static struct {
+  __typeof__(hsa_amd_memory_async_copy) *copy;
+  __typeof__(hsa_amd_memory_async_copy_rect) *rect;
+  _Atomic uint32_t copies, rects;
+  hsa_status_t rect_status;          /* what the last rect call returned */
+  hsa_amd_copy_direction_t rect_dir;
+  hsa_pitched_ptr_t rect_dst, rect_src;
+  hsa_dim3_t rect_range;
+  bool emulate_sdma;                 /* perform the rect copy on the host (an SDMA engine) */
+  void *refuse_dst;                  /* refuse the row copy to this destination */
+} w;
+static void (*sig_sub)(hsa_signal_t, hsa_signal_value_t);
+
+static hsa_status_t w_copy(void *dst, hsa_agent_t da, const void *src, hsa_agent_t sa, size_t n,
+                           uint32_t nd, const hsa_signal_t *deps, hsa_signal_t done) {
+  atomic_fetch_add(&w.copies, 1);
+  if (w.refuse_dst && dst == w.refuse_dst) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  return w.copy(dst, da, src, sa, n, nd, deps, done);
+}
+
+static hsa_status_t w_rect(const hsa_pitched_ptr_t *dst, const hsa_dim3_t *doff,
+                           const hsa_pitched_ptr_t *src, const hsa_dim3_t *soff,
+                           const hsa_dim3_t *range, hsa_agent_t agent,
+                           hsa_amd_copy_direction_t dir, uint32_t nd, const hsa_signal_t *deps,
+                           hsa_signal_t done) {
+  atomic_fetch_add(&w.rects, 1);
+  w.rect_dir = dir, w.rect_dst = *dst, w.rect_src = *src, w.rect_range = *range;
+  if (!w.emulate_sdma) {
+    w.rect_status = w.rect(dst, doff, src, soff, range, agent, dir, nd, deps, done);
+    return w.rect_status;
+  }
+  cr_assert_eq(nd, 0, "the emulated engine takes no dependencies here");
+  cr_assert(doff->x == 0 && doff->y == 0 && doff->z == 0 && soff->x == 0 && soff->y == 0 &&
+            soff->z == 0);
+  host_box(dst->base, dst->pitch, dst->slice, src->base, src->pitch, src->slice, range->x,
+           range->y, range->z);
+  sig_sub(done, 1);
+  w.rect_status = HSA_STATUS_SUCCESS;
+  return HSA_STATUS_SUCCESS;
+}
+
+static void w_arm(bool emulate_sdma, void *refuse_dst) {
+  cr_assert_not_null(mem_rocr.hsa_amd_memory_async_copy, "memory/ has not resolved ROCr yet");
+  if (!w.copy) {
+    w.copy = mem_rocr.hsa_amd_memory_async_copy;
+    w.rect = mem_rocr.hsa_amd_memory_async_copy_rect;
+    mem_rocr.hsa_amd_memory_async_copy = w_copy;
+    mem_rocr.hsa_amd_memory_async_copy_rect = w_rect;
+    *(void **)&sig_sub = dlsym(RTLD_DEFAULT, "hsa_signal_subtract_screlease");
+    cr_assert_not_null(sig_sub);
+  }
+  atomic_store(&w.copies, 0);
+  atomic_store(&w.rects, 0);
+  w.rect_status = (hsa_status_t)-1;
+  w.emulate_sdma = emulate_sdma;
+  w.refuse_dst = refuse_dst;
+}
+
+static void w_disarm(void) {
+  if (!w.copy) return;
+  mem_rocr.hsa_amd_memory_async_copy = w.copy;
+  mem_rocr.hsa_amd_memory_async_copy_rect = w.rect;
+  w.copy = NULL;
+}
+
+static void open_mem(dq_env_t *e) {
+  dq_open(e);
+  void *p = NULL; /* memory/ resolves ROCr at its first call */
+  DQ_OK(hsad_mem_alloc(e->dev, HSAD_MEM_DEVICE, 4096, NULL, 0, &p));
+  DQ_OK(hsad_mem_free(p));
+}
+
+static void wait_ok(hsad_completion_t *c) { DQ_OK(hsad_completion_wait(c, dq_in(20 * DQ_SEC))); }
+
+/* 2-D: a 45 x 20 sub-rectangle at (x 7, y 3) of a 131-byte-pitch host image goes H2D into a
+ * 64-byte-pitch device image at (x 5, y 2) (odd pitches: rows, 20 DMAs, no rectangle call),
+ * then D2D into a 48-byte-pitch image, then D2H back to a packed host buffer (pitch = width
+ * = 45: rows merge, 1 DMA); 4-aligned pitches try ROCr's rectangle copy first (refused on
+ * kfd-emu: no SDMA engine, HSA_STATUS_ERROR_OUT_OF_RESOURCES) and then go by rows. Every
+ * destination equals a host loop's result byte for byte, guards included. */
+Test(memory_rect, sub_rectangles_2d, .timeout = 60) {
+  dq_env_t e;
+  open_mem(&e);
+  enum { SP = 131, SH = 37, DP = 64, DH = 30, W = 45, H = 20, EP = 48 };
+  uint8_t *src = NULL, *dev = NULL, *dev2 = NULL, *back = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, SP * SH, NULL, 0, (void **)&src));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, DP * DH, NULL, 0, (void **)&dev));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, EP * H, NULL, 0, (void **)&dev2));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, W * H + 16, NULL, 0, (void **)&back));
+  fill_lcg(src, SP * SH, 3);
+  memset(dev, 0xee, DP * DH); /* kfd-emu: device memory is host memory */
+  memset(dev2, 0xdd, EP * H);
+  memset(back, 0xcc, W * H + 16);
+  uint8_t want[DP * DH], want2[EP * H], wantb[W * H + 16];
+  memset(want, 0xee, sizeof want);
+  memset(want2, 0xdd, sizeof want2);
+  memset(wantb, 0xcc, sizeof wantb);
+  host_box(want + 2 * DP + 5, DP, 0, src + 3 * SP + 7, SP, 0, W, H, 1);
+  w_arm(false, NULL);
+  hsad_completion_t c1, c2, c3;
+  DQ_OK(hsad_memcpy_2d_async(e.dev, dev + 2 * DP + 5, DP, src + 3 * SP + 7, SP, W, H, NULL, 0,
+                             dq_in(DQ_SEC), &c1));
+  wait_ok(&c1);
+  same_bytes(dev, want, sizeof want, "H2D");
+  cr_assert_eq(atomic_load(&w.rects), 0, "odd pitch: no rectangle call");
+  cr_assert_eq(atomic_load(&w.copies), H, "one DMA per row");
+  /* D2D, ordered after c1 by a dependency: 4-aligned pointers and pitches (64, 48) */
+  host_box(want2, EP, 0, want + 2 * DP + 4, DP, 0, 44, H, 1);
+  w_arm(false, NULL);
+  DQ_OK(hsad_memcpy_2d_async(e.dev, dev2, EP, dev + 2 * DP + 4, DP, 44, H, &c1, 1,
+                             dq_in(DQ_SEC), &c2));
+  wait_ok(&c2);
+  same_bytes(dev2, want2, sizeof want2, "D2D");
+  cr_assert_eq(atomic_load(&w.rects), 1, "the rectangle copy was tried");
+  cr_assert_eq(w.rect_status, HSA_STATUS_ERROR_OUT_OF_RESOURCES, "kfd-emu: no SDMA engine");
+  cr_assert_eq(w.rect_dir, hsaDeviceToDevice);
+  cr_assert_eq(w.rect_dst.pitch, EP);
+  cr_assert_eq(w.rect_src.pitch, DP);
+  cr_assert_eq(w.rect_dst.slice, 0);
+  cr_assert(w.rect_range.x == 44 && w.rect_range.y == H && w.rect_range.z == 1);
+  cr_assert_eq(atomic_load(&w.copies), H, "then rows");
+  /* D2H into a packed buffer: pitch 45 on both sides? no: source pitch 48, so rows */
+  host_box(wantb + 8, W, 0, want + 2 * DP + 5, DP, 0, W, H, 1);
+  w_arm(false, NULL);
+  DQ_OK(hsad_memcpy_2d_async(e.dev, back + 8, W, dev + 2 * DP + 5, DP, W, H, NULL, 0,
+                             dq_in(DQ_SEC), &c3));
+  wait_ok(&c3);
+  same_bytes(back, wantb, sizeof wantb, "D2H");
+  cr_assert_eq(atomic_load(&w.copies), H);
+  /* packed on both sides: one DMA for the whole rectangle */
+  memset(back, 0xcc, W * H + 16);
+  memset(wantb, 0xcc, sizeof wantb);
+  memcpy(wantb + 3, src + 100, W * H);
+  w_arm(false, NULL);
+  DQ_OK(hsad_memcpy_2d_async(e.dev, back + 3, W, src + 100, W, W, H, NULL, 0, dq_in(DQ_SEC),
+                             &c3));
+  wait_ok(&c3);
+  same_bytes(back, wantb, sizeof wantb, "packed");
+  cr_assert_eq(atomic_load(&w.copies), 1, "rows back to back merge");
+  cr_assert_eq(atomic_load(&w.rects), 0, "host to host: no rectangle call");
+  w_disarm();
+  DQ_OK(hsad_mem_free(src));
+  DQ_OK(hsad_mem_free(dev));
+  DQ_OK(hsad_mem_free(dev2));
+  DQ_OK(hsad_mem_free(back));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Where ROCr takes the rectangle copy (an SDMA engine, emulated here on the host), it is one
+ * call with the pitches, slice pitches, range and direction of the box, no row DMA. */
+Test(memory_rect, sdma_rectangle_call, .timeout = 60) {
+  dq_env_t e;
+  open_mem(&e);
+  uint8_t *h = NULL, *d = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, (void **)&h));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8192, NULL, 0, (void **)&d));
+  fill_lcg(h, 8192, 5);
+  memset(d, 0, 8192);
+  uint8_t want[8192];
+  memset(want, 0, sizeof want);
+  host_box(want + 64, 40, 400, h + 4, 36, 36 * 6, 32, 5, 3);
+  w_arm(true, NULL);
+  hsad_completion_t c;
+  hsad_pitched_ptr_t pd = {d + 64, 40, 400}, ps = {h + 4, 36, 36 * 6};
+  hsad_extent_t ex = {32, 5, 3};
+  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &ex, NULL, 0, dq_in(DQ_SEC), &c));
+  wait_ok(&c);
+  same_bytes(d, want, sizeof want, "H2D rect");
+  cr_assert_eq(atomic_load(&w.rects), 1);
+  cr_assert_eq(atomic_load(&w.copies), 0);
+  cr_assert_eq(w.rect_dir, hsaHostToDevice);
+  cr_assert(w.rect_dst.base == d + 64 && w.rect_dst.pitch == 40 && w.rect_dst.slice == 400);
+  cr_assert(w.rect_src.base == h + 4 && w.rect_src.pitch == 36 && w.rect_src.slice == 216);
+  cr_assert(w.rect_range.x == 32 && w.rect_range.y == 5 && w.rect_range.z == 3);
+  /* back, D2H: direction device to host */
+  memset(h, 0, 8192);
+  w_arm(true, NULL);
+  DQ_OK(hsad_memcpy_2d_async(e.dev, h, 32, d + 64, 40, 32, 5, NULL, 0, dq_in(DQ_SEC), &c));
+  wait_ok(&c);
+  cr_assert_eq(w.rect_dir, hsaDeviceToHost);
+  uint8_t wb[160];
+  host_box(wb, 32, 0, want + 64, 40, 0, 32, 5, 1);
+  same_bytes(h, wb, sizeof wb, "D2H rect");
+  for (int i = 160; i < 8192; i++) cr_assert_eq(h[i], 0);
+  w_disarm();
+  DQ_OK(hsad_mem_free(h));
+  DQ_OK(hsad_mem_free(d));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* 3-D: a 21 x 5 x 4 box at (x 5, y 2, z 1) of a host volume (pitch 50, 9 rows, slice pitch
+ * 50 * 10 = 500: a row of gap after each slice, 7 slices) goes into a device volume (pitch 33,
+ * 8 rows, slice pitch 33 * 8 + 7 = 271, 6 slices) at (x 3, y 1, z 2), then the device box back
+ * into a packed host buffer (pitch 21, slice 105: one DMA per... all merged: 1 DMA). */
+Test(memory_rect, box_3d_inside_volume, .timeout = 60) {
+  dq_env_t e;
+  open_mem(&e);
+  enum { SP = 50, SS = 500, SZ = 7, DP = 33, DS = 271, DZ = 6, W = 21, H = 5, D = 4 };
+  uint8_t *vol = NULL, *dv = NULL, *out = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_COARSE, SS * SZ, NULL, 0, (void **)&vol));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, DS * DZ, NULL, 0, (void **)&dv));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, W * H * D, NULL, 0, (void **)&out));
+  fill_lcg(vol, SS * SZ, 11);
+  memset(dv, 0x5a, DS * DZ);
+  memset(out, 0, W * H * D);
+  static uint8_t want[DS * DZ], wout[W * H * D];
+  memset(want, 0x5a, sizeof want);
+  const uint8_t *s0 = vol + 1 * SS + 2 * SP + 5;
+  host_box(want + 2 * DS + 1 * DP + 3, DP, DS, s0, SP, SS, W, H, D);
+  w_arm(false, NULL);
+  hsad_completion_t c1, c2;
+  hsad_pitched_ptr_t pd = {dv + 2 * DS + 1 * DP + 3, DP, DS}, ps = {(void *)s0, SP, SS};
+  hsad_extent_t ex = {W, H, D};
+  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &ex, NULL, 0, dq_in(DQ_SEC), &c1));
+  wait_ok(&c1);
+  same_bytes(dv, want, sizeof want, "3-D H2D");
+  cr_assert_eq(atomic_load(&w.copies), H * D, "a DMA per row");
+  host_box(wout, W, W * H, want + 2 * DS + 1 * DP + 3, DP, DS, W, H, D);
+  hsad_pitched_ptr_t po = {out, W, W * H};
+  w_arm(false, NULL);
+  DQ_OK(hsad_memcpy_3d_async(e.dev, &po, &pd, &ex, &c1, 1, dq_in(DQ_SEC), &c2));
+  wait_ok(&c2);
+  same_bytes(out, wout, sizeof wout, "3-D D2H packed");
+  cr_assert_eq(atomic_load(&w.copies), H * D, "source rows not packed: a DMA per row");
+  /* packed both sides (pitch = width, slice = width * height): one DMA */
+  uint8_t *out2 = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, W * H * D, NULL, 0, (void **)&out2));
+  hsad_pitched_ptr_t po2 = {out2, W, W * H};
+  w_arm(false, NULL);
+  DQ_OK(hsad_memcpy_3d_async(e.dev, &po2, &po, &ex, NULL, 0, dq_in(DQ_SEC), &c2));
+  wait_ok(&c2);
+  same_bytes(out2, wout, sizeof wout, "3-D packed");
+  cr_assert_eq(atomic_load(&w.copies), 1);
+  w_disarm();
+  DQ_OK(hsad_mem_free(vol));
+  DQ_OK(hsad_mem_free(dv));
+  DQ_OK(hsad_mem_free(out));
+  DQ_OK(hsad_mem_free(out2));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Every bad input: its code and exact message, nothing written, nothing submitted; a zero
+ * extent completes after its dependencies with nothing written. */
+Test(memory_rect, bad_input_rows, .timeout = 60) {
+  dq_env_t e;
+  open_mem(&e);
+  uint8_t *d = NULL, *h = NULL, *gone = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&h));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&gone));
+  DQ_OK(hsad_mem_free(gone));
+  memset(d, 0x3c, 4096);
+  fill_lcg(h, 4096, 1);
+  uint8_t pageable[256];
+  const char *w2 = "hsad_memcpy_2d_async", *w3 = "hsad_memcpy_3d_async";
+  hsad_completion_t c = {0}, deps[65];
+  memset(deps, 0, sizeof deps);
+  uint64_t dl = dq_in(DQ_SEC);
+  w_arm(false, NULL);
+  DQ_ERR_IS(hsad_memcpy_2d_async(NULL, d, 64, h, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: device is NULL", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, NULL, 0, dl, NULL),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: out_completion is NULL", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, NULL, 2, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: deps is NULL with dep_count 2", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, deps, 65, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: dep_count 65 is above 64", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, NULL, 64, h, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the destination pointer is NULL", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, NULL, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the source pointer is NULL", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 63, h, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the destination pitch 63 is smaller than the width "
+            "64 bytes (its rows would overlap)", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 0, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the source pitch 0 is smaller than the width 64 "
+            "bytes (its rows would overlap)", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, SIZE_MAX / 2, h, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_RANGE, "%s: the destination box (64 x 4 x 1 bytes, pitch %zu, slice pitch 0) "
+            "spans more than size_t", w2, SIZE_MAX / 2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 65, 64, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the destination pitch 64 is smaller than the width "
+            "65 bytes (its rows would overlap)", w2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 1, 64, h, 64, 64, 64, NULL, 0, dl, &c),
+            HSAD_ERR_RANGE, "%s: the destination %p + 4096 bytes runs 1 bytes past the end of "
+            "device memory at %p (4096 bytes)", w2, (void *)(d + 1), (void *)d);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h + 64, 64, 64, 64, NULL, 0, dl, &c),
+            HSAD_ERR_RANGE, "%s: the source %p + 4096 bytes runs 64 bytes past the end of "
+            "host-fine memory at %p (4096 bytes)", w2, (void *)(h + 64), (void *)h);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, gone, 64, h, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_FREED, "%s: the destination %p lies in device memory that was freed (4096 "
+            "bytes at %p)", w2, (void *)gone, (void *)gone);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, pageable, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the source %p is pageable host memory: a 2-D/3-D "
+            "copy needs memory the GPU reaches (hsad_mem_alloc, hsad_mem_register or a host "
+            "pool block)", w2, (void *)pageable);
+  /* overlap: the first destination row that shares a byte with a source row */
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 100, 128, d, 128, 64, 8, NULL, 0, dl, &c),
+            HSAD_ERR_OVERLAP, "%s: destination row 0 of slice 0 (%p) and source row 1 of slice "
+            "0 (%p) overlap", w2, (void *)(d + 100), (void *)(d + 128));
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 200, 128, d, 128, 64, 8, NULL, 0, dl, &c),
+            HSAD_ERR_OVERLAP, "%s: destination row 0 of slice 0 (%p) and source row 2 of slice "
+            "0 (%p) overlap", w2, (void *)(d + 200), (void *)(d + 256));
+  /* 3-D */
+  hsad_pitched_ptr_t pd = {d, 64, 64 * 4}, ps = {h, 64, 64 * 4};
+  hsad_extent_t ex = {64, 4, 4};
+  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, NULL, &ps, &ex, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: dst is NULL", w3);
+  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, NULL, &ex, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: src is NULL", w3);
+  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, &ps, NULL, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: extent is NULL", w3);
+  hsad_pitched_ptr_t bad_slice = {d, 64, 255};
+  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &bad_slice, &ps, &ex, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the destination slice pitch 255 is smaller than "
+            "pitch 64 x height 4 = 256 bytes (its slices would overlap)", w3);
+  hsad_pitched_ptr_t huge = {h, SIZE_MAX / 2, SIZE_MAX};
+  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, &huge, &ex, NULL, 0, dl, &c),
+            HSAD_ERR_RANGE, "%s: the source pitch %zu x height 4 overflows size_t", w3,
+            SIZE_MAX / 2);
+  /* slices interleave but share no byte: legal; sharing one: refused */
+  hsad_pitched_ptr_t a = {d, 64, 512}, b = {d + 256, 64, 512};
+  hsad_extent_t ex2 = {64, 4, 4};
+  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &b, &a, &(hsad_extent_t){64, 5, 4}, NULL, 0, dl, &c),
+            HSAD_ERR_OVERLAP, "%s: destination row 0 of slice 0 (%p) and source row 4 of slice "
+            "0 (%p) overlap", w3, (void *)(d + 256), (void *)(d + 256));
+  cr_assert_eq(atomic_load(&w.copies) + atomic_load(&w.rects), 0, "nothing was submitted");
+  for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0x3c, "d[%d] was written", i);
+  uint8_t want[4096];
+  memcpy(want, d, sizeof want);
+  host_box(want + 256, 64, 512, d, 64, 512, 64, 4, 4);
+  hsad_completion_t ok;
+  DQ_OK(hsad_memcpy_3d_async(e.dev, &b, &a, &ex2, NULL, 0, dl, &ok));
+  wait_ok(&ok);
+  same_bytes(d, want, sizeof want, "interleaved slices");
+  /* zero extent: nothing copied (not even checked), the completion comes after the deps */
+  memset(d, 0x3c, 4096);
+  hsad_completion_t z;
+  DQ_OK(hsad_memcpy_2d_async(e.dev, NULL, 0, NULL, 0, 0, 4, &ok, 1, dl, &z));
+  wait_ok(&z);
+  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &(hsad_extent_t){64, 4, 0}, NULL, 0, dl, &z));
+  wait_ok(&z);
+  for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0x3c);
+  w_disarm();
+  DQ_OK(hsad_mem_free(d));
+  DQ_OK(hsad_mem_free(h));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A later row ROCr refuses stops the copy: the completion is still reached, the rows before
+ * it are exact, the rest untouched, and the waiter is told which run and how many bytes. The
+ * first row refused: HSAD_ERR_HSA from the call, nothing in flight, nothing written. */
+Test(memory_rect, refused_later_row_is_reported, .timeout = 60) {
+  dq_env_t e;
+  open_mem(&e);
+  uint8_t *h = NULL, *d = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&h));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
+  fill_lcg(h, 4096, 9);
+  memset(d, 0, 4096);
+  w_arm(false, d + 3 * 100);
+  hsad_completion_t c;
+  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c));
+  const char *oor = NULL;
+  hsa_status_t (*str)(hsa_status_t, const char **) = NULL;
+  *(void **)&str = dlsym(RTLD_DEFAULT, "hsa_status_string");
+  cr_assert(str && str(HSA_STATUS_ERROR_OUT_OF_RESOURCES, &oor) == HSA_STATUS_SUCCESS);
+  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+            "hsad_memcpy_2d_async: hsa_amd_memory_async_copy refused row run 3 of 8 (90 bytes at "
+            "destination %p): HSA status 0x1008 (%s); the copy stopped there: 450 of 720 bytes "
+            "were not copied", (void *)(d + 300), oor);
+  DQ_ERR_IS(hsad_mem_result(&c), HSAD_ERR_HSA,
+            "hsad_memcpy_2d_async: hsa_amd_memory_async_copy refused row run 3 of 8 (90 bytes at "
+            "destination %p): HSA status 0x1008 (%s); the copy stopped there: 450 of 720 bytes "
+            "were not copied", (void *)(d + 300), oor);
+  uint8_t want[4096];
+  memset(want, 0, sizeof want);
+  host_box(want, 100, 0, h, 99, 0, 90, 3, 1);
+  same_bytes(d, want, sizeof want, "rows before the refusal");
+  /* the first row refused */
+  memset(d, 0, 4096);
+  w_arm(false, d);
+  hsad_completion_t c2;
+  memset(&c2, 0x11, sizeof c2);
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2),
+            HSAD_ERR_HSA, "hsad_memcpy_2d_async: hsa_amd_memory_async_copy(row run 0 of 8, 90 "
+            "bytes, %p <- %p): HSA status 0x1008 (%s)", (void *)d, (void *)h, oor);
+  cr_assert_null(c2.queue, "no completion for a refused copy");
+  for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0);
+  w_disarm();
+  DQ_OK(hsad_mem_free(h));
+  DQ_OK(hsad_mem_free(d));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* ---- hsad_mem_grant ------------------------------------------------------------------------ */
+
+/* Two emulated GPUs, strict access: device 0's memory x (not granted to device 1) read by a
+ * saxpy kernel on device 1 faults the queue; a copy whose blit runs on device 1 is refused
+ * (HSAD_ERR_NO_ACCESS). After hsad_mem_grant(x + 100, device 1) (an interior address: the
+ * whole allocation), the copy works and a kernel on device 1 reads the right values; a second
+ * grant is HSAD_OK; the errors name the pointer. */
+Test(memory_rect, grant_to_second_gpu, .timeout = 120) {
+  setenv("KFD_EMU_GPUS", "2", 1);
+  setenv("KFD_EMU_ACCESS", "strict", 1);
+  dq_env_t e;
+  open_mem(&e);
+  hsad_device_t *g1 = NULL;
+  DQ_OK(hsad_device_get(e.rt, 1, &g1));
+  enum { N = 1000 };
+  float *x = NULL, *y = NULL, *y1 = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&x));
+  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_HOST_FINE, N * 4, NULL, 0, (void **)&y));
+  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&y1));
+  for (uint32_t i = 0; i < N; i++) x[i] = (float)i, y[i] = 0.5f;
+  hsad_mem_info_t info;
+  DQ_OK(hsad_mem_info(x, &info));
+  cr_assert_eq(info.access_mask, 0x1);
+  /* a copy device 1 runs (its memory -> x) is refused before the grant */
+  DQ_ERR_IS(hsad_memcpy(g1, x, y1, 64, NULL, dq_in(DQ_SEC)), HSAD_ERR_NO_ACCESS,
+            "hsad_memcpy: device 1 runs the blit and cannot reach the destination %p (device "
+            "memory at %p, granted to device mask 0x1): add device 1 to its access list",
+            (void *)x, (void *)x);
+  char path[512];
+  snprintf(path, sizeof path, "%s/saxpy-%s-v5.hsaco", TEST_KERNDIR, hsad_device_info(g1)->name);
+  hsad_program_t *p = NULL;
+  const hsad_device_kernel_t *k = NULL;
+  DQ_OK(hsad_program_load_file(g1, path, &p));
+  DQ_OK(hsad_program_kernel(p, "saxpy", &k));
+  hsad_queue_t *q = NULL;
+  DQ_OK(hsad_queue_create(g1, &(hsad_queue_options_t){.size = 64}, &q));
+  float a = 2.0f;
+  uint32_t n = N;
+  hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {1024}, .block = {256}, .args = args, .arg_count = 4};
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL));
+  char msg[512];
+  snprintf(msg, sizeof msg, "queue %llu on device 1 (gfx90a:sramecc+:xnack-) faulted: HSA status "
+           "0x29 (HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access "
+           "memory beyond the largest legal address.); destroy it and create a new queue",
+           (unsigned long long)hsad_queue_hsa(q)->id);
+  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  hsad_queue_destroy(q);
+  /* the grant: an interior address stands for the whole allocation */
+  DQ_OK(hsad_mem_grant((uint8_t *)x + 100, g1));
+  DQ_OK(hsad_mem_info(x, &info));
+  cr_assert_eq(info.access_mask, 0x3);
+  DQ_OK(hsad_mem_grant(x, g1)); /* idempotent */
+  DQ_OK(hsad_mem_grant(x, e.dev));
+  DQ_OK(hsad_mem_info(x, &info));
+  cr_assert_eq(info.access_mask, 0x3);
+  for (uint32_t i = 0; i < N; i++) y[i] = 0.5f;
+  DQ_OK(hsad_queue_create(g1, &(hsad_queue_options_t){.size = 64}, &q));
+  dq_run(q, k, &l, DQ_SEC, 20 * DQ_SEC);
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert_eq(y[i], 2.0f * (float)i + 0.5f, "y[%u] = %g", i, (double)y[i]);
+  DQ_OK(hsad_queue_error(q));
+  /* and the copy device 1 runs: y1 (device 1) -> x */
+  for (uint32_t i = 0; i < N; i++) y1[i] = -(float)i;
+  DQ_OK(hsad_memcpy(g1, x, y1, N * 4, NULL, dq_in(20 * DQ_SEC)));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(x[i], -(float)i, "x[%u] = %g", i, (double)x[i]);
+  /* errors name the pointer */
+  int stack_var = 0;
+  DQ_ERR_IS(hsad_mem_grant(NULL, g1), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_grant: ptr is NULL");
+  DQ_ERR_IS(hsad_mem_grant(&stack_var, g1), HSAD_ERR_NOT_ALLOCATED,
+            "hsad_mem_grant: %p is no allocation of the library (hsad_mem_alloc, "
+            "hsad_mem_alloc_async, hsad_host_pool_alloc)", (void *)&stack_var);
+  DQ_ERR_IS(hsad_mem_grant(x, NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_grant: device is NULL");
+  uint8_t *reg = aligned_alloc(4096, 8192);
+  DQ_OK(hsad_mem_register(e.dev, reg, 8192, NULL, 0, NULL));
+  DQ_ERR_IS(hsad_mem_grant(reg + 8, g1), HSAD_ERR_UNSUPPORTED,
+            "hsad_mem_grant: %p lies in registered memory (8192 bytes at %p): ROCr grants "
+            "locked memory only when it is locked (hsa_amd_memory_lock_to_pool); unregister it "
+            "and register it again with device 1 in its access list", (void *)(reg + 8),
+            (void *)reg);
+  DQ_OK(hsad_mem_unregister(reg));
+  free(reg);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_mem_free(y1));
+  DQ_OK(hsad_mem_free(y));
+  DQ_OK(hsad_mem_free(x));
+  DQ_ERR_IS(hsad_mem_grant(x, g1), HSAD_ERR_FREED,
+            "hsad_mem_grant: %p lies in device memory that was freed (4000 bytes at %p)",
+            (void *)x, (void *)x);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
