@@ -69,12 +69,6 @@ static void usage(FILE *f) {
              "  hsad graph examples/fork-join.json --launches 100   # fork to lane 1, join on lane 0\n");
 }
 
-/* errors through hsad_cli_fail: "hsad graph: MESSAGE" on stderr, or the JSON error object */
-#define GFAIL(...) do { hsad_cli_fail(&cli, 1, "error", __VA_ARGS__); goto out; } while (0)
-#define GCHECK(expr) do { hsad_status_t s_ = (expr); if (s_) { \
-  hsad_cli_fail(&cli, 1, hsad_status_name(s_), "%s: %s", hsad_status_name(s_), hsad_last_error()); \
-  goto out; } } while (0)
-
 enum { MAXK = 32, MAXB = 64, MAXN = 1024, MAXA = 16 };
 typedef struct gbuf { const char *name; etype_t t; uint32_t esize; uint64_t count; void *ptr; } gbuf_t;
 
@@ -393,561 +387,816 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int hsad_cmd_graph(int argc, char **argv) {
-  const char *file = NULL;
-  uint32_t launches = 1, devi = 0;
-  bool sequential = false;
-  hsad_cli_t cli = {.cmd = "graph", .json = hsad_cli_wants_json(argc, argv)};
-  enum { OPT_LAUNCHES = 256, OPT_SEQUENTIAL, OPT_DEVICE, OPT_JSON };
-  static const struct option longopts[] = {{"launches", required_argument, NULL, OPT_LAUNCHES},
+/* ---- the command: one state object, phases that return an exit code (0: go on) ----------- */
+
+/* A phase's result when the command is done without a failure (--help). */
+#define GRAPH_DONE (-1)
+/* Runs a phase; its nonzero result ends the command. */
+#define TRY(phase)                                                                            \
+  do {                                                                                        \
+    int rc_ = (phase);                                                                        \
+    if (rc_) return rc_;                                                                      \
+  } while (0)
+/* errors through hsad_cli_fail: "hsad graph: MESSAGE" on stderr, or the JSON error object */
+#define GRAPH_FAIL(gc, ...) hsad_cli_fail(&(gc)->cli, 1, "error", __VA_ARGS__)
+#define GRAPH_USAGE(gc, ...) hsad_cli_fail(&(gc)->cli, 2, "usage", __VA_ARGS__)
+
+/* Everything hsad graph holds, from the command line to the report; graph_free releases it. */
+typedef struct graph_cmd {
+  hsad_cli_t cli;
+  /* the command line (graph_parse_options) */
+  const char *file;
+  uint32_t launches, devi;
+  bool sequential;
+  char why[2048];
+  /* the JSON and the device (graph_open) */
+  json_object *root;
+  hsad_runtime_t *rt;
+  hsad_device_t *dev;
+  bool nv; /* an NVIDIA device: the graph is a CUDA graph */
+  /* "kernels" (graph_load_kernels); progs[nk] may be loaded before its kernel is found */
+  hsad_program_t *progs[MAXK];
+  const hsad_device_kernel_t *kern[MAXK];
+  const char *kname[MAXK];
+  nv_kernel_meta_t nvk[MAXK];
+  uint32_t nk;
+  /* "buffers" (graph_read_buffers) */
+  gbuf_t bufs[MAXB];
+  uint32_t nb;
+  /* "nodes" (graph_add_nodes) */
+  hsad_graph_t *g;
+  const char *nname[MAXN];
+  bool nname_own[MAXN]; /* a default name ("#i"), strdup'd */
+  arg_t gargs[MAXA];    /* one node's arguments (hex: bytes malloc'd until the node is added) */
+  uint32_t nn, nlanes, ngargs;
+  /* "checks" (graph_read_checks: validated before anything runs) */
+  json_object *checks;
+  uint32_t check_buf[MAXN]; /* the buffer of each check */
+  size_t nc;
+  /* the launches (graph_instantiate, graph_launch_loop) */
+  hsad_queue_t *queues[HSAD_GRAPH_MAX_LANES];
+  hsad_graph_exec_t *x;
+  uint32_t nq;
+  hsad_completion_t done[HSAD_GRAPH_MAX_LANES];
+  hsad_graph_rollback_t rb; /* the last launch's path */
+  uint64_t *tsub, *twait;   /* ns per launch: submit, submit+wait; sorted after the loop */
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT]; /* launches per path */
+  json_object *checks_report; /* --json: the checks that held */
+  char checked[4096];         /* the check lines, printed after the summary */
+} graph_cmd_t;
+
+/* One node of "nodes" being added (graph_add_node's phases). */
+typedef struct graph_node {
+  uint32_t index;
+  const char *name;
+  json_object *json;
+  bool blit; /* a copy or fill node: bl */
+  blit_node_t bl;
+  uint32_t ki, lane; /* ki: the index of its kernel under "kernels" */
+  hsad_launch_t l;
+  hsad_karg_t args[MAXA];
+  uint32_t deps[MAXN], ndeps;
+} graph_node_t;
+
+static void graph_free(graph_cmd_t *gc) {
+  for (uint32_t a = 0; a < gc->ngargs; a++) free(gc->gargs[a].bytes);
+  for (uint32_t i = 0; i < MAXN; i++)
+    if (gc->nname_own[i]) free((char *)gc->nname[i]);
+  free(gc->tsub);
+  free(gc->twait);
+  hsad_graph_exec_destroy(gc->x);
+  hsad_graph_destroy(gc->g);
+  for (uint32_t i = 0; i < gc->nlanes; i++) hsad_queue_destroy(gc->queues[i]);
+  for (uint32_t i = 0; i < gc->nb; i++) hsad_buffer_free(gc->bufs[i].ptr);
+  /* nk + 1: a program whose "kernel" lookup failed is loaded but not counted yet */
+  for (uint32_t i = 0; i <= gc->nk && i < MAXK; i++) {
+    hsad_program_destroy(gc->progs[i]);
+    free(gc->nvk[i].sizes);
+    free(gc->nvk[i].image);
+  }
+  if (gc->rt) hsad_runtime_close(gc->rt);
+  if (gc->root) json_object_put(gc->root);
+  json_object_put(gc->checks_report);
+}
+
+/* A library failure: the status name and hsad_last_error(). */
+static int graph_check(graph_cmd_t *gc, hsad_status_t s) {
+  if (!s) return 0;
+  return hsad_cli_fail(&gc->cli, 1, hsad_status_name(s), "%s: %s", hsad_status_name(s),
+                       hsad_last_error());
+}
+
+/* ---- phase: parse options ------------------------------------------------------------------ */
+
+enum { OPT_LAUNCHES = 256, OPT_SEQUENTIAL, OPT_DEVICE, OPT_JSON };
+static const struct option graph_opts[] = {{"launches", required_argument, NULL, OPT_LAUNCHES},
                                            {"sequential", no_argument, NULL, OPT_SEQUENTIAL},
                                            {"device", required_argument, NULL, OPT_DEVICE},
                                            {"json", no_argument, NULL, OPT_JSON},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
+
+/* One option getopt_long returned (opt) with its value v. */
+static int graph_option(graph_cmd_t *gc, int opt, const char *v, char **argv) {
+  char *end;
+  unsigned long n;
+  switch (opt) {
+  case 'h': usage(stdout); return GRAPH_DONE;
+  case OPT_SEQUENTIAL: gc->sequential = true; return 0;
+  case OPT_JSON: gc->cli.json = true; return 0;
+  case OPT_LAUNCHES:
+  case OPT_DEVICE:
+    errno = 0;
+    n = strtoul(v, &end, 10);
+    if (!*v || *end || errno || n > 1000000 || (opt == OPT_LAUNCHES && n == 0))
+      return GRAPH_USAGE(gc, "%s %s: expected an integer from %d to 1000000",
+                         opt == OPT_LAUNCHES ? "--launches" : "--device", v,
+                         opt == OPT_LAUNCHES ? 1 : 0);
+    if (opt == OPT_LAUNCHES) gc->launches = (uint32_t)n;
+    else gc->devi = (uint32_t)n;
+    return 0;
+  default: return hsad_cli_getopt_fail(&gc->cli, opt, argv);
+  }
+}
+
+static int graph_parse_options(graph_cmd_t *gc, int argc, char **argv) {
   opterr = 0;
   optind = 1;
   int opt;
-  while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    char *end;
-    unsigned long v;
-    switch (opt) {
-    case 'h': usage(stdout); return 0;
-    case OPT_SEQUENTIAL: sequential = true; break;
-    case OPT_JSON: cli.json = true; break;
-    case OPT_LAUNCHES:
-    case OPT_DEVICE:
-      errno = 0;
-      v = strtoul(optarg, &end, 10);
-      if (!*optarg || *end || errno || v > 1000000 || (opt == OPT_LAUNCHES && v == 0))
-        return hsad_cli_fail(&cli, 2, "usage", "%s %s: expected an integer from %d to 1000000",
-                             opt == OPT_LAUNCHES ? "--launches" : "--device", optarg,
-                             opt == OPT_LAUNCHES ? 1 : 0);
-      if (opt == OPT_LAUNCHES) launches = (uint32_t)v;
-      else devi = (uint32_t)v;
-      break;
-    default: return hsad_cli_getopt_fail(&cli, opt, argv);
-    }
-  }
+  while ((opt = getopt_long(argc, argv, ":h", graph_opts, NULL)) != -1)
+    TRY(graph_option(gc, opt, optarg, argv));
   for (int i = optind; i < argc; i++) {
-    if (file) return hsad_cli_fail(&cli, 2, "usage", "one FILE only (got %s and %s)", file, argv[i]);
-    file = argv[i];
+    if (gc->file)
+      return GRAPH_USAGE(gc, "one FILE only (got %s and %s)", gc->file, argv[i]);
+    gc->file = argv[i];
   }
-  if (!file) {
-    if (cli.json) return hsad_cli_fail(&cli, 2, "usage", "FILE.json is required (see hsad graph --help)");
+  if (!gc->file) {
+    if (gc->cli.json) return GRAPH_USAGE(gc, "FILE.json is required (see hsad graph --help)");
     usage(stderr);
     return 2;
   }
-  int rc = 1;
+  return 0;
+}
+
+/* ---- phase: read the JSON, open the device ------------------------------------------------- */
+
+static int graph_open(graph_cmd_t *gc) {
   char perr[1024] = "";
-  json_object *root = parse_file(file, perr, sizeof perr);
-  hsad_runtime_t *rt = NULL;
-  hsad_program_t *progs[MAXK] = {0};
-  const hsad_device_kernel_t *kern[MAXK];
-  const char *kname[MAXK];
-  nv_kernel_meta_t nvk[MAXK];
-  memset(nvk, 0, sizeof nvk);
-  gbuf_t bufs[MAXB];
-  uint32_t nk = 0, nb = 0, nn = 0, nlanes = 0;
-  hsad_queue_t *queues[HSAD_GRAPH_MAX_LANES] = {0};
-  hsad_graph_t *g = NULL;
-  hsad_graph_exec_t *x = NULL;
-  const char *nname[MAXN];
-  bool nname_own[MAXN] = {0}; /* a default name ("#i"), strdup'd */
-  uint64_t *tsub = NULL, *twait = NULL;
-  json_object *jchecks = NULL; /* --json: the checks that held */
-  arg_t gargs[MAXA]; /* one node's arguments (hex: bytes malloc'd until the node is added) */
-  uint32_t ngargs = 0;
-  if (!root) GFAIL("%s\n", perr);
-  char why[2048];
-  if (!json_object_is_type(root, json_type_object)) GFAIL("%s: not a JSON object\n", file);
-  if (unknown_key(root, top_keys, why, sizeof why)) GFAIL("%s: top level: %s\n", file, why);
-  GCHECK(hsad_runtime_open(&rt));
-  hsad_device_t *dev;
-  GCHECK(hsad_device_get(rt, devi, &dev));
-  const bool nv = hsad_device_info(dev)->vendor == HSAD_VENDOR_NVIDIA;
-  json_object *jk, *jb, *jn, *jc, *v;
-  if (!json_object_object_get_ex(root, "kernels", &jk) || !json_object_is_type(jk, json_type_object))
-    GFAIL("%s: field \"kernels\": missing or not an object\n", file);
-  json_object_object_foreach(jk, kn, kv) {
-    if (nk == MAXK) GFAIL("kernel %s: more than %d kernels\n", kn, MAXK);
-    if (!json_object_is_type(kv, json_type_object)) GFAIL("kernel %s: not an object\n", kn);
-    if (unknown_key(kv, kernel_keys, why, sizeof why)) GFAIL("kernel %s: %s\n", kn, why);
-    json_object *sym, *path;
-    if (!json_object_object_get_ex(kv, "kernel", &sym) || !json_object_is_type(sym, json_type_string))
-      GFAIL("kernel %s: field \"kernel\": missing or not a string\n", kn);
-    char pbuf[4096];
-    const char *kpath = NULL; /* the file, as its kernel messages name it */
-    const char *pf = json_object_object_get_ex(kv, "code_object", &path) ? "code_object"
-                     : json_object_object_get_ex(kv, "source", &path)    ? "source"
-                                                                          : NULL;
-    if (pf && !json_object_is_type(path, json_type_string))
-      GFAIL("kernel %s: field \"%s\": %s is not a string (a file name)\n", kn, pf,
-            json_object_to_json_string(path));
-    if (nv && pf) {
-      kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
-      if (nv_load(dev, kpath, !strcmp(pf, "source"), &progs[nk], &nvk[nk], why, sizeof why))
-        GFAIL("kernel %s: field \"%s\": %s\n", kn, pf, why);
-    } else if (json_object_object_get_ex(kv, "code_object", &path)) {
-      kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
-      GCHECK(hsad_program_load_file(dev, kpath, &progs[nk]));
-    } else if (json_object_object_get_ex(kv, "source", &path)) {
+  gc->root = parse_file(gc->file, perr, sizeof perr);
+  if (!gc->root) return GRAPH_FAIL(gc, "%s\n", perr);
+  if (!json_object_is_type(gc->root, json_type_object))
+    return GRAPH_FAIL(gc, "%s: not a JSON object\n", gc->file);
+  if (unknown_key(gc->root, top_keys, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "%s: top level: %s\n", gc->file, gc->why);
+  TRY(graph_check(gc, hsad_runtime_open(&gc->rt)));
+  TRY(graph_check(gc, hsad_device_get(gc->rt, gc->devi, &gc->dev)));
+  gc->nv = hsad_device_info(gc->dev)->vendor == HSAD_VENDOR_NVIDIA;
+  return 0;
+}
+
+/* ---- phase: load the kernels (AMD and NVIDIA) ---------------------------------------------- */
+
+/* AMD: kernel kn's "source" file sp compiled for the device's ISA into progs[nk]. */
+static int graph_load_amd_source(graph_cmd_t *gc, const char *kn, const char *sp) {
 #ifdef HSAD_NO_AMD
-      GFAIL("kernel %s: field \"source\": an AMD source needs the AMD backend\n", kn);
+  (void)sp;
+  return GRAPH_FAIL(gc, "kernel %s: field \"source\": an AMD source needs the AMD backend\n", kn);
 #else
-      size_t n = 0;
-      const char *sp = kpath = rel_path(file, json_object_get_string(path), pbuf, sizeof pbuf);
-      char *src = slurp(sp, &n), *log = NULL;
-      if (!src) GFAIL("kernel %s: field \"source\": %s: %s\n", kn, sp, strerror(errno));
-      hsad_compile_options_t o = {.target = hsad_device_info(dev)->isa_name, .opt_level = 2};
-      void *elf = NULL;
-      size_t es = 0;
-      hsad_status_t s = hsad_codeobj_compile(src, n, sp, &o, &elf, &es, &log);
-      free(src);
-      free(log);
-      if (s) GFAIL("kernel %s: field \"source\": %s: %s\n", kn, hsad_status_name(s), hsad_last_error());
-      s = hsad_program_load_memory(dev, elf, es, sp, &progs[nk]);
-      free(elf);
-      GCHECK(s);
+  size_t n = 0;
+  char *src = slurp(sp, &n), *log = NULL;
+  if (!src) return GRAPH_FAIL(gc, "kernel %s: field \"source\": %s: %s\n", kn, sp, strerror(errno));
+  hsad_compile_options_t o = {.target = hsad_device_info(gc->dev)->isa_name, .opt_level = 2};
+  void *elf = NULL;
+  size_t es = 0;
+  hsad_status_t s = hsad_codeobj_compile(src, n, sp, &o, &elf, &es, &log);
+  free(src);
+  free(log);
+  if (s)
+    return GRAPH_FAIL(gc, "kernel %s: field \"source\": %s: %s\n", kn, hsad_status_name(s),
+                      hsad_last_error());
+  s = hsad_program_load_memory(gc->dev, elf, es, sp, &gc->progs[gc->nk]);
+  free(elf);
+  return graph_check(gc, s);
 #endif
-    } else {
-      GFAIL("kernel %s: field \"code_object\" or \"source\" missing\n", kn);
-    }
-    /* as hsad run names kernels: .name or symbol, else demangled or plain C++ names */
-    char *kwhy = NULL;
-    hsad_status_t s = hsad_cli_program_kernel(progs[nk], json_object_get_string(sym), &kern[nk],
-                                              &kwhy);
-    if (s == HSAD_ERR_KERNEL_NOT_FOUND) {
-      hsad_cli_fail(&cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND", "kernel %s: field \"kernel\": %s: %s", kn,
-                    kpath, kwhy);
-      free(kwhy);
-      goto out;
-    }
-    if (s) GFAIL("kernel %s: field \"kernel\": %s\n", kn, hsad_last_error());
-    if (nv && nv_sizes(&nvk[nk], hsad_device_kernel_desc(kern[nk])->name))
-      GFAIL("out of memory\n");
-    kname[nk++] = kn;
+}
+
+/* Kernel kn's program into progs[nk]: kv's "code_object" (else "source"), relative to the
+ * JSON file's folder; NVIDIA through nv_load. *kpath: the file, in pbuf when relative. */
+static int graph_load_program(graph_cmd_t *gc, const char *kn, json_object *kv,
+                              const char **kpath, char *pbuf, size_t pbufn) {
+  json_object *path;
+  const char *pf = json_object_object_get_ex(kv, "code_object", &path) ? "code_object"
+                   : json_object_object_get_ex(kv, "source", &path)    ? "source"
+                                                                        : NULL;
+  if (pf && !json_object_is_type(path, json_type_string))
+    return GRAPH_FAIL(gc, "kernel %s: field \"%s\": %s is not a string (a file name)\n", kn, pf,
+                      json_object_to_json_string(path));
+  if (!pf) return GRAPH_FAIL(gc, "kernel %s: field \"code_object\" or \"source\" missing\n", kn);
+  *kpath = rel_path(gc->file, json_object_get_string(path), pbuf, pbufn);
+  if (gc->nv) {
+    if (nv_load(gc->dev, *kpath, !strcmp(pf, "source"), &gc->progs[gc->nk], &gc->nvk[gc->nk],
+                gc->why, sizeof gc->why))
+      return GRAPH_FAIL(gc, "kernel %s: field \"%s\": %s\n", kn, pf, gc->why);
+    return 0;
   }
-  if (json_object_object_get_ex(root, "buffers", &jb)) {
-    if (!json_object_is_type(jb, json_type_object))
-      GFAIL("%s: field \"buffers\": not an object\n", file);
-    json_object_object_foreach(jb, bn, bv) {
-      if (nb == MAXB) GFAIL("buffer %s: more than %d buffers\n", bn, MAXB);
-      if (!json_object_is_type(bv, json_type_object)) GFAIL("buffer %s: not an object\n", bn);
-      if (unknown_key(bv, buffer_keys, why, sizeof why)) GFAIL("buffer %s: %s\n", bn, why);
-      gbuf_t *b = &bufs[nb];
-      b->name = bn;
-      json_object *t, *c, *in;
-      etype_t ti;
-      if (!json_object_object_get_ex(bv, "type", &t) || !json_object_is_type(t, json_type_string) ||
-          cli_parse_type(json_object_get_string(t), strlen(json_object_get_string(t)), &ti))
-        GFAIL("buffer %s: field \"type\": missing or not one of i8 u8 i16 u16 i32 u32 i64 u64 f32 "
-              "f64\n", bn);
-      uint64_t lim = CLI_BUF_MAX_BYTES / cli_tsize[ti];
-      if (!json_object_object_get_ex(bv, "count", &c))
-        GFAIL("buffer %s: field \"count\": missing (a number of elements)\n", bn);
-      if (json_uint(c, 1, UINT64_MAX, &b->count, why, sizeof why))
-        GFAIL("buffer %s: field \"count\": '%s' is not an integer from 1 to %llu (the buffer "
-              "limit, %llu bytes, in %u-byte %s elements)\n", bn, json_object_to_json_string(c),
-              (unsigned long long)lim, (unsigned long long)CLI_BUF_MAX_BYTES, cli_tsize[ti],
-              cli_tnames[ti]);
-      if (b->count > lim)
-        GFAIL("buffer %s: field \"count\": %s x %u-byte %s exceeds the buffer limit of %llu bytes "
-              "(%llu elements)\n", bn, json_object_to_json_string(c), cli_tsize[ti], cli_tnames[ti],
-              (unsigned long long)CLI_BUF_MAX_BYTES, (unsigned long long)lim);
-      b->t = ti;
-      b->esize = cli_tsize[ti];
-      const char *init = "zeros";
-      if (json_object_object_get_ex(bv, "init", &in)) {
-        if (!json_object_is_type(in, json_type_string))
-          GFAIL("buffer %s: field \"init\": %s is not a string (zeros, iota or const=V)\n", bn,
-                json_object_to_json_string(in));
-        init = json_object_get_string(in);
-      }
-      uint8_t cv[8] = {0};
-      bool iota = !strcmp(init, "iota");
-      if (!strncmp(init, "const=", 6)) {
-        if (cli_parse_scalar(ti, init + 6, cv, why, sizeof why))
-          GFAIL("buffer %s: field \"init\": const=V: %s\n", bn, why);
-      } else if (!iota && strcmp(init, "zeros")) {
-        GFAIL("buffer %s: field \"init\": '%s' is not zeros, iota or const=V\n", bn, init);
-      }
-      GCHECK(hsad_buffer_alloc(dev, b->count * b->esize, &b->ptr));
-      for (uint64_t i = 0; i < b->count; i++) {
-        uint8_t *p = (uint8_t *)b->ptr + i * b->esize;
-        if (iota) put_value(ti, (double)i, (int64_t)i, p);
-        else memcpy(p, cv, b->esize);
-      }
-      nb++;
-    }
+  if (!strcmp(pf, "code_object"))
+    return graph_check(gc, hsad_program_load_file(gc->dev, *kpath, &gc->progs[gc->nk]));
+  return graph_load_amd_source(gc, kn, *kpath);
+}
+
+/* Kernel kn of "kernels": its program, its "kernel" looked up as hsad run names kernels (.name
+ * or symbol, else demangled or plain C++ names), on NVIDIA its parameter sizes; kname[nk++]. */
+static int graph_load_kernel(graph_cmd_t *gc, const char *kn, json_object *kv) {
+  if (gc->nk == MAXK) return GRAPH_FAIL(gc, "kernel %s: more than %d kernels\n", kn, MAXK);
+  if (!json_object_is_type(kv, json_type_object))
+    return GRAPH_FAIL(gc, "kernel %s: not an object\n", kn);
+  if (unknown_key(kv, kernel_keys, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "kernel %s: %s\n", kn, gc->why);
+  json_object *sym;
+  if (!json_object_object_get_ex(kv, "kernel", &sym) || !json_object_is_type(sym, json_type_string))
+    return GRAPH_FAIL(gc, "kernel %s: field \"kernel\": missing or not a string\n", kn);
+  char pbuf[4096];
+  const char *kpath = NULL; /* the file, as its kernel messages name it */
+  TRY(graph_load_program(gc, kn, kv, &kpath, pbuf, sizeof pbuf));
+  uint32_t k = gc->nk;
+  char *kwhy = NULL;
+  hsad_status_t s = hsad_cli_program_kernel(gc->progs[k], json_object_get_string(sym),
+                                            &gc->kern[k], &kwhy);
+  if (s == HSAD_ERR_KERNEL_NOT_FOUND) {
+    int rc = hsad_cli_fail(&gc->cli, 1, "HSAD_ERR_KERNEL_NOT_FOUND",
+                           "kernel %s: field \"kernel\": %s: %s", kn, kpath, kwhy);
+    free(kwhy);
+    return rc;
   }
-  if (!json_object_object_get_ex(root, "nodes", &jn) || !json_object_is_type(jn, json_type_array))
-    GFAIL("%s: field \"nodes\": missing or not an array\n", file);
-  GCHECK(hsad_graph_create(0, &g));
-  nn = (uint32_t)json_object_array_length(jn);
-  if (nn > MAXN) GFAIL("%s: field \"nodes\": more than %d nodes\n", file, MAXN);
-  for (uint32_t i = 0; i < nn; i++) {
-    json_object *nd = json_object_array_get_idx(jn, i);
-    char nm[32];
-    snprintf(nm, sizeof nm, "#%u", i);
-    if (!json_object_is_type(nd, json_type_object)) GFAIL("node %s: not an object\n", nm);
-    v = NULL;
-    if (json_object_object_get_ex(nd, "name", &v) && !json_object_is_type(v, json_type_string))
-      GFAIL("node %s: field \"name\": %s is not a string\n", nm, json_object_to_json_string(v));
-    nname[i] = v ? json_object_get_string(v) : strdup(nm);
-    nname_own[i] = !v;
-    if (!nname[i]) GFAIL("out of memory\n");
-    const char *N = nname[i];
-    if (unknown_key(nd, node_keys, why, sizeof why)) GFAIL("node %s: %s\n", N, why);
-    if (strlen(N) >= HSAD_GRAPH_NAME_MAX)
-      GFAIL("node %s: field \"name\": %zu bytes, at most %d\n", N, strlen(N),
-            HSAD_GRAPH_NAME_MAX - 1);
-    for (uint32_t j = 0; j < i; j++)
-      if (!strcmp(nname[j], N))
-        GFAIL("node %s: field \"name\": also the name of node #%u (names are unique: \"deps\" "
-              "name nodes)\n", N, j);
-    json_object *jcopy = NULL, *jfill = NULL;
-    json_object_object_get_ex(nd, "copy", &jcopy);
-    json_object_object_get_ex(nd, "fill", &jfill);
-    blit_node_t bl = {0};
-    bool blit = jcopy || jfill;
-    if (blit && parse_blit(nd, jcopy, jfill, bufs, nb, &bl, why, sizeof why))
-      GFAIL("node %s: %s\n", N, why);
-    uint32_t ki = 0;
-    if (!blit) {
-      if (!json_object_object_get_ex(nd, "kernel", &v)) GFAIL("node %s: field \"kernel\": missing\n", N);
-      if (!json_object_is_type(v, json_type_string))
-        GFAIL("node %s: field \"kernel\": %s is not a string (a name under \"kernels\")\n", N,
-              json_object_to_json_string(v));
-      while (ki < nk && strcmp(kname[ki], json_object_get_string(v))) ki++;
-      if (ki == nk) GFAIL("node %s: field \"kernel\": no kernel '%s'\n", N, json_object_get_string(v));
-    }
-    uint64_t u = 0;
-    if (json_object_object_get_ex(nd, "lane", &v) &&
-        json_uint(v, 0, HSAD_GRAPH_MAX_LANES - 1, &u, why, sizeof why))
-      GFAIL("node %s: field \"lane\": %s (one queue per lane, at most %d)\n", N, why,
-            HSAD_GRAPH_MAX_LANES);
-    uint32_t lane = (uint32_t)u;
-    if (lane + 1 > nlanes) nlanes = lane + 1;
-    hsad_launch_t l = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}};
-    hsad_karg_t args[MAXA];
-    if (!blit) {
-      json_object *gr;
-      if (!json_object_object_get_ex(nd, "grid", &gr) || !json_object_is_type(gr, json_type_array) ||
-          json_object_array_length(gr) < 1 || json_object_array_length(gr) > 3)
-        GFAIL("node %s: field \"grid\": missing or not an array of 1-3 sizes\n", N);
-      l.dims = (uint32_t)json_object_array_length(gr);
-      for (uint32_t d = 0; d < l.dims; d++) {
-        if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, why, sizeof why))
-          GFAIL("node %s: field \"grid\"[%u]: %s\n", N, d, why);
-        l.grid[d] = (uint32_t)u;
-      }
-      if (json_object_object_get_ex(nd, "block", &gr)) {
-        if (!json_object_is_type(gr, json_type_array) || json_object_array_length(gr) != l.dims)
-          GFAIL("node %s: field \"block\": not an array of %u sizes\n", N, l.dims);
-        for (uint32_t d = 0; d < l.dims; d++) {
-          if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, why, sizeof why))
-            GFAIL("node %s: field \"block\"[%u]: %s\n", N, d, why);
-          l.block[d] = (uint32_t)u;
-        }
-      } else {
-        l.block[0] = l.grid[0] < 64 ? l.grid[0] : 64;
-      }
-      json_object *ja = NULL;
-      if (json_object_object_get_ex(nd, "args", &ja) && !json_object_is_type(ja, json_type_array))
-        GFAIL("node %s: field \"args\": not an array\n", N);
-      uint32_t na = ja ? (uint32_t)json_object_array_length(ja) : 0;
-      if (na > MAXA) GFAIL("node %s: field \"args\": more than %d arguments\n", N, MAXA);
-      /* the given arguments (kinds and types), checked against the kernel's metadata as hsad
-       * run's --arg are, then the values (range and integrality for the argument's type) */
-      memset(gargs, 0, sizeof gargs);
-      ngargs = na;
-      for (uint32_t a = 0; a < na; a++) {
-        json_object *av = json_object_array_get_idx(ja, a);
-        arg_t *ga = &gargs[a];
-        ga->spec = json_object_to_json_string_ext(av, JSON_C_TO_STRING_SPACED);
-        if (json_object_is_type(av, json_type_string)) {
-          uint32_t bi = 0;
-          while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(av))) bi++;
-          if (bi == nb) GFAIL("node %s: field \"args\"[%u]: no buffer '%s'\n", N, a, json_object_get_string(av));
-          ga->kind = A_BUF;
-          ga->type = bufs[bi].t;
-          ga->count = bufs[bi].count;
-          ga->ptr = bufs[bi].ptr;
-          continue;
-        }
-        const char *tk = NULL;
-        json_object *sv = NULL;
-        if (json_object_is_type(av, json_type_object) && json_object_object_length(av) == 1) {
-          json_object_object_foreach(av, k_, v_) { tk = k_; sv = v_; }
-        }
-        if (!tk)
-          GFAIL("node %s: field \"args\"[%u]: %s is neither a buffer name nor {\"TYPE\": VALUE}, "
-                "{\"TYPE\": [V0, V1, ...]}, {\"hex\": \"BYTES[*N]\"} or {\"lds\": BYTES}\n", N, a,
-                ga->spec);
-        if (!strcmp(tk, "hex")) {
-          if (!json_object_is_type(sv, json_type_string))
-            GFAIL("node %s: field \"args\"[%u]: {\"hex\": ...} takes a string of hex digits, not %s\n",
-                  N, a, json_object_to_json_string(sv));
-          if (cli_parse_hex(json_object_get_string(sv), ga, why, sizeof why))
-            GFAIL("node %s: field \"args\"[%u]: %s\n", N, a, why);
-          continue;
-        }
-        if (!strcmp(tk, "lds")) {
-          uint64_t n = 0;
-          if (!json_object_is_type(sv, json_type_int) ||
-              cli_parse_uint(json_object_to_json_string(sv), UINT32_MAX, &n))
-            GFAIL("node %s: field \"args\"[%u]: {\"lds\": %s}: BYTES is not an integer from 0 to %u\n",
-                  N, a, json_object_to_json_string(sv), UINT32_MAX);
-          ga->kind = A_LDS;
-          ga->lds = (uint32_t)n;
-          continue;
-        }
-        if (cli_parse_type(tk, strlen(tk), &ga->type))
-          GFAIL("node %s: field \"args\"[%u]: \"%s\" is not a TYPE (i8 u8 i16 u16 i32 u32 i64 u64 f32 "
-                "f64), \"hex\" or \"lds\"\n", N, a, tk);
-        ga->kind = A_SCALAR;
-        if (json_object_is_type(sv, json_type_array)) {
-          size_t nv = json_object_array_length(sv);
-          if (nv < 1 || nv > VEC_MAX)
-            GFAIL("node %s: field \"args\"[%u]: %zu values; a vector has 1 to %u\n", N, a, nv, VEC_MAX);
-          ga->nvals = (uint32_t)nv;
-        } else {
-          ga->nvals = 1;
-        }
-      }
-      uint32_t bad;
-      const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(kern[ki]);
-      uint32_t np = na; /* NVIDIA: lds last, not a parameter */
-      while (nv && np && gargs[np - 1].kind == A_LDS) np--;
-      if (nv && nvk[ki].sizes &&
-          cli_check_nv_args(kd->name, nvk[ki].count, nvk[ki].sizes, gargs, np, graph_warn,
-                            (void *)N, &bad, why, sizeof why))
-        GFAIL("node %s: %s\n", N, why);
-#ifndef HSAD_NO_AMD
-      if (!nv && cli_check_args(kd, gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad, why,
-                                sizeof why))
-        GFAIL("node %s: %s\n", N, why);
-#endif
-      for (uint32_t a = 0; a < na; a++) {
-        arg_t *ga = &gargs[a];
-        if (ga->kind == A_SCALAR) { /* the values, range-checked for the argument's type */
-          json_object *sv = NULL;
-          json_object_object_foreach(json_object_array_get_idx(ja, a), k_, v_) { (void)k_; sv = v_; }
-          for (uint32_t e = 0; e < ga->nvals; e++) {
-            json_object *ev = json_object_is_type(sv, json_type_array) ? json_object_array_get_idx(sv, e) : sv;
-            char w[512], lb[600];
-            if (!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double))
-              snprintf(w, sizeof w, "%s is not a number", json_object_to_json_string(ev));
-            if ((!json_object_is_type(ev, json_type_int) && !json_object_is_type(ev, json_type_double)) ||
-                cli_parse_scalar(ga->type, json_object_to_json_string(ev),
-                                 ga->value + e * cli_tsize[ga->type], w, sizeof w))
-              GFAIL("node %s: %s: %s\n", N, arg_label(nv, kd, a, lb, sizeof lb), w);
-          }
-        }
-        args[a] = cli_arg_karg(ga, !nv);
-      }
-      l.args = args;
-      l.arg_count = na;
-    }
-    uint32_t deps[MAXN], nd_ = 0;
-    json_object *jd;
-    if (json_object_object_get_ex(nd, "deps", &jd)) {
-      if (!json_object_is_type(jd, json_type_array))
-        GFAIL("node %s: field \"deps\": not an array of node names\n", N);
-      for (size_t d = 0; d < json_object_array_length(jd); d++) {
-        json_object *dj = json_object_array_get_idx(jd, d);
-        if (!json_object_is_type(dj, json_type_string))
-          GFAIL("node %s: field \"deps\"[%zu]: %s is not a node name\n", N, d,
-                json_object_to_json_string(dj));
-        const char *dn = json_object_get_string(dj);
-        uint32_t j = 0;
-        while (j < i && strcmp(nname[j], dn ? dn : "")) j++;
-        if (j == i) GFAIL("node %s: field \"deps\"[%zu]: no earlier node '%s'\n", N, d, dn ? dn : "");
-        deps[nd_++] = j;
-      }
-    }
-    if (!blit)
-      GCHECK(hsad_graph_add_kernel(g, N, lane, kern[ki], &l, deps, nd_, NULL));
-    else if (bl.fill)
-      GCHECK(hsad_graph_add_fill(g, N, lane, bl.dst, bl.pattern, bl.width, bl.count, deps, nd_,
-                                 NULL));
-    else
-      GCHECK(hsad_graph_add_copy(g, N, lane, bl.dst, bl.src, bl.bytes, deps, nd_, NULL));
-    for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes); /* copied by the graph */
-    ngargs = 0;
+  if (s) return GRAPH_FAIL(gc, "kernel %s: field \"kernel\": %s\n", kn, hsad_last_error());
+  if (gc->nv && nv_sizes(&gc->nvk[k], hsad_device_kernel_desc(gc->kern[k])->name))
+    return GRAPH_FAIL(gc, "out of memory\n");
+  gc->kname[gc->nk++] = kn;
+  return 0;
+}
+
+static int graph_load_kernels(graph_cmd_t *gc) {
+  json_object *jk;
+  if (!json_object_object_get_ex(gc->root, "kernels", &jk) ||
+      !json_object_is_type(jk, json_type_object))
+    return GRAPH_FAIL(gc, "%s: field \"kernels\": missing or not an object\n", gc->file);
+  json_object_object_foreach(jk, kn, kv) TRY(graph_load_kernel(gc, kn, kv));
+  return 0;
+}
+
+/* ---- phase: the buffers -------------------------------------------------------------------- */
+
+/* Buffer b allocated and filled as bv's "init" says: zeros, iota or const=V (V of b's type). */
+static int graph_init_buffer(graph_cmd_t *gc, gbuf_t *b, json_object *bv) {
+  json_object *in;
+  const char *init = "zeros";
+  if (json_object_object_get_ex(bv, "init", &in)) {
+    if (!json_object_is_type(in, json_type_string))
+      return GRAPH_FAIL(gc, "buffer %s: field \"init\": %s is not a string (zeros, iota or "
+                        "const=V)\n", b->name, json_object_to_json_string(in));
+    init = json_object_get_string(in);
   }
-  /* the checks, before anything runs: keys, buffer, values (each one of the buffer's type), and
-   * no more values than the buffer has elements */
-  uint32_t check_buf[MAXN];
-  size_t nc = 0;
-  if (json_object_object_get_ex(root, "checks", &jc)) {
-    if (!json_object_is_type(jc, json_type_array)) GFAIL("%s: field \"checks\": not an array\n", file);
-    nc = json_object_array_length(jc);
-    if (nc > MAXN) GFAIL("%s: field \"checks\": more than %d checks\n", file, MAXN);
+  uint8_t cv[8] = {0};
+  bool iota = !strcmp(init, "iota");
+  if (!strncmp(init, "const=", 6)) {
+    if (cli_parse_scalar(b->t, init + 6, cv, gc->why, sizeof gc->why))
+      return GRAPH_FAIL(gc, "buffer %s: field \"init\": const=V: %s\n", b->name, gc->why);
+  } else if (!iota && strcmp(init, "zeros")) {
+    return GRAPH_FAIL(gc, "buffer %s: field \"init\": '%s' is not zeros, iota or const=V\n",
+                      b->name, init);
   }
-  for (size_t c = 0; c < nc; c++) {
-    json_object *ck = json_object_array_get_idx(jc, c), *bname, *eq;
-    if (!json_object_is_type(ck, json_type_object)) GFAIL("checks[%zu]: not an object\n", c);
-    if (unknown_key(ck, check_keys, why, sizeof why)) GFAIL("checks[%zu]: %s\n", c, why);
-    if (!json_object_object_get_ex(ck, "buffer", &bname))
-      GFAIL("checks[%zu]: field \"buffer\": missing\n", c);
-    if (!json_object_is_type(bname, json_type_string))
-      GFAIL("checks[%zu]: field \"buffer\": %s is not a string (a buffer name)\n", c,
-            json_object_to_json_string(bname));
+  TRY(graph_check(gc, hsad_buffer_alloc(gc->dev, b->count * b->esize, &b->ptr)));
+  for (uint64_t i = 0; i < b->count; i++) {
+    uint8_t *p = (uint8_t *)b->ptr + i * b->esize;
+    if (iota) put_value(b->t, (double)i, (int64_t)i, p);
+    else memcpy(p, cv, b->esize);
+  }
+  return 0;
+}
+
+/* Buffer bn of "buffers": its type and count (within CLI_BUF_MAX_BYTES), then its elements. */
+static int graph_read_buffer(graph_cmd_t *gc, const char *bn, json_object *bv) {
+  if (gc->nb == MAXB) return GRAPH_FAIL(gc, "buffer %s: more than %d buffers\n", bn, MAXB);
+  if (!json_object_is_type(bv, json_type_object))
+    return GRAPH_FAIL(gc, "buffer %s: not an object\n", bn);
+  if (unknown_key(bv, buffer_keys, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "buffer %s: %s\n", bn, gc->why);
+  gbuf_t *b = &gc->bufs[gc->nb];
+  b->name = bn;
+  json_object *t, *c;
+  etype_t ti;
+  if (!json_object_object_get_ex(bv, "type", &t) || !json_object_is_type(t, json_type_string) ||
+      cli_parse_type(json_object_get_string(t), strlen(json_object_get_string(t)), &ti))
+    return GRAPH_FAIL(gc, "buffer %s: field \"type\": missing or not one of i8 u8 i16 u16 i32 "
+                      "u32 i64 u64 f32 f64\n", bn);
+  uint64_t lim = CLI_BUF_MAX_BYTES / cli_tsize[ti];
+  if (!json_object_object_get_ex(bv, "count", &c))
+    return GRAPH_FAIL(gc, "buffer %s: field \"count\": missing (a number of elements)\n", bn);
+  if (json_uint(c, 1, UINT64_MAX, &b->count, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "buffer %s: field \"count\": '%s' is not an integer from 1 to %llu "
+                      "(the buffer limit, %llu bytes, in %u-byte %s elements)\n", bn,
+                      json_object_to_json_string(c), (unsigned long long)lim,
+                      (unsigned long long)CLI_BUF_MAX_BYTES, cli_tsize[ti], cli_tnames[ti]);
+  if (b->count > lim)
+    return GRAPH_FAIL(gc, "buffer %s: field \"count\": %s x %u-byte %s exceeds the buffer limit "
+                      "of %llu bytes (%llu elements)\n", bn, json_object_to_json_string(c),
+                      cli_tsize[ti], cli_tnames[ti], (unsigned long long)CLI_BUF_MAX_BYTES,
+                      (unsigned long long)lim);
+  b->t = ti;
+  b->esize = cli_tsize[ti];
+  TRY(graph_init_buffer(gc, b, bv));
+  gc->nb++;
+  return 0;
+}
+
+static int graph_read_buffers(graph_cmd_t *gc) {
+  json_object *jb;
+  if (!json_object_object_get_ex(gc->root, "buffers", &jb)) return 0;
+  if (!json_object_is_type(jb, json_type_object))
+    return GRAPH_FAIL(gc, "%s: field \"buffers\": not an object\n", gc->file);
+  json_object_object_foreach(jb, bn, bv) TRY(graph_read_buffer(gc, bn, bv));
+  return 0;
+}
+
+/* ---- phase: the nodes (name, kernel or blit, lane, grid, args, deps) ----------------------- */
+
+/* The node's name ("#i" when none), unique and within HSAD_GRAPH_NAME_MAX; its keys known. */
+static int graph_node_name(graph_cmd_t *gc, graph_node_t *nd) {
+  uint32_t i = nd->index;
+  char nm[32];
+  snprintf(nm, sizeof nm, "#%u", i);
+  if (!json_object_is_type(nd->json, json_type_object))
+    return GRAPH_FAIL(gc, "node %s: not an object\n", nm);
+  json_object *v = NULL;
+  if (json_object_object_get_ex(nd->json, "name", &v) && !json_object_is_type(v, json_type_string))
+    return GRAPH_FAIL(gc, "node %s: field \"name\": %s is not a string\n", nm,
+                      json_object_to_json_string(v));
+  gc->nname[i] = v ? json_object_get_string(v) : strdup(nm);
+  gc->nname_own[i] = !v;
+  if (!gc->nname[i]) return GRAPH_FAIL(gc, "out of memory\n");
+  const char *N = nd->name = gc->nname[i];
+  if (unknown_key(nd->json, node_keys, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "node %s: %s\n", N, gc->why);
+  if (strlen(N) >= HSAD_GRAPH_NAME_MAX)
+    return GRAPH_FAIL(gc, "node %s: field \"name\": %zu bytes, at most %d\n", N, strlen(N),
+                      HSAD_GRAPH_NAME_MAX - 1);
+  for (uint32_t j = 0; j < i; j++)
+    if (!strcmp(gc->nname[j], N))
+      return GRAPH_FAIL(gc, "node %s: field \"name\": also the name of node #%u (names are "
+                        "unique: \"deps\" name nodes)\n", N, j);
+  return 0;
+}
+
+/* What the node runs (a copy or fill: bl; else its "kernel": ki) and its "lane". */
+static int graph_node_target(graph_cmd_t *gc, graph_node_t *nd) {
+  const char *N = nd->name;
+  json_object *jcopy = NULL, *jfill = NULL, *v;
+  json_object_object_get_ex(nd->json, "copy", &jcopy);
+  json_object_object_get_ex(nd->json, "fill", &jfill);
+  nd->blit = jcopy || jfill;
+  if (nd->blit &&
+      parse_blit(nd->json, jcopy, jfill, gc->bufs, gc->nb, &nd->bl, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "node %s: %s\n", N, gc->why);
+  if (!nd->blit) {
+    if (!json_object_object_get_ex(nd->json, "kernel", &v))
+      return GRAPH_FAIL(gc, "node %s: field \"kernel\": missing\n", N);
+    if (!json_object_is_type(v, json_type_string))
+      return GRAPH_FAIL(gc, "node %s: field \"kernel\": %s is not a string (a name under "
+                        "\"kernels\")\n", N, json_object_to_json_string(v));
+    while (nd->ki < gc->nk && strcmp(gc->kname[nd->ki], json_object_get_string(v))) nd->ki++;
+    if (nd->ki == gc->nk)
+      return GRAPH_FAIL(gc, "node %s: field \"kernel\": no kernel '%s'\n", N,
+                        json_object_get_string(v));
+  }
+  uint64_t u = 0;
+  if (json_object_object_get_ex(nd->json, "lane", &v) &&
+      json_uint(v, 0, HSAD_GRAPH_MAX_LANES - 1, &u, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "node %s: field \"lane\": %s (one queue per lane, at most %d)\n", N,
+                      gc->why, HSAD_GRAPH_MAX_LANES);
+  nd->lane = (uint32_t)u;
+  if (nd->lane + 1 > gc->nlanes) gc->nlanes = nd->lane + 1;
+  return 0;
+}
+
+/* A kernel node's "grid" (1-3 sizes) and "block" (as many; default min(grid[0], 64)). */
+static int graph_node_dims(graph_cmd_t *gc, graph_node_t *nd) {
+  const char *N = nd->name;
+  hsad_launch_t *l = &nd->l;
+  json_object *gr;
+  uint64_t u;
+  if (!json_object_object_get_ex(nd->json, "grid", &gr) || !json_object_is_type(gr, json_type_array) ||
+      json_object_array_length(gr) < 1 || json_object_array_length(gr) > 3)
+    return GRAPH_FAIL(gc, "node %s: field \"grid\": missing or not an array of 1-3 sizes\n", N);
+  l->dims = (uint32_t)json_object_array_length(gr);
+  for (uint32_t d = 0; d < l->dims; d++) {
+    if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, gc->why, sizeof gc->why))
+      return GRAPH_FAIL(gc, "node %s: field \"grid\"[%u]: %s\n", N, d, gc->why);
+    l->grid[d] = (uint32_t)u;
+  }
+  if (!json_object_object_get_ex(nd->json, "block", &gr)) {
+    l->block[0] = l->grid[0] < 64 ? l->grid[0] : 64;
+    return 0;
+  }
+  if (!json_object_is_type(gr, json_type_array) || json_object_array_length(gr) != l->dims)
+    return GRAPH_FAIL(gc, "node %s: field \"block\": not an array of %u sizes\n", N, l->dims);
+  for (uint32_t d = 0; d < l->dims; d++) {
+    if (json_uint(json_object_array_get_idx(gr, d), 1, UINT32_MAX, &u, gc->why, sizeof gc->why))
+      return GRAPH_FAIL(gc, "node %s: field \"block\"[%u]: %s\n", N, d, gc->why);
+    l->block[d] = (uint32_t)u;
+  }
+  return 0;
+}
+
+/* gargs[a] of node N from av: its kind and type (a buffer name, {"hex": ...}, {"lds": ...} or
+ * {"TYPE": V | [V0, ...]}); a scalar's values are read by graph_node_value. */
+static int graph_node_arg(graph_cmd_t *gc, const char *N, uint32_t a, json_object *av) {
+  arg_t *ga = &gc->gargs[a];
+  ga->spec = json_object_to_json_string_ext(av, JSON_C_TO_STRING_SPACED);
+  if (json_object_is_type(av, json_type_string)) {
     uint32_t bi = 0;
-    while (bi < nb && strcmp(bufs[bi].name, json_object_get_string(bname))) bi++;
-    if (bi == nb) GFAIL("checks[%zu]: field \"buffer\": no buffer '%s'\n", c, json_object_get_string(bname));
-    if (!json_object_object_get_ex(ck, "equals", &eq)) GFAIL("checks[%zu]: field \"equals\": missing\n", c);
-    bool arr = json_object_is_type(eq, json_type_array);
-    uint64_t n = arr ? json_object_array_length(eq) : 1;
-    if (arr && (n == 0 || n > bufs[bi].count))
-      GFAIL("checks[%zu]: field \"equals\": %llu values, buffer %s has %llu elements (an array "
-            "checks 1 to %llu first elements, a number all of them)\n", c, (unsigned long long)n,
-            bufs[bi].name, (unsigned long long)bufs[bi].count, (unsigned long long)bufs[bi].count);
-    for (uint64_t e = 0; e < n; e++) {
-      uint8_t want[8];
-      char w[512];
-      if (check_value(bufs[bi].t, arr ? json_object_array_get_idx(eq, e) : eq, want, w, sizeof w)) {
-        if (arr) GFAIL("checks[%zu]: field \"equals\"[%llu]: %s\n", c, (unsigned long long)e, w);
-        GFAIL("checks[%zu]: field \"equals\": %s\n", c, w);
-      }
+    while (bi < gc->nb && strcmp(gc->bufs[bi].name, json_object_get_string(av))) bi++;
+    if (bi == gc->nb)
+      return GRAPH_FAIL(gc, "node %s: field \"args\"[%u]: no buffer '%s'\n", N, a,
+                        json_object_get_string(av));
+    *ga = (arg_t){.spec = ga->spec, .kind = A_BUF, .type = gc->bufs[bi].t,
+                  .count = gc->bufs[bi].count, .ptr = gc->bufs[bi].ptr};
+    return 0;
+  }
+  const char *tk = NULL;
+  json_object *sv = NULL;
+  if (json_object_is_type(av, json_type_object) && json_object_object_length(av) == 1) {
+    json_object_object_foreach(av, k_, v_) { tk = k_; sv = v_; }
+  }
+  if (!tk)
+    return GRAPH_FAIL(gc, "node %s: field \"args\"[%u]: %s is neither a buffer name nor "
+                      "{\"TYPE\": VALUE}, {\"TYPE\": [V0, V1, ...]}, {\"hex\": \"BYTES[*N]\"} or "
+                      "{\"lds\": BYTES}\n", N, a, ga->spec);
+  if (!strcmp(tk, "hex")) {
+    if (!json_object_is_type(sv, json_type_string))
+      return GRAPH_FAIL(gc, "node %s: field \"args\"[%u]: {\"hex\": ...} takes a string of hex "
+                        "digits, not %s\n", N, a, json_object_to_json_string(sv));
+    if (cli_parse_hex(json_object_get_string(sv), ga, gc->why, sizeof gc->why))
+      return GRAPH_FAIL(gc, "node %s: field \"args\"[%u]: %s\n", N, a, gc->why);
+    return 0;
+  }
+  if (!strcmp(tk, "lds")) {
+    uint64_t n = 0;
+    if (!json_object_is_type(sv, json_type_int) ||
+        cli_parse_uint(json_object_to_json_string(sv), UINT32_MAX, &n))
+      return GRAPH_FAIL(gc, "node %s: field \"args\"[%u]: {\"lds\": %s}: BYTES is not an integer "
+                        "from 0 to %u\n", N, a, json_object_to_json_string(sv), UINT32_MAX);
+    ga->kind = A_LDS;
+    ga->lds = (uint32_t)n;
+    return 0;
+  }
+  if (cli_parse_type(tk, strlen(tk), &ga->type))
+    return GRAPH_FAIL(gc, "node %s: field \"args\"[%u]: \"%s\" is not a TYPE (i8 u8 i16 u16 i32 "
+                      "u32 i64 u64 f32 f64), \"hex\" or \"lds\"\n", N, a, tk);
+  ga->kind = A_SCALAR;
+  ga->nvals = 1;
+  if (json_object_is_type(sv, json_type_array)) {
+    size_t nv = json_object_array_length(sv);
+    if (nv < 1 || nv > VEC_MAX)
+      return GRAPH_FAIL(gc, "node %s: field \"args\"[%u]: %zu values; a vector has 1 to %u\n", N,
+                        a, nv, VEC_MAX);
+    ga->nvals = (uint32_t)nv;
+  }
+  return 0;
+}
+
+/* gargs[0..na) against the kernel's metadata, as hsad run's --arg are: NVIDIA the cubin's
+ * parameter sizes (cli_check_nv_args; trailing lds are no parameters), AMD cli_check_args. */
+static int graph_node_check_args(graph_cmd_t *gc, const graph_node_t *nd, uint32_t na) {
+  uint32_t bad;
+  const char *N = nd->name;
+  const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(gc->kern[nd->ki]);
+  const nv_kernel_meta_t *m = &gc->nvk[nd->ki];
+  uint32_t np = na; /* NVIDIA: lds last, not a parameter */
+  while (gc->nv && np && gc->gargs[np - 1].kind == A_LDS) np--;
+  if (gc->nv && m->sizes &&
+      cli_check_nv_args(kd->name, m->count, m->sizes, gc->gargs, np, graph_warn, (void *)N, &bad,
+                        gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "node %s: %s\n", N, gc->why);
+#ifndef HSAD_NO_AMD
+  if (!gc->nv && cli_check_args(kd, gc->gargs, na, CLI_SYNTAX_GRAPH, graph_warn, (void *)N, &bad,
+                                gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "node %s: %s\n", N, gc->why);
+#endif
+  return 0;
+}
+
+/* gargs[a]'s values (a scalar's, each range-checked for the argument's type; av its JSON) and
+ * its kernel argument args[a]. */
+static int graph_node_value(graph_cmd_t *gc, graph_node_t *nd, uint32_t a, json_object *av) {
+  arg_t *ga = &gc->gargs[a];
+  if (ga->kind == A_SCALAR) {
+    const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(gc->kern[nd->ki]);
+    json_object *sv = NULL;
+    json_object_object_foreach(av, k_, v_) { (void)k_; sv = v_; }
+    for (uint32_t e = 0; e < ga->nvals; e++) {
+      json_object *ev = json_object_is_type(sv, json_type_array) ? json_object_array_get_idx(sv, e) : sv;
+      char w[512], lb[600];
+      bool number = json_object_is_type(ev, json_type_int) || json_object_is_type(ev, json_type_double);
+      if (!number) snprintf(w, sizeof w, "%s is not a number", json_object_to_json_string(ev));
+      if (!number || cli_parse_scalar(ga->type, json_object_to_json_string(ev),
+                                      ga->value + e * cli_tsize[ga->type], w, sizeof w))
+        return GRAPH_FAIL(gc, "node %s: %s: %s\n", nd->name,
+                          arg_label(gc->nv, kd, a, lb, sizeof lb), w);
     }
-    check_buf[c] = bi;
   }
-  for (uint32_t i = 0; i < nlanes; i++) {
+  nd->args[a] = cli_arg_karg(ga, !gc->nv);
+  return 0;
+}
+
+/* A kernel node's "args": the given arguments (kinds and types), checked against the kernel's
+ * metadata as hsad run's --arg are, then the values; l.args. */
+static int graph_node_args(graph_cmd_t *gc, graph_node_t *nd) {
+  json_object *ja = NULL;
+  if (json_object_object_get_ex(nd->json, "args", &ja) && !json_object_is_type(ja, json_type_array))
+    return GRAPH_FAIL(gc, "node %s: field \"args\": not an array\n", nd->name);
+  uint32_t na = ja ? (uint32_t)json_object_array_length(ja) : 0;
+  if (na > MAXA)
+    return GRAPH_FAIL(gc, "node %s: field \"args\": more than %d arguments\n", nd->name, MAXA);
+  memset(gc->gargs, 0, sizeof gc->gargs);
+  gc->ngargs = na;
+  for (uint32_t a = 0; a < na; a++)
+    TRY(graph_node_arg(gc, nd->name, a, json_object_array_get_idx(ja, a)));
+  TRY(graph_node_check_args(gc, nd, na));
+  for (uint32_t a = 0; a < na; a++)
+    TRY(graph_node_value(gc, nd, a, json_object_array_get_idx(ja, a)));
+  nd->l.args = nd->args;
+  nd->l.arg_count = na;
+  return 0;
+}
+
+/* The node's "deps": names of earlier nodes. */
+static int graph_node_deps(graph_cmd_t *gc, graph_node_t *nd) {
+  const char *N = nd->name;
+  json_object *jd;
+  if (!json_object_object_get_ex(nd->json, "deps", &jd)) return 0;
+  if (!json_object_is_type(jd, json_type_array))
+    return GRAPH_FAIL(gc, "node %s: field \"deps\": not an array of node names\n", N);
+  for (size_t d = 0; d < json_object_array_length(jd); d++) {
+    json_object *dj = json_object_array_get_idx(jd, d);
+    if (!json_object_is_type(dj, json_type_string))
+      return GRAPH_FAIL(gc, "node %s: field \"deps\"[%zu]: %s is not a node name\n", N, d,
+                        json_object_to_json_string(dj));
+    const char *dn = json_object_get_string(dj);
+    uint32_t j = 0;
+    while (j < nd->index && strcmp(gc->nname[j], dn ? dn : "")) j++;
+    if (j == nd->index)
+      return GRAPH_FAIL(gc, "node %s: field \"deps\"[%zu]: no earlier node '%s'\n", N, d,
+                        dn ? dn : "");
+    nd->deps[nd->ndeps++] = j;
+  }
+  return 0;
+}
+
+/* Node nd of "nodes", read and added to the graph. */
+static int graph_add_node(graph_cmd_t *gc, graph_node_t *nd) {
+  TRY(graph_node_name(gc, nd));
+  TRY(graph_node_target(gc, nd));
+  if (!nd->blit) {
+    TRY(graph_node_dims(gc, nd));
+    TRY(graph_node_args(gc, nd));
+  }
+  TRY(graph_node_deps(gc, nd));
+  const blit_node_t *bl = &nd->bl;
+  hsad_status_t s;
+  if (!nd->blit)
+    s = hsad_graph_add_kernel(gc->g, nd->name, nd->lane, gc->kern[nd->ki], &nd->l, nd->deps,
+                              nd->ndeps, NULL);
+  else if (bl->fill)
+    s = hsad_graph_add_fill(gc->g, nd->name, nd->lane, bl->dst, bl->pattern, bl->width,
+                            bl->count, nd->deps, nd->ndeps, NULL);
+  else
+    s = hsad_graph_add_copy(gc->g, nd->name, nd->lane, bl->dst, bl->src, bl->bytes, nd->deps,
+                            nd->ndeps, NULL);
+  TRY(graph_check(gc, s));
+  for (uint32_t a = 0; a < gc->ngargs; a++) free(gc->gargs[a].bytes); /* copied by the graph */
+  gc->ngargs = 0;
+  return 0;
+}
+
+static int graph_add_nodes(graph_cmd_t *gc) {
+  json_object *jn;
+  if (!json_object_object_get_ex(gc->root, "nodes", &jn) ||
+      !json_object_is_type(jn, json_type_array))
+    return GRAPH_FAIL(gc, "%s: field \"nodes\": missing or not an array\n", gc->file);
+  TRY(graph_check(gc, hsad_graph_create(0, &gc->g)));
+  gc->nn = (uint32_t)json_object_array_length(jn);
+  if (gc->nn > MAXN) return GRAPH_FAIL(gc, "%s: field \"nodes\": more than %d nodes\n", gc->file, MAXN);
+  for (uint32_t i = 0; i < gc->nn; i++) {
+    graph_node_t nd = {.index = i, .json = json_object_array_get_idx(jn, i),
+                       .l = {.dims = 1, .grid = {1, 1, 1}, .block = {1, 1, 1}}};
+    TRY(graph_add_node(gc, &nd));
+  }
+  return 0;
+}
+
+/* ---- phase: the checks, before anything runs ----------------------------------------------- */
+
+/* Check c: its keys, its buffer, its values (each one of the buffer's type), and no more values
+ * than the buffer has elements; check_buf[c]. */
+static int graph_read_check(graph_cmd_t *gc, size_t c) {
+  json_object *ck = json_object_array_get_idx(gc->checks, c), *bname, *eq;
+  if (!json_object_is_type(ck, json_type_object)) return GRAPH_FAIL(gc, "checks[%zu]: not an object\n", c);
+  if (unknown_key(ck, check_keys, gc->why, sizeof gc->why))
+    return GRAPH_FAIL(gc, "checks[%zu]: %s\n", c, gc->why);
+  if (!json_object_object_get_ex(ck, "buffer", &bname))
+    return GRAPH_FAIL(gc, "checks[%zu]: field \"buffer\": missing\n", c);
+  if (!json_object_is_type(bname, json_type_string))
+    return GRAPH_FAIL(gc, "checks[%zu]: field \"buffer\": %s is not a string (a buffer name)\n", c,
+                      json_object_to_json_string(bname));
+  uint32_t bi = 0;
+  while (bi < gc->nb && strcmp(gc->bufs[bi].name, json_object_get_string(bname))) bi++;
+  if (bi == gc->nb)
+    return GRAPH_FAIL(gc, "checks[%zu]: field \"buffer\": no buffer '%s'\n", c,
+                      json_object_get_string(bname));
+  if (!json_object_object_get_ex(ck, "equals", &eq))
+    return GRAPH_FAIL(gc, "checks[%zu]: field \"equals\": missing\n", c);
+  const gbuf_t *b = &gc->bufs[bi];
+  bool arr = json_object_is_type(eq, json_type_array);
+  uint64_t n = arr ? json_object_array_length(eq) : 1;
+  if (arr && (n == 0 || n > b->count))
+    return GRAPH_FAIL(gc, "checks[%zu]: field \"equals\": %llu values, buffer %s has %llu elements "
+                      "(an array checks 1 to %llu first elements, a number all of them)\n", c,
+                      (unsigned long long)n, b->name, (unsigned long long)b->count,
+                      (unsigned long long)b->count);
+  for (uint64_t e = 0; e < n; e++) {
+    uint8_t want[8];
+    char w[512];
+    if (check_value(b->t, arr ? json_object_array_get_idx(eq, e) : eq, want, w, sizeof w)) {
+      if (arr) return GRAPH_FAIL(gc, "checks[%zu]: field \"equals\"[%llu]: %s\n", c, (unsigned long long)e, w);
+      return GRAPH_FAIL(gc, "checks[%zu]: field \"equals\": %s\n", c, w);
+    }
+  }
+  gc->check_buf[c] = bi;
+  return 0;
+}
+
+static int graph_read_checks(graph_cmd_t *gc) {
+  if (json_object_object_get_ex(gc->root, "checks", &gc->checks)) {
+    if (!json_object_is_type(gc->checks, json_type_array))
+      return GRAPH_FAIL(gc, "%s: field \"checks\": not an array\n", gc->file);
+    gc->nc = json_object_array_length(gc->checks);
+    if (gc->nc > MAXN) return GRAPH_FAIL(gc, "%s: field \"checks\": more than %d checks\n", gc->file, MAXN);
+  }
+  for (size_t c = 0; c < gc->nc; c++) TRY(graph_read_check(gc, c));
+  return 0;
+}
+
+/* ---- phase: instantiate, launch, check ----------------------------------------------------- */
+
+/* One queue per lane, the graph instantiated on them, the timing arrays. */
+static int graph_instantiate(graph_cmd_t *gc) {
+  for (uint32_t i = 0; i < gc->nlanes; i++) {
     hsad_queue_options_t qo = {0};
-    GCHECK(hsad_queue_create(dev, &qo, &queues[i]));
+    TRY(graph_check(gc, hsad_queue_create(gc->dev, &qo, &gc->queues[i])));
   }
-  GCHECK(hsad_graph_instantiate(g, queues, nlanes, &x));
-  uint32_t nq = hsad_graph_exec_queue_count(x);
-  hsad_completion_t done[HSAD_GRAPH_MAX_LANES];
-  hsad_graph_rollback_t rb = HSAD_GRAPH_ROLLBACK_NONE;
-  tsub = malloc(launches * sizeof *tsub);
-  twait = malloc(launches * sizeof *twait);
-  if (!tsub || !twait) GFAIL("out of memory\n");
-  char checked[4096] = ""; /* the check lines, printed after the summary */
+  TRY(graph_check(gc, hsad_graph_instantiate(gc->g, gc->queues, gc->nlanes, &gc->x)));
+  gc->nq = hsad_graph_exec_queue_count(gc->x);
+  gc->tsub = malloc(gc->launches * sizeof *gc->tsub);
+  gc->twait = malloc(gc->launches * sizeof *gc->twait);
+  if (!gc->tsub || !gc->twait) return GRAPH_FAIL(gc, "out of memory\n");
+  gc->checks_report = json_object_new_array();
+  return 0;
+}
+
+/* Check c (validated by graph_read_check) on its buffer after the first launch: the failure
+ * names the first element that differs; else its line and its --json object. */
+static int graph_run_check(graph_cmd_t *gc, size_t c) {
+  json_object *eq;
+  json_object_object_get_ex(json_object_array_get_idx(gc->checks, c), "equals", &eq);
+  const gbuf_t *b = &gc->bufs[gc->check_buf[c]];
+  bool arr = json_object_is_type(eq, json_type_array);
+  uint64_t n = arr ? json_object_array_length(eq) : b->count;
+  uint8_t want[8] = {0};
+  if (!arr) check_value(b->t, eq, want, gc->why, sizeof gc->why); /* once for all */
+  for (uint64_t i = 0; i < n; i++) {
+    json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
+    uint8_t *got = (uint8_t *)b->ptr + i * b->esize;
+    if (arr) check_value(b->t, ev, want, gc->why, sizeof gc->why);
+    if (memcmp(want, got, b->esize))
+      return GRAPH_FAIL(gc, "checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s "
+                        "(after the first launch)\n", c, b->name, (unsigned long long)i,
+                        get_value(b, i), json_object_to_json_string(ev));
+  }
+  json_object *jck = json_object_new_object();
+  json_object_object_add(jck, "buffer", json_object_new_string(b->name));
+  json_object_object_add(jck, "elements", json_object_new_uint64(n));
+  json_object_array_add(gc->checks_report, jck);
+  size_t used = strlen(gc->checked);
+  snprintf(gc->checked + used, sizeof gc->checked - used, "  check %s: %llu elements OK\n",
+           b->name, (unsigned long long)n);
+  return 0;
+}
+
+/* --launches launches, each waited for (10 s deadlines), the checks after the first; the
+ * times sorted and the launches per path. */
+static int graph_launch_loop(graph_cmd_t *gc) {
   bool warned_rollback = false;
-  jchecks = json_object_new_array();
-  for (uint32_t r = 0; r < launches; r++) {
+  gc->rb = HSAD_GRAPH_ROLLBACK_NONE;
+  for (uint32_t r = 0; r < gc->launches; r++) {
     uint64_t t0 = hsad_now_ns();
-    GCHECK(hsad_graph_launch(x, sequential ? HSAD_GRAPH_SEQUENTIAL : 0, t0 + 10000000000ull, done, &rb));
+    TRY(graph_check(gc, hsad_graph_launch(gc->x, gc->sequential ? HSAD_GRAPH_SEQUENTIAL : 0,
+                                          t0 + 10000000000ull, gc->done, &gc->rb)));
     uint64_t t1 = hsad_now_ns();
-    if (rb != HSAD_GRAPH_ROLLBACK_NONE && !sequential && !warned_rollback) {
+    if (gc->rb != HSAD_GRAPH_ROLLBACK_NONE && !gc->sequential && !warned_rollback) {
       warned_rollback = true; /* once: the counts follow in the summary */
       fprintf(stderr, "hsad graph: warning: launch %u was not fused (%s): it ran node by node "
               "(rollback to sequential submission; same results, the host waits between "
-              "queues)\n", r + 1, hsad_graph_rollback_name(rb));
+              "queues)\n", r + 1, hsad_graph_rollback_name(gc->rb));
     }
-    GCHECK(hsad_completion_wait_all(done, nq, t1 + 10000000000ull));
-    tsub[r] = t1 - t0;
-    twait[r] = hsad_now_ns() - t0;
-    if (r == 0) {
-      for (size_t c = 0; c < nc; c++) { /* validated above */
-        json_object *eq;
-        json_object_object_get_ex(json_object_array_get_idx(jc, c), "equals", &eq);
-        uint32_t bi = check_buf[c];
-        bool arr = json_object_is_type(eq, json_type_array);
-        uint64_t n = arr ? json_object_array_length(eq) : bufs[bi].count;
-        uint8_t want[8] = {0};
-        if (!arr) check_value(bufs[bi].t, eq, want, why, sizeof why); /* once for all */
-        for (uint64_t i = 0; i < n; i++) {
-          json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
-          uint8_t *got = (uint8_t *)bufs[bi].ptr + i * bufs[bi].esize;
-          if (arr) check_value(bufs[bi].t, ev, want, why, sizeof why);
-          if (memcmp(want, got, bufs[bi].esize))
-            GFAIL("checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s (after the "
-                  "first launch)\n", c, bufs[bi].name, (unsigned long long)i,
-                  get_value(&bufs[bi], i), json_object_to_json_string(ev));
-        }
-        json_object *jck = json_object_new_object();
-        json_object_object_add(jck, "buffer", json_object_new_string(bufs[bi].name));
-        json_object_object_add(jck, "elements", json_object_new_uint64(n));
-        json_object_array_add(jchecks, jck);
-        size_t used = strlen(checked);
-        snprintf(checked + used, sizeof checked - used, "  check %s: %llu elements OK\n",
-                 bufs[bi].name, (unsigned long long)n);
-      }
-    }
+    TRY(graph_check(gc, hsad_completion_wait_all(gc->done, gc->nq, t1 + 10000000000ull)));
+    gc->tsub[r] = t1 - t0;
+    gc->twait[r] = hsad_now_ns() - t0;
+    for (size_t c = 0; r == 0 && c < gc->nc; c++) TRY(graph_run_check(gc, c));
   }
-  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
-  hsad_graph_exec_counters(x, counts);
-  qsort(tsub, launches, sizeof *tsub, cmp_u64);
-  qsort(twait, launches, sizeof *twait, cmp_u64);
-  if (cli.json) {
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "file", json_object_new_string(file));
-    json_object_object_add(j, "nodes", json_object_new_int64(nn));
-    json_object_object_add(j, "queues", json_object_new_int64(nq));
-    json_object_object_add(j, "launches", json_object_new_int64(launches));
-    json_object_object_add(j, "path", json_object_new_string(hsad_graph_rollback_name(rb)));
-    json_object_object_add(j, "fused", json_object_new_boolean(rb == HSAD_GRAPH_ROLLBACK_NONE));
-    json_object *paths = json_object_new_object(); /* launches per path, the paths taken */
-    for (uint32_t i = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++)
-      if (counts[i])
-        json_object_object_add(paths, hsad_graph_rollback_name((hsad_graph_rollback_t)i),
-                               json_object_new_uint64(counts[i]));
-    json_object_object_add(j, "paths", paths);
-    json_object *pk = json_object_new_array(); /* fused: packets per queue, one doorbell each */
-    json_object_object_add(j, "cuda_graph", json_object_new_boolean(nv));
-    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE && !nv; qi++)
-      json_object_array_add(pk, json_object_new_int64(hsad_graph_exec_packet_count(x, qi)));
-    json_object_object_add(j, "queue_packets", pk);
-    json_object *ts = json_object_new_object(), *tw = json_object_new_object();
-    json_object_object_add(ts, "median", hsad_cli_json_double(tsub[launches / 2] / 1e3, "%.3f"));
-    json_object_object_add(ts, "min", hsad_cli_json_double(tsub[0] / 1e3, "%.3f"));
-    json_object_object_add(tw, "median", hsad_cli_json_double(twait[launches / 2] / 1e3, "%.3f"));
-    json_object_object_add(tw, "min", hsad_cli_json_double(twait[0] / 1e3, "%.3f"));
-    json_object_object_add(j, "host_submit_us", ts);
-    json_object_object_add(j, "submit_wait_us", tw);
-    json_object_object_add(j, "checks", jchecks);
-    jchecks = NULL;
-    json_object *r = json_object_new_object();
-    json_object_object_add(r, "graph", j);
-    hsad_cli_print_json(r);
-  } else {
-    printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", file, nn, nq, launches,
-           hsad_graph_rollback_name(rb));
-    if (nv && rb == HSAD_GRAPH_ROLLBACK_NONE)
-      printf("  one CUDA graph launched on queue 0's stream (cuGraphLaunch)%s\n",
-             nq > 1 ? "; the other queues joined after it" : "");
-    if (nv && hsad_graph_exec_rollback_detail(x))
-      printf("  the driver refused the CUDA graph: %s\n", hsad_graph_exec_rollback_detail(x));
-    for (uint32_t qi = 0; qi < nq && rb == HSAD_GRAPH_ROLLBACK_NONE && !nv; qi++) {
-      uint32_t np = hsad_graph_exec_packet_count(x, qi);
-      printf("  queue %u: %u packet%s, 1 doorbell per launch\n", qi, np, np == 1 ? "" : "s");
-    }
-    if (counts[HSAD_GRAPH_ROLLBACK_NONE] != launches) {
-      printf("  not fused:");
-      for (uint32_t i = 1, sep = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++)
-        if (counts[i])
-          printf("%s %llu of %u launches (%s)", sep++ ? "," : "", (unsigned long long)counts[i],
-                 launches, hsad_graph_rollback_name((hsad_graph_rollback_t)i));
-      printf("\n");
-    }
-    printf("  host submit: median %.2f us (min %.2f); submit+wait: median %.2f us (min %.2f)\n",
-           tsub[launches / 2] / 1e3, tsub[0] / 1e3, twait[launches / 2] / 1e3, twait[0] / 1e3);
-    fputs(checked, stdout);
+  hsad_graph_exec_counters(gc->x, gc->counts);
+  qsort(gc->tsub, gc->launches, sizeof *gc->tsub, cmp_u64);
+  qsort(gc->twait, gc->launches, sizeof *gc->twait, cmp_u64);
+  return 0;
+}
+
+/* ---- phase: the report (text or JSON) ------------------------------------------------------ */
+
+/* {"median", "min"} of sorted ns times t, in us */
+static json_object *graph_json_times(const graph_cmd_t *gc, const uint64_t *t) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "median", hsad_cli_json_double(t[gc->launches / 2] / 1e3, "%.3f"));
+  json_object_object_add(o, "min", hsad_cli_json_double(t[0] / 1e3, "%.3f"));
+  return o;
+}
+
+static void graph_report_json(graph_cmd_t *gc) {
+  json_object *j = json_object_new_object();
+  json_object_object_add(j, "file", json_object_new_string(gc->file));
+  json_object_object_add(j, "nodes", json_object_new_int64(gc->nn));
+  json_object_object_add(j, "queues", json_object_new_int64(gc->nq));
+  json_object_object_add(j, "launches", json_object_new_int64(gc->launches));
+  json_object_object_add(j, "path", json_object_new_string(hsad_graph_rollback_name(gc->rb)));
+  json_object_object_add(j, "fused", json_object_new_boolean(gc->rb == HSAD_GRAPH_ROLLBACK_NONE));
+  json_object *paths = json_object_new_object(); /* launches per path, the paths taken */
+  for (uint32_t i = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++)
+    if (gc->counts[i])
+      json_object_object_add(paths, hsad_graph_rollback_name((hsad_graph_rollback_t)i),
+                             json_object_new_uint64(gc->counts[i]));
+  json_object_object_add(j, "paths", paths);
+  json_object *pk = json_object_new_array(); /* fused: packets per queue, one doorbell each */
+  json_object_object_add(j, "cuda_graph", json_object_new_boolean(gc->nv));
+  for (uint32_t qi = 0; qi < gc->nq && gc->rb == HSAD_GRAPH_ROLLBACK_NONE && !gc->nv; qi++)
+    json_object_array_add(pk, json_object_new_int64(hsad_graph_exec_packet_count(gc->x, qi)));
+  json_object_object_add(j, "queue_packets", pk);
+  json_object_object_add(j, "host_submit_us", graph_json_times(gc, gc->tsub));
+  json_object_object_add(j, "submit_wait_us", graph_json_times(gc, gc->twait));
+  json_object_object_add(j, "checks", gc->checks_report);
+  gc->checks_report = NULL;
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "graph", j);
+  hsad_cli_print_json(r);
+}
+
+static void graph_report_text(const graph_cmd_t *gc) {
+  const bool fused = gc->rb == HSAD_GRAPH_ROLLBACK_NONE;
+  printf("graph %s: %u nodes on %u queue(s), %u launch(es), path: %s\n", gc->file, gc->nn, gc->nq,
+         gc->launches, hsad_graph_rollback_name(gc->rb));
+  if (gc->nv && fused)
+    printf("  one CUDA graph launched on queue 0's stream (cuGraphLaunch)%s\n",
+           gc->nq > 1 ? "; the other queues joined after it" : "");
+  if (gc->nv && hsad_graph_exec_rollback_detail(gc->x))
+    printf("  the driver refused the CUDA graph: %s\n", hsad_graph_exec_rollback_detail(gc->x));
+  for (uint32_t qi = 0; qi < gc->nq && fused && !gc->nv; qi++) {
+    uint32_t np = hsad_graph_exec_packet_count(gc->x, qi);
+    printf("  queue %u: %u packet%s, 1 doorbell per launch\n", qi, np, np == 1 ? "" : "s");
   }
-  rc = 0;
-out:
-  for (uint32_t a = 0; a < ngargs; a++) free(gargs[a].bytes);
-  for (uint32_t i = 0; i < MAXN; i++)
-    if (nname_own[i]) free((char *)nname[i]);
-  free(tsub);
-  free(twait);
-  hsad_graph_exec_destroy(x);
-  hsad_graph_destroy(g);
-  for (uint32_t i = 0; i < nlanes; i++) hsad_queue_destroy(queues[i]);
-  for (uint32_t i = 0; i < nb; i++) hsad_buffer_free(bufs[i].ptr);
-  /* nk + 1: a program whose "kernel" lookup failed is loaded but not counted yet */
-  for (uint32_t i = 0; i <= nk && i < MAXK; i++) {
-    hsad_program_destroy(progs[i]);
-    free(nvk[i].sizes);
-    free(nvk[i].image);
+  if (gc->counts[HSAD_GRAPH_ROLLBACK_NONE] != gc->launches) {
+    printf("  not fused:");
+    for (uint32_t i = 1, sep = 0; i < HSAD_GRAPH_ROLLBACK_COUNT; i++)
+      if (gc->counts[i])
+        printf("%s %llu of %u launches (%s)", sep++ ? "," : "", (unsigned long long)gc->counts[i],
+               gc->launches, hsad_graph_rollback_name((hsad_graph_rollback_t)i));
+    printf("\n");
   }
-  if (rt) hsad_runtime_close(rt);
-  if (root) json_object_put(root);
-  json_object_put(jchecks);
-  return rc;
+  const uint64_t *ts = gc->tsub, *tw = gc->twait;
+  printf("  host submit: median %.2f us (min %.2f); submit+wait: median %.2f us (min %.2f)\n",
+         ts[gc->launches / 2] / 1e3, ts[0] / 1e3, tw[gc->launches / 2] / 1e3, tw[0] / 1e3);
+  fputs(gc->checked, stdout);
+}
+
+int hsad_cmd_graph(int argc, char **argv) {
+  graph_cmd_t gc = {.cli = {.cmd = "graph", .json = hsad_cli_wants_json(argc, argv)},
+                    .launches = 1};
+  int rc = graph_parse_options(&gc, argc, argv);
+  if (!rc) rc = graph_open(&gc);
+  if (!rc) rc = graph_load_kernels(&gc);
+  if (!rc) rc = graph_read_buffers(&gc);
+  if (!rc) rc = graph_add_nodes(&gc);
+  if (!rc) rc = graph_read_checks(&gc);
+  if (!rc) rc = graph_instantiate(&gc);
+  if (!rc) rc = graph_launch_loop(&gc);
+  if (!rc && gc.cli.json) graph_report_json(&gc);
+  else if (!rc) graph_report_text(&gc);
+  graph_free(&gc);
+  return rc == GRAPH_DONE ? 0 : rc;
 }
