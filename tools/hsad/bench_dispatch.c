@@ -91,6 +91,101 @@ static double measure(bench_ctx_t *ctx, dstate_t *st, int p, bench_row_t *row) {
   return ns;
 }
 
+/* The hsad queue with its prepared launch and variant set, and the ROCr queue; a path whose
+ * setup failed has its row's note and ok[p] false. */
+static void dispatch_open(bench_ctx_t *ctx, dstate_t *st, bench_row_t **rows) {
+  char note[BENCH_NOTE_MAX];
+  uint32_t qs = bench_queue_size(ctx, ctx->count);
+  st->q = bench_hsad_queue(ctx, qs, false, note, sizeof note);
+  if (!st->q) {
+    bench_row_absent(rows[0], "%s", note);
+    bench_row_absent(rows[1], "%s", note);
+    bench_row_absent(rows[P_VARIANTS], "%s", note);
+    st->ok[0] = st->ok[1] = st->ok[P_VARIANTS] = false;
+  } else {
+    if (hsad_launch_prepare(st->q, ctx->k, &bench_launch, &st->pl)) {
+      bench_row_absent(rows[1], "hsad_launch_prepare: %s", hsad_last_error());
+      st->ok[1] = false;
+    }
+    const hsad_device_kernel_t *two[2] = {ctx->k, ctx->k};
+    if (hsad_variant_set_create(two, 2, &st->vs)) {
+      bench_row_absent(rows[P_VARIANTS], "hsad_variant_set_create: %s", hsad_last_error());
+      st->ok[P_VARIANTS] = false;
+    }
+  }
+  if (bench_rocr_open(ctx, qs, false, &st->rq, note, sizeof note)) {
+    bench_row_absent(rows[2], "%s", note);
+    st->ok[2] = false;
+  }
+}
+
+static void dispatch_close(dstate_t *st) {
+  hsad_launch_destroy(st->pl);
+  hsad_variant_set_destroy(st->vs);
+  hsad_queue_destroy(st->q);
+  if (st->rq.q) bench_rocr_close(&st->rq);
+}
+
+/* The function each path's callgrind child counts */
+static const char *const dispatch_fns[NP] = {"hsad_kernel_dispatch", "hsad_prepared_dispatch",
+                                             "bench_rocr_submit", "bench_hip_submit",
+                                             "hsad_variant_dispatch"};
+
+/* Instructions per submit of path p, in a callgrind child; HIP's child (p 3) is only started
+ * (*hip_running), dispatch_callgrind waits for it. */
+static void dispatch_callgrind_path(bench_ctx_t *ctx, bench_row_t **rows, int p,
+                                    bench_cg_job_t *hip_job, bool *hip_running) {
+#ifdef __SANITIZE_ADDRESS__
+  /* valgrind cannot run an AddressSanitizer executable, nor HIP over this build's kfd-emu */
+  snprintf(rows[p]->note, sizeof rows[p]->note,
+           "callgrind: not run (this hsad is built with AddressSanitizer)");
+  return;
+#endif
+  char cnt[16], dv[16], co[64], note[BENCH_NOTE_MAX];
+  snprintf(cnt, sizeof cnt, "%u", ctx->cg_count);
+  snprintf(dv, sizeof dv, "%u", ctx->devi);
+  snprintf(co, sizeof co, "/proc/self/fd/%d", ctx->elf_fd);
+  char *av_hsad[] = {ctx->self, "bench", "--child", (char *)paths[p], "--count", cnt,
+                     "--device", dv, "--code-object", co, NULL};
+  char *av_hip[] = {ctx->hip_exe, "--callgrind", cnt, NULL};
+  bench_progress(ctx, "dispatch", paths[p], "callgrind, %u submits%s", ctx->cg_count,
+                 p == 3 ? " (in the background)" : "");
+  double ir = 0;
+  int rc;
+  if (p == 3) {
+    rc = bench_callgrind_start(ctx, av_hip, dispatch_fns[p], hip_job, note, sizeof note);
+    *hip_running = rc == 0;
+    if (*hip_running) return;
+  } else if (ctx->elf_fd < 0) {
+    bench_row_absent(rows[p], "callgrind: no code object to hand to the child");
+    return;
+  } else {
+    rc = bench_callgrind(ctx, av_hsad, dispatch_fns[p], &ir, note, sizeof note);
+  }
+  if (rc == 0) bench_sample(rows[p], "instructions_per_submit", "instructions", ir / ctx->cg_count);
+  else if (!bench_stopped()) /* the timing stays; the note says why the count is missing */
+    snprintf(rows[p]->note, sizeof rows[p]->note, "%s", note);
+}
+
+/* instructions per submit, one callgrind child per path: the HIP child (the slow one: HIP's
+ * start-up under valgrind) runs alongside the others, two at a time on two cores */
+static void dispatch_callgrind(bench_ctx_t *ctx, const dstate_t *st, bench_row_t **rows) {
+  bench_cg_job_t hip_job;
+  bool hip_running = false;
+  static const int order[NP] = {3, 0, 1, 2, P_VARIANTS};
+  for (int o = 0; o < NP && ctx->callgrind && !bench_stopped(); o++)
+    if (st->ok[order[o]]) dispatch_callgrind_path(ctx, rows, order[o], &hip_job, &hip_running);
+  if (hip_running) {
+    double ir = 0;
+    char note[BENCH_NOTE_MAX];
+    bench_progress(ctx, "dispatch", "hip", "callgrind: waiting for it");
+    if (bench_callgrind_finish(ctx, &hip_job, &ir, note, sizeof note) == 0)
+      bench_sample(rows[3], "instructions_per_submit", "instructions", ir / ctx->cg_count);
+    else if (!bench_stopped())
+      snprintf(rows[3]->note, sizeof rows[3]->note, "%s", note);
+  }
+}
+
 int bench_suite_dispatch(bench_ctx_t *ctx, bench_suite_result_t *out) {
   snprintf(out->title, sizeof out->title,
            "dispatch submit cost: one empty-kernel dispatch per submit, no completion");
@@ -98,34 +193,12 @@ int bench_suite_dispatch(bench_ctx_t *ctx, bench_suite_result_t *out) {
            ctx->count, ctx->callgrind ? ctx->cg_count : 0);
   out->plot_metric = "ns_per_submit";
   dstate_t st = {0};
-  char note[BENCH_NOTE_MAX];
   bench_row_t *rows[NP];
   for (int p = 0; p < NP; p++) {
     rows[p] = bench_row_add(out, paths[p], "", NULL, 0);
     st.ok[p] = true;
   }
-  uint32_t qs = bench_queue_size(ctx, ctx->count);
-  st.q = bench_hsad_queue(ctx, qs, false, note, sizeof note);
-  if (!st.q) {
-    bench_row_absent(rows[0], "%s", note);
-    bench_row_absent(rows[1], "%s", note);
-    bench_row_absent(rows[P_VARIANTS], "%s", note);
-    st.ok[0] = st.ok[1] = st.ok[P_VARIANTS] = false;
-  } else {
-    if (hsad_launch_prepare(st.q, ctx->k, &bench_launch, &st.pl)) {
-      bench_row_absent(rows[1], "hsad_launch_prepare: %s", hsad_last_error());
-      st.ok[1] = false;
-    }
-    const hsad_device_kernel_t *two[2] = {ctx->k, ctx->k};
-    if (hsad_variant_set_create(two, 2, &st.vs)) {
-      bench_row_absent(rows[P_VARIANTS], "hsad_variant_set_create: %s", hsad_last_error());
-      st.ok[P_VARIANTS] = false;
-    }
-  }
-  if (bench_rocr_open(ctx, qs, false, &st.rq, note, sizeof note)) {
-    bench_row_absent(rows[2], "%s", note);
-    st.ok[2] = false;
-  }
+  dispatch_open(ctx, &st, rows);
   for (uint32_t r = 0; r < ctx->rounds && !bench_stopped(); r++) {
     for (int i = 0; i < NP && !bench_stopped(); i++) {
       int p = (int)((i + r) % NP); /* rotate the order per round */
@@ -135,61 +208,8 @@ int bench_suite_dispatch(bench_ctx_t *ctx, bench_suite_result_t *out) {
     }
     bench_progress(ctx, "dispatch", "all paths", "round %u/%u", r + 1, ctx->rounds);
   }
-  hsad_launch_destroy(st.pl);
-  hsad_variant_set_destroy(st.vs);
-  hsad_queue_destroy(st.q);
-  if (st.rq.q) bench_rocr_close(&st.rq);
-
-  /* instructions per submit, one callgrind child per path: the HIP child (the slow one: HIP's
-   * start-up under valgrind) runs alongside the others, two at a time on two cores */
-  static const char *const fns[NP] = {"hsad_kernel_dispatch", "hsad_prepared_dispatch",
-                                      "bench_rocr_submit", "bench_hip_submit",
-                                      "hsad_variant_dispatch"};
-  char cnt[16], dv[16], co[64];
-  snprintf(cnt, sizeof cnt, "%u", ctx->cg_count);
-  snprintf(dv, sizeof dv, "%u", ctx->devi);
-  snprintf(co, sizeof co, "/proc/self/fd/%d", ctx->elf_fd);
-  bench_cg_job_t hip_job;
-  bool hip_running = false;
-  static const int order[NP] = {3, 0, 1, 2, P_VARIANTS};
-  for (int o = 0; o < NP && ctx->callgrind && !bench_stopped(); o++) {
-    int p = order[o];
-    if (!st.ok[p]) continue;
-#ifdef __SANITIZE_ADDRESS__
-    /* valgrind cannot run an AddressSanitizer executable, nor HIP over this build's kfd-emu */
-    snprintf(rows[p]->note, sizeof rows[p]->note,
-             "callgrind: not run (this hsad is built with AddressSanitizer)");
-    continue;
-#endif
-    char *av_hsad[] = {ctx->self, "bench", "--child", (char *)paths[p], "--count", cnt,
-                       "--device", dv, "--code-object", co, NULL};
-    char *av_hip[] = {ctx->hip_exe, "--callgrind", cnt, NULL};
-    bench_progress(ctx, "dispatch", paths[p], "callgrind, %u submits%s", ctx->cg_count,
-                   p == 3 ? " (in the background)" : "");
-    double ir = 0;
-    int rc;
-    if (p == 3) {
-      rc = bench_callgrind_start(ctx, av_hip, fns[p], &hip_job, note, sizeof note);
-      hip_running = rc == 0;
-      if (hip_running) continue;
-    } else if (ctx->elf_fd < 0) {
-      bench_row_absent(rows[p], "callgrind: no code object to hand to the child");
-      continue;
-    } else {
-      rc = bench_callgrind(ctx, av_hsad, fns[p], &ir, note, sizeof note);
-    }
-    if (rc == 0) bench_sample(rows[p], "instructions_per_submit", "instructions", ir / ctx->cg_count);
-    else if (!bench_stopped()) /* the timing stays; the note says why the count is missing */
-      snprintf(rows[p]->note, sizeof rows[p]->note, "%s", note);
-  }
-  if (hip_running) {
-    double ir = 0;
-    bench_progress(ctx, "dispatch", "hip", "callgrind: waiting for it");
-    if (bench_callgrind_finish(ctx, &hip_job, &ir, note, sizeof note) == 0)
-      bench_sample(rows[3], "instructions_per_submit", "instructions", ir / ctx->cg_count);
-    else if (!bench_stopped())
-      snprintf(rows[3]->note, sizeof rows[3]->note, "%s", note);
-  }
+  dispatch_close(&st);
+  dispatch_callgrind(ctx, &st, rows);
   bench_ratio(out, "hsad", "rocr-textbook", "", 0, "ns_per_submit");
   bench_ratio(out, "hsad-prepared", "rocr-textbook", "", 0, "ns_per_submit");
   bench_ratio(out, "hsad", "hip", "", 0, "ns_per_submit");
