@@ -175,88 +175,116 @@ static int run_hip_stream(bench_ctx_t *ctx, size_t size, uint32_t n, bench_row_t
   return 0;
 }
 
+/* The pool suite's paths, their rows and what they allocate from. */
+typedef struct pool_suite {
+  uint32_t n_pool, n_slow; /* pairs per sample: the pool's, the others' */
+  bench_row_t *rows[NP][NSZ];
+  bool ok[NP];
+  hsad_mem_pool_t *spool; /* stream: the stream-ordered pool and its queue */
+  hsad_queue_t *sq;
+  hsad_host_pool_t *pool;
+  hsad_host_pool_stats_t st0; /* the host pool's counters before the suite */
+  fine_find_t ff;             /* hsa-pool: the fine-grained CPU pool */
+} pool_suite_t;
+
+/* The pools of every path; a path whose pool is missing has its rows' notes and ok[p] false. */
+static void pool_open(bench_ctx_t *ctx, pool_suite_t *ps) {
+  /* threshold: keep every block (as CUDA users set cudaMemPoolAttrReleaseThreshold to
+   * UINT64_MAX): with 0, a free whose barrier the CP already passed is released at once */
+  if (hsad_mem_pool_create(ctx->dev, &ps->spool) ||
+      hsad_mem_pool_set_release_threshold(ps->spool, UINT64_MAX) ||
+      hsad_queue_create(ctx->dev, NULL, &ps->sq)) {
+    for (int k = 0; k < NSZ; k++) bench_row_absent(ps->rows[4][k], "%s", hsad_last_error());
+    ps->ok[4] = false;
+  }
+  if (hsad_host_pool_get(ctx->dev, &ps->pool)) {
+    for (int k = 0; k < NSZ; k++) {
+      bench_row_absent(ps->rows[0][k], "%s", hsad_last_error());
+      bench_row_absent(ps->rows[1][k], "%s", hsad_last_error());
+    }
+    ps->ok[0] = ps->ok[1] = false;
+  }
+  if (ps->pool) hsad_host_pool_stats(ps->pool, &ps->st0);
+  const hsad_device_info_t *di = hsad_device_info(ctx->dev);
+  const hsad_cpu_info_t *ci = hsad_cpu_info(ctx->rt, di->nearest_cpu < 0 ? 0 : (uint32_t)di->nearest_cpu);
+  cpu_find_t cf = {.node = ci ? ci->numa_node : 0};
+  hsad_rocr.hsa_iterate_agents(find_cpu, &cf);
+  if (cf.found) hsad_rocr.hsa_amd_agent_iterate_memory_pools(cf.agent, find_fine, &ps->ff);
+  if (!ps->ff.found) {
+    for (int k = 0; k < NSZ; k++) bench_row_absent(ps->rows[2][k], "no fine-grained CPU pool found");
+    ps->ok[2] = false;
+  }
+}
+
+/* Round r: every size, every path still ok, in an order rotated per round. */
+static void pool_round(bench_ctx_t *ctx, pool_suite_t *ps, uint32_t r) {
+  for (int k = 0; k < NSZ && !bench_stopped(); k++) {
+    uint32_t slow = k == 2 ? 20 : ps->n_slow;
+    for (int i = 0; i < NP && !bench_stopped(); i++) {
+      int p = (int)((i + r) % NP);
+      if (!ps->ok[p]) continue;
+      bench_row_t *row = ps->rows[p][k];
+      int rc = p == 0 ? run_pool(ps->pool, sizes[k], ps->n_pool, 1, row)
+             : p == 1 ? run_pool(ps->pool, sizes[k], ps->n_pool, 4, row)
+             : p == 2 ? run_hsa(ps->ff.pool, sizes[k], slow, row)
+             : p == 3 ? run_hip(ctx, sizes[k], slow, row)
+             : p == 4 ? run_stream(ctx, ps->spool, ps->sq, sizes[k], ps->n_slow, row)
+                      : run_hip_stream(ctx, sizes[k], ps->n_slow, row);
+      if (rc) ps->ok[p] = false;
+    }
+  }
+}
+
+/* The host pool's counters over the suite, in the first row's note. */
+static void pool_note_counters(pool_suite_t *ps) {
+  if (ps->pool && !ps->rows[0][0]->absent) {
+    hsad_host_pool_stats_t st;
+    hsad_host_pool_stats(ps->pool, &st);
+    snprintf(ps->rows[0][0]->note, sizeof ps->rows[0][0]->note,
+             "pool counters over the suite: %llu hits, %llu misses, %llu trims",
+             (unsigned long long)(st.hits - ps->st0.hits),
+             (unsigned long long)(st.misses - ps->st0.misses),
+             (unsigned long long)(st.trims - ps->st0.trims));
+  }
+}
+
+/* The stream pool released (its frees reached first) and its queue destroyed. */
+static void pool_close(bench_ctx_t *ctx, pool_suite_t *ps) {
+  if (ps->sq) hsad_queue_wait_idle(ps->sq, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
+  if (ps->spool) hsad_mem_pool_destroy(ps->spool, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
+  if (ps->sq) hsad_queue_destroy(ps->sq);
+}
+
 int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
-  uint32_t n_pool = ctx->count, n_slow = ctx->count / 50;
-  if (n_slow < 10) n_slow = 10;
-  if (n_slow > 200) n_slow = 200;
+  pool_suite_t ps = {.n_pool = ctx->count, .n_slow = ctx->count / 50,
+                     .ok = {true, true, true, true, true, true}};
+  if (ps.n_slow < 10) ps.n_slow = 10;
+  if (ps.n_slow > 200) ps.n_slow = 200;
   snprintf(out->title, sizeof out->title,
            "pinned host alloc + free: hsad pool (1 and 4 threads) vs hsa_amd_memory_pool_allocate "
            "vs hipHostMalloc");
   snprintf(out->params, sizeof out->params,
            "rounds=%u pairs_per_sample: pool %u, others %u (64 MiB: 20) (means)", ctx->rounds,
-           n_pool, n_slow);
+           ps.n_pool, ps.n_slow);
   out->plot_metric = "ns_per_alloc_free";
   out->plot_xname = "bytes";
-  bench_row_t *rows[NP][NSZ];
   /* add every row first: adding may move the rows (the pointers are taken afterwards) */
   for (int p = 0; p < NP; p++)
     for (int k = 0; k < NSZ; k++) bench_row_add(out, paths[p], "", "bytes", (double)sizes[k]);
   for (int p = 0; p < NP; p++)
-    for (int k = 0; k < NSZ; k++) rows[p][k] = bench_row_find(out, paths[p], "", (double)sizes[k]);
-  bool ok[NP] = {true, true, true, true, true, true};
-  hsad_mem_pool_t *spool = NULL;
-  hsad_queue_t *sq = NULL;
-  /* threshold: keep every block (as CUDA users set cudaMemPoolAttrReleaseThreshold to
-   * UINT64_MAX): with 0, a free whose barrier the CP already passed is released at once */
-  if (hsad_mem_pool_create(ctx->dev, &spool) ||
-      hsad_mem_pool_set_release_threshold(spool, UINT64_MAX) ||
-      hsad_queue_create(ctx->dev, NULL, &sq)) {
-    for (int k = 0; k < NSZ; k++) bench_row_absent(rows[4][k], "%s", hsad_last_error());
-    ok[4] = false;
-  }
-  hsad_host_pool_t *pool = NULL;
-  if (hsad_host_pool_get(ctx->dev, &pool)) {
-    for (int k = 0; k < NSZ; k++) {
-      bench_row_absent(rows[0][k], "%s", hsad_last_error());
-      bench_row_absent(rows[1][k], "%s", hsad_last_error());
-    }
-    ok[0] = ok[1] = false;
-  }
-  hsad_host_pool_stats_t st0 = {0};
-  if (pool) hsad_host_pool_stats(pool, &st0);
-  const hsad_device_info_t *di = hsad_device_info(ctx->dev);
-  const hsad_cpu_info_t *ci = hsad_cpu_info(ctx->rt, di->nearest_cpu < 0 ? 0 : (uint32_t)di->nearest_cpu);
-  cpu_find_t cf = {.node = ci ? ci->numa_node : 0};
-  fine_find_t ff = {0};
-  hsad_rocr.hsa_iterate_agents(find_cpu, &cf);
-  if (cf.found) hsad_rocr.hsa_amd_agent_iterate_memory_pools(cf.agent, find_fine, &ff);
-  if (!ff.found) {
-    for (int k = 0; k < NSZ; k++) bench_row_absent(rows[2][k], "no fine-grained CPU pool found");
-    ok[2] = false;
-  }
+    for (int k = 0; k < NSZ; k++) ps.rows[p][k] = bench_row_find(out, paths[p], "", (double)sizes[k]);
+  pool_open(ctx, &ps);
   for (uint32_t r = 0; r < ctx->rounds && !bench_stopped(); r++) {
-    for (int k = 0; k < NSZ && !bench_stopped(); k++) {
-      uint32_t slow = k == 2 ? 20 : n_slow;
-      for (int i = 0; i < NP && !bench_stopped(); i++) {
-        int p = (int)((i + r) % NP);
-        if (!ok[p]) continue;
-        int rc = p == 0 ? run_pool(pool, sizes[k], n_pool, 1, rows[p][k])
-               : p == 1 ? run_pool(pool, sizes[k], n_pool, 4, rows[p][k])
-               : p == 2 ? run_hsa(ff.pool, sizes[k], slow, rows[p][k])
-               : p == 3 ? run_hip(ctx, sizes[k], slow, rows[p][k])
-               : p == 4 ? run_stream(ctx, spool, sq, sizes[k], n_slow, rows[p][k])
-                        : run_hip_stream(ctx, sizes[k], n_slow, rows[p][k]);
-        if (rc) ok[p] = false;
-      }
-    }
+    pool_round(ctx, &ps, r);
     bench_progress(ctx, "pool", "all paths", "round %u/%u", r + 1, ctx->rounds);
   }
-  if (pool && !rows[0][0]->absent) {
-    hsad_host_pool_stats_t st;
-    hsad_host_pool_stats(pool, &st);
-    snprintf(rows[0][0]->note, sizeof rows[0][0]->note,
-             "pool counters over the suite: %llu hits, %llu misses, %llu trims",
-             (unsigned long long)(st.hits - st0.hits), (unsigned long long)(st.misses - st0.misses),
-             (unsigned long long)(st.trims - st0.trims));
-  }
+  pool_note_counters(&ps);
   for (int k = 0; k < NSZ; k++) {
     bench_ratio(out, "hip", "pool", "", (double)sizes[k], "ns_per_alloc_free");
     bench_ratio(out, "hsa-pool", "pool", "", (double)sizes[k], "ns_per_alloc_free");
     bench_ratio(out, "pool-4threads", "pool", "", (double)sizes[k], "ns_per_alloc_free");
     bench_ratio(out, "hip-stream", "stream", "", (double)sizes[k], "ns_per_alloc_free");
   }
-  if (sq) hsad_queue_wait_idle(sq, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
-  if (spool) hsad_mem_pool_destroy(spool, hsad_now_ns() + ctx->timeout_s * 1000000000ull);
-  if (sq) hsad_queue_destroy(sq);
-  return ok[0] ? 0 : -1;
+  pool_close(ctx, &ps);
+  return ps.ok[0] ? 0 : -1;
 }
