@@ -86,6 +86,64 @@ static double med_of(bench_suite_result_t *out, const char *path, size_t size) {
   return bench_median(v, m->n);
 }
 
+/* What one round of the copy suite measures with. */
+typedef struct copy_suite {
+  const size_t *sizes;
+  uint32_t nsz;
+  bench_row_t *(*rows)[MAXSZ];
+  void *dev, *pinned;
+  uint8_t *pageable;
+  bool ok[NP];
+} copy_suite_t;
+
+/* Round r: every size (copies per sample: clamp(32 MiB / size, 3, 100)), every path still ok,
+ * in an order rotated per round. */
+static void copy_round(bench_ctx_t *ctx, copy_suite_t *cs, uint32_t r) {
+  for (uint32_t k = 0; k < cs->nsz && !bench_stopped(); k++) {
+    size_t size = cs->sizes[k];
+    uint32_t reps = (uint32_t)(((size_t)32 << 20) / size);
+    if (reps < 3) reps = 3;
+    if (reps > 100) reps = 100;
+    for (int i = 0; i < NP && !bench_stopped(); i++) {
+      int p = (int)((i + r) % NP);
+      if (!cs->ok[p]) continue;
+      bench_row_t *row = cs->rows[p][k];
+      int rc = p < NHSAD ? copy_hsad(ctx, p, size, reps, cs->dev, cs->pinned, cs->pageable, row)
+                         : copy_hip(ctx, p == NHSAD, size, reps, row);
+      if (rc) cs->ok[p] = false;
+    }
+  }
+}
+
+/* The measured crossovers in auto0's note (the first "auto" row). */
+static void copy_note_crossovers(bench_suite_result_t *out, const size_t *sizes, uint32_t nsz,
+                                 bench_row_t *auto0) {
+  /* crossovers of the medians (a path "wins" a size when it is at least 5% faster):
+   * pin_from = the smallest size from which pinned-in-place wins over staged and pipelined at
+   * every larger size; staged_max = the largest size below pin_from up to which staged is
+   * within 5% of the best pageable path at every size */
+  size_t staged_max = 0, pin_from = 0;
+  for (uint32_t k = nsz; k-- > 0;) {
+    double pi = med_of(out, "pinned-in-place", sizes[k]), pl = med_of(out, "pipelined", sizes[k]),
+           st = med_of(out, "staged", sizes[k]);
+    if (pi > 0 && pl > 0 && st > 0 && pi * 1.05 < pl && pi * 1.05 < st) pin_from = sizes[k];
+    else break;
+  }
+  for (uint32_t k = 0; k < nsz && (!pin_from || sizes[k] < pin_from); k++) {
+    double pi = med_of(out, "pinned-in-place", sizes[k]), pl = med_of(out, "pipelined", sizes[k]),
+           st = med_of(out, "staged", sizes[k]);
+    double best = pl < pi ? pl : pi;
+    if (st > 0 && best > 0 && st <= best * 1.05) staged_max = sizes[k];
+    else break;
+  }
+  if (!auto0->absent)
+    snprintf(auto0->note, sizeof auto0->note,
+             "measured crossovers: staged <= %zu bytes, pinned-in-place >= %s%zu bytes "
+             "(defaults: staging_max %zu, pin_threshold %zu)",
+             staged_max, pin_from ? "" : "(never within the sizes) ", pin_from,
+             (size_t)HSAD_COPY_DEFAULT_STAGING_MAX, (size_t)HSAD_COPY_DEFAULT_PIN_THRESHOLD);
+}
+
 int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out) {
   size_t sizes[MAXSZ];
   uint32_t nsz = 0;
@@ -120,49 +178,14 @@ int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out) {
   }
   memset(pageable, 1, maxsz); /* touched: page faults are not what is measured */
   memset(pinned, 2, maxsz);
-  bool ok[NP];
-  for (int p = 0; p < NP; p++) ok[p] = true;
+  copy_suite_t cs = {.sizes = sizes, .nsz = nsz, .rows = rows, .dev = dev, .pinned = pinned,
+                     .pageable = pageable};
+  for (int p = 0; p < NP; p++) cs.ok[p] = true;
   for (uint32_t r = 0; r < ctx->rounds && !bench_stopped(); r++) {
-    for (uint32_t k = 0; k < nsz && !bench_stopped(); k++) {
-      size_t size = sizes[k];
-      uint32_t reps = (uint32_t)(((size_t)32 << 20) / size);
-      if (reps < 3) reps = 3;
-      if (reps > 100) reps = 100;
-      for (int i = 0; i < NP && !bench_stopped(); i++) {
-        int p = (int)((i + r) % NP);
-        if (!ok[p]) continue;
-        int rc = p < NHSAD ? copy_hsad(ctx, p, size, reps, dev, pinned, pageable, rows[p][k])
-                           : copy_hip(ctx, p == NHSAD, size, reps, rows[p][k]);
-        if (rc) ok[p] = false;
-      }
-    }
+    copy_round(ctx, &cs, r);
     bench_progress(ctx, "copy", "all paths", "round %u/%u", r + 1, ctx->rounds);
   }
-  /* crossovers of the medians (a path "wins" a size when it is at least 5% faster):
-   * pin_from = the smallest size from which pinned-in-place wins over staged and pipelined at
-   * every larger size; staged_max = the largest size below pin_from up to which staged is
-   * within 5% of the best pageable path at every size */
-  size_t staged_max = 0, pin_from = 0;
-  for (uint32_t k = nsz; k-- > 0;) {
-    double pi = med_of(out, "pinned-in-place", sizes[k]), pl = med_of(out, "pipelined", sizes[k]),
-           st = med_of(out, "staged", sizes[k]);
-    if (pi > 0 && pl > 0 && st > 0 && pi * 1.05 < pl && pi * 1.05 < st) pin_from = sizes[k];
-    else break;
-  }
-  for (uint32_t k = 0; k < nsz && (!pin_from || sizes[k] < pin_from); k++) {
-    double pi = med_of(out, "pinned-in-place", sizes[k]), pl = med_of(out, "pipelined", sizes[k]),
-           st = med_of(out, "staged", sizes[k]);
-    double best = pl < pi ? pl : pi;
-    if (st > 0 && best > 0 && st <= best * 1.05) staged_max = sizes[k];
-    else break;
-  }
-  bench_row_t *auto0 = rows[4][0];
-  if (!auto0->absent)
-    snprintf(auto0->note, sizeof auto0->note,
-             "measured crossovers: staged <= %zu bytes, pinned-in-place >= %s%zu bytes "
-             "(defaults: staging_max %zu, pin_threshold %zu)",
-             staged_max, pin_from ? "" : "(never within the sizes) ", pin_from,
-             (size_t)HSAD_COPY_DEFAULT_STAGING_MAX, (size_t)HSAD_COPY_DEFAULT_PIN_THRESHOLD);
+  copy_note_crossovers(out, sizes, nsz, rows[4][0]);
   hsad_host_pool_free(pool, pinned);
   hsad_mem_free(dev);
   free(pageable);
@@ -172,5 +195,5 @@ int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out) {
     bench_ratio(out, "hip-pinned", "pinned", "", (double)sizes[k], "us");
     bench_ratio(out, "async", "async-deferred", "", (double)sizes[k], "us");
   }
-  return ok[0] || ok[4] ? 0 : -1;
+  return cs.ok[0] || cs.ok[4] ? 0 : -1;
 }
