@@ -50,26 +50,100 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* The producers suite's queues (one per thread, [0] the shared one) and its paths' state. */
+typedef struct producers_suite {
+  bench_ctx_t *ctx;
+  uint32_t total; /* submits per measurement */
+  hsad_queue_t *hq[MAXT];
+  bench_rocr_q_t rq[MAXT];
+  bool ok[NP];
+  char why[NP][BENCH_NOTE_MAX]; /* why a path stopped */
+} producers_suite_t;
+
+/* The HIP child's measurement of T producers; -1 with why[2] set. */
+static int producers_hip(producers_suite_t *ps, uint32_t T, bool shared, double *ns, double *rate) {
+  char note[BENCH_NOTE_MAX], cmd[64], reply[BENCH_NOTE_MAX];
+  bench_child_t *hip = bench_hip(ps->ctx, note, sizeof note);
+  snprintf(cmd, sizeof cmd, "producers %u %u %u", T, shared ? 1 : 0, ps->total);
+  if (!hip || bench_child_cmd(ps->ctx, hip, cmd, reply, sizeof reply) ||
+      sscanf(reply, "%lf %lf", ns, rate) != 2) {
+    snprintf(ps->why[2], sizeof ps->why[2], "%s", hip ? reply : note);
+    return -1;
+  }
+  return 0;
+}
+
+/* T threads submitting total / T each on path p (0 hsad, 1 ROCr) into one shared queue or a
+ * queue each, then the queues drained; -1 with why[p] set. */
+static int producers_threads(producers_suite_t *ps, int p, uint32_t T, bool shared, double *ns,
+                             double *rate) {
+  bench_ctx_t *ctx = ps->ctx;
+  char note[BENCH_NOTE_MAX];
+  pworker_t w[MAXT];
+  volatile int go = 0;
+  uint32_t started = 0;
+  for (uint32_t t = 0; t < T; t++) {
+    w[t] = (pworker_t){.ctx = ctx, .path = p, .q = ps->hq[shared ? 0 : t],
+                       .rq = &ps->rq[shared ? 0 : t], .n = ps->total / T, .go = &go};
+    if (pthread_create(&w[t].th, NULL, worker, &w[t])) break;
+    started++;
+  }
+  uint64_t t0 = hsad_now_ns();
+  __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+  int err = started < T;
+  for (uint32_t t = 0; t < started; t++) {
+    pthread_join(w[t].th, NULL);
+    *ns += w[t].ns / T;
+    err |= w[t].err;
+  }
+  double wall = (double)(hsad_now_ns() - t0);
+  *rate = (double)(ps->total / T * T) / (wall / 1e9);
+  for (uint32_t t = 0; t < (shared ? 1 : T) && !err; t++)
+    err = p == 0 ? bench_hsad_drain(ctx, ps->hq[t], note, sizeof note)
+                 : bench_rocr_drain(ctx, &ps->rq[t]);
+  if (err) {
+    snprintf(ps->why[p], sizeof ps->why[p], "%s", started < T ? "pthread_create failed"
+             : p == 0 ? hsad_last_error() : "queue not drained in time");
+    return -1;
+  }
+  return 0;
+}
+
+/* One measurement of path p with T threads into row; a failed path stops (its why). */
+static void producers_measure(producers_suite_t *ps, int p, uint32_t T, bool shared,
+                              bench_row_t *row) {
+  if (!ps->ok[p]) {
+    bench_row_absent(row, "%s", ps->why[p]);
+    return;
+  }
+  double ns = 0, rate = 0;
+  if (p == 2 ? producers_hip(ps, T, shared, &ns, &rate)
+             : producers_threads(ps, p, T, shared, &ns, &rate)) {
+    bench_row_absent(row, "%s", ps->why[p]);
+    ps->ok[p] = false;
+    return;
+  }
+  bench_sample(row, "ns_per_submit", "ns", ns);
+  bench_sample(row, "submits_per_s", "submits_per_s", rate);
+}
+
 int bench_suite_producers(bench_ctx_t *ctx, bench_suite_result_t *out) {
-  uint32_t total = ctx->count / 2 - ctx->count / 2 % 8; /* 8 configurations x 3 paths */
-  if (total < 8) total = 8;
+  producers_suite_t ps = {.ctx = ctx, .ok = {true, true, true}};
+  ps.total = ctx->count / 2 - ctx->count / 2 % 8; /* 8 configurations x 3 paths */
+  if (ps.total < 8) ps.total = 8;
   snprintf(out->title, sizeof out->title,
            "T threads submitting into one shared queue or a queue each (empty kernel, no "
            "completion)");
   snprintf(out->params, sizeof out->params, "rounds=%u submits_per_measurement=%u", ctx->rounds,
-           total);
+           ps.total);
   out->plot_metric = "ns_per_submit";
   out->plot_xname = "threads";
-  char note[BENCH_NOTE_MAX];
-  uint32_t qs = bench_queue_size(ctx, total);
-  hsad_queue_t *hq[MAXT] = {0};
-  bench_rocr_q_t rq[MAXT];
-  memset(rq, 0, sizeof rq);
-  bool ok[NP] = {true, true, true};
-  char why[NP][BENCH_NOTE_MAX] = {{0}};
+  uint32_t qs = bench_queue_size(ctx, ps.total);
   for (int t = 0; t < MAXT; t++) {
-    if (ok[0] && !(hq[t] = bench_hsad_queue(ctx, qs, false, why[0], sizeof why[0]))) ok[0] = false;
-    if (ok[1] && bench_rocr_open(ctx, qs, false, &rq[t], why[1], sizeof why[1])) ok[1] = false;
+    if (ps.ok[0] && !(ps.hq[t] = bench_hsad_queue(ctx, qs, false, ps.why[0], sizeof ps.why[0])))
+      ps.ok[0] = false;
+    if (ps.ok[1] && bench_rocr_open(ctx, qs, false, &ps.rq[t], ps.why[1], sizeof ps.why[1]))
+      ps.ok[1] = false;
   }
   for (uint32_t r = 0; r < ctx->rounds && !bench_stopped(); r++) {
     for (int c = 0; c < 2 * NT && !bench_stopped(); c++) {
@@ -78,68 +152,19 @@ int bench_suite_producers(bench_ctx_t *ctx, bench_suite_result_t *out) {
       const char *cfg = shared ? "queues=shared" : "queues=each";
       for (int i = 0; i < NP && !bench_stopped(); i++) {
         int p = (int)((i + r) % NP);
-        bench_row_t *row = bench_row_add(out, paths[p], cfg, "threads", T);
-        if (!ok[p]) {
-          bench_row_absent(row, "%s", why[p]);
-          continue;
-        }
-        double ns = 0, rate = 0;
-        if (p == 2) {
-          bench_child_t *hip = bench_hip(ctx, note, sizeof note);
-          char cmd[64], reply[BENCH_NOTE_MAX];
-          snprintf(cmd, sizeof cmd, "producers %u %u %u", T, shared ? 1 : 0, total);
-          if (!hip || bench_child_cmd(ctx, hip, cmd, reply, sizeof reply) ||
-              sscanf(reply, "%lf %lf", &ns, &rate) != 2) {
-            snprintf(why[p], sizeof why[p], "%s", hip ? reply : note);
-            bench_row_absent(row, "%s", why[p]);
-            ok[p] = false;
-            continue;
-          }
-        } else {
-          pworker_t w[MAXT];
-          volatile int go = 0;
-          uint32_t started = 0;
-          for (uint32_t t = 0; t < T; t++) {
-            w[t] = (pworker_t){.ctx = ctx, .path = p, .q = hq[shared ? 0 : t],
-                               .rq = &rq[shared ? 0 : t], .n = total / T, .go = &go};
-            if (pthread_create(&w[t].th, NULL, worker, &w[t])) break;
-            started++;
-          }
-          uint64_t t0 = hsad_now_ns();
-          __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-          int err = started < T;
-          for (uint32_t t = 0; t < started; t++) {
-            pthread_join(w[t].th, NULL);
-            ns += w[t].ns / T;
-            err |= w[t].err;
-          }
-          double wall = (double)(hsad_now_ns() - t0);
-          rate = (double)(total / T * T) / (wall / 1e9);
-          for (uint32_t t = 0; t < (shared ? 1 : T) && !err; t++)
-            err = p == 0 ? bench_hsad_drain(ctx, hq[t], note, sizeof note)
-                         : bench_rocr_drain(ctx, &rq[t]);
-          if (err) {
-            snprintf(why[p], sizeof why[p], "%s", started < T ? "pthread_create failed"
-                     : p == 0 ? hsad_last_error() : "queue not drained in time");
-            bench_row_absent(row, "%s", why[p]);
-            ok[p] = false;
-            continue;
-          }
-        }
-        bench_sample(row, "ns_per_submit", "ns", ns);
-        bench_sample(row, "submits_per_s", "submits_per_s", rate);
+        producers_measure(&ps, p, T, shared, bench_row_add(out, paths[p], cfg, "threads", T));
       }
     }
     bench_progress(ctx, "producers", "all paths", "round %u/%u", r + 1, ctx->rounds);
   }
   for (int t = 0; t < MAXT; t++) {
-    hsad_queue_destroy(hq[t]);
-    if (rq[t].q) bench_rocr_close(&rq[t]);
+    hsad_queue_destroy(ps.hq[t]);
+    if (ps.rq[t].q) bench_rocr_close(&ps.rq[t]);
   }
   for (int c = 0; c < 2 * NT; c++) {
     const char *cfg = c < NT ? "queues=shared" : "queues=each";
     bench_ratio(out, "hsad", "rocr-textbook", cfg, threads_list[c % NT], "ns_per_submit");
     bench_ratio(out, "hsad", "hip", cfg, threads_list[c % NT], "ns_per_submit");
   }
-  return ok[0] || ok[1] ? 0 : -1;
+  return ps.ok[0] || ps.ok[1] ? 0 : -1;
 }
