@@ -229,6 +229,53 @@ void bench_report_csv(const bench_ctx_t *ctx, const bench_suite_result_t *s, uin
   }
 }
 
+/* plot_one's lines: one series per path and configuration (names[0..np)), over the x axis */
+static void plot_lines(FILE *g, const bench_suite_result_t *r, const bench_row_t *const *names,
+                       uint32_t np) {
+  uint32_t used = 0;
+  for (uint32_t t = 0; t < np; t++) {
+    fprintf(g, "$d%u << EOD\n", t);
+    for (uint32_t j = 0; j < r->nrows; j++) {
+      bench_row_t *w = &r->rows[j];
+      if (strcmp(w->path, names[t]->path) || strcmp(w->config, names[t]->config) || !w->xname)
+        continue;
+      for (uint32_t k = 0; k < w->nm; k++)
+        if (!strcmp(w->m[k].name, r->plot_metric) && w->m[k].n)
+          fprintf(g, "%g %g %g %g\n", w->x, w->m[k].median, w->m[k].min, w->m[k].max);
+    }
+    fprintf(g, "EOD\n");
+  }
+  fprintf(g, "set xlabel '%s'\nset offsets 0.3, 0.3, 0, 0\nplot ", r->plot_xname);
+  for (uint32_t t = 0; t < np; t++) {
+    fprintf(g, "%s$d%u using 1:2:3:4 with yerrorlines title '%s%s%s'", used ? ", " : "", t,
+            names[t]->path, names[t]->config[0] ? " " : "", names[t]->config);
+    used++;
+  }
+  fprintf(g, "\n");
+}
+
+/* plot_one's bars: one bar per row with the metric (a placeholder when none was measured) */
+static void plot_bars(FILE *g, const bench_suite_result_t *r) {
+  fprintf(g, "$d << EOD\n");
+  uint32_t rows = 0;
+  for (uint32_t j = 0; j < r->nrows; j++) {
+    bench_row_t *w = &r->rows[j];
+    for (uint32_t k = 0; k < w->nm; k++)
+      if (!strcmp(w->m[k].name, r->plot_metric) && w->m[k].n) {
+        fprintf(g, "\"%s%s%s\" %g %g %g\n", w->path, w->config[0] ? "\\n" : "", w->config,
+                w->m[k].median, w->m[k].min, w->m[k].max);
+        rows++;
+      }
+  }
+  fprintf(g, "EOD\n");
+  if (!rows) fprintf(g, "$d << EOD\n\"none measured\" 0 0 0\nEOD\n");
+  /* a log axis: the boxes stand on the axis' bottom */
+  fprintf(g, "set style fill solid 0.5\nset boxwidth 0.6\nset xrange [-0.6:*]\nunset key\n%s",
+          r->plot_logy ? "set xtics font ',8'\nset boxwidth 0.6 absolute\n" : "");
+  fprintf(g, "plot $d using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc "
+             "rgb 'black' pt 0\n");
+}
+
 /* One PNG per suite: the suite's plot_metric, median with min..max error bars; per path over
  * the configuration axis (lines) when the suite has one, else one bar per path. The data goes
  * to gnuplot inline (datablocks): no temporary files. */
@@ -263,47 +310,8 @@ static int plot_one(const bench_ctx_t *ctx, const bench_suite_result_t *r, const
       t++;
     if (t == np) names[np++] = &r->rows[j];
   }
-  if (r->plot_xname) {
-    uint32_t used = 0;
-    for (uint32_t t = 0; t < np; t++) {
-      fprintf(g, "$d%u << EOD\n", t);
-      for (uint32_t j = 0; j < r->nrows; j++) {
-        bench_row_t *w = &r->rows[j];
-        if (strcmp(w->path, names[t]->path) || strcmp(w->config, names[t]->config) || !w->xname)
-          continue;
-        for (uint32_t k = 0; k < w->nm; k++)
-          if (!strcmp(w->m[k].name, r->plot_metric) && w->m[k].n)
-            fprintf(g, "%g %g %g %g\n", w->x, w->m[k].median, w->m[k].min, w->m[k].max);
-      }
-      fprintf(g, "EOD\n");
-    }
-    fprintf(g, "set xlabel '%s'\nset offsets 0.3, 0.3, 0, 0\nplot ", r->plot_xname);
-    for (uint32_t t = 0; t < np; t++) {
-      fprintf(g, "%s$d%u using 1:2:3:4 with yerrorlines title '%s%s%s'", used ? ", " : "", t,
-              names[t]->path, names[t]->config[0] ? " " : "", names[t]->config);
-      used++;
-    }
-    fprintf(g, "\n");
-  } else {
-    fprintf(g, "$d << EOD\n");
-    uint32_t rows = 0;
-    for (uint32_t j = 0; j < r->nrows; j++) {
-      bench_row_t *w = &r->rows[j];
-      for (uint32_t k = 0; k < w->nm; k++)
-        if (!strcmp(w->m[k].name, r->plot_metric) && w->m[k].n) {
-          fprintf(g, "\"%s%s%s\" %g %g %g\n", w->path, w->config[0] ? "\\n" : "", w->config,
-                  w->m[k].median, w->m[k].min, w->m[k].max);
-          rows++;
-        }
-    }
-    fprintf(g, "EOD\n");
-    if (!rows) fprintf(g, "$d << EOD\n\"none measured\" 0 0 0\nEOD\n");
-    /* a log axis: the boxes stand on the axis' bottom */
-    fprintf(g, "set style fill solid 0.5\nset boxwidth 0.6\nset xrange [-0.6:*]\nunset key\n%s",
-            r->plot_logy ? "set xtics font ',8'\nset boxwidth 0.6 absolute\n" : "");
-    fprintf(g, "plot $d using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc "
-               "rgb 'black' pt 0\n");
-  }
+  if (r->plot_xname) plot_lines(g, r, names, np);
+  else plot_bars(g, r);
   int st = pclose(g);
   struct stat sb;
   if (st != 0 || stat(png, &sb) != 0 || sb.st_size == 0) {
