@@ -359,77 +359,48 @@ static const char *article(const char *tn) {
  * gives (checked by size only). */
 typedef enum { CHECKED_TYPE, CHECKED_SIZE_ONLY } checked_t;
 
-/* Checks given argument e (a) against explicit argument ka of kernel kname; on a mismatch
- * writes the message to why and returns -1. `tn` is the argument's type as shown (.type_name,
- * or the demangled C++ parameter type), `cls` the same type as classify_type reads it (""
- * when unknown). The hints are in syn's syntax. Fills the scalar's bytes for 3-element vectors
- * (padded to 4). *checked says whether a scalar's type could be checked or only its size. */
-static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const char *tn,
-                     const char *cls, const char *kname, cli_syntax_t syn, char *why,
-                     size_t whyn, checked_t *checked) {
-  bool g = syn == CLI_SYNTAX_GRAPH;
-  char lb[600];
-  arg_label(lb, sizeof lb, e, ka);
-  *checked = CHECKED_TYPE;
-  hsad_value_kind_t vk = ka->value_kind;
-  if (vk == HSAD_VK_DYNAMIC_SHARED_POINTER) {
-    if (a->kind == A_LDS) return 0;
-    snprintf(why, whyn, "%s of kernel '%s' is a __local pointer: use %s (the "
-             "dynamic LDS size), not a %s", lb, kname, g ? "{\"lds\": BYTES}" : "--arg lds:BYTES",
-             a->kind == A_BUF ? "buffer" : a->kind == A_SCALAR ? "scalar" : "byte string");
+/* check_arg for a global buffer argument (label lb): a buffer, of elements of the pointee's
+ * size and kind when cls names one ("float*": f32; integers of either signedness). */
+static int check_buffer_arg(const arg_t *a, const char *lb, const char *tn, const char *cls,
+                            const char *kname, bool g, char *why, size_t whyn) {
+  if (a->kind != A_BUF) {
+    snprintf(why, whyn, "%s of kernel '%s' is a global buffer%s%s%s: give %s", lb, kname,
+             tn[0] ? " (" : "", tn, tn[0] ? ")" : "",
+             g ? "the name of a buffer" : "buf:TYPE:COUNT[:INIT]");
     return -1;
   }
-  if (a->kind == A_LDS) {
-    snprintf(why, whyn, "%s of kernel '%s' is %s, not a __local pointer", lb, kname,
-             hsad_value_kind_name(vk));
-    return -1;
-  }
-  if (vk == HSAD_VK_GLOBAL_BUFFER) {
-    if (a->kind != A_BUF) {
-      snprintf(why, whyn, "%s of kernel '%s' is a global buffer%s%s%s: give %s", lb, kname,
-               tn[0] ? " (" : "", tn, tn[0] ? ")" : "",
-               g ? "the name of a buffer" : "buf:TYPE:COUNT[:INIT]");
+  /* the elements against the pointee ("float*": f32); integers of either signedness */
+  size_t cl = strlen(cls);
+  etype_t t;
+  uint32_t width;
+  char pointee[CXX_TYPE_MAX];
+  if (cl > 1 && cl < sizeof pointee && cls[cl - 1] == '*') {
+    memcpy(pointee, cls, cl - 1);
+    pointee[cl - 1] = '\0';
+    if (classify_type(pointee, &t, &width) == TN_SCALAR &&
+        (cli_tsize[t] != cli_tsize[a->type] || cli_is_float(t) != cli_is_float(a->type))) {
+      if (g)
+        snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give a buffer "
+                 "of type \"%s\", not buffer %s of type \"%s\"", lb, kname, article(tn), tn,
+                 cli_tsize[t], cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
+                 a->spec, cli_tnames[a->type]);
+      else
+        snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give "
+                 "buf:%s:COUNT[:INIT], not buf:%s", lb, kname, article(tn), tn,
+                 cli_tsize[t], cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
+                 cli_tnames[a->type]);
       return -1;
     }
-    /* the elements against the pointee ("float*": f32); integers of either signedness */
-    size_t cl = strlen(cls);
-    etype_t t;
-    uint32_t width;
-    char pointee[CXX_TYPE_MAX];
-    if (cl > 1 && cl < sizeof pointee && cls[cl - 1] == '*') {
-      memcpy(pointee, cls, cl - 1);
-      pointee[cl - 1] = '\0';
-      if (classify_type(pointee, &t, &width) == TN_SCALAR &&
-          (cli_tsize[t] != cli_tsize[a->type] || cli_is_float(t) != cli_is_float(a->type))) {
-        if (g)
-          snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give a buffer "
-                   "of type \"%s\", not buffer %s of type \"%s\"", lb, kname, article(tn), tn,
-                   cli_tsize[t], cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
-                   a->spec, cli_tnames[a->type]);
-        else
-          snprintf(why, whyn, "%s of kernel '%s' is %s %s (%u-byte %s elements): give "
-                   "buf:%s:COUNT[:INIT], not buf:%s", lb, kname, article(tn), tn,
-                   cli_tsize[t], cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
-                   cli_tnames[a->type]);
-        return -1;
-      }
-    }
-    return 0;
   }
-  if (a->kind == A_BUF) {
-    snprintf(why, whyn, "%s of kernel '%s' is a %s %s (%u bytes), not a buffer: give its value "
-             "(%s)", lb, kname, vk == HSAD_VK_BY_VALUE ? "by-value" : hsad_value_kind_name(vk),
-             tn[0] ? tn : "argument", ka->size,
-             g ? "{\"TYPE\": VALUE} or {\"hex\": \"BYTES\"}" : "TYPE:VALUE, hex:BYTES or bin:FILE");
-    return -1;
-  }
-  if (a->kind == A_BYTES) {
-    if (a->nbytes == ka->size) return 0;
-    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u bytes", lb, kname, ka->size,
-             a->nbytes);
-    return -1;
-  }
-  /* A_SCALAR */
+  return 0;
+}
+
+/* check_arg for a scalar given for by-value argument ka (label lb): its type and vector width
+ * when cls names one, else its size only (*checked); a 3-vector padded to 4 elements. */
+static int check_scalar_arg(arg_t *a, const hsad_kernel_arg_t *ka, const char *lb, const char *tn,
+                            const char *cls, const char *kname, bool g, char *why, size_t whyn,
+                            checked_t *checked) {
+  hsad_value_kind_t vk = ka->value_kind;
   etype_t t;
   uint32_t width;
   tn_class_t c = vk == HSAD_VK_BY_VALUE ? classify_type(cls, &t, &width) : TN_UNKNOWN;
@@ -464,6 +435,48 @@ static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const ch
   if (c == TN_SCALAR && width == 3) memset(a->value + 3 * cli_tsize[a->type], 0, cli_tsize[a->type]);
   if (c == TN_UNKNOWN) *checked = CHECKED_SIZE_ONLY;
   return 0;
+}
+
+/* Checks given argument e (a) against explicit argument ka of kernel kname; on a mismatch
+ * writes the message to why and returns -1. `tn` is the argument's type as shown (.type_name,
+ * or the demangled C++ parameter type), `cls` the same type as classify_type reads it (""
+ * when unknown). The hints are in syn's syntax. Fills the scalar's bytes for 3-element vectors
+ * (padded to 4). *checked says whether a scalar's type could be checked or only its size. */
+static int check_arg(arg_t *a, uint32_t e, const hsad_kernel_arg_t *ka, const char *tn,
+                     const char *cls, const char *kname, cli_syntax_t syn, char *why,
+                     size_t whyn, checked_t *checked) {
+  bool g = syn == CLI_SYNTAX_GRAPH;
+  char lb[600];
+  arg_label(lb, sizeof lb, e, ka);
+  *checked = CHECKED_TYPE;
+  hsad_value_kind_t vk = ka->value_kind;
+  if (vk == HSAD_VK_DYNAMIC_SHARED_POINTER) {
+    if (a->kind == A_LDS) return 0;
+    snprintf(why, whyn, "%s of kernel '%s' is a __local pointer: use %s (the "
+             "dynamic LDS size), not a %s", lb, kname, g ? "{\"lds\": BYTES}" : "--arg lds:BYTES",
+             a->kind == A_BUF ? "buffer" : a->kind == A_SCALAR ? "scalar" : "byte string");
+    return -1;
+  }
+  if (a->kind == A_LDS) {
+    snprintf(why, whyn, "%s of kernel '%s' is %s, not a __local pointer", lb, kname,
+             hsad_value_kind_name(vk));
+    return -1;
+  }
+  if (vk == HSAD_VK_GLOBAL_BUFFER) return check_buffer_arg(a, lb, tn, cls, kname, g, why, whyn);
+  if (a->kind == A_BUF) {
+    snprintf(why, whyn, "%s of kernel '%s' is a %s %s (%u bytes), not a buffer: give its value "
+             "(%s)", lb, kname, vk == HSAD_VK_BY_VALUE ? "by-value" : hsad_value_kind_name(vk),
+             tn[0] ? tn : "argument", ka->size,
+             g ? "{\"TYPE\": VALUE} or {\"hex\": \"BYTES\"}" : "TYPE:VALUE, hex:BYTES or bin:FILE");
+    return -1;
+  }
+  if (a->kind == A_BYTES) {
+    if (a->nbytes == ka->size) return 0;
+    snprintf(why, whyn, "%s of kernel '%s' is %u bytes, got %u bytes", lb, kname, ka->size,
+             a->nbytes);
+    return -1;
+  }
+  return check_scalar_arg(a, ka, lb, tn, cls, kname, g, why, whyn, checked);
 }
 
 int cli_check_args(const hsad_device_kernel_desc_t *kd, arg_t *args, uint32_t nargs,
@@ -543,6 +556,71 @@ const char *cli_arg_label_of(const hsad_device_kernel_desc_t *kd, uint32_t e, ch
 
 /* ---- NVIDIA kernels: sizes, and the types of a C++ kernel's mangled name ---------------- */
 
+/* cli_check_nv_args for argument e (a) against a parameter of `size` bytes whose C++ type is
+ * tn ("" when unknown); 0, with *size_only set when a scalar's type was unknown, or -1 with
+ * the message in why. */
+static int nv_check_arg(const arg_t *a, uint32_t e, const char *tn, uint32_t size,
+                        const char *kname, bool *size_only, char *why, size_t whyn) {
+  char cls[CXX_TYPE_MAX] = "";
+  if (tn[0]) cxx_type_class(tn, cls, sizeof cls);
+  size_t cl = strlen(cls);
+  bool ptr = cl > 1 && cls[cl - 1] == '*';
+  int rc = -1;
+  if (a->kind == A_BUF) {
+    etype_t t;
+    uint32_t width;
+    char pointee[CXX_TYPE_MAX];
+    if (tn[0] && !ptr && cl)
+      snprintf(why, whyn, "argument %u of kernel '%s' is %s %s (%u bytes), not a pointer: give "
+               "its value (TYPE:VALUE, hex:BYTES or bin:FILE)", e, kname, article(tn), tn, size);
+    else if (size != 8)
+      snprintf(why, whyn, "argument %u of kernel '%s' is a %u-byte parameter: a buffer is "
+               "passed as an 8-byte pointer; give its value (TYPE:VALUE, hex:BYTES or "
+               "bin:FILE)", e, kname, size);
+    else if (ptr && cl - 1 < sizeof pointee &&
+             (memcpy(pointee, cls, cl - 1), pointee[cl - 1] = '\0',
+              classify_type(pointee, &t, &width) == TN_SCALAR) &&
+             (cli_tsize[t] != cli_tsize[a->type] || cli_is_float(t) != cli_is_float(a->type)))
+      snprintf(why, whyn, "argument %u of kernel '%s' is %s %s (%u-byte %s elements): give "
+               "buf:%s:COUNT[:INIT], not buf:%s", e, kname, article(tn), tn, cli_tsize[t],
+               cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
+               cli_tnames[a->type]);
+    else
+      rc = 0;
+  } else if (ptr) {
+    snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give buf:TYPE:COUNT[:INIT]", e,
+             kname, article(tn), tn);
+  } else if (a->kind == A_BYTES) {
+    if (a->nbytes == size) rc = 0;
+    else
+      snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes, got %u bytes", e, kname,
+               size, a->nbytes);
+  } else { /* A_SCALAR: CUDA's vectors are not padded (a float3 is 12 bytes) */
+    etype_t t;
+    uint32_t width;
+    tn_class_t c = cls[0] ? classify_type(cls, &t, &width) : TN_UNKNOWN;
+    uint32_t got = a->nvals * cli_tsize[a->type];
+    if (c == TN_RAW)
+      snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes of %s: give its bytes with "
+               "hex:BYTES[*N] or bin:FILE", e, kname, size, tn);
+    else if (c == TN_SCALAR && (t != a->type || width != a->nvals) && width == 1)
+      snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give %s:VALUE", e, kname,
+               article(tn), tn, cli_tnames[t]);
+    else if (c == TN_SCALAR && (t != a->type || width != a->nvals))
+      snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give %u comma-separated "
+               "values, %s:V0,V1,... (or hex:BYTES)", e, kname, article(tn), tn, width,
+               cli_tnames[t]);
+    else if (got != size)
+      snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes, got %u (%u x %s)", e, kname,
+               size, got, a->nvals, cli_tnames[a->type]);
+    else {
+      rc = 0;
+      *size_only = c != TN_SCALAR;
+    }
+  }
+  return rc;
+}
+
 int cli_check_nv_args(const char *kname, uint32_t nparams, const uint32_t *sizes, arg_t *args,
                       uint32_t nargs, void (*warn)(void *ctx, const char *msg), void *ctx,
                       uint32_t *out_bad, char *why, size_t whyn) {
@@ -574,67 +652,11 @@ int cli_check_nv_args(const char *kname, uint32_t nparams, const uint32_t *sizes
   }
   uint32_t size_only = 0;
   for (uint32_t e = 0; e < nargs && !rc; e++) {
-    arg_t *a = &args[e];
-    const char *tn = ncxx >= 0 ? cxx[e] : "";
-    char cls[CXX_TYPE_MAX] = "";
-    if (tn[0]) cxx_type_class(tn, cls, sizeof cls);
-    size_t cl = strlen(cls);
-    bool ptr = cl > 1 && cls[cl - 1] == '*';
-    uint32_t size = sizes[e];
-    rc = -1;
+    bool unknown = false;
     *out_bad = e;
-    if (a->kind == A_BUF) {
-      etype_t t;
-      uint32_t width;
-      char pointee[CXX_TYPE_MAX];
-      if (tn[0] && !ptr && cl)
-        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s (%u bytes), not a pointer: give "
-                 "its value (TYPE:VALUE, hex:BYTES or bin:FILE)", e, kname, article(tn), tn, size);
-      else if (size != 8)
-        snprintf(why, whyn, "argument %u of kernel '%s' is a %u-byte parameter: a buffer is "
-                 "passed as an 8-byte pointer; give its value (TYPE:VALUE, hex:BYTES or "
-                 "bin:FILE)", e, kname, size);
-      else if (ptr && cl - 1 < sizeof pointee &&
-               (memcpy(pointee, cls, cl - 1), pointee[cl - 1] = '\0',
-                classify_type(pointee, &t, &width) == TN_SCALAR) &&
-               (cli_tsize[t] != cli_tsize[a->type] || cli_is_float(t) != cli_is_float(a->type)))
-        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s (%u-byte %s elements): give "
-                 "buf:%s:COUNT[:INIT], not buf:%s", e, kname, article(tn), tn, cli_tsize[t],
-                 cli_is_float(t) ? "floating-point" : "integer", cli_tnames[t],
-                 cli_tnames[a->type]);
-      else
-        rc = 0;
-    } else if (ptr) {
-      snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give buf:TYPE:COUNT[:INIT]", e,
-               kname, article(tn), tn);
-    } else if (a->kind == A_BYTES) {
-      if (a->nbytes == size) rc = 0;
-      else
-        snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes, got %u bytes", e, kname,
-                 size, a->nbytes);
-    } else { /* A_SCALAR: CUDA's vectors are not padded (a float3 is 12 bytes) */
-      etype_t t;
-      uint32_t width;
-      tn_class_t c = cls[0] ? classify_type(cls, &t, &width) : TN_UNKNOWN;
-      uint32_t got = a->nvals * cli_tsize[a->type];
-      if (c == TN_RAW)
-        snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes of %s: give its bytes with "
-                 "hex:BYTES[*N] or bin:FILE", e, kname, size, tn);
-      else if (c == TN_SCALAR && (t != a->type || width != a->nvals) && width == 1)
-        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give %s:VALUE", e, kname,
-                 article(tn), tn, cli_tnames[t]);
-      else if (c == TN_SCALAR && (t != a->type || width != a->nvals))
-        snprintf(why, whyn, "argument %u of kernel '%s' is %s %s: give %u comma-separated "
-                 "values, %s:V0,V1,... (or hex:BYTES)", e, kname, article(tn), tn, width,
-                 cli_tnames[t]);
-      else if (got != size)
-        snprintf(why, whyn, "argument %u of kernel '%s' is %u bytes, got %u (%u x %s)", e, kname,
-                 size, got, a->nvals, cli_tnames[a->type]);
-      else {
-        rc = 0;
-        size_only += c != TN_SCALAR;
-      }
-    }
+    rc = nv_check_arg(&args[e], e, ncxx >= 0 ? cxx[e] : "", sizes[e], kname, &unknown, why,
+                      whyn);
+    size_only += unknown;
   }
   if (!rc && size_only && warn) {
     char w[1024];
