@@ -216,5 +216,6 @@ $(TESTDIR)/api_cxx.o: tests/api_cxx.cpp $(HEADERS)
 	$(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -fno-exceptions -fPIC -I. $(SAN) -c $< -o $@
 $(HDR_TEST): tests/test_headers.c $(TESTDIR)/api_cxx.o $(LIBDIR)/libhsad.a $(HDR_STAMPS) | kernels
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< $(TESTDIR)/api_cxx.o -o $@ \
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DHSAD_SRCDIR='"$(CURDIR)"' $< \
+	  $(TESTDIR)/api_cxx.o -o $@ \
 	  $(LDFLAGS) -rdynamic $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lstdc++ -lm -ldl

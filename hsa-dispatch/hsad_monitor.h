@@ -72,7 +72,7 @@ typedef enum hsad_alert_reason {
 } hsad_alert_reason_t;
 
 /* How a dispatch's kernel runs (issue 20; hsad_dispatch_record_t.execution): kfd-emu's
- * kfd_emu_kernel_mode answer (tools/kfd-emu/kfd_emu.h) for its kernel object, asked once per
+ * kfd_emu_kernel_mode answer (hsad_emu_abi.h) for its kernel object, asked once per
  * kernel when the monitor first describes it. */
 typedef enum hsad_execution {
   HSAD_EXECUTION_DEVICE = 0,          /* a GPU runs the code object (the thunk is no kfd-emu) */

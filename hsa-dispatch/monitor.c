@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "hsa-dispatch/dispatch_internal.h"
-#include "tools/kfd-emu/kfd_emu.h"
+#include "hsa-dispatch/hsad_emu_abi.h"
 
 #define MON_TABLE (2 * HSAD_MONITOR_KERNELS) /* open addressing, at most half full */
 

@@ -71,9 +71,9 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
                      "in [%u, %u] on device %u", size, di->queue_min_size, di->queue_max_size,
                      di->index);
   uint32_t kb = o->kernarg_block_size ? o->kernarg_block_size : 512;
-  if (kb % 64 || kb > DQ_KARG_STACK)
+  if (kb % 64 || kb > DQ_KERNARG_SEGMENT_MAX)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size %u: must be a multiple of 64 "
-                     "up to %u bytes", kb, DQ_KARG_STACK);
+                     "up to %u bytes", kb, DQ_KERNARG_SEGMENT_MAX);
   if (o->private_segment_size > di->max_private_per_work_item)
     return hsad_fail(HSAD_ERR_SCRATCH_LIMIT, "queue private_segment_size %u bytes per work-item "
                      "exceeds device %u's limit of %u (%u bytes per wave / wavefront %u)",

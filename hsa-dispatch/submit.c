@@ -30,9 +30,9 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
     if (s) return s;
   }
   if (epoch_last) {
-    uint64_t k = 0;
-    hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, out_first, &k);
-    if (!s && out_epoch) *out_epoch = k;
+    uint64_t epoch = 0;
+    hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, out_first, &epoch);
+    if (!s && out_epoch) *out_epoch = epoch;
     return s;
   }
   if (out_epoch) *out_epoch = 0;
