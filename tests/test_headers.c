@@ -69,7 +69,7 @@ static void tool_includes(const char *folder, char *out, size_t size) {
     cr_assert_not_null(f, "%s", path);
     char line[512];
     for (unsigned no = 1; fgets(line, sizeof line, f); no++)
-      if (!strncmp(line, "#include \"tools/", 17)) {
+      if (!strncmp(line, "#include \"tools/", strlen("#include \"tools/"))) {
         size_t used = strlen(out);
         snprintf(out + used, size - used, "%s/%s:%u: %s", folder, e->d_name, no, line);
       }
