@@ -70,7 +70,9 @@ HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd
 include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
 HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
-  memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h
+  memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h \
+  $(addprefix codeobj/hsad_codeobj_,$(addsuffix .h,metadata target container load kernarg \
+  occupancy compile))
 HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c \
   tools/hsad/cli_args.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
 HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
