@@ -1074,3 +1074,244 @@ Test(nvidia, completion_times_profiling) {
   hsad_buffer_free(p);
   nv_env_close(&e);
 }
+
+#ifndef HSAD_NO_AMD
+#include <json-c/json.h>
+
+/* Monitoring on NVIDIA (issue 22): records, alerts, the trace. */
+typedef struct {
+  int n;
+  hsad_alert_reason_t reason[8];
+  char kernel[8][64], message[8][512];
+  uint64_t value[8], threshold[8], packet_id[8];
+} nv_alerts_t;
+
+static void nv_alert(const hsad_monitor_alert_t *a, void *user) {
+  nv_alerts_t *v = user;
+  if (v->n == 8) return;
+  v->reason[v->n] = a->reason;
+  snprintf(v->kernel[v->n], sizeof v->kernel[0], "%s", a->kernel);
+  snprintf(v->message[v->n], sizeof v->message[0], "%s", a->message);
+  v->value[v->n] = a->value;
+  v->threshold[v->n] = a->threshold;
+  v->packet_id[v->n] = a->packet_id;
+  v->n++;
+}
+
+/* The trace event named `name` with phase `ph` (NULL when absent). */
+static json_object *nv_trace_event(json_object *events, const char *name, const char *ph) {
+  for (size_t i = 0; i < json_object_array_length(events); i++) {
+    json_object *ev = json_object_array_get_idx(events, i), *v;
+    if (json_object_object_get_ex(ev, "name", &v) && !strcmp(json_object_get_string(v), name) &&
+        json_object_object_get_ex(ev, "ph", &v) && !strcmp(json_object_get_string(v), ph))
+      return ev;
+  }
+  return NULL;
+}
+
+/* The "M" event naming a process or thread `value` (its "args"."name"). */
+static json_object *nv_trace_meta(json_object *events, const char *what, const char *value) {
+  for (size_t i = 0; i < json_object_array_length(events); i++) {
+    json_object *ev = json_object_array_get_idx(events, i), *v, *args, *an;
+    if (json_object_object_get_ex(ev, "name", &v) && !strcmp(json_object_get_string(v), what) &&
+        json_object_object_get_ex(ev, "args", &args) &&
+        json_object_object_get_ex(args, "name", &an) && !strcmp(json_object_get_string(an), value))
+      return ev;
+  }
+  return NULL;
+}
+
+static int64_t nv_json_int(json_object *o, const char *key) {
+  json_object *v;
+  cr_assert(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
+            json_object_to_json_string(o));
+  return json_object_get_int64(v);
+}
+
+/* A monitored profiling queue: one record per dispatch (with or without a completion) with the
+ * kernel's registers, local and shared bytes and occupancy from the CUDA attributes, device times
+ * from the event pair; spill (local bytes) and low-occupancy alerts once per kernel, named as on
+ * AMD; the Perfetto trace's tracks and slices parsed back. On the mock, exact values: add_one 32
+ * registers, 100% (32 blocks of 64 per SM, 64 warps); mix 128 registers, 304 local bytes, 2
+ * blocks of 256 per SM: 25%. */
+Test(nvidia, monitor_records_alerts_trace) {
+  nv_env_t e;
+  nv_env(&e);
+  bool mock = !strcmp(hsad_device_info(e.dev)->product_name, "hsad cuda-mock");
+  hsad_monitor_alerts_reset();
+  hsad_queue_t *q, *plain;
+  OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.profiling = true}, &q));
+  OK(hsad_queue_create(e.dev, NULL, &plain));
+  ERR_IS(hsad_queue_monitor_drain(q, NULL, 0, &(uint32_t){0}, NULL), HSAD_ERR_UNSUPPORTED,
+         "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+         "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 3}),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 3 records: must be a "
+         "power of two up to 16777216");
+  nv_alerts_t al = {0};
+  hsad_monitor_options_t mo = {.capacity = 4, .alert = nv_alert, .alert_user = &al};
+  OK(hsad_queue_monitor_enable(q, &mo));
+  OK(hsad_queue_monitor_enable(plain, &mo));
+  unsigned *buf = dev_alloc(&e, 2048 * sizeof(unsigned));
+  memset(buf, 0, 2048 * sizeof(unsigned));
+  unsigned long long *counter = (unsigned long long *)(buf + 2040);
+  unsigned n = 1024;
+  hsad_karg_t aargs[] = {HSAD_KARG_PTR(counter)};
+  hsad_karg_t margs[] = {HSAD_KARG_PTR(buf), HSAD_KARG_PTR(buf + 1024), HSAD_KARG_VAL(n)};
+  hsad_launch_t la = launch1(64, 64, aargs, 1), lm = launch1(1024, 256, margs, 3);
+  const hsad_device_kernel_t *kadd = kernel(&e, "add_one"), *kmix = kernel(&e, "mix");
+  uint64_t t_before = hsad_now_ns();
+  hsad_completion_t c;
+  OK(hsad_kernel_dispatch(q, kadd, &la, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kmix, &lm, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kmix, &lm, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  hsad_dispatch_record_t r[8];
+  uint32_t got = 0;
+  uint64_t dropped = 9;
+  OK(hsad_queue_monitor_drain(q, r, 8, &got, &dropped));
+  cr_assert_eq(got, 3u);
+  cr_expect_eq(dropped, 0u);
+  static const char *names[3] = {"add_one", "mix", "mix"};
+  for (uint32_t i = 0; i < 3; i++) {
+    const hsad_launch_t *l = i ? &lm : &la;
+    const hsad_device_kernel_t *k = i ? kmix : kadd;
+    cr_expect_eq(r[i].queue, q);
+    cr_expect_eq(r[i].packet_id, i);
+    cr_expect_str_eq(r[i].kernel, names[i]);
+    cr_expect_eq(r[i].kernel_object, hsad_device_kernel_desc(k)->kernel_object);
+    cr_expect_eq(r[i].dims, 1);
+    cr_expect_eq(r[i].workgroup[0], l->block[0]);
+    cr_expect_eq(r[i].workgroup[1], 1);
+    cr_expect_eq(r[i].grid[0], l->grid[0]);
+    cr_expect_eq(r[i].grid[2], 1u);
+    cr_expect_eq(r[i].private_segment_size, hsad_device_kernel_desc(k)->private_segment_fixed_size);
+    cr_expect_eq(r[i].group_segment_size, hsad_device_kernel_desc(k)->group_segment_fixed_size);
+    cr_expect_eq(r[i].agpr_count + r[i].sgpr_count + r[i].vgpr_spill_count, 0u);
+    cr_expect_eq(r[i].execution, HSAD_EXECUTION_DEVICE);
+    cr_expect_eq(r[i].thread_id, (uint32_t)getpid());
+    cr_expect(r[i].device_times, "record %u has no device times", i);
+    cr_expect_geq(r[i].submit_start_ns, t_before);
+    cr_expect_geq(r[i].submit_end_ns, r[i].submit_start_ns);
+    cr_expect_geq(r[i].end_ns, r[i].start_ns);
+    cr_expect_geq(r[i].start_ns + 5000, r[i].submit_start_ns);
+    if (i) cr_expect_geq(r[i].start_ns + 1000, r[i - 1].end_ns);
+    cr_expect_gt(r[i].vgpr_count, 0u);
+    cr_expect_leq(r[i].vgpr_count, 255u);
+    cr_expect_gt(r[i].occupancy_percent, 0u);
+    cr_expect_leq(r[i].occupancy_percent, 100u);
+  }
+  if (mock) {
+    cr_expect_eq(r[0].vgpr_count, 32u);
+    cr_expect_eq(r[0].occupancy_percent, 100u);
+    cr_expect_eq(r[0].waves_per_simd, 64u); /* resident warps per SM */
+    cr_expect_eq(r[1].vgpr_count, 128u);
+    cr_expect_eq(r[1].private_segment_size, 304u);
+    cr_expect_eq(r[1].occupancy_percent, 25u);
+    cr_expect_eq(r[1].waves_per_simd, 16u);
+    cr_assert_eq(al.n, 2, "%d alerts", al.n);
+    cr_expect_eq(al.reason[0], HSAD_ALERT_SPILL_RATIO);
+    cr_expect_str_eq(hsad_alert_reason_name(al.reason[0]), "spill-ratio");
+    cr_expect_str_eq(al.kernel[0], "mix");
+    cr_expect_eq(al.packet_id[0], 1u);
+    cr_expect_eq(al.value[0], 304u);
+    cr_expect_eq(al.threshold[0], 0u);
+    cr_expect_str_eq(al.message[0], "kernel mix: 304 bytes of local memory per thread (spilled "
+                     "registers or a stack; CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) with 128 registers");
+    cr_expect_eq(al.reason[1], HSAD_ALERT_LOW_OCCUPANCY);
+    cr_expect_str_eq(hsad_alert_reason_name(al.reason[1]), "low-occupancy");
+    cr_expect_eq(al.value[1], 25u);
+    cr_expect_eq(al.threshold[1], 50u);
+    cr_expect_str_eq(al.message[1], "kernel mix at block size 256: 512 resident threads per SM (2 "
+                     "blocks), 25% of the SM's 2048, below the 50% threshold (128 registers, 0 "
+                     "bytes shared per block)");
+  } else {
+    for (int i = 0; i < al.n; i++) cr_log_info("alert %s: %s", hsad_alert_reason_name(al.reason[i]),
+                                               al.message[i]);
+  }
+  /* a plain queue: records without device times; alerts were raised once for the process */
+  int before = al.n;
+  OK(hsad_kernel_dispatch(plain, kmix, &lm, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_monitor_drain(plain, r + 3, 1, &got, NULL));
+  cr_assert_eq(got, 1u);
+  cr_expect_str_eq(r[3].kernel, "mix");
+  cr_expect(!r[3].device_times);
+  cr_expect_eq(r[3].start_ns + r[3].end_ns, 0u);
+  cr_expect_eq(al.n, before);
+  /* a full ring drops and counts: 6 dispatches into 4 cells */
+  for (int i = 0; i < 5; i++)
+    OK(hsad_kernel_dispatch(q, kadd, &la, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kadd, &la, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  hsad_dispatch_record_t more[8];
+  OK(hsad_queue_monitor_drain(q, more, 8, &got, &dropped));
+  cr_expect_eq(got, 4u);
+  cr_expect_eq(dropped, 2u);
+  cr_expect_eq(more[0].packet_id, 3u);
+  cr_expect_eq(more[3].packet_id, 6u);
+  cr_expect_eq(*counter, 7u); /* add_one: one per dispatch */
+  /* the trace: the first three records and the plain queue's */
+  hsad_trace_t *t;
+  OK(hsad_trace_create(&t));
+  OK(hsad_trace_add(t, r, 4));
+  char path[] = "/tmp/hsad-nv-trace-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  OK(hsad_trace_write(t, path));
+  hsad_trace_destroy(t);
+  json_object *root = json_object_from_file(path), *events;
+  unlink(path);
+  cr_assert(root, "the trace does not parse");
+  cr_assert(json_object_object_get_ex(root, "traceEvents", &events));
+  const hsad_device_info_t *di = hsad_device_info(e.dev);
+  char name[128];
+  snprintf(name, sizeof name, "GPU %u %s", di->index, di->name);
+  json_object *gpu = nv_trace_meta(events, "process_name", name);
+  cr_assert(gpu, "no process %s", name);
+  int64_t gpid = nv_json_int(gpu, "pid");
+  cr_expect_eq(gpid, (1 << 30) + (int64_t)di->index);
+  /* one queue track: the plain queue's record has no device times, so no slice */
+  snprintf(name, sizeof name, "COMPUTE Agent [%u] QUEUE [0] GPU", di->node);
+  json_object *track = nv_trace_meta(events, "thread_name", name);
+  cr_assert(track, "no track %s", name);
+  cr_expect_eq(nv_json_int(track, "pid"), gpid);
+  int64_t qtid = nv_json_int(track, "tid");
+  snprintf(name, sizeof name, "COMPUTE Agent [%u] QUEUE [1] GPU", di->node);
+  cr_expect(!nv_trace_meta(events, "thread_name", name));
+  snprintf(name, sizeof name, "THREAD 0 (%d)", getpid());
+  cr_assert(nv_trace_meta(events, "thread_name", name), "no track %s", name);
+  int slices = 0;
+  for (size_t i = 0; i < json_object_array_length(events); i++) {
+    json_object *ev = json_object_array_get_idx(events, i), *v;
+    json_object_object_get_ex(ev, "ph", &v);
+    if (strcmp(json_object_get_string(v), "X")) continue;
+    json_object_object_get_ex(ev, "dur", &v);
+    cr_expect_geq(json_object_get_double(v), 0.0);
+    json_object_object_get_ex(ev, "cat", &v);
+    if (strcmp(json_object_get_string(v), "dispatch")) continue;
+    slices++;
+    cr_expect_eq(nv_json_int(ev, "pid"), gpid);
+    cr_expect_eq(nv_json_int(ev, "tid"), qtid);
+  }
+  cr_expect_eq(slices, 3);
+  json_object *add = nv_trace_event(events, "add_one", "X"), *args;
+  cr_assert(add);
+  cr_assert(json_object_object_get_ex(add, "args", &args));
+  cr_expect_eq(nv_json_int(args, "vgpr_count"), r[0].vgpr_count);
+  cr_expect_eq(nv_json_int(args, "end_ns") - nv_json_int(args, "start_ns"),
+               (int64_t)(r[0].end_ns - r[0].start_ns));
+  cr_expect(nv_trace_event(events, "submit add_one", "X"));
+  cr_expect(nv_trace_event(events, "submit mix", "X"));
+  json_object_put(root);
+  hsad_queue_monitor_disable(q);
+  ERR_IS(hsad_queue_monitor_drain(q, r, 8, &got, NULL), HSAD_ERR_UNSUPPORTED,
+         "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+         "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  hsad_queue_destroy(plain); /* still monitored: freed with the queue */
+  hsad_queue_destroy(q);
+  hsad_mem_free(buf);
+  nv_env_close(&e);
+}
+#endif
