@@ -1309,6 +1309,17 @@ Test(nvidia, monitor_records_alerts_trace) {
   ERR_IS(hsad_queue_monitor_drain(q, r, 8, &got, NULL), HSAD_ERR_UNSUPPORTED,
          "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
          "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  /* hsad_monitor_enable_process: NVIDIA queues created afterwards are monitored too */
+  OK(hsad_monitor_enable_process(&mo));
+  hsad_queue_t *later;
+  OK(hsad_queue_create(e.dev, NULL, &later));
+  hsad_monitor_disable_process();
+  OK(hsad_kernel_dispatch(later, kadd, &la, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_monitor_drain(later, r, 8, &got, NULL));
+  cr_expect_eq(got, 1u);
+  cr_expect_str_eq(r[0].kernel, "add_one");
+  hsad_queue_destroy(later);
   hsad_queue_destroy(plain); /* still monitored: freed with the queue */
   hsad_queue_destroy(q);
   hsad_mem_free(buf);
