@@ -464,9 +464,9 @@ Test(nvidia, copies_byte_exact) {
 }
 
 /* What tells a staged copy: against the mock, that it passed no pageable pointer to the driver
- * (tools/cuda-mock counts those: cuda_mock_pageable_copies); on a GPU, in the build without AMD,
- * that it took blocks of the device's pool (hsad_host_pool_stats); else nothing (-1). */
-#if defined NV_MOCK_LIB || defined HSAD_NO_AMD
+ * (tools/cuda-mock counts those: cuda_mock_pageable_copies, minus: a direct copy lowers the mark
+ * by exactly 1); on a GPU, in either build, that it took blocks of the device's pool
+ * (hsad_host_pool_stats: nvidia/nv_pool.c's pool serves NVIDIA devices in both builds). */
 static long staging_mark(hsad_device_t *dev) {
 #ifdef NV_MOCK_LIB
   (void)dev;
@@ -474,7 +474,7 @@ static long staging_mark(hsad_device_t *dev) {
   long (*count)(void) = lib ? (long (*)(void))dlsym(lib, "cuda_mock_pageable_copies") : NULL;
   cr_assert_not_null(count, "the mock's cuda_mock_pageable_copies");
   return -count(); /* staged: no pageable copy, the mark stays */
-#elif defined HSAD_NO_AMD
+#else
   hsad_host_pool_t *pool;
   hsad_host_pool_stats_t st;
   OK(hsad_host_pool_get(dev, &pool));
@@ -482,7 +482,14 @@ static long staging_mark(hsad_device_t *dev) {
   return (long)(st.hits + st.misses); /* staged: the mark grows */
 #endif
 }
+
+static bool staging_seen(long before, long after) {
+#ifdef NV_MOCK_LIB
+  return after == before;
+#else
+  return after > before;
 #endif
+}
 
 /* Copies with a pageable host side (nvidia/nv_memory.c): every strategy, forced, moves every
  * byte both ways at sizes around the 256 KiB chunk; by default host -> device copies up to
@@ -513,55 +520,92 @@ Test(nvidia, copies_pageable_strategies, .timeout = 90) {
                    names[f], n, bad, bad < n ? back[bad] : 0,
                    bad < n ? src[bad] : 0);
     }
-  /* (with AMD built, memory/copy.c serves hsad_memcpy_async and hands NVIDIA copies over
-   * without their options: the loop above ran the defaults five times over) */
+  /* (with AMD built, memory/copy_async.c serves hsad_memcpy_async and hands NVIDIA copies
+   * over with their options: copies_forced_strategy_honoured tells the strategies apart) */
   static const struct { size_t n; int h2d; int staged; } picks[] = {
       {4u << 10, 1, 1}, {64u << 10, 1, 1}, {(64u << 10) + 1, 1, 0}, {4u << 20, 1, 0},
       {1u << 20, 0, 1}, {(1u << 20) + 1, 0, 0}, {4u << 20, 0, 0}};
-#if defined NV_MOCK_LIB || defined HSAD_NO_AMD
   for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
     long before = staging_mark(e.dev);
     hsad_completion_t c;
     OK(hsad_memcpy_async(e.dev, picks[i].h2d ? (void *)dev : back, picks[i].h2d ? (void *)src : dev,
                          picks[i].n, NULL, 0, NULL, HSAD_DEADLINE_NEVER, &c));
     OK(hsad_completion_wait(&c, hsad_now_ns() + 30 * SEC));
-    long after = staging_mark(e.dev);
-#ifdef NV_MOCK_LIB
-    bool staged = after == before;
-#else
-    bool staged = after > before;
-#endif
+    bool staged = staging_seen(before, staging_mark(e.dev));
     cr_expect_eq(staged, picks[i].staged, "%s %zu bytes: staged %d, want %d",
                  picks[i].h2d ? "H2D" : "D2H", picks[i].n, staged, picks[i].staged);
   }
-#else
-  (void)picks;
-  cr_log_info("the default strategies were not told apart: with AMD built, hsad_host_pool_get "
-              "is ROCr's (the mock and the build without AMD tell them)");
-#endif
-#ifdef HSAD_NO_AMD
   hsad_copy_options_t bad = {.force = 7};
   hsad_completion_t c;
   ERR_IS(hsad_memcpy_async(e.dev, dev, src, 64, NULL, 0, &bad, HSAD_DEADLINE_NEVER, &c),
          HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: options->force 7 is not an "
          "hsad_copy_strategy_t (0..3)");
-#endif
   OK(hsad_mem_free(dev));
   free(src), free(back);
   nv_env_close(&e);
 }
 
-/* The pinned host pool of the device's NUMA node (the build without AMD: nvidia/nv_pool.c):
+/* The caller's hsad_copy_options_t reaches the NVIDIA backend through hsad_memcpy and
+ * hsad_memcpy_async in both builds (with AMD: memory/copy.c and copy_async.c hand them over):
+ * each copy below is forced or given thresholds that pick the strategy its default would not
+ * (H2D 4 KiB and D2H 64 KiB are staged by default, 4 MiB both ways is not); every byte arrives;
+ * a strategy out of range is refused with the backend's message by both calls. */
+Test(nvidia, copies_forced_strategy_honoured, .timeout = 60) {
+  nv_env_t e;
+  nv_env(&e);
+  size_t max = 4u << 20;
+  uint8_t *src = malloc(max), *back = malloc(max), *dev = dev_alloc(&e, max);
+  const hsad_copy_options_t direct = {.staging_max = 1, .pin_threshold = SIZE_MAX};
+  const hsad_copy_options_t staged = {.force = HSAD_COPY_STAGED};
+  const hsad_copy_options_t pipelined = {.force = HSAD_COPY_PIPELINED};
+  static const char *const calls[] = {"hsad_memcpy", "hsad_memcpy_async"};
+  const struct { size_t n; const hsad_copy_options_t *o; bool staged; const char *what; } cs[] = {
+      {4u << 10, &direct, false, "H2D 4 KiB, staging_max 1"},
+      {4u << 20, &staged, true, "H2D 4 MiB, force STAGED"},
+      {4u << 20, &pipelined, true, "D2H 4 MiB, force PIPELINED"},
+      {64u << 10, &direct, false, "D2H 64 KiB, staging_max 1"}};
+  for (uint32_t call = 0; call < 2; call++)
+    for (uint32_t i = 0; i < 4; i++) {
+      bool h2d = i < 2;
+      size_t n = cs[i].n;
+      for (size_t k = 0; k < n; k++) src[k] = (uint8_t)(k * 13 + i * 5 + call + 1);
+      memset(back, 0, n);
+      if (!h2d) OK(hsad_memcpy(e.dev, dev, src, n, NULL, HSAD_DEADLINE_NEVER)); /* fill dev */
+      long before = staging_mark(e.dev);
+      void *dst = h2d ? (void *)dev : back;
+      const void *from = h2d ? (const void *)src : dev;
+      if (call == 0) {
+        OK(hsad_memcpy(e.dev, dst, from, n, cs[i].o, hsad_now_ns() + 30 * SEC));
+      } else {
+        hsad_completion_t c;
+        OK(hsad_memcpy_async(e.dev, dst, from, n, NULL, 0, cs[i].o, HSAD_DEADLINE_NEVER, &c));
+        OK(hsad_completion_wait(&c, hsad_now_ns() + 30 * SEC));
+      }
+      long after = staging_mark(e.dev);
+#ifdef NV_MOCK_LIB
+      cr_expect_eq(before - after, cs[i].staged ? 0 : 1, "%s, %s: %ld pageable copies, want %d",
+                   calls[call], cs[i].what, before - after, cs[i].staged ? 0 : 1);
+#endif
+      cr_expect_eq(staging_seen(before, after), cs[i].staged, "%s, %s: staged %d, want %d",
+                   calls[call], cs[i].what, staging_seen(before, after), cs[i].staged);
+      if (h2d) OK(hsad_memcpy(e.dev, back, dev, n, NULL, HSAD_DEADLINE_NEVER));
+      cr_expect(!memcmp(src, back, n), "%s, %s: the bytes differ", calls[call], cs[i].what);
+    }
+  hsad_copy_options_t bad = {.force = 7};
+  ERR_IS(hsad_memcpy(e.dev, dev, src, 64, &bad, HSAD_DEADLINE_NEVER), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_memcpy_async: options->force 7 is not an hsad_copy_strategy_t (0..3)");
+  OK(hsad_mem_free(dev));
+  free(src), free(back);
+  nv_env_close(&e);
+}
+
+/* The pinned host pool of the device's NUMA node (nvidia/nv_pool.c, in both builds: with AMD,
+ * memory/host_pool.c hands the NVIDIA device's pool and every call on it to the backend):
  * classes, hits and misses counted exactly, a GPU kernel writing a pool block, copies from and
  * to pool blocks byte-exact, the free's refusals with their messages, trims. */
 Test(nvidia, host_pool) {
   nv_env_t e;
   nv_env(&e);
-#ifndef HSAD_NO_AMD
-  nv_env_close(&e);
-  cr_skip_test("hsad_host_pool serves NVIDIA devices in the build without AMD (make "
-               "BACKENDS=nvidia); here memory/'s pools are ROCr's");
-#else
   hsad_host_pool_t *pool, *again;
   OK(hsad_host_pool_get(e.dev, &pool));
   OK(hsad_host_pool_get(e.dev, &again));
@@ -631,7 +675,6 @@ Test(nvidia, host_pool) {
   OK(hsad_mem_free(d));
   hsad_queue_destroy(q);
   nv_env_close(&e);
-#endif
 }
 
 #ifndef HSAD_NO_AMD
