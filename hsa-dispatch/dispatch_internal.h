@@ -218,6 +218,14 @@ static inline void dq_monitor_close(dq_mon_mark_t *mark) { mark->t1 = hsad_now_n
  * (a full ring drops it). */
 void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
                     const dq_mon_mark_t *mark);
+/* An alert once per (kernel, reason) for the process, to o->alert or stderr (backends' monitors
+ * too: nvidia/nv_monitor.c). */
+void dq_monitor_alert(const hsad_monitor_options_t *o, hsad_queue_t *q, hsad_alert_reason_t reason,
+                      const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
+                      const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+/* hsad_queue_monitor_enable's option checks and defaults into *out (errors name `what`). */
+hsad_status_t dq_monitor_options(const char *what, const hsad_monitor_options_t *o,
+                                 hsad_monitor_options_t *out);
 /* Queue creation / destruction: process-wide monitoring; alerts of the records left, free. */
 void dq_monitor_queue_created(hsad_queue_t *q);
 void dq_monitor_fini(hsad_queue_t *q);

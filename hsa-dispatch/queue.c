@@ -148,8 +148,11 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_create: NULL device or out_queue");
   hsad_status_t s = dq_check_open();
   if (s) return s;
-  if (DQ_FOREIGN(device))
-    return device->ops->queue_create(device, device->backend_device, options, out_queue);
+  if (DQ_FOREIGN(device)) {
+    s = device->ops->queue_create(device, device->backend_device, options, out_queue);
+    if (!s && device->ops->monitor_enable) dq_monitor_queue_created(*out_queue);
+    return s;
+  }
   return queue_create(device, options, false, out_queue);
 }
 
