@@ -70,7 +70,9 @@ HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd
 include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
 HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
-  memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h
+  memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h \
+  $(addprefix codeobj/hsad_codeobj_,$(addsuffix .h,metadata target container load kernarg \
+  occupancy compile))
 HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c \
   tools/hsad/cli_args.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
 HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
@@ -215,5 +217,6 @@ $(TESTDIR)/api_cxx.o: tests/api_cxx.cpp $(HEADERS)
 	$(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -fno-exceptions -fPIC -I. $(SAN) -c $< -o $@
 $(HDR_TEST): tests/test_headers.c $(TESTDIR)/api_cxx.o $(LIBDIR)/libhsad.a $(HDR_STAMPS) | kernels
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' $< $(TESTDIR)/api_cxx.o -o $@ \
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DHSAD_SRCDIR='"$(CURDIR)"' $< \
+	  $(TESTDIR)/api_cxx.o -o $@ \
 	  $(LDFLAGS) -rdynamic $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lstdc++ -lm -ldl

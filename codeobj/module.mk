@@ -4,7 +4,10 @@ HSAD_LIB_LIBS += -lz -lzstd
 HSAD_LIB_SRCS += codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
   codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c \
   codeobj/occupancy.c codeobj/compile.c codeobj/clsource.c
-HEADERS += codeobj/hsad_codeobj.h
+# the umbrella header and one header per concept under it (issue 23)
+CODEOBJ_HEADERS := codeobj/hsad_codeobj.h $(addprefix codeobj/hsad_codeobj_,$(addsuffix .h,\
+  metadata target container load kernarg occupancy compile))
+HEADERS += $(CODEOBJ_HEADERS)
 
 # comgr 2.4 does not find clang's resource headers itself: hand it their folder, found now.
 CO_RESOURCE_INC := $(shell $(CLANG) -print-resource-dir 2>/dev/null)/include
@@ -139,7 +142,7 @@ $(TESTDIR)/test_codeobj_program: LDFLAGS += -rdynamic
 
 # The public header compiled as C++ (g++ -pedantic), linked into the target test.
 CXX ?= g++
-$(TESTDIR)/codeobj_cxx.o: tests/codeobj_cxx.cpp codeobj/hsad_codeobj.h common/hsad_status.h
+$(TESTDIR)/codeobj_cxx.o: tests/codeobj_cxx.cpp $(CODEOBJ_HEADERS) common/hsad_status.h
 	@mkdir -p $(@D)
 	$(CXX) -std=c++11 -Wall -Wextra -pedantic -Werror -fno-exceptions -fPIC -I. $(SAN) -c $< -o $@
 CO_EXTRA_OBJS_test_codeobj_target := $(TESTDIR)/codeobj_cxx.o
@@ -174,7 +177,7 @@ CO_FUZZ_SRCS := codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.
   common/status.c codeobj/fuzz/fuzz_codeobj.c
 CO_FUZZ_BIN := $(BUILD)/fuzz/fuzz_codeobj
 
-$(CO_FUZZ_BIN): $(CO_FUZZ_SRCS) codeobj/hsad_codeobj.h codeobj/codeobj_internal.h
+$(CO_FUZZ_BIN): $(CO_FUZZ_SRCS) $(CODEOBJ_HEADERS) codeobj/codeobj_internal.h
 	@mkdir -p $(@D)
 	$(CLANG) -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined $(CO_FUZZ_SRCS) -o $@ -lelf -lmsgpackc -lpthread

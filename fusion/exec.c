@@ -454,8 +454,7 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
       want[pq] = 0;
       bv->word = hsad_aql_barrier_value_fill(
           (hsa_amd_barrier_value_packet_t *)bv->body, 0, 0, -1, HSA_SIGNAL_CONDITION_LT, 0,
-          HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
-                          HSA_FENCE_SCOPE_SYSTEM));
+          hsad_aql_barrier_value_header(false));
     }
     if (s) break;
     fu_pkt_t *pk = push_pkt(fq, &qcap[qi]);

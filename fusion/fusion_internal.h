@@ -186,22 +186,14 @@ static inline void fu_last_set(hsad_graph_exec_t *e, uint32_t qi, hsad_completio
   e->qs[qi].done_below = c.queue ? HSAD_EPOCH_BASE - (int64_t)c.epoch + 1 : INT64_MAX;
 }
 
-/* Headers of the packets fusion writes (HSA 1.2 system architecture 2.9; AQL header bits). */
+/* Headers of the packets fusion writes: hsad_aql.h's header policy, as the library's own
+ * submitters use it (HSA 1.2 system architecture 2.9; AQL header bits). A kernel's BARRIER bit
+ * is the graph's (`barrier`: a dependency or stream order), its fence scope the launch's. */
 static inline uint16_t kernel_header(uint32_t flags, bool barrier) {
-  uint32_t scope = (flags & HSAD_LAUNCH_FENCE_AGENT) ? HSA_FENCE_SCOPE_AGENT : HSA_FENCE_SCOPE_SYSTEM;
-  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, barrier ? 1u : 0u, scope, scope);
+  return hsad_aql_kernel_header(barrier, (flags & HSAD_LAUNCH_FENCE_AGENT) != 0);
 }
-/* Kernarg padding: no dependencies, no BARRIER bit and no fences (orders nothing); as a
- * queue's epoch packet, a plain barrier-AND (BARRIER bit, system fences). */
-static inline uint16_t pad_header(bool epoch) {
-  return epoch ? HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 1, HSA_FENCE_SCOPE_SYSTEM,
-                                 HSA_FENCE_SCOPE_SYSTEM)
-               : HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE,
-                                 HSA_FENCE_SCOPE_NONE);
-}
-static inline uint16_t barrier_header(bool barrier) {
-  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, barrier ? 1u : 0u, HSA_FENCE_SCOPE_SYSTEM,
-                         HSA_FENCE_SCOPE_SYSTEM);
-}
+/* Kernarg padding (orders nothing); as a queue's epoch packet, a plain barrier-AND. */
+static inline uint16_t pad_header(bool epoch) { return hsad_aql_pad_header(epoch); }
+static inline uint16_t barrier_header(bool barrier) { return hsad_aql_barrier_and_header(barrier); }
 
 #endif /* FUSION_INTERNAL_H */

@@ -345,10 +345,7 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
     hsad_aql_publish(slot0, pkts[0].word & ~(ordered ? 0u : fq->unordered_clear));
     /* launch dependencies ahead of the run: one barrier-value packet per queue waited on, the
      * first carrying the stream-order bit */
-    const uint32_t value_word =
-        HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 0, HSA_FENCE_SCOPE_SYSTEM,
-                        HSA_FENCE_SCOPE_SYSTEM) |
-        ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
+    const uint32_t value_word = hsad_aql_barrier_value_word(false);
     for (uint32_t j = 0, i = fq->pre; i > 0; j++) {
       if (ordered && dl.wait[j].queue == q) continue;
       i--;

@@ -122,13 +122,13 @@ static inline bool dq_ring_try_reserve(dq_ring_t *ring, uint32_t n, bool kernarg
 
 /* Stores `id` (or a higher id another producer rang) into the doorbell (hsad_queue.h step 7). */
 static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
-  uint64_t want = id + 1;
+  uint64_t rung_next = id + 1;
   uint64_t cur = atomic_load_explicit(&ring->rung, memory_order_relaxed);
-  while (cur < want && !atomic_compare_exchange_weak_explicit(&ring->rung, &cur, want,
+  while (cur < rung_next && !atomic_compare_exchange_weak_explicit(&ring->rung, &cur, rung_next,
                                                                memory_order_relaxed,
                                                                memory_order_relaxed)) {
   }
-  uint64_t value = (cur > want ? cur : want) - 1;
+  uint64_t value = (cur > rung_next ? cur : rung_next) - 1;
   for (;;) {
     if (DQ_LIKELY(ring->doorbell != NULL))
       __atomic_store_n(ring->doorbell, value, __ATOMIC_RELEASE);

@@ -139,6 +139,15 @@ typedef struct hsad_backend_ops {
   hsad_status_t (*host_pool_stats)(const struct hsad_host_pool *pool,
                                    struct hsad_host_pool_stats *out_stats);
 
+  /* Monitoring (hsad_monitor.h) of the backend's queues: hsad_queue_monitor_enable / _disable /
+   * _drain forward here (arguments checked as far as the front can); NULL: HSAD_ERR_UNSUPPORTED.
+   * queue_trace_id: the queue's number in traces (hsad_trace_add: its track). */
+  hsad_status_t (*monitor_enable)(hsad_queue_t *queue, const struct hsad_monitor_options *options);
+  void (*monitor_disable)(hsad_queue_t *queue);
+  hsad_status_t (*monitor_drain)(hsad_queue_t *queue, struct hsad_dispatch_record *out_records,
+                                 uint32_t capacity, uint32_t *out_count, uint64_t *out_dropped);
+  uint64_t (*queue_trace_id)(const hsad_queue_t *queue);
+
   /* Graphs (fusion/hsad_fusion.h) as the backend runs them (fusion/fu_graph.h); NULL: none
    * (hsad_graph_instantiate then answers HSAD_ERR_UNSUPPORTED). */
   const struct hsad_graph_backend_ops *graph;

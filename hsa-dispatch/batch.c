@@ -43,27 +43,28 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   /* The completion rides on the last dispatch when it has the BARRIER bit, no timestamp
    * signal and no padding; else on the last entry's last padding packet; else on a
    * barrier-AND after it. */
-  uint32_t last_m = batch_span(q, &items[count - 1]);
-  bool own = out_completion && last_m == 1 &&
+  uint32_t last_span = batch_span(q, &items[count - 1]);
+  bool carries_epoch = out_completion && last_span == 1 &&
              !(items[count - 1].launch.flags & HSAD_LAUNCH_NO_BARRIER) && !q->ts_signals;
-  bool extra = out_completion && last_m == 1 && !own;
-  uint32_t n = slots + extra;
-  if (n > q->ring.size)
+  bool trailing_epoch = out_completion && last_span == 1 && !carries_epoch;
+  uint32_t total = slots + trailing_epoch;
+  if (total > q->ring.size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "batch of %u packets (%u dispatches + %u "
-                     "kernarg padding + %u completion barrier) exceeds the queue's %u slots", n,
-                     count, slots - count, (uint32_t)extra, q->ring.size);
-  uint64_t first = 0, k = 0;
+                     "kernarg padding + %u completion barrier) exceeds the queue's %u slots",
+                     total, count, slots - count, (uint32_t)trailing_epoch, q->ring.size);
+  uint64_t first = 0, epoch = 0;
   dq_mon_mark_t mark;
   if (DQ_UNLIKELY(q->monitor)) dq_monitor_begin(q, &mark);
-  hsad_status_t s = out_completion ? dq_reserve_epoch(q, n, true, deadline_ns, &first, &k)
-                                   : dq_reserve(q, n, deadline_ns, &first);
+  hsad_status_t s = out_completion
+                        ? dq_reserve_epoch(q, total, true, deadline_ns, &first, &epoch)
+                        : dq_reserve(q, total, deadline_ns, &first);
   if (s) return s;
   /* Pass 2: build kernargs and fill every dispatch body; headers stay INVALID. The inputs were
    * validated in pass 1 and are the caller's const data: the build cannot fail now. */
   for (uint32_t i = 0, at = 0; i < count; at += batch_span(q, &items[i]), i++) {
     uint64_t id = first + at;
     (void)dq_launch_check(q, items[i].kernel, &items[i].launch, bp);
-    uint64_t sig = own && i == count - 1 ? q->epoch_signal.handle
+    uint64_t sig = carries_epoch && i == count - 1 ? q->epoch_signal.handle
                    : q->ts_signals       ? dq_ts_arm(q, id)
                                          : 0;
     (void)dq_fill_dispatch(q, id, &bp->d, bp->image, items[i].kernel->desc.kernarg_segment_size,
@@ -73,16 +74,17 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
    * with the epoch packet unless the dispatch carries it), so the first packet becomes valid
    * last. */
   for (uint32_t i = count, at = slots; i-- > 0;) {
-    uint32_t m = batch_span(q, &items[i]);
-    at -= m;
+    uint32_t span = batch_span(q, &items[i]);
+    at -= span;
     bool last = i == count - 1;
-    dq_publish_padding(q, first + at, m + (last && extra), last && out_completion && !own);
+    dq_publish_padding(q, first + at, span + (last && trailing_epoch),
+                       last && out_completion && !carries_epoch);
     uint32_t dims = items[i].launch.dims;
     hsad_aql_publish(dq_slot(q, first + at),
                      dq_dispatch_header(items[i].launch.flags) |
                          (dims << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS)));
   }
-  dq_ring_commit(&q->ring, first, n);
+  dq_ring_commit(&q->ring, first, total);
   /* Monitoring on: one record per entry, after the doorbell (pass 4 rebuilds each body; the
    * ring slots may already be reused) */
   if (DQ_UNLIKELY(q->monitor)) {
@@ -93,7 +95,8 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
     }
   }
   if (out_completion)
-    *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = first + n - 1};
+    *out_completion =
+        (hsad_completion_t){.queue = q, .epoch = epoch, .packet_id = first + total - 1};
   if (out_first_packet_id) *out_first_packet_id = first;
   return HSAD_OK;
 }

@@ -16,20 +16,23 @@ static __attribute__((noinline)) hsad_status_t
 submit_slow(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image, uint32_t ksize,
             uint16_t header, uint64_t deadline_ns, hsad_completion_t *out_completion,
             uint64_t *out_packet_id) {
-  uint32_t m = dq_span(q, ksize);
-  bool want = out_completion != NULL;
-  bool own = want && m == 1 && (header & (1u << HSA_PACKET_HEADER_BARRIER)) && !q->ts_signals;
-  uint32_t n = m + (want && m == 1 && !own);
-  uint64_t id, k = 0;
-  hsad_status_t s = want ? dq_reserve_epoch(q, n, true, deadline_ns, &id, &k)
-                         : dq_reserve(q, n, deadline_ns, &id);
+  uint32_t span = dq_span(q, ksize);
+  bool wants_completion = out_completion != NULL;
+  bool carries_epoch = wants_completion && span == 1 &&
+                       (header & (1u << HSA_PACKET_HEADER_BARRIER)) && !q->ts_signals;
+  uint32_t slots = span + (wants_completion && span == 1 && !carries_epoch);
+  uint64_t id, epoch = 0;
+  hsad_status_t s = wants_completion
+                        ? dq_reserve_epoch(q, slots, true, deadline_ns, &id, &epoch)
+                        : dq_reserve(q, slots, deadline_ns, &id);
   if (DQ_UNLIKELY(s)) return s;
-  uint64_t sig = own ? q->epoch_signal.handle : q->ts_signals ? dq_ts_arm(q, id) : 0;
+  uint64_t sig = carries_epoch ? q->epoch_signal.handle : q->ts_signals ? dq_ts_arm(q, id) : 0;
   uint32_t word = dq_fill_dispatch(q, id, d, image, ksize, header, sig);
-  dq_publish_padding(q, id, n, want && !own);
+  dq_publish_padding(q, id, slots, wants_completion && !carries_epoch);
   hsad_aql_publish(dq_slot(q, id), word); /* the first packet's header last */
-  dq_ring_commit(&q->ring, id, n);
-  if (want) *out_completion = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = id};
+  dq_ring_commit(&q->ring, id, slots);
+  if (wants_completion)
+    *out_completion = (hsad_completion_t){.queue = q, .epoch = epoch, .packet_id = id};
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
 }

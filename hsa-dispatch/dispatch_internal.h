@@ -23,7 +23,9 @@
 #define HSAD_MAX_DEVICES 16
 #define HSAD_MAX_CPUS 16
 
-#define DQ_KARG_STACK HSAD_KERNARG_SEGMENT_MAX /* largest kernarg segment (per-thread image) */
+/* The largest kernarg segment the library builds, in bytes: the size of the per-thread image
+ * (dq_built_t.image) and of the spare kernarg blocks past a ring's end. */
+#define DQ_KERNARG_SEGMENT_MAX HSAD_KERNARG_SEGMENT_MAX
 
 struct hsad_device {
   const hsad_backend_ops_t *ops;        /* NULL: AMD (this file's); else the device's backend */
@@ -169,7 +171,7 @@ void dq_device_release(hsad_device_t *device);
 
 /* Spare kernarg blocks past the ring's last one for the largest segment (aql_ring.h). */
 static inline uint32_t dq_kernarg_spare(uint32_t block, uint32_t size) {
-  return dq_ring_kernarg_spare(block, size, DQ_KARG_STACK);
+  return dq_ring_kernarg_spare(block, size, DQ_KERNARG_SEGMENT_MAX);
 }
 
 /* ---- queue.c ---- */
@@ -216,6 +218,14 @@ static inline void dq_monitor_close(dq_mon_mark_t *mark) { mark->t1 = hsad_now_n
  * (a full ring drops it). */
 void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
                     const dq_mon_mark_t *mark);
+/* An alert once per (kernel, reason) for the process, to o->alert or stderr (backends' monitors
+ * too: nvidia/nv_monitor.c). */
+void dq_monitor_alert(const hsad_monitor_options_t *o, hsad_queue_t *q, hsad_alert_reason_t reason,
+                      const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
+                      const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+/* hsad_queue_monitor_enable's option checks and defaults into *out (errors name `what`). */
+hsad_status_t dq_monitor_options(const char *what, const hsad_monitor_options_t *o,
+                                 hsad_monitor_options_t *out);
 /* Queue creation / destruction: process-wide monitoring; alerts of the records left, free. */
 void dq_monitor_queue_created(hsad_queue_t *q);
 void dq_monitor_fini(hsad_queue_t *q);
@@ -224,7 +234,7 @@ void dq_monitor_fini(hsad_queue_t *q);
 /* The per-thread result of checking and building one launch. */
 typedef struct dq_built {
   hsad_aql_dispatch_t d;          /* checked body: geometry, segments, kernel_object */
-  _Alignas(64) uint8_t image[DQ_KARG_STACK];
+  _Alignas(64) uint8_t image[DQ_KERNARG_SEGMENT_MAX];
 } dq_built_t;
 /* Checks (q, k, l) as hsad_kernel_dispatch documents and builds its kernarg segment into
  * out->image (the kernel's kernarg_segment_size bytes) and the body into out->d (kernarg address and

@@ -11,6 +11,10 @@
  * processor never sees a valid header before the body (HSA 1.2, 2.9.1; ROCr and every HSA
  * dispatcher do the same).
  *
+ * Header policy: the hsad_aql_*_header functions below are the only place that sets a
+ * packet's type, BARRIER bit and fence scopes (IREE's aql_emitter.h does the same); every
+ * submitter, fusion's graph runs included, takes its headers there.
+ *
  * Thread safety: pure functions of their arguments; no global state.
  */
 #ifndef HSAD_AQL_H
@@ -18,6 +22,7 @@
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +63,64 @@ HSAD_STATIC_ASSERT(offsetof(hsa_amd_barrier_value_packet_t, completion_signal) =
   ((uint16_t)(((type) << HSA_PACKET_HEADER_TYPE) | ((barrier) << HSA_PACKET_HEADER_BARRIER) | \
               ((acquire) << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |                        \
               ((release) << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE)))
+
+/* ---- The header policy: the one place that decides the packet type, the BARRIER bit and the
+ * acquire/release fence scopes of every packet the library writes (single dispatch, batches,
+ * queue barriers and flushes, kernarg padding) and fusion writes (graph runs). ---- */
+
+/* A kernel dispatch: BARRIER bit when `barrier` (stream order; hsad_launch_t's
+ * HSAD_LAUNCH_NO_BARRIER clears it); acquire and release fences at system scope, or agent scope
+ * with `fence_agent` (HSAD_LAUNCH_FENCE_AGENT). A constant expression (for tables). */
+#define HSAD_AQL_KERNEL_HEADER(barrier, fence_agent)                                       \
+  HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, (barrier) ? 1u : 0u,                    \
+                  (fence_agent) ? HSA_FENCE_SCOPE_AGENT : HSA_FENCE_SCOPE_SYSTEM,          \
+                  (fence_agent) ? HSA_FENCE_SCOPE_AGENT : HSA_FENCE_SCOPE_SYSTEM)
+
+static inline uint16_t hsad_aql_kernel_header(bool barrier, bool fence_agent) {
+  return HSAD_AQL_KERNEL_HEADER(barrier, fence_agent);
+}
+
+/* The kernel dispatch header of launch flags whose bit 0 clears the BARRIER bit and bit 1 asks
+ * for agent-scope fences (hsad_queue.h pins HSAD_LAUNCH_NO_BARRIER == 1 and
+ * HSAD_LAUNCH_FENCE_AGENT == 2); other bits are ignored. One table load: the dispatch hot path. */
+static inline uint16_t hsad_aql_kernel_header_of_flags(uint32_t flags) {
+  static const uint16_t headers[4] = {
+      HSAD_AQL_KERNEL_HEADER(1, 0), HSAD_AQL_KERNEL_HEADER(0, 0),
+      HSAD_AQL_KERNEL_HEADER(1, 1), HSAD_AQL_KERNEL_HEADER(0, 1)};
+  return headers[flags & 3];
+}
+
+/* A barrier-AND that orders (`barrier`: it starts after every earlier packet completed; an
+ * epoch packet, a queue barrier, a graph's barrier node) with system-scope fences. */
+static inline uint16_t hsad_aql_barrier_and_header(bool barrier) {
+  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, barrier ? 1u : 0u, HSA_FENCE_SCOPE_SYSTEM,
+                         HSA_FENCE_SCOPE_SYSTEM);
+}
+
+/* A padding packet: a slot taken by a dispatch whose kernarg segment spans several blocks
+ * (hsad_queue.h step 4) or a cancelled reservation. A barrier-AND without dependencies, BARRIER
+ * bit or fences, so it completes as soon as the packet processor reaches it and orders
+ * nothing; with `carries_epoch` (the run's last padding packet holds the epoch signal) it is
+ * an epoch barrier-AND instead (BARRIER bit, system fences). */
+static inline uint16_t hsad_aql_pad_header(bool carries_epoch) {
+  return carries_epoch ? hsad_aql_barrier_and_header(true)
+                       : HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE,
+                                         HSA_FENCE_SCOPE_NONE);
+}
+
+/* An AMD barrier-value packet (HSA_PACKET_TYPE_VENDOR_SPECIFIC) with system-scope fences;
+ * `barrier` as for a barrier-AND. */
+static inline uint16_t hsad_aql_barrier_value_header(bool barrier) {
+  return HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, barrier ? 1u : 0u,
+                         HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM);
+}
+
+/* The word that publishes a barrier-value packet (header | AmdFormat << 16), as
+ * hsad_aql_barrier_value_fill returns it. */
+static inline uint32_t hsad_aql_barrier_value_word(bool barrier) {
+  return (uint32_t)hsad_aql_barrier_value_header(barrier) |
+         ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
+}
 
 /* The geometry and resources of one kernel dispatch packet. */
 typedef struct hsad_aql_dispatch {

@@ -22,6 +22,17 @@
  * Spill and occupancy alerts are raised by the first dispatch of the kernel (on the submitting
  * thread); scratch alerts when a completed record is drained (or the queue is destroyed or its
  * monitoring disabled, which process the records still in the ring for alerts).
+ *
+ * NVIDIA queues (nvidia/nv_monitor.c, issue 22): the same calls; records of hsad_kernel_dispatch
+ * (and batches) with vgpr_count = registers per thread (CU_FUNC_ATTRIBUTE_NUM_REGS),
+ * private_segment_size = local bytes per thread (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+ * group_segment_size = static + dynamic shared bytes, waves_per_simd = resident warps per SM,
+ * occupancy_percent = resident threads per SM (cuOccupancyMaxActiveBlocksPerMultiprocessor x
+ * block) per the SM's maximum; the other register and scratch fields 0. On a profiling queue
+ * every monitored dispatch is timed by a cuEventRecord pair (256 kept: drain at least that
+ * often). HSAD_ALERT_SPILL_RATIO when the kernel has local bytes (value: bytes per thread,
+ * threshold 0); HSAD_ALERT_LOW_OCCUPANCY as above on that occupancy. CUDA graph launches leave
+ * no records yet.
  */
 #ifndef HSAD_MONITOR_H
 #define HSAD_MONITOR_H
@@ -72,7 +83,7 @@ typedef enum hsad_alert_reason {
 } hsad_alert_reason_t;
 
 /* How a dispatch's kernel runs (issue 20; hsad_dispatch_record_t.execution): kfd-emu's
- * kfd_emu_kernel_mode answer (tools/kfd-emu/kfd_emu.h) for its kernel object, asked once per
+ * kfd_emu_kernel_mode answer (hsad_emu_abi.h) for its kernel object, asked once per
  * kernel when the monitor first describes it. */
 typedef enum hsad_execution {
   HSAD_EXECUTION_DEVICE = 0,          /* a GPU runs the code object (the thunk is no kfd-emu) */

@@ -217,6 +217,9 @@ enum {
   HSAD_LAUNCH_FENCE_AGENT = 1u << 1,  /* acquire/release fences at agent scope instead of
                                          system scope (HSA 1.2, 2.9.1) */
 };
+/* hsad_aql_kernel_header_of_flags indexes its table with these two bits. */
+HSAD_STATIC_ASSERT(HSAD_LAUNCH_NO_BARRIER == 1 && HSAD_LAUNCH_FENCE_AGENT == 2,
+                   "launch flag bits of the kernel dispatch header table (hsad_aql.h)");
 
 /* One kernel dispatch. */
 typedef struct hsad_launch {

@@ -97,12 +97,12 @@ const char *hsad_rocr_emu_dir(void);
  * KFD_EMU_* value or an unknown KFD_EMU_* variable: hsa_init then fails), copies kfd-emu's
  * reason, as it printed it on stderr without "kfd-emu: ", into buf (as snprintf: truncated,
  * NUL-terminated when size > 0) and returns 1; otherwise returns 0 with buf "" (a GPU, no
- * refusal, or a kfd-emu without kfd_emu_config_error, tools/kfd-emu/kfd_emu.h). Asks the
+ * refusal, or a kfd-emu without kfd_emu_config_error, hsad_emu_abi.h). Asks the
  * kfd-emu handle hsad_rocr_load opened (dlsym). Thread-safe. */
 int hsad_rocr_emu_config_error(char *buf, size_t size);
 
 /* How kfd-emu executes the kernel whose descriptor is at kernel_object: kfd_emu_kernel_mode's
- * answer (tools/kfd-emu/kfd_emu.h: KFD_EMU_KERNEL_SOURCE, _TWIN, _NONE, _BUILD_FAILED,
+ * answer (hsad_emu_abi.h: KFD_EMU_KERNEL_SOURCE, _TWIN, _NONE, _BUILD_FAILED,
  * _UNKNOWN) with its line in buf (as snprintf), or HSAD_EMU_MODE_NOT_EMULATED with buf ""
  * when the thunk is no kfd-emu (or one without the query). May build the kernel's source with
  * POCL (cached) on the calling thread. Thread-safe. */

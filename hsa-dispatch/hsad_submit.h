@@ -187,10 +187,22 @@ hsad_status_t hsad_submit_foreign_mem_free(void *ptr);
  * backend records (hsad_mem_free / hsad_buffer_free find it by pointer). */
 hsad_status_t hsad_submit_foreign_buffer_alloc(hsad_device_t *device, size_t size,
                                                void **out_ptr);
+/* options: NULL or the caller's hsad_copy_options_t (memory/hsad_memory.h), handed to the
+ * backend as given (its strategy, thresholds and checks, as in the build without AMD). */
+struct hsad_copy_options;
 hsad_status_t hsad_submit_foreign_memcpy_async(hsad_device_t *device, void *dst, const void *src,
                                                size_t size, const hsad_completion_t *deps,
-                                               uint32_t dep_count, uint64_t deadline_ns,
+                                               uint32_t dep_count,
+                                               const struct hsad_copy_options *options,
+                                               uint64_t deadline_ns,
                                                hsad_completion_t *out_completion);
+/* The backend's pinned host pool of the device's node (hsad_host_pool_get on a device of
+ * another vendor: nvidia/nv_pool.c). Every pool begins with hsad_object_head_t (backend.h;
+ * ROCr's pools with a NULL table), so memory/host_pool.c hands every later call on a pool of
+ * another vendor to the table its head names. */
+struct hsad_host_pool;
+hsad_status_t hsad_submit_foreign_host_pool_get(hsad_device_t *device,
+                                                struct hsad_host_pool **out_pool);
 
 #ifdef __cplusplus
 }

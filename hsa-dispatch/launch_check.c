@@ -11,10 +11,10 @@
  * (hsad_queue.h step 4). */
 static hsad_status_t kernarg_fits(const hsad_queue_t *q, const hsad_device_kernel_desc_t *kd) {
   uint32_t ks = kd->kernarg_segment_size;
-  if (DQ_UNLIKELY(ks > DQ_KARG_STACK))
+  if (DQ_UNLIKELY(ks > DQ_KERNARG_SEGMENT_MAX))
     return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes exceeds "
                      "hsa-dispatch's limit of %u bytes (HSAD_KERNARG_SEGMENT_MAX)", kd->name, ks,
-                     DQ_KARG_STACK);
+                     DQ_KERNARG_SEGMENT_MAX);
   uint32_t m = (ks + q->ring.kernarg_block - 1) / q->ring.kernarg_block;
   if (DQ_UNLIKELY(m > q->ring.size))
     return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "kernel %s: kernarg segment of %u bytes spans %u "
@@ -24,7 +24,7 @@ static hsad_status_t kernarg_fits(const hsad_queue_t *q, const hsad_device_kerne
 }
 
 /* Checks the launch against kernel and device and builds the kernarg segment into `kbuf`
- * (DQ_KARG_STACK bytes, 64-byte aligned). Fills everything of *d but the kernarg address
+ * (DQ_KERNARG_SEGMENT_MAX bytes, 64-byte aligned). Fills everything of *d but the kernarg address
  * and the completion signal. Touches no queue state. */
 static hsad_status_t check_full(const hsad_queue_t *q, const hsad_device_kernel_t *k,
                              const hsad_launch_t *l, hsad_aql_dispatch_t *d, void *kbuf) {
@@ -84,7 +84,7 @@ static hsad_status_t check_full(const hsad_queue_t *q, const hsad_device_kernel_
   dd.dims = (uint16_t)dims;
   uint32_t group = kd->group_segment_fixed_size;
   s = hsad_kernarg_build(kd->codeobj_kernel, l->args, l->arg_count, &dd, &q->karg_rt, kbuf,
-                         DQ_KARG_STACK, &group);
+                         DQ_KERNARG_SEGMENT_MAX, &group);
   if (DQ_UNLIKELY(s)) return s;
   if (DQ_UNLIKELY(group > di->lds_bytes))
     return hsad_fail(HSAD_ERR_LDS_LIMIT, "kernel %s: group segment of %u bytes (%u fixed + %u "
@@ -108,8 +108,8 @@ static hsad_status_t check_full(const hsad_queue_t *q, const hsad_device_kernel_
   return HSAD_OK;
 }
 
-/* Geometry of a launch checked with few branches; false sends the caller to prepare(), which
- * finds and reports the exact problem. */
+/* Geometry of a launch checked with few branches; false sends dq_launch_check to check_full,
+ * which finds and reports the exact problem. */
 static inline bool geometry_fast(const hsad_device_kernel_t *k, const hsad_launch_t *l,
                                  hsad_aql_dispatch_t *d) {
   uint32_t dims = l->dims;
@@ -164,7 +164,7 @@ hsad_status_t dq_launch_check(const hsad_queue_t *q, const hsad_device_kernel_t 
     }
     uint32_t group = k->desc.group_segment_fixed_size;
     s = hsad_kernarg_build(k->desc.codeobj_kernel, l->args, l->arg_count, &dd, &q->karg_rt,
-                           c->image, DQ_KARG_STACK, &group);
+                           c->image, DQ_KERNARG_SEGMENT_MAX, &group);
     if (s) return s;
     if (DQ_UNLIKELY(group > q->lds_bytes))
       return hsad_fail(HSAD_ERR_LDS_LIMIT, "kernel %s: group segment of %u bytes (%u fixed + %u "

@@ -4,7 +4,7 @@ HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queu
   hsa-dispatch/aql_ring.c hsa-dispatch/launch_cache.c hsa-dispatch/batch.c hsa-dispatch/gate.c \
   hsa-dispatch/monitor.c hsa-dispatch/trace.c hsa-dispatch/variants.c hsa-dispatch/backend.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_vendor.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h hsa-dispatch/hsad_submit.h \
-  hsa-dispatch/hsad_monitor.h hsa-dispatch/hsad_variants.h
+  hsa-dispatch/hsad_emu_abi.h hsa-dispatch/hsad_monitor.h hsa-dispatch/hsad_variants.h
 # trace export (trace.c) writes JSON with json-c
 HSAD_LIB_LIBS += -ljson-c
 
@@ -40,7 +40,7 @@ $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h tests/test_dispa
 # the ring object on host memory: aql_ring.c alone, no ROCr, no kfd-emu (milliseconds)
 RING_TEST := $(TESTDIR)/test_aql_ring
 TEST_BINS += $(RING_TEST)
-$(RING_TEST): tests/test_aql_ring.c hsa-dispatch/aql_ring.c hsa-dispatch/aql_ring.h
+$(RING_TEST): tests/test_aql_ring.c hsa-dispatch/aql_ring.c hsa-dispatch/aql_ring.h hsa-dispatch/hsad_aql.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) tests/test_aql_ring.c hsa-dispatch/aql_ring.c -o $@ $(LDFLAGS) -lcriterion
 

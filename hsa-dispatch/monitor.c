@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "hsa-dispatch/dispatch_internal.h"
-#include "tools/kfd-emu/kfd_emu.h"
+#include "hsa-dispatch/hsad_emu_abi.h"
 
 #define MON_TABLE (2 * HSAD_MONITOR_KERNELS) /* open addressing, at most half full */
 
@@ -140,25 +140,40 @@ void hsad_monitor_alerts_reset(void) {
   pthread_mutex_unlock(&mon_alert_lock);
 }
 
+static void alert_v(const hsad_monitor_options_t *o, hsad_queue_t *q, hsad_alert_reason_t reason,
+                    const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
+                    const char *fmt, va_list ap) {
+  if (o->no_alerts || !alert_first(kernel, reason)) return;
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  hsad_monitor_alert_t a = {.reason = reason, .kernel = kernel, .queue = q,
+                            .packet_id = packet_id, .value = value, .threshold = threshold,
+                            .message = msg};
+  if (o->alert)
+    o->alert(&a, o->alert_user);
+  else
+    fprintf(stderr, "hsad: alert %s: %s\n", hsad_alert_reason_name(reason), msg);
+}
+
+void dq_monitor_alert(const hsad_monitor_options_t *o, hsad_queue_t *q, hsad_alert_reason_t reason,
+                      const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
+                      const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  alert_v(o, q, reason, kernel, packet_id, value, threshold, fmt, ap);
+  va_end(ap);
+}
+
 static void alert(const struct dq_monitor *m, hsad_queue_t *q, hsad_alert_reason_t reason,
                   const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
                   const char *fmt, ...) __attribute__((format(printf, 8, 9)));
 static void alert(const struct dq_monitor *m, hsad_queue_t *q, hsad_alert_reason_t reason,
                   const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
                   const char *fmt, ...) {
-  if (m->opt.no_alerts || !alert_first(kernel, reason)) return;
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  alert_v(&m->opt, q, reason, kernel, packet_id, value, threshold, fmt, ap);
   va_end(ap);
-  hsad_monitor_alert_t a = {.reason = reason, .kernel = kernel, .queue = q,
-                            .packet_id = packet_id, .value = value, .threshold = threshold,
-                            .message = msg};
-  if (m->opt.alert)
-    m->opt.alert(&a, m->opt.alert_user);
-  else
-    fprintf(stderr, "hsad: alert %s: %s\n", hsad_alert_reason_name(reason), msg);
 }
 
 /* ---- the kernel table ---- */
@@ -342,11 +357,20 @@ void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
 
 /* ---- enable / disable ---- */
 
+static hsad_monitor_options_t with_defaults(const hsad_monitor_options_t *o);
+
 static hsad_status_t check_options(const char *what, const hsad_monitor_options_t *o) {
   if (o && o->capacity && ((o->capacity & (o->capacity - 1)) || o->capacity > (1u << 24)))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: capacity %u records: must be a power of two "
                      "up to 16777216", what, o->capacity);
   return HSAD_OK;
+}
+
+hsad_status_t dq_monitor_options(const char *what, const hsad_monitor_options_t *o,
+                                 hsad_monitor_options_t *out) {
+  hsad_status_t s = check_options(what, o);
+  if (!s) *out = with_defaults(o);
+  return s;
 }
 
 static hsad_monitor_options_t with_defaults(const hsad_monitor_options_t *o) {
@@ -380,9 +404,11 @@ static void monitor_flush_alerts(hsad_queue_t *q);
 
 hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_options_t *options) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: NULL queue");
-  if (DQ_FOREIGN(q))
+  if (DQ_FOREIGN(q)) {
+    if (q->ops->monitor_enable) return q->ops->monitor_enable(q, options);
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_enable: the queue is a %s stream: "
-                     "monitoring is AMD only for now (issue 22)", q->ops->name);
+                     "its backend has no monitoring", q->ops->name);
+  }
   hsad_status_t s = check_options("hsad_queue_monitor_enable", options);
   if (s) return s;
   hsad_monitor_options_t o = with_defaults(options);
@@ -412,6 +438,7 @@ hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_opti
 }
 
 void hsad_queue_monitor_disable(hsad_queue_t *q) {
+  if (q && q->ops && q->ops->monitor_disable) q->ops->monitor_disable(q);
   if (!q || q->ops || !q->monitor) return;
   monitor_flush_alerts(q);
   struct dq_monitor *m = q->monitor;
@@ -553,9 +580,12 @@ hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *q, hsad_dispatch_record_t *
   if (!q || !out_count || (!out_records && capacity))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
                      "out_records or out_count");
-  if (DQ_FOREIGN(q))
+  if (DQ_FOREIGN(q)) {
+    if (q->ops->monitor_drain)
+      return q->ops->monitor_drain(q, out_records, capacity, out_count, out_dropped);
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
-                     "monitoring is AMD only for now (issue 22)", q->ops->name);
+                     "its backend has no monitoring", q->ops->name);
+  }
   *out_count = 0;
   struct dq_monitor *m = q->monitor;
   if (!m)

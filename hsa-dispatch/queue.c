@@ -71,9 +71,9 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
                      "in [%u, %u] on device %u", size, di->queue_min_size, di->queue_max_size,
                      di->index);
   uint32_t kb = o->kernarg_block_size ? o->kernarg_block_size : 512;
-  if (kb % 64 || kb > DQ_KARG_STACK)
+  if (kb % 64 || kb > DQ_KERNARG_SEGMENT_MAX)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size %u: must be a multiple of 64 "
-                     "up to %u bytes", kb, DQ_KARG_STACK);
+                     "up to %u bytes", kb, DQ_KERNARG_SEGMENT_MAX);
   if (o->private_segment_size > di->max_private_per_work_item)
     return hsad_fail(HSAD_ERR_SCRATCH_LIMIT, "queue private_segment_size %u bytes per work-item "
                      "exceeds device %u's limit of %u (%u bytes per wave / wavefront %u)",
@@ -148,8 +148,11 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_create: NULL device or out_queue");
   hsad_status_t s = dq_check_open();
   if (s) return s;
-  if (DQ_FOREIGN(device))
-    return device->ops->queue_create(device, device->backend_device, options, out_queue);
+  if (DQ_FOREIGN(device)) {
+    s = device->ops->queue_create(device, device->backend_device, options, out_queue);
+    if (!s && device->ops->monitor_enable) dq_monitor_queue_created(*out_queue);
+    return s;
+  }
   return queue_create(device, options, false, out_queue);
 }
 

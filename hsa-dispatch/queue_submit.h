@@ -24,29 +24,9 @@ static inline void dq_cpu_relax(void) {
 #endif
 }
 
-/* Headers of the packets the library writes. */
-#define DQ_HDR_BARRIER_AND                                                                 \
-  HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 1, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM)
-#define DQ_HDR_BARRIER_VALUE                                                               \
-  HSAD_AQL_HEADER(HSA_PACKET_TYPE_VENDOR_SPECIFIC, 1, HSA_FENCE_SCOPE_SYSTEM,              \
-                  HSA_FENCE_SCOPE_SYSTEM)
-
-/* Padding after a dispatch whose kernarg segment spans several blocks (hsad_queue.h step 4):
- * a barrier-AND with no dependencies and neither the BARRIER bit nor fences, so it completes
- * as soon as the packet processor reaches it and orders nothing. */
-#define DQ_HDR_PAD HSAD_AQL_HEADER(HSA_PACKET_TYPE_BARRIER_AND, 0, HSA_FENCE_SCOPE_NONE, \
-                                   HSA_FENCE_SCOPE_NONE)
-
-/* Kernel dispatch headers indexed by flags & 3 (HSAD_LAUNCH_NO_BARRIER, _FENCE_AGENT). */
-static const uint16_t dq_dispatch_headers[4] = {
-    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
-    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
-    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
-    HSAD_AQL_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH, 0, HSA_FENCE_SCOPE_AGENT, HSA_FENCE_SCOPE_AGENT),
-};
-
+/* The kernel dispatch header of hsad_launch_t.flags (the policy is hsad_aql.h's). */
 static inline uint16_t dq_dispatch_header(uint32_t flags) {
-  return dq_dispatch_headers[flags & 3];
+  return hsad_aql_kernel_header_of_flags(flags);
 }
 
 /* A queue's ring arithmetic (aql_ring.h) under the names the submit paths use. */
@@ -105,19 +85,21 @@ static inline uint64_t dq_ts_arm(hsad_queue_t *q, uint64_t id) {
 static inline uint32_t dq_fill_barrier_and(hsad_queue_t *q, uint64_t id, const uint64_t deps[5],
                                            uint64_t completion) {
   return hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)dq_slot(q, id), deps, completion,
-                               DQ_HDR_BARRIER_AND);
+                               hsad_aql_barrier_and_header(true));
 }
 
-/* Fills and publishes the padding of the dispatch at `id` that takes m slots, last-to-first:
- * slots id + 1 .. id + m - 1; with `epoch`, the last one is a barrier-AND (BARRIER bit) that
- * carries the epoch signal instead. Called before the dispatch's own header is published. */
-static inline void dq_publish_padding(hsad_queue_t *q, uint64_t id, uint32_t m, bool epoch) {
-  for (uint64_t j = id + m - 1; j > id; j--) {
-    bool e = epoch && j == id + m - 1;
+/* Fills and publishes the padding of the dispatch at `id` that takes `slots` slots,
+ * last-to-first: ids id + 1 .. id + slots - 1; with carries_epoch, the last one is a
+ * barrier-AND (BARRIER bit) that carries the epoch signal instead. Called before the
+ * dispatch's own header is published. */
+static inline void dq_publish_padding(hsad_queue_t *q, uint64_t id, uint32_t slots,
+                                      bool carries_epoch) {
+  for (uint64_t j = id + slots - 1; j > id; j--) {
+    bool is_epoch = carries_epoch && j == id + slots - 1;
     hsad_aql_publish(dq_slot(q, j),
                      hsad_aql_barrier_fill((hsa_barrier_and_packet_t *)dq_slot(q, j), NULL,
-                                           e ? q->epoch_signal.handle : 0,
-                                           e ? DQ_HDR_BARRIER_AND : DQ_HDR_PAD));
+                                           is_epoch ? q->epoch_signal.handle : 0,
+                                           hsad_aql_pad_header(is_epoch)));
   }
 }
 

@@ -1,7 +1,7 @@
 /* rocr.c - loads ROCr at run time and picks its thunk (see hsad_rocr.h). */
 #define _GNU_SOURCE
 #include "hsa-dispatch/hsad_rocr.h"
-#include "tools/kfd-emu/kfd_emu.h"
+#include "hsa-dispatch/hsad_emu_abi.h"
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -30,9 +30,9 @@ hsad_status_t hsad_submit_reserve(hsad_queue_t *q, uint32_t n, bool epoch_last,
     if (s) return s;
   }
   if (epoch_last) {
-    uint64_t k = 0;
-    hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, out_first, &k);
-    if (!s && out_epoch) *out_epoch = k;
+    uint64_t epoch = 0;
+    hsad_status_t s = dq_reserve_epoch(q, n, true, deadline_ns, out_first, &epoch);
+    if (!s && out_epoch) *out_epoch = epoch;
     return s;
   }
   if (out_epoch) *out_epoch = 0;
@@ -207,10 +207,18 @@ hsad_status_t hsad_submit_foreign_mem_free(void *ptr) {
 
 hsad_status_t hsad_submit_foreign_memcpy_async(hsad_device_t *d, void *dst, const void *src,
                                                size_t size, const hsad_completion_t *deps,
-                                               uint32_t dep_count, uint64_t deadline_ns,
+                                               uint32_t dep_count,
+                                               const struct hsad_copy_options *options,
+                                               uint64_t deadline_ns,
                                                hsad_completion_t *out_completion) {
   hsad_status_t s = dq_check_open();
   if (s) return s;
-  return d->ops->memcpy_async(d, d->backend_device, dst, src, size, deps, dep_count, NULL,
+  return d->ops->memcpy_async(d, d->backend_device, dst, src, size, deps, dep_count, options,
                               deadline_ns, out_completion);
+}
+
+hsad_status_t hsad_submit_foreign_host_pool_get(hsad_device_t *d, struct hsad_host_pool **out) {
+  hsad_status_t s = dq_check_open();
+  if (s) return s;
+  return d->ops->host_pool_get(d, d->backend_device, out);
 }

@@ -168,11 +168,11 @@ hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64
 /* One barrier-AND epoch packet covering everything reserved before it, if none does and the
  * ring has a free slot now (no waiting). */
 static void checkpoint(hsad_queue_t *q) {
-  uint64_t id, k;
+  uint64_t id, epoch;
   epoch_lock(q);
   uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
   bool ok = atomic_load_explicit(&q->epoch_end, memory_order_relaxed) < w &&
-            try_reserve_epoch(q, 1, false, &id, &k);
+            try_reserve_epoch(q, 1, false, &id, &epoch);
   epoch_unlock(q);
   if (!ok) return;
   hsad_aql_publish(dq_slot(q, id), dq_fill_barrier_and(q, id, NULL, q->epoch_signal.handle));
@@ -315,8 +315,8 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
   bool carry_dec = decrement.handle != 0;
   if (n == 0) n = 1; /* one barrier-AND: the ordering point the caller asked for, and it
                         carries the decrement or the epoch */
-  bool extra = carry_dec && out;                      /* decrement and epoch: two packets */
-  if (extra) n++;
+  bool decrement_before_epoch = carry_dec && out; /* decrement and epoch: two packets */
+  if (decrement_before_epoch) n++;
   if (!s && n > q->ring.size)
     s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "barrier of %u packets (%u queues waited on, %u "
                   "signals) exceeds queue %llu's %u slots", n, nv, sig_count,
@@ -325,8 +325,8 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
     if (wait != local) free(wait);
     return s;
   }
-  uint64_t first = 0, k = 0;
-  s = out ? dq_reserve_epoch(q, n, false, deadline_ns, &first, &k) : HSAD_OK;
+  uint64_t first = 0, epoch = 0;
+  s = out ? dq_reserve_epoch(q, n, false, deadline_ns, &first, &epoch) : HSAD_OK;
   if (!out) {
     uint32_t spins = 0;
     while (!s && !dq_try_reserve(q, n, false, &first))
@@ -342,13 +342,13 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
   for (uint32_t p = 0; p < n; p++) {
     uint64_t id = first + p;
     uint64_t comp = id == last ? (out ? q->epoch_signal.handle : decrement.handle)
-                    : extra && id == last - 1 ? decrement.handle
+                    : decrement_before_epoch && id == last - 1 ? decrement.handle
                                               : 0;
     if (p < nv) {
       hsad_aql_barrier_value_fill((hsa_amd_barrier_value_packet_t *)dq_slot(q, id),
                                   wait[p].queue->epoch_signal.handle,
                                   epoch_threshold(wait[p].epoch), -1, HSA_SIGNAL_CONDITION_LT,
-                                  comp, DQ_HDR_BARRIER_VALUE);
+                                  comp, hsad_aql_barrier_value_header(true));
       continue;
     }
     uint64_t dep[5] = {0};
@@ -356,13 +356,13 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
       dep[i] = sigs[a * 5 + i].handle;
     dq_fill_barrier_and(q, id, dep, comp);
   }
-  const uint32_t value_word =
-      DQ_HDR_BARRIER_VALUE | ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16);
+  const uint32_t value_word = hsad_aql_barrier_value_word(true);
   for (uint32_t p = n; p-- > 0;)
-    hsad_aql_publish(dq_slot(q, first + p), p < nv ? value_word : DQ_HDR_BARRIER_AND);
+    hsad_aql_publish(dq_slot(q, first + p),
+                     p < nv ? value_word : hsad_aql_barrier_and_header(true));
   dq_ring_doorbell(&q->ring, last);
   if (wait != local) free(wait);
-  if (out) *out = (hsad_completion_t){.queue = q, .epoch = k, .packet_id = last};
+  if (out) *out = (hsad_completion_t){.queue = q, .epoch = epoch, .packet_id = last};
   return HSAD_OK;
 }
 

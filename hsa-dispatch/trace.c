@@ -62,11 +62,11 @@ hsad_status_t hsad_trace_add(hsad_trace_t *t, const hsad_dispatch_record_t *reco
     e->r.kernel = e->name;
     const hsad_queue_t *q = records[i].queue;
     if (q) {
-      const hsad_device_info_t *di = hsad_device_info(q->device);
+      const hsad_device_info_t *di = hsad_device_info(hsad_queue_device(q));
       e->device = di->index;
       e->node = di->node;
       snprintf(e->device_name, sizeof e->device_name, "%s", di->name);
-      e->queue_id = q->hsa->id;
+      e->queue_id = q->ops ? q->ops->queue_trace_id(q) : q->hsa->id;
     }
     t->count++;
   }

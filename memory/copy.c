@@ -1183,7 +1183,7 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
   if (hsad_submit_device_foreign(device)) { /* another vendor's device: async, then wait */
     hsad_completion_t c;
     hsad_status_t fs = hsad_submit_foreign_memcpy_async(device, dst, src, size, NULL, 0,
-                                                        deadline_ns, &c);
+                                                        options, deadline_ns, &c);
     return fs ? fs : hsad_completion_wait(&c, deadline_ns ? deadline_ns : HSAD_DEADLINE_NEVER);
   }
   hsad_status_t s = mem_ready(device, "hsad_memcpy");

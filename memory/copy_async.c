@@ -222,8 +222,8 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
                                 hsad_completion_t *out_completion) {
   static const char what[] = "hsad_memcpy_async";
   if (hsad_submit_device_foreign(device)) /* another vendor's device: its copy stream */
-    return hsad_submit_foreign_memcpy_async(device, dst, src, size, deps, dep_count, deadline_ns,
-                                            out_completion);
+    return hsad_submit_foreign_memcpy_async(device, dst, src, size, deps, dep_count, options,
+                                            deadline_ns, out_completion);
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   if ((s = check_common(what, deps, dep_count, out_completion))) return s;

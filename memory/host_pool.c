@@ -10,12 +10,24 @@
  * not in use, so a lookup for a block someone holds never races with its removal.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hsa-dispatch/backend.h"
 #include "memory/mem_internal.h"
 #include "memory/mem_registry.h"
+
+_Static_assert(offsetof(struct hsad_host_pool, ops) == offsetof(hsad_object_head_t, ops),
+               "a ROCr pool begins with hsad_object_head_t, as the backends' pools do");
+
+/* The table of a pool of another vendor's backend (nvidia/nv_pool.c: hsad_host_pool_get on its
+ * device), which serves every call on it as in the build without AMD (its checks, messages and
+ * counters); NULL for ROCr's pools and NULL. One load and a branch before ROCr's path. */
+static inline const hsad_backend_ops_t *pool_foreign(const hsad_host_pool_t *pool) {
+  return pool ? hsad_object_ops(pool) : NULL;
+}
 
 #define NONE UINT32_MAX
 enum { MEM_BLOCK_FREEING = 3 };
@@ -160,6 +172,8 @@ static hsad_status_t pool_for_cpu(uint32_t c, const char *what, hsad_host_pool_t
 hsad_status_t hsad_host_pool_get(hsad_device_t *device, hsad_host_pool_t **out_pool) {
   static const char what[] = "hsad_host_pool_get";
   if (!out_pool) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: out_pool is NULL", what);
+  if (hsad_submit_device_foreign(device)) /* another vendor's device: its backend's pool */
+    return hsad_submit_foreign_host_pool_get(device, out_pool);
   hsad_status_t s = mem_ready(device, what);
   if (s) return s;
   int32_t c = hsad_device_info(device)->nearest_cpu;
@@ -200,6 +214,8 @@ static void block_release(hsad_host_pool_t *pool, uint32_t idx) {
 
 hsad_status_t hsad_host_pool_alloc(hsad_host_pool_t *pool, size_t size, void **out_ptr) {
   static const char what[] = "hsad_host_pool_alloc";
+  const hsad_backend_ops_t *fo = pool_foreign(pool);
+  if (__builtin_expect(fo != NULL, 0)) return fo->host_pool_alloc(pool, size, out_ptr);
   hsad_status_t s = pool_check(pool, what);
   if (s) return s;
   if (!out_ptr) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: out_ptr is NULL", what);
@@ -294,6 +310,8 @@ hsad_status_t hsad_host_pool_alloc(hsad_host_pool_t *pool, size_t size, void **o
 
 hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr) {
   static const char what[] = "hsad_host_pool_free";
+  const hsad_backend_ops_t *fo = pool_foreign(pool);
+  if (__builtin_expect(fo != NULL, 0)) return fo->host_pool_free(pool, ptr);
   hsad_status_t s = pool_check(pool, what);
   if (s) return s;
   if (!ptr) return HSAD_OK;
@@ -339,6 +357,8 @@ hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr) {
 hsad_status_t hsad_host_pool_trim(hsad_host_pool_t *pool, uint64_t keep_bytes,
                                   uint64_t *out_released_bytes) {
   static const char what[] = "hsad_host_pool_trim";
+  const hsad_backend_ops_t *fo = pool_foreign(pool);
+  if (fo) return fo->host_pool_trim(pool, keep_bytes, out_released_bytes);
   hsad_status_t s = pool_check(pool, what);
   if (s) return s;
   uint64_t released = 0;
@@ -361,6 +381,8 @@ hsad_status_t hsad_host_pool_trim(hsad_host_pool_t *pool, uint64_t keep_bytes,
 }
 
 hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max_cached_bytes) {
+  const hsad_backend_ops_t *fo = pool_foreign(pool);
+  if (fo) return fo->host_pool_set_max_cached(pool, max_cached_bytes);
   hsad_status_t s = pool_check(pool, "hsad_host_pool_set_max_cached");
   if (s) return s;
   atomic_store_explicit(&pool->max_cached, max_cached_bytes, memory_order_relaxed);
@@ -368,6 +390,8 @@ hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max
 }
 
 hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_stats_t *out) {
+  const hsad_backend_ops_t *fo = pool_foreign(pool);
+  if (fo) return fo->host_pool_stats(pool, out);
   if (!pool || !out)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_host_pool_stats: NULL pool or out_stats");
   hsad_host_pool_t *p = (hsad_host_pool_t *)pool; /* counters are atomics: loads only */

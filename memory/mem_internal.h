@@ -63,6 +63,10 @@ enum { MEM_BLOCK_UNUSED = 0, MEM_BLOCK_CACHED = 1, MEM_BLOCK_IN_USE = 2 };
 #define MEM_HASH_TOMB UINT32_MAX
 
 struct hsad_host_pool {
+  /* hsad_object_head_t (hsa-dispatch/backend.h): NULL here (calloc); a pool of another
+   * vendor's backend (nvidia/nv_pool.c) names its table, and host_pool.c forwards to it */
+  const struct hsad_backend_ops *ops;
+  uint64_t uid;
   uint32_t cpu_index;           /* CPU agent index */
   uint32_t numa_node;
   uint64_t generation;          /* runtime generation it belongs to */

@@ -2,7 +2,7 @@
 # time: nothing of CUDA is needed to build or link libhsad). Built when BACKENDS has nvidia.
 ifneq ($(filter nvidia,$(BACKEND_LIST)),)
 HSAD_LIB_SRCS += nvidia/nv_cuda.c nvidia/nv_device.c nvidia/nv_queue.c nvidia/nv_memory.c \
-  nvidia/nv_pool.c nvidia/nv_graph.c
+  nvidia/nv_pool.c nvidia/nv_graph.c nvidia/nv_monitor.c
 $(BUILD)/obj/hsa-dispatch/backend.o: CFLAGS += -DHSAD_WITH_NVIDIA
 
 # cuda.h (to check nvidia/nv_cuda.h against) and nvcc (the tests' cubin), where installed

@@ -128,6 +128,8 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(func_load, cuFuncLoad, nv_result_t, (nv_function_t func))                                  \
   X(func_get_attribute, cuFuncGetAttribute, nv_result_t,                                       \
     (int *value, nv_function_attribute_t attrib, nv_function_t func))                          \
+  X(occupancy_max_active_blocks, cuOccupancyMaxActiveBlocksPerMultiprocessor, nv_result_t,     \
+    (int *blocks, nv_function_t func, int block_size, size_t dynamic_shared_bytes))            \
   X(func_set_attribute, cuFuncSetAttribute, nv_result_t,                                       \
     (nv_function_t func, nv_function_attribute_t attrib, int value))                           \
   X(stream_create, cuStreamCreate, nv_result_t, (nv_stream_t *stream, unsigned int flags))     \

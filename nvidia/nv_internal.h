@@ -118,6 +118,9 @@ struct nv_queue {
   uint64_t *prof_epoch;                 /* the epoch of the completion that slot's dispatch got */
   nv_event_t prof_ev0;
   uint64_t prof_t0_ns;
+  /* Monitoring (nv_monitor.c): NULL off. Set and cleared only while no dispatch runs on the
+   * queue (hsad_queue_monitor_enable's rule). */
+  struct nv_monitor *monitor;
 };
 #define NV_PROF_SLOTS 256u
 
@@ -184,6 +187,24 @@ typedef struct nv_prepared {
  * parameters; makes q's device context current. Nothing is submitted. */
 hsad_status_t nv_launch_prepare(nv_queue_t *q, const hsad_device_kernel_t *kernel,
                                 const hsad_launch_t *l, nv_prepared_t *out);
+
+/* hsad_kernel_dispatch without monitoring (*out_dynamic: the dynamic shared bytes). */
+hsad_status_t nv_dispatch_unmonitored(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                      const hsad_launch_t *l, hsad_completion_t *out_completion,
+                                      uint64_t *out_packet_id, uint32_t *out_dynamic);
+
+/* nv_monitor.c (builds with AMD: hsad_monitor.h): a monitored dispatch, the table's monitor
+ * functions */
+struct hsad_monitor_options;
+struct hsad_dispatch_record;
+hsad_status_t nv_monitor_dispatch(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                  const hsad_launch_t *l, hsad_completion_t *out_completion,
+                                  uint64_t *out_packet_id);
+hsad_status_t nv_monitor_enable(hsad_queue_t *queue, const struct hsad_monitor_options *options);
+void nv_monitor_disable(hsad_queue_t *queue);
+hsad_status_t nv_monitor_drain(hsad_queue_t *queue, struct hsad_dispatch_record *out_records,
+                               uint32_t capacity, uint32_t *out_count, uint64_t *out_dropped);
+uint64_t nv_queue_trace_id(const hsad_queue_t *queue);
 
 /* nv_graph.c: graphs as CUDA graphs (fusion/fu_graph.h's table) */
 extern const struct hsad_graph_backend_ops nv_graph_ops;

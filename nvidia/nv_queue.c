@@ -117,6 +117,9 @@ hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool s
 
 void nv_queue_free(nv_queue_t *q) {
   nv_dev_t *dev = q->dev;
+#ifndef HSAD_NO_AMD
+  if (q->monitor) nv_monitor_disable((hsad_queue_t *)q);
+#endif
   if (dev) {
     pthread_mutex_lock(&dev->lock);
     for (nv_queue_t **p = &dev->queues; *p; p = &(*p)->next)
@@ -630,11 +633,11 @@ hsad_status_t nv_completion_times(const hsad_completion_t *c, uint64_t *out_star
   return HSAD_OK;
 }
 
-hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
-                                 const hsad_launch_t *l, uint64_t deadline_ns,
-                                 hsad_completion_t *out_completion, uint64_t *out_packet_id) {
-  (void)deadline_ns; /* a stream has no ring to wait for */
-  nv_queue_t *q = nvq(queue);
+/* hsad_kernel_dispatch on q without monitoring; *out_dynamic: the dynamic shared bytes. */
+static inline __attribute__((always_inline)) hsad_status_t
+nv_dispatch_body(nv_queue_t *q, const hsad_device_kernel_t *kernel, const hsad_launch_t *l,
+                 hsad_completion_t *out_completion, uint64_t *out_packet_id,
+                 uint32_t *out_dynamic) {
   if (NV_UNLIKELY(!kernel || !l))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
   if (NV_UNLIKELY(atomic_load_explicit(&q->error, memory_order_acquire))) return nv_queue_fail(q);
@@ -655,6 +658,7 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   if (NV_UNLIKELY((s = nv_queue_seal_fast(q)) != HSAD_OK)) return s;
   uint32_t dynamic, blocks[3], block[3];
   if (NV_UNLIKELY((s = nv_pack(k, l, &dynamic)) != HSAD_OK)) return s;
+  *out_dynamic = dynamic;
   if (NV_UNLIKELY((s = nv_geometry(q, k, l, dynamic, blocks, block)) != HSAD_OK)) return s;
   for (uint32_t i = 0; i < k->param_count; i++) nv_param_ptrs[i] = nv_params + k->param_offset[i];
   if (NV_UNLIKELY(q->profiling && out_completion))
@@ -671,6 +675,25 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   if (out_completion && (s = nv_queue_epoch(q, out_completion)) != HSAD_OK) return s;
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
+}
+
+hsad_status_t nv_dispatch_unmonitored(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                      const hsad_launch_t *l, hsad_completion_t *out_completion,
+                                      uint64_t *out_packet_id, uint32_t *out_dynamic) {
+  return nv_dispatch_body(q, kernel, l, out_completion, out_packet_id, out_dynamic);
+}
+
+hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
+                                 const hsad_launch_t *l, uint64_t deadline_ns,
+                                 hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  (void)deadline_ns; /* a stream has no ring to wait for */
+  nv_queue_t *q = nvq(queue);
+  uint32_t dynamic;
+#ifndef HSAD_NO_AMD
+  if (NV_UNLIKELY(q->monitor != NULL))
+    return nv_monitor_dispatch(q, kernel, l, out_completion, out_packet_id);
+#endif
+  return nv_dispatch_body(q, kernel, l, out_completion, out_packet_id, &dynamic);
 }
 
 /* ---- barriers ------------------------------------------------------------------------- */

@@ -2,12 +2,14 @@
  * ROCr, no kfd-emu. A fake amd_queue_t (slots, indices, a doorbell signal) is what the ring is
  * initialised from; the tests move its read index and the ring's `retired` by hand and check
  * reservation, wrap, spans past the ring's end, refusal without a hole and the doorbell.
- * Catches tests/mutation/04, 05, 06, 11 and 27 in milliseconds. */
+ * Catches tests/mutation/04, 05, 06, 11 and 27 in milliseconds. The header policy
+ * (hsad_aql.h: every packet's type, BARRIER bit and fence scopes) is pinned here too. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hsa-dispatch/aql_ring.h"
+#include "hsa-dispatch/hsad_aql.h"
 
 #define SLOTS 8
 #define BLOCK 512
@@ -204,4 +206,32 @@ Test(aql_ring, doorbell_through_the_signal) {
   cr_assert_eq(stored[2], 7);
   cr_assert_eq(f->hw_doorbell, 0, "the hardware doorbell is not the signal's");
   unfake(f);
+}
+
+/* hsad_aql.h's header policy, bit for bit: type bits 0-7, BARRIER bit 8, acquire scope bits
+ * 9-10, release scope bits 11-12 (HSA 1.2 hsa_packet_header_t; scope system 2, agent 1,
+ * none 0; type kernel dispatch 2, barrier-AND 3, vendor 0). */
+Test(aql_header, policy_bits) {
+  cr_assert_eq(hsad_aql_kernel_header(true, false), 0x1502);
+  cr_assert_eq(hsad_aql_kernel_header(false, false), 0x1402);
+  cr_assert_eq(hsad_aql_kernel_header(true, true), 0x0b02);
+  cr_assert_eq(hsad_aql_kernel_header(false, true), 0x0a02);
+  cr_assert_eq(hsad_aql_barrier_and_header(true), 0x1503);
+  cr_assert_eq(hsad_aql_barrier_and_header(false), 0x1403);
+  cr_assert_eq(hsad_aql_pad_header(false), 0x0003, "padding: no BARRIER bit, no fences");
+  cr_assert_eq(hsad_aql_pad_header(true), 0x1503, "epoch padding: a plain barrier-AND");
+  cr_assert_eq(hsad_aql_barrier_value_header(true), 0x1500);
+  cr_assert_eq(hsad_aql_barrier_value_header(false), 0x1400);
+  cr_assert_eq(hsad_aql_barrier_value_word(false), 0x00021400u, "AmdFormat 2: barrier-value");
+  cr_assert_eq(HSA_AMD_PACKET_TYPE_BARRIER_VALUE, 2);
+}
+
+/* Launch flags select the kernel header: bit 0 (HSAD_LAUNCH_NO_BARRIER) clears the BARRIER
+ * bit, bit 1 (HSAD_LAUNCH_FENCE_AGENT) narrows both fences to the agent; other bits ignored. */
+Test(aql_header, kernel_header_of_flags) {
+  for (uint32_t flags = 0; flags < 16; flags++)
+    cr_assert_eq(hsad_aql_kernel_header_of_flags(flags),
+                 hsad_aql_kernel_header(!(flags & 1), (flags & 2) != 0), "flags %u", flags);
+  cr_assert_eq(hsad_aql_kernel_header_of_flags(0), 0x1502);
+  cr_assert_eq(hsad_aql_kernel_header_of_flags(3), 0x0a02);
 }

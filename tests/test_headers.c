@@ -4,10 +4,14 @@
  * files) is compiled alone as C11 and as C++11, -Wall -Wextra -pedantic -Werror (stamps under
  * build/hdrcheck/, prerequisites of this binary). Here tests/api_cxx.cpp, compiled with g++,
  * runs a real dispatch through the C API and the HSAD_KARG_* macros from C++, and its
- * KFD_EMU_TWIN definition keeps its C name. */
+ * KFD_EMU_TWIN definition keeps its C name. And the library's folders include nothing of tools/
+ * (issue 23: the emulator depends on the library's ABI header, hsad_emu_abi.h, not the
+ * reverse). */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/hsad_version.h"
@@ -47,4 +51,40 @@ Test(headers, cxx_twin_has_c_name) {
   cr_assert_not_null(dlsym(self, "kfd_emu_twin_api_cxx_probe"),
                      "KFD_EMU_TWIN from C++ must export the unmangled twin name");
   dlclose(self);
+}
+
+/* Every `#include "tools/...` line of a library folder's .c and .h files, as "path:line: text"
+ * lines appended to out. */
+static void tool_includes(const char *folder, char *out, size_t size) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/%s", HSAD_SRCDIR, folder);
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d, "library folder %s", dir);
+  for (struct dirent *e; (e = readdir(d));) {
+    const char *dot = strrchr(e->d_name, '.');
+    if (!dot || (strcmp(dot, ".c") && strcmp(dot, ".h"))) continue;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[512];
+    for (unsigned no = 1; fgets(line, sizeof line, f); no++)
+      if (!strncmp(line, "#include \"tools/", strlen("#include \"tools/"))) {
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s/%s:%u: %s", folder, e->d_name, no, line);
+      }
+    fclose(f);
+  }
+  closedir(d);
+}
+
+/* The library's folders depend on no tool (kfd-emu, the hsad CLI, cuda-mock): a tool may
+ * include the library's public headers, never the reverse. */
+Test(headers, library_includes_no_tool_header) {
+  static const char *const folders[] = {"common", "codeobj", "hsa-dispatch", "memory",
+                                        "fusion", "nvidia", "nvcodeobj"};
+  char found[4096] = "";
+  for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
+    tool_includes(folders[i], found, sizeof found);
+  cr_assert_str_eq(found, "", "library files include tool headers:\n%s", found);
 }

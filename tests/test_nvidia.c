@@ -464,9 +464,9 @@ Test(nvidia, copies_byte_exact) {
 }
 
 /* What tells a staged copy: against the mock, that it passed no pageable pointer to the driver
- * (tools/cuda-mock counts those: cuda_mock_pageable_copies); on a GPU, in the build without AMD,
- * that it took blocks of the device's pool (hsad_host_pool_stats); else nothing (-1). */
-#if defined NV_MOCK_LIB || defined HSAD_NO_AMD
+ * (tools/cuda-mock counts those: cuda_mock_pageable_copies, minus: a direct copy lowers the mark
+ * by exactly 1); on a GPU, in either build, that it took blocks of the device's pool
+ * (hsad_host_pool_stats: nvidia/nv_pool.c's pool serves NVIDIA devices in both builds). */
 static long staging_mark(hsad_device_t *dev) {
 #ifdef NV_MOCK_LIB
   (void)dev;
@@ -474,7 +474,7 @@ static long staging_mark(hsad_device_t *dev) {
   long (*count)(void) = lib ? (long (*)(void))dlsym(lib, "cuda_mock_pageable_copies") : NULL;
   cr_assert_not_null(count, "the mock's cuda_mock_pageable_copies");
   return -count(); /* staged: no pageable copy, the mark stays */
-#elif defined HSAD_NO_AMD
+#else
   hsad_host_pool_t *pool;
   hsad_host_pool_stats_t st;
   OK(hsad_host_pool_get(dev, &pool));
@@ -482,7 +482,14 @@ static long staging_mark(hsad_device_t *dev) {
   return (long)(st.hits + st.misses); /* staged: the mark grows */
 #endif
 }
+
+static bool staging_seen(long before, long after) {
+#ifdef NV_MOCK_LIB
+  return after == before;
+#else
+  return after > before;
 #endif
+}
 
 /* Copies with a pageable host side (nvidia/nv_memory.c): every strategy, forced, moves every
  * byte both ways at sizes around the 256 KiB chunk; by default host -> device copies up to
@@ -513,55 +520,92 @@ Test(nvidia, copies_pageable_strategies, .timeout = 90) {
                    names[f], n, bad, bad < n ? back[bad] : 0,
                    bad < n ? src[bad] : 0);
     }
-  /* (with AMD built, memory/copy.c serves hsad_memcpy_async and hands NVIDIA copies over
-   * without their options: the loop above ran the defaults five times over) */
+  /* (with AMD built, memory/copy_async.c serves hsad_memcpy_async and hands NVIDIA copies
+   * over with their options: copies_forced_strategy_honoured tells the strategies apart) */
   static const struct { size_t n; int h2d; int staged; } picks[] = {
       {4u << 10, 1, 1}, {64u << 10, 1, 1}, {(64u << 10) + 1, 1, 0}, {4u << 20, 1, 0},
       {1u << 20, 0, 1}, {(1u << 20) + 1, 0, 0}, {4u << 20, 0, 0}};
-#if defined NV_MOCK_LIB || defined HSAD_NO_AMD
   for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
     long before = staging_mark(e.dev);
     hsad_completion_t c;
     OK(hsad_memcpy_async(e.dev, picks[i].h2d ? (void *)dev : back, picks[i].h2d ? (void *)src : dev,
                          picks[i].n, NULL, 0, NULL, HSAD_DEADLINE_NEVER, &c));
     OK(hsad_completion_wait(&c, hsad_now_ns() + 30 * SEC));
-    long after = staging_mark(e.dev);
-#ifdef NV_MOCK_LIB
-    bool staged = after == before;
-#else
-    bool staged = after > before;
-#endif
+    bool staged = staging_seen(before, staging_mark(e.dev));
     cr_expect_eq(staged, picks[i].staged, "%s %zu bytes: staged %d, want %d",
                  picks[i].h2d ? "H2D" : "D2H", picks[i].n, staged, picks[i].staged);
   }
-#else
-  (void)picks;
-  cr_log_info("the default strategies were not told apart: with AMD built, hsad_host_pool_get "
-              "is ROCr's (the mock and the build without AMD tell them)");
-#endif
-#ifdef HSAD_NO_AMD
   hsad_copy_options_t bad = {.force = 7};
   hsad_completion_t c;
   ERR_IS(hsad_memcpy_async(e.dev, dev, src, 64, NULL, 0, &bad, HSAD_DEADLINE_NEVER, &c),
          HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: options->force 7 is not an "
          "hsad_copy_strategy_t (0..3)");
-#endif
   OK(hsad_mem_free(dev));
   free(src), free(back);
   nv_env_close(&e);
 }
 
-/* The pinned host pool of the device's NUMA node (the build without AMD: nvidia/nv_pool.c):
+/* The caller's hsad_copy_options_t reaches the NVIDIA backend through hsad_memcpy and
+ * hsad_memcpy_async in both builds (with AMD: memory/copy.c and copy_async.c hand them over):
+ * each copy below is forced or given thresholds that pick the strategy its default would not
+ * (H2D 4 KiB and D2H 64 KiB are staged by default, 4 MiB both ways is not); every byte arrives;
+ * a strategy out of range is refused with the backend's message by both calls. */
+Test(nvidia, copies_forced_strategy_honoured, .timeout = 60) {
+  nv_env_t e;
+  nv_env(&e);
+  size_t max = 4u << 20;
+  uint8_t *src = malloc(max), *back = malloc(max), *dev = dev_alloc(&e, max);
+  const hsad_copy_options_t direct = {.staging_max = 1, .pin_threshold = SIZE_MAX};
+  const hsad_copy_options_t staged = {.force = HSAD_COPY_STAGED};
+  const hsad_copy_options_t pipelined = {.force = HSAD_COPY_PIPELINED};
+  static const char *const calls[] = {"hsad_memcpy", "hsad_memcpy_async"};
+  const struct { size_t n; const hsad_copy_options_t *o; bool staged; const char *what; } cs[] = {
+      {4u << 10, &direct, false, "H2D 4 KiB, staging_max 1"},
+      {4u << 20, &staged, true, "H2D 4 MiB, force STAGED"},
+      {4u << 20, &pipelined, true, "D2H 4 MiB, force PIPELINED"},
+      {64u << 10, &direct, false, "D2H 64 KiB, staging_max 1"}};
+  for (uint32_t call = 0; call < 2; call++)
+    for (uint32_t i = 0; i < 4; i++) {
+      bool h2d = i < 2;
+      size_t n = cs[i].n;
+      for (size_t k = 0; k < n; k++) src[k] = (uint8_t)(k * 13 + i * 5 + call + 1);
+      memset(back, 0, n);
+      if (!h2d) OK(hsad_memcpy(e.dev, dev, src, n, NULL, HSAD_DEADLINE_NEVER)); /* fill dev */
+      long before = staging_mark(e.dev);
+      void *dst = h2d ? (void *)dev : back;
+      const void *from = h2d ? (const void *)src : dev;
+      if (call == 0) {
+        OK(hsad_memcpy(e.dev, dst, from, n, cs[i].o, hsad_now_ns() + 30 * SEC));
+      } else {
+        hsad_completion_t c;
+        OK(hsad_memcpy_async(e.dev, dst, from, n, NULL, 0, cs[i].o, HSAD_DEADLINE_NEVER, &c));
+        OK(hsad_completion_wait(&c, hsad_now_ns() + 30 * SEC));
+      }
+      long after = staging_mark(e.dev);
+#ifdef NV_MOCK_LIB
+      cr_expect_eq(before - after, cs[i].staged ? 0 : 1, "%s, %s: %ld pageable copies, want %d",
+                   calls[call], cs[i].what, before - after, cs[i].staged ? 0 : 1);
+#endif
+      cr_expect_eq(staging_seen(before, after), cs[i].staged, "%s, %s: staged %d, want %d",
+                   calls[call], cs[i].what, staging_seen(before, after), cs[i].staged);
+      if (h2d) OK(hsad_memcpy(e.dev, back, dev, n, NULL, HSAD_DEADLINE_NEVER));
+      cr_expect(!memcmp(src, back, n), "%s, %s: the bytes differ", calls[call], cs[i].what);
+    }
+  hsad_copy_options_t bad = {.force = 7};
+  ERR_IS(hsad_memcpy(e.dev, dev, src, 64, &bad, HSAD_DEADLINE_NEVER), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_memcpy_async: options->force 7 is not an hsad_copy_strategy_t (0..3)");
+  OK(hsad_mem_free(dev));
+  free(src), free(back);
+  nv_env_close(&e);
+}
+
+/* The pinned host pool of the device's NUMA node (nvidia/nv_pool.c, in both builds: with AMD,
+ * memory/host_pool.c hands the NVIDIA device's pool and every call on it to the backend):
  * classes, hits and misses counted exactly, a GPU kernel writing a pool block, copies from and
  * to pool blocks byte-exact, the free's refusals with their messages, trims. */
 Test(nvidia, host_pool) {
   nv_env_t e;
   nv_env(&e);
-#ifndef HSAD_NO_AMD
-  nv_env_close(&e);
-  cr_skip_test("hsad_host_pool serves NVIDIA devices in the build without AMD (make "
-               "BACKENDS=nvidia); here memory/'s pools are ROCr's");
-#else
   hsad_host_pool_t *pool, *again;
   OK(hsad_host_pool_get(e.dev, &pool));
   OK(hsad_host_pool_get(e.dev, &again));
@@ -631,7 +675,6 @@ Test(nvidia, host_pool) {
   OK(hsad_mem_free(d));
   hsad_queue_destroy(q);
   nv_env_close(&e);
-#endif
 }
 
 #ifndef HSAD_NO_AMD
@@ -1074,3 +1117,255 @@ Test(nvidia, completion_times_profiling) {
   hsad_buffer_free(p);
   nv_env_close(&e);
 }
+
+#ifndef HSAD_NO_AMD
+#include <json-c/json.h>
+
+/* Monitoring on NVIDIA (issue 22): records, alerts, the trace. */
+typedef struct {
+  int n;
+  hsad_alert_reason_t reason[8];
+  char kernel[8][64], message[8][512];
+  uint64_t value[8], threshold[8], packet_id[8];
+} nv_alerts_t;
+
+static void nv_alert(const hsad_monitor_alert_t *a, void *user) {
+  nv_alerts_t *v = user;
+  if (v->n == 8) return;
+  v->reason[v->n] = a->reason;
+  snprintf(v->kernel[v->n], sizeof v->kernel[0], "%s", a->kernel);
+  snprintf(v->message[v->n], sizeof v->message[0], "%s", a->message);
+  v->value[v->n] = a->value;
+  v->threshold[v->n] = a->threshold;
+  v->packet_id[v->n] = a->packet_id;
+  v->n++;
+}
+
+/* The trace event named `name` with phase `ph` (NULL when absent). */
+static json_object *nv_trace_event(json_object *events, const char *name, const char *ph) {
+  for (size_t i = 0; i < json_object_array_length(events); i++) {
+    json_object *ev = json_object_array_get_idx(events, i), *v;
+    if (json_object_object_get_ex(ev, "name", &v) && !strcmp(json_object_get_string(v), name) &&
+        json_object_object_get_ex(ev, "ph", &v) && !strcmp(json_object_get_string(v), ph))
+      return ev;
+  }
+  return NULL;
+}
+
+/* The "M" event naming a process or thread `value` (its "args"."name"). */
+static json_object *nv_trace_meta(json_object *events, const char *what, const char *value) {
+  for (size_t i = 0; i < json_object_array_length(events); i++) {
+    json_object *ev = json_object_array_get_idx(events, i), *v, *args, *an;
+    if (json_object_object_get_ex(ev, "name", &v) && !strcmp(json_object_get_string(v), what) &&
+        json_object_object_get_ex(ev, "args", &args) &&
+        json_object_object_get_ex(args, "name", &an) && !strcmp(json_object_get_string(an), value))
+      return ev;
+  }
+  return NULL;
+}
+
+static int64_t nv_json_int(json_object *o, const char *key) {
+  json_object *v;
+  cr_assert(json_object_object_get_ex(o, key, &v), "no \"%s\" in %s", key,
+            json_object_to_json_string(o));
+  return json_object_get_int64(v);
+}
+
+/* A monitored profiling queue: one record per dispatch (with or without a completion) with the
+ * kernel's registers, local and shared bytes and occupancy from the CUDA attributes, device times
+ * from the event pair; spill (local bytes) and low-occupancy alerts once per kernel, named as on
+ * AMD; the Perfetto trace's tracks and slices parsed back. On the mock, exact values: add_one 32
+ * registers, 100% (32 blocks of 64 per SM, 64 warps); mix 128 registers, 304 local bytes, 2
+ * blocks of 256 per SM: 25%. */
+Test(nvidia, monitor_records_alerts_trace) {
+  nv_env_t e;
+  nv_env(&e);
+  bool mock = !strcmp(hsad_device_info(e.dev)->product_name, "hsad cuda-mock");
+  hsad_monitor_alerts_reset();
+  hsad_queue_t *q, *plain;
+  OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.profiling = true}, &q));
+  OK(hsad_queue_create(e.dev, NULL, &plain));
+  ERR_IS(hsad_queue_monitor_drain(q, NULL, 0, &(uint32_t){0}, NULL), HSAD_ERR_UNSUPPORTED,
+         "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+         "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 3}),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 3 records: must be a "
+         "power of two up to 16777216");
+  nv_alerts_t al = {0};
+  hsad_monitor_options_t mo = {.capacity = 4, .alert = nv_alert, .alert_user = &al};
+  OK(hsad_queue_monitor_enable(q, &mo));
+  OK(hsad_queue_monitor_enable(plain, &mo));
+  unsigned *buf = dev_alloc(&e, 2048 * sizeof(unsigned));
+  memset(buf, 0, 2048 * sizeof(unsigned));
+  unsigned long long *counter = (unsigned long long *)(buf + 2040);
+  unsigned n = 1024;
+  hsad_karg_t aargs[] = {HSAD_KARG_PTR(counter)};
+  hsad_karg_t margs[] = {HSAD_KARG_PTR(buf), HSAD_KARG_PTR(buf + 1024), HSAD_KARG_VAL(n)};
+  hsad_launch_t la = launch1(64, 64, aargs, 1), lm = launch1(1024, 256, margs, 3);
+  const hsad_device_kernel_t *kadd = kernel(&e, "add_one"), *kmix = kernel(&e, "mix");
+  uint64_t t_before = hsad_now_ns();
+  hsad_completion_t c;
+  OK(hsad_kernel_dispatch(q, kadd, &la, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kmix, &lm, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kmix, &lm, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  hsad_dispatch_record_t r[8];
+  uint32_t got = 0;
+  uint64_t dropped = 9;
+  OK(hsad_queue_monitor_drain(q, r, 8, &got, &dropped));
+  cr_assert_eq(got, 3u);
+  cr_expect_eq(dropped, 0u);
+  static const char *names[3] = {"add_one", "mix", "mix"};
+  for (uint32_t i = 0; i < 3; i++) {
+    const hsad_launch_t *l = i ? &lm : &la;
+    const hsad_device_kernel_t *k = i ? kmix : kadd;
+    cr_expect_eq(r[i].queue, q);
+    cr_expect_eq(r[i].packet_id, i);
+    cr_expect_str_eq(r[i].kernel, names[i]);
+    cr_expect_eq(r[i].kernel_object, hsad_device_kernel_desc(k)->kernel_object);
+    cr_expect_eq(r[i].dims, 1);
+    cr_expect_eq(r[i].workgroup[0], l->block[0]);
+    cr_expect_eq(r[i].workgroup[1], 1);
+    cr_expect_eq(r[i].grid[0], l->grid[0]);
+    cr_expect_eq(r[i].grid[2], 1u);
+    cr_expect_eq(r[i].private_segment_size, hsad_device_kernel_desc(k)->private_segment_fixed_size);
+    cr_expect_eq(r[i].group_segment_size, hsad_device_kernel_desc(k)->group_segment_fixed_size);
+    cr_expect_eq(r[i].agpr_count + r[i].sgpr_count + r[i].vgpr_spill_count, 0u);
+    cr_expect_eq(r[i].execution, HSAD_EXECUTION_DEVICE);
+    cr_expect_eq(r[i].thread_id, (uint32_t)getpid());
+    cr_expect(r[i].device_times, "record %u has no device times", i);
+    cr_expect_geq(r[i].submit_start_ns, t_before);
+    cr_expect_geq(r[i].submit_end_ns, r[i].submit_start_ns);
+    cr_expect_geq(r[i].end_ns, r[i].start_ns);
+    cr_expect_geq(r[i].start_ns + 5000, r[i].submit_start_ns);
+    if (i) cr_expect_geq(r[i].start_ns + 1000, r[i - 1].end_ns);
+    cr_expect_gt(r[i].vgpr_count, 0u);
+    cr_expect_leq(r[i].vgpr_count, 255u);
+    cr_expect_gt(r[i].occupancy_percent, 0u);
+    cr_expect_leq(r[i].occupancy_percent, 100u);
+  }
+  if (mock) {
+    cr_expect_eq(r[0].vgpr_count, 32u);
+    cr_expect_eq(r[0].occupancy_percent, 100u);
+    cr_expect_eq(r[0].waves_per_simd, 64u); /* resident warps per SM */
+    cr_expect_eq(r[1].vgpr_count, 128u);
+    cr_expect_eq(r[1].private_segment_size, 304u);
+    cr_expect_eq(r[1].occupancy_percent, 25u);
+    cr_expect_eq(r[1].waves_per_simd, 16u);
+    cr_assert_eq(al.n, 2, "%d alerts", al.n);
+    cr_expect_eq(al.reason[0], HSAD_ALERT_SPILL_RATIO);
+    cr_expect_str_eq(hsad_alert_reason_name(al.reason[0]), "spill-ratio");
+    cr_expect_str_eq(al.kernel[0], "mix");
+    cr_expect_eq(al.packet_id[0], 1u);
+    cr_expect_eq(al.value[0], 304u);
+    cr_expect_eq(al.threshold[0], 0u);
+    cr_expect_str_eq(al.message[0], "kernel mix: 304 bytes of local memory per thread (spilled "
+                     "registers or a stack; CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) with 128 registers");
+    cr_expect_eq(al.reason[1], HSAD_ALERT_LOW_OCCUPANCY);
+    cr_expect_str_eq(hsad_alert_reason_name(al.reason[1]), "low-occupancy");
+    cr_expect_eq(al.value[1], 25u);
+    cr_expect_eq(al.threshold[1], 50u);
+    cr_expect_str_eq(al.message[1], "kernel mix at block size 256: 512 resident threads per SM (2 "
+                     "blocks), 25% of the SM's 2048, below the 50% threshold (128 registers, 0 "
+                     "bytes shared per block)");
+  } else {
+    for (int i = 0; i < al.n; i++) cr_log_info("alert %s: %s", hsad_alert_reason_name(al.reason[i]),
+                                               al.message[i]);
+  }
+  /* a plain queue: records without device times; alerts were raised once for the process */
+  int before = al.n;
+  OK(hsad_kernel_dispatch(plain, kmix, &lm, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_monitor_drain(plain, r + 3, 1, &got, NULL));
+  cr_assert_eq(got, 1u);
+  cr_expect_str_eq(r[3].kernel, "mix");
+  cr_expect(!r[3].device_times);
+  cr_expect_eq(r[3].start_ns + r[3].end_ns, 0u);
+  cr_expect_eq(al.n, before);
+  /* a full ring drops and counts: 6 dispatches into 4 cells */
+  for (int i = 0; i < 5; i++)
+    OK(hsad_kernel_dispatch(q, kadd, &la, HSAD_DEADLINE_NEVER, NULL, NULL));
+  OK(hsad_kernel_dispatch(q, kadd, &la, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  hsad_dispatch_record_t more[8];
+  OK(hsad_queue_monitor_drain(q, more, 8, &got, &dropped));
+  cr_expect_eq(got, 4u);
+  cr_expect_eq(dropped, 2u);
+  cr_expect_eq(more[0].packet_id, 3u);
+  cr_expect_eq(more[3].packet_id, 6u);
+  cr_expect_eq(*counter, 7u); /* add_one: one per dispatch */
+  /* the trace: the first three records and the plain queue's */
+  hsad_trace_t *t;
+  OK(hsad_trace_create(&t));
+  OK(hsad_trace_add(t, r, 4));
+  char path[] = "/tmp/hsad-nv-trace-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  OK(hsad_trace_write(t, path));
+  hsad_trace_destroy(t);
+  json_object *root = json_object_from_file(path), *events;
+  unlink(path);
+  cr_assert(root, "the trace does not parse");
+  cr_assert(json_object_object_get_ex(root, "traceEvents", &events));
+  const hsad_device_info_t *di = hsad_device_info(e.dev);
+  char name[128];
+  snprintf(name, sizeof name, "GPU %u %s", di->index, di->name);
+  json_object *gpu = nv_trace_meta(events, "process_name", name);
+  cr_assert(gpu, "no process %s", name);
+  int64_t gpid = nv_json_int(gpu, "pid");
+  cr_expect_eq(gpid, (1 << 30) + (int64_t)di->index);
+  /* one queue track: the plain queue's record has no device times, so no slice */
+  snprintf(name, sizeof name, "COMPUTE Agent [%u] QUEUE [0] GPU", di->node);
+  json_object *track = nv_trace_meta(events, "thread_name", name);
+  cr_assert(track, "no track %s", name);
+  cr_expect_eq(nv_json_int(track, "pid"), gpid);
+  int64_t qtid = nv_json_int(track, "tid");
+  snprintf(name, sizeof name, "COMPUTE Agent [%u] QUEUE [1] GPU", di->node);
+  cr_expect(!nv_trace_meta(events, "thread_name", name));
+  snprintf(name, sizeof name, "THREAD 0 (%d)", getpid());
+  cr_assert(nv_trace_meta(events, "thread_name", name), "no track %s", name);
+  int slices = 0;
+  for (size_t i = 0; i < json_object_array_length(events); i++) {
+    json_object *ev = json_object_array_get_idx(events, i), *v;
+    json_object_object_get_ex(ev, "ph", &v);
+    if (strcmp(json_object_get_string(v), "X")) continue;
+    json_object_object_get_ex(ev, "dur", &v);
+    cr_expect_geq(json_object_get_double(v), 0.0);
+    json_object_object_get_ex(ev, "cat", &v);
+    if (strcmp(json_object_get_string(v), "dispatch")) continue;
+    slices++;
+    cr_expect_eq(nv_json_int(ev, "pid"), gpid);
+    cr_expect_eq(nv_json_int(ev, "tid"), qtid);
+  }
+  cr_expect_eq(slices, 3);
+  json_object *add = nv_trace_event(events, "add_one", "X"), *args;
+  cr_assert(add);
+  cr_assert(json_object_object_get_ex(add, "args", &args));
+  cr_expect_eq(nv_json_int(args, "vgpr_count"), r[0].vgpr_count);
+  cr_expect_eq(nv_json_int(args, "end_ns") - nv_json_int(args, "start_ns"),
+               (int64_t)(r[0].end_ns - r[0].start_ns));
+  cr_expect(nv_trace_event(events, "submit add_one", "X"));
+  cr_expect(nv_trace_event(events, "submit mix", "X"));
+  json_object_put(root);
+  hsad_queue_monitor_disable(q);
+  ERR_IS(hsad_queue_monitor_drain(q, r, 8, &got, NULL), HSAD_ERR_UNSUPPORTED,
+         "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
+         "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
+  /* hsad_monitor_enable_process: NVIDIA queues created afterwards are monitored too */
+  OK(hsad_monitor_enable_process(&mo));
+  hsad_queue_t *later;
+  OK(hsad_queue_create(e.dev, NULL, &later));
+  hsad_monitor_disable_process();
+  OK(hsad_kernel_dispatch(later, kadd, &la, HSAD_DEADLINE_NEVER, &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_monitor_drain(later, r, 8, &got, NULL));
+  cr_expect_eq(got, 1u);
+  cr_expect_str_eq(r[0].kernel, "add_one");
+  hsad_queue_destroy(later);
+  hsad_queue_destroy(plain); /* still monitored: freed with the queue */
+  hsad_queue_destroy(q);
+  hsad_mem_free(buf);
+  nv_env_close(&e);
+}
+#endif

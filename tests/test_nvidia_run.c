@@ -428,3 +428,54 @@ Test(nvidia_run, graph_argument_messages) {
   free(e);
   unlink(path);
 }
+
+/* --trace on NVIDIA (issue 22): a profiling stream, the records drained every 64 dispatches
+ * (the stream keeps 256 timed), the trace as on AMD: 600 dispatch slices (every one with its
+ * device times) on the track "COMPUTE Agent [<node>] QUEUE [0] GPU" of process "GPU <d> <sm>",
+ * 600 submit slices on "THREAD 0 (<pid>)", a flow arrow each, durations >= 0. */
+Test(nvidia_run, trace_600_dispatches) {
+  char sm[16], *o, *e, want[256];
+  unsigned d = nv_device(sm);
+  char tf[] = "/tmp/hsad-nvrun-trace-XXXXXX";
+  close(mkstemp(tf));
+  int rc = run(&o, &e, SRC " saxpy " SRCOPTS " --grid 1000 --block 128 --arg f32:2.5 "
+               "--arg buf:f32:1000:iota --arg buf:f32:1000:const=1 --arg u32:1000 --repeat 600 "
+               "--trace %s", tf);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  snprintf(want, sizeof want, "\ntrace: %s\n", tf);
+  cr_expect(strstr(o, want), "no '%s' in:\n%s", want, o);
+  json_object *root = json_object_from_file(tf), *ev;
+  unlink(tf);
+  cr_assert_not_null(root, "the trace does not parse");
+  cr_assert(json_object_object_get_ex(root, "traceEvents", &ev));
+  unsigned slices = 0, submits = 0, flows = 0, gpu_named = 0, track_named = 0, thread_named = 0;
+  snprintf(want, sizeof want, "GPU %u %s", d, sm);
+  for (size_t i = 0; i < json_object_array_length(ev); i++) {
+    json_object *x = json_object_array_get_idx(ev, i);
+    const char *ph = json_object_get_string(json_object_object_get(x, "ph"));
+    const char *name = json_object_get_string(json_object_object_get(x, "name"));
+    if (!strcmp(ph, "M")) {
+      const char *v =
+          json_object_get_string(json_object_object_get(json_object_object_get(x, "args"), "name"));
+      gpu_named += !strcmp(v, want);
+      track_named += !strncmp(v, "COMPUTE Agent [", 15) && strstr(v, "] QUEUE [0] GPU") &&
+                     !strcmp(strstr(v, "] QUEUE [0] GPU"), "] QUEUE [0] GPU");
+      thread_named += !strncmp(v, "THREAD 0 (", 10);
+    } else if (!strcmp(ph, "X")) {
+      cr_expect_geq(json_object_get_double(json_object_object_get(x, "dur")), 0.0);
+      slices += !strcmp(name, "saxpy");
+      submits += !strcmp(name, "submit saxpy");
+    } else if (!strcmp(ph, "f")) {
+      flows++;
+    }
+  }
+  cr_expect_eq(gpu_named, 1u);
+  cr_expect_eq(track_named, 1u);
+  cr_expect_eq(thread_named, 1u);
+  cr_expect_eq(slices, 600u);
+  cr_expect_eq(submits, 600u);
+  cr_expect_eq(flows, 600u);
+  json_object_put(root);
+  free(o);
+  free(e);
+}

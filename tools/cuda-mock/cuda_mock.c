@@ -37,19 +37,21 @@ static int inited;
 typedef struct {
   const char *name;
   uint32_t nparams, offset[6], size[6];
+  uint32_t regs, local; /* registers per thread (0: 32), local bytes per thread */
 } func_t;
 static func_t funcs[] = {
-    {"empty", 0, {0}, {0}},
-    {"saxpy", 4, {0, 8, 16, 24}, {4, 8, 8, 4}},
-    {"byval", 6, {0, 8, 32, 48, 56, 64}, {1, 24, 16, 8, 8, 8}},
-    {"dyn_reverse", 2, {0, 8}, {8, 4}},
-    {"add_one", 1, {0}, {8}},
-    {"delay_store", 3, {0, 8, 16}, {8, 4, 8}},
-    {"copy_one", 2, {0, 8}, {8, 8}},
-    {"fault", 1, {0}, {8}},
-    {"_Z5scaleIfEvPT_S0_j", 3, {0, 8, 12}, {8, 4, 4}}, /* tests/data/nvidia/nv_run.cu */
-    {"affine", 4, {0, 8, 12, 16}, {8, 4, 4, 4}},
-    {"mix", 3, {0, 8, 16}, {8, 8, 4}},
+    {"empty", 0, {0}, {0}, 0, 0},
+    {"saxpy", 4, {0, 8, 16, 24}, {4, 8, 8, 4}, 0, 0},
+    {"byval", 6, {0, 8, 32, 48, 56, 64}, {1, 24, 16, 8, 8, 8}, 0, 0},
+    {"dyn_reverse", 2, {0, 8}, {8, 4}, 0, 0},
+    {"add_one", 1, {0}, {8}, 0, 0},
+    {"delay_store", 3, {0, 8, 16}, {8, 4, 8}, 0, 0},
+    {"copy_one", 2, {0, 8}, {8, 8}, 0, 0},
+    {"fault", 1, {0}, {8}, 0, 0},
+    {"_Z5scaleIfEvPT_S0_j", 3, {0, 8, 12}, {8, 4, 4}, 0, 0}, /* tests/data/nvidia/nv_run.cu */
+    {"affine", 4, {0, 8, 12, 16}, {8, 4, 4, 4}, 0, 0},
+    /* mix as if built with spills (monitoring's alerts): 128 registers, 304 local bytes */
+    {"mix", 3, {0, 8, 16}, {8, 8, 4}, 128, 304},
 };
 enum { NFUNCS = sizeof funcs / sizeof funcs[0] };
 static int max_dyn[NFUNCS];
@@ -322,9 +324,25 @@ res_t cuFuncGetParamInfo(void *fn, size_t i, size_t *off, size_t *size) {
 res_t cuFuncGetAttribute(int *v, unsigned a, void *fn) {
   int i = (int)((func_t *)fn - funcs);
   switch (a) {
-  case 0: *v = 1024; break; case 1: case 3: *v = 0; break; case 4: *v = 32; break;
+  case 0: *v = 1024; break; case 1: *v = 0; break; case 3: *v = (int)funcs[i].local; break;
+  case 4: *v = funcs[i].regs ? (int)funcs[i].regs : 32; break;
   case 8: *v = max_dyn[i] ? max_dyn[i] : 49152; break; default: *v = 0; return EINVAL_;
   }
+  return OK;
+}
+/* sm_90's limits: 2048 threads, 32 blocks, 65536 registers (allocated per warp in units of 256)
+ * and 228 KiB of shared memory per SM (1 KiB reserved per block) */
+res_t cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *fn, int block, size_t dyn) {
+  func_t *f = fn;
+  if (sticky) return sticky;
+  if (block <= 0 || block > 1024) return EINVAL_;
+  int regs = f->regs ? (int)f->regs : 32, warps = (block + 31) / 32;
+  int per_warp = (regs * 32 + 255) / 256 * 256;
+  int b = 2048 / (warps * 32);
+  if (65536 / (per_warp * warps) < b) b = 65536 / (per_warp * warps);
+  if (b > 32) b = 32;
+  if (dyn && (int)((233472) / (dyn + 1024)) < b) b = (int)(233472 / (dyn + 1024));
+  *n = b;
   return OK;
 }
 res_t cuFuncSetAttribute(void *fn, unsigned a, int v) {

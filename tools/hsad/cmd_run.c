@@ -98,7 +98,8 @@ static void usage_backends(FILE *f) {
     "hex:/bin: must have the parameter's size (a float3 is 12 bytes), and a C++ kernel's mangled\n"
     "name gives the types checked as above. lds:BYTES, last, is the dynamic shared memory\n"
     "(extern __shared__). Buffers are pinned host memory mapped for the GPU; the dispatches run\n"
-    "in order on a stream of their own. --variants, --trace and --co-version are AMD's.\n"
+    "in order on a stream of their own (--trace: a profiling one, each dispatch timed by a\n"
+    "cuEventRecord pair; the trace and alerts as on AMD). --variants and --co-version are AMD's.\n"
     "\n"
     "Without a GPU, hsad runs on kfd-emu, which executes an OpenCL C kernel from its own source\n"
     "through POCL: SOURCE.cl compiled here carries it (its includes inlined); for a code object\n"
@@ -1086,10 +1087,11 @@ static int nv_check_options(run_t *r) {
     return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--variants: device %u, %s (%s), is an NVIDIA "
                     "GPU; register budget variants are compiled with comgr for AMD GPUs only",
                     di->index, di->product_name, di->name);
+#ifdef HSAD_NO_AMD
   if (r->trace_path)
-    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--trace: device %u, %s (%s), is an NVIDIA GPU; "
-                    "dispatch monitoring (hsad_monitor.h) serves AMD queues only", di->index,
-                    di->product_name, di->name);
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--trace: dispatch monitoring (hsad_monitor.h) "
+                    "needs the library built with the AMD backend (this build has NVIDIA only)");
+#endif
   if (r->co_version)
     return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--co-version %u: device %u, %s (%s), is an "
                     "NVIDIA GPU; code object versions are AMD's", r->co_version, di->index,
@@ -1267,17 +1269,31 @@ static void nv_report_text(const run_t *r) {
   print_timings(r);
   printf("\n");
   print_buffers(r->args, r->nargs);
+  if (r->trace_path) printf("trace: %s\n", r->trace_path);
 }
 
 /* hsad run on an NVIDIA device: a .cu source through NVRTC for the device's sm, or a cubin,
  * fatbin or PTX file loaded by the driver; the arguments checked against the parameter sizes
  * of the cubin's .nv.info (and a C++ kernel's mangled name), buffers in pinned host memory
  * mapped for the GPU, the dispatches in order on a stream of their own. */
+#ifndef HSAD_NO_AMD
+static int trace_setup(run_t *r);
+#endif
+
 static int run_nvidia(run_t *r) {
   TRY(nv_check_options(r));
   TRY(nv_load_program(r));
   TRY(nv_check_and_bind_args(r));
-  TRY(run_check(r, hsad_queue_create(r->dev, NULL, &r->q)));
+#ifndef HSAD_NO_AMD
+  if (r->trace_path) {
+    /* --trace: a profiling stream (each dispatch bracketed by a cuEventRecord pair, times kept
+     * for 256 dispatches: the drain every quarter of that, as on AMD's 1024-packet queue) */
+    r->qo = (hsad_queue_options_t){.size = 256, .profiling = true};
+    TRY(run_check(r, hsad_queue_create(r->dev, &r->qo, &r->q)));
+    TRY(trace_setup(r));
+  } else
+#endif
+    TRY(run_check(r, hsad_queue_create(r->dev, NULL, &r->q)));
   TRY(run_dispatch_loop(r));
   uint32_t flat = r->block[0] * r->block[1] * r->block[2];
   hsad_nv_sm_limits_t lim;
@@ -1528,7 +1544,12 @@ static int amd_select_variant(run_t *r) {
 static int amd_create_queue(run_t *r) {
   r->qo = queue_options(r->di, r->kd->kernarg_segment_size);
   TRY(run_check(r, hsad_queue_create(r->dev, &r->qo, &r->q)));
-  if (!r->trace_path) return 0;
+  return r->trace_path ? trace_setup(r) : 0;
+}
+
+/* --trace: the monitor of r->q (a ring of the records of two queue sizes at most) and the
+ * trace. */
+static int trace_setup(run_t *r) {
   r->mon_cap = 1;
   while (r->mon_cap < r->repeat && r->mon_cap < (1u << 20)) r->mon_cap <<= 1;
   if (r->mon_cap > 2 * r->qo.size) r->mon_cap = 2 * r->qo.size;
