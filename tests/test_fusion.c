@@ -833,6 +833,30 @@ static char *two_nodes(const char *top, const char *kern, const char *buf, const
   return graph_json(js, "", path, rc);
 }
 
+/* A dependency named 1,500 times is one edge (the list once overflowed a 1,024-entry array on
+ * the stack): the graph runs, 2 packets on one queue, y = 2x + (2x + 0) = 4x. */
+Test(fusion_cli, repeated_dependency_is_one_edge, .timeout = 120) {
+  static char js[24576];
+  int o = snprintf(js, sizeof js, "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR
+                   "/kernels/saxpy.cl\", \"kernel\": \"saxpy\"}}, \"buffers\": {\"x\": {\"type\": "
+                   "\"f32\", \"count\": 4, \"init\": \"iota\"}, \"y\": {\"type\": \"f32\", "
+                   "\"count\": 4}}, \"nodes\": [{\"name\": \"first\", \"kernel\": \"s\", \"grid\": "
+                   "[4], \"args\": [{\"f32\": 2}, \"x\", \"y\", {\"u32\": 4}]}, {\"name\": "
+                   "\"second\", \"kernel\": \"s\", \"grid\": [4], \"args\": [{\"f32\": 2}, \"x\", "
+                   "\"y\", {\"u32\": 4}], \"deps\": [");
+  for (int i = 0; i < 1500; i++) o += snprintf(js + o, sizeof js - o, "%s\"first\"", i ? ", " : "");
+  snprintf(js + o, sizeof js - o, "]}], \"checks\": [{\"buffer\": \"y\", \"equals\": [0, 4, 8, 12]}]}");
+  char path[32];
+  int rc;
+  char *out = graph_json(js, "", path, &rc);
+  cr_assert_eq(rc, 0, "%s", out);
+  char want[128];
+  snprintf(want, sizeof want, "graph %s: 2 nodes on 1 queue(s), 1 launch(es), path: fused\n", path);
+  cr_assert(strncmp(out, want, strlen(want)) == 0, "%s", out);
+  cr_assert(strstr(out, "\n  queue 0: 2 packets, 1 doorbell per launch\n"), "%s", out);
+  cr_assert(strstr(out, "\n  check y: 4 elements OK\n"), "%s", out);
+}
+
 /* Unknown keys are errors naming the key, where it is and the known keys ("dep" for "deps"
  * would drop a dependency); a check longer than its buffer, or with a value its type cannot
  * hold, is refused before anything runs. */

@@ -929,7 +929,7 @@ static int graph_node_args(graph_cmd_t *gc, graph_node_t *nd) {
   return 0;
 }
 
-/* The node's "deps": names of earlier nodes. */
+/* The node's "deps": names of earlier nodes, each edge once however often it is named. */
 static int graph_node_deps(graph_cmd_t *gc, graph_node_t *nd) {
   const char *N = nd->name;
   json_object *jd;
@@ -947,7 +947,9 @@ static int graph_node_deps(graph_cmd_t *gc, graph_node_t *nd) {
     if (j == nd->index)
       return GRAPH_FAIL(gc, "node %s: field \"deps\"[%zu]: no earlier node '%s'\n", N, d,
                         dn ? dn : "");
-    nd->deps[nd->ndeps++] = j;
+    uint32_t k = 0; /* a repeated name adds no edge (and cannot overflow deps[]: < MAXN) */
+    while (k < nd->ndeps && nd->deps[k] != j) k++;
+    if (k == nd->ndeps) nd->deps[nd->ndeps++] = j;
   }
   return 0;
 }
