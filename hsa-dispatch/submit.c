@@ -182,7 +182,9 @@ void hsad_submit_monitor_record(hsad_queue_t *q, const hsa_kernel_dispatch_packe
 
 /* ---- devices of other vendors --------------------------------------------------------- */
 
-bool hsad_submit_device_foreign(const hsad_device_t *d) { return d && d->ops; }
+/* d is read only once it is known to be one of the open runtime's devices: a pointer that is
+ * not a device is refused by the caller's own check, never dereferenced here. */
+bool hsad_submit_device_foreign(const hsad_device_t *d) { return hsad_device_runtime(d) && d->ops; }
 
 hsad_status_t hsad_submit_foreign_mem_alloc(hsad_device_t *d, uint32_t kind, size_t size,
                                             void **out_ptr) {
