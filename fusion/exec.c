@@ -626,6 +626,15 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_
                      "profiling queue and queue %u is %s (where epoch packets go is laid out at "
                      "instantiate); instantiate the graph on it instead",
                      fq->profiling ? "not " : "", qi, fq->profiling ? "one" : "not");
+  /* Stream order across the move: the exec's later runs on the new queue, and its roots on the
+   * other queues (which wait for e->last[qi], reset below), come after its runs on the old
+   * queue. A faulted queue counts as done (fu_run_done). */
+  if (!fu_run_done(fq, &e->last[qi]) &&
+      hsad_completion_wait(&e->last[qi], hsad_now_ns() + 10000000000ull) != HSAD_OK &&
+      !fu_run_done(fq, &e->last[qi]))
+    return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_graph_exec_set_queue: the exec's last run on queue "
+                     "%u (epoch %llu) did not complete within 10 s; nothing changed", qi,
+                     (unsigned long long)e->last[qi].epoch);
   uint8_t *const image = fu_image;
   for (uint32_t i = 0; i < fq->n; i++) /* updates of the same shape wrote the segments only */
     if (fq->pkts[i].kind == FU_KERNEL) launch_from_latest(&e->launches[fq->pkts[i].node], &fq->pkts[i]);

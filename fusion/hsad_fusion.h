@@ -273,8 +273,11 @@ void hsad_graph_exec_counters(const hsad_graph_exec_t *exec,
 
 /* Moves the exec's queue `queue_index` to `queue` (same device; e.g. after the old one
  * faulted): every kernel node on it is checked again on the new queue and its kernarg image
- * rebuilt (the hidden queue arguments change), in place. On error nothing changed.
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range, another device, a queue the
+ * rebuilt (the hidden queue arguments change), in place. Stream order holds across the move:
+ * it first waits (10 s at most) until the exec's last run on the old queue completed (or the
+ * queue faulted), so later launches need not wait for a queue the exec no longer uses. On error
+ * nothing changed.
+ * Errors: HSAD_ERR_TIMEOUT (that run did not complete in 10 s), HSAD_ERR_INVALID_ARGUMENT (NULL, index out of range, another device, a queue the
  * exec already uses at another index, a profiling queue for a queue that was not one or the
  * reverse (where epoch packets go is laid out at instantiate), a node whose kernarg segment would span another number
  * of the new queue's kernarg blocks than the old one's: its padding is laid out at

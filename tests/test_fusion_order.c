@@ -614,6 +614,68 @@ Test(fusion_order, update_then_set_queue, .timeout = 60) {
   kit_close(&t);
 }
 
+/* What the tests above never combine: a fork/join over two queues of 64 slots (runs wrap the
+ * rings), A: fill(p, l) on queue 0 -> B: acc += p on queue 1 -> C: acc2 += acc on queue 0,
+ * A updated before every launch, 600 launches back to back with no host wait, and after 300
+ * both queues moved (hsad_graph_exec_set_queue) to two other queues while launches are in
+ * flight. Stream order: acc = 0 + 1 + ... + 599 = 179700 in every element, and acc2 the sum of
+ * acc's running values (599 * 600 * 601 / 6 = 35999900, 35999904 in float). Before
+ * set_queue waited for the old queue's run, launch 300's fill overwrote p while launch 299's
+ * B still read it (acc 179668-179683). */
+Test(fusion_order, fork_join_updates_wrap_and_move, .timeout = 120) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q[4] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64), dq_queue(&t.e, 64),
+                        dq_queue(&t.e, 64)};
+  enum { N = 16, LAUNCHES = 600 };
+  uint32_t *p = dq_alloc(&t.e, N * 4);
+  float *acc = dq_alloc(&t.e, N * 4), *acc2 = dq_alloc(&t.e, N * 4);
+  memset(acc, 0, N * 4);
+  memset(acc2, 0, N * 4);
+  fill_args_t fa;
+  saxpy_args_t sb, sc;
+  fill_set(&fa, p, f2u(0.0f), N);
+  saxpy_set(&sb, (const float *)p, acc, N);
+  saxpy_set(&sc, acc, acc2, N);
+  hsad_graph_t *g;
+  DQ_OK(hsad_graph_create(0, &g));
+  uint32_t a, b, c;
+  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  DQ_OK(hsad_graph_add_kernel(g, "B", 1, t.saxpy, &sb.l, &a, 1, &b));
+  DQ_OK(hsad_graph_add_kernel(g, "C", 0, t.saxpy, &sc.l, &b, 1, &c));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  hsad_graph_destroy(g);
+  hsad_completion_t done[2] = {{0}};
+  for (uint32_t l = 0; l < LAUNCHES; l++) {
+    if (l == LAUNCHES / 2)
+      for (uint32_t qi = 0; qi < 2; qi++)
+        DQ_OK(hsad_graph_exec_set_queue(x, qi, q[2 + (hsad_graph_exec_queue(x, qi) == q[1])]));
+    fill_set(&fa, p, f2u((float)l), N);
+    DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
+    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), done, NULL));
+  }
+  DQ_OK(hsad_completion_wait_all(done, 2, dq_in(30 * DQ_SEC)));
+  float want_acc = 0, want_acc2 = 0; /* the same float additions in stream order */
+  for (uint32_t l = 0; l < LAUNCHES; l++) {
+    want_acc += (float)l;
+    want_acc2 += want_acc;
+  }
+  cr_assert_eq(want_acc, 179700.0f);
+  cr_assert_eq(want_acc2, 35999904.0f); /* 35,999,900 rounded to float (spacing 4 there) */
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(acc[i], want_acc, "acc[%u] = %.1f, stream order gives 179700", i, acc[i]);
+    cr_assert_eq(acc2[i], want_acc2, "acc2[%u] = %.1f, stream order gives %.1f", i, acc2[i],
+                 want_acc2);
+  }
+  uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
+  hsad_graph_exec_counters(x, counts);
+  cr_assert_eq(counts[HSAD_GRAPH_ROLLBACK_NONE], LAUNCHES);
+  hsad_graph_exec_destroy(x);
+  for (int i = 0; i < 4; i++) hsad_queue_destroy(q[i]);
+  kit_close(&t);
+}
+
 /* hsad_queue_barrier with no dependency and no completion writes one barrier-AND (BARRIER
  * bit, system fences; no dep_signal, no completion signal): a dispatch after
  * it with HSAD_LAUNCH_NO_BARRIER still starts only when the delayed fill before it completed. */
