@@ -45,13 +45,14 @@
 #include "nvidia/nv_internal.h"
 
 /* A parameter as the update fast path writes it: the first 8 bytes of the new hsad_karg_t (tag,
- * then size) masked must equal key; then put says how its value is stored at off. */
+ * type, then size) masked must equal key; then put says how its value is stored at off. */
 typedef struct nv_argd {
   uint64_t key, mask;
   uint32_t off;
   uint32_t put;                   /* NV_PUT_* */
 } nv_argd_t;
-enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE };
+/* IN4: the low 4 bytes of a SCALAR (PTR8 also writes an 8-byte SCALAR) */
+enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE, NV_PUT_IN4 };
 
 typedef struct nv_gnode {
   char name[HSAD_GRAPH_NAME_MAX];
@@ -208,11 +209,16 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
     nv_argd_t *d = &x->argd[i];
     d->off = p->k->param_offset[i];
     d->mask = ~0ull;
+    uint32_t tag_type; /* tag and type: a typed value keeps the type it was checked with */
+    memcpy(&tag_type, a, 4);
     if (a->tag == HSAD_KARG_POINTER) {
-      d->put = NV_PUT_PTR8, d->key = HSAD_KARG_POINTER, d->mask = 0xffffffffull; /* size: any */
+      d->put = NV_PUT_PTR8, d->key = tag_type, d->mask = 0xffffffffull; /* size: any */
+    } else if (a->tag == HSAD_KARG_SCALAR) { /* the value where a pointer's is */
+      d->put = size == 4 ? NV_PUT_IN4 : size == 8 ? NV_PUT_PTR8 : NV_PUT_NONE;
+      d->key = tag_type | (uint64_t)size << 32;
     } else {
       d->put = size == 4 ? NV_PUT_VAL4 : size == 8 ? NV_PUT_VAL8 : NV_PUT_NONE;
-      d->key = HSAD_KARG_BYTES | (uint64_t)size << 32;
+      d->key = tag_type | (uint64_t)size << 32;
     }
     x->fast &= d->put != NV_PUT_NONE;
   }
@@ -587,6 +593,8 @@ static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l)
     if ((nv_load8(a) & d->mask) != d->key) return false; /* another tag or size */
     if (d->put == NV_PUT_PTR8) {
       memcpy(buf + d->off, &a->pointer, 8);
+    } else if (d->put == NV_PUT_IN4) {
+      memcpy(buf + d->off, &a->scalar, 4);
     } else {
       if (!a->bytes) return false;
       if (d->put == NV_PUT_VAL4) memcpy(buf + d->off, a->bytes, 4);
