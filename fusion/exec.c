@@ -894,7 +894,7 @@ static inline __attribute__((always_inline)) bool put_sig(uint8_t *seg, const hs
                                                           const fu_argd_t *d, uint32_t n,
                                                           uint32_t val4) {
   uint64_t diff = 0;
-  for (uint32_t a = 0; a < n; a++) {
+  _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
     if (val4 >> a & 1) {
       diff |= (load8(&x[a]) ^ d[a].key) | (uint64_t)(x[a].bytes == NULL);
     } else {
@@ -904,7 +904,7 @@ static inline __attribute__((always_inline)) bool put_sig(uint8_t *seg, const hs
     }
   }
   if (diff) return false;
-  for (uint32_t a = 0; a < n; a++) {
+  _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
     if (val4 >> a & 1) memcpy(seg + d[a].offset, x[a].bytes, 4);
     else memcpy(seg + d[a].offset, &x[a].pointer, 8);
   }

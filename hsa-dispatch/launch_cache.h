@@ -57,8 +57,8 @@ static inline bool dq_launch_cache_arg_same(const dq_launch_cache_t *c, uint32_t
   memcpy(&tag_type, arg, 4);
   memcpy(&have_tag_type, have, 4);
   if (tag_type != have_tag_type) return false;
-  if (DQ_LIKELY(arg->tag & 1)) return arg->pointer == have->pointer;
-  if (arg->tag != HSAD_KARG_BYTES) return arg->lds_bytes == have->lds_bytes;
+  if (DQ_LIKELY(tag_type & 1)) return arg->pointer == have->pointer;
+  if ((uint16_t)tag_type != HSAD_KARG_BYTES) return arg->lds_bytes == have->lds_bytes;
   if (arg->size != have->size || !arg->bytes) return false;
   if (arg->size == 4) {
     uint32_t value;
