@@ -257,9 +257,9 @@ extern "C" {
                  .pointer = HSAD_KARG_IS_POINTER_(lvalue)                                     \
                                 ? hsad_karg_pointer_at_(&(lvalue))                            \
                                 : (uint64_t)(uintptr_t)(const void *)&(lvalue)})
-#define HSAD_KARG_SCALAR_(type, code, x)                                                      \
-  ((hsad_karg_t){.tag = HSAD_KARG_BYTES, .type = (code), .size = sizeof(type),                \
-                 .bytes = &(const type){(type)(x)}})
+#define HSAD_KARG_SCALAR_(ctype, code, x)                                                     \
+  ((hsad_karg_t){.tag = HSAD_KARG_BYTES, .type = (code), .size = sizeof(ctype),               \
+                 .bytes = &(const ctype){(ctype)(x)}})
 #define HSAD_KARG_I32(x) HSAD_KARG_SCALAR_(int32_t, HSAD_KARG_TYPE_I32, x)
 #define HSAD_KARG_U32(x) HSAD_KARG_SCALAR_(uint32_t, HSAD_KARG_TYPE_U32, x)
 #define HSAD_KARG_I64(x) HSAD_KARG_SCALAR_(int64_t, HSAD_KARG_TYPE_I64, x)

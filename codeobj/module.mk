@@ -34,6 +34,7 @@ CO_FIXTURES := $(CO_FIX_TARGETS:%=$(CO_FIXDIR)/kernels-%.hsaco) $(CO_FIXDIR)/hip
   $(CO_FIXDIR)/hip_multi.so $(CO_FIXDIR)/partial-hidden-v5.hsaco $(CO_FIXDIR)/kernels-gfx90a.o \
   $(CO_FIXDIR)/env.bundle $(CO_FIXDIR)/xnack.bundle $(CO_FIXDIR)/hip_scale.ccob2 \
   $(CO_FIXDIR)/hip_scale.ccob3 $(CO_FIXDIR)/ccob_multi.o $(CO_FIXDIR)/hip_dup.o \
+  $(CO_FIXDIR)/hip_scale-gfx90a.hsaco \
   $(CO_PRESSURE_ISAS:%=$(CO_FIXDIR)/pressure-%.hsaco) \
   $(CO_PRESSURE_ISAS:%=$(CO_FIXDIR)/pressure-spill-%.hsaco)
 
