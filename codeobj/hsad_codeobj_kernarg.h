@@ -335,7 +335,10 @@ const hsad_kernarg_plan_t *hsad_kernel_kernarg_plan(const hsad_kernel_t *kernel)
  * workgroup size 0, out not 16-byte aligned), HSAD_ERR_RESOURCE_EXHAUSTED (out_size smaller than
  * kernarg_segment_size), HSAD_ERR_ARG_COUNT (arg_count != explicit arguments; message says both
  * counts), HSAD_ERR_ARG_SIZE (BYTES value size != .size; names argument index, name, both
- * sizes), HSAD_ERR_ARG_KIND (tag does not suit .value_kind, e.g. LDS for a by_value),
+ * sizes; a typed value whose size is not its type's), HSAD_ERR_ARG_KIND (tag does not suit
+ * .value_kind, e.g. LDS for a by_value; a typed value refused by the type check above: a float
+ * for an integer parameter or the reverse, names both types; a SCALAR without a type, an
+ * unknown type, a type on a POINTER or LDS value),
  * HSAD_ERR_ARG_VALUE (pointer does not fit a 4-byte slot, a hidden value does not fit its
  * declared size, or the group segment exceeds 4 GiB). On error `out` content is unspecified. */
 hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t *args,
