@@ -27,6 +27,10 @@ struct hsad_kernel {
   hsad_kernel_info_t info;
   hsad_kernarg_plan_t plan;
   const hsad_codeobj_t *owner;
+  /* per explicit argument (plan.explicit_count): the hsad_karg_type_t of a by-value
+   * parameter's scalar (a vector's element), HSAD_KARG_UNTYPED when unknown (kernarg.c, at
+   * load: .type_name, else the mangled name's parameter types) */
+  const uint8_t *arg_type;
 };
 
 struct hsad_codeobj {
@@ -86,5 +90,7 @@ bool co_is_unified_agpr(const char *processor); /* gfx90a, gfx940, gfx941, gfx94
 
 /* ---- kernarg.c ---- */
 hsad_status_t co_kernarg_plan_init(const char *name, co_arena_t *arena, hsad_kernel_t *k);
+/* k->arg_type from .type_name or the mangled name (called by co_kernarg_plan_init). */
+hsad_status_t co_kernarg_types_init(const char *name, co_arena_t *arena, hsad_kernel_t *k);
 
 #endif

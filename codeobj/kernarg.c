@@ -6,6 +6,7 @@
 #include "codeobj/codeobj_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 hsad_status_t co_kernarg_plan_init(const char *name, co_arena_t *arena, hsad_kernel_t *k) {
@@ -49,6 +50,68 @@ hsad_status_t co_kernarg_plan_init(const char *name, co_arena_t *arena, hsad_ker
   p->explicit_args = slots;
   p->hidden_count = nh;
   p->hidden_args = slots ? slots + ne : NULL;
+  return co_kernarg_types_init(name, arena, k);
+}
+
+/* The C++ parameter types of kernel k's mangled name, one per explicit argument (out: the
+ * explicit count + 1 entries, malloc'd; NULL when the name gives none or not one per
+ * argument, or out of memory). */
+static char (*co_cxx_types(const hsad_kernel_t *k))[HSAD_CXX_TYPE_MAX] {
+  uint32_t ne = k->plan.explicit_count;
+  if (strncmp(k->info.name, "_Z", 2) != 0) return NULL;
+  char(*cxx)[HSAD_CXX_TYPE_MAX] = calloc(ne + 1, sizeof *cxx);
+  if (cxx && hsad_cxx_param_types(k->info.name, cxx, (int)ne) != (int)ne) {
+    free(cxx);
+    cxx = NULL;
+  }
+  return cxx;
+}
+
+/* The parameter type of explicit argument e of k as shown in messages: its .type_name, else
+ * the mangled name's type, else "" (b: n bytes). */
+static const char *co_arg_type_shown(const hsad_kernel_t *k, const hsad_kernel_arg_t *a,
+                                     uint32_t e, char *b, size_t n) {
+  snprintf(b, n, "%s", a->type_name);
+  if (!b[0]) {
+    char(*cxx)[HSAD_CXX_TYPE_MAX] = co_cxx_types(k);
+    if (cxx) snprintf(b, n, "%s", cxx[e]);
+    free(cxx);
+  }
+  return b;
+}
+
+/* Explicit argument e of k in .args. */
+static const hsad_kernel_arg_t *co_explicit_arg(const hsad_kernel_t *k, uint32_t e) {
+  for (uint32_t i = 0, seen = 0; i < k->info.arg_count; i++)
+    if (!hsad_value_kind_is_hidden(k->info.args[i].value_kind) && seen++ == e)
+      return &k->info.args[i];
+  return NULL;
+}
+
+hsad_status_t co_kernarg_types_init(const char *name, co_arena_t *arena, hsad_kernel_t *k) {
+  uint32_t ne = k->plan.explicit_count;
+  k->arg_type = NULL;
+  if (!ne) return HSAD_OK;
+  uint8_t *types = co_arena_alloc(arena, ne);
+  if (!types) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+  char(*cxx)[HSAD_CXX_TYPE_MAX] = NULL;
+  bool cxx_tried = false;
+  for (uint32_t e = 0; e < ne; e++) {
+    const hsad_kernel_arg_t *a = co_explicit_arg(k, e);
+    if (!a || a->value_kind != HSAD_VK_BY_VALUE) continue;
+    char cls[HSAD_CXX_TYPE_MAX];
+    snprintf(cls, sizeof cls, "%s", a->type_name);
+    if (!cls[0]) { /* no .type_name (HIP): the mangled name's, demangled once per kernel */
+      if (!cxx_tried) cxx = co_cxx_types(k);
+      cxx_tried = true;
+      if (cxx) hsad_cxx_type_class(cxx[e], cls, sizeof cls);
+    }
+    hsad_karg_type_t t;
+    uint32_t width;
+    if (hsad_type_name_classify(cls, &t, &width) == HSAD_TYPE_NAME_SCALAR) types[e] = (uint8_t)t;
+  }
+  free(cxx);
+  k->arg_type = types;
   return HSAD_OK;
 }
 
@@ -100,6 +163,36 @@ static const char *co_arg_label(char *b, size_t n, const hsad_kernel_t *k,
   return b;
 }
 
+/* The type check of typed value v for explicit argument i of k (hsad_codeobj_kernarg.h): a
+ * known type, the type's size for a SCALAR, and a floating-point value only for a
+ * floating-point parameter, an integer only for an integer one. Cold. */
+static __attribute__((noinline)) hsad_status_t co_karg_type_check(const hsad_kernel_t *k,
+                                                                  uint32_t i,
+                                                                  const hsad_karg_t *v) {
+  const char *file = k->owner->info.name, *kname = k->info.name;
+  char lab[160], shown[HSAD_CXX_TYPE_MAX];
+  hsad_karg_type_t vt = (hsad_karg_type_t)v->type;
+  if (!hsad_karg_type_name(vt))
+    return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': %s: %s type %u (hsad_karg_type_t: 1 "
+                     "to %u)", file, kname, co_arg_label(lab, sizeof lab, k, i),
+                     vt ? "unknown" : "a SCALAR value needs a", (unsigned)vt,
+                     HSAD_KARG_TYPE_COUNT_ - 1);
+  if (v->size != hsad_karg_type_size(vt))
+    return hsad_fail(HSAD_ERR_ARG_SIZE, "%s: kernel '%s': %s: a value of type %s has %u bytes, "
+                     "its size says %u", file, kname, co_arg_label(lab, sizeof lab, k, i),
+                     hsad_karg_type_name(vt), hsad_karg_type_size(vt), v->size);
+  hsad_karg_type_t pt = k->arg_type ? (hsad_karg_type_t)k->arg_type[i] : HSAD_KARG_UNTYPED;
+  if (pt == HSAD_KARG_UNTYPED || hsad_karg_type_is_float(pt) == hsad_karg_type_is_float(vt))
+    return HSAD_OK;
+  const hsad_kernel_arg_t *a = co_explicit_arg(k, i);
+  return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': %s is %s (%s), the value given is %s "
+                   "(%s)", file, kname, co_arg_label(lab, sizeof lab, k, i),
+                   co_arg_type_shown(k, a, i, shown, sizeof shown),
+                   hsad_karg_type_is_float(pt) ? "floating-point" : "integer",
+                   hsad_karg_type_name(vt),
+                   hsad_karg_type_is_float(vt) ? "floating-point" : "integer");
+}
+
 hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t *args,
                                  uint32_t arg_count, const hsad_dispatch_dims_t *dims,
                                  const hsad_kernarg_runtime_t *runtime, void *out,
@@ -141,6 +234,7 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
     uint8_t *dst = base + s->offset;
     switch (v->tag) {
     case HSAD_KARG_BYTES:
+    case HSAD_KARG_SCALAR:
       if (s->kind == HSAD_VK_DYNAMIC_SHARED_POINTER)
         return hsad_fail(HSAD_ERR_ARG_KIND,
                          "%s: kernel '%s': %s is a dynamic_shared_pointer: pass "
@@ -155,6 +249,14 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
         return hsad_fail(HSAD_ERR_ARG_SIZE,
                          "%s: kernel '%s': %s has .size %u, value has %u bytes",
                          file, kname, co_arg_label(lab, sizeof lab, kernel, i), s->size, v->size);
+      if (v->type || v->tag == HSAD_KARG_SCALAR) {
+        hsad_status_t st = co_karg_type_check(kernel, i, v);
+        if (st) return st;
+      }
+      if (v->tag == HSAD_KARG_SCALAR) {
+        memcpy(dst, &v->scalar, s->size); /* size <= 8: the type's (checked) */
+        break;
+      }
       if (s->size) {
         if (!v->bytes)
           return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
@@ -164,6 +266,7 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
       }
       break;
     case HSAD_KARG_POINTER:
+      if (v->type) goto typed_other;
       if (s->kind != HSAD_VK_GLOBAL_BUFFER && s->kind != HSAD_VK_IMAGE &&
           s->kind != HSAD_VK_SAMPLER && s->kind != HSAD_VK_PIPE && s->kind != HSAD_VK_QUEUE)
         return hsad_fail(HSAD_ERR_ARG_KIND,
@@ -185,6 +288,7 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
                          s->size);
       break;
     case HSAD_KARG_LDS:
+      if (v->type) goto typed_other;
       if (s->kind != HSAD_VK_DYNAMIC_SHARED_POINTER)
         return hsad_fail(HSAD_ERR_ARG_KIND,
                          "%s: kernel '%s': %s is %s, an LDS size needs a "
@@ -204,6 +308,11 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
     default:
       return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u: unknown tag %d", file,
                        kname, i, (int)v->tag);
+    typed_other:
+      return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': %s: a %s value with type %u (a type "
+                       "is for HSAD_KARG_BYTES and HSAD_KARG_SCALAR only; 0 here)", file, kname,
+                       co_arg_label(lab, sizeof lab, kernel, i),
+                       v->tag == HSAD_KARG_POINTER ? "pointer" : "LDS", (unsigned)v->type);
     }
   }
 

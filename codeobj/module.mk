@@ -1,7 +1,7 @@
 # codeobj: code objects (ELF, bundles, fat binaries), metadata, kernel descriptors, kernarg
 # builder, occupancy, comgr compile. Linked into libhsad; tests and fixtures below.
 HSAD_LIB_LIBS += -lz -lzstd
-HSAD_LIB_SRCS += codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
+HSAD_LIB_SRCS += codeobj/argtype.c codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
   codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c \
   codeobj/occupancy.c codeobj/compile.c codeobj/clsource.c
 # the umbrella header and one header per concept under it (issue 23)
@@ -34,6 +34,7 @@ CO_FIXTURES := $(CO_FIX_TARGETS:%=$(CO_FIXDIR)/kernels-%.hsaco) $(CO_FIXDIR)/hip
   $(CO_FIXDIR)/hip_multi.so $(CO_FIXDIR)/partial-hidden-v5.hsaco $(CO_FIXDIR)/kernels-gfx90a.o \
   $(CO_FIXDIR)/env.bundle $(CO_FIXDIR)/xnack.bundle $(CO_FIXDIR)/hip_scale.ccob2 \
   $(CO_FIXDIR)/hip_scale.ccob3 $(CO_FIXDIR)/ccob_multi.o $(CO_FIXDIR)/hip_dup.o \
+  $(CO_FIXDIR)/hip_scale-gfx90a.hsaco \
   $(CO_PRESSURE_ISAS:%=$(CO_FIXDIR)/pressure-%.hsaco) \
   $(CO_PRESSURE_ISAS:%=$(CO_FIXDIR)/pressure-spill-%.hsaco)
 
@@ -172,7 +173,7 @@ codeobj-fixtures: $(CO_FIXTURES)
 # The seed corpus is made from the real code objects the build produces (never committed);
 # libFuzzer adds what it finds to $(BUILD)/fuzz/corpus, findings land in $(BUILD)/fuzz/.
 FUZZ_TIME ?= 600
-CO_FUZZ_SRCS := codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
+CO_FUZZ_SRCS := codeobj/argtype.c codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
   codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c codeobj/occupancy.c \
   common/status.c codeobj/fuzz/fuzz_codeobj.c
 CO_FUZZ_BIN := $(BUILD)/fuzz/fuzz_codeobj

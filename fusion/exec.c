@@ -299,21 +299,27 @@ static hsad_status_t prepublish(hsad_graph_exec_t *e, uint32_t qi) {
     for (uint32_t a = 0; a < kl->arg_count; a++) {
       const hsad_karg_t *x = &kl->args[a];
       fu_argd_t *d = &p->argd[a];
+      uint32_t tag_type; /* tag and type, the hsad_karg_t's first word */
+      memcpy(&tag_type, x, 4);
+      bool value = x->tag == HSAD_KARG_BYTES || x->tag == HSAD_KARG_SCALAR;
       *d = (fu_argd_t){.offset = p->slots[a].offset, .tag = (uint8_t)x->tag,
-                       .size = (uint16_t)(x->tag == HSAD_KARG_BYTES ? x->size
-                                          : x->tag == HSAD_KARG_POINTER ? 8 : 0),
-                       .key = (uint32_t)x->tag, .mask = UINT32_MAX};
+                       .size = (uint16_t)(value ? x->size : x->tag == HSAD_KARG_POINTER ? 8 : 0),
+                       .key = tag_type, .mask = UINT32_MAX};
       if (x->tag == HSAD_KARG_POINTER) {
         d->put = FU_PUT_PTR8;
         d->nonnull = 1;
-      } else if (x->tag == HSAD_KARG_BYTES && (x->size == 8 || x->size == 4)) {
-        d->put = x->size == 8 ? FU_PUT_VAL8 : FU_PUT_VAL4;
+      } else if (value && (x->size == 8 || x->size == 4)) {
+        /* a SCALAR holds its value where a pointer does: 8 bytes are written as one */
+        bool inline_value = x->tag == HSAD_KARG_SCALAR;
+        d->put = x->size == 8 ? (inline_value ? FU_PUT_PTR8 : FU_PUT_VAL8)
+                              : (inline_value ? FU_PUT_IN4 : FU_PUT_VAL4);
+        d->nonnull = inline_value;
         d->key |= (uint64_t)x->size << 32;
         d->mask = UINT64_MAX;
       }
       fast = fast && d->put != FU_PUT_NONE;
       if (d->put == FU_PUT_VAL4) val4 |= 1u << a;
-      else if (d->put != FU_PUT_PTR8) sig_ok = false;
+      else if (d->put != FU_PUT_PTR8 || x->tag != HSAD_KARG_POINTER) sig_ok = false;
     }
     p->sig = sig_ok && kl->arg_count >= 1 && kl->arg_count <= 4 ? FU_SIG(kl->arg_count, val4) : 0;
     p->launch = kl;
@@ -604,6 +610,8 @@ static void launch_from_latest(hsad_launch_t *kl, const fu_pkt_t *p) {
   for (uint32_t a = 0; a < kl->arg_count; a++)
     if (ka[a].tag == HSAD_KARG_BYTES)
       memcpy((void *)ka[a].bytes, seg + p->slots[a].offset, ka[a].size);
+    else if (ka[a].tag == HSAD_KARG_SCALAR)
+      memcpy(&ka[a].scalar, seg + p->slots[a].offset, ka[a].size);
     else if (ka[a].tag == HSAD_KARG_POINTER)
       memcpy(&ka[a].pointer, seg + p->slots[a].offset, 8);
 }
@@ -732,9 +740,12 @@ static inline bool same_shape(const hsad_launch_t *kl, const hsad_launch_t *l, c
   for (uint32_t a = 0; a < l->arg_count; a++) {
     const hsad_karg_t *x = &l->args[a];
     const fu_argd_t *d = &p->argd[a];
-    if (x->tag != d->tag) return false;
+    uint32_t tag_type;
+    memcpy(&tag_type, x, 4);
+    if (tag_type != (uint32_t)d->key) return false; /* tag and type */
     if (x->tag == HSAD_KARG_BYTES ? x->size != d->size || !x->bytes
-                                  : x->tag == HSAD_KARG_LDS && x->lds_bytes != kl->args[a].lds_bytes)
+        : x->tag == HSAD_KARG_SCALAR ? x->size != d->size
+                                     : x->tag == HSAD_KARG_LDS && x->lds_bytes != kl->args[a].lds_bytes)
       return false;
   }
   return true;
@@ -746,6 +757,7 @@ static inline void put_values(uint8_t *seg, const hsad_launch_t *l, const fu_arg
     const hsad_karg_t *x = &l->args[a];
     uint8_t *at = seg + argd[a].offset;
     if (x->tag == HSAD_KARG_POINTER) memcpy(at, &x->pointer, 8);
+    else if (x->tag == HSAD_KARG_SCALAR) memcpy(at, &x->scalar, x->size);
     else if (x->tag != HSAD_KARG_BYTES) continue;
     else if (x->size == 4) memcpy(at, x->bytes, 4);
     else if (x->size == 8) memcpy(at, x->bytes, 8);
@@ -835,13 +847,14 @@ static __attribute__((noinline)) hsad_status_t update_general(hsad_graph_exec_t 
   return s ? s : update_node(e, node, l);
 }
 
-_Static_assert(sizeof(hsad_karg_tag_t) == 4 && offsetof(hsad_karg_t, size) == 4,
-               "hsad_graph_exec_update compares an hsad_karg_t's tag and size as one word");
+_Static_assert(offsetof(hsad_karg_t, type) == 2 && offsetof(hsad_karg_t, size) == 4,
+               "hsad_graph_exec_update compares an hsad_karg_t's tag, type and size as one word");
 _Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16 &&
                    offsetof(hsad_launch_t, flags) == offsetof(hsad_launch_t, arg_count) + 4,
                "hsad_graph_exec_update compares a launch's geometry and count as words");
 
-_Static_assert(offsetof(fu_argd_t, offset) == 0, "fu_put_by_sig reads each descriptor's offset first");
+_Static_assert(offsetof(fu_argd_t, offset) == 0 && offsetof(fu_argd_t, key) == 8,
+               "fu_put_by_sig's descriptor layout");
 
 /* The fast path's arguments (node_fast): compares each hsad_karg_t's tag and size with the
  * node's (one masked 8-byte compare; a value's bytes must not be NULL), with no branch, then
@@ -857,7 +870,7 @@ static inline __attribute__((always_inline)) bool put_fast(uint8_t *seg, const h
     uint8_t *at = seg + d[a].offset;
     if (d[a].put == FU_PUT_PTR8) memcpy(at, &x[a].pointer, 8);
     else if (d[a].put == FU_PUT_VAL8) memcpy(at, x[a].bytes, 8);
-    else memcpy(at, x[a].bytes, 4);
+    else memcpy(at, d[a].put == FU_PUT_IN4 ? (const void *)&x[a].scalar : x[a].bytes, 4);
   }
   return true;
 }
@@ -875,7 +888,7 @@ static __attribute__((noinline)) hsad_status_t update_fast_n(hsad_graph_exec_t *
  * pointers and 4- or 8-byte values (node_fast): when every run of the exec on the node's queue
  * completed and the node is not in ring-copy mode (one compare: fu_pkt_t.below), the values
  * are checked and written into the version in use, by code made for the node's signature
- * (put_sig: 1 to 4 pointers and 4-byte values) or put_fast. Anything else takes
+ * (fu_put_by_sig: 1 to 4 pointers and 4-byte values) or put_fast. Anything else takes
  * update_general, which leaves the exec as it was on error. */
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const hsad_launch_t *l) {
   fu_pkt_t *p;

@@ -118,8 +118,8 @@ hsad_status_t fu_backend_no_packets(const hsad_graph_exec_t *e, const char *who)
 
 /* ---- the update fast path's arguments, shared by the backends ---- */
 
-/* A kernel node whose 1 to 4 explicit arguments are each a POINTER in an 8-byte slot or 4 BYTES
- * (bit a of val4 set) has signature FU_SIG(n, val4); any other node 0. hsad_graph_exec_update
+/* A kernel node whose 1 to 4 explicit arguments are each a POINTER in an 8-byte slot or 4 BYTES,
+ * typed or not (bit a of val4 set), has signature FU_SIG(n, val4); any other node 0. hsad_graph_exec_update
  * checks and writes such a node's arguments in code made for its signature (fu_put_by_sig). */
 #define FU_SIG(n, val4) ((uint8_t)((n) << 4 | (val4)))
 
@@ -129,19 +129,20 @@ static inline uint64_t fu_load8(const void *at) {
   return v;
 }
 
-/* For signature FU_SIG(n, val4), both constants once inlined: a POINTER's tag is one 4-byte
- * compare, 4 BYTES one 8-byte compare (tag and size) and a NULL test, with no branch; then each
- * value is one load and one store at its offset in dst. `desc` holds n descriptors of `stride`
- * bytes, each beginning with its argument's uint32_t offset into dst. False, with nothing
- * written, when an argument's tag or size differs. */
+/* For signature FU_SIG(n, val4), both constants once inlined: a POINTER's tag and type are one
+ * 4-byte compare, 4 BYTES one 8-byte compare (tag, type and size against the descriptor's key:
+ * a typed value must have the type it was checked with) and a NULL test, with no branch; then
+ * each value is one load and one store at its offset in dst. `desc` holds n descriptors of
+ * `stride` bytes, each with its argument's uint32_t offset into dst at byte 0 and its uint64_t
+ * key at byte 8. False, with nothing written, when an argument's tag, type or size differs. */
 static inline __attribute__((always_inline)) bool fu_put_sig(uint8_t *dst, const hsad_karg_t *x,
                                                              const void *desc, size_t stride,
                                                              uint32_t n, uint32_t val4) {
-  const uint64_t bytes4 = HSAD_KARG_BYTES | (uint64_t)4 << 32;
+  const uint8_t *dd = (const uint8_t *)desc;
   uint64_t diff = 0;
   _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
     if (val4 >> a & 1) {
-      diff |= (fu_load8(&x[a]) ^ bytes4) | (uint64_t)(x[a].bytes == NULL);
+      diff |= (fu_load8(&x[a]) ^ fu_load8(dd + a * stride + 8)) | (uint64_t)(x[a].bytes == NULL);
     } else {
       uint32_t tag;
       memcpy(&tag, &x[a], 4);
@@ -151,7 +152,7 @@ static inline __attribute__((always_inline)) bool fu_put_sig(uint8_t *dst, const
   if (diff) return false;
   _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
     uint32_t off;
-    memcpy(&off, (const uint8_t *)desc + a * stride, 4);
+    memcpy(&off, dd + a * stride, 4);
     if (val4 >> a & 1) memcpy(dst + off, x[a].bytes, 4);
     else memcpy(dst + off, &x[a].pointer, 8);
   }

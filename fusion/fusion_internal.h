@@ -35,14 +35,16 @@ enum {
  * how its value is written. */
 typedef struct fu_argd {
   uint32_t offset;
-  uint16_t size;                  /* BYTES: the value's bytes; POINTER: 8; LDS: 0 */
-  uint8_t tag;                    /* hsad_karg_tag_t */
+  uint16_t size;                  /* BYTES, SCALAR: the value's bytes; POINTER: 8; LDS: 0 */
+  uint8_t tag;                    /* hsad_karg_tag_t (key's low 32 bits: tag and type) */
   uint8_t put;                    /* FU_PUT_*: how the fast path writes it */
   uint64_t key, mask;             /* (first 8 bytes of the hsad_karg_t & mask) == key */
   uint64_t nonnull;               /* PTR8: 1 (any pointer value); else 0 (bytes must not be NULL) */
 } fu_argd_t;
 
-enum { FU_PUT_NONE, FU_PUT_PTR8, FU_PUT_VAL8, FU_PUT_VAL4 };
+/* PTR8: the 8 bytes of the union (a POINTER, an 8-byte SCALAR); VAL8/VAL4: 8 or 4 bytes at
+ * `bytes`; IN4: the low 4 bytes of a SCALAR */
+enum { FU_PUT_NONE, FU_PUT_PTR8, FU_PUT_VAL8, FU_PUT_VAL4, FU_PUT_IN4 };
 
 /* One packet of a queue's run, precomputed: `body` is written as is (the header INVALID), then
  * `word` is published. A kernel's kernarg segment is prepublished in the exec's kernarg memory

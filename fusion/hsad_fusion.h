@@ -298,7 +298,9 @@ hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *exec, uint32_t queue_
  * HSAD_ERR_INVALID_ARGUMENT (NULL, unknown node, a node that is not a kernel node: "node NAME
  * is a copy node, not a kernel node"), the checks of hsad_kernel_dispatch prefixed with
  * "node NAME: " (e.g. HSAD_ERR_ARG_SIZE "node F: FILE: kernel 'fill': argument 1 has .size 4,
- * value has 8 bytes"). */
+ * value has 8 bytes"; HSAD_ERR_ARG_KIND "... argument 1 is uint (integer), the value given is
+ * f32 (floating-point)": the fast path takes a typed value only with the type the node was
+ * checked with, any other goes through the checks). */
 hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *exec, uint32_t node,
                                      const hsad_launch_t *launch);
 

@@ -250,7 +250,10 @@ typedef struct hsad_launch {
  *                       size above .max_flat_workgroup_size (or the device's), or different
  *                       from .reqd_workgroup_size when the kernel declares one;
  *   HSAD_ERR_ARG_COUNT / HSAD_ERR_ARG_SIZE / HSAD_ERR_ARG_KIND / HSAD_ERR_ARG_VALUE  from
- *                       hsad_kernarg_build (names the argument);
+ *                       hsad_kernarg_build (names the argument; ARG_KIND also for a typed
+ *                       value of the wrong kind, a float for an integer parameter or the
+ *                       reverse: hsad_codeobj_kernarg.h's type check, run on a launch-cache
+ *                       miss; a hit needs the same tag and type as the entry);
  *   HSAD_ERR_RESOURCE_EXHAUSTED  kernarg segment above HSAD_KERNARG_SEGMENT_MAX, or one
  *                       spanning more kernarg blocks (slots) than the ring has;
  *   HSAD_ERR_LDS_LIMIT  group segment (fixed + dynamic LDS) above the device's LDS;

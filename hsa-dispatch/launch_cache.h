@@ -25,8 +25,12 @@
 #define DQ_LAUNCH_CACHE_ARGS 16  /* launches with more explicit arguments are not entered */
 #define DQ_LAUNCH_CACHE_VALUE 16 /* nor those with a by-value argument above 16 bytes */
 
-_Static_assert(offsetof(hsad_karg_t, size) == 4 && offsetof(hsad_karg_t, pointer) == 8 &&
-                   sizeof(hsad_karg_t) == 16, "hsad_karg_t: tag, size, then the 8-byte value");
+_Static_assert(offsetof(hsad_karg_t, type) == 2 && offsetof(hsad_karg_t, size) == 4 &&
+                   offsetof(hsad_karg_t, pointer) == 8 && offsetof(hsad_karg_t, scalar) == 8 &&
+                   sizeof(hsad_karg_t) == 16,
+               "hsad_karg_t: tag and type (one word), size, then the 8-byte value");
+_Static_assert((HSAD_KARG_POINTER & 1) && (HSAD_KARG_SCALAR & 1) && !(HSAD_KARG_BYTES & 1) &&
+                   !(HSAD_KARG_LDS & 1), "the launch cache tells inline values by the odd tags");
 _Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16,
                "launch geometry is 7 consecutive uint32_t");
 
@@ -43,13 +47,18 @@ typedef struct dq_launch_cache {
 /* This thread's entry, NULL before its first miss. */
 extern __thread dq_launch_cache_t *dq_launch_cache_mine __attribute__((tls_model("initial-exec")));
 
-/* Argument i of a launch against the entry's. */
+/* Argument i of a launch against the entry's: tag and type as one word (a typed value is
+ * never taken for an untyped one, nor the reverse: the check of its type ran on the miss),
+ * then the value; POINTER and SCALAR (odd tags) hold it in the 8 bytes of the union. */
 static inline bool dq_launch_cache_arg_same(const dq_launch_cache_t *c, uint32_t i,
                                             const hsad_karg_t *arg) {
   const hsad_karg_t *have = &c->args[i];
-  if (arg->tag != have->tag) return false;
-  if (DQ_LIKELY(arg->tag == HSAD_KARG_POINTER)) return arg->pointer == have->pointer;
-  if (arg->tag != HSAD_KARG_BYTES) return arg->lds_bytes == have->lds_bytes;
+  uint32_t tag_type, have_tag_type;
+  memcpy(&tag_type, arg, 4);
+  memcpy(&have_tag_type, have, 4);
+  if (tag_type != have_tag_type) return false;
+  if (DQ_LIKELY(tag_type & 1)) return arg->pointer == have->pointer;
+  if ((uint16_t)tag_type != HSAD_KARG_BYTES) return arg->lds_bytes == have->lds_bytes;
   if (arg->size != have->size || !arg->bytes) return false;
   if (arg->size == 4) {
     uint32_t value;

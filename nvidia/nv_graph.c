@@ -45,13 +45,16 @@
 #include "nvidia/nv_internal.h"
 
 /* A parameter as the update fast path writes it: the first 8 bytes of the new hsad_karg_t (tag,
- * then size) masked must equal key; then put says how its value is stored at off. */
+ * type, then size) masked must equal key; then put says how its value is stored at off. */
 typedef struct nv_argd {
-  uint32_t off;                   /* first: fu_put_by_sig reads it there */
+  uint32_t off;                   /* at 0 and key at 8: fu_put_by_sig reads them there */
   uint32_t put;                   /* NV_PUT_* */
   uint64_t key, mask;
 } nv_argd_t;
-enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE };
+_Static_assert(offsetof(nv_argd_t, off) == 0 && offsetof(nv_argd_t, key) == 8,
+               "fu_put_by_sig's descriptor layout");
+/* IN4: the low 4 bytes of a SCALAR (PTR8 also writes an 8-byte SCALAR) */
+enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE, NV_PUT_IN4 };
 
 typedef struct nv_gnode {
   char name[HSAD_GRAPH_NAME_MAX];
@@ -211,15 +214,20 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
     nv_argd_t *d = &x->argd[i];
     d->off = p->k->param_offset[i];
     d->mask = ~0ull;
+    uint32_t tag_type; /* tag and type: a typed value keeps the type it was checked with */
+    memcpy(&tag_type, a, 4);
     if (a->tag == HSAD_KARG_POINTER) {
-      d->put = NV_PUT_PTR8, d->key = HSAD_KARG_POINTER, d->mask = 0xffffffffull; /* size: any */
+      d->put = NV_PUT_PTR8, d->key = tag_type, d->mask = 0xffffffffull; /* size: any */
+    } else if (a->tag == HSAD_KARG_SCALAR) { /* the value where a pointer's is */
+      d->put = size == 4 ? NV_PUT_IN4 : size == 8 ? NV_PUT_PTR8 : NV_PUT_NONE;
+      d->key = tag_type | (uint64_t)size << 32;
     } else {
       d->put = size == 4 ? NV_PUT_VAL4 : size == 8 ? NV_PUT_VAL8 : NV_PUT_NONE;
-      d->key = HSAD_KARG_BYTES | (uint64_t)size << 32;
+      d->key = tag_type | (uint64_t)size << 32;
     }
     x->fast &= d->put != NV_PUT_NONE;
     if (d->put == NV_PUT_VAL4) val4 |= 1u << i;
-    else if (d->put != NV_PUT_PTR8) sig_ok = false;
+    else if (d->put != NV_PUT_PTR8 || a->tag != HSAD_KARG_POINTER) sig_ok = false;
   }
   uint32_t n = p->k->param_count;
   x->sig = x->fast && sig_ok && n >= 1 && n <= 4 ? FU_SIG(n, val4) : 0;
@@ -578,6 +586,8 @@ static bool nv_put_loop(uint8_t *buf, const hsad_karg_t *a, const nv_argd_t *d, 
     if ((fu_load8(a) & d->mask) != d->key) return false; /* another tag or size */
     if (d->put == NV_PUT_PTR8) {
       memcpy(buf + d->off, &a->pointer, 8);
+    } else if (d->put == NV_PUT_IN4) {
+      memcpy(buf + d->off, &a->scalar, 4);
     } else {
       if (!a->bytes) return false;
       if (d->put == NV_PUT_VAL4) memcpy(buf + d->off, a->bytes, 4);

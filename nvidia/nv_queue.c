@@ -451,9 +451,19 @@ static hsad_status_t nv_pack(const nv_kernel_t *k, const hsad_launch_t *l, uint3
     uint8_t *dst = nv_params + k->param_offset[i];
     switch (v->tag) {
     case HSAD_KARG_BYTES:
+    case HSAD_KARG_SCALAR:
       if (v->size != size)
         return hsad_fail(HSAD_ERR_ARG_SIZE, "%s: kernel '%s': argument %u has .size %u, value has "
                          "%u bytes", file, kname, i, size, v->size);
+      if ((v->type || v->tag == HSAD_KARG_SCALAR) &&
+          (!hsad_karg_type_name((hsad_karg_type_t)v->type) ||
+           hsad_karg_type_size((hsad_karg_type_t)v->type) != size))
+        return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u: type %u is not a "
+                         "%u-byte hsad_karg_type_t", file, kname, i, (unsigned)v->type, size);
+      if (v->tag == HSAD_KARG_SCALAR) {
+        memcpy(dst, &v->scalar, size);
+        break;
+      }
       if (size) {
         if (!v->bytes)
           return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: kernel '%s': argument %u: NULL bytes",

@@ -506,3 +506,145 @@ Test(codeobj_kernarg, partial_hidden_block_past_segment) {
   cr_assert_eq(memcmp(exact, exp, 40), 0);
   hsad_codeobj_destroy(co);
 }
+
+/* Issue 21: typed values against the parameter's type from .type_name (OpenCL C). vadd's n is
+ * an `int`: a float (literal, lvalue, or a SCALAR value) refused with both types named, integers
+ * of either signedness accepted and written exactly; untyped bytes checked by size only (the
+ * float's bits pass, as before); a typed value whose size is not its type's, a SCALAR without
+ * a type, an unknown type and a typed pointer refused. fixed_lds's long: an f64 refused, an
+ * i64 written; lds2's char: HSAD_KARG_VAL of a char is an i8. */
+Test(codeobj_kernarg, typed_values_against_type_name) {
+  hsad_codeobj_t *co = co_test_load(FIX("kernels-gfx90a-v5.hsaco"));
+  const hsad_kernel_t *k = co_test_kernel(co, "vadd");
+  const char *file = FIX("kernels-gfx90a-v5.hsaco");
+  hsad_dispatch_dims_t d = {.grid_size = {1, 1, 1}, .workgroup_size = {1, 1, 1}, .dims = 1};
+  kbuf_t kb;
+  char want[512];
+  float fv = 2.5f;
+  hsad_karg_t a[4] = {HSAD_KARG_PTR(1), HSAD_KARG_PTR(2), HSAD_KARG_PTR(3), HSAD_KARG_F32(2.5f)};
+  cr_assert_eq(a[3].tag, HSAD_KARG_BYTES);
+  cr_assert_eq(a[3].type, HSAD_KARG_TYPE_F32);
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  snprintf(want, sizeof want, "%s: kernel 'vadd': argument 3 is int (integer), the value given "
+           "is f32 (floating-point)", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+  a[3] = HSAD_KARG_VAL(fv);
+  cr_assert_eq(a[3].type, HSAD_KARG_TYPE_F32);
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  cr_assert_str_eq(hsad_last_error(), want);
+  a[3] = (hsad_karg_t){.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_F32, .size = 4,
+                       .scalar = 0x40200000};
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  cr_assert_str_eq(hsad_last_error(), want);
+
+  /* integers: u32 for int (signedness is not checked), i32, an int lvalue, a SCALAR */
+  uint8_t exp[288];
+  struct {
+    hsad_karg_t v;
+    uint32_t bits;
+  } ok[] = {{HSAD_KARG_U32(4000000000u), 4000000000u}, {HSAD_KARG_I32(-3), 0xfffffffdu},
+            {(hsad_karg_t){.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_I32, .size = 4,
+                           .scalar = 0x11223344},
+             0x11223344u},
+            {(hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &fv}, 0x40200000u}};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+    a[3] = ok[i].v;
+    cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_OK, "value %zu: %s", i,
+                 hsad_last_error());
+    memset(exp, 0, sizeof exp);
+    put(exp, 0, 1, 8);
+    put(exp, 8, 2, 8);
+    put(exp, 16, 3, 8);
+    put(exp, 24, ok[i].bits, 4);
+    cr_assert_eq(memcmp(kb.b, exp, 28), 0, "value %zu: explicit bytes", i);
+    cr_assert_eq(kb.b[288], 0xAA);
+  }
+  int n = 5;
+  a[3] = HSAD_KARG_VAL(n);
+  cr_assert_eq(a[3].type, HSAD_KARG_TYPE_I32);
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_OK, "%s", hsad_last_error());
+  uint32_t got;
+  memcpy(&got, kb.b + 24, 4);
+  cr_assert_eq(got, 5);
+
+  int64_t wide = 1;
+  a[3] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .type = HSAD_KARG_TYPE_I64, .size = 4,
+                       .bytes = &wide};
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_SIZE);
+  snprintf(want, sizeof want, "%s: kernel 'vadd': argument 3: a value of type i64 has 8 bytes, "
+           "its size says 4", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+  a[3] = (hsad_karg_t){.tag = HSAD_KARG_SCALAR, .size = 4, .scalar = 1};
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  snprintf(want, sizeof want, "%s: kernel 'vadd': argument 3: a SCALAR value needs a type 0 "
+           "(hsad_karg_type_t: 1 to 10)", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+  a[3] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .type = 11, .size = 4, .bytes = &n};
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  snprintf(want, sizeof want, "%s: kernel 'vadd': argument 3: unknown type 11 "
+           "(hsad_karg_type_t: 1 to 10)", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+  a[3] = HSAD_KARG_VAL(n);
+  a[1].type = HSAD_KARG_TYPE_U64;
+  cr_assert_eq(build(k, a, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  snprintf(want, sizeof want, "%s: kernel 'vadd': argument 1: a pointer value with type 8 (a "
+           "type is for HSAD_KARG_BYTES and HSAD_KARG_SCALAR only; 0 here)", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+
+  /* fixed_lds(global int *o, long l, short s, uchar u): an f64 for the long refused */
+  const hsad_kernel_t *fl = co_test_kernel(co, "fixed_lds");
+  double dv = 1.0;
+  short sv = -2;
+  unsigned char uv = 200;
+  hsad_karg_t b[4] = {HSAD_KARG_PTR(8), HSAD_KARG_VAL(dv), HSAD_KARG_VAL(sv), HSAD_KARG_VAL(uv)};
+  cr_assert_eq(build(fl, b, 4, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  snprintf(want, sizeof want, "%s: kernel 'fixed_lds': argument 1 is long (integer), the value "
+           "given is f64 (floating-point)", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+  b[1] = HSAD_KARG_I64(-9);
+  cr_assert_eq(build(fl, b, 4, &d, NULL, &kb, NULL), HSAD_OK, "%s", hsad_last_error());
+  int64_t lgot;
+  int16_t sgot;
+  memcpy(&lgot, kb.b + 8, 8);
+  memcpy(&sgot, kb.b + 16, 2);
+  cr_assert_eq(lgot, -9);
+  cr_assert_eq(sgot, -2);
+  cr_assert_eq(kb.b[18], 200);
+  char cv = 'x';
+  hsad_karg_t cvk = HSAD_KARG_VAL(cv);
+  cr_assert_eq(cvk.type, HSAD_KARG_TYPE_I8);
+  cr_assert_eq(cvk.size, 1);
+  hsad_codeobj_destroy(co);
+}
+
+/* Issue 21: a HIP kernel has no .type_name: the parameter types come from its mangled name,
+ * _Z5scalePffi = scale(float*, float, int). An i32 for `float a` and an f32 for `int n` refused
+ * naming the demangled types; the right types written exactly (16-byte segment, no hidden
+ * arguments). */
+Test(codeobj_kernarg, typed_values_against_mangled_name) {
+  hsad_codeobj_t *co = co_test_load(FIX("hip_scale-gfx90a.hsaco"));
+  const hsad_kernel_t *k = co_test_kernel(co, "_Z5scalePffi");
+  const char *file = FIX("hip_scale-gfx90a.hsaco");
+  hsad_dispatch_dims_t d = {.grid_size = {1, 1, 1}, .workgroup_size = {1, 1, 1}, .dims = 1};
+  kbuf_t kb;
+  char want[512];
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(0x1000), HSAD_KARG_I32(2), HSAD_KARG_I32(7)};
+  cr_assert_eq(build(k, a, 3, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  snprintf(want, sizeof want, "%s: kernel '_Z5scalePffi': argument 1 is float (floating-point), "
+           "the value given is i32 (integer)", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+  a[1] = HSAD_KARG_F32(0.5f);
+  a[2] = HSAD_KARG_F32(7.0f);
+  cr_assert_eq(build(k, a, 3, &d, NULL, &kb, NULL), HSAD_ERR_ARG_KIND);
+  snprintf(want, sizeof want, "%s: kernel '_Z5scalePffi': argument 2 is int (integer), the "
+           "value given is f32 (floating-point)", file);
+  cr_assert_str_eq(hsad_last_error(), want);
+  a[2] = HSAD_KARG_U32(7);
+  cr_assert_eq(build(k, a, 3, &d, NULL, &kb, NULL), HSAD_OK, "%s", hsad_last_error());
+  uint8_t exp[16] = {0};
+  put(exp, 0, 0x1000, 8);
+  put(exp, 8, 0x3f000000, 4); /* 0.5f */
+  put(exp, 12, 7, 4);
+  assert_bytes(kb.b, exp, 16);
+  hsad_codeobj_destroy(co);
+}

@@ -248,6 +248,57 @@ Test(public, karg_pointer_idiom_literals_and_integer_for_pointer, .timeout = 60)
   dq_finish(&e, q, p);
 }
 
+/* Issue 21: typed values against saxpy's .type_name (float a, ..., uint n). An integer for
+ * `float a` and a float for `uint n` refused with the argument and both types named, by
+ * hsad_kernel_dispatch and hsad_launch_prepare alike, y untouched; the right types run, y exact.
+ * After untyped bytes 0x40000000 (2.0f) for `a` ran, an i32 of the same bits is refused: the
+ * per-thread launch cache compares tag and type, not only the bits. */
+Test(public, karg_type_checked_against_type_name, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  enum { N = 100 };
+  float *x = dq_alloc(&e, N * sizeof(float)), *y = dq_alloc(&e, N * sizeof(float));
+  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+  int n = N;
+  hsad_karg_t args[4] = {HSAD_KARG_I32(2), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = args, .arg_count = 4};
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
+            "value given is i32 (integer)", TEST_KERNDIR);
+  hsad_prepared_launch_t *pl = NULL;
+  DQ_ERR_IS(hsad_launch_prepare(q, k, &l, &pl), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
+            "value given is i32 (integer)", TEST_KERNDIR);
+  cr_assert_null(pl);
+  float nf = N;
+  args[0] = HSAD_KARG_F32(2.5f);
+  args[3] = HSAD_KARG_VAL(nf);
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 3 is uint (integer), the value "
+            "given is f32 (floating-point)", TEST_KERNDIR);
+  for (int i = 0; i < N; i++) cr_assert_eq(y[i], 1.0f, "y[%d] untouched", i);
+  args[3] = HSAD_KARG_VAL(n); /* an int for a uint: integers of either signedness */
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  uint32_t two_bits = 0x40000000u; /* 2.0f, untyped: checked by size only */
+  args[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 4.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  args[0] = HSAD_KARG_I32(0x40000000); /* the same bits, typed: a miss, then refused */
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
+            "value given is i32 (integer)", TEST_KERNDIR);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 4.5f * (float)i + 1.0f, "y[%d] unchanged", i);
+  DQ_OK(hsad_buffer_free(x));
+  DQ_OK(hsad_buffer_free(y));
+  dq_finish(&e, q, p);
+}
+
 /* Refusals of hsad_program_load_memory, with their messages: NULL data or size 0, and an ISA
  * mismatch named by the label (saxpy built for gfx908). */
 Test(public, program_load_memory_refusals, .timeout = 60) {

@@ -1200,6 +1200,70 @@ Test(fusion, update_checks_every_argument, .timeout = 60) {
 }
 
 
+/* Issue 21: hsad_graph_exec_update checks a typed value against fill's .type_name (uint
+ * value): the node recorded with typed u32 values (HSAD_KARG_VAL of uint32_t), an f32 literal
+ * and a float lvalue refused with the argument and both types named, the exec unchanged (the
+ * next launch writes the earlier value); a u32 literal (the recorded type: the fast path), an
+ * i32 (another type: the checked path), untyped bytes and a SCALAR value each accepted, the
+ * launch after each writing exactly that value; and an f32 refused again after them. */
+Test(fusion, update_checks_value_types, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *kf;
+  hsad_queue_t *q;
+  hsad_program_t *pf = dq_start(&e, "fill", 5, "fill", &kf, &q);
+  uint32_t *fo = dq_alloc(&e, 16 * 4);
+  memset(fo, 0, 16 * 4);
+  uint32_t v = 7, n = 16;
+  hsad_karg_t af[3] = {HSAD_KARG_PTR(fo), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  cr_assert_eq(af[1].type, HSAD_KARG_TYPE_U32);
+  hsad_launch_t lf = {.dims = 1, .grid = {16}, .block = {16}, .args = af, .arg_count = 3};
+  hsad_graph_t *g;
+  uint32_t f;
+  DQ_OK(hsad_graph_create(0, &g));
+  DQ_OK(hsad_graph_add_kernel(g, "F", 0, kf, &lf, NULL, 0, &f));
+  hsad_graph_exec_t *x;
+  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  launch_wait(x);
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], 7);
+  const char *dev = hsad_device_info(e.dev)->name;
+  float fv = 5.0f;
+  hsad_karg_t floats[2] = {HSAD_KARG_F32(5.0f), HSAD_KARG_VAL(fv)};
+  struct {
+    hsad_karg_t v;
+    uint32_t want;
+  } ok[4] = {{HSAD_KARG_U32(9), 9},
+             {HSAD_KARG_I32(4), 4},
+             {(hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &n}, 16},
+             {(hsad_karg_t){.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
+                            .scalar = 12},
+              12}};
+  uint32_t have = 7;
+  for (int round = 0; round < 5; round++) {
+    for (int j = 0; j < 2; j++) {
+      af[1] = floats[j];
+      DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_KIND, "node F: %s/fill-%s-v5"
+                ".hsaco: kernel 'fill': argument 1 is uint (integer), the value given is f32 "
+                "(floating-point)", TEST_KERNDIR, dev);
+      memset(fo, 0, 16 * 4);
+      launch_wait(x); /* unchanged */
+      for (uint32_t i = 0; i < 16; i++)
+        cr_assert_eq(fo[i], have, "round %d: fo[%u] = %u, want %u", round, i, fo[i], have);
+    }
+    if (round == 4) break;
+    af[1] = ok[round].v;
+    DQ_OK(hsad_graph_exec_update(x, f, &lf));
+    have = ok[round].want;
+    memset(fo, 0, 16 * 4);
+    launch_wait(x);
+    for (uint32_t i = 0; i < 16; i++)
+      cr_assert_eq(fo[i], have, "after value %d: fo[%u] = %u, want %u", round, i, fo[i], have);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_buffer_free(fo);
+  dq_finish(&e, q, pf);
+}
+
 /* JSON null or a number where hsad graph wants a string (a file, kernel, node, dependency or
  * buffer name): an error naming the field and the value, never a crash (a null "buffer" in a
  * check and a null "code_object" crashed it, a null "name" said "out of memory"). */

@@ -19,6 +19,8 @@
 
 int api_cxx_saxpy(const char *hsaco, uint32_t n, char *msg, size_t msg_size);
 int api_cxx_version(char *out, size_t n);
+int api_cxx_literals(const char *hsaco, uint32_t count, char *fields, size_t fn, char *refused,
+                     size_t rn);
 
 Test(headers, cxx_saxpy_dispatch, .timeout = 60) {
   hsad_runtime_t *rt;
@@ -31,6 +33,36 @@ Test(headers, cxx_saxpy_dispatch, .timeout = 60) {
   int bad = api_cxx_saxpy(path, 1000, msg, sizeof msg);
   cr_assert_eq(bad, 0, "C++ saxpy: %d wrong elements (%s)", bad, msg);
   cr_assert_str_eq(msg, "ok");
+  cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
+}
+
+/* Issue 21: C++'s literal forms (tag SCALAR = 3, the value inside; HSAD_KARG_VAL of an rvalue
+ * too, of an lvalue typed bytes pointing at it: tag 0) and saxpy run with them: y = 2.5 x + 1
+ * exactly; an integer literal for `float a` refused with the argument and both types named. */
+Test(headers, cxx_literal_forms_typed, .timeout = 60) {
+  hsad_runtime_t *rt;
+  hsad_device_t *dev;
+  cr_assert_eq(hsad_runtime_open(&rt), HSAD_OK, "%s", hsad_last_error());
+  cr_assert_eq(hsad_device_get(rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  char path[512], fields[1024] = "", refused[1024] = "";
+  snprintf(path, sizeof path, "%s/saxpy-%s-v5.hsaco", TEST_KERNDIR, hsad_device_info(dev)->name);
+  int bad = api_cxx_literals(path, 1000, fields, sizeof fields, refused, sizeof refused);
+  cr_assert_eq(bad, 0, "C++ literals saxpy: %d wrong elements (%s)", bad, refused);
+  cr_assert_str_eq(fields,
+                   "3 i32 4 0xfffffffe\n"      /* HSAD_KARG_I32(-2) */
+                   "3 u32 4 0x3\n"
+                   "3 i64 8 0xfffffffffffffffc\n"
+                   "3 u64 8 0x5\n"
+                   "3 f32 4 0x40200000\n"      /* 2.5f */
+                   "3 f64 8 0x3ff8000000000000\n" /* 1.5 */
+                   "3 f32 4 0x40200000\n"      /* HSAD_KARG_VAL(2.5f) */
+                   "3 i32 4 0xfffffffa\n"      /* HSAD_KARG_VAL(lv + 1), lv = -7 */
+                   "0 i32 4 0x1\n"             /* HSAD_KARG_VAL(lv): typed bytes at lv */
+                   "0 f64 8 0x2\n");           /* HSAD_KARG_VAL(dv), a const double */
+  char want[1024];
+  snprintf(want, sizeof want, "HSAD_ERR_ARG_KIND: %s: kernel 'saxpy': argument 0 is float "
+           "(floating-point), the value given is i32 (integer)", path);
+  cr_assert_str_eq(refused, want);
   cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
 }
 

@@ -759,6 +759,68 @@ static hsad_launch_t *affine_launch(affine_t *a, uint32_t *x, uint32_t mul, uint
   return &a->l;
 }
 
+/* Issue 21 on NVIDIA: typed values (C's literal forms: typed bytes) and SCALAR values (the
+ * value inside the hsad_karg_t, C++'s literal forms) are accepted as bytes of their size, by a
+ * dispatch and by graph updates: the fast path (same tags and types: a SCALAR's 4 bytes written
+ * from the value itself) and the general path (another type); x equals the host's replay. A
+ * SCALAR without a type is refused. */
+Test(nvidia, typed_and_scalar_values, .timeout = 60) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 1000 };
+  uint32_t *x, hx[N];
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  for (uint32_t i = 0; i < N; i++) x[i] = hx[i] = i;
+  const hsad_device_kernel_t *kaff = kernel(&e, "affine");
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  hsad_karg_t args[4] = {HSAD_KARG_PTR(x), HSAD_KARG_U32(3),
+                         {.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
+                          .scalar = 1},
+                         HSAD_KARG_U32(N)};
+  hsad_launch_t l = launch1(N, 256, args, 4);
+  hsad_completion_t done;
+  OK(hsad_kernel_dispatch(q, kaff, &l, HSAD_DEADLINE_NEVER, &done, NULL));
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+  host_affine(hx, N, 3, 1);
+  hsad_graph_t *g;
+  OK(hsad_graph_create(0, &g));
+  uint32_t na;
+  OK(hsad_graph_add_kernel(g, "A", 0, kaff, &l, NULL, 0, &na));
+  hsad_graph_exec_t *ex;
+  OK(hsad_graph_instantiate(g, &q, 1, &ex));
+  hsad_graph_destroy(g);
+  uint32_t mul = 5;
+  struct {
+    hsad_karg_t mul, add;
+    uint32_t m, a;
+  } ups[3] = {
+      {HSAD_KARG_U32(7), {.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
+                          .scalar = 2}, 7, 2}, /* same tags and types: the fast path */
+      {{.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &mul},
+       {.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_I32, .size = 4, .scalar = 4}, 5, 4},
+      {HSAD_KARG_U32(3), {.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_I32, .size = 4,
+                          .scalar = 9}, 3, 9}};
+  for (int u = 0; u < 3; u++) {
+    args[1] = ups[u].mul;
+    args[2] = ups[u].add;
+    OK(hsad_graph_exec_update(ex, na, &l));
+    OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, &done, NULL));
+    OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+    host_affine(hx, N, ups[u].m, ups[u].a);
+    for (uint32_t i = 0; i < N; i++)
+      cr_assert_eq(x[i], hx[i], "update %d: x[%u] = %u, want %u", u, i, x[i], hx[i]);
+  }
+  args[2] = (hsad_karg_t){.tag = HSAD_KARG_SCALAR, .size = 4, .scalar = 1};
+  ERR_IS(hsad_kernel_dispatch(q, kaff, &l, HSAD_DEADLINE_NEVER, NULL, NULL), HSAD_ERR_ARG_KIND,
+         "%s: kernel 'affine': argument 2: type 0 is not a 4-byte hsad_karg_type_t",
+         NV_CUBIN);
+  hsad_graph_exec_destroy(ex);
+  hsad_queue_destroy(q);
+  hsad_buffer_free(x);
+  nv_env_close(&e);
+}
+
 /* A chain A -> B -> C on one queue (A: x = 3x + 1, B: x = 5x + 2, C: y = 31y + x), launched
  * 1,000 times back to back with no wait between; node A is updated to x = 7x + 3 after launch
  * 500 while launches are in flight; then updated again and launched once sequentially. Every element of x and y after the last launch equals the

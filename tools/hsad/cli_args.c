@@ -154,167 +154,29 @@ int cli_parse_hex(const char *h, arg_t *a, char *why, size_t whyn) {
 
 /* ---- arguments against the metadata ------------------------------------------------------ */
 
-/* Scalar type names of OpenCL C and C/C++ (HIP) as .type_name spells them, and the TYPE of
- * hsad run that gives each. */
-static const struct {
-  const char *name;
-  etype_t type;
-} scalar_names[] = {
-    {"char", T_I8},         {"signed char", T_I8},     {"int8_t", T_I8},
-    {"uchar", T_U8},        {"unsigned char", T_U8},   {"uint8_t", T_U8},
-    {"bool", T_U8},         {"_Bool", T_U8},           {"short", T_I16},
-    {"int16_t", T_I16},     {"ushort", T_U16},         {"unsigned short", T_U16},
-    {"uint16_t", T_U16},    {"int", T_I32},            {"int32_t", T_I32},
-    {"uint", T_U32},        {"unsigned int", T_U32},   {"unsigned", T_U32},
-    {"uint32_t", T_U32},    {"long", T_I64},           {"long long", T_I64},
-    {"int64_t", T_I64},     {"ptrdiff_t", T_I64},      {"intptr_t", T_I64},
-    {"ulong", T_U64},       {"unsigned long", T_U64},  {"unsigned long long", T_U64},
-    {"uint64_t", T_U64},    {"size_t", T_U64},         {"uintptr_t", T_U64},
-    {"float", T_F32},       {"double", T_F64},
-};
-
+/* The classifications are codeobj/'s (hsad_codeobj_kernarg.h), shared with the library's own
+ * type check of typed values: hsad_type_name_classify for .type_name, hsad_cxx_param_types and
+ * hsad_cxx_type_class for the types of a C++ (HIP) kernel's mangled name. */
 typedef enum { TN_UNKNOWN, TN_SCALAR, TN_RAW } tn_class_t;
+_Static_assert((int)TN_UNKNOWN == (int)HSAD_TYPE_NAME_UNKNOWN &&
+                   (int)TN_SCALAR == (int)HSAD_TYPE_NAME_SCALAR &&
+                   (int)TN_RAW == (int)HSAD_TYPE_NAME_RAW, "tn_class_t is hsad_type_name_class_t");
+_Static_assert(HSAD_KARG_TYPE_I8 == T_I8 + 1 && HSAD_KARG_TYPE_F64 == T_F64 + 1,
+               "hsad_karg_type_t is etype_t + 1");
 
-/* Classifies a by-value argument's .type_name: a scalar or OpenCL vector of a known type
- * (*out_type, *out_width), a struct/union/half that only raw bytes can give (TN_RAW), or a
- * name this table does not know (a typedef: checked by size only). */
+/* A by-value argument's .type_name: a scalar or OpenCL vector of a known type (*out_type,
+ * *out_width), a struct/union/half that only raw bytes can give (TN_RAW), or a name not known
+ * (a typedef: checked by size only). */
 static tn_class_t classify_type(const char *tn, etype_t *out_type, uint32_t *out_width) {
-  if (!tn || !*tn) return TN_UNKNOWN;
-  while (!strncmp(tn, "const ", 6) || !strncmp(tn, "volatile ", 9)) tn += tn[0] == 'c' ? 6 : 9;
-  if (!strncmp(tn, "struct ", 7) || !strncmp(tn, "union ", 6) || !strncmp(tn, "half", 4) ||
-      !strncmp(tn, "_Float16", 8) || !strcmp(tn, "__fp16"))
-    return TN_RAW;
-  size_t n = strlen(tn), base = n;
-  while (base && tn[base - 1] >= '0' && tn[base - 1] <= '9') base--;
-  uint32_t width = 1;
-  if (base < n) {
-    width = (uint32_t)strtoul(tn + base, NULL, 10);
-    if (width != 2 && width != 3 && width != 4 && width != 8 && width != 16) return TN_UNKNOWN;
-  }
-  for (size_t i = 0; i < sizeof scalar_names / sizeof scalar_names[0]; i++)
-    if (strlen(scalar_names[i].name) == base && !strncmp(tn, scalar_names[i].name, base) &&
-        (width == 1 || !strchr(scalar_names[i].name, ' ')) &&
-        (width == 1 || !strchr(scalar_names[i].name, '_'))) {
-      *out_type = scalar_names[i].type;
-      *out_width = width;
-      return TN_SCALAR;
-    }
-  return TN_UNKNOWN;
+  hsad_karg_type_t t;
+  tn_class_t c = (tn_class_t)hsad_type_name_classify(tn, &t, out_width);
+  if (c == TN_SCALAR) *out_type = (etype_t)(t - 1);
+  return c;
 }
 
-/* ---- C++ (HIP) parameter types from the mangled name ------------------------------------- */
-
-/* HIP code objects have no .type_name; a mangled (Itanium C++ ABI) kernel name carries the
- * parameter types instead. The demangled name ends in the parameter list, "scale(float*, float,
- * unsigned int)" (libstdc++'s spelling: "float const*" for a pointer to const, typedefs such as
- * float4 resolved to HIP_vector_type<float, 4u>). Splits it at top-level commas into out[i]
- * (at most max entries of CXX_TYPE_MAX bytes). Returns the number of parameters, or -1 when
- * the name does not demangle to a function type. */
-#define CXX_TYPE_MAX 192
-static int cxx_param_types(const char *mangled, char (*out)[CXX_TYPE_MAX], int max) {
-  char *dm = hsad_cli_demangle(mangled);
-  if (!dm) return -1;
-  size_t n = strlen(dm);
-  int count = -1;
-  if (n && dm[n - 1] == ')') {
-    size_t open = n - 1;
-    int depth = 0;
-    for (size_t i = n; i-- > 0;) { /* the '(' matching the final ')' */
-      if (dm[i] == ')') depth++;
-      else if (dm[i] == '(' && --depth == 0) {
-        open = i;
-        break;
-      }
-    }
-    if (depth == 0 && open < n - 1) {
-      count = 0;
-      const char *p = dm + open + 1, *end = dm + n - 1;
-      int d = 0;
-      const char *start = p;
-      for (; p <= end; p++) {
-        if (p < end && (*p == '(' || *p == '<' || *p == '[')) d++;
-        else if (p < end && (*p == ')' || *p == '>' || *p == ']')) d--;
-        else if (p == end || (*p == ',' && d == 0)) {
-          while (start < p && *start == ' ') start++;
-          size_t len = (size_t)(p - start);
-          if (len == 0 || (len == 4 && !strncmp(start, "void", 4))) {
-            if (p == end) break; /* "()" or "(void)": no parameters */
-          }
-          if (count < max && len < CXX_TYPE_MAX) {
-            memcpy(out[count], start, len);
-            out[count][len] = '\0';
-          } else if (count < max) {
-            out[count][0] = '\0'; /* too long to classify: size only */
-          }
-          count++;
-          start = p + 1;
-        }
-      }
-    }
-  }
-  free(dm);
-  return count;
-}
-
-/* A demangled C++ type as classify_type spells it: qualifiers dropped, "unsigned int" kept,
- * HIP's vector types (HIP_vector_type<float, 4u>) as OpenCL's float4, pointers as
- * "POINTEE*". Writes "" for what it cannot express. */
-static void cxx_type_class(const char *t, char *b, size_t bn) {
-  char w[CXX_TYPE_MAX];
-  size_t k = 0;
-  /* drop cv and restrict qualifiers word by word */
-  for (const char *p = t; *p && k + 1 < sizeof w;) {
-    static const char *const quals[] = {"const", "volatile", "__restrict", "restrict"};
-    bool skipped = false;
-    for (size_t q = 0; q < 4; q++) {
-      size_t ql = strlen(quals[q]);
-      bool start = p == t || p[-1] == ' ' || p[-1] == '*' || p[-1] == '<';
-      if (start && !strncmp(p, quals[q], ql) && (p[ql] == ' ' || p[ql] == '*' || !p[ql] ||
-                                                 p[ql] == '>')) {
-        p += ql;
-        while (*p == ' ') p++;
-        skipped = true;
-        break;
-      }
-    }
-    if (!skipped) w[k++] = *p++;
-  }
-  while (k && w[k - 1] == ' ') k--;
-  w[k] = '\0';
-  bool ptr = k && w[k - 1] == '*';
-  if (ptr) {
-    w[--k] = '\0';
-    while (k && w[k - 1] == ' ') w[--k] = '\0';
-    if (strchr(w, '*')) { /* a pointer to a pointer: no element type to compare */
-      snprintf(b, bn, "%s", "");
-      return;
-    }
-  }
-  char base[CXX_TYPE_MAX];
-  unsigned width = 0;
-  if (!strncmp(w, "HIP_vector_type<", 16)) {
-    const char *comma = strrchr(w, ',');
-    if (!comma || sscanf(comma + 1, " %uu>", &width) != 1 || width < 1 || width > 16 ||
-        (size_t)(comma - (w + 16)) >= sizeof base) {
-      snprintf(b, bn, "%s", "");
-      return;
-    }
-    memcpy(base, w + 16, (size_t)(comma - (w + 16)));
-    base[comma - (w + 16)] = '\0';
-    /* OpenCL's one-word names for the multi-word C types a vector can have */
-    static const char *const one_word[][2] = {
-        {"unsigned char", "uchar"}, {"signed char", "char"},  {"unsigned short", "ushort"},
-        {"unsigned int", "uint"},   {"unsigned long", "ulong"}, {"long long", "long"},
-        {"unsigned long long", "ulong"}};
-    for (size_t i = 0; i < sizeof one_word / sizeof one_word[0]; i++)
-      if (!strcmp(base, one_word[i][0])) snprintf(base, sizeof base, "%s", one_word[i][1]);
-  } else {
-    snprintf(base, sizeof base, "%s", w);
-  }
-  int r = width > 1 ? snprintf(b, bn, "%s%u%s", base, width, ptr ? "*" : "")
-                    : snprintf(b, bn, "%s%s", base, ptr ? "*" : "");
-  if (r < 0 || (size_t)r >= bn) b[0] = '\0'; /* too long to classify: size only */
-}
+#define CXX_TYPE_MAX HSAD_CXX_TYPE_MAX
+#define cxx_param_types hsad_cxx_param_types
+#define cxx_type_class hsad_cxx_type_class
 
 #ifndef HSAD_NO_AMD /* the AMD checks read code-object metadata (codeobj/) */
 /* "argument 3 ('n')" (the name when the metadata has one) */

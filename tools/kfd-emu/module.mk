@@ -10,7 +10,7 @@ KFD_EMU_LIB := $(EMUDIR)/libhsakmt.so.1
 # libhsad's objects, so COVERAGE=1 and sanitizer builds of libhsad do not reach it), linked with
 # --exclude-libs and the version script's `local: *`: none of their symbols is exported, and
 # kfd-emu's calls bind to its own copies when libhsad (with the same names) is in the process.
-KFD_EMU_CO_SRCS := codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
+KFD_EMU_CO_SRCS := codeobj/argtype.c codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
   codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c
 KFD_EMU_CO_OBJS := $(KFD_EMU_CO_SRCS:%.c=$(BUILD)/obj/kfd-emu-codeobj/%.o)
 KFD_EMU_CO_LIB := $(BUILD)/obj/kfd-emu-codeobj/libcodeobj.a
