@@ -148,6 +148,19 @@ typedef struct hsad_backend_ops {
                                  uint32_t capacity, uint32_t *out_count, uint64_t *out_dropped);
   uint64_t (*queue_trace_id)(const hsad_queue_t *queue);
 
+  /* Variant sets (hsad_variants.h) of the backend's kernels; NULL: HSAD_ERR_UNSUPPORTED.
+   * variant_check: kernels[0..count) (count 1..HSAD_VARIANT_MAX, all of this backend) can form
+   * one set (one device, one name, one parameter layout; the message names the variant and the
+   * field); *out_device: their device. variant_select: the backend's metadata rule at `block`
+   * threads and `dynamic` shared bytes (HSAD_ERR_WORKGROUP when no variant allows it).
+   * queue_profiling: whether the queue times its dispatches (hsad_completion_times). */
+  hsad_status_t (*variant_check)(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                 hsad_device_t **out_device);
+  hsad_status_t (*variant_select)(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                  uint32_t block, uint32_t dynamic,
+                                  hsad_variant_choice_t *out_choice);
+  bool (*queue_profiling)(const hsad_queue_t *queue);
+
   /* Graphs (fusion/hsad_fusion.h) as the backend runs them (fusion/fu_graph.h); NULL: none
    * (hsad_graph_instantiate then answers HSAD_ERR_UNSUPPORTED). */
   const struct hsad_graph_backend_ops *graph;
