@@ -50,7 +50,9 @@
 #define HSAD_VARIANTS_H
 
 #include "hsa-dispatch/hsad.h" /* program, device and kernel types; hsad_queue.h */
-#include "nvcodeobj/hsad_nv_codeobj.h" /* hsad_nv_compile_options_t */
+
+/* nvcodeobj/hsad_nv_codeobj.h's hsad_nv_compile_options_t (include it to fill one) */
+struct hsad_nv_compile_options;
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,7 +115,7 @@ typedef struct hsad_nv_budget {
  * On failure no program is returned. Thread-safe. */
 hsad_status_t hsad_nv_program_compile_variants(hsad_device_t *device, const char *source,
                                                const char *source_name,
-                                               const hsad_nv_compile_options_t *opts,
+                                               const struct hsad_nv_compile_options *opts,
                                                const hsad_nv_budget_t *budgets, uint32_t count,
                                                hsad_program_t **out_programs, char **out_log);
 

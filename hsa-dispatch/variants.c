@@ -452,7 +452,7 @@ hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q
 #ifndef HSAD_WITH_NVIDIA
 hsad_status_t hsad_nv_program_compile_variants(hsad_device_t *device, const char *source,
                                                const char *source_name,
-                                               const hsad_nv_compile_options_t *opts,
+                                               const struct hsad_nv_compile_options *opts,
                                                const hsad_nv_budget_t *budgets, uint32_t count,
                                                hsad_program_t **out_programs, char **out_log) {
   (void)device, (void)source, (void)source_name, (void)opts, (void)budgets, (void)count;

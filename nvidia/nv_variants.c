@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hsa-dispatch/hsad_variants.h"
+#include "nvcodeobj/hsad_nv_codeobj.h"
 #include "nvidia/nv_internal.h"
 
 bool nv_queue_profiling(const hsad_queue_t *queue) {
@@ -201,7 +202,7 @@ static hsad_status_t nv_load_variants(nv_dev_t *dev, const char *ptx, size_t siz
 
 hsad_status_t hsad_nv_program_compile_variants(hsad_device_t *device, const char *source,
                                                const char *source_name,
-                                               const hsad_nv_compile_options_t *opts,
+                                               const struct hsad_nv_compile_options *opts,
                                                const hsad_nv_budget_t *budgets, uint32_t count,
                                                hsad_program_t **out_programs, char **out_log) {
   if (out_log) *out_log = NULL;

@@ -20,6 +20,7 @@
 
 #include "hsa-dispatch/hsad.h"
 #include "memory/hsad_memory.h"
+#include "nvcodeobj/hsad_nv_codeobj.h" /* hsad_nv_compile_options_t, NVRTC */
 
 #ifndef NV_CUBIN
 #define NV_CUBIN "build/tests/nvidia/nv_kernels-sm_90.cubin"
