@@ -30,6 +30,8 @@ struct hsad_host_pool;       /* memory/hsad_memory.h */
 struct hsad_host_pool_stats;
 struct hsad_copy_options;    /* memory/hsad_memory.h */
 struct hsad_graph_backend_ops; /* fusion/fu_graph.h */
+struct hsad_monitor_options;   /* hsad_monitor.h (AMD builds) */
+struct hsad_dispatch_record;
 
 /* The gate word's bits in its `capturing` half (dispatch_internal.h): 1 = capturing (AMD,
  * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
