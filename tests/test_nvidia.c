@@ -1524,6 +1524,9 @@ Test(nvidia, variants_selected_per_block_size) {
       cr_expect_eq(c.index, want, "block %u: variant %u, the rule over the figures says %u",
                    block, c.index, want);
       cr_expect_eq(c.candidates, n);
+      bool cached = false;
+      OK(hsad_variant_set_select(set, block, 0, &c, &cached));
+      cr_expect(cached && c.index == want, "block %u: the cached choice", block);
     }
     /* the budgets held on the GPU's own JIT */
     hsad_variant_choice_t c;
