@@ -69,8 +69,9 @@ CFLAGS += -DHSAD_NO_AMD
 HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd
 include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
 HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c \
-  codeobj/argtype.c
+  codeobj/argtype.c hsa-dispatch/variants.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
+  hsa-dispatch/hsad_variants.h \
   memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h \
   $(addprefix codeobj/hsad_codeobj_,$(addsuffix .h,metadata target container load kernarg \
   occupancy compile))

@@ -136,6 +136,8 @@ typedef struct hsad_variant_choice {
   uint32_t scratch_per_work_item;/* bytes */
   uint32_t regs;                 /* VGPRs counted (hsad_pressure_row_t.regs) */
   uint32_t candidates;           /* variants that allow the workgroup size */
+  uint32_t blocks_per_sm;        /* NVIDIA variant sets (hsa-dispatch/hsad_variants.h): its
+                                    resident blocks per SM at the block size; 0 on AMD */
 } hsad_variant_choice_t;
 
 /* Picks, among `count` variants of one kernel (the same kernel of each variant code object),

@@ -30,6 +30,8 @@ struct hsad_host_pool;       /* memory/hsad_memory.h */
 struct hsad_host_pool_stats;
 struct hsad_copy_options;    /* memory/hsad_memory.h */
 struct hsad_graph_backend_ops; /* fusion/fu_graph.h */
+struct hsad_monitor_options;   /* hsad_monitor.h (AMD builds) */
+struct hsad_dispatch_record;
 
 /* The gate word's bits in its `capturing` half (dispatch_internal.h): 1 = capturing (AMD,
  * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
@@ -147,6 +149,19 @@ typedef struct hsad_backend_ops {
   hsad_status_t (*monitor_drain)(hsad_queue_t *queue, struct hsad_dispatch_record *out_records,
                                  uint32_t capacity, uint32_t *out_count, uint64_t *out_dropped);
   uint64_t (*queue_trace_id)(const hsad_queue_t *queue);
+
+  /* Variant sets (hsad_variants.h) of the backend's kernels; NULL: HSAD_ERR_UNSUPPORTED.
+   * variant_check: kernels[0..count) (count 1..HSAD_VARIANT_MAX, all of this backend) can form
+   * one set (one device, one name, one parameter layout; the message names the variant and the
+   * field); *out_device: their device. variant_select: the backend's metadata rule at `block`
+   * threads and `dynamic` shared bytes (HSAD_ERR_WORKGROUP when no variant allows it).
+   * queue_profiling: whether the queue times its dispatches (hsad_completion_times). */
+  hsad_status_t (*variant_check)(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                 hsad_device_t **out_device);
+  hsad_status_t (*variant_select)(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                  uint32_t block, uint32_t dynamic,
+                                  hsad_variant_choice_t *out_choice);
+  bool (*queue_profiling)(const hsad_queue_t *queue);
 
   /* Graphs (fusion/hsad_fusion.h) as the backend runs them (fusion/fu_graph.h); NULL: none
    * (hsad_graph_instantiate then answers HSAD_ERR_UNSUPPORTED). */

@@ -27,6 +27,21 @@
  * uses either the old or the new choice, both valid. The choice details (hsad_variant_choice_t)
  * live beside the words and are read and written under the mutex only.
  *
+ * NVIDIA (issue 22): the same sets hold NVIDIA kernels (hsad_nv_program_compile_variants below
+ * builds them: the source through NVRTC to PTX once, then the driver's JIT once per budget).
+ * The metadata rule there (nvidia/nv_variants.c): among variants allowing the block (the
+ * driver's CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, and at least one resident block), those
+ * with the least local memory per thread (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: spills and stack;
+ * the driver gives no separate spill count); among them the most resident blocks per SM
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor at the block and the dynamic shared bytes),
+ * ties to fewer registers (CU_FUNC_ATTRIBUTE_NUM_REGS), then the lower index. Reason
+ * HSAD_VARIANT_NO_SPILL when that least is 0 bytes, else HSAD_VARIANT_LEAST_SPILL. An NVIDIA
+ * choice reports regs = registers per thread, scratch_per_work_item = local bytes per thread,
+ * spills 0, blocks_per_sm, and waves_per_simd = resident warps per SM sub-partition (blocks x
+ * warps per block / 4). The cache key is (block size, dynamic shared bytes) as on AMD (the
+ * dynamic shared memory, HSAD_KARG_LDS_BYTES, is part of every NVIDIA key, so NVIDIA
+ * dispatches take hsad_variant_dispatch's probing path, a few loads more than AMD's hit).
+ *
  * Thread safety: hsad_variant_dispatch, hsad_variant_set_select and hsad_variant_set_autotune
  * may run concurrently on one set from any threads. Create and destroy are not concurrent with
  * use of the same set. The set does not own its kernels: their programs must outlive it.
@@ -35,6 +50,9 @@
 #define HSAD_VARIANTS_H
 
 #include "hsa-dispatch/hsad.h" /* program, device and kernel types; hsad_queue.h */
+
+/* nvcodeobj/hsad_nv_codeobj.h's hsad_nv_compile_options_t (include it to fill one) */
+struct hsad_nv_compile_options;
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +65,7 @@ extern "C" {
 
 typedef struct hsad_variant_set hsad_variant_set_t;
 
+#ifndef HSAD_NO_AMD
 /* Compiles `source` once per budget (codeobj's hsad_codeobj_compile_variants: budgets[i] = {0,
  * 0} is the source as written; opts->budget is ignored; opts->target NULL: the device's ISA
  * name) and loads each result on `device`: out_programs[i] (caller destroys each with
@@ -60,6 +79,45 @@ hsad_status_t hsad_program_compile_variants(hsad_device_t *device, const char *s
                                             const hsad_compile_options_t *opts,
                                             const hsad_variant_budget_t *budgets, uint32_t count,
                                             hsad_program_t **out_programs, char **out_log);
+#endif
+
+/* An NVIDIA register budget: options of the driver's JIT (cuModuleLoadDataEx), which compiles
+ * the PTX of the unchanged source once per budget. max_registers is NVRTC's and nvcc's
+ * -maxrregcount for the one kernel; max_threads and min_blocks_per_sm are what
+ * __launch_bounds__(max_threads, min_blocks_per_sm) says, set without editing the source. The
+ * driver ignores CU_JIT_MIN_CTA_PER_SM next to CU_JIT_MAX_REGISTERS, and a kernel's own
+ * .maxntid / .minnctapersm directives (its __launch_bounds__) win over the options. {0, 0, 0}
+ * is the source as written. */
+#define HSAD_NV_MIN_REGISTERS 24u /* ptxas raises a smaller cap to 24 ("adjusting per thread
+                                     register count of 16 to lower bound of 24", sm_80..sm_120) */
+typedef struct hsad_nv_budget {
+  uint32_t max_registers;     /* CU_JIT_MAX_REGISTERS: 24..255 registers per thread; 0: none */
+  uint32_t max_threads;       /* CU_JIT_MAX_THREADS_PER_BLOCK: 1..1024; 0: none */
+  uint32_t min_blocks_per_sm; /* CU_JIT_MIN_CTA_PER_SM: 1..32, needs max_threads; 0: none */
+} hsad_nv_budget_t;
+
+/* NVIDIA variants: compiles CUDA C++ `source` (NUL-terminated) once with NVRTC to PTX
+ * (hsad_nv_compile_ptx; opts->target NULL: the device's sm_NN) and loads it on `device` once
+ * per budget with the budget's JIT options: out_programs[i] (caller destroys each with
+ * hsad_program_destroy) holds the build of budgets[i], labelled "NAME[variant I: regs<=R]",
+ * "NAME[variant I: threads<=T blocks>=B]" or "NAME[variant I: as written]". Each result is
+ * checked against its budget: every kernel's registers at most max_registers, and with
+ * max_threads and min_blocks_per_sm, min_blocks_per_sm blocks of max_threads resident
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor); else HSAD_ERR_COMPILE "cannot meet" naming
+ * the variant, the kernel and the numbers (a kernel's own __launch_bounds__ win over the
+ * options). *out_log (may be NULL): NVRTC's log, malloc'd.
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, count 0 or above HSAD_VARIANT_MAX; a budget out of
+ * range: max_registers below HSAD_NV_MIN_REGISTERS or above 255, max_threads above 1024,
+ * min_blocks_per_sm above 32 or without max_threads, max_registers with min_blocks_per_sm: the
+ * message names the variant and the limit), HSAD_ERR_UNSUPPORTED (device is not an NVIDIA
+ * device of the open runtime, or the library has no NVIDIA backend), those of
+ * hsad_nv_compile_ptx and of the driver's load (HSAD_ERR_DRIVER with the JIT's error log).
+ * On failure no program is returned. Thread-safe. */
+hsad_status_t hsad_nv_program_compile_variants(hsad_device_t *device, const char *source,
+                                               const char *source_name,
+                                               const struct hsad_nv_compile_options *opts,
+                                               const hsad_nv_budget_t *budgets, uint32_t count,
+                                               hsad_program_t **out_programs, char **out_log);
 
 /* Makes a set of `count` variants of one kernel (kernels[i]: variant i). Checks: every kernel
  * non-NULL and of the same device, the same .name, and the same explicit arguments (count,
@@ -92,6 +150,15 @@ const hsad_device_kernel_t *hsad_variant_set_kernel(const hsad_variant_set_t *se
 hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgroup_size,
                                       uint32_t dynamic_lds, hsad_variant_choice_t *out_choice,
                                       bool *out_cached);
+
+/* Variant i's figures at `workgroup_size` and `dynamic_lds`, as the metadata rule sees them
+ * (the rule over variant i alone: reason, candidates 1), whether or not the rule would choose
+ * it; no cache is read or written. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, i out of range),
+ * HSAD_ERR_WORKGROUP (the variant does not allow the size; the message as
+ * hsad_variant_set_select's). Thread-safe. */
+hsad_status_t hsad_variant_set_candidate(hsad_variant_set_t *set, uint32_t i,
+                                         uint32_t workgroup_size, uint32_t dynamic_lds,
+                                         hsad_variant_choice_t *out_choice);
 
 /* What the set's cache did (a statistic for tests and tuning). Hits of hsad_variant_dispatch
  * are not counted: the hit path has no counter, so its cost is unchanged. */

@@ -1,10 +1,21 @@
 /* variants.c - variant sets (hsad_variants.h): compile + load, the per-set choice cache, the
- * dispatch through it, and measured mode (autotune). */
+ * dispatch through it, and measured mode (autotune). Built with and without the AMD backend:
+ * a set of another backend's kernels (NVIDIA) asks that backend's table for its checks and its
+ * metadata rule (backend.h: variant_check, variant_select, queue_profiling); the cache, the
+ * dispatch and measured mode are the same code for every vendor. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef HSAD_NO_AMD
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hsa-dispatch/backend.h"
+#define DQ_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
 #include "hsa-dispatch/dispatch_internal.h"
+#endif
 #include "hsa-dispatch/hsad_variants.h"
 
 /* A cache word: bit 0 valid, bits 1-12 flat workgroup size, bits 13-29 dynamic LDS bytes (the
@@ -26,6 +37,9 @@ struct hsad_variant_set {
   bool lds_args;                       /* some explicit argument is dynamic_shared_pointer */
   const hsad_device_kernel_t *kernels[HSAD_VARIANT_MAX];
   const hsad_kernel_t *meta[HSAD_VARIANT_MAX];
+  const hsad_backend_ops_t *ops;       /* the kernels' backend; NULL: AMD */
+  hsad_device_t *device;               /* the kernels' device */
+  const char *name;                    /* the kernel's name (variant 0's, owned by it) */
   /* under lock */
   pthread_mutex_t lock;
   hsad_variant_choice_t choices[HSAD_VARIANT_CACHE_SLOTS];
@@ -120,6 +134,20 @@ static uint64_t vs_dynamic_lds(const hsad_launch_t *l) {
   return lds;
 }
 
+/* The metadata rule over variants [first, first + n) at (wg, lds): codeobj's for AMD, the
+ * backend's otherwise; the index is relative to `first`. */
+static hsad_status_t vs_rule(const hsad_variant_set_t *set, uint32_t first, uint32_t n,
+                             uint64_t wg, uint64_t lds, hsad_variant_choice_t *out) {
+  uint32_t w = wg > UINT32_MAX ? UINT32_MAX : (uint32_t)wg;
+  uint32_t d = lds > UINT32_MAX ? UINT32_MAX : (uint32_t)lds;
+  if (set->ops) return set->ops->variant_select(&set->kernels[first], n, w, d, out);
+#ifndef HSAD_NO_AMD
+  return hsad_kernel_variant_select(&set->meta[first], n, NULL, w, d, out);
+#else
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "variant sets: AMD kernels in a build without AMD");
+#endif
+}
+
 /* The metadata rule for (wg, lds), cached. */
 static hsad_status_t vs_choose(hsad_variant_set_t *set, uint64_t wg, uint64_t lds,
                                hsad_variant_choice_t *out, bool *out_cached) {
@@ -130,28 +158,17 @@ static hsad_status_t vs_choose(hsad_variant_set_t *set, uint64_t wg, uint64_t ld
   }
   if (out_cached) *out_cached = false;
   atomic_fetch_add_explicit(&set->rule_runs, 1, memory_order_relaxed);
-  hsad_status_t s = hsad_kernel_variant_select(set->meta, set->count, NULL,
-                                               wg > UINT32_MAX ? UINT32_MAX : (uint32_t)wg,
-                                               lds > UINT32_MAX ? UINT32_MAX : (uint32_t)lds, out);
+  hsad_status_t s = vs_rule(set, 0, set->count, wg, lds, out);
   if (s) return s;
   out->index = vs_store(set, key, out, false);
   if (key != VS_NO_KEY) (void)vs_cached_choice(set, key, out); /* what the cache holds */
   return HSAD_OK;
 }
 
-hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels, uint32_t count,
-                                      hsad_variant_set_t **out_set) {
-  if (!kernels || !out_set || count == 0 || count > HSAD_VARIANT_MAX)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: NULL argument or %u "
-                     "variants (1..%u)", count, HSAD_VARIANT_MAX);
-  for (uint32_t i = 0; i < count; i++) {
-    if (!kernels[i])
-      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: variant %u is NULL",
-                       i);
-    if (DQ_FOREIGN(kernels[i]))
-      return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_variant_set_create: variant %u is a %s kernel: "
-                       "variant sets are AMD only for now (issue 22)", i, kernels[i]->ops->name);
-  }
+#ifndef HSAD_NO_AMD
+/* AMD kernels: one device, one name, the same explicit arguments. */
+static hsad_status_t vs_check_amd(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                  bool *out_lds_args) {
   const hsad_kernel_info_t *k0 = hsad_kernel_info(kernels[0]->desc.codeobj_kernel);
   bool lds_args = false;
   for (uint32_t a = 0; a < k0->arg_count; a++)
@@ -180,14 +197,58 @@ hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels
                          hsad_value_kind_name(ki->args[a].value_kind), ki->args[a].size,
                          hsad_value_kind_name(k0->args[a].value_kind), k0->args[a].size);
   }
+  *out_lds_args = lds_args;
+  return HSAD_OK;
+}
+#endif
+
+static const char *vs_vendor(const hsad_backend_ops_t *ops) { return ops ? ops->name : "amd"; }
+
+hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                      hsad_variant_set_t **out_set) {
+  if (!kernels || !out_set || count == 0 || count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: NULL argument or %u "
+                     "variants (1..%u)", count, HSAD_VARIANT_MAX);
+  for (uint32_t i = 0; i < count; i++)
+    if (!kernels[i])
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: variant %u is NULL",
+                       i);
+  const hsad_backend_ops_t *ops = hsad_object_ops(kernels[0]);
+  for (uint32_t i = 1; i < count; i++)
+    if (hsad_object_ops(kernels[i]) != ops)
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: variant %u is a %s "
+                       "kernel, variant 0 a %s kernel: a set is one kernel on one device", i,
+                       vs_vendor(hsad_object_ops(kernels[i])), vs_vendor(ops));
+  bool lds_args = false;
+  hsad_device_t *device = NULL;
+  hsad_status_t s;
+  if (ops) {
+    if (!ops->variant_check || !ops->variant_select || !ops->queue_profiling)
+      return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_variant_set_create: variant 0 is a %s "
+                       "kernel: its backend has no variant sets", ops->name);
+    s = ops->variant_check(kernels, count, &device);
+    lds_args = true; /* every launch may carry dynamic shared memory (HSAD_KARG_LDS_BYTES) */
+  } else {
+#ifndef HSAD_NO_AMD
+    s = vs_check_amd(kernels, count, &lds_args);
+    device = kernels[0]->program->device;
+#else
+    s = hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_variant_set_create: AMD kernels in a build without "
+                  "AMD");
+#endif
+  }
+  if (s) return s;
   hsad_variant_set_t *set = calloc(1, sizeof *set);
   if (!set)
     return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_variant_set_create: %zu bytes", sizeof *set);
   set->count = count;
   set->lds_args = lds_args;
+  set->ops = ops;
+  set->device = device;
+  set->name = hsad_device_kernel_desc(kernels[0])->name;
   for (uint32_t i = 0; i < count; i++) {
     set->kernels[i] = kernels[i];
-    set->meta[i] = kernels[i]->desc.codeobj_kernel;
+    set->meta[i] = hsad_device_kernel_desc(kernels[i])->codeobj_kernel;
   }
   pthread_mutex_init(&set->lock, NULL);
   *out_set = set;
@@ -231,6 +292,17 @@ hsad_status_t hsad_variant_set_stats(hsad_variant_set_t *set, hsad_variant_set_s
       .lock_takes = set->lock_takes, .cached_keys = keys};
   pthread_mutex_unlock(&set->lock);
   return HSAD_OK;
+}
+
+hsad_status_t hsad_variant_set_candidate(hsad_variant_set_t *set, uint32_t i,
+                                         uint32_t workgroup_size, uint32_t dynamic_lds,
+                                         hsad_variant_choice_t *out_choice) {
+  if (!set || !out_choice || i >= set->count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_candidate: NULL set or "
+                     "out_choice, or variant %u of %u", i, set ? set->count : 0);
+  hsad_status_t s = vs_rule(set, i, 1, workgroup_size, dynamic_lds, out_choice);
+  if (!s) out_choice->index = i;
+  return s;
 }
 
 hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgroup_size,
@@ -287,28 +359,49 @@ hsad_status_t hsad_variant_dispatch(hsad_queue_t *q, hsad_variant_set_t *set,
   return vs_dispatch_slow(q, set, l, deadline_ns, out_completion, out_packet_id);
 }
 
+/* Whether variant i allows a workgroup of wg work-items: its maximum (AMD's
+ * .max_flat_workgroup_size, NVIDIA's CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) and AMD's
+ * .reqd_workgroup_size. */
+static bool vs_allows(const hsad_variant_set_t *set, uint32_t i, uint64_t wg) {
+#ifndef HSAD_NO_AMD
+  if (!set->ops) {
+    const hsad_kernel_info_t *ki = hsad_kernel_info(set->meta[i]);
+    bool has_reqd = ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE;
+    uint64_t reqd = (uint64_t)ki->reqd_workgroup_size[0] * ki->reqd_workgroup_size[1] *
+                    ki->reqd_workgroup_size[2];
+    return wg <= ki->max_flat_workgroup_size && (!has_reqd || reqd == wg);
+  }
+#endif
+  return wg <= hsad_device_kernel_desc(set->kernels[i])->max_flat_workgroup_size;
+}
+
 hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q,
                                         const hsad_launch_t *l, uint64_t deadline_ns,
                                         hsad_variant_tuning_t *out) {
   if (!set || !q || !l)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_autotune: NULL set, queue or "
                      "launch");
-  const char *name = set->kernels[0]->desc.name;
-  if (q->device != set->kernels[0]->program->device)
+  const char *name = set->name;
+  hsad_device_t *qd = hsad_queue_device(q);
+  if (qd != set->device)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_autotune: kernel '%s': the "
                      "queue is on device %u, the set's variants on device %u", name,
-                     q->device->info.index, set->kernels[0]->program->device->info.index);
-  if (!q->profiling)
+                     qd ? hsad_device_info(qd)->index : UINT32_MAX,
+                     hsad_device_info(set->device)->index);
+  bool profiling;
+#ifndef HSAD_NO_AMD
+  if (!hsad_queue_ops(q)) profiling = q->profiling;
+  else
+#endif
+    profiling = hsad_queue_ops(q)->queue_profiling && hsad_queue_ops(q)->queue_profiling(q);
+  if (!profiling)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_variant_set_autotune: kernel '%s': the queue "
                      "was created without profiling (hsad_queue_options_t.profiling): no "
                      "device times to compare", name);
   uint64_t wg = vs_flat_size(l), lds = set->lds_args ? vs_dynamic_lds(l) : 0;
   /* the variants allowed at this size: those the rule considers (an error when none) */
   hsad_variant_choice_t meta;
-  hsad_status_t s = hsad_kernel_variant_select(set->meta, set->count, NULL,
-                                               wg > UINT32_MAX ? UINT32_MAX : (uint32_t)wg,
-                                               lds > UINT32_MAX ? UINT32_MAX : (uint32_t)lds,
-                                               &meta);
+  hsad_status_t s = vs_rule(set, 0, set->count, wg, lds, &meta);
   if (s) return s;
   hsad_variant_tuning_t t = {.count = set->count};
   hsad_status_t refused = HSAD_OK;
@@ -316,11 +409,7 @@ hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q
   uint32_t best = UINT32_MAX;
   for (uint32_t i = 0; i < set->count; i++) {
     t.ns[i] = UINT64_MAX;
-    const hsad_kernel_info_t *ki = hsad_kernel_info(set->meta[i]);
-    bool has_reqd = ki->present & HSAD_KI_HAS_REQD_WORKGROUP_SIZE;
-    uint64_t reqd = (uint64_t)ki->reqd_workgroup_size[0] * ki->reqd_workgroup_size[1] *
-                    ki->reqd_workgroup_size[2];
-    if (wg > ki->max_flat_workgroup_size || (has_reqd && reqd != wg)) continue;
+    if (!vs_allows(set, i, wg)) continue;
     hsad_completion_t c;
     s = hsad_kernel_dispatch(q, set->kernels[i], l, deadline_ns, &c, NULL);
     if (s == HSAD_ERR_QUEUE_ERROR || s == HSAD_ERR_CLOSED || s == HSAD_ERR_TIMEOUT ||
@@ -348,7 +437,7 @@ hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q
                      "%llu (%s)", name, (unsigned long long)wg, refusal);
   /* the winner's metadata figures at this size: the rule over it alone */
   hsad_variant_choice_t c;
-  s = hsad_kernel_variant_select(&set->meta[best], 1, NULL, (uint32_t)wg, (uint32_t)lds, &c);
+  s = vs_rule(set, best, 1, wg, lds, &c);
   if (s) return s;
   c.index = best;
   c.reason = HSAD_VARIANT_MEASURED;
@@ -360,6 +449,21 @@ hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q
   return HSAD_OK;
 }
 
+#ifndef HSAD_WITH_NVIDIA
+hsad_status_t hsad_nv_program_compile_variants(hsad_device_t *device, const char *source,
+                                               const char *source_name,
+                                               const struct hsad_nv_compile_options *opts,
+                                               const hsad_nv_budget_t *budgets, uint32_t count,
+                                               hsad_program_t **out_programs, char **out_log) {
+  (void)device, (void)source, (void)source_name, (void)opts, (void)budgets, (void)count;
+  (void)out_programs;
+  if (out_log) *out_log = NULL;
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_nv_program_compile_variants: this libhsad was "
+                   "built without the NVIDIA backend (make BACKENDS=amd)");
+}
+#endif
+
+#ifndef HSAD_NO_AMD
 hsad_status_t hsad_program_compile_variants(hsad_device_t *device, const char *source,
                                             size_t source_size, const char *source_name,
                                             const hsad_compile_options_t *opts,
@@ -394,3 +498,4 @@ hsad_status_t hsad_program_compile_variants(hsad_device_t *device, const char *s
   }
   return HSAD_OK;
 }
+#endif

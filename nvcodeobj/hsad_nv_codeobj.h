@@ -296,6 +296,15 @@ hsad_status_t hsad_nv_compile(const char *source, const char *name,
                               const hsad_nv_compile_options_t *options, void **out_cubin,
                               size_t *out_size, char **out_log);
 
+/* The same compile to PTX for the virtual architecture of options->target (sm_90 -> -arch=
+ * compute_90), for the driver's JIT to finish: loaded with JIT options (a register budget,
+ * launch bounds: hsad_nv_program_compile_variants in hsa-dispatch/hsad_variants.h) it needs no
+ * second NVRTC compile. *out_ptx (malloc'd, the caller frees) is NUL-terminated; *out_size
+ * counts the NUL (nvrtcGetPTXSize's size). Errors and thread safety as hsad_nv_compile. */
+hsad_status_t hsad_nv_compile_ptx(const char *source, const char *name,
+                                  const hsad_nv_compile_options_t *options, char **out_ptx,
+                                  size_t *out_size, char **out_log);
+
 #ifdef __cplusplus
 }
 #endif

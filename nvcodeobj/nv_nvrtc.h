@@ -21,7 +21,9 @@ typedef struct _nvrtcProgram *nv_nvrtcProgram;
   X(nvrtcGetProgramLogSize, nv_nvrtcResult, (nv_nvrtcProgram prog, size_t *logSizeRet))          \
   X(nvrtcGetProgramLog, nv_nvrtcResult, (nv_nvrtcProgram prog, char *log))                        \
   X(nvrtcGetCUBINSize, nv_nvrtcResult, (nv_nvrtcProgram prog, size_t *cubinSizeRet))             \
-  X(nvrtcGetCUBIN, nv_nvrtcResult, (nv_nvrtcProgram prog, char *cubin))
+  X(nvrtcGetCUBIN, nv_nvrtcResult, (nv_nvrtcProgram prog, char *cubin))                          \
+  X(nvrtcGetPTXSize, nv_nvrtcResult, (nv_nvrtcProgram prog, size_t *ptxSizeRet))                 \
+  X(nvrtcGetPTX, nv_nvrtcResult, (nv_nvrtcProgram prog, char *ptx))
 
 #define NV_NVRTC_TYPEDEF(name, ret, args) typedef ret(*nv_##name##_fn) args;
 NV_NVRTC_SYMBOLS(NV_NVRTC_TYPEDEF)

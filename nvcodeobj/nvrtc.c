@@ -68,9 +68,11 @@ static char *cat2(const char *a, const char *b) {
   return s;
 }
 
-hsad_status_t hsad_nv_compile(const char *source, const char *name,
-                              const hsad_nv_compile_options_t *o, void **out_cubin,
-                              size_t *out_size, char **out_log) {
+/* The compile of hsad_nv_compile (ptx false: a cubin for sm_NN) and hsad_nv_compile_ptx (ptx
+ * true: PTX for compute_NN, NUL-terminated, the NUL counted in *out_size). */
+static hsad_status_t nv_compile_to(const char *source, const char *name,
+                                   const hsad_nv_compile_options_t *o, bool ptx, void **out_cubin,
+                                   size_t *out_size, char **out_log) {
   if (out_log) *out_log = NULL;
   if (!source || !o || !o->target || !out_cubin || !out_size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_compile: NULL %s",
@@ -89,7 +91,7 @@ hsad_status_t hsad_nv_compile(const char *source, const char *name,
   nv_nvrtcProgram prog = NULL;
   char *log = NULL;
   if (!opts) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
-  opts[k++] = cat2("-arch=", o->target);
+  opts[k++] = cat2(ptx ? "-arch=compute_" : "-arch=", ptx ? o->target + 3 : o->target);
   for (size_t i = 0; i < o->define_count; i++) opts[k++] = cat2("-D", o->defines[i]);
   for (size_t i = 0; i < o->include_dir_count; i++) opts[k++] = cat2("-I", o->include_dirs[i]);
   for (size_t i = 0; i < o->extra_count; i++) opts[k++] = cat2("", o->extra[i]);
@@ -116,19 +118,23 @@ hsad_status_t hsad_nv_compile(const char *source, const char *name,
     goto out;
   }
   size_t size = 0;
-  if ((r = nv_rtc.nvrtcGetCUBINSize(prog, &size)) != 0 || size == 0) {
-    st = hsad_fail(HSAD_ERR_COMPILE, "%s: nvrtcGetCUBINSize: %s (size %zu)", name,
+  const char *what = ptx ? "PTX" : "CUBIN";
+  if ((r = ptx ? nv_rtc.nvrtcGetPTXSize(prog, &size) : nv_rtc.nvrtcGetCUBINSize(prog, &size)) !=
+          0 || size == 0) {
+    st = hsad_fail(HSAD_ERR_COMPILE, "%s: nvrtcGet%sSize: %s (size %zu)", name, what,
                    nv_rtc.nvrtcGetErrorString(r), size);
     goto out;
   }
   void *cubin = malloc(size);
   if (!cubin) {
-    st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu-byte cubin)", name, size);
+    st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu-byte %s)", name, size,
+                   ptx ? "PTX" : "cubin");
     goto out;
   }
-  if ((r = nv_rtc.nvrtcGetCUBIN(prog, cubin)) != 0) {
+  if ((r = ptx ? nv_rtc.nvrtcGetPTX(prog, cubin) : nv_rtc.nvrtcGetCUBIN(prog, cubin)) != 0) {
     free(cubin);
-    st = hsad_fail(HSAD_ERR_COMPILE, "%s: nvrtcGetCUBIN: %s", name, nv_rtc.nvrtcGetErrorString(r));
+    st = hsad_fail(HSAD_ERR_COMPILE, "%s: nvrtcGet%s: %s", name, what,
+                   nv_rtc.nvrtcGetErrorString(r));
     goto out;
   }
   *out_cubin = cubin;
@@ -143,4 +149,19 @@ out:
   free(opts);
   free(log);
   return st;
+}
+
+hsad_status_t hsad_nv_compile(const char *source, const char *name,
+                              const hsad_nv_compile_options_t *o, void **out_cubin,
+                              size_t *out_size, char **out_log) {
+  return nv_compile_to(source, name, o, false, out_cubin, out_size, out_log);
+}
+
+hsad_status_t hsad_nv_compile_ptx(const char *source, const char *name,
+                                  const hsad_nv_compile_options_t *o, char **out_ptx,
+                                  size_t *out_size, char **out_log) {
+  void *ptx = NULL;
+  hsad_status_t s = nv_compile_to(source, name, o, true, out_ptx ? &ptx : NULL, out_size, out_log);
+  if (!s) *out_ptx = ptx;
+  return s;
 }

@@ -2,8 +2,9 @@
 # time: nothing of CUDA is needed to build or link libhsad). Built when BACKENDS has nvidia.
 ifneq ($(filter nvidia,$(BACKEND_LIST)),)
 HSAD_LIB_SRCS += nvidia/nv_cuda.c nvidia/nv_device.c nvidia/nv_queue.c nvidia/nv_memory.c \
-  nvidia/nv_pool.c nvidia/nv_graph.c nvidia/nv_monitor.c
+  nvidia/nv_pool.c nvidia/nv_graph.c nvidia/nv_monitor.c nvidia/nv_variants.c
 $(BUILD)/obj/hsa-dispatch/backend.o: CFLAGS += -DHSAD_WITH_NVIDIA
+$(BUILD)/obj/hsa-dispatch/variants.o: CFLAGS += -DHSAD_WITH_NVIDIA
 
 # cuda.h (to check nvidia/nv_cuda.h against) and nvcc (the tests' cubin), where installed
 CUDA_HOME ?= /usr/local/cuda
@@ -48,7 +49,8 @@ NV_TEST := $(TESTDIR)/test_nvidia
 TEST_BINS += $(NV_TEST)
 $(NV_TEST): tests/test_nvidia.c $(LIBDIR)/libhsad.a $(NV_CUBIN_DEP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DNV_CUBIN='"$(abspath $(NV_CUBIN))"' $< -o $@ $(LDFLAGS) \
+	$(CC) $(CFLAGS) -DNV_CUBIN='"$(abspath $(NV_CUBIN))"' \
+	  -DNV_DATADIR='"$(abspath tests/data/nvidia)"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lpthread -lm
 
 # tests/test_nvidia_run.c: hsad run on the NVIDIA device (NVRTC source, cubin, fatbin, PTX)

@@ -37,6 +37,7 @@ typedef struct CUgraphNode_st *nv_graph_node_t; /* CUgraphNode */
 typedef struct CUgraphExec_st *nv_graph_exec_t; /* CUgraphExec */
 typedef unsigned int nv_device_attribute_t;     /* CUdevice_attribute */
 typedef unsigned int nv_function_attribute_t;   /* CUfunction_attribute */
+typedef unsigned int nv_jit_option_t;           /* CUjit_option */
 
 /* Constants: (our name, cuda.h's name, value). X-macro so the check test asserts each one. */
 #define NV_CUDA_CONSTANTS(X)                                                                   \
@@ -89,7 +90,12 @@ typedef unsigned int nv_function_attribute_t;   /* CUfunction_attribute */
   X(NV_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, 1)                  \
   X(NV_LAUNCH_PARAM_BUFFER_SIZE, CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, 2)                      \
   X(NV_MEMORYTYPE_UNIFIED, CU_MEMORYTYPE_UNIFIED, 4)                                           \
-  X(NV_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED, 801)
+  X(NV_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED, 801)                                     \
+  X(NV_JIT_MAX_REGISTERS, CU_JIT_MAX_REGISTERS, 0)                                             \
+  X(NV_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER, 5)                                       \
+  X(NV_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 6)                 \
+  X(NV_JIT_MIN_CTA_PER_SM, CU_JIT_MIN_CTA_PER_SM, 31)                                          \
+  X(NV_JIT_MAX_THREADS_PER_BLOCK, CU_JIT_MAX_THREADS_PER_BLOCK, 32)
 
 #define NV_CUDA_ENUM_(name, cuda_name, value) name = value,
 enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
@@ -115,6 +121,9 @@ enum { NV_CUDA_CONSTANTS(NV_CUDA_ENUM_) };
   X(primary_ctx_reset, cuDevicePrimaryCtxReset_v2, nv_result_t, (nv_device_t dev))             \
   X(ctx_set_current, cuCtxSetCurrent, nv_result_t, (nv_context_t ctx))                         \
   X(module_load_data, cuModuleLoadData, nv_result_t, (nv_module_t *module, const void *image)) \
+  X(module_load_data_ex, cuModuleLoadDataEx, nv_result_t,                                      \
+    (nv_module_t *module, const void *image, unsigned int count, nv_jit_option_t *options,     \
+     void **values))                                                                           \
   X(module_unload, cuModuleUnload, nv_result_t, (nv_module_t module))                          \
   X(module_get_function, cuModuleGetFunction, nv_result_t,                                     \
     (nv_function_t *func, nv_module_t module, const char *name))                               \

@@ -335,10 +335,8 @@ static void nv_program_free(nv_program_t *p) {
   free(p);
 }
 
-static hsad_status_t nv_program_load(hsad_device_t *device, void *impl, const void *data,
-                                     size_t size, const char *label, hsad_program_t **out) {
-  (void)device;
-  nv_dev_t *dev = impl;
+hsad_status_t nv_program_load_jit(nv_dev_t *dev, const void *data, size_t size,
+                                  const char *label, const nv_jit_t *jit, hsad_program_t **out) {
   if (atomic_load_explicit(&dev->lost, memory_order_acquire))
     return hsad_fail(HSAD_ERR_QUEUE_ERROR, "%s: %s; create a queue on it first (that resets the "
                      "context)", label, dev->lost_msg);
@@ -370,13 +368,31 @@ static hsad_status_t nv_program_load(hsad_device_t *device, void *impl, const vo
     text[size] = '\0';
     image = text;
   }
-  nv_result_t r = nv_cu.module_load_data(&p->module, image);
+  nv_result_t r;
+  char jit_log[2048] = "";
+  if (jit && jit->count) { /* the JIT's options, and its error log for the message */
+    nv_jit_option_t opt[NV_JIT_MAX_OPTIONS + 2];
+    void *val[NV_JIT_MAX_OPTIONS + 2];
+    uint32_t n = jit->count < NV_JIT_MAX_OPTIONS ? jit->count : NV_JIT_MAX_OPTIONS;
+    for (uint32_t i = 0; i < n; i++) {
+      opt[i] = jit->option[i];
+      val[i] = (void *)(uintptr_t)jit->value[i];
+    }
+    opt[n] = NV_JIT_ERROR_LOG_BUFFER, val[n] = jit_log;
+    opt[n + 1] = NV_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, val[n + 1] = (void *)(uintptr_t)sizeof jit_log;
+    r = nv_cu.module_load_data_ex(&p->module, image, n + 2, opt, val);
+  } else {
+    r = nv_cu.module_load_data(&p->module, image);
+  }
   free(text);
   if (r != NV_SUCCESS) {
     p->module = NULL;
     nv_program_free(p);
-    return nv_fail(dev, r, "%s: cuModuleLoadData on device %u (%s, %s)", label, dev->info.index,
-                   dev->info.product_name, dev->info.name);
+    jit_log[sizeof jit_log - 1] = '\0';
+    return nv_fail(dev, r, "%s: %s on device %u (%s, %s)%s%s", label,
+                   jit && jit->count ? "cuModuleLoadDataEx" : "cuModuleLoadData",
+                   dev->info.index, dev->info.product_name, dev->info.name,
+                   jit_log[0] ? "; JIT log: " : "", jit_log);
   }
   unsigned int n = 0;
   if ((r = nv_cu.module_get_function_count(&n, p->module)) != NV_SUCCESS) {
@@ -407,6 +423,12 @@ static hsad_status_t nv_program_load(hsad_device_t *device, void *impl, const vo
   free(fns);
   *out = (hsad_program_t *)p;
   return HSAD_OK;
+}
+
+static hsad_status_t nv_program_load(hsad_device_t *device, void *impl, const void *data,
+                                     size_t size, const char *label, hsad_program_t **out) {
+  (void)device;
+  return nv_program_load_jit(impl, data, size, label, NULL, out);
 }
 
 static void nv_program_destroy(hsad_program_t *program) { nv_program_free((nv_program_t *)program); }
@@ -487,6 +509,9 @@ const hsad_backend_ops_t nv_backend_ops = {
     .host_pool_set_max_cached = nv_host_pool_set_max_cached,
     .host_pool_stats = nv_host_pool_stats,
     .graph = &nv_graph_ops,
+    .variant_check = nv_variant_check,
+    .variant_select = nv_variant_select,
+    .queue_profiling = nv_queue_profiling,
 #ifndef HSAD_NO_AMD
     .monitor_enable = nv_monitor_enable,
     .monitor_disable = nv_monitor_disable,

@@ -206,6 +206,27 @@ hsad_status_t nv_monitor_drain(hsad_queue_t *queue, struct hsad_dispatch_record 
                                uint32_t capacity, uint32_t *out_count, uint64_t *out_dropped);
 uint64_t nv_queue_trace_id(const hsad_queue_t *queue);
 
+/* Options of the driver's JIT for a program load (cuModuleLoadDataEx): option[i] =
+ * value[i] (unsigned int or int options only). count 0: cuModuleLoadData. */
+#define NV_JIT_MAX_OPTIONS 4
+typedef struct nv_jit {
+  uint32_t count;
+  nv_jit_option_t option[NV_JIT_MAX_OPTIONS];
+  uint32_t value[NV_JIT_MAX_OPTIONS];
+} nv_jit_t;
+
+/* hsad_program_load_memory on dev with the JIT's options (a PTX image is compiled under them;
+ * a JIT error's message ends with the JIT's error log). */
+hsad_status_t nv_program_load_jit(nv_dev_t *dev, const void *data, size_t size,
+                                  const char *label, const nv_jit_t *jit, hsad_program_t **out);
+
+/* nv_variants.c: variant sets of NVIDIA kernels (backend.h's variant_* and queue_profiling) */
+hsad_status_t nv_variant_check(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                               hsad_device_t **out_device);
+hsad_status_t nv_variant_select(const hsad_device_kernel_t *const *kernels, uint32_t count,
+                                uint32_t block, uint32_t dynamic, hsad_variant_choice_t *out);
+bool nv_queue_profiling(const hsad_queue_t *queue);
+
 /* nv_graph.c: graphs as CUDA graphs (fusion/fu_graph.h's table) */
 extern const struct hsad_graph_backend_ops nv_graph_ops;
 

@@ -19,7 +19,8 @@
 # against this machine's cuda.h (tests/test_nv_decls.c), the NVIDIA tests (tests/test_nvidia.c,
 # one process per test), hsad run on the GPU (tests/test_nvidia_run.c: a .cu source through NVRTC,
 # cubin, fatbin, PTX, exact outputs; then saxpy and a by-value struct shown as text and --json),
-# hsad graph (examples/nv-fork-join.json as one CUDA graph, 100 launches),
+# spill-aware variants of nv_variants.cu's heavy (hsad run --variants: the rule at 1024 threads,
+# auto measured at 256), hsad graph (examples/nv-fork-join.json as one CUDA graph, 100 launches),
 # the bench (hsad-bench-nvidia: dispatch, roundtrip, barrier, pool, copy, pageable, graph). Every step runs
 # even when an earlier one failed where it can. The last lines are $OUT/summary.txt: one line
 # per step, PASS / FAIL / SKIP, and the totals. Exit status: 0 when every step passed.
@@ -213,6 +214,23 @@ run_step run-byval-json 60 "$BUILD/bin/hsad" run tests/data/nvidia/nv_run.cu byv
   --arg f64:0.125 --arg u64:123456789012 --arg buf:i64:12:out --json
 [ -f "$OUT/run-byval-json.txt" ] && grep -a -o '"buffers": \[[^]]*\][^]]*\]' "$OUT/run-byval-json.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
 expect run-byval-json '"sum": 123456800934, "first": [ -3, 7, 300, -5, 1250, 10203, 15, 20 ]'
+
+# spill-aware variants (issue 22): nv_variants.cu's heavy (103 registers as written with NVRTC
+# 13.0) built as written, at 64 and 32 registers and __launch_bounds__(256, 4) as JIT options;
+# the rule's choice at 1024 threads, and --variants auto at 256 (each variant timed by device
+# events, the fastest run): which wins by time, not only by occupancy
+VN=1048576 VK=64 # the mock runs heavy on the host: fewer threads and steps there
+[ -n "${NV_MOCK:-}" ] && VN=65536 VK=4
+run_step variants-1024 120 "$BUILD/bin/hsad" run tests/data/nvidia/nv_variants.cu heavy \
+  --device "$NVDEV" --grid $VN --block 1024 --arg buf:u32:$VN:iota \
+  --arg buf:u32:$VN:out --arg u32:$VN --arg u32:$VK --variants 0:0,r64,r32,256:4
+[ -f "$OUT/variants-1024.txt" ] && grep -a '^variants\|^  variant\|^rule\|^choice\|^kernel\|^timings' "$OUT/variants-1024.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
+expect variants-1024 "rule: variant "
+run_step variants-auto-256 120 "$BUILD/bin/hsad" run tests/data/nvidia/nv_variants.cu heavy \
+  --device "$NVDEV" --grid $VN --block 256 --arg buf:u32:$VN:iota \
+  --arg buf:u32:$VN:out --arg u32:$VN --arg u32:$VK --variants auto --repeat 20
+[ -f "$OUT/variants-auto-256.txt" ] && grep -a '^variants\|^  variant\|^rule\|^choice\|^kernel\|^timings' "$OUT/variants-auto-256.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
+expect variants-auto-256 "choice: variant "
 
 # hsad graph on the GPU: the fork/join example as one CUDA graph, 100 launches, checks held
 run_step graph-fork-join 60 "$BUILD/bin/hsad" graph examples/nv-fork-join.json --device "$NVDEV" \

@@ -20,6 +20,7 @@
 
 #include "hsa-dispatch/hsad.h"
 #include "memory/hsad_memory.h"
+#include "nvcodeobj/hsad_nv_codeobj.h" /* hsad_nv_compile_options_t, NVRTC */
 
 #ifndef NV_CUBIN
 #define NV_CUBIN "build/tests/nvidia/nv_kernels-sm_90.cubin"
@@ -1431,3 +1432,281 @@ Test(nvidia, monitor_records_alerts_trace) {
   nv_env_close(&e);
 }
 #endif
+
+/* ---- variant sets (issue 22: spill-aware variants) --------------------------------------- */
+
+#ifndef NV_DATADIR
+#define NV_DATADIR "tests/data/nvidia"
+#endif
+
+/* nv_variants.cu's heavy for thread t (87 words through k steps of x). */
+static uint32_t host_heavy(const uint32_t *x, uint32_t n, uint32_t k, uint32_t t) {
+  uint32_t acc[87], sum = 0;
+  for (uint32_t j = 0; j < 87; j++) acc[j] = t * (j + 1);
+  for (uint32_t i = 0; i < k; i++) {
+    uint32_t v = x[(t + i) % n];
+    for (uint32_t j = 0; j < 87; j++) acc[j] = acc[j] * 0x9E3779B1u + (v ^ j);
+  }
+  for (uint32_t j = 0; j < 87; j++) sum ^= acc[j] + j;
+  return sum;
+}
+
+/* The budgets of the variants tests: as written, 64 and 32 registers, __launch_bounds__(256, 4)
+ * as JIT options. */
+static const hsad_nv_budget_t nv_vbudgets[4] = {{0, 0, 0}, {64, 0, 0}, {32, 0, 0}, {0, 256, 4}};
+
+/* nv_variants.cu built once per budget (skips without NVRTC). */
+static void nv_variants_build(nv_env_t *e, hsad_program_t **progs) {
+  char why[512];
+  if (!hsad_nv_nvrtc_available(why, sizeof why)) cr_skip_test("no NVRTC here: %s", why);
+  FILE *f = fopen(NV_DATADIR "/nv_variants.cu", "rb");
+  cr_assert_not_null(f, NV_DATADIR "/nv_variants.cu");
+  static char src[8192];
+  size_t n = fread(src, 1, sizeof src - 1, f);
+  fclose(f);
+  src[n] = '\0';
+  OK(hsad_nv_program_compile_variants(e->dev, src, "nv_variants.cu",
+                                      &(hsad_nv_compile_options_t){0}, nv_vbudgets, 4, progs,
+                                      NULL));
+}
+
+/* The rule of hsad_variants.h over the candidates' own figures: least local bytes, most blocks
+ * per SM, fewest registers, lowest index (for the GPU, whose register counts are its own). */
+static uint32_t expected_choice(hsad_variant_set_t *set, uint32_t block, uint32_t *out_n) {
+  uint32_t best = UINT32_MAX;
+  hsad_variant_choice_t b = {0}, c;
+  *out_n = 0;
+  for (uint32_t i = 0; i < hsad_variant_set_count(set); i++) {
+    if (hsad_variant_set_candidate(set, i, block, 0, &c) != HSAD_OK) continue;
+    (*out_n)++;
+    bool better = best == UINT32_MAX || c.scratch_per_work_item < b.scratch_per_work_item ||
+                  (c.scratch_per_work_item == b.scratch_per_work_item &&
+                   (c.blocks_per_sm > b.blocks_per_sm ||
+                    (c.blocks_per_sm == b.blocks_per_sm && c.regs < b.regs)));
+    if (better) best = i, b = c;
+  }
+  return best;
+}
+
+static void check_choice(hsad_variant_set_t *set, uint32_t block, uint32_t index,
+                         hsad_variant_reason_t reason, uint32_t candidates, uint32_t blocks,
+                         uint32_t regs, uint32_t local) {
+  hsad_variant_choice_t c;
+  bool cached = true;
+  OK(hsad_variant_set_select(set, block, 0, &c, &cached));
+  cr_expect(!cached, "block %u: the first choice is not cached", block);
+  cr_expect_eq(c.index, index, "block %u: variant %u chosen, want %u", block, c.index, index);
+  cr_expect_eq(c.reason, reason, "block %u: reason %d", block, c.reason);
+  cr_expect_eq(c.candidates, candidates, "block %u: %u candidates", block, c.candidates);
+  cr_expect_eq(c.blocks_per_sm, blocks, "block %u: %u blocks per SM", block, c.blocks_per_sm);
+  cr_expect_eq(c.regs, regs, "block %u: %u registers", block, c.regs);
+  cr_expect_eq(c.scratch_per_work_item, local, "block %u: %u local bytes", block,
+               c.scratch_per_work_item);
+  cr_expect_eq(c.waves_per_simd, blocks * ((block + 31) / 32) / 4);
+  OK(hsad_variant_set_select(set, block, 0, &c, &cached));
+  cr_expect(cached, "block %u: the second choice is the cached one", block);
+  cr_expect_eq(c.index, index);
+}
+
+/* Runs heavy with variant `v` (UINT32_MAX: through the set) at `block` over n threads, and
+ * checks every output word against the host. */
+static void run_heavy(hsad_queue_t *q, hsad_variant_set_t *set, uint32_t v, uint32_t block,
+                      const uint32_t *x, uint32_t *y, const uint32_t *want, uint32_t n,
+                      uint32_t k) {
+  memset(y, 0, n * 4);
+  hsad_karg_t args[] = {HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n), HSAD_KARG_VAL(k)};
+  hsad_launch_t l = launch1(n, block, args, 4);
+  hsad_completion_t c;
+  if (v == UINT32_MAX) OK(hsad_variant_dispatch(q, set, &l, hsad_now_ns() + 10 * SEC, &c, NULL));
+  else OK(hsad_kernel_dispatch(q, hsad_variant_set_kernel(set, v), &l, hsad_now_ns() + 10 * SEC,
+                               &c, NULL));
+  OK(hsad_completion_wait(&c, hsad_now_ns() + 30 * SEC));
+  uint32_t bad = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (y[i] != want[i] && bad++ < 3)
+      cr_log_error("variant %d block %u: y[%u] = %u, want %u", (int)v, block, i, y[i], want[i]);
+  cr_expect_eq(bad, 0, "variant %d at block %u: %u of %u words wrong", (int)v, block, bad, n);
+}
+
+/* Variants selected per block size: nv_variants.cu's heavy built as written, at 64 and 32
+ * registers and with __launch_bounds__(256, 4) as JIT options; the rule's choice at 256 and 1024
+ * threads, the cache (a hit, per block size), every variant's output exact, the set's dispatch,
+ * and measured mode (the fastest by device time replaces the metadata choice). On the mock,
+ * exact figures (its JIT model: heavy 103 registers, 4 local bytes per register cut; relaxed
+ * spills only below 56): heavy at 256 keeps the unbudgeted variant (2 blocks, no local memory)
+ * against 4 and 8 blocks that spill, at 1024 only 64 and 32 registers allow the block, and 64
+ * spills least; relaxed at 256 and 1024 takes 64 registers (4 blocks, no spill) over 32 (8
+ * blocks, 96 local bytes). On a GPU: the rule recomputed from each variant's own figures. */
+Test(nvidia, variants_selected_per_block_size) {
+  nv_env_t e;
+  nv_env(&e);
+  bool mock = !strcmp(hsad_device_info(e.dev)->product_name, "hsad cuda-mock");
+  hsad_program_t *progs[4];
+  nv_variants_build(&e, progs);
+  hsad_variant_set_t *set;
+  OK(hsad_variant_set_from_programs(progs, 4, "heavy", &set));
+  cr_expect_eq(hsad_variant_set_count(set), 4);
+  for (uint32_t i = 0; i < 4; i++) {
+    hsad_variant_choice_t c;
+    hsad_status_t s = hsad_variant_set_candidate(set, i, 256, 0, &c);
+    cr_log_info("heavy variant %u (budget %u regs, %u threads, %u blocks): %s: %u registers, %u "
+                "local bytes, %u blocks of 256 per SM, max %u threads/block", i,
+                nv_vbudgets[i].max_registers, nv_vbudgets[i].max_threads,
+                nv_vbudgets[i].min_blocks_per_sm, s ? hsad_last_error() : "allows 256", c.regs,
+                c.scratch_per_work_item, s ? 0 : c.blocks_per_sm,
+                hsad_device_kernel_desc(hsad_variant_set_kernel(set, i))->max_flat_workgroup_size);
+    OK(s);
+    cr_expect_eq(c.index, i);
+  }
+  if (mock) {
+    check_choice(set, 256, 0, HSAD_VARIANT_NO_SPILL, 4, 2, 103, 0);
+    check_choice(set, 1024, 1, HSAD_VARIANT_LEAST_SPILL, 2, 1, 64, 156);
+    hsad_variant_choice_t c;
+    OK(hsad_variant_set_candidate(set, 2, 256, 0, &c));
+    cr_expect(c.regs == 32 && c.scratch_per_work_item == 284 && c.blocks_per_sm == 8);
+    OK(hsad_variant_set_candidate(set, 3, 256, 0, &c));
+    cr_expect(c.regs == 64 && c.scratch_per_work_item == 156 && c.blocks_per_sm == 4);
+    hsad_variant_set_t *rs;
+    OK(hsad_variant_set_from_programs(progs, 4, "relaxed", &rs));
+    check_choice(rs, 256, 1, HSAD_VARIANT_NO_SPILL, 4, 4, 64, 0);
+    check_choice(rs, 1024, 1, HSAD_VARIANT_NO_SPILL, 2, 1, 64, 0);
+    hsad_variant_set_stats_t st;
+    OK(hsad_variant_set_stats(rs, &st));
+    cr_expect_eq(st.rule_runs, 2);
+    cr_expect_eq(st.cached_keys, 2);
+    hsad_variant_set_destroy(rs);
+  } else {
+    for (uint32_t block = 256; block <= 1024; block *= 4) {
+      uint32_t n, want = expected_choice(set, block, &n);
+      hsad_variant_choice_t c;
+      OK(hsad_variant_set_select(set, block, 0, &c, NULL));
+      cr_log_info("heavy at %u threads: variant %u (%s, %u blocks per SM; %u of 4 allow it)",
+                  block, c.index, c.scratch_per_work_item ? "least local memory" : "no local "
+                  "memory", c.blocks_per_sm, c.candidates);
+      cr_expect_eq(c.index, want, "block %u: variant %u, the rule over the figures says %u",
+                   block, c.index, want);
+      cr_expect_eq(c.candidates, n);
+      bool cached = false;
+      OK(hsad_variant_set_select(set, block, 0, &c, &cached));
+      cr_expect(cached && c.index == want, "block %u: the cached choice", block);
+    }
+    /* the budgets held on the GPU's own JIT */
+    hsad_variant_choice_t c;
+    OK(hsad_variant_set_candidate(set, 1, 256, 0, &c));
+    cr_expect_leq(c.regs, 64);
+    OK(hsad_variant_set_candidate(set, 2, 256, 0, &c));
+    cr_expect_leq(c.regs, 32);
+    OK(hsad_variant_set_candidate(set, 3, 256, 0, &c));
+    cr_expect_geq(c.blocks_per_sm, 4);
+  }
+  /* outputs: every variant at 256, the set at 256 and 1024 */
+  enum { N = 65536, K = 16 };
+  uint32_t *x = dev_alloc(&e, N * 4), *y = dev_alloc(&e, N * 4), *hx = malloc(N * 4),
+           *want = malloc(N * 4);
+  for (uint32_t i = 0; i < N; i++) hx[i] = i * 2654435761u ^ 0x5bd1e995u;
+  memcpy(x, hx, N * 4); /* pinned and mapped for the GPU: written in place */
+  for (uint32_t i = 0; i < N; i++) want[i] = host_heavy(hx, N, K, i);
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.profiling = true}, &q));
+  for (uint32_t v = 0; v < 4; v++) run_heavy(q, set, v, 256, x, y, want, N, K);
+  run_heavy(q, set, UINT32_MAX, 256, x, y, want, N, K);
+  run_heavy(q, set, UINT32_MAX, 1024, x, y, want, N, K);
+  /* measured mode at 256: each allowed variant timed, the fastest cached */
+  uint32_t nv = N, kv = K;
+  hsad_karg_t args[] = {HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(nv), HSAD_KARG_VAL(kv)};
+  hsad_launch_t l = launch1(N, 256, args, 4);
+  hsad_variant_tuning_t t;
+  OK(hsad_variant_set_autotune(set, q, &l, hsad_now_ns() + 30 * SEC, &t));
+  cr_expect_eq(t.count, 4);
+  cr_expect_eq(t.timed, 4);
+  uint32_t fastest = 0;
+  for (uint32_t i = 0; i < 4; i++) {
+    cr_log_info("heavy at 256 threads, variant %u: %llu ns", i, (unsigned long long)t.ns[i]);
+    cr_expect_neq(t.ns[i], UINT64_MAX);
+    if (t.ns[i] < t.ns[fastest]) fastest = i;
+  }
+  cr_log_info("measured fastest at 256: variant %u (%u blocks per SM)", t.choice.index,
+              t.choice.blocks_per_sm);
+  cr_expect_eq(t.choice.index, fastest);
+  cr_expect_eq(t.choice.reason, HSAD_VARIANT_MEASURED);
+  hsad_variant_choice_t c;
+  bool cached = false;
+  OK(hsad_variant_set_select(set, 256, 0, &c, &cached));
+  cr_expect(cached && c.index == fastest && c.reason == HSAD_VARIANT_MEASURED);
+  run_heavy(q, set, UINT32_MAX, 256, x, y, want, N, K);
+  hsad_queue_destroy(q);
+  free(hx);
+  free(want);
+  OK(hsad_mem_free(x));
+  OK(hsad_mem_free(y));
+  hsad_variant_set_destroy(set);
+  for (uint32_t i = 0; i < 4; i++) hsad_program_destroy(progs[i]);
+  nv_env_close(&e);
+}
+
+/* The variants' errors, each message exact: budgets out of range (below ptxas' 24 registers,
+ * blocks without threads, blocks beside registers), a device that is not one, a block no
+ * variant allows, a set mixing kernels, a queue without profiling for measured mode. */
+Test(nvidia, variants_errors) {
+  nv_env_t e;
+  nv_env(&e);
+  hsad_program_t *progs[4];
+  const char *src = "extern \"C\" __global__ void k(int *p) { *p = 1; }";
+  hsad_nv_compile_options_t o = {0};
+  ERR_IS(hsad_nv_program_compile_variants(e.dev, src, "k.cu", &o,
+                                          &(hsad_nv_budget_t){16, 0, 0}, 1, progs, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: variant 0: a budget of "
+         "16 registers per thread is outside 24..255 (ptxas raises a cap below 24 to 24)");
+  hsad_nv_budget_t two[2] = {{0, 0, 0}, {0, 0, 2}};
+  ERR_IS(hsad_nv_program_compile_variants(e.dev, src, "k.cu", &o, two, 2, progs, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: variant 1: "
+         "min_blocks_per_sm 2 needs max_threads, no max_registers (the driver ignores "
+         "CU_JIT_MIN_CTA_PER_SM beside CU_JIT_MAX_REGISTERS) and at most 32");
+  two[1] = (hsad_nv_budget_t){64, 256, 2};
+  ERR_IS(hsad_nv_program_compile_variants(e.dev, src, "k.cu", &o, two, 2, progs, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: variant 1: "
+         "min_blocks_per_sm 2 needs max_threads, no max_registers (the driver ignores "
+         "CU_JIT_MIN_CTA_PER_SM beside CU_JIT_MAX_REGISTERS) and at most 32");
+  two[1] = (hsad_nv_budget_t){0, 2048, 0};
+  ERR_IS(hsad_nv_program_compile_variants(e.dev, src, "k.cu", &o, two, 2, progs, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: variant 1: max_threads "
+         "2048 is above 1024 threads per block");
+  int not_a_device;
+  ERR_IS(hsad_nv_program_compile_variants((hsad_device_t *)&not_a_device, src, "k.cu", &o,
+                                          nv_vbudgets, 1, progs, NULL),
+         HSAD_ERR_UNSUPPORTED, "hsad_nv_program_compile_variants: the device is not a device of "
+         "the open runtime");
+  ERR_IS(hsad_nv_program_compile_variants(e.dev, src, "k.cu", &o, nv_vbudgets, 0, progs, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: NULL argument or 0 "
+         "variants (1..16)");
+  nv_variants_build(&e, progs);
+  hsad_variant_set_t *set;
+  OK(hsad_variant_set_from_programs(progs, 4, "heavy", &set));
+  hsad_variant_choice_t c;
+  char want[512];
+  snprintf(want, sizeof want, "nv_variants.cu[variant 0: as written]: kernel 'heavy': no variant "
+           "allows block size 2048 with 0 bytes of dynamic shared memory (variants allow up to "
+           "%u, %u, %u, %u threads)",
+           hsad_device_kernel_desc(hsad_variant_set_kernel(set, 0))->max_flat_workgroup_size,
+           hsad_device_kernel_desc(hsad_variant_set_kernel(set, 1))->max_flat_workgroup_size,
+           hsad_device_kernel_desc(hsad_variant_set_kernel(set, 2))->max_flat_workgroup_size,
+           hsad_device_kernel_desc(hsad_variant_set_kernel(set, 3))->max_flat_workgroup_size);
+  ERR_IS(hsad_variant_set_select(set, 2048, 0, &c, NULL), HSAD_ERR_WORKGROUP, "%s", want);
+  const hsad_device_kernel_t *mixed[2] = {hsad_variant_set_kernel(set, 0), kernel(&e, "saxpy")};
+  hsad_variant_set_t *bad = NULL;
+  ERR_IS(hsad_variant_set_create(mixed, 2, &bad), HSAD_ERR_INVALID_ARGUMENT,
+         "variant 1 is kernel 'saxpy', variant 0 is 'heavy'");
+  hsad_queue_t *plain;
+  OK(hsad_queue_create(e.dev, NULL, &plain));
+  uint32_t zero = 0;
+  hsad_karg_t args[] = {HSAD_KARG_PTR(NULL), HSAD_KARG_PTR(NULL), HSAD_KARG_VAL(zero),
+                        HSAD_KARG_VAL(zero)};
+  hsad_launch_t l = launch1(256, 256, args, 4);
+  ERR_IS(hsad_variant_set_autotune(set, plain, &l, hsad_now_ns() + SEC, NULL),
+         HSAD_ERR_UNSUPPORTED, "hsad_variant_set_autotune: kernel 'heavy': the queue was created "
+         "without profiling (hsad_queue_options_t.profiling): no device times to compare");
+  hsad_queue_destroy(plain);
+  hsad_variant_set_destroy(set);
+  for (uint32_t i = 0; i < 4; i++) hsad_program_destroy(progs[i]);
+  nv_env_close(&e);
+}

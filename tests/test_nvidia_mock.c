@@ -9,8 +9,9 @@
 #endif
 #undef NV_CUBIN
 #define NV_CUBIN NV_MOCK_LIB /* cuModuleLoadData of the mock takes any image */
-/* every module of the mock has its kernels: nv_kernels.cu's 10 and nv_run.cu's scale<float> */
-#define NV_KERNEL_COUNT 11u
+/* every module of the mock has its kernels: nv_kernels.cu's 10, nv_run.cu's scale<float>,
+ * nv_variants.cu's heavy and the budget model's relaxed */
+#define NV_KERNEL_COUNT 13u
 
 __attribute__((constructor)) static void use_the_mock(void) { setenv("HSAD_LIBCUDA", NV_MOCK_LIB, 1); }
 

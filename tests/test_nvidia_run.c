@@ -332,12 +332,31 @@ Test(nvidia_run, amd_only_options_refused) {
                       "file (OpenCL C, HIP and code objects are AMD's)\n"), "%s", e);
   free(o);
   free(e);
-  rc = run(&o, &e, SRC " saxpy --grid 8 --variants auto");
+  (void)d;
+  (void)want;
+  rc = run(&o, &e, "x.ptx saxpy --grid 8 --variants auto");
+  cr_expect_eq(rc, 2);
+  cr_expect(!strncmp(e, "hsad run: --variants needs a source (.cu): register budgets are set "
+                        "when the driver compiles its PTX, x.ptx is compiled already\n",
+                     strlen("hsad run: --variants needs a source (.cu): register budgets are set "
+                            "when the driver compiles its PTX, x.ptx is compiled already\n")),
+            "%s", e);
+  free(o);
+  free(e);
+  rc = run(&o, &e, NV_DATADIR "/nv_variants.cu heavy --grid 8 --variants 0:0,x9");
+  cr_expect_eq(rc, 2);
+  cr_expect(!strncmp(e, "hsad run: --variants 0:0,x9: entry 1 'x9': expected rN (at most N "
+                        "registers per thread) or T:B (at most T threads per block, at least B "
+                        "blocks per SM: __launch_bounds__(T, B); 0 = not set, 0:0 = as written)\n",
+                     200), "%s", e);
+  free(o);
+  free(e);
+  rc = run(&o, &e, NV_DATADIR "/nv_variants.cu heavy --grid 8 --variants 0:0,r16 "
+           "--arg buf:u32:8 --arg buf:u32:8 --arg u32:8 --arg u32:1");
   cr_expect_eq(rc, 1);
-  snprintf(want, sizeof want, "hsad run: --variants: device %u, ", d);
-  cr_expect(!strncmp(e, want, strlen(want)), "%s", e);
-  cr_expect(strstr(e, "is an NVIDIA GPU; register budget variants are compiled with comgr for AMD "
-                      "GPUs only\n"), "%s", e);
+  cr_expect_str_eq(e, "hsad run: HSAD_ERR_INVALID_ARGUMENT: hsad_nv_program_compile_variants: "
+                      "variant 1: a budget of 16 registers per thread is outside 24..255 (ptxas "
+                      "raises a cap below 24 to 24)\n");
   free(o);
   free(e);
   rc = run(&o, &e, SRC " saxpy --grid 8");
@@ -476,6 +495,111 @@ Test(nvidia_run, trace_600_dispatches) {
   cr_expect_eq(submits, 600u);
   cr_expect_eq(flows, 600u);
   json_object_put(root);
+  free(o);
+  free(e);
+}
+
+/* nv_variants.cu's heavy for thread t over x = iota (as the kernel and the mock's twin). */
+static uint32_t heavy_iota(uint32_t n, uint32_t k, uint32_t t) {
+  uint32_t acc[87], sum = 0;
+  for (uint32_t j = 0; j < 87; j++) acc[j] = t * (j + 1);
+  for (uint32_t i = 0; i < k; i++)
+    for (uint32_t j = 0; j < 87; j++) acc[j] = acc[j] * 0x9E3779B1u + (((t + i) % n) ^ j);
+  for (uint32_t j = 0; j < 87; j++) sum ^= acc[j] + j;
+  return sum;
+}
+
+/* hsad run's summary line of heavy's output over n threads, as the host computes it. */
+static void heavy_line(uint32_t n, uint32_t k, char *out, size_t size) {
+  unsigned long long sum = 0;
+  uint32_t mn = UINT32_MAX, mx = 0, first[8];
+  for (uint32_t t = 0; t < n; t++) {
+    uint32_t v = heavy_iota(n, k, t);
+    sum += v;
+    mn = v < mn ? v : mn;
+    mx = v > mx ? v : mx;
+    if (t < 8) first[t] = v;
+  }
+  snprintf(out, size, "arg 1 (u32 x %u): sum %llu, min %u, max %u, first: %u %u %u %u %u %u %u %u\n",
+           n, sum, mn, mx, first[0], first[1], first[2], first[3], first[4], first[5], first[6],
+           first[7]);
+}
+
+/* hsad run --variants on NVIDIA: the 4 builds of heavy (as written, 64 and 32 registers,
+ * __launch_bounds__(256, 4) as JIT options), each variant's line, the rule's choice at 1024
+ * threads (the unbudgeted build and the 256-thread bound do not allow it; of 64 and 32
+ * registers, 64 spills least) and the output exact; then --variants auto --json at 256: three
+ * variants each timed, the fastest dispatched, the output exact. On the mock, every line exact;
+ * on a GPU, the rule recomputed from the JSON's figures. */
+Test(nvidia_run, variants_heavy) {
+  char sm[16], *o, *e, want[512];
+  unsigned d = nv_device(sm);
+  (void)d;
+  enum { N = 65536, K = 16 };
+  const char *args = "--grid 65536 --arg buf:u32:65536:iota --arg buf:u32:65536:out "
+                     "--arg u32:65536 --arg u32:16";
+  heavy_line(N, K, want, sizeof want);
+  int rc = run(&o, &e, NV_DATADIR "/nv_variants.cu heavy --block 1024 %s "
+               "--variants 0:0,r64,r32,256:4", args);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  cr_expect(strstr(o, want), "no '%s' in:\n%s", want, o);
+  cr_expect(strstr(o, "variants of heavy at block size 1024 ("), "%s", o);
+#ifdef NV_MOCK_LIB
+  cr_expect(strstr(o, "  variant 0 (as written): 103 registers, local 0 B/thread, does not allow "
+                      "1024 threads (maximum 512)\n"
+                      "  variant 1 (regs<=64): 64 registers, local 156 B/thread, 1 blocks/SM\n"
+                      "  variant 2 (regs<=32): 32 registers, local 284 B/thread, 2 blocks/SM\n"
+                      "  variant 3 (threads<=256 blocks>=4): 64 registers, local 156 B/thread, does "
+                      "not allow 1024 threads (maximum 256)\n"
+                      "rule: variant 1 (least local memory per thread; 2 of 4 variants allow 1024 "
+                      "threads)\nchoice: variant 1 (least local memory per thread)\n"), "%s", o);
+  cr_expect(strstr(o, "kernel heavy: 64 registers, shared 0 B static + 0 dynamic, local 156 "
+                      "B/thread, parameters 24 B (4), max 1024 threads/block\n"), "%s", o);
+#endif
+  free(o);
+  free(e);
+  rc = run(&o, &e, NV_DATADIR "/nv_variants.cu heavy --block 256 %s --variants auto --json",
+           args);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  json_object *j = json_tokener_parse(o), *v, *c;
+  cr_assert_not_null(j, "not JSON: %s", o);
+  cr_assert(json_object_object_get_ex(j, "variants", &v), "%s", o);
+  cr_assert(json_object_object_get_ex(v, "candidates", &c));
+  size_t n = json_object_array_length(c);
+  cr_expect_eq(n, 3u, "%s", o);
+  int fastest = -1, rule = -1;
+  long long best_ns = 0, bl = 0, bb = 0, br = 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *x = json_object_array_get_idx(c, i);
+    long long ns = json_object_get_int64(json_object_object_get(x, "device_ns"));
+    long long local = json_object_get_int64(json_object_object_get(x, "local_bytes"));
+    long long blocks = json_object_get_int64(json_object_object_get(x, "blocks_per_sm"));
+    long long regs = json_object_get_int64(json_object_object_get(x, "registers"));
+    cr_log_info("auto at 256: variant %zu (max_threads %d, min_blocks %d): %lld registers, %lld "
+                "local bytes, %lld blocks per SM, %lld ns", i,
+                json_object_get_int(json_object_object_get(x, "max_threads")),
+                json_object_get_int(json_object_object_get(x, "min_blocks_per_sm")), regs, local,
+                blocks, ns);
+    cr_expect_gt(ns, 0);
+    if (fastest < 0 || ns < best_ns) fastest = (int)i, best_ns = ns;
+    if (rule < 0 || local < bl || (local == bl && (blocks > bb || (blocks == bb && regs < br))))
+      rule = (int)i, bl = local, bb = blocks, br = regs;
+  }
+  cr_expect_eq(json_object_get_int(json_object_object_get(v, "choice")), fastest, "%s", o);
+  cr_expect_str_eq(json_object_get_string(json_object_object_get(v, "reason")),
+                   "measured fastest");
+  cr_expect_eq(json_object_get_int(json_object_object_get(v, "rule_choice")), rule, "%s", o);
+#ifdef NV_MOCK_LIB
+  cr_expect_eq(rule, 0);
+  cr_expect_str_eq(json_object_get_string(json_object_object_get(v, "rule_reason")),
+                   "no local memory, most blocks per SM");
+#endif
+  json_object *bufs = json_object_object_get(j, "buffers"), *b1 = json_object_array_get_idx(bufs, 1);
+  unsigned long long sum = 0;
+  for (uint32_t t = 0; t < N; t++) sum += heavy_iota(N, K, t);
+  cr_expect_eq((unsigned long long)json_object_get_uint64(json_object_object_get(b1, "sum")), sum,
+               "%s", o);
+  json_object_put(j);
   free(o);
   free(e);
 }

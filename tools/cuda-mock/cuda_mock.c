@@ -38,20 +38,30 @@ typedef struct {
   const char *name;
   uint32_t nparams, offset[6], size[6];
   uint32_t regs, local; /* registers per thread (0: 32), local bytes per thread */
+  /* the JIT's register budget (cuModuleLoadDataEx): below `nospill` registers the kernel
+   * spills `spill_per_reg` local bytes per register cut (0: no budget model) */
+  uint32_t nospill, spill_per_reg;
+  uint32_t max_threads; /* CU_JIT_MAX_THREADS_PER_BLOCK of its module (0: none) */
+  int idx;              /* its row in funcs (max_dyn) */
 } func_t;
 static func_t funcs[] = {
-    {"empty", 0, {0}, {0}, 0, 0},
-    {"saxpy", 4, {0, 8, 16, 24}, {4, 8, 8, 4}, 0, 0},
-    {"byval", 6, {0, 8, 32, 48, 56, 64}, {1, 24, 16, 8, 8, 8}, 0, 0},
-    {"dyn_reverse", 2, {0, 8}, {8, 4}, 0, 0},
-    {"add_one", 1, {0}, {8}, 0, 0},
-    {"delay_store", 3, {0, 8, 16}, {8, 4, 8}, 0, 0},
-    {"copy_one", 2, {0, 8}, {8, 8}, 0, 0},
-    {"fault", 1, {0}, {8}, 0, 0},
-    {"_Z5scaleIfEvPT_S0_j", 3, {0, 8, 12}, {8, 4, 4}, 0, 0}, /* tests/data/nvidia/nv_run.cu */
-    {"affine", 4, {0, 8, 12, 16}, {8, 4, 4, 4}, 0, 0},
+    {"empty", 0, {0}, {0}, 0, 0, 0, 0, 0, 0},
+    {"saxpy", 4, {0, 8, 16, 24}, {4, 8, 8, 4}, 0, 0, 0, 0, 0, 0},
+    {"byval", 6, {0, 8, 32, 48, 56, 64}, {1, 24, 16, 8, 8, 8}, 0, 0, 0, 0, 0, 0},
+    {"dyn_reverse", 2, {0, 8}, {8, 4}, 0, 0, 0, 0, 0, 0},
+    {"add_one", 1, {0}, {8}, 0, 0, 0, 0, 0, 0},
+    {"delay_store", 3, {0, 8, 16}, {8, 4, 8}, 0, 0, 0, 0, 0, 0},
+    {"copy_one", 2, {0, 8}, {8, 8}, 0, 0, 0, 0, 0, 0},
+    {"fault", 1, {0}, {8}, 0, 0, 0, 0, 0, 0},
+    {"_Z5scaleIfEvPT_S0_j", 3, {0, 8, 12}, {8, 4, 4}, 0, 0, 0, 0, 0, 0}, /* tests/data/nvidia/nv_run.cu */
+    {"affine", 4, {0, 8, 12, 16}, {8, 4, 4, 4}, 0, 0, 0, 0, 0, 0},
     /* mix as if built with spills (monitoring's alerts): 128 registers, 304 local bytes */
-    {"mix", 3, {0, 8, 16}, {8, 8, 4}, 128, 304},
+    {"mix", 3, {0, 8, 16}, {8, 8, 4}, 128, 304, 0, 0, 0, 0},
+    /* tests/data/nvidia/nv_variants.cu's heavy (103 registers as written, as NVRTC 13.0 builds
+     * it for sm_90; every register cut spills 4 bytes: 156 at 64, where ptxas spills 160) and a
+     * kernel whose budget down to 56 registers costs no spill */
+    {"heavy", 4, {0, 8, 16, 20}, {8, 8, 4, 4}, 103, 0, 103, 4, 0, 0},
+    {"relaxed", 4, {0, 8, 16, 20}, {8, 8, 4, 4}, 96, 0, 56, 4, 0, 0},
 };
 enum { NFUNCS = sizeof funcs / sizeof funcs[0] };
 static int max_dyn[NFUNCS];
@@ -131,6 +141,23 @@ static void run_kernel(op_t *o) {
     const unsigned *src = P(const unsigned *, 8);
     for (unsigned i = 0; i < blocks * threads; i++)
       if (i < cnt) d[i] = d[i] * 31u + src[i];
+  } else if (!strcmp(n, "heavy")) { /* nv_variants.cu's heavy */
+    const unsigned *x = P(const unsigned *, 0);
+    unsigned *y = P(unsigned *, 8), cnt = P(unsigned, 16), k = P(unsigned, 20);
+    for (unsigned t = 0; t < blocks * threads && t < cnt; t++) {
+      unsigned acc[87], sum = 0;
+      for (unsigned j = 0; j < 87; j++) acc[j] = t * (j + 1);
+      for (unsigned i = 0; i < k; i++) {
+        unsigned v = x[(t + i) % cnt];
+        for (unsigned j = 0; j < 87; j++) acc[j] = acc[j] * 0x9E3779B1u + (v ^ j);
+      }
+      for (unsigned j = 0; j < 87; j++) sum ^= acc[j] + j;
+      y[t] = sum;
+    }
+  } else if (!strcmp(n, "relaxed")) {
+    const unsigned *x = P(const unsigned *, 0);
+    unsigned *y = P(unsigned *, 8), cnt = P(unsigned, 16), k = P(unsigned, 20);
+    for (unsigned t = 0; t < blocks * threads && t < cnt; t++) y[t] = x[t] * 7u + k;
   } else if (!strcmp(n, "_Z5scaleIfEvPT_S0_j")) { /* scale<float>(float *, float, unsigned) */
     float *d = P(float *, 0), f = P(float, 8);
     unsigned cnt = P(unsigned, 12);
@@ -228,7 +255,12 @@ static void range_del(const void *p) {
 }
 
 /* ---- the API ---------------------------------------------------------------------------- */
-res_t cuInit(unsigned flags) { (void)flags; inited = 1; return OK; }
+res_t cuInit(unsigned flags) {
+  (void)flags;
+  for (int i = 0; i < NFUNCS; i++) funcs[i].idx = i;
+  inited = 1;
+  return OK;
+}
 res_t cuDriverGetVersion(int *v) { *v = 13000; return OK; }
 /* NVRTC 13 looks cuInit and cuGetExportTable up in the libcuda.so.1 already loaded and crashes
  * when the latter is missing (hsad run compiles .cu sources after the runtime opened the mock):
@@ -292,24 +324,80 @@ res_t cuDevicePrimaryCtxReset_v2(int dev) {
   return OK;
 }
 res_t cuCtxSetCurrent(void *ctx) { return ctx == &ctx_token ? OK : EINVAL_; }
-static int module_token;
+/* A module's kernels: funcs itself (cuModuleLoadData, or no budget), or a copy built under the
+ * JIT options of cuModuleLoadDataEx. */
+typedef struct module { func_t *fn; } module_t;
+static module_t module_plain;
+
+/* Warps per SM the register file holds at r registers per thread (sm_90: 4 sub-partitions of
+ * 16384 registers, a warp's registers in units of 256). */
+static int warps_by_regs(int r) { return 16384 / ((r * 32 + 255) / 256 * 256) * 4; }
+
+/* The mock's ptxas: the register cap of the options (CU_JIT_MAX_REGISTERS, raised to ptxas'
+ * lower bound of 24; else CU_JIT_MAX_THREADS_PER_BLOCK T with CU_JIT_MIN_CTA_PER_SM M: the most
+ * registers, in steps of 8, that keep M blocks of T threads resident), applied to every kernel:
+ * registers down to the cap, `spill_per_reg` local bytes per register below `nospill` (a kernel
+ * without a model: 4 per register below its own count). */
+static void jit_budget(func_t *f, unsigned n, unsigned *opt, void **val) {
+  int cap = 255, maxregs = 0, threads = 0, ctas = 0;
+  for (unsigned i = 0; i < n; i++) {
+    int v = (int)(uintptr_t)val[i];
+    if (opt[i] == 0) maxregs = v;
+    if (opt[i] == 32) threads = v;
+    if (opt[i] == 31) ctas = v;
+  }
+  if (maxregs) {
+    cap = maxregs < 24 ? 24 : maxregs;
+  } else if (threads) {
+    int warps = (threads + 31) / 32, want = ctas > 0 ? ctas : 1;
+    for (cap = 248; cap > 24 && warps_by_regs(cap) / warps < want; cap -= 8) {}
+    if (warps_by_regs(255) / warps >= want) cap = 255;
+  }
+  for (int i = 0; i < NFUNCS; i++) { /* no model: every register cut spills 4 bytes */
+    uint32_t regs = f[i].regs ? f[i].regs : 32, nospill = f[i].nospill ? f[i].nospill : regs;
+    f[i].max_threads = threads > 0 ? (uint32_t)threads : 0;
+    if ((int)regs <= cap) continue;
+    if ((int)nospill > cap)
+      f[i].local += (nospill - (uint32_t)cap) * (f[i].spill_per_reg ? f[i].spill_per_reg : 4);
+    f[i].regs = (uint32_t)cap;
+  }
+}
+
 res_t cuModuleLoadData(void **m, const void *image) {
   (void)image;
   if (sticky) return sticky;
-  *m = &module_token;
+  module_plain.fn = funcs;
+  *m = &module_plain;
   return OK;
 }
-res_t cuModuleUnload(void *m) { (void)m; return sticky ? sticky : OK; }
+res_t cuModuleLoadDataEx(void **m, const void *image, unsigned n, unsigned *opt, void **val) {
+  (void)image;
+  if (sticky) return sticky;
+  if (n && (!opt || !val)) return EINVAL_;
+  module_t *mod = malloc(sizeof *mod);
+  mod->fn = malloc(sizeof funcs);
+  memcpy(mod->fn, funcs, sizeof funcs);
+  jit_budget(mod->fn, n, opt, val);
+  *m = mod;
+  return OK;
+}
+res_t cuModuleUnload(void *m) {
+  if (m != &module_plain && m) {
+    free(((module_t *)m)->fn);
+    free(m);
+  }
+  return sticky ? sticky : OK;
+}
 res_t cuModuleGetFunction(void **f, void *m, const char *name) {
-  (void)m;
+  func_t *fn = ((module_t *)m)->fn;
   for (int i = 0; i < NFUNCS; i++)
-    if (!strcmp(funcs[i].name, name)) { *f = &funcs[i]; return OK; }
+    if (!strcmp(fn[i].name, name)) { *f = &fn[i]; return OK; }
   return ENOTFOUND;
 }
 res_t cuModuleGetFunctionCount(unsigned *n, void *m) { (void)m; *n = NFUNCS; return OK; }
 res_t cuModuleEnumerateFunctions(void **f, unsigned n, void *m) {
-  (void)m;
-  for (unsigned i = 0; i < n && i < NFUNCS; i++) f[i] = &funcs[i];
+  func_t *fn = ((module_t *)m)->fn;
+  for (unsigned i = 0; i < n && i < NFUNCS; i++) f[i] = &fn[i];
   return OK;
 }
 res_t cuFuncGetName(const char **name, void *f) { *name = ((func_t *)f)->name; return OK; }
@@ -322,10 +410,13 @@ res_t cuFuncGetParamInfo(void *fn, size_t i, size_t *off, size_t *size) {
   return OK;
 }
 res_t cuFuncGetAttribute(int *v, unsigned a, void *fn) {
-  int i = (int)((func_t *)fn - funcs);
+  func_t *f = fn;
+  int i = f->idx, regs = f->regs ? (int)f->regs : 32;
+  int max = warps_by_regs(regs) * 32 < 1024 ? warps_by_regs(regs) * 32 : 1024;
+  if (f->max_threads && (int)f->max_threads < max) max = (int)f->max_threads;
   switch (a) {
-  case 0: *v = 1024; break; case 1: *v = 0; break; case 3: *v = (int)funcs[i].local; break;
-  case 4: *v = funcs[i].regs ? (int)funcs[i].regs : 32; break;
+  case 0: *v = max; break; case 1: *v = 0; break; case 3: *v = (int)f->local; break;
+  case 4: *v = regs; break;
   case 8: *v = max_dyn[i] ? max_dyn[i] : 49152; break; default: *v = 0; return EINVAL_;
   }
   return OK;
@@ -337,9 +428,9 @@ res_t cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *fn, int block, s
   if (sticky) return sticky;
   if (block <= 0 || block > 1024) return EINVAL_;
   int regs = f->regs ? (int)f->regs : 32, warps = (block + 31) / 32;
-  int per_warp = (regs * 32 + 255) / 256 * 256;
   int b = 2048 / (warps * 32);
-  if (65536 / (per_warp * warps) < b) b = 65536 / (per_warp * warps);
+  if (warps_by_regs(regs) / warps < b) b = warps_by_regs(regs) / warps;
+  if (f->max_threads && block > (int)f->max_threads) b = 0;
   if (b > 32) b = 32;
   if (dyn && (int)((233472) / (dyn + 1024)) < b) b = (int)(233472 / (dyn + 1024));
   *n = b;
@@ -347,7 +438,7 @@ res_t cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *fn, int block, s
 }
 res_t cuFuncSetAttribute(void *fn, unsigned a, int v) {
   if (a != 8 || v > 232448) return EINVAL_;
-  max_dyn[(func_t *)fn - funcs] = v;
+  max_dyn[((func_t *)fn)->idx] = v;
   return OK;
 }
 res_t cuStreamCreate(void **out, unsigned flags) {
@@ -389,7 +480,7 @@ res_t cuStreamSynchronize(void *h) {
 static res_t kernel_op(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                        unsigned bz, unsigned shared, void **params, void **extra, op_t **out) {
   func_t *f = fn;
-  int i = (int)(f - funcs);
+  int i = f->idx;
   *out = NULL;
   if (sticky) return sticky;
   if (bx * by * bz > 1024 || !gx || !bx) return EINVAL_;

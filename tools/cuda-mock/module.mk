@@ -12,6 +12,7 @@ TEST_BINS += $(NV_MOCK_TEST)
 $(NV_MOCK_TEST): tests/test_nvidia_mock.c tests/test_nvidia.c $(LIBDIR)/libhsad.a $(CUDA_MOCK_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DNV_CUBIN='"$(abspath $(NV_CUBIN))"' \
+	  -DNV_DATADIR='"$(abspath tests/data/nvidia)"' \
 	  -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DNV_MOCK_LIB='"$(abspath $(CUDA_MOCK_LIB))"' $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lpthread -lm
 

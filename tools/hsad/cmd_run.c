@@ -99,7 +99,13 @@ static void usage_backends(FILE *f) {
     "name gives the types checked as above. lds:BYTES, last, is the dynamic shared memory\n"
     "(extern __shared__). Buffers are pinned host memory mapped for the GPU; the dispatches run\n"
     "in order on a stream of their own (--trace: a profiling one, each dispatch timed by a\n"
-    "cuEventRecord pair; the trace and alerts as on AMD). --variants and --co-version are AMD's.\n"
+    "cuEventRecord pair; the trace and alerts as on AMD). --co-version is AMD's. --variants on\n"
+    "NVIDIA: SOURCE.cu through NVRTC to PTX once, then the driver's JIT once per budget: rN (at\n"
+    "most N registers per thread) or T:B (__launch_bounds__(T, B) as JIT options), 0:0 as\n"
+    "written; each variant's registers, local bytes and blocks per SM at the block, the rule's\n"
+    "choice (least local memory, most blocks per SM); auto = 0:0, B:H, B:F (H, F: the blocks of\n"
+    "half and all of the SM's threads) and measures: each variant run once, timed by device\n"
+    "events, the fastest dispatched (the buffers are restored after the measuring runs).\n"
     "\n"
     "Without a GPU, hsad runs on kfd-emu, which executes an OpenCL C kernel from its own source\n"
     "through POCL: SOURCE.cl compiled here carries it (its includes inlined); for a code object\n"
@@ -752,6 +758,13 @@ typedef struct run {
     uint32_t *sizes;
     hsad_nv_occupancy_t occ;
     bool have_occ;
+    /* --variants (nv_compile_variants, nv_select_variant) */
+    hsad_nv_budget_t budgets[HSAD_VARIANT_MAX], vbudget[HSAD_VARIANT_MAX];
+    uint32_t nbudgets, nvprogs;
+    hsad_program_t *vprogs[HSAD_VARIANT_MAX]; /* [0] moves to prog */
+    hsad_variant_set_t *vset;
+    json_object *jvariants;
+    uint32_t regs; /* the chosen variant's registers per thread */
   } nv;
 } run_t;
 
@@ -769,6 +782,10 @@ static void run_free(run_t *r) {
   json_object_put(r->jvariants);
   for (uint32_t i = 0; i < HSAD_VARIANT_MAX; i++) hsad_program_destroy(r->vprogs[i]);
 #endif
+  hsad_variant_set_destroy(r->nv.vset);
+  json_object_put(r->nv.jvariants);
+  for (uint32_t i = 0; i < HSAD_VARIANT_MAX; i++)
+    if (r->nv.vprogs[i]) hsad_program_destroy(r->nv.vprogs[i]);
   if (r->prog) hsad_program_destroy(r->prog);
   hsad_nv_program_destroy(r->nv.meta);
   if (r->rt) hsad_runtime_close(r->rt);
@@ -839,11 +856,7 @@ static int run_option(run_t *r, int c, const char *v, char **argv) {
     return 0;
   case OPT_SOURCE: r->source_path = v; return 0;
   case OPT_VARIANTS:
-    r->variants = v;
-#ifndef HSAD_NO_AMD
-    if (strcmp(v, "auto") && parse_variants(v, r->budgets, &r->nbudgets, r->why, sizeof r->why))
-      return RUN_USAGE(r, "--variants %s: %s", v, r->why);
-#endif
+    r->variants = v; /* parsed when the device is known: AMD's WG:WAVES, NVIDIA's rN, T:B */
     return 0;
   case OPT_GRID:
   case OPT_BLOCK:
@@ -990,6 +1003,7 @@ static hsad_status_t run_submit(run_t *r, const hsad_launch_t *l, uint32_t rep,
   if (!signal && r->trace && (rep + 1) % step == 0) signal = &r->marks[((rep + 1) / step) & 1];
   if (r->vset) return hsad_variant_dispatch(r->q, r->vset, l, deadline, signal, NULL);
 #endif
+  if (r->nv.vset) return hsad_variant_dispatch(r->q, r->nv.vset, l, deadline, signal, NULL);
   return hsad_kernel_dispatch(r->q, r->k, l, deadline, signal, NULL);
 }
 
@@ -1062,6 +1076,10 @@ static void json_finish(run_t *r, json_object *o) {
     r->jvariants = NULL;
   }
 #endif
+  if (r->nv.jvariants) {
+    json_object_object_add(o, "variants", r->nv.jvariants);
+    r->nv.jvariants = NULL;
+  }
   if (r->trace_path) json_object_object_add(o, "trace", json_object_new_string(r->trace_path));
   json_object *wa = json_object_new_array();
   for (uint32_t i = 0; i < r->warns.n; i++)
@@ -1080,13 +1098,205 @@ static void print_timings(const run_t *r) {
 
 /* ---- NVIDIA devices ------------------------------------------------------------------------ */
 
+/* --variants LIST on NVIDIA: entries rN (a cap of N registers per thread, CU_JIT_MAX_REGISTERS)
+ * or T:B (__launch_bounds__(T, B) as JIT options: at most T threads per block, at least B
+ * blocks per SM; 0 = not set, 0:0 is the source as written), separated by commas. */
+static int nv_parse_variants(const char *v, hsad_nv_budget_t *out, uint32_t *out_n, char *why,
+                             size_t whyn) {
+  uint32_t n = 0;
+  for (const char *p = v;; n++) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char e[64], *x = NULL;
+    unsigned long a = 0, b = 0;
+    bool ok = len > 0 && len < sizeof e && n < HSAD_VARIANT_MAX;
+    snprintf(e, sizeof e, "%.*s", (int)(len < 40 ? len : 40), p);
+    errno = 0;
+    if (ok && e[0] == 'r') {
+      ok = e[1] >= '0' && e[1] <= '9' && (a = strtoul(e + 1, &x, 10), !*x) && !errno &&
+           a <= UINT32_MAX;
+      if (ok) out[n] = (hsad_nv_budget_t){(uint32_t)a, 0, 0};
+    } else if (ok) {
+      const char *colon = strchr(e, ':');
+      ok = colon && e[0] >= '0' && e[0] <= '9' && colon[1] >= '0' && colon[1] <= '9' &&
+           (a = strtoul(e, &x, 10), x == colon) && (b = strtoul(colon + 1, &x, 10), !*x) &&
+           !errno && a <= UINT32_MAX && b <= UINT32_MAX;
+      if (ok) out[n] = (hsad_nv_budget_t){0, (uint32_t)a, (uint32_t)b};
+    }
+    if (!ok) {
+      if (n == HSAD_VARIANT_MAX) snprintf(why, whyn, "more than %u variants", HSAD_VARIANT_MAX);
+      else snprintf(why, whyn, "entry %u '%s': expected rN (at most N registers per thread) or "
+                    "T:B (at most T threads per block, at least B blocks per SM: "
+                    "__launch_bounds__(T, B); 0 = not set, 0:0 = as written)", n, e);
+      return -1;
+    }
+    if (!end) break;
+    p = end + 1;
+  }
+  *out_n = n + 1;
+  return 0;
+}
+
+static void nv_budget_name(const hsad_nv_budget_t *b, char *out, size_t n) {
+  if (b->max_registers) snprintf(out, n, "regs<=%u", b->max_registers);
+  else if (!b->max_threads && !b->min_blocks_per_sm) snprintf(out, n, "as written");
+  else if (!b->min_blocks_per_sm) snprintf(out, n, "threads<=%u", b->max_threads);
+  else snprintf(out, n, "threads<=%u blocks>=%u", b->max_threads, b->min_blocks_per_sm);
+}
+
+/* --variants on NVIDIA: the source through NVRTC to PTX and the driver's JIT per budget (auto:
+ * 0:0, B:H and B:F for the block's B threads, H and F the blocks of half and all of the SM's
+ * threads, one at a time so a budget the JIT cannot meet is skipped with its reason). */
+static int nv_compile_variants(run_t *r) {
+  hsad_nv_compile_options_t o = {.target = r->nv.target, .defines = r->defs,
+                                 .define_count = r->ndefs, .include_dirs = r->incs,
+                                 .include_dir_count = r->nincs};
+  uint64_t t0 = hsad_now_ns();
+  hsad_status_t s = HSAD_OK;
+  if (strcmp(r->variants, "auto")) {
+    s = hsad_nv_program_compile_variants(r->dev, r->nv.image, r->input, &o, r->nv.budgets,
+                                         r->nv.nbudgets, r->nv.vprogs, NULL);
+    if (s) return run_fail_named(r, s);
+    memcpy(r->nv.vbudget, r->nv.budgets, sizeof r->nv.vbudget);
+    r->nv.nvprogs = r->nv.nbudgets;
+  } else {
+    uint32_t flat = r->block[0] * r->block[1] * r->block[2];
+    uint32_t full = r->di->max_waves_per_cu * r->di->wavefront_size / (flat ? flat : 1);
+    full = full < 1 ? 1 : full > 32 ? 32 : full;
+    hsad_nv_budget_t a[3] = {{0, 0, 0}, {0, flat, full / 2 ? full / 2 : 1}, {0, flat, full}};
+    for (uint32_t i = 0; i < 3; i++) {
+      char bn[64];
+      nv_budget_name(&a[i], bn, sizeof bn);
+      s = hsad_nv_program_compile_variants(r->dev, r->nv.image, r->input, &o, &a[i], 1,
+                                           &r->nv.vprogs[r->nv.nvprogs], NULL);
+      if (s && i == 0) return run_fail_named(r, s);
+      if (s) warn_add(&r->warns, r->cli.json, "variant budget %s skipped: %s", bn,
+                      hsad_last_error());
+      else r->nv.vbudget[r->nv.nvprogs++] = a[i];
+    }
+  }
+  hsad_clear_error();
+  r->t_compile = hsad_now_ns() - t0;
+  return 0;
+}
+
+static const char *nv_reason_name(hsad_variant_reason_t reason) {
+  switch (reason) {
+  case HSAD_VARIANT_NO_SPILL: return "no local memory, most blocks per SM";
+  case HSAD_VARIANT_LEAST_SPILL: return "least local memory per thread";
+  case HSAD_VARIANT_MEASURED: return "measured fastest";
+  default: return "?";
+  }
+}
+
+/* --variants on NVIDIA: variant i's line (text) or object (JSON, into cands). */
+static void nv_report_variant(run_t *r, uint32_t i, uint32_t flat, uint64_t ns,
+                              json_object *cands) {
+  const hsad_device_kernel_desc_t *kd = hsad_device_kernel_desc(hsad_variant_set_kernel(r->nv.vset, i));
+  hsad_variant_choice_t c = {0};
+  bool allowed = hsad_variant_set_candidate(r->nv.vset, i, flat, r->dyn_lds, &c) == HSAD_OK;
+  hsad_variant_choice_t all; /* registers without the block: the rule over the kernel at 32 */
+  if (!allowed && hsad_variant_set_candidate(r->nv.vset, i, 32, 0, &all) == HSAD_OK) c = all;
+  const hsad_nv_budget_t *b = &r->nv.vbudget[i];
+  char bn[64];
+  nv_budget_name(b, bn, sizeof bn);
+  if (cands) {
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "index", json_object_new_int64(i));
+    json_object_object_add(j, "max_registers", json_object_new_int64(b->max_registers));
+    json_object_object_add(j, "max_threads", json_object_new_int64(b->max_threads));
+    json_object_object_add(j, "min_blocks_per_sm", json_object_new_int64(b->min_blocks_per_sm));
+    json_object_object_add(j, "registers", json_object_new_int64(c.regs));
+    json_object_object_add(j, "local_bytes", json_object_new_int64(kd->private_segment_fixed_size));
+    json_object_object_add(j, "max_threads_per_block",
+                           json_object_new_int64(kd->max_flat_workgroup_size));
+    json_object_object_add(j, "blocks_per_sm", allowed ? json_object_new_int64(c.blocks_per_sm)
+                                                       : NULL);
+    json_object_object_add(j, "device_ns", ns != UINT64_MAX ? json_u64(ns) : NULL);
+    json_object_array_add(cands, j);
+    return;
+  }
+  printf("  variant %u (%s): %u registers, local %u B/thread, ", i, bn, c.regs,
+         kd->private_segment_fixed_size);
+  if (allowed) printf("%u blocks/SM", c.blocks_per_sm);
+  else printf("does not allow %u threads (maximum %u)", flat, kd->max_flat_workgroup_size);
+  if (ns != UINT64_MAX) printf(", %llu ns", (unsigned long long)ns);
+  printf("\n");
+}
+
+/* --variants auto on NVIDIA: measured mode (hsad_variant_set_autotune: each allowed variant run
+ * once on the profiling queue, timed by its cuEventRecord pair). The buffers are put back as
+ * they were, so the runs that follow see the inputs the user gave. */
+static int nv_measure_variants(run_t *r, hsad_variant_tuning_t *t) {
+  void *saved[64] = {0};
+  size_t bytes[64] = {0};
+  for (uint32_t i = 0; i < r->nargs && i < 64; i++)
+    if (r->args[i].kind == A_BUF && r->args[i].ptr) {
+      bytes[i] = r->args[i].count * cli_tsize[r->args[i].type];
+      if ((saved[i] = malloc(bytes[i]))) memcpy(saved[i], r->args[i].ptr, bytes[i]);
+    }
+  hsad_launch_t l = {.dims = r->dims, .args = r->kargs, .arg_count = r->nkargs};
+  memcpy(l.grid, r->grid, sizeof l.grid);
+  memcpy(l.block, r->block, sizeof l.block);
+  hsad_status_t s = hsad_variant_set_autotune(r->nv.vset, r->q, &l,
+                                              hsad_now_ns() + 120000000000ull, t);
+  for (uint32_t i = 0; i < r->nargs && i < 64; i++) {
+    if (saved[i]) memcpy(r->args[i].ptr, saved[i], bytes[i]);
+    free(saved[i]);
+  }
+  return s ? run_fail_named(r, s) : 0;
+}
+
+/* --variants on NVIDIA: the rule's choice at the block (and, for auto, the measured one), each
+ * variant and the reason reported; the set dispatches the choice (cached per block size). */
+static int nv_select_variant(run_t *r) {
+  uint32_t flat = r->block[0] * r->block[1] * r->block[2];
+  hsad_variant_choice_t rule, ch;
+  hsad_status_t s = hsad_variant_set_select(r->nv.vset, flat, r->dyn_lds, &rule, NULL);
+  if (s) return run_fail_named(r, s);
+  hsad_variant_tuning_t t = {0};
+  for (uint32_t i = 0; i < HSAD_VARIANT_MAX; i++) t.ns[i] = UINT64_MAX;
+  bool measured = !strcmp(r->variants, "auto");
+  if (measured) TRY(nv_measure_variants(r, &t));
+  ch = measured ? t.choice : rule;
+  json_object *cands = r->cli.json ? json_object_new_array() : NULL;
+  if (!r->cli.json)
+    printf("variants of %s at block size %u (%s):\n", r->kd->name, flat, r->di->name);
+  for (uint32_t i = 0; i < r->nv.nvprogs; i++) nv_report_variant(r, i, flat, t.ns[i], cands);
+  if (r->cli.json) {
+    r->nv.jvariants = json_object_new_object();
+    json_object_object_add(r->nv.jvariants, "candidates", cands);
+    json_object_object_add(r->nv.jvariants, "rule_choice", json_object_new_int64(rule.index));
+    json_object_object_add(r->nv.jvariants, "rule_reason",
+                           json_object_new_string(nv_reason_name(rule.reason)));
+    json_object_object_add(r->nv.jvariants, "choice", json_object_new_int64(ch.index));
+    json_object_object_add(r->nv.jvariants, "reason",
+                           json_object_new_string(nv_reason_name(ch.reason)));
+  } else {
+    printf("rule: variant %u (%s; %u of %u variants allow %u threads)\n", rule.index,
+           nv_reason_name(rule.reason), rule.candidates, r->nv.nvprogs, flat);
+    if (measured)
+      printf("choice: variant %u (measured fastest: %llu ns; the rule's variant %u: %llu ns)\n",
+             ch.index, (unsigned long long)t.ns[ch.index], rule.index,
+             (unsigned long long)t.ns[rule.index]);
+    else
+      printf("choice: variant %u (%s)\n", ch.index, nv_reason_name(ch.reason));
+  }
+  r->k = hsad_variant_set_kernel(r->nv.vset, ch.index);
+  r->kd = hsad_device_kernel_desc(r->k);
+  r->nv.regs = ch.regs;
+  return 0;
+}
+
 /* The options that are AMD's, and a program NVIDIA's driver cannot take. */
 static int nv_check_options(run_t *r) {
   const hsad_device_info_t *di = r->di;
-  if (r->variants)
-    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--variants: device %u, %s (%s), is an NVIDIA "
-                    "GPU; register budget variants are compiled with comgr for AMD GPUs only",
-                    di->index, di->product_name, di->name);
+  if (r->variants && !ends_with(r->input, ".cu"))
+    return RUN_USAGE(r, "--variants needs a source (.cu): register budgets are set when the "
+                     "driver compiles its PTX, %s is compiled already", r->input);
+  if (r->variants && strcmp(r->variants, "auto") &&
+      nv_parse_variants(r->variants, r->nv.budgets, &r->nv.nbudgets, r->why, sizeof r->why))
+    return RUN_USAGE(r, "--variants %s: %s", r->variants, r->why);
 #ifdef HSAD_NO_AMD
   if (r->trace_path)
     return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--trace: dispatch monitoring (hsad_monitor.h) "
@@ -1135,10 +1345,23 @@ static int nv_load_program(run_t *r) {
                      &r->nv.image, &r->nv.image_size));
   snprintf(r->nv.target, sizeof r->nv.target, "sm_%u%u", r->di->cc_major, r->di->cc_minor);
   r->nv.sm = r->di->cc_major * 10 + r->di->cc_minor;
+  if (r->variants) TRY(nv_compile_variants(r)); /* from the source, before nv_compile */
   if (r->nv.cu) TRY(nv_compile(r));
-  TRY(run_check(r, hsad_program_load_memory(r->dev, r->nv.image, r->nv.image_size, r->input,
-                                            &r->prog)));
+  if (r->variants) {
+    r->prog = r->nv.vprogs[0];
+    r->nv.vprogs[0] = NULL;
+  } else {
+    TRY(run_check(r, hsad_program_load_memory(r->dev, r->nv.image, r->nv.image_size, r->input,
+                                              &r->prog)));
+  }
   TRY(find_kernel(&r->cli, r->prog, r->input, r->kname, &r->k));
+  if (r->variants) {
+    hsad_program_t *ps[HSAD_VARIANT_MAX] = {r->prog};
+    for (uint32_t i = 1; i < r->nv.nvprogs; i++) ps[i] = r->nv.vprogs[i];
+    TRY(run_check(r, hsad_variant_set_from_programs(ps, r->nv.nvprogs,
+                                                    hsad_device_kernel_desc(r->k)->name,
+                                                    &r->nv.vset)));
+  }
   r->kd = hsad_device_kernel_desc(r->k);
   size_t ei;
   if (!hsad_nv_program_open_memory(r->nv.image, r->nv.image_size, r->input, &r->nv.meta) &&
@@ -1201,7 +1424,8 @@ static void nv_report_json(run_t *r) {
   json_object_object_add(o, "device", j);
   j = json_object_new_object();
   json_object_object_add(j, "name", json_object_new_string(kd->name));
-  json_object_object_add(j, "registers", ki ? json_object_new_int64(ki->registers) : NULL);
+  json_object_object_add(j, "registers", r->nv.vset ? json_object_new_int64(r->nv.regs)
+                                         : ki ? json_object_new_int64(ki->registers) : NULL);
   json_object_object_add(j, "static_shared_bytes",
                          json_object_new_int64(kd->group_segment_fixed_size));
   json_object_object_add(j, "local_bytes", json_object_new_int64(kd->private_segment_fixed_size));
@@ -1251,7 +1475,8 @@ static void nv_report_text(const run_t *r) {
     printf("compiled %s with NVRTC for %s in %.1f ms (%zu-byte cubin)\n", r->input, r->nv.target,
            r->t_compile / 1e6, r->nv.image_size);
   printf("kernel %s: ", kd->name);
-  if (ki) printf("%u registers, ", ki->registers);
+  if (r->nv.vset) printf("%u registers, ", r->nv.regs);
+  else if (ki) printf("%u registers, ", ki->registers);
   printf("shared %u B static + %u dynamic, local %u B/thread, parameters %u B",
          kd->group_segment_fixed_size, r->dyn_lds, kd->private_segment_fixed_size,
          kd->kernarg_segment_size);
@@ -1293,11 +1518,15 @@ static int run_nvidia(run_t *r) {
     TRY(trace_setup(r));
   } else
 #endif
-    TRY(run_check(r, hsad_queue_create(r->dev, NULL, &r->q)));
+    /* --variants auto measures: a profiling stream */
+    TRY(run_check(r, hsad_queue_create(r->dev, r->variants && !strcmp(r->variants, "auto") ?
+                                       &(hsad_queue_options_t){.profiling = true} : NULL,
+                                       &r->q)));
+  if (r->nv.vset) TRY(nv_select_variant(r));
   TRY(run_dispatch_loop(r));
   uint32_t flat = r->block[0] * r->block[1] * r->block[2];
   hsad_nv_sm_limits_t lim;
-  r->nv.have_occ = r->nv.ki && !hsad_nv_sm_limits_get(r->nv.sm, &lim) &&
+  r->nv.have_occ = r->nv.ki && !r->nv.vset && !hsad_nv_sm_limits_get(r->nv.sm, &lim) &&
                    !hsad_nv_occupancy_at(r->nv.ki, &lim, flat, r->dyn_lds, &r->nv.occ) &&
                    r->nv.occ.fits;
   hsad_clear_error();
@@ -1375,6 +1604,9 @@ static int amd_compile_one(run_t *r, const char *src, size_t n, const hsad_compi
 /* SOURCE.cl / SOURCE.hip compiled for the device's ISA (once, or once per --variants budget),
  * or a code object / bundle loaded. */
 static int amd_load_program(run_t *r) {
+  if (r->variants && strcmp(r->variants, "auto") &&
+      parse_variants(r->variants, r->budgets, &r->nbudgets, r->why, sizeof r->why))
+    return RUN_USAGE(r, "--variants %s: %s", r->variants, r->why);
   if (!ends_with(r->input, ".cl") && !ends_with(r->input, ".hip")) {
     if (r->variants)
       return RUN_USAGE(r, "--variants needs a source (.cl or .hip): register budgets are set "
