@@ -66,10 +66,13 @@ else
 # every public call to the object's backend table
 CFLAGS += -DHSAD_NO_AMD
 # nvcodeobj/ (cubin metadata, NVRTC for hsad run's .cu sources) needs libelf and zstd
-HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd
+# (monitoring's trace export, hsa-dispatch/trace.c, writes JSON with json-c)
+HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd -ljson-c
 include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
-HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c
+HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c \
+  hsa-dispatch/monitor_common.c hsa-dispatch/trace.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
+  hsa-dispatch/hsad_monitor.h \
   memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h \
   $(addprefix codeobj/hsad_codeobj_,$(addsuffix .h,metadata target container load kernarg \
   occupancy compile))

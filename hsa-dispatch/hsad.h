@@ -284,8 +284,8 @@ const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kerne
 #endif
 
 #include "hsa-dispatch/hsad_queue.h"
-#ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_monitor.h"
+#ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_variants.h"
 #endif
 

@@ -487,10 +487,8 @@ const hsad_backend_ops_t nv_backend_ops = {
     .host_pool_set_max_cached = nv_host_pool_set_max_cached,
     .host_pool_stats = nv_host_pool_stats,
     .graph = &nv_graph_ops,
-#ifndef HSAD_NO_AMD
     .monitor_enable = nv_monitor_enable,
     .monitor_disable = nv_monitor_disable,
     .monitor_drain = nv_monitor_drain,
-#endif
     .queue_trace_id = nv_queue_trace_id,
 };

@@ -16,8 +16,7 @@
 #include <unistd.h>
 
 #include "nvidia/nv_internal.h"
-#ifndef HSAD_NO_AMD
-#include "hsa-dispatch/dispatch_internal.h"
+#include "hsa-dispatch/monitor_common.h"
 
 typedef struct nv_mon_kernel {
   const nv_kernel_t *k;
@@ -232,8 +231,6 @@ hsad_status_t nv_monitor_drain(hsad_queue_t *queue, hsad_dispatch_record_t *out,
   pthread_mutex_unlock(&m->lock);
   return HSAD_OK;
 }
-
-#endif
 
 uint64_t nv_queue_trace_id(const hsad_queue_t *queue) {
   return ((const nv_queue_t *)(const void *)queue)->uid;

@@ -117,9 +117,7 @@ hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool s
 
 void nv_queue_free(nv_queue_t *q) {
   nv_dev_t *dev = q->dev;
-#ifndef HSAD_NO_AMD
   if (q->monitor) nv_monitor_disable((hsad_queue_t *)q);
-#endif
   if (dev) {
     pthread_mutex_lock(&dev->lock);
     for (nv_queue_t **p = &dev->queues; *p; p = &(*p)->next)
@@ -696,10 +694,8 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   (void)deadline_ns; /* a stream has no ring to wait for */
   nv_queue_t *q = nvq(queue);
   uint32_t dynamic;
-#ifndef HSAD_NO_AMD
   if (NV_UNLIKELY(q->monitor != NULL))
     return nv_monitor_dispatch(q, kernel, l, out_completion, out_packet_id);
-#endif
   return nv_dispatch_body(q, kernel, l, out_completion, out_packet_id, &dynamic);
 }
 

@@ -1118,7 +1118,6 @@ Test(nvidia, completion_times_profiling) {
   nv_env_close(&e);
 }
 
-#ifndef HSAD_NO_AMD
 #include <json-c/json.h>
 
 /* Monitoring on NVIDIA (issue 22): records, alerts, the trace. */
@@ -1491,4 +1490,3 @@ Test(nvidia, graph_monitor_records) {
   hsad_buffer_free(f.a), hsad_buffer_free(f.b), hsad_buffer_free(f.c);
   nv_env_close(&e);
 }
-#endif
