@@ -64,7 +64,8 @@ $(NV_RUN_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(NV_CUBIN_DEP)
 # hsad-bench-nvidia: hsad_kernel_dispatch against raw cuLaunchKernel (host ns per submit) and
 # launch + wait against cuLaunchKernel + cuStreamSynchronize
 NV_BENCH := $(BINDIR)/hsad-bench-nvidia
-$(NV_BENCH): tests/bench_nvidia.c tests/bench_nvidia_graph.h $(LIBDIR)/libhsad.a
+$(NV_BENCH): tests/bench_nvidia.c tests/bench_nvidia_graph.h tests/bench_nvidia_producers.h \
+  tests/bench_nvidia_plot.h $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lpthread -lm
 ALL_TARGETS += $(NV_BENCH)
