@@ -77,7 +77,8 @@ HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendo
   $(addprefix codeobj/hsad_codeobj_,$(addsuffix .h,metadata target container load kernarg \
   occupancy compile))
 HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c \
-  tools/hsad/cli_args.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
+  tools/hsad/cli_args.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c tools/hsad/cmd_inspect.c \
+  tools/hsad/cmd_inspect_nv.c
 HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
 HSAD_TOOL_LIBS += -ljson-c -lstdc++
 endif

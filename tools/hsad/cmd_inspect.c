@@ -3,6 +3,7 @@
 
 #include "codeobj/hsad_codeobj.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ typedef struct {
   hsad_cli_t cli;
 } inspect_opts_t;
 
+#ifndef HSAD_NO_AMD /* AMD code objects: codeobj/ (not in make BACKENDS=nvidia) */
 /* ---- output buffer (formatting is timed too, so it goes to memory first) ---- */
 typedef struct {
   char *p;
@@ -583,6 +585,8 @@ static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
   return rc;
 }
 
+#endif /* HSAD_NO_AMD */
+
 static int parse_uint(const char *s, unsigned *out) {
   char *end;
   unsigned long v = strtoul(s, &end, 10);
@@ -648,6 +652,15 @@ int hsad_cmd_inspect(int argc, char **argv) {
                                  .pressure = o.pressure, .block_set = o.block_set, .block = o.block};
     return hsad_inspect_nv(&nv, &o.cli);
   }
+#ifdef HSAD_NO_AMD
+  FILE *f = fopen(o.file, "rb");
+  if (!f)
+    return hsad_cli_fail(&o.cli, 1, "HSAD_ERR_IO", "%s: cannot open: %s", o.file, strerror(errno));
+  fclose(f);
+  return hsad_cli_fail(&o.cli, 1, "HSAD_ERR_UNSUPPORTED", "%s: not a cubin, fatbin or PTX file: "
+                       "AMD code objects (.hsaco, offload bundles) need hsad built with the AMD "
+                       "backend (this one was built with make BACKENDS=nvidia)", o.file);
+#else
   obuf_t b = {0};
   int rc = 0;
   struct timespec t0, t1;
@@ -666,4 +679,5 @@ int hsad_cmd_inspect(int argc, char **argv) {
   }
   free(b.p);
   return rc;
+#endif
 }
