@@ -43,6 +43,10 @@ def ns(v):
     return "{:,.1f}".format(v) if v < 100 else "{:,.0f}".format(v)
 
 
+def times(v):
+    return "{:,.0f}".format(v) if v >= 10 else "%.2f" % v
+
+
 class Tables:
     def __init__(self, meta, rows):
         self.meta, self.rows, self.missing = meta, rows, set()
@@ -91,8 +95,9 @@ class Tables:
             h = self.med("pool", "hsad_host_pool", z)
             d = self.med("pool", "cuMemHostAlloc+Free", z)
             worst = self.row("pool", "ratio driver/hsad", z)
-            out.append("| pool alloc + free, %s | %s ns | cuMemHostAlloc + cuMemFreeHost %s ns | %.0fx; "
-                       "worst round %.0fx |" % (name, ns(h), ns(d), d / h, worst["min_ns"] if worst else 0))
+            w = worst["min_ns"] if worst else 0
+            out.append("| pool alloc + free, %s | %s ns | cuMemHostAlloc + cuMemFreeHost %s ns | %sx; "
+                       "worst round %sx |" % (name, ns(h), ns(d), times(d / h), times(w)))
         for kind, hp, dp in (("pinned", "hsad pinned(pool)", "cuMemcpy pinned"),
                              ("pageable", "hsad pageable", "cuMemcpy pageable")):
             if not self.have("copy"):

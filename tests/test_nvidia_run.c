@@ -609,3 +609,29 @@ Test(nvidia_run, bench_json_plot_without_gnuplot, .timeout = 240) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   cr_expect_eq(system(cmd), 0);
 }
+
+/* hsad inspect in this build (issue 22: the NVIDIA-only build has it too): a fatbin's report
+ * equals the committed reference byte for byte; in the build without AMD a file that is no
+ * cubin, fatbin or PTX is refused naming the build (text and --json). */
+Test(nvidia_run, inspect_in_this_build) {
+  char *o, *e;
+  int rc = sh("cd " NV_DATADIR " && " HSAD_BIN " inspect byval.fatbin", &o, &e);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  size_t n;
+  char *ref = slurp(NV_DATADIR "/inspect.byval.fatbin.txt", &n);
+  ref[n] = '\0';
+  cr_expect_str_eq(o, ref);
+  free(ref), free(o), free(e);
+#ifdef HSAD_NO_AMD
+  rc = sh("cd " NV_DATADIR " && " HSAD_BIN " inspect nv_run.cu", &o, &e);
+  cr_expect_eq(rc, 1);
+  cr_expect_str_eq(e, "hsad inspect: nv_run.cu: not a cubin, fatbin or PTX file: AMD code objects "
+                   "(.hsaco, offload bundles) need hsad built with the AMD backend (this one was "
+                   "built with make BACKENDS=nvidia)\n");
+  free(o), free(e);
+  rc = sh("cd " NV_DATADIR " && " HSAD_BIN " inspect nv_run.cu --json", &o, &e);
+  cr_expect_eq(rc, 1);
+  cr_expect(strstr(o, "\"status\": \"HSAD_ERR_UNSUPPORTED\""), "%s", o);
+  free(o), free(e);
+#endif
+}
