@@ -841,11 +841,7 @@ _Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, blo
                    offsetof(hsad_launch_t, flags) == offsetof(hsad_launch_t, arg_count) + 4,
                "hsad_graph_exec_update compares a launch's geometry and count as words");
 
-static inline uint64_t load8(const void *at) {
-  uint64_t v;
-  memcpy(&v, at, 8);
-  return v;
-}
+_Static_assert(offsetof(fu_argd_t, offset) == 0, "fu_put_by_sig reads each descriptor's offset first");
 
 /* The fast path's arguments (node_fast): compares each hsad_karg_t's tag and size with the
  * node's (one masked 8-byte compare; a value's bytes must not be NULL), with no branch, then
@@ -855,7 +851,7 @@ static inline __attribute__((always_inline)) bool put_fast(uint8_t *seg, const h
                                                            const fu_argd_t *d, uint32_t n) {
   uint64_t diff = 0;
   _Pragma("GCC unroll 8") for (uint32_t a = 0; a < n; a++)
-    diff |= ((load8(&x[a]) & d[a].mask) ^ d[a].key) | (uint64_t)((x[a].pointer | d[a].nonnull) == 0);
+    diff |= ((fu_load8(&x[a]) & d[a].mask) ^ d[a].key) | (uint64_t)((x[a].pointer | d[a].nonnull) == 0);
   if (diff) return false;
   _Pragma("GCC unroll 8") for (uint32_t a = 0; a < n; a++) {
     uint8_t *at = seg + d[a].offset;
@@ -874,37 +870,6 @@ static __attribute__((noinline)) hsad_status_t update_fast_n(hsad_graph_exec_t *
   return put_fast(seg, l->args, d, n) ? HSAD_OK : update_general(e, node, l);
 }
 
-/* put_fast for signature FU_SIG(n, val4), both constants once inlined: a POINTER's tag is one
- * 4-byte compare, 4 BYTES one 8-byte compare (tag and size) and a NULL test; each value one
- * load and one store. */
-static inline __attribute__((always_inline)) bool put_sig(uint8_t *seg, const hsad_karg_t *x,
-                                                          const fu_argd_t *d, uint32_t n,
-                                                          uint32_t val4) {
-  const uint64_t bytes4 = HSAD_KARG_BYTES | (uint64_t)4 << 32;
-  uint64_t diff = 0;
-  for (uint32_t a = 0; a < n; a++) {
-    if (val4 >> a & 1) {
-      diff |= (load8(&x[a]) ^ bytes4) | (uint64_t)(x[a].bytes == NULL);
-    } else {
-      uint32_t tag;
-      memcpy(&tag, &x[a], 4);
-      diff |= tag ^ HSAD_KARG_POINTER;
-    }
-  }
-  if (diff) return false;
-  for (uint32_t a = 0; a < n; a++) {
-    if (val4 >> a & 1) memcpy(seg + d[a].offset, x[a].bytes, 4);
-    else memcpy(seg + d[a].offset, &x[a].pointer, 8);
-  }
-  return true;
-}
-
-#define FU_SIG_CASE(n, m) \
-  case FU_SIG(n, m): ok = put_sig(seg, x, d, n, m); break;
-#define FU_SIG_CASES2(n, m) FU_SIG_CASE(n, m) FU_SIG_CASE(n, (m) + 1)
-#define FU_SIG_CASES4(n, m) FU_SIG_CASES2(n, m) FU_SIG_CASES2(n, (m) + 2)
-#define FU_SIG_CASES8(n, m) FU_SIG_CASES4(n, m) FU_SIG_CASES4(n, (m) + 4)
-
 /* hsad_graph_exec_update's path for a launch of the stored one's shape (geometry, argument
  * count and fence flag compared as four 8-byte words and one 4-byte one) whose arguments are
  * pointers and 4- or 8-byte values (node_fast): when every run of the exec on the node's queue
@@ -922,9 +887,9 @@ hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const 
   memcpy(&g4, lb + 24, 4);
   memcpy(&k4, kb + 24, 4);
   const uint64_t count_flags = UINT32_MAX | (uint64_t)HSAD_LAUNCH_FENCE_AGENT << 32;
-  uint64_t diff = (load8(lb) ^ load8(kb)) | (load8(lb + 8) ^ load8(kb + 8)) |
-                  (load8(lb + 16) ^ load8(kb + 16)) | (g4 ^ k4) |
-                  ((load8(&l->arg_count) & count_flags) ^ load8(&kl->arg_count));
+  uint64_t diff = (fu_load8(lb) ^ fu_load8(kb)) | (fu_load8(lb + 8) ^ fu_load8(kb + 8)) |
+                  (fu_load8(lb + 16) ^ fu_load8(kb + 16)) | (g4 ^ k4) |
+                  ((fu_load8(&l->arg_count) & count_flags) ^ fu_load8(&kl->arg_count));
   const hsad_karg_t *x = l->args;
   const uint32_t n = kl->arg_count;
   if (diff || (n && !x) ||
@@ -932,15 +897,8 @@ hsad_status_t hsad_graph_exec_update(hsad_graph_exec_t *e, uint32_t node, const 
     goto general;
   uint8_t *seg = p->karg[p->cur];
   const fu_argd_t *d = p->argd;
-  bool ok;
-  switch (p->sig) {
-  FU_SIG_CASES2(1, 0)
-  FU_SIG_CASES4(2, 0)
-  FU_SIG_CASES8(3, 0)
-  FU_SIG_CASES8(4, 0)
-  FU_SIG_CASES8(4, 8)
-  default: return update_fast_n(e, node, l, seg, d, n);
-  }
+  int ok = fu_put_by_sig(p->sig, seg, x, d, sizeof *d);
+  if (ok < 0) return update_fast_n(e, node, l, seg, d, n);
   if (__builtin_expect(ok, 1)) return HSAD_OK;
 general:
   return update_general(e, node, l);

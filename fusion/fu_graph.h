@@ -9,6 +9,8 @@
 #ifndef FU_GRAPH_H
 #define FU_GRAPH_H
 
+#include <string.h>
+
 #include "fusion/hsad_fusion.h"
 
 /* Work-items of a copy/fill node of `bytes` bytes (16 per work-item) and its workgroup size. */
@@ -113,5 +115,68 @@ hsad_status_t fu_backend_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
 bool fu_graph_foreign(const hsad_graph_t *g, hsad_queue_t *const *lane_queues);
 /* HSAD_ERR_UNSUPPORTED "WHO: the exec runs as a CUDA graph (nvidia): it has no AQL packets". */
 hsad_status_t fu_backend_no_packets(const hsad_graph_exec_t *e, const char *who);
+
+/* ---- the update fast path's arguments, shared by the backends ---- */
+
+/* A kernel node whose 1 to 4 explicit arguments are each a POINTER in an 8-byte slot or 4 BYTES
+ * (bit a of val4 set) has signature FU_SIG(n, val4); any other node 0. hsad_graph_exec_update
+ * checks and writes such a node's arguments in code made for its signature (fu_put_by_sig). */
+#define FU_SIG(n, val4) ((uint8_t)((n) << 4 | (val4)))
+
+static inline uint64_t fu_load8(const void *at) {
+  uint64_t v;
+  memcpy(&v, at, 8);
+  return v;
+}
+
+/* For signature FU_SIG(n, val4), both constants once inlined: a POINTER's tag is one 4-byte
+ * compare, 4 BYTES one 8-byte compare (tag and size) and a NULL test, with no branch; then each
+ * value is one load and one store at its offset in dst. `desc` holds n descriptors of `stride`
+ * bytes, each beginning with its argument's uint32_t offset into dst. False, with nothing
+ * written, when an argument's tag or size differs. */
+static inline __attribute__((always_inline)) bool fu_put_sig(uint8_t *dst, const hsad_karg_t *x,
+                                                             const void *desc, size_t stride,
+                                                             uint32_t n, uint32_t val4) {
+  const uint64_t bytes4 = HSAD_KARG_BYTES | (uint64_t)4 << 32;
+  uint64_t diff = 0;
+  _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
+    if (val4 >> a & 1) {
+      diff |= (fu_load8(&x[a]) ^ bytes4) | (uint64_t)(x[a].bytes == NULL);
+    } else {
+      uint32_t tag;
+      memcpy(&tag, &x[a], 4);
+      diff |= tag ^ HSAD_KARG_POINTER;
+    }
+  }
+  if (diff) return false;
+  _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
+    uint32_t off;
+    memcpy(&off, (const uint8_t *)desc + a * stride, 4);
+    if (val4 >> a & 1) memcpy(dst + off, x[a].bytes, 4);
+    else memcpy(dst + off, &x[a].pointer, 8);
+  }
+  return true;
+}
+
+#define FU_SIG_CASE_(n, m) \
+  case FU_SIG(n, m): return fu_put_sig(dst, x, desc, stride, n, m) ? 1 : 0;
+#define FU_SIG_CASES2_(n, m) FU_SIG_CASE_(n, m) FU_SIG_CASE_(n, (m) + 1)
+#define FU_SIG_CASES4_(n, m) FU_SIG_CASES2_(n, m) FU_SIG_CASES2_(n, (m) + 2)
+#define FU_SIG_CASES8_(n, m) FU_SIG_CASES4_(n, m) FU_SIG_CASES4_(n, (m) + 4)
+
+/* fu_put_sig for the node's signature: 1 written, 0 an argument differs (nothing written),
+ * -1 no signature (sig 0 or unknown: the caller's general loop). */
+static inline __attribute__((always_inline)) int fu_put_by_sig(uint8_t sig, uint8_t *dst,
+                                                               const hsad_karg_t *x,
+                                                               const void *desc, size_t stride) {
+  switch (sig) {
+  FU_SIG_CASES2_(1, 0)
+  FU_SIG_CASES4_(2, 0)
+  FU_SIG_CASES8_(3, 0)
+  FU_SIG_CASES8_(4, 0)
+  FU_SIG_CASES8_(4, 8)
+  default: return -1;
+  }
+}
 
 #endif /* FU_GRAPH_H */

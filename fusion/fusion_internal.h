@@ -85,10 +85,6 @@ typedef struct fu_pkt {
                                      karg[cur] may be written when *epoch_value < *below */
 } fu_pkt_t;
 
-/* A node whose 1 to 4 explicit arguments are each a POINTER in an 8-byte slot or 4 BYTES
- * (bit a of val4 set): hsad_graph_exec_update checks and writes them in code made for that
- * signature (fu_pkt_t.sig; 0 for any other node). */
-#define FU_SIG(n, val4) ((uint8_t)((n) << 4 | (val4)))
 
 /* fu_pkt_t.below in ring-copy mode: no epoch value is below it. */
 extern const int64_t fu_never_below;

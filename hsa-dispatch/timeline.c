@@ -431,6 +431,22 @@ bool hsad_completion_done(const hsad_completion_t *c) {
   return !c || !c->queue || !c->epoch || reached(c) != 0;
 }
 
+/* One step of a waiter that spins for spin_ns from start, then blocks: 0 after a spin step
+ * (yielding every 16th: the completion's producer - kfd-emu's CP, an oversubscribed host - may
+ * need this core), else how long to block, in timestamp ticks: slices of at most 10 ms, so the
+ * deadline (now < deadline_ns) and queue errors are seen. */
+static uint64_t wait_step(uint64_t start, uint64_t now, uint64_t spin_ns, uint64_t deadline_ns,
+                          uint32_t *polls) {
+  if (now - start < spin_ns) {
+    if ((++*polls & 15) == 0) sched_yield();
+    else dq_cpu_relax();
+    return 0;
+  }
+  uint64_t slice = deadline_ns - now;
+  if (slice > 10000000ull) slice = 10000000ull;
+  return (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
+}
+
 hsad_status_t hsad_completion_wait(const hsad_completion_t *c, uint64_t deadline_ns) {
   if (c && c->epoch && DQ_FOREIGN(c->queue)) return c->queue->ops->completion_wait(c, deadline_ns);
   hsad_status_t s = check_completion(c, "hsad_completion_wait");
@@ -449,17 +465,8 @@ hsad_status_t hsad_completion_wait(const hsad_completion_t *c, uint64_t deadline
                        (unsigned long long)q->hsa->id, q->device->info.index,
                        (unsigned long long)(HSAD_EPOCH_BASE -
                                             __atomic_load_n(q->epoch_value, __ATOMIC_ACQUIRE)));
-    if (now - start < q->spin_ns) {
-      /* yield now and then: the completion's producer (kfd-emu's CP, an oversubscribed
-       * host) may need this core */
-      if ((++polls & 15) == 0) sched_yield();
-      else dq_cpu_relax();
-      continue;
-    }
-    /* Block in slices of at most 10 ms so the deadline and queue errors are seen. */
-    uint64_t slice = deadline_ns - now;
-    if (slice > 10000000ull) slice = 10000000ull;
-    uint64_t ticks = (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
+    uint64_t ticks = wait_step(start, now, q->spin_ns, deadline_ns, &polls);
+    if (!ticks) continue;
     hsad_rocr.hsa_signal_wait_scacquire(q->epoch_signal, HSA_SIGNAL_CONDITION_LT, thr, ticks,
                                         HSA_WAIT_STATE_BLOCKED);
   }
@@ -523,14 +530,8 @@ hsad_status_t hsad_completion_wait_any(const hsad_completion_t *cs, uint32_t n,
     if (now >= deadline_ns)
       return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_completion_wait_any: none of %u completions "
                        "reached at the deadline", n);
-    if (now - start < cs[0].queue->spin_ns) {
-      if ((++polls & 15) == 0) sched_yield();
-      else dq_cpu_relax();
-      continue;
-    }
-    uint64_t slice = deadline_ns - now;
-    if (slice > 10000000ull) slice = 10000000ull;
-    uint64_t ticks = (uint64_t)((double)slice * (double)hsad_rt.timestamp_hz / 1e9) + 1;
+    uint64_t ticks = wait_step(start, now, cs[0].queue->spin_ns, deadline_ns, &polls);
+    if (!ticks) continue;
     hsa_signal_value_t sat;
     hsad_rocr.hsa_amd_signal_wait_any(ns, sig, cond, val, ticks, HSA_WAIT_STATE_BLOCKED, &sat);
   }

@@ -47,9 +47,9 @@
 /* A parameter as the update fast path writes it: the first 8 bytes of the new hsad_karg_t (tag,
  * then size) masked must equal key; then put says how its value is stored at off. */
 typedef struct nv_argd {
-  uint64_t key, mask;
-  uint32_t off;
+  uint32_t off;                   /* first: fu_put_by_sig reads it there */
   uint32_t put;                   /* NV_PUT_* */
+  uint64_t key, mask;
 } nv_argd_t;
 enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE };
 
@@ -69,6 +69,7 @@ typedef struct nv_gnode {
   uint32_t geo[7];                /* the stored launch's dims, grid[3], block[3] */
   nv_argd_t *argd;                /* per parameter, for the fast path (param_count) */
   bool fast;                      /* every argd put is PTR8/VAL4/VAL8, no dynamic shared */
+  uint8_t sig;                    /* FU_SIG(n, val4) when fast with 1-4 PTR8/VAL4 parameters */
   nv_kernel_node_params_t kp;     /* the node's parameters as the driver has them */
   /* copy and fill */
   void *dst;
@@ -202,6 +203,8 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
   nv_kernel_params(&x->kp, p, x->pptr[x->cur]);
   /* the fast path's plan, from the stored launch's argument tags and the parameter sizes */
   x->fast = !p->dynamic;
+  uint32_t val4 = 0;
+  bool sig_ok = true;
   for (uint32_t i = 0; i < p->k->param_count; i++) {
     const hsad_karg_t *a = &l->args[i];
     uint32_t size = p->k->param_size[i];
@@ -215,7 +218,11 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
       d->key = HSAD_KARG_BYTES | (uint64_t)size << 32;
     }
     x->fast &= d->put != NV_PUT_NONE;
+    if (d->put == NV_PUT_VAL4) val4 |= 1u << i;
+    else if (d->put != NV_PUT_PTR8) sig_ok = false;
   }
+  uint32_t n = p->k->param_count;
+  x->sig = x->fast && sig_ok && n >= 1 && n <= 4 ? FU_SIG(n, val4) : 0;
 }
 
 /* Driver errors while building: a poisoning one fails the call; any other rolls back. */
@@ -627,10 +634,20 @@ _Static_assert(offsetof(hsad_karg_t, size) == 4 && sizeof(hsad_karg_tag_t) == 4,
 _Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16,
                "hsad_launch_t: dims, grid[3], block[3] in its first 28 bytes");
 
-static inline uint64_t nv_load8(const void *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
+/* Parameters of a node without a signature (more than 4, or an 8-byte value) into buf (the
+ * image not in use): false at the first whose tag or size differs. */
+static bool nv_put_loop(uint8_t *buf, const hsad_karg_t *a, const nv_argd_t *d, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++, a++, d++) {
+    if ((fu_load8(a) & d->mask) != d->key) return false; /* another tag or size */
+    if (d->put == NV_PUT_PTR8) {
+      memcpy(buf + d->off, &a->pointer, 8);
+    } else {
+      if (!a->bytes) return false;
+      if (d->put == NV_PUT_VAL4) memcpy(buf + d->off, a->bytes, 4);
+      else memcpy(buf + d->off, a->bytes, 8);
+    }
+  }
+  return true;
 }
 
 static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l) {
@@ -640,22 +657,15 @@ static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l)
   memcpy(&g4, gb + 24, 4);
   memcpy(&l4, lb + 24, 4);
   const hsad_karg_t *a = l->args;
-  if ((nv_load8(lb) ^ nv_load8(gb)) | (nv_load8(lb + 8) ^ nv_load8(gb + 8)) |
-      (nv_load8(lb + 16) ^ nv_load8(gb + 16)) | (l4 ^ g4) | (l->arg_count ^ n) || !x->fast ||
+  if ((fu_load8(lb) ^ fu_load8(gb)) | (fu_load8(lb + 8) ^ fu_load8(gb + 8)) |
+      (fu_load8(lb + 16) ^ fu_load8(gb + 16)) | (l4 ^ g4) | (l->arg_count ^ n) || !x->fast ||
       (n && !a))
     return false;
   uint8_t *buf = x->pbuf[x->cur ^ 1];
   const nv_argd_t *d = x->argd;
-  for (uint32_t i = 0; i < n; i++, a++, d++) {
-    if ((nv_load8(a) & d->mask) != d->key) return false; /* another tag or size */
-    if (d->put == NV_PUT_PTR8) {
-      memcpy(buf + d->off, &a->pointer, 8);
-    } else {
-      if (!a->bytes) return false;
-      if (d->put == NV_PUT_VAL4) memcpy(buf + d->off, a->bytes, 4);
-      else memcpy(buf + d->off, a->bytes, 8);
-    }
-  }
+  int put = fu_put_by_sig(x->sig, buf, a, d, sizeof *d);
+  if (put < 0) put = nv_put_loop(buf, a, d, n);
+  if (!put) return false;
   x->kp.kernel_params = n ? x->pptr[x->cur ^ 1] : NULL;
   if (nv_cu.graph_exec_kernel_node_set_params(e->exec, x->cu, &x->kp) != NV_SUCCESS) {
     x->kp.kernel_params = n ? x->pptr[x->cur] : NULL;

@@ -211,13 +211,18 @@ Test(memory_pageable, deferred_flag_contract, .timeout = 60) {
     uint64_t before = pool_taken(e.dev, NULL);
     hsad_copy_strategy_t got = 99;
     sg.store(done, 1);
-    DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, &o, &got));
+    /* the copy waits for `gate`, opened only after the rewrite: the late read is certain
+     * however late this thread runs (a stall alone lost the race at load 16) */
+    hsa_signal_t gate = sig_new();
+    DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, &gate, 1, done, &o, &got));
     fill_pat(src, n, 10);
+    sg.store(gate, 0);
     cr_assert_eq(got, HSAD_COPY_PINNED);
     sig_wait0(done);
     cr_assert_eq(pool_taken(e.dev, NULL) - before, 0, "zero-copy: no staging block");
     size_t k = count_pat(dev, n, 10);
     cr_assert_eq(k, n, "%zu bytes: %zu of %zu bytes written after the call arrived", n, k, n);
+    sg.destroy(gate);
   }
   sg.destroy(done);
   free(src);

@@ -29,17 +29,24 @@
 static size_t surv_heap_in_use(void) { return mallinfo2().uordblks; }
 
 /* Runs `round` `warmup` times, then SURV_ROUNDS times, and asserts the heap in use grew by less
- * than `tolerance` bytes per measured round. */
+ * than `tolerance` bytes per measured round. A real leak grows the heap in every attempt;
+ * another thread's allocation (kfd-emu's CP, ROCr's event threads: mallinfo2 counts the whole
+ * process) can fall into one under load, so the check passes when any of 3 attempts of
+ * SURV_ROUNDS rounds stays within the tolerance. */
 #define SURV_HEAP_BALANCED(what, warmup, tolerance, round)                                    \
   do {                                                                                        \
     for (int w_ = 0; w_ < (warmup); w_++) round;                                              \
-    size_t before_ = surv_heap_in_use();                                                      \
-    for (int r_ = 0; r_ < SURV_ROUNDS; r_++) round;                                           \
-    long long grown_ = (long long)surv_heap_in_use() - (long long)before_;                    \
+    long long grown_ = 0;                                                                     \
+    for (int a_ = 0; a_ < 3; a_++) {                                                          \
+      size_t before_ = surv_heap_in_use();                                                    \
+      for (int r_ = 0; r_ < SURV_ROUNDS; r_++) round;                                         \
+      grown_ = (long long)surv_heap_in_use() - (long long)before_;                            \
+      if (grown_ < (long long)(tolerance) * SURV_ROUNDS) break;                               \
+    }                                                                                         \
     cr_assert_lt(grown_, (long long)(tolerance) * SURV_ROUNDS,                                \
                  "%s: the heap in use grew by %lld bytes in %d rounds (%lld per round; "      \
-                 "tolerance %d)", what, grown_, SURV_ROUNDS, grown_ / SURV_ROUNDS,            \
-                 (int)(tolerance));                                                           \
+                 "tolerance %d), in each of 3 attempts", what, grown_, SURV_ROUNDS,           \
+                 grown_ / SURV_ROUNDS, (int)(tolerance));                                     \
   } while (0)
 
 static const hsad_device_kernel_t *surv_round_kernels[2]; /* empty, fill */
