@@ -66,17 +66,19 @@ else
 # every public call to the object's backend table
 CFLAGS += -DHSAD_NO_AMD
 # nvcodeobj/ (cubin metadata, NVRTC for hsad run's .cu sources) needs libelf and zstd
-HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd
+# (monitoring's trace export, hsa-dispatch/trace.c, writes JSON with json-c)
+HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd -ljson-c
 include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
 HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c \
-  codeobj/argtype.c hsa-dispatch/variants.c
+  codeobj/argtype.c hsa-dispatch/variants.c hsa-dispatch/monitor_common.c hsa-dispatch/trace.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
-  hsa-dispatch/hsad_variants.h \
+  hsa-dispatch/hsad_variants.h hsa-dispatch/hsad_monitor.h \
   memory/hsad_memory.h codeobj/hsad_codeobj.h fusion/hsad_fusion.h \
   $(addprefix codeobj/hsad_codeobj_,$(addsuffix .h,metadata target container load kernarg \
   occupancy compile))
 HSAD_TOOL_SRCS += tools/hsad/main.c tools/hsad/cli.c tools/hsad/cmd_info.c \
-  tools/hsad/cli_args.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
+  tools/hsad/cli_args.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c tools/hsad/cmd_inspect.c \
+  tools/hsad/cmd_inspect_nv.c
 HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
 HSAD_TOOL_LIBS += -ljson-c -lstdc++
 endif

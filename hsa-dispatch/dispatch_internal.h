@@ -14,6 +14,7 @@
 #include "hsa-dispatch/hsad.h"
 #include "hsa-dispatch/hsad_rocr.h"
 #include "hsa-dispatch/hsad_submit.h"
+#include "hsa-dispatch/monitor_common.h"
 
 /* Everything declared below is the library's own: hidden from libhsad.so's dynamic symbol
  * table, so calls to it are direct (no PLT, no GOT load) in the shared library too. */
@@ -218,16 +219,8 @@ static inline void dq_monitor_close(dq_mon_mark_t *mark) { mark->t1 = hsad_now_n
  * (a full ring drops it). */
 void dq_monitor_end(hsad_queue_t *q, const hsad_aql_dispatch_t *d, uint64_t id,
                     const dq_mon_mark_t *mark);
-/* An alert once per (kernel, reason) for the process, to o->alert or stderr (backends' monitors
- * too: nvidia/nv_monitor.c). */
-void dq_monitor_alert(const hsad_monitor_options_t *o, hsad_queue_t *q, hsad_alert_reason_t reason,
-                      const char *kernel, uint64_t packet_id, uint64_t value, uint64_t threshold,
-                      const char *fmt, ...) __attribute__((format(printf, 8, 9)));
-/* hsad_queue_monitor_enable's option checks and defaults into *out (errors name `what`). */
-hsad_status_t dq_monitor_options(const char *what, const hsad_monitor_options_t *o,
-                                 hsad_monitor_options_t *out);
-/* Queue creation / destruction: process-wide monitoring; alerts of the records left, free. */
-void dq_monitor_queue_created(hsad_queue_t *q);
+/* Queue destruction: alerts of the records left, free (creation: monitor_common.h's
+ * dq_monitor_queue_created). */
 void dq_monitor_fini(hsad_queue_t *q);
 
 /* ---- launch_check.c ---- */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "hsa-dispatch/backend.h"
+#include "hsa-dispatch/monitor_common.h"
 #include "memory/hsad_memory.h"
 
 #define FR_MAX_DEVICES 16
@@ -246,7 +247,9 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
   if (!device || !out_queue)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_create: NULL device or out_queue");
   hsad_status_t s = fr_check_open();
-  return s ? s : device->ops->queue_create(device, device->impl, options, out_queue);
+  if (!s) s = device->ops->queue_create(device, device->impl, options, out_queue);
+  if (!s && device->ops->monitor_enable) dq_monitor_queue_created(*out_queue);
+  return s;
 }
 void hsad_queue_destroy(hsad_queue_t *q) {
   if (q) hsad_queue_ops(q)->queue_destroy(q);
@@ -272,6 +275,32 @@ uint32_t hsad_queue_size(const hsad_queue_t *q) { return q ? hsad_queue_ops(q)->
 hsad_status_t hsad_queue_error(const hsad_queue_t *q) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_error: NULL queue");
   return hsad_queue_ops(q)->queue_error(q);
+}
+
+/* ---- monitoring (hsad_monitor.h): the queue's backend keeps the records; messages as
+ * hsa-dispatch/monitor.c's ---------------------------------------------------------------- */
+
+hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_options_t *options) {
+  if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: NULL queue");
+  if (hsad_queue_ops(q)->monitor_enable) return hsad_queue_ops(q)->monitor_enable(q, options);
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_enable: the queue is a %s stream: "
+                   "its backend has no monitoring", hsad_queue_ops(q)->name);
+}
+
+void hsad_queue_monitor_disable(hsad_queue_t *q) {
+  if (q && hsad_queue_ops(q)->monitor_disable) hsad_queue_ops(q)->monitor_disable(q);
+}
+
+hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *q, hsad_dispatch_record_t *out_records,
+                                       uint32_t capacity, uint32_t *out_count,
+                                       uint64_t *out_dropped) {
+  if (!q || !out_count || (!out_records && capacity))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
+                     "out_records or out_count");
+  if (hsad_queue_ops(q)->monitor_drain)
+    return hsad_queue_ops(q)->monitor_drain(q, out_records, capacity, out_count, out_dropped);
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
+                   "its backend has no monitoring", hsad_queue_ops(q)->name);
 }
 
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,

@@ -284,9 +284,7 @@ const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kerne
 #endif
 
 #include "hsa-dispatch/hsad_queue.h"
-#ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_monitor.h"
-#endif
 #include "hsa-dispatch/hsad_variants.h"
 
 #endif /* HSAD_H */

@@ -31,8 +31,13 @@
  * block) per the SM's maximum; the other register and scratch fields 0. On a profiling queue
  * every monitored dispatch is timed by a cuEventRecord pair (256 kept: drain at least that
  * often). HSAD_ALERT_SPILL_RATIO when the kernel has local bytes (value: bytes per thread,
- * threshold 0); HSAD_ALERT_LOW_OCCUPANCY as above on that occupancy. CUDA graph launches leave
- * no records yet.
+ * threshold 0); HSAD_ALERT_LOW_OCCUPANCY as above on that occupancy. Graph launches (CUDA
+ * graphs, nvidia/nv_graph.c) leave one record per kernel node in the monitor of the queue the
+ * node was recorded on: sequential, each node's own launch (timed on a profiling queue); fused,
+ * every node's record has the one cuGraphLaunch's dispatch id (of the exec's first queue) and
+ * host submit interval, and, when that queue profiles, the graph's device start and end (a
+ * cuEventRecord pair around the launch: CUDA does not time a graph's nodes apart). Available in
+ * the build without AMD too (make BACKENDS=nvidia), trace export included.
  */
 #ifndef HSAD_MONITOR_H
 #define HSAD_MONITOR_H

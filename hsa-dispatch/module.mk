@@ -2,7 +2,7 @@
 HSAD_LIB_SRCS += hsa-dispatch/runtime.c hsa-dispatch/program.c hsa-dispatch/queue.c hsa-dispatch/rocr.c \
   hsa-dispatch/timeline.c hsa-dispatch/dispatch.c hsa-dispatch/launch_check.c hsa-dispatch/submit.c \
   hsa-dispatch/aql_ring.c hsa-dispatch/launch_cache.c hsa-dispatch/batch.c hsa-dispatch/gate.c \
-  hsa-dispatch/monitor.c hsa-dispatch/trace.c hsa-dispatch/variants.c hsa-dispatch/backend.c
+  hsa-dispatch/monitor.c hsa-dispatch/monitor_common.c hsa-dispatch/trace.c hsa-dispatch/variants.c hsa-dispatch/backend.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_vendor.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_aql.h hsa-dispatch/hsad_rocr.h hsa-dispatch/hsad_submit.h \
   hsa-dispatch/hsad_emu_abi.h hsa-dispatch/hsad_monitor.h hsa-dispatch/hsad_variants.h
 # trace export (trace.c) writes JSON with json-c

@@ -8,7 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef HSAD_NO_AMD /* the build without AMD: every queue is a backend's */
+#include "hsa-dispatch/backend.h"
+#define TRACE_QUEUE_ID(q) hsad_queue_ops(q)->queue_trace_id(q)
+#else
 #include "hsa-dispatch/dispatch_internal.h"
+#define TRACE_QUEUE_ID(q) ((q)->ops ? (q)->ops->queue_trace_id(q) : (q)->hsa->id)
+#endif
 
 #define TRACE_GPU_PID (1 << 30)
 
@@ -66,7 +72,7 @@ hsad_status_t hsad_trace_add(hsad_trace_t *t, const hsad_dispatch_record_t *reco
       e->device = di->index;
       e->node = di->node;
       snprintf(e->device_name, sizeof e->device_name, "%s", di->name);
-      e->queue_id = q->ops ? q->ops->queue_trace_id(q) : q->hsa->id;
+      e->queue_id = TRACE_QUEUE_ID(q);
     }
     t->count++;
   }

@@ -58,15 +58,17 @@ NV_RUN_TEST := $(TESTDIR)/test_nvidia_run
 TEST_BINS += $(NV_RUN_TEST)
 NV_RUN_DEFS = -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' -DNV_DATADIR='"$(abspath tests/data/nvidia)"' \
   -DNV_CUBIN='"$(abspath $(NV_CUBIN))"' -DNV_FATBIN='"$(abspath $(NV_FATBIN))"' \
-  -DNV_PTX='"$(abspath $(NV_PTX))"'
-$(NV_RUN_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(NV_CUBIN_DEP)
+  -DNV_PTX='"$(abspath $(NV_PTX))"' -DNV_BENCH_BIN='"$(abspath $(BINDIR))/hsad-bench-nvidia"' \
+  -DHSAD_SRCDIR='"$(CURDIR)"'
+$(NV_RUN_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(BINDIR)/hsad-bench-nvidia $(NV_CUBIN_DEP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NV_RUN_DEFS) $< -o $@ $(LDFLAGS) -lcriterion -ljson-c
 
 # hsad-bench-nvidia: hsad_kernel_dispatch against raw cuLaunchKernel (host ns per submit) and
 # launch + wait against cuLaunchKernel + cuStreamSynchronize
 NV_BENCH := $(BINDIR)/hsad-bench-nvidia
-$(NV_BENCH): tests/bench_nvidia.c tests/bench_nvidia_graph.h $(LIBDIR)/libhsad.a
+$(NV_BENCH): tests/bench_nvidia.c tests/bench_nvidia_graph.h tests/bench_nvidia_producers.h \
+  tests/bench_nvidia_plot.h $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lpthread -lm
 ALL_TARGETS += $(NV_BENCH)

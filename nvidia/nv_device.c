@@ -512,10 +512,8 @@ const hsad_backend_ops_t nv_backend_ops = {
     .variant_check = nv_variant_check,
     .variant_select = nv_variant_select,
     .queue_profiling = nv_queue_profiling,
-#ifndef HSAD_NO_AMD
     .monitor_enable = nv_monitor_enable,
     .monitor_disable = nv_monitor_disable,
     .monitor_drain = nv_monitor_drain,
-#endif
     .queue_trace_id = nv_queue_trace_id,
 };

@@ -425,6 +425,55 @@ fail:
 
 /* ---- launches ----------------------------------------------------------------------------- */
 
+/* Monitoring (hsad_monitor.h, issue 22): a launch leaves one record per kernel node in the
+ * monitor of the queue the node was recorded on, as AMD's graph launches do (fused or rolled
+ * back). Sequential: each node's own launch, timed by its own cuEventRecord pair on a
+ * profiling queue. Fused: the one cuGraphLaunch on the first queue; every kernel node's record
+ * has that launch's id and host submit interval, and on a profiling first queue the event pair
+ * around the cuGraphLaunch gives every node's record the graph's device start and end (CUDA
+ * times a graph's nodes only through event nodes, which the exec does not hold). */
+static bool nv_graph_monitored(const nv_gexec_t *e) {
+  for (uint32_t j = 0; j < e->nq; j++)
+    if (e->qs[j]->monitor) return true;
+  return false;
+}
+
+/* The fused launch's records: kernel nodes in topological order, launch `id` of q0. */
+static void nv_graph_records(nv_gexec_t *e, nv_queue_t *q0, uint64_t id, uint64_t epoch,
+                             uint64_t t0, uint64_t t1) {
+  for (uint32_t oi = 0; oi < e->nn; oi++) {
+    const nv_gnode_t *x = &e->nodes[e->order[oi]];
+    nv_queue_t *q = e->qs[x->qi];
+    if (x->op == FU_OP_KERNEL && q->monitor)
+      nv_monitor_record(q, q0, x->k, x->geo, x->dynamic, id, epoch, t0, t1);
+  }
+}
+
+/* A kernel node of the sequential path on a monitored queue: launched (timed by the queue's
+ * event pair when it profiles) and recorded. */
+static hsad_status_t nv_seq_kernel_monitored(nv_queue_t *q, nv_gnode_t *x) {
+  uint64_t t0 = hsad_now_ns(), id, epoch = 0;
+  void **params = x->k->param_count ? x->pptr[x->cur] : NULL;
+  if (q->profiling) {
+    hsad_completion_t c;
+    hsad_status_t s = nv_dispatch_timed(q, x->k, x->blocks, x->block, x->dynamic, params, NULL,
+                                        &c, &id);
+    if (s) return s;
+    epoch = c.epoch;
+  } else {
+    nv_result_t r = nv_cu.launch_kernel(x->k->fn, x->blocks[0], x->blocks[1], x->blocks[2],
+                                        x->block[0], x->block[1], x->block[2], x->dynamic,
+                                        q->stream, params, NULL);
+    if (r)
+      return nv_fail(q->dev, r, "hsad_graph_launch (sequential): node %s (%s) on queue %llu",
+                     x->name, nv_op_name[x->op], (unsigned long long)q->uid);
+    id = atomic_fetch_add_explicit(&q->launches, 1, memory_order_relaxed);
+    atomic_store_explicit(&q->since_epoch, 1, memory_order_relaxed);
+  }
+  nv_monitor_record(q, q, x->k, x->geo, x->dynamic, id, epoch, t0, hsad_now_ns());
+  return HSAD_OK;
+}
+
 static hsad_status_t nv_seq_node(nv_gexec_t *e, nv_gnode_t *x, uint64_t deadline_ns) {
   nv_queue_t *q = e->qs[x->qi];
   uint32_t i = (uint32_t)(x - e->nodes);
@@ -436,6 +485,10 @@ static hsad_status_t nv_seq_node(nv_gexec_t *e, nv_gnode_t *x, uint64_t deadline
   }
   hsad_status_t s = nv_queue_seal_fast(q); /* q's pending epoch does not wait for this node */
   if (s) return s;
+  if (__builtin_expect(x->op == FU_OP_KERNEL && q->monitor != NULL, 0)) {
+    if ((s = nv_seq_kernel_monitored(q, x)) != HSAD_OK) return s;
+    return x->cross ? nv_queue_epoch(q, &x->done) : HSAD_OK;
+  }
   nv_result_t r = NV_SUCCESS;
   nv_deviceptr_t dst = (nv_deviceptr_t)(uintptr_t)x->dst;
   switch (x->op) {
@@ -529,12 +582,22 @@ static hsad_status_t nv_graph_launch(hsad_graph_exec_t *ge, uint32_t flags,
   if (ndeps && (s = nv_queue_wait_deps(q0, deps, ndeps, deadline_ns, "hsad_graph_launch")) != HSAD_OK)
     return s;
   if ((s = nv_queue_seal_fast(q0)) != HSAD_OK) return s; /* nor q0's for the graph */
-  nv_result_t r = nv_cu.graph_launch(e->exec, q0->stream);
-  if (__builtin_expect(r != NV_SUCCESS, 0))
-    return nv_fail(q0->dev, r, "hsad_graph_launch: cuGraphLaunch on queue %llu",
-                   (unsigned long long)q0->uid);
-  atomic_fetch_add_explicit(&q0->launches, 1, memory_order_relaxed);
-  atomic_store_explicit(&q0->since_epoch, 1, memory_order_relaxed);
+  bool mon = __builtin_expect(nv_graph_monitored(e), 0);
+  uint64_t t0 = mon ? hsad_now_ns() : 0, id, epoch = 0;
+  if (__builtin_expect(mon && q0->profiling, 0)) {
+    hsad_completion_t tc;
+    if ((s = nv_dispatch_timed(q0, NULL, NULL, NULL, 0, NULL, e->exec, &tc, &id)) != HSAD_OK)
+      return s;
+    epoch = tc.epoch;
+  } else {
+    nv_result_t r = nv_cu.graph_launch(e->exec, q0->stream);
+    if (__builtin_expect(r != NV_SUCCESS, 0))
+      return nv_fail(q0->dev, r, "hsad_graph_launch: cuGraphLaunch on queue %llu",
+                     (unsigned long long)q0->uid);
+    id = atomic_fetch_add_explicit(&q0->launches, 1, memory_order_relaxed);
+    atomic_store_explicit(&q0->since_epoch, 1, memory_order_relaxed);
+  }
+  if (__builtin_expect(mon, 0)) nv_graph_records(e, q0, id, epoch, t0, hsad_now_ns());
   /* the other queues after the graph, lazily: their next work waits for it (join_src) */
   for (uint32_t j = 1; j < e->nq; j++) {
     nv_queue_t *q = e->qs[j];

@@ -193,8 +193,15 @@ hsad_status_t nv_dispatch_unmonitored(nv_queue_t *q, const hsad_device_kernel_t 
                                       const hsad_launch_t *l, hsad_completion_t *out_completion,
                                       uint64_t *out_packet_id, uint32_t *out_dynamic);
 
-/* nv_monitor.c (builds with AMD: hsad_monitor.h): a monitored dispatch, the table's monitor
- * functions */
+/* A launch bracketed by a profiling slot's cuEventRecord pair and followed by an epoch write,
+ * under q->lock (q->profiling): the kernel k with params, or, exec non-NULL, that CUDA graph
+ * (cuGraphLaunch); *out_completion's packet_id is the launch's id (hsad_completion_times). */
+hsad_status_t nv_dispatch_timed(nv_queue_t *q, nv_kernel_t *k, const uint32_t blocks[3],
+                                const uint32_t block[3], uint32_t dynamic, void **params,
+                                nv_graph_exec_t exec, hsad_completion_t *out_completion,
+                                uint64_t *out_packet_id);
+
+/* nv_monitor.c (hsad_monitor.h): a monitored dispatch, the table's monitor functions */
 struct hsad_monitor_options;
 struct hsad_dispatch_record;
 hsad_status_t nv_monitor_dispatch(nv_queue_t *q, const hsad_device_kernel_t *kernel,
@@ -205,6 +212,13 @@ void nv_monitor_disable(hsad_queue_t *queue);
 hsad_status_t nv_monitor_drain(hsad_queue_t *queue, struct hsad_dispatch_record *out_records,
                                uint32_t capacity, uint32_t *out_count, uint64_t *out_dropped);
 uint64_t nv_queue_trace_id(const hsad_queue_t *queue);
+/* One record of kernel k launched as launch `id` of queue tq (q itself, or the queue whose
+ * stream ran a CUDA graph holding the node), in q's monitor (q->monitor set): geo is the
+ * launch's dims, grid[3], block[3] (work-items, as hsad_launch_t); epoch: tq's completion
+ * whose profiling slot times it (0: none); t0, t1: the host submit interval. Raises the
+ * kernel's alerts on first sight. Never fails (a full ring drops and counts). */
+void nv_monitor_record(nv_queue_t *q, nv_queue_t *tq, const nv_kernel_t *k, const uint32_t geo[7],
+                       uint32_t dynamic, uint64_t id, uint64_t epoch, uint64_t t0, uint64_t t1);
 
 /* Options of the driver's JIT for a program load (cuModuleLoadDataEx): option[i] =
  * value[i] (unsigned int or int options only). count 0: cuModuleLoadData. */

@@ -16,8 +16,7 @@
 #include <unistd.h>
 
 #include "nvidia/nv_internal.h"
-#ifndef HSAD_NO_AMD
-#include "hsa-dispatch/dispatch_internal.h"
+#include "hsa-dispatch/monitor_common.h"
 
 typedef struct nv_mon_kernel {
   const nv_kernel_t *k;
@@ -29,6 +28,7 @@ typedef struct nv_mon_kernel {
 
 typedef struct nv_mon_cell {
   uint64_t id, epoch;                      /* epoch: the completion (0: none, not timed) */
+  nv_queue_t *tq;                          /* the queue whose slot times it (NULL: its own) */
   const nv_mon_kernel_t *kernel;           /* NULL: table full */
   uint64_t kernel_object;
   uint16_t dims, block[3];
@@ -138,19 +138,11 @@ static const nv_mon_kernel_t *nv_kernel_get(struct nv_monitor *m, nv_queue_t *q,
 
 static _Thread_local uint32_t nv_mon_tid;
 
-hsad_status_t nv_monitor_dispatch(nv_queue_t *q, const hsad_device_kernel_t *kernel,
-                                  const hsad_launch_t *l, hsad_completion_t *out_completion,
-                                  uint64_t *out_packet_id) {
+void nv_monitor_record(nv_queue_t *q, nv_queue_t *tq, const nv_kernel_t *k, const uint32_t geo[7],
+                       uint32_t dynamic, uint64_t id, uint64_t epoch, uint64_t t0, uint64_t t1) {
   struct nv_monitor *m = q->monitor;
-  hsad_completion_t own, *c = out_completion ? out_completion : q->profiling ? &own : NULL;
-  uint64_t id = 0, t0 = hsad_now_ns();
-  uint32_t dynamic = 0;
-  hsad_status_t s = nv_dispatch_unmonitored(q, kernel, l, c, &id, &dynamic);
-  uint64_t t1 = hsad_now_ns();
-  if (s) return s;
-  if (out_packet_id) *out_packet_id = id;
-  const nv_kernel_t *k = (const nv_kernel_t *)(uintptr_t)kernel;
-  uint32_t block = l->block[0] * (l->dims > 1 ? l->block[1] : 1) * (l->dims > 2 ? l->block[2] : 1);
+  uint32_t dims = geo[0];
+  uint32_t block = geo[4] * (dims > 1 ? geo[5] : 1) * (dims > 2 ? geo[6] : 1);
   if (!nv_mon_tid) nv_mon_tid = (uint32_t)syscall(SYS_gettid);
   pthread_mutex_lock(&m->lock);
   bool fresh;
@@ -159,19 +151,35 @@ hsad_status_t nv_monitor_dispatch(nv_queue_t *q, const hsad_device_kernel_t *ker
     m->dropped++;
   } else {
     nv_mon_cell_t *x = &m->cells[m->tail++ & (m->capacity - 1)];
-    *x = (nv_mon_cell_t){.id = id, .epoch = q->profiling && c ? c->epoch : 0, .kernel = e,
-                         .kernel_object = k->desc.kernel_object, .dims = (uint16_t)l->dims,
+    *x = (nv_mon_cell_t){.id = id, .epoch = epoch, .tq = tq == q ? NULL : tq, .kernel = e,
+                         .kernel_object = k->desc.kernel_object, .dims = (uint16_t)dims,
                          .thread_id = nv_mon_tid, .t0 = t0, .t1 = t1};
-    for (int i = 0; i < 3; i++) {
-      bool used = (uint32_t)i < l->dims;
-      x->block[i] = (uint16_t)(used ? l->block[i] : 1);
-      x->grid[i] = used ? l->grid[i] : 1;
+    for (uint32_t i = 0; i < 3; i++) {
+      bool used = i < dims;
+      x->block[i] = (uint16_t)(used ? geo[4 + i] : 1);
+      x->grid[i] = used ? geo[1 + i] : 1;
     }
   }
   pthread_mutex_unlock(&m->lock);
   if (fresh)
     nv_kernel_alerts(m, (hsad_queue_t *)q, e,
                      q->dev->info.max_waves_per_cu * q->dev->info.wavefront_size, id);
+}
+
+hsad_status_t nv_monitor_dispatch(nv_queue_t *q, const hsad_device_kernel_t *kernel,
+                                  const hsad_launch_t *l, hsad_completion_t *out_completion,
+                                  uint64_t *out_packet_id) {
+  hsad_completion_t own, *c = out_completion ? out_completion : q->profiling ? &own : NULL;
+  uint64_t id = 0, t0 = hsad_now_ns();
+  uint32_t dynamic = 0;
+  hsad_status_t s = nv_dispatch_unmonitored(q, kernel, l, c, &id, &dynamic);
+  uint64_t t1 = hsad_now_ns();
+  if (s) return s;
+  if (out_packet_id) *out_packet_id = id;
+  uint32_t geo[7];
+  memcpy(geo, &l->dims, sizeof geo); /* dims, grid[3], block[3] (fu_graph's layout too) */
+  nv_monitor_record(q, q, (const nv_kernel_t *)(uintptr_t)kernel, geo, dynamic, id,
+                    q->profiling && c ? c->epoch : 0, t0, t1);
   return HSAD_OK;
 }
 
@@ -205,7 +213,8 @@ hsad_status_t nv_monitor_drain(hsad_queue_t *queue, hsad_dispatch_record_t *out,
       r->occupancy_percent = e->occupancy_percent;
     }
     if (x->epoch) {
-      hsad_completion_t c = {.queue = queue, .epoch = x->epoch, .packet_id = x->id};
+      hsad_queue_t *tq = x->tq ? (hsad_queue_t *)x->tq : queue;
+      hsad_completion_t c = {.queue = tq, .epoch = x->epoch, .packet_id = x->id};
       if (!failed && !nv_completion_done(&c)) break; /* times still to come: a later drain */
       uint64_t a, b;
       if (!failed && nv_completion_times(&c, &a, &b) == HSAD_OK)
@@ -222,8 +231,6 @@ hsad_status_t nv_monitor_drain(hsad_queue_t *queue, hsad_dispatch_record_t *out,
   pthread_mutex_unlock(&m->lock);
   return HSAD_OK;
 }
-
-#endif
 
 uint64_t nv_queue_trace_id(const hsad_queue_t *queue) {
   return ((const nv_queue_t *)(const void *)queue)->uid;

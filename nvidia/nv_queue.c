@@ -57,12 +57,20 @@ static hsad_status_t nv_prof_init(nv_queue_t *q) {
   for (uint32_t i = 0; i < NV_PROF_SLOTS; i++) atomic_init(&q->prof_id[i], UINT64_MAX);
   nv_result_t r = nv_cu.event_create(&q->prof_ev0, 0);
   for (uint32_t i = 0; !r && i < 2 * NV_PROF_SLOTS; i++) r = nv_cu.event_create(&q->prof_ev[i], 0);
-  if (!r) r = nv_cu.event_record(q->prof_ev0, q->stream);
-  if (!r) r = nv_cu.event_synchronize(q->prof_ev0);
+  /* the anchor: the host's clock once prof_ev0 is reached, read late by at most the
+   * record + synchronize window; a window over 100 us (a loaded host: the synchronize's wake-up)
+   * is retried, 8 times at most, so device times do not read milliseconds late */
+  uint64_t t0 = 0, t1 = 0;
+  for (int i = 0; !r && (i == 0 || (t1 - t0 > 100000 && i < 8)); i++) {
+    t0 = hsad_now_ns();
+    r = nv_cu.event_record(q->prof_ev0, q->stream);
+    if (!r) r = nv_cu.event_synchronize(q->prof_ev0);
+    t1 = hsad_now_ns();
+  }
   if (r)
     return nv_fail(q->dev, r, "hsad_queue_create: profiling events (cuEventCreate, cuEventRecord, "
                    "cuEventSynchronize) on device %u", q->dev->info.index);
-  q->prof_t0_ns = hsad_now_ns();
+  q->prof_t0_ns = t1;
   q->profiling = true;
   return HSAD_OK;
 }
@@ -117,9 +125,7 @@ hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool s
 
 void nv_queue_free(nv_queue_t *q) {
   nv_dev_t *dev = q->dev;
-#ifndef HSAD_NO_AMD
   if (q->monitor) nv_monitor_disable((hsad_queue_t *)q);
-#endif
   if (dev) {
     pthread_mutex_lock(&dev->lock);
     for (nv_queue_t **p = &dev->queues; *p; p = &(*p)->next)
@@ -572,20 +578,26 @@ hsad_status_t nv_launch_prepare(nv_queue_t *q, const hsad_device_kernel_t *kerne
 
 /* A dispatch with a completion on a profiling queue: start event, launch, end event and the
  * epoch under the queue's lock (the events bracket this launch alone); the completion's
- * packet_id is the dispatch id (the slot hsad_completion_times reads). */
-static __attribute__((noinline)) hsad_status_t
+ * packet_id is the dispatch id (the slot hsad_completion_times reads). exec: a CUDA graph
+ * launched (cuGraphLaunch) in place of the kernel (nv_graph.c's monitored launches); params:
+ * the kernel's parameter pointers. */
+__attribute__((noinline)) hsad_status_t
 nv_dispatch_timed(nv_queue_t *q, nv_kernel_t *k, const uint32_t blocks[3], const uint32_t block[3],
-                  uint32_t dynamic, hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+                  uint32_t dynamic, void **params, nv_graph_exec_t exec,
+                  hsad_completion_t *out_completion, uint64_t *out_packet_id) {
   pthread_mutex_lock(&q->lock);
   uint64_t id = atomic_load_explicit(&q->launches, memory_order_relaxed);
   uint32_t slot = (uint32_t)(id % NV_PROF_SLOTS);
   atomic_store_explicit(&q->prof_id[slot], UINT64_MAX, memory_order_release); /* being reused */
   const char *what = "cuEventRecord (start)";
   nv_result_t r = nv_cu.event_record(q->prof_ev[2 * slot], q->stream);
-  if (!r) {
+  if (!r && exec) {
+    what = "cuGraphLaunch";
+    r = nv_cu.graph_launch(exec, q->stream);
+  } else if (!r) {
     what = "cuLaunchKernel";
     r = nv_cu.launch_kernel(k->fn, blocks[0], blocks[1], blocks[2], block[0], block[1], block[2],
-                            dynamic, q->stream, k->param_count ? nv_param_ptrs : NULL, NULL);
+                            dynamic, q->stream, params, NULL);
   }
   if (!r) {
     atomic_store_explicit(&q->launches, id + 1, memory_order_relaxed);
@@ -605,8 +617,8 @@ nv_dispatch_timed(nv_queue_t *q, nv_kernel_t *k, const uint32_t blocks[3], const
   }
   pthread_mutex_unlock(&q->lock);
   if (r)
-    return nv_fail(q->dev, r, "kernel %s: %s on profiling queue %llu", k->desc.name, what,
-                   (unsigned long long)q->uid);
+    return nv_fail(q->dev, r, "%s%s: %s on profiling queue %llu", exec ? "" : "kernel ",
+                   exec ? "hsad_graph_launch" : k->desc.name, what, (unsigned long long)q->uid);
   *out_completion = (hsad_completion_t){.queue = (hsad_queue_t *)q, .epoch = e, .packet_id = id};
   if (out_packet_id) *out_packet_id = id;
   return HSAD_OK;
@@ -672,7 +684,8 @@ nv_dispatch_body(nv_queue_t *q, const hsad_device_kernel_t *kernel, const hsad_l
   if (NV_UNLIKELY((s = nv_geometry(q, k, l, dynamic, blocks, block)) != HSAD_OK)) return s;
   for (uint32_t i = 0; i < k->param_count; i++) nv_param_ptrs[i] = nv_params + k->param_offset[i];
   if (NV_UNLIKELY(q->profiling && out_completion))
-    return nv_dispatch_timed(q, k, blocks, block, dynamic, out_completion, out_packet_id);
+    return nv_dispatch_timed(q, k, blocks, block, dynamic, k->param_count ? nv_param_ptrs : NULL,
+                             NULL, out_completion, out_packet_id);
   nv_result_t r = nv_cu.launch_kernel(k->fn, blocks[0], blocks[1], blocks[2], block[0], block[1],
                                       block[2], dynamic, q->stream,
                                       k->param_count ? nv_param_ptrs : NULL, NULL);
@@ -699,10 +712,8 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   (void)deadline_ns; /* a stream has no ring to wait for */
   nv_queue_t *q = nvq(queue);
   uint32_t dynamic;
-#ifndef HSAD_NO_AMD
   if (NV_UNLIKELY(q->monitor != NULL))
     return nv_monitor_dispatch(q, kernel, l, out_completion, out_packet_id);
-#endif
   return nv_dispatch_body(q, kernel, l, out_completion, out_packet_id, &dynamic);
 }
 

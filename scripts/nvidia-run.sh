@@ -20,8 +20,12 @@
 # one process per test), hsad run on the GPU (tests/test_nvidia_run.c: a .cu source through NVRTC,
 # cubin, fatbin, PTX, exact outputs; then saxpy and a by-value struct shown as text and --json),
 # spill-aware variants of nv_variants.cu's heavy (hsad run --variants: the rule at 1024 threads,
-# auto measured at 256), hsad graph (examples/nv-fork-join.json as one CUDA graph, 100 launches),
-# the bench (hsad-bench-nvidia: dispatch, roundtrip, barrier, pool, copy, pageable, graph). Every step runs
+# auto measured at 256), hsad graph (examples/nv-fork-join.json as one CUDA graph, 100 launches), hsad run --trace
+# (a monitored profiling stream in the NVIDIA-only build: the trace checked with python3),
+# the bench (hsad-bench-nvidia, every suite in one run: dispatch, roundtrip, barrier, pool, copy,
+# pageable, timing, graph, producers; --json $OUT/bench.jsonl, --plot $OUT/plots: PNGs where
+# gnuplot is installed, else its scripts and data), README's tables from that one JSON file
+# ($OUT/bench-tables.md, scripts/nv-bench-table.py). Every step runs
 # even when an earlier one failed where it can. The last lines are $OUT/summary.txt: one line
 # per step, PASS / FAIL / SKIP, and the totals. Exit status: 0 when every step passed.
 set -u
@@ -239,10 +243,43 @@ run_step graph-fork-join 60 "$BUILD/bin/hsad" graph examples/nv-fork-join.json -
 expect graph-fork-join "6 nodes on 2 queue(s), 100 launch(es), path: fused"
 expect graph-fork-join "check out: 5 elements OK"
 
+# hsad run --trace on the GPU (monitoring in the NVIDIA-only build, issue 22): 300 dispatches of
+# saxpy on a profiling stream, drained every 64; the trace must hold 300 dispatch slices with
+# device durations, 300 submit slices and one queue track
+run_step run-trace 60 "$BUILD/bin/hsad" run tests/data/nvidia/nv_run.cu saxpy --device "$NVDEV" \
+  -DHSAD_RUN_TEST -Itests/data/nvidia/include --grid 65536 --block 256 --arg f32:2.5 \
+  --arg buf:f32:65536:iota --arg buf:f32:65536:const=1:out --arg u32:65536 --repeat 300 \
+  --trace "$OUT/run-trace.json"
+trace_check() { # the trace's slices counted by category and phase
+  python3 - "$OUT/run-trace.json" "${NV_MOCK:-}" <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+disp = [e for e in ev if e.get("ph") == "X" and e.get("name") == "saxpy"]
+sub = [e for e in ev if e.get("ph") == "X" and e.get("name") == "submit saxpy"]
+flows = [e for e in ev if e.get("ph") == "f"]
+tracks = [e["args"]["name"] for e in ev if e.get("ph") == "M" and "QUEUE" in e["args"].get("name", "")]
+dur = sorted(e["dur"] for e in disp)
+print("trace: %d dispatch slices, %d submit slices, %d flows, queue tracks %s" % (len(disp), len(sub), len(flows), tracks))
+if dur:
+    print("trace: saxpy device us min %.3f median %.3f max %.3f" % (dur[0], dur[len(dur) // 2], dur[-1]))
+mock = bool(sys.argv[2])  # the mock's events may read 0 us apart; a GPU's never for 65,536 elements
+ok = len(disp) == 300 and len(sub) == 300 and len(flows) == 300 and len(tracks) == 1 and \
+    all(d > 0 or (mock and d == 0) for d in dur)
+print("trace check:", "OK" if ok else "FAILED (want 300 saxpy slices with device durations > 0, 300 submit slices, 300 flows, 1 queue track)")
+sys.exit(0 if ok else 1)
+PYEOF
+}
+run_step run-trace-check 30 trace_check
+[ -f "$OUT/run-trace-check.txt" ] && grep -a '^trace' "$OUT/run-trace-check.txt" | sed 's/^/      /' | tee -a "$SUMMARY"
+
 # ---- 7. bench --------------------------------------------------------------------------------
-run_step bench 150 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
-  --json "$OUT/bench.jsonl"
-[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^pageable  [HD]2[DH] [0-9]\|^graph\|^timing\|^cost\|^target\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+# every suite in one run (the default --suites), its JSON lines and plots
+run_step bench 420 "$BUILD/bin/hsad-bench-nvidia" "$CUBIN" --rounds 7 --count 20000 \
+  --json "$OUT/bench.jsonl" --plot "$OUT/plots"
+[ -f "$OUT/bench.txt" ] && grep -a '^dispatch\|^roundtrip\|^barrier\|^pool\|^copy\|^pageable  [HD]2[DH] [0-9]\|^graph\|^timing\|^producers\|^cost\|^target\|^plot\|^hsad-bench-nvidia on\|^hsad-bench-nvidia: no' "$OUT/bench.txt" | tee -a "$SUMMARY"
+# README's NVIDIA tables from that one run
+run_step bench-tables 30 python3 scripts/nv-bench-table.py "$OUT/bench.jsonl"
+[ -f "$OUT/bench-tables.txt" ] && sed -n '3,$p' "$OUT/bench-tables.txt" | grep -v '^(exit' > "$OUT/bench-tables.md"
 if grep -aq 'no NVIDIA' "$OUT/bench.txt" 2>/dev/null; then
   failed=$((failed + 1))
   note "FAIL  bench: it found no NVIDIA GPU"

@@ -44,10 +44,14 @@
  *              one node update, instantiate, for a 10-node chain, a 100-node DAG over two
  *              queues and a fork/join (bench_nvidia_graph.h). Checked: every node ran once per
  *              launch on both paths.
+ *   producers  1, 2, 4, 8 threads submitting into one shared queue or a queue each: hsad
+ *              against cuLaunchKernel from as many threads (bench_nvidia_producers.h).
  * Prints min / median / max over rounds, the targets of issue 19 with the measured ratios, and
  * the same as JSON lines when given a file.
- * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] [--suites LIST]
- * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy,pageable,graph,timing; default all). Exit 0 also
+ * Usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] [--plot DIR] [--suites LIST]
+ * (LIST: comma-separated of dispatch,roundtrip,barrier,pool,copy,pageable,graph,timing,producers;
+ * default all; --plot: bench_nvidia_plot.h; scripts/nv-bench-table.py renders README's tables
+ * from the --json file). Exit 0 also
  * when there is no NVIDIA GPU (it says so), 1 on a failure (a failed check says what differs). */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -74,6 +78,8 @@ static int cmp(const void *a, const void *b) {
 
 static FILE *json;
 
+#include "bench_nvidia_plot.h"
+
 /* Sorts v and prints min / median / max; returns the median. bytes > 0: also GB/s (median). */
 static double report_b(const char *suite, const char *path, const char *kernel, double *v, int n,
                        double bytes) {
@@ -82,6 +88,7 @@ static double report_b(const char *suite, const char *path, const char *kernel, 
          v[n / 2], v[n - 1]);
   if (bytes > 0) printf("  %7.2f GB/s", bytes / v[n / 2]);
   printf("\n");
+  bench_row_keep(suite, path, kernel, v[0], v[n / 2], v[n - 1]);
   if (json)
     fprintf(json, "{\"suite\":\"%s\",\"path\":\"%s\",\"kernel\":\"%s\",\"min_ns\":%.1f,"
             "\"median_ns\":%.1f,\"max_ns\":%.1f,\"rounds\":%d,\"bytes\":%.0f}\n", suite, path,
@@ -108,6 +115,7 @@ static int want(const char *suites, const char *name) {
 }
 
 #include "bench_nvidia_graph.h"
+#include "bench_nvidia_producers.h"
 
 /* ---- barrier ---------------------------------------------------------------------------- */
 
@@ -520,12 +528,14 @@ static int suite_pageable(bench_env_t *b) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE]\n");
+    fprintf(stderr, "usage: hsad-bench-nvidia CUBIN [--rounds R] [--count N] [--json FILE] "
+            "[--plot DIR] [--suites LIST]\n");
     return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0); /* whole lines between the progress lines on stderr */
   int rounds = 7, count = 20000;
-  const char *suites = "dispatch,roundtrip,barrier,pool,copy,pageable,graph,timing";
+  const char *suites = "dispatch,roundtrip,barrier,pool,copy,pageable,graph,timing,producers";
+  const char *plot = NULL;
   for (int i = 2; i < argc; i += 2) {
     if (i + 1 >= argc) {
       fprintf(stderr, "hsad-bench-nvidia: %s needs a value\n", argv[i]);
@@ -535,9 +545,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--count")) count = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--json")) json = fopen(argv[i + 1], "w");
     else if (!strcmp(argv[i], "--suites")) suites = argv[i + 1];
+    else if (!strcmp(argv[i], "--plot")) plot = argv[i + 1];
     else {
       fprintf(stderr, "hsad-bench-nvidia: unknown option %s (--rounds, --count, --json, "
-              "--suites)\n", argv[i]);
+              "--plot, --suites)\n", argv[i]);
       return 2;
     }
   }
@@ -563,6 +574,11 @@ int main(int argc, char **argv) {
   printf("hsad-bench-nvidia on device %u: %s (%s), CUDA %d.%d, driver %s; rounds %d, count %d\n",
          di->index, di->product_name, di->name, di->cuda_version / 1000,
          di->cuda_version % 1000 / 10, di->driver_version, rounds, count);
+  if (json) /* the run's facts first (scripts/nv-bench-table.py heads its tables with them) */
+    fprintf(json, "{\"suite\":\"meta\",\"device\":\"%s\",\"arch\":\"%s\",\"cuda\":\"%d.%d\","
+            "\"driver\":\"%s\",\"rounds\":%d,\"count\":%d}\n", di->product_name, di->name,
+            di->cuda_version / 1000, di->cuda_version % 1000 / 10, di->driver_version, rounds,
+            count);
   hsad_program_t *prog;
   if ((s = hsad_program_load_file(dev, argv[1], &prog))) return fail("hsad_program_load_file", s);
   const hsad_device_kernel_t *kempty, *ksaxpy;
@@ -755,6 +771,12 @@ int main(int argc, char **argv) {
     if ((s = hsad_program_kernel(prog, "affine", &kaff))) return fail("kernel affine", s);
     if (suite_graph(dev, kaff, rounds, graph_ratio)) return 1;
   }
+  double prod_ratio[2][PB_NT] = {{0}};
+  int pr = want(suites, "producers");
+  if (pr) {
+    if (suite_producers(dev, kempty, fempty, rounds, count, prod_ratio)) return 1;
+    fprintf(stderr, "hsad-bench-nvidia: producers done\n");
+  }
   /* issue 19's targets, from the medians above */
   if (dd)
     printf("target    dispatch within 5%% of cuLaunchKernel: empty %+.1f%%, saxpy %+.1f%%\n",
@@ -785,6 +807,19 @@ int main(int argc, char **argv) {
            (graph_ratio[1][0] - 1) * 100, (graph_ratio[2][0] - 1) * 100,
            (graph_ratio[0][1] - 1) * 100, (graph_ratio[1][1] - 1) * 100,
            (graph_ratio[2][1] - 1) * 100);
+  if (pr)
+    printf("target    producers, hsad ns per submit over cuLaunchKernel's (1 / 2 / 4 / 8 threads): "
+           "one queue %.3f / %.3f / %.3f / %.3f, a queue each %.3f / %.3f / %.3f / %.3f\n",
+           prod_ratio[1][0], prod_ratio[1][1], prod_ratio[1][2], prod_ratio[1][3],
+           prod_ratio[0][0], prod_ratio[0][1], prod_ratio[0][2], prod_ratio[0][3]);
+  int rc = 0;
+  if (plot) {
+    char title[512];
+    snprintf(title, sizeof title, "%s (%s), CUDA %d.%d, driver %s; %d rounds of %d",
+             di->product_name, di->name, di->cuda_version / 1000, di->cuda_version % 1000 / 10,
+             di->driver_version, rounds, count);
+    rc = bench_plot(plot, title);
+  }
   if (be.qb) hsad_queue_destroy(be.qb);
   if (be.sb) nv_cu.stream_destroy(be.sb);
   if (be.ev) nv_cu.event_destroy(be.ev);
@@ -796,5 +831,6 @@ int main(int argc, char **argv) {
   hsad_program_destroy(prog);
   hsad_runtime_close(rt);
   if (json) fclose(json);
-  return 0;
+  free(bench_rows);
+  return rc;
 }

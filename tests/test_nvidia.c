@@ -1181,7 +1181,6 @@ Test(nvidia, completion_times_profiling) {
   nv_env_close(&e);
 }
 
-#ifndef HSAD_NO_AMD
 #include <json-c/json.h>
 
 /* Monitoring on NVIDIA (issue 22): records, alerts, the trace. */
@@ -1431,7 +1430,6 @@ Test(nvidia, monitor_records_alerts_trace) {
   hsad_mem_free(buf);
   nv_env_close(&e);
 }
-#endif
 
 /* ---- variant sets (issue 22: spill-aware variants) --------------------------------------- */
 
@@ -1708,5 +1706,128 @@ Test(nvidia, variants_errors) {
   hsad_queue_destroy(plain);
   hsad_variant_set_destroy(set);
   for (uint32_t i = 0; i < 4; i++) hsad_program_destroy(progs[i]);
+  nv_env_close(&e);
+}
+
+/* One record's fields for a graph kernel node (mock: affine 32 registers, 100%; mix 128, 25%). */
+static void nv_graph_record_is(const hsad_dispatch_record_t *r, hsad_queue_t *q, uint64_t id,
+                               const char *kernel, uint32_t grid, bool mock) {
+  cr_expect_eq(r->queue, q, "%s: queue", kernel);
+  cr_expect_eq(r->packet_id, id, "%s: packet_id %llu, want %llu", kernel,
+               (unsigned long long)r->packet_id, (unsigned long long)id);
+  cr_expect_str_eq(r->kernel, kernel);
+  cr_expect_eq(r->dims, 1);
+  cr_expect_eq(r->grid[0], grid);
+  cr_expect_eq(r->grid[1], 1u);
+  cr_expect_eq(r->workgroup[0], 256);
+  cr_expect_eq(r->execution, HSAD_EXECUTION_DEVICE);
+  cr_expect_geq(r->submit_end_ns, r->submit_start_ns);
+  if (mock) {
+    bool mix = !strcmp(kernel, "mix");
+    cr_expect_eq(r->vgpr_count, mix ? 128u : 32u, "%s: %u registers", kernel, r->vgpr_count);
+    cr_expect_eq(r->occupancy_percent, mix ? 25u : 100u);
+    cr_expect_eq(r->private_segment_size, mix ? 304u : 0u);
+  }
+}
+
+/* Graph launches leave one record per kernel node in the monitor of the node's queue, as AMD's
+ * fused and rolled-back launches do (issue 22). The fork/join over a profiling queue 0 and a
+ * plain queue 1 (kernel nodes A and J on queue 0, B on queue 1): fused, the one cuGraphLaunch
+ * on queue 0 is launch 0 there and every node's record carries it and the graph's device times
+ * (the event pair around cuGraphLaunch: equal on all three records); sequential, each node is
+ * its own launch (queue 0: FA 1, A 2, J 3; queue 1: FB 0, B 1, C 2) with its own times on the
+ * profiling queue and none on the plain one; a fused launch with only queue 1 monitored still
+ * records B (launch 4 of queue 0). Results stay exact. */
+Test(nvidia, graph_monitor_records) {
+  nv_env_t e;
+  nv_env(&e);
+  bool mock = !strcmp(hsad_device_info(e.dev)->product_name, "hsad cuda-mock");
+  hsad_monitor_alerts_reset();
+  enum { N = 1000 };
+  forkjoin_t f;
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.a));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.b));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.c));
+  hsad_queue_t *qs[2];
+  OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.profiling = true}, &qs[0]));
+  OK(hsad_queue_create(e.dev, NULL, &qs[1]));
+  nv_alerts_t al = {0};
+  hsad_monitor_options_t mo = {.capacity = 16, .alert = nv_alert, .alert_user = &al};
+  OK(hsad_queue_monitor_enable(qs[0], &mo));
+  OK(hsad_queue_monitor_enable(qs[1], &mo));
+  hsad_graph_t *g = forkjoin_graph(&e, &f, N);
+  hsad_graph_exec_t *x;
+  OK(hsad_graph_instantiate(g, qs, 2, &x));
+  hsad_completion_t c[2];
+  hsad_graph_rollback_t why;
+  uint64_t t_before = hsad_now_ns();
+  OK(hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, c, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
+  OK(hsad_completion_wait_all(c, 2, hsad_now_ns() + 10 * SEC));
+  uint64_t t_after = hsad_now_ns();
+  forkjoin_check(&f, 234);
+  hsad_dispatch_record_t r[8], r1[8];
+  uint32_t got = 0, got1 = 0;
+  uint64_t dropped = 9;
+  OK(hsad_queue_monitor_drain(qs[0], r, 8, &got, &dropped));
+  cr_assert_eq(got, 2u, "fused launch: %u records on queue 0, want 2 (A, J)", got);
+  cr_expect_eq(dropped, 0u);
+  OK(hsad_queue_monitor_drain(qs[1], r1, 8, &got1, NULL));
+  cr_assert_eq(got1, 1u, "fused launch: %u records on queue 1, want 1 (B)", got1);
+  nv_graph_record_is(&r[0], qs[0], 0, "affine", N, mock);
+  nv_graph_record_is(&r[1], qs[0], 0, "mix", N, mock);
+  nv_graph_record_is(&r1[0], qs[1], 0, "affine", N, mock);
+  for (int i = 0; i < 3; i++) {
+    const hsad_dispatch_record_t *ri = i < 2 ? &r[i] : &r1[0];
+    cr_expect(ri->device_times, "fused record %d has no device times", i);
+    cr_expect_eq(ri->start_ns, r[0].start_ns, "fused record %d: another start", i);
+    cr_expect_eq(ri->end_ns, r[0].end_ns, "fused record %d: another end", i);
+    cr_expect_eq(ri->submit_start_ns, r[0].submit_start_ns);
+  }
+  cr_expect_geq(r[0].submit_start_ns, t_before);
+  cr_expect_geq(r[0].end_ns, r[0].start_ns);
+  cr_expect_geq(r[0].start_ns + 5000, r[0].submit_start_ns);
+  /* (times are anchored at the host's clock after cuEventSynchronize of the queue's first
+   * event, so they may read late by that call's latency: up to tens of us on the mock) */
+  cr_expect_leq(r[0].end_ns, t_after + 1000000, "end %llu, after the wait %llu",
+                (unsigned long long)r[0].end_ns, (unsigned long long)t_after);
+  if (mock) { /* mix's spill and occupancy alerts, once, from the graph's first launch */
+    cr_assert_eq(al.n, 2, "%d alerts", al.n);
+    cr_expect_eq(al.reason[0], HSAD_ALERT_SPILL_RATIO);
+    cr_expect_str_eq(al.kernel[0], "mix");
+    cr_expect_eq(al.reason[1], HSAD_ALERT_LOW_OCCUPANCY);
+  }
+  /* sequential: each kernel node its own launch */
+  OK(hsad_graph_launch(x, HSAD_GRAPH_SEQUENTIAL, HSAD_DEADLINE_NEVER, c, &why));
+  cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_REQUESTED);
+  OK(hsad_completion_wait_all(c, 2, hsad_now_ns() + 10 * SEC));
+  forkjoin_check(&f, 234);
+  OK(hsad_queue_monitor_drain(qs[0], r, 8, &got, NULL));
+  cr_assert_eq(got, 2u, "sequential launch: %u records on queue 0, want 2", got);
+  OK(hsad_queue_monitor_drain(qs[1], r1, 8, &got1, NULL));
+  cr_assert_eq(got1, 1u, "sequential launch: %u records on queue 1, want 1", got1);
+  nv_graph_record_is(&r[0], qs[0], 2, "affine", N, mock);
+  nv_graph_record_is(&r[1], qs[0], 3, "mix", N, mock);
+  nv_graph_record_is(&r1[0], qs[1], 1, "affine", N, mock);
+  cr_expect(r[0].device_times && r[1].device_times, "sequential records on queue 0 untimed");
+  cr_expect_geq(r[0].end_ns, r[0].start_ns);
+  cr_expect_geq(r[1].start_ns + 1000, r[0].end_ns); /* J after A on queue 0's stream */
+  cr_expect(!r1[0].device_times, "queue 1 does not profile");
+  cr_expect_eq(r1[0].start_ns + r1[0].end_ns, 0u);
+  /* only queue 1 monitored: B is still recorded (launch 4 of queue 0, timed by its pair) */
+  hsad_queue_monitor_disable(qs[0]);
+  OK(hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, c, &why));
+  OK(hsad_completion_wait_all(c, 2, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_monitor_drain(qs[1], r1, 8, &got1, NULL));
+  cr_assert_eq(got1, 1u, "fused launch, queue 1 monitored: %u records, want 1", got1);
+  nv_graph_record_is(&r1[0], qs[1], 4, "affine", N, mock);
+  cr_expect(r1[0].device_times);
+  forkjoin_check(&f, 234);
+  cr_expect_eq(al.n, mock ? 2 : al.n);
+  hsad_graph_exec_destroy(x);
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(qs[0]);
+  hsad_queue_destroy(qs[1]);
+  hsad_buffer_free(f.a), hsad_buffer_free(f.b), hsad_buffer_free(f.c);
   nv_env_close(&e);
 }

@@ -603,3 +603,159 @@ Test(nvidia_run, variants_heavy) {
   free(o);
   free(e);
 }
+
+/* ---- hsad-bench-nvidia's one-run outputs (issue 22): --json, --plot, README's tables ------- */
+
+#ifndef HSAD_SRCDIR
+#define HSAD_SRCDIR "."
+#endif
+#ifndef NV_BENCH_BIN
+#define NV_BENCH_BIN "build/bin/hsad-bench-nvidia"
+#endif
+#define TABLES "python3 " HSAD_SRCDIR "/scripts/nv-bench-table.py "
+
+static int count_lines(const char *path, const char *prefix, unsigned *with_prefix) {
+  size_t n;
+  char *b = slurp(path, &n);
+  b[n] = '\0';
+  int lines = 0;
+  *with_prefix = 0;
+  for (char *l = b; *l; lines++) {
+    *with_prefix += !strncmp(l, prefix, strlen(prefix));
+    char *nl = strchr(l, '\n');
+    if (!nl) break;
+    l = nl + 1;
+  }
+  free(b);
+  return lines;
+}
+
+/* scripts/nv-bench-table.py over tests/data/nvidia/bench-sample.jsonl (round figures): every
+ * ratio as computed by hand: 3,300 against 3,000 ns is +10.0%; 8,800 / 8,000 = 1.100x; 4
+ * threads on a queue each at 800 ns of wall per launch = 1,250,000 launches/s. */
+Test(nvidia_run, bench_tables_from_json) {
+  char *o, *e;
+  int rc = sh(TABLES NV_DATADIR "/bench-sample.jsonl --label sample", &o, &e);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  static const char *const want[] = {
+      "hsad-bench-nvidia on NVIDIA H200 (sm_90), CUDA 13.0, driver 580.159.04; medians of 7 "
+      "rounds (count 20000); sample:\n",
+      "| submit, empty kernel | 3,300 ns | cuLaunchKernel 3,000; cuLaunchKernelEx 3,050 | +10.0% "
+      "of cuLaunchKernel |\n",
+      "| submit, saxpy kernel | 3,400 ns | cuLaunchKernel 3,400; cuLaunchKernelEx 3,350 | +0.0% of "
+      "cuLaunchKernel |\n",
+      "| launch + wait | 8,000 ns | + cuStreamSynchronize 8,800; + cuEventRecord + "
+      "cuEventSynchronize 9,200 | 1.100x / 1.150x faster |\n",
+      "| 8 producers, one queue | 25,600 ns per submit | cuLaunchKernel from 8 threads 25,000 | "
+      "+2.4% |\n",
+      "| 8 producers, a queue each | 3,200 ns per submit | cuLaunchKernel from 8 threads 4,000 | "
+      "-20.0% |\n",
+      "| 1 | 3,200 | 3,125 | 1.024 | 312,500 / 320,000 | 3,200 | 3,200 | 1.000 | 312,500 / "
+      "312,500 |\n",
+      "| 4 | 12,800 | 12,500 | 1.024 | 312,500 / 320,000 | 3,200 | 4,000 | 0.800 | 1,250,000 / "
+      "1,000,000 |\n",
+      "(not in this run: barrier, copy, graph, pageable, pool, timing)\n"};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    cr_expect(strstr(o, want[i]), "no line\n%sin:\n%s", want[i], o);
+  cr_expect(!strstr(o, "Graphs"), "a graph table without graph rows:\n%s", o);
+  free(o), free(e);
+  /* a file without rows: exit 1 and why */
+  char empty[] = "/tmp/hsad-nvbench-empty-XXXXXX";
+  close(mkstemp(empty));
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, TABLES "%s", empty);
+  rc = sh(cmd, &o, &e);
+  unlink(empty);
+  cr_expect_eq(rc, 1);
+  char why[160];
+  snprintf(why, sizeof why, "nv-bench-table: %s holds no bench row\n", empty);
+  cr_expect_str_eq(e, why);
+  free(o), free(e);
+}
+
+/* One run of two suites with --json and --plot where there is no gnuplot (HSAD_GNUPLOT names
+ * none, as on the lent H200): exit 0, the line saying so, per suite its gnuplot script and data
+ * (roundtrip 3 rows; producers 2 queue layouts x 4 thread counts x 4 rows = 32), the JSON lines
+ * (the meta line first, then 35 rows), and the tables rendered from them. */
+Test(nvidia_run, bench_json_plot_without_gnuplot, .timeout = 240) {
+  char sm[16];
+  (void)nv_device(sm);
+#ifdef NV_MOCK_LIB
+  const char *cubin = NV_MOCK_LIB; /* the mock loads any file */
+#else
+  const char *cubin = NV_CUBIN;
+  if (access(cubin, R_OK)) cr_skip_test("no %s: nvcc was absent at build time", cubin);
+#endif
+  char dir[] = "/tmp/hsad-nvbench-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char cmd[2048], want[1024], path[512], *o, *e;
+  snprintf(cmd, sizeof cmd, "HSAD_GNUPLOT=/nonexistent/gnuplot " NV_BENCH_BIN " %s --suites "
+           "roundtrip,producers --rounds 1 --count 64 --json %s/b.jsonl --plot %s/plots", cubin,
+           dir, dir);
+  int rc = sh(cmd, &o, &e);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  snprintf(want, sizeof want, "plot      no gnuplot (HSAD_GNUPLOT, PATH): wrote "
+           "%s/plots/{roundtrip,producers}.gp and .dat; run `gnuplot NAME.gp` in %s/plots where "
+           "gnuplot is installed\n", dir, dir);
+  cr_expect(strstr(o, want), "no line\n%sin:\n%s", want, o);
+  cr_expect(strstr(o, "producers check: 32 launches per measurement, every one succeeded\n"), "%s", o);
+  cr_expect(strstr(o, "target    producers, hsad ns per submit over cuLaunchKernel's"), "%s", o);
+  unsigned hits;
+  snprintf(path, sizeof path, "%s/plots/roundtrip.dat", dir);
+  cr_expect_eq(count_lines(path, "\"cuLaunch+", &hits), 4);
+  cr_expect_eq(hits, 2u);
+  snprintf(path, sizeof path, "%s/plots/producers.dat", dir);
+  cr_expect_eq(count_lines(path, "\"hsad queues=shared T", &hits), 33);
+  cr_expect_eq(hits, 4u);
+  snprintf(path, sizeof path, "%s/plots/producers.gp", dir);
+  size_t n;
+  char *gp = slurp(path, &n);
+  gp[n] = '\0';
+  cr_expect(strstr(gp, "set output 'producers.png'\n"), "%s", gp);
+  cr_expect(strstr(gp, "plot 'producers.dat' using 0:2:xtic(1) with boxes notitle"), "%s", gp);
+  free(gp);
+  snprintf(path, sizeof path, "%s/plots/producers.png", dir);
+  cr_expect(access(path, F_OK) != 0, "a PNG without gnuplot");
+  snprintf(path, sizeof path, "%s/b.jsonl", dir);
+  cr_expect_eq(count_lines(path, "{\"suite\":\"meta\",", &hits), 36);
+  cr_expect_eq(hits, 1u);
+  count_lines(path, "{\"suite\":\"producers\",\"path\":\"cuLaunchKernel queues=each wall\",", &hits);
+  cr_expect_eq(hits, 4u);
+  free(o), free(e);
+  snprintf(cmd, sizeof cmd, TABLES "%s/b.jsonl", dir);
+  rc = sh(cmd, &o, &e);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  cr_expect(strstr(o, "Producers (ns per submit, median):\n"), "%s", o);
+  cr_expect(strstr(o, "| launch + wait | "), "%s", o);
+  cr_expect(strstr(o, "(not in this run: barrier, copy, dispatch, graph, pageable, pool, timing)\n"),
+            "%s", o);
+  free(o), free(e);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
+/* hsad inspect in this build (issue 22: the NVIDIA-only build has it too): a fatbin's report
+ * equals the committed reference byte for byte; in the build without AMD a file that is no
+ * cubin, fatbin or PTX is refused naming the build (text and --json). */
+Test(nvidia_run, inspect_in_this_build) {
+  char *o, *e;
+  int rc = sh("cd " NV_DATADIR " && " HSAD_BIN " inspect byval.fatbin", &o, &e);
+  cr_assert_eq(rc, 0, "exit %d: %s%s", rc, o, e);
+  size_t n;
+  char *ref = slurp(NV_DATADIR "/inspect.byval.fatbin.txt", &n);
+  ref[n] = '\0';
+  cr_expect_str_eq(o, ref);
+  free(ref), free(o), free(e);
+#ifdef HSAD_NO_AMD
+  rc = sh("cd " NV_DATADIR " && " HSAD_BIN " inspect nv_run.cu", &o, &e);
+  cr_expect_eq(rc, 1);
+  cr_expect_str_eq(e, "hsad inspect: nv_run.cu: not a cubin, fatbin or PTX file: AMD code objects "
+                   "(.hsaco, offload bundles) need hsad built with the AMD backend (this one was "
+                   "built with make BACKENDS=nvidia)\n");
+  free(o), free(e);
+  rc = sh("cd " NV_DATADIR " && " HSAD_BIN " inspect nv_run.cu --json", &o, &e);
+  cr_expect_eq(rc, 1);
+  cr_expect(strstr(o, "\"status\": \"HSAD_ERR_UNSUPPORTED\""), "%s", o);
+  free(o), free(e);
+#endif
+}

@@ -19,7 +19,8 @@ $(NV_MOCK_TEST): tests/test_nvidia_mock.c tests/test_nvidia.c $(LIBDIR)/libhsad.
 # tests/test_nvidia_run.c against the mock (hsad run's NVIDIA path where there is no GPU)
 NV_RUN_MOCK_TEST := $(TESTDIR)/test_nvidia_run_mock
 TEST_BINS += $(NV_RUN_MOCK_TEST)
-$(NV_RUN_MOCK_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(NV_CUBIN_DEP) $(CUDA_MOCK_LIB)
+$(NV_RUN_MOCK_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(BINDIR)/hsad-bench-nvidia $(NV_CUBIN_DEP) \
+  $(CUDA_MOCK_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(NV_RUN_DEFS) -DNV_MOCK_LIB='"$(abspath $(CUDA_MOCK_LIB))"' $< -o $@ \
 	  $(LDFLAGS) -lcriterion -ljson-c

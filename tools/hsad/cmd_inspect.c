@@ -3,6 +3,7 @@
 
 #include "codeobj/hsad_codeobj.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ typedef struct {
   hsad_cli_t cli;
 } inspect_opts_t;
 
+#ifndef HSAD_NO_AMD /* AMD code objects: codeobj/ (not in make BACKENDS=nvidia) */
 /* ---- output buffer (formatting is timed too, so it goes to memory first) ---- */
 typedef struct {
   char *p;
@@ -583,12 +585,47 @@ static int inspect_run(const inspect_opts_t *o, obuf_t *b) {
   return rc;
 }
 
+#endif /* HSAD_NO_AMD */
+
 static int parse_uint(const char *s, unsigned *out) {
   char *end;
   unsigned long v = strtoul(s, &end, 10);
   if (!*s || *end || v > 1u << 20) return -1;
   *out = (unsigned)v;
   return 0;
+}
+
+/* An AMD code object (codeobj/), --repeat times; in the build without AMD, the reason it is
+ * not read. */
+static int inspect_amd(const inspect_opts_t *o) {
+#ifdef HSAD_NO_AMD
+  FILE *f = fopen(o->file, "rb");
+  if (!f)
+    return hsad_cli_fail(&o->cli, 1, "HSAD_ERR_IO", "%s: cannot open: %s", o->file, strerror(errno));
+  fclose(f);
+  return hsad_cli_fail(&o->cli, 1, "HSAD_ERR_UNSUPPORTED", "%s: not a cubin, fatbin or PTX file: "
+                       "AMD code objects (.hsaco, offload bundles) need hsad built with the AMD "
+                       "backend (this one was built with make BACKENDS=nvidia)", o->file);
+#else
+  obuf_t b = {0};
+  int rc = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (unsigned r = 0; r < o->repeat && !rc; r++) {
+    b.n = 0;
+    rc = inspect_run(o, &b);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (b.oom) rc = hsad_cli_fail(&o->cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory formatting the output");
+  if (!rc && b.n) fwrite(b.p, 1, b.n, stdout);
+  if (o->repeat > 1) {
+    double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    fprintf(stderr, "hsad inspect: %u runs, %.3f ms per run (load + metadata + format)\n",
+            o->repeat, ms / o->repeat);
+  }
+  free(b.p);
+  return rc;
+#endif
 }
 
 int hsad_cmd_inspect(int argc, char **argv) {
@@ -648,22 +685,5 @@ int hsad_cmd_inspect(int argc, char **argv) {
                                  .pressure = o.pressure, .block_set = o.block_set, .block = o.block};
     return hsad_inspect_nv(&nv, &o.cli);
   }
-  obuf_t b = {0};
-  int rc = 0;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (unsigned r = 0; r < o.repeat && !rc; r++) {
-    b.n = 0;
-    rc = inspect_run(&o, &b);
-  }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (b.oom) rc = hsad_cli_fail(&o.cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory formatting the output");
-  if (!rc && b.n) fwrite(b.p, 1, b.n, stdout);
-  if (o.repeat > 1) {
-    double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-    fprintf(stderr, "hsad inspect: %u runs, %.3f ms per run (load + metadata + format)\n",
-            o.repeat, ms / o.repeat);
-  }
-  free(b.p);
-  return rc;
+  return inspect_amd(&o);
 }

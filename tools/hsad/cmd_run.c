@@ -131,7 +131,6 @@ static void usage_backends(FILE *f) {
     "      --arg u32:4096 --trace vector_add-trace.json\n");
 }
 
-#ifndef HSAD_NO_AMD /* --trace and --variants: AMD only */
 /* --trace: the records of q drained so far into t; *dropped grows by those the ring lost. */
 static hsad_status_t trace_drain(hsad_queue_t *q, hsad_trace_t *t, uint64_t *dropped) {
   hsad_dispatch_record_t rec[256];
@@ -166,6 +165,7 @@ static hsad_status_t write_trace(hsad_queue_t *q, hsad_trace_t *t, const char *p
   return s;
 }
 
+#ifndef HSAD_NO_AMD /* --variants: AMD only */
 /* --variants LIST: WG:WAVES entries separated by commas. 0 on success. */
 static int parse_variants(const char *v, hsad_variant_budget_t *out, uint32_t *out_n, char *why,
                           size_t whyn) {
@@ -739,14 +739,14 @@ typedef struct run {
   hsad_variant_budget_t vbudget[HSAD_VARIANT_MAX];
   hsad_variant_set_t *vset;
   json_object *jvariants;
+  bool emulated, executed;
+  int emu_mode;
+#endif
   hsad_queue_options_t qo;
   hsad_trace_t *trace; /* --trace */
   hsad_completion_t marks[2];
   uint64_t trace_dropped;
   uint32_t mon_cap;
-  bool emulated, executed;
-  int emu_mode;
-#endif
   struct run_nv { /* on an NVIDIA device (run_nvidia) */
     char *image;  /* the cubin, fatbin or PTX */
     size_t image_size;
@@ -769,9 +769,7 @@ typedef struct run {
 } run_t;
 
 static void run_free(run_t *r) {
-#ifndef HSAD_NO_AMD
   hsad_trace_destroy(r->trace);
-#endif
   if (r->q) hsad_queue_destroy(r->q);
   for (uint32_t i = 0; r->args && i < r->nargs; i++)
     if (r->args[i].ptr) hsad_buffer_free(r->args[i].ptr);
@@ -977,7 +975,18 @@ static int run_bind_args(run_t *r, uint32_t count, bool pad_vec3) {
 
 /* ---- phase: the dispatch loop (shared) ----------------------------------------------------- */
 
-#ifndef HSAD_NO_AMD
+/* --trace: the monitor of r->q (a ring of the records of two queue sizes at most) and the
+ * trace. */
+static int trace_setup(run_t *r) {
+  r->mon_cap = 1;
+  while (r->mon_cap < r->repeat && r->mon_cap < (1u << 20)) r->mon_cap <<= 1;
+  if (r->mon_cap > 2 * r->qo.size) r->mon_cap = 2 * r->qo.size;
+  TRY(run_check(r, hsad_queue_monitor_enable(r->q, &(hsad_monitor_options_t){
+                                                       .capacity = r->mon_cap,
+                                                       .alert = trace_alert})));
+  return run_check(r, hsad_trace_create(&r->trace));
+}
+
 /* --trace: a profiling queue holds the device times of its last `size` packets, so the
  * records are drained every quarter ring: the run asks for a completion every size/4
  * dispatches (a barrier-AND packet each) and, size/4 dispatches later, waits for it (usually
@@ -991,16 +1000,15 @@ static hsad_status_t run_trace_catch_up(run_t *r, uint32_t rep) {
                                          hsad_now_ns() + 120000000000ull);
   return s ? s : trace_drain(r->q, r->trace, &r->trace_dropped);
 }
-#endif
 
 /* Dispatch `rep` of the loop: the completion it signals (the last one's, a --trace mark, or
  * none), then the submit. */
 static hsad_status_t run_submit(run_t *r, const hsad_launch_t *l, uint32_t rep,
                                 hsad_completion_t *done, uint64_t deadline) {
   hsad_completion_t *signal = rep + 1 == r->repeat ? done : NULL;
-#ifndef HSAD_NO_AMD
   uint32_t step = r->qo.size / 4;
   if (!signal && r->trace && (rep + 1) % step == 0) signal = &r->marks[((rep + 1) / step) & 1];
+#ifndef HSAD_NO_AMD
   if (r->vset) return hsad_variant_dispatch(r->q, r->vset, l, deadline, signal, NULL);
 #endif
   if (r->nv.vset) return hsad_variant_dispatch(r->q, r->nv.vset, l, deadline, signal, NULL);
@@ -1019,9 +1027,7 @@ static int run_dispatch_loop(run_t *r) {
   hsad_status_t s = HSAD_OK;
   r->t_start = hsad_now_ns();
   for (uint32_t rep = 0; rep < r->repeat && !s; rep++) {
-#ifndef HSAD_NO_AMD
     if ((s = run_trace_catch_up(r, rep))) break;
-#endif
     uint64_t t0 = hsad_now_ns();
     s = run_submit(r, &l, rep, &done, t0 + 10000000000ull);
     r->submit[rep] = hsad_now_ns() - t0;
@@ -1032,9 +1038,7 @@ static int run_dispatch_loop(run_t *r) {
   if (r->di->vendor != HSAD_VENDOR_NVIDIA)
     r->have_gpu_time = !s && hsad_completion_times(&done, &r->gpu_start, &r->gpu_end) == HSAD_OK;
   TRY(run_check(r, s));
-#ifndef HSAD_NO_AMD
   if (r->trace_path) TRY(run_check(r, write_trace(r->q, r->trace, r->trace_path, r->mon_cap)));
-#endif
   qsort(r->submit, r->repeat, sizeof *r->submit, cmp_u64);
   return 0;
 }
@@ -1297,11 +1301,6 @@ static int nv_check_options(run_t *r) {
   if (r->variants && strcmp(r->variants, "auto") &&
       nv_parse_variants(r->variants, r->nv.budgets, &r->nv.nbudgets, r->why, sizeof r->why))
     return RUN_USAGE(r, "--variants %s: %s", r->variants, r->why);
-#ifdef HSAD_NO_AMD
-  if (r->trace_path)
-    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--trace: dispatch monitoring (hsad_monitor.h) "
-                    "needs the library built with the AMD backend (this build has NVIDIA only)");
-#endif
   if (r->co_version)
     return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "--co-version %u: device %u, %s (%s), is an "
                     "NVIDIA GPU; code object versions are AMD's", r->co_version, di->index,
@@ -1501,15 +1500,11 @@ static void nv_report_text(const run_t *r) {
  * fatbin or PTX file loaded by the driver; the arguments checked against the parameter sizes
  * of the cubin's .nv.info (and a C++ kernel's mangled name), buffers in pinned host memory
  * mapped for the GPU, the dispatches in order on a stream of their own. */
-#ifndef HSAD_NO_AMD
-static int trace_setup(run_t *r);
-#endif
 
 static int run_nvidia(run_t *r) {
   TRY(nv_check_options(r));
   TRY(nv_load_program(r));
   TRY(nv_check_and_bind_args(r));
-#ifndef HSAD_NO_AMD
   if (r->trace_path) {
     /* --trace: a profiling stream (each dispatch bracketed by a cuEventRecord pair, times kept
      * for 256 dispatches: the drain every quarter of that, as on AMD's 1024-packet queue) */
@@ -1517,7 +1512,6 @@ static int run_nvidia(run_t *r) {
     TRY(run_check(r, hsad_queue_create(r->dev, &r->qo, &r->q)));
     TRY(trace_setup(r));
   } else
-#endif
     /* --variants auto measures: a profiling stream */
     TRY(run_check(r, hsad_queue_create(r->dev, r->variants && !strcmp(r->variants, "auto") ?
                                        &(hsad_queue_options_t){.profiling = true} : NULL,
@@ -1777,18 +1771,6 @@ static int amd_create_queue(run_t *r) {
   r->qo = queue_options(r->di, r->kd->kernarg_segment_size);
   TRY(run_check(r, hsad_queue_create(r->dev, &r->qo, &r->q)));
   return r->trace_path ? trace_setup(r) : 0;
-}
-
-/* --trace: the monitor of r->q (a ring of the records of two queue sizes at most) and the
- * trace. */
-static int trace_setup(run_t *r) {
-  r->mon_cap = 1;
-  while (r->mon_cap < r->repeat && r->mon_cap < (1u << 20)) r->mon_cap <<= 1;
-  if (r->mon_cap > 2 * r->qo.size) r->mon_cap = 2 * r->qo.size;
-  TRY(run_check(r, hsad_queue_monitor_enable(r->q, &(hsad_monitor_options_t){
-                                                       .capacity = r->mon_cap,
-                                                       .alert = trace_alert})));
-  return run_check(r, hsad_trace_create(&r->trace));
 }
 
 static json_object *amd_json_kernel(const run_t *r) {
