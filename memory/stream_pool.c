@@ -3,7 +3,8 @@
  * 1-4 without a host wait.
  *
  * A pool is a list of blocks under one mutex: allocated ones (registered, kind
- * HSAD_MEM_STREAM) and cached ones (unregistered with a tombstone, each with the point of its
+ * HSAD_MEM_STREAM) and cached ones (still registered, marked freed: lookups answer FREED as for
+ * a tombstone, and a reuse flips the mark instead of inserting; each with the point of its
  * queue's timeline that its free named, hsad_submit_point, and a sequence number giving the
  * order of frees). Searches are linear over the pool's blocks: a runtime's per-step
  * allocations are tens of blocks.
@@ -64,9 +65,11 @@ hsad_status_t hsad_mem_pool_create(hsad_device_t *device, hsad_mem_pool_t **out_
   return HSAD_OK;
 }
 
-/* Returns block i (cached, reached) to ROCr and drops it from the list (lock held). */
+/* Returns block i (cached, reached) to ROCr and drops it from the list and the registry,
+ * leaving a tombstone (lock held). */
 static void sp_release(hsad_mem_pool_t *pool, size_t i) {
   sp_block_t *b = &pool->blocks[i];
+  mem_registry_remove(b->ptr, true, NULL);
   mem_rocr.hsa_amd_memory_pool_free((void *)b->ptr);
   pool->st.cached_bytes -= b->bytes;
   pool->st.cached_blocks--;
@@ -231,10 +234,7 @@ hsad_status_t hsad_mem_alloc_async(hsad_mem_pool_t *pool, hsad_queue_t *queue, s
       return s;
     }
     sp_block_t b = pool->blocks[i];
-    if ((s = sp_register(pool, &b, bytes))) {
-      pthread_mutex_unlock(&pool->lock);
-      return s;
-    }
+    mem_registry_set_freed(b.ptr, false, bytes); /* registered while cached: no insert */
     pool->blocks[i].cached = false;
     pool->st.cached_bytes -= cls;
     pool->st.cached_blocks--;
@@ -326,7 +326,7 @@ hsad_status_t hsad_mem_free_async(hsad_queue_t *queue, void *ptr, uint64_t deadl
     pt = (hsad_submit_point_t){.completion = fp, .ordered = true};
     pool->st.packets++;
   }
-  mem_registry_remove(e.base, true, NULL);
+  mem_registry_set_freed(e.base, true, e.req_size); /* stays registered while cached */
   sp_block_t *b = &pool->blocks[i];
   b->cached = true;
   b->free_point = pt.completion;
