@@ -9,9 +9,10 @@
  *                   pool of the device's nearest CPU agent (what every pool miss costs);
  *   hip             hipHostMalloc + hipHostFree (hsad-bench-hip);
  *   stream          device memory, stream-ordered: hsad_mem_alloc_async + hsad_mem_free_async
- *                   on one queue of a hsad_mem_pool_t (rule 2 reuse once warm: no host wait;
- *                   each free submits one barrier packet; release threshold UINT64_MAX),
- *                   then one wait for the queue;
+ *                   on one queue of a hsad_mem_pool_t (reuse once warm: no host wait; a free
+ *                   names the queue's timeline with no packet of its own, and nothing else
+ *                   runs on the queue, so the pair submits no packet; release threshold
+ *                   UINT64_MAX), then one wait for the queue;
  *   hip-stream      hipMalloc + hipFree (the note names the API): HIP 5.2.3 declares
  *                   hipMallocAsync, but on kfd-emu its first call never returned.
  * Instructions (valgrind --tool=callgrind, unless --no-callgrind), 4 KiB only, per pair, counted
@@ -374,7 +375,7 @@ int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
     bench_row_t *after = bench_row_add(out, "stream", "after-dispatch", "bytes", 4096.0);
     for (int p = 0; p < NP; p++) /* adding may have moved the rows */
       for (int k = 0; k < NSZ; k++) ps.rows[p][k] = bench_row_find(out, paths[p], "", (double)sizes[k]);
-    pool_callgrind(ctx, ps.rows[4][0], after, ps.ok[5] ? ps.rows[5][0] : NULL);
+    pool_callgrind(ctx, ps.rows[4][0], after, ps.rows[5][0]); /* its own child */
   }
   for (int k = 0; k < NSZ; k++) {
     bench_ratio(out, "hip", "pool", "", (double)sizes[k], "ns_per_alloc_free");
