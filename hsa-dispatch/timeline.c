@@ -343,6 +343,7 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
     while (!s && !dq_try_reserve(q, n, false, &first))
       s = dq_reserve_wait(q, n, false, deadline_ns, &spins);
   }
+  if (!s) note_order(q, first + n); /* every packet has the BARRIER bit, none has work */
   if (s) {
     if (wait != local) free(wait);
     return s;
@@ -350,7 +351,6 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
   /* Packets first..first+nv-1 are barrier-value packets, the rest barrier-AND; the packet
    * before the last carries `decrement` when the last carries the epoch. */
   uint64_t last = first + n - 1;
-  note_order(q, last + 1);
   for (uint32_t p = 0; p < n; p++) {
     uint64_t id = first + p;
     uint64_t comp = id == last ? (out ? q->epoch_signal.handle : decrement.handle)
