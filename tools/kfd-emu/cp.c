@@ -65,6 +65,8 @@ struct emu_queue {
   pthread_t thread;       /* this queue's CP thread: queues progress independently */
   _Atomic bool stop;      /* hsaKmtDestroyQueue: preempt (see run_dispatch) and exit */
   const char *_Atomic running; /* name of the kernel the CP is executing, NULL between */
+  _Atomic bool orphan;    /* exchanged to true by the CP thread as it ends and by an abandoning
+                             queue_free: the second one frees q (seq_cst exchanges) */
   uint64_t rung;       /* highest doorbell value seen + 1 (0: never rung) */
   uint64_t unrung_id;  /* a valid packet beyond the doorbell ... */
   uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
@@ -736,6 +738,11 @@ static void *cp_main(void *arg) {
     atomic_fetch_sub_explicit(&g->sleeping, 1, memory_order_seq_cst);
   }
   emu_fault_thread_stop();
+  /* an abandoned queue (queue_free gave up) is this thread's to free: nobody else holds it */
+  if (atomic_exchange_explicit(&q->orphan, true, memory_order_seq_cst)) {
+    emu_ring_watch_remove(q->watch);
+    free(q);
+  }
   return NULL;
 }
 
@@ -743,7 +750,7 @@ static void *cp_main(void *arg) {
  * off the list. As the KFD's unmap of a queue (queue_preemption_timeout_ms), the preemption
  * has a deadline, KFD_EMU_PREEMPT_TIMEOUT_MS: a workgroup that does not return by then (a
  * twin or POCL kernel looping forever: a host thread cannot be stopped mid-call) leaves the
- * queue abandoned: its thread is detached and q is never freed (the thread reads only q and
+ * queue abandoned: its thread is detached and frees q itself as it ends (it reads only q and
  * the kernel's own memory, and exits after that workgroup without touching the ring or a
  * signal); said on stderr; returns false then. */
 static bool queue_free(emu_queue_t *q) {
@@ -754,15 +761,19 @@ static bool queue_free(emu_queue_t *q) {
   uint64_t ns = (uint64_t)dl.tv_nsec + emu.cfg.preempt_timeout_ms * 1000000ull;
   dl.tv_sec += (time_t)(ns / 1000000000);
   dl.tv_nsec = (long)(ns % 1000000000);
-  if (pthread_timedjoin_np(q->thread, NULL, &dl) == ETIMEDOUT) {
+  pthread_t th = q->thread;
+  if (pthread_timedjoin_np(th, NULL, &dl) == ETIMEDOUT) {
     const char *k = atomic_load_explicit(&q->running, memory_order_acquire);
     emu_log("GPU %u queue %llu: preemption timed out after %llu ms (KFD_EMU_PREEMPT_TIMEOUT_MS): "
             "its CP thread is still inside a workgroup of kernel %s, which a host thread cannot "
             "leave; the queue is abandoned (the thread exits once that workgroup returns)",
             q->gpu->index, qid(q), (unsigned long long)emu.cfg.preempt_timeout_ms,
             k ? k : "(none)");
-    pthread_detach(q->thread);
-    return false;
+    if (!atomic_exchange_explicit(&q->orphan, true, memory_order_seq_cst)) {
+      pthread_detach(th); /* the thread frees q as it ends (q may be gone now: th was copied) */
+      return false;
+    }
+    pthread_join(th, NULL); /* it ended meanwhile, leaving q to this call */
   }
   emu_ring_watch_remove(q->watch);
   free(q);
