@@ -107,6 +107,8 @@ struct hsad_queue {
   _Alignas(64) _Atomic uint32_t epoch_lock; /* reserving + numbering an epoch packet */
   _Atomic uint64_t epoch_issued;        /* epoch packets reserved (the last epoch number) */
   _Atomic uint64_t epoch_end;           /* id + 1 of the last epoch packet (0: none) */
+  _Atomic uint64_t order_end;           /* id + 1 of the latest barrier packet with the BARRIER
+                                           bit (no work in it; 0: none): hsad_submit_point */
   _Alignas(64) const hsad_submit_capture_ops_t *_Atomic capture_ops; /* the recorder; NULL: not capturing */
   void *capture_ctx;                    /* its state; written and read under its lock only */
   _Atomic uint64_t error_epoch;         /* epochs completed when the queue faulted */

@@ -138,7 +138,22 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime);
  * calls hsa_shut_down(); programs and queues the caller still holds are then unusable (calls on
  * them fail with HSAD_ERR_CLOSED; hsad_program_destroy / hsad_queue_destroy only free their
  * host memory). Thread-safe. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_CLOSED (no
- * reference left). */
+ * reference left).
+ * Work in flight (issue 21): the last close does not wait for it. Every queue still holding
+ * packets is destroyed the way hardware aborts it: hsa_queue_destroy makes the KFD preempt
+ * (unmap) a queue with an active dispatch, bounded by amdgpu's queue_preemption_timeout_ms
+ * (9 s by default; past it the KFD resets the GPU); its waves and every packet not completed
+ * are dropped, their completion signals never decremented, and waits on their completions
+ * answer HSAD_ERR_CLOSED "queue on device N: the hsa-dispatch runtime was closed". So a
+ * kernel that never ends does not hang the close: it returns HSAD_OK once the queue is
+ * preempted (tests/test_dispatch_public.c, public::runtime_close_preempts_runaway_kernel:
+ * under 2 s with a 60 s kernel in flight, and the process exits 0). kfd-emu preempts the same
+ * way at its preemption points (the injected KFD_EMU_DELAY_US, between twin workgroups); its
+ * limit: a host thread already inside one workgroup (a twin or POCL kernel that loops forever)
+ * cannot be stopped, so after KFD_EMU_PREEMPT_TIMEOUT_MS (9000) DestroyQueue abandons that
+ * queue (said on stderr) and the close returns all the same, the thread finishing that
+ * workgroup in the background. To wait for the work instead, wait for its completions, or
+ * hsad_queue_destroy_deadline each queue, before closing. */
 hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime);
 
 /* GPU / CPU agent counts (0 when closed or NULL). */

@@ -164,9 +164,11 @@ hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_
 
 /* Destroys a queue made by hsad_queue_create (the caller ensures no other thread uses it and
  * no packet is waited on). NULL and the device's shared queues are ignored. It does not wait
- * for the queue's packets first; ROCr's hsa_queue_destroy has no deadline: kfd-emu finishes
- * the packet its CP is executing (a kernel that never ends blocks it forever), a real KFD
- * preempts the queue. Use hsad_queue_destroy_deadline to bound teardown. */
+ * for the queue's packets first: ROCr's hsa_queue_destroy makes the KFD preempt the queue
+ * (queue_preemption_timeout_ms), dropping the dispatch in flight and every later packet;
+ * kfd-emu does the same at its preemption points (hsad_runtime_close in hsad.h says where,
+ * and its limit: a workgroup already running on a host thread). To let the packets finish
+ * first, bounded: hsad_queue_destroy_deadline. */
 void hsad_queue_destroy(hsad_queue_t *queue);
 
 /* Teardown with a deadline (issue 21): waits until every packet reserved on the queue so far
@@ -177,8 +179,8 @@ void hsad_queue_destroy(hsad_queue_t *queue);
  * On HSAD_ERR_TIMEOUT the queue is NOT destroyed: it stays live and usable, unchanged but for
  * the flush's barrier-AND packet (which orders nothing new: every later packet would wait for
  * the earlier ones anyway), and its packets still run. The caller may call again with a later
- * deadline, or, for a kernel that never ends, leave the queue to the process's exit (no safe
- * destroy exists while a wave runs; hsad_runtime_close would also wait in hsa_queue_destroy).
+ * deadline, or, for a kernel that never ends, abort it: hsad_queue_destroy (or
+ * hsad_runtime_close) preempts the queue and drops its work, as hardware does.
  * Errors: HSAD_ERR_TIMEOUT "hsad_queue_destroy_deadline: queue ID on device N: packets A to B
  * had not completed by the deadline; the oldest, packet P, a dispatch of kernel 'NAME'. Not
  * destroyed: ..." (the kernel part when a packet in A..B dispatches a kernel of a live

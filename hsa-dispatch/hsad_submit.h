@@ -56,6 +56,39 @@ hsad_status_t hsad_submit_reserve_epochs(hsad_queue_t *queue, uint32_t n, uint32
  * reaching it (or was closed) its sticky error; an empty completion passes. */
 hsad_status_t hsad_submit_dep_check(const hsad_completion_t *completion, uint32_t index);
 
+/* A point of the queue's completion timeline covering every packet reserved on it so far,
+ * found WITHOUT submitting a packet (memory/stream_pool.c: a stream-ordered free needs no
+ * packet of its own). completion: when the queue's last packet carries an epoch (or the queue
+ * has none at all: an empty completion), that epoch; otherwise the NEXT epoch number, not
+ * issued yet (pending): the next epoch packet anyone reserves on the queue lies after every
+ * covered packet and, by its BARRIER bit, completes after them, so it is the first epoch that
+ * covers them. A pending epoch is reached only once issued: hsad_completion_done answers false
+ * until then, and waits or barriers on it need hsad_submit_point_issue first (they refuse an
+ * epoch never issued). end: packets with ids below it are covered. ordered: a barrier packet
+ * with the BARRIER bit and no work of its own (a barrier-AND or barrier-value) was reserved at
+ * id end - 1 or later, so every packet reserved after the call, HSAD_LAUNCH_NO_BARRIER
+ * dispatches too, starts only after every covered packet completed (AQL launches packets in
+ * order; a packet with the BARRIER bit launches once every earlier one completed). Without
+ * it, a later NO_BARRIER dispatch may overlap the last covered dispatch.
+ * Returns HSAD_ERR_UNSUPPORTED with no message for queues it cannot read this way (another
+ * vendor's, a faulted or capturing one: use hsad_queue_barrier, which answers for those).
+ * Thread-safe (the point is a snapshot of a multi-producer queue). */
+typedef struct hsad_submit_point {
+  hsad_completion_t completion;
+  uint64_t end;
+  bool pending;
+  bool ordered;
+} hsad_submit_point_t;
+hsad_status_t hsad_submit_point(hsad_queue_t *queue, hsad_submit_point_t *out_point);
+/* True when a barrier packet (BARRIER bit, no work) was reserved on the queue at id end - 1 or
+ * later (see `ordered` above). Thread-safe; never blocks. */
+bool hsad_submit_ordered_since(const hsad_queue_t *queue, uint64_t end);
+/* Issues a pending point's epoch when nobody has yet: hsad_queue_flush on its queue (one
+ * barrier-AND epoch packet, waiting for ring room until deadline_ns). *out_packet (may be
+ * NULL): whether a packet was submitted. Errors as hsad_queue_flush. */
+hsad_status_t hsad_submit_point_issue(const hsad_submit_point_t *point, uint64_t deadline_ns,
+                                      bool *out_packet);
+
 /* Profiling queues (hsad_queue_options_t.profiling): every kernel dispatch packet carries its
  * slot's timestamp signal as completion signal (hsad_submit_timestamp_signal arms it for
  * packet `id`: value 1, owner id; 0 on other queues), so monitoring drains get its device

@@ -29,7 +29,12 @@ $(DQ_FIXDIR)/fill-%.hsaco: kernels/fill.cl
 	$(CLANG) $(KERN_CLFLAGS) -mcpu=$(subst _,:,$*) -mcode-object-version=5 -c $< -o $@.o
 	$(KERN_LLD) -shared $@.o -o $@
 	@rm -f $@.o
-$(TESTDIR)/test_dispatch_public: $(DQ_ISA_FIXTURES)
+# a twin of 'empty' whose workgroups sleep 2 s: one kfd-emu cannot preempt (test_dispatch_public)
+DQ_SLOW_TWIN := $(DQ_FIXDIR)/libslow_twin.so
+$(DQ_SLOW_TWIN): tests/data/dispatch/slow_twin.c tools/kfd-emu/kfd_emu_twin.h
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -fsanitize%,$(CFLAGS)) -shared -fPIC $< -o $@
+$(TESTDIR)/test_dispatch_public: $(DQ_ISA_FIXTURES) $(DQ_SLOW_TWIN)
 
 $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h tests/test_dispatch_exact.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES)
 	@mkdir -p $(@D)

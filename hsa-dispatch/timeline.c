@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hsa-dispatch/hsad_submit.h"
 #include "hsa-dispatch/queue_submit.h"
 
 /* Epoch k is reached when the epoch signal's value is < threshold(k). */
@@ -165,6 +166,15 @@ hsad_status_t dq_reserve_epoch(hsad_queue_t *q, uint32_t n, bool kernarg, uint64
   }
 }
 
+/* Records a barrier packet (BARRIER bit, no work) reserved at end - 1: order_end only grows. */
+static void note_order(hsad_queue_t *q, uint64_t end) {
+  uint64_t cur = atomic_load_explicit(&q->order_end, memory_order_relaxed);
+  while (cur < end && !atomic_compare_exchange_weak_explicit(&q->order_end, &cur, end,
+                                                             memory_order_release,
+                                                             memory_order_relaxed)) {
+  }
+}
+
 /* One barrier-AND epoch packet covering everything reserved before it, if none does and the
  * ring has a free slot now (no waiting). */
 static void checkpoint(hsad_queue_t *q) {
@@ -175,6 +185,7 @@ static void checkpoint(hsad_queue_t *q) {
             try_reserve_epoch(q, 1, false, &id, &epoch);
   epoch_unlock(q);
   if (!ok) return;
+  note_order(q, id + 1);
   hsad_aql_publish(dq_slot(q, id), dq_fill_barrier_and(q, id, NULL, q->epoch_signal.handle));
   dq_ring_doorbell(&q->ring, id);
 }
@@ -332,6 +343,7 @@ static hsad_status_t barrier_signals(hsad_queue_t *q, const hsad_completion_t *d
     while (!s && !dq_try_reserve(q, n, false, &first))
       s = dq_reserve_wait(q, n, false, deadline_ns, &spins);
   }
+  if (!s) note_order(q, first + n); /* every packet has the BARRIER bit, none has work */
   if (s) {
     if (wait != local) free(wait);
     return s;
@@ -390,6 +402,43 @@ hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_compl
     return HSAD_OK;
   }
   return hsad_queue_barrier(q, NULL, 0, deadline_ns, out);
+}
+
+/* The point of hsad_submit.h: read under the epoch lock, so `covered` and the epoch number
+ * belong to one instant of the ring (epoch numbers follow ring order: the next epoch packet
+ * reserved lies after every packet below w). */
+hsad_status_t hsad_submit_point(hsad_queue_t *q, hsad_submit_point_t *out) {
+  if (!q || !out || DQ_FOREIGN(q) || dq_gate(q)) return HSAD_ERR_UNSUPPORTED;
+  epoch_lock(q);
+  uint64_t w = __atomic_load_n(&q->amd->write_dispatch_id, __ATOMIC_ACQUIRE);
+  bool covered = atomic_load_explicit(&q->epoch_end, memory_order_relaxed) == w;
+  uint64_t k = atomic_load_explicit(&q->epoch_issued, memory_order_relaxed);
+  epoch_unlock(q);
+  uint64_t ord = atomic_load_explicit(&q->order_end, memory_order_acquire);
+  if (!covered) k++; /* w > epoch_end >= 0: at least one packet, so k >= 1 */
+  *out = (hsad_submit_point_t){.completion = {.queue = k ? q : NULL, .epoch = k,
+                                              .packet_id = w ? w - 1 : 0},
+                               .end = w, .pending = !covered, .ordered = ord >= w};
+  return HSAD_OK;
+}
+
+bool hsad_submit_ordered_since(const hsad_queue_t *q, uint64_t end) {
+  return atomic_load_explicit(&((hsad_queue_t *)q)->order_end, memory_order_acquire) >= end;
+}
+
+hsad_status_t hsad_submit_point_issue(const hsad_submit_point_t *pt, uint64_t deadline_ns,
+                                      bool *out_packet) {
+  bool packet = false;
+  hsad_queue_t *q = pt->completion.queue;
+  hsad_status_t s = HSAD_OK;
+  uint64_t before = q ? atomic_load_explicit(&q->epoch_issued, memory_order_acquire) : 0;
+  if (pt->pending && before < pt->completion.epoch) {
+    hsad_completion_t c;
+    s = hsad_queue_flush(q, deadline_ns, &c);
+    packet = !s && c.epoch > before;
+  }
+  if (out_packet) *out_packet = packet;
+  return s;
 }
 
 hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {

@@ -77,6 +77,18 @@ hsad_status_t mem_registry_insert(const mem_entry_t *e, mem_entry_t *out_conflic
   return HSAD_OK;
 }
 
+bool mem_registry_set_freed(uintptr_t base, bool freed, size_t req_size) {
+  pthread_rwlock_wrlock(&reg_lock);
+  size_t i = upper(base);
+  bool found = i > 0 && reg[i - 1].base == base;
+  if (found) {
+    reg[i - 1].freed = freed;
+    reg[i - 1].req_size = req_size;
+  }
+  pthread_rwlock_unlock(&reg_lock);
+  return found;
+}
+
 bool mem_registry_remove(uintptr_t base, bool tomb, mem_entry_t *out) {
   pthread_rwlock_wrlock(&reg_lock);
   size_t i = upper(base);
@@ -102,9 +114,14 @@ int mem_registry_find(uintptr_t addr, mem_entry_t *out, uintptr_t *out_tomb_base
   pthread_rwlock_rdlock(&reg_lock);
   size_t i = containing(addr);
   int r = MEM_FIND_NONE;
-  if (i != SIZE_MAX) {
+  if (i != SIZE_MAX && !reg[i].freed) {
     *out = reg[i];
     r = MEM_FIND_LIVE;
+  } else if (i != SIZE_MAX) { /* a cached stream-ordered block: freed, as a tombstone says */
+    if (out_tomb_base) *out_tomb_base = reg[i].base;
+    if (out_tomb_size) *out_tomb_size = reg[i].size;
+    out->kind = reg[i].kind;
+    r = MEM_FIND_FREED;
   } else {
     /* newest first */
     for (size_t k = 0; k < tomb_n; k++) {

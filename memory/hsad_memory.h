@@ -255,23 +255,37 @@ hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_
  * of a queue's completion timeline (hsad_queue.h, "Timeline"), so a runtime can allocate and
  * free per step without a device synchronisation.
  *
- * hsad_mem_free_async(queue, ptr) submits one barrier-AND packet on `queue` (an explicit
- * ordering point: later packets of the queue, HSAD_LAUNCH_NO_BARRIER ones too, start only once
- * everything before it completed) and records its completion as the block's "free point". The
- * block is cached in its pool (never returned to ROCr while its free point may be pending). A
- * later hsad_mem_alloc_async(pool, q, bytes) of the same size class takes a cached block, in
- * this order of preference:
+ * hsad_mem_free_async(queue, ptr) records the block's "free point": the point of the queue's
+ * completion timeline covering every packet submitted on it so far, named without a packet of
+ * its own (hsad_submit.h, hsad_submit_point): the queue's last epoch when its last packet
+ * carries one (a dispatch or barrier asked for a completion, hsad_queue_flush), otherwise the
+ * queue's NEXT epoch, "pending" until someone issues it (any later completion asked for on the
+ * queue: the first epoch packet after the free covers it, AQL's BARRIER bit). The block is
+ * cached in its pool (never returned to ROCr while its free point may be pending). A later
+ * hsad_mem_alloc_async(pool, q, bytes) of the same size class takes a cached block, in this
+ * order of preference:
  *   1. one whose free point was reached (any queue): nothing can use it any more;
- *   2. one freed on q itself: everything q runs after the allocation runs after the free point
- *      (the barrier), so the block is reused without any wait, host or device;
- *   3. one freed on another queue whose free point is pending: a barrier on q waiting for that
- *      free point is submitted first (hsad_queue_barrier; CUDA's
+ *   2. one freed on q itself: stream order. Nothing is submitted when a barrier packet (no work
+ *      of its own) lies between the free and q's next packet (the free named a barrier's epoch,
+ *      or one came since): every later packet, HSAD_LAUNCH_NO_BARRIER ones too, starts only
+ *      after the free point. Otherwise (the free followed a dispatch) one barrier-AND without
+ *      an epoch is submitted on q first, since a NO_BARRIER dispatch could overlap that last
+ *      dispatch; the next reuses of blocks freed before it submit nothing;
+ *   3. one freed on another queue whose free point is pending: the free point is issued when
+ *      nobody did (one barrier-AND epoch packet on the freeing queue) and a barrier on q waiting
+ *      for it is submitted (hsad_queue_barrier; CUDA's
  *      cudaMemPoolReuseAllowInternalDependencies), then the block is reused;
  *   4. otherwise a new block from the device's coarse-grained pool (hsa_amd_memory_pool_allocate).
- * The host never waits in either call (except for room in the ring, bounded by deadline_ns).
+ * So an alloc + free pair on one queue submits no packet at all when the queue's last packet
+ * carries an epoch (or a barrier came after the last dispatch); the pool's counter `packets`
+ * counts every packet its calls submitted. A queue whose timeline cannot be read so (another
+ * vendor's, a capturing one) gets one barrier-AND per free, as before; a faulted queue answers
+ * its sticky error. The host never waits in either call (except for ring room, bounded by
+ * deadline_ns).
  * The caller's part of the contract (as CUDA's): work on other queues that uses the block must
  * be ordered before the free (e.g. hsad_queue_barrier on the freeing queue), and the pointer is
  * used only by work ordered after the allocation on its queue (or after a completion of it).
+ * Destroy a pool before the queues its blocks were freed on (free points name them).
  *
  * Size classes: powers of two from 4096 bytes; a request takes a block of its class, rounded
  * up (hsad_mem_info: size = the request, capacity = the class). Blocks are registered (kind
@@ -282,7 +296,10 @@ hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_
  * Release threshold (cudaMemPoolAttrReleaseThreshold): the cached bytes a pool keeps. After
  * every hsad_mem_free_async, cached blocks whose free point was reached are returned to ROCr,
  * oldest free first, while the cached bytes exceed the threshold (blocks still pending stay,
- * and go at a later free or hsad_mem_pool_trim). Default 0, as CUDA's: only blocks still
+ * and go at a later free or hsad_mem_pool_trim; a pending epoch is reached once issued and
+ * completed, e.g. after hsad_queue_wait_idle). The block a free just cached is never released
+ * by that free's own pass, reached or not: it stays at least until the next free, threshold
+ * change or trim (as CUDA keeps a freed block until a synchronisation). Default 0, as CUDA's: only blocks still
  * pending at the time of a free are kept, which is what the reuse of rules 2 and 3 needs.
  *
  * Thread safety: every call is thread-safe (one mutex per pool; the queue calls are
@@ -306,6 +323,7 @@ typedef struct hsad_mem_pool_stats {
   uint64_t reuse_cross_queue;   /* rule 3 (a barrier on the allocating queue was submitted) */
   uint64_t rocr_allocs;         /* rule 4: blocks allocated from ROCr */
   uint64_t rocr_releases;       /* blocks returned to ROCr (threshold, trim) */
+  uint64_t packets;             /* barrier packets the pool's calls submitted (see above) */
   uint64_t release_threshold;
 } hsad_mem_pool_stats_t;
 
@@ -315,8 +333,9 @@ typedef struct hsad_mem_pool_stats {
  * pool), HSAD_ERR_OUT_OF_MEMORY, HSAD_ERR_CLOSED. Thread-safe. */
 hsad_status_t hsad_mem_pool_create(hsad_device_t *device, hsad_mem_pool_t **out_pool);
 
-/* Destroys the pool: waits (until deadline_ns) for the free points of its cached blocks, then
- * returns every block to ROCr. Errors (nothing changed, the pool stays usable):
+/* Destroys the pool: issues the free points still pending (one barrier-AND epoch packet on a
+ * freeing queue that issued no epoch since) and waits (until deadline_ns) for every free
+ * point of its cached blocks, then returns every block to ROCr. Errors (nothing changed, the pool stays usable):
  * HSAD_ERR_INVALID_ARGUMENT (NULL), HSAD_ERR_IN_USE (blocks still allocated: "N blocks (B
  * bytes) still allocated: free them with hsad_mem_free_async first"), HSAD_ERR_TIMEOUT (a free
  * point not reached by the deadline). After hsad_runtime_close: frees the host bookkeeping
@@ -326,22 +345,24 @@ hsad_status_t hsad_mem_pool_destroy(hsad_mem_pool_t *pool, uint64_t deadline_ns)
 
 /* Allocates `bytes` of device memory ordered on `queue` (rules 1-4 above): *out_ptr may be used
  * by work submitted on `queue` after this call (and by work ordered after that). deadline_ns
- * bounds the wait for ring room of rule 3's barrier. Errors (nothing allocated, the pool as it
+ * bounds the wait for ring room of the packets rules 2 and 3 may submit. Errors (nothing allocated, the pool as it
  * was): HSAD_ERR_INVALID_ARGUMENT (NULL pool/queue/out_ptr, bytes 0, a queue of another
  * runtime's device), HSAD_ERR_RANGE (bytes rounded up to a power of two overflows),
  * HSAD_ERR_OUT_OF_MEMORY (ROCr out of resources, or bytes above the device's pool),
- * HSAD_ERR_TIMEOUT / the queue's sticky error (rule 3's barrier), HSAD_ERR_CLOSED,
+ * HSAD_ERR_TIMEOUT / the queue's sticky error (rule 2's or 3's packets), HSAD_ERR_CLOSED,
  * HSAD_ERR_HSA. Thread-safe. */
 hsad_status_t hsad_mem_alloc_async(hsad_mem_pool_t *pool, hsad_queue_t *queue, size_t bytes,
                                    uint64_t deadline_ns, void **out_ptr);
 
 /* Frees a block hsad_mem_alloc_async returned, ordered on `queue`: the block may be reused
- * once everything submitted on `queue` before this call completed (one barrier-AND packet is
- * submitted; see above). Errors (nothing changed): HSAD_ERR_INVALID_ARGUMENT (NULL queue or
+ * once everything submitted on `queue` before this call completed (the free point, named with
+ * no packet of its own; a queue of another vendor or a capturing one gets one barrier-AND:
+ * see above). Errors (nothing changed): HSAD_ERR_INVALID_ARGUMENT (NULL queue or
  * ptr, or ptr is not a stream-ordered block: "... is device memory of 4096 bytes, not a
  * stream-ordered block: use hsad_mem_free"), HSAD_ERR_FREED (freed already),
  * HSAD_ERR_NOT_ALLOCATED (unknown, or an interior address), HSAD_ERR_TIMEOUT / the queue's
- * sticky error (the barrier could not be submitted), HSAD_ERR_CLOSED. Thread-safe. */
+ * sticky error (a faulted queue; the barrier could not be submitted), HSAD_ERR_CLOSED.
+ * Thread-safe. */
 hsad_status_t hsad_mem_free_async(hsad_queue_t *queue, void *ptr, uint64_t deadline_ns);
 
 /* Sets the release threshold (bytes of cached blocks kept; see above) and releases at once the

@@ -18,6 +18,8 @@ typedef struct mem_entry {
   hsad_host_pool_t *pool;       /* pool blocks */
   uint32_t block;               /* pool blocks: descriptor index */
   struct hsad_mem_pool *spool;  /* HSAD_MEM_STREAM blocks: their stream-ordered pool */
+  bool freed;                   /* HSAD_MEM_STREAM: cached in its pool (kept registered, so a
+                                   reuse costs no insert): mem_registry_find answers FREED */
 } mem_entry_t;
 
 enum { MEM_FIND_NONE = 0, MEM_FIND_LIVE = 1, MEM_FIND_FREED = 2 };
@@ -28,9 +30,12 @@ hsad_status_t mem_registry_insert(const mem_entry_t *e, mem_entry_t *out_conflic
 /* Removes the entry whose base is `base`; tomb: remember it as freed. */
 bool mem_registry_remove(uintptr_t base, bool tomb, mem_entry_t *out);
 /* MEM_FIND_LIVE (*out = the entry containing addr), MEM_FIND_FREED (out->kind and the
- * tombstone's range), or MEM_FIND_NONE. */
+ * tombstone's range, or the range of a `freed` entry), or MEM_FIND_NONE. */
 int mem_registry_find(uintptr_t addr, mem_entry_t *out, uintptr_t *out_tomb_base,
                       size_t *out_tomb_size);
+/* Marks the entry whose base is `base` freed (a cached stream-ordered block) or handed out
+ * again with req_size bytes asked for; false: no entry there. O(log n), no tombstone scan. */
+bool mem_registry_set_freed(uintptr_t base, bool freed, size_t req_size);
 /* ORs mask into the access mask of the live entry whose base is `base`; false: none. */
 bool mem_registry_add_access(uintptr_t base, uint32_t mask);
 void mem_registry_set_device_ptr(uintptr_t base, void *device_ptr, int32_t node);

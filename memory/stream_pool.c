@@ -3,9 +3,11 @@
  * 1-4 without a host wait.
  *
  * A pool is a list of blocks under one mutex: allocated ones (registered, kind
- * HSAD_MEM_STREAM) and cached ones (unregistered with a tombstone, each with the completion of
- * the barrier its free submitted and a sequence number giving the order of frees). Searches are
- * linear over the pool's blocks: a runtime's per-step allocations are tens of blocks.
+ * HSAD_MEM_STREAM) and cached ones (still registered, marked freed: lookups answer FREED as for
+ * a tombstone, and a reuse flips the mark instead of inserting; each with the point of its
+ * queue's timeline that its free named, hsad_submit_point, and a sequence number giving the
+ * order of frees). Searches are linear over the pool's blocks: a runtime's per-step
+ * allocations are tens of blocks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,9 @@ typedef struct sp_block {
   uint64_t bytes;            /* class bytes */
   bool cached;
   hsad_completion_t free_point;
+  uint64_t free_end;         /* packets of the freeing queue below this id precede the free */
+  bool pending;              /* free_point's epoch not issued yet (hsad_submit_point) */
+  bool ordered;              /* a barrier packet (no work) lies at free_end - 1 or later */
   uint64_t free_seq;         /* order of frees (oldest first for releases) */
 } sp_block_t;
 
@@ -60,9 +65,11 @@ hsad_status_t hsad_mem_pool_create(hsad_device_t *device, hsad_mem_pool_t **out_
   return HSAD_OK;
 }
 
-/* Returns block i (cached, reached) to ROCr and drops it from the list (lock held). */
+/* Returns block i (cached, reached) to ROCr and drops it from the list and the registry,
+ * leaving a tombstone (lock held). */
 static void sp_release(hsad_mem_pool_t *pool, size_t i) {
   sp_block_t *b = &pool->blocks[i];
+  mem_registry_remove(b->ptr, true, NULL);
   mem_rocr.hsa_amd_memory_pool_free((void *)b->ptr);
   pool->st.cached_bytes -= b->bytes;
   pool->st.cached_blocks--;
@@ -71,15 +78,15 @@ static void sp_release(hsad_mem_pool_t *pool, size_t i) {
   pool->blocks[i] = pool->blocks[--pool->n];
 }
 
-/* Releases reached cached blocks, oldest free first, while more than keep bytes are cached
- * (lock held); returns the bytes released. */
-static uint64_t sp_trim(hsad_mem_pool_t *pool, uint64_t keep) {
+/* Releases reached cached blocks but the one at `spare` (0: none), oldest free first, while
+ * more than keep bytes are cached (lock held); returns the bytes released. */
+static uint64_t sp_trim(hsad_mem_pool_t *pool, uint64_t keep, uintptr_t spare) {
   uint64_t released = 0;
   while (pool->st.cached_bytes > keep) {
     size_t best = SIZE_MAX;
     for (size_t i = 0; i < pool->n; i++) {
       sp_block_t *b = &pool->blocks[i];
-      if (b->cached && (best == SIZE_MAX || b->free_seq < pool->blocks[best].free_seq) &&
+      if (b->cached && b->ptr != spare && (best == SIZE_MAX || b->free_seq < pool->blocks[best].free_seq) &&
           hsad_completion_done(&b->free_point))
         best = i;
     }
@@ -88,6 +95,18 @@ static uint64_t sp_trim(hsad_mem_pool_t *pool, uint64_t keep) {
     sp_release(pool, best);
   }
   return released;
+}
+
+/* Issues block b's pending free point (its queue's next epoch: one barrier-AND there unless
+ * an epoch was issued since the free), so it can be waited on (lock held). */
+static hsad_status_t sp_issue(hsad_mem_pool_t *pool, sp_block_t *b, uint64_t deadline_ns) {
+  if (!b->pending) return HSAD_OK;
+  hsad_submit_point_t pt = {.completion = b->free_point, .pending = true};
+  bool packet = false;
+  hsad_status_t s = hsad_submit_point_issue(&pt, deadline_ns, &packet);
+  if (packet) pool->st.packets++;
+  if (!s) b->pending = false;
+  return s;
 }
 
 hsad_status_t hsad_mem_pool_destroy(hsad_mem_pool_t *pool, uint64_t deadline_ns) {
@@ -106,7 +125,8 @@ hsad_status_t hsad_mem_pool_destroy(hsad_mem_pool_t *pool, uint64_t deadline_ns)
                        (unsigned long long)nb, (unsigned long long)by);
     }
     for (size_t i = 0; i < pool->n; i++) {
-      hsad_status_t s = hsad_completion_wait(&pool->blocks[i].free_point, deadline_ns);
+      hsad_status_t s = sp_issue(pool, &pool->blocks[i], deadline_ns);
+      if (!s) s = hsad_completion_wait(&pool->blocks[i].free_point, deadline_ns);
       if (s == HSAD_ERR_TIMEOUT) {
         pthread_mutex_unlock(&pool->lock);
         return hsad_fail(HSAD_ERR_TIMEOUT, "%s: the free point of a block of %llu bytes was "
@@ -114,7 +134,7 @@ hsad_status_t hsad_mem_pool_destroy(hsad_mem_pool_t *pool, uint64_t deadline_ns)
                          (unsigned long long)pool->blocks[i].bytes);
       }
     }
-    sp_trim(pool, 0);
+    sp_trim(pool, 0, 0);
     pthread_mutex_unlock(&pool->lock);
   }
   pthread_mutex_destroy(&pool->lock);
@@ -162,6 +182,27 @@ static size_t sp_pick(hsad_mem_pool_t *pool, hsad_queue_t *queue, uint64_t cls, 
   return SIZE_MAX;
 }
 
+/* What reuse by rule 2 or 3 submits on `queue` before the block is handed out (lock held).
+ * Rule 2: nothing when a barrier packet (no work) lies between the free's packets and what the
+ * queue runs next (the free named a barrier's epoch, or one was submitted since): every later
+ * packet, HSAD_LAUNCH_NO_BARRIER ones too, starts after the free point; otherwise one
+ * barrier-AND without an epoch, since the free named a dispatch's epoch (or a pending one) and a
+ * NO_BARRIER dispatch could overlap that dispatch. Rule 3: the free point issued (when pending)
+ * and one barrier on `queue` waiting for it. */
+static hsad_status_t sp_order(hsad_mem_pool_t *pool, sp_block_t *b, hsad_queue_t *queue,
+                              int rule, uint64_t deadline_ns) {
+  hsad_status_t s = HSAD_OK;
+  if (rule == 2 && !b->ordered && !hsad_submit_ordered_since(queue, b->free_end)) {
+    if (!(s = hsad_queue_barrier(queue, NULL, 0, deadline_ns, NULL))) {
+      pool->st.packets++;
+      b->ordered = true;
+    }
+  } else if (rule == 3 && !(s = sp_issue(pool, b, deadline_ns))) {
+    if (!(s = hsad_queue_barrier(queue, &b->free_point, 1, deadline_ns, NULL))) pool->st.packets++;
+  }
+  return s;
+}
+
 hsad_status_t hsad_mem_alloc_async(hsad_mem_pool_t *pool, hsad_queue_t *queue, size_t bytes,
                                    uint64_t deadline_ns, void **out_ptr) {
   static const char what[] = "hsad_mem_alloc_async";
@@ -188,18 +229,12 @@ hsad_status_t hsad_mem_alloc_async(hsad_mem_pool_t *pool, hsad_queue_t *queue, s
   int rule = 0;
   size_t i = sp_pick(pool, queue, cls, &rule);
   if (i != SIZE_MAX) {
-    sp_block_t b = pool->blocks[i];
-    if (rule == 3) { /* queue waits for the other queue's free point */
-      s = hsad_queue_barrier(queue, &b.free_point, 1, deadline_ns, NULL);
-      if (s) {
-        pthread_mutex_unlock(&pool->lock);
-        return s;
-      }
-    }
-    if ((s = sp_register(pool, &b, bytes))) {
+    if ((s = sp_order(pool, &pool->blocks[i], queue, rule, deadline_ns))) {
       pthread_mutex_unlock(&pool->lock);
       return s;
     }
+    sp_block_t b = pool->blocks[i];
+    mem_registry_set_freed(b.ptr, false, bytes); /* registered while cached: no insert */
     pool->blocks[i].cached = false;
     pool->st.cached_bytes -= cls;
     pool->st.cached_blocks--;
@@ -278,22 +313,32 @@ hsad_status_t hsad_mem_free_async(hsad_queue_t *queue, void *ptr, uint64_t deadl
     return hsad_fail(HSAD_ERR_FREED, "%s: %p was already freed (stream-ordered memory of %zu "
                      "bytes at %p)", what, ptr, (size_t)e.size, ptr);
   }
-  /* the free point: an ordering barrier on the queue (later packets start after it) */
-  hsad_completion_t fp;
-  if ((s = hsad_queue_barrier(queue, NULL, 0, deadline_ns, &fp))) {
-    pthread_mutex_unlock(&pool->lock);
-    return s;
+  /* the free point: the queue's timeline where it stands, with no packet of its own (its
+   * last epoch, or the next one); a queue that cannot be read so (another vendor's, faulted,
+   * capturing) gets an ordering barrier, as hsad_queue_barrier answers for it */
+  hsad_submit_point_t pt;
+  if (hsad_submit_point(queue, &pt)) {
+    hsad_completion_t fp;
+    if ((s = hsad_queue_barrier(queue, NULL, 0, deadline_ns, &fp))) {
+      pthread_mutex_unlock(&pool->lock);
+      return s;
+    }
+    pt = (hsad_submit_point_t){.completion = fp, .ordered = true};
+    pool->st.packets++;
   }
-  mem_registry_remove(e.base, true, NULL);
+  mem_registry_set_freed(e.base, true, e.req_size); /* stays registered while cached */
   sp_block_t *b = &pool->blocks[i];
   b->cached = true;
-  b->free_point = fp;
+  b->free_point = pt.completion;
+  b->free_end = pt.end;
+  b->pending = pt.pending;
+  b->ordered = pt.ordered;
   b->free_seq = ++pool->seq;
   pool->st.used_bytes -= b->bytes;
   pool->st.used_blocks--;
   pool->st.cached_bytes += b->bytes;
   pool->st.cached_blocks++;
-  sp_trim(pool, pool->st.release_threshold);
+  sp_trim(pool, pool->st.release_threshold, b->ptr); /* not the block just freed */
   pthread_mutex_unlock(&pool->lock);
   return HSAD_OK;
 }
@@ -303,7 +348,7 @@ hsad_status_t hsad_mem_pool_set_release_threshold(hsad_mem_pool_t *pool, uint64_
   if (s) return s;
   pthread_mutex_lock(&pool->lock);
   pool->st.release_threshold = bytes;
-  sp_trim(pool, bytes);
+  sp_trim(pool, bytes, 0);
   pthread_mutex_unlock(&pool->lock);
   return HSAD_OK;
 }
@@ -313,7 +358,7 @@ hsad_status_t hsad_mem_pool_trim(hsad_mem_pool_t *pool, uint64_t keep_bytes,
   hsad_status_t s = sp_ready(pool, "hsad_mem_pool_trim");
   if (s) return s;
   pthread_mutex_lock(&pool->lock);
-  uint64_t r = sp_trim(pool, keep_bytes);
+  uint64_t r = sp_trim(pool, keep_bytes, 0);
   pthread_mutex_unlock(&pool->lock);
   if (out_released) *out_released = r;
   return HSAD_OK;

@@ -92,7 +92,8 @@ Test(dispatch_cli, info_text_and_json, .timeout = 120) {
 #define GPSS_WHY "KFD_EMU_GPSS: unknown kfd-emu variable (known: KFD_EMU_GPUS, KFD_EMU_ISA, "    \
   "KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, KFD_EMU_NO_TWIN, KFD_EMU_ORDER, "        \
   "KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, KFD_EMU_DELAY_KERNEL, "                 \
-  "KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, KFD_EMU_ACCESS, "          \
+  "KFD_EMU_CP_STALL_MS, KFD_EMU_PREEMPT_TIMEOUT_MS, KFD_EMU_DOORBELL_GRACE_MS, "                 \
+  "KFD_EMU_READ_INDEX, KFD_EMU_ACCESS, "                                                        \
   "KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE, KFD_EMU_CL_SOURCE, "  \
   "KFD_EMU_KERNEL_MODE)"
 #define OUT_OF_RESOURCES "HSA status 0x1008 (HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime "     \

@@ -8,7 +8,12 @@
 #include "tests/test_dispatch_exact.h"
 
 #include <hsa/hsa_ext_amd.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The whole file as bytes (malloc'd). */
@@ -143,6 +148,152 @@ Test(public, program_destroy_in_flight_refused, .timeout = 60) {
   DQ_OK(hsad_program_destroy(other));
   hsad_queue_destroy(q);
   DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* The child of public::runtime_close_preempts_runaway_kernel, run by re-executing this binary
+ * (a fresh process, so exit() runs every exit handler as a program's would): writes one report
+ * line to fd HSAD_TEST_RUNAWAY_FD and exits 0, or 3 when the set-up failed. No Criterion here. */
+static void runaway_close_child(int fd) {
+  hsad_runtime_t *rt = NULL;
+  hsad_device_t *dev = NULL;
+  hsad_program_t *p = NULL;
+  const hsad_device_kernel_t *k = NULL;
+  hsad_queue_t *q = NULL;
+  hsad_completion_t c;
+  char path[512];
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
+  hsad_status_t s = hsad_runtime_open(&rt);
+  if (!s) s = hsad_device_get(rt, 0, &dev);
+  if (!s) snprintf(path, sizeof path, "%s/empty-%s-v5.hsaco", TEST_KERNDIR,
+                   hsad_device_info(dev)->name);
+  if (!s) s = hsad_program_load_file(dev, path, &p);
+  if (!s) s = hsad_program_kernel(p, "empty", &k);
+  if (!s) s = hsad_queue_create(dev, &(hsad_queue_options_t){.size = 64}, &q);
+  if (!s) s = hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL);
+  if (s) {
+    dprintf(fd, "set-up: %s\n", hsad_last_error());
+    exit(3);
+  }
+  hsad_status_t running = hsad_completion_wait(&c, dq_in(300000000));
+  uint64_t t0 = hsad_now_ns();
+  s = hsad_runtime_close(rt);
+  uint64_t took = hsad_now_ns() - t0;
+  hsad_status_t w = hsad_completion_wait(&c, dq_in(DQ_SEC));
+  dprintf(fd, "running=%s close=%s within_2s=%d wait=%s: %s\n", hsad_status_name(running),
+          hsad_status_name(s), took < 2 * DQ_SEC, hsad_status_name(w), hsad_last_error());
+  /* an abandoned queue's CP thread finishes its workgroup meanwhile, then exits */
+  if (getenv("HSAD_TEST_RUNAWAY_LINGER")) nanosleep(&(struct timespec){2, 500000000}, NULL);
+  hsad_queue_destroy(q); /* host memory only, after the close */
+  hsad_program_destroy(p);
+  exit(0);
+}
+
+__attribute__((constructor)) static void runaway_close_child_main(void) {
+  const char *fd = getenv("HSAD_TEST_RUNAWAY_FD");
+  if (fd) runaway_close_child(atoi(fd));
+}
+
+/* hsad_runtime_close with a kernel that never ends in flight (issue 21). kfd-emu holds the
+ * dispatch of 'empty' 60 s (KFD_EMU_DELAY_US's maximum: a runaway kernel for this test; it is
+ * running: its completion times out at 300 ms). On hardware ROCr's hsa_queue_destroy makes the
+ * KFD preempt (unmap) a queue with an active dispatch; kfd-emu's hsaKmtDestroyQueue does the
+ * same: its CP abandons the dispatch (no completion signal). So the close returns HSAD_OK
+ * within 2 s (before: 60 s in DestroyQueue), the completion answers HSAD_ERR_CLOSED with the
+ * runtime's message, and the process exits 0 within 5 s of the close. The child is this binary
+ * re-executed (its constructor runs the scenario and exits), so the parent times its exit and
+ * kills it past the deadlines. */
+/* Runs the child with `env` (NAME=VALUE pairs, NULL-terminated) and stderr into err_path;
+ * asserts its report and that it exited 0 within exit_s seconds of the report. */
+static void runaway_close_run(const char *const *env, const char *err_path, int exit_s) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    char v[16];
+    snprintf(v, sizeof v, "%d", fds[1]);
+    setenv("HSAD_TEST_RUNAWAY_FD", v, 1);
+    for (int i = 0; env[i]; i += 2) setenv(env[i], env[i + 1], 1);
+    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (e < 0 || dup2(e, 2) < 0) _exit(126);
+    execl("/proc/self/exe", "test_dispatch_public", (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  char rep[1024];
+  size_t n = 0;
+  uint64_t dl = dq_in(30 * DQ_SEC);
+  while (n < sizeof rep - 1 && !memchr(rep, '\n', n) && hsad_now_ns() < dl) {
+    struct pollfd pf = {.fd = fds[0], .events = POLLIN};
+    if (poll(&pf, 1, 100) <= 0) continue;
+    ssize_t r = read(fds[0], rep + n, sizeof rep - 1 - n);
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  rep[n] = 0;
+  close(fds[0]);
+  uint64_t exit_dl = dq_in((uint64_t)exit_s * DQ_SEC);
+  int status = 0;
+  pid_t got = 0;
+  while ((got = waitpid(pid, &status, WNOHANG)) == 0 && hsad_now_ns() < exit_dl)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  if (got == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  cr_assert_str_eq(rep, "running=HSAD_ERR_TIMEOUT close=HSAD_OK within_2s=1 wait=HSAD_ERR_CLOSED: "
+                        "queue on device 0: the hsa-dispatch runtime was closed\n");
+  cr_assert_eq(got, pid, "the child had not exited %d s after its report", exit_s);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status 0x%x", status);
+}
+
+Test(public, runtime_close_preempts_runaway_kernel, .timeout = 90) {
+  static const char *const env[] = {"KFD_EMU_DELAY_US", "60000000", "KFD_EMU_DELAY_KERNEL",
+                                    "empty", NULL};
+  char err[] = "/tmp/hsad_runaway_err_XXXXXX";
+  int fd = mkstemp(err);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  runaway_close_run(env, err, 5);
+  unlink(err);
+}
+
+/* kfd-emu's limit (hsad.h, hsad_runtime_close): a workgroup already running on the CP thread
+ * (tests/data/dispatch/slow_twin.c: 'empty' as a twin whose workgroup sleeps 2 s) cannot be
+ * preempted; with KFD_EMU_PREEMPT_TIMEOUT_MS=200 hsaKmtDestroyQueue gives up after 200 ms and
+ * abandons the queue, saying so on stderr (exact line, once), and the close still returns
+ * HSAD_OK within 2 s with the same report; the thread finishes its workgroup and exits without
+ * touching the freed ring, and the process exits 0 (it lingers 2.5 s for that). */
+Test(public, runtime_close_abandons_unpreemptible_workgroup, .timeout = 90) {
+  static const char *const env[] = {"KFD_EMU_TWINS", DQ_FIXDIR "/libslow_twin.so",
+                                    "KFD_EMU_KERNEL_MODE", "twin", "KFD_EMU_PREEMPT_TIMEOUT_MS",
+                                    "200", "HSAD_TEST_RUNAWAY_LINGER", "1", NULL};
+  char err[] = "/tmp/hsad_runaway_err_XXXXXX";
+  int fd = mkstemp(err);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  runaway_close_run(env, err, 8);
+  FILE *f = fopen(err, "r");
+  cr_assert_not_null(f);
+  static char text[8192];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = 0;
+  fclose(f);
+  unlink(err);
+  const char *head = "kfd-emu: GPU 0 queue ";
+  const char *tail = ": preemption timed out after 200 ms (KFD_EMU_PREEMPT_TIMEOUT_MS): its CP "
+                     "thread is still inside a workgroup of kernel empty, which a host thread "
+                     "cannot leave; the queue is abandoned (the thread exits once that workgroup "
+                     "returns)\n";
+  const char *at = strstr(text, head);
+  cr_assert_not_null(at, "stderr: %s", text);
+  const char *id_end = at + strlen(head);
+  while (*id_end >= '0' && *id_end <= '9') id_end++;
+  cr_assert(id_end > at + strlen(head) && !strncmp(id_end, tail, strlen(tail)), "stderr: %s",
+            text);
+  cr_assert_null(strstr(id_end, head), "said once: %s", text);
 }
 
 /* Issue 21: teardown with a deadline. A kernel that runs for 2.5 s (KFD_EMU_DELAY_US on

@@ -146,7 +146,8 @@ typedef struct { /* by value: Criterion copies parameters into the test's own pr
 
 #define KNOWN "KFD_EMU_GPUS, KFD_EMU_ISA, KFD_EMU_VRAM_MB, KFD_EMU_CPU_NODES, KFD_EMU_GPU_NUMA, " \
   "KFD_EMU_NO_TWIN, KFD_EMU_ORDER, KFD_EMU_TWINS, KFD_EMU_FAULT_KERNEL, KFD_EMU_DELAY_US, "      \
-  "KFD_EMU_DELAY_KERNEL, KFD_EMU_CP_STALL_MS, KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, "    \
+  "KFD_EMU_DELAY_KERNEL, KFD_EMU_CP_STALL_MS, KFD_EMU_PREEMPT_TIMEOUT_MS, "                     \
+  "KFD_EMU_DOORBELL_GRACE_MS, KFD_EMU_READ_INDEX, "                                              \
   "KFD_EMU_ACCESS, KFD_EMU_PUBLICATION_CHECK_US, KFD_EMU_RING_WATCH, KFD_EMU_VERBOSE, "         \
   "KFD_EMU_CL_SOURCE, KFD_EMU_KERNEL_MODE"
 
@@ -179,6 +180,8 @@ ParameterizedTestParameters(config, bad_knob_refused) {
       {"KFD_EMU_CPU_NODES", "0", "KFD_EMU_CPU_NODES=0: expected an integer in [1, 2]"},
       {"KFD_EMU_VRAM_MB", "1x", "KFD_EMU_VRAM_MB=1x: expected an integer in [64, 1048576]"},
       {"KFD_EMU_DELAY_US", "-1", "KFD_EMU_DELAY_US=-1: expected an integer in [0, 60000000]"},
+      {"KFD_EMU_PREEMPT_TIMEOUT_MS", "0", "KFD_EMU_PREEMPT_TIMEOUT_MS=0: expected an integer in "
+       "[1, 600000]"},
       {"KFD_EMU_CP_STALL_MS", "1e3", "KFD_EMU_CP_STALL_MS=1e3: expected an integer in [0, "
        "600000]"},
       {"KFD_EMU_ISA", "gfx942", "KFD_EMU_ISA=gfx942: unknown ISA 'gfx942' (supported: gfx90a, "

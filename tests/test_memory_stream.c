@@ -55,7 +55,7 @@ static void check_stats(hsad_mem_pool_t *pool, const hsad_mem_pool_stats_t *want
                           (unsigned long long)want->f)
   F(reserved_bytes); F(used_bytes); F(cached_bytes); F(reserved_high); F(used_high);
   F(used_blocks); F(cached_blocks); F(allocs); F(reuse_reached); F(reuse_same_queue);
-  F(reuse_cross_queue); F(rocr_allocs); F(rocr_releases); F(release_threshold);
+  F(reuse_cross_queue); F(rocr_allocs); F(rocr_releases); F(release_threshold); F(packets);
 #undef F
 }
 
@@ -149,7 +149,8 @@ Test(memory_stream, cross_queue_reuse_waits_for_the_free_point, .timeout = 60) {
   check_stats(pool, &(hsad_mem_pool_stats_t){.reserved_bytes = 32768, .used_bytes = 32768,
                                              .reserved_high = 32768, .used_high = 32768,
                                              .used_blocks = 1, .allocs = 3, .reuse_reached = 1,
-                                             .reuse_cross_queue = 1, .rocr_allocs = 1});
+                                             .reuse_cross_queue = 1, .rocr_allocs = 1,
+                                             .packets = 1});
   sg.store(gs, 0);
   DQ_OK(hsad_completion_wait(&k2, dq_in(20 * DQ_SEC)));
   cr_assert(hsad_completion_done(&kc));
@@ -214,6 +215,142 @@ Test(memory_stream, release_threshold_and_trim, .timeout = 60) {
   sg.destroy(gs);
   hsad_queue_destroy(q);
   DQ_OK(hsad_runtime_close(e.rt));
+}
+
+static uint64_t widx(hsad_queue_t *q) {
+  return __atomic_load_n(&((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id,
+                         __ATOMIC_ACQUIRE);
+}
+
+static void vadd(hsad_queue_t *q, const hsad_device_kernel_t *k, const void *a, const void *b,
+                 void *c, uint32_t n) {
+  hsad_karg_t args[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 4};
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL));
+}
+
+/* A free with no packet of its own after a dispatch (issue 21): on gated q1, fill(block = 1.0f)
+ * and vector_add(block + block -> out) run fire-and-forget, so the free names q1's NEXT epoch
+ * (pending) and writes no packet. An allocation on q2 gets the block, issues that epoch (one
+ * barrier-AND on q1) and waits for it (one barrier on q2): q2's fill of the block does not
+ * complete while q1 is gated (exact TIMEOUT), and once the gate opens q1's sums are exactly
+ * 2.0f (q2 did not overwrite the block under them) and the block holds q2's value. */
+Test(memory_stream, free_without_packet_after_dispatch_orders_cross_queue, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *kf, *kv;
+  hsad_queue_t *q1;
+  hsad_program_t *prog = dq_start(&e, "fill", 5, "fill", &kf, &q1);
+  hsad_program_t *pv = dq_load(&e, "vector_add", 5, "vector_add", &kv);
+  hsad_queue_t *q2 = dq_queue(&e, 64);
+  hsad_mem_pool_t *pool = NULL;
+  DQ_OK(hsad_mem_pool_create(e.dev, &pool));
+  const uint32_t n = 3000; /* 12000 bytes: class 16384 */
+  float *out = dq_alloc(&e, n * 4);
+  memset(out, 0, n * 4);
+  hsa_signal_t gs = gate(q1);
+  uint32_t *blk = NULL, *c = NULL;
+  DQ_OK(hsad_mem_alloc_async(pool, q1, n * 4, dq_in(DQ_SEC), (void **)&blk));
+  fill(q1, kf, blk, 0x3f800000u, n, NULL); /* 1.0f */
+  vadd(q1, kv, blk, blk, out, n);
+  uint64_t w1 = widx(q1), w2 = widx(q2);
+  cr_assert_eq(w1, 3, "gate, fill, vector_add");
+  DQ_OK(hsad_mem_free_async(q1, blk, dq_in(DQ_SEC)));
+  cr_assert_eq(widx(q1), w1, "the free wrote no packet");
+  DQ_OK(hsad_mem_alloc_async(pool, q2, n * 4, dq_in(DQ_SEC), (void **)&c));
+  cr_assert_eq(c, blk);
+  cr_assert_eq(widx(q1), w1 + 1, "q1's pending epoch issued: one barrier-AND");
+  cr_assert_eq(widx(q2), w2 + 1, "q2 waits for it: one barrier");
+  hsad_completion_t k2;
+  fill(q2, kf, c, 0xc3c3c3c3u, n, &k2);
+  DQ_ERR_IS(hsad_completion_wait(&k2, dq_in(300000000)), HSAD_ERR_TIMEOUT,
+            "completion (epoch 1, packet %llu) on queue %llu (device 0) not reached at the "
+            "deadline (0 epochs completed)", (unsigned long long)k2.packet_id,
+            (unsigned long long)hsad_queue_hsa(q2)->id);
+  check_stats(pool, &(hsad_mem_pool_stats_t){.reserved_bytes = 16384, .used_bytes = 16384,
+                                             .reserved_high = 16384, .used_high = 16384,
+                                             .used_blocks = 1, .allocs = 2,
+                                             .reuse_cross_queue = 1, .rocr_allocs = 1,
+                                             .packets = 2});
+  sg.store(gs, 0);
+  DQ_OK(hsad_completion_wait(&k2, dq_in(20 * DQ_SEC)));
+  DQ_OK(hsad_queue_wait_idle(q1, dq_in(20 * DQ_SEC)));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(out[i], 2.0f, "out[%u] = %a", i, out[i]);
+  uint32_t *h = malloc(n * 4);
+  DQ_OK(hsad_memcpy(e.dev, h, c, n * 4, NULL, dq_in(20 * DQ_SEC)));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(h[i], 0xc3c3c3c3u, "h[%u] = 0x%x", i, h[i]);
+  DQ_OK(hsad_mem_free_async(q2, c, dq_in(DQ_SEC)));
+  DQ_OK(hsad_mem_pool_destroy(pool, dq_in(20 * DQ_SEC)));
+  sg.destroy(gs);
+  free(h);
+  DQ_OK(hsad_buffer_free(out));
+  hsad_queue_destroy(q2);
+  hsad_program_destroy(pv);
+  dq_finish(&e, q1, prog);
+}
+
+/* Same-queue reuse after a dispatch: the free names the dispatch's epoch with no packet, and
+ * the reuse submits one barrier-AND (no epoch) so that a later HSAD_LAUNCH_NO_BARRIER dispatch
+ * cannot overlap the dispatch before the free; a second free/alloc pair after that barrier
+ * submits nothing, nor does a pair whose free follows a barrier. Exact packet counts, data of
+ * every kernel exact after the gate opens. */
+Test(memory_stream, same_queue_reuse_after_dispatch_orders_no_barrier_dispatches,
+     .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *prog = dq_start(&e, "fill", 5, "fill", &k, &q);
+  hsad_mem_pool_t *pool = NULL;
+  DQ_OK(hsad_mem_pool_create(e.dev, &pool));
+  const uint32_t n = 1024;
+  hsa_signal_t gs = gate(q);
+  uint32_t *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+  hsad_completion_t k1, k2;
+  DQ_OK(hsad_mem_alloc_async(pool, q, n * 4, dq_in(DQ_SEC), (void **)&a));
+  fill(q, k, a, 0x11111111u, n, &k1);
+  uint64_t w = widx(q);
+  DQ_OK(hsad_mem_free_async(q, a, dq_in(DQ_SEC)));
+  cr_assert_eq(widx(q), w, "the free names the fill's epoch: no packet");
+  DQ_OK(hsad_mem_alloc_async(pool, q, n * 4, dq_in(DQ_SEC), (void **)&b));
+  cr_assert_eq(b, a);
+  cr_assert_eq(widx(q), w + 1, "one barrier-AND before the reuse");
+  const hsa_barrier_and_packet_t *bp =
+      (const hsa_barrier_and_packet_t *)hsad_queue_hsa(q)->base_address + (w & 63);
+  cr_assert_eq(bp->header & 0xff, HSA_PACKET_TYPE_BARRIER_AND);
+  cr_assert(bp->header & (1u << HSA_PACKET_HEADER_BARRIER), "BARRIER bit");
+  cr_assert_eq(bp->completion_signal.handle, 0, "no epoch");
+  uint32_t v2 = 0x22222222u;
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(b), HSAD_KARG_VAL(v2), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3,
+                     .flags = HSAD_LAUNCH_NO_BARRIER};
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL));
+  DQ_OK(hsad_mem_free_async(q, b, dq_in(DQ_SEC)));
+  w = widx(q);
+  DQ_OK(hsad_mem_alloc_async(pool, q, n * 4, dq_in(DQ_SEC), (void **)&c));
+  cr_assert_eq(c, a);
+  cr_assert_eq(widx(q), w + 1, "the free followed a dispatch again: one barrier-AND");
+  fill(q, k, c, 0x33333333u, n, &k2);
+  DQ_OK(hsad_queue_barrier(q, NULL, 0, dq_in(DQ_SEC), NULL));
+  w = widx(q);
+  DQ_OK(hsad_mem_free_async(q, c, dq_in(DQ_SEC)));
+  DQ_OK(hsad_mem_alloc_async(pool, q, n * 4, dq_in(DQ_SEC), (void **)&d));
+  cr_assert_eq(d, a);
+  cr_assert_eq(widx(q), w, "the free followed a barrier: neither call wrote a packet");
+  check_stats(pool, &(hsad_mem_pool_stats_t){.reserved_bytes = 4096, .used_bytes = 4096,
+                                             .reserved_high = 4096, .used_high = 4096,
+                                             .used_blocks = 1, .allocs = 4,
+                                             .reuse_same_queue = 3, .rocr_allocs = 1,
+                                             .packets = 2});
+  cr_assert_not(hsad_completion_done(&k1), "no host wait: nothing ran");
+  sg.store(gs, 0);
+  DQ_OK(hsad_completion_wait(&k2, dq_in(20 * DQ_SEC)));
+  uint32_t *h = malloc(n * 4);
+  DQ_OK(hsad_memcpy(e.dev, h, d, n * 4, NULL, dq_in(20 * DQ_SEC)));
+  for (uint32_t i = 0; i < n; i++) cr_assert_eq(h[i], 0x33333333u, "h[%u] = 0x%x", i, h[i]);
+  DQ_OK(hsad_mem_free_async(q, d, dq_in(DQ_SEC)));
+  DQ_OK(hsad_mem_pool_destroy(pool, dq_in(20 * DQ_SEC)));
+  sg.destroy(gs);
+  free(h);
+  dq_finish(&e, q, prog);
 }
 
 /* Bad input: each refused with its code and whole message, nothing changed. */

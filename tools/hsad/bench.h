@@ -117,6 +117,8 @@ int bench_suite_producers(bench_ctx_t *ctx, bench_suite_result_t *out);
 int bench_suite_barrier(bench_ctx_t *ctx, bench_suite_result_t *out);
 int bench_suite_copy(bench_ctx_t *ctx, bench_suite_result_t *out);  /* bench_copy.c (memory/) */
 int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out);  /* bench_pool.c (memory/) */
+/* The pool suite's callgrind child: `hsad bench --child stream|stream-dispatch --count N`. */
+int bench_pool_child(bench_ctx_t *ctx, const char *path);
 int bench_suite_graph(bench_ctx_t *ctx, bench_suite_result_t *out); /* bench_graph.c (fusion/) */
 /* Marks a row wrong (its results failed a check) with a printf-style note. */
 void bench_row_wrong(bench_row_t *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -4,6 +4,7 @@
 //                                 line "@bench ok V..." or "@bench err REASON" on stdout, so
 //                                 hsad bench interleaves HIP with its own paths round by round
 //   hsad-bench-hip --callgrind N  N launches between CALLGRIND_START/STOP_INSTRUMENTATION
+//   hsad-bench-hip --callgrind-devmalloc N  N x (hipMalloc + hipFree) of 4 KiB, the same way
 //                                 (hsad bench counts instructions inside bench_hip_submit)
 //
 // Commands (times from CLOCK_MONOTONIC; medians are over the repetitions of one command):
@@ -410,6 +411,19 @@ int main(int argc, char **argv) {
   // first launch (outside the measurements: it loads the code object)
   hipLaunchKernelGGL(hsad_bench_empty, dim3(1), dim3(1), 0, 0);
   if (!check(hipDeviceSynchronize(), "first launch")) return 1;
+  if (argc == 3 && !strcmp(argv[1], "--callgrind-devmalloc")) {
+    unsigned n = (unsigned)strtoul(argv[2], NULL, 10);
+    void *p = NULL;
+    if (!check(hipMalloc(&p, 4096), "hipMalloc") || !check(hipFree(p), "hipFree")) return 1;
+    printf("@bench stage measure\n");
+    CALLGRIND_START_INSTRUMENTATION;
+    for (unsigned i = 0; i < n; i++)
+      if (hipMalloc(&p, 4096) != hipSuccess || hipFree(p) != hipSuccess) break;
+    CALLGRIND_STOP_INSTRUMENTATION;
+    printf("@bench done\n");
+    fflush(stdout);
+    _exit(0); // no runtime teardown under valgrind
+  }
   if (argc == 3 && !strcmp(argv[1], "--callgrind")) {
     unsigned n = (unsigned)strtoul(argv[2], NULL, 10);
     printf("@bench stage measure\n");
@@ -432,7 +446,8 @@ int main(int argc, char **argv) {
     _exit(rc); // no runtime teardown under valgrind
   }
   if (argc != 2 || strcmp(argv[1], "--serve")) {
-    fprintf(stderr, "usage: hsad-bench-hip --serve | --callgrind N | --callgrind-graph N\n");
+    fprintf(stderr, "usage: hsad-bench-hip --serve | --callgrind N | --callgrind-devmalloc N | "
+                    "--callgrind-graph N\n");
     return 2;
   }
   printf("@bench ready\n");

@@ -339,6 +339,7 @@ int hsad_cmd_bench(int argc, char **argv) {
   }
   if (open_ctx(ctx, b.co)) return 1;
   if (b.child && !strcmp(b.child, "graph")) return bench_graph_child(ctx);
+  if (b.child && !strncmp(b.child, "stream", 6)) return bench_pool_child(ctx, b.child);
   if (b.child) return bench_dispatch_child(ctx, b.child);
   bench_find_helpers(ctx);
   bench_suite_result_t res[NSUITES];

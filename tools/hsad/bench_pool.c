@@ -9,11 +9,19 @@
  *                   pool of the device's nearest CPU agent (what every pool miss costs);
  *   hip             hipHostMalloc + hipHostFree (hsad-bench-hip);
  *   stream          device memory, stream-ordered: hsad_mem_alloc_async + hsad_mem_free_async
- *                   on one queue of a hsad_mem_pool_t (rule 2 reuse once warm: no host wait;
- *                   each free submits one barrier packet; release threshold UINT64_MAX),
- *                   then one wait for the queue;
+ *                   on one queue of a hsad_mem_pool_t (reuse once warm: no host wait; a free
+ *                   names the queue's timeline with no packet of its own, and nothing else
+ *                   runs on the queue, so the pair submits no packet; release threshold
+ *                   UINT64_MAX), then one wait for the queue;
  *   hip-stream      hipMalloc + hipFree (the note names the API): HIP 5.2.3 declares
  *                   hipMallocAsync, but on kfd-emu its first call never returned.
+ * Instructions (valgrind --tool=callgrind, unless --no-callgrind), 4 KiB only, per pair, counted
+ * inside the two calls of the calling thread (deterministic for hsad): `stream` (as timed: the
+ * free names the queue's timeline with no packet), `stream-dispatch` (row `stream`, config
+ * `after-dispatch`: each free follows an empty-kernel dispatch with a completion, so each reuse
+ * submits rule 2's barrier-AND; the dispatch is not counted) and `hip-stream` (hipMalloc +
+ * hipFree in hsad-bench-hip --callgrind-devmalloc: HIP's host work, its wait in hipFree
+ * included).
  * Per round, size and path: N pairs (pool: --count; the others: --count / 50, at most 200,
  * and 20 for 64 MiB); the sample is the mean ns per pair. Ratios hip / pool and
  * hsa-pool / pool per size (target: >= 100x once warm).
@@ -21,6 +29,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
 
 #include "hsa-dispatch/hsad_rocr.h"
 #include "memory/hsad_memory.h"
@@ -175,6 +185,88 @@ static int run_hip_stream(bench_ctx_t *ctx, size_t size, uint32_t n, bench_row_t
   return 0;
 }
 
+/* `hsad bench --child stream|stream-dispatch --count N --code-object F`: N warm 4 KiB
+ * alloc + free pairs between CALLGRIND_START/STOP_INSTRUMENTATION (see the header). */
+int bench_pool_child(bench_ctx_t *ctx, const char *path) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  bool disp = !strcmp(path, "stream-dispatch");
+  uint32_t n = ctx->count > 4000 ? 4000 : ctx->count;
+  uint64_t dl = hsad_now_ns() + ctx->timeout_s * 1000000000ull;
+  hsad_mem_pool_t *pool = NULL;
+  hsad_queue_t *q = NULL;
+  hsad_completion_t c;
+  void *p = NULL;
+  /* 3 packets a pair at most: the ring never fills, so no call waits for room */
+  hsad_status_t s = disp || !strcmp(path, "stream") ? HSAD_OK : HSAD_ERR_INVALID_ARGUMENT;
+  if (!s) s = hsad_mem_pool_create(ctx->dev, &pool);
+  if (!s) s = hsad_mem_pool_set_release_threshold(pool, UINT64_MAX);
+  if (!s) s = hsad_queue_create(ctx->dev, &(hsad_queue_options_t){.size = 16384}, &q);
+  if (!s) s = hsad_mem_alloc_async(pool, q, 4096, dl, &p);
+  if (!s) s = hsad_mem_free_async(q, p, dl);
+  if (s) {
+    printf("@bench err %s: %s\n", path, s == HSAD_ERR_INVALID_ARGUMENT && !pool ? "unknown path"
+                                                                       : hsad_last_error());
+    fflush(stdout);
+    _exit(1);
+  }
+  printf("@bench stage measure\n");
+  CALLGRIND_START_INSTRUMENTATION; /* collected inside the two calls only (the dispatch not) */
+  for (uint32_t i = 0; i < n && !s; i++) {
+    s = hsad_mem_alloc_async(pool, q, 4096, dl, &p);
+    if (!s && disp) s = hsad_kernel_dispatch(q, ctx->k, &bench_launch, dl, &c, NULL);
+    if (!s) s = hsad_mem_free_async(q, p, dl);
+  }
+  CALLGRIND_STOP_INSTRUMENTATION;
+  if (!s) s = hsad_queue_wait_idle(q, dl);
+  printf(s ? "@bench err %s\n" : "@bench done\n", hsad_last_error());
+  fflush(stdout);
+  _exit(s ? 1 : 0);
+}
+
+/* Instructions per 4 KiB pair (see the header): the HIP child in the background while the
+ * hsad children run. */
+static void pool_callgrind(bench_ctx_t *ctx, bench_row_t *stream, bench_row_t *after,
+                           bench_row_t *hip) {
+#ifdef __SANITIZE_ADDRESS__
+  snprintf(stream->note, sizeof stream->note, "callgrind: not run (AddressSanitizer build)");
+  return;
+#endif
+  uint32_t n = ctx->cg_count > 4000 ? 4000 : ctx->cg_count;
+  char cnt[16], dv[16], co[64], note[BENCH_NOTE_MAX];
+  snprintf(cnt, sizeof cnt, "%u", n);
+  snprintf(dv, sizeof dv, "%u", ctx->devi);
+  snprintf(co, sizeof co, "/proc/self/fd/%d", ctx->elf_fd);
+  char *av_hip[] = {ctx->hip_exe, "--callgrind-devmalloc", cnt, NULL};
+  bench_cg_job_t hip_job;
+  bool hip_running = false;
+  double ir = 0;
+  if (hip && ctx->hip_exe[0]) {
+    bench_progress(ctx, "pool", "hip-stream", "callgrind, %u pairs (in the background)", n);
+    hip_running = bench_callgrind_start(ctx, av_hip, "hipMalloc,hipFree", &hip_job, note,
+                                        sizeof note) == 0;
+    if (!hip_running) snprintf(hip->note, sizeof hip->note, "%s", note);
+  }
+  bench_row_t *rows[2] = {stream, after};
+  const char *paths_cg[2] = {"stream", "stream-dispatch"};
+  for (int i = 0; i < 2 && ctx->elf_fd >= 0 && !bench_stopped(); i++) {
+    char *av[] = {ctx->self, "bench", "--child", (char *)paths_cg[i], "--count", cnt, "--device",
+                  dv, "--code-object", co, NULL};
+    bench_progress(ctx, "pool", paths_cg[i], "callgrind, %u pairs", n);
+    if (bench_callgrind(ctx, av, "hsad_mem_alloc_async,hsad_mem_free_async", &ir, note,
+                        sizeof note) == 0)
+      bench_sample(rows[i], "instructions_per_pair", "instructions", ir / n);
+    else if (!bench_stopped())
+      snprintf(rows[i]->note, sizeof rows[i]->note, "%s", note);
+  }
+  if (hip_running) {
+    bench_progress(ctx, "pool", "hip-stream", "callgrind: waiting for it");
+    if (bench_callgrind_finish(ctx, &hip_job, &ir, note, sizeof note) == 0)
+      bench_sample(hip, "instructions_per_pair", "instructions", ir / n);
+    else if (!bench_stopped())
+      snprintf(hip->note, sizeof hip->note, "%s", note);
+  }
+}
+
 /* The pool suite's paths, their rows and what they allocate from. */
 typedef struct pool_suite {
   uint32_t n_pool, n_slow; /* pairs per sample: the pool's, the others' */
@@ -279,6 +371,12 @@ int bench_suite_pool(bench_ctx_t *ctx, bench_suite_result_t *out) {
     bench_progress(ctx, "pool", "all paths", "round %u/%u", r + 1, ctx->rounds);
   }
   pool_note_counters(&ps);
+  if (ctx->callgrind && !bench_stopped()) {
+    bench_row_t *after = bench_row_add(out, "stream", "after-dispatch", "bytes", 4096.0);
+    for (int p = 0; p < NP; p++) /* adding may have moved the rows */
+      for (int k = 0; k < NSZ; k++) ps.rows[p][k] = bench_row_find(out, paths[p], "", (double)sizes[k]);
+    pool_callgrind(ctx, ps.rows[4][0], after, ps.rows[5][0]); /* its own child */
+  }
   for (int k = 0; k < NSZ; k++) {
     bench_ratio(out, "hip", "pool", "", (double)sizes[k], "ns_per_alloc_free");
     bench_ratio(out, "hsa-pool", "pool", "", (double)sizes[k], "ns_per_alloc_free");

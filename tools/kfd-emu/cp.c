@@ -35,6 +35,7 @@
 #define _GNU_SOURCE
 #include "tools/kfd-emu/emu.h"
 
+#include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
@@ -62,7 +63,10 @@ struct emu_queue {
   uint32_t doorbell_slot;
   _Atomic bool suspended; /* QueuePercentage 0 (ROCr suspends a queue after an error) */
   pthread_t thread;       /* this queue's CP thread: queues progress independently */
-  _Atomic bool stop;
+  _Atomic bool stop;      /* hsaKmtDestroyQueue: preempt (see run_dispatch) and exit */
+  const char *_Atomic running; /* name of the kernel the CP is executing, NULL between */
+  _Atomic bool orphan;    /* exchanged to true by the CP thread as it ends and by an abandoning
+                             queue_free: the second one frees q (seq_cst exchanges) */
   uint64_t rung;       /* highest doorbell value seen + 1 (0: never rung) */
   uint64_t unrung_id;  /* a valid packet beyond the doorbell ... */
   uint64_t unrung_since; /* ... first seen at this time (ns), 0 when none */
@@ -325,10 +329,51 @@ static bool gpu_accessible(const void *p, uint64_t bytes) {
   return emu_mem_gpu_ok(cp_gpu, (uintptr_t)p, bytes);
 }
 
+static bool preempted(emu_queue_t *q) {
+  return atomic_load_explicit(&q->stop, memory_order_acquire);
+}
+
+/* KFD_EMU_DELAY_US: the dispatch takes this long, preemptible as waves are under CWSR: false
+ * when the queue was stopped (hsaKmtDestroyQueue) first. Sleeps on the GPU's kick word, which
+ * DestroyQueue bumps: no polling. */
+static bool delay_preemptible(emu_queue_t *q, uint64_t us) {
+  emu_gpu_t *g = q->gpu;
+  uint64_t end = emu_now_ns() + us * 1000;
+  for (;;) {
+    uint32_t k = atomic_load_explicit(&g->kick, memory_order_seq_cst);
+    uint64_t now = emu_now_ns();
+    if (preempted(q)) return false;
+    if (now >= end) return true;
+    struct timespec ts = {(time_t)((end - now) / 1000000000), (long)((end - now) % 1000000000)};
+    atomic_fetch_add_explicit(&g->sleeping, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&g->kick, memory_order_seq_cst) == k && !preempted(q))
+      syscall(SYS_futex, &g->kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+    atomic_fetch_sub_explicit(&g->sleeping, 1, memory_order_seq_cst);
+  }
+}
+
+/* Executes one dispatch. Preemption (the queue stopped by hsaKmtDestroyQueue, as the KFD
+ * unmaps a queue with an active dispatch: CWSR saves its waves and the destroy discards them)
+ * happens at the points a host thread can leave safely: during the injected delay and between
+ * twin workgroups; the dispatch is then abandoned (EMU_PREEMPTED: no completion signal, the
+ * read index stays). A workgroup already running (a twin call, a POCL kernel) runs to its
+ * end: queue_free's preemption timeout covers one that never ends. */
+static uint32_t run_dispatch_body(emu_queue_t *q, const hsa_kernel_dispatch_packet_t *p,
+                                  const emu_kernel_t *k, char *why, size_t n);
 static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t *p,
                              const emu_kernel_t *k, char *why, size_t n) {
-  if (emu.cfg.delay_us && (!emu.cfg.delay_kernel[0] || !strcmp(emu.cfg.delay_kernel, k->name)))
-    usleep((useconds_t)emu.cfg.delay_us);
+  atomic_store_explicit(&q->running, k->name, memory_order_release);
+  uint32_t r = run_dispatch_body(q, p, k, why, n);
+  atomic_store_explicit(&q->running, NULL, memory_order_release);
+  return r;
+}
+
+static uint32_t run_dispatch_body(emu_queue_t *q, const hsa_kernel_dispatch_packet_t *p,
+                                  const emu_kernel_t *k, char *why, size_t n) {
+  if (emu.cfg.delay_us && (!emu.cfg.delay_kernel[0] || !strcmp(emu.cfg.delay_kernel, k->name)) &&
+      !delay_preemptible(q, emu.cfg.delay_us))
+    return EMU_PREEMPTED;
+  if (preempted(q)) return EMU_PREEMPTED;
   if (k->cl_source) return emu_cl_dispatch(k, p, q->gpu->index, why, n);
   if (!k->twin) return 0; /* KFD_EMU_NO_TWIN=noop */
   emu_kernel_twin_notice(k);
@@ -359,6 +404,7 @@ static uint32_t run_dispatch(emu_queue_t *q, const hsa_kernel_dispatch_packet_t 
           uint32_t left = d.grid[i] - wg.base[i];
           wg.size[i] = left < d.block[i] ? left : d.block[i];
         }
+        if (preempted(q)) return EMU_PREEMPTED;
         if (p->group_segment_size) memset(q->lds, 0, p->group_segment_size);
         emu_twin_fault_t f;
         int r = emu_twin_call(k->twin, &d, &wg, &f);
@@ -401,6 +447,10 @@ static uint32_t finish(emu_queue_t *q) {
       if (!q->held_k[i]) continue; /* a barrier-AND that orders nothing */
       uint32_t err = run_dispatch(q, (const hsa_kernel_dispatch_packet_t *)q->held[i],
                                   q->held_k[i], why, sizeof why);
+      /* preempted, or the queue is being destroyed while a workgroup ran (an abandoned queue's
+       * ring and signals may be freed by now): the dispatch is dropped, nothing more is
+       * touched, and the CP thread exits (cp_main) */
+      if (err == EMU_PREEMPTED || preempted(q)) return 0;
       if (err) {
         queue_error(q, err, why);
         return 0;
@@ -688,16 +738,46 @@ static void *cp_main(void *arg) {
     atomic_fetch_sub_explicit(&g->sleeping, 1, memory_order_seq_cst);
   }
   emu_fault_thread_stop();
+  /* an abandoned queue (queue_free gave up) is this thread's to free: nobody else holds it */
+  if (atomic_exchange_explicit(&q->orphan, true, memory_order_seq_cst)) {
+    emu_ring_watch_remove(q->watch);
+    free(q);
+  }
   return NULL;
 }
 
-/* Stops q's CP thread (after the packet it is executing) and frees q. q is off the list. */
-static void queue_free(emu_queue_t *q) {
+/* Stops q's CP thread, preempting the dispatch it executes (run_dispatch), and frees q; q is
+ * off the list. As the KFD's unmap of a queue (queue_preemption_timeout_ms), the preemption
+ * has a deadline, KFD_EMU_PREEMPT_TIMEOUT_MS: a workgroup that does not return by then (a
+ * twin or POCL kernel looping forever: a host thread cannot be stopped mid-call) leaves the
+ * queue abandoned: its thread is detached and frees q itself as it ends (it reads only q and
+ * the kernel's own memory, and exits after that workgroup without touching the ring or a
+ * signal); said on stderr; returns false then. */
+static bool queue_free(emu_queue_t *q) {
   atomic_store_explicit(&q->stop, true, memory_order_seq_cst);
   kick(q->gpu);
-  pthread_join(q->thread, NULL);
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  uint64_t ns = (uint64_t)dl.tv_nsec + emu.cfg.preempt_timeout_ms * 1000000ull;
+  dl.tv_sec += (time_t)(ns / 1000000000);
+  dl.tv_nsec = (long)(ns % 1000000000);
+  pthread_t th = q->thread;
+  if (pthread_timedjoin_np(th, NULL, &dl) == ETIMEDOUT) {
+    const char *k = atomic_load_explicit(&q->running, memory_order_acquire);
+    emu_log("GPU %u queue %llu: preemption timed out after %llu ms (KFD_EMU_PREEMPT_TIMEOUT_MS): "
+            "its CP thread is still inside a workgroup of kernel %s, which a host thread cannot "
+            "leave; the queue is abandoned (the thread exits once that workgroup returns)",
+            q->gpu->index, qid(q), (unsigned long long)emu.cfg.preempt_timeout_ms,
+            k ? k : "(none)");
+    if (!atomic_exchange_explicit(&q->orphan, true, memory_order_seq_cst)) {
+      pthread_detach(th); /* the thread frees q as it ends (q may be gone now: th was copied) */
+      return false;
+    }
+    pthread_join(th, NULL); /* it ended meanwhile, leaving q to this call */
+  }
   emu_ring_watch_remove(q->watch);
   free(q);
+  return true;
 }
 
 void emu_cp_stop(emu_gpu_t *g) {
@@ -799,6 +879,9 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtDestroyQueue(HSA_QUEUEID id) {
   *pp = q->next;
   g->doorbell_used[q->doorbell_slot] = false;
   pthread_mutex_unlock(&g->lock);
+  /* An abandoned queue is still gone for the process (off the list, its doorbell free), so
+   * this succeeds: ROCr 5.2.3's AqlQueue::Inactivate asserts that DestroyQueue succeeded (the
+   * process aborts otherwise); queue_free said on stderr what was left running. */
   queue_free(q);
   return HSAKMT_STATUS_SUCCESS;
 }

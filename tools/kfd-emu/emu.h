@@ -40,8 +40,9 @@ enum {
   EMU_QERR_GROUP_TOO_LARGE = 0x40,       /* HSA_STATUS_ERROR_INVALID_ARGUMENT */
   EMU_QERR_INVALID_ARGUMENT = 0x40,      /* the same bit: a misaligned kernarg_address */
   EMU_QERR_MEMORY_VIOLATION = 0x20000000, /* HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION */
-  EMU_QERR_ILLEGAL_INSTRUCTION = 0x40000000, /* HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION */
-};
+  EMU_QERR_ILLEGAL_INSTRUCTION = 0x40000000, /* HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION */};
+/* Not an error: run_dispatch left a dispatch because its queue is being destroyed (cp.c). */
+#define EMU_PREEMPTED 0x80000000u
 
 typedef struct emu_isa {
   const char *name;
@@ -86,6 +87,7 @@ typedef struct emu_config {
   char delay_kernel[256];
   uint64_t delay_us;
   uint64_t cp_stall_ms;
+  uint64_t preempt_timeout_ms; /* KFD_EMU_PREEMPT_TIMEOUT_MS: DestroyQueue's preemption bound */
   uint64_t doorbell_grace_ms;
   bool doorbell_strict;     /* KFD_EMU_DOORBELL_GRACE_MS=strict: an unrung packet never runs */
   bool access_strict;       /* KFD_EMU_ACCESS=strict: only memory mapped to the GPU is reachable */

@@ -92,7 +92,7 @@ static const emu_isa_t *isa_by_name(const char *n, size_t len) {
 static const char *const knobs[] = {
     "KFD_EMU_GPUS", "KFD_EMU_ISA", "KFD_EMU_VRAM_MB", "KFD_EMU_CPU_NODES", "KFD_EMU_GPU_NUMA",
     "KFD_EMU_NO_TWIN", "KFD_EMU_ORDER", "KFD_EMU_TWINS", "KFD_EMU_FAULT_KERNEL",
-    "KFD_EMU_DELAY_US", "KFD_EMU_DELAY_KERNEL", "KFD_EMU_CP_STALL_MS",
+    "KFD_EMU_DELAY_US", "KFD_EMU_DELAY_KERNEL", "KFD_EMU_CP_STALL_MS", "KFD_EMU_PREEMPT_TIMEOUT_MS",
     "KFD_EMU_DOORBELL_GRACE_MS", "KFD_EMU_READ_INDEX", "KFD_EMU_ACCESS",
     "KFD_EMU_PUBLICATION_CHECK_US", "KFD_EMU_RING_WATCH", "KFD_EMU_VERBOSE",
     "KFD_EMU_CL_SOURCE", "KFD_EMU_KERNEL_MODE",
@@ -172,6 +172,8 @@ int emu_config_load(emu_config_t *cfg) {
   cfg->vram_bytes = v << 20;
   if (env_u64("KFD_EMU_DELAY_US", 0, 60000000, 0, &cfg->delay_us)) return -1;
   if (env_u64("KFD_EMU_CP_STALL_MS", 0, 600000, 0, &cfg->cp_stall_ms)) return -1;
+  /* amdgpu's queue_preemption_timeout_ms defaults to 9000 */
+  if (env_u64("KFD_EMU_PREEMPT_TIMEOUT_MS", 1, 600000, 9000, &cfg->preempt_timeout_ms)) return -1;
   const char *dg = getenv("KFD_EMU_DOORBELL_GRACE_MS");
   if (dg && !strcmp(dg, "strict")) {
     cfg->doorbell_strict = true;
