@@ -556,6 +556,23 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
  * copied". Dependencies, the completion and deadline_ns are as hsad_memcpy_async's (the copy
  * queue of `device`). Thread-safe. */
 
+/* Row DMAs from which a box the SDMA rectangle copy does not take goes to the copy kernel
+ * instead (one dispatch of kernels/copy_rect.cl): measured on kfd-emu (README, "Memory",
+ * 2-D/3-D copies). The environment variable HSAD_RECT_BLIT_MIN_DMAS overrides it at each call
+ * (a decimal count; 0: never the kernel). */
+#define HSAD_COPY_RECT_BLIT_MIN_DMAS 4u
+
+/* Boxes started by each path since the process started (every runtime generation): sdma
+ * (hsa_amd_memory_async_copy_rect took it), rows (one DMA per run of rows), blit (the copy
+ * kernel); a box with a pageable side counts once in staged and once per staging chunk in
+ * the path that moved the chunk. Relaxed counters: exact once the calls returned. */
+typedef struct hsad_copy_rect_stats {
+  uint64_t sdma, rows, blit, staged;
+} hsad_copy_rect_stats_t;
+
+/* Reads the counters. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL). Thread-safe. */
+hsad_status_t hsad_copy_rect_stats(hsad_copy_rect_stats_t *out);
+
 /* One side of a 3-D copy. */
 typedef struct hsad_pitched_ptr {
   void *ptr;            /* first byte of the box on this side (row 0 of slice 0); the source's

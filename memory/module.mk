@@ -1,5 +1,5 @@
 # memory: device/host allocations, registration, NUMA-aware pinned host pools (libhsad).
-HSAD_LIB_SRCS += memory/state.c memory/alloc.c memory/host_pool.c memory/copy.c memory/copy_async.c memory/copy_rect.c memory/grant.c \
+HSAD_LIB_SRCS += memory/state.c memory/alloc.c memory/host_pool.c memory/copy.c memory/copy_async.c memory/copy_rect.c memory/rect_blit.c memory/grant.c \
   memory/stream_pool.c
 HSAD_LIB_LIBS += -lnuma
 HEADERS += memory/hsad_memory.h
@@ -31,3 +31,6 @@ memory-tsan: all
 	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so \
 	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan-memory.supp) $(TSAN_OPTIONS)" \
 	  $(MEM_TSAN_BUILD)/tsan/test_memory_tsan $(MEM_TSAN_ROUNDS)
+
+# the 2-D/3-D copy kernel's source is built into the library (memory/rect_blit.c, .incbin)
+$(BUILD)/obj/memory/rect_blit.o: kernels/copy_rect.cl
