@@ -12,7 +12,7 @@
 # lld-14 and rejects code object v5 ("unknown abi version").
 
 KERN_NAMES    := vector_add saxpy fill empty order_record count_dispatch lds_reduce big_private \
-                 big_args copy_rect
+                 big_args
 KERN_GFX      ?= gfx906 gfx908 gfx90a gfx940 gfx1030
 KERN_COV      ?= 4 5
 KERN_LLD      ?= ld.lld-15

@@ -3,22 +3,27 @@
  *
  * Checks first (nothing is submitted for a box that would be refused): the geometry (pitch at
  * least the width, slice pitch at least pitch x height), each side's footprint (first byte of
- * row 0 to the last byte of the last row) inside one allocation, no pageable side, no byte of
- * a destination row in a source row (exact, row by row, only when the footprints overlap), and
- * access of the GPU that runs the copy to both sides.
+ * row 0 to the last byte of the last row) inside one allocation, not both sides pageable, no
+ * byte of a destination row in a source row (exact, row by row, only when the footprints
+ * overlap), and access of the GPU that runs the copy to both sides.
  *
- * Then the copy: ROCr's SDMA rectangle copy (hsa_amd_memory_async_copy_rect, one call) where
- * ROCr 5.2.3 takes it, else one hsa_amd_memory_async_copy per run of rows (a run: rows that lie
- * back to back on both sides, i.e. width == both pitches, merged into one DMA; the whole box
- * when the slice pitches also equal width x height). ROCr 5.2.3's rules for the rectangle copy
- * (hsa_ext_amd.cpp, amd_gpu_agent.cpp DmaCopyRect, amd_blit_sdma.cpp SubmitCopyRectCommand):
- * a GPU agent copies, one side at least is device memory (host-to-host is refused), both base
- * addresses and pitches (slice pitches when depth > 1) are multiples of 4 bytes, each extent
- * fits hsa_dim3_t's 32 bits, and the GPU has an SDMA engine for the direction (else
- * HSA_STATUS_ERROR_OUT_OF_RESOURCES; pitches beyond the SDMA packet's fields give
+ * Then the copy, one "piece" (piece_start): ROCr's SDMA rectangle copy
+ * (hsa_amd_memory_async_copy_rect, one call) where ROCr 5.2.3 takes it; else, when the box
+ * needs at least mem_blit_min_dmas() DMAs, one dispatch of the copy kernel (rect_blit.c,
+ * kernels/copy_rect.cl); else one hsa_amd_memory_async_copy per run of rows (a run: rows that
+ * lie back to back on both sides, i.e. width == both pitches, merged into one DMA; the whole
+ * box when the slice pitches also equal width x height). ROCr 5.2.3's rules for the rectangle
+ * copy (hsa_ext_amd.cpp, amd_gpu_agent.cpp DmaCopyRect, amd_blit_sdma.cpp
+ * SubmitCopyRectCommand): a GPU agent copies, one side at least is device memory (host-to-host
+ * is refused), both base addresses and pitches (slice pitches when depth > 1) are multiples of
+ * 4 bytes, each extent fits hsa_dim3_t's 32 bits, and the GPU has an SDMA engine for the
+ * direction (else HSA_STATUS_ERROR_OUT_OF_RESOURCES, remembered per device for the runtime
+ * generation so it is asked once; pitches beyond the SDMA packet's fields give
  * HSA_STATUS_ERROR_INVALID_ARGUMENT). This library checks the first four itself and falls back
- * to rows when ROCr answers either of the two statuses; kfd-emu has no SDMA queues (ROCr uses
- * blit kernels for every copy there), so on kfd-emu every box goes by rows.
+ * to the kernel or rows when ROCr answers either of the two statuses; kfd-emu has no SDMA
+ * queues (ROCr uses blit kernels for every copy there), nor has a GPU under HSA_ENABLE_SDMA=0.
+ *
+ * A pageable side (malloc'd memory) is staged, packed (see "a pageable side" below).
  */
 #include <stdio.h>
 #include <stdlib.h>

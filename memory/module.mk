@@ -34,3 +34,7 @@ memory-tsan: all
 
 # the 2-D/3-D copy kernel's source is built into the library (memory/rect_blit.c, .incbin)
 $(BUILD)/obj/memory/rect_blit.o: kernels/copy_rect.cl
+# ... and built at build time too, like kernels/'s (every KERN_GFX x KERN_COV, carrying its
+# source: $(KERNDIR)/copy_rect-GFX-vN.hsaco), so a source that fails for one target fails make
+$(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),$(eval $(call KERN_RULE,copy_rect,$(g),$(v)))))
+ALL_TARGETS += $(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),$(KERNDIR)/copy_rect-$(g)-v$(v).hsaco))
