@@ -378,7 +378,8 @@ static hsad_status_t stage_run(const char *what, hsad_device_t *device, const me
     mem_side_t st = {.gpu_p = c->buf, .p = c->buf}; /* the block: host memory the GPU reaches */
     mem_rect_t g = *r;
     g.width = r->width, g.height = c->ny, g.depth = c->nz;
-    if (k) g.ncdeps = 0; /* the kernel's queue runs in order: the first waited */
+    /* every piece waits for the dependencies: the first may have gone by rows, a later one
+     * to the kernel (its queue's barrier-value packets pass at once once they were reached) */
     piece_t p;
     if (op->to_device) {
       stage_move(op, c);
