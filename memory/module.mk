@@ -38,3 +38,8 @@ $(BUILD)/obj/memory/rect_blit.o: kernels/copy_rect.cl
 # source: $(KERNDIR)/copy_rect-GFX-vN.hsaco), so a source that fails for one target fails make
 $(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),$(eval $(call KERN_RULE,copy_rect,$(g),$(v)))))
 ALL_TARGETS += $(foreach g,$(KERN_GFX),$(foreach v,$(KERN_COV),$(KERNDIR)/copy_rect-$(g)-v$(v).hsaco))
+
+# the 2-D copy paths side by side (not a test: README's figures)
+$(TESTDIR)/bench_memory_rect: tests/bench_memory_rect.c $(LIBDIR)/libhsad.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lm
