@@ -417,7 +417,15 @@ static hsad_status_t stage_run(const char *what, hsad_device_t *device, const me
       }
       break;
     }
-    if (partial) op->failed = true;
+    if (partial) { /* a row run of the piece refused: the copy stops at this chunk */
+      op->failed = true;
+      if (!op->to_device) { /* its block holds rows that never came: none is unpacked */
+        c->skip = true;
+        size_t l = strlen(op->msg);
+        snprintf(op->msg + l, sizeof op->msg - l, " (staging chunk %u of %u: none of its rows "
+                 "reached the destination)", k, op->n);
+      }
+    }
     /* watched once submitted; a handler ROCr refuses is replaced by a wait here */
     if (mem_rocr.hsa_amd_signal_async_handler(c->sig, HSA_SIGNAL_CONDITION_EQ, 0, stage_done,
                                               (void *)((uintptr_t)op | k)) !=
