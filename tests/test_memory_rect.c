@@ -644,6 +644,59 @@ Test(memory_rect, pageable_destination_exact, .timeout = 180) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
+/* A pageable source staged (one chunk, by rows: the kernel off) whose row run 3 ROCr refuses:
+ * the completion is reached with the refusal kept (the direct path's message), rows 0-2 are
+ * exact, the rest untouched; its first row refused: HSAD_ERR_HSA from the call, nothing
+ * written, and a later copy through the same pool works. */
+Test(memory_rect, pageable_source_refused_row, .timeout = 60) {
+  dq_env_t e;
+  rows_only();
+  open_mem(&e);
+  uint8_t *d = NULL, *h = malloc(4096);
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
+  fill_lcg(h, 4096, 13);
+  memset(d, 0, 4096);
+  const char *oor = NULL;
+  hsa_status_t (*str)(hsa_status_t, const char **) = NULL;
+  *(void **)&str = dlsym(RTLD_DEFAULT, "hsa_status_string");
+  cr_assert(str && str(HSA_STATUS_ERROR_OUT_OF_RESOURCES, &oor) == HSA_STATUS_SUCCESS);
+  w_arm(false, d + 3 * 100);
+  hsad_completion_t c;
+  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c));
+  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+            "hsad_memcpy_2d_async: hsa_amd_memory_async_copy refused row run 3 of 8 (90 bytes at "
+            "destination %p): HSA status 0x1008 (%s); the copy stopped there: 450 of 720 bytes "
+            "were not copied", (void *)(d + 300), oor);
+  uint8_t want[4096];
+  memset(want, 0, sizeof want);
+  host_box(want, 100, 0, h, 99, 0, 90, 3, 1);
+  same_bytes(d, want, sizeof want, "rows before the refusal");
+  memset(d, 0, 4096);
+  w_arm(false, d);
+  hsad_completion_t c2 = {0};
+  /* the source named is the staging block (its address is the pool's): prefix and suffix */
+  cr_assert_eq(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2),
+               HSAD_ERR_HSA);
+  char pre[160], suf[512];
+  snprintf(pre, sizeof pre, "hsad_memcpy_2d_async: hsa_amd_memory_async_copy(row run 0 of 8, 90 "
+           "bytes, %p <- 0x", (void *)d);
+  snprintf(suf, sizeof suf, "): HSA status 0x1008 (%s)", oor);
+  const char *m = hsad_last_error();
+  cr_assert(strncmp(m, pre, strlen(pre)) == 0 && strlen(m) > strlen(suf) &&
+            strcmp(m + strlen(m) - strlen(suf), suf) == 0, "message: %s", m);
+  cr_assert_null(c2.queue, "no completion for a refused copy");
+  w_disarm();
+  for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0);
+  memset(want, 0, sizeof want);
+  host_box(want, 100, 0, h, 99, 0, 90, 8, 1);
+  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2));
+  wait_ok(&c2);
+  same_bytes(d, want, sizeof want, "after the refusals");
+  free(h);
+  DQ_OK(hsad_mem_free(d));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
 /* Stream order on kfd-emu with the copy kernel: on one queue, fill(A, 0x11111111) delayed 20 ms
  * (KFD_EMU_DELAY_KERNEL=fill), then the box A -> B after it (its completion as the dependency),
  * then, after a barrier on the copy's completion, fill(A, 0x22222222). B's box must hold
