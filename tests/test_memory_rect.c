@@ -555,8 +555,10 @@ Test(memory_rect, blit_threshold, .timeout = 60) {
 }
 
 /* A pageable (malloc'd) source: rewritten right after the call returned, with the command
- * processor stalling 30 ms before every packet (KFD_EMU_CP_STALL_MS=30), the destination still
- * gets the bytes of call time: a 2-D box of 61 x 40 (one staging chunk, packed: one kernel),
+ * processor stalling 30 ms before every packet (KFD_EMU_CP_STALL_MS=30) and the copy gated
+ * behind a dependency opened only after the rewrite (a barrier on a raw signal on a queue of
+ * the test: the device side cannot start earlier however late this thread runs), the
+ * destination still gets the bytes of call time: a 2-D box of 61 x 40 (one staging chunk, packed: one kernel),
  * a 3-D box (5 slices), and a 2-D box of 2999 x 2796 bytes (8.4 MB: 4 chunks of 699 rows, whole row
  * groups, each staged and submitted before the call returns). Bytes outside every box stay. */
 Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
@@ -566,9 +568,23 @@ Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
   struct { size_t sp, ss, dp, ds, w, h, d; } cases[3] = {
       {131, 0, 97, 0, 61, 40, 1}, {53, 53 * 9 + 3, 71, 71 * 8 + 1, 45, 7, 5},
       {3001, 0, 3000, 0, 2999, 2796, 1}};
+  hsa_status_t (*sig_create)(hsa_signal_value_t, uint32_t, const hsa_agent_t *, hsa_signal_t *);
+  hsa_status_t (*sig_destroy)(hsa_signal_t);
+  void (*sig_store)(hsa_signal_t, hsa_signal_value_t);
+  *(void **)&sig_create = dlsym(RTLD_DEFAULT, "hsa_signal_create");
+  *(void **)&sig_destroy = dlsym(RTLD_DEFAULT, "hsa_signal_destroy");
+  *(void **)&sig_store = dlsym(RTLD_DEFAULT, "hsa_signal_store_screlease");
+  cr_assert(sig_create && sig_destroy && sig_store);
+  hsad_queue_t *gq = NULL;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &gq));
   for (int i = 0; i < 3; i++) {
     size_t sfoot = (cases[i].d - 1) * cases[i].ss + (cases[i].h - 1) * cases[i].sp + cases[i].w;
     size_t dfoot = (cases[i].d - 1) * cases[i].ds + (cases[i].h - 1) * cases[i].dp + cases[i].w;
+    hsa_signal_t gate;
+    cr_assert_eq(sig_create(1, 0, NULL, &gate), HSA_STATUS_SUCCESS);
+    hsad_completion_t gc;
+    DQ_OK(hsad_queue_barrier_signals(gq, NULL, 0, &gate, 1, (hsa_signal_t){0}, dq_in(DQ_SEC),
+                                     &gc));
     uint8_t *src = malloc(sfoot + 8), *keep = malloc(sfoot + 8), *want = malloc(dfoot + 16);
     uint8_t *dst = NULL;
     DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, dfoot + 16, NULL, 0, (void **)&dst));
@@ -583,11 +599,13 @@ Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
                        ps = {src + 3, cases[i].sp, cases[i].ss};
     hsad_completion_t c;
     DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps,
-                               &(hsad_extent_t){cases[i].w, cases[i].h, cases[i].d}, NULL, 0,
+                               &(hsad_extent_t){cases[i].w, cases[i].h, cases[i].d}, &gc, 1,
                                dq_in(DQ_SEC), &c));
     memset(src, 0xff, sfoot + 8); /* the caller reuses its buffer at once */
-    cr_assert(!hsad_completion_done(&c), "case %d: the stall keeps the copy in flight", i);
+    cr_assert(!hsad_completion_done(&c), "case %d: gated: not done before the gate opens", i);
+    sig_store(gate, 0);
     wait_ok(&c);
+    sig_destroy(gate);
     DQ_OK(hsad_mem_result(&c));
     same_bytes(dst, want, dfoot + 16, "pageable source");
     hsad_copy_rect_stats_t s1 = stats_now();
@@ -601,6 +619,7 @@ Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
     free(want);
     DQ_OK(hsad_mem_free(dst));
   }
+  hsad_queue_destroy(gq);
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
