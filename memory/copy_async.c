@@ -45,6 +45,7 @@ void mem_async_reap(void) { /* no memory/ or runtime lock held */
   dead_n = 0;
   pthread_mutex_unlock(&async_lock);
   for (uint32_t i = 0; i < n; i++) hsad_queue_destroy(q[i]);
+  mem_blit_reap();
 }
 
 void mem_async_close(void) { /* mem_st.lock held, under the runtime's lock */
@@ -62,6 +63,7 @@ void mem_async_close(void) { /* mem_st.lock held, under the runtime's lock */
   }
   pend_head = pend_n = 0;
   pthread_mutex_unlock(&async_lock);
+  mem_blit_close();
 }
 
 /* Returns the signals of completions already reached (oldest first). */
@@ -267,7 +269,9 @@ static hsad_status_t rect_run(const char *what, hsad_device_t *device, const mem
                      !r->dst ? "destination" : "source");
   hsa_signal_t dummy = {1};
   if (!empty && (s = mem_rect_start(what, device, r, NULL, 0, dummy, true, NULL))) return s;
-  job_t j = {.what = what, .device = device, .rect = r, .kind = 2,
+  mem_rect_t rr = *r; /* the copy kernel waits for the completions themselves */
+  rr.cdeps = deps, rr.ncdeps = dep_count, rr.deadline_ns = deadline_ns;
+  job_t j = {.what = what, .device = device, .rect = &rr, .kind = 2,
              .size = empty ? 0 : r->width * r->height * r->depth};
   return job_run(&j, deps, dep_count, deadline_ns, out_completion);
 }

@@ -532,13 +532,33 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
  * How (memory/copy_rect.c): ROCr's SDMA rectangle copy, hsa_amd_memory_async_copy_rect (one
  * call), when ROCr 5.2.3 takes it: one side at least is device memory, both pointers and pitches
  * (and slice pitches when depth > 1) are multiples of 4 bytes, width/height/depth fit 32 bits,
- * and the GPU has an SDMA engine; where ROCr answers HSA_STATUS_ERROR_OUT_OF_RESOURCES (no SDMA
- * engine) or HSA_STATUS_ERROR_INVALID_ARGUMENT (pitches beyond its SDMA packet's fields), and
- * for every other box, one hsa_amd_memory_async_copy per row (rows that lie back to back on
- * both sides, width == both pitches, are merged into one DMA per slice, or one for the box when
- * both slice pitches are width * height too). kfd-emu has no SDMA queues (ROCr copies with blit
- * kernels there), so under kfd-emu every box goes by rows. The GPU that runs it is chosen as for
- * hsad_memcpy_async (the source's GPU if the source is device memory, else the destination's).
+ * and the GPU has an SDMA engine (ROCr's HSA_STATUS_ERROR_OUT_OF_RESOURCES without one is
+ * remembered per device: asked once per runtime). Otherwise, when the box needs at least
+ * HSAD_COPY_RECT_BLIT_MIN_DMAS row DMAs (below), one dispatch of the library's copy kernel
+ * (kernels/copy_rect.cl, compiled with comgr for the GPU's processor on first use, about 0.2 s
+ * once per process, and run on a queue of its own per device; any alignment); else, and where
+ * the kernel cannot be had (no comgr), one hsa_amd_memory_async_copy per row (rows that lie back
+ * to back on both sides, width == both pitches, are merged into one DMA per slice, or one for
+ * the box when both slice pitches are width * height too). kfd-emu has no SDMA queues, so there
+ * a box goes to the kernel (run from its OpenCL C source through POCL) or by rows. The GPU that
+ * runs it is chosen as for hsad_memcpy_async (the source's GPU if the source is device memory,
+ * else the destination's). The kernel waits for `deps` on its own queue and the completion is
+ * reached after it completed: stream order as for every path (hsad_copy_rect_stats says which
+ * path a box took).
+ *
+ * A pageable side (memory the GPU cannot reach: malloc'd, not registered) is staged: the box's
+ * rows are packed back to back in pinned pool blocks of the device's NUMA node, so the
+ * device side of each staging chunk is one piece (one DMA, one SDMA rectangle or one kernel
+ * dispatch) instead of a DMA per row. Chunks: the whole box up to HSAD_COPY_DEFAULT_STAGING_MAX
+ * bytes, else at most HSAD_COPY_MAX_BUFFERS chunks of at least HSAD_COPY_DEFAULT_CHUNK bytes
+ * (whole slices, or row groups of one slice). The rule of hsad_memcpy_async without
+ * HSAD_COPY_SOURCE_DEFERRED (these calls take no options: there is no deferred form): a
+ * pageable SOURCE may be rewritten or freed as soon as the call returned (every chunk is packed
+ * before it returns, each chunk's piece submitted as soon as it is packed); a pageable
+ * DESTINATION is written (each chunk unpacked into its rows by ROCr's event thread as its piece
+ * completes; bytes between and around the rows never) until the completion is reached, and
+ * must not be read, written or freed before. The pool holds width * height * depth bytes until
+ * then. Both sides pageable: HSAD_ERR_INVALID_ARGUMENT.
  *
  * Checks, in this order, before anything is submitted (a refused box submits nothing and
  * changes nothing); messages are exact ("<call>" is hsad_memcpy_2d_async or _3d_async):
@@ -560,9 +580,9 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
  *                              address space or runs past the end of the allocation it starts
  *                              in (hsad_memcpy_async's messages, with the footprint's size);
  *   HSAD_ERR_FREED             a footprint starts in freed memory (hsad_memcpy_async's message);
- *   HSAD_ERR_INVALID_ARGUMENT  "<call>: the source 0x... is pageable host memory: a 2-D/3-D
- *                              copy needs memory the GPU reaches (hsad_mem_alloc,
- *                              hsad_mem_register or a host pool block)" (destination alike);
+ *   HSAD_ERR_INVALID_ARGUMENT  "<call>: the destination 0x... and the source 0x... are both
+ *                              pageable host memory: nothing for a GPU to copy (copy the rows
+ *                              with memcpy)";
  *   HSAD_ERR_OVERLAP           "<call>: destination row Y of slice Z (0x...) and source row Y'
  *                              of slice Z' (0x...) overlap": the first destination row sharing
  *                              a byte with a source row; boxes that interleave without sharing
@@ -570,12 +590,30 @@ hsad_status_t hsad_memset_async(hsad_device_t *device, void *dst, uint32_t patte
  *                              "src and dst rects must not overlap");
  *   HSAD_ERR_NO_ACCESS         the GPU that runs it was not granted one side (hsad_mem_grant).
  * After the checks: HSAD_ERR_HSA when ROCr refuses the rectangle copy with another status, or
- * the first row DMA (nothing in flight); a later row refused stops the copy there: the rows in
+ * the first row DMA (nothing in flight); HSAD_ERR_OUT_OF_MEMORY / HSAD_ERR_RESOURCE_EXHAUSTED
+ * (staging blocks for a pageable side: nothing submitted); a later row refused stops the copy there: the rows in
  * flight finish, the completion is reached, and hsad_mem_result / hsad_completion_wait on it
  * return HSAD_ERR_HSA "<call>: hsa_amd_memory_async_copy refused row run K of N (W bytes at
  * destination 0x...): HSA status 0x.. (...); the copy stopped there: M of T bytes were not
  * copied". Dependencies, the completion and deadline_ns are as hsad_memcpy_async's (the copy
  * queue of `device`). Thread-safe. */
+
+/* Row DMAs from which a box the SDMA rectangle copy does not take goes to the copy kernel
+ * instead (one dispatch of kernels/copy_rect.cl): measured on kfd-emu (README, "Memory",
+ * 2-D/3-D copies). The environment variable HSAD_RECT_BLIT_MIN_DMAS overrides it at each call
+ * (a decimal count; 0: never the kernel). */
+#define HSAD_COPY_RECT_BLIT_MIN_DMAS 4u
+
+/* Boxes started by each path since the process started (every runtime generation): sdma
+ * (hsa_amd_memory_async_copy_rect took it), rows (one DMA per run of rows), blit (the copy
+ * kernel); a box with a pageable side counts once in staged and once per staging chunk in
+ * the path that moved the chunk. Relaxed counters: exact once the calls returned. */
+typedef struct hsad_copy_rect_stats {
+  uint64_t sdma, rows, blit, staged;
+} hsad_copy_rect_stats_t;
+
+/* Reads the counters. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL). Thread-safe. */
+hsad_status_t hsad_copy_rect_stats(hsad_copy_rect_stats_t *out);
 
 /* One side of a 3-D copy. */
 typedef struct hsad_pitched_ptr {

@@ -195,6 +195,10 @@ typedef struct mem_rect {
   const uint8_t *src;
   size_t dpitch, dslice, spitch, sslice; /* bytes; slices only read when depth > 1 */
   size_t width, height, depth;           /* width in bytes, height in rows, depth in slices */
+  /* the caller's dependencies as completions, for the copy kernel's queue (copy_async.c) */
+  const hsad_completion_t *cdeps;
+  uint32_t ncdeps;
+  uint64_t deadline_ns;
 } mem_rect_t;
 /* Checks the box (check_only: nothing else) and starts it: ROCr's SDMA rect copy
  * (hsa_amd_memory_async_copy_rect) when it takes it, else one hsa_amd_memory_async_copy per
@@ -204,6 +208,26 @@ hsad_status_t mem_rect_start(const char *what, hsad_device_t *device, const mem_
                              const hsa_signal_t *deps, uint32_t dep_count,
                              hsa_signal_t completion, bool check_only,
                              const mem_report_t *report);
+/* Boxes by path (hsad_copy_rect_stats): counted by copy_rect.c. */
+enum { MEM_RECT_SDMA = 0, MEM_RECT_ROWS = 1, MEM_RECT_BLIT = 2, MEM_RECT_STAGED = 3 };
+void mem_rect_count(int path);
+/* The copy kernel (rect_blit.c). Rows of DMAs from which a box goes to the kernel
+ * (HSAD_COPY_RECT_BLIT_MIN_DMAS, or the environment's HSAD_RECT_BLIT_MIN_DMAS; 0 there:
+ * never, UINT64_MAX here). */
+uint64_t mem_blit_min_dmas(void);
+/* True when box g's grid fits the kernel (32-bit work-item counts). */
+bool mem_blit_fits(const mem_rect_t *g);
+/* Dispatches the kernel for box g (addresses the GPU uses) on device index bd's copy-kernel
+ * queue after `deps`; `done` is decremented by one once the kernel completed. On an error
+ * with *out_in_flight false nothing was submitted (the caller may take another path); with
+ * it true the kernel runs and `done` is decremented as promised (HSAD_OK is returned). */
+hsad_status_t mem_blit_rect(uint32_t bd, const mem_rect_t *g, const hsad_completion_t *deps,
+                            uint32_t dep_count, hsa_signal_t done, uint64_t deadline_ns,
+                            bool *out_in_flight);
+/* Runtime close / later: the kernel's programs and queues (as mem_async_close / _reap). */
+void mem_blit_close(void);
+void mem_blit_reap(void);
+
 /* Synchronous copies and fills that returned HSAD_ERR_TIMEOUT (copy.c): HSAD_ERR_IN_USE,
  * naming the call, when [lo, lo + size) overlaps memory one of them still reads or writes
  * (`what` and `desc` name the caller and the object for the message); HSAD_OK otherwise

@@ -110,6 +110,9 @@ static void open_mem(dq_env_t *e) {
 
 static void wait_ok(hsad_completion_t *c) { DQ_OK(hsad_completion_wait(c, dq_in(20 * DQ_SEC))); }
 
+/* The tests that count row DMAs turn the copy kernel off (HSAD_RECT_BLIT_MIN_DMAS=0). */
+static void rows_only(void) { setenv("HSAD_RECT_BLIT_MIN_DMAS", "0", 1); }
+
 /* 2-D: a 45 x 20 sub-rectangle at (x 7, y 3) of a 131-byte-pitch host image goes H2D into a
  * 64-byte-pitch device image at (x 5, y 2) (odd pitches: rows, 20 DMAs, no rectangle call),
  * then D2D into a 48-byte-pitch image, then D2H back to a packed host buffer (pitch = width
@@ -118,6 +121,7 @@ static void wait_ok(hsad_completion_t *c) { DQ_OK(hsad_completion_wait(c, dq_in(
  * destination equals a host loop's result byte for byte, guards included. */
 Test(memory_rect, sub_rectangles_2d, .timeout = 60) {
   dq_env_t e;
+  rows_only();
   open_mem(&e);
   enum { SP = 131, SH = 37, DP = 64, DH = 30, W = 45, H = 20, EP = 48 };
   uint8_t *src = NULL, *dev = NULL, *dev2 = NULL, *back = NULL;
@@ -232,6 +236,7 @@ Test(memory_rect, sdma_rectangle_call, .timeout = 60) {
  * into a packed host buffer (pitch 21, slice 105: one DMA per... all merged: 1 DMA). */
 Test(memory_rect, box_3d_inside_volume, .timeout = 60) {
   dq_env_t e;
+  rows_only();
   open_mem(&e);
   enum { SP = 50, SS = 500, SZ = 7, DP = 33, DS = 271, DZ = 6, W = 21, H = 5, D = 4 };
   uint8_t *vol = NULL, *dv = NULL, *out = NULL;
@@ -281,6 +286,7 @@ Test(memory_rect, box_3d_inside_volume, .timeout = 60) {
  * extent completes after its dependencies with nothing written. */
 Test(memory_rect, bad_input_rows, .timeout = 60) {
   dq_env_t e;
+  rows_only();
   open_mem(&e);
   uint8_t *d = NULL, *h = NULL, *gone = NULL;
   DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
@@ -328,10 +334,11 @@ Test(memory_rect, bad_input_rows, .timeout = 60) {
   DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, gone, 64, h, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_FREED, "%s: the destination %p lies in device memory that was freed (4096 "
             "bytes at %p)", w2, (void *)gone, (void *)gone);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, pageable, 64, 64, 4, NULL, 0, dl, &c),
-            HSAD_ERR_INVALID_ARGUMENT, "%s: the source %p is pageable host memory: a 2-D/3-D "
-            "copy needs memory the GPU reaches (hsad_mem_alloc, hsad_mem_register or a host "
-            "pool block)", w2, (void *)pageable);
+  uint8_t pageable2[256];
+  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, pageable2, 64, pageable, 64, 64, 4, NULL, 0, dl, &c),
+            HSAD_ERR_INVALID_ARGUMENT, "%s: the destination %p and the source %p are both "
+            "pageable host memory: nothing for a GPU to copy (copy the rows with memcpy)", w2,
+            (void *)pageable2, (void *)pageable);
   /* overlap: the first destination row that shares a byte with a source row */
   DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 100, 128, d, 128, 64, 8, NULL, 0, dl, &c),
             HSAD_ERR_OVERLAP, "%s: destination row 0 of slice 0 (%p) and source row 1 of slice "
@@ -390,6 +397,7 @@ Test(memory_rect, bad_input_rows, .timeout = 60) {
  * first row refused: HSAD_ERR_HSA from the call, nothing in flight, nothing written. */
 Test(memory_rect, refused_later_row_is_reported, .timeout = 60) {
   dq_env_t e;
+  rows_only();
   open_mem(&e);
   uint8_t *h = NULL, *d = NULL;
   DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&h));
@@ -428,6 +436,349 @@ Test(memory_rect, refused_later_row_is_reported, .timeout = 60) {
   w_disarm();
   DQ_OK(hsad_mem_free(h));
   DQ_OK(hsad_mem_free(d));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* ---- the copy kernel (kernels/copy_rect.cl) and pageable sides ---------------------------- */
+
+static hsad_copy_rect_stats_t stats_now(void) {
+  hsad_copy_rect_stats_t s;
+  DQ_OK(hsad_copy_rect_stats(&s));
+  return s;
+}
+
+/* The kernel on kfd-emu (no SDMA engine: the 4-aligned box tries ROCr's rectangle copy once,
+ * then goes to the kernel): 2-D device to device with pitches 131 and 97 (not multiples of 4)
+ * at odd offsets (7, 3), widths 61 (three 16-byte pieces and 13 bytes), 5 (under one piece)
+ * and 48 (whole pieces); 3-D host-fine to device, pitches 53 / 71, slice pitches with gaps
+ * (53 * 9 + 3, 71 * 8 + 1), odd offsets. Each destination equals a host loop's result byte
+ * for byte, bytes outside the box included; no row DMA was made (one kernel per box). */
+Test(memory_rect, blit_exact_2d_3d, .timeout = 120) {
+  dq_env_t e;
+  open_mem(&e);
+  enum { SP = 131, DP = 97, H = 40, N = SP * (H + 2), M = DP * (H + 2) };
+  uint8_t *a = NULL, *b = NULL, *hv = NULL, *dv = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N, NULL, 0, (void **)&a));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, M, NULL, 0, (void **)&b));
+  fill_lcg(a, N, 21);
+  static uint8_t want[M];
+  const size_t widths[3] = {61, 5, 48};
+  for (int i = 0; i < 3; i++) {
+    memset(b, 0x77, M);
+    memset(want, 0x77, M);
+    host_box(want + 3, DP, 0, a + 7, SP, 0, widths[i], H, 1);
+    w_arm(false, NULL);
+    hsad_copy_rect_stats_t s0 = stats_now();
+    hsad_completion_t c;
+    DQ_OK(hsad_memcpy_2d_async(e.dev, b + 3, DP, a + 7, SP, widths[i], H, NULL, 0,
+                               dq_in(DQ_SEC), &c));
+    wait_ok(&c);
+    same_bytes(b, want, M, "2-D kernel");
+    hsad_copy_rect_stats_t s1 = stats_now();
+    cr_assert_eq(s1.blit - s0.blit, 1, "width %zu: one kernel", widths[i]);
+    cr_assert_eq(s1.rows - s0.rows, 0);
+    cr_assert_eq(atomic_load(&w.copies), 0, "width %zu: no row DMA", widths[i]);
+  }
+  /* 4-aligned pitches: the rectangle copy is tried (no SDMA engine on kfd-emu), then the kernel */
+  memset(b, 0x77, M);
+  memset(want, 0x77, M);
+  host_box(want, 96, 0, a, 128, 0, 64, H, 1);
+  w_arm(false, NULL);
+  hsad_completion_t c;
+  DQ_OK(hsad_memcpy_2d_async(e.dev, b, 96, a, 128, 64, H, NULL, 0, dq_in(DQ_SEC), &c));
+  wait_ok(&c);
+  same_bytes(b, want, M, "2-D kernel after the SDMA refusal");
+  cr_assert_eq(atomic_load(&w.rects), 1);
+  cr_assert_eq(w.rect_status, HSA_STATUS_ERROR_OUT_OF_RESOURCES);
+  cr_assert_eq(atomic_load(&w.copies), 0);
+  /* 3-D: host-fine volume into a device volume */
+  enum { HP = 53, HS = 53 * 9 + 3, HZ = 6, VP = 71, VS = 71 * 8 + 1, VZ = 5, W = 45, BH = 7,
+         BD = 4 };
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, HS * HZ, NULL, 0, (void **)&hv));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, VS * VZ, NULL, 0, (void **)&dv));
+  fill_lcg(hv, HS * HZ, 23);
+  memset(dv, 0x19, VS * VZ);
+  static uint8_t want3[VS * VZ];
+  memset(want3, 0x19, sizeof want3);
+  const uint8_t *s0p = hv + 1 * HS + 1 * HP + 5;
+  uint8_t *d0p = dv + 1 * VS + 1 * VP + 3;
+  host_box(want3 + (d0p - dv), VP, VS, s0p, HP, HS, W, BH, BD);
+  w_arm(false, NULL);
+  hsad_copy_rect_stats_t s0 = stats_now();
+  hsad_pitched_ptr_t pd = {d0p, VP, VS}, ps = {(void *)s0p, HP, HS};
+  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &(hsad_extent_t){W, BH, BD}, NULL, 0,
+                             dq_in(DQ_SEC), &c));
+  wait_ok(&c);
+  same_bytes(dv, want3, sizeof want3, "3-D kernel");
+  cr_assert_eq(stats_now().blit - s0.blit, 1);
+  cr_assert_eq(atomic_load(&w.copies), 0);
+  w_disarm();
+  DQ_OK(hsad_mem_free(a));
+  DQ_OK(hsad_mem_free(b));
+  DQ_OK(hsad_mem_free(hv));
+  DQ_OK(hsad_mem_free(dv));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Below HSAD_COPY_RECT_BLIT_MIN_DMAS rows the box goes by rows (3 rows: 3 DMAs, no kernel);
+ * at it, one kernel. */
+Test(memory_rect, blit_threshold, .timeout = 60) {
+  dq_env_t e;
+  open_mem(&e);
+  uint8_t *a = NULL, *b = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&a));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&b));
+  fill_lcg(a, 4096, 2);
+  for (uint32_t rows = HSAD_COPY_RECT_BLIT_MIN_DMAS - 1; rows <= HSAD_COPY_RECT_BLIT_MIN_DMAS;
+       rows++) {
+    memset(b, 0, 4096);
+    uint8_t want[4096];
+    memset(want, 0, sizeof want);
+    host_box(want + 1, 33, 0, a + 2, 35, 0, 30, rows, 1);
+    w_arm(false, NULL);
+    hsad_copy_rect_stats_t s0 = stats_now();
+    hsad_completion_t c;
+    DQ_OK(hsad_memcpy_2d_async(e.dev, b + 1, 33, a + 2, 35, 30, rows, NULL, 0, dq_in(DQ_SEC),
+                               &c));
+    wait_ok(&c);
+    same_bytes(b, want, sizeof want, "threshold");
+    hsad_copy_rect_stats_t s1 = stats_now();
+    bool blit = rows >= HSAD_COPY_RECT_BLIT_MIN_DMAS;
+    cr_assert_eq(s1.blit - s0.blit, blit ? 1 : 0, "%u rows", rows);
+    cr_assert_eq(s1.rows - s0.rows, blit ? 0 : 1, "%u rows", rows);
+    cr_assert_eq(atomic_load(&w.copies), blit ? 0 : rows, "%u rows", rows);
+  }
+  w_disarm();
+  DQ_OK(hsad_mem_free(a));
+  DQ_OK(hsad_mem_free(b));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A pageable (malloc'd) source: rewritten right after the call returned, with the command
+ * processor stalling 30 ms before every packet (KFD_EMU_CP_STALL_MS=30) and the copy gated
+ * behind a dependency opened only after the rewrite (a barrier on a raw signal on a queue of
+ * the test: the device side cannot start earlier however late this thread runs), the
+ * destination still gets the bytes of call time: a 2-D box of 61 x 40 (one staging chunk, packed: one kernel),
+ * a 3-D box (5 slices), and a 2-D box of 2999 x 2796 bytes (8.4 MB: 4 chunks of 699 rows, whole row
+ * groups, each staged and submitted before the call returns). Bytes outside every box stay. */
+Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
+  setenv("KFD_EMU_CP_STALL_MS", "30", 1);
+  dq_env_t e;
+  open_mem(&e);
+  struct { size_t sp, ss, dp, ds, w, h, d; } cases[3] = {
+      {131, 0, 97, 0, 61, 40, 1}, {53, 53 * 9 + 3, 71, 71 * 8 + 1, 45, 7, 5},
+      {3001, 0, 3000, 0, 2999, 2796, 1}};
+  hsa_status_t (*sig_create)(hsa_signal_value_t, uint32_t, const hsa_agent_t *, hsa_signal_t *);
+  hsa_status_t (*sig_destroy)(hsa_signal_t);
+  void (*sig_store)(hsa_signal_t, hsa_signal_value_t);
+  *(void **)&sig_create = dlsym(RTLD_DEFAULT, "hsa_signal_create");
+  *(void **)&sig_destroy = dlsym(RTLD_DEFAULT, "hsa_signal_destroy");
+  *(void **)&sig_store = dlsym(RTLD_DEFAULT, "hsa_signal_store_screlease");
+  cr_assert(sig_create && sig_destroy && sig_store);
+  hsad_queue_t *gq = NULL;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &gq));
+  for (int i = 0; i < 3; i++) {
+    size_t sfoot = (cases[i].d - 1) * cases[i].ss + (cases[i].h - 1) * cases[i].sp + cases[i].w;
+    size_t dfoot = (cases[i].d - 1) * cases[i].ds + (cases[i].h - 1) * cases[i].dp + cases[i].w;
+    hsa_signal_t gate;
+    cr_assert_eq(sig_create(1, 0, NULL, &gate), HSA_STATUS_SUCCESS);
+    hsad_completion_t gc;
+    DQ_OK(hsad_queue_barrier_signals(gq, NULL, 0, &gate, 1, (hsa_signal_t){0}, dq_in(DQ_SEC),
+                                     &gc));
+    uint8_t *src = malloc(sfoot + 8), *keep = malloc(sfoot + 8), *want = malloc(dfoot + 16);
+    uint8_t *dst = NULL;
+    DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, dfoot + 16, NULL, 0, (void **)&dst));
+    fill_lcg(src, sfoot + 8, 31 + i);
+    memcpy(keep, src, sfoot + 8);
+    memset(dst, 0x42, dfoot + 16);
+    memset(want, 0x42, dfoot + 16);
+    host_box(want + 5, cases[i].dp, cases[i].ds, keep + 3, cases[i].sp, cases[i].ss, cases[i].w,
+             cases[i].h, cases[i].d);
+    hsad_copy_rect_stats_t s0 = stats_now();
+    hsad_pitched_ptr_t pd = {dst + 5, cases[i].dp, cases[i].ds},
+                       ps = {src + 3, cases[i].sp, cases[i].ss};
+    hsad_completion_t c;
+    DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps,
+                               &(hsad_extent_t){cases[i].w, cases[i].h, cases[i].d}, &gc, 1,
+                               dq_in(DQ_SEC), &c));
+    memset(src, 0xff, sfoot + 8); /* the caller reuses its buffer at once */
+    cr_assert(!hsad_completion_done(&c), "case %d: gated: not done before the gate opens", i);
+    sig_store(gate, 0);
+    wait_ok(&c);
+    sig_destroy(gate);
+    DQ_OK(hsad_mem_result(&c));
+    same_bytes(dst, want, dfoot + 16, "pageable source");
+    hsad_copy_rect_stats_t s1 = stats_now();
+    cr_assert_eq(s1.staged - s0.staged, 1, "case %d", i);
+    /* packed staging rows: each chunk is one piece (kernel), never a DMA per row */
+    cr_assert_eq(s1.blit - s0.blit, i == 2 ? 4 : 1, "case %d: %llu kernels", i,
+                 (unsigned long long)(s1.blit - s0.blit));
+    cr_assert_eq(s1.rows - s0.rows, 0, "case %d", i);
+    free(src);
+    free(keep);
+    free(want);
+    DQ_OK(hsad_mem_free(dst));
+  }
+  hsad_queue_destroy(gq);
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A pageable (malloc'd) destination gets exactly the box (2-D with odd pitches and offsets,
+ * 3-D with slice gaps, a 4-chunk 2-D box of 8.4 MB) and every byte outside it is untouched;
+ * it is complete when the completion is reached (a copy queue barrier after it: the next
+ * copy, from it, sees every byte). */
+Test(memory_rect, pageable_destination_exact, .timeout = 180) {
+  dq_env_t e;
+  open_mem(&e);
+  struct { size_t sp, ss, dp, ds, w, h, d; } cases[3] = {
+      {97, 0, 131, 0, 61, 40, 1}, {71, 71 * 8 + 1, 53, 53 * 9 + 3, 45, 7, 5},
+      {3000, 0, 3001, 0, 2999, 2796, 1}};
+  for (int i = 0; i < 3; i++) {
+    size_t sfoot = (cases[i].d - 1) * cases[i].ss + (cases[i].h - 1) * cases[i].sp + cases[i].w;
+    size_t dfoot = (cases[i].d - 1) * cases[i].ds + (cases[i].h - 1) * cases[i].dp + cases[i].w;
+    uint8_t *src = NULL, *dst = malloc(dfoot + 16), *want = malloc(dfoot + 16);
+    DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, sfoot + 8, NULL, 0, (void **)&src));
+    fill_lcg(src, sfoot + 8, 41 + i);
+    memset(dst, 0xa5, dfoot + 16);
+    memset(want, 0xa5, dfoot + 16);
+    host_box(want + 9, cases[i].dp, cases[i].ds, src + 1, cases[i].sp, cases[i].ss, cases[i].w,
+             cases[i].h, cases[i].d);
+    hsad_copy_rect_stats_t s0 = stats_now();
+    hsad_pitched_ptr_t pd = {dst + 9, cases[i].dp, cases[i].ds},
+                       ps = {src + 1, cases[i].sp, cases[i].ss};
+    hsad_completion_t c;
+    DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps,
+                               &(hsad_extent_t){cases[i].w, cases[i].h, cases[i].d}, NULL, 0,
+                               dq_in(DQ_SEC), &c));
+    wait_ok(&c);
+    DQ_OK(hsad_mem_result(&c));
+    same_bytes(dst, want, dfoot + 16, "pageable destination");
+    hsad_copy_rect_stats_t s1 = stats_now();
+    cr_assert_eq(s1.staged - s0.staged, 1, "case %d", i);
+    cr_assert_eq(s1.blit - s0.blit, i == 2 ? 4 : 1, "case %d", i);
+    free(dst);
+    free(want);
+    DQ_OK(hsad_mem_free(src));
+  }
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* A pageable source staged (one chunk, by rows: the kernel off) whose row run 3 ROCr refuses:
+ * the completion is reached with the refusal kept (the direct path's message), rows 0-2 are
+ * exact, the rest untouched; its first row refused: HSAD_ERR_HSA from the call, nothing
+ * written, and a later copy through the same pool works. */
+Test(memory_rect, pageable_source_refused_row, .timeout = 60) {
+  dq_env_t e;
+  rows_only();
+  open_mem(&e);
+  uint8_t *d = NULL, *h = malloc(4096);
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
+  fill_lcg(h, 4096, 13);
+  memset(d, 0, 4096);
+  const char *oor = NULL;
+  hsa_status_t (*str)(hsa_status_t, const char **) = NULL;
+  *(void **)&str = dlsym(RTLD_DEFAULT, "hsa_status_string");
+  cr_assert(str && str(HSA_STATUS_ERROR_OUT_OF_RESOURCES, &oor) == HSA_STATUS_SUCCESS);
+  w_arm(false, d + 3 * 100);
+  hsad_completion_t c;
+  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c));
+  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+            "hsad_memcpy_2d_async: hsa_amd_memory_async_copy refused row run 3 of 8 (90 bytes at "
+            "destination %p): HSA status 0x1008 (%s); the copy stopped there: 450 of 720 bytes "
+            "were not copied", (void *)(d + 300), oor);
+  uint8_t want[4096];
+  memset(want, 0, sizeof want);
+  host_box(want, 100, 0, h, 99, 0, 90, 3, 1);
+  same_bytes(d, want, sizeof want, "rows before the refusal");
+  memset(d, 0, 4096);
+  w_arm(false, d);
+  hsad_completion_t c2 = {0};
+  /* the source named is the staging block (its address is the pool's): prefix and suffix */
+  cr_assert_eq(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2),
+               HSAD_ERR_HSA);
+  char pre[160], suf[512];
+  snprintf(pre, sizeof pre, "hsad_memcpy_2d_async: hsa_amd_memory_async_copy(row run 0 of 8, 90 "
+           "bytes, %p <- 0x", (void *)d);
+  snprintf(suf, sizeof suf, "): HSA status 0x1008 (%s)", oor);
+  const char *m = hsad_last_error();
+  cr_assert(strncmp(m, pre, strlen(pre)) == 0 && strlen(m) > strlen(suf) &&
+            strcmp(m + strlen(m) - strlen(suf), suf) == 0, "message: %s", m);
+  cr_assert_null(c2.queue, "no completion for a refused copy");
+  w_disarm();
+  for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0);
+  memset(want, 0, sizeof want);
+  host_box(want, 100, 0, h, 99, 0, 90, 8, 1);
+  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2));
+  wait_ok(&c2);
+  same_bytes(d, want, sizeof want, "after the refusals");
+  free(h);
+  DQ_OK(hsad_mem_free(d));
+  DQ_OK(hsad_runtime_close(e.rt));
+}
+
+/* Stream order on kfd-emu with the copy kernel: on one queue, fill(A, 0x11111111) delayed 20 ms
+ * (KFD_EMU_DELAY_KERNEL=fill), then the box A -> B after it (its completion as the dependency),
+ * then, after a barrier on the copy's completion, fill(A, 0x22222222). B's box must hold
+ * 0x11 bytes (not the 0x33 A held before the first fill: the copy waited for it; not 0x22: the
+ * second fill waited for the copy), bytes outside the box 0x44, and A ends 0x22. The same with
+ * a pageable destination (staged: the unpack happens before the completion). */
+Test(memory_rect, stream_order_kernel_before_and_after, .timeout = 120) {
+  setenv("KFD_EMU_DELAY_US", "20000", 1);
+  setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
+  dq_env_t e;
+  open_mem(&e);
+  char path[512];
+  snprintf(path, sizeof path, "%s/fill-%s-v5.hsaco", TEST_KERNDIR, hsad_device_info(e.dev)->name);
+  hsad_program_t *p = NULL;
+  const hsad_device_kernel_t *k = NULL;
+  DQ_OK(hsad_program_load_file(e.dev, path, &p));
+  DQ_OK(hsad_program_kernel(p, "fill", &k));
+  hsad_queue_t *q = NULL;
+  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  enum { AP = 100, H = 30, N = AP * H, BP = 77, W = 61, M = BP * H };
+  uint8_t *a = NULL, *b = NULL;
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N, NULL, 0, (void **)&a));
+  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, M, NULL, 0, (void **)&b));
+  uint8_t *pb = malloc(M);
+  for (int pass = 0; pass < 2; pass++) {
+    uint8_t *dst = pass ? pb : b;
+    memset(a, 0x33, N);
+    memset(dst, 0x44, M);
+    uint32_t v1 = 0x11111111u, v2 = 0x22222222u, n = N / 4;
+    hsad_karg_t a1[3] = {HSAD_KARG_PTR(a), HSAD_KARG_VAL(v1), HSAD_KARG_VAL(n)};
+    hsad_karg_t a2[3] = {HSAD_KARG_PTR(a), HSAD_KARG_VAL(v2), HSAD_KARG_VAL(n)};
+    hsad_launch_t l1 = {.dims = 1, .grid = {768}, .block = {256}, .args = a1, .arg_count = 3};
+    hsad_launch_t l2 = {.dims = 1, .grid = {768}, .block = {256}, .args = a2, .arg_count = 3};
+    hsad_completion_t k1, cc, k2;
+    hsad_copy_rect_stats_t s0 = stats_now();
+    DQ_OK(hsad_kernel_dispatch(q, k, &l1, dq_in(DQ_SEC), &k1, NULL));
+    DQ_OK(hsad_memcpy_2d_async(e.dev, dst + 3, BP, a + 1, AP, W, H, &k1, 1, dq_in(DQ_SEC), &cc));
+    DQ_OK(hsad_queue_barrier(q, &cc, 1, dq_in(DQ_SEC), NULL));
+    DQ_OK(hsad_kernel_dispatch(q, k, &l2, dq_in(DQ_SEC), &k2, NULL));
+    DQ_OK(hsad_completion_wait(&k2, dq_in(20 * DQ_SEC)));
+    cr_assert(hsad_completion_done(&cc), "the second fill ran after the copy");
+    DQ_OK(hsad_completion_wait(&cc, dq_in(DQ_SEC)));
+    hsad_copy_rect_stats_t s1 = stats_now();
+    cr_assert_eq(s1.blit - s0.blit, 1, "pass %d: the copy kernel", pass);
+    cr_assert_eq(s1.staged - s0.staged, pass ? 1 : 0);
+    for (size_t y = 0; y < H; y++)
+      for (size_t x = 0; x < BP; x++) {
+        size_t i = y * BP + x;
+        /* row r of the box covers [3 + r * BP, 3 + r * BP + W) */
+        bool in = false;
+        for (size_t r = 0; r < H; r++)
+          if (i >= 3 + r * BP && i < 3 + r * BP + W) in = true;
+        uint8_t want = in ? 0x11 : 0x44;
+        cr_assert_eq(dst[i], want, "pass %d: byte %zu is 0x%02x, want 0x%02x", pass, i, dst[i],
+                     want);
+      }
+    for (size_t i = 0; i < N; i++) cr_assert_eq(a[i], 0x22, "a[%zu] = 0x%02x", i, a[i]);
+  }
+  free(pb);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  DQ_OK(hsad_mem_free(a));
+  DQ_OK(hsad_mem_free(b));
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
