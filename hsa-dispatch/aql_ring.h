@@ -98,6 +98,21 @@ static inline uint8_t *dq_ring_kernarg(const dq_ring_t *ring, uint64_t id) {
   return ring->kernargs + (id & ring->mask) * ring->kernarg_block;
 }
 
+/* The id a reservation may not pass: `retired` for slots whose kernarg block is reused
+ * (kernel dispatches), else the packet processor's read index (acquire: the slot's previous
+ * packet, and its block, are done before they are rewritten). */
+static inline uint64_t dq_ring_bound(dq_ring_t *ring, bool kernarg) {
+  return kernarg ? atomic_load_explicit(&ring->retired, memory_order_acquire)
+                 : atomic_load_explicit(ring->read_index, memory_order_acquire);
+}
+
+/* Whether ids [write, write + n) fit in the ring above `bound`: write + n - bound <= size. A
+ * stale write (below bound) makes the difference wrap: no room. */
+static inline bool dq_ring_fits(const dq_ring_t *ring, uint64_t write, uint64_t bound,
+                                uint32_t n) {
+  return write - bound <= ring->size - n;
+}
+
 /* Tries to take ids [*out_id, *out_id + n) without waiting. kernarg: bounded by `retired`
  * (the slots' kernarg blocks are reused), else by the read index. False: no room now, nothing
  * reserved. */
@@ -105,13 +120,12 @@ static inline bool dq_ring_try_reserve(dq_ring_t *ring, uint32_t n, bool kernarg
                                        uint64_t *out_id) {
   uint64_t write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
   for (;;) {
-    uint64_t bound = kernarg ? atomic_load_explicit(&ring->retired, memory_order_acquire)
-                             : atomic_load_explicit(ring->read_index, memory_order_acquire);
+    uint64_t bound = dq_ring_bound(ring, kernarg);
     if (DQ_UNLIKELY(write < bound)) { /* a stale write index */
       write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
       continue;
     }
-    if (write - bound > ring->size - n) return false;
+    if (!dq_ring_fits(ring, write, bound, n)) return false;
     if (atomic_compare_exchange_weak_explicit(ring->write_index, &write, write + n,
                                               memory_order_acq_rel, memory_order_relaxed)) {
       *out_id = write;
@@ -148,8 +162,8 @@ static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
  * reserved then and the caller takes the waiting path. The hot path's reservation. */
 static inline bool dq_ring_try_reserve_one(dq_ring_t *ring, uint64_t *out_id) {
   uint64_t write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
-  uint64_t bound = atomic_load_explicit(&ring->retired, memory_order_acquire);
-  if (DQ_UNLIKELY(write - bound > ring->mask)) return false;
+  uint64_t bound = dq_ring_bound(ring, true);
+  if (DQ_UNLIKELY(!dq_ring_fits(ring, write, bound, 1))) return false;
   if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(ring->write_index, &write, write + 1,
                                                            memory_order_acq_rel,
                                                            memory_order_relaxed)))
