@@ -227,14 +227,15 @@ hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t d
 }
 
 void dq_resident_reclaim(hsad_queue_t *q, bool all) {
-  if (!q->resident_retiring) return; /* read without the lock: a hint, rechecked below */
+  /* read without the lock (relaxed): a hint, rechecked under it */
+  if (!__atomic_load_n(&q->resident_retiring, __ATOMIC_RELAXED)) return;
   uint64_t retired = all ? UINT64_MAX : dq_retire(q);
   hsad_prepared_launch_t *done = NULL;
   pthread_mutex_lock(&q->retire_lock);
   for (hsad_prepared_launch_t **at = &q->resident_retiring; *at;) {
     hsad_prepared_launch_t *p = *at;
     if (p->retiring_bound <= retired) {
-      *at = p->retiring_next;
+      __atomic_store_n(at, p->retiring_next, __ATOMIC_RELAXED);
       p->retiring_next = done;
       done = p;
     } else {
@@ -263,7 +264,7 @@ void hsad_launch_destroy(hsad_prepared_launch_t *p) {
   p->retiring_bound = atomic_load_explicit(q->ring.write_index, memory_order_acquire);
   pthread_mutex_lock(&q->retire_lock);
   p->retiring_next = q->resident_retiring;
-  q->resident_retiring = p;
+  __atomic_store_n(&q->resident_retiring, p, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&q->retire_lock);
   dq_resident_reclaim(q, false);
 }

@@ -25,7 +25,7 @@ typedef struct program_units {
  * the segment rounded up to 16 (the image is zero past the segment). A kernel reads only the arguments its metadata declares (AMDGPUUsage, "Code
  * Object Metadata": .args lists every explicit and hidden argument with its .offset and
  * .size), so the bytes past them, most of code object v5's 256-byte hidden block, are not
- * written per submit (hsad_queue.h step 5). */
+ * written per submit (hsad_queue.h, "The argument path"). */
 static uint32_t kernarg_copy_of(const hsad_kernarg_plan_t *plan, uint32_t segment) {
   if (!plan) return segment;
   uint32_t end = 0;
