@@ -254,8 +254,10 @@ void dq_resident_reclaim(hsad_queue_t *q, bool all) {
 void hsad_launch_destroy(hsad_prepared_launch_t *p) {
   if (!p) return;
   hsad_queue_t *q = p->queue;
-  /* the runtime's close released kernarg memory (hsa_shut_down) and the queue's packets */
-  if (!p->kernarg || !dq_is_open()) {
+  /* the runtime's close released kernarg memory (hsa_shut_down) and the queue's packets (a
+   * queue it closed stays CLOSED, also once the runtime is opened again) */
+  if (!p->kernarg || !dq_is_open() ||
+      atomic_load_explicit(&q->error, memory_order_acquire) == HSAD_ERR_CLOSED) {
     free(p);
     return;
   }

@@ -8,6 +8,8 @@
 
 __thread dq_launch_cache_t *dq_launch_cache_mine __attribute__((tls_model("initial-exec")));
 
+_Static_assert(DQ_KERNARG_SEGMENT_MAX % 16 == 0, "an image rounded up to 16 bytes fits");
+
 static pthread_key_t cache_key;     /* frees a thread's entry when it exits */
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 static void cache_key_create(void) { (void)pthread_key_create(&cache_key, free); }
