@@ -251,6 +251,14 @@ void dq_resident_reclaim(hsad_queue_t *q, bool all) {
   }
 }
 
+void dq_resident_drop(hsad_queue_t *q) {
+  for (hsad_prepared_launch_t *p = q->resident_retiring, *next; p; p = next) {
+    next = p->retiring_next;
+    free(p);
+  }
+  q->resident_retiring = NULL;
+}
+
 void hsad_launch_destroy(hsad_prepared_launch_t *p) {
   if (!p) return;
   hsad_queue_t *q = p->queue;

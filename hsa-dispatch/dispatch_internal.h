@@ -192,6 +192,9 @@ static inline uint32_t dq_kernarg_spare(uint32_t block, uint32_t size) {
 /* Frees the resident kernarg segments of q's destroyed prepared launches whose packets all
  * completed (every one when `all`: the queue is gone); cold. */
 void dq_resident_reclaim(hsad_queue_t *q, bool all);
+/* The runtime's close (runtime lock held): forgets them, frees their launches; the kernarg
+ * memory goes with hsa_shut_down (no device lock taken under the runtime lock). */
+void dq_resident_drop(hsad_queue_t *q);
 
 /* ---- queue.c ---- */
 /* HSAD_ERR_QUEUE_ERROR / HSAD_ERR_CLOSED with the queue's message (the sticky error is set). */

@@ -253,7 +253,7 @@ void dq_queues_close_all(void) {
     atomic_store(&q->error, HSAD_ERR_CLOSED);
     dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
-    dq_resident_reclaim(q, true);
+    dq_resident_drop(q);
     hsad_rocr.hsa_amd_memory_pool_free(q->ring.kernargs);
     dq_timeline_fini(q);
     if (q->shared) {

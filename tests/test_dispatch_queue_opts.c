@@ -1232,3 +1232,50 @@ Test(dispatch_args, hot_copy_writes_declared_bytes, .timeout = 60) {
   for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
   dq_finish(&e, q, p);
 }
+
+/* The runtime's close with prepared launches around: one destroyed while its packets were still
+ * queued (its segment waits on the queue's list: the close forgets it, hsa_shut_down releases
+ * the memory), one destroyed after the close (it frees itself only: its segment went with the
+ * runtime), then the closed queue destroyed. Nothing crashes, and the runtime opens again and
+ * runs a prepared launch on a new queue. */
+Test(prepared, destroy_around_runtime_close, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = dq_alloc(&e, 256), *b = dq_alloc(&e, 256), *c = dq_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  hsa_signal_t gate = dq_gate(q);
+  hsad_prepared_launch_t *p1, *p2;
+  DQ_OK(hsad_launch_prepare(q, k, &l, &p1));
+  DQ_OK(hsad_launch_prepare(q, k, &l, &p2));
+  DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), NULL, NULL));
+  hsad_launch_destroy(p1); /* queued behind the gate: kept on the queue's list */
+  hsad_completion_t done;
+  DQ_OK(hsad_prepared_dispatch(p2, dq_in(DQ_SEC), &done, NULL));
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  dq_gate_destroy(gate);
+  DQ_OK(hsad_runtime_close(e.rt));
+  hsad_launch_destroy(p2);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  hsad_program_t *p3 = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *c3 = dq_alloc(&e, 256), *a3 = dq_alloc(&e, 256), *b3 = dq_alloc(&e, 256);
+  va_fill(a3, b3, c3, 2);
+  hsad_karg_t x3[4] = {HSAD_KARG_PTR(a3), HSAD_KARG_PTR(b3), HSAD_KARG_PTR(c3), HSAD_KARG_VAL(n)};
+  l.args = x3;
+  DQ_OK(hsad_launch_prepare(q, k, &l, &p1));
+  DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), &done, NULL));
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c3[i], (float)(4 * i), "c3[%d] = %g", i, (double)c3[i]);
+  hsad_launch_destroy(p1);
+  hsad_buffer_free(a3);
+  hsad_buffer_free(b3);
+  hsad_buffer_free(c3);
+  dq_finish(&e, q, p3);
+}
