@@ -19,3 +19,8 @@ void dq_ring_init(dq_ring_t *ring, amd_queue_t *amd, uint8_t *kernargs, uint32_t
   atomic_store_explicit(&ring->retired, 0, memory_order_relaxed);
   atomic_store_explicit(&ring->rung, 0, memory_order_relaxed);
 }
+
+int dq_ring_doorbell_settle(dq_ring_t *ring, uint64_t id) {
+  dq_ring_doorbell(ring, id);
+  return 0;
+}

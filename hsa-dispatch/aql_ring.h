@@ -98,6 +98,21 @@ static inline uint8_t *dq_ring_kernarg(const dq_ring_t *ring, uint64_t id) {
   return ring->kernargs + (id & ring->mask) * ring->kernarg_block;
 }
 
+/* The id a reservation may not pass: `retired` for slots whose kernarg block is reused
+ * (kernel dispatches), else the packet processor's read index (acquire: the slot's previous
+ * packet, and its block, are done before they are rewritten). */
+static inline uint64_t dq_ring_bound(dq_ring_t *ring, bool kernarg) {
+  return kernarg ? atomic_load_explicit(&ring->retired, memory_order_acquire)
+                 : atomic_load_explicit(ring->read_index, memory_order_acquire);
+}
+
+/* Whether ids [write, write + n) fit in the ring above `bound`: write + n - bound <= size. A
+ * stale write (below bound) makes the difference wrap: no room. */
+static inline bool dq_ring_fits(const dq_ring_t *ring, uint64_t write, uint64_t bound,
+                                uint32_t n) {
+  return write - bound <= ring->size - n;
+}
+
 /* Tries to take ids [*out_id, *out_id + n) without waiting. kernarg: bounded by `retired`
  * (the slots' kernarg blocks are reused), else by the read index. False: no room now, nothing
  * reserved. */
@@ -105,13 +120,12 @@ static inline bool dq_ring_try_reserve(dq_ring_t *ring, uint32_t n, bool kernarg
                                        uint64_t *out_id) {
   uint64_t write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
   for (;;) {
-    uint64_t bound = kernarg ? atomic_load_explicit(&ring->retired, memory_order_acquire)
-                             : atomic_load_explicit(ring->read_index, memory_order_acquire);
+    uint64_t bound = dq_ring_bound(ring, kernarg);
     if (DQ_UNLIKELY(write < bound)) { /* a stale write index */
       write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
       continue;
     }
-    if (write - bound > ring->size - n) return false;
+    if (!dq_ring_fits(ring, write, bound, n)) return false;
     if (atomic_compare_exchange_weak_explicit(ring->write_index, &write, write + n,
                                               memory_order_acq_rel, memory_order_relaxed)) {
       *out_id = write;
@@ -139,6 +153,66 @@ static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
     if (DQ_LIKELY(highest <= value)) return;
     value = highest;
   }
+}
+
+/* One attempt at reserving the single id *out_id for a dispatch that uses its slot's kernarg
+ * block (bounded by `retired`), as dq_ring_try_reserve(ring, 1, true, ...) but without its
+ * loop: false when the ring is full, the write index read was stale (write < retired: the
+ * difference wraps above the mask) or another producer's compare-and-swap won; nothing is
+ * reserved then and the caller takes the waiting path. The hot path's reservation. */
+static inline bool dq_ring_try_reserve_one(dq_ring_t *ring, uint64_t *out_id) {
+  uint64_t write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
+  uint64_t bound = dq_ring_bound(ring, true);
+  if (DQ_UNLIKELY(!dq_ring_fits(ring, write, bound, 1))) return false;
+  if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(ring->write_index, &write, write + 1,
+                                                           memory_order_acq_rel,
+                                                           memory_order_relaxed)))
+    return false;
+  *out_id = write;
+  return true;
+}
+
+/* Copies n16 <= DQ_COPY16_MAX x 16 bytes from src to dst (a kernarg image into a kernarg
+ * block; both 16-byte aligned) inline, without a call or a loop: a jump into an unrolled
+ * run. */
+#define DQ_COPY16_MAX 16
+static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src, uint32_t n16) {
+  typedef struct { uint64_t w[2]; } __attribute__((aligned(16))) chunk_t;
+  chunk_t *d = (chunk_t *)(void *)dst;
+  const chunk_t *s = (const chunk_t *)(const void *)src;
+  switch (n16) {
+#define DQ_COPY16_CASE(n) case n: d[n - 1] = s[n - 1]; __attribute__((fallthrough));
+    DQ_COPY16_CASE(16) DQ_COPY16_CASE(15) DQ_COPY16_CASE(14) DQ_COPY16_CASE(13)
+    DQ_COPY16_CASE(12) DQ_COPY16_CASE(11) DQ_COPY16_CASE(10) DQ_COPY16_CASE(9)
+    DQ_COPY16_CASE(8) DQ_COPY16_CASE(7) DQ_COPY16_CASE(6) DQ_COPY16_CASE(5)
+    DQ_COPY16_CASE(4) DQ_COPY16_CASE(3) DQ_COPY16_CASE(2) DQ_COPY16_CASE(1)
+#undef DQ_COPY16_CASE
+    case 0: break;
+    default: __builtin_unreachable(); /* n16 <= DQ_COPY16_MAX */
+  }
+}
+
+/* dq_ring_doorbell out of line: the contended side of dq_ring_doorbell_fast. Returns 0 (so
+ * the hot path reaches it as a tail call). */
+int dq_ring_doorbell_settle(dq_ring_t *ring, uint64_t id);
+
+/* dq_ring_doorbell for a ring with a direct doorbell (ring->doorbell != NULL), its common case
+ * inline: `rung` below id + 1 and raised by this producer's compare-and-swap, the doorbell
+ * stored (release), the seq_cst fence, and `rung` re-read at most id + 1. Any other case (a
+ * higher id already rung, a lost compare-and-swap, a higher id rung meanwhile) goes to
+ * dq_ring_doorbell, which stores the highest id: the same rule, the same stores. Returns 0. */
+static inline int dq_ring_doorbell_fast(dq_ring_t *ring, uint64_t id) {
+  uint64_t next = id + 1;
+  uint64_t cur = atomic_load_explicit(&ring->rung, memory_order_relaxed);
+  if (DQ_LIKELY(cur < next) &&
+      DQ_LIKELY(atomic_compare_exchange_strong_explicit(&ring->rung, &cur, next,
+                                                        memory_order_relaxed,
+                                                        memory_order_relaxed))) {
+    __atomic_store_n(ring->doorbell, id, __ATOMIC_RELEASE);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (DQ_LIKELY(atomic_load_explicit(&ring->rung, memory_order_relaxed) <= next)) return 0;
+  }
+  return dq_ring_doorbell_settle(ring, id);
 }
 
 /* Rings the doorbell for a published run [first, first + n): with its LAST packet id, so the

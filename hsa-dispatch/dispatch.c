@@ -98,13 +98,11 @@ dispatch_gated(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
   return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
 }
 
-hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
-                                   const hsad_launch_t *l, uint64_t deadline_ns,
-                                   hsad_completion_t *out_completion, uint64_t *out_packet_id) {
-  /* NULL arguments, the sticky error and a capture: one cold path (the gate word holds the
-   * error and the capture flag: one load and branch for both) */
-  if (DQ_UNLIKELY(!q || !k || !l || dq_gate(q)))
-    return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
+/* Everything but the hot path's case: a cache miss, a completion, a monitored or profiling
+ * queue, a segment over one kernarg block, a full ring or a lost reservation race. */
+static __attribute__((noinline)) hsad_status_t
+dispatch_general(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
+                 uint64_t deadline_ns, hsad_completion_t *out_completion, uint64_t *out_packet_id) {
   const dq_built_t *built = dq_launch_cache_lookup(q, k, l);
   if (DQ_UNLIKELY(built == NULL)) {
     hsad_status_t s = dq_launch_cache_fill(q, k, l, &built);
@@ -114,12 +112,46 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
                       dq_dispatch_header(l->flags), deadline_ns, out_completion, out_packet_id);
 }
 
+/* The hot path (hsad_queue.h, "The argument path"): a launch equal to the thread's cached one
+ * (the plan checked once), no completion, a plain queue, a free slot at the first try. The
+ * emplace: the image's declared bytes (k->kernarg_copy) into the slot's kernarg block, the
+ * cached packet's bytes 4..63 with that block's address, the header word last, the doorbell.
+ * Anything else takes dispatch_general, which waits, checks and reports. */
+hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                   const hsad_launch_t *l, uint64_t deadline_ns,
+                                   hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  /* NULL arguments, the sticky error and a capture: one cold path (the gate word holds the
+   * error and the capture flag: one load and branch for both) */
+  if (DQ_UNLIKELY(!q || !k || !l || dq_gate(q)))
+    return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
+  const dq_launch_cache_t *c = dq_launch_cache_mine;
+  uint64_t id;
+  if (DQ_UNLIKELY(c == NULL || ((uintptr_t)out_completion | q->general) != 0) ||
+      DQ_UNLIKELY(!dq_launch_cache_same(c, q, k, l, c->fast_count)) ||
+      DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
+    return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
+  /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
+  uint8_t *ka = dq_ring_kernarg(&q->ring, id);
+  dq_copy16(ka, c->built.image, c->copy / 16);
+  uint8_t *slot = dq_ring_slot(&q->ring, id);
+  memcpy(slot + 4, c->packet + 4, 36);
+  memcpy(slot + 40, &ka, 8);
+  memcpy(slot + 48, c->packet + 48, 16);
+  hsad_aql_publish(slot, c->first_word[l->flags & 3]);
+  if (out_packet_id) *out_packet_id = id;
+  return (hsad_status_t)dq_ring_doorbell_fast(&q->ring, id);
+}
+
 struct hsad_prepared_launch {
   hsad_queue_t *queue;
-  hsad_aql_dispatch_t d; /* body without kernarg address and completion signal */
+  uint32_t word;           /* the packet's first word: header | setup << 16 */
   uint16_t header;
-  uint32_t ksize;
-  _Alignas(64) uint8_t image[]; /* ksize bytes of kernarg segment */
+  uint32_t kernarg_bytes;  /* the resident segment's size (the kernel's kernarg_segment_size) */
+  void *kernarg;           /* the resident segment, written once (NULL: no kernarg segment) */
+  hsad_aql_dispatch_t d;   /* body; kernarg_address = kernarg, completion signal 0 */
+  struct hsad_prepared_launch *retiring_next; /* destroyed, on queue->resident_retiring */
+  uint64_t retiring_bound; /* the write index at destroy: packets below it may read kernarg */
+  _Alignas(64) uint8_t packet[64]; /* bytes 4..63 of its packet without a completion */
 };
 
 hsad_status_t hsad_launch_prepare(hsad_queue_t *q, const hsad_device_kernel_t *k,
@@ -131,21 +163,46 @@ hsad_status_t hsad_launch_prepare(hsad_queue_t *q, const hsad_device_kernel_t *k
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_launch_prepare: queue is a %s stream: prepared "
                      "launches are AMD only for now (use hsad_kernel_dispatch)", q->ops->name);
   if (atomic_load_explicit(&q->error, memory_order_relaxed)) return dq_queue_fail(q);
+  dq_resident_reclaim(q, false);
   const dq_built_t *built;
   hsad_status_t s = dq_launch_cache_fill(q, k, l, &built); /* every check; the thread's image */
   if (s) return s;
   uint32_t ksize = k->desc.kernarg_segment_size;
-  hsad_prepared_launch_t *p = aligned_alloc(64, (sizeof *p + ksize + 63) & ~(size_t)63);
+  hsad_prepared_launch_t *p = aligned_alloc(64, (sizeof *p + 63) & ~(size_t)63);
   if (!p)
     return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_launch_prepare: kernel %s: %zu bytes",
-                     k->desc.name, sizeof *p + ksize);
+                     k->desc.name, sizeof *p);
+  memset(p, 0, sizeof *p);
+  if (ksize) {
+    s = hsad_submit_kernarg_alloc(q->device, ksize, &p->kernarg);
+    if (s) {
+      free(p);
+      return s;
+    }
+    memcpy(p->kernarg, built->image, ksize);
+  }
   p->queue = q;
+  p->kernarg_bytes = ksize;
   p->d = built->d;
+  p->d.kernarg_address = p->kernarg;
   p->header = dq_dispatch_header(l->flags);
-  p->ksize = ksize;
-  memcpy(p->image, built->image, ksize);
+  p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->packet, &p->d, p->header);
   *out = p;
   return HSAD_OK;
+}
+
+/* A prepared submit that is not the hot path's case: the gate, a completion, a monitored or
+ * profiling queue, a full ring or a lost race. Its packet reads the resident segment too (no
+ * copy: ksize 0, so it takes one slot whatever the segment's size). */
+static __attribute__((noinline)) hsad_status_t
+prepared_general(const hsad_prepared_launch_t *p, uint64_t deadline_ns,
+                 hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  hsad_queue_t *q = p->queue;
+  if (DQ_UNLIKELY(dq_gate(q))) {
+    hsad_status_t s = dq_gate_fail(q, "hsad_prepared_dispatch");
+    if (s) return s;
+  }
+  return submit_built(q, &p->d, NULL, 0, p->header, deadline_ns, out_completion, out_packet_id);
 }
 
 hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t deadline_ns,
@@ -154,13 +211,70 @@ hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t d
   if (DQ_UNLIKELY(!p))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_prepared_dispatch: NULL prepared launch");
   hsad_queue_t *q = p->queue;
-  if (DQ_UNLIKELY(dq_gate(q))) {
-    hsad_status_t s = dq_gate_fail(q, "hsad_prepared_dispatch");
-    if (s) return s;
+  uint64_t id;
+  if (DQ_UNLIKELY((dq_gate(q) | (uintptr_t)out_completion | q->general) != 0) ||
+      DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
+    return prepared_general(p, deadline_ns, out_completion, out_packet_id);
+  uint8_t *slot = dq_ring_slot(&q->ring, id);
+  memcpy(slot + 4, p->packet + 4, 60); /* the kernarg address is the resident segment's */
+  if (DQ_UNLIKELY(p->kernarg == NULL)) { /* no segment: the slot's block, as for a dispatch */
+    uint8_t *ka = dq_ring_kernarg(&q->ring, id);
+    memcpy(slot + 40, &ka, 8);
   }
-  return submit_built(q, &p->d, p->image, p->ksize, p->header, deadline_ns, out_completion,
-                      out_packet_id);
+  hsad_aql_publish(slot, p->word);
+  if (out_packet_id) *out_packet_id = id;
+  return (hsad_status_t)dq_ring_doorbell_fast(&q->ring, id);
 }
 
-void hsad_launch_destroy(hsad_prepared_launch_t *p) { free(p); }
+void dq_resident_reclaim(hsad_queue_t *q, bool all) {
+  /* read without the lock (relaxed): a hint, rechecked under it */
+  if (!__atomic_load_n(&q->resident_retiring, __ATOMIC_RELAXED)) return;
+  uint64_t retired = all ? UINT64_MAX : dq_retire(q);
+  hsad_prepared_launch_t *done = NULL;
+  pthread_mutex_lock(&q->retire_lock);
+  for (hsad_prepared_launch_t **at = &q->resident_retiring; *at;) {
+    hsad_prepared_launch_t *p = *at;
+    if (p->retiring_bound <= retired) {
+      __atomic_store_n(at, p->retiring_next, __ATOMIC_RELAXED);
+      p->retiring_next = done;
+      done = p;
+    } else {
+      at = &p->retiring_next;
+    }
+  }
+  pthread_mutex_unlock(&q->retire_lock);
+  while (done) {
+    hsad_prepared_launch_t *p = done;
+    done = p->retiring_next;
+    hsad_submit_kernarg_free(q->device, p->kernarg, p->kernarg_bytes);
+    free(p);
+  }
+}
 
+void dq_resident_drop(hsad_queue_t *q) {
+  for (hsad_prepared_launch_t *p = q->resident_retiring, *next; p; p = next) {
+    next = p->retiring_next;
+    free(p);
+  }
+  q->resident_retiring = NULL;
+}
+
+void hsad_launch_destroy(hsad_prepared_launch_t *p) {
+  if (!p) return;
+  hsad_queue_t *q = p->queue;
+  /* the runtime's close released kernarg memory (hsa_shut_down) and the queue's packets (a
+   * queue it closed stays CLOSED, also once the runtime is opened again) */
+  if (!p->kernarg || !dq_is_open() ||
+      atomic_load_explicit(&q->error, memory_order_acquire) == HSAD_ERR_CLOSED) {
+    free(p);
+    return;
+  }
+  /* packets already submitted may still read the segment: it is freed once every packet
+   * reserved so far completed (dq_resident_reclaim; at the latest with the queue) */
+  p->retiring_bound = atomic_load_explicit(q->ring.write_index, memory_order_acquire);
+  pthread_mutex_lock(&q->retire_lock);
+  p->retiring_next = q->resident_retiring;
+  __atomic_store_n(&q->resident_retiring, p, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&q->retire_lock);
+  dq_resident_reclaim(q, false);
+}

@@ -99,6 +99,8 @@ struct hsad_queue {
   hsa_signal_t *ts_signals;             /* profiling: one timestamp signal per slot */
   _Atomic uint64_t *ts_ids;             /* profiling: packet id whose times slot i holds */
   struct dq_monitor *monitor;           /* NULL: monitoring off (monitor.c) */
+  bool general;                         /* monitor, ts_signals or no direct doorbell: every
+                                           submit takes the general path (dq_queue_general) */
   hsad_submit_result_fn result_hook;    /* hsad_submit_set_result_hook; NULL: none */
   void *result_ctx;
   /* written by producers / waiters / the error callback */
@@ -114,8 +116,16 @@ struct hsad_queue {
   _Atomic uint64_t error_epoch;         /* epochs completed when the queue faulted */
   int hsa_status;                       /* the callback's status */
   char error_msg[256];
+  /* resident kernarg segments of destroyed prepared launches (dispatch.c), freed once every
+   * packet that may read them completed: under retire_lock */
+  struct hsad_prepared_launch *resident_retiring;
   hsad_queue_t *next;                   /* runtime's live list */
 };
+
+/* Recomputes q->general after monitor, ts_signals or the doorbell changed. */
+static inline void dq_queue_general(hsad_queue_t *q) {
+  q->general = q->monitor != NULL || q->ts_signals != NULL || q->ring.doorbell == NULL;
+}
 
 struct hsad_device_kernel {
   const hsad_backend_ops_t *ops;        /* NULL (hsad_object_head_t: AMD) */
@@ -126,6 +136,10 @@ struct hsad_device_kernel {
   uint32_t max_grid[3];                 /* device HSA_AGENT_INFO_GRID_MAX_DIM (0: no limit) */
   bool has_reqd;                        /* .reqd_workgroup_size declared */
   bool dyn_stack;                       /* .uses_dynamic_stack */
+  uint32_t kernarg_copy;                /* bytes of the kernarg segment the hot path copies:
+                                           the end of its last declared argument (explicit
+                                           or hidden), rounded up to 16, at most the segment
+                                           rounded up to 16 (program.c) */
   hsad_device_kernel_desc_t desc;
   hsad_program_t *program;
   const hsad_kernarg_plan_t *plan;
@@ -176,6 +190,14 @@ void dq_device_release(hsad_device_t *device);
 static inline uint32_t dq_kernarg_spare(uint32_t block, uint32_t size) {
   return dq_ring_kernarg_spare(block, size, DQ_KERNARG_SEGMENT_MAX);
 }
+
+/* ---- dispatch.c ---- */
+/* Frees the resident kernarg segments of q's destroyed prepared launches whose packets all
+ * completed (every one when `all`: the queue is gone); cold. */
+void dq_resident_reclaim(hsad_queue_t *q, bool all);
+/* The runtime's close (runtime lock held): forgets them, frees their launches; the kernarg
+ * memory goes with hsa_shut_down (no device lock taken under the runtime lock). */
+void dq_resident_drop(hsad_queue_t *q);
 
 /* ---- queue.c ---- */
 /* HSAD_ERR_QUEUE_ERROR / HSAD_ERR_CLOSED with the queue's message (the sticky error is set). */

@@ -22,14 +22,16 @@
  *   2. build: the kernarg segment (codeobj's hsad_kernarg_build) into a 64-byte aligned
  *      per-thread image. The calling thread keeps its last checked launch (queue, kernel,
  *      geometry, argument values, kernarg bytes, packet body): an identical launch skips 1-2
- *      except the sticky-error check (keys are unique ids, never pointers);
+ *      except the sticky-error check (keys are unique ids, never pointers; "The argument
+ *      path" below);
  *   3. reserve: packet ids with a compare-and-swap on write_dispatch_id, only while
  *      write + n - retired <= size, where `retired` is the queue's completion bound (every
  *      packet id below it COMPLETED, see "timeline"). Not the read index: the packet processor
  *      may advance read_dispatch_id once it launched a packet, before the kernel finished (HSA
  *      1.2 system architecture 2.8.3; ROCR-Runtime #105). A full ring is waited out until the
  *      caller's deadline (then HSAD_ERR_TIMEOUT with nothing reserved: no hole for the CP);
- *   4. kernarg copy: the image goes into the kernarg block bound to the packet's slot
+ *   4. kernarg copy: the image (on a launch-cache hit its declared bytes, "The argument
+ *      path" below) goes into the kernarg block bound to the packet's slot
  *      (kernargs + (id % size) x kernarg_block_size, in the device's kernarg pool): the
  *      reservation proved that the packet which last used the block (id - size) completed.
  *      A kernarg segment larger than one block spans m = ceil(segment / block) blocks: the
@@ -55,6 +57,28 @@
  *      on completion only;
  *  10. errors: ROCr's queue error callback makes the error sticky and releases every waiter.
  * Steps 3-7 make no allocation, no system call and no ROCr call.
+ *
+ * The argument path (issue 23). An argument travels one way: the caller's hsad_karg_t (the
+ * CLI binds its strings into them, tools/hsad cli_args.c), then a plan, checked once, cold,
+ * then an emplace, hot and short. The plan is steps 1-2 on a miss: every check with its
+ * message (launch_check.c), the kernarg image built from the kernel's metadata, the packet's
+ * bytes 4..63, the header word per launch flag, the bytes to copy, and the key (queue and
+ * kernel uids, the geometry and each argument's compared bytes, BYTES values) kept by the
+ * calling thread (launch_cache.h). The emplace is what a hit costs: the key compared as packed
+ * bytes (two 16-byte compares of the geometry, one masked 16-byte compare per argument, then
+ * each BYTES value), one try at the reservation (a full ring, a lost race, a completion, a
+ * monitored or profiling queue, a span over one block take the general path, which waits and
+ * pads), the image's declared bytes into the slot's block (up to the end of the kernel's last
+ * declared argument, explicit or hidden, rounded up to 16: code object v5's 256-byte hidden
+ * block is mostly beyond it; vector_add copies 112 of 288 bytes; the rest of the block is left
+ * as it was, no argument occupies it), the cached bytes 4..63 with the block's address, the
+ * header word, the doorbell. The only dimension check on a hit is the key's equality: the
+ * geometry was checked when the plan was made. A prepared launch (hsad_launch_prepare) is the
+ * plan kept by the caller with its kernarg segment resident: written once into kernarg memory
+ * of its own, which every packet of the launch points at, so a submit copies no argument; the
+ * segment is immutable (a prepared launch cannot change) and outlives hsad_launch_destroy until
+ * the queue retired every packet reserved before it (then reused; at the latest freed with the
+ * queue), so packets in flight read the values they were submitted with.
  *
  * Timeline (the completion model). Each queue owns one HSA signal, its epoch signal, created
  * at EPOCH_BASE (2^62). A packet that carries a completion ("an epoch packet") has the
@@ -268,30 +292,38 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel
                                    const hsad_launch_t *launch, uint64_t deadline_ns,
                                    hsad_completion_t *out_completion, uint64_t *out_packet_id);
 
-/* A launch checked and built once (packet body, header, kernarg image) for repeated
- * submission on one queue: what a runtime records once and replays. Opaque; owned by the
- * caller, created by hsad_launch_prepare and freed by hsad_launch_destroy, which must happen
- * before its queue is destroyed. Immutable after creation: any number of threads may submit it
- * at once. */
+/* A launch checked and built once (packet body, header, kernarg segment) for repeated
+ * submission on one queue: what a runtime records once and replays. Its kernarg segment is
+ * resident: written once at prepare time into kernarg memory the launch owns (the device's
+ * kernarg pool, hsad_submit_kernarg_alloc), and every packet of the launch points at it (see
+ * "The argument path" above). Opaque; owned by the caller, created by hsad_launch_prepare and
+ * freed by hsad_launch_destroy, which must happen before its queue is destroyed. Immutable
+ * after creation: any number of threads may submit it at once. */
 typedef struct hsad_prepared_launch hsad_prepared_launch_t;
 
-/* Runs every check of hsad_kernel_dispatch on (queue, kernel, launch) and builds the kernarg
- * image (launch->args are copied; pointers they hold must stay valid for the GPU). Errors: as
- * hsad_kernel_dispatch (except TIMEOUT), HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+/* Runs every check of hsad_kernel_dispatch on (queue, kernel, launch) and writes the kernarg
+ * segment once into the launch's resident kernarg memory (launch->args are copied; pointers
+ * they hold must stay valid for the GPU). Also frees the segments of destroyed launches whose
+ * packets all completed. Errors: as hsad_kernel_dispatch (except TIMEOUT),
+ * HSAD_ERR_OUT_OF_MEMORY, those of hsad_submit_kernarg_alloc (the segment). Thread-safe. */
 hsad_status_t hsad_launch_prepare(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
                                   const hsad_launch_t *launch,
                                   hsad_prepared_launch_t **out_prepared);
 
-/* Submits a prepared launch on its queue: reserve its slot (or slots: a kernarg segment above
- * the queue's kernarg_block_size spans several, step 4), waiting for room until deadline_ns,
- * copy the kernarg image into the slot's kernarg block, fill the body, publish the header,
- * ring the doorbell. No argument checks, no kernarg build. out_completion / out_packet_id as
- * in hsad_kernel_dispatch. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), the queue's sticky error,
- * HSAD_ERR_TIMEOUT (nothing reserved). Thread-safe (multi-producer). */
+/* Submits a prepared launch on its queue: reserve one slot (the segment is not in the ring,
+ * so a segment above kernarg_block_size takes no padding), waiting for room until
+ * deadline_ns, fill the body with the resident segment's address (nothing is copied; a
+ * kernel without kernarg segment gets its slot's block, as hsad_kernel_dispatch gives it),
+ * publish the header, ring the doorbell. No argument checks, no kernarg build. out_completion
+ * / out_packet_id as in hsad_kernel_dispatch. Errors: HSAD_ERR_INVALID_ARGUMENT (NULL), the
+ * queue's sticky error, HSAD_ERR_TIMEOUT (nothing reserved). Thread-safe (multi-producer). */
 hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *prepared, uint64_t deadline_ns,
                                      hsad_completion_t *out_completion, uint64_t *out_packet_id);
 
-/* Frees a prepared launch (NULL is a no-op). Packets already submitted are unaffected. */
+/* Frees a prepared launch (NULL is a no-op); not concurrent with submits of it. Packets
+ * already submitted are unaffected: its resident segment is kept until the queue retired every
+ * packet reserved so far (freed by a later hsad_launch_prepare / hsad_launch_destroy on the
+ * queue, or with the queue). */
 void hsad_launch_destroy(hsad_prepared_launch_t *prepared);
 
 /* One entry of a batch. */

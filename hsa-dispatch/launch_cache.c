@@ -4,8 +4,11 @@
 #include <stdlib.h>
 
 #include "hsa-dispatch/launch_cache.h"
+#include "hsa-dispatch/queue_submit.h"
 
 __thread dq_launch_cache_t *dq_launch_cache_mine __attribute__((tls_model("initial-exec")));
+
+_Static_assert(DQ_KERNARG_SEGMENT_MAX % 16 == 0, "an image rounded up to 16 bytes fits");
 
 static pthread_key_t cache_key;     /* frees a thread's entry when it exits */
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
@@ -34,18 +37,39 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   if (s) return s;
   *out_built = &c->built;
   if (l->arg_count > DQ_LAUNCH_CACHE_ARGS) return HSAD_OK; /* built, not entered */
+  uint32_t bytes_mask = 0;
   for (uint32_t i = 0; i < l->arg_count; i++) {
     const hsad_karg_t *arg = &l->args[i];
-    c->args[i] = *arg;
+    uint8_t *have = c->args[i], *mask = c->masks[i];
+    memcpy(have, arg, 16);
+    memset(mask, 0, 16);
+    memset(mask, 0xff, 4);                                   /* tag and type */
+    if (arg->tag == HSAD_KARG_POINTER) memset(mask + 8, 0xff, 8); /* the value */
+    else if (arg->tag == HSAD_KARG_SCALAR) memset(mask + 4, 0xff, 12); /* size, the value */
+    else if (arg->tag == HSAD_KARG_LDS) memset(mask + 8, 0xff, 4); /* lds_bytes */
+    else memset(mask + 4, 0xff, 4);                          /* BYTES: size; value below */
+    for (int j = 0; j < 16; j++) have[j] &= mask[j];
     if (arg->tag != HSAD_KARG_BYTES) continue;
     if (arg->size > DQ_LAUNCH_CACHE_VALUE) return HSAD_OK;
+    bytes_mask |= 1u << i;
     c->words[i] = 0;
     memcpy(arg->size == 4 || arg->size == 8 ? (void *)&c->words[i] : c->values[i], arg->bytes,
            arg->size);
   }
-  memcpy(c->geometry, &l->dims, sizeof c->geometry);
+  memset(c->geometry, 0, sizeof c->geometry);
+  memcpy(c->geometry, &l->dims, 28);
+  hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)c->packet;
+  memset(c->packet, 0, sizeof c->packet);
+  uint32_t setup_word = hsad_aql_dispatch_fill(pkt, &c->built.d, 0);
+  for (uint32_t f = 0; f < 4; f++) c->first_word[f] = setup_word | dq_dispatch_header(f);
+  c->copy = k->kernarg_copy; /* a multiple of 16: zero the image's bytes past the segment */
+  memset(c->built.image + k->desc.kernarg_segment_size, 0,
+         c->copy > k->desc.kernarg_segment_size ? c->copy - k->desc.kernarg_segment_size : 0);
+  c->bytes_mask = bytes_mask;
   c->queue_uid = q->uid;
   c->arg_count = l->arg_count;
+  c->fast_count = dq_ring_span(&q->ring, k->desc.kernarg_segment_size) == 1 &&
+                          c->copy <= 16 * DQ_COPY16_MAX ? l->arg_count : UINT32_MAX;
   c->kernel_uid = k->uid;
   return HSAD_OK;
 }

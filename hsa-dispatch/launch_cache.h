@@ -17,6 +17,9 @@
 #define HSAD_LAUNCH_CACHE_H
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "hsa-dispatch/dispatch_internal.h"
 
@@ -29,48 +32,110 @@ _Static_assert(offsetof(hsad_karg_t, type) == 2 && offsetof(hsad_karg_t, size) =
                    offsetof(hsad_karg_t, pointer) == 8 && offsetof(hsad_karg_t, scalar) == 8 &&
                    sizeof(hsad_karg_t) == 16,
                "hsad_karg_t: tag and type (one word), size, then the 8-byte value");
-_Static_assert((HSAD_KARG_POINTER & 1) && (HSAD_KARG_SCALAR & 1) && !(HSAD_KARG_BYTES & 1) &&
-                   !(HSAD_KARG_LDS & 1), "the launch cache tells inline values by the odd tags");
-_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16,
-               "launch geometry is 7 consecutive uint32_t");
+_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16 &&
+                   offsetof(hsad_launch_t, args) >= 28,
+               "launch geometry is 7 consecutive uint32_t, bytes 0..27");
 
 typedef struct dq_launch_cache {
+  /* the key, compared on every hit (dq_launch_cache_same) */
   uint64_t queue_uid, kernel_uid; /* kernel_uid 0: no entry (uids start at 1) */
-  uint32_t geometry[7];           /* hsad_launch_t dims, grid[3], block[3] as given */
-  uint32_t arg_count;
-  hsad_karg_t args[DQ_LAUNCH_CACHE_ARGS]; /* as given; BYTES: `bytes` is not compared */
+  uint32_t arg_count;             /* the launch's */
+  uint32_t fast_count;            /* arg_count when the hot path may submit the entry (its
+                                     segment fits one kernarg block), else UINT32_MAX */
+  uint32_t bytes_mask;            /* bit i: argument i is BYTES, its value compared below */
+  uint32_t first_word[4];         /* the packet's first word (header | setup << 16) by
+                                     hsad_launch_t.flags & 3 (hsad_aql_kernel_header_of_flags) */
+  uint32_t copy;                  /* image bytes the hot path copies (kernel's kernarg_copy) */
+  _Alignas(16) uint8_t geometry[32]; /* hsad_launch_t bytes 0..27: dims, grid[3], block[3] */
+  _Alignas(16) uint8_t args[DQ_LAUNCH_CACHE_ARGS][16];  /* each hsad_karg_t as given, masked */
+  _Alignas(16) uint8_t masks[DQ_LAUNCH_CACHE_ARGS][16]; /* its bytes that are compared: the
+                                     tag and type (a typed value never hits an untyped entry,
+                                     nor the reverse: its type check ran on the miss); POINTER
+                                     the 8-byte value; SCALAR size and value; LDS lds_bytes;
+                                     BYTES the size (the value is compared through `bytes`) */
   uint64_t words[DQ_LAUNCH_CACHE_ARGS];   /* BYTES of 4 or 8 bytes: the value */
   uint8_t values[DQ_LAUNCH_CACHE_ARGS][DQ_LAUNCH_CACHE_VALUE]; /* other BYTES: the value */
+  _Alignas(64) uint8_t packet[64]; /* the checked packet: bytes 4..63 (kernarg address and
+                                      completion signal 0) */
   dq_built_t built;               /* checked body and kernarg image */
 } dq_launch_cache_t;
 
 /* This thread's entry, NULL before its first miss. */
 extern __thread dq_launch_cache_t *dq_launch_cache_mine __attribute__((tls_model("initial-exec")));
 
-/* Argument i of a launch against the entry's: tag and type as one word (a typed value is
- * never taken for an untyped one, nor the reverse: the check of its type ran on the miss),
- * then the value; POINTER and SCALAR (odd tags) hold it in the 8 bytes of the union. */
-static inline bool dq_launch_cache_arg_same(const dq_launch_cache_t *c, uint32_t i,
-                                            const hsad_karg_t *arg) {
-  const hsad_karg_t *have = &c->args[i];
-  uint32_t tag_type, have_tag_type;
-  memcpy(&tag_type, arg, 4);
-  memcpy(&have_tag_type, have, 4);
-  if (tag_type != have_tag_type) return false;
-  if (DQ_LIKELY(tag_type & 1)) return arg->pointer == have->pointer;
-  if ((uint16_t)tag_type != HSAD_KARG_BYTES) return arg->lds_bytes == have->lds_bytes;
-  if (arg->size != have->size || !arg->bytes) return false;
-  if (arg->size == 4) {
-    uint32_t value;
-    memcpy(&value, arg->bytes, 4);
-    return value == c->words[i];
+/* The BYTES arguments of a launch whose other bytes matched the entry: their values. */
+static inline __attribute__((always_inline)) bool dq_launch_cache_values_same(const dq_launch_cache_t *c,
+                                               const hsad_karg_t *args) {
+  for (uint32_t m = c->bytes_mask; m; m &= m - 1) {
+    uint32_t i = (uint32_t)__builtin_ctz(m);
+    const void *bytes = args[i].bytes;
+    if (DQ_UNLIKELY(!bytes)) return false;
+    uint32_t size = args[i].size; /* equal to the entry's: the masked compare covered it */
+    if (size == 4) {
+      uint32_t value;
+      memcpy(&value, bytes, 4);
+      if (value != c->words[i]) return false;
+    } else if (size == 8) {
+      uint64_t value;
+      memcpy(&value, bytes, 8);
+      if (value != c->words[i]) return false;
+    } else {
+      for (uint32_t j = 0; j < size; j++) /* up to DQ_LAUNCH_CACHE_VALUE bytes, no call */
+        if (((const uint8_t *)bytes)[j] != c->values[i][j]) return false;
+    }
   }
-  if (arg->size == 8) {
-    uint64_t value;
-    memcpy(&value, arg->bytes, 8);
-    return value == c->words[i];
+  return true;
+}
+
+/* Whether (q, k, l) is the entry's launch, `count` its argument count (c->arg_count, or
+ * c->fast_count for the hot path): uids, count, then the geometry and every argument as one
+ * masked compare of packed bytes, then the BYTES values. */
+static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_launch_cache_t *c, const hsad_queue_t *q,
+                                        const hsad_device_kernel_t *k, const hsad_launch_t *l,
+                                        uint32_t count) {
+  if ((c->kernel_uid != k->uid) | (c->queue_uid != q->uid) | (count != l->arg_count))
+    return false;
+  const uint8_t *g = (const uint8_t *)l, *a = (const uint8_t *)l->args;
+#ifdef __SSE2__
+  __m128i acc = _mm_or_si128(
+      _mm_xor_si128(_mm_loadu_si128((const __m128i *)g), _mm_load_si128((const __m128i *)c->geometry)),
+      _mm_xor_si128(_mm_loadu_si128((const __m128i *)(g + 12)),
+                    _mm_loadu_si128((const __m128i *)(c->geometry + 12))));
+  switch (count) { /* unrolled: no loop counter on the hot path */
+#define DQ_ARG_CASE(n)                                                                        \
+  case n:                                                                                     \
+    acc = _mm_or_si128(                                                                       \
+        acc, _mm_and_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(a + 16 * (n - 1))), \
+                                         _mm_load_si128((const __m128i *)c->args[n - 1])),     \
+                           _mm_load_si128((const __m128i *)c->masks[n - 1])));                 \
+    __attribute__((fallthrough));
+    DQ_ARG_CASE(16) DQ_ARG_CASE(15) DQ_ARG_CASE(14) DQ_ARG_CASE(13) DQ_ARG_CASE(12)
+    DQ_ARG_CASE(11) DQ_ARG_CASE(10) DQ_ARG_CASE(9) DQ_ARG_CASE(8) DQ_ARG_CASE(7)
+    DQ_ARG_CASE(6) DQ_ARG_CASE(5) DQ_ARG_CASE(4) DQ_ARG_CASE(3) DQ_ARG_CASE(2) DQ_ARG_CASE(1)
+#undef DQ_ARG_CASE
+  case 0:
+    break;
+  default:
+    return false; /* above DQ_LAUNCH_CACHE_ARGS: never entered */
   }
-  return !memcmp(arg->bytes, c->values[i], arg->size);
+  if (_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xffff) return false;
+#else
+  uint64_t x[4], y[4], acc = 0;
+  memcpy(x, g, 24);
+  memcpy(&x[3], g + 20, 8);
+  memcpy(y, c->geometry, 24);
+  memcpy(&y[3], c->geometry + 20, 8);
+  for (int j = 0; j < 4; j++) acc |= x[j] ^ y[j];
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t v[2], h[2], m[2];
+    memcpy(v, a + 16 * i, 16);
+    memcpy(h, c->args[i], 16);
+    memcpy(m, c->masks[i], 16);
+    acc |= ((v[0] ^ h[0]) & m[0]) | ((v[1] ^ h[1]) & m[1]);
+  }
+  if (acc) return false;
+#endif
+  return dq_launch_cache_values_same(c, l->args);
 }
 
 /* The thread's build of (q, k, l) when its entry holds that launch, else NULL. */
@@ -78,18 +143,7 @@ static inline const dq_built_t *dq_launch_cache_lookup(const hsad_queue_t *q,
                                                        const hsad_device_kernel_t *k,
                                                        const hsad_launch_t *l) {
   const dq_launch_cache_t *c = dq_launch_cache_mine;
-  if (DQ_UNLIKELY(c == NULL)) return NULL;
-  uint64_t given[3], have[3];
-  uint32_t given_z, have_z;
-  memcpy(given, &l->dims, 24);
-  memcpy(&given_z, &l->block[2], 4);
-  memcpy(have, c->geometry, 24);
-  memcpy(&have_z, &c->geometry[6], 4);
-  if ((c->kernel_uid != k->uid) | (c->queue_uid != q->uid) | (c->arg_count != l->arg_count) |
-      (((given[0] ^ have[0]) | (given[1] ^ have[1]) | (given[2] ^ have[2]) | (given_z ^ have_z)) != 0))
-    return NULL;
-  for (uint32_t i = 0; i < l->arg_count; i++)
-    if (!dq_launch_cache_arg_same(c, i, &l->args[i])) return NULL;
+  if (DQ_UNLIKELY(c == NULL) || !dq_launch_cache_same(c, q, k, l, c->arg_count)) return NULL;
   return &c->built;
 }
 

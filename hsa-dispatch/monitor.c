@@ -322,6 +322,7 @@ hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_opti
   pthread_mutex_init(&m->lock, NULL);
   m->clock_offset = clock_offset();
   q->monitor = m;
+  dq_queue_general(q);
   return HSAD_OK;
 }
 
@@ -331,6 +332,7 @@ void hsad_queue_monitor_disable(hsad_queue_t *q) {
   monitor_flush_alerts(q);
   struct dq_monitor *m = q->monitor;
   q->monitor = NULL;
+  dq_queue_general(q);
   for (uint32_t i = 0; i < MON_TABLE; i++) {
     free(m->kernels[i].name);
     free(m->kernels[i].emu_line);

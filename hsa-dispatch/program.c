@@ -20,6 +20,26 @@ typedef struct program_units {
   uint32_t *kernel_base;
 } program_units_t;
 
+/* The bytes of a kernel's kernarg segment the dispatch hot path copies: up to the end of its
+ * last declared argument (explicit or hidden, hidden_none included), rounded up to 16, at most
+ * the segment rounded up to 16 (the image is zero past the segment). A kernel reads only the arguments its metadata declares (AMDGPUUsage, "Code
+ * Object Metadata": .args lists every explicit and hidden argument with its .offset and
+ * .size), so the bytes past them, most of code object v5's 256-byte hidden block, are not
+ * written per submit (hsad_queue.h, "The argument path"). */
+static uint32_t kernarg_copy_of(const hsad_kernarg_plan_t *plan, uint32_t segment) {
+  if (!plan) return segment;
+  uint32_t end = 0;
+  for (uint32_t i = 0; i < plan->explicit_count; i++)
+    if (plan->explicit_args[i].offset + plan->explicit_args[i].size > end)
+      end = plan->explicit_args[i].offset + plan->explicit_args[i].size;
+  for (uint32_t i = 0; i < plan->hidden_count; i++)
+    if (plan->hidden_args[i].offset + plan->hidden_args[i].size > end)
+      end = plan->hidden_args[i].offset + plan->hidden_args[i].size;
+  uint32_t all = (segment + 15) & ~15u; /* within the kernarg block (a multiple of 64) */
+  end = (end + 15) & ~15u;
+  return end < all ? end : all;
+}
+
 static program_units_t *units_of(const hsad_program_t *p) { return (program_units_t *)p; }
 
 static void units_free(program_units_t *u, bool release_readers) {
@@ -162,6 +182,7 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t **cos, uint
       hsad_device_kernel_t *dk = &p->kernels[at];
       dk->program = p;
       dk->plan = hsad_kernel_kernarg_plan(ck);
+      dk->kernarg_copy = kernarg_copy_of(dk->plan, ki->kernarg_segment_size);
       hsad_device_kernel_desc_t *dd = &dk->desc;
       hsad_rocr.hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
                                                &dd->kernel_object);

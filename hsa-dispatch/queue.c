@@ -133,6 +133,7 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   q->uid = dq_next_uid();
   q->max_private = di->max_private_per_work_item;
   q->lds_bytes = di->lds_bytes;
+  dq_queue_general(q);
   dq_monitor_queue_created(q);
   pthread_mutex_lock(&hsad_rt.lock);
   q->next = hsad_rt.queues;
@@ -160,6 +161,7 @@ static void queue_free(hsad_queue_t *q, bool live) {
   if (live) {
     dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
+    dq_resident_reclaim(q, true);
     hsad_rocr.hsa_amd_memory_pool_free(q->ring.kernargs);
     dq_timeline_fini(q);
   }
@@ -251,6 +253,7 @@ void dq_queues_close_all(void) {
     atomic_store(&q->error, HSAD_ERR_CLOSED);
     dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
+    dq_resident_drop(q);
     hsad_rocr.hsa_amd_memory_pool_free(q->ring.kernargs);
     dq_timeline_fini(q);
     if (q->shared) {

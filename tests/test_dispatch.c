@@ -292,11 +292,13 @@ static void count_dispatch_2d_image(const uint32_t *counter, uint32_t v, uint8_t
   put16(out, 80, 2);
 }
 
-/* A prepared launch writes the same packet body and kernarg bytes as hsad_kernel_dispatch, both
- * equal to the values fixed here: setup 2 dimensions, workgroup 16x8x1, grid 33x17x1, no
- * private or group segment (notes: 0 and 0), kernarg block = first block + (id % 64) x 512,
- * completion signal 0 or hsad_completion_signal's; the v5 hidden arguments also satisfy
- * kfd-emu's check against the packet. */
+/* A prepared launch writes the same packet body as hsad_kernel_dispatch, both equal to the
+ * values fixed here: setup 2 dimensions, workgroup 16x8x1, grid 33x17x1, no private or group
+ * segment (notes: 0 and 0), completion signal 0 or hsad_completion_signal's. The dispatch's
+ * kernarg address is its slot's block (first block + (id % 64) x 512); every packet of the
+ * prepared launch points at the launch's resident segment instead (one address, outside the
+ * ring, written once at prepare), and both segments hold the same bytes; the v5 hidden
+ * arguments also satisfy kfd-emu's check against the packet. */
 Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60) {
   dq_env_t e;
   const hsad_device_kernel_t *k;
@@ -332,13 +334,18 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, block0, 0);
   dump_diff(s0, want, 64);
   cr_assert_arr_eq(s0, want, 64, "packet 0 (hsad_kernel_dispatch)");
-  expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, block0 + 512, sig.handle);
+  uint64_t resident;
+  memcpy(&resident, s1 + 40, 8);
+  cr_assert(resident % 64 == 0 && (resident + 272 <= block0 || resident >= block0 + 64 * 512),
+            "the prepared launch's segment %#llx lies outside the ring's blocks from %#llx",
+            (unsigned long long)resident, (unsigned long long)block0);
+  expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, resident, sig.handle);
   dump_diff(s1, want, 64);
   cr_assert_arr_eq(s1, want, 64, "packet 1 (hsad_prepared_dispatch)");
   cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 272);
   count_dispatch_2d_image(counter, 3, kwant);
   for (uint64_t i = 0; i < 2; i++) {
-    const uint8_t *kb = (const uint8_t *)(uintptr_t)(block0 + i * 512);
+    const uint8_t *kb = (const uint8_t *)(uintptr_t)(i ? resident : block0);
     dump_diff(kb, kwant, 272);
     cr_assert_arr_eq(kb, kwant, 272, "packet %llu's kernarg segment", (unsigned long long)i);
   }
@@ -348,15 +355,14 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
   cr_assert_eq(*counter, 3u * 103u, "counter %u", *counter);
   /* the last one, past the ring's end (id 102, or later by the barrier-AND checkpoints a
-   * producer facing a full ring adds): slot id % 64 and its block, same bytes */
+   * producer facing a full ring adds): slot id % 64, the same resident segment and bytes */
   cr_assert_geq(idl, 102);
   DQ_OK(hsad_completion_signal(&c, &sig, &lt));
-  uint64_t kbl = block0 + (idl % 64) * 512;
-  expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, kbl, sig.handle);
+  expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, resident, sig.handle);
   dump_diff((const uint8_t *)dq_packet(q, idl), want, 64);
   cr_assert_arr_eq((const uint8_t *)dq_packet(q, idl), want, 64, "packet %llu",
                    (unsigned long long)idl);
-  cr_assert_arr_eq((const uint8_t *)(uintptr_t)kbl, kwant, 272);
+  cr_assert_arr_eq((const uint8_t *)(uintptr_t)resident, kwant, 272);
   hsad_launch_destroy(pl);
   cr_assert_eq(hsad_prepared_dispatch(NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT);
   cr_assert_str_eq(hsad_last_error(), "hsad_prepared_dispatch: NULL prepared launch");

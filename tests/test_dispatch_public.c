@@ -445,6 +445,17 @@ Test(public, karg_type_checked_against_type_name, .timeout = 60) {
             "value given is i32 (integer)", TEST_KERNDIR);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 4.5f * (float)i + 1.0f, "y[%d] unchanged", i);
+  /* SCALAR values (C++'s literal forms) twice in a row, only the value changed: the second
+   * launch must not be taken for the first (the launch cache compares a SCALAR's value) */
+  args[0] = (hsad_karg_t){.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_F32, .size = 4,
+                          .scalar = 0x3f800000u}; /* 1.0f */
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 5.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  args[0].scalar = 0x40400000u; /* 3.0f */
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 8.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
   DQ_OK(hsad_buffer_free(x));
   DQ_OK(hsad_buffer_free(y));
   dq_finish(&e, q, p);

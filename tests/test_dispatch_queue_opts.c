@@ -4,6 +4,7 @@
  * the kernels' sources (kernels/README.md), the AQL layouts and ROCr's own agent queries. */
 #include "tests/test_dispatch_util.h"
 #include "tests/test_dispatch_exact.h"
+#include "hsa-dispatch/hsad_submit.h"
 
 #include <hsa/amd_hsa_signal.h>
 #include <pthread.h>
@@ -851,12 +852,13 @@ static void qo_assert_pad(hsad_queue_t *q, uint64_t id, uint32_t word, uint64_t 
 
 /* fill (code object v5: 16 explicit + 256 hidden = 272 bytes of kernargs) on 256-byte kernarg
  * blocks takes 2 slots: the dispatch, then one padding packet. Behind a gate (packet 0):
- * dispatch (1, pad 2), dispatch with a completion (3, the epoch on pad 4), prepared (5, pad 6),
- * batch of 2 with a completion (7, pad 8, 9, epoch pad 10). Each dispatch's kernarg address is
- * packet 1's + (id - 1) x 256 and holds its own arguments and hidden values (dst @0, value @8,
- * n @12, hidden_block_count_x @16 = 1, hidden_group_size_x @28 = 16, hidden_grid_dims @80 = 1,
- * bytes 256..271 in the padding's block zero); padding bytes exact; write index 11; after the
- * gate every fill's 16 values are exact. */
+ * dispatch (1, pad 2), dispatch with a completion (3, the epoch on pad 4), prepared (5: one
+ * slot, its packet reads the launch's resident segment, no ring block), batch of 2 with a
+ * completion (6, pad 7, 8, epoch pad 9). Each ring dispatch's kernarg address is packet 1's +
+ * (id - 1) x 256, the prepared one's lies outside the ring's blocks; each segment holds its own
+ * arguments and hidden values (dst @0, value @8, n @12, hidden_block_count_x @16 = 1,
+ * hidden_group_size_x @28 = 16, hidden_grid_dims @80 = 1, bytes 256..271 zero); padding bytes
+ * exact; write index 10; after the gate every fill's 16 values are exact. */
 Test(kernarg_span, packets_blocks_and_results, .timeout = 60) {
   dq_env_t e;
   dq_open(&e);
@@ -884,22 +886,27 @@ Test(kernarg_span, packets_blocks_and_results, .timeout = 60) {
   cr_assert_eq(id, 5);
   hsad_dispatch_desc_t items[2] = {{.kernel = kf, .launch = f[3].l}, {.kernel = kf, .launch = f[4].l}};
   DQ_OK(hsad_queue_dispatch_batch(q, items, 2, dq_in(DQ_SEC), &cb, &first));
-  cr_assert_eq(first, 7);
-  cr_assert_eq(cb.packet_id, 10);
+  cr_assert_eq(first, 6);
+  cr_assert_eq(cb.packet_id, 9);
   cr_assert_eq(cb.epoch, 2);
-  cr_assert_eq(qo_write_index(q), 11);
+  cr_assert_eq(qo_write_index(q), 10);
   hsa_signal_t esig;
   hsa_signal_value_t lt;
   DQ_OK(hsad_completion_signal(&c1, &esig, &lt));
-  const uint64_t ids[5] = {1, 3, 5, 7, 9};
+  const uint64_t ids[5] = {1, 3, 5, 6, 8};
   uint64_t ka1 = dq_get64(qo_slot(q, 1), 40);
   cr_assert_eq(ka1 % 64, 0);
   for (uint32_t i = 0; i < 5; i++) {
     const uint8_t *p = qo_slot(q, ids[i]);
     cr_assert_eq(p[0], 2, "packet %llu is a kernel dispatch", (unsigned long long)ids[i]);
     uint64_t ka = dq_get64(p, 40);
-    cr_assert_eq(ka, ka1 + (ids[i] - 1) * 256, "packet %llu kernarg_address %#llx",
-                 (unsigned long long)ids[i], (unsigned long long)ka);
+    if (i == 2)
+      cr_assert(ka % 64 == 0 && (ka + 272 <= ka1 || ka >= ka1 + 64 * 256),
+                "prepared packet 5: resident segment %#llx outside the ring's blocks",
+                (unsigned long long)ka);
+    else
+      cr_assert_eq(ka, ka1 + (ids[i] - 1) * 256, "packet %llu kernarg_address %#llx",
+                   (unsigned long long)ids[i], (unsigned long long)ka);
     cr_assert_eq(dq_get64(p, 56), 0, "packet %llu carries no signal", (unsigned long long)ids[i]);
     const uint8_t *k = (const uint8_t *)(uintptr_t)ka;
     cr_assert_eq(dq_get64(k, 0), (uint64_t)(uintptr_t)(buf + 16 * i));
@@ -913,9 +920,8 @@ Test(kernarg_span, packets_blocks_and_results, .timeout = 60) {
   }
   qo_assert_pad(q, 2, QO_PAD_WORD, 0);
   qo_assert_pad(q, 4, QO_EPOCH_PAD_WORD, esig.handle);
-  qo_assert_pad(q, 6, QO_PAD_WORD, 0);
-  qo_assert_pad(q, 8, QO_PAD_WORD, 0);
-  qo_assert_pad(q, 10, QO_EPOCH_PAD_WORD, esig.handle);
+  qo_assert_pad(q, 7, QO_PAD_WORD, 0);
+  qo_assert_pad(q, 9, QO_EPOCH_PAD_WORD, esig.handle);
   cr_assert_eq(buf[0], 0, "nothing ran behind the gate");
   dq_gate_open(gate);
   DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
@@ -1104,4 +1110,172 @@ Test(kernarg_span, padding_orders_nothing, .timeout = 60) {
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);
   dq_finish(&e, q, p);
+}
+
+/* vector_add's launch of c = a + b over n = 64 floats, the values a[i] = i * scale, b[i] = 2i. */
+static void va_fill(float *a, float *b, float *c, float scale) {
+  for (int i = 0; i < 64; i++) {
+    a[i] = (float)i * scale;
+    b[i] = (float)(2 * i);
+    c[i] = -1;
+  }
+}
+
+/* A prepared launch's packets read its resident kernarg segment (hsad_queue.h, "The argument
+ * path"): destroying the launch while they wait in the ring does not free the segment under
+ * them, so a launch prepared right after (which would reuse the freed block: the device's
+ * kernarg cache hands out the last one freed) does not overwrite it. The queue is held by a
+ * gate while launch 1 is submitted 3 times, destroyed, and launch 2 (other buffers) prepared
+ * and submitted; then both results are exact. Once the queue went idle, the segment is freed
+ * and the next prepare gets that very block back (not leaked). */
+Test(prepared, resident_segment_outlives_destroy, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a1 = dq_alloc(&e, 256), *b1 = dq_alloc(&e, 256), *c1 = dq_alloc(&e, 256);
+  float *a2 = dq_alloc(&e, 256), *b2 = dq_alloc(&e, 256), *c2 = dq_alloc(&e, 256);
+  va_fill(a1, b1, c1, 1);
+  va_fill(a2, b2, c2, 10);
+  uint32_t n = 64;
+  hsad_karg_t x1[4] = {HSAD_KARG_PTR(a1), HSAD_KARG_PTR(b1), HSAD_KARG_PTR(c1), HSAD_KARG_VAL(n)};
+  hsad_karg_t x2[4] = {HSAD_KARG_PTR(a2), HSAD_KARG_PTR(b2), HSAD_KARG_PTR(c2), HSAD_KARG_VAL(n)};
+  hsad_launch_t l1 = {.dims = 1, .grid = {64}, .block = {64}, .args = x1, .arg_count = 4};
+  hsad_launch_t l2 = {.dims = 1, .grid = {64}, .block = {64}, .args = x2, .arg_count = 4};
+  hsa_signal_t gate = dq_gate(q);
+  hsad_prepared_launch_t *p1, *p2, *p3;
+  DQ_OK(hsad_launch_prepare(q, k, &l1, &p1));
+  uint64_t id1[3];
+  for (int i = 0; i < 3; i++) DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), NULL, &id1[i]));
+  uint64_t seg1 = dq_get64(dq_packet(q, id1[0]), 40);
+  for (int i = 1; i < 3; i++)
+    cr_assert_eq(dq_get64(dq_packet(q, id1[i]), 40), seg1, "one resident segment per launch");
+  hsad_launch_destroy(p1); /* its 3 packets have not run: the gate holds them */
+  DQ_OK(hsad_launch_prepare(q, k, &l2, &p2));
+  uint64_t id2;
+  DQ_OK(hsad_prepared_dispatch(p2, dq_in(DQ_SEC), NULL, &id2));
+  uint64_t seg2 = dq_get64(dq_packet(q, id2), 40);
+  cr_assert_neq(seg2, seg1, "launch 2 got launch 1's segment while its packets were in flight");
+  uint8_t want[288];
+  memcpy(want, (const void *)(uintptr_t)seg1, 288);
+  cr_assert_eq(dq_get64(want, 0), (uint64_t)(uintptr_t)a1, "launch 1's segment: a1 %p", a1);
+  cr_assert_eq(dq_get64(want, 16), (uint64_t)(uintptr_t)c1, "launch 1's segment: c1 %p", c1);
+  for (int i = 0; i < 64; i++) cr_assert_eq(c1[i], -1.0f, "nothing ran before the gate opened");
+  hsad_completion_t c;
+  DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &c));
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  dq_gate_destroy(gate);
+  for (int i = 0; i < 64; i++) {
+    cr_assert_eq(c1[i], (float)(3 * i), "c1[%d] = %g", i, (double)c1[i]);
+    cr_assert_eq(c2[i], (float)(12 * i), "c2[%d] = %g", i, (double)c2[i]);
+  }
+  /* every packet that could read launch 1's segment completed: the next prepare frees it and
+   * the device's kernarg cache hands that block out again */
+  DQ_OK(hsad_launch_prepare(q, k, &l1, &p3));
+  uint64_t id3;
+  DQ_OK(hsad_prepared_dispatch(p3, dq_in(DQ_SEC), &c, &id3));
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(dq_get64(dq_packet(q, id3), 40), seg1, "launch 1's segment was reclaimed");
+  hsad_launch_destroy(p2);
+  hsad_launch_destroy(p3);
+  float *bufs[6] = {a1, b1, c1, a2, b2, c2};
+  for (int i = 0; i < 6; i++) hsad_buffer_free(bufs[i]);
+  dq_finish(&e, q, p);
+}
+
+/* The hot path's kernarg copy (a launch-cache hit) writes the bytes up to the kernel's last
+ * declared argument (vector_add v5: 4 explicit arguments in bytes 0..27, hidden ones up to
+ * hidden_grid_dims at 96..97: 112 bytes, rounded up to 16) and leaves the rest of the 288-byte
+ * segment as it was, which no argument occupies. Slot 1's block is filled with 0xa5 first:
+ * after the second dispatch (a hit) its bytes 0..111 equal the first dispatch's full segment
+ * (a miss, the whole image), bytes 112..287 are still 0xa5, and the kernel's result is exact
+ * (kfd-emu checks every declared hidden argument against the packet). */
+Test(dispatch_args, hot_copy_writes_declared_bytes, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 288);
+  float *a = dq_alloc(&e, 256), *b = dq_alloc(&e, 256), *c = dq_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  uint8_t *block1 = hsad_submit_kernarg(q, 1);
+  memset(block1, 0xa5, 288);
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  uint64_t id[2];
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[0])); /* a miss: packet 1 */
+  cr_assert_eq(id[0], 1);
+  uint8_t full[288];
+  memcpy(full, block1, 288);
+  uint8_t *block2 = hsad_submit_kernarg(q, 2);
+  memset(block2, 0xa5, 288);
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[1])); /* a hit: packet 2 */
+  cr_assert_eq(id[1], 2);
+  cr_assert_eq(dq_get64(dq_packet(q, 2), 40), (uint64_t)(uintptr_t)block2);
+  cr_assert_arr_eq(block2, full, 112, "the hot path's copy: the declared bytes");
+  for (int i = 112; i < 288; i++)
+    cr_assert_eq(block2[i], 0xa5, "byte %d past the declared arguments was written", i);
+  cr_assert_eq(dq_get32(full, 24), 64u, "n");
+  cr_assert_eq(dq_get32(full, 32), 1u, "hidden_block_count_x");
+  cr_assert_eq(full[96], 1, "hidden_grid_dims");
+  hsad_completion_t done;
+  DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &done));
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  dq_gate_destroy(gate);
+  DQ_OK(hsad_queue_error(q));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  dq_finish(&e, q, p);
+}
+
+/* The runtime's close with prepared launches around: one destroyed while its packets were still
+ * queued (its segment waits on the queue's list: the close forgets it, hsa_shut_down releases
+ * the memory), one destroyed after the close (it frees itself only: its segment went with the
+ * runtime), then the closed queue destroyed. Nothing crashes, and the runtime opens again and
+ * runs a prepared launch on a new queue. */
+Test(prepared, destroy_around_runtime_close, .timeout = 60) {
+  dq_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = dq_alloc(&e, 256), *b = dq_alloc(&e, 256), *c = dq_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  hsa_signal_t gate = dq_gate(q);
+  hsad_prepared_launch_t *p1, *p2;
+  DQ_OK(hsad_launch_prepare(q, k, &l, &p1));
+  DQ_OK(hsad_launch_prepare(q, k, &l, &p2));
+  DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), NULL, NULL));
+  hsad_launch_destroy(p1); /* queued behind the gate: kept on the queue's list */
+  hsad_completion_t done;
+  DQ_OK(hsad_prepared_dispatch(p2, dq_in(DQ_SEC), &done, NULL));
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  dq_gate_destroy(gate);
+  DQ_OK(hsad_runtime_close(e.rt));
+  hsad_launch_destroy(p2);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(p);
+  hsad_program_t *p3 = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *c3 = dq_alloc(&e, 256), *a3 = dq_alloc(&e, 256), *b3 = dq_alloc(&e, 256);
+  va_fill(a3, b3, c3, 2);
+  hsad_karg_t x3[4] = {HSAD_KARG_PTR(a3), HSAD_KARG_PTR(b3), HSAD_KARG_PTR(c3), HSAD_KARG_VAL(n)};
+  l.args = x3;
+  DQ_OK(hsad_launch_prepare(q, k, &l, &p1));
+  DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), &done, NULL));
+  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c3[i], (float)(4 * i), "c3[%d] = %g", i, (double)c3[i]);
+  hsad_launch_destroy(p1);
+  hsad_buffer_free(a3);
+  hsad_buffer_free(b3);
+  hsad_buffer_free(c3);
+  dq_finish(&e, q, p3);
 }
