@@ -1257,7 +1257,8 @@ Test(nvidia, monitor_records_alerts_trace) {
   hsad_monitor_options_t mo = {.capacity = 4, .alert = nv_alert, .alert_user = &al};
   OK(hsad_queue_monitor_enable(q, &mo));
   OK(hsad_queue_monitor_enable(plain, &mo));
-  unsigned *buf = dev_alloc(&e, 2048 * sizeof(unsigned));
+  unsigned *buf; /* host-mapped: the host zeroes it (device memory would fault here) */
+  OK(hsad_buffer_alloc(e.dev, 2048 * sizeof(unsigned), (void **)&buf));
   memset(buf, 0, 2048 * sizeof(unsigned));
   unsigned long long *counter = (unsigned long long *)(buf + 2040);
   unsigned n = 1024;
@@ -1427,7 +1428,7 @@ Test(nvidia, monitor_records_alerts_trace) {
   hsad_queue_destroy(later);
   hsad_queue_destroy(plain); /* still monitored: freed with the queue */
   hsad_queue_destroy(q);
-  hsad_mem_free(buf);
+  hsad_buffer_free(buf);
   nv_env_close(&e);
 }
 
@@ -1599,8 +1600,10 @@ Test(nvidia, variants_selected_per_block_size) {
   }
   /* outputs: every variant at 256, the set at 256 and 1024 */
   enum { N = 65536, K = 16 };
-  uint32_t *x = dev_alloc(&e, N * 4), *y = dev_alloc(&e, N * 4), *hx = malloc(N * 4),
-           *want = malloc(N * 4);
+  uint32_t *x, *y, *hx = malloc(N * 4), *want = malloc(N * 4);
+  /* host-mapped: the host writes x and reads y (device memory would fault here) */
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&y));
   for (uint32_t i = 0; i < N; i++) hx[i] = i * 2654435761u ^ 0x5bd1e995u;
   memcpy(x, hx, N * 4); /* pinned and mapped for the GPU: written in place */
   for (uint32_t i = 0; i < N; i++) want[i] = host_heavy(hx, N, K, i);
@@ -1635,8 +1638,8 @@ Test(nvidia, variants_selected_per_block_size) {
   hsad_queue_destroy(q);
   free(hx);
   free(want);
-  OK(hsad_mem_free(x));
-  OK(hsad_mem_free(y));
+  OK(hsad_buffer_free(x));
+  OK(hsad_buffer_free(y));
   hsad_variant_set_destroy(set);
   for (uint32_t i = 0; i < 4; i++) hsad_program_destroy(progs[i]);
   nv_env_close(&e);
