@@ -254,6 +254,10 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
  * and the count of kernels run are exact. */
 Test(fusion, bodies_complete_when_headers_valid, .timeout = 120) {
   setenv("KFD_EMU_RING_WATCH", "1", 1);
+  /* kernels as their twins: POCL's LLVM (source mode) installs its own SIGSEGV and SIGTRAP
+   * handlers when it compiles (RemoveFileOnSignal), and a ring store faulting while they are
+   * swapped crashed the watch's process (1 run in ~130: kfd-emu's CP thread in retire()) */
+  setenv("KFD_EMU_KERNEL_MODE", "twin", 1);
   dq_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q0;
