@@ -21,10 +21,11 @@
  *   instantiate  20 per round: hsad_graph_instantiate + hsad_graph_exec_destroy against
  *             cuGraphCreate + the nodes + cuGraphInstantiateWithFlags + cuGraphExecDestroy +
  *             cuGraphDestroy (both build the CUgraph from the recorded nodes).
- * launch and update alternate which side runs first from round to round. */
+ * launch and update interleave the two sides burst by burst (block by block: 100 updates), the
+ * side that goes first alternating, so drift in clock or load reaches both alike. */
 
-enum { GB_MAXN = 100, GB_LAUNCHES = 100, GB_BURST = 10, GB_UPDATES = 2000, GB_INST = 20,
-       GB_ELEMS = 256 };
+enum { GB_MAXN = 100, GB_LAUNCHES = 100, GB_BURST = 10, GB_UPDATES = 2000, GB_UPDATE_BLOCK = 100,
+       GB_INST = 20, GB_ELEMS = 256 };
 
 typedef struct gb_shape {
   const char *name;
@@ -151,28 +152,25 @@ static int suite_graph(hsad_device_t *dev, const hsad_device_kernel_t *kaff, int
     unsigned launches = 0;
     hsad_completion_t c[2];
     for (int round = 0; round < rounds; round++) {
-      /* launch and update: hsad first in even rounds, the driver first in odd ones (the
-       * second of a pair runs with warmer caches) */
-      uint64_t t0, t1;
-      for (int side = 0; side < 2; side++) {
-        uint64_t host = 0; /* bursts of GB_BURST launches, the queues drained between (untimed) */
-        for (int b = 0; b < GB_LAUNCHES / GB_BURST; b++) {
-          if ((side ^ round) & 1) {
-            t0 = hsad_now_ns();
-            for (int i = 0; i < GB_BURST; i++) DRV(nv_cu.graph_launch(rx, stream));
-            host += hsad_now_ns() - t0;
-            DRV(nv_cu.stream_synchronize(stream));
-          } else {
-            t0 = hsad_now_ns();
-            for (int i = 0; i < GB_BURST; i++)
-              HS("hsad_graph_launch", hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, NULL, NULL));
-            host += hsad_now_ns() - t0;
-            HS("wait idle", hsad_queue_wait_idle(qs[0], HSAD_DEADLINE_NEVER));
-            HS("wait idle", hsad_queue_wait_idle(qs[1], HSAD_DEADLINE_NEVER));
-          }
+      /* launch: bursts of GB_BURST, hsad's and the driver's interleaved burst by burst (which
+       * side goes first alternates), every queue drained after each burst (untimed) */
+      uint64_t t0, t1, host[2] = {0, 0};
+      for (int b = 0; b < 2 * GB_LAUNCHES / GB_BURST; b++) {
+        int raw = (b ^ round) & 1;
+        t0 = hsad_now_ns();
+        if (raw) {
+          for (int i = 0; i < GB_BURST; i++) DRV(nv_cu.graph_launch(rx, stream));
+        } else {
+          for (int i = 0; i < GB_BURST; i++)
+            HS("hsad_graph_launch", hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, NULL, NULL));
         }
-        vl[(side ^ round) & 1][round] = (double)host / GB_LAUNCHES;
+        host[raw] += hsad_now_ns() - t0;
+        DRV(nv_cu.stream_synchronize(stream));
+        HS("wait idle", hsad_queue_wait_idle(qs[0], HSAD_DEADLINE_NEVER));
+        HS("wait idle", hsad_queue_wait_idle(qs[1], HSAD_DEADLINE_NEVER));
       }
+      vl[0][round] = (double)host[0] / GB_LAUNCHES;
+      vl[1][round] = (double)host[1] / GB_LAUNCHES;
       t0 = hsad_now_ns();
       for (int i = 0; i < GB_LAUNCHES; i++) {
         HS("hsad_graph_launch", hsad_graph_launch(x, 0, HSAD_DEADLINE_NEVER, c, NULL));
@@ -192,17 +190,22 @@ static int suite_graph(hsad_device_t *dev, const hsad_device_kernel_t *kaff, int
       gb_args(&ua[0], xh + s->upd * GB_ELEMS, 2), gb_args(&ua[1], xh + s->upd * GB_ELEMS, 1);
       gb_args(&ra[0], xr + s->upd * GB_ELEMS, 2), gb_args(&ra[1], xr + s->upd * GB_ELEMS, 1);
       nv_kernel_node_params_t kp[2] = {gb_kparams(f, &ra[0]), gb_kparams(f, &ra[1])};
-      for (int side = 0; side < 2; side++) {
+      /* blocks of GB_UPDATE_BLOCK, hsad's and the driver's interleaved block by block */
+      uint64_t upd[2] = {0, 0};
+      for (int b = 0; b < 2 * GB_UPDATES / GB_UPDATE_BLOCK; b++) {
+        int raw = (b ^ round) & 1;
         t0 = hsad_now_ns();
-        if ((side ^ round) & 1) {
-          for (int i = 0; i < GB_UPDATES; i++)
+        if (raw) {
+          for (int i = 0; i < GB_UPDATE_BLOCK; i++)
             DRV(nv_cu.graph_exec_kernel_node_set_params(rx, rn[s->upd], &kp[i & 1]));
         } else {
-          for (int i = 0; i < GB_UPDATES; i++)
+          for (int i = 0; i < GB_UPDATE_BLOCK; i++)
             HS("hsad_graph_exec_update", hsad_graph_exec_update(x, s->upd, &ua[i & 1].l));
         }
-        vu[(side ^ round) & 1][round] = (double)(hsad_now_ns() - t0) / GB_UPDATES;
+        upd[raw] += hsad_now_ns() - t0;
       }
+      vu[0][round] = (double)upd[0] / GB_UPDATES;
+      vu[1][round] = (double)upd[1] / GB_UPDATES;
       t0 = hsad_now_ns();
       for (int i = 0; i < GB_INST; i++) {
         hsad_graph_exec_t *y;
