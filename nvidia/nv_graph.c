@@ -40,40 +40,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "fusion/fu_graph.h"
 #include "nvidia/nv_internal.h"
 
 /* A parameter as the update fast path writes it: the first 8 bytes of the new hsad_karg_t (tag,
- * type, then size) masked must equal key; then put says how its value is stored at off. */
+ * type, then size; the size ignored when any_size) must equal key; then put says how its value
+ * is stored at off. 16 bytes: four parameters' descriptors fill one cache line. */
 typedef struct nv_argd {
   uint32_t off;                   /* at 0 and key at 8: fu_put_by_sig reads them there */
-  uint32_t put;                   /* NV_PUT_* */
-  uint64_t key, mask;
+  uint8_t put;                    /* NV_PUT_* */
+  bool any_size;                  /* a pointer: tag and type compared, not the size */
+  uint64_t key;
 } nv_argd_t;
-_Static_assert(offsetof(nv_argd_t, off) == 0 && offsetof(nv_argd_t, key) == 8,
+_Static_assert(offsetof(nv_argd_t, off) == 0 && offsetof(nv_argd_t, key) == 8 &&
+                   sizeof(nv_argd_t) == 16,
                "fu_put_by_sig's descriptor layout");
 /* IN4: the low 4 bytes of a SCALAR (PTR8 also writes an 8-byte SCALAR) */
 enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE, NV_PUT_IN4 };
 
 typedef struct nv_gnode {
-  char name[HSAD_GRAPH_NAME_MAX];
+  /* the update fast path's first cache line (nv_update_fast reads this line, the parameter
+   * descriptors, the image it writes and kp; the driver call evicts little else) */
+  _Alignas(64) uint32_t geo[7];   /* the stored launch's dims, grid[3], block[3] */
+  uint32_t n;                     /* kernel: its parameter count */
+  bool fast;                      /* a kernel node whose every argd put is PTR8/VAL4/VAL8/IN4,
+                                     without dynamic shared memory (false: any other node) */
+  uint8_t sig;                    /* FU_SIG(n, val4) when fast with 1-4 PTR8/VAL4 parameters */
+  uint8_t cur;
   uint8_t op;                     /* FU_OP_* */
-  bool cross;                     /* a consumer on another queue (sequential: gets an epoch) */
   uint32_t qi;                    /* the exec's queue it was recorded on */
+  uint8_t *pbuf[2];               /* two parameter images (padding zero in both): pbuf[cur] is
+                                     the node's, an update packs into the other and flips cur */
   nv_graph_node_t cu;             /* its CUgraph node (NULL when rolled back) */
+  void **pptr[2];                 /* param_count pointers into each */
+  nv_argd_t *argd;                /* per parameter, for the fast path (n; 64-byte aligned) */
+  nv_kernel_node_params_t kp;     /* the node's parameters as the driver has them */
+  char name[HSAD_GRAPH_NAME_MAX];
+  bool cross;                     /* a consumer on another queue (sequential: gets an epoch) */
   /* kernel: the checked launch (the sequential path's cuLaunchKernel; updates rewrite it) */
   nv_kernel_t *k;
   uint32_t blocks[3], block[3], dynamic;
-  uint8_t *pbuf[2];               /* two parameter images (padding zero in both): pbuf[cur] is
-                                     the node's, an update packs into the other and flips cur */
-  void **pptr[2];                 /* param_count pointers into each */
-  uint8_t cur;
-  uint32_t geo[7];                /* the stored launch's dims, grid[3], block[3] */
-  nv_argd_t *argd;                /* per parameter, for the fast path (param_count) */
-  bool fast;                      /* every argd put is PTR8/VAL4/VAL8, no dynamic shared */
-  uint8_t sig;                    /* FU_SIG(n, val4) when fast with 1-4 PTR8/VAL4 parameters */
-  nv_kernel_node_params_t kp;     /* the node's parameters as the driver has them */
   /* copy and fill */
   void *dst;
   const void *src;
@@ -84,16 +94,16 @@ typedef struct nv_gnode {
 
 typedef struct nv_gexec {
   const hsad_graph_backend_ops_t *ops; /* fu_exec_head_t */
-  nv_dev_t *dev;                  /* of queue 0 */
+  nv_gnode_t *nodes;              /* (with exec and nn: the update fast path's line) */
+  nv_graph_exec_t exec;           /* NULL: every launch sequential (why) */
   uint32_t nn, nq;
+  nv_dev_t *dev;                  /* of queue 0 */
   nv_queue_t **qs;                /* in order of first use by a node in topological order */
   uint64_t *joined;               /* per queue: its launch count after the last join */
   hsad_completion_t *last;        /* per queue: the previous launch's completion there */
-  nv_gnode_t *nodes;
   uint32_t *order;                /* topological */
   uint32_t *dep_off, *dep_ids;    /* node i's dependencies: dep_ids[dep_off[i]..dep_off[i+1]) */
   nv_graph_t graph;
-  nv_graph_exec_t exec;           /* NULL: every launch sequential (why) */
   uint64_t counters[HSAD_GRAPH_ROLLBACK_COUNT];
   char why[640];
 } nv_gexec_t;
@@ -213,11 +223,11 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
     uint32_t size = p->k->param_size[i];
     nv_argd_t *d = &x->argd[i];
     d->off = p->k->param_offset[i];
-    d->mask = ~0ull;
+    d->any_size = false;
     uint32_t tag_type; /* tag and type: a typed value keeps the type it was checked with */
     memcpy(&tag_type, a, 4);
     if (a->tag == HSAD_KARG_POINTER) {
-      d->put = NV_PUT_PTR8, d->key = tag_type, d->mask = 0xffffffffull; /* size: any */
+      d->put = NV_PUT_PTR8, d->key = tag_type, d->any_size = true;
     } else if (a->tag == HSAD_KARG_SCALAR) { /* the value where a pointer's is */
       d->put = size == 4 ? NV_PUT_IN4 : size == 8 ? NV_PUT_PTR8 : NV_PUT_NONE;
       d->key = tag_type | (uint64_t)size << 32;
@@ -230,6 +240,7 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
     else if (d->put != NV_PUT_PTR8 || a->tag != HSAD_KARG_POINTER) sig_ok = false;
   }
   uint32_t n = p->k->param_count;
+  x->n = n;
   x->sig = x->fast && sig_ok && n >= 1 && n <= 4 ? FU_SIG(n, val4) : 0;
 }
 
@@ -332,7 +343,8 @@ static hsad_status_t nv_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *c
   if (!e) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
   e->ops = &nv_graph_ops;
   e->nn = n;
-  e->nodes = calloc(n, sizeof *e->nodes);
+  e->nodes = aligned_alloc(64, (n ? n : 1) * sizeof *e->nodes); /* (a multiple of 64) */
+  if (e->nodes) memset(e->nodes, 0, (n ? n : 1) * sizeof *e->nodes);
   e->order = malloc(n * sizeof *e->order);
   e->dep_off = malloc((n + 1) * sizeof *e->dep_off);
   e->dep_ids = malloc((ndeps + 1) * sizeof *e->dep_ids);
@@ -386,7 +398,8 @@ static hsad_status_t nv_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *c
         break;
       }
       x->k = p.k;
-      x->argd = calloc(p.k->param_count + 1, sizeof *x->argd);
+      size_t ab = ((p.k->param_count + 1) * sizeof *x->argd + 63) & ~(size_t)63;
+      if ((x->argd = aligned_alloc(64, ab))) memset(x->argd, 0, ab);
       if (!x->argd)
         s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "node %s: %u parameters", x->name, p.k->param_count);
       for (int b = 0; b < 2 && !s; b++) {
@@ -646,7 +659,8 @@ _Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, blo
  * image not in use): false at the first whose tag or size differs. */
 static bool nv_put_loop(uint8_t *buf, const hsad_karg_t *a, const nv_argd_t *d, uint32_t n) {
   for (uint32_t i = 0; i < n; i++, a++, d++) {
-    if ((fu_load8(a) & d->mask) != d->key) return false; /* another tag or size */
+    if ((fu_load8(a) & (d->any_size ? 0xffffffffull : ~0ull)) != d->key)
+      return false; /* another tag, type or size */
     if (d->put == NV_PUT_PTR8) {
       memcpy(buf + d->off, &a->pointer, 8);
     } else if (d->put == NV_PUT_IN4) {
@@ -660,17 +674,26 @@ static bool nv_put_loop(uint8_t *buf, const hsad_karg_t *a, const nv_argd_t *d, 
   return true;
 }
 
-static bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l) {
-  uint32_t n = x->k->param_count;
-  const uint8_t *lb = (const uint8_t *)&l->dims, *gb = (const uint8_t *)x->geo;
+/* x is a fast node (a kernel node, x->fast). */
+static inline bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l) {
+  uint32_t n = x->n;
+  const hsad_karg_t *a = l->args;
+  const uint8_t *lb = (const uint8_t *)&l->dims;
+#ifdef __SSE2__ /* the 28 geometry bytes as two overlapping 16-byte compares */
+  __m128i g = _mm_or_si128(
+      _mm_xor_si128(_mm_loadu_si128((const __m128i *)lb), _mm_load_si128((const __m128i *)x->geo)),
+      _mm_xor_si128(_mm_loadu_si128((const __m128i *)(lb + 12)),
+                    _mm_loadu_si128((const __m128i *)(const void *)&x->geo[3])));
+  bool same = _mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_setzero_si128())) == 0xffff;
+#else
+  const uint8_t *gb = (const uint8_t *)x->geo;
   uint32_t g4, l4;
   memcpy(&g4, gb + 24, 4);
   memcpy(&l4, lb + 24, 4);
-  const hsad_karg_t *a = l->args;
-  if ((fu_load8(lb) ^ fu_load8(gb)) | (fu_load8(lb + 8) ^ fu_load8(gb + 8)) |
-      (fu_load8(lb + 16) ^ fu_load8(gb + 16)) | (l4 ^ g4) | (l->arg_count ^ n) || !x->fast ||
-      (n && !a))
-    return false;
+  bool same = !((fu_load8(lb) ^ fu_load8(gb)) | (fu_load8(lb + 8) ^ fu_load8(gb + 8)) |
+                (fu_load8(lb + 16) ^ fu_load8(gb + 16)) | (l4 ^ g4));
+#endif
+  if (!same || l->arg_count != n || (n && !a)) return false;
   uint8_t *buf = x->pbuf[x->cur ^ 1];
   const nv_argd_t *d = x->argd;
   int put = fu_put_by_sig(x->sig, buf, a, d, sizeof *d);
@@ -695,8 +718,7 @@ static hsad_status_t nv_graph_update(hsad_graph_exec_t *ge, uint32_t node, const
   nv_gnode_t *fx;
   /* (no context switch here: the exec names its context; a driver refusal, e.g. for want of a
    * current context, falls to the general path, which makes the device's current) */
-  if (__builtin_expect(node < e->nn && l && (fx = &e->nodes[node])->op == FU_OP_KERNEL && e->exec,
-                       1) &&
+  if (__builtin_expect(node < e->nn && l && e->exec && (fx = &e->nodes[node])->fast, 1) &&
       nv_update_fast(e, fx, l))
     return HSAD_OK;
   return nv_update_general(e, node, l);
