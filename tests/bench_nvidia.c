@@ -6,8 +6,9 @@
  *              HSAD_LIBCUDART, else libcudart.so.13 / .12 / .so, else CUDA_HOME's lib64; the
  *              kernel from cudaLibraryLoadFromFile + cudaLibraryGetKernel, a cudaKernel_t the
  *              runtime launches as is), for `empty` (no parameters) and `saxpy` (4 parameters
- *              packed from the metadata); each round submits COUNT per path, paths
- *              interleaved, the streams drained between rounds (not timed);
+ *              packed from the metadata); each round submits COUNT per path in bursts of
+ *              100, the paths taking turns burst by burst, each burst's stream drained after
+ *              it (not timed: the driver's queue never fills, so the figure is host cost);
  *   roundtrip  launch + wait: hsad_kernel_dispatch with a completion + hsad_completion_wait
  *              against cuLaunchKernel + cuStreamSynchronize and cuLaunchKernel + cuEventRecord
  *              + cuEventSynchronize, ns per round trip.
@@ -65,6 +66,7 @@
 #include "nvidia/nv_cuda.h"
 
 #define MAXR 64
+#define SUBMIT_BURST 100 /* dispatch: submits timed back to back between drains */
 
 static int fail(const char *what, hsad_status_t s) {
   fprintf(stderr, "hsad-bench-nvidia: %s: %s: %s\n", what, hsad_status_name(s), hsad_last_error());
@@ -618,53 +620,45 @@ int main(int argc, char **argv) {
     for (int kind = 0; kind < 2 && dd; kind++) {
       const hsad_device_kernel_t *k = kind ? ksaxpy : kempty;
       hsad_launch_t *l = kind ? &ls : &le;
-      /* hsad and cuLaunchKernel: hsad first in even rounds, the driver first in odd ones (the
-       * second of a pair runs with warmer caches) */
-      for (int side = 0; side < 2; side++) {
-        uint64_t t0 = hsad_now_ns();
-        if ((side ^ round) & 1) {
-          for (int i = 0; i < count; i++)
-            if ((r = nv_cu.launch_kernel(kind ? fsaxpy : fempty, 1, 1, 1, 256, 1, 1, 0, stream,
-                                         kind ? raw_args : NULL, NULL))) {
-              fprintf(stderr, "hsad-bench-nvidia: cuLaunchKernel: error %u\n", r);
-              return 1;
-            }
-          v[kind * 3 + 1][round] = (double)(hsad_now_ns() - t0) / count;
-          nv_cu.stream_synchronize(stream);
-        } else {
-          for (int i = 0; i < count; i++)
-            if ((s = hsad_kernel_dispatch(q, k, l, HSAD_DEADLINE_NEVER, NULL, NULL)))
-              return fail("hsad_kernel_dispatch", s);
-          v[kind * 3][round] = (double)(hsad_now_ns() - t0) / count;
-          if ((s = hsad_queue_wait_idle(q, HSAD_DEADLINE_NEVER))) return fail("wait_idle", s);
-        }
-      }
+      /* bursts of SUBMIT_BURST submits, the paths taking turns burst by burst (the first
+       * path rotating from round to round), each path's stream drained after its burst
+       * (untimed): the driver's queue never fills, so the figure is host cost alone */
       nv_launch_config_t cfg = {.grid_dim_x = 1, .grid_dim_y = 1, .grid_dim_z = 1,
                                 .block_dim_x = 256, .block_dim_y = 1, .block_dim_z = 1,
                                 .stream = stream};
-      uint64_t t4 = hsad_now_ns();
-      for (int i = 0; i < count; i++)
-        if ((r = nv_cu.launch_kernel_ex(&cfg, kind ? fsaxpy : fempty, kind ? raw_args : NULL,
-                                        NULL))) {
-          fprintf(stderr, "hsad-bench-nvidia: cuLaunchKernelEx: error %u\n", r);
-          return 1;
-        }
-      uint64_t t5 = hsad_now_ns();
-      nv_cu.stream_synchronize(stream);
-      v[kind * 3 + 2][round] = (double)(t5 - t4) / count;
-      if (have_rt) { /* the CUDA runtime's launch of the same kernel image */
-        void *k = kind ? crt.ksaxpy : crt.kempty;
-        uint64_t t6 = hsad_now_ns();
-        for (int i = 0; i < count; i++)
-          if ((r = (nv_result_t)crt.launch(k, (cudart_dim3_t){1, 1, 1}, (cudart_dim3_t){256, 1, 1},
-                                           kind ? crt_args : NULL, 0, crt.stream))) {
-            fprintf(stderr, "hsad-bench-nvidia: cudaLaunchKernel: error %u\n", r);
-            return 1;
+      int paths = have_rt ? 4 : 3, bursts = count / SUBMIT_BURST > 0 ? count / SUBMIT_BURST : 1;
+      int per = bursts * SUBMIT_BURST;
+      uint64_t host[4] = {0, 0, 0, 0};
+      for (int b = 0; b < bursts * paths; b++) {
+        int path = (b + round) % paths;
+        uint64_t t0 = hsad_now_ns();
+        for (int i = 0; i < SUBMIT_BURST; i++) {
+          if (path == 0) {
+            if ((s = hsad_kernel_dispatch(q, k, l, HSAD_DEADLINE_NEVER, NULL, NULL)))
+              return fail("hsad_kernel_dispatch", s);
+          } else if (path == 1) {
+            DRV(nv_cu.launch_kernel(kind ? fsaxpy : fempty, 1, 1, 1, 256, 1, 1, 0, stream,
+                                    kind ? raw_args : NULL, NULL));
+          } else if (path == 2) {
+            DRV(nv_cu.launch_kernel_ex(&cfg, kind ? fsaxpy : fempty, kind ? raw_args : NULL,
+                                       NULL));
+          } else { /* the CUDA runtime's launch of the same kernel image */
+            DRV((nv_result_t)crt.launch(kind ? crt.ksaxpy : crt.kempty, (cudart_dim3_t){1, 1, 1},
+                                        (cudart_dim3_t){256, 1, 1}, kind ? crt_args : NULL, 0,
+                                        crt.stream));
           }
-        uint64_t t7 = hsad_now_ns();
-        crt.sync(crt.stream);
-        v[6 + kind][round] = (double)(t7 - t6) / count;
+        }
+        host[path] += hsad_now_ns() - t0;
+        if (path == 0) {
+          if ((s = hsad_queue_wait_idle(q, HSAD_DEADLINE_NEVER))) return fail("wait_idle", s);
+        } else if (path == 3) {
+          crt.sync(crt.stream);
+        } else {
+          DRV(nv_cu.stream_synchronize(stream));
+        }
       }
+      for (int path = 0; path < 3; path++) v[kind * 3 + path][round] = (double)host[path] / per;
+      if (have_rt) v[6 + kind][round] = (double)host[3] / per;
     }
     enum { TRIPS = 2000 };
     uint64_t t0 = hsad_now_ns();
