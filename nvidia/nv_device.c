@@ -259,6 +259,32 @@ static void nv_close(void) {
 
 /* ---- programs and kernels ------------------------------------------------------------- */
 
+/* The by-value parameters' types of a C++ kernel, from its mangled name (Itanium C++ ABI, as
+ * NVRTC and nvcc mangle a kernel without extern "C"; the same classification as AMD's HIP
+ * kernels, codeobj/argtype.c): n entries, 0 where the type is not an arithmetic scalar (a
+ * pointer, a struct, a typedef the demangler keeps). NULL for an extern "C" name (a cubin
+ * carries no parameter types), a name that does not demangle to n parameters, or no memory:
+ * then sizes alone are checked. */
+static uint8_t *nv_param_types(const char *name, uint32_t n) {
+  if (!n || strncmp(name, "_Z", 2) != 0) return NULL;
+  char(*cxx)[HSAD_CXX_TYPE_MAX] = calloc(n + 1, sizeof *cxx);
+  uint8_t *types = cxx ? calloc(n, 1) : NULL;
+  if (!types || hsad_cxx_param_types(name, cxx, (int)n) != (int)n) {
+    free(cxx);
+    free(types);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    char cls[HSAD_CXX_TYPE_MAX];
+    hsad_karg_type_t t;
+    uint32_t width;
+    hsad_cxx_type_class(cxx[i], cls, sizeof cls);
+    if (hsad_type_name_classify(cls, &t, &width) == HSAD_TYPE_NAME_SCALAR) types[i] = (uint8_t)t;
+  }
+  free(cxx);
+  return types;
+}
+
 static hsad_status_t nv_kernel_read(nv_program_t *p, nv_kernel_t *k, nv_function_t fn) {
   k->ops = &nv_backend_ops;
   k->uid = hsad_backend_next_uid();
@@ -291,6 +317,7 @@ static hsad_status_t nv_kernel_read(nv_program_t *p, nv_kernel_t *k, nv_function
     if (off + size > k->param_bytes) k->param_bytes = (uint32_t)(off + size);
     k->param_count++;
   }
+  k->param_type = nv_param_types(k->desc.name, k->param_count);
   /* With lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) a function
    * that cuModuleEnumerateFunctions returned is not loaded yet, and cuFuncGetAttribute answers
    * CUDA_ERROR_FUNCTION_NOT_LOADED (seen on the H200: every attribute read as 0): load it. */
@@ -326,6 +353,7 @@ static void nv_program_free(nv_program_t *p) {
     free((char *)p->kernels[i].desc.name);
     free(p->kernels[i].param_offset);
     free(p->kernels[i].param_size);
+    free(p->kernels[i].param_type);
   }
   free(p->kernels);
   if (p->module && p->dev &&

@@ -63,6 +63,9 @@ typedef struct nv_kernel {
   uint32_t param_count;
   uint32_t param_bytes;                 /* end of the last parameter */
   uint32_t *param_offset, *param_size;
+  uint8_t *param_type;                  /* per parameter, the hsad_karg_type_t of a by-value
+                                           scalar as the mangled name gives it (0: unknown,
+                                           a pointer or aggregate); NULL for extern "C" names */
   uint32_t static_shared;               /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
   uint32_t registers;                   /* CU_FUNC_ATTRIBUTE_NUM_REGS */
   _Atomic uint32_t dynamic_shared_max;  /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */

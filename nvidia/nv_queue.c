@@ -439,6 +439,25 @@ static _Thread_local void *nv_param_ptrs[NV_MAX_PARAMS];
  * cuFuncGetParamInfo gives (offset and size only: a pointer value fits any 8-byte parameter).
  * Dynamic shared memory: one HSAD_KARG_LDS after the kernel's parameters (CUDA kernels have no
  * shared-pointer parameter; extern __shared__ arrays start at the dynamic area). */
+/* A typed value of the other class than parameter i's type (float for an integer parameter, or
+ * the reverse), the message as AMD's hsad_kernarg_build words it, the parameter's type as the
+ * demangler spells it (integers of either signedness pass for each other, as on AMD). Cold. */
+static __attribute__((noinline, cold)) hsad_status_t
+nv_type_mismatch(const nv_kernel_t *k, uint32_t i, hsad_karg_type_t vt) {
+  char(*cxx)[HSAD_CXX_TYPE_MAX] = calloc(k->param_count + 1, sizeof *cxx);
+  bool named = cxx && hsad_cxx_param_types(k->desc.name, cxx, (int)k->param_count) ==
+                          (int)k->param_count;
+  hsad_karg_type_t pt = (hsad_karg_type_t)k->param_type[i];
+  hsad_status_t s = hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u is %s (%s), the "
+                              "value given is %s (%s)", k->program->label, k->desc.name, i,
+                              named ? cxx[i] : hsad_karg_type_name(pt),
+                              hsad_karg_type_is_float(pt) ? "floating-point" : "integer",
+                              hsad_karg_type_name(vt),
+                              hsad_karg_type_is_float(vt) ? "floating-point" : "integer");
+  free(cxx);
+  return s;
+}
+
 static hsad_status_t nv_pack(const nv_kernel_t *k, const hsad_launch_t *l, uint32_t *out_dynamic) {
   const char *file = k->program->label, *kname = k->desc.name;
   uint32_t n = l->arg_count;
@@ -466,6 +485,10 @@ static hsad_status_t nv_pack(const nv_kernel_t *k, const hsad_launch_t *l, uint3
            hsad_karg_type_size((hsad_karg_type_t)v->type) != size))
         return hsad_fail(HSAD_ERR_ARG_KIND, "%s: kernel '%s': argument %u: type %u is not a "
                          "%u-byte hsad_karg_type_t", file, kname, i, (unsigned)v->type, size);
+      if (NV_UNLIKELY(v->type && k->param_type && k->param_type[i] &&
+                      hsad_karg_type_is_float((hsad_karg_type_t)k->param_type[i]) !=
+                          hsad_karg_type_is_float((hsad_karg_type_t)v->type)))
+        return nv_type_mismatch(k, i, (hsad_karg_type_t)v->type);
       if (v->tag == HSAD_KARG_SCALAR) {
         memcpy(dst, &v->scalar, size);
         break;

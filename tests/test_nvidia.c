@@ -822,6 +822,74 @@ Test(nvidia, typed_and_scalar_values, .timeout = 60) {
   nv_env_close(&e);
 }
 
+/* A C++ kernel's by-value parameter types come from its mangled name (scale<float>(float *,
+ * float, unsigned)): a typed value of the other class is refused on dispatch, on graph
+ * instantiate and on a graph update, with AMD's message form; integers of either signedness pass for each
+ * other; an untyped value of the right size passes (sizes only, as before); the results of the
+ * accepted launches exact. */
+Test(nvidia, cxx_kernel_types_checked, .timeout = 60) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 300 };
+  float *x, hx[N];
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  for (uint32_t i = 0; i < N; i++) x[i] = hx[i] = (float)i;
+  const hsad_device_kernel_t *k = kernel(&e, "_Z5scaleIfEvPT_S0_j");
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  float f = 2.0f;
+  int32_t n_signed = N;
+  uint32_t n_bytes = N;
+  hsad_karg_t args[3] = {HSAD_KARG_PTR(x), HSAD_KARG_VAL(f), HSAD_KARG_VAL(n_signed)};
+  hsad_launch_t l = launch1(N, 128, args, 3);
+  hsad_completion_t done;
+  OK(hsad_kernel_dispatch(q, k, &l, HSAD_DEADLINE_NEVER, &done, NULL)); /* i32 for unsigned */
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) hx[i] *= 2.0f;
+  args[1] = (hsad_karg_t)HSAD_KARG_I32(3);
+  ERR_IS(hsad_kernel_dispatch(q, k, &l, HSAD_DEADLINE_NEVER, NULL, NULL), HSAD_ERR_ARG_KIND,
+         "%s: kernel '_Z5scaleIfEvPT_S0_j': argument 1 is float (floating-point), the value "
+         "given is i32 (integer)", NV_CUBIN);
+  args[1] = (hsad_karg_t)HSAD_KARG_VAL(f);
+  args[2] = (hsad_karg_t)HSAD_KARG_F32(1.0f);
+  ERR_IS(hsad_kernel_dispatch(q, k, &l, HSAD_DEADLINE_NEVER, NULL, NULL), HSAD_ERR_ARG_KIND,
+         "%s: kernel '_Z5scaleIfEvPT_S0_j': argument 2 is unsigned int (integer), the value "
+         "given is f32 (floating-point)", NV_CUBIN);
+  hsad_graph_t *g;
+  hsad_graph_exec_t *ex;
+  uint32_t node;
+  OK(hsad_graph_create(0, &g)); /* recorded as given, checked at instantiate */
+  OK(hsad_graph_add_kernel(g, "S", 0, k, &l, NULL, 0, NULL));
+  ERR_IS(hsad_graph_instantiate(g, &q, 1, &ex), HSAD_ERR_ARG_KIND,
+         "node S: %s: kernel '_Z5scaleIfEvPT_S0_j': argument 2 is unsigned int (integer), the value "
+         "given is f32 (floating-point)", NV_CUBIN);
+  hsad_graph_destroy(g);
+  OK(hsad_graph_create(0, &g));
+  args[2] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &n_bytes}; /* untyped */
+  OK(hsad_graph_add_kernel(g, "S", 0, k, &l, NULL, 0, &node));
+  OK(hsad_graph_instantiate(g, &q, 1, &ex));
+  hsad_graph_destroy(g);
+  f = 3.0f; /* read at update */
+  args[1] = (hsad_karg_t)HSAD_KARG_VAL(f);
+  OK(hsad_graph_exec_update(ex, node, &l));
+  OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, &done, NULL));
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) hx[i] *= 3.0f;
+  args[1] = (hsad_karg_t)HSAD_KARG_U32(5);
+  ERR_IS(hsad_graph_exec_update(ex, node, &l), HSAD_ERR_ARG_KIND,
+         "node S: %s: kernel '_Z5scaleIfEvPT_S0_j': argument 1 is float (floating-point), the value "
+         "given is u32 (integer)", NV_CUBIN);
+  OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, &done, NULL)); /* the node as it was */
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) hx[i] *= 3.0f;
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert_eq(x[i], hx[i], "x[%u] = %g, want %g", i, (double)x[i], (double)hx[i]);
+  hsad_graph_exec_destroy(ex);
+  hsad_queue_destroy(q);
+  hsad_buffer_free(x);
+  nv_env_close(&e);
+}
+
 /* A chain A -> B -> C on one queue (A: x = 3x + 1, B: x = 5x + 2, C: y = 31y + x), launched
  * 1,000 times back to back with no wait between; node A is updated to x = 7x + 3 after launch
  * 500 while launches are in flight; then updated again and launched once sequentially. Every element of x and y after the last launch equals the

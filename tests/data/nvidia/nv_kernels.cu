@@ -70,3 +70,11 @@ extern "C" __global__ void mix(unsigned *dst, const unsigned *src, unsigned n) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) dst[i] = dst[i] * 31u + src[i];
 }
+
+// a C++ kernel (no extern "C"): mangled name _Z5scaleIfEvPT_S0_j, whose by-value parameter
+// types the library reads from the name (test_nvidia.c cxx_kernel_types_checked)
+template <typename T> __global__ void scale(T *data, T factor, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] *= factor;
+}
+template __global__ void scale<float>(float *, float, unsigned);
