@@ -100,6 +100,26 @@ hsad_status_t co_elf_open(co_elf_t *e, const char *name, uint8_t *image, size_t 
                        "%s: truncated: program header table (offset %llu, %u x 56 bytes) runs "
                        "past the end of the %zu-byte file",
                        name, (unsigned long long)eh.e_phoff, eh.e_phnum, size);
+    /* ROCr's loader copies each segment's p_filesz bytes from p_offset into p_memsz bytes
+     * without checking either: a range past the file, or more file bytes than memory,
+     * crashed hsad_program_load in hsa_executable_load_agent_code_object (memcpy). */
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+      Elf64_Phdr ph;
+      memcpy(&ph, image + eh.e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
+      if (ph.p_type == PT_NULL) continue;
+      if (!co_fits(ph.p_offset, ph.p_filesz, size))
+        return hsad_fail(HSAD_ERR_TRUNCATED,
+                         "%s: truncated: segment %u (type %u, offset %llu, %llu bytes) runs past "
+                         "the end of the %zu-byte file",
+                         name, i, ph.p_type, (unsigned long long)ph.p_offset,
+                         (unsigned long long)ph.p_filesz, size);
+      if (ph.p_type == PT_LOAD && ph.p_filesz > ph.p_memsz)
+        return hsad_fail(HSAD_ERR_BAD_ELF,
+                         "%s: segment %u (PT_LOAD) has %llu file bytes, more than its %llu "
+                         "memory bytes (p_filesz > p_memsz)",
+                         name, i, (unsigned long long)ph.p_filesz,
+                         (unsigned long long)ph.p_memsz);
+    }
   }
   if (eh.e_shnum == 0 || eh.e_shoff == 0)
     return hsad_fail(HSAD_ERR_BAD_ELF,

@@ -42,8 +42,9 @@ test_survivors}
 # Opt-in binaries: built and run only for a patch whose `Tests:` line names them (and once
 # unmutated, when such a patch is among those run): the NVIDIA backend's tests against
 # tools/cuda-mock (test_nvidia_mock: graphs, lazy epochs and pageable staging on NVIDIA), which
-# no AMD mutant can reach.
-optin=${MUTATION_OPTIN_TESTS:-test_nvidia_mock}
+# no AMD mutant can reach, test_codeobj_errors (malformed code objects: what codeobj/ refuses
+# before ROCr's loader sees it) and test_dispatch_cli (hsad run's own checks and outputs).
+optin=${MUTATION_OPTIN_TESTS:-test_nvidia_mock test_codeobj_errors test_dispatch_cli}
 all=0 check=0 patches=()
 for a in "$@"; do
   case $a in

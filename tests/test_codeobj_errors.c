@@ -54,6 +54,53 @@ Test(codeobj_errors, truncated_header_message) {
   free(buf);
 }
 
+/* A program header whose file range runs past the file, or a PT_LOAD with more file bytes than
+ * memory bytes: refused before ROCr's loader copies the segment (a fuzzed code object with
+ * either crashed hsad run in hsa_executable_load_agent_code_object's memcpy). */
+Test(codeobj_errors, segment_past_end_or_above_memsz) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  Elf64_Ehdr eh;
+  memcpy(&eh, buf, sizeof eh);
+  unsigned i = 0;
+  Elf64_Phdr ph;
+  for (; i < eh.e_phnum; i++) {
+    memcpy(&ph, buf + eh.e_phoff + i * sizeof ph, sizeof ph);
+    if (ph.p_type == PT_LOAD && ph.p_offset > 0 && ph.p_filesz > 0) break;
+  }
+  cr_assert_lt(i, eh.e_phnum, "no PT_LOAD with file bytes past offset 0");
+  unsigned char *at = buf + eh.e_phoff + i * sizeof ph;
+  Elf64_Phdr bad = ph;
+  bad.p_filesz = size; /* offset > 0: ends past the file */
+  memcpy(at, &bad, sizeof bad);
+  char want[256];
+  snprintf(want, sizeof want, "p.hsaco: truncated: segment %u (type 1, offset %llu, %zu bytes) "
+           "runs past the end of the %zu-byte file", i, (unsigned long long)ph.p_offset, size, size);
+  co_test_expect_fail(buf, size, "p.hsaco", HSAD_ERR_TRUNCATED, want);
+  cr_assert_str_eq(hsad_last_error(), want);
+  bad = ph;
+  bad.p_offset = UINT64_MAX - 2; /* offset + filesz wraps */
+  memcpy(at, &bad, sizeof bad);
+  snprintf(want, sizeof want, "p.hsaco: truncated: segment %u (type 1, offset %llu, %llu bytes) "
+           "runs past the end of the %zu-byte file", i, (unsigned long long)(UINT64_MAX - 2),
+           (unsigned long long)ph.p_filesz, size);
+  co_test_expect_fail(buf, size, "p.hsaco", HSAD_ERR_TRUNCATED, want);
+  cr_assert_str_eq(hsad_last_error(), want);
+  bad = ph;
+  bad.p_memsz = ph.p_filesz - 1;
+  memcpy(at, &bad, sizeof bad);
+  snprintf(want, sizeof want, "p.hsaco: segment %u (PT_LOAD) has %llu file bytes, more than its "
+           "%llu memory bytes (p_filesz > p_memsz)", i, (unsigned long long)ph.p_filesz,
+           (unsigned long long)ph.p_filesz - 1);
+  co_test_expect_fail(buf, size, "p.hsaco", HSAD_ERR_BAD_ELF, want);
+  cr_assert_str_eq(hsad_last_error(), want);
+  memcpy(at, &ph, sizeof ph);
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_memory(buf, size, "whole.hsaco", &co), HSAD_OK);
+  hsad_codeobj_destroy(co);
+  free(buf);
+}
+
 Test(codeobj_errors, wrong_class_data_machine_osabi) {
   size_t size;
   unsigned char *buf = co_test_read(V5, &size);

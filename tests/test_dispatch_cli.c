@@ -180,6 +180,21 @@ Test(dispatch_cli, json_from_every_command, .timeout = 120) {
   cr_assert_eq(system(cmd), 0);
 }
 
+/* out=FILE and txt=FILE that cannot be written in full (/dev/full: every flush fails with ENOSPC)
+ * are errors with exit status 1, not "written to"; the bytes are buffered, so only fclose sees it. */
+Test(dispatch_cli, run_output_write_error, .timeout = 120) {
+  char *o, cmd[2048];
+  static const char *const opt[] = {"out=/dev/full", "txt=/dev/full"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(cmd, sizeof cmd, "cd %s && ( %s run kernels/saxpy.cl saxpy --grid 10 --arg f32:2 "
+             "--arg buf:f32:10:iota --arg buf:f32:10:%s --arg u32:10 2>&1 >/dev/null )",
+             HSAD_SRCDIR, HSAD_BIN, opt[i]);
+    cr_assert_eq(sh(cmd, &o), 1, "%s: %s", opt[i], o);
+    cr_assert_str_eq(o, "hsad run: /dev/full: No space left on device\n", "%s", opt[i]);
+    free(o);
+  }
+}
+
 Test(dispatch_cli, run_source_and_code_object, .timeout = 120) {
   char *o, cmd[2048];
   char tmp[] = "/tmp/hsad-cli-XXXXXX";

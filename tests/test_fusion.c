@@ -764,6 +764,31 @@ static char *saxpy_node(const char *args, int *rc) {
   return graph_json(js, "", path, rc);
 }
 
+/* A \u0000 escape in any JSON string is refused with its position: json-c keeps the NUL, but names,
+ * paths and values are C strings, so "x\u0000junk" used to run as buffer "x" (and a kernel
+ * "saxpy\u0000zz", a dep "a\u0000q", a type "f32\u0000" alike). An escaped backslash before
+ * "u0000" is no escape: that name reaches the buffer lookup. */
+Test(fusion_cli, nul_escape_refused, .timeout = 60) {
+  char js[1024], path[32], want[512];
+  const char *head = "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\", "
+                     "\"kernel\": \"saxpy\"}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": "
+                     "4}, \"y\": {\"type\": \"f32\", \"count\": 4}}, \"nodes\": [{\"name\": \"a\", "
+                     "\"kernel\": \"s\", \"grid\": [4], \"args\": [{\"f32\": 2}, \"x";
+  snprintf(js, sizeof js, "%s\\u0000junk\", \"y\", {\"u32\": 4}]}]}", head);
+  int rc;
+  char *out = graph_json(js, "", path, &rc);
+  cr_assert_eq(rc, 1, "%s", out);
+  size_t at = strlen(head);
+  snprintf(want, sizeof want, "hsad graph: %s: line 1, column %zu (byte %zu): a \\u0000 escape (a "
+           "NUL character) in a string: names, paths and values are C strings, which would end "
+           "there\n", path, at + 1, at);
+  cr_assert_str_eq(out, want);
+  snprintf(js, sizeof js, "%s\\\\u0000\", \"y\", {\"u32\": 4}]}]}", head);
+  out = graph_json(js, "", path, &rc);
+  cr_assert_eq(rc, 1, "%s", out);
+  cr_assert_str_eq(out, "hsad graph: node a: field \"args\"[1]: no buffer 'x\\u0000'\n");
+}
+
 /* A node's arguments go through hsad run's checks against the metadata (kind, type, element
  * type, count) and its values through hsad run's range and integrality checks. */
 Test(fusion_cli, args_checked_against_metadata, .timeout = 120) {

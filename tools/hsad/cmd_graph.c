@@ -237,10 +237,24 @@ static char *slurp(const char *path, size_t *n) {
   return b;
 }
 
+/* Byte offset of the first \u0000 escape in JSON text (json-c keeps the NUL, and every name, path
+ * and value here is used as a C string, so "x\u0000junk" would be buffer "x"), or n. Backslashes
+ * occur only inside strings and pair up, so an odd run of them before "u0000" is an escape. */
+static size_t nul_escape_at(const char *text, size_t n) {
+  for (size_t i = 1; i + 5 <= n; i++) {
+    if (memcmp(text + i, "u0000", 5)) continue;
+    size_t b = 0;
+    while (b < i && text[i - 1 - b] == '\\') b++;
+    if (b % 2) return i - 1;
+  }
+  return n;
+}
+
 /* The JSON object of file `path`, or NULL with why: "F: No such file or directory", "F is a
  * directory", "F: line 3, column 7: JSON parse error: unexpected character" (json-c's
  * json_tokener_error_desc), "F: line 1, column 2: the JSON ends early (an unclosed { or [)",
- * "F: line 9, column 1: text after the JSON value". */
+ * "F: line 9, column 1: text after the JSON value", "F: line 1, column 40 (byte 39): a \u0000
+ * escape (a NUL character) in a string: ...". */
 static json_object *parse_file(const char *path, char *why, size_t whyn) {
   struct stat st;
   if (stat(path, &st)) {
@@ -278,6 +292,9 @@ static json_object *parse_file(const char *path, char *why, size_t whyn) {
     what = desc;
   } else if (at < n) {
     what = "text after the JSON value";
+  } else if ((at = nul_escape_at(text, n)) < n) {
+    what = "a \\u0000 escape (a NUL character) in a string: names, paths and values are C "
+           "strings, which would end there";
   }
   if (what) {
     uint64_t line = 1, col = 1;

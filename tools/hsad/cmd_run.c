@@ -606,12 +606,13 @@ static int write_outputs(const hsad_cli_t *cli, arg_t *args, uint32_t nargs, int
     if (a->kind != A_BUF) continue;
     if (a->out_file) {
       FILE *f = fopen(a->out_file, "wb");
-      if (!f || fwrite(a->ptr, cli_tsize[a->type], a->count, f) != a->count) {
-        if (f) fclose(f);
+      /* fclose too: a full disk (ENOSPC) shows only when the buffered bytes are flushed */
+      bool ok = f && fwrite(a->ptr, cli_tsize[a->type], a->count, f) == a->count;
+      if (f && fclose(f) != 0) ok = false;
+      if (!ok) {
         *rc = hsad_cli_fail(cli, 1, "error", "%s: %s", a->out_file, strerror(errno));
         return -1;
       }
-      fclose(f);
     }
     if (a->txt_file) {
       FILE *f = fopen(a->txt_file, "w");
@@ -624,7 +625,12 @@ static int write_outputs(const hsad_cli_t *cli, arg_t *args, uint32_t nargs, int
         if (cli_is_float(a->type)) fprintf(f, "%.9g\n", elem_get(a, e));
         else fprintf(f, "%s\n", fmt_i128(b, elem_geti(a, e)));
       }
-      fclose(f);
+      bool ok = !ferror(f);
+      if (fclose(f) != 0) ok = false;
+      if (!ok) {
+        *rc = hsad_cli_fail(cli, 1, "error", "%s: %s", a->txt_file, strerror(errno ? errno : EIO));
+        return -1;
+      }
     }
   }
   return 0;
