@@ -282,9 +282,7 @@ hsad_status_t hsad_queue_error(const hsad_queue_t *q) {
 
 hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_options_t *options) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: NULL queue");
-  if (hsad_queue_ops(q)->monitor_enable) return hsad_queue_ops(q)->monitor_enable(q, options);
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_enable: the queue is a %s stream: "
-                   "its backend has no monitoring", hsad_queue_ops(q)->name);
+  return hsad_backend_monitor_enable(q, options);
 }
 
 void hsad_queue_monitor_disable(hsad_queue_t *q) {
@@ -294,13 +292,8 @@ void hsad_queue_monitor_disable(hsad_queue_t *q) {
 hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *q, hsad_dispatch_record_t *out_records,
                                        uint32_t capacity, uint32_t *out_count,
                                        uint64_t *out_dropped) {
-  if (!q || !out_count || (!out_records && capacity))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
-                     "out_records or out_count");
-  if (hsad_queue_ops(q)->monitor_drain)
-    return hsad_queue_ops(q)->monitor_drain(q, out_records, capacity, out_count, out_dropped);
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
-                   "its backend has no monitoring", hsad_queue_ops(q)->name);
+  hsad_status_t s = hsad_monitor_drain_args_check(q, out_records, capacity, out_count);
+  return s ? s : hsad_backend_monitor_drain(q, out_records, capacity, out_count, out_dropped);
 }
 
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
@@ -328,11 +321,9 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
                                         uint32_t count, uint64_t deadline_ns,
                                         hsad_completion_t *out_completion,
                                         uint64_t *out_first_packet_id) {
-  if (!q || !items || !count)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
-                     "count 0");
-  return hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
-                                       out_first_packet_id);
+  hsad_status_t s = hsad_batch_args_check(q, items, count);
+  return s ? s : hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
+                                               out_first_packet_id);
 }
 
 hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
