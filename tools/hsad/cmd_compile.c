@@ -77,9 +77,6 @@ static void compile_free(compile_t *c) {
   free(c->incs);
 }
 
-/* A phase's result when the command is done without a failure (--help). */
-#define COMPILE_DONE (-1)
-
 enum { OPT_TARGET = 256, OPT_COV, OPT_MAXWG, OPT_WAVES, OPT_JSON };
 static const struct option compile_opts[] = {
     {"target", required_argument, NULL, OPT_TARGET},
@@ -103,10 +100,11 @@ static int compile_option_budget(compile_t *c, int opt, const char *v) {
   return 0;
 }
 
-/* One option getopt_long returned (opt) with its value v. */
-static int compile_option(compile_t *c, int opt, const char *v, char **argv) {
+/* One option getopt_long returned (opt) with its value v (ctx: the compile_t). */
+static int compile_option(void *ctx, int opt, const char *v, char **argv) {
+  compile_t *c = ctx;
   switch (opt) {
-  case 'h': compile_usage(stdout); return COMPILE_DONE;
+  case 'h': compile_usage(stdout); return HSAD_CLI_DONE;
   case OPT_TARGET: c->o.target = v; return 0;
   case OPT_JSON: c->cli.json = true; return 0;
   case 'o': c->out = v; return 0;
@@ -139,11 +137,7 @@ static int compile_parse_options(compile_t *c, int argc, char **argv) {
     return hsad_cli_fail(&c->cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
   c->o.defines = c->defs;
   c->o.include_dirs = c->incs;
-  opterr = 0;
-  optind = 1;
-  int opt, rc;
-  while ((opt = getopt_long(argc, argv, ":ho:O:D:I:", compile_opts, NULL)) != -1)
-    if ((rc = compile_option(c, opt, optarg, argv))) return rc;
+  HSAD_CLI_TRY(hsad_cli_getopt(argc, argv, ":ho:O:D:I:", compile_opts, compile_option, c));
   for (int i = optind; i < argc; i++) {
     if (c->src)
       return hsad_cli_fail(&c->cli, 2, "usage", "one source file only (got %s and %s)", c->src,
@@ -223,5 +217,5 @@ int hsad_cmd_compile(int argc, char **argv) {
   if (!rc) rc = compile_and_write(&c);
   if (!rc) compile_report(&c);
   compile_free(&c);
-  return rc == COMPILE_DONE ? 0 : rc;
+  return rc == HSAD_CLI_DONE ? 0 : rc;
 }

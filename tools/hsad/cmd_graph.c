@@ -389,14 +389,7 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* ---- the command: one state object, phases that return an exit code (0: go on) ----------- */
 
-/* A phase's result when the command is done without a failure (--help). */
-#define GRAPH_DONE (-1)
-/* Runs a phase; its nonzero result ends the command. */
-#define TRY(phase)                                                                            \
-  do {                                                                                        \
-    int rc_ = (phase);                                                                        \
-    if (rc_) return rc_;                                                                      \
-  } while (0)
+#define TRY HSAD_CLI_TRY /* hsad_cli.h: runs a phase; its nonzero result ends the command */
 /* errors through hsad_cli_fail: "hsad graph: MESSAGE" on stderr, or the JSON error object */
 #define GRAPH_FAIL(gc, ...) hsad_cli_fail(&(gc)->cli, 1, "error", __VA_ARGS__)
 #define GRAPH_USAGE(gc, ...) hsad_cli_fail(&(gc)->cli, 2, "usage", __VA_ARGS__)
@@ -496,12 +489,13 @@ static const struct option graph_opts[] = {{"launches", required_argument, NULL,
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
 
-/* One option getopt_long returned (opt) with its value v. */
-static int graph_option(graph_cmd_t *gc, int opt, const char *v, char **argv) {
+/* One option getopt_long returned (opt) with its value v (ctx: the graph_cmd_t). */
+static int graph_option(void *ctx, int opt, const char *v, char **argv) {
+  graph_cmd_t *gc = ctx;
   char *end;
   unsigned long n;
   switch (opt) {
-  case 'h': usage(stdout); return GRAPH_DONE;
+  case 'h': usage(stdout); return HSAD_CLI_DONE;
   case OPT_SEQUENTIAL: gc->sequential = true; return 0;
   case OPT_JSON: gc->cli.json = true; return 0;
   case OPT_LAUNCHES:
@@ -520,11 +514,7 @@ static int graph_option(graph_cmd_t *gc, int opt, const char *v, char **argv) {
 }
 
 static int graph_parse_options(graph_cmd_t *gc, int argc, char **argv) {
-  opterr = 0;
-  optind = 1;
-  int opt;
-  while ((opt = getopt_long(argc, argv, ":h", graph_opts, NULL)) != -1)
-    TRY(graph_option(gc, opt, optarg, argv));
+  TRY(hsad_cli_getopt(argc, argv, ":h", graph_opts, graph_option, gc));
   for (int i = optind; i < argc; i++) {
     if (gc->file)
       return GRAPH_USAGE(gc, "one FILE only (got %s and %s)", gc->file, argv[i]);
@@ -1200,5 +1190,5 @@ int hsad_cmd_graph(int argc, char **argv) {
   if (!rc && gc.cli.json) graph_report_json(&gc);
   else if (!rc) graph_report_text(&gc);
   graph_free(&gc);
-  return rc == GRAPH_DONE ? 0 : rc;
+  return rc == HSAD_CLI_DONE ? 0 : rc;
 }

@@ -691,14 +691,7 @@ static void print_buffers(const arg_t *args, uint32_t nargs) {
 
 /* ---- the command: one state object, phases that return an exit code (0: go on) ----------- */
 
-/* A phase's result when the command is done without a failure (--help). */
-#define RUN_DONE (-1)
-/* Runs a phase; its nonzero result ends the command. */
-#define TRY(phase)                                                                            \
-  do {                                                                                        \
-    int rc_ = (phase);                                                                        \
-    if (rc_) return rc_;                                                                      \
-  } while (0)
+#define TRY HSAD_CLI_TRY /* hsad_cli.h: runs a phase; its nonzero result ends the command */
 #define RUN_USAGE(r, ...) hsad_cli_fail(&(r)->cli, 2, "usage", __VA_ARGS__)
 #define RUN_FAIL(r, status, ...) hsad_cli_fail(&(r)->cli, 1, status, __VA_ARGS__)
 
@@ -843,10 +836,11 @@ static int run_option_number(run_t *r, int c, const char *v) {
   return 0;
 }
 
-/* One option getopt_long returned (c) with its value v. */
-static int run_option(run_t *r, int c, const char *v, char **argv) {
+/* One option getopt_long returned (c) with its value v (ctx: the run_t). */
+static int run_option(void *ctx, int c, const char *v, char **argv) {
+  run_t *r = ctx;
   switch (c) {
-  case 'h': usage(stdout); return RUN_DONE;
+  case 'h': usage(stdout); return HSAD_CLI_DONE;
   case OPT_JSON: r->cli.json = true; return 0;
   case OPT_TRACE:
     if (!*v) return RUN_USAGE(r, "--trace: expected a file name");
@@ -882,11 +876,7 @@ static int run_parse_options(run_t *r, int argc, char **argv) {
   r->incs = calloc((size_t)argc + 1, sizeof *r->incs);
   if (!r->args || !r->defs || !r->incs)
     return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  optind = 0; /* a fresh getopt scan (argv is the command's, argv[0] = "run") */
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, ":hO:D:I:", run_opts, NULL)) != -1)
-    TRY(run_option(r, c, optarg, argv));
+  TRY(hsad_cli_getopt(argc, argv, ":hO:D:I:", run_opts, run_option, r));
   for (int i = optind; i < argc; i++) {
     if (!r->input) r->input = argv[i];
     else if (!r->kname) r->kname = argv[i];
@@ -1909,5 +1899,5 @@ int hsad_cmd_run(int argc, char **argv) {
   if (!rc) rc = run_open_device(&r);
   if (!rc) rc = r.di->vendor == HSAD_VENDOR_NVIDIA ? run_nvidia(&r) : run_amd(&r);
   run_free(&r);
-  return rc == RUN_DONE ? 0 : rc;
+  return rc == HSAD_CLI_DONE ? 0 : rc;
 }
