@@ -1,6 +1,7 @@
 /* bench_threads.h - T threads started together, each timing its own share of a measurement:
  * the producers suites' harness, shared by `hsad bench producers` (tools/hsad/bench_producers.c)
- * and hsad-bench-nvidia's (tests/bench_nvidia_producers.h). Header only (static functions):
+ * and hsad-bench-nvidia's (tests/bench_nvidia_producers.h), and the pool suite's threads
+ * (bench_pool.c). Header only (static functions):
  * it needs pthreads and hsad_now_ns alone, so the NVIDIA bench, which builds without the AMD
  * side, includes it as it is.
  *
@@ -10,6 +11,7 @@
 #define HSAD_BENCH_THREADS_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hsa-dispatch/hsad.h"
@@ -22,6 +24,7 @@ typedef struct bench_threads_job {
   int (*prepare)(void *ctx, uint32_t t);
   int (*run)(void *ctx, uint32_t t, uint32_t n);
   void *ctx;
+  bool one_inline; /* T = 1 runs on the calling thread (no thread created) */
 } bench_threads_job_t;
 
 typedef struct bench_thread_ {
@@ -58,6 +61,14 @@ static inline int bench_threads_measure(const bench_threads_job_t *job, uint32_t
   bench_thread_t_ w[BENCH_THREADS_MAX];
   volatile int go = 0;
   uint32_t started = 0;
+  if (T == 1 && job->one_inline) {
+    w[0] = (bench_thread_t_){.job = job, .n = n, .go = &go};
+    go = 1;
+    bench_thread_main_(&w[0]);
+    *ns = w[0].ns;
+    *wall_ns = w[0].ns * n; /* its run alone: the prepare is before the release */
+    return w[0].err ? BENCH_THREADS_FAILED : BENCH_THREADS_OK;
+  }
   for (uint32_t t = 0; t < T; t++) {
     w[t] = (bench_thread_t_){.job = job, .t = t, .n = n, .go = &go};
     if (pthread_create(&w[t].th, NULL, bench_thread_main_, &w[t])) break;
