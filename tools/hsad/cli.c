@@ -97,6 +97,39 @@ int hsad_cli_getopt(int argc, char **argv, const char *optstring, const struct o
   return 0;
 }
 
+char *hsad_cli_slurp(const char *path, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap) break; /* so buf[n] is there for the NUL */
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err || !buf) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *out_size = n;
+  return buf;
+}
+
+int hsad_cli_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 json_object *hsad_cli_json_double(double v, const char *fmt) {
   if (!isfinite(v)) return NULL; /* json-c adds NULL as JSON null */
   char b[64];

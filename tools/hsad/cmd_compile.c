@@ -30,33 +30,6 @@ static void compile_usage(FILE *f) {
              "  diagnostics are printed as FILE:LINE:COL: error|warning: ...\n");
 }
 
-static char *slurp(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 65536, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap) break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    free(buf);
-    return NULL;
-  }
-  *out_size = n;
-  return buf;
-}
-
 /* Everything hsad compile holds; compile_free releases it. */
 typedef struct compile {
   hsad_cli_t cli;
@@ -158,7 +131,7 @@ static int compile_parse_options(compile_t *c, int argc, char **argv) {
 /* The source through comgr (its diagnostics on stderr, FILE:LINE:COL), written to -o. */
 static int compile_and_write(compile_t *c) {
   size_t size = 0;
-  char *text = slurp(c->src, &size);
+  char *text = hsad_cli_slurp(c->src, &size);
   if (!text)
     return hsad_cli_fail(&c->cli, 1, "error", "%s: cannot read: %s", c->src, strerror(errno));
   char *log = NULL;

@@ -224,19 +224,6 @@ static void graph_warn(void *ctx, const char *msg) {
   fprintf(stderr, "hsad graph: warning: node %s: %s\n", (const char *)ctx, msg);
 }
 
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)sz + 1);
-  if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { free(b); b = NULL; }
-  if (b) b[sz] = 0, *n = (size_t)sz;
-  fclose(f);
-  return b;
-}
-
 /* The JSON object of file `path`, or NULL with why: "F: No such file or directory", "F is a
  * directory", "F: line 3, column 7: JSON parse error: unexpected character" (json-c's
  * json_tokener_error_desc), "F: line 1, column 2: the JSON ends early (an unclosed { or [)",
@@ -252,7 +239,7 @@ static json_object *parse_file(const char *path, char *why, size_t whyn) {
     return NULL;
   }
   size_t n = 0;
-  char *text = slurp(path, &n);
+  char *text = hsad_cli_slurp(path, &n);
   if (!text) {
     snprintf(why, whyn, "%s: %s", path, errno ? strerror(errno) : "cannot read");
     return NULL;
@@ -323,7 +310,7 @@ static int nv_load(hsad_device_t *dev, const char *path, bool source, hsad_progr
   m->sm = di->cc_major * 10 + di->cc_minor;
   m->label = path;
   size_t n = 0;
-  char *data = slurp(path, &n);
+  char *data = hsad_cli_slurp(path, &n);
   if (!data) return snprintf(why, whyn, "%.1024s: %s", path, strerror(errno)), 1;
   if (source) {
     hsad_nv_compile_options_t o = {.target = target};
@@ -380,11 +367,6 @@ static const char *arg_label(bool nv, const hsad_device_kernel_desc_t *kd, uint3
 #endif
   snprintf(b, n, "argument %u of kernel '%s'", a, kd->name);
   return b;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* ---- the command: one state object, phases that return an exit code (0: go on) ----------- */
@@ -553,7 +535,7 @@ static int graph_load_amd_source(graph_cmd_t *gc, const char *kn, const char *sp
   return GRAPH_FAIL(gc, "kernel %s: field \"source\": an AMD source needs the AMD backend\n", kn);
 #else
   size_t n = 0;
-  char *src = slurp(sp, &n), *log = NULL;
+  char *src = hsad_cli_slurp(sp, &n), *log = NULL;
   if (!src) return GRAPH_FAIL(gc, "kernel %s: field \"source\": %s: %s\n", kn, sp, strerror(errno));
   hsad_compile_options_t o = {.target = hsad_device_info(gc->dev)->isa_name, .opt_level = 2};
   void *elf = NULL;
@@ -1106,8 +1088,8 @@ static int graph_launch_loop(graph_cmd_t *gc) {
     for (size_t c = 0; r == 0 && c < gc->nc; c++) TRY(graph_run_check(gc, c));
   }
   hsad_graph_exec_counters(gc->x, gc->counts);
-  qsort(gc->tsub, gc->launches, sizeof *gc->tsub, cmp_u64);
-  qsort(gc->twait, gc->launches, sizeof *gc->twait, cmp_u64);
+  qsort(gc->tsub, gc->launches, sizeof *gc->tsub, hsad_cli_cmp_u64);
+  qsort(gc->twait, gc->launches, sizeof *gc->twait, hsad_cli_cmp_u64);
   return 0;
 }
 

@@ -346,30 +346,6 @@ static int parse_dims(const char *s, uint32_t out[3], uint32_t *dims) {
   return n ? 0 : -1;
 }
 
-static char *slurp(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) {
-    b[n] = '\0';
-    *out_size = (size_t)n;
-  }
-  return b;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), m = strlen(suf);
   return n >= m && !strcmp(s + n - m, suf);
@@ -539,7 +515,7 @@ static int source_apply(const char *path, const char *input, const char *const *
   *status = "error";
   char *self = NULL;
   size_t len = 0, slen = 0;
-  char *text = slurp(path, &len);
+  char *text = hsad_cli_slurp(path, &len);
   if (!text) return snprintf(why, n, "--source %s: %s", path, strerror(errno)), 1;
   hsad_status_t st = hsad_cl_source_expand(text, len, path, incs, nincs, &self, &slen);
   free(text);
@@ -932,7 +908,7 @@ static int run_read_input(run_t *r, const char *empty, char **out, size_t *out_s
   struct stat st;
   if (!stat(r->input, &st) && S_ISDIR(st.st_mode))
     return RUN_FAIL(r, "error", "%s: is a directory", r->input);
-  *out = slurp(r->input, out_size);
+  *out = hsad_cli_slurp(r->input, out_size);
   if (!*out) return RUN_FAIL(r, "error", "%s: %s", r->input, strerror(errno));
   if (!*out_size) {
     free(*out);
@@ -1029,7 +1005,7 @@ static int run_dispatch_loop(run_t *r) {
     r->have_gpu_time = !s && hsad_completion_times(&done, &r->gpu_start, &r->gpu_end) == HSAD_OK;
   TRY(run_check(r, s));
   if (r->trace_path) TRY(run_check(r, write_trace(r->q, r->trace, r->trace_path, r->mon_cap)));
-  qsort(r->submit, r->repeat, sizeof *r->submit, cmp_u64);
+  qsort(r->submit, r->repeat, sizeof *r->submit, hsad_cli_cmp_u64);
   return 0;
 }
 

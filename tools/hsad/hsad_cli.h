@@ -70,6 +70,13 @@ struct option;
 int hsad_cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts,
                     int (*option)(void *ctx, int opt, const char *value, char **argv), void *ctx);
 
+/* The whole of file `path` (any file that reads as a stream), malloc'd with a NUL after its
+ * *out_size bytes (the caller frees). NULL with errno set (fopen's, fread's, ENOMEM). */
+char *hsad_cli_slurp(const char *path, size_t *out_size);
+
+/* qsort's comparison of two uint64_t, ascending. */
+int hsad_cli_cmp_u64(const void *a, const void *b);
+
 /* Prints obj on stdout (json-c, JSON_C_TO_STRING_SPACED) and a newline; drops the reference. */
 void hsad_cli_print_json(json_object *obj);
 
