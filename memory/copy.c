@@ -518,14 +518,20 @@ static int chunk_step(mem_op_t *op, uint32_t b) {
   return STEP_RETIRED;
 }
 
+/* A completion handler's first step (chunks, pinned copies, fills): true when buffer b was
+ * aborted, which is then acknowledged (the op must not be touched after: its starter frees
+ * it). */
+static bool buf_aborted(mem_op_t *op, uint32_t b) {
+  if (atomic_load_explicit(&op->bstate[b], memory_order_acquire) != MEM_BUF_ABORTED) return false;
+  atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
+  return true;
+}
+
 static bool chunk_done(hsa_signal_value_t v, void *arg) {
   (void)v;
   mem_op_t *op = (mem_op_t *)((uintptr_t)arg & ~(uintptr_t)7);
   uint32_t b = (uint32_t)((uintptr_t)arg & 7);
-  if (atomic_load_explicit(&op->bstate[b], memory_order_acquire) == MEM_BUF_ABORTED) {
-    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
-    return false;
-  }
+  if (buf_aborted(op, b)) return false;
   return chunk_step(op, b) == STEP_NEXT; /* true: watch the refilled buffer again */
 }
 
@@ -630,10 +636,7 @@ static bool pinned_done(hsa_signal_value_t v, void *arg) {
   (void)v;
   mem_op_t *op = arg;
   (void)sig_acquire(op->bsig[0]);
-  if (atomic_load_explicit(&op->bstate[0], memory_order_acquire) == MEM_BUF_ABORTED) {
-    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
-    return false;
-  }
+  if (buf_aborted(op, 0)) return false;
   atomic_store_explicit(&op->bytes_done, op->size, memory_order_relaxed);
   op_finish(op);
   return false;
@@ -920,10 +923,7 @@ static bool fill_done(hsa_signal_value_t v, void *arg) {
   (void)v;
   mem_op_t *op = arg;
   (void)sig_acquire(op->bsig[0]);
-  if (atomic_load_explicit(&op->bstate[0], memory_order_acquire) == MEM_BUF_ABORTED) {
-    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
-    return false;
-  }
+  if (buf_aborted(op, 0)) return false;
   op_finish(op);
   return false;
 }
