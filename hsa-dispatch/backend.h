@@ -201,6 +201,18 @@ static inline hsad_status_t hsad_batch_args_check(const hsad_queue_t *q,
   return HSAD_OK;
 }
 
+/* A launch's dimension i that its `dims` leave unused (i >= dims), both backends' launch checks
+ * (hsa-dispatch/launch_check.c, nvidia/nv_queue.c): grid[i] (g) and block[i] (b) must be 0 or
+ * 1 (hsad_queue.h). HSAD_ERR_GRID, or HSAD_ERR_WORKGROUP when only the block is above 1. */
+static inline hsad_status_t hsad_launch_unused_dim_check(const char *kernel, uint32_t i,
+                                                         uint32_t dims, uint32_t g, uint32_t b) {
+  if (__builtin_expect(g > 1 || b > 1, 0))
+    return hsad_fail(g > 1 ? HSAD_ERR_GRID : HSAD_ERR_WORKGROUP, "kernel %s: dimension %u "
+                     "unused (dims %u) but grid[%u]=%u block[%u]=%u; use 0 or 1", kernel, i, dims,
+                     i, g, i, b);
+  return HSAD_OK;
+}
+
 /* hsad_queue_monitor_enable on a backend's queue (ops set): the table's monitor_enable, or
  * HSAD_ERR_UNSUPPORTED naming the backend when it has none. */
 static inline hsad_status_t hsad_backend_monitor_enable(hsad_queue_t *q,
