@@ -535,30 +535,23 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
   TRY("set isa name", cg.action_info_set_isa_name(info, isa));
   TRY("set language", cg.action_info_set_language(info, lang));
   TRY("set logging", cg.action_info_set_logging(info, true));
-  TRY("set options",
-      cg.action_info_set_option_list(info, (const char **)copt.v, copt.n));
-
-  step = "compile source with device libraries";
-  cs = cg.do_action(AMD_COMGR_ACTION_COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, info, in, bc);
-  if (cs != AMD_COMGR_STATUS_SUCCESS) {
-    log = co_collect_log(bc);
-    goto compile_fail;
-  }
-  TRY("set options",
-      cg.action_info_set_option_list(info, (const char **)gopt.v, gopt.n));
-  step = "code generation";
-  cs = cg.do_action(AMD_COMGR_ACTION_CODEGEN_BC_TO_RELOCATABLE, info, bc, reloc);
-  if (cs != AMD_COMGR_STATUS_SUCCESS) {
-    log = co_collect_log(reloc);
-    goto compile_fail;
-  }
-  TRY("set options", cg.action_info_set_option_list(info, NULL, 0));
-  step = "link";
-  cs = cg.do_action(AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE, info, reloc, exe);
-  if (cs != AMD_COMGR_STATUS_SUCCESS) {
-    log = co_collect_log(exe);
-    goto compile_fail;
-  }
+/* One compiler step: the action's options set, then the action from -> to; its failure keeps
+ * the log comgr left in `to` (the compiler's diagnostics) for compile_fail. */
+#define ACTION(what, options, count, kind, from, to)                                          \
+  do {                                                                                         \
+    TRY("set options", cg.action_info_set_option_list(info, options, count));                 \
+    step = what;                                                                               \
+    if ((cs = cg.do_action(kind, info, from, to)) != AMD_COMGR_STATUS_SUCCESS) {               \
+      log = co_collect_log(to);                                                                \
+      goto compile_fail;                                                                       \
+    }                                                                                          \
+  } while (0)
+  ACTION("compile source with device libraries", (const char **)copt.v, copt.n,
+         AMD_COMGR_ACTION_COMPILE_SOURCE_WITH_DEVICE_LIBS_TO_BC, in, bc);
+  ACTION("code generation", (const char **)gopt.v, gopt.n,
+         AMD_COMGR_ACTION_CODEGEN_BC_TO_RELOCATABLE, bc, reloc);
+  ACTION("link", NULL, 0, AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE, reloc, exe);
+#undef ACTION
   {
     /* warnings of the compile step */
     log = co_fix_paths(co_collect_log(bc), base, source_name);

@@ -84,6 +84,12 @@ hsad_status_t hsad_backend_read_file(const char *path, void **out_data, size_t *
   return HSAD_OK;
 }
 
+hsad_status_t hsad_batch_entry_fail(hsad_status_t s, uint32_t i) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", hsad_last_error());
+  return hsad_fail(s, "batch entry %u: %s", i, msg);
+}
+
 hsad_status_t hsad_backend_batch_one_by_one(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
                                             uint32_t count, uint64_t deadline_ns,
                                             hsad_completion_t *out_completion,
@@ -92,11 +98,7 @@ hsad_status_t hsad_backend_batch_one_by_one(hsad_queue_t *q, const hsad_dispatch
     uint64_t id = 0;
     hsad_status_t s = hsad_queue_ops(q)->kernel_dispatch(
         q, items[i].kernel, &items[i].launch, deadline_ns, i == count - 1 ? out_completion : NULL, &id);
-    if (s) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", hsad_last_error());
-      return hsad_fail(s, "batch entry %u: %s", i, msg);
-    }
+    if (s) return hsad_batch_entry_fail(s, i);
     if (i == 0 && out_first_packet_id) *out_first_packet_id = id;
   }
   return HSAD_OK;

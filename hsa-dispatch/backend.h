@@ -183,6 +183,71 @@ hsad_status_t hsad_backend_batch_one_by_one(hsad_queue_t *q, const hsad_dispatch
                                             hsad_completion_t *out_completion,
                                             uint64_t *out_first_packet_id);
 
+/* Batch entry i's failure, both builds' batches (here and hsa-dispatch/batch.c): status s with
+ * "batch entry I: <the entry's own message (hsad_last_error)>". Returns s. */
+hsad_status_t hsad_batch_entry_fail(hsad_status_t s, uint32_t i);
+
+/* ---- public calls whose checks and backend forwarding both builds share (the AMD build's
+ * hsa-dispatch/batch.c and monitor.c, the NVIDIA-only build's front.c): one text each. ---- */
+
+/* hsad_queue_dispatch_batch's arguments: HSAD_ERR_INVALID_ARGUMENT for a NULL queue or items
+ * or a count of 0 (nothing is checked beyond). */
+static inline hsad_status_t hsad_batch_args_check(const hsad_queue_t *q,
+                                                  const hsad_dispatch_desc_t *items,
+                                                  uint32_t count) {
+  if (!q || !items || !count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
+                     "count 0");
+  return HSAD_OK;
+}
+
+/* A launch's dimension i that its `dims` leave unused (i >= dims), both backends' launch checks
+ * (hsa-dispatch/launch_check.c, nvidia/nv_queue.c): grid[i] (g) and block[i] (b) must be 0 or
+ * 1 (hsad_queue.h). HSAD_ERR_GRID, or HSAD_ERR_WORKGROUP when only the block is above 1. */
+static inline hsad_status_t hsad_launch_unused_dim_check(const char *kernel, uint32_t i,
+                                                         uint32_t dims, uint32_t g, uint32_t b) {
+  if (__builtin_expect(g > 1 || b > 1, 0))
+    return hsad_fail(g > 1 ? HSAD_ERR_GRID : HSAD_ERR_WORKGROUP, "kernel %s: dimension %u "
+                     "unused (dims %u) but grid[%u]=%u block[%u]=%u; use 0 or 1", kernel, i, dims,
+                     i, g, i, b);
+  return HSAD_OK;
+}
+
+/* hsad_queue_monitor_enable on a backend's queue (ops set): the table's monitor_enable, or
+ * HSAD_ERR_UNSUPPORTED naming the backend when it has none. */
+static inline hsad_status_t hsad_backend_monitor_enable(hsad_queue_t *q,
+                                                        const struct hsad_monitor_options *o) {
+  const hsad_backend_ops_t *ops = hsad_queue_ops(q);
+  if (ops->monitor_enable) return ops->monitor_enable(q, o);
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_enable: the queue is a %s stream: "
+                   "its backend has no monitoring", ops->name);
+}
+
+/* hsad_queue_monitor_drain's arguments: HSAD_ERR_INVALID_ARGUMENT for a NULL queue or
+ * out_count, or NULL out_records with a capacity. */
+static inline hsad_status_t hsad_monitor_drain_args_check(const hsad_queue_t *q,
+                                                          const struct hsad_dispatch_record *out,
+                                                          uint32_t capacity,
+                                                          const uint32_t *out_count) {
+  if (!q || !out_count || (!out && capacity))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
+                     "out_records or out_count");
+  return HSAD_OK;
+}
+
+/* hsad_queue_monitor_drain on a backend's queue (arguments checked): the table's
+ * monitor_drain, or HSAD_ERR_UNSUPPORTED naming the backend when it has none. */
+static inline hsad_status_t hsad_backend_monitor_drain(hsad_queue_t *q,
+                                                       struct hsad_dispatch_record *out_records,
+                                                       uint32_t capacity, uint32_t *out_count,
+                                                       uint64_t *out_dropped) {
+  const hsad_backend_ops_t *ops = hsad_queue_ops(q);
+  if (ops->monitor_drain)
+    return ops->monitor_drain(q, out_records, capacity, out_count, out_dropped);
+  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
+                   "its backend has no monitoring", ops->name);
+}
+
 /* Generic waits over completions of any backends (backend.c): all in order; any by polling
  * hsad_completion_done with a short sleep (backends have no common blocking primitive). */
 hsad_status_t hsad_backend_wait_all(const hsad_completion_t *c, uint32_t count,

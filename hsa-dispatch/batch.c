@@ -1,8 +1,6 @@
 /* batch.c - hsad_queue_dispatch_batch: many dispatches as one contiguous run of packets
  * (hsad_queue.h, batches): every entry checked first, one reservation, bodies filled, headers
  * published last-to-first, one doorbell. */
-#include <stdio.h>
-
 #include "hsa-dispatch/queue_submit.h"
 
 /* Slots of batch entry i: its dispatch and its padding (hsad_queue.h step 4). */
@@ -14,9 +12,8 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
                                         uint32_t count, uint64_t deadline_ns,
                                         hsad_completion_t *out_completion,
                                         uint64_t *out_first_packet_id) {
-  if (!q || !items || !count)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
-                     "count 0");
+  hsad_status_t args = hsad_batch_args_check(q, items, count);
+  if (args) return args;
   if (q->ops)
     return hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
                                          out_first_packet_id);
@@ -33,11 +30,7 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
   for (uint32_t i = 0; i < count; i++) {
     hsad_status_t s = items[i].kernel ? dq_launch_check(q, items[i].kernel, &items[i].launch, bp)
                                       : hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "NULL kernel");
-    if (s) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", hsad_last_error());
-      return hsad_fail(s, "batch entry %u: %s", i, msg);
-    }
+    if (s) return hsad_batch_entry_fail(s, i);
     slots += batch_span(q, &items[i]);
   }
   /* The completion rides on the last dispatch when it has the BARRIER bit, no timestamp

@@ -48,8 +48,7 @@ struct hsad_device {
 };
 
 struct hsad_runtime {
-  pthread_mutex_t lock;
-  uint32_t refs;                        /* under lock */
+  pthread_mutex_t lock;                 /* its reference count: runtime.c (runtime_refs.h) */
   uint32_t device_count, cpu_count;
   hsad_device_t devices[HSAD_MAX_DEVICES];
   hsa_agent_t cpu_agents[HSAD_MAX_CPUS];

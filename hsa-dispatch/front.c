@@ -11,10 +11,10 @@
 
 #include "hsa-dispatch/backend.h"
 #include "hsa-dispatch/monitor_common.h"
+#include "hsa-dispatch/runtime_refs.h"
 #include "memory/hsad_memory.h"
 
 #define FR_MAX_DEVICES 16
-#define FR_HOOKS 8
 
 struct hsad_device {
   const hsad_backend_ops_t *ops;
@@ -23,17 +23,14 @@ struct hsad_device {
 };
 
 struct hsad_runtime {
-  pthread_mutex_t lock;
-  uint32_t refs;
+  pthread_mutex_t lock; /* its reference count: fr_refs (runtime_refs.h) */
   uint32_t device_count;
   hsad_device_t devices[FR_MAX_DEVICES];
 };
 
 static hsad_runtime_t fr_rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
-static _Atomic uint32_t fr_refs;
+static hsad_rt_refs_t fr_refs; /* opens, close hooks (under fr_rt.lock) */
 static _Atomic uint64_t fr_generation;
-static struct { void (*fn)(void *); void *arg; } fr_hooks[FR_HOOKS];
-static uint32_t fr_hook_count;
 
 uint64_t hsad_now_ns(void) {
   struct timespec ts;
@@ -41,7 +38,7 @@ uint64_t hsad_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static bool fr_open(void) { return atomic_load_explicit(&fr_refs, memory_order_acquire) > 0; }
+static bool fr_open(void) { return hsad_rt_refs_open(&fr_refs); }
 
 static hsad_status_t fr_check_open(void) {
   return fr_open() ? HSAD_OK
@@ -62,7 +59,7 @@ static hsad_status_t fr_amd_only(const char *who) {
 hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
   if (!out_runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_open: out_runtime is NULL");
   pthread_mutex_lock(&fr_rt.lock);
-  if (fr_rt.refs == 0) {
+  if (fr_refs.refs == 0) {
     char why[512] = "";
     fr_rt.device_count = 0;
     for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++) {
@@ -90,8 +87,7 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
     }
     atomic_fetch_add_explicit(&fr_generation, 1, memory_order_release);
   }
-  fr_rt.refs++;
-  atomic_store_explicit(&fr_refs, fr_rt.refs, memory_order_release);
+  hsad_rt_refs_take(&fr_refs);
   pthread_mutex_unlock(&fr_rt.lock);
   *out_runtime = &fr_rt;
   return HSAD_OK;
@@ -100,19 +96,12 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
 hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime) {
   if (!runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_close: runtime is NULL");
   pthread_mutex_lock(&fr_rt.lock);
-  if (fr_rt.refs == 0) {
-    pthread_mutex_unlock(&fr_rt.lock);
-    return hsad_fail(HSAD_ERR_CLOSED, "hsad_runtime_close: the runtime is already closed");
-  }
-  if (--fr_rt.refs == 0) {
-    atomic_store_explicit(&fr_refs, 0, memory_order_release);
-    for (uint32_t i = fr_hook_count; i-- > 0;) fr_hooks[i].fn(fr_hooks[i].arg);
+  bool last;
+  hsad_status_t s = hsad_rt_refs_drop(&fr_refs, &last);
+  if (last) /* the hooks have run */
     for (const hsad_backend_ops_t *const *b = hsad_backends; *b; b++) (*b)->close();
-  } else {
-    atomic_store_explicit(&fr_refs, fr_rt.refs, memory_order_release);
-  }
   pthread_mutex_unlock(&fr_rt.lock);
-  return HSAD_OK;
+  return s;
 }
 
 uint32_t hsad_device_count(const hsad_runtime_t *runtime) {
@@ -162,13 +151,7 @@ hsad_status_t hsad_runtime_on_close(hsad_runtime_t *runtime, void (*fn)(void *ar
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL or foreign runtime, "
                      "or NULL fn");
   pthread_mutex_lock(&fr_rt.lock);
-  hsad_status_t s = HSAD_OK;
-  bool known = false;
-  for (uint32_t i = 0; i < fr_hook_count; i++) known |= fr_hooks[i].fn == fn && fr_hooks[i].arg == arg;
-  if (!known && fr_hook_count == FR_HOOKS)
-    s = hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "hsad_runtime_on_close: %d hooks at most", FR_HOOKS);
-  else if (!known)
-    fr_hooks[fr_hook_count].fn = fn, fr_hooks[fr_hook_count++].arg = arg;
+  hsad_status_t s = hsad_rt_refs_hook(&fr_refs, fn, arg);
   pthread_mutex_unlock(&fr_rt.lock);
   return s;
 }
@@ -282,9 +265,7 @@ hsad_status_t hsad_queue_error(const hsad_queue_t *q) {
 
 hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_options_t *options) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: NULL queue");
-  if (hsad_queue_ops(q)->monitor_enable) return hsad_queue_ops(q)->monitor_enable(q, options);
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_enable: the queue is a %s stream: "
-                   "its backend has no monitoring", hsad_queue_ops(q)->name);
+  return hsad_backend_monitor_enable(q, options);
 }
 
 void hsad_queue_monitor_disable(hsad_queue_t *q) {
@@ -294,13 +275,8 @@ void hsad_queue_monitor_disable(hsad_queue_t *q) {
 hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *q, hsad_dispatch_record_t *out_records,
                                        uint32_t capacity, uint32_t *out_count,
                                        uint64_t *out_dropped) {
-  if (!q || !out_count || (!out_records && capacity))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
-                     "out_records or out_count");
-  if (hsad_queue_ops(q)->monitor_drain)
-    return hsad_queue_ops(q)->monitor_drain(q, out_records, capacity, out_count, out_dropped);
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
-                   "its backend has no monitoring", hsad_queue_ops(q)->name);
+  hsad_status_t s = hsad_monitor_drain_args_check(q, out_records, capacity, out_count);
+  return s ? s : hsad_backend_monitor_drain(q, out_records, capacity, out_count, out_dropped);
 }
 
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
@@ -328,11 +304,9 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
                                         uint32_t count, uint64_t deadline_ns,
                                         hsad_completion_t *out_completion,
                                         uint64_t *out_first_packet_id) {
-  if (!q || !items || !count)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
-                     "count 0");
-  return hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
-                                       out_first_packet_id);
+  hsad_status_t s = hsad_batch_args_check(q, items, count);
+  return s ? s : hsad_backend_batch_one_by_one(q, items, count, deadline_ns, out_completion,
+                                               out_first_packet_id);
 }
 
 hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,

@@ -41,10 +41,8 @@ static hsad_status_t check_full(const hsad_queue_t *q, const hsad_device_kernel_
   for (uint32_t i = 0; i < 3; i++) {
     uint32_t g = l->grid[i], b = l->block[i];
     if (i >= dims) {
-      if (DQ_UNLIKELY(g > 1 || b > 1))
-        return hsad_fail(g > 1 ? HSAD_ERR_GRID : HSAD_ERR_WORKGROUP, "kernel %s: dimension %u "
-                         "unused (dims %u) but grid[%u]=%u block[%u]=%u; use 0 or 1", kd->name, i,
-                         dims, i, g, i, b);
+      hsad_status_t s = hsad_launch_unused_dim_check(kd->name, i, dims, g, b);
+      if (DQ_UNLIKELY(s)) return s;
       g = b = 1;
     } else {
       if (DQ_UNLIKELY(g == 0))

@@ -292,11 +292,7 @@ static void monitor_flush_alerts(hsad_queue_t *q);
 
 hsad_status_t hsad_queue_monitor_enable(hsad_queue_t *q, const hsad_monitor_options_t *options) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: NULL queue");
-  if (DQ_FOREIGN(q)) {
-    if (q->ops->monitor_enable) return q->ops->monitor_enable(q, options);
-    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_enable: the queue is a %s stream: "
-                     "its backend has no monitoring", q->ops->name);
-  }
+  if (DQ_FOREIGN(q)) return hsad_backend_monitor_enable(q, options);
   hsad_monitor_options_t o;
   hsad_status_t s = dq_monitor_options("hsad_queue_monitor_enable", options, &o);
   if (s) return s;
@@ -438,15 +434,10 @@ static void monitor_flush_alerts(hsad_queue_t *q) {
 hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *q, hsad_dispatch_record_t *out_records,
                                        uint32_t capacity, uint32_t *out_count,
                                        uint64_t *out_dropped) {
-  if (!q || !out_count || (!out_records && capacity))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
-                     "out_records or out_count");
-  if (DQ_FOREIGN(q)) {
-    if (q->ops->monitor_drain)
-      return q->ops->monitor_drain(q, out_records, capacity, out_count, out_dropped);
-    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
-                     "its backend has no monitoring", q->ops->name);
-  }
+  hsad_status_t s = hsad_monitor_drain_args_check(q, out_records, capacity, out_count);
+  if (s) return s;
+  if (DQ_FOREIGN(q))
+    return hsad_backend_monitor_drain(q, out_records, capacity, out_count, out_dropped);
   *out_count = 0;
   struct dq_monitor *m = q->monitor;
   if (!m)

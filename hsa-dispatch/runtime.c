@@ -6,9 +6,10 @@
 #include <time.h>
 
 #include "hsa-dispatch/dispatch_internal.h"
+#include "hsa-dispatch/runtime_refs.h"
 
 hsad_runtime_t hsad_rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
-static _Atomic uint32_t rt_open_refs; /* mirror of hsad_rt.refs for lock-free checks */
+static hsad_rt_refs_t rt_refs; /* opens, close hooks (under hsad_rt.lock; runtime_refs.h) */
 static _Atomic uint64_t rt_generation; /* +1 at every hsa_init (first reference) */
 uint64_t dq_next_uid(void) { return hsad_backend_next_uid(); }
 
@@ -34,7 +35,7 @@ hsad_status_t dq_hsa_fail(hsa_status_t st, const char *fmt, ...) {
   return hsad_fail(HSAD_ERR_HSA, "%s: HSA status 0x%x (%s)", what, (unsigned)st, s);
 }
 
-bool dq_is_open(void) { return atomic_load_explicit(&rt_open_refs, memory_order_acquire) > 0; }
+bool dq_is_open(void) { return hsad_rt_refs_open(&rt_refs); }
 
 hsad_status_t dq_check_open(void) {
   if (dq_is_open()) return HSAD_OK;
@@ -339,7 +340,7 @@ static void close_backends(void) {
 hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
   if (!out_runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_open: out_runtime is NULL");
   pthread_mutex_lock(&hsad_rt.lock);
-  if (hsad_rt.refs == 0) {
+  if (rt_refs.refs == 0) {
     char amd_why[1024], other_why[512];
     hsad_rt.amd_up = false;
     hsad_rt.device_count = hsad_rt.cpu_count = 0;
@@ -365,60 +366,36 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
     }
     atomic_fetch_add_explicit(&rt_generation, 1, memory_order_release);
   }
-  hsad_rt.refs++;
-  atomic_store_explicit(&rt_open_refs, hsad_rt.refs, memory_order_release);
+  hsad_rt_refs_take(&rt_refs);
   pthread_mutex_unlock(&hsad_rt.lock);
   *out_runtime = &hsad_rt;
   return HSAD_OK;
 }
-
-/* Close hooks of modules built on hsa-dispatch (under hsad_rt.lock). */
-#define DQ_CLOSE_HOOKS 8
-static struct { void (*fn)(void *); void *arg; } close_hooks[DQ_CLOSE_HOOKS];
-static uint32_t close_hook_count;
 
 hsad_status_t hsad_runtime_on_close(hsad_runtime_t *runtime, void (*fn)(void *arg), void *arg) {
   if (!runtime || runtime != &hsad_rt || !fn)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL or foreign runtime, "
                      "or NULL fn");
   pthread_mutex_lock(&hsad_rt.lock);
-  for (uint32_t i = 0; i < close_hook_count; i++)
-    if (close_hooks[i].fn == fn && close_hooks[i].arg == arg) {
-      pthread_mutex_unlock(&hsad_rt.lock);
-      return HSAD_OK;
-    }
-  if (close_hook_count == DQ_CLOSE_HOOKS) {
-    pthread_mutex_unlock(&hsad_rt.lock);
-    return hsad_fail(HSAD_ERR_RESOURCE_EXHAUSTED, "hsad_runtime_on_close: %d hooks at most",
-                     DQ_CLOSE_HOOKS);
-  }
-  close_hooks[close_hook_count].fn = fn;
-  close_hooks[close_hook_count].arg = arg;
-  close_hook_count++;
+  hsad_status_t s = hsad_rt_refs_hook(&rt_refs, fn, arg);
   pthread_mutex_unlock(&hsad_rt.lock);
-  return HSAD_OK;
+  return s;
 }
 
 hsad_status_t hsad_runtime_close(hsad_runtime_t *runtime) {
   if (!runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_close: runtime is NULL");
   pthread_mutex_lock(&hsad_rt.lock);
-  if (hsad_rt.refs == 0) {
-    pthread_mutex_unlock(&hsad_rt.lock);
-    return hsad_fail(HSAD_ERR_CLOSED, "hsad_runtime_close: the runtime is already closed");
-  }
-  if (--hsad_rt.refs == 0) {
-    atomic_store_explicit(&rt_open_refs, 0, memory_order_release);
-    for (uint32_t i = close_hook_count; i-- > 0;) close_hooks[i].fn(close_hooks[i].arg);
+  bool last;
+  hsad_status_t s = hsad_rt_refs_drop(&rt_refs, &last);
+  if (last) { /* the hooks have run: the queues, the devices, the backends, ROCr */
     dq_queues_close_all();
     for (uint32_t i = 0; i < hsad_rt.amd_device_count; i++) dq_device_release(&hsad_rt.devices[i]);
     close_backends();
     if (hsad_rt.amd_up) hsad_rocr.hsa_shut_down();
     hsad_rt.amd_up = false;
-  } else {
-    atomic_store_explicit(&rt_open_refs, hsad_rt.refs, memory_order_release);
   }
   pthread_mutex_unlock(&hsad_rt.lock);
-  return HSAD_OK;
+  return s;
 }
 
 uint32_t hsad_device_count(const hsad_runtime_t *runtime) {

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -517,14 +518,20 @@ static int chunk_step(mem_op_t *op, uint32_t b) {
   return STEP_RETIRED;
 }
 
+/* A completion handler's first step (chunks, pinned copies, fills): true when buffer b was
+ * aborted, which is then acknowledged (the op must not be touched after: its starter frees
+ * it). */
+static bool buf_aborted(mem_op_t *op, uint32_t b) {
+  if (atomic_load_explicit(&op->bstate[b], memory_order_acquire) != MEM_BUF_ABORTED) return false;
+  atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
+  return true;
+}
+
 static bool chunk_done(hsa_signal_value_t v, void *arg) {
   (void)v;
   mem_op_t *op = (mem_op_t *)((uintptr_t)arg & ~(uintptr_t)7);
   uint32_t b = (uint32_t)((uintptr_t)arg & 7);
-  if (atomic_load_explicit(&op->bstate[b], memory_order_acquire) == MEM_BUF_ABORTED) {
-    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
-    return false;
-  }
+  if (buf_aborted(op, b)) return false;
   return chunk_step(op, b) == STEP_NEXT; /* true: watch the refilled buffer again */
 }
 
@@ -629,10 +636,7 @@ static bool pinned_done(hsa_signal_value_t v, void *arg) {
   (void)v;
   mem_op_t *op = arg;
   (void)sig_acquire(op->bsig[0]);
-  if (atomic_load_explicit(&op->bstate[0], memory_order_acquire) == MEM_BUF_ABORTED) {
-    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
-    return false;
-  }
+  if (buf_aborted(op, 0)) return false;
   atomic_store_explicit(&op->bytes_done, op->size, memory_order_relaxed);
   op_finish(op);
   return false;
@@ -919,10 +923,7 @@ static bool fill_done(hsa_signal_value_t v, void *arg) {
   (void)v;
   mem_op_t *op = arg;
   (void)sig_acquire(op->bsig[0]);
-  if (atomic_load_explicit(&op->bstate[0], memory_order_acquire) == MEM_BUF_ABORTED) {
-    atomic_store_explicit(&op->abort_ack, 1, memory_order_release); /* last touch of op */
-    return false;
-  }
+  if (buf_aborted(op, 0)) return false;
   op_finish(op);
   return false;
 }
@@ -1178,6 +1179,43 @@ hsad_status_t hsad_mem_wait_pending(hsad_device_t *device, uint64_t deadline_ns)
   }
 }
 
+/* A synchronous copy or fill (hsad_memcpy, hsad_memset) on its internal signal: the call's
+ * name, the device, the signal, and the bytes it writes and reads (pending_add's). */
+typedef struct sync_op {
+  const char *what;
+  const hsad_device_t *device;
+  hsa_signal_t sig;
+  const void *dst;
+  size_t dsize;
+  const void *src;
+  size_t ssize;
+} sync_op_t;
+
+/* The end of a synchronous copy or fill, s the start's status. late (the deadline passed with
+ * the op in flight): the op is kept (pending_add; its signal stays with it) and the answer is
+ * HSAD_ERR_TIMEOUT: head_fmt formatted, then clause[1] (kept: hsad_mem_wait_pending waits for
+ * it) or clause[0] (out of host memory to track it). Else the op's own failure (none: HSAD_OK)
+ * and the signal goes back. */
+static hsad_status_t sync_end(const sync_op_t *op, hsad_status_t s, bool late,
+                              const char *const clause[2], const char *head_fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static hsad_status_t sync_end(const sync_op_t *op, hsad_status_t s, bool late,
+                              const char *const clause[2], const char *head_fmt, ...) {
+  if (late) {
+    bool kept = pending_add(op->what, op->device, op->sig, op->dst, op->dsize, op->src,
+                            op->ssize);
+    char head[256];
+    va_list ap;
+    va_start(ap, head_fmt);
+    vsnprintf(head, sizeof head, head_fmt, ap);
+    va_end(ap);
+    return hsad_fail(HSAD_ERR_TIMEOUT, "%s%s", head, clause[kept]);
+  }
+  if (!s) s = mem_fail_take(op->sig, NULL);
+  mem_signal_give(op->sig);
+  return s;
+}
+
 hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, size_t size,
                           const hsad_copy_options_t *options, uint64_t deadline_ns) {
   if (hsad_submit_device_foreign(device)) { /* another vendor's device: async, then wait */
@@ -1193,17 +1231,13 @@ hsad_status_t hsad_memcpy(hsad_device_t *device, void *dst, const void *src, siz
   s = mem_copy_start("hsad_memcpy", device, dst, src, size, NULL, 0, sig, options, NULL,
                      deadline_ns ? deadline_ns : 1, false, NULL);
   /* mem_copy_start's own TIMEOUT: a pinned or pipelined copy it drove here is in flight */
-  if (s == HSAD_ERR_TIMEOUT || (!s && !sig_wait_zero(sig, deadline_ns))) {
-    bool kept = pending_add("hsad_memcpy", device, sig, dst, size, src, size);
-    return hsad_fail(HSAD_ERR_TIMEOUT, "hsad_memcpy: %zu bytes not copied by the deadline: the "
-                     "copy goes on in the background%s", size,
-                     kept ? " (hsad_mem_wait_pending waits for it; freeing its memory is refused "
-                            "until then)"
-                          : " (out of host memory to track it: keep its memory until it finished)");
-  }
-  if (!s) s = mem_fail_take(sig, NULL);
-  mem_signal_give(sig);
-  return s;
+  static const char *const late[2] = {
+      " (out of host memory to track it: keep its memory until it finished)",
+      " (hsad_mem_wait_pending waits for it; freeing its memory is refused until then)"};
+  const sync_op_t op = {"hsad_memcpy", device, sig, dst, size, src, size};
+  return sync_end(&op, s, s == HSAD_ERR_TIMEOUT || (!s && !sig_wait_zero(sig, deadline_ns)), late,
+                  "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the "
+                  "background", size);
 }
 
 hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, uint32_t width,
@@ -1216,15 +1250,10 @@ hsad_status_t hsad_memset(hsad_device_t *device, void *dst, uint32_t pattern, ui
   hsa_signal_t sig;
   if ((s = mem_signal_take(1, &sig))) return s;
   s = mem_fill_start(what, device, dst, pattern, width, count, NULL, 0, sig, false, NULL);
-  if (!s && !sig_wait_zero(sig, deadline_ns)) {
-    bool kept = pending_add(what, device, sig, dst, count * width, NULL, 0);
-    return hsad_fail(HSAD_ERR_TIMEOUT, "%s: not finished by the deadline (goes on in the "
-                     "background%s)", what,
-                     kept ? "; hsad_mem_wait_pending waits for it, freeing its memory is refused "
-                            "until then"
-                          : "; out of host memory to track it: keep its memory until it finished");
-  }
-  if (!s) s = mem_fail_take(sig, NULL);
-  mem_signal_give(sig);
-  return s;
+  static const char *const late[2] = {
+      "; out of host memory to track it: keep its memory until it finished)",
+      "; hsad_mem_wait_pending waits for it, freeing its memory is refused until then)"};
+  const sync_op_t op = {what, device, sig, dst, count * width, NULL, 0};
+  return sync_end(&op, s, !s && !sig_wait_zero(sig, deadline_ns), late,
+                  "%s: not finished by the deadline (goes on in the background", what);
 }

@@ -53,6 +53,20 @@ static hsad_nv_entry_t *add_entry(hsad_nv_program_t *p) {
   return e;
 }
 
+/* The one entry of a program that is a whole cubin or PTX file: kind, all of p's bytes. NULL
+ * when out of memory (the message set: "LABEL: out of memory"). */
+static hsad_nv_entry_t *whole_entry(hsad_nv_program_t *p, hsad_nv_entry_kind_t kind) {
+  hsad_nv_entry_t *e = add_entry(p);
+  if (!e) {
+    hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", p->label);
+    return NULL;
+  }
+  e->kind = kind;
+  e->size = e->uncompressed_size = p->size;
+  e->data = p->bytes;
+  return e;
+}
+
 bool nv_is_ptx(const uint8_t *d, size_t size) {
   size_t i = 0;
   while (i < size) {
@@ -277,28 +291,16 @@ hsad_status_t hsad_nv_program_open_memory(const void *data, size_t size, const c
   p->size = size;
   if (size >= 4 && !memcmp(p->bytes, "\177ELF", 4)) {
     p->kind = HSAD_NV_FILE_CUBIN;
-    hsad_nv_entry_t *e = add_entry(p);
-    if (!e) {
-      st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-      goto fail;
-    }
-    e->kind = HSAD_NV_ENTRY_ELF;
-    e->size = e->uncompressed_size = size;
-    e->data = p->bytes;
+    hsad_nv_entry_t *e = whole_entry(p, HSAD_NV_ENTRY_ELF);
+    if (!e) goto fail; /* st: HSAD_ERR_OUT_OF_MEMORY */
     st = nv_cubin_read(&p->pool, p->label, p->bytes, size, e);
   } else if (size >= 4 && rd32(p->bytes) == HSAD_NV_FATBIN_MAGIC) {
     p->kind = HSAD_NV_FILE_FATBIN;
     st = fatbin_read(p);
   } else if (nv_is_ptx(p->bytes, size)) {
     p->kind = HSAD_NV_FILE_PTX;
-    hsad_nv_entry_t *e = add_entry(p);
-    if (!e) {
-      st = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "%s: out of memory", label);
-      goto fail;
-    }
-    e->kind = HSAD_NV_ENTRY_PTX;
-    e->size = e->uncompressed_size = size;
-    e->data = p->bytes;
+    hsad_nv_entry_t *e = whole_entry(p, HSAD_NV_ENTRY_PTX);
+    if (!e) goto fail; /* st: HSAD_ERR_OUT_OF_MEMORY */
     st = nv_ptx_read(&p->pool, (const char *)p->bytes, size, e);
     if (st == HSAD_OK) {
       unsigned sm = 0;

@@ -68,7 +68,7 @@ $(NV_RUN_TEST): tests/test_nvidia_run.c $(BINDIR)/hsad $(BINDIR)/hsad-bench-nvid
 # launch + wait against cuLaunchKernel + cuStreamSynchronize
 NV_BENCH := $(BINDIR)/hsad-bench-nvidia
 $(NV_BENCH): tests/bench_nvidia.c tests/bench_nvidia_graph.h tests/bench_nvidia_producers.h \
-  tests/bench_nvidia_plot.h $(LIBDIR)/libhsad.a
+  tools/hsad/bench_threads.h tests/bench_nvidia_plot.h $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lpthread -lm
 ALL_TARGETS += $(NV_BENCH)

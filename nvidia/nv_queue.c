@@ -533,10 +533,8 @@ static hsad_status_t nv_geometry(const nv_queue_t *q, nv_kernel_t *k, const hsad
   for (uint32_t i = 0; i < 3; i++) {
     uint32_t g = l->grid[i], b = l->block[i];
     if (i >= dims) {
-      if (NV_UNLIKELY(g > 1 || b > 1))
-        return hsad_fail(g > 1 ? HSAD_ERR_GRID : HSAD_ERR_WORKGROUP, "kernel %s: dimension %u "
-                         "unused (dims %u) but grid[%u]=%u block[%u]=%u; use 0 or 1", name, i,
-                         dims, i, g, i, b);
+      hsad_status_t s = hsad_launch_unused_dim_check(name, i, dims, g, b);
+      if (NV_UNLIKELY(s)) return s;
       g = b = 1;
     }
     if (NV_UNLIKELY(g == 0))

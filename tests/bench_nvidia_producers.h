@@ -12,72 +12,60 @@
  * ns per submit (the mean over the threads of thread time / its launches), and
  * "PATH queues=CFG wall" / "T<n>": ns of wall time per launch, all threads together (first
  * start to last finish over every launch: 1e9 / it = launches per second). Checked: every
- * launch returned success. On the H200's 16 cores T = 8 measures the driver's locks, not the
- * scheduler. */
-#include <pthread.h>
+ * launch returned success. The threads and their timing are hsad bench's
+ * (tools/hsad/bench_threads.h). On the H200's 16 cores T = 8 measures the driver's locks, not
+ * the scheduler. */
+#include "tools/hsad/bench_threads.h"
 
-enum { PB_MAXT = 8, PB_NT = 4 };
+enum { PB_MAXT = BENCH_THREADS_MAX, PB_NT = 4 };
 static const uint32_t pb_threads[PB_NT] = {1, 2, 4, 8};
 
-typedef struct pb_worker {
-  int raw;                        /* 0: hsad, 1: cuLaunchKernel */
-  hsad_queue_t *q;
+/* What a producer thread does: path raw (0 hsad, 1 cuLaunchKernel) into one shared queue or
+ * stream ([0]) or its own. */
+typedef struct pb_job {
+  int raw, shared;
+  hsad_queue_t *const *hq;
+  const nv_stream_t *st;
   const hsad_device_kernel_t *k;
-  nv_stream_t stream;
   nv_function_t fn;
   nv_context_t ctx;
-  uint32_t n;
-  volatile int *go;
-  double ns;
-  int err;
-  pthread_t th;
-} pb_worker_t;
+} pb_job_t;
 
-static void *pb_work(void *arg) {
-  pb_worker_t *w = arg;
+/* bench_threads' prepare: cuLaunchKernel's threads make the primary context current. */
+static int pb_prepare(void *arg, uint32_t t) {
+  const pb_job_t *j = arg;
+  (void)t;
+  return j->raw && nv_cu.ctx_set_current(j->ctx);
+}
+
+/* bench_threads' run: thread t's n launches (256 threads, no completion). */
+static int pb_submit(void *arg, uint32_t t, uint32_t n) {
+  const pb_job_t *j = arg;
   hsad_launch_t l = {.dims = 1, .grid = {256, 1, 1}, .block = {256, 1, 1}};
-  if (w->raw && nv_cu.ctx_set_current(w->ctx)) w->err = 1;
-  while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE)) {
-  }
-  uint64_t t0 = hsad_now_ns();
-  for (uint32_t i = 0; i < w->n && !w->err; i++)
-    w->err = w->raw ? nv_cu.launch_kernel(w->fn, 1, 1, 1, 256, 1, 1, 0, w->stream, NULL, NULL) != 0
-                    : hsad_kernel_dispatch(w->q, w->k, &l, HSAD_DEADLINE_NEVER, NULL, NULL) != 0;
-  w->ns = (double)(hsad_now_ns() - t0) / w->n;
-  return NULL;
+  uint32_t q = j->shared ? 0 : t;
+  for (uint32_t i = 0; i < n; i++)
+    if (j->raw ? nv_cu.launch_kernel(j->fn, 1, 1, 1, 256, 1, 1, 0, j->st[q], NULL, NULL) != 0
+               : hsad_kernel_dispatch(j->hq[q], j->k, &l, HSAD_DEADLINE_NEVER, NULL, NULL) != 0)
+      return 1;
+  return 0;
 }
 
 /* One measurement: T threads of path raw, shared or not; *ns per submit, *wall ns per launch. */
 static int pb_measure(hsad_queue_t *const *hq, const nv_stream_t *st, const hsad_device_kernel_t *k,
                       nv_function_t fn, nv_context_t ctx, int raw, uint32_t T, int shared,
                       uint32_t total, double *ns, double *wall) {
-  pb_worker_t w[PB_MAXT];
-  volatile int go = 0;
-  uint32_t started = 0;
-  for (uint32_t t = 0; t < T; t++) {
-    w[t] = (pb_worker_t){.raw = raw, .q = hq[shared ? 0 : t], .k = k,
-                         .stream = st[shared ? 0 : t], .fn = fn, .ctx = ctx, .n = total / T,
-                         .go = &go};
-    if (pthread_create(&w[t].th, NULL, pb_work, &w[t])) break;
-    started++;
-  }
-  uint64_t t0 = hsad_now_ns();
-  __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-  int err = started < T;
-  *ns = 0;
-  for (uint32_t t = 0; t < started; t++) {
-    pthread_join(w[t].th, NULL);
-    *ns += w[t].ns / T;
-    err |= w[t].err;
-  }
-  *wall = (double)(hsad_now_ns() - t0) / (double)(total / T * T);
+  pb_job_t pj = {.raw = raw, .shared = shared, .hq = hq, .st = st, .k = k, .fn = fn, .ctx = ctx};
+  const bench_threads_job_t job = {.prepare = pb_prepare, .run = pb_submit, .ctx = &pj};
+  int rc = bench_threads_measure(&job, T, total / T, ns, wall);
+  *wall /= (double)(total / T * T);
+  int err = rc != BENCH_THREADS_OK;
   for (uint32_t t = 0; t < (shared ? 1 : T) && !err; t++)
     err = raw ? nv_cu.stream_synchronize(st[t]) != 0
               : hsad_queue_wait_idle(hq[t], hsad_now_ns() + 60000000000ull) != HSAD_OK;
   if (err)
     fprintf(stderr, "hsad-bench-nvidia: producers: %s, %u thread(s), queues=%s: %s\n",
             raw ? "cuLaunchKernel" : "hsad", T, shared ? "shared" : "each",
-            started < T ? "pthread_create failed"
+            rc == BENCH_THREADS_NOT_STARTED ? "pthread_create failed"
             : raw ? "a cuLaunchKernel or cuStreamSynchronize failed" : hsad_last_error());
   return err;
 }

@@ -649,6 +649,16 @@ Test(dispatch_errors, rows, .timeout = 60) {
   l.block[0] = 0;
   DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel saxpy: block[0] is 0 work-items");
+  /* a dimension the launch leaves unused: grid or block above 1 (the same rule and message as
+   * on NVIDIA: hsad_launch_unused_dim_check) */
+  l = ok;
+  l.grid[2] = 5;
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+            "kernel saxpy: dimension 2 unused (dims 1) but grid[2]=5 block[2]=0; use 0 or 1");
+  l = ok;
+  l.block[1] = 2;
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+            "kernel saxpy: dimension 1 unused (dims 1) but grid[1]=0 block[1]=2; use 0 or 1");
   /* nothing above was reserved */
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
 

@@ -258,6 +258,14 @@ static void take_parts(bench_suite_result_t *out, const bench_cg_job_t *job, boo
     }
 }
 
+/* The callgrind figures' note (why they are missing) on every shape's row of paths p0..p1. */
+static void note_paths(bench_suite_result_t *out, int p0, int p1, const char *note) {
+  for (int p = p0; p <= p1; p++)
+    for (uint32_t gi = 0; gi < BG_NSHAPES; gi++)
+      snprintf(bench_row_find(out, paths[p], bg_shape_names[gi], 0)->note, BENCH_NOTE_MAX, "%s",
+               note);
+}
+
 /* Runs both callgrind children (HIP in the background: its start-up under valgrind is slow). */
 static void count_instructions(bench_ctx_t *ctx, gstate_t *st, bench_suite_result_t *out) {
   char note[BENCH_NOTE_MAX], cnt[16], cgc[16], dv[16], co[64];
@@ -274,10 +282,7 @@ static void count_instructions(bench_ctx_t *ctx, gstate_t *st, bench_suite_resul
                    calls);
     hip_running = !bench_callgrind_start(ctx, av_hip, HIP_CG_FNS, &hip_job, note, sizeof note);
     if (!hip_running)
-      for (int p = P_HIP_GRAPH; p <= P_HIP_STREAM; p++)
-        for (uint32_t gi = 0; gi < BG_NSHAPES; gi++)
-          snprintf(bench_row_find(out, paths[p], bg_shape_names[gi], 0)->note, BENCH_NOTE_MAX,
-                   "%s", note);
+      note_paths(out, P_HIP_GRAPH, P_HIP_STREAM, note);
   }
   if ((st->ok[P_GRAPH] || st->ok[P_DISPATCH]) && ctx->elf_fd >= 0 && !bench_stopped()) {
     char *av[] = {ctx->self, "bench", "--child", "graph", "--count", cgc, "--device", dv,
@@ -287,20 +292,14 @@ static void count_instructions(bench_ctx_t *ctx, gstate_t *st, bench_suite_resul
         !bench_callgrind_finish(ctx, &job, &(double){0}, note, sizeof note))
       take_parts(out, &job, false, calls);
     else if (!bench_stopped())
-      for (int p = P_GRAPH; p <= P_DISPATCH; p++)
-        for (uint32_t gi = 0; gi < BG_NSHAPES; gi++)
-          snprintf(bench_row_find(out, paths[p], bg_shape_names[gi], 0)->note, BENCH_NOTE_MAX,
-                   "%s", note);
+      note_paths(out, P_GRAPH, P_DISPATCH, note);
   }
   if (hip_running) {
     bench_progress(ctx, "graph", "hip", "callgrind: waiting for it");
     if (!bench_callgrind_finish(ctx, &hip_job, &(double){0}, note, sizeof note))
       take_parts(out, &hip_job, true, calls);
     else if (!bench_stopped())
-      for (int p = P_HIP_GRAPH; p <= P_HIP_STREAM; p++)
-        for (uint32_t gi = 0; gi < BG_NSHAPES; gi++)
-          snprintf(bench_row_find(out, paths[p], bg_shape_names[gi], 0)->note, BENCH_NOTE_MAX,
-                   "%s", note);
+      note_paths(out, P_HIP_GRAPH, P_HIP_STREAM, note);
   }
 }
 

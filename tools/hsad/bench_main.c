@@ -182,10 +182,7 @@ typedef struct bench_cmd {
   bool want[NSUITES]; /* the suites to run */
 } bench_cmd_t;
 
-/* A phase's result when the command is done without a failure (--help). */
-#define BENCH_DONE (-1)
-
-/* One option getopt_long returned (c) with its value v: 0, BENCH_DONE or the exit code. */
+/* One option getopt_long returned (c) with its value v: 0, HSAD_CLI_DONE or the exit code. */
 static int bench_option(bench_ctx_t *ctx, bench_cmd_t *b, int c, const char *v, char **argv) {
   switch (c) {
   case O_JSON: b->json = true; return 0;
@@ -199,7 +196,7 @@ static int bench_option(bench_ctx_t *ctx, bench_cmd_t *b, int c, const char *v, 
   case O_TIMEOUT: return parse_u32("timeout", v, 1, 3600, &ctx->timeout_s) ? 2 : 0;
   case O_CHILD: b->child = v; return 0;
   case O_CO: b->co = v; return 0;
-  case 'h': usage(stdout); return BENCH_DONE;
+  case 'h': usage(stdout); return HSAD_CLI_DONE;
   default: return hsad_cli_getopt_fail(&bench_cli, c, argv);
   }
 }
@@ -328,7 +325,7 @@ int hsad_cmd_bench(int argc, char **argv) {
   bench_cli.json = hsad_cli_wants_json(argc, argv);
   bench_cmd_t b = {0};
   int rc = bench_parse_options(ctx, &b, argc, argv);
-  if (rc) return rc == BENCH_DONE ? 0 : rc;
+  if (rc) return rc == HSAD_CLI_DONE ? 0 : rc;
   /* handlers first: a ^C during the comgr compile lets it finish and remove its directory */
   struct sigaction sa = {.sa_handler = on_signal};
   sigemptyset(&sa.sa_mask);

@@ -26,7 +26,6 @@
  * and 20 for 64 MiB); the sample is the mean ns per pair. Ratios hip / pool and
  * hsa-pool / pool per size (target: >= 100x once warm).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +34,7 @@
 #include "hsa-dispatch/hsad_rocr.h"
 #include "memory/hsad_memory.h"
 #include "tools/hsad/bench_paths.h"
+#include "tools/hsad/bench_threads.h"
 
 static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip", "stream",
                                     "hip-stream"};
@@ -42,54 +42,46 @@ static const char *const paths[] = {"pool", "pool-4threads", "hsa-pool", "hip", 
 #define NSZ 3
 static const size_t sizes[NSZ] = {4096, (size_t)1 << 20, (size_t)64 << 20};
 
-typedef struct pw {
-  hsad_host_pool_t *pool;
-  size_t size;
-  uint32_t n;
-  volatile int *go;
-  double ns;
-  int err;
-  pthread_t th;
-} pw_t;
-
-static void *pw_main(void *arg) {
-  pw_t *w = arg;
+/* One alloc + free pair of `size` bytes on `pool`; nonzero: either failed. */
+static int pool_pair(hsad_host_pool_t *pool, size_t size) {
   void *p;
-  if (hsad_host_pool_alloc(w->pool, w->size, &p) || hsad_host_pool_free(w->pool, p)) w->err = 1;
-  while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE)) {
-  }
-  uint64_t t0 = hsad_now_ns();
-  for (uint32_t i = 0; i < w->n && !w->err; i++)
-    if (hsad_host_pool_alloc(w->pool, w->size, &p) || hsad_host_pool_free(w->pool, p)) w->err = 1;
-  w->ns = (double)(hsad_now_ns() - t0) / w->n;
-  return NULL;
+  return hsad_host_pool_alloc(pool, size, &p) || hsad_host_pool_free(pool, p);
 }
 
+/* What each thread of `pool` / `pool-4threads` does (bench_threads: one warm-up pair untimed,
+ * then n pairs timed). */
+typedef struct pool_job {
+  hsad_host_pool_t *pool;
+  size_t size;
+} pool_job_t;
+static int pool_warm(void *ctx, uint32_t t) {
+  const pool_job_t *j = ctx;
+  (void)t;
+  return pool_pair(j->pool, j->size);
+}
+static int pool_pairs(void *ctx, uint32_t t, uint32_t n) {
+  const pool_job_t *j = ctx;
+  (void)t;
+  for (uint32_t i = 0; i < n; i++)
+    if (pool_pair(j->pool, j->size)) return 1;
+  return 0;
+}
+
+/* `threads` threads (1: the calling thread) doing n pairs each; the row's sample is the mean
+ * over the threads of ns per pair. */
 static int run_pool(hsad_host_pool_t *pool, size_t size, uint32_t n, uint32_t threads,
                     bench_row_t *row) {
-  pw_t w[4];
-  volatile int go = 0;
-  for (uint32_t t = 0; t < threads; t++) {
-    w[t] = (pw_t){.pool = pool, .size = size, .n = n, .go = &go};
-    if (threads == 1) break;
-    pthread_create(&w[t].th, NULL, pw_main, &w[t]);
+  pool_job_t pj = {.pool = pool, .size = size};
+  const bench_threads_job_t job = {.prepare = pool_warm, .run = pool_pairs, .ctx = &pj,
+                                   .one_inline = true};
+  double ns, wall;
+  int rc = bench_threads_measure(&job, threads, n, &ns, &wall);
+  if (rc) {
+    bench_row_absent(row, "%s", rc == BENCH_THREADS_NOT_STARTED ? "pthread_create failed"
+                                                                 : hsad_last_error());
+    return -1;
   }
-  if (threads == 1) {
-    go = 1;
-    pw_main(&w[0]);
-  } else {
-    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-    for (uint32_t t = 0; t < threads; t++) pthread_join(w[t].th, NULL);
-  }
-  double sum = 0;
-  for (uint32_t t = 0; t < threads; t++) {
-    if (w[t].err) {
-      bench_row_absent(row, "%s", hsad_last_error());
-      return -1;
-    }
-    sum += w[t].ns;
-  }
-  bench_sample(row, "ns_per_alloc_free", "ns", sum / threads);
+  bench_sample(row, "ns_per_alloc_free", "ns", ns);
   return 0;
 }
 

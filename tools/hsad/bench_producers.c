@@ -10,45 +10,17 @@
  * (bench_rocr_submit: add_write_index), hip (hipLaunchKernelGGL from T threads into one stream
  * or a stream each). On a 2-core machine T > 2 measures the scheduler as much as the queue.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tools/hsad/bench_paths.h"
+#include "tools/hsad/bench_threads.h"
 
 static const char *const paths[] = {"hsad", "rocr-textbook", "hip"};
 #define NP 3
-#define MAXT 8
+#define MAXT BENCH_THREADS_MAX
 static const uint32_t threads_list[] = {1, 2, 4, 8};
 #define NT 4
-
-typedef struct pworker {
-  bench_ctx_t *ctx;
-  int path;
-  hsad_queue_t *q;
-  bench_rocr_q_t *rq;
-  uint32_t n;
-  volatile int *go;
-  double ns;
-  int err;
-  pthread_t th;
-} pworker_t;
-
-static void *worker(void *arg) {
-  pworker_t *w = arg;
-  while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE)) {
-  }
-  uint64_t t0 = hsad_now_ns();
-  if (w->path == 0) {
-    for (uint32_t i = 0; i < w->n && !w->err; i++)
-      if (hsad_kernel_dispatch(w->q, w->ctx->k, &bench_launch, HSAD_DEADLINE_NEVER, NULL, NULL))
-        w->err = 1;
-  } else {
-    for (uint32_t i = 0; i < w->n; i++) bench_rocr_submit(w->rq);
-  }
-  w->ns = (double)(hsad_now_ns() - t0) / w->n;
-  return NULL;
-}
 
 /* The producers suite's queues (one per thread, [0] the shared one) and its paths' state. */
 typedef struct producers_suite {
@@ -73,37 +45,48 @@ static int producers_hip(producers_suite_t *ps, uint32_t T, bool shared, double 
   return 0;
 }
 
+/* What a producer thread does: path p (0 hsad, 1 ROCr) into one shared queue or a queue each. */
+typedef struct producers_job {
+  producers_suite_t *ps;
+  int p;
+  bool shared;
+} producers_job_t;
+
+/* bench_threads' run: thread t's n submits, into queue [0] when shared, else its own. */
+static int producers_submit(void *ctx, uint32_t t, uint32_t n) {
+  const producers_job_t *j = ctx;
+  uint32_t q = j->shared ? 0 : t;
+  if (j->p == 0) {
+    for (uint32_t i = 0; i < n; i++)
+      if (hsad_kernel_dispatch(j->ps->hq[q], j->ps->ctx->k, &bench_launch, HSAD_DEADLINE_NEVER,
+                               NULL, NULL))
+        return 1;
+  } else {
+    for (uint32_t i = 0; i < n; i++) bench_rocr_submit(&j->ps->rq[q]);
+  }
+  return 0;
+}
+
 /* T threads submitting total / T each on path p (0 hsad, 1 ROCr) into one shared queue or a
  * queue each, then the queues drained; -1 with why[p] set. */
 static int producers_threads(producers_suite_t *ps, int p, uint32_t T, bool shared, double *ns,
                              double *rate) {
   bench_ctx_t *ctx = ps->ctx;
   char note[BENCH_NOTE_MAX];
-  pworker_t w[MAXT];
-  volatile int go = 0;
-  uint32_t started = 0;
-  for (uint32_t t = 0; t < T; t++) {
-    w[t] = (pworker_t){.ctx = ctx, .path = p, .q = ps->hq[shared ? 0 : t],
-                       .rq = &ps->rq[shared ? 0 : t], .n = ps->total / T, .go = &go};
-    if (pthread_create(&w[t].th, NULL, worker, &w[t])) break;
-    started++;
-  }
-  uint64_t t0 = hsad_now_ns();
-  __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-  int err = started < T;
-  for (uint32_t t = 0; t < started; t++) {
-    pthread_join(w[t].th, NULL);
-    *ns += w[t].ns / T;
-    err |= w[t].err;
-  }
-  double wall = (double)(hsad_now_ns() - t0);
+  producers_job_t pj = {.ps = ps, .p = p, .shared = shared};
+  const bench_threads_job_t job = {.run = producers_submit, .ctx = &pj};
+  double wall;
+  int rc = bench_threads_measure(&job, T, ps->total / T, ns, &wall);
   *rate = (double)(ps->total / T * T) / (wall / 1e9);
+  int err = rc != BENCH_THREADS_OK;
   for (uint32_t t = 0; t < (shared ? 1 : T) && !err; t++)
     err = p == 0 ? bench_hsad_drain(ctx, ps->hq[t], note, sizeof note)
                  : bench_rocr_drain(ctx, &ps->rq[t]);
   if (err) {
-    snprintf(ps->why[p], sizeof ps->why[p], "%s", started < T ? "pthread_create failed"
-             : p == 0 ? hsad_last_error() : "queue not drained in time");
+    snprintf(ps->why[p], sizeof ps->why[p], "%s",
+             rc == BENCH_THREADS_NOT_STARTED ? "pthread_create failed"
+             : p == 0                        ? hsad_last_error()
+                                             : "queue not drained in time");
     return -1;
   }
   return 0;

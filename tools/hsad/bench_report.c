@@ -105,6 +105,15 @@ static json_object *metric_json(const bench_metric_t *m, bool with_unit) {
   return o;
 }
 
+/* A row's or ratio's "x": {"name": XNAME, "value": X}, or null (NULL) when it has none. */
+static json_object *x_json(const char *xname, double x) {
+  if (!xname) return NULL;
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "name", json_object_new_string(xname));
+  json_object_object_add(o, "value", json_object_new_double(x));
+  return o;
+}
+
 int bench_report_json(const bench_ctx_t *ctx, const bench_suite_result_t *s, uint32_t n,
                       bool interrupted) {
   json_object *root = json_object_new_object();
@@ -137,13 +146,7 @@ int bench_report_json(const bench_ctx_t *ctx, const bench_suite_result_t *s, uin
       json_object *ro = json_object_new_object(), *ms = json_object_new_object();
       json_object_object_add(ro, "path", json_object_new_string(w->path));
       json_object_object_add(ro, "config", json_object_new_string(w->config));
-      json_object *x = NULL;
-      if (w->xname) {
-        x = json_object_new_object();
-        json_object_object_add(x, "name", json_object_new_string(w->xname));
-        json_object_object_add(x, "value", json_object_new_double(w->x));
-      }
-      json_object_object_add(ro, "x", x);
+      json_object_object_add(ro, "x", x_json(w->xname, w->x));
       json_object_object_add(ro, "ok", json_object_new_boolean(!w->absent));
       json_object_object_add(ro, "note", w->note[0] ? json_object_new_string(w->note) : NULL);
       json_object_object_add(ro, "results_checked", json_object_new_boolean(w->checked));
@@ -158,13 +161,7 @@ int bench_report_json(const bench_ctx_t *ctx, const bench_suite_result_t *s, uin
       json_object *qo = metric_json(&q->m, false);
       json_object_object_add(qo, "name", json_object_new_string(q->name));
       json_object_object_add(qo, "config", json_object_new_string(q->config));
-      json_object *x = NULL;
-      if (q->xname) {
-        x = json_object_new_object();
-        json_object_object_add(x, "name", json_object_new_string(q->xname));
-        json_object_object_add(x, "value", json_object_new_double(q->x));
-      }
-      json_object_object_add(qo, "x", x);
+      json_object_object_add(qo, "x", x_json(q->xname, q->x));
       json_object_object_add(qo, "metric", json_object_new_string(q->m.name));
       json_object_array_add(ratios, qo);
     }

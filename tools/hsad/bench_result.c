@@ -36,22 +36,28 @@ bench_row_t *bench_row_find(bench_suite_result_t *r, const char *path, const cha
   return NULL;
 }
 
+/* Sets *flag (row->absent or row->wrong) with the row's note; once set, later calls keep the
+ * first note (the first reason or failure is the one to report). */
+static void row_mark(bench_row_t *row, bool *flag, const char *fmt, va_list ap) {
+  if (*flag) return;
+  vsnprintf(row->note, sizeof row->note, fmt, ap);
+  *flag = true;
+}
+
 void bench_row_absent(bench_row_t *row, const char *fmt, ...) {
-  if (!row || row->absent) return; /* the first reason is the one to report */
+  if (!row) return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(row->note, sizeof row->note, fmt, ap);
+  row_mark(row, &row->absent, fmt, ap);
   va_end(ap);
-  row->absent = true;
 }
 
 void bench_row_wrong(bench_row_t *row, const char *fmt, ...) {
-  if (!row || row->wrong) return; /* the first failure is the one to report */
+  if (!row) return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(row->note, sizeof row->note, fmt, ap);
+  row_mark(row, &row->wrong, fmt, ap);
   va_end(ap);
-  row->wrong = true;
 }
 
 bench_metric_t *bench_metric(bench_row_t *row, const char *name) {

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* vasprintf */
 #include "tools/hsad/hsad_cli.h"
 
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,49 @@ int hsad_cli_getopt_fail(const hsad_cli_t *cli, int ret, char **argv) {
                          name, cli->cmd);
   return hsad_cli_fail(cli, 2, "usage", "unknown option '%s' (see hsad %s --help)", name,
                        cli->cmd);
+}
+
+int hsad_cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts,
+                    int (*option)(void *ctx, int opt, const char *value, char **argv), void *ctx) {
+  optind = 0; /* 0, not 1: glibc's getopt starts afresh (its state of an earlier scan dropped) */
+  opterr = 0;
+  int opt;
+  while ((opt = getopt_long(argc, argv, optstring, longopts, NULL)) != -1)
+    HSAD_CLI_TRY(option(ctx, opt, optarg, argv));
+  return 0;
+}
+
+char *hsad_cli_slurp(const char *path, size_t *out_size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap) break; /* so buf[n] is there for the NUL */
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err || !buf) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *out_size = n;
+  return buf;
+}
+
+int hsad_cli_cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
 }
 
 json_object *hsad_cli_json_double(double v, const char *fmt) {

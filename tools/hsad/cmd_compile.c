@@ -30,33 +30,6 @@ static void compile_usage(FILE *f) {
              "  diagnostics are printed as FILE:LINE:COL: error|warning: ...\n");
 }
 
-static char *slurp(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 65536, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap) break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    free(buf);
-    return NULL;
-  }
-  *out_size = n;
-  return buf;
-}
-
 /* Everything hsad compile holds; compile_free releases it. */
 typedef struct compile {
   hsad_cli_t cli;
@@ -76,9 +49,6 @@ static void compile_free(compile_t *c) {
   free(c->defs);
   free(c->incs);
 }
-
-/* A phase's result when the command is done without a failure (--help). */
-#define COMPILE_DONE (-1)
 
 enum { OPT_TARGET = 256, OPT_COV, OPT_MAXWG, OPT_WAVES, OPT_JSON };
 static const struct option compile_opts[] = {
@@ -103,10 +73,11 @@ static int compile_option_budget(compile_t *c, int opt, const char *v) {
   return 0;
 }
 
-/* One option getopt_long returned (opt) with its value v. */
-static int compile_option(compile_t *c, int opt, const char *v, char **argv) {
+/* One option getopt_long returned (opt) with its value v (ctx: the compile_t). */
+static int compile_option(void *ctx, int opt, const char *v, char **argv) {
+  compile_t *c = ctx;
   switch (opt) {
-  case 'h': compile_usage(stdout); return COMPILE_DONE;
+  case 'h': compile_usage(stdout); return HSAD_CLI_DONE;
   case OPT_TARGET: c->o.target = v; return 0;
   case OPT_JSON: c->cli.json = true; return 0;
   case 'o': c->out = v; return 0;
@@ -139,11 +110,7 @@ static int compile_parse_options(compile_t *c, int argc, char **argv) {
     return hsad_cli_fail(&c->cli, 1, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
   c->o.defines = c->defs;
   c->o.include_dirs = c->incs;
-  opterr = 0;
-  optind = 1;
-  int opt, rc;
-  while ((opt = getopt_long(argc, argv, ":ho:O:D:I:", compile_opts, NULL)) != -1)
-    if ((rc = compile_option(c, opt, optarg, argv))) return rc;
+  HSAD_CLI_TRY(hsad_cli_getopt(argc, argv, ":ho:O:D:I:", compile_opts, compile_option, c));
   for (int i = optind; i < argc; i++) {
     if (c->src)
       return hsad_cli_fail(&c->cli, 2, "usage", "one source file only (got %s and %s)", c->src,
@@ -164,7 +131,7 @@ static int compile_parse_options(compile_t *c, int argc, char **argv) {
 /* The source through comgr (its diagnostics on stderr, FILE:LINE:COL), written to -o. */
 static int compile_and_write(compile_t *c) {
   size_t size = 0;
-  char *text = slurp(c->src, &size);
+  char *text = hsad_cli_slurp(c->src, &size);
   if (!text)
     return hsad_cli_fail(&c->cli, 1, "error", "%s: cannot read: %s", c->src, strerror(errno));
   char *log = NULL;
@@ -223,5 +190,5 @@ int hsad_cmd_compile(int argc, char **argv) {
   if (!rc) rc = compile_and_write(&c);
   if (!rc) compile_report(&c);
   compile_free(&c);
-  return rc == COMPILE_DONE ? 0 : rc;
+  return rc == HSAD_CLI_DONE ? 0 : rc;
 }

@@ -224,19 +224,6 @@ static void graph_warn(void *ctx, const char *msg) {
   fprintf(stderr, "hsad graph: warning: node %s: %s\n", (const char *)ctx, msg);
 }
 
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long sz = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)sz + 1);
-  if (b && fread(b, 1, (size_t)sz, f) != (size_t)sz) { free(b); b = NULL; }
-  if (b) b[sz] = 0, *n = (size_t)sz;
-  fclose(f);
-  return b;
-}
-
 /* Byte offset of the first \u0000 escape in JSON text (json-c keeps the NUL, and every name, path
  * and value here is used as a C string, so "x\u0000junk" would be buffer "x"), or n. Backslashes
  * occur only inside strings and pair up, so an odd run of them before "u0000" is an escape. */
@@ -266,7 +253,7 @@ static json_object *parse_file(const char *path, char *why, size_t whyn) {
     return NULL;
   }
   size_t n = 0;
-  char *text = slurp(path, &n);
+  char *text = hsad_cli_slurp(path, &n);
   if (!text) {
     snprintf(why, whyn, "%s: %s", path, errno ? strerror(errno) : "cannot read");
     return NULL;
@@ -340,7 +327,7 @@ static int nv_load(hsad_device_t *dev, const char *path, bool source, hsad_progr
   m->sm = di->cc_major * 10 + di->cc_minor;
   m->label = path;
   size_t n = 0;
-  char *data = slurp(path, &n);
+  char *data = hsad_cli_slurp(path, &n);
   if (!data) return snprintf(why, whyn, "%.1024s: %s", path, strerror(errno)), 1;
   if (source) {
     hsad_nv_compile_options_t o = {.target = target};
@@ -399,21 +386,9 @@ static const char *arg_label(bool nv, const hsad_device_kernel_desc_t *kd, uint3
   return b;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* ---- the command: one state object, phases that return an exit code (0: go on) ----------- */
 
-/* A phase's result when the command is done without a failure (--help). */
-#define GRAPH_DONE (-1)
-/* Runs a phase; its nonzero result ends the command. */
-#define TRY(phase)                                                                            \
-  do {                                                                                        \
-    int rc_ = (phase);                                                                        \
-    if (rc_) return rc_;                                                                      \
-  } while (0)
+#define TRY HSAD_CLI_TRY /* hsad_cli.h: runs a phase; its nonzero result ends the command */
 /* errors through hsad_cli_fail: "hsad graph: MESSAGE" on stderr, or the JSON error object */
 #define GRAPH_FAIL(gc, ...) hsad_cli_fail(&(gc)->cli, 1, "error", __VA_ARGS__)
 #define GRAPH_USAGE(gc, ...) hsad_cli_fail(&(gc)->cli, 2, "usage", __VA_ARGS__)
@@ -513,12 +488,13 @@ static const struct option graph_opts[] = {{"launches", required_argument, NULL,
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
 
-/* One option getopt_long returned (opt) with its value v. */
-static int graph_option(graph_cmd_t *gc, int opt, const char *v, char **argv) {
+/* One option getopt_long returned (opt) with its value v (ctx: the graph_cmd_t). */
+static int graph_option(void *ctx, int opt, const char *v, char **argv) {
+  graph_cmd_t *gc = ctx;
   char *end;
   unsigned long n;
   switch (opt) {
-  case 'h': usage(stdout); return GRAPH_DONE;
+  case 'h': usage(stdout); return HSAD_CLI_DONE;
   case OPT_SEQUENTIAL: gc->sequential = true; return 0;
   case OPT_JSON: gc->cli.json = true; return 0;
   case OPT_LAUNCHES:
@@ -537,11 +513,7 @@ static int graph_option(graph_cmd_t *gc, int opt, const char *v, char **argv) {
 }
 
 static int graph_parse_options(graph_cmd_t *gc, int argc, char **argv) {
-  opterr = 0;
-  optind = 1;
-  int opt;
-  while ((opt = getopt_long(argc, argv, ":h", graph_opts, NULL)) != -1)
-    TRY(graph_option(gc, opt, optarg, argv));
+  TRY(hsad_cli_getopt(argc, argv, ":h", graph_opts, graph_option, gc));
   for (int i = optind; i < argc; i++) {
     if (gc->file)
       return GRAPH_USAGE(gc, "one FILE only (got %s and %s)", gc->file, argv[i]);
@@ -580,7 +552,7 @@ static int graph_load_amd_source(graph_cmd_t *gc, const char *kn, const char *sp
   return GRAPH_FAIL(gc, "kernel %s: field \"source\": an AMD source needs the AMD backend\n", kn);
 #else
   size_t n = 0;
-  char *src = slurp(sp, &n), *log = NULL;
+  char *src = hsad_cli_slurp(sp, &n), *log = NULL;
   if (!src) return GRAPH_FAIL(gc, "kernel %s: field \"source\": %s: %s\n", kn, sp, strerror(errno));
   hsad_compile_options_t o = {.target = hsad_device_info(gc->dev)->isa_name, .opt_level = 2};
   void *elf = NULL;
@@ -1133,8 +1105,8 @@ static int graph_launch_loop(graph_cmd_t *gc) {
     for (size_t c = 0; r == 0 && c < gc->nc; c++) TRY(graph_run_check(gc, c));
   }
   hsad_graph_exec_counters(gc->x, gc->counts);
-  qsort(gc->tsub, gc->launches, sizeof *gc->tsub, cmp_u64);
-  qsort(gc->twait, gc->launches, sizeof *gc->twait, cmp_u64);
+  qsort(gc->tsub, gc->launches, sizeof *gc->tsub, hsad_cli_cmp_u64);
+  qsort(gc->twait, gc->launches, sizeof *gc->twait, hsad_cli_cmp_u64);
   return 0;
 }
 
@@ -1217,5 +1189,5 @@ int hsad_cmd_graph(int argc, char **argv) {
   if (!rc && gc.cli.json) graph_report_json(&gc);
   else if (!rc) graph_report_text(&gc);
   graph_free(&gc);
-  return rc == GRAPH_DONE ? 0 : rc;
+  return rc == HSAD_CLI_DONE ? 0 : rc;
 }

@@ -91,11 +91,16 @@ static json_object *j_u3(const uint32_t v[3]) {
 }
 
 /* "demangled": the C++ name of a mangled kernel (with --demangle), nothing otherwise */
-static void j_demangled(json_object *o, const char *name, const inspect_opts_t *opt) {
-  if (!opt->demangle) return;
-  char *dm = hsad_cli_demangle(name);
-  if (dm) J_ADD(o, "demangled", j_s(dm));
+/* A kernel's JSON object, begun with its names: "name", "demangled" (--demangle, a mangled
+ * name) and "symbol" (json_kernel's and pressure_json's first fields). */
+static json_object *j_kernel_names(const hsad_kernel_info_t *ki, const inspect_opts_t *opt) {
+  json_object *j = json_object_new_object();
+  J_ADD(j, "name", j_s(ki->name));
+  char *dm = opt->demangle ? hsad_cli_demangle(ki->name) : NULL;
+  if (dm) J_ADD(j, "demangled", j_s(dm));
   free(dm);
+  J_ADD(j, "symbol", j_s(ki->symbol));
+  return j;
 }
 
 /* "args": every argument's metadata (explicit and hidden), as the code object gives it. */
@@ -188,10 +193,7 @@ static void json_kernel_occupancy(json_object *j, const hsad_kernel_t *k,
 
 static json_object *json_kernel(const hsad_kernel_t *k, const inspect_opts_t *o) {
   const hsad_kernel_info_t *ki = hsad_kernel_info(k);
-  json_object *j = json_object_new_object();
-  J_ADD(j, "name", j_s(ki->name));
-  j_demangled(j, ki->name, o);
-  J_ADD(j, "symbol", j_s(ki->symbol));
+  json_object *j = j_kernel_names(ki, o);
   if (ki->present & HSAD_KI_HAS_LANGUAGE) J_ADD(j, "language", j_s(ki->language));
   if (ki->present & HSAD_KI_HAS_LANGUAGE_VERSION) {
     json_object *v = json_object_new_array_ext(2);
@@ -341,10 +343,7 @@ static void pressure_table(obuf_t *b, const hsad_kernel_t *k, const inspect_opts
 
 static json_object *pressure_json(const hsad_kernel_t *k, const inspect_opts_t *o) {
   const hsad_kernel_info_t *ki = hsad_kernel_info(k);
-  json_object *j = json_object_new_object();
-  J_ADD(j, "name", j_s(ki->name));
-  j_demangled(j, ki->name, o);
-  J_ADD(j, "symbol", j_s(ki->symbol));
+  json_object *j = j_kernel_names(ki, o);
   J_ADD(j, "wavefront_size", j_u(ki->wavefront_size));
   J_ADD(j, "max_flat_workgroup_size", j_u(ki->max_flat_workgroup_size));
   uint32_t sizes[8];

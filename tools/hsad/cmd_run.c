@@ -346,30 +346,6 @@ static int parse_dims(const char *s, uint32_t out[3], uint32_t *dims) {
   return n ? 0 : -1;
 }
 
-static char *slurp(const char *path, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) {
-    b[n] = '\0';
-    *out_size = (size_t)n;
-  }
-  return b;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), m = strlen(suf);
   return n >= m && !strcmp(s + n - m, suf);
@@ -539,7 +515,7 @@ static int source_apply(const char *path, const char *input, const char *const *
   *status = "error";
   char *self = NULL;
   size_t len = 0, slen = 0;
-  char *text = slurp(path, &len);
+  char *text = hsad_cli_slurp(path, &len);
   if (!text) return snprintf(why, n, "--source %s: %s", path, strerror(errno)), 1;
   hsad_status_t st = hsad_cl_source_expand(text, len, path, incs, nincs, &self, &slen);
   free(text);
@@ -697,14 +673,7 @@ static void print_buffers(const arg_t *args, uint32_t nargs) {
 
 /* ---- the command: one state object, phases that return an exit code (0: go on) ----------- */
 
-/* A phase's result when the command is done without a failure (--help). */
-#define RUN_DONE (-1)
-/* Runs a phase; its nonzero result ends the command. */
-#define TRY(phase)                                                                            \
-  do {                                                                                        \
-    int rc_ = (phase);                                                                        \
-    if (rc_) return rc_;                                                                      \
-  } while (0)
+#define TRY HSAD_CLI_TRY /* hsad_cli.h: runs a phase; its nonzero result ends the command */
 #define RUN_USAGE(r, ...) hsad_cli_fail(&(r)->cli, 2, "usage", __VA_ARGS__)
 #define RUN_FAIL(r, status, ...) hsad_cli_fail(&(r)->cli, 1, status, __VA_ARGS__)
 
@@ -849,10 +818,11 @@ static int run_option_number(run_t *r, int c, const char *v) {
   return 0;
 }
 
-/* One option getopt_long returned (c) with its value v. */
-static int run_option(run_t *r, int c, const char *v, char **argv) {
+/* One option getopt_long returned (c) with its value v (ctx: the run_t). */
+static int run_option(void *ctx, int c, const char *v, char **argv) {
+  run_t *r = ctx;
   switch (c) {
-  case 'h': usage(stdout); return RUN_DONE;
+  case 'h': usage(stdout); return HSAD_CLI_DONE;
   case OPT_JSON: r->cli.json = true; return 0;
   case OPT_TRACE:
     if (!*v) return RUN_USAGE(r, "--trace: expected a file name");
@@ -888,11 +858,7 @@ static int run_parse_options(run_t *r, int argc, char **argv) {
   r->incs = calloc((size_t)argc + 1, sizeof *r->incs);
   if (!r->args || !r->defs || !r->incs)
     return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
-  optind = 0; /* a fresh getopt scan (argv is the command's, argv[0] = "run") */
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, ":hO:D:I:", run_opts, NULL)) != -1)
-    TRY(run_option(r, c, optarg, argv));
+  TRY(hsad_cli_getopt(argc, argv, ":hO:D:I:", run_opts, run_option, r));
   for (int i = optind; i < argc; i++) {
     if (!r->input) r->input = argv[i];
     else if (!r->kname) r->kname = argv[i];
@@ -948,7 +914,7 @@ static int run_read_input(run_t *r, const char *empty, char **out, size_t *out_s
   struct stat st;
   if (!stat(r->input, &st) && S_ISDIR(st.st_mode))
     return RUN_FAIL(r, "error", "%s: is a directory", r->input);
-  *out = slurp(r->input, out_size);
+  *out = hsad_cli_slurp(r->input, out_size);
   if (!*out) return RUN_FAIL(r, "error", "%s: %s", r->input, strerror(errno));
   if (!*out_size) {
     free(*out);
@@ -1045,7 +1011,7 @@ static int run_dispatch_loop(run_t *r) {
     r->have_gpu_time = !s && hsad_completion_times(&done, &r->gpu_start, &r->gpu_end) == HSAD_OK;
   TRY(run_check(r, s));
   if (r->trace_path) TRY(run_check(r, write_trace(r->q, r->trace, r->trace_path, r->mon_cap)));
-  qsort(r->submit, r->repeat, sizeof *r->submit, cmp_u64);
+  qsort(r->submit, r->repeat, sizeof *r->submit, hsad_cli_cmp_u64);
   return 0;
 }
 
@@ -1915,5 +1881,5 @@ int hsad_cmd_run(int argc, char **argv) {
   if (!rc) rc = run_open_device(&r);
   if (!rc) rc = r.di->vendor == HSAD_VENDOR_NVIDIA ? run_nvidia(&r) : run_amd(&r);
   run_free(&r);
-  return rc == RUN_DONE ? 0 : rc;
+  return rc == HSAD_CLI_DONE ? 0 : rc;
 }

@@ -50,6 +50,33 @@ int hsad_cli_fail_status(const hsad_cli_t *cli, hsad_status_t s);
  * Returns 2. */
 int hsad_cli_getopt_fail(const hsad_cli_t *cli, int ret, char **argv);
 
+/* ---- commands as phases (hsad run, graph, compile): each phase is a function returning 0 to
+ * go on, or what ends the command: its exit code, or HSAD_CLI_DONE (done without a failure,
+ * --help: the command exits 0). */
+#define HSAD_CLI_DONE (-1)
+/* Runs a phase; its nonzero result returns from the calling function. */
+#define HSAD_CLI_TRY(phase)                                                                   \
+  do {                                                                                        \
+    int rc_ = (phase);                                                                        \
+    if (rc_) return rc_;                                                                      \
+  } while (0)
+
+/* A command's option scan: getopt_long over argv (argv[0] the command's name; a fresh scan,
+ * getopt's own messages off) with `optstring` (starting with ':', so that a missing value is
+ * told from an unknown option) and `longopts`, each option it returns and its value (optarg)
+ * handed to the phase option(ctx, opt, value, argv). Returns option's first nonzero result, or
+ * 0 with optind at the first operand (GNU getopt_long moves the operands after the options). */
+struct option;
+int hsad_cli_getopt(int argc, char **argv, const char *optstring, const struct option *longopts,
+                    int (*option)(void *ctx, int opt, const char *value, char **argv), void *ctx);
+
+/* The whole of file `path` (any file that reads as a stream), malloc'd with a NUL after its
+ * *out_size bytes (the caller frees). NULL with errno set (fopen's, fread's, ENOMEM). */
+char *hsad_cli_slurp(const char *path, size_t *out_size);
+
+/* qsort's comparison of two uint64_t, ascending. */
+int hsad_cli_cmp_u64(const void *a, const void *b);
+
 /* Prints obj on stdout (json-c, JSON_C_TO_STRING_SPACED) and a newline; drops the reference. */
 void hsad_cli_print_json(json_object *obj);
 
