@@ -34,6 +34,8 @@ struct hsad_device {
   hsad_runtime_t *runtime;
   hsa_agent_t agent;
   hsad_device_info_t info;
+  uint64_t grid_max_size;               /* HSA_AGENT_INFO_GRID_MAX_SIZE: work-items in a whole
+                                           grid (UINT64_MAX when the agent gives none) */
   hsa_amd_memory_pool_t kernarg_pool;   /* nearest CPU's kernarg pool */
   hsa_amd_memory_pool_t fine_pool;      /* nearest CPU's fine-grained pool */
   bool has_kernarg_pool, has_fine_pool;
@@ -133,6 +135,7 @@ struct hsad_device_kernel {
   uint32_t max_flat;                    /* min(.max_flat_workgroup_size, device maximum) */
   uint16_t max_dim[3];                  /* device HSA_AGENT_INFO_WORKGROUP_MAX_DIM */
   uint32_t max_grid[3];                 /* device HSA_AGENT_INFO_GRID_MAX_DIM (0: no limit) */
+  uint64_t max_grid_items;              /* device HSA_AGENT_INFO_GRID_MAX_SIZE */
   bool has_reqd;                        /* .reqd_workgroup_size declared */
   bool dyn_stack;                       /* .uses_dynamic_stack */
   uint32_t kernarg_copy;                /* bytes of the kernarg segment the hot path copies:

@@ -71,6 +71,19 @@ static hsad_status_t check_full(const hsad_queue_t *q, const hsad_device_kernel_
     d->workgroup_size[i] = (uint16_t)b;
     flat *= b;
   }
+  uint64_t items; /* HSA_AGENT_INFO_GRID_MAX_SIZE bounds the whole grid (HSA runtime spec
+                    2.3.1, hsa_agent_info_t): ROCr gives UINT32_MAX work-items */
+  bool beyond = __builtin_mul_overflow((uint64_t)dd.grid_size[0] * dd.grid_size[1],
+                                       (uint64_t)dd.grid_size[2], &items);
+  if (DQ_UNLIKELY(beyond || items > q->device->grid_max_size)) {
+    char total[32] = "more than 2^64";
+    if (!beyond) snprintf(total, sizeof total, "%llu", (unsigned long long)items);
+    return hsad_fail(HSAD_ERR_GRID, "kernel %s: grid of %ux%ux%u = %s work-items exceeds "
+                     "device %u's maximum of %llu work-items in a grid "
+                     "(HSA_AGENT_INFO_GRID_MAX_SIZE)", kd->name, dd.grid_size[0],
+                     dd.grid_size[1], dd.grid_size[2], total, di->index,
+                     (unsigned long long)q->device->grid_max_size);
+  }
   uint32_t max_flat = kd->max_flat_workgroup_size;
   if (di->max_workgroup_size && di->max_workgroup_size < max_flat) max_flat = di->max_workgroup_size;
   if (DQ_UNLIKELY(flat > max_flat))
@@ -125,6 +138,10 @@ static inline bool geometry_fast(const hsad_device_kernel_t *k, const hsad_launc
   if (DQ_UNLIKELY(!g0 | !g1 | !g2 | !b0 | !b1 | !b2)) return false;
   if (DQ_UNLIKELY((g0 > k->max_grid[0]) | (g1 > k->max_grid[1]) | (g2 > k->max_grid[2]))) return false;
   if (DQ_UNLIKELY((b0 > k->max_dim[0]) | (b1 > k->max_dim[1]) | (b2 > k->max_dim[2]))) return false;
+  uint64_t items; /* (g0 * g1 fits 64 bits; the third factor may not) */
+  if (DQ_UNLIKELY(__builtin_mul_overflow((uint64_t)g0 * g1, (uint64_t)g2, &items) ||
+                  items > k->max_grid_items))
+    return false;
   if (DQ_UNLIKELY(b0 * b1 * b2 > k->max_flat)) return false; /* each <= 1024: no overflow */
   if (DQ_UNLIKELY(k->has_reqd) &&
       ((b0 != k->desc.reqd_workgroup_size[0]) | (b1 != k->desc.reqd_workgroup_size[1]) |

@@ -205,6 +205,7 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t **cos, uint
       memcpy(dk->max_dim, d->info.max_workgroup_dim, sizeof dk->max_dim);
       for (int i = 0; i < 3; i++)
         dk->max_grid[i] = d->info.max_grid_dim[i] ? d->info.max_grid_dim[i] : UINT32_MAX;
+      dk->max_grid_items = d->grid_max_size;
       dk->has_reqd = dd->reqd_workgroup_size[0] != 0;
       dk->dyn_stack = dd->uses_dynamic_stack;
     }

@@ -166,6 +166,9 @@ static void discover_gpu(hsad_device_t *d, hsa_agent_t a, uint32_t index) {
   i->max_grid_dim[0] = g.x;
   i->max_grid_dim[1] = g.y;
   i->max_grid_dim[2] = g.z;
+  uint32_t grid_max = 0; /* HSA 1.2 runtime spec 2.3.1: uint32_t, work-items in a grid */
+  hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_GRID_MAX_SIZE, &grid_max);
+  d->grid_max_size = grid_max ? grid_max : UINT64_MAX;
   hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MIN_SIZE, &i->queue_min_size);
   hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &i->queue_max_size);
   hsad_rocr.hsa_agent_get_info(a, HSA_AGENT_INFO_QUEUES_MAX, &i->queues_max);

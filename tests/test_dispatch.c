@@ -659,6 +659,28 @@ Test(dispatch_errors, rows, .timeout = 60) {
   l.block[1] = 2;
   DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel saxpy: dimension 1 unused (dims 1) but grid[1]=0 block[1]=2; use 0 or 1");
+  /* the whole grid above HSA_AGENT_INFO_GRID_MAX_SIZE (UINT32_MAX work-items) though each
+   * dimension is within HSA_AGENT_INFO_GRID_MAX_DIM; a product past 2^64 said so; a batch
+   * entry and a prepared launch take the same check */
+  l = ok;
+  l.dims = 2;
+  l.grid[0] = l.grid[1] = 65536;
+  l.block[1] = 1;
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+            "kernel saxpy: grid of 65536x65536x1 = 4294967296 work-items exceeds device 0's "
+            "maximum of 4294967295 work-items in a grid (HSA_AGENT_INFO_GRID_MAX_SIZE)");
+  hsad_prepared_launch_t *prep;
+  DQ_ERR_IS(hsad_launch_prepare(q, k, &l, &prep), HSAD_ERR_GRID,
+            "kernel saxpy: grid of 65536x65536x1 = 4294967296 work-items exceeds device 0's "
+            "maximum of 4294967295 work-items in a grid (HSA_AGENT_INFO_GRID_MAX_SIZE)");
+  l.dims = 3;
+  l.grid[0] = l.grid[1] = l.grid[2] = 0xffffffffu;
+  l.block[2] = 1;
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+            "kernel saxpy: grid of 4294967295x4294967295x4294967295 = more than 2^64 work-items "
+            "exceeds "
+            "device 0's maximum of 4294967295 work-items in a grid "
+            "(HSA_AGENT_INFO_GRID_MAX_SIZE)");
   /* nothing above was reserved */
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
 
