@@ -819,6 +819,18 @@ static const char *nv_graph_rollback_detail(const hsad_graph_exec_t *ge) {
   return nvx(ge)->why[0] ? nvx(ge)->why : NULL;
 }
 
+/* The driver's handles of a fused exec's kernel node (hsad-bench-nvidia times
+ * cuGraphExecKernelNodeSetParams on hsad's own exec with them); false when the exec was rolled
+ * back or the node is not a kernel node. */
+bool nv_graph_exec_native(const hsad_graph_exec_t *ge, uint32_t node, nv_graph_exec_t *out_exec,
+                          nv_graph_node_t *out_node) {
+  const nv_gexec_t *e = nvx(ge);
+  if (!e || !e->exec || node >= e->nn || e->nodes[node].op != FU_OP_KERNEL) return false;
+  *out_exec = e->exec;
+  *out_node = e->nodes[node].cu;
+  return true;
+}
+
 const hsad_graph_backend_ops_t nv_graph_ops = {
     .name = "CUDA graph",
     .instantiate = nv_graph_instantiate,

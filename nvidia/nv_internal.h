@@ -246,6 +246,11 @@ bool nv_queue_profiling(const hsad_queue_t *queue);
 
 /* nv_graph.c: graphs as CUDA graphs (fusion/fu_graph.h's table) */
 extern const struct hsad_graph_backend_ops nv_graph_ops;
+struct hsad_graph_exec;
+/* nv_graph.c: a fused exec's CUgraphExec and kernel node `node` (false: rolled back, or not a
+ * kernel node); for hsad-bench-nvidia's split of an update's cost. */
+bool nv_graph_exec_native(const struct hsad_graph_exec *exec, uint32_t node, nv_graph_exec_t *out_exec,
+                          nv_graph_node_t *out_node);
 
 /* the table's functions, per file */
 hsad_status_t nv_queue_create(hsad_device_t *, void *, const hsad_queue_options_t *,

@@ -17,12 +17,18 @@
  *             against cuGraphLaunch + cuStreamSynchronize;
  *   update    one kernel node's arguments, 2,000 per round, no launch between:
  *             hsad_graph_exec_update against cuGraphExecKernelNodeSetParams_v2 (prebuilt
- *             parameters);
+ *             parameters), and the same driver call on hsad's own exec and node (what the
+ *             driver costs there, hsad's part aside: nv_graph_exec_native);
  *   instantiate  20 per round: hsad_graph_instantiate + hsad_graph_exec_destroy against
  *             cuGraphCreate + the nodes + cuGraphInstantiateWithFlags + cuGraphExecDestroy +
  *             cuGraphDestroy (both build the CUgraph from the recorded nodes).
  * launch and update interleave the two sides burst by burst (block by block: 100 updates), the
  * side that goes first alternating, so drift in clock or load reaches both alike. */
+
+/* nvidia/nv_internal.h (libhsad.a, not installed): a fused exec's driver handles */
+struct hsad_graph_exec;
+bool nv_graph_exec_native(const struct hsad_graph_exec *exec, uint32_t node,
+                          nv_graph_exec_t *out_exec, nv_graph_node_t *out_node);
 
 enum { GB_MAXN = 100, GB_LAUNCHES = 100, GB_BURST = 10, GB_UPDATES = 2000, GB_UPDATE_BLOCK = 100,
        GB_INST = 20, GB_ELEMS = 256 };
@@ -148,7 +154,7 @@ static int suite_graph(hsad_device_t *dev, const hsad_device_kernel_t *kaff, int
     nv_graph_node_t rn[GB_MAXN];
     if (gb_raw_build(s, f, xr, &rg, &rx, rn)) return 1;
     uint32_t nq = hsad_graph_exec_queue_count(x);
-    double vl[2][MAXR], vt[2][MAXR], vu[2][MAXR], vi[2][MAXR];
+    double vl[2][MAXR], vt[2][MAXR], vu[3][MAXR], vi[2][MAXR];
     unsigned launches = 0;
     hsad_completion_t c[2];
     for (int round = 0; round < rounds; round++) {
@@ -190,22 +196,33 @@ static int suite_graph(hsad_device_t *dev, const hsad_device_kernel_t *kaff, int
       gb_args(&ua[0], xh + s->upd * GB_ELEMS, 2), gb_args(&ua[1], xh + s->upd * GB_ELEMS, 1);
       gb_args(&ra[0], xr + s->upd * GB_ELEMS, 2), gb_args(&ra[1], xr + s->upd * GB_ELEMS, 1);
       nv_kernel_node_params_t kp[2] = {gb_kparams(f, &ra[0]), gb_kparams(f, &ra[1])};
-      /* blocks of GB_UPDATE_BLOCK, hsad's and the driver's interleaved block by block */
-      uint64_t upd[2] = {0, 0};
-      for (int b = 0; b < 2 * GB_UPDATES / GB_UPDATE_BLOCK; b++) {
-        int raw = (b ^ round) & 1;
+      /* blocks of GB_UPDATE_BLOCK, the three paths taking turns block by block: hsad's
+       * update, the driver's on the raw exec, and the driver's on hsad's own exec (the same
+       * prebuilt parameters: what the driver costs on that exec, hsad's part aside) */
+      nv_graph_exec_t hx;
+      nv_graph_node_t hn;
+      if (!nv_graph_exec_native(x, s->upd, &hx, &hn)) {
+        fprintf(stderr, "hsad-bench-nvidia: graph %s: the exec is not fused\n", s->name);
+        return 1;
+      }
+      nv_kernel_node_params_t hkp[2] = {gb_kparams(f, &ua[0]), gb_kparams(f, &ua[1])};
+      uint64_t upd[3] = {0, 0, 0};
+      for (int b = 0; b < 3 * GB_UPDATES / GB_UPDATE_BLOCK; b++) {
+        int path = (b + round) % 3;
         t0 = hsad_now_ns();
-        if (raw) {
+        if (path == 1) {
           for (int i = 0; i < GB_UPDATE_BLOCK; i++)
             DRV(nv_cu.graph_exec_kernel_node_set_params(rx, rn[s->upd], &kp[i & 1]));
+        } else if (path == 2) {
+          for (int i = 0; i < GB_UPDATE_BLOCK; i++)
+            DRV(nv_cu.graph_exec_kernel_node_set_params(hx, hn, &hkp[i & 1]));
         } else {
           for (int i = 0; i < GB_UPDATE_BLOCK; i++)
             HS("hsad_graph_exec_update", hsad_graph_exec_update(x, s->upd, &ua[i & 1].l));
         }
-        upd[raw] += hsad_now_ns() - t0;
+        upd[path] += hsad_now_ns() - t0;
       }
-      vu[0][round] = (double)upd[0] / GB_UPDATES;
-      vu[1][round] = (double)upd[1] / GB_UPDATES;
+      for (int path = 0; path < 3; path++) vu[path][round] = (double)upd[path] / GB_UPDATES;
       t0 = hsad_now_ns();
       for (int i = 0; i < GB_INST; i++) {
         hsad_graph_exec_t *y;
@@ -233,6 +250,7 @@ static int suite_graph(hsad_device_t *dev, const hsad_device_kernel_t *kaff, int
     report("graph", "cuGraphLaunch+Sync", s->name, vt[1], rounds);
     double uh = report("graph", "hsad update", s->name, vu[0], rounds);
     double ur = report("graph", "cuGraphExecKernelNodeSetParams", s->name, vu[1], rounds);
+    report("graph", "SetParams on hsad's exec", s->name, vu[2], rounds);
     report("graph", "hsad instantiate", s->name, vi[0], rounds);
     report("graph", "cuGraphInstantiate", s->name, vi[1], rounds);
     ratio[si][0] = lh / lr;

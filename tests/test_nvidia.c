@@ -8,7 +8,7 @@
  * time): counted, not hidden. Criterion runs each test in its own process, so the fault test
  * poisons no other test's CUDA context. */
 #ifndef NV_KERNEL_COUNT
-#define NV_KERNEL_COUNT 10u /* the kernels of nv_kernels.cu */
+#define NV_KERNEL_COUNT 11u /* the kernels of nv_kernels.cu */
 #endif
 #include <criterion/criterion.h>
 #include <dlfcn.h>
