@@ -12,7 +12,9 @@
 #endif
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +59,23 @@ typedef struct {
 } nv_env_t;
 
 /* Opens the runtime and loads the cubin on the first NVIDIA device, or skips the test. */
+/* A crash inside a test prints its backtrace (frames as binary(+offset): addr2line -e BINARY
+ * turns them into lines) before the default action, so an H200 run that has no debugger still
+ * says where. */
+static void nv_crash_trace(int sig) {
+  void *frames[64];
+  int n = backtrace(frames, 64);
+  static const char head[] = "test_nvidia: fatal signal, backtrace:\n";
+  if (write(2, head, sizeof head - 1) < 0) { /* nothing to do */ }
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 static void nv_env(nv_env_t *e) {
+  signal(SIGSEGV, nv_crash_trace);
+  signal(SIGBUS, nv_crash_trace);
+  signal(SIGABRT, nv_crash_trace);
   memset(e, 0, sizeof *e);
   if (access(NV_CUBIN, R_OK) != 0)
     cr_skip_test("no NVIDIA test kernels (%s): nvcc was absent when this was built", NV_CUBIN);
