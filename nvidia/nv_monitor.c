@@ -169,11 +169,9 @@ void nv_monitor_record(nv_queue_t *q, nv_queue_t *tq, const nv_kernel_t *k, cons
 hsad_status_t nv_monitor_dispatch(nv_queue_t *q, const hsad_device_kernel_t *kernel,
                                   const hsad_launch_t *l, hsad_completion_t *out_completion,
                                   uint64_t *out_packet_id) {
-  uint32_t dynamic = 0;
-  if (__builtin_expect(hsad_backend_capturing((hsad_queue_t *)q), 0)) /* recorded, not run */
-    return nv_dispatch_unmonitored(q, kernel, l, out_completion, out_packet_id, &dynamic);
   hsad_completion_t own, *c = out_completion ? out_completion : q->profiling ? &own : NULL;
   uint64_t id = 0, t0 = hsad_now_ns();
+  uint32_t dynamic = 0;
   hsad_status_t s = nv_dispatch_unmonitored(q, kernel, l, c, &id, &dynamic);
   uint64_t t1 = hsad_now_ns();
   if (s) return s;

@@ -777,7 +777,8 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   (void)deadline_ns; /* a stream has no ring to wait for */
   nv_queue_t *q = nvq(queue);
   uint32_t dynamic;
-  if (NV_UNLIKELY(q->monitor != NULL))
+  /* monitored, unless captured (a captured dispatch is recorded, not run: no record) */
+  if (NV_UNLIKELY(q->monitor != NULL) && !hsad_backend_capturing(queue))
     return nv_monitor_dispatch(q, kernel, l, out_completion, out_packet_id);
   return nv_dispatch_body(q, kernel, l, out_completion, out_packet_id, &dynamic);
 }

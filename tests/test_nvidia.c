@@ -1394,6 +1394,7 @@ Test(nvidia, capture_refusals) {
   cr_assert(!hsad_queue_capturing(sq));
   ERR_IS(hsad_queue_capture_end(q, NULL), HSAD_ERR_INVALID_ARGUMENT,
          "hsad_queue_capture_end: queue %llu is not capturing", qn);
+  OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8}));
   OK(hsad_queue_capture_begin(q, g, 0));
   ERR_IS(hsad_queue_capture_begin(q, g, 1), HSAD_ERR_INVALID_ARGUMENT,
          "hsad_queue_capture_begin: queue %llu is already capturing (lane 0); end that capture "
@@ -1458,11 +1459,18 @@ Test(nvidia, capture_refusals) {
          (unsigned long long)cap_epoch(1, 0), qn);
   OK(hsad_queue_capture_end(q, &gone));
   cr_assert_eq(gone, g);
+  hsad_dispatch_record_t rec[2];
+  uint32_t got = 9;
+  OK(hsad_queue_monitor_drain(q, rec, 2, &got, NULL));
+  cr_assert_eq(got, 0u, "a captured dispatch left %u monitor records", got);
   /* after end: flush, batch and the exec's launch work again (nothing ran while capturing) */
   OK(hsad_queue_wait_idle(q2, hsad_now_ns() + 10 * SEC));
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(x[i], i, "x[%u] = %u", i, x[i]);
   OK(hsad_queue_dispatch_batch(q, &item, 1, HSAD_DEADLINE_NEVER, &out, NULL)); /* x = 3x + 1 */
   OK(hsad_completion_wait(&out, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_monitor_drain(q, rec, 2, &got, NULL));
+  cr_assert_eq(got, 1u);
+  cr_assert_str_eq(rec[0].kernel, "affine");
   OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, NULL, NULL)); /* x unchanged: 1x + 0 twice */
   OK(hsad_queue_wait_idle(q, hsad_now_ns() + 10 * SEC));
   OK(hsad_queue_wait_idle(q2, hsad_now_ns() + 10 * SEC));
