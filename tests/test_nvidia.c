@@ -1426,6 +1426,8 @@ Test(nvidia, capture_refusals) {
          CAPTURING("hsad_queue_flush", qn));
   ERR_IS(hsad_queue_wait_idle(q, HSAD_DEADLINE_NEVER), HSAD_ERR_INVALID_ARGUMENT,
          CAPTURING("hsad_queue_wait_idle", qn));
+  ERR_IS(hsad_queue_destroy_deadline(q, HSAD_DEADLINE_NEVER), HSAD_ERR_INVALID_ARGUMENT,
+         CAPTURING("hsad_queue_wait_idle", qn)); /* not destroyed: used below */
   hsad_dispatch_desc_t item = {.kernel = kaff, .launch = a.l};
   ERR_IS(hsad_queue_dispatch_batch(q, &item, 1, HSAD_DEADLINE_NEVER, &out, NULL),
          HSAD_ERR_INVALID_ARGUMENT, CAPTURING("hsad_queue_dispatch_batch", qn));
