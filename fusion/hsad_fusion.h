@@ -388,7 +388,8 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
  * word (backend.h: HSAD_GATE_CAPTURE beside HSAD_GATE_BACKEND) replaces the dispatch's
  * sticky-error load, so the error and the capture are one 64-bit load, compare and branch
  * (one movabs more, no added branch: callgrind against the mock, hsad-bench-nvidia dispatch,
- * gcc 12 -O2, 132.5 -> 134.5 instructions per hsad_kernel_dispatch over 8,000 calls); the
+ * -O2, instructions per hsad_kernel_dispatch over 8,000 calls: 132.5 -> 133.5 in the
+ * make BACKENDS=nvidia build, 132.5 -> 134.5 in the build with AMD, a register moved); the
  * barrier and a graph launch test the word in place of the error likewise.
  * Thread safety: capture is per queue, not per thread (cudaStreamCaptureModeGlobal's scope
  * without its refusal of unsafe calls): submits from any thread to a capturing queue are
