@@ -70,6 +70,7 @@ CFLAGS += -DHSAD_NO_AMD
 HSAD_LIB_LIBS := -lpthread -ldl -lelf -lzstd -ljson-c
 include common/module.mk nvidia/module.mk tools/cuda-mock/module.mk nvcodeobj/module.mk
 HSAD_LIB_SRCS += hsa-dispatch/front.c hsa-dispatch/backend.c fusion/graph.c fusion/graph_front.c \
+  fusion/capture.c \
   codeobj/argtype.c hsa-dispatch/variants.c hsa-dispatch/monitor_common.c hsa-dispatch/trace.c
 HEADERS += hsa-dispatch/hsad.h hsa-dispatch/hsad_queue.h hsa-dispatch/hsad_vendor.h \
   hsa-dispatch/hsad_variants.h hsa-dispatch/hsad_monitor.h \

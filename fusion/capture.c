@@ -1,13 +1,19 @@
 /* capture.c - stream capture (hsad_fusion.h "Capture"): while a queue captures,
  * hsad_kernel_dispatch and hsad_queue_barrier on it record graph nodes on the capture's lane
- * instead of writing packets (the hook is hsa-dispatch's gate, hsad_submit.h "capture"). Built
- * on the public graph API only. */
+ * instead of reaching the queue. The hooks: an AMD queue's through hsa-dispatch's gate
+ * (hsad_submit.h "capture": capture_kernel / capture_barrier below); another backend's queue
+ * through its table (backend.h "stream capture": its capture_set flag, then its dispatch and
+ * barrier call hsad_backend_capture_kernel / _barrier). Built on the public graph API only;
+ * built with and without the AMD backend. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fusion/hsad_fusion.h"
+#include "hsa-dispatch/backend.h"
+#ifndef HSAD_NO_AMD
 #include "hsa-dispatch/hsad_submit.h"
+#endif
 
 /* One running capture: the queue's recorder state (hsad_submit_capture_ctx). */
 typedef struct fu_capture {
@@ -24,11 +30,23 @@ typedef struct fu_capture {
 static pthread_mutex_t fu_cap_lock = PTHREAD_MUTEX_INITIALIZER;
 static fu_capture_t *fu_caps;   /* running captures (under fu_cap_lock) */
 static uint32_t fu_cap_last_id; /* the last capture id handed out (under fu_cap_lock) */
-/* This thread's kernarg image of the launch being checked (never held across calls). */
-static _Thread_local uint8_t fu_cap_image[HSAD_KERNARG_SEGMENT_MAX];
 
+/* The queue's number in messages: an AMD queue's HSA id, another backend's trace id. */
 static unsigned long long queue_id(const hsad_queue_t *q) {
+  const hsad_backend_ops_t *ops = hsad_queue_ops(q);
+  if (ops) return (unsigned long long)ops->queue_trace_id(q);
+#ifndef HSAD_NO_AMD
   return (unsigned long long)hsad_queue_hsa(q)->id;
+#else
+  return 0;
+#endif
+}
+
+/* The running capture of q, or NULL (under fu_cap_lock). */
+static fu_capture_t *capture_of(const hsad_queue_t *q) {
+  fu_capture_t *c = fu_caps;
+  while (c && c->queue != q) c = c->next;
+  return c;
 }
 
 /* Records one node (kernel when k, else barrier) after deps and hands out its completion. */
@@ -49,11 +67,16 @@ static hsad_status_t record(fu_capture_t *c, const hsad_device_kernel_t *k, cons
   return HSAD_OK;
 }
 
+#ifndef HSAD_NO_AMD
+/* This thread's kernarg image of the launch being checked (never held across calls). */
+static _Thread_local uint8_t fu_cap_image[HSAD_KERNARG_SEGMENT_MAX];
+
+/* An AMD queue's captured dispatch (its gate's hook). */
 static hsad_status_t capture_kernel(hsad_queue_t *q, const hsad_device_kernel_t *k,
                                     const hsad_launch_t *l, uint64_t deadline_ns,
                                     hsad_completion_t *out_completion, uint64_t *out_packet_id) {
   pthread_mutex_lock(&fu_cap_lock);
-  fu_capture_t *c = hsad_submit_capture_ctx(q);
+  fu_capture_t *c = capture_of(q);
   if (!c) { /* the capture ended after this submit passed the gate: not captured */
     pthread_mutex_unlock(&fu_cap_lock);
     return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
@@ -63,6 +86,24 @@ static hsad_status_t capture_kernel(hsad_queue_t *q, const hsad_device_kernel_t 
   hsad_status_t s = hsad_submit_check(q, k, l, &body, fu_cap_image);
   uint32_t prev = (uint32_t)c->last;
   if (!s) s = record(c, k, l, &prev, c->last >= 0, out_completion, out_packet_id);
+  pthread_mutex_unlock(&fu_cap_lock);
+  return s;
+}
+#endif
+
+/* Another backend's captured dispatch: the backend ran every check of hsad_kernel_dispatch. */
+hsad_status_t hsad_backend_capture_kernel(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                          const hsad_launch_t *l, uint64_t deadline_ns,
+                                          hsad_completion_t *out_completion,
+                                          uint64_t *out_packet_id) {
+  pthread_mutex_lock(&fu_cap_lock);
+  fu_capture_t *c = capture_of(q);
+  if (!c) { /* the capture ended after this submit passed the gate: not captured */
+    pthread_mutex_unlock(&fu_cap_lock);
+    return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
+  }
+  uint32_t prev = (uint32_t)c->last;
+  hsad_status_t s = record(c, k, l, &prev, c->last >= 0, out_completion, out_packet_id);
   pthread_mutex_unlock(&fu_cap_lock);
   return s;
 }
@@ -81,7 +122,7 @@ static hsad_status_t dep_node(const fu_capture_t *c, const hsad_completion_t *d,
                      queue_id(c->queue), i, (unsigned long long)d->epoch, queue_id(d->queue));
   uint32_t id = (uint32_t)((d->epoch - HSAD_CAPTURE_EPOCH_BASE) >> 32);
   uint32_t node = (uint32_t)d->epoch;
-  const fu_capture_t *src = hsad_submit_capture_ctx(d->queue);
+  const fu_capture_t *src = capture_of(d->queue);
   if (!src || src->id != id)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: queue %llu is capturing: "
                      "dependency %u is node %u of a capture on queue %llu that has ended",
@@ -100,7 +141,7 @@ static hsad_status_t capture_barrier(hsad_queue_t *q, const hsad_completion_t *d
                                      uint32_t dep_count, uint64_t deadline_ns,
                                      hsad_completion_t *out_completion) {
   pthread_mutex_lock(&fu_cap_lock);
-  fu_capture_t *c = hsad_submit_capture_ctx(q);
+  fu_capture_t *c = capture_of(q);
   if (!c) {
     pthread_mutex_unlock(&fu_cap_lock);
     return hsad_queue_barrier(q, deps, dep_count, deadline_ns, out_completion);
@@ -125,10 +166,41 @@ static hsad_status_t capture_barrier(hsad_queue_t *q, const hsad_completion_t *d
   return s;
 }
 
+hsad_status_t hsad_backend_capture_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
+                                           uint32_t dep_count, uint64_t deadline_ns,
+                                           hsad_completion_t *out_completion) {
+  return capture_barrier(q, deps, dep_count, deadline_ns, out_completion);
+}
+
+#ifndef HSAD_NO_AMD
 static const hsad_submit_capture_ops_t fu_capture_ops = {
     .kernel = capture_kernel,
     .barrier = capture_barrier,
 };
+#endif
+
+/* Diverts q's submits to capture c: an AMD queue's gate, another backend's table. */
+static hsad_status_t capture_start(hsad_queue_t *q, fu_capture_t *c) {
+  const hsad_backend_ops_t *ops = hsad_queue_ops(q);
+  if (ops) return ops->capture_set(q, true);
+#ifndef HSAD_NO_AMD
+  return hsad_submit_capture_start(q, &fu_capture_ops, c);
+#else
+  (void)c;
+  return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "not a queue of a backend built in");
+#endif
+}
+
+static void capture_stop(hsad_queue_t *q) {
+  const hsad_backend_ops_t *ops = hsad_queue_ops(q);
+  if (ops) {
+    (void)ops->capture_set(q, false);
+    return;
+  }
+#ifndef HSAD_NO_AMD
+  (void)hsad_submit_capture_stop(q);
+#endif
+}
 
 hsad_status_t hsad_queue_capture_begin(hsad_queue_t *q, hsad_graph_t *graph, uint32_t lane) {
   if (!q || !graph)
@@ -138,7 +210,7 @@ hsad_status_t hsad_queue_capture_begin(hsad_queue_t *q, hsad_graph_t *graph, uin
                      lane, (unsigned)HSAD_GRAPH_MAX_LANES);
   pthread_mutex_lock(&fu_cap_lock);
   hsad_status_t s = HSAD_OK;
-  const fu_capture_t *running = hsad_submit_capture_ctx(q);
+  const fu_capture_t *running = capture_of(q);
   if (running)
     s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_capture_begin: queue %llu is already "
                   "capturing (lane %u); end that capture first (hsad_queue_capture_end)",
@@ -155,7 +227,7 @@ hsad_status_t hsad_queue_capture_begin(hsad_queue_t *q, hsad_graph_t *graph, uin
     uint32_t id = fu_cap_last_id >= HSAD_CAPTURE_ID_MAX ? 1 : fu_cap_last_id + 1;
     *c = (fu_capture_t){.queue = q, .graph = graph, .lane = lane, .id = id, .last = -1,
                         .next = fu_caps};
-    s = hsad_submit_capture_start(q, &fu_capture_ops, c);
+    s = capture_start(q, c);
     if (s) {
       char msg[512];
       snprintf(msg, sizeof msg, "%s", hsad_last_error());
@@ -173,8 +245,9 @@ hsad_status_t hsad_queue_capture_begin(hsad_queue_t *q, hsad_graph_t *graph, uin
 hsad_status_t hsad_queue_capture_end(hsad_queue_t *q, hsad_graph_t **out_graph) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_capture_end: NULL queue");
   pthread_mutex_lock(&fu_cap_lock);
-  fu_capture_t *c = hsad_submit_capture_stop(q);
+  fu_capture_t *c = capture_of(q);
   if (c) {
+    capture_stop(q);
     fu_capture_t **at = &fu_caps;
     while (*at != c) at = &(*at)->next;
     *at = c->next;
@@ -190,7 +263,7 @@ hsad_status_t hsad_queue_capture_end(hsad_queue_t *q, hsad_graph_t **out_graph) 
 
 bool hsad_queue_capturing(const hsad_queue_t *q) {
   pthread_mutex_lock(&fu_cap_lock);
-  bool on = hsad_submit_capture_ctx(q) != NULL;
+  bool on = q && capture_of(q) != NULL;
   pthread_mutex_unlock(&fu_cap_lock);
   return on;
 }

@@ -1,8 +1,8 @@
 /* graph_front.c - the public graph calls of a build without the AMD backend (make
  * BACKENDS=nvidia): graph.c records graphs as with AMD; instantiate hands them to the queues'
  * backend (fu_backend_instantiate) and every call on an exec goes to the exec's table
- * (fu_graph.h). With AMD built, exec.c, launch.c and capture.c are these functions (forwarding
- * other backends' execs the same way). Needs no ROCm header. */
+ * (fu_graph.h). With AMD built, exec.c and launch.c are these functions (forwarding other
+ * backends' execs the same way); capture.c is built either way. Needs no ROCm header. */
 #include "fusion/fu_graph.h"
 #include "hsa-dispatch/backend.h"
 
@@ -101,23 +101,4 @@ hsad_status_t hsad_graph_exec_update_fill(hsad_graph_exec_t *e, uint32_t node, v
                                           uint32_t pattern, uint32_t width, size_t count) {
   FU_BACKEND_EXEC(e, update_fill(e, node, dst, pattern, width, count));
   return gf_null("hsad_graph_exec_update_fill");
-}
-
-/* Stream capture records AQL submits (capture.c): AMD only so far. */
-hsad_status_t hsad_queue_capture_begin(hsad_queue_t *q, hsad_graph_t *graph, uint32_t lane) {
-  (void)graph, (void)lane;
-  if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_capture_begin: NULL queue");
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_capture_begin: the queue is a %s stream: "
-                   "stream capture is AMD only for now; record NVIDIA graphs with "
-                   "hsad_graph_add_*", hsad_queue_ops(q)->name);
-}
-
-hsad_status_t hsad_queue_capture_end(hsad_queue_t *q, hsad_graph_t **out_graph) {
-  (void)q, (void)out_graph;
-  return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_capture_end: stream capture is AMD only");
-}
-
-bool hsad_queue_capturing(const hsad_queue_t *q) {
-  (void)q;
-  return false;
 }

@@ -69,7 +69,8 @@
  * dependencies; the other queues joined in stream order), updates as
  * cuGraphExecKernelNodeSetParams; everything above about packets, rings, kernarg memory and
  * epoch points is AMD's (hsad_graph_exec_packet / _point answer HSAD_ERR_UNSUPPORTED, the
- * counts 0). A graph's queues are of one vendor. Stream capture is AMD only.
+ * counts 0). A graph's queues are of one vendor. Stream capture works on NVIDIA queues too
+ * ("capture" below).
  *
  * Ownership: graphs and execs are owned by the caller. An exec does not reference its graph
  * (destroy the graph any time after instantiate); kernels, queues and the buffers the
@@ -320,8 +321,11 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
  * Stream capture, as cudaStreamBeginCapture / hipStreamBeginCapture: between
  * hsad_queue_capture_begin and hsad_queue_capture_end, what is submitted to the queue is
  * recorded into a graph on one lane instead of being written into the ring (nothing reaches
- * the ring: write_dispatch_id does not move). Instantiate the graph with that lane mapped to
- * the queue (or any other) and launch it as often as needed.
+ * the ring: write_dispatch_id does not move; on an NVIDIA queue nothing reaches the CUDA
+ * stream: no cuLaunchKernel, the queue's epochs do not move). Instantiate the graph with that
+ * lane mapped to the queue (or any other) and launch it as often as needed (on NVIDIA queues
+ * as one CUDA graph, nvidia/nv_graph.c). Both vendors, one API (issue 22); what differs on
+ * NVIDIA is said at the end of this list.
  *   - hsad_kernel_dispatch records a kernel node: every check of hsad_kernel_dispatch runs at
  *     the call (same codes and messages; on error nothing is recorded); launch and argument
  *     values are copied (hsad_graph_add_kernel; HSAD_LAUNCH_NO_BARRIER is dropped: the graph
@@ -362,11 +366,31 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
  *     directly),
  *     hsad_launch_prepare (it submits nothing). The queue's sticky error is checked first by
  *     every call, as without capture; hsad_queue_error does not report a capture.
+ *   - NVIDIA queues (fusion/capture.c through the backend's table, backend.h "stream
+ *     capture"): the same rules, codes and messages, Q being the queue's number in the
+ *     backend's messages (its process-unique id). The checks of a captured dispatch are the
+ *     uncaptured call's (nv_launch_prepare). Refused while capturing, with the wording above:
+ *     hsad_queue_flush, hsad_queue_wait_idle, hsad_queue_dispatch_batch, and
+ *     hsad_graph_launch(_after) of an exec using the queue, WHO "hsad_graph_launch: queue I of
+ *     N" (fused or HSAD_GRAPH_SEQUENTIAL: checked before anything is enqueued on any of the
+ *     exec's queues). hsad_prepared_dispatch and hsad_queue_barrier_signals with HSA signals
+ *     are AMD only on an NVIDIA queue anyway (HSAD_ERR_UNSUPPORTED, capturing or not). A
+ *     captured dispatch on a monitored queue leaves no monitor record (it does not run; the
+ *     graph's launches record their nodes). A captured completion waited on or used as a
+ *     dependency outside the capture: "... epoch E was never issued on queue Q ...", as on
+ *     AMD. A graph launched on another queue that covers this one (its pending join) is
+ *     waited for by the first uncaptured submit after end.
  * Cost on the uncaptured path: no added test. The queue's sticky error and its capture flag
  * share one 64-bit word, so hsad_kernel_dispatch and hsad_prepared_dispatch test both with the
  * single load and branch they had for the error (callgrind, hsad bench dispatch, gcc 12 -O2:
  * hsad_kernel_dispatch 151 -> 153 instructions per submit, one spill and reload the 64-bit
- * value moved in register allocation; hsad_prepared_dispatch 106 -> 106).
+ * value moved in register allocation; hsad_prepared_dispatch 106 -> 106). NVIDIA: the same
+ * word (backend.h: HSAD_GATE_CAPTURE beside HSAD_GATE_BACKEND) replaces the dispatch's
+ * sticky-error load, so the error and the capture are one 64-bit load, compare and branch
+ * (one movabs more, no added branch: callgrind against the mock, hsad-bench-nvidia dispatch,
+ * -O2, instructions per hsad_kernel_dispatch over 8,000 calls: 132.5 -> 133.5 in the
+ * make BACKENDS=nvidia build, 132.5 -> 134.5 in the build with AMD, a register moved); the
+ * barrier and a graph launch test the word in place of the error likewise.
  * Thread safety: capture is per queue, not per thread (cudaStreamCaptureModeGlobal's scope
  * without its refusal of unsafe calls): submits from any thread to a capturing queue are
  * recorded, serialised by one process-wide lock (cold). Begin and end may be called from any
@@ -391,7 +415,7 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *exec);
  * (hsad_device_queue): its other users' submits would be captured; capture on a queue of your
  * own (hsad_queue_create)"; the queue's sticky error (QUEUE_ERROR / CLOSED, its message after
  * "hsad_queue_capture_begin: ");
- * HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+ * HSAD_ERR_OUT_OF_MEMORY. AMD and NVIDIA queues alike (the same messages). Thread-safe. */
 hsad_status_t hsad_queue_capture_begin(hsad_queue_t *queue, hsad_graph_t *graph, uint32_t lane);
 
 /* Ends the queue's capture: later submits write packets again. *out_graph (may be NULL) = the

@@ -90,10 +90,23 @@ hsad_status_t hsad_batch_entry_fail(hsad_status_t s, uint32_t i) {
   return hsad_fail(s, "batch entry %u: %s", i, msg);
 }
 
+hsad_status_t hsad_backend_capture_refuse(const hsad_queue_t *q, const char *who) {
+  if (!hsad_backend_capturing(q)) return HSAD_OK;
+  const hsad_backend_ops_t *ops = hsad_queue_ops(q);
+  hsad_status_t s = ops->queue_error(q);
+  if (s) return s;
+  return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: queue %llu is capturing "
+                   "(hsad_queue_capture_begin): a capture records hsad_kernel_dispatch and "
+                   "hsad_queue_barrier only; end it first (hsad_queue_capture_end)", who,
+                   (unsigned long long)ops->queue_trace_id(q));
+}
+
 hsad_status_t hsad_backend_batch_one_by_one(hsad_queue_t *q, const hsad_dispatch_desc_t *items,
                                             uint32_t count, uint64_t deadline_ns,
                                             hsad_completion_t *out_completion,
                                             uint64_t *out_first_packet_id) {
+  hsad_status_t refused = hsad_backend_capture_refuse(q, "hsad_queue_dispatch_batch");
+  if (refused) return refused;
   for (uint32_t i = 0; i < count; i++) {
     uint64_t id = 0;
     hsad_status_t s = hsad_queue_ops(q)->kernel_dispatch(

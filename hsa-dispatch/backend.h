@@ -37,6 +37,14 @@ struct hsad_dispatch_record;
  * fusion/capture.c), HSAD_GATE_BACKEND = the queue belongs to a backend table (set at creation,
  * never cleared, so every AMD submit path diverts it to its cold path). */
 #define HSAD_GATE_BACKEND 2u
+/* Bit 0 of `capturing` on a backend's queue: it captures (fusion/capture.c sets it through the
+ * table's capture_set). The backend's queue is then "open" (no error, no capture) exactly when
+ * the whole gate word equals HSAD_GATE_BACKEND_OPEN, so its dispatch path tests the sticky
+ * error and the capture with one 64-bit load and compare (the load it had for the error). */
+#define HSAD_GATE_CAPTURE 1u
+#define HSAD_GATE_BACKEND_OPEN ((uint64_t)HSAD_GATE_BACKEND << 32)
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the gate word: `capturing` is its high half");
 
 /* The first members of every queue object, whatever its backend: the gate (sticky error |
  * capture | backend) and the table (NULL: AMD). A macro so that `q->gate`, `q->error` keep
@@ -163,6 +171,16 @@ typedef struct hsad_backend_ops {
                                   hsad_variant_choice_t *out_choice);
   bool (*queue_profiling)(const hsad_queue_t *queue);
 
+  /* Stream capture (fusion/hsad_fusion.h "capture"): on sets HSAD_GATE_CAPTURE in the queue's
+   * gate after the checks of hsad_queue_capture_begin that depend on the backend (the sticky
+   * error; a shared queue: "queue Q is a shared queue of device D (hsad_device_queue): ...");
+   * off clears it (never fails). Called under fusion/capture.c's lock. While the bit is set,
+   * the backend's kernel_dispatch runs every check of an uncaptured call, then hands the launch
+   * to hsad_backend_capture_kernel instead of its stream; queue_barrier hands the barrier to
+   * hsad_backend_capture_barrier; queue_flush and graph launches on the queue are refused
+   * (hsad_backend_capture_refuse). */
+  hsad_status_t (*capture_set)(hsad_queue_t *queue, bool on);
+
   /* Graphs (fusion/hsad_fusion.h) as the backend runs them (fusion/fu_graph.h); NULL: none
    * (hsad_graph_instantiate then answers HSAD_ERR_UNSUPPORTED). */
   const struct hsad_graph_backend_ops *graph;
@@ -247,6 +265,31 @@ static inline hsad_status_t hsad_backend_monitor_drain(hsad_queue_t *q,
   return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_queue_monitor_drain: the queue is a %s stream: "
                    "its backend has no monitoring", ops->name);
 }
+
+/* ---- stream capture of a backend's queue (fusion/capture.c; hsad_fusion.h "capture") ---- */
+/* True while the backend's queue captures (relaxed: a hint; capture.c decides under its lock). */
+static inline bool hsad_backend_capturing(const hsad_queue_t *q) {
+  return (atomic_load_explicit(&((hsad_queue_head_t *)(uintptr_t)q)->capturing,
+                               memory_order_relaxed) & HSAD_GATE_CAPTURE) != 0;
+}
+/* Records a kernel node for a dispatch the backend checked (every check of hsad_kernel_dispatch
+ * passed) on its capturing queue; *out_completion / *out_packet_id as hsad_fusion.h says. When
+ * the capture ended meanwhile it is an ordinary hsad_kernel_dispatch. Thread-safe. */
+hsad_status_t hsad_backend_capture_kernel(hsad_queue_t *q, const hsad_device_kernel_t *kernel,
+                                          const hsad_launch_t *launch, uint64_t deadline_ns,
+                                          hsad_completion_t *out_completion,
+                                          uint64_t *out_packet_id);
+/* Records a barrier node (deps checked as hsad_fusion.h says; deps non-NULL when dep_count > 0).
+ * When the capture ended meanwhile it is an ordinary hsad_queue_barrier. Thread-safe. */
+hsad_status_t hsad_backend_capture_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
+                                           uint32_t dep_count, uint64_t deadline_ns,
+                                           hsad_completion_t *out_completion);
+/* A submit call that a capture does not record, on a backend's queue: HSAD_OK when the queue
+ * does not capture; else its sticky error when it has one, else HSAD_ERR_INVALID_ARGUMENT
+ * "WHO: queue Q is capturing (hsad_queue_capture_begin): a capture records
+ * hsad_kernel_dispatch and hsad_queue_barrier only; end it first (hsad_queue_capture_end)"
+ * (Q: the queue's queue_trace_id). Cold (backend.c). */
+hsad_status_t hsad_backend_capture_refuse(const hsad_queue_t *q, const char *who);
 
 /* Generic waits over completions of any backends (backend.c): all in order; any by polling
  * hsad_completion_done with a short sleep (backends have no common blocking primitive). */

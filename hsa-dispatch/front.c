@@ -326,7 +326,8 @@ hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_compl
 hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
   hsad_completion_t c;
-  hsad_status_t s = hsad_queue_flush(q, deadline_ns, &c);
+  hsad_status_t s = hsad_backend_capture_refuse(q, "hsad_queue_wait_idle");
+  if (!s) s = hsad_queue_flush(q, deadline_ns, &c);
   return s ? s : hsad_completion_wait(&c, deadline_ns);
 }
 

@@ -17,9 +17,8 @@ hsad_status_t hsad_submit_capture_start(hsad_queue_t *q, const hsad_submit_captu
                                         void *ctx) {
   if (!q || !ops || !ctx)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_capture_start: NULL argument");
-  if (q->ops)
-    return hsad_fail(HSAD_ERR_UNSUPPORTED, "the queue is a %s stream: stream capture is AMD "
-                     "only for now; record NVIDIA graphs with hsad_graph_add_*", q->ops->name);
+  if (q->ops) /* AQL-level hooks; hsad_queue_capture_begin captures them by their table */
+    return dq_amd_only("hsad_submit_capture_start", "the queue");
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
   if (q->shared)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "queue %llu is a shared queue of device %u "

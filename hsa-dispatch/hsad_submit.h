@@ -197,7 +197,9 @@ typedef struct hsad_submit_capture_ops {
  * (release). Not concurrent with itself or hsad_submit_capture_stop on the queue (the
  * recorder's lock). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL; a shared queue of
  * hsad_device_queue: other users' submits would be captured; already capturing), the sticky
- * error. */
+ * error; HSAD_ERR_UNSUPPORTED for another backend's queue ("hsad_submit_capture_start: the
+ * queue belongs to another vendor's backend; this call is AMD only (...)": these are AQL-level
+ * hooks; hsad_queue_capture_begin captures such a queue through its backend's table). */
 hsad_status_t hsad_submit_capture_start(hsad_queue_t *queue, const hsad_submit_capture_ops_t *ops,
                                         void *ctx);
 /* Ends the diversion (flag cleared first, release); returns the ctx given to start, NULL when

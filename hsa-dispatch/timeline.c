@@ -443,8 +443,9 @@ hsad_status_t hsad_submit_point_issue(const hsad_submit_point_t *pt, uint64_t de
 
 hsad_status_t hsad_queue_wait_idle(hsad_queue_t *q, uint64_t deadline_ns) {
   if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
-  if (dq_gate(q) && !q->ops) {
-    hsad_status_t s = dq_gate_fail(q, "hsad_queue_wait_idle");
+  if (dq_gate(q)) { /* a backend's queue: refused while it captures, else its flush */
+    hsad_status_t s = q->ops ? hsad_backend_capture_refuse(q, "hsad_queue_wait_idle")
+                             : dq_gate_fail(q, "hsad_queue_wait_idle");
     if (s) return s;
   }
   hsad_completion_t c;

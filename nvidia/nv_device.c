@@ -544,4 +544,5 @@ const hsad_backend_ops_t nv_backend_ops = {
     .monitor_disable = nv_monitor_disable,
     .monitor_drain = nv_monitor_drain,
     .queue_trace_id = nv_queue_trace_id,
+    .capture_set = nv_queue_capture_set,
 };

@@ -555,6 +555,14 @@ static hsad_status_t nv_seq_launch(nv_gexec_t *e, const hsad_completion_t *deps,
   return s;
 }
 
+/* Queue i of the exec has a sticky error or captures (a launch is not recorded). Cold. */
+static __attribute__((noinline, cold)) hsad_status_t nv_launch_gated(const nv_gexec_t *e,
+                                                                     uint32_t i) {
+  char who[64];
+  snprintf(who, sizeof who, "hsad_graph_launch: queue %u of %u", i, e->nq);
+  return nv_gate_fail(e->qs[i], who);
+}
+
 static hsad_status_t nv_graph_launch(hsad_graph_exec_t *ge, uint32_t flags,
                                      const hsad_completion_t *deps, uint32_t ndeps,
                                      uint64_t deadline_ns, hsad_completion_t *out,
@@ -565,8 +573,10 @@ static hsad_status_t nv_graph_launch(hsad_graph_exec_t *ge, uint32_t flags,
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL deps with a count of %u, "
                      "or unknown flags 0x%x", ndeps, flags & ~known);
   for (uint32_t i = 0; i < e->nq; i++)
-    if (__builtin_expect(atomic_load_explicit(&e->qs[i]->error, memory_order_acquire) != 0, 0))
-      return nv_queue_fail(e->qs[i]);
+    if (__builtin_expect(!nv_gate_open(e->qs[i]), 0)) { /* the sticky error, or a capture */
+      hsad_status_t s = nv_launch_gated(e, i);
+      if (s) return s;
+    }
   nv_queue_t *q0 = e->qs[0];
   hsad_status_t s = nv_ctx_enter(q0->dev);
   if (__builtin_expect(s != HSAD_OK, 0)) return s;

@@ -146,6 +146,16 @@ void nv_device_fault(nv_dev_t *dev, nv_result_t r, const char *where);
 hsad_status_t nv_device_recover(nv_dev_t *dev);
 
 /* nv_queue.c */
+/* The queue's gate word (backend.h): HSAD_GATE_BACKEND_OPEN exactly when it has no sticky error
+ * and does not capture; one load for both (acquire: the error's message follows it). */
+static inline bool nv_gate_open(const nv_queue_t *q) {
+  return atomic_load_explicit(&((nv_queue_t *)(uintptr_t)q)->gate, memory_order_acquire) ==
+         HSAD_GATE_BACKEND_OPEN;
+}
+/* A call a capture does not record, on a queue whose gate is not open: its sticky error, or
+ * "WHO: queue Q is capturing ..." (hsad_backend_capture_refuse), or HSAD_OK (the capture ended
+ * since the gate was read). */
+hsad_status_t nv_gate_fail(const nv_queue_t *q, const char *who);
 hsad_status_t nv_queue_make(nv_dev_t *dev, const hsad_queue_options_t *o, bool shared,
                             nv_queue_t **out);
 void nv_queue_free(nv_queue_t *q);
@@ -266,6 +276,7 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *, const hsad_device_kernel_t *,
 hsad_status_t nv_queue_barrier(hsad_queue_t *, const hsad_completion_t *, uint32_t, uint64_t,
                                hsad_completion_t *);
 hsad_status_t nv_queue_flush(hsad_queue_t *, uint64_t, hsad_completion_t *);
+hsad_status_t nv_queue_capture_set(hsad_queue_t *, bool);
 hsad_status_t nv_completion_wait(const hsad_completion_t *, uint64_t);
 hsad_status_t nv_completion_times(const hsad_completion_t *, uint64_t *, uint64_t *);
 bool nv_completion_done(const hsad_completion_t *);

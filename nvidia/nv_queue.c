@@ -676,6 +676,48 @@ hsad_status_t nv_completion_times(const hsad_completion_t *c, uint64_t *out_star
   return HSAD_OK;
 }
 
+/* ---- capture (fusion/capture.c records; backend.h "stream capture") ---------------------- */
+
+hsad_status_t nv_gate_fail(const nv_queue_t *q, const char *who) {
+  if (atomic_load_explicit(&((nv_queue_t *)(uintptr_t)q)->error, memory_order_acquire))
+    return nv_queue_fail(q);
+  return hsad_backend_capture_refuse((const hsad_queue_t *)q, who);
+}
+
+hsad_status_t nv_queue_capture_set(hsad_queue_t *queue, bool on) {
+  nv_queue_t *q = nvq(queue);
+  if (!on) {
+    atomic_fetch_and_explicit(&q->capturing, ~HSAD_GATE_CAPTURE, memory_order_release);
+    return HSAD_OK;
+  }
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  if (q->shared)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "queue %llu is a shared queue of device %u "
+                     "(hsad_device_queue): its other users' submits would be captured; capture "
+                     "on a queue of your own (hsad_queue_create)", (unsigned long long)q->uid,
+                     q->dev->info.index);
+  atomic_fetch_or_explicit(&q->capturing, HSAD_GATE_CAPTURE, memory_order_release);
+  return HSAD_OK;
+}
+
+/* A dispatch whose gate was not open (cold): the sticky error; or, capturing, every check of
+ * the uncaptured call (nv_launch_prepare: the same messages), then the node is recorded and
+ * nothing reaches the stream; or the capture ended since the gate was read: a dispatch. */
+static __attribute__((noinline, cold)) hsad_status_t
+nv_dispatch_gated(nv_queue_t *q, const hsad_device_kernel_t *kernel, const hsad_launch_t *l,
+                  hsad_completion_t *out_completion, uint64_t *out_packet_id,
+                  uint32_t *out_dynamic) {
+  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  if (!hsad_backend_capturing((hsad_queue_t *)q))
+    return nv_dispatch_unmonitored(q, kernel, l, out_completion, out_packet_id, out_dynamic);
+  nv_prepared_t p;
+  hsad_status_t s = nv_launch_prepare(q, kernel, l, &p);
+  if (s) return s;
+  *out_dynamic = p.dynamic;
+  return hsad_backend_capture_kernel((hsad_queue_t *)q, kernel, l, HSAD_DEADLINE_NEVER,
+                                     out_completion, out_packet_id);
+}
+
 /* hsad_kernel_dispatch on q without monitoring; *out_dynamic: the dynamic shared bytes. */
 static inline __attribute__((always_inline)) hsad_status_t
 nv_dispatch_body(nv_queue_t *q, const hsad_device_kernel_t *kernel, const hsad_launch_t *l,
@@ -683,7 +725,9 @@ nv_dispatch_body(nv_queue_t *q, const hsad_device_kernel_t *kernel, const hsad_l
                  uint32_t *out_dynamic) {
   if (NV_UNLIKELY(!kernel || !l))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
-  if (NV_UNLIKELY(atomic_load_explicit(&q->error, memory_order_acquire))) return nv_queue_fail(q);
+  /* the sticky error and a capture: one load and branch (the gate word, backend.h) */
+  if (NV_UNLIKELY(!nv_gate_open(q)))
+    return nv_dispatch_gated(q, kernel, l, out_completion, out_packet_id, out_dynamic);
   if (NV_UNLIKELY(atomic_load_explicit(&q->join_src, memory_order_relaxed) != NULL)) {
     hsad_status_t s = nv_queue_settle_slow(q);
     if (s) return s;
@@ -733,7 +777,8 @@ hsad_status_t nv_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t
   (void)deadline_ns; /* a stream has no ring to wait for */
   nv_queue_t *q = nvq(queue);
   uint32_t dynamic;
-  if (NV_UNLIKELY(q->monitor != NULL))
+  /* monitored, unless captured (a captured dispatch is recorded, not run: no record) */
+  if (NV_UNLIKELY(q->monitor != NULL) && !hsad_backend_capturing(queue))
     return nv_monitor_dispatch(q, kernel, l, out_completion, out_packet_id);
   return nv_dispatch_body(q, kernel, l, out_completion, out_packet_id, &dynamic);
 }
@@ -805,7 +850,11 @@ hsad_status_t nv_queue_barrier(hsad_queue_t *queue, const hsad_completion_t *dep
                                uint32_t dep_count, uint64_t deadline_ns,
                                hsad_completion_t *out_completion) {
   nv_queue_t *q = nvq(queue);
-  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  if (!nv_gate_open(q)) { /* the sticky error, or a capture records the barrier */
+    if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+    if (hsad_backend_capturing(queue))
+      return hsad_backend_capture_barrier(queue, deps, dep_count, deadline_ns, out_completion);
+  }
   hsad_status_t s = nv_ctx_enter(q->dev);
   if (!s) s = nv_queue_settle(q);
   if (s) return s;
@@ -819,7 +868,10 @@ hsad_status_t nv_queue_flush(hsad_queue_t *queue, uint64_t deadline_ns,
                              hsad_completion_t *out_completion) {
   (void)deadline_ns;
   nv_queue_t *q = nvq(queue);
-  if (atomic_load_explicit(&q->error, memory_order_acquire)) return nv_queue_fail(q);
+  if (!nv_gate_open(q)) { /* the sticky error; a capture refuses a flush */
+    hsad_status_t s = nv_gate_fail(q, "hsad_queue_flush");
+    if (s) return s;
+  }
   hsad_status_t s = nv_queue_settle(q);
   return s ? s : nv_queue_flush_raw(q, out_completion);
 }

@@ -1138,9 +1138,6 @@ Test(nvidia, graph_errors) {
          "hsad_graph_exec_update_fill: pattern 0x1ff does not fit in 1 byte");
   ERR_IS(hsad_graph_launch(ex, 1u << 7, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
          "hsad_graph_launch: NULL deps with a count of 0, or unknown flags 0x80");
-  ERR_IS(hsad_queue_capture_begin(q, g, 0), HSAD_ERR_UNSUPPORTED,
-         "hsad_queue_capture_begin: the queue is a nvidia stream: stream capture is AMD only for "
-         "now; record NVIDIA graphs with hsad_graph_add_*");
   hsad_completion_t c;
   OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, &c, NULL)); /* A unchanged: 3 x 1 + 1 */
   OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));
@@ -1148,6 +1145,361 @@ Test(nvidia, graph_errors) {
   hsad_graph_exec_destroy(ex);
   hsad_graph_destroy(g);
   hsad_queue_destroy(q);
+  hsad_buffer_free(x);
+  nv_env_close(&e);
+}
+
+/* ---- stream capture (issue 22: hsad_fusion.h "capture" on NVIDIA queues) --------------- */
+
+/* The queue's number in messages and its last issued epoch, read from the one message that
+ * states both (a wait on an epoch far beyond: "epoch E was never issued on queue Q (last K)"). */
+static unsigned long long nv_qid(hsad_queue_t *q, unsigned long long *out_last) {
+  hsad_completion_t c = {.queue = q, .epoch = 1ull << 40};
+  cr_assert_eq(hsad_completion_wait(&c, 0), HSAD_ERR_INVALID_ARGUMENT);
+  unsigned long long id = 0, last = 0;
+  cr_assert_eq(sscanf(hsad_last_error(), "hsad_completion_wait: epoch 1099511627776 was never "
+                      "issued on queue %llu (last %llu)", &id, &last), 2, "%s", hsad_last_error());
+  if (out_last) *out_last = last;
+  return id;
+}
+
+/* The epoch of node `node` of the `capture`-th capture of the process (each test is a process
+ * of its own: the first capture is 1). */
+static uint64_t cap_epoch(uint32_t capture, uint32_t node) {
+  return HSAD_CAPTURE_EPOCH_BASE + ((uint64_t)capture << 32) + node;
+}
+
+/* Checks a captured call's completion: {q, cap_epoch(capture, node), node}. */
+static void cap_check(const hsad_completion_t *c, hsad_queue_t *q, uint32_t capture, uint32_t node) {
+  cr_assert_eq(c->queue, q);
+  cr_assert_eq(c->epoch, cap_epoch(capture, node), "epoch 0x%llx, want node %u of capture %u",
+               (unsigned long long)c->epoch, node, capture);
+  cr_assert_eq(c->packet_id, node);
+}
+
+/* A chain A (x = 3x + 1), B (x = 5x + 2), C (y = 31y + x) captured on one queue: the calls
+ * return the nodes' completions and packet ids, nothing reaches the stream (x and y unchanged,
+ * the queue's epoch unchanged: no launch since the flush before begin), the captured
+ * completions are never issued; the graph instantiates and launches 5 times back to back, and
+ * x and y equal the host's replay of 5 chains in order. After end the queue dispatches again. */
+Test(nvidia, capture_chain_replayed) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 4099, L = 5 };
+  uint32_t *x, *y, *hx = malloc(N * 4), *hy = malloc(N * 4);
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&y));
+  for (uint32_t i = 0; i < N; i++) x[i] = hx[i] = i, y[i] = hy[i] = 1000000u + i;
+  const hsad_device_kernel_t *kaff = kernel(&e, "affine"), *kmix = kernel(&e, "mix");
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  hsad_completion_t before, after, c[3];
+  OK(hsad_queue_flush(q, HSAD_DEADLINE_NEVER, &before));
+  unsigned long long last, qn = nv_qid(q, &last);
+  cr_assert_eq(last, before.epoch);
+  hsad_graph_t *g, *got = NULL;
+  OK(hsad_graph_create(0, &g));
+  cr_assert(!hsad_queue_capturing(q));
+  OK(hsad_queue_capture_begin(q, g, 0));
+  cr_assert(hsad_queue_capturing(q));
+  affine_t a, b;
+  uint32_t n = N;
+  hsad_karg_t margs[] = {HSAD_KARG_PTR(y), HSAD_KARG_PTR(x), HSAD_KARG_VAL(n)};
+  hsad_launch_t lm = launch1(N, 256, margs, 3);
+  uint64_t ids[3] = {99, 99, 99};
+  OK(hsad_kernel_dispatch(q, kaff, affine_launch(&a, x, 3, 1, N), HSAD_DEADLINE_NEVER, &c[0],
+                          &ids[0]));
+  OK(hsad_kernel_dispatch(q, kaff, affine_launch(&b, x, 5, 2, N), HSAD_DEADLINE_NEVER, &c[1],
+                          &ids[1]));
+  OK(hsad_kernel_dispatch(q, kmix, &lm, HSAD_DEADLINE_NEVER, &c[2], &ids[2]));
+  for (uint32_t i = 0; i < 3; i++) {
+    cap_check(&c[i], q, 1, i);
+    cr_assert_eq(ids[i], i);
+    cr_assert(!hsad_completion_done(&c[i]));
+  }
+  a.mul = 1000, b.mul = 1000; /* the launches' values were copied at the calls */
+  ERR_IS(hsad_completion_wait(&c[2], hsad_now_ns() + SEC), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_wait: epoch %llu was never issued on queue %llu (last %llu)",
+         (unsigned long long)cap_epoch(1, 2), qn, last);
+  OK(hsad_queue_capture_end(q, &got));
+  cr_assert_eq(got, g);
+  cr_assert(!hsad_queue_capturing(q));
+  OK(hsad_queue_flush(q, HSAD_DEADLINE_NEVER, &after));
+  cr_assert_eq(after.epoch, before.epoch, "a captured call reached the stream (epoch %llu -> "
+               "%llu)", (unsigned long long)before.epoch, (unsigned long long)after.epoch);
+  OK(hsad_queue_wait_idle(q, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(x[i], i, "x[%u] = %u: a captured kernel ran", i, x[i]);
+    cr_assert_eq(y[i], 1000000u + i, "y[%u] = %u: a captured kernel ran", i, y[i]);
+  }
+  hsad_graph_exec_t *ex;
+  OK(hsad_graph_instantiate(g, &q, 1, &ex));
+  hsad_graph_destroy(g);
+  hsad_completion_t done;
+  for (uint32_t i = 0; i < L; i++) {
+    hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_COUNT;
+    OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, &done, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE, "launch %u: %s", i, hsad_graph_rollback_name(why));
+    host_affine(hx, N, 3, 1);
+    host_affine(hx, N, 5, 2);
+    host_mix(hy, hx, N);
+  }
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 30 * SEC));
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(x[i], hx[i], "x[%u] = %u, want %u", i, x[i], hx[i]);
+    cr_assert_eq(y[i], hy[i], "y[%u] = %u, want %u", i, y[i], hy[i]);
+  }
+  /* uncaptured again: a real epoch, the kernel runs */
+  OK(hsad_kernel_dispatch(q, kaff, affine_launch(&a, x, 2, 0, N), HSAD_DEADLINE_NEVER, &done, NULL));
+  cr_assert_lt(done.epoch, HSAD_CAPTURE_EPOCH_BASE);
+  OK(hsad_completion_wait(&done, hsad_now_ns() + 10 * SEC));
+  host_affine(hx, N, 2, 0);
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(x[i], hx[i], "x[%u] = %u, want %u", i, x[i], hx[i]);
+  hsad_graph_exec_destroy(ex);
+  hsad_queue_destroy(q);
+  hsad_buffer_free(x), hsad_buffer_free(y);
+  free(hx), free(hy);
+  nv_env_close(&e);
+}
+
+typedef struct {
+  uint32_t *a, *b, *c, n;
+  affine_t fa, fc;
+  hsad_karg_t mb[3], md[3];
+  hsad_launch_t lb, ld;
+} capjoin_t;
+
+/* Captures, on queue 0 (lane 0) and queue 1 (lane 1) into g: q0: A (a = 3a + 1); q1: barrier
+ * on A (the fork), B (b = 31b + a); q0: C (c = 7c + 3), barrier on B (the join), D
+ * (c = 31c + b). Nodes: A 0, fork 1, B 2, C 3, join 4, D 5 (checked). */
+static void capjoin_record(nv_env_t *e, capjoin_t *f, hsad_queue_t *const qs[2], hsad_graph_t *g,
+                           uint32_t capture) {
+  hsad_completion_t ca, cf, cb, cc, cj, cd;
+  OK(hsad_queue_capture_begin(qs[0], g, 0));
+  OK(hsad_queue_capture_begin(qs[1], g, 1));
+  OK(hsad_kernel_dispatch(qs[0], kernel(e, "affine"), affine_launch(&f->fa, f->a, 3, 1, f->n),
+                          HSAD_DEADLINE_NEVER, &ca, NULL));
+  OK(hsad_queue_barrier(qs[1], &ca, 1, HSAD_DEADLINE_NEVER, &cf));
+  f->mb[0] = (hsad_karg_t)HSAD_KARG_PTR(f->b);
+  f->mb[1] = (hsad_karg_t)HSAD_KARG_PTR(f->a);
+  f->mb[2] = (hsad_karg_t)HSAD_KARG_VAL(f->n);
+  f->lb = launch1(f->n, 256, f->mb, 3);
+  OK(hsad_kernel_dispatch(qs[1], kernel(e, "mix"), &f->lb, HSAD_DEADLINE_NEVER, &cb, NULL));
+  OK(hsad_kernel_dispatch(qs[0], kernel(e, "affine"), affine_launch(&f->fc, f->c, 7, 3, f->n),
+                          HSAD_DEADLINE_NEVER, &cc, NULL));
+  hsad_completion_t deps[2] = {{0}, cb}; /* an empty completion is satisfied */
+  OK(hsad_queue_barrier(qs[0], deps, 2, HSAD_DEADLINE_NEVER, &cj));
+  f->md[0] = (hsad_karg_t)HSAD_KARG_PTR(f->c);
+  f->md[1] = (hsad_karg_t)HSAD_KARG_PTR(f->b);
+  f->md[2] = (hsad_karg_t)HSAD_KARG_VAL(f->n);
+  f->ld = launch1(f->n, 256, f->md, 3);
+  OK(hsad_kernel_dispatch(qs[0], kernel(e, "mix"), &f->ld, HSAD_DEADLINE_NEVER, &cd, NULL));
+  hsad_graph_t *g0 = NULL, *g1 = NULL;
+  OK(hsad_queue_capture_end(qs[1], &g1));
+  OK(hsad_queue_capture_end(qs[0], &g0));
+  cr_assert_eq(g0, g);
+  cr_assert_eq(g1, g);
+  cap_check(&ca, qs[0], 2 * capture - 1, 0);
+  cap_check(&cf, qs[1], 2 * capture, 1);
+  cap_check(&cb, qs[1], 2 * capture, 2);
+  cap_check(&cc, qs[0], 2 * capture - 1, 3);
+  cap_check(&cj, qs[0], 2 * capture - 1, 4);
+  cap_check(&cd, qs[0], 2 * capture - 1, 5);
+}
+
+/* Fork/join captured across two queues with barriers, instantiated on both (one CUDA graph)
+ * and launched 3 times: a, b, c equal the host's replay. The edges the barriers recorded,
+ * shown by cycles: in a second capture an edge D -> B closes B -> join -> D (the join's
+ * cross-queue edge), in a third an edge B -> A closes A -> fork -> B (the fork's). */
+Test(nvidia, capture_fork_join_two_queues) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 1000, L = 3 };
+  capjoin_t f = {.n = N};
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.a));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.b));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&f.c));
+  uint32_t ha[N], hb[N], hc[N];
+  for (uint32_t i = 0; i < N; i++) f.a[i] = ha[i] = i, f.b[i] = hb[i] = 2 * i, f.c[i] = hc[i] = 7;
+  hsad_queue_t *qs[2];
+  OK(hsad_queue_create(e.dev, NULL, &qs[0]));
+  OK(hsad_queue_create(e.dev, NULL, &qs[1]));
+  hsad_graph_t *g;
+  OK(hsad_graph_create(0, &g));
+  capjoin_record(&e, &f, qs, g, 1);
+  OK(hsad_queue_wait_idle(qs[0], hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_wait_idle(qs[1], hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(f.a[i], i, "a[%u] = %u: a captured kernel ran", i, f.a[i]);
+  hsad_graph_exec_t *ex;
+  OK(hsad_graph_instantiate(g, qs, 2, &ex));
+  hsad_graph_destroy(g);
+  hsad_completion_t c[2];
+  for (uint32_t l = 0; l < L; l++) {
+    hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_COUNT;
+    OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, c, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
+    host_affine(ha, N, 3, 1);
+    host_mix(hb, ha, N);
+    host_affine(hc, N, 7, 3);
+    host_mix(hc, hb, N);
+  }
+  OK(hsad_completion_wait_all(c, 2, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(f.a[i], ha[i], "a[%u] = %u, want %u", i, f.a[i], ha[i]);
+    cr_assert_eq(f.b[i], hb[i], "b[%u] = %u, want %u", i, f.b[i], hb[i]);
+    cr_assert_eq(f.c[i], hc[i], "c[%u] = %u, want %u", i, f.c[i], hc[i]);
+  }
+  hsad_graph_exec_destroy(ex);
+  OK(hsad_graph_create(0, &g));
+  capjoin_record(&e, &f, qs, g, 2);
+  OK(hsad_graph_add_edge(g, 5, 2));
+  ERR_IS(hsad_graph_instantiate(g, qs, 2, &ex), HSAD_ERR_GRAPH,
+         "cycle: node2 -> node4 -> node5 -> node2");
+  hsad_graph_destroy(g);
+  OK(hsad_graph_create(0, &g));
+  capjoin_record(&e, &f, qs, g, 3);
+  OK(hsad_graph_add_edge(g, 2, 0));
+  ERR_IS(hsad_graph_instantiate(g, qs, 2, &ex), HSAD_ERR_GRAPH,
+         "cycle: node0 -> node1 -> node2 -> node0");
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(qs[0]);
+  hsad_queue_destroy(qs[1]);
+  hsad_buffer_free(f.a), hsad_buffer_free(f.b), hsad_buffer_free(f.c);
+  nv_env_close(&e);
+}
+
+#define CAPTURING(who, qn)                                                                     \
+  who ": queue %llu is capturing (hsad_queue_capture_begin): a capture records "               \
+      "hsad_kernel_dispatch and hsad_queue_barrier only; end it first (hsad_queue_capture_end)", \
+      (qn)
+
+/* Every refusal on a capturing NVIDIA queue, with its code and message; a failed captured
+ * dispatch records nothing (the next node is 0); begin's checks; barrier dependencies that a
+ * graph cannot wait for; a captured completion outside the capture. */
+Test(nvidia, capture_refusals) {
+  nv_env_t e;
+  nv_env(&e);
+  enum { N = 64 };
+  uint32_t *x;
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  for (uint32_t i = 0; i < N; i++) x[i] = i;
+  const hsad_device_kernel_t *kaff = kernel(&e, "affine");
+  hsad_queue_t *q, *q2, *sq, *both[2];
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  OK(hsad_queue_create(e.dev, NULL, &q2));
+  OK(hsad_device_queue(e.dev, &sq));
+  unsigned long long qn = nv_qid(q, NULL), q2n = nv_qid(q2, NULL), sqn = nv_qid(sq, NULL);
+  affine_t a, bad;
+  hsad_completion_t real, c, c2;
+  OK(hsad_kernel_dispatch(q2, kaff, affine_launch(&a, x, 1, 0, N), HSAD_DEADLINE_NEVER, &real, NULL));
+  hsad_graph_t *g, *g2, *gone;
+  OK(hsad_graph_create(0, &g));
+  OK(hsad_graph_create(0, &g2));
+  OK(hsad_graph_add_kernel(g2, "K", 0, kaff, affine_launch(&a, x, 1, 0, N), NULL, 0, NULL));
+  both[0] = q2, both[1] = q;
+  hsad_graph_exec_t *ex;
+  OK(hsad_graph_add_kernel(g2, "K1", 1, kaff, affine_launch(&a, x, 1, 0, N), NULL, 0, NULL));
+  OK(hsad_graph_instantiate(g2, both, 2, &ex)); /* q2 and q */
+  /* begin's checks */
+  ERR_IS(hsad_queue_capture_begin(NULL, g, 0), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_capture_begin: NULL queue or graph");
+  ERR_IS(hsad_queue_capture_begin(q, g, 64), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_capture_begin: lane 64 not below 64");
+  ERR_IS(hsad_queue_capture_begin(sq, g, 0), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_capture_begin: queue %llu is a shared queue of device %u "
+         "(hsad_device_queue): its other users' submits would be captured; capture on a queue "
+         "of your own (hsad_queue_create)", sqn, hsad_device_info(e.dev)->index);
+  cr_assert(!hsad_queue_capturing(sq));
+  ERR_IS(hsad_queue_capture_end(q, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_capture_end: queue %llu is not capturing", qn);
+  OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8}));
+  OK(hsad_queue_capture_begin(q, g, 0));
+  ERR_IS(hsad_queue_capture_begin(q, g, 1), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_capture_begin: queue %llu is already capturing (lane 0); end that capture "
+         "first (hsad_queue_capture_end)", qn);
+  ERR_IS(hsad_queue_capture_begin(q2, g, 0), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_capture_begin: lane 0 of the graph is being captured on queue %llu; give "
+         "each queue its own lane", qn);
+  /* failed captured dispatches: the uncaptured call's codes and messages, nothing recorded */
+  affine_launch(&bad, x, 3, 1, N);
+  bad.l.arg_count = 3;
+  ERR_IS(hsad_kernel_dispatch(q, kaff, &bad.l, HSAD_DEADLINE_NEVER, &c, NULL), HSAD_ERR_ARG_COUNT,
+         "%s: kernel 'affine' takes 4 explicit arguments, got 3", NV_CUBIN);
+  ERR_IS(hsad_kernel_dispatch(q, NULL, &bad.l, HSAD_DEADLINE_NEVER, &c, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  bad.l.arg_count = 4;
+  bad.l.block[0] = 2048; /* over the device's 1024 threads per block */
+  hsad_status_t want = hsad_kernel_dispatch(q2, kaff, &bad.l, HSAD_DEADLINE_NEVER, &c, NULL);
+  cr_assert_neq(want, HSAD_OK);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", hsad_last_error());
+  ERR_IS(hsad_kernel_dispatch(q, kaff, &bad.l, HSAD_DEADLINE_NEVER, &c, NULL), want, "%s", msg);
+  uint64_t id = 99;
+  OK(hsad_kernel_dispatch(q, kaff, affine_launch(&a, x, 3, 1, N), HSAD_DEADLINE_NEVER, &c, &id));
+  cr_assert_eq(id, 0u, "a failed captured dispatch recorded a node");
+  cap_check(&c, q, 1, 0);
+  /* the calls a capture does not record */
+  hsad_completion_t out;
+  ERR_IS(hsad_queue_flush(q, HSAD_DEADLINE_NEVER, &out), HSAD_ERR_INVALID_ARGUMENT,
+         CAPTURING("hsad_queue_flush", qn));
+  ERR_IS(hsad_queue_wait_idle(q, HSAD_DEADLINE_NEVER), HSAD_ERR_INVALID_ARGUMENT,
+         CAPTURING("hsad_queue_wait_idle", qn));
+  ERR_IS(hsad_queue_destroy_deadline(q, HSAD_DEADLINE_NEVER), HSAD_ERR_INVALID_ARGUMENT,
+         CAPTURING("hsad_queue_wait_idle", qn)); /* not destroyed: used below */
+  hsad_dispatch_desc_t item = {.kernel = kaff, .launch = a.l};
+  ERR_IS(hsad_queue_dispatch_batch(q, &item, 1, HSAD_DEADLINE_NEVER, &out, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, CAPTURING("hsad_queue_dispatch_batch", qn));
+  ERR_IS(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         CAPTURING("hsad_graph_launch: queue 1 of 2", qn));
+  ERR_IS(hsad_graph_launch(ex, HSAD_GRAPH_SEQUENTIAL, HSAD_DEADLINE_NEVER, NULL, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, CAPTURING("hsad_graph_launch: queue 1 of 2", qn));
+  /* barrier dependencies */
+  ERR_IS(hsad_queue_barrier(q, &real, 1, HSAD_DEADLINE_NEVER, &out), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_barrier: queue %llu is capturing: dependency 0 is work submitted outside "
+         "the capture (epoch %llu of queue %llu), which a graph cannot wait for: wait for it "
+         "before hsad_queue_capture_begin, or pass it to hsad_graph_launch_after", qn,
+         (unsigned long long)real.epoch, q2n);
+  OK(hsad_queue_capture_begin(q2, g2, 0));
+  OK(hsad_kernel_dispatch(q2, kaff, affine_launch(&a, x, 3, 1, N), HSAD_DEADLINE_NEVER, &c2, NULL));
+  cap_check(&c2, q2, 2, 2); /* g2 held K and K1 */
+  hsad_completion_t deps[2] = {c, c2};
+  ERR_IS(hsad_queue_barrier(q, deps, 2, HSAD_DEADLINE_NEVER, &out), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_barrier: queue %llu is capturing: dependency 1 is node 2 of another graph "
+         "(captured on queue %llu); a barrier joins captures into the same graph only", qn, q2n);
+  OK(hsad_queue_capture_end(q2, &gone));
+  cr_assert_eq(gone, g2);
+  ERR_IS(hsad_queue_barrier(q, deps, 2, HSAD_DEADLINE_NEVER, &out), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_barrier: queue %llu is capturing: dependency 1 is node 2 of a capture on "
+         "queue %llu that has ended", qn, q2n);
+  OK(hsad_queue_barrier(q, deps, 1, HSAD_DEADLINE_NEVER, &out)); /* its own node: node 1 */
+  cap_check(&out, q, 1, 1);
+  /* a captured completion outside its capture */
+  ERR_IS(hsad_queue_barrier(q2, &c, 1, HSAD_DEADLINE_NEVER, &out), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_barrier: dependency 0: epoch %llu was never issued on queue %llu",
+         (unsigned long long)cap_epoch(1, 0), qn);
+  OK(hsad_queue_capture_end(q, &gone));
+  cr_assert_eq(gone, g);
+  hsad_dispatch_record_t rec[2];
+  uint32_t got = 9;
+  OK(hsad_queue_monitor_drain(q, rec, 2, &got, NULL));
+  cr_assert_eq(got, 0u, "a captured dispatch left %u monitor records", got);
+  /* after end: flush, batch and the exec's launch work again (nothing ran while capturing) */
+  OK(hsad_queue_wait_idle(q2, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(x[i], i, "x[%u] = %u", i, x[i]);
+  OK(hsad_queue_dispatch_batch(q, &item, 1, HSAD_DEADLINE_NEVER, &out, NULL)); /* x = 3x + 1 */
+  OK(hsad_completion_wait(&out, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_monitor_drain(q, rec, 2, &got, NULL));
+  cr_assert_eq(got, 1u);
+  cr_assert_str_eq(rec[0].kernel, "affine");
+  OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, NULL, NULL)); /* x unchanged: 1x + 0 twice */
+  OK(hsad_queue_wait_idle(q, hsad_now_ns() + 10 * SEC));
+  OK(hsad_queue_wait_idle(q2, hsad_now_ns() + 10 * SEC));
+  for (uint32_t i = 0; i < N; i++) cr_assert_eq(x[i], 3 * i + 1, "x[%u] = %u", i, x[i]);
+  hsad_graph_exec_destroy(ex);
+  hsad_graph_destroy(g);
+  hsad_graph_destroy(g2);
+  hsad_queue_destroy(q);
+  hsad_queue_destroy(q2);
   hsad_buffer_free(x);
   nv_env_close(&e);
 }
