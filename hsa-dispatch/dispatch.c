@@ -124,10 +124,11 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
    * error and the capture flag: one load and branch for both) */
   if (DQ_UNLIKELY(!q || !k || !l || dq_gate(q)))
     return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
-  const dq_launch_cache_t *c = dq_launch_cache_mine;
+  dq_launch_cache_t *c = dq_launch_cache_mine;
   uint64_t id;
   if (DQ_UNLIKELY(c == NULL || ((uintptr_t)out_completion | q->general) != 0) ||
       DQ_UNLIKELY(!dq_launch_cache_same(c, q, k, l, c->fast_count)) ||
+      DQ_UNLIKELY(!dq_launch_cache_args_hit(c, l, c->fast_count)) ||
       DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
     return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
   /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
