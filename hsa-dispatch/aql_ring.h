@@ -161,10 +161,12 @@ static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
  * difference wraps above the mask) or another producer's compare-and-swap won; nothing is
  * reserved then and the caller takes the waiting path. The hot path's reservation. */
 static inline bool dq_ring_try_reserve_one(dq_ring_t *ring, uint64_t *out_id) {
-  uint64_t write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
+  _Atomic uint64_t *write_index = ring->write_index; /* read once, before the acquire */
+  uint64_t write = atomic_load_explicit(write_index, memory_order_relaxed);
   uint64_t bound = dq_ring_bound(ring, true);
-  if (DQ_UNLIKELY(!dq_ring_fits(ring, write, bound, 1))) return false;
-  if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(ring->write_index, &write, write + 1,
+  /* dq_ring_fits(ring, write, bound, 1): size - 1 is the mask (size is a power of two) */
+  if (DQ_UNLIKELY(write - bound > ring->mask)) return false;
+  if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(write_index, &write, write + 1,
                                                            memory_order_acq_rel,
                                                            memory_order_relaxed)))
     return false;
@@ -180,7 +182,10 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
   typedef struct { uint64_t w[2]; } __attribute__((aligned(16))) chunk_t;
   chunk_t *d = (chunk_t *)(void *)dst;
   const chunk_t *s = (const chunk_t *)(const void *)src;
-  switch (n16) {
+  switch (n16 & 31) { /* masked: a table of 32 without a bounds check */
+    /* never (n16 <= DQ_COPY16_MAX): every value of n16 & 31 has its case, so no bounds check */
+    case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24:
+    case 25: case 26: case 27: case 28: case 29: case 30: case 31: __attribute__((fallthrough));
 #define DQ_COPY16_CASE(n) case n: d[n - 1] = s[n - 1]; __attribute__((fallthrough));
     DQ_COPY16_CASE(16) DQ_COPY16_CASE(15) DQ_COPY16_CASE(14) DQ_COPY16_CASE(13)
     DQ_COPY16_CASE(12) DQ_COPY16_CASE(11) DQ_COPY16_CASE(10) DQ_COPY16_CASE(9)
@@ -188,7 +193,6 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
     DQ_COPY16_CASE(4) DQ_COPY16_CASE(3) DQ_COPY16_CASE(2) DQ_COPY16_CASE(1)
 #undef DQ_COPY16_CASE
     case 0: break;
-    default: __builtin_unreachable(); /* n16 <= DQ_COPY16_MAX */
   }
 }
 
@@ -197,15 +201,16 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
 int dq_ring_doorbell_settle(dq_ring_t *ring, uint64_t id);
 
 /* dq_ring_doorbell for a ring with a direct doorbell (ring->doorbell != NULL), its common case
- * inline: `rung` below id + 1 and raised by this producer's compare-and-swap, the doorbell
- * stored (release), the seq_cst fence, and `rung` re-read at most id + 1. Any other case (a
- * higher id already rung, a lost compare-and-swap, a higher id rung meanwhile) goes to
- * dq_ring_doorbell, which stores the highest id: the same rule, the same stores. Returns 0. */
+ * inline: `rung` exactly id (the previous packet's doorbell rang: one producer, or producers
+ * ringing in order) and raised to id + 1 by this producer's compare-and-swap, the doorbell
+ * stored (release), the seq_cst fence, and `rung` re-read at most id + 1. Any other case
+ * (`rung` below id: an earlier packet not rung yet; above: a higher id already rung; a lost
+ * compare-and-swap; a higher id rung meanwhile) goes to dq_ring_doorbell, which stores the
+ * highest id: the same rule, the same stores. Returns 0. */
 static inline int dq_ring_doorbell_fast(dq_ring_t *ring, uint64_t id) {
   uint64_t next = id + 1;
-  uint64_t cur = atomic_load_explicit(&ring->rung, memory_order_relaxed);
-  if (DQ_LIKELY(cur < next) &&
-      DQ_LIKELY(atomic_compare_exchange_strong_explicit(&ring->rung, &cur, next,
+  uint64_t cur = id; /* the common case: the last doorbell rang id - 1 (rung == id) */
+  if (DQ_LIKELY(atomic_compare_exchange_strong_explicit(&ring->rung, &cur, next,
                                                         memory_order_relaxed,
                                                         memory_order_relaxed))) {
     __atomic_store_n(ring->doorbell, id, __ATOMIC_RELEASE);

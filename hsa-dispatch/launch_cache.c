@@ -97,6 +97,7 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
          c->copy > k->desc.kernarg_segment_size ? c->copy - k->desc.kernarg_segment_size : 0);
   c->fast_count = dq_ring_span(&q->ring, k->desc.kernarg_segment_size) == 1 &&
                           c->copy <= 16 * DQ_COPY16_MAX ? l->arg_count : UINT32_MAX;
+  c->copy16 = c->copy / 16;
   c->bytes_mask = bytes_mask;
   c->sig = c->fast_count != UINT32_MAX ? signature_of(c, k, l) : 0;
   c->queue_uid = q->uid;

@@ -59,6 +59,7 @@ typedef struct dq_launch_cache {
   uint32_t first_word[4];         /* the packet's first word (header | setup << 16) by
                                      hsad_launch_t.flags & 3 (hsad_aql_kernel_header_of_flags) */
   uint32_t copy;                  /* image bytes the hot path copies (kernel's kernarg_copy) */
+  uint32_t copy16;                /* copy / 16 */
   _Alignas(16) uint8_t geometry[32]; /* hsad_launch_t bytes 0..27: dims, grid[3], block[3] */
   _Alignas(16) uint8_t geometry_hi[16]; /* its bytes 12..27 (the second compare, aligned) */
   _Alignas(16) uint8_t args[DQ_LAUNCH_CACHE_ARGS][16];  /* each hsad_karg_t as given, masked */
@@ -108,8 +109,9 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_values_same(co
 static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_launch_cache_t *c, const hsad_queue_t *q,
                                         const hsad_device_kernel_t *k, const hsad_launch_t *l,
                                         uint32_t count) {
-  if ((c->kernel_uid != k->uid) | (c->queue_uid != q->uid) | (count != l->arg_count))
-    return false;
+  if (c->kernel_uid != k->uid) return false;
+  if (c->queue_uid != q->uid) return false;
+  if (count != l->arg_count) return false;
   const uint8_t *g = (const uint8_t *)l;
 #ifdef __SSE2__
   __m128i eq = _mm_and_si128(
@@ -208,23 +210,25 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_put_sig(dq_lau
 }
 
 #define DQ_SIG_CASE_(n, m) \
-  case DQ_SIG_INDEX(n, m) + 1: return dq_launch_cache_put_sig(c, x, n, m);
+  case DQ_SIG_INDEX(n, m) + 1: return dq_launch_cache_put_sig(c, x, n, m) ? 1 : 0;
 #define DQ_SIG_CASES2_(n, m) DQ_SIG_CASE_(n, m) DQ_SIG_CASE_(n, (m) + 1)
 #define DQ_SIG_CASES4_(n, m) DQ_SIG_CASES2_(n, m) DQ_SIG_CASES2_(n, (m) + 2)
 #define DQ_SIG_CASES8_(n, m) DQ_SIG_CASES4_(n, m) DQ_SIG_CASES4_(n, (m) + 4)
 
-/* dq_launch_cache_put_sig for a signature entry (c->sig 1..31): one case per signature. */
-static inline __attribute__((always_inline)) bool dq_launch_cache_put_by_sig(dq_launch_cache_t *c,
-                                                                             const hsad_karg_t *x) {
-  switch (c->sig) {
+/* dq_launch_cache_put_sig for the entry's signature (c->sig 1..31: one case each): 1 the
+ * values written, 0 an argument differs (nothing written); -1 a value-keyed entry (sig 0). */
+static inline __attribute__((always_inline)) int dq_launch_cache_put_by_sig(dq_launch_cache_t *c,
+                                                                            const hsad_karg_t *x) {
+  switch (c->sig & 31) { /* masked: a table of 32 without a bounds check */
+  case 0: return -1;
   DQ_SIG_CASE_(0, 0)
   DQ_SIG_CASES2_(1, 0)
   DQ_SIG_CASES4_(2, 0)
   DQ_SIG_CASES8_(3, 0)
   DQ_SIG_CASES8_(4, 0)
   DQ_SIG_CASES8_(4, 8)
-  default: __builtin_unreachable(); /* 1..31 */
   }
+  return -1; /* not reached */
 }
 
 /* Whether the launch's arguments are the entry's (its kernel, queue, count and geometry
@@ -233,8 +237,8 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_put_by_sig(dq_
 static inline __attribute__((always_inline)) bool dq_launch_cache_args_hit(dq_launch_cache_t *c,
                                                                            const hsad_launch_t *l,
                                                                            uint32_t count) {
-  if (c->sig) return dq_launch_cache_put_by_sig(c, l->args);
-  return dq_launch_cache_args_same(c, l, count);
+  int put = dq_launch_cache_put_by_sig(c, l->args);
+  return put < 0 ? dq_launch_cache_args_same(c, l, count) : put;
 }
 
 /* The thread's build of (q, k, l) when its entry holds that launch, else NULL. */
