@@ -156,8 +156,9 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
   if (DQ_UNLIKELY(!q) || DQ_UNLIKELY(!k) || DQ_UNLIKELY(!l) || DQ_UNLIKELY(dq_gate(q)))
     return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
   dq_launch_cache_t *c = dq_launch_cache_mine;
-  if (DQ_UNLIKELY(c == NULL || ((uintptr_t)out_completion | q->general) != 0) ||
-      DQ_UNLIKELY(!dq_launch_cache_same(c, q, k, l, c->fast_count)))
+  /* q->hot_uid is 0 on a monitored or profiling queue: no entry has it */
+  if (DQ_UNLIKELY(c == NULL || out_completion != NULL) ||
+      DQ_UNLIKELY(!dq_launch_cache_same(c, q->hot_uid, k, l, c->fast_count)))
     return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
   int put = dq_launch_cache_put_by_sig(c, l->args);
   if (DQ_UNLIKELY(put <= 0))

@@ -103,14 +103,15 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_values_same(co
 }
 
 /* Whether (q, k, l) has the entry's kernel, queue, argument count (`count`: c->arg_count, or
- * c->fast_count for the hot path) and geometry: uids, count, then the geometry's 28 bytes as
+ * c->fast_count for the hot path) and geometry: uids (`quid`: q->uid, or q->hot_uid for the
+ * hot path, 0 on a queue that takes the general path), count, then the geometry's 28 bytes as
  * two 16-byte compares. The arguments are dq_launch_cache_args_same's (a value-keyed entry) or
  * dq_launch_cache_put_by_sig's (a signature entry). */
-static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_launch_cache_t *c, const hsad_queue_t *q,
+static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_launch_cache_t *c, uint64_t quid,
                                         const hsad_device_kernel_t *k, const hsad_launch_t *l,
                                         uint32_t count) {
   if (c->kernel_uid != k->uid) return false;
-  if (c->queue_uid != q->uid) return false;
+  if (c->queue_uid != quid) return false;
   if (count != l->arg_count) return false;
   const uint8_t *g = (const uint8_t *)l;
 #ifdef __SSE2__
@@ -136,6 +137,7 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_
 static inline __attribute__((always_inline)) bool dq_launch_cache_args_same(const dq_launch_cache_t *c,
                                              const hsad_launch_t *l, uint32_t count) {
   const uint8_t *a = (const uint8_t *)l->args;
+  if (DQ_UNLIKELY(a == NULL) && count) return false; /* the check reports it */
 #ifdef __SSE2__
   __m128i acc = _mm_setzero_si128();
   switch (count) { /* unrolled: no loop counter on the hot path */
@@ -246,7 +248,7 @@ static inline const dq_built_t *dq_launch_cache_lookup(const hsad_queue_t *q,
                                                        const hsad_device_kernel_t *k,
                                                        const hsad_launch_t *l) {
   dq_launch_cache_t *c = dq_launch_cache_mine;
-  if (DQ_UNLIKELY(c == NULL) || !dq_launch_cache_same(c, q, k, l, c->arg_count) ||
+  if (DQ_UNLIKELY(c == NULL) || !dq_launch_cache_same(c, q->uid, k, l, c->arg_count) ||
       !dq_launch_cache_args_hit(c, l, c->arg_count))
     return NULL;
   return &c->built;
