@@ -1,11 +1,15 @@
 /* launch_cache.h - the calling thread's cache of its last checked launch (hsad_queue.h step 2;
  * internal; launch_cache.c).
  *
- * A launch with the same queue, kernel, geometry and argument values as the thread's last
- * successful one reuses its checked packet body and kernarg image (one copy of the image into
- * the slot's block) instead of checking the geometry and building every hidden argument again.
- * Keys are unique ids, never pointers, so a freed and reallocated queue or kernel cannot alias
- * an old entry; only successful launches are entered, so a hit needs no check.
+ * A launch with the same queue, kernel, geometry and arguments as the thread's last successful
+ * one reuses its checked packet body and kernarg image (one copy of the image into the slot's
+ * block) instead of checking the geometry and building every hidden argument again. The
+ * arguments are the same when a signature entry's (DQ_SIG_INDEX: up to 4 POINTERs in 8-byte
+ * slots and 4-byte BYTES, natural layout) have the tags, types and sizes the entry's check
+ * accepted (each hit then writes their values into the image: no value enters a check), or
+ * when a value-keyed entry's have the same compared bytes and values. Keys are unique ids,
+ * never pointers, so a freed and reallocated queue or kernel cannot alias an old entry; only
+ * successful launches are entered, so a hit needs no check.
  *
  * Ownership: one entry per thread, allocated on the thread's first miss (64-byte aligned) and
  * freed when the thread exits (a pthread key's destructor). The thread-local pointer is
