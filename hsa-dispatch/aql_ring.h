@@ -106,11 +106,12 @@ static inline uint64_t dq_ring_bound(dq_ring_t *ring, bool kernarg) {
                  : atomic_load_explicit(ring->read_index, memory_order_acquire);
 }
 
-/* Whether ids [write, write + n) fit in the ring above `bound`: write + n - bound <= size. A
- * stale write (below bound) makes the difference wrap: no room. */
+/* Whether ids [write, write + n) fit in the ring above `bound`: write + n - bound <= size
+ * (n <= size), computed as write - bound <= mask + 1 - n (one compare with the mask for one
+ * slot). A stale write (below bound) makes the difference wrap: no room. */
 static inline bool dq_ring_fits(const dq_ring_t *ring, uint64_t write, uint64_t bound,
                                 uint32_t n) {
-  return write - bound <= ring->size - n;
+  return write - bound <= ring->mask + 1 - n;
 }
 
 /* Tries to take ids [*out_id, *out_id + n) without waiting. kernarg: bounded by `retired`
@@ -164,8 +165,7 @@ static inline bool dq_ring_try_reserve_one(dq_ring_t *ring, uint64_t *out_id) {
   _Atomic uint64_t *write_index = ring->write_index; /* read once, before the acquire */
   uint64_t write = atomic_load_explicit(write_index, memory_order_relaxed);
   uint64_t bound = dq_ring_bound(ring, true);
-  /* dq_ring_fits(ring, write, bound, 1): size - 1 is the mask (size is a power of two) */
-  if (DQ_UNLIKELY(write - bound > ring->mask)) return false;
+  if (DQ_UNLIKELY(!dq_ring_fits(ring, write, bound, 1))) return false;
   if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(write_index, &write, write + 1,
                                                            memory_order_acq_rel,
                                                            memory_order_relaxed)))
