@@ -672,7 +672,8 @@ Test(launch_cache, signature_hits_write_values, .timeout = 60) {
 /* A signature entry's hit checks only what the entry's check covered; any other argument takes
  * the general path, whose check reports it with its own message, reserving nothing. After a
  * hit of fill (POINTER, u32, u32): argument 1 a typed f32 (same tag and size, another type:
- * ARG_KIND), 8 bytes (ARG_SIZE), NULL bytes (INVALID_ARGUMENT), an LDS size (ARG_KIND);
+ * ARG_KIND), 8 bytes (ARG_SIZE), NULL bytes untyped and typed u32 (the entry's own tag, type and
+ * size: INVALID_ARGUMENT), an LDS size (ARG_KIND);
  * argument 0 an integer's 8 bytes (ARG_KIND) or a POINTER with a type (ARG_KIND); args NULL
  * (INVALID_ARGUMENT). The write index does not move; after each refusal the launch as it was
  * hits again and its packet carries its values. A POINTER whose size is not 8 (ignored for a
@@ -708,6 +709,8 @@ Test(launch_cache, signature_refusals_take_the_general_path, .timeout = 60) {
        " has .size 4, value has 8 bytes"},
       {1, {.tag = HSAD_KARG_BYTES, .size = 4, .bytes = NULL}, HSAD_ERR_INVALID_ARGUMENT,
        ": NULL bytes"},
+      {1, {.tag = HSAD_KARG_BYTES, .type = HSAD_KARG_TYPE_U32, .size = 4, .bytes = NULL},
+       HSAD_ERR_INVALID_ARGUMENT, ": NULL bytes"}, /* the entry's tag, type and size */
       {2, HSAD_KARG_LDS_BYTES(64), HSAD_ERR_ARG_KIND,
        " is by_value, an LDS size needs a dynamic_shared_pointer"},
       {0, {.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &addr}, HSAD_ERR_ARG_KIND,
@@ -758,6 +761,44 @@ Test(launch_cache, signature_refusals_take_the_general_path, .timeout = 60) {
   DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b[i], 41, "b[%u] = %u", i, b[i]);
   hsad_buffer_free(b);
+  dq_finish(&e, q, p);
+}
+
+/* A value-keyed entry (launch_cache.h: a SCALAR argument keeps the launch out of signature
+ * entries) compares each argument's tag AND type: saxpy (float a, ptr x, ptr y, uint n) with n
+ * a SCALAR u32 runs with a = 2.0f's bits untyped (checked by size only), then the same bits as
+ * a typed i32 for the float parameter are a miss and refused by the type check (ARG_KIND, the
+ * message naming both types), y unchanged and nothing reserved; the untyped launch again runs. */
+Test(launch_cache, value_keyed_entry_compares_the_type, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "saxpy", 5, "saxpy", &k);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  enum { N = 64 };
+  float *x = dq_alloc(&e, N * 4), *y = dq_alloc(&e, N * 4);
+  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+  uint32_t two_bits = 0x40000000u; /* 2.0f */
+  hsad_karg_t a[4] = {{.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits}, HSAD_KARG_PTR(x),
+                      HSAD_KARG_PTR(y),
+                      {.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
+                       .scalar = N}};
+  hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = a, .arg_count = 4};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 2.0f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  uint64_t before = qo_write_index(q);
+  a[0] = HSAD_KARG_I32(0x40000000); /* the same bits, typed */
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-%s-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
+            "value given is i32 (integer)", TEST_KERNDIR, hsad_device_info(e.dev)->name);
+  cr_assert_eq(qo_write_index(q), before);
+  a[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 4.0f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  hsad_buffer_free(x);
+  hsad_buffer_free(y);
   dq_finish(&e, q, p);
 }
 
