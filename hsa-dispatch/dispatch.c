@@ -170,6 +170,7 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
     return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
   /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
   uint8_t *ka = dq_ring_kernarg(&q->ring, id);
+  /* c->copy16 <= DQ_COPY16_MAX: a signature entry is one whose copy fits (fast_count) */
   DQ_COPY16_GOTO(ka, c->built.image, c->copy16);
   return dispatch_publish(q, l, out_packet_id, c, id, ka);
 }
