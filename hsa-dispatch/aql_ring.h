@@ -106,11 +106,12 @@ static inline uint64_t dq_ring_bound(dq_ring_t *ring, bool kernarg) {
                  : atomic_load_explicit(ring->read_index, memory_order_acquire);
 }
 
-/* Whether ids [write, write + n) fit in the ring above `bound`: write + n - bound <= size. A
- * stale write (below bound) makes the difference wrap: no room. */
+/* Whether ids [write, write + n) fit in the ring above `bound`: write + n - bound <= size
+ * (n <= size), computed as write - bound <= mask + 1 - n (one compare with the mask for one
+ * slot). A stale write (below bound) makes the difference wrap: no room. */
 static inline bool dq_ring_fits(const dq_ring_t *ring, uint64_t write, uint64_t bound,
                                 uint32_t n) {
-  return write - bound <= ring->size - n;
+  return write - bound <= ring->mask + 1 - n;
 }
 
 /* Tries to take ids [*out_id, *out_id + n) without waiting. kernarg: bounded by `retired`
@@ -161,10 +162,11 @@ static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
  * difference wraps above the mask) or another producer's compare-and-swap won; nothing is
  * reserved then and the caller takes the waiting path. The hot path's reservation. */
 static inline bool dq_ring_try_reserve_one(dq_ring_t *ring, uint64_t *out_id) {
-  uint64_t write = atomic_load_explicit(ring->write_index, memory_order_relaxed);
+  _Atomic uint64_t *write_index = ring->write_index; /* read once, before the acquire */
+  uint64_t write = atomic_load_explicit(write_index, memory_order_relaxed);
   uint64_t bound = dq_ring_bound(ring, true);
   if (DQ_UNLIKELY(!dq_ring_fits(ring, write, bound, 1))) return false;
-  if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(ring->write_index, &write, write + 1,
+  if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(write_index, &write, write + 1,
                                                            memory_order_acq_rel,
                                                            memory_order_relaxed)))
     return false;
@@ -180,7 +182,10 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
   typedef struct { uint64_t w[2]; } __attribute__((aligned(16))) chunk_t;
   chunk_t *d = (chunk_t *)(void *)dst;
   const chunk_t *s = (const chunk_t *)(const void *)src;
-  switch (n16) {
+  switch (n16 & 31) { /* masked: a table of 32 without a bounds check */
+    /* never (n16 <= DQ_COPY16_MAX): every value of n16 & 31 has its case, so no bounds check */
+    case 17: case 18: case 19: case 20: case 21: case 22: case 23: case 24:
+    case 25: case 26: case 27: case 28: case 29: case 30: case 31: __attribute__((fallthrough));
 #define DQ_COPY16_CASE(n) case n: d[n - 1] = s[n - 1]; __attribute__((fallthrough));
     DQ_COPY16_CASE(16) DQ_COPY16_CASE(15) DQ_COPY16_CASE(14) DQ_COPY16_CASE(13)
     DQ_COPY16_CASE(12) DQ_COPY16_CASE(11) DQ_COPY16_CASE(10) DQ_COPY16_CASE(9)
@@ -188,24 +193,56 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
     DQ_COPY16_CASE(4) DQ_COPY16_CASE(3) DQ_COPY16_CASE(2) DQ_COPY16_CASE(1)
 #undef DQ_COPY16_CASE
     case 0: break;
-    default: __builtin_unreachable(); /* n16 <= DQ_COPY16_MAX */
   }
 }
+
+/* dq_copy16 as one jump through a table of label addresses (GNU C; 3 instructions where the
+ * switch takes 6), for a function's hottest copy: a statement, once per function (its labels
+ * are the function's). */
+#define DQ_COPY16_GOTO(dst, src, n16)                                                         \
+  do {                                                                                        \
+    typedef struct { uint64_t w[2]; } __attribute__((aligned(16))) dq_chunk_t;                \
+    dq_chunk_t *d_ = (dq_chunk_t *)(void *)(dst);                                             \
+    const dq_chunk_t *s_ = (const dq_chunk_t *)(const void *)(src);                           \
+    static const void *const dq_copy_from_[DQ_COPY16_MAX + 1] = {                             \
+        &&dq_c0_, &&dq_c1_, &&dq_c2_, &&dq_c3_, &&dq_c4_, &&dq_c5_, &&dq_c6_, &&dq_c7_,       \
+        &&dq_c8_, &&dq_c9_, &&dq_c10_, &&dq_c11_, &&dq_c12_, &&dq_c13_, &&dq_c14_, &&dq_c15_, \
+        &&dq_c16_};                                                                           \
+    goto *dq_copy_from_[(n16)];                                                               \
+    dq_c16_: d_[15] = s_[15];                                                                 \
+    dq_c15_: d_[14] = s_[14];                                                                 \
+    dq_c14_: d_[13] = s_[13];                                                                 \
+    dq_c13_: d_[12] = s_[12];                                                                 \
+    dq_c12_: d_[11] = s_[11];                                                                 \
+    dq_c11_: d_[10] = s_[10];                                                                 \
+    dq_c10_: d_[9] = s_[9];                                                                   \
+    dq_c9_: d_[8] = s_[8];                                                                    \
+    dq_c8_: d_[7] = s_[7];                                                                    \
+    dq_c7_: d_[6] = s_[6];                                                                    \
+    dq_c6_: d_[5] = s_[5];                                                                    \
+    dq_c5_: d_[4] = s_[4];                                                                    \
+    dq_c4_: d_[3] = s_[3];                                                                    \
+    dq_c3_: d_[2] = s_[2];                                                                    \
+    dq_c2_: d_[1] = s_[1];                                                                    \
+    dq_c1_: d_[0] = s_[0];                                                                    \
+    dq_c0_:;                                                                                  \
+  } while (0)
 
 /* dq_ring_doorbell out of line: the contended side of dq_ring_doorbell_fast. Returns 0 (so
  * the hot path reaches it as a tail call). */
 int dq_ring_doorbell_settle(dq_ring_t *ring, uint64_t id);
 
 /* dq_ring_doorbell for a ring with a direct doorbell (ring->doorbell != NULL), its common case
- * inline: `rung` below id + 1 and raised by this producer's compare-and-swap, the doorbell
- * stored (release), the seq_cst fence, and `rung` re-read at most id + 1. Any other case (a
- * higher id already rung, a lost compare-and-swap, a higher id rung meanwhile) goes to
- * dq_ring_doorbell, which stores the highest id: the same rule, the same stores. Returns 0. */
+ * inline: `rung` exactly id (the previous packet's doorbell rang: one producer, or producers
+ * ringing in order) and raised to id + 1 by this producer's compare-and-swap, the doorbell
+ * stored (release), the seq_cst fence, and `rung` re-read at most id + 1. Any other case
+ * (`rung` below id: an earlier packet not rung yet; above: a higher id already rung; a lost
+ * compare-and-swap; a higher id rung meanwhile) goes to dq_ring_doorbell, which stores the
+ * highest id: the same rule, the same stores. Returns 0. */
 static inline int dq_ring_doorbell_fast(dq_ring_t *ring, uint64_t id) {
   uint64_t next = id + 1;
-  uint64_t cur = atomic_load_explicit(&ring->rung, memory_order_relaxed);
-  if (DQ_LIKELY(cur < next) &&
-      DQ_LIKELY(atomic_compare_exchange_strong_explicit(&ring->rung, &cur, next,
+  uint64_t cur = id; /* the common case: the last doorbell rang id - 1 (rung == id) */
+  if (DQ_LIKELY(atomic_compare_exchange_strong_explicit(&ring->rung, &cur, next,
                                                         memory_order_relaxed,
                                                         memory_order_relaxed))) {
     __atomic_store_n(ring->doorbell, id, __ATOMIC_RELEASE);

@@ -112,27 +112,12 @@ dispatch_general(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_laun
                       dq_dispatch_header(l->flags), deadline_ns, out_completion, out_packet_id);
 }
 
-/* The hot path (hsad_queue.h, "The argument path"): a launch equal to the thread's cached one
- * (the plan checked once), no completion, a plain queue, a free slot at the first try. The
- * emplace: the image's declared bytes (k->kernarg_copy) into the slot's kernarg block, the
- * cached packet's bytes 4..63 with that block's address, the header word last, the doorbell.
- * Anything else takes dispatch_general, which waits, checks and reports. */
-hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
-                                   const hsad_launch_t *l, uint64_t deadline_ns,
-                                   hsad_completion_t *out_completion, uint64_t *out_packet_id) {
-  /* NULL arguments, the sticky error and a capture: one cold path (the gate word holds the
-   * error and the capture flag: one load and branch for both) */
-  if (DQ_UNLIKELY(!q || !k || !l || dq_gate(q)))
-    return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
-  const dq_launch_cache_t *c = dq_launch_cache_mine;
-  uint64_t id;
-  if (DQ_UNLIKELY(c == NULL || ((uintptr_t)out_completion | q->general) != 0) ||
-      DQ_UNLIKELY(!dq_launch_cache_same(c, q, k, l, c->fast_count)) ||
-      DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
-    return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
-  /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
-  uint8_t *ka = dq_ring_kernarg(&q->ring, id);
-  dq_copy16(ka, c->built.image, c->copy / 16);
+/* The end of a hot-path submit whose slot `id` is reserved and whose kernarg block `ka` is
+ * written: the cached packet's bytes 4..63 with the block's address, the header word last,
+ * the packet id, the doorbell. */
+static inline __attribute__((always_inline)) hsad_status_t
+dispatch_publish(hsad_queue_t *q, const hsad_launch_t *l, uint64_t *out_packet_id,
+                 const dq_launch_cache_t *c, uint64_t id, uint8_t *ka) {
   uint8_t *slot = dq_ring_slot(&q->ring, id);
   memcpy(slot + 4, c->packet + 4, 36);
   memcpy(slot + 40, &ka, 8);
@@ -140,6 +125,54 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
   hsad_aql_publish(slot, c->first_word[l->flags & 3]);
   if (out_packet_id) *out_packet_id = id;
   return (hsad_status_t)dq_ring_doorbell_fast(&q->ring, id);
+}
+
+/* The hot path of a value-keyed entry (launch_cache.h, sig 0): its arguments compared, one try
+ * at the reservation (else dispatch_general, which waits), the image's declared bytes
+ * (k->kernarg_copy) into the slot's kernarg block, dispatch_publish. */
+static __attribute__((noinline)) hsad_status_t
+dispatch_keyed(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
+               uint64_t deadline_ns, uint64_t *out_packet_id, const dq_launch_cache_t *c) {
+  uint64_t id;
+  if (DQ_UNLIKELY(!dq_launch_cache_args_same(c, l, c->fast_count)) ||
+      DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
+    return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
+  /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
+  uint8_t *ka = dq_ring_kernarg(&q->ring, id);
+  dq_copy16(ka, c->built.image, c->copy16);
+  return dispatch_publish(q, l, out_packet_id, c, id, ka);
+}
+
+/* The hot path (hsad_queue.h, "The argument path"): a launch that hits the thread's entry
+ * (the plan checked once: kernel, queue, geometry, then a signature entry's argument tags,
+ * types and sizes with its values written into the image; a value-keyed entry's argument
+ * values are dispatch_keyed's), no completion, a plain queue, a free slot at the first try;
+ * then the image's declared bytes (k->kernarg_copy) into the slot's kernarg block and
+ * dispatch_publish. Anything else takes dispatch_general, which waits, checks and reports. */
+hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
+                                   const hsad_launch_t *l, uint64_t deadline_ns,
+                                   hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  /* NULL arguments, the sticky error and a capture: one cold path (the gate word holds the
+   * error and the capture flag: one load and branch for both) */
+  if (DQ_UNLIKELY(!q) || DQ_UNLIKELY(!k) || DQ_UNLIKELY(!l) || DQ_UNLIKELY(dq_gate(q)))
+    return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
+  dq_launch_cache_t *c = dq_launch_cache_mine;
+  /* q->hot_uid is 0 on a monitored or profiling queue: no entry has it */
+  if (DQ_UNLIKELY(c == NULL || out_completion != NULL) ||
+      DQ_UNLIKELY(!dq_launch_cache_same(c, q->hot_uid, k, l, c->fast_count)))
+    return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
+  int put = dq_launch_cache_put_by_sig(c, l->args);
+  if (DQ_UNLIKELY(put <= 0))
+    return put < 0 ? dispatch_keyed(q, k, l, deadline_ns, out_packet_id, c)
+                   : dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
+  uint64_t id;
+  if (DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
+    return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
+  /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
+  uint8_t *ka = dq_ring_kernarg(&q->ring, id);
+  /* c->copy16 <= DQ_COPY16_MAX: a signature entry is one whose copy fits (fast_count) */
+  DQ_COPY16_GOTO(ka, c->built.image, c->copy16);
+  return dispatch_publish(q, l, out_packet_id, c, id, ka);
 }
 
 struct hsad_prepared_launch {

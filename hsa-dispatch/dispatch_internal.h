@@ -102,6 +102,8 @@ struct hsad_queue {
   struct dq_monitor *monitor;           /* NULL: monitoring off (monitor.c) */
   bool general;                         /* monitor, ts_signals or no direct doorbell: every
                                            submit takes the general path (dq_queue_general) */
+  uint64_t hot_uid;                     /* uid, or 0 when general: the key the dispatch hot
+                                           path compares (one compare for both) */
   hsad_submit_result_fn result_hook;    /* hsad_submit_set_result_hook; NULL: none */
   void *result_ctx;
   /* written by producers / waiters / the error callback */
@@ -123,9 +125,11 @@ struct hsad_queue {
   hsad_queue_t *next;                   /* runtime's live list */
 };
 
-/* Recomputes q->general after monitor, ts_signals or the doorbell changed. */
+/* Recomputes q->general and q->hot_uid after monitor, ts_signals or the doorbell changed (the
+ * uid is set before the first call). */
 static inline void dq_queue_general(hsad_queue_t *q) {
   q->general = q->monitor != NULL || q->ts_signals != NULL || q->ring.doorbell == NULL;
+  q->hot_uid = q->general ? 0 : q->uid;
 }
 
 struct hsad_device_kernel {

@@ -21,9 +21,9 @@
  *      metadata and the device (no queue state touched);
  *   2. build: the kernarg segment (codeobj's hsad_kernarg_build) into a 64-byte aligned
  *      per-thread image. The calling thread keeps its last checked launch (queue, kernel,
- *      geometry, argument values, kernarg bytes, packet body): an identical launch skips 1-2
- *      except the sticky-error check (keys are unique ids, never pointers; "The argument
- *      path" below);
+ *      geometry, argument signature or values, kernarg bytes, packet body): a launch that
+ *      matches it skips 1-2 except the sticky-error check (keys are unique ids, never
+ *      pointers; "The argument path" below);
  *   3. reserve: packet ids with a compare-and-swap on write_dispatch_id, only while
  *      write + n - retired <= size, where `retired` is the queue's completion bound (every
  *      packet id below it COMPLETED, see "timeline"). Not the read index: the packet processor
@@ -62,11 +62,24 @@
  * CLI binds its strings into them, tools/hsad cli_args.c), then a plan, checked once, cold,
  * then an emplace, hot and short. The plan is steps 1-2 on a miss: every check with its
  * message (launch_check.c), the kernarg image built from the kernel's metadata, the packet's
- * bytes 4..63, the header word per launch flag, the bytes to copy, and the key (queue and
- * kernel uids, the geometry and each argument's compared bytes, BYTES values) kept by the
- * calling thread (launch_cache.h). The emplace is what a hit costs: the key compared as packed
- * bytes (two 16-byte compares of the geometry, one masked 16-byte compare per argument, then
- * each BYTES value), one try at the reservation (a full ring, a lost race, a completion, a
+ * bytes 4..63, the header word per launch flag, the bytes to copy, and the key kept by the
+ * calling thread (launch_cache.h): the queue and kernel uids, the argument count, the geometry,
+ * then either the arguments' signature or their values. A launch of at most 4 explicit
+ * arguments, each a POINTER in an 8-byte slot or 4 BYTES (typed or not), laid out naturally
+ * (each at the previous one's end aligned to its size: what OpenCL and HIP compilers emit), is
+ * entered by signature: a hit checks each argument's tag and type (a POINTER: {POINTER, 0}; 4
+ * BYTES: the tag, type and size the plan checked, and `bytes` not NULL) but not its value, and
+ * writes the values into the image at their offsets, so a launch that changes only its buffers
+ * or counts is a hit (a value does not enter any check: a pointer fills its 8-byte slot, 4
+ * bytes are copied as they are; the hidden arguments depend on the kernel, the queue and the
+ * geometry only). Any other launch (SCALAR or LDS values, other sizes, more arguments, a
+ * 4-byte pointer slot, whose value must fit) is entered by value: each argument's compared
+ * bytes (tag and type; a pointer's value; LDS bytes; BYTES size, then its value). A launch that
+ * differs from the entry's in anything its key holds (another type, size or tag, NULL bytes or
+ * args) takes the general path, whose check reports it with its own message. The emplace is
+ * what a hit costs: the key compared (the geometry as two 16-byte compares; a signature as one
+ * compare per argument and a value write; values as one masked 16-byte compare per argument,
+ * then each BYTES value), one try at the reservation (a full ring, a lost race, a completion, a
  * monitored or profiling queue, a span over one block take the general path, which waits and
  * pads), the image's declared bytes into the slot's block (up to the end of the kernel's last
  * declared argument, explicit or hidden, rounded up to 16: code object v5's 256-byte hidden

@@ -26,6 +26,35 @@ static dq_launch_cache_t *cache_mine(void) {
   return c;
 }
 
+/* The signature entry (launch_cache.h, DQ_SIG_INDEX) of a checked launch, + 1, or 0 where it
+ * has none: more than DQ_SIG_ARGS arguments, an argument other than a POINTER in an 8-byte
+ * slot (a 4-byte slot's pointer must fit: a value check) or 4 BYTES (SCALAR, LDS and other
+ * sizes keep their values in the key), or a slot off the natural layout. Writes c->sig_key. */
+static uint32_t signature_of(dq_launch_cache_t *c, const hsad_device_kernel_t *k,
+                             const hsad_launch_t *l) {
+  const hsad_kernarg_plan_t *plan = k->plan;
+  if (!plan || l->arg_count > DQ_SIG_ARGS || plan->explicit_count != l->arg_count) return 0;
+  uint32_t val4 = 0, off = 0;
+  for (uint32_t i = 0; i < l->arg_count; i++) {
+    const hsad_karg_t *arg = &l->args[i];
+    const hsad_kernarg_slot_t *slot = &plan->explicit_args[i];
+    uint32_t size;
+    if (arg->tag == HSAD_KARG_POINTER && arg->type == 0 && slot->size == 8) {
+      size = 8;
+    } else if (arg->tag == HSAD_KARG_BYTES && arg->size == 4 && slot->size == 4) {
+      size = 4;
+      val4 |= 1u << i;
+      memcpy(&c->sig_key[i], arg, 8);
+    } else {
+      return 0;
+    }
+    off = (off + size - 1) & ~(size - 1);
+    if (slot->offset != off) return 0;
+    off += size;
+  }
+  return DQ_SIG_INDEX(l->arg_count, val4) + 1;
+}
+
 hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kernel_t *k,
                                    const hsad_launch_t *l, const dq_built_t **out_built) {
   dq_launch_cache_t *c = cache_mine();
@@ -58,6 +87,7 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   }
   memset(c->geometry, 0, sizeof c->geometry);
   memcpy(c->geometry, &l->dims, 28);
+  memcpy(c->geometry_hi, (const uint8_t *)&l->dims + 12, 16);
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)c->packet;
   memset(c->packet, 0, sizeof c->packet);
   uint32_t setup_word = hsad_aql_dispatch_fill(pkt, &c->built.d, 0);
@@ -65,11 +95,13 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   c->copy = k->kernarg_copy; /* a multiple of 16: zero the image's bytes past the segment */
   memset(c->built.image + k->desc.kernarg_segment_size, 0,
          c->copy > k->desc.kernarg_segment_size ? c->copy - k->desc.kernarg_segment_size : 0);
-  c->bytes_mask = bytes_mask;
-  c->queue_uid = q->uid;
-  c->arg_count = l->arg_count;
   c->fast_count = dq_ring_span(&q->ring, k->desc.kernarg_segment_size) == 1 &&
                           c->copy <= 16 * DQ_COPY16_MAX ? l->arg_count : UINT32_MAX;
+  c->copy16 = c->copy / 16;
+  c->bytes_mask = bytes_mask;
+  c->sig = c->fast_count != UINT32_MAX ? signature_of(c, k, l) : 0;
+  c->queue_uid = q->uid;
+  c->arg_count = l->arg_count;
   c->kernel_uid = k->uid;
   return HSAD_OK;
 }

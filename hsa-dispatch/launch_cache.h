@@ -1,11 +1,15 @@
 /* launch_cache.h - the calling thread's cache of its last checked launch (hsad_queue.h step 2;
  * internal; launch_cache.c).
  *
- * A launch with the same queue, kernel, geometry and argument values as the thread's last
- * successful one reuses its checked packet body and kernarg image (one copy of the image into
- * the slot's block) instead of checking the geometry and building every hidden argument again.
- * Keys are unique ids, never pointers, so a freed and reallocated queue or kernel cannot alias
- * an old entry; only successful launches are entered, so a hit needs no check.
+ * A launch with the same queue, kernel, geometry and arguments as the thread's last successful
+ * one reuses its checked packet body and kernarg image (one copy of the image into the slot's
+ * block) instead of checking the geometry and building every hidden argument again. The
+ * arguments are the same when a signature entry's (DQ_SIG_INDEX: up to 4 POINTERs in 8-byte
+ * slots and 4-byte BYTES, natural layout) have the tags, types and sizes the entry's check
+ * accepted (each hit then writes their values into the image: no value enters a check), or
+ * when a value-keyed entry's have the same compared bytes and values. Keys are unique ids,
+ * never pointers, so a freed and reallocated queue or kernel cannot alias an old entry; only
+ * successful launches are entered, so a hit needs no check.
  *
  * Ownership: one entry per thread, allocated on the thread's first miss (64-byte aligned) and
  * freed when the thread exits (a pthread key's destructor). The thread-local pointer is
@@ -27,6 +31,12 @@
 
 #define DQ_LAUNCH_CACHE_ARGS 16  /* launches with more explicit arguments are not entered */
 #define DQ_LAUNCH_CACHE_VALUE 16 /* nor those with a by-value argument above 16 bytes */
+#define DQ_SIG_ARGS 4            /* signature entries: at most 4 explicit arguments */
+/* A signature entry's launch: n (0..DQ_SIG_ARGS) explicit arguments, argument i a POINTER in
+ * an 8-byte slot (bit i of val4 clear) or 4 BYTES, typed or not (bit i set), in the natural
+ * layout (each at the previous one's end aligned to its size, the first at 0). Its index,
+ * 0..30: (1 << n) - 1 + val4. */
+#define DQ_SIG_INDEX(n, val4) ((1u << (n)) - 1u + (val4))
 
 _Static_assert(offsetof(hsad_karg_t, type) == 2 && offsetof(hsad_karg_t, size) == 4 &&
                    offsetof(hsad_karg_t, pointer) == 8 && offsetof(hsad_karg_t, scalar) == 8 &&
@@ -43,10 +53,19 @@ typedef struct dq_launch_cache {
   uint32_t fast_count;            /* arg_count when the hot path may submit the entry (its
                                      segment fits one kernarg block), else UINT32_MAX */
   uint32_t bytes_mask;            /* bit i: argument i is BYTES, its value compared below */
+  uint32_t sig;                   /* 0: the key holds the values (args, masks, words, values);
+                                     else DQ_SIG_INDEX(n, val4) + 1: a signature entry whose
+                                     key is the arguments' tags, types and sizes only, each
+                                     hit writing the values into the image
+                                     (dq_launch_cache_put_by_sig) */
+  uint64_t sig_key[DQ_SIG_ARGS];  /* signature entry: argument i's first 8 bytes (tag, type,
+                                     size) where it is 4 BYTES (bit i of val4) */
   uint32_t first_word[4];         /* the packet's first word (header | setup << 16) by
                                      hsad_launch_t.flags & 3 (hsad_aql_kernel_header_of_flags) */
   uint32_t copy;                  /* image bytes the hot path copies (kernel's kernarg_copy) */
+  uint32_t copy16;                /* copy / 16 */
   _Alignas(16) uint8_t geometry[32]; /* hsad_launch_t bytes 0..27: dims, grid[3], block[3] */
+  _Alignas(16) uint8_t geometry_hi[16]; /* its bytes 12..27 (the second compare, aligned) */
   _Alignas(16) uint8_t args[DQ_LAUNCH_CACHE_ARGS][16];  /* each hsad_karg_t as given, masked */
   _Alignas(16) uint8_t masks[DQ_LAUNCH_CACHE_ARGS][16]; /* its bytes that are compared: the
                                      tag and type (a typed value never hits an untyped entry,
@@ -87,20 +106,44 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_values_same(co
   return true;
 }
 
-/* Whether (q, k, l) is the entry's launch, `count` its argument count (c->arg_count, or
- * c->fast_count for the hot path): uids, count, then the geometry and every argument as one
- * masked compare of packed bytes, then the BYTES values. */
-static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_launch_cache_t *c, const hsad_queue_t *q,
+/* Whether (q, k, l) has the entry's kernel, queue, argument count (`count`: c->arg_count, or
+ * c->fast_count for the hot path) and geometry: uids (`quid`: q->uid, or q->hot_uid for the
+ * hot path, 0 on a queue that takes the general path), count, then the geometry's 28 bytes as
+ * two 16-byte compares. The arguments are dq_launch_cache_args_same's (a value-keyed entry) or
+ * dq_launch_cache_put_by_sig's (a signature entry). */
+static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_launch_cache_t *c, uint64_t quid,
                                         const hsad_device_kernel_t *k, const hsad_launch_t *l,
                                         uint32_t count) {
-  if ((c->kernel_uid != k->uid) | (c->queue_uid != q->uid) | (count != l->arg_count))
-    return false;
-  const uint8_t *g = (const uint8_t *)l, *a = (const uint8_t *)l->args;
+  if (c->kernel_uid != k->uid) return false;
+  if (c->queue_uid != quid) return false;
+  if (count != l->arg_count) return false;
+  const uint8_t *g = (const uint8_t *)l;
 #ifdef __SSE2__
-  __m128i acc = _mm_or_si128(
-      _mm_xor_si128(_mm_loadu_si128((const __m128i *)g), _mm_load_si128((const __m128i *)c->geometry)),
-      _mm_xor_si128(_mm_loadu_si128((const __m128i *)(g + 12)),
-                    _mm_loadu_si128((const __m128i *)(c->geometry + 12))));
+  __m128i eq = _mm_and_si128(
+      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)g), _mm_load_si128((const __m128i *)c->geometry)),
+      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(g + 12)),
+                     _mm_load_si128((const __m128i *)c->geometry_hi)));
+  return _mm_movemask_epi8(eq) == 0xffff;
+#else
+  uint64_t x[4], y[4], acc = 0;
+  memcpy(x, g, 24);
+  memcpy(&x[3], g + 20, 8);
+  memcpy(y, c->geometry, 24);
+  memcpy(&y[3], c->geometry + 20, 8);
+  for (int j = 0; j < 4; j++) acc |= x[j] ^ y[j];
+  return acc == 0;
+#endif
+}
+
+/* A value-keyed entry (sig 0) whose kernel, queue, count and geometry matched: whether the
+ * launch's `count` arguments are the entry's, one masked compare of packed bytes per argument,
+ * then the BYTES values. */
+static inline __attribute__((always_inline)) bool dq_launch_cache_args_same(const dq_launch_cache_t *c,
+                                             const hsad_launch_t *l, uint32_t count) {
+  const uint8_t *a = (const uint8_t *)l->args;
+  if (DQ_UNLIKELY(a == NULL) && count) return false; /* the check reports it */
+#ifdef __SSE2__
+  __m128i acc = _mm_setzero_si128();
   switch (count) { /* unrolled: no loop counter on the hot path */
 #define DQ_ARG_CASE(n)                                                                        \
   case n:                                                                                     \
@@ -120,12 +163,7 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_
   }
   if (_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xffff) return false;
 #else
-  uint64_t x[4], y[4], acc = 0;
-  memcpy(x, g, 24);
-  memcpy(&x[3], g + 20, 8);
-  memcpy(y, c->geometry, 24);
-  memcpy(&y[3], c->geometry + 20, 8);
-  for (int j = 0; j < 4; j++) acc |= x[j] ^ y[j];
+  uint64_t acc = 0;
   for (uint32_t i = 0; i < count; i++) {
     uint64_t v[2], h[2], m[2];
     memcpy(v, a + 16 * i, 16);
@@ -138,12 +176,85 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_
   return dq_launch_cache_values_same(c, l->args);
 }
 
+/* A signature entry's hit (DQ_SIG_INDEX(n, val4), both constants once inlined), its kernel,
+ * queue, count and geometry matched: checks that the launch's arguments x[0 .. n) are what the
+ * entry's check accepted (POINTER: its tag and type word is {HSAD_KARG_POINTER, 0}; 4 BYTES:
+ * its tag, type and size are the entry's and `bytes` is not NULL; x not NULL), then writes
+ * their values into the image at their natural offsets (hsad_queue.h, "The argument path").
+ * The rest of the image (padding, hidden arguments) depends on the kernel, the queue and the
+ * geometry only. False, with nothing written, when an argument differs: the caller takes the
+ * general path, whose check reports it. */
+static inline __attribute__((always_inline)) bool dq_launch_cache_put_sig(dq_launch_cache_t *c,
+                                                                          const hsad_karg_t *x,
+                                                                          uint32_t n,
+                                                                          uint32_t val4) {
+  if (n && DQ_UNLIKELY(x == NULL)) return false;
+  _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
+    if (val4 >> a & 1) {
+      uint64_t key;
+      memcpy(&key, &x[a], 8);
+      if (DQ_UNLIKELY(key != c->sig_key[a]) || DQ_UNLIKELY(x[a].bytes == NULL)) return false;
+    } else {
+      uint32_t tag;
+      memcpy(&tag, &x[a], 4);
+      if (DQ_UNLIKELY(tag != HSAD_KARG_POINTER)) return false; /* type 0 */
+    }
+  }
+  uint32_t off = 0;
+  _Pragma("GCC unroll 4") for (uint32_t a = 0; a < n; a++) {
+    if (val4 >> a & 1) {
+      off = (off + 3) & ~3u;
+      memcpy(c->built.image + off, x[a].bytes, 4);
+      off += 4;
+    } else {
+      off = (off + 7) & ~7u;
+      memcpy(c->built.image + off, &x[a].pointer, 8);
+      off += 8;
+    }
+  }
+  return true;
+}
+
+#define DQ_SIG_CASE_(n, m) \
+  case DQ_SIG_INDEX(n, m) + 1: return dq_launch_cache_put_sig(c, x, n, m) ? 1 : 0;
+#define DQ_SIG_CASES2_(n, m) DQ_SIG_CASE_(n, m) DQ_SIG_CASE_(n, (m) + 1)
+#define DQ_SIG_CASES4_(n, m) DQ_SIG_CASES2_(n, m) DQ_SIG_CASES2_(n, (m) + 2)
+#define DQ_SIG_CASES8_(n, m) DQ_SIG_CASES4_(n, m) DQ_SIG_CASES4_(n, (m) + 4)
+
+/* dq_launch_cache_put_sig for the entry's signature (c->sig 1..31: one case each): 1 the
+ * values written, 0 an argument differs (nothing written); -1 a value-keyed entry (sig 0). */
+static inline __attribute__((always_inline)) int dq_launch_cache_put_by_sig(dq_launch_cache_t *c,
+                                                                            const hsad_karg_t *x) {
+  switch (c->sig & 31) { /* masked: a table of 32 without a bounds check */
+  case 0: return -1;
+  DQ_SIG_CASE_(0, 0)
+  DQ_SIG_CASES2_(1, 0)
+  DQ_SIG_CASES4_(2, 0)
+  DQ_SIG_CASES8_(3, 0)
+  DQ_SIG_CASES8_(4, 0)
+  DQ_SIG_CASES8_(4, 8)
+  }
+  return -1; /* not reached */
+}
+
+/* Whether the launch's arguments are the entry's (its kernel, queue, count and geometry
+ * matched): a value-keyed entry compares them; a signature entry checks their signature and
+ * writes their values into the image. */
+static inline __attribute__((always_inline)) bool dq_launch_cache_args_hit(dq_launch_cache_t *c,
+                                                                           const hsad_launch_t *l,
+                                                                           uint32_t count) {
+  int put = dq_launch_cache_put_by_sig(c, l->args);
+  return put < 0 ? dq_launch_cache_args_same(c, l, count) : put;
+}
+
 /* The thread's build of (q, k, l) when its entry holds that launch, else NULL. */
 static inline const dq_built_t *dq_launch_cache_lookup(const hsad_queue_t *q,
                                                        const hsad_device_kernel_t *k,
                                                        const hsad_launch_t *l) {
-  const dq_launch_cache_t *c = dq_launch_cache_mine;
-  if (DQ_UNLIKELY(c == NULL) || !dq_launch_cache_same(c, q, k, l, c->arg_count)) return NULL;
+  dq_launch_cache_t *c = dq_launch_cache_mine;
+  if (DQ_UNLIKELY(c == NULL) || !dq_launch_cache_same(c, q->uid, k, l, c->arg_count) ||
+      !dq_launch_cache_args_hit(c, l, c->arg_count))
+    return NULL;
   return &c->built;
 }
 

@@ -605,6 +605,203 @@ Test(launch_cache, eight_byte_scalar_changed, .timeout = 60) {
   DQ_OK(hsad_runtime_close(e.rt));
 }
 
+/* Signature entries (issue 23; launch_cache.h): fill (global uint *dst, uint value, uint n: a
+ * POINTER and two 4-byte values at 0, 8 and 12, the natural layout) is entered by its
+ * arguments' tags, types and sizes, and every hit writes the launch's values into the kernarg
+ * image. One args array, changed in place between five launches held by a gate: the first a
+ * miss, the second and third hits (dst, value and n changed), the fourth with a completion (the
+ * general path, which copies the whole segment), the fifth a hit again. Each packet's kernarg
+ * block carries exactly its launch's dst, value and n, and bytes 16..63 (hidden arguments of
+ * one geometry on one queue) equal the general path's; then the buffers hold what the launches
+ * wrote in ring order. */
+Test(launch_cache, signature_hits_write_values, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "fill", 5, "fill", &k);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  uint32_t *b1 = dq_alloc(&e, 64), *b2 = dq_alloc(&e, 64);
+  memset(b1, 0, 64);
+  memset(b2, 0, 64);
+  uint32_t value = 1, n = 16;
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(b1), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {16}, .block = {16}, .args = a, .arg_count = 3};
+  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  uint64_t id[5];
+  hsad_completion_t c;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[0])); /* miss: b1 = 1 */
+  value = 2;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[1])); /* hit: b1 = 2 */
+  a[0] = HSAD_KARG_PTR(b2);
+  value = 0xdeadbeef;
+  n = 8;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[2])); /* hit: b2[0..8) */
+  value = 5;
+  n = 4;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id[3])); /* general: b2[0..4) */
+  value = 6;
+  n = 2;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[4])); /* hit: b2[0..2) */
+  const uint32_t *dst[5] = {b1, b1, b2, b2, b2};
+  const uint32_t val[5] = {1, 2, 0xdeadbeef, 5, 6}, cnt[5] = {16, 16, 8, 4, 2};
+  const uint8_t *general = (const uint8_t *)(uintptr_t)dq_get64(qo_slot(q, id[3]), 40);
+  for (uint32_t i = 0; i < 5; i++) {
+    cr_assert_eq(id[i], i + 1, "launch %u: packet %llu", i, (unsigned long long)id[i]);
+    const uint8_t *ka = (const uint8_t *)(uintptr_t)dq_get64(qo_slot(q, id[i]), 40);
+    cr_assert_eq(dq_get64(ka, 0), (uint64_t)(uintptr_t)dst[i], "launch %u dst", i);
+    cr_assert_eq(dq_get32(ka, 8), val[i], "launch %u value %#x", i, dq_get32(ka, 8));
+    cr_assert_eq(dq_get32(ka, 12), cnt[i], "launch %u n %u", i, dq_get32(ka, 12));
+    for (uint32_t b = 16; b < 64; b++)
+      cr_assert_eq(ka[b], general[b], "launch %u: kernarg byte %u is %#x, the general path's %#x",
+                   i, b, ka[b], general[b]);
+  }
+  dq_gate_open(gate);
+  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) {
+    cr_assert_eq(b1[i], 2, "b1[%u] = %u", i, b1[i]);
+    uint32_t want = i < 2 ? 6 : i < 4 ? 5 : i < 8 ? 0xdeadbeef : 0;
+    cr_assert_eq(b2[i], want, "b2[%u] = %#x, want %#x", i, b2[i], want);
+  }
+  dq_gate_destroy(gate);
+  hsad_buffer_free(b1);
+  hsad_buffer_free(b2);
+  dq_finish(&e, q, p);
+}
+
+/* A signature entry's hit checks only what the entry's check covered; any other argument takes
+ * the general path, whose check reports it with its own message, reserving nothing. After a
+ * hit of fill (POINTER, u32, u32): argument 1 a typed f32 (same tag and size, another type:
+ * ARG_KIND), 8 bytes (ARG_SIZE), NULL bytes untyped and typed u32 (the entry's own tag, type and
+ * size: INVALID_ARGUMENT), an LDS size (ARG_KIND);
+ * argument 0 an integer's 8 bytes (ARG_KIND) or a POINTER with a type (ARG_KIND); args NULL
+ * (INVALID_ARGUMENT). The write index does not move; after each refusal the launch as it was
+ * hits again and its packet carries its values. A POINTER whose size is not 8 (ignored for a
+ * pointer) hits; a SCALAR u32 (its launch is entered by value) is accepted and lands exactly. */
+Test(launch_cache, signature_refusals_take_the_general_path, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "fill", 5, "fill", &k);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  const char *dev = hsad_device_info(e.dev)->name;
+  uint32_t *b = dq_alloc(&e, 64);
+  uint32_t value = 3, n = 16;
+  uint64_t wide = 9, addr = (uint64_t)(uintptr_t)b;
+  float fv = 1.5f;
+  const hsad_karg_t good[3] = {HSAD_KARG_PTR(b), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
+  hsad_karg_t a[3];
+  memcpy(a, good, sizeof a);
+  hsad_launch_t l = {.dims = 1, .grid = {16}, .block = {16}, .args = a, .arg_count = 3};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC); /* enters the launch */
+  uint64_t id;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id)); /* a hit */
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  struct {
+    int arg;
+    hsad_karg_t v;
+    hsad_status_t status;
+    const char *tail; /* after "TEST_KERNDIR/fill-DEV-v5.hsaco: kernel 'fill': argument N" */
+  } bad[] = {
+      {1, HSAD_KARG_VAL(fv), HSAD_ERR_ARG_KIND,
+       " is uint (integer), the value given is f32 (floating-point)"},
+      {1, {.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &wide}, HSAD_ERR_ARG_SIZE,
+       " has .size 4, value has 8 bytes"},
+      {1, {.tag = HSAD_KARG_BYTES, .size = 4, .bytes = NULL}, HSAD_ERR_INVALID_ARGUMENT,
+       ": NULL bytes"},
+      {1, {.tag = HSAD_KARG_BYTES, .type = HSAD_KARG_TYPE_U32, .size = 4, .bytes = NULL},
+       HSAD_ERR_INVALID_ARGUMENT, ": NULL bytes"}, /* the entry's tag, type and size */
+      {2, HSAD_KARG_LDS_BYTES(64), HSAD_ERR_ARG_KIND,
+       " is by_value, an LDS size needs a dynamic_shared_pointer"},
+      {0, {.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &addr}, HSAD_ERR_ARG_KIND,
+       " is a global_buffer (a pointer): pass HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer "
+       "variable, not 8 bytes"},
+      {0, {.tag = HSAD_KARG_POINTER, .type = HSAD_KARG_TYPE_U64, .size = 8, .pointer = addr},
+       HSAD_ERR_ARG_KIND,
+       ": a pointer value with type 8 (a type is for HSAD_KARG_BYTES and HSAD_KARG_SCALAR "
+       "only; 0 here)"},
+  };
+  for (uint32_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
+    uint64_t before = qo_write_index(q);
+    a[bad[j].arg] = bad[j].v;
+    DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), bad[j].status,
+              "%s/fill-%s-v5.hsaco: kernel 'fill': argument %d%s", TEST_KERNDIR, dev,
+              bad[j].arg, bad[j].tail);
+    cr_assert_eq(qo_write_index(q), before, "refusal %u reserved a packet", j);
+    memcpy(a, good, sizeof a);
+    value = 10 + j;
+    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+    cr_assert_eq(id, before, "refusal %u: the next launch's packet", j);
+    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, id), 40);
+    cr_assert_eq(dq_get64(ka, 0), addr);
+    cr_assert_eq(dq_get32(ka, 8), 10 + j, "after refusal %u: value %u", j, dq_get32(ka, 8));
+    DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+    for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b[i], 10 + j, "after refusal %u: b[%u]", j, i);
+  }
+  uint64_t before = qo_write_index(q);
+  l.args = NULL;
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_kernarg_build: NULL argument");
+  cr_assert_eq(qo_write_index(q), before);
+  l.args = a;
+  a[0] = (hsad_karg_t){.tag = HSAD_KARG_POINTER, .size = 12345, .pointer = addr};
+  value = 40;
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(id, before);
+  a[1] = (hsad_karg_t){.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
+                       .scalar = 41};
+  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  cr_assert_eq(id, before + 1);
+  for (uint32_t i = 0; i < 2; i++) {
+    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, before + i), 40);
+    cr_assert_eq(dq_get64(ka, 0), addr);
+    cr_assert_eq(dq_get32(ka, 8), 40 + i, "packet %u value %u", i, dq_get32(ka, 8));
+    cr_assert_eq(dq_get32(ka, 12), 16);
+  }
+  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b[i], 41, "b[%u] = %u", i, b[i]);
+  hsad_buffer_free(b);
+  dq_finish(&e, q, p);
+}
+
+/* A value-keyed entry (launch_cache.h: a SCALAR argument keeps the launch out of signature
+ * entries) compares each argument's tag AND type: saxpy (float a, ptr x, ptr y, uint n) with n
+ * a SCALAR u32 runs with a = 2.0f's bits untyped (checked by size only), then the same bits as
+ * a typed i32 for the float parameter are a miss and refused by the type check (ARG_KIND, the
+ * message naming both types), y unchanged and nothing reserved; the untyped launch again runs. */
+Test(launch_cache, value_keyed_entry_compares_the_type, .timeout = 60) {
+  dq_env_t e;
+  dq_open(&e);
+  const hsad_device_kernel_t *k;
+  hsad_program_t *p = dq_load(&e, "saxpy", 5, "saxpy", &k);
+  hsad_queue_t *q = dq_queue(&e, 64);
+  enum { N = 64 };
+  float *x = dq_alloc(&e, N * 4), *y = dq_alloc(&e, N * 4);
+  for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
+  uint32_t two_bits = 0x40000000u; /* 2.0f */
+  hsad_karg_t a[4] = {{.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits}, HSAD_KARG_PTR(x),
+                      HSAD_KARG_PTR(y),
+                      {.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
+                       .scalar = N}};
+  hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = a, .arg_count = 4};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 2.0f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  uint64_t before = qo_write_index(q);
+  a[0] = HSAD_KARG_I32(0x40000000); /* the same bits, typed */
+  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+            "%s/saxpy-%s-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
+            "value given is i32 (integer)", TEST_KERNDIR, hsad_device_info(e.dev)->name);
+  cr_assert_eq(qo_write_index(q), before);
+  a[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits};
+  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  for (int i = 0; i < N; i++)
+    cr_assert_eq(y[i], 4.0f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
+  hsad_buffer_free(x);
+  hsad_buffer_free(y);
+  dq_finish(&e, q, p);
+}
+
 /* The launch cache and the rest of a launch: dynamic LDS bytes (lds_reduce_dyn: the packet's
  * group segment is the dynamic bytes, the kernel has no static LDS), the grid size, and the
  * flags (HSAD_LAUNCH_NO_BARRIER clears the header's BARRIER bit) changed between otherwise
