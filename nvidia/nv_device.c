@@ -75,6 +75,11 @@ hsad_status_t nv_device_recover(nv_dev_t *dev) {
   (void)nv_cu.ctx_set_current(NULL);
   for (; dev->retains; dev->retains--) (void)nv_cu.primary_ctx_release(dev->cu);
   nv_result_t r = nv_cu.primary_ctx_reset(dev->cu);
+  /* From here the old context's objects are gone whatever comes next: a new generation, so
+   * no queue, program or allocation of the old one is handed to the driver again (on the
+   * H200, cuStreamDestroy of a faulted queue's stream after the reset crashed inside libcuda
+   * when the retain below failed and the runtime closed) */
+  atomic_fetch_add_explicit(&dev->generation, 1, memory_order_acq_rel);
   if (r != NV_SUCCESS) return nv_fail(NULL, r, "cuDevicePrimaryCtxReset(device %u)", dev->info.index);
   nv_context_t ctx = NULL;
   r = nv_cu.primary_ctx_retain(&ctx, dev->cu);
@@ -96,7 +101,6 @@ hsad_status_t nv_device_recover(nv_dev_t *dev) {
   dev->ctx = ctx;
   dev->copyq = NULL; /* its stream went with the context; the list below frees its host part */
   dev->shared = NULL;
-  atomic_fetch_add_explicit(&dev->generation, 1, memory_order_acq_rel);
   atomic_store_explicit(&dev->lost, 0, memory_order_release);
   return HSAD_OK;
 }

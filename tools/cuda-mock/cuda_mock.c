@@ -22,6 +22,7 @@
  * It checks nothing of the GPU's own semantics (memory model, timing). */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -88,7 +89,9 @@ typedef struct stream {
   op_t *head, *tail;
   int busy, quit;
   pthread_t thread;
+  int generation;                 /* ctx_resets when created */
 } stream_t;
+static int ctx_resets;            /* cuDevicePrimaryCtxReset calls so far */
 
 #define P(type, off) (*(type *)(o->params + (off)))
 
@@ -320,6 +323,7 @@ res_t cuDevicePrimaryCtxRetain(void **ctx, int dev) {
 res_t cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return OK; }
 res_t cuDevicePrimaryCtxReset_v2(int dev) {
   (void)dev;
+  ctx_resets++;
   for (int i = 0; i < NFUNCS; i++) max_dyn[i] = 0;
   return OK;
 }
@@ -447,12 +451,18 @@ res_t cuStreamCreate(void **out, unsigned flags) {
   stream_t *s = calloc(1, sizeof *s);
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->cv, NULL);
+  s->generation = ctx_resets;
   pthread_create(&s->thread, NULL, stream_main, s);
   *out = s;
   return OK;
 }
 res_t cuStreamDestroy_v2(void *h) {
   stream_t *s = h;
+  if (s->generation != ctx_resets) { /* the reset destroyed it: the H200's driver 580 crashed */
+    fprintf(stderr, "cuda-mock: cuStreamDestroy of a stream the context reset destroyed "
+            "(the H200's driver crashes here: SIGSEGV in libcuda)\n");
+    abort();
+  }
   pthread_mutex_lock(&s->lock);
   s->quit = 1;
   pthread_cond_broadcast(&s->cv);
