@@ -57,7 +57,10 @@ $(TESTDIR)/test_dispatch_cli: $(BINDIR)/hsad
 # index is what orders one producer's slot writes before the next producer's); the kernels and
 # twins come from the normal build. ROCr's own blit of a code object loaded while a CP thread
 # runs (the second program) is invisible to TSan (ROCr is not instrumented): the blit frames
-# are suppressed as for memory-tsan (tests/tsan-memory.supp), nothing else.
+# are suppressed as for memory-tsan (tests/tsan-memory.supp), nothing else. Kernels run as
+# their twins (KFD_EMU_KERNEL_MODE=twin): POCL, which runs a kernel from its own source, loads
+# an uninstrumented LLVM that crashed in dlopen under TSan (stop 27); the twins are the same
+# kernels' host code, so the ring and completion traffic TSan watches is the same.
 DQ_TSAN_BUILD ?= build-tsan
 $(BUILD)/tsan/test_dispatch_tsan: tests/test_dispatch_tsan.c $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
@@ -70,7 +73,7 @@ dispatch-tsan: all
 	  KERNDIR=$(abspath $(KERNDIR)) $(DQ_TSAN_BUILD)/tsan/test_dispatch_tsan \
 	  $(DQ_TSAN_BUILD)/lib/hsad/kfd-emu/libhsakmt.so.1
 	LD_LIBRARY_PATH=$(DQ_TSAN_BUILD)/lib/hsad/kfd-emu \
-	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so \
+	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so KFD_EMU_KERNEL_MODE=twin \
 	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan-memory.supp) $(TSAN_OPTIONS)" \
 	  $(DQ_TSAN_BUILD)/tsan/test_dispatch_tsan $(DQ_TSAN_COUNT)
 

@@ -28,7 +28,7 @@ memory-tsan: all
 	  KERNDIR=$(abspath $(KERNDIR)) $(MEM_TSAN_BUILD)/tsan/test_memory_tsan \
 	  $(MEM_TSAN_BUILD)/lib/hsad/kfd-emu/libhsakmt.so.1
 	LD_LIBRARY_PATH=$(MEM_TSAN_BUILD)/lib/hsad/kfd-emu \
-	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so \
+	  KFD_EMU_TWINS=$(abspath $(EMUDIR))/libkfd-emu-twins.so KFD_EMU_KERNEL_MODE=twin \
 	  TSAN_OPTIONS="suppressions=$(abspath tests/tsan-memory.supp) $(TSAN_OPTIONS)" \
 	  $(MEM_TSAN_BUILD)/tsan/test_memory_tsan $(MEM_TSAN_ROUNDS)
 
