@@ -980,8 +980,16 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
   }
   uint8_t *pb = op->buf[0];
   for (size_t i = 0; i < blk; i += width) memcpy(pb + i, &pattern, width); /* host order */
+  /* Every piece counted, and what the loop needs copied out of the op, before the handler is
+   * armed: once armed, the op is the handler's, and after the last piece it may be gone. The
+   * loop touches the op again only when ROCr refuses a piece (then the signal is still above
+   * 0, so the op is alive). (ThreadSanitizer sees the arming's lock inside ROCr, not the order
+   * through ROCr's uninstrumented DMA submission: a store to the op in the loop read as a race
+   * with the handler's free.) */
+  atomic_store_explicit(&op->bytes_done, size, memory_order_relaxed);
+  hsa_signal_t bsig = op->bsig[0];
   /* the handler is armed before any piece is submitted: nothing is ever in flight unwatched */
-  hsa_status_t st = mem_rocr.hsa_amd_signal_async_handler(op->bsig[0], HSA_SIGNAL_CONDITION_EQ,
+  hsa_status_t st = mem_rocr.hsa_amd_signal_async_handler(bsig, HSA_SIGNAL_CONDITION_EQ,
                                                           0, fill_done, op);
   if (st != HSA_STATUS_SUCCESS) {
     hsad_host_pool_free(pool, op->buf[0]);
@@ -993,13 +1001,12 @@ hsad_status_t mem_fill_start(const char *what, hsad_device_t *device, void *dst,
   hsa_agent_t dagent = d.device_mem ? mem_st.gpu_agents[d.owner] : mem_cpu_agent_of(device);
   for (size_t i = 0; i < n; i++) {
     size_t off = i * blk, len = size - off < blk ? size - off : blk;
-    /* counted before the submission: after the last one the op may be gone */
-    atomic_fetch_add_explicit(&op->bytes_done, len, memory_order_relaxed);
     st = mem_rocr.hsa_amd_memory_async_copy(d.gpu_p + off, dagent, pb, mem_st.gpu_agents[bd],
-                                            len, dep_count, dep_count ? deps : NULL, op->bsig[0]);
+                                            len, dep_count, dep_count ? deps : NULL, bsig);
     if (st == HSA_STATUS_SUCCESS) continue;
-    /* refused: the signal is still >= n - i > 0, so the op is alive */
-    atomic_fetch_sub_explicit(&op->bytes_done, len, memory_order_relaxed);
+    /* refused: the signal is still >= n - i > 0, so the op is alive; the pieces before this
+     * one are what will have been done */
+    atomic_store_explicit(&op->bytes_done, off, memory_order_relaxed);
     if (i == 0) { /* nothing in flight: release the handler, which only acknowledges */
       atomic_store_explicit(&op->bstate[0], MEM_BUF_ABORTED, memory_order_relaxed);
       sig_release_sub(op->bsig[0], (hsa_signal_value_t)n);

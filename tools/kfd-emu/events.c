@@ -83,7 +83,9 @@ EMU_PUBLIC HSAKMT_STATUS hsaKmtCreateEvent(HsaEventDescriptor *desc, bool manual
   next_id = id + 1;
   events[id] = (emu_event_t){.used = true, .manual_reset = manual_reset, .signaled = signaled,
                              .ev = e};
-  mailbox[id] = 0;
+  /* atomic, as the CP's stores to it are: a CP thread may still complete a packet of a signal
+   * whose event had this id (ROCr recycles ids) */
+  atomic_store_explicit((_Atomic uint64_t *)&mailbox[id], 0, memory_order_relaxed);
   pthread_mutex_unlock(&ev_lock);
   e->EventId = id;
   e->EventData.EventType = desc->EventType;
