@@ -284,7 +284,10 @@ typedef struct hsad_launch {
  * Checks (in this order, each with its own code and a message giving the numbers):
  *   HSAD_ERR_QUEUE_ERROR / HSAD_ERR_CLOSED   the queue's sticky error;
  *   HSAD_ERR_INVALID_ARGUMENT  NULL queue/kernel/launch, kernel of another device;
- *   HSAD_ERR_GRID       dims not 1..3, a grid size 0, or an unused dimension not 1;
+ *   HSAD_ERR_GRID       dims not 1..3, a grid size 0, a dimension above
+ *                       HSA_AGENT_INFO_GRID_MAX_DIM, an unused dimension not 1, or the whole
+ *                       grid's work-items (grid[0] x grid[1] x grid[2]) above
+ *                       HSA_AGENT_INFO_GRID_MAX_SIZE (HSA runtime spec 2.3.1; ROCr: UINT32_MAX);
  *   HSAD_ERR_WORKGROUP  a workgroup size 0, above the device's per-dimension maximum, a flat
  *                       size above .max_flat_workgroup_size (or the device's), or different
  *                       from .reqd_workgroup_size when the kernel declares one;
