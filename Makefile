@@ -119,6 +119,7 @@ $(LIBDIR)/libhsad.a: $(HSAD_LIB_OBJS)
 $(LIBDIR)/libhsad.so: $(HSAD_LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libhsad.so.0 $(LDFLAGS) -o $@ $^ $(HSAD_LIB_LIBS)
+	ln -sf libhsad.so $(@D)/libhsad.so.0 # the soname, so programs linked here run from the tree
 
 $(BINDIR)/hsad: $(HSAD_TOOL_OBJS) $(LIBDIR)/libhsad.a
 	@mkdir -p $(@D)
