@@ -618,9 +618,12 @@ static void launch_from_latest(hsad_launch_t *kl, const fu_pkt_t *p) {
 
 hsad_status_t hsad_graph_exec_set_queue(hsad_graph_exec_t *e, uint32_t qi, hsad_queue_t *q) {
   FU_BACKEND_EXEC(e, set_queue(e, qi, q));
-  if (!e || !q || qi >= e->nq)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: NULL, or queue "
-                     "index %u not below %u", qi, e ? e->nq : 0);
+  if (!e || !q)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: NULL %s",
+                     e ? "queue" : "exec");
+  if (qi >= e->nq)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: queue index %u not "
+                     "below the exec's %u queues", qi, e->nq);
   if (hsad_queue_device(q) != hsad_queue_device(e->qs[qi].q))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
                      "on another device than queue %u", qi);

@@ -47,9 +47,10 @@ static void name_insert(hsad_graph_t *g, uint32_t node) {
 }
 
 hsad_status_t hsad_graph_create(uint32_t flags, hsad_graph_t **out) {
-  if (!out || (flags & ~(uint32_t)HSAD_GRAPH_CAPTURE))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_create: NULL out_graph or unknown "
-                     "flags 0x%x", flags);
+  if (!out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_create: NULL out_graph");
+  if (flags & ~(uint32_t)HSAD_GRAPH_CAPTURE)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_create: unknown flags 0x%x (known: "
+                     "HSAD_GRAPH_CAPTURE)", flags & ~(uint32_t)HSAD_GRAPH_CAPTURE);
   hsad_graph_t *g = calloc(1, sizeof *g);
   if (!g) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_create: %zu bytes", sizeof *g);
   g->flags = flags;

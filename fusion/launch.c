@@ -252,9 +252,10 @@ hsad_status_t hsad_graph_launch_after(hsad_graph_exec_t *e, uint32_t flags,
                                       uint64_t deadline_ns, hsad_completion_t *out,
                                       hsad_graph_rollback_t *out_reason) {
   FU_BACKEND_EXEC(e, launch(e, flags, deps, dep_count, deadline_ns, out, out_reason));
-  if (!e || (!deps && dep_count))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL exec, or NULL deps with "
-                     "a count of %u", dep_count);
+  if (!e) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL exec");
+  if (!deps && dep_count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL deps with a count of %u",
+                     dep_count);
   if (flags & ~(uint32_t)(HSAD_GRAPH_NO_ROLLBACK | HSAD_GRAPH_SEQUENTIAL | HSAD_GRAPH_UNORDERED))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: unknown flags 0x%x",
                      flags & ~(uint32_t)(HSAD_GRAPH_NO_ROLLBACK | HSAD_GRAPH_SEQUENTIAL |

@@ -569,9 +569,12 @@ static hsad_status_t nv_graph_launch(hsad_graph_exec_t *ge, uint32_t flags,
                                      hsad_graph_rollback_t *out_reason) {
   nv_gexec_t *e = nvx(ge);
   const uint32_t known = HSAD_GRAPH_NO_ROLLBACK | HSAD_GRAPH_SEQUENTIAL | HSAD_GRAPH_UNORDERED;
-  if (__builtin_expect((!deps && ndeps) || (flags & ~known), 0))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL deps with a count of %u, "
-                     "or unknown flags 0x%x", ndeps, flags & ~known);
+  if (__builtin_expect(!deps && ndeps, 0)) /* (AMD's messages, fusion/launch.c) */
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: NULL deps with a count of %u",
+                     ndeps);
+  if (__builtin_expect(flags & ~known, 0))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_launch: unknown flags 0x%x",
+                     flags & ~known);
   for (uint32_t i = 0; i < e->nq; i++)
     if (__builtin_expect(!nv_gate_open(e->qs[i]), 0)) { /* the sticky error, or a capture */
       hsad_status_t s = nv_launch_gated(e, i);
@@ -799,9 +802,10 @@ static hsad_status_t nv_graph_update_fill(hsad_graph_exec_t *ge, uint32_t node, 
 
 static hsad_status_t nv_graph_set_queue(hsad_graph_exec_t *ge, uint32_t qi, hsad_queue_t *queue) {
   nv_gexec_t *e = nvx(ge);
-  if (!queue || qi >= e->nq)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: NULL, or queue "
-                     "index %u not below %u", qi, e->nq);
+  if (!queue) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: NULL queue");
+  if (qi >= e->nq)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: queue index %u not "
+                     "below the exec's %u queues", qi, e->nq);
   if (hsad_queue_ops(queue) != &nv_backend_ops || nvq(queue)->dev != e->qs[qi]->dev)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_exec_set_queue: the new queue is "
                      "on another device than queue %u", qi);

@@ -468,7 +468,7 @@ Test(fusion_order, launch_after_kernel_on_other_queue, .timeout = 60) {
   cr_assert_eq(((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, w0, "nothing reserved");
   DQ_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 1, dq_in(DQ_SEC), &done, NULL),
             HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_graph_launch: NULL exec, or NULL deps with a count of 1");
+            "hsad_graph_launch: NULL deps with a count of 1");
   /* the rollback path takes the dependency as a barrier */
   fill_set(&fa, p, f2u(1000.0f), N);
   DQ_OK(hsad_kernel_dispatch(other, t.fill, &fa.l, dq_in(DQ_SEC), &filled, NULL));

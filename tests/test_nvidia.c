@@ -1137,7 +1137,11 @@ Test(nvidia, graph_errors) {
   ERR_IS(hsad_graph_exec_update_fill(ex, nf, x, 0x1ff, 1, 8), HSAD_ERR_INVALID_ARGUMENT,
          "hsad_graph_exec_update_fill: pattern 0x1ff does not fit in 1 byte");
   ERR_IS(hsad_graph_launch(ex, 1u << 7, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
-         "hsad_graph_launch: NULL deps with a count of 0, or unknown flags 0x80");
+         "hsad_graph_launch: unknown flags 0x80");
+  ERR_IS(hsad_graph_launch_after(ex, 0, NULL, 2, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_launch: NULL deps with a count of 2");
+  ERR_IS(hsad_graph_exec_set_queue(ex, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_graph_exec_set_queue: NULL queue");
   hsad_completion_t c;
   OK(hsad_graph_launch(ex, 0, HSAD_DEADLINE_NEVER, &c, NULL)); /* A unchanged: 3 x 1 + 1 */
   OK(hsad_completion_wait(&c, hsad_now_ns() + 10 * SEC));

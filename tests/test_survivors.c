@@ -788,9 +788,10 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
   const char *m;
   hsad_graph_t *g = NULL;
-  m = "hsad_graph_create: NULL out_graph or unknown flags 0x%x";
-  DQ_ERR_IS(hsad_graph_create(0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
-  DQ_ERR_IS(hsad_graph_create(0x80, &g), HSAD_ERR_INVALID_ARGUMENT, m, 0x80u);
+  DQ_ERR_IS(hsad_graph_create(0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_create: NULL out_graph");
+  DQ_ERR_IS(hsad_graph_create(0x80 | HSAD_GRAPH_CAPTURE, &g), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_create: unknown flags 0x80 (known: HSAD_GRAPH_CAPTURE)");
   cr_assert_null(g);
   DQ_OK(hsad_graph_create(0, &g));
   uint32_t id = 77;
@@ -852,13 +853,16 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   DQ_ERR_IS(hsad_graph_exec_packet(x, 0, 1, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
   cr_assert_eq(node, 5);
   hsad_completion_t done[1];
-  m = "hsad_graph_launch: NULL exec, or NULL deps with a count of %u";
-  DQ_ERR_IS(hsad_graph_launch(NULL, 0, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
-  DQ_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 2, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 2u);
-  m = "hsad_graph_exec_set_queue: NULL, or queue index %u not below %u";
-  DQ_ERR_IS(hsad_graph_exec_set_queue(NULL, 0, q), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
-  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 1, q), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 1u);
+  DQ_ERR_IS(hsad_graph_launch(NULL, 0, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_launch: NULL exec");
+  DQ_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 2, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_launch: NULL deps with a count of 2");
+  DQ_ERR_IS(hsad_graph_exec_set_queue(NULL, 0, q), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_set_queue: NULL exec");
+  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_set_queue: NULL queue");
+  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 1, q), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_set_queue: queue index 1 not below the exec's 1 queues");
   m = "hsad_graph_exec_update: NULL, or node %u is not a node of the exec (%u nodes)";
   DQ_ERR_IS(hsad_graph_exec_update(NULL, 0, &l), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
   DQ_ERR_IS(hsad_graph_exec_update(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
