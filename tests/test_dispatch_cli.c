@@ -195,6 +195,28 @@ Test(dispatch_cli, run_output_write_error, .timeout = 120) {
   }
 }
 
+/* Integers are decimal or 0x hex, never octal: u32:010 is ten elements (saxpy y = 2x over iota:
+ * sum 90; as octal it was eight: sum 56), 0x10 sixteen (sum 240), 0X0a ten, 08 eight (an
+ * error as octal). */
+Test(dispatch_cli, run_integers_decimal_or_hex, .timeout = 120) {
+  char *o, cmd[2048];
+  static const struct { const char *n, *sum; } rows[] = {
+      {"010", "sum 90,"}, {"0x10", "sum 240,"}, {"0X0a", "sum 90,"}};
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "cd %s && %s run kernels/saxpy.cl saxpy --grid 16 --arg f32:2 "
+             "--arg buf:f32:16:iota --arg buf:f32:16:out --arg u32:%s 2>&1", HSAD_SRCDIR,
+             HSAD_BIN, rows[i].n);
+    cr_assert_eq(sh(cmd, &o), 0, "%s: %s", rows[i].n, o);
+    cr_assert(strstr(o, rows[i].sum), "u32:%s: want '%s' in\n%s", rows[i].n, rows[i].sum, o);
+    free(o);
+  }
+  snprintf(cmd, sizeof cmd, "cd %s && %s run kernels/saxpy.cl saxpy --grid 16 --arg f32:2 "
+           "--arg buf:f32:16:iota --arg buf:f32:16:out --arg u32:08 2>&1", HSAD_SRCDIR, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 0, "u32:08 (not octal, so not an error): %s", o);
+  cr_assert(strstr(o, "sum 56,"), "u32:08 is eight: %s", o);
+  free(o);
+}
+
 Test(dispatch_cli, run_source_and_code_object, .timeout = 120) {
   char *o, cmd[2048];
   char tmp[] = "/tmp/hsad-cli-XXXXXX";

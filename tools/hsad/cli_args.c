@@ -26,13 +26,16 @@ int cli_parse_type(const char *s, size_t n, etype_t *out) {
 }
 
 /* Unsigned integer: decimal, 0x hex or 0 octal; no sign, no trailing characters, at most max. */
+/* Decimal, or hexadecimal after 0x/0X; never octal ("010" is ten, as a user reads it). */
+static int cli_base(const char *p) { return p[0] == '0' && (p[1] == 'x' || p[1] == 'X') ? 16 : 10; }
+
 int cli_parse_uint(const char *v, uint64_t max, uint64_t *out) {
   const char *p = v;
   while (*p == ' ' || *p == '\t') p++;
   if (*p == '-' || *p == '+' || *p < '0' || *p > '9') return -1;
   char *end;
   errno = 0;
-  unsigned long long x = strtoull(p, &end, 0);
+  unsigned long long x = strtoull(p, &end, cli_base(p));
   if (*end || errno || x > max) return -1;
   *out = x;
   return 0;
@@ -41,7 +44,7 @@ int cli_parse_uint(const char *v, uint64_t max, uint64_t *out) {
 int cli_parse_int(const char *v, int64_t min, int64_t max, int64_t *out) {
   char *end;
   errno = 0;
-  long long x = strtoll(v, &end, 0);
+  long long x = strtoll(v, &end, cli_base(v[0] == '-' || v[0] == '+' ? v + 1 : v));
   if (end == v || *end || errno || x < min || x > max) return -1;
   *out = x;
   return 0;

@@ -53,9 +53,10 @@ typedef struct arg {
 /* The type named by s[0..n): 0, or -1 when it is none of i8 u8 i16 u16 i32 u32 i64 u64 f32
  * f64. */
 int cli_parse_type(const char *s, size_t n, etype_t *out);
-/* Unsigned integer: decimal, 0x hex or 0 octal; no sign, no trailing characters, at most max. */
+/* Unsigned integer: decimal, or hex after 0x/0X (never octal: "010" is ten); no sign, no
+ * trailing characters, at most max. */
 int cli_parse_uint(const char *v, uint64_t max, uint64_t *out);
-/* Signed integer from min to max, as strtoll reads it; nothing after it. */
+/* Signed integer from min to max, decimal or 0x hex after an optional sign; nothing after it. */
 int cli_parse_int(const char *v, int64_t min, int64_t max, int64_t *out);
 /* A value of type t into out (little-endian, cli_tsize[t] bytes): an integer in t's range
  * (no fraction, no exponent), a float in its range. On error, why says what: "'-1' is not an
