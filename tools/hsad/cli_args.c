@@ -25,7 +25,6 @@ int cli_parse_type(const char *s, size_t n, etype_t *out) {
   return -1;
 }
 
-/* Unsigned integer: decimal, 0x hex or 0 octal; no sign, no trailing characters, at most max. */
 /* Decimal, or hexadecimal after 0x/0X; never octal ("010" is ten, as a user reads it). */
 static int cli_base(const char *p) { return p[0] == '0' && (p[1] == 'x' || p[1] == 'X') ? 16 : 10; }
 
