@@ -45,12 +45,13 @@ typedef struct fz_kernel {
   const hsad_device_kernel_t *k;
 } fz_kernel_t;
 
-#define FZ_KERNELS 9
+#define FZ_KERNELS 10
 static const fz_kernel_t fz_kernel_table[FZ_KERNELS] = {
     {"vector_add", "vector_add", 5, "PPPU", NULL, NULL},
     {"vector_add", "vector_add", 4, "PPPU", NULL, NULL},
     {"saxpy", "saxpy", 5, "FPPU", NULL, NULL},
     {"fill", "fill", 4, "PUU", NULL, NULL},
+    {"fill", "fill", 5, "PUU", NULL, NULL},
     {"count_dispatch", "count_dispatch", 5, "PU", NULL, NULL},
     {"lds_reduce", "lds_reduce_dyn", 5, "PPUL", NULL, NULL},
     {"big_args", "args8", 5, "PQQQQQQQQ", NULL, NULL},
@@ -474,10 +475,8 @@ static int fz_dispatch(fz_ctx_t *c, fz_entry_t *m, fz_queue_t *fq, uint64_t qgen
   uint32_t group = 0;
   hsad_status_t want = HSAD_OK;
   char want_msg[1024] = "";
-  if (!fz_geometry_ok(hsad_device_info(c->e.dev), kd, l)) {
-    x->bad_geometry = true;
-  } else {
-    cr_assert(!x->bad_geometry, "step %u: the model takes a bad geometry for a good one", step);
+  x->bad_geometry = !fz_geometry_ok(hsad_device_info(c->e.dev), kd, l);
+  if (!x->bad_geometry) {
     hsad_dispatch_dims_t dd = {.dims = (uint16_t)l->dims};
     for (int d = 0; d < 3; d++) {
       dd.grid_size[d] = (uint32_t)d < l->dims ? l->grid[d] : 1;
@@ -679,6 +678,21 @@ static bool fz_rows1(const fz_ctx_t *c, uint32_t kernel) {
   return c->kern[kernel].params && strchr(c->kern[kernel].params, FZ_L);
 }
 
+/* Whether kernels i and j take the same explicit arguments (kinds, offsets, sizes). */
+static bool fz_same_layout(const fz_ctx_t *c, uint32_t i, uint32_t j) {
+  const hsad_kernarg_plan_t *a = hsad_kernel_kernarg_plan(hsad_device_kernel_desc(c->kern[i].k)->codeobj_kernel);
+  const hsad_kernarg_plan_t *b = hsad_kernel_kernarg_plan(hsad_device_kernel_desc(c->kern[j].k)->codeobj_kernel);
+  if (a->explicit_count != b->explicit_count) return false;
+  if ((c->kern[i].params == NULL) != (c->kern[j].params == NULL)) return false;
+  if (c->kern[i].params && strcmp(c->kern[i].params, c->kern[j].params)) return false;
+  for (uint32_t n = 0; n < a->explicit_count; n++)
+    if (a->explicit_args[n].offset != b->explicit_args[n].offset ||
+        a->explicit_args[n].size != b->explicit_args[n].size ||
+        a->explicit_args[n].kind != b->explicit_args[n].kind)
+      return false;
+  return true;
+}
+
 /* A new launch: kernel, geometry, flags, spelling and values at random. */
 static void fz_new_launch(fz_rng_t *r, fz_ctx_t *c, fz_launch_t *x) {
   memset(x, 0, sizeof *x);
@@ -731,8 +745,16 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
         if (x->bad_geometry || fz_chance(&r, 40)) fz_geometry(&r, x, false, fz_rows1(c, x->kernel));
         else fz_geometry_tweak(&r, x, fz_rows1(c, x->kernel));
         fz_values(&r, c, x, true);
-      } else if (roll < 82) {
+      } else if (roll < 78) {
         fz_values(&r, c, x, false); /* another spelling */
+      } else if (roll < 82) { /* another kernel, the same geometry (and spelling where the
+                                 parameters are the same: vector_add v4 and v5) */
+        uint32_t was = x->kernel;
+        x->kernel = fz_below(&r, c->nk);
+        for (uint32_t j = 0; j < c->nk && fz_chance(&r, 60); j++) /* mostly one of the same layout */
+          if (j != was && fz_same_layout(c, j, was)) x->kernel = j;
+        if (fz_rows1(c, x->kernel) && !fz_rows1(c, was)) fz_geometry(&r, x, false, true);
+        fz_values(&r, c, x, fz_same_layout(c, x->kernel, was));
       } else if (roll < 90) {
         fz_new_launch(&r, c, x);
       } else if (roll < 97) {
@@ -896,12 +918,12 @@ Test(launch_cache_fuzz, two_threads_alternate_kernels_on_one_queue, .timeout = 1
     w[i].per_round = 50;
     w[i].bar = &bar;
   }
-  /* the kernarg address of slot 0, seen once by the main thread (both workers' model) */
+  /* the kernarg address of slot 0, seen once by the main thread with empty (both workers' model) */
   c->fq[0].gate = dq_gate(c->fq[0].q);
   uint64_t id;
   hsad_karg_t none[1];
   (void)none;
-  DQ_OK(hsad_kernel_dispatch(c->fq[0].q, c->kern[7].k, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1}},
+  DQ_OK(hsad_kernel_dispatch(c->fq[0].q, c->kern[8].k, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1}},
                              dq_in(DQ_SEC), NULL, &id));
   uint64_t ka = dq_get64((const uint8_t *)hsad_queue_hsa(c->fq[0].q)->base_address + (id % 128) * 64, 40);
   for (int i = 0; i < 2; i++) w[i].c.fq[0].ka_base = ka - (id % 128) * 512;
