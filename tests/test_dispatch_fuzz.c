@@ -322,7 +322,14 @@ static void fz_geometry(fz_rng_t *r, fz_launch_t *x, bool bad, bool rows1) {
   }
   x->bad_geometry = bad;
   if (!bad) return;
-  switch (fz_below(r, 6)) {
+  switch (fz_below(r, 7)) {
+  case 6: /* 2^33 work-items in all, each dimension within its limit */
+    l->dims = 3;
+    l->grid[0] = 1u << 16;
+    l->grid[1] = 1u << 16;
+    l->grid[2] = 2;
+    l->block[1] = l->block[2] = 1;
+    break;
   case 0: l->block[0] = 0; break;
   case 1: l->grid[0] = 0; break;
   case 2: l->dims = fz_chance(r, 50) ? 0 : 4; break;
@@ -354,6 +361,21 @@ static void fz_geometry_tweak(fz_rng_t *r, fz_launch_t *x, bool rows1) {
     break;
   default: /* the last grid size */
     l->grid[l->dims - 1] = l->grid[l->dims - 1] > 1 ? l->grid[l->dims - 1] - 1 : 2;
+  }
+}
+
+/* New values for one argument of x only (`tmp`: scratch space). */
+static void fz_one_value(fz_rng_t *r, fz_ctx_t *c, fz_launch_t *x, fz_launch_t *tmp) {
+  *tmp = *x;
+  fz_values(r, c, x, true);
+  if (!x->l.arg_count) return;
+  uint32_t j = fz_below(r, x->l.arg_count);
+  for (uint32_t i = 0; i < x->l.arg_count && i < FZ_MAX_ARGS; i++) {
+    if (i == j) continue;
+    x->a[i] = tmp->a[i];
+    memcpy(x->store[i], tmp->store[i], sizeof x->store[i]);
+    x->ptrs[i] = tmp->ptrs[i];
+    if (x->a[i].tag == HSAD_KARG_BYTES && x->a[i].size > 16) memcpy(x->blob, tmp->blob, sizeof x->blob);
   }
 }
 
@@ -442,6 +464,7 @@ static bool fz_geometry_ok(const hsad_device_info_t *di, const hsad_device_kerne
                            const hsad_launch_t *l) {
   if (l->dims < 1 || l->dims > 3) return false;
   uint32_t flat = 1;
+  uint64_t items = 1; /* at most 2^32 x 2^32: the product of two fits; checked after each */
   for (uint32_t d = 0; d < 3; d++) {
     uint32_t g = l->grid[d], b = l->block[d];
     if (d >= l->dims) {
@@ -449,8 +472,11 @@ static bool fz_geometry_ok(const hsad_device_info_t *di, const hsad_device_kerne
       g = b = 1;
     }
     if (!g || !b || b > di->max_workgroup_dim[d]) return false;
+    if (di->max_grid_dim[d] && g > di->max_grid_dim[d]) return false;
+    items *= g;
     if (kd->reqd_workgroup_size[0] && b != kd->reqd_workgroup_size[d]) return false;
     flat *= b;
+    if (items > UINT32_MAX) return false; /* HSA_AGENT_INFO_GRID_MAX_SIZE: ROCr's UINT32_MAX */
   }
   uint32_t max_flat = kd->max_flat_workgroup_size;
   if (di->max_workgroup_size && di->max_workgroup_size < max_flat) max_flat = di->max_workgroup_size;
@@ -732,8 +758,10 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
         fz_values(&r, c, x, false); /* refused as spelled: another spelling */
       } else if (roll < 12) {
         /* the same launch again, values too: a value-keyed entry's hit */
-      } else if (roll < 55) {
-        fz_values(&r, c, x, true); /* same launch, new values: a signature entry's hit */
+      } else if (roll < 55) { /* same launch, new values (a signature entry's hit), maybe only
+                                 one argument's (a value-keyed entry's miss) */
+        if (fz_chance(&r, 40)) fz_one_value(&r, c, x, save);
+        else fz_values(&r, c, x, true);
       } else if (roll < 62) {
         x->l.flags = fz_below(&r, 4); /* flags are not in the key */
         fz_values(&r, c, x, true);
