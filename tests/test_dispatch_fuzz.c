@@ -72,6 +72,8 @@ typedef struct fz_launch {
   float *ptrs[FZ_MAX_ARGS];
   uint8_t blob[1024];
   bool want_completion;
+  bool prepare;      /* hsad_launch_prepare first (it replaces the thread's entry too) */
+  bool null_id;      /* out_packet_id NULL */
   bool bad_geometry; /* made invalid on purpose: the monitored queue's refusal is the model */
 } fz_launch_t;
 
@@ -526,10 +528,24 @@ static int fz_dispatch(fz_ctx_t *c, fz_entry_t *m, fz_queue_t *fq, uint64_t qgen
               (unsigned long long)l->args[i].pointer);
     fprintf(stderr, " -> want %d\n", want);
   }
+  if (x->prepare && !capturing) { /* every check, then the thread's entry holds the launch */
+    hsad_prepared_launch_t *pl = NULL;
+    hsad_status_t ps = hsad_launch_prepare(q, k, l, &pl);
+    if (refuse) {
+      cr_assert_neq(ps, HSAD_OK, "step %u: hsad_launch_prepare accepted a launch the model refuses", step);
+      if (want_msg[0]) cr_assert_str_eq(hsad_last_error(), want_msg, "step %u: prepare's message", step);
+    } else {
+      cr_assert_eq(ps, HSAD_OK, "step %u: hsad_launch_prepare: %s", step, hsad_last_error());
+      hsad_launch_destroy(pl);
+    }
+  }
   uint64_t wi0 = fz_wi(q), id = UINT64_MAX;
   hsad_completion_t comp;
-  hsad_status_t s = hsad_kernel_dispatch(q, k, l, dq_in(c->deadline_ns), x->want_completion ? &comp : NULL, &id);
+  bool null_id = x->null_id && !c->shared;
+  hsad_status_t s = hsad_kernel_dispatch(q, k, l, dq_in(c->deadline_ns), x->want_completion ? &comp : NULL,
+                                         null_id ? NULL : &id);
   uint64_t wi1 = fz_wi(q);
+  if (null_id && s == HSAD_OK) id = wi0;
   if (capturing) {
     cr_assert_eq(wi1, wi0, "step %u: a captured dispatch moved the write index", step);
     if (!refuse) cr_assert_eq(s, HSAD_OK, "step %u: captured: %s", step, hsad_last_error());
@@ -793,6 +809,9 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
         fz_geometry(&r, x, true, fz_rows1(c, x->kernel));
       }
       x->want_completion = fz_chance(&r, 5);
+      x->prepare = fz_chance(&r, 3);
+      x->null_id = fz_chance(&r, 10);
+      x->l.flags = (x->l.flags & 3) | (fz_chance(&r, 5) ? 0x10u : 0); /* unknown bits: ignored */
       fz_queue_t *fqm = &c->fq[qi];
       if (fqm->monitored ? fz_chance(&r, 25) : fz_chance(&r, 2)) { /* monitoring toggled */
         fz_queue_t *fq = fqm;
