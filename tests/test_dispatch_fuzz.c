@@ -74,6 +74,7 @@ typedef struct fz_launch {
   bool want_completion;
   bool prepare;      /* hsad_launch_prepare first (it replaces the thread's entry too) */
   bool null_id;      /* out_packet_id NULL */
+  bool batch;        /* a batch of the same launch twice first (it does not touch the cache) */
   bool bad_geometry; /* made invalid on purpose: the monitored queue's refusal is the model */
 } fz_launch_t;
 
@@ -539,6 +540,14 @@ static int fz_dispatch(fz_ctx_t *c, fz_entry_t *m, fz_queue_t *fq, uint64_t qgen
       hsad_launch_destroy(pl);
     }
   }
+  if (x->batch && !capturing && !refuse) {
+    hsad_dispatch_desc_t items[2] = {{k, *l}, {k, *l}};
+    uint64_t first = UINT64_MAX, bw = fz_wi(q);
+    hsad_status_t bs = hsad_queue_dispatch_batch(q, items, 2, dq_in(c->deadline_ns), NULL, &first);
+    if (bs == HSAD_ERR_TIMEOUT) return 0; /* a full ring: nothing reserved by the batch */
+    cr_assert_eq(bs, HSAD_OK, "step %u: a batch of the launch: %s", step, hsad_last_error());
+    if (!c->shared) cr_assert_eq(first, bw, "step %u: batch's first packet", step);
+  }
   uint64_t wi0 = fz_wi(q), id = UINT64_MAX;
   hsad_completion_t comp;
   bool null_id = x->null_id && !c->shared;
@@ -811,6 +820,7 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
       x->want_completion = fz_chance(&r, 5);
       x->prepare = fz_chance(&r, 3);
       x->null_id = fz_chance(&r, 10);
+      x->batch = fz_chance(&r, 2);
       x->l.flags = (x->l.flags & 3) | (fz_chance(&r, 5) ? 0x10u : 0); /* unknown bits: ignored */
       fz_queue_t *fqm = &c->fq[qi];
       if (fqm->monitored ? fz_chance(&r, 25) : fz_chance(&r, 2)) { /* monitoring toggled */
