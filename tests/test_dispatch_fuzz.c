@@ -882,7 +882,7 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
       reloaded++;
     }
   }
-  cr_log_warn("seed %#llx: %u dispatches: %u signature hits, %u keyed hits, %u misses, %u general "
+  cr_log_info("seed %#llx: %u dispatches: %u signature hits, %u keyed hits, %u misses, %u general "
               "(monitored, completion or span), %u refused (GRID %u WORKGROUP %u ARG_COUNT %u "
               "ARG_SIZE %u ARG_KIND %u ARG_VALUE %u INVALID_ARGUMENT %u LDS_LIMIT %u), %u captured; "
               "%u queues re-created (%u at the same address), %u programs re-loaded, %u monitor "
@@ -1000,7 +1000,7 @@ Test(launch_cache_fuzz, two_threads_alternate_kernels_on_one_queue, .timeout = 1
   }
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
   for (int i = 0; i < 2; i++)
-    cr_log_warn("thread %d: %u dispatches: %u signature hits, %u keyed hits, %u misses, %u general, "
+    cr_log_info("thread %d: %u dispatches: %u signature hits, %u keyed hits, %u misses, %u general, "
                 "%u refused", i, w[i].c.n.dispatches, w[i].c.n.sig_hits, w[i].c.n.keyed_hits,
                 w[i].c.n.misses, w[i].c.n.general, w[i].c.n.refused);
   for (int i = 0; i < 2; i++) {
