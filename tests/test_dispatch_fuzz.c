@@ -910,7 +910,7 @@ Test(launch_cache_fuzz, seeded_sequence_matches_the_model, .timeout = 120) {
 /* Two threads, each with its own cache entry, alternate between two kernels on one queue (one
  * kernel shared by both), with new values, spellings and wrong arguments; rounds are gated as
  * above (the main thread opens the gate between them). Each thread checks its own packets and
- * kernarg blocks against the model. */
+ * kernarg blocks against the model. Then 8 short-lived threads, one after the other. */
 typedef struct fz_worker {
   fz_ctx_t c;
   uint64_t seed;
@@ -999,6 +999,29 @@ Test(launch_cache_fuzz, two_threads_alternate_kernels_on_one_queue, .timeout = 1
     dq_gate_destroy(c->fq[0].gate);
   }
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  /* short-lived threads, one at a time: each one's entry is freed when it exits (a pthread
+   * key's destructor) and the next one's, often at the same address, starts empty */
+  pthread_barrier_t bar2;
+  pthread_barrier_init(&bar2, NULL, 2);
+  for (uint32_t n = 0; n < 8; n++) {
+    fz_worker_t s1 = w[n % 2];
+    s1.seed = 0x5407ull + n;
+    s1.rounds = 1;
+    s1.per_round = 6;
+    s1.bar = &bar2;
+    memset(&s1.c.n, 0, sizeof s1.c.n);
+    c->fq[0].gate = dq_gate(c->fq[0].q);
+    pthread_t st;
+    cr_assert_eq(pthread_create(&st, NULL, fz_worker_main, &s1), 0);
+    pthread_barrier_wait(&bar2);
+    pthread_barrier_wait(&bar2);
+    pthread_join(st, NULL);
+    cr_assert_gt(s1.c.n.dispatches, 5, "short thread %u: %u dispatches", n, s1.c.n.dispatches);
+    dq_gate_open(c->fq[0].gate);
+    DQ_OK(hsad_queue_wait_idle(c->fq[0].q, dq_in(30 * DQ_SEC)));
+    dq_gate_destroy(c->fq[0].gate);
+  }
+  pthread_barrier_destroy(&bar2);
   for (int i = 0; i < 2; i++)
     cr_log_info("thread %d: %u dispatches: %u signature hits, %u keyed hits, %u misses, %u general, "
                 "%u refused", i, w[i].c.n.dispatches, w[i].c.n.sig_hits, w[i].c.n.keyed_hits,
