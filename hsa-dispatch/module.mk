@@ -112,3 +112,8 @@ $(BUDGET_TEST): tests/test_budget.c $(BUDGET_BIN) tests/data/dispatch_budget.txt
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DBUDGET_BIN='"$(abspath $(BUDGET_BIN))"' -DHSAD_SRCDIR='"$(CURDIR)"' $< -o $@ \
 	  $(LDFLAGS) -lcriterion
+
+# test_dispatch_fuzz also dispatches kernels of codeobj/'s fixtures (odd kernarg layouts)
+$(TESTDIR)/test_dispatch_fuzz: private CFLAGS += -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"'
+$(TESTDIR)/test_dispatch_fuzz: $(CO_FIXDIR)/kernels-gfx90a-v5.hsaco $(CO_FIXDIR)/handwritten-v5.hsaco \
+  $(CO_FIXDIR)/partial-hidden-v5.hsaco

@@ -27,7 +27,8 @@ timeout_s=${MUTATION_TIMEOUT:-120}
 # tests, queue options (kernarg_block_size, batches at the ring's limits), the public-behaviour
 # tests (hsad_buffer_alloc's access grant), variant sets (hsad_variant_dispatch), monitoring
 # (records from the submit path), fusion, memory (copies ordered with barriers), and the tests
-# written for make mutation-sample's survivors (test_survivors). All of them together take
+# written for make mutation-sample's survivors (test_survivors), last the launch cache's
+# seeded differential test (test_dispatch_fuzz, ~1 s). All of them together take
 # about 20 s unmutated. Each mutant's build relinks build/bin/hsad too (it is always among the
 # targets; test_fusion's rule depends on it as well), so the tests that run the CLI see the
 # mutant: test_fusion's fusion_cli tests (hsad graph) do by default; test_dispatch_cli and
@@ -38,7 +39,7 @@ tests=${MUTATION_TESTS:-test_aql_ring test_dispatch test_dispatch_contract test_
 test_dispatch_mt test_dispatch_queue_opts test_dispatch_public test_dispatch_variants \
 test_monitor test_fusion test_fusion_order test_fusion_capture test_memory test_memory_async \
 test_memory_copy test_memory_pool test_memory_pageable test_memory_stream test_memory_rect \
-test_survivors}
+test_survivors test_dispatch_fuzz}
 # Opt-in binaries: built and run only for a patch whose `Tests:` line names them (and once
 # unmutated, when such a patch is among those run): the NVIDIA backend's tests against
 # tools/cuda-mock (test_nvidia_mock: graphs, lazy epochs and pageable staging on NVIDIA), which
