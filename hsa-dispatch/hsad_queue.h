@@ -302,7 +302,10 @@ typedef struct hsad_launch {
  *   HSAD_ERR_SCRATCH_LIMIT  private segment (fixed, or the queue's dynamic_stack_size for
  *                       .uses_dynamic_stack) x wavefront size above HSAD_MAX_WAVE_SCRATCH;
  *   HSAD_ERR_TIMEOUT    the ring stayed full (of packets not yet completed) until the
- *                       deadline; nothing was reserved.
+ *                       deadline; nothing of this call was reserved. While it waited, the
+ *                       queue may have added one epoch barrier-AND (an empty packet, so that
+ *                       fire-and-forget work can be reclaimed: "Timeline" above), so the
+ *                       write index can move by one.
  * Thread-safe (multi-producer); fire-and-forget submits take no lock. */
 hsad_status_t hsad_kernel_dispatch(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
                                    const hsad_launch_t *launch, uint64_t deadline_ns,
