@@ -980,6 +980,7 @@ Test(fusion_cli, node_names_unique, .timeout = 120) {
       {", \"name\": \"a_name_of_more_than_31_bytes_xxxx\"",
        "node a_name_of_more_than_31_bytes_xxxx: field \"name\": 33 bytes, at most 31"},
       {", \"name\": 7", "node #1: field \"name\": 7 is not a string"},
+      {", \"name\": \"\"", "node #1: field \"name\": empty (leave it out for \"#1\")"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char path[32], want[1024];
@@ -989,6 +990,16 @@ Test(fusion_cli, node_names_unique, .timeout = 120) {
     cr_assert_eq(rc, 1, "%s", out);
     cr_assert_str_eq(out, want);
   }
+}
+
+/* A kernel with both "code_object" and "source" is refused (one of them silently won before). */
+Test(fusion_cli, kernel_with_two_programs_refused, .timeout = 60) {
+  char path[32];
+  int rc;
+  char *out = two_nodes("", ", \"code_object\": \"saxpy-gfx90a-v5.hsaco\"", "", "", "", "[0]",
+                        path, &rc);
+  cr_assert_eq(rc, 1, "%s", out);
+  cr_assert_str_eq(out, "hsad graph: kernel s: both \"code_object\" and \"source\"; give one\n");
 }
 
 /* A graph file that is not JSON: file, line, column and byte offset, with json-c's reason

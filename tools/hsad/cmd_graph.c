@@ -574,6 +574,9 @@ static int graph_load_amd_source(graph_cmd_t *gc, const char *kn, const char *sp
 static int graph_load_program(graph_cmd_t *gc, const char *kn, json_object *kv,
                               const char **kpath, char *pbuf, size_t pbufn) {
   json_object *path;
+  if (json_object_object_get_ex(kv, "code_object", NULL) &&
+      json_object_object_get_ex(kv, "source", NULL))
+    return GRAPH_FAIL(gc, "kernel %s: both \"code_object\" and \"source\"; give one\n", kn);
   const char *pf = json_object_object_get_ex(kv, "code_object", &path) ? "code_object"
                    : json_object_object_get_ex(kv, "source", &path)    ? "source"
                                                                         : NULL;
@@ -724,6 +727,8 @@ static int graph_node_name(graph_cmd_t *gc, graph_node_t *nd) {
   gc->nname_own[i] = !v;
   if (!gc->nname[i]) return GRAPH_FAIL(gc, "out of memory\n");
   const char *N = nd->name = gc->nname[i];
+  if (!*N) /* (every message names nodes: "node : ..." would name none) */
+    return GRAPH_FAIL(gc, "node %s: field \"name\": empty (leave it out for \"%s\")\n", nm, nm);
   if (unknown_key(nd->json, node_keys, gc->why, sizeof gc->why))
     return GRAPH_FAIL(gc, "node %s: %s\n", N, gc->why);
   if (strlen(N) >= HSAD_GRAPH_NAME_MAX)
