@@ -22,6 +22,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "hsa-dispatch/hsad.h"
 
@@ -222,6 +226,44 @@ static inline hsad_status_t hsad_batch_args_check(const hsad_queue_t *q,
 /* A launch's dimension i that its `dims` leave unused (i >= dims), both backends' launch checks
  * (hsa-dispatch/launch_check.c, nvidia/nv_queue.c): grid[i] (g) and block[i] (b) must be 0 or
  * 1 (hsad_queue.h). HSAD_ERR_GRID, or HSAD_ERR_WORKGROUP when only the block is above 1. */
+/* A launch's geometry (hsad_launch_t bytes 0..27: dims, grid[3], block[3]) as the fast paths
+ * keep it to compare later launches with (AMD's launch cache, NVIDIA's graph update): lo holds
+ * bytes 0..15, hi bytes 12..27, each 16-byte aligned, so a compare is two aligned 16-byte
+ * compares and one mask test. */
+_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16 &&
+                   offsetof(hsad_launch_t, args) >= 28,
+               "launch geometry is 7 consecutive uint32_t, bytes 0..27");
+typedef struct hsad_launch_geometry {
+  _Alignas(16) uint8_t lo[16];
+  _Alignas(16) uint8_t hi[16];
+} hsad_launch_geometry_t;
+
+static inline void hsad_launch_geometry_store(hsad_launch_geometry_t *g, const hsad_launch_t *l) {
+  memcpy(g->lo, &l->dims, 16);
+  memcpy(g->hi, (const uint8_t *)&l->dims + 12, 16);
+}
+
+/* g's dims, grid[3], block[3] as the 7 words of hsad_launch_t. */
+static inline void hsad_launch_geometry_words(const hsad_launch_geometry_t *g, uint32_t out[7]) {
+  memcpy(out, g->lo, 16);
+  memcpy(out + 4, g->hi + 4, 12);
+}
+
+/* Whether l's geometry is g's. */
+static inline __attribute__((always_inline)) bool
+hsad_launch_geometry_same(const hsad_launch_geometry_t *g, const hsad_launch_t *l) {
+  const uint8_t *b = (const uint8_t *)&l->dims;
+#ifdef __SSE2__
+  __m128i eq = _mm_and_si128(
+      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)b), _mm_load_si128((const __m128i *)g->lo)),
+      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(b + 12)),
+                     _mm_load_si128((const __m128i *)g->hi)));
+  return _mm_movemask_epi8(eq) == 0xffff;
+#else
+  return !memcmp(b, g->lo, 16) && !memcmp(b + 12, g->hi, 16);
+#endif
+}
+
 static inline hsad_status_t hsad_launch_unused_dim_check(const char *kernel, uint32_t i,
                                                          uint32_t dims, uint32_t g, uint32_t b) {
   if (__builtin_expect(g > 1 || b > 1, 0))

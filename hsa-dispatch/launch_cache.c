@@ -85,9 +85,7 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
     memcpy(arg->size == 4 || arg->size == 8 ? (void *)&c->words[i] : c->values[i], arg->bytes,
            arg->size);
   }
-  memset(c->geometry, 0, sizeof c->geometry);
-  memcpy(c->geometry, &l->dims, 28);
-  memcpy(c->geometry_hi, (const uint8_t *)&l->dims + 12, 16);
+  hsad_launch_geometry_store(&c->geometry, l);
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)c->packet;
   memset(c->packet, 0, sizeof c->packet);
   uint32_t setup_word = hsad_aql_dispatch_fill(pkt, &c->built.d, 0);

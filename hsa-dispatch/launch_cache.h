@@ -42,9 +42,6 @@ _Static_assert(offsetof(hsad_karg_t, type) == 2 && offsetof(hsad_karg_t, size) =
                    offsetof(hsad_karg_t, pointer) == 8 && offsetof(hsad_karg_t, scalar) == 8 &&
                    sizeof(hsad_karg_t) == 16,
                "hsad_karg_t: tag and type (one word), size, then the 8-byte value");
-_Static_assert(offsetof(hsad_launch_t, grid) == 4 && offsetof(hsad_launch_t, block) == 16 &&
-                   offsetof(hsad_launch_t, args) >= 28,
-               "launch geometry is 7 consecutive uint32_t, bytes 0..27");
 
 typedef struct dq_launch_cache {
   /* the key, compared on every hit (dq_launch_cache_same) */
@@ -64,8 +61,7 @@ typedef struct dq_launch_cache {
                                      hsad_launch_t.flags & 3 (hsad_aql_kernel_header_of_flags) */
   uint32_t copy;                  /* image bytes the hot path copies (kernel's kernarg_copy) */
   uint32_t copy16;                /* copy / 16 */
-  _Alignas(16) uint8_t geometry[32]; /* hsad_launch_t bytes 0..27: dims, grid[3], block[3] */
-  _Alignas(16) uint8_t geometry_hi[16]; /* its bytes 12..27 (the second compare, aligned) */
+  hsad_launch_geometry_t geometry; /* the launch's dims, grid[3], block[3] (backend.h) */
   _Alignas(16) uint8_t args[DQ_LAUNCH_CACHE_ARGS][16];  /* each hsad_karg_t as given, masked */
   _Alignas(16) uint8_t masks[DQ_LAUNCH_CACHE_ARGS][16]; /* its bytes that are compared: the
                                      tag and type (a typed value never hits an untyped entry,
@@ -117,22 +113,7 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_
   if (c->kernel_uid != k->uid) return false;
   if (c->queue_uid != quid) return false;
   if (count != l->arg_count) return false;
-  const uint8_t *g = (const uint8_t *)l;
-#ifdef __SSE2__
-  __m128i eq = _mm_and_si128(
-      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)g), _mm_load_si128((const __m128i *)c->geometry)),
-      _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(g + 12)),
-                     _mm_load_si128((const __m128i *)c->geometry_hi)));
-  return _mm_movemask_epi8(eq) == 0xffff;
-#else
-  uint64_t x[4], y[4], acc = 0;
-  memcpy(x, g, 24);
-  memcpy(&x[3], g + 20, 8);
-  memcpy(y, c->geometry, 24);
-  memcpy(&y[3], c->geometry + 20, 8);
-  for (int j = 0; j < 4; j++) acc |= x[j] ^ y[j];
-  return acc == 0;
-#endif
+  return hsad_launch_geometry_same(&c->geometry, l);
 }
 
 /* A value-keyed entry (sig 0) whose kernel, queue, count and geometry matched: whether the

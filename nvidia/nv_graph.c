@@ -40,9 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "fusion/fu_graph.h"
 #include "nvidia/nv_internal.h"
@@ -65,7 +62,7 @@ enum { NV_PUT_PTR8, NV_PUT_VAL4, NV_PUT_VAL8, NV_PUT_NONE, NV_PUT_IN4 };
 typedef struct nv_gnode {
   /* the update fast path's first cache line (nv_update_fast reads this line, the parameter
    * descriptors, the image it writes and kp; the driver call evicts little else) */
-  _Alignas(64) uint32_t geo[7];   /* the stored launch's dims, grid[3], block[3] */
+  _Alignas(64) hsad_launch_geometry_t key; /* the stored launch's geometry (backend.h) */
   uint32_t n;                     /* kernel: its parameter count */
   bool fast;                      /* a kernel node whose every argd put is PTR8/VAL4/VAL8/IN4,
                                      without dynamic shared memory (false: any other node) */
@@ -75,6 +72,7 @@ typedef struct nv_gnode {
   uint32_t qi;                    /* the exec's queue it was recorded on */
   uint8_t *pbuf[2];               /* two parameter images (padding zero in both): pbuf[cur] is
                                      the node's, an update packs into the other and flips cur */
+  /* (the first line ends here) */
   nv_graph_node_t cu;             /* its CUgraph node (NULL when rolled back) */
   void **pptr[2];                 /* param_count pointers into each */
   nv_argd_t *argd;                /* per parameter, for the fast path (n; 64-byte aligned) */
@@ -91,6 +89,7 @@ typedef struct nv_gnode {
   uint32_t pattern, width;
   hsad_completion_t done;         /* sequential: its epoch in the current launch (cross) */
 } nv_gnode_t;
+_Static_assert(offsetof(nv_gnode_t, cu) == 64, "the update fast path's fields fill line one");
 
 typedef struct nv_gexec {
   const hsad_graph_backend_ops_t *ops; /* fu_exec_head_t */
@@ -212,7 +211,7 @@ static void nv_store(nv_gnode_t *x, const nv_prepared_t *p, const hsad_launch_t 
   memcpy(x->blocks, p->blocks, sizeof x->blocks);
   memcpy(x->block, p->block, sizeof x->block);
   x->dynamic = p->dynamic;
-  memcpy(x->geo, &l->dims, sizeof x->geo);
+  hsad_launch_geometry_store(&x->key, l);
   nv_kernel_params(&x->kp, p, x->pptr[x->cur]);
   /* the fast path's plan, from the stored launch's argument tags and the parameter sizes */
   x->fast = !p->dynamic;
@@ -457,8 +456,11 @@ static void nv_graph_records(nv_gexec_t *e, nv_queue_t *q0, uint64_t id, uint64_
   for (uint32_t oi = 0; oi < e->nn; oi++) {
     const nv_gnode_t *x = &e->nodes[e->order[oi]];
     nv_queue_t *q = e->qs[x->qi];
-    if (x->op == FU_OP_KERNEL && q->monitor)
-      nv_monitor_record(q, q0, x->k, x->geo, x->dynamic, id, epoch, t0, t1);
+    if (x->op == FU_OP_KERNEL && q->monitor) {
+      uint32_t geo[7];
+      hsad_launch_geometry_words(&x->key, geo);
+      nv_monitor_record(q, q0, x->k, geo, x->dynamic, id, epoch, t0, t1);
+    }
   }
 }
 
@@ -483,7 +485,9 @@ static hsad_status_t nv_seq_kernel_monitored(nv_queue_t *q, nv_gnode_t *x) {
     id = atomic_fetch_add_explicit(&q->launches, 1, memory_order_relaxed);
     atomic_store_explicit(&q->since_epoch, 1, memory_order_relaxed);
   }
-  nv_monitor_record(q, q, x->k, x->geo, x->dynamic, id, epoch, t0, hsad_now_ns());
+  uint32_t geo[7];
+  hsad_launch_geometry_words(&x->key, geo);
+  nv_monitor_record(q, q, x->k, geo, x->dynamic, id, epoch, t0, hsad_now_ns());
   return HSAD_OK;
 }
 
@@ -691,22 +695,7 @@ static bool nv_put_loop(uint8_t *buf, const hsad_karg_t *a, const nv_argd_t *d, 
 static inline bool nv_update_fast(nv_gexec_t *e, nv_gnode_t *x, const hsad_launch_t *l) {
   uint32_t n = x->n;
   const hsad_karg_t *a = l->args;
-  const uint8_t *lb = (const uint8_t *)&l->dims;
-#ifdef __SSE2__ /* the 28 geometry bytes as two overlapping 16-byte compares */
-  __m128i g = _mm_or_si128(
-      _mm_xor_si128(_mm_loadu_si128((const __m128i *)lb), _mm_load_si128((const __m128i *)x->geo)),
-      _mm_xor_si128(_mm_loadu_si128((const __m128i *)(lb + 12)),
-                    _mm_loadu_si128((const __m128i *)(const void *)&x->geo[3])));
-  bool same = _mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_setzero_si128())) == 0xffff;
-#else
-  const uint8_t *gb = (const uint8_t *)x->geo;
-  uint32_t g4, l4;
-  memcpy(&g4, gb + 24, 4);
-  memcpy(&l4, lb + 24, 4);
-  bool same = !((fu_load8(lb) ^ fu_load8(gb)) | (fu_load8(lb + 8) ^ fu_load8(gb + 8)) |
-                (fu_load8(lb + 16) ^ fu_load8(gb + 16)) | (l4 ^ g4));
-#endif
-  if (!same || l->arg_count != n || (n && !a)) return false;
+  if (!hsad_launch_geometry_same(&x->key, l) || l->arg_count != n || (n && !a)) return false;
   uint8_t *buf = x->pbuf[x->cur ^ 1];
   const nv_argd_t *d = x->argd;
   int put = fu_put_by_sig(x->sig, buf, a, d, sizeof *d);

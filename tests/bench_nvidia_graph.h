@@ -25,11 +25,6 @@
  * launch and update interleave the two sides burst by burst (block by block: 100 updates), the
  * side that goes first alternating, so drift in clock or load reaches both alike. */
 
-/* nvidia/nv_internal.h (libhsad.a, not installed): a fused exec's driver handles */
-struct hsad_graph_exec;
-bool nv_graph_exec_native(const struct hsad_graph_exec *exec, uint32_t node,
-                          nv_graph_exec_t *out_exec, nv_graph_node_t *out_node);
-
 enum { GB_MAXN = 100, GB_LAUNCHES = 100, GB_BURST = 10, GB_UPDATES = 2000, GB_UPDATE_BLOCK = 100,
        GB_INST = 20, GB_ELEMS = 256 };
 
