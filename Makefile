@@ -90,6 +90,7 @@ HSAD_LIB_OBJS := $(HSAD_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # (dispatch_internal.h), so the dispatch path measured through libhsad.so (tests/test_budget.c)
 # costs what it costs in libhsad.a.
 $(HSAD_LIB_OBJS): CFLAGS += -fno-semantic-interposition
+build/obj/hsa-dispatch/dispatch.o: CFLAGS += --param=logical-op-non-short-circuit=0
 # COVERAGE=1 (make coverage's inner make, BUILD=build-cov): the library's objects unoptimised
 # with gcov's counters (-O0: one line, one block; branches as written), libgcov linked after
 # libhsad (HSAD_LIB_LIBS). kfd-emu, the tools and the tests stay as they are.

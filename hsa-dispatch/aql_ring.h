@@ -176,7 +176,10 @@ static inline bool dq_ring_try_reserve_one(dq_ring_t *ring, uint64_t *out_id) {
 
 /* Copies n16 <= DQ_COPY16_MAX x 16 bytes from src to dst (a kernarg image into a kernarg
  * block; both 16-byte aligned) inline, without a call or a loop: a jump into an unrolled
- * run. */
+ * run. (A table of label addresses would take 3 instructions where the switch takes 6, but
+ * hsad_kernel_dispatch already jumps through one, the signatures', and GCC lets every
+ * computed goto of a function reach every label whose address is taken there: two cost more
+ * than they save.) */
 #define DQ_COPY16_MAX 16
 static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src, uint32_t n16) {
   typedef struct { uint64_t w[2]; } __attribute__((aligned(16))) chunk_t;
@@ -195,38 +198,6 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
     case 0: break;
   }
 }
-
-/* dq_copy16 as one jump through a table of label addresses (GNU C; 3 instructions where the
- * switch takes 6), for a function's hottest copy: a statement, once per function (its labels
- * are the function's). */
-#define DQ_COPY16_GOTO(dst, src, n16)                                                         \
-  do {                                                                                        \
-    typedef struct { uint64_t w[2]; } __attribute__((aligned(16))) dq_chunk_t;                \
-    dq_chunk_t *d_ = (dq_chunk_t *)(void *)(dst);                                             \
-    const dq_chunk_t *s_ = (const dq_chunk_t *)(const void *)(src);                           \
-    static const void *const dq_copy_from_[DQ_COPY16_MAX + 1] = {                             \
-        &&dq_c0_, &&dq_c1_, &&dq_c2_, &&dq_c3_, &&dq_c4_, &&dq_c5_, &&dq_c6_, &&dq_c7_,       \
-        &&dq_c8_, &&dq_c9_, &&dq_c10_, &&dq_c11_, &&dq_c12_, &&dq_c13_, &&dq_c14_, &&dq_c15_, \
-        &&dq_c16_};                                                                           \
-    goto *dq_copy_from_[(n16)];                                                               \
-    dq_c16_: d_[15] = s_[15];                                                                 \
-    dq_c15_: d_[14] = s_[14];                                                                 \
-    dq_c14_: d_[13] = s_[13];                                                                 \
-    dq_c13_: d_[12] = s_[12];                                                                 \
-    dq_c12_: d_[11] = s_[11];                                                                 \
-    dq_c11_: d_[10] = s_[10];                                                                 \
-    dq_c10_: d_[9] = s_[9];                                                                   \
-    dq_c9_: d_[8] = s_[8];                                                                    \
-    dq_c8_: d_[7] = s_[7];                                                                    \
-    dq_c7_: d_[6] = s_[6];                                                                    \
-    dq_c6_: d_[5] = s_[5];                                                                    \
-    dq_c5_: d_[4] = s_[4];                                                                    \
-    dq_c4_: d_[3] = s_[3];                                                                    \
-    dq_c3_: d_[2] = s_[2];                                                                    \
-    dq_c2_: d_[1] = s_[1];                                                                    \
-    dq_c1_: d_[0] = s_[0];                                                                    \
-    dq_c0_:;                                                                                  \
-  } while (0)
 
 /* dq_ring_doorbell out of line: the contended side of dq_ring_doorbell_fast. Returns 0 (so
  * the hot path reaches it as a tail call). */

@@ -116,13 +116,13 @@ dispatch_general(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_laun
  * written: the cached packet's bytes 4..63 with the block's address, the header word last,
  * the packet id, the doorbell. */
 static inline __attribute__((always_inline)) hsad_status_t
-dispatch_publish(hsad_queue_t *q, const hsad_launch_t *l, uint64_t *out_packet_id,
-                 const dq_launch_cache_t *c, uint64_t id, uint8_t *ka) {
+dispatch_publish(hsad_queue_t *q, uint64_t *out_packet_id, const dq_launch_cache_t *c,
+                 uint64_t id, uint8_t *ka) {
   uint8_t *slot = dq_ring_slot(&q->ring, id);
   memcpy(slot + 4, c->packet + 4, 36);
   memcpy(slot + 40, &ka, 8);
   memcpy(slot + 48, c->packet + 48, 16);
-  hsad_aql_publish(slot, c->first_word[l->flags & 3]);
+  hsad_aql_publish(slot, c->hot_word);
   if (out_packet_id) *out_packet_id = id;
   return (hsad_status_t)dq_ring_doorbell_fast(&q->ring, id);
 }
@@ -140,40 +140,75 @@ dispatch_keyed(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
   /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
   uint8_t *ka = dq_ring_kernarg(&q->ring, id);
   dq_copy16(ka, c->built.image, c->copy16);
-  return dispatch_publish(q, l, out_packet_id, c, id, ka);
+  return dispatch_publish(q, out_packet_id, c, id, ka);
 }
 
+/* The signature entries' labels in hsad_kernel_dispatch, in DQ_SIG_INDEX order (index + 1). */
+#define DQ_SIG_LABEL_(n, m) &&sig_##n##_##m
+#define DQ_SIG_LABELS2_(n, m0, m1) DQ_SIG_LABEL_(n, m0), DQ_SIG_LABEL_(n, m1)
+/* A signature entry's case: its arguments' checks and values (dq_launch_cache_put_sig with
+ * constant n and val4), then the submit; an argument that differs takes the general path. */
+#define DQ_HOT_SIG_(n, m)                                                                     \
+  sig_##n##_##m : if (DQ_UNLIKELY(!dq_launch_cache_put_sig(c, x, n, m))) goto general;        \
+  goto submit;
+
 /* The hot path (hsad_queue.h, "The argument path"): a launch that hits the thread's entry
- * (the plan checked once: kernel, queue, geometry, then a signature entry's argument tags,
- * types and sizes with its values written into the image; a value-keyed entry's argument
- * values are dispatch_keyed's), no completion, a plain queue, a free slot at the first try;
- * then the image's declared bytes (k->kernarg_copy) into the slot's kernarg block and
- * dispatch_publish. Anything else takes dispatch_general, which waits, checks and reports. */
-hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k,
-                                   const hsad_launch_t *l, uint64_t deadline_ns,
-                                   hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+ * (the plan checked once: kernel, queue, argument count and flags, geometry, then a signature
+ * entry's argument tags, types and sizes with its values written into the image, through a
+ * table of the signatures' cases; a value-keyed entry's argument values are dispatch_keyed's),
+ * no completion, a plain queue, a free slot at the first try; then the image's declared bytes
+ * (k->kernarg_copy) into the slot's kernarg block and dispatch_publish. Anything else takes
+ * dispatch_general, which waits, checks and reports. */
+__attribute__((optimize("no-crossjumping"))) hsad_status_t
+hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
+                     uint64_t deadline_ns, hsad_completion_t *out_completion,
+                     uint64_t *out_packet_id) {
   /* NULL arguments, the sticky error and a capture: one cold path (the gate word holds the
    * error and the capture flag: one load and branch for both) */
-  if (DQ_UNLIKELY(!q) || DQ_UNLIKELY(!k) || DQ_UNLIKELY(!l) || DQ_UNLIKELY(dq_gate(q)))
-    return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
-  dq_launch_cache_t *c = dq_launch_cache_mine;
-  /* q->hot_uid is 0 on a monitored or profiling queue: no entry has it */
-  if (DQ_UNLIKELY(c == NULL || out_completion != NULL) ||
-      DQ_UNLIKELY(!dq_launch_cache_same(c, q->hot_uid, k, l, c->fast_count)))
-    return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
-  int put = dq_launch_cache_put_by_sig(c, l->args);
-  if (DQ_UNLIKELY(put <= 0))
-    return put < 0 ? dispatch_keyed(q, k, l, deadline_ns, out_packet_id, c)
-                   : dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
+  if (DQ_UNLIKELY(!q)) goto gated;
+  if (DQ_UNLIKELY(dq_gate(q))) goto gated;
+  if (DQ_UNLIKELY(!k)) goto gated;
+  if (DQ_UNLIKELY(!l)) goto gated;
+  if (DQ_UNLIKELY(out_completion != NULL)) goto general_completion;
+  dq_launch_cache_t *c = dq_launch_cache_mine; /* never NULL (launch_cache.h) */
+  if (DQ_UNLIKELY(!dq_launch_cache_hot(c, q, k, l))) goto general;
+  static const void *const sig_case[32] = {
+      &&keyed,                 DQ_SIG_LABEL_(0, 0),     DQ_SIG_LABELS2_(1, 0, 1),
+      DQ_SIG_LABELS2_(2, 0, 1), DQ_SIG_LABELS2_(2, 2, 3), DQ_SIG_LABELS2_(3, 0, 1),
+      DQ_SIG_LABELS2_(3, 2, 3), DQ_SIG_LABELS2_(3, 4, 5), DQ_SIG_LABELS2_(3, 6, 7),
+      DQ_SIG_LABELS2_(4, 0, 1), DQ_SIG_LABELS2_(4, 2, 3), DQ_SIG_LABELS2_(4, 4, 5),
+      DQ_SIG_LABELS2_(4, 6, 7), DQ_SIG_LABELS2_(4, 8, 9), DQ_SIG_LABELS2_(4, 10, 11),
+      DQ_SIG_LABELS2_(4, 12, 13), DQ_SIG_LABELS2_(4, 14, 15)};
+  const hsad_karg_t *x = l->args;
+  goto *sig_case[c->sig]; /* c->sig <= 31 (launch_cache.h) */
+  DQ_HOT_SIG_(0, 0)
+  DQ_HOT_SIG_(1, 0) DQ_HOT_SIG_(1, 1)
+  DQ_HOT_SIG_(2, 0) DQ_HOT_SIG_(2, 1) DQ_HOT_SIG_(2, 2) DQ_HOT_SIG_(2, 3)
+  DQ_HOT_SIG_(3, 0) DQ_HOT_SIG_(3, 1) DQ_HOT_SIG_(3, 2) DQ_HOT_SIG_(3, 3)
+  DQ_HOT_SIG_(3, 4) DQ_HOT_SIG_(3, 5) DQ_HOT_SIG_(3, 6) DQ_HOT_SIG_(3, 7)
+  DQ_HOT_SIG_(4, 0) DQ_HOT_SIG_(4, 1) DQ_HOT_SIG_(4, 2) DQ_HOT_SIG_(4, 3)
+  DQ_HOT_SIG_(4, 4) DQ_HOT_SIG_(4, 5) DQ_HOT_SIG_(4, 6) DQ_HOT_SIG_(4, 7)
+  DQ_HOT_SIG_(4, 8) DQ_HOT_SIG_(4, 9) DQ_HOT_SIG_(4, 10) DQ_HOT_SIG_(4, 11)
+  DQ_HOT_SIG_(4, 12) DQ_HOT_SIG_(4, 13) DQ_HOT_SIG_(4, 14) DQ_HOT_SIG_(4, 15)
+keyed:
+  return dispatch_keyed(q, k, l, deadline_ns, out_packet_id, c);
+gated:
+  return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
+general_completion:
+  return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
+general:
+  return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
+submit:;
   uint64_t id;
-  if (DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
-    return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
+  if (DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id))) goto general;
   /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
   uint8_t *ka = dq_ring_kernarg(&q->ring, id);
-  /* c->copy16 <= DQ_COPY16_MAX: a signature entry is one whose copy fits (fast_count) */
-  DQ_COPY16_GOTO(ka, c->built.image, c->copy16);
-  return dispatch_publish(q, l, out_packet_id, c, id, ka);
+  dq_copy16(ka, c->built.image, c->copy16);
+  return dispatch_publish(q, out_packet_id, c, id, ka);
 }
+#undef DQ_HOT_SIG_
+#undef DQ_SIG_LABELS2_
+#undef DQ_SIG_LABEL_
 
 struct hsad_prepared_launch {
   hsad_queue_t *queue;

@@ -63,8 +63,8 @@
  * then an emplace, hot and short. The plan is steps 1-2 on a miss: every check with its
  * message (launch_check.c), the kernarg image built from the kernel's metadata, the packet's
  * bytes 4..63, the header word per launch flag, the bytes to copy, and the key kept by the
- * calling thread (launch_cache.h): the queue and kernel uids, the argument count, the geometry,
- * then either the arguments' signature or their values. A launch of at most 4 explicit
+ * calling thread (launch_cache.h): the queue and kernel uids, the argument count and the
+ * launch flags, the geometry, then either the arguments' signature or their values. A launch of at most 4 explicit
  * arguments, each a POINTER in an 8-byte slot or 4 BYTES (typed or not), laid out naturally
  * (each at the previous one's end aligned to its size: what OpenCL and HIP compilers emit), is
  * entered by signature: a hit checks each argument's tag and type (a POINTER: {POINTER, 0}; 4
@@ -77,8 +77,9 @@
  * bytes (tag and type; a pointer's value; LDS bytes; BYTES size, then its value). A launch that
  * differs from the entry's in anything its key holds (another type, size or tag, NULL bytes or
  * args) takes the general path, whose check reports it with its own message. The emplace is
- * what a hit costs: the key compared (the geometry as two 16-byte compares; a signature as one
- * compare per argument and a value write; values as one masked 16-byte compare per argument,
+ * what a hit costs: the key compared (count and flags as one 8-byte compare, the geometry as
+ * two 16-byte compares; a signature, through a table of its cases, as one compare per argument
+ * and a value write; values as one masked 16-byte compare per argument,
  * then each BYTES value), one try at the reservation (a full ring, a lost race, a completion, a
  * monitored or profiling queue, a span over one block take the general path, which waits and
  * pads), the image's declared bytes into the slot's block (up to the end of the kernel's last

@@ -6,7 +6,10 @@
 #include "hsa-dispatch/launch_cache.h"
 #include "hsa-dispatch/queue_submit.h"
 
-__thread dq_launch_cache_t *dq_launch_cache_mine __attribute__((tls_model("initial-exec")));
+/* No entry: every key field 0 (kernel_uid 0 matches no kernel); never written. */
+dq_launch_cache_t dq_launch_cache_none __attribute__((aligned(64)));
+__thread dq_launch_cache_t *dq_launch_cache_mine
+    __attribute__((tls_model("initial-exec"))) = &dq_launch_cache_none;
 
 _Static_assert(DQ_KERNARG_SEGMENT_MAX % 16 == 0, "an image rounded up to 16 bytes fits");
 
@@ -16,7 +19,7 @@ static void cache_key_create(void) { (void)pthread_key_create(&cache_key, free);
 
 static dq_launch_cache_t *cache_mine(void) {
   dq_launch_cache_t *c = dq_launch_cache_mine;
-  if (DQ_LIKELY(c != NULL)) return c;
+  if (DQ_LIKELY(c != &dq_launch_cache_none)) return c;
   c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63);
   if (!c) return NULL;
   memset(c, 0, offsetof(dq_launch_cache_t, built));
@@ -89,7 +92,7 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)c->packet;
   memset(c->packet, 0, sizeof c->packet);
   uint32_t setup_word = hsad_aql_dispatch_fill(pkt, &c->built.d, 0);
-  for (uint32_t f = 0; f < 4; f++) c->first_word[f] = setup_word | dq_dispatch_header(f);
+  c->hot_word = setup_word | dq_dispatch_header(l->flags);
   c->copy = k->kernarg_copy; /* a multiple of 16: zero the image's bytes past the segment */
   memset(c->built.image + k->desc.kernarg_segment_size, 0,
          c->copy > k->desc.kernarg_segment_size ? c->copy - k->desc.kernarg_segment_size : 0);
@@ -98,6 +101,8 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   c->copy16 = c->copy / 16;
   c->bytes_mask = bytes_mask;
   c->sig = c->fast_count != UINT32_MAX ? signature_of(c, k, l) : 0;
+  c->hot_count_flags = c->fast_count != UINT32_MAX
+                           ? (uint64_t)l->arg_count | (uint64_t)l->flags << 32 : UINT64_MAX;
   c->queue_uid = q->uid;
   c->arg_count = l->arg_count;
   c->kernel_uid = k->uid;

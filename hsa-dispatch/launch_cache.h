@@ -14,7 +14,9 @@
  * Ownership: one entry per thread, allocated on the thread's first miss (64-byte aligned) and
  * freed when the thread exits (a pthread key's destructor). The thread-local pointer is
  * initial-exec: a hit reads it with one %fs-relative load, without __tls_get_addr (the entry
- * itself, ~9 KiB, is not static TLS, so a dlopen of libhsad.so still finds room for it).
+ * itself, ~9 KiB, is not static TLS, so a dlopen of libhsad.so still finds room for it). Before
+ * the first miss it points at dq_launch_cache_none, one shared entry that no launch hits
+ * (kernel_uid 0) and nothing writes, so a hit needs no NULL test.
  * Thread safety: each thread reads and writes its own entry only.
  */
 #ifndef HSAD_LAUNCH_CACHE_H
@@ -44,21 +46,26 @@ _Static_assert(offsetof(hsad_karg_t, type) == 2 && offsetof(hsad_karg_t, size) =
                "hsad_karg_t: tag and type (one word), size, then the 8-byte value");
 
 typedef struct dq_launch_cache {
-  /* the key, compared on every hit (dq_launch_cache_same) */
+  /* the key, compared on every hit (dq_launch_cache_same, dq_launch_cache_hot) */
   uint64_t queue_uid, kernel_uid; /* kernel_uid 0: no entry (uids start at 1) */
+  uint64_t hot_count_flags;       /* the hot path's key for hsad_launch_t's adjacent arg_count
+                                     and flags (one 8-byte compare): arg_count | flags << 32
+                                     when the hot path may submit the entry (its segment fits
+                                     one kernarg block), else UINT64_MAX (no launch has it: its
+                                     flags would be unknown ones, which the check refuses) */
   uint32_t arg_count;             /* the launch's */
-  uint32_t fast_count;            /* arg_count when the hot path may submit the entry (its
-                                     segment fits one kernarg block), else UINT32_MAX */
+  uint32_t fast_count;            /* arg_count when the hot path may submit the entry, else
+                                     UINT32_MAX */
   uint32_t bytes_mask;            /* bit i: argument i is BYTES, its value compared below */
   uint32_t sig;                   /* 0: the key holds the values (args, masks, words, values);
-                                     else DQ_SIG_INDEX(n, val4) + 1: a signature entry whose
-                                     key is the arguments' tags, types and sizes only, each
-                                     hit writing the values into the image
+                                     else DQ_SIG_INDEX(n, val4) + 1 (at most 31): a signature
+                                     entry whose key is the arguments' tags, types and sizes
+                                     only, each hit writing the values into the image
                                      (dq_launch_cache_put_by_sig) */
   uint64_t sig_key[DQ_SIG_ARGS];  /* signature entry: argument i's first 8 bytes (tag, type,
                                      size) where it is 4 BYTES (bit i of val4) */
-  uint32_t first_word[4];         /* the packet's first word (header | setup << 16) by
-                                     hsad_launch_t.flags & 3 (hsad_aql_kernel_header_of_flags) */
+  uint32_t hot_word;              /* the packet's first word (header | setup << 16) for the
+                                     entry's flags (hsad_aql_kernel_header_of_flags) */
   uint32_t copy;                  /* image bytes the hot path copies (kernel's kernarg_copy) */
   uint32_t copy16;                /* copy / 16 */
   hsad_launch_geometry_t geometry; /* the launch's dims, grid[3], block[3] (backend.h) */
@@ -75,8 +82,13 @@ typedef struct dq_launch_cache {
   dq_built_t built;               /* checked body and kernarg image */
 } dq_launch_cache_t;
 
-/* This thread's entry, NULL before its first miss. */
+_Static_assert(offsetof(hsad_launch_t, flags) == offsetof(hsad_launch_t, arg_count) + 4,
+               "hsad_launch_t: arg_count and flags adjacent (dq_launch_cache_hot)");
+
+/* This thread's entry: &dq_launch_cache_none (no entry: kernel_uid 0) before its first miss,
+ * so a hit needs no NULL test. */
 extern __thread dq_launch_cache_t *dq_launch_cache_mine __attribute__((tls_model("initial-exec")));
+extern dq_launch_cache_t dq_launch_cache_none;
 
 /* The BYTES arguments of a launch whose other bytes matched the entry: their values. */
 static inline __attribute__((always_inline)) bool dq_launch_cache_values_same(const dq_launch_cache_t *c,
@@ -102,17 +114,39 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_values_same(co
   return true;
 }
 
-/* Whether (q, k, l) has the entry's kernel, queue, argument count (`count`: c->arg_count, or
- * c->fast_count for the hot path) and geometry: uids (`quid`: q->uid, or q->hot_uid for the
- * hot path, 0 on a queue that takes the general path), count, then the geometry's 28 bytes as
- * two 16-byte compares. The arguments are dq_launch_cache_args_same's (a value-keyed entry) or
- * dq_launch_cache_put_by_sig's (a signature entry). */
-static inline __attribute__((always_inline)) bool dq_launch_cache_same(const dq_launch_cache_t *c, uint64_t quid,
-                                        const hsad_device_kernel_t *k, const hsad_launch_t *l,
-                                        uint32_t count) {
+/* Whether the entry is kernel k's on the queue whose uid is `quid` (q->uid, or q->hot_uid for
+ * the hot path: 0 on a queue that takes the general path, which no entry has). */
+static inline __attribute__((always_inline)) bool
+dq_launch_cache_ids_same(const dq_launch_cache_t *c, uint64_t quid, const hsad_device_kernel_t *k) {
   if (c->kernel_uid != k->uid) return false;
   if (c->queue_uid != quid) return false;
-  if (count != l->arg_count) return false;
+  return true;
+}
+
+/* Whether (q, k, l) has the entry's kernel, queue (dq_launch_cache_ids_same with q->uid),
+ * argument count and geometry (its 28 bytes as two 16-byte compares): the general path's key.
+ * The arguments are dq_launch_cache_args_same's (a value-keyed entry) or
+ * dq_launch_cache_put_by_sig's (a signature entry). */
+static inline __attribute__((always_inline)) bool
+dq_launch_cache_same(const dq_launch_cache_t *c, const hsad_queue_t *q,
+                     const hsad_device_kernel_t *k, const hsad_launch_t *l) {
+  if (!dq_launch_cache_ids_same(c, q->uid, k)) return false;
+  if (c->arg_count != l->arg_count) return false;
+  return hsad_launch_geometry_same(&c->geometry, l);
+}
+
+/* The hot path's key: whether (q, k, l) is the entry's launch on a queue that takes the hot
+ * path (dq_launch_cache_ids_same with q->hot_uid), with the entry's argument count and flags
+ * (one 8-byte compare with c->hot_count_flags: UINT64_MAX where the hot path may not submit
+ * the entry) and geometry. The arguments are the caller's. */
+static inline __attribute__((always_inline)) bool dq_launch_cache_hot(const dq_launch_cache_t *c,
+                                                                      const hsad_queue_t *q,
+                                                                      const hsad_device_kernel_t *k,
+                                                                      const hsad_launch_t *l) {
+  uint64_t count_flags;
+  memcpy(&count_flags, &l->arg_count, 8);
+  if (!dq_launch_cache_ids_same(c, q->hot_uid, k)) return false;
+  if (count_flags != c->hot_count_flags) return false;
   return hsad_launch_geometry_same(&c->geometry, l);
 }
 
@@ -233,7 +267,7 @@ static inline const dq_built_t *dq_launch_cache_lookup(const hsad_queue_t *q,
                                                        const hsad_device_kernel_t *k,
                                                        const hsad_launch_t *l) {
   dq_launch_cache_t *c = dq_launch_cache_mine;
-  if (DQ_UNLIKELY(c == NULL) || !dq_launch_cache_same(c, q->uid, k, l, c->arg_count) ||
+  if (!dq_launch_cache_same(c, q, k, l) ||
       !dq_launch_cache_args_hit(c, l, c->arg_count))
     return NULL;
   return &c->built;
