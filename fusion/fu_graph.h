@@ -58,6 +58,10 @@ typedef struct fu_blit_args {
 
 hsad_launch_t fu_blit_launch(fu_blit_args_t *v, bool fill, void *dst, const void *src);
 /* Checks a copy's operands (memcpy semantics: no overlap), naming `fn` in messages. */
+/* hsad_graph_instantiate's argument checks, one cause per message: NULL graph, NULL
+ * lane_queues, NULL out_exec, a graph without nodes (HSAD_ERR_INVALID_ARGUMENT). */
+hsad_status_t fu_instantiate_args_check(const hsad_graph_t *g, hsad_queue_t *const *lane_queues,
+                                        hsad_graph_exec_t **out);
 hsad_status_t fu_copy_check(const char *fn, const void *dst, const void *src, size_t size);
 /* Checks a fill's operands; *out_bytes = count x width. */
 hsad_status_t fu_fill_check(const char *fn, const void *dst, uint32_t pattern, uint32_t width,

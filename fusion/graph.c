@@ -88,13 +88,16 @@ static hsad_status_t node_dep(fu_node_t *x, uint32_t from) {
 static hsad_status_t add_node(const char *fn, hsad_graph_t *g, const char *name, uint32_t lane,
                               uint8_t op, const hsad_device_kernel_t *k, const hsad_launch_t *l,
                               const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
-  if (!g || (!deps && ndeps) || lane >= HSAD_GRAPH_MAX_LANES)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add: NULL graph, NULL deps with a "
-                     "count, or lane %u not below %u", lane, (unsigned)HSAD_GRAPH_MAX_LANES);
+  if (!g) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL graph", fn);
+  if (!deps && ndeps)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL deps with a count of %u", fn, ndeps);
+  if (lane >= HSAD_GRAPH_MAX_LANES)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: lane %u not below %u", fn, lane,
+                     (unsigned)HSAD_GRAPH_MAX_LANES);
   for (uint32_t i = 0; i < ndeps; i++)
     if (deps[i] >= g->n)
-      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add: dependency %u is node %u, "
-                       "not recorded yet (%u nodes)", i, deps[i], g->n);
+      return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: dependency %u is node %u, not recorded "
+                       "yet (%u nodes)", fn, i, deps[i], g->n);
   /* names are unique (as stored: truncated, or the default node<id>), so messages name one node */
   char nm[HSAD_GRAPH_NAME_MAX];
   if (name) snprintf(nm, sizeof nm, "%s", name);
@@ -198,6 +201,13 @@ hsad_launch_t fu_blit_launch(fu_blit_args_t *v, bool fill, void *dst, const void
 }
 
 /* Checks a copy's operands (memcpy semantics: no overlap). */
+hsad_status_t fu_instantiate_args_check(const hsad_graph_t *g, hsad_queue_t *const *lane_queues,
+                                        hsad_graph_exec_t **out) {
+  const char *what = !g ? "NULL graph" : !lane_queues ? "NULL lane_queues" : !out ? "NULL out_exec"
+                     : g->n == 0 ? "the graph has no nodes (nothing to run)" : NULL;
+  return what ? hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_instantiate: %s", what) : HSAD_OK;
+}
+
 hsad_status_t fu_copy_check(const char *fn, const void *dst, const void *src, size_t size) {
   if (!dst || !src || !size)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL dst or src, or size 0 (dst %p, src %p, "

@@ -12,9 +12,8 @@ static hsad_status_t gf_null(const char *who) {
 
 hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const *lq,
                                      uint32_t lane_count, hsad_graph_exec_t **out) {
-  if (!g || !lq || !out || g->n == 0)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_instantiate: NULL argument or empty "
-                     "graph");
+  hsad_status_t s0 = fu_instantiate_args_check(g, lq, out);
+  if (s0) return s0;
   for (uint32_t i = 0; i < g->n; i++) {
     uint32_t lane = g->nodes[i].lane;
     if (lane >= lane_count || !lq[lane])

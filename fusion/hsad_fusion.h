@@ -163,8 +163,9 @@ hsad_status_t hsad_graph_add_fill(hsad_graph_t *graph, const char *name, uint32_
 hsad_status_t hsad_graph_add_edge(hsad_graph_t *graph, uint32_t from, uint32_t to);
 
 /* Instantiates the graph: lane i runs on lane_queues[i] (lane_count entries; every lane used
- * by a node needs a non-NULL queue). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, empty graph, a
- * used lane without a queue), HSAD_ERR_GRAPH ("cycle: a -> b -> a"), the checks of
+ * by a node needs a non-NULL queue). Errors: HSAD_ERR_INVALID_ARGUMENT ("NULL graph", "NULL
+ * lane_queues", "NULL out_exec", "the graph has no nodes (nothing to run)", a used lane
+ * without a queue), HSAD_ERR_GRAPH ("cycle: a -> b -> a"), the checks of
  * hsad_kernel_dispatch prefixed with "node NAME: ", HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_graph_instantiate(const hsad_graph_t *graph, hsad_queue_t *const *lane_queues,
                                      uint32_t lane_count, hsad_graph_exec_t **out_exec);

@@ -801,10 +801,14 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   cr_assert_null(g);
   DQ_OK(hsad_graph_create(0, &g));
   uint32_t id = 77;
-  m = "hsad_graph_add: NULL graph, NULL deps with a count, or lane %u not below 64";
-  DQ_ERR_IS(hsad_graph_add_kernel(NULL, "A", 0, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 1, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 64, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 64u);
+  DQ_ERR_IS(hsad_graph_add_kernel(NULL, "A", 0, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: NULL graph");
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: NULL deps with a count of 1");
+  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 64, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: lane 64 not below 64");
+  DQ_ERR_IS(hsad_graph_add_barrier(g, "B", 0, (uint32_t[]){0}, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_barrier: dependency 0 is node 0, not recorded yet (0 nodes)");
   DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, NULL, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_kernel: NULL kernel or launch");
   DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, NULL, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
@@ -816,18 +820,20 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   cr_assert_eq(id, 77, "nothing recorded");
   hsad_graph_exec_t *x = NULL;
   hsad_queue_t *lanes[1] = {q};
-  m = "hsad_graph_instantiate: NULL argument or empty graph";
-  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_instantiate: the graph has no nodes (nothing to run)");
   DQ_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 0, &id));
   cr_assert_eq(id, 0);
   m = "hsad_graph_add_edge: node %u -> %u: the graph has %u nodes";
   DQ_ERR_IS(hsad_graph_add_edge(NULL, 0, 0), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u, 0u);
   DQ_ERR_IS(hsad_graph_add_edge(g, 1, 0), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u, 1u);
   DQ_ERR_IS(hsad_graph_add_edge(g, 0, 1), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u, 1u);
-  m = "hsad_graph_instantiate: NULL argument or empty graph";
-  DQ_ERR_IS(hsad_graph_instantiate(NULL, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_graph_instantiate(g, NULL, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  DQ_ERR_IS(hsad_graph_instantiate(NULL, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_instantiate: NULL graph");
+  DQ_ERR_IS(hsad_graph_instantiate(g, NULL, 1, &x), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_instantiate: NULL lane_queues");
+  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_instantiate: NULL out_exec");
   cr_assert_null(x);
   DQ_OK(hsad_graph_instantiate(g, lanes, 1, &x));
   hsad_graph_destroy(g);
