@@ -262,7 +262,9 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
  * (hsad_completion_wait, hsad_queue_wait_idle), then destroy the program" (the first such
  * packet found). NVIDIA programs: not checked, always HSAD_OK (cuModuleUnload). Returned void
  * before issue 21; callers that ignore the status keep working. Do not race it with
- * dispatches of the same program from other threads. */
+ * dispatches of the same program from other threads. After HSAD_OK the handle and its kernels
+ * are freed: a second hsad_program_destroy of it, or any use, is undefined (as free() twice);
+ * after HSAD_ERR_IN_USE the program is untouched and still the caller's. */
 hsad_status_t hsad_program_destroy(hsad_program_t *program);
 
 /* The codeobj view of the loaded code object (metadata of every kernel). */
