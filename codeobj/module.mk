@@ -151,6 +151,8 @@ $(TESTDIR)/test_codeobj_target: $(TESTDIR)/codeobj_cxx.o
 
 # The llvm-readelf cross-check also reads every code object kernels/ builds.
 $(TESTDIR)/test_codeobj_readelf: | kernels $(BINDIR)/hsad
+# The fuzz test corrupts every gfx90a code object kernels/ builds.
+$(TESTDIR)/test_codeobj_fuzz: | kernels
 $(TESTDIR)/test_codeobj_cli: | $(BINDIR)/hsad
 
 # Speed figures of issue 3 (load, hsad inspect end to end, lookup): a benchmark, not a test,
