@@ -183,7 +183,7 @@ CO_FUZZ_BIN := $(BUILD)/fuzz/fuzz_codeobj
 $(CO_FUZZ_BIN): $(CO_FUZZ_SRCS) $(CODEOBJ_HEADERS) codeobj/codeobj_internal.h
 	@mkdir -p $(@D)
 	$(CLANG) -std=gnu11 -g -O1 -I. -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=undefined $(CO_FUZZ_SRCS) -o $@ -lelf -lmsgpackc -lpthread
+	  -fno-sanitize-recover=undefined $(CO_FUZZ_SRCS) -o $@ -lelf -lmsgpackc -lz -lzstd -lpthread
 
 .PHONY: codeobj-fuzz
 fuzz: codeobj-fuzz
