@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 enum {
@@ -33,6 +34,208 @@ static const char *co_machine_name(unsigned m) {
   case 224: return "EM_AMDGPU";
   default: return "unknown";
   }
+}
+
+static Elf64_Shdr co_shdr(const uint8_t *image, const Elf64_Ehdr *eh, unsigned i) {
+  Elf64_Shdr sh;
+  memcpy(&sh, image + eh->e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+  return sh;
+}
+
+/* A string table libelf's elf_strptr reads: SHT_STRTAB (so its file range was checked), not
+ * empty, its last byte NUL. `what` names its role, `by` (with `by_index` when nonzero) the
+ * field that chose it. */
+static hsad_status_t co_check_strtab(const char *name, const uint8_t *image, const Elf64_Shdr *sh,
+                                     unsigned index, const char *what, const char *by,
+                                     unsigned by_index) {
+  char from[64];
+  if (by_index) snprintf(from, sizeof from, "%s %u", by, by_index);
+  else snprintf(from, sizeof from, "%s", by);
+  if (sh->sh_type != SHT_STRTAB)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: %s (section %u, %s) has type %u, expected SHT_STRTAB (3)", name, what,
+                     index, from, sh->sh_type);
+  if (sh->sh_size == 0 || image[sh->sh_offset + sh->sh_size - 1] != '\0')
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: %s (section %u, %s, %llu bytes) does not end with a NUL byte", name,
+                     what, index, from, (unsigned long long)sh->sh_size);
+  return HSAD_OK;
+}
+
+/* Section names (sections' file ranges already checked). ROCr's loader (amd_elf_image.cpp)
+ * builds a std::string from elf_strptr for every section's name, which aborts the process
+ * ("basic_string: construction from null") when sh_name lies outside .shstrtab or .shstrtab is
+ * no string table; it then takes the sections named .symtab, .strtab and .note as a symbol
+ * table, a string table and a note section without looking at their type (a PROGBITS named
+ * .symtab faulted). */
+static hsad_status_t co_check_section_names(const char *name, const uint8_t *image,
+                                            const Elf64_Ehdr *eh) {
+  Elf64_Shdr st = co_shdr(image, eh, eh->e_shstrndx);
+  hsad_status_t s = co_check_strtab(name, image, &st, eh->e_shstrndx, "section name table",
+                                    "e_shstrndx", 0);
+  if (s) return s;
+  static const struct {
+    const char *name;
+    uint32_t type;
+    const char *type_name;
+  } by_name[] = {{".symtab", SHT_SYMTAB, "SHT_SYMTAB"},
+                 {".strtab", SHT_STRTAB, "SHT_STRTAB"},
+                 {".note", SHT_NOTE, "SHT_NOTE"}};
+  for (unsigned i = 1; i < eh->e_shnum; i++) {
+    Elf64_Shdr sh = co_shdr(image, eh, i);
+    if (sh.sh_type == SHT_NULL)
+      return hsad_fail(HSAD_ERR_BAD_ELF,
+                       "%s: section %u has type SHT_NULL (0): only section 0 may (ROCr's loader "
+                       "reads every other section's name and type)",
+                       name, i);
+    if (sh.sh_name >= st.sh_size)
+      return hsad_fail(HSAD_ERR_BAD_ELF,
+                       "%s: section %u: name offset %u (sh_name) is outside the %llu-byte "
+                       "section name table (section %u)",
+                       name, i, sh.sh_name, (unsigned long long)st.sh_size, eh->e_shstrndx);
+    const char *sn = (const char *)image + st.sh_offset + sh.sh_name;
+    for (unsigned k = 0; k < sizeof by_name / sizeof by_name[0]; k++)
+      if (!strcmp(sn, by_name[k].name) && sh.sh_type != by_name[k].type)
+        return hsad_fail(HSAD_ERR_BAD_ELF,
+                         "%s: section %u is named %s but has type %u, expected %s (%u): ROCr's "
+                         "loader takes the section of that name as one",
+                         name, i, sn, sh.sh_type, by_name[k].type_name, by_name[k].type);
+  }
+  return HSAD_OK;
+}
+
+/* One symbol of symbol table `t` (section ti, string table `str`): its name inside `str`; a
+ * defined symbol in a section of the file, and in an allocated section its
+ * address range [st_value, st_value + st_size) inside the section's. ROCr's loader indexes its
+ * section list with st_shndx unchecked (faults past e_shnum or on a SHT_NULL section) and
+ * asserts that a loaded symbol's address lies in its load segment (Segment::Offset). SHN_ABS
+ * is kept for symbols ROCr does not load (not STT_OBJECT / STT_COMMON / kernel type 10). */
+static hsad_status_t co_check_symbol(const char *name, const uint8_t *image,
+                                     const Elf64_Ehdr *eh, unsigned ti, unsigned j,
+                                     const Elf64_Shdr *t, const Elf64_Shdr *str) {
+  Elf64_Sym sym;
+  memcpy(&sym, image + t->sh_offset + (uint64_t)j * sizeof sym, sizeof sym);
+  if (sym.st_name >= str->sh_size)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: symbol %u of section %u: name offset %u (st_name) is outside its "
+                     "%llu-byte string table (section %u)",
+                     name, j, ti, sym.st_name, (unsigned long long)str->sh_size, t->sh_link);
+  const char *sn = (const char *)image + str->sh_offset + sym.st_name;
+  unsigned type = ELF64_ST_TYPE(sym.st_info);
+  bool loaded = type == STT_OBJECT || type == STT_COMMON || type == 10;
+  if (sym.st_shndx == SHN_UNDEF && loaded && t->sh_type == SHT_SYMTAB)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: symbol %u '%s' of section %u: a data or kernel symbol (type %u) with no "
+                     "section (st_shndx 0, SHN_UNDEF)",
+                     name, j, sn, ti, type);
+  if (sym.st_shndx == SHN_UNDEF) return HSAD_OK;
+  if (sym.st_shndx == SHN_ABS && !loaded) return HSAD_OK;
+  if (sym.st_shndx >= eh->e_shnum)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: symbol %u '%s' of section %u: section index %u (st_shndx) is not below "
+                     "e_shnum %u",
+                     name, j, sn, ti, sym.st_shndx, eh->e_shnum);
+  /* not SHT_NULL: co_check_section_names refused those past section 0 */
+  Elf64_Shdr sec = co_shdr(image, eh, sym.st_shndx);
+  if (!(sec.sh_flags & SHF_ALLOC)) return HSAD_OK;
+  uint64_t rel = sym.st_value - sec.sh_addr;
+  if (sym.st_value < sec.sh_addr || !co_fits(rel, sym.st_size, sec.sh_size))
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: symbol %u '%s' of section %u: address 0x%llx, %llu bytes (st_value, "
+                     "st_size) lies outside its section %u (address 0x%llx, %llu bytes)",
+                     name, j, sn, ti, (unsigned long long)sym.st_value,
+                     (unsigned long long)sym.st_size, sym.st_shndx,
+                     (unsigned long long)sec.sh_addr, (unsigned long long)sec.sh_size);
+  return HSAD_OK;
+}
+
+/* Symbol tables: each links to a string table (ROCr's loader makes a std::string of every
+ * symbol's name, aborting on NULL from elf_strptr) and each symbol passes co_check_symbol. */
+static hsad_status_t co_check_symbols(const char *name, const uint8_t *image,
+                                      const Elf64_Ehdr *eh) {
+  for (unsigned i = 1; i < eh->e_shnum; i++) {
+    Elf64_Shdr t = co_shdr(image, eh, i);
+    if (t.sh_type == SHT_RELA || t.sh_type == SHT_REL) {
+      /* ROCr's loader reads a SHT_RELA section through libelf (asserting it can), its sh_info
+       * section and its sh_link symbol table by index, unchecked */
+      size_t esz = t.sh_type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel);
+      Elf64_Shdr ln = co_shdr(image, eh, t.sh_link < eh->e_shnum ? t.sh_link : 0);
+      if (t.sh_entsize != esz || t.sh_size % esz || t.sh_link >= eh->e_shnum ||
+          t.sh_info >= eh->e_shnum ||
+          (ln.sh_type != SHT_SYMTAB && ln.sh_type != SHT_DYNSYM))
+        return hsad_fail(HSAD_ERR_BAD_ELF,
+                         "%s: relocation section %u (type %u): sh_entsize %llu, sh_size %llu, "
+                         "sh_link %u, sh_info %u: expected entries of %zu bytes filling it, "
+                         "sh_link a symbol table and sh_info a section below e_shnum %u",
+                         name, i, t.sh_type, (unsigned long long)t.sh_entsize,
+                         (unsigned long long)t.sh_size, t.sh_link, t.sh_info, esz, eh->e_shnum);
+      continue;
+    }
+    if (t.sh_type != SHT_SYMTAB && t.sh_type != SHT_DYNSYM) continue;
+    Elf64_Shdr str = co_shdr(image, eh, t.sh_link);
+    hsad_status_t s = co_check_strtab(name, image, &str, t.sh_link, "string table",
+                                      "sh_link of symbol table section", i);
+    if (s) return s;
+    for (unsigned j = 0; j < t.sh_size / sizeof(Elf64_Sym); j++) {
+      s = co_check_symbol(name, image, eh, i, j, &t, &str);
+      if (s) return s;
+    }
+  }
+  return HSAD_OK;
+}
+
+/* Load segments: ROCr's loader (LoadSegmentsV2) allocates one block from the first PT_LOAD's
+ * p_vaddr to the last one's p_vaddr + p_memsz and copies each segment at its p_vaddr, asserting
+ * that it lies inside (Segment::Offset) and that the block is not empty; symbols are placed by
+ * the segment holding their section. So the PT_LOAD segments ascend without overlap (the ELF
+ * rule), end above address 0, and every allocated section with bytes lies inside one. */
+static hsad_status_t co_check_load_segments(const char *name, const uint8_t *image,
+                                            const Elf64_Ehdr *eh) {
+  uint64_t end = 0;
+  unsigned loads = 0;
+  for (unsigned i = 0; i < eh->e_phnum; i++) {
+    Elf64_Phdr ph;
+    memcpy(&ph, image + eh->e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
+    if (ph.p_type != PT_LOAD) continue;
+    if (ph.p_align > 1 && ((ph.p_align & (ph.p_align - 1)) != 0 ||
+                           (ph.p_vaddr - ph.p_offset) % ph.p_align))
+      return hsad_fail(HSAD_ERR_BAD_ELF,
+                       "%s: segment %u (PT_LOAD): address 0x%llx and file offset 0x%llx differ "
+                       "modulo its alignment %llu (p_align a power of two, p_vaddr = p_offset "
+                       "modulo p_align)",
+                       name, i, (unsigned long long)ph.p_vaddr, (unsigned long long)ph.p_offset,
+                       (unsigned long long)ph.p_align);
+    if (!co_fits(ph.p_vaddr, ph.p_memsz, UINT64_MAX) || (loads && ph.p_vaddr < end))
+      return hsad_fail(HSAD_ERR_BAD_ELF,
+                       "%s: segment %u (PT_LOAD, address 0x%llx, %llu bytes) %s", name, i,
+                       (unsigned long long)ph.p_vaddr, (unsigned long long)ph.p_memsz,
+                       !co_fits(ph.p_vaddr, ph.p_memsz, UINT64_MAX)
+                           ? "wraps around the address space"
+                           : "starts below the end of the PT_LOAD segment before it: PT_LOAD "
+                             "segments must ascend by p_vaddr without overlap");
+    end = ph.p_vaddr + ph.p_memsz;
+    loads++;
+  }
+  if (loads && end == 0)
+    return hsad_fail(HSAD_ERR_BAD_ELF,
+                     "%s: its %u PT_LOAD segments end at address 0: nothing to load", name, loads);
+  for (unsigned i = 1; i < eh->e_shnum; i++) {
+    Elf64_Shdr sh = co_shdr(image, eh, i);
+    if (sh.sh_type == SHT_NULL || !(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0) continue;
+    bool inside = false;
+    for (unsigned k = 0; k < eh->e_phnum && !inside; k++) {
+      Elf64_Phdr ph;
+      memcpy(&ph, image + eh->e_phoff + (uint64_t)k * sizeof ph, sizeof ph);
+      inside = ph.p_type == PT_LOAD && sh.sh_addr >= ph.p_vaddr &&
+               co_fits(sh.sh_addr - ph.p_vaddr, sh.sh_size, ph.p_memsz);
+    }
+    if (!inside)
+      return hsad_fail(HSAD_ERR_BAD_ELF,
+                       "%s: section %u (SHF_ALLOC, address 0x%llx, %llu bytes) lies in no PT_LOAD "
+                       "segment",
+                       name, i, (unsigned long long)sh.sh_addr, (unsigned long long)sh.sh_size);
+  }
+  return HSAD_OK;
 }
 
 hsad_status_t co_elf_open(co_elf_t *e, const char *name, uint8_t *image, size_t size) {
@@ -155,6 +358,10 @@ hsad_status_t co_elf_open(co_elf_t *e, const char *name, uint8_t *image, size_t 
       return hsad_fail(HSAD_ERR_BAD_ELF, "%s: symbol table section %u links to section %u, "
                        "beyond e_shnum %u", name, i, sh.sh_link, eh.e_shnum);
   }
+  hsad_status_t rule = co_check_section_names(name, image, &eh);
+  if (!rule) rule = co_check_symbols(name, image, &eh);
+  if (!rule) rule = co_check_load_segments(name, image, &eh);
+  if (rule) return rule;
   e->shnum = eh.e_shnum;
 
   pthread_once(&co_elf_once, co_elf_init);

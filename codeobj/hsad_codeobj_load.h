@@ -45,7 +45,16 @@ typedef struct hsad_codeobj_info {
  * (ld.lld-15 -shared): its entry offsets are unresolved relocations.
  * Checks, in order: ELF magic, class ELF64 / little-endian / e_machine EM_AMDGPU (224) /
  * OS ABI ELFOSABI_AMDGPU_HSA (64), every header, section, and note in bounds, code object
- * version (v3 read-only; v4 and v5 fully), the NT_AMDGPU_METADATA note and its msgpack,
+ * version (v3 read-only; v4 and v5 fully), the ELF structures ROCr's loader trusts unchecked
+ * (HSAD_ERR_BAD_ELF, each message naming the section, symbol or segment and the rule: section
+ * names inside a NUL-ended .shstrtab, no SHT_NULL section past 0, .symtab/.strtab/.note of
+ * their types; symbol tables linked to NUL-ended string tables, st_name inside, defined
+ * symbols' st_shndx below e_shnum and [st_value, st_value + st_size) inside an allocated
+ * section, no undefined data symbol in .symtab; relocation sections of 24-byte entries linked
+ * to a symbol table; PT_LOAD p_vaddr = p_offset mod p_align, ascending without overlap,
+ * ending above 0, every allocated section inside one: corrupt objects that aborted or
+ * faulted inside hsa_executable_load_agent_code_object), the NT_AMDGPU_METADATA note and its
+ * msgpack,
  * amdhsa.target vs e_flags (processor, xnack, sramecc), every kernel's fields and types,
  * value kinds, and each kernel's NAME.kd symbol (64 bytes in a loaded section).
  * `label` names a buffer in messages (NULL: "<memory>").

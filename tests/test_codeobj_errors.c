@@ -101,6 +101,267 @@ Test(codeobj_errors, segment_past_end_or_above_memsz) {
   free(buf);
 }
 
+/* ---- ELF structures ROCr's loader trusts (codeobj/elf.c; mutations 86-89) ----
+ * Each case patches one field of a good code object and asserts the code and whole message:
+ * the fuzz test (test_codeobj_fuzz) found each of these aborting or faulting inside
+ * hsa_executable_load_agent_code_object before codeobj refused them. */
+static Elf64_Ehdr elf_ehdr(const unsigned char *buf) {
+  Elf64_Ehdr eh;
+  memcpy(&eh, buf, sizeof eh);
+  return eh;
+}
+static Elf64_Shdr elf_shdr(const unsigned char *buf, unsigned i) {
+  Elf64_Shdr sh;
+  memcpy(&sh, buf + elf_ehdr(buf).e_shoff + i * sizeof sh, sizeof sh);
+  return sh;
+}
+static void elf_shdr_put(unsigned char *buf, unsigned i, const Elf64_Shdr *sh) {
+  memcpy(buf + elf_ehdr(buf).e_shoff + i * sizeof *sh, sh, sizeof *sh);
+}
+/* The first section of `type` (asserted to exist). */
+static unsigned elf_find(const unsigned char *buf, uint32_t type) {
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  for (unsigned i = 1; i < eh.e_shnum; i++)
+    if (elf_shdr(buf, i).sh_type == type) return i;
+  cr_assert_fail("no section of type %u", type);
+  return 0;
+}
+/* Symbol j of the symbol table section `tab` and its name. */
+static Elf64_Sym elf_sym(const unsigned char *buf, unsigned tab, unsigned j) {
+  Elf64_Sym sym;
+  memcpy(&sym, buf + elf_shdr(buf, tab).sh_offset + j * sizeof sym, sizeof sym);
+  return sym;
+}
+static void elf_sym_put(unsigned char *buf, unsigned tab, unsigned j, const Elf64_Sym *sym) {
+  memcpy(buf + elf_shdr(buf, tab).sh_offset + j * sizeof *sym, sym, sizeof *sym);
+}
+static const char *elf_sym_name(const unsigned char *buf, unsigned tab, unsigned j) {
+  return (const char *)buf + elf_shdr(buf, elf_shdr(buf, tab).sh_link).sh_offset +
+         elf_sym(buf, tab, j).st_name;
+}
+/* The .symtab index of symbol `name`. */
+static unsigned elf_sym_find(const unsigned char *buf, unsigned tab, const char *name) {
+  Elf64_Shdr t = elf_shdr(buf, tab);
+  for (unsigned j = 0; j < t.sh_size / sizeof(Elf64_Sym); j++)
+    if (!strcmp(elf_sym_name(buf, tab, j), name)) return j;
+  cr_assert_fail("no symbol %s", name);
+  return 0;
+}
+#define EXPECT_BAD_ELF(buf, size, ...)                                                        \
+  do {                                                                                        \
+    char want_[512];                                                                          \
+    snprintf(want_, sizeof want_, __VA_ARGS__);                                               \
+    co_test_expect_fail(buf, size, "e.hsaco", HSAD_ERR_BAD_ELF, want_);                       \
+    cr_assert_str_eq(hsad_last_error(), want_);                                               \
+  } while (0)
+static void expect_loads(const unsigned char *buf, size_t size) {
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_memory(buf, size, "whole.hsaco", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  hsad_codeobj_destroy(co);
+}
+
+/* Section names and types (mutation 86): ROCr's loader makes a std::string of each section's
+ * name (abort on NULL: sh_name outside .shstrtab, or .shstrtab no string table), reads every
+ * section but 0 (SHT_NULL ones faulted) and takes .symtab/.strtab/.note by name. */
+Test(codeobj_errors, section_names_and_types) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  unsigned shstr = eh.e_shstrndx, symtab = elf_find(buf, SHT_SYMTAB);
+  unsigned dynsym = elf_find(buf, SHT_DYNSYM);
+  Elf64_Shdr st = elf_shdr(buf, shstr);
+  /* sh_name one past the table's end (the first offset outside) */
+  Elf64_Shdr sh = elf_shdr(buf, dynsym), bad = sh;
+  bad.sh_name = (uint32_t)st.sh_size;
+  elf_shdr_put(buf, dynsym, &bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: section %u: name offset %u (sh_name) is outside the "
+                 "%llu-byte section name table (section %u)", dynsym, (unsigned)st.sh_size,
+                 (unsigned long long)st.sh_size, shstr);
+  /* the last name offset inside is read (the empty string of the table's final NUL) */
+  bad.sh_name = (uint32_t)st.sh_size - 1;
+  elf_shdr_put(buf, dynsym, &bad);
+  expect_loads(buf, size);
+  /* .dynsym named .symtab: the name of the symbol table section */
+  bad.sh_name = elf_shdr(buf, symtab).sh_name;
+  elf_shdr_put(buf, dynsym, &bad);
+  /* .dynsym comes first: it is the section named .symtab of the wrong type */
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: section %u is named .symtab but has type 11, expected "
+                 "SHT_SYMTAB (2): ROCr's loader takes the section of that name as one", dynsym);
+  elf_shdr_put(buf, dynsym, &sh);
+  /* a SHT_NULL section past section 0 */
+  unsigned comment = symtab - 1;
+  Elf64_Shdr c = elf_shdr(buf, comment), cnull = c;
+  cnull.sh_type = SHT_NULL;
+  elf_shdr_put(buf, comment, &cnull);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: section %u has type SHT_NULL (0): only section 0 may "
+                 "(ROCr's loader reads every other section's name and type)", comment);
+  elf_shdr_put(buf, comment, &c);
+  /* e_shstrndx naming the symbol table; the name table not ending with NUL */
+  Elf64_Ehdr e2 = eh;
+  e2.e_shstrndx = (uint16_t)symtab;
+  memcpy(buf, &e2, sizeof e2);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: section name table (section %u, e_shstrndx) has type 2, "
+                 "expected SHT_STRTAB (3)", symtab);
+  memcpy(buf, &eh, sizeof eh);
+  buf[st.sh_offset + st.sh_size - 1] = 'x';
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: section name table (section %u, e_shstrndx, %llu bytes) "
+                 "does not end with a NUL byte", shstr, (unsigned long long)st.sh_size);
+  buf[st.sh_offset + st.sh_size - 1] = '\0';
+  expect_loads(buf, size);
+  free(buf);
+}
+
+/* Symbol names and relocation links (mutation 87): a symbol table's sh_link must be a string
+ * table and each st_name inside it (ROCr's loader aborted on the NULL name). */
+Test(codeobj_errors, symbol_names_and_links) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  unsigned symtab = elf_find(buf, SHT_SYMTAB);
+  Elf64_Shdr t = elf_shdr(buf, symtab), str = elf_shdr(buf, t.sh_link);
+  unsigned j = elf_sym_find(buf, symtab, "vadd.kd");
+  Elf64_Sym sym = elf_sym(buf, symtab, j), bad = sym;
+  bad.st_name = (uint32_t)str.sh_size;
+  elf_sym_put(buf, symtab, j, &bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: symbol %u of section %u: name offset %u (st_name) is "
+                 "outside its %llu-byte string table (section %u)", j, symtab,
+                 (unsigned)str.sh_size, (unsigned long long)str.sh_size, t.sh_link);
+  elf_sym_put(buf, symtab, j, &sym);
+  /* sh_link to the .rodata bytes (PROGBITS) */
+  unsigned rodata = elf_shdr(buf, elf_find(buf, SHT_DYNSYM)).sh_link + 1;
+  cr_assert_eq(elf_shdr(buf, rodata).sh_type, SHT_PROGBITS);
+  Elf64_Shdr tl = t;
+  tl.sh_link = rodata;
+  elf_shdr_put(buf, symtab, &tl);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: string table (section %u, sh_link of symbol table section "
+                 "%u) has type 1, expected SHT_STRTAB (3)", rodata, symtab);
+  elf_shdr_put(buf, symtab, &t);
+  buf[str.sh_offset + str.sh_size - 1] = 'x';
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: string table (section %u, sh_link of symbol table section "
+                 "%u, %llu bytes) does not end with a NUL byte", t.sh_link, symtab,
+                 (unsigned long long)str.sh_size);
+  buf[str.sh_offset + str.sh_size - 1] = '\0';
+  /* .hash retyped SHT_RELA (ROCr asserted reading it): 4-byte entries */
+  unsigned hash = elf_find(buf, SHT_HASH);
+  Elf64_Shdr h = elf_shdr(buf, hash), hr = h;
+  hr.sh_type = SHT_RELA;
+  elf_shdr_put(buf, hash, &hr);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: relocation section %u (type 4): sh_entsize 4, sh_size %llu, "
+                 "sh_link %u, sh_info 0: expected entries of 24 bytes filling it, sh_link a "
+                 "symbol table and sh_info a section below e_shnum %u", hash,
+                 (unsigned long long)h.sh_size, h.sh_link, elf_ehdr(buf).e_shnum);
+  elf_shdr_put(buf, hash, &h);
+  expect_loads(buf, size);
+  free(buf);
+}
+
+/* Symbol placement (mutation 88): a defined symbol's section exists and, allocated, holds its
+ * whole address range; a data symbol of .symtab is defined (ROCr's loader indexed its
+ * section list with st_shndx, asserted the address in the segment, read an absent section). */
+Test(codeobj_errors, symbol_section_and_range) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  unsigned symtab = elf_find(buf, SHT_SYMTAB);
+  unsigned j = elf_sym_find(buf, symtab, "vadd.kd");
+  Elf64_Sym sym = elf_sym(buf, symtab, j), bad = sym;
+  Elf64_Shdr sec = elf_shdr(buf, sym.st_shndx);
+  bad.st_value = sec.sh_addr - 64; /* 64 bytes below its section */
+  elf_sym_put(buf, symtab, j, &bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: symbol %u 'vadd.kd' of section %u: address 0x%llx, 64 bytes "
+                 "(st_value, st_size) lies outside its section %u (address 0x%llx, %llu bytes)",
+                 j, symtab, (unsigned long long)(sec.sh_addr - 64), sym.st_shndx,
+                 (unsigned long long)sec.sh_addr, (unsigned long long)sec.sh_size);
+  bad.st_value = sec.sh_addr + sec.sh_size - 63; /* its last byte one past the section */
+  elf_sym_put(buf, symtab, j, &bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: symbol %u 'vadd.kd' of section %u: address 0x%llx, 64 bytes "
+                 "(st_value, st_size) lies outside its section %u (address 0x%llx, %llu bytes)",
+                 j, symtab, (unsigned long long)(sec.sh_addr + sec.sh_size - 63), sym.st_shndx,
+                 (unsigned long long)sec.sh_addr, (unsigned long long)sec.sh_size);
+  bad = sym;
+  bad.st_shndx = eh.e_shnum;
+  elf_sym_put(buf, symtab, j, &bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: symbol %u 'vadd.kd' of section %u: section index %u "
+                 "(st_shndx) is not below e_shnum %u", j, symtab, eh.e_shnum, eh.e_shnum);
+  bad.st_shndx = SHN_UNDEF;
+  elf_sym_put(buf, symtab, j, &bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: symbol %u 'vadd.kd' of section %u: a data or kernel symbol "
+                 "(type 1) with no section (st_shndx 0, SHN_UNDEF)", j, symtab);
+  bad = sym;
+  bad.st_value = sec.sh_addr + sec.sh_size - 64; /* the section's last 64 bytes: inside */
+  elf_sym_put(buf, symtab, j, &bad);
+  expect_loads(buf, size);
+  free(buf);
+}
+
+/* Load segments (mutation 89): PT_LOAD p_vaddr = p_offset modulo p_align, ascending without
+ * overlap, ending above 0, and every allocated section inside one (ROCr's loader asserted
+ * Segment::Offset and a non-empty block). */
+Test(codeobj_errors, load_segments_hold_sections) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  unsigned load[8], n = 0;
+  Elf64_Phdr ph[8];
+  for (unsigned i = 0; i < eh.e_phnum && n < 8; i++) {
+    Elf64_Phdr p;
+    memcpy(&p, buf + eh.e_phoff + i * sizeof p, sizeof p);
+    if (p.p_type == PT_LOAD) {
+      load[n] = i;
+      ph[n++] = p;
+    }
+  }
+  cr_assert_geq(n, 2);
+  unsigned char *at0 = buf + eh.e_phoff + load[0] * sizeof(Elf64_Phdr);
+  unsigned char *at1 = buf + eh.e_phoff + load[1] * sizeof(Elf64_Phdr);
+  Elf64_Phdr bad = ph[0];
+  bad.p_vaddr = ph[0].p_vaddr + 1;
+  memcpy(at0, &bad, sizeof bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: segment %u (PT_LOAD): address 0x%llx and file offset 0x%llx "
+                 "differ modulo its alignment %llu (p_align a power of two, p_vaddr = p_offset "
+                 "modulo p_align)", load[0], (unsigned long long)bad.p_vaddr,
+                 (unsigned long long)bad.p_offset, (unsigned long long)bad.p_align);
+  memcpy(at0, &ph[0], sizeof bad);
+  /* the second PT_LOAD moved below the first one's end (congruent still) */
+  bad = ph[1];
+  bad.p_vaddr = ph[1].p_offset % ph[1].p_align;
+  cr_assert_lt(bad.p_vaddr, ph[0].p_vaddr + ph[0].p_memsz);
+  memcpy(at1, &bad, sizeof bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: segment %u (PT_LOAD, address 0x%llx, %llu bytes) starts "
+                 "below the end of the PT_LOAD segment before it: PT_LOAD segments must ascend "
+                 "by p_vaddr without overlap", load[1], (unsigned long long)bad.p_vaddr,
+                 (unsigned long long)bad.p_memsz);
+  /* the second PT_LOAD no longer PT_LOAD: .text lies in no PT_LOAD */
+  bad = ph[1];
+  bad.p_type = PT_NULL;
+  memcpy(at1, &bad, sizeof bad);
+  unsigned text = 0;
+  for (unsigned i = 1; i < eh.e_shnum; i++)
+    if (elf_shdr(buf, i).sh_flags & SHF_EXECINSTR) text = i;
+  Elf64_Shdr tx = elf_shdr(buf, text);
+  cr_assert_eq(tx.sh_addr, ph[1].p_vaddr);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: section %u (SHF_ALLOC, address 0x%llx, %llu bytes) lies in "
+                 "no PT_LOAD segment", text, (unsigned long long)tx.sh_addr,
+                 (unsigned long long)tx.sh_size);
+  /* its p_memsz one byte short of .text */
+  bad = ph[1];
+  bad.p_memsz = bad.p_filesz = tx.sh_size - 1;
+  memcpy(at1, &bad, sizeof bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: section %u (SHF_ALLOC, address 0x%llx, %llu bytes) lies in "
+                 "no PT_LOAD segment", text, (unsigned long long)tx.sh_addr,
+                 (unsigned long long)tx.sh_size);
+  /* p_vaddr + p_memsz wrapping */
+  bad = ph[1];
+  bad.p_memsz = UINT64_MAX - bad.p_vaddr + 1;
+  memcpy(at1, &bad, sizeof bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: segment %u (PT_LOAD, address 0x%llx, %llu bytes) wraps "
+                 "around the address space", load[1], (unsigned long long)bad.p_vaddr,
+                 (unsigned long long)bad.p_memsz);
+  memcpy(at1, &ph[1], sizeof bad);
+  expect_loads(buf, size);
+  free(buf);
+}
+
 Test(codeobj_errors, wrong_class_data_machine_osabi) {
   size_t size;
   unsigned char *buf = co_test_read(V5, &size);
