@@ -752,6 +752,43 @@ static char *graph_json(const char *js, const char *opts, char path[32], int *rc
   return out;
 }
 
+/* A failed check prints the element as it is: integers exactly (a u32 of 4000000001 was "4e+09",
+ * a u64 of 2^64 - 1 "1.84467441e+19": the value and the wanted one read the same), an f64 with
+ * the 17 digits that tell it from its neighbours ("0.3" for 0.30000000000000004), an f32 with 9
+ * (found by a fresh-eyes run). */
+Test(fusion_cli, failed_check_prints_exact_element, .timeout = 120) {
+  static const struct {
+    const char *type, *init, *equals, *msg;
+  } cases[] = {
+      {"u32", "const=4000000001", "4000000000",
+       "buffer z[0] is 4000000001, field \"equals\" wants 4000000000"},
+      {"u64", "const=18446744073709551615", "[18446744073709551614]",
+       "buffer z[0] is 18446744073709551615, field \"equals\" wants 18446744073709551614"},
+      {"i64", "const=-9007199254740993", "-9007199254740992",
+       "buffer z[0] is -9007199254740993, field \"equals\" wants -9007199254740992"},
+      {"i32", "const=-2147483647", "[-2147483648]",
+       "buffer z[0] is -2147483647, field \"equals\" wants -2147483648"},
+      {"f64", "const=0.30000000000000004", "0.3",
+       "buffer z[0] is 0.30000000000000004, field \"equals\" wants 0.3"},
+      {"f32", "const=16777217", "16777218",
+       "buffer z[0] is 16777216, field \"equals\" wants 16777218"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char js[1024], path[32], want[512];
+    snprintf(js, sizeof js, "{\"kernels\": {}, \"buffers\": {\"z\": {\"type\": \"%s\", \"count\": "
+             "2, \"init\": \"%s\"}, \"w\": {\"type\": \"u32\", \"count\": 4}}, \"nodes\": "
+             "[{\"name\": \"f\", \"fill\": {\"dst\": \"w\", \"value\": 1}}], \"checks\": "
+             "[{\"buffer\": \"z\", \"equals\": %s}]}", cases[i].type, cases[i].init,
+             cases[i].equals);
+    int rc;
+    char *out = graph_json(js, "", path, &rc);
+    snprintf(want, sizeof want, "hsad graph: checks[0]: %s (after the first launch)\n",
+             cases[i].msg);
+    cr_assert_eq(rc, 1, "%s: %s", cases[i].type, out);
+    cr_assert_str_eq(out, want, "%s", cases[i].type);
+  }
+}
+
 /* saxpy(float a, float* x, float* y, uint n) with buffers of four types, one node with `args` */
 static char *saxpy_node(const char *args, int *rc) {
   char js[2048], path[32];

@@ -84,8 +84,19 @@ static void put_value(etype_t t, double v, int64_t iv, uint8_t out[8]) {
   }
 }
 
-/* element i of b as a double (for messages) */
-static double get_value(const gbuf_t *b, uint64_t i) { return cli_elem_double(b->t, b->ptr, i); }
+/* Element i of b as text that tells it from every other value of its type: integers exactly,
+ * f32 with 9 significant digits, f64 with 17 (%.9g merged 4000000001 and 4000000000 into
+ * "4e+09", and 0.30000000000000004 into "0.3"). */
+static const char *format_value(const gbuf_t *b, uint64_t i, char out[48]) {
+  if (cli_is_float(b->t)) {
+    snprintf(out, 48, b->t == T_F64 ? "%.17g" : "%.9g", cli_elem_double(b->t, b->ptr, i));
+  } else {
+    __int128 v = cli_elem_int(b->t, b->ptr, i); /* within int64_t or uint64_t: one element */
+    if (v < 0) snprintf(out, 48, "%lld", (long long)v);
+    else snprintf(out, 48, "%llu", (unsigned long long)v);
+  }
+  return out;
+}
 
 /* The first key of object o that is not in known[] (NULL-terminated): writes
  * 'unknown key "grdi" (known: name, kernel, ...)' to why and returns -1; 0 when all are known. */
@@ -1073,10 +1084,12 @@ static int graph_run_check(graph_cmd_t *gc, size_t c) {
     json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
     uint8_t *got = (uint8_t *)b->ptr + i * b->esize;
     if (arr) check_value(b->t, ev, want, gc->why, sizeof gc->why);
-    if (memcmp(want, got, b->esize))
-      return GRAPH_FAIL(gc, "checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s "
+    if (memcmp(want, got, b->esize)) {
+      char v[48];
+      return GRAPH_FAIL(gc, "checks[%zu]: buffer %s[%llu] is %s, field \"equals\" wants %s "
                         "(after the first launch)\n", c, b->name, (unsigned long long)i,
-                        get_value(b, i), json_object_to_json_string(ev));
+                        format_value(b, i, v), json_object_to_json_string(ev));
+    }
   }
   json_object *jck = json_object_new_object();
   json_object_object_add(jck, "buffer", json_object_new_string(b->name));
