@@ -887,15 +887,20 @@ Test(fusion_cli, args_checked_against_metadata, .timeout = 120) {
  * elements, checked), node second and check 0, and `equals` as the check's "equals". */
 static char *two_nodes(const char *top, const char *kern, const char *buf, const char *node,
                        const char *chk, const char *equals, char path[32], int *rc) {
+  /* a key the override gives replaces the default (a key given twice is refused) */
+  const char *ucount = strstr(buf, "\"count\"") ? "" : ", \"count\": 4";
+  const char *name = strstr(node, "\"name\"") ? "" : "\"name\": \"second\", ";
+  const char *grid = strstr(node, "\"grid\"") ? "" : ", \"grid\": [4]";
   char js[4096];
   snprintf(js, sizeof js, "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\","
            " \"kernel\": \"saxpy\"%s}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4, "
-           "\"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 4}, \"u\": {\"type\": \"u32\", "
-           "\"count\": 4%s}}, \"nodes\": [{\"name\": "
+           "\"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 4}, \"u\": {\"type\": \"u32\""
+           "%s%s}}, \"nodes\": [{\"name\": "
            "\"first\", \"kernel\": \"s\", \"grid\": [4], \"args\": [{\"f32\": 2}, \"x\", \"y\", "
-           "{\"u32\": 4}]}, {\"name\": \"second\", \"kernel\": \"s\", \"grid\": [4], \"args\": "
+           "{\"u32\": 4}]}, {%s\"kernel\": \"s\"%s, \"args\": "
            "[{\"f32\": 2}, \"x\", \"y\", {\"u32\": 4}], \"deps\": [\"first\"]%s}], \"checks\": "
-           "[{\"buffer\": \"u\", \"equals\": %s%s}]%s}", kern, buf, node, equals, chk, top);
+           "[{\"buffer\": \"u\", \"equals\": %s%s}]%s}", kern, ucount, buf, name, grid, node, equals,
+           chk, top);
   return graph_json(js, "", path, rc);
 }
 
@@ -1051,6 +1056,22 @@ Test(fusion_cli, file_errors, .timeout = 60) {
        "line 3, column 17 (byte 33): JSON parse error: boolean expected"},
       {"{\"nodes\": []} x", "line 1, column 15 (byte 14): text after the JSON value"},
       {"[1, 2]", "not a JSON object"},
+      /* a key given twice in one object: json-c keeps the last value alone, so buffer "x" was
+       * silently the second definition and the first one's node messages named the other type
+       * (found by a fresh-eyes run); the same key in two objects is fine */
+      {"{\"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4},\n  \"y\": {\"type\": "
+       "\"f32\", \"count\": 4}, \"x\": {\"type\": \"u8\", \"count\": 3}}}",
+       "line 2, column 37 (byte 83): key \"x\" given a second time in the same object (first at "
+       "line 1, column 14): JSON keeps only the last value; give each key once"},
+      {"{\"nodes\": [{\"name\": \"a\", \"lane\": 0, \"lane\": 1}], \"kernels\": {}}",
+       "line 1, column 37 (byte 36): key \"lane\" given a second time in the same object (first "
+       "at line 1, column 26): JSON keeps only the last value; give each key once"},
+      {"{\"a\": 1, \"b\": 2, \"b\": 3, \"a\": 4}",
+       "line 1, column 18 (byte 17): key \"b\" given a second time in the same object (first at "
+       "line 1, column 10): JSON keeps only the last value; give each key once"},
+      {"{\"a\": {\"k\": \"\\\"k\\\"\", \"\\\"k\\\"\": 1}, \"a\": []}",
+       "line 1, column 35 (byte 34): key \"a\" given a second time in the same object (first at "
+       "line 1, column 2): JSON keeps only the last value; give each key once"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char path[32], want[512];
