@@ -195,6 +195,61 @@ Test(dispatch_cli, run_output_write_error, .timeout = 120) {
   }
 }
 
+/* Two outputs naming one file, or an output naming the input, are refused before anything runs
+ * (exit 2, nothing written): the later write silently replaced the earlier one (out= of two
+ * buffers, out= and txt= of one), and txt=SOURCE overwrote the kernel's source (found by a
+ * fresh-eyes run). */
+Test(dispatch_cli, run_outputs_share_no_file, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-outs-XXXXXX", cmd[4096], want[2048], *o;
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(cmd, sizeof cmd, "cp %s/kernels/saxpy.cl %s/k.cl", HSAD_SRCDIR, tmp);
+  cr_assert_eq(system(cmd), 0);
+  static const struct {
+    const char *x, *y, *trace, *msg;
+  } rows[] = {
+      {"iota:out=%1$s/a.bin", "out=%1$s/a.bin", "",
+       "--arg buf:f32:10:out=%1$s/a.bin: out=%1$s/a.bin is also the out= of --arg "
+       "buf:f32:10:iota:out=%1$s/a.bin: give each output a file of its own (the later write "
+       "would replace the earlier)"},
+      {"iota", "out=%1$s/b.bin:txt=%1$s/b.bin", "",
+       "--arg buf:f32:10:out=%1$s/b.bin:txt=%1$s/b.bin: txt=%1$s/b.bin is also the out= of --arg "
+       "buf:f32:10:out=%1$s/b.bin:txt=%1$s/b.bin: give each output a file of its own (the later "
+       "write would replace the earlier)"},
+      {"iota:txt=%1$s/k.cl", "out", "",
+       "--arg buf:f32:10:iota:txt=%1$s/k.cl: txt=%1$s/k.cl is the input %1$s/k.cl: refusing to "
+       "overwrite it"},
+      {"iota:out=%1$s/t.json", "out", " --trace %1$s/t.json",
+       "--trace %1$s/t.json is also the out= of --arg buf:f32:10:iota:out=%1$s/t.json: give "
+       "each output a file of its own (the later write would replace the earlier)"},
+      {"iota", "out", "", ""}, /* --trace naming k.cl by another path: set below */
+  };
+  for (int i = 0; i < 5; i++) {
+    char x[512], y[512], tr[512], m[1536];
+    snprintf(x, sizeof x, rows[i].x, tmp);
+    snprintf(y, sizeof y, rows[i].y, tmp);
+    snprintf(tr, sizeof tr, rows[i].trace, tmp);
+    snprintf(m, sizeof m, rows[i].msg, tmp);
+    if (i == 4) { /* the same file under another spelling: found by its inode */
+      snprintf(tr, sizeof tr, " --trace %s/../%s/k.cl", tmp, tmp + 5);
+      snprintf(m, sizeof m, "--trace %s/../%s/k.cl is the input %s/k.cl: refusing to overwrite "
+               "it", tmp, tmp + 5, tmp);
+    }
+    snprintf(cmd, sizeof cmd, "%s run %s/k.cl saxpy --grid 10 --arg f32:2 --arg buf:f32:10:%s "
+             "--arg buf:f32:10:%s --arg u32:10%s", HSAD_BIN, tmp, x, y, tr);
+    cr_assert_eq(sh(cmd, &o), 2, "row %d: %s", i, o);
+    snprintf(want, sizeof want, "hsad run: %s\n", m);
+    cr_assert_str_eq(o, want, "row %d", i);
+    free(o);
+  }
+  /* nothing was written; the source is intact */
+  snprintf(cmd, sizeof cmd, "cd %s && ls && cmp k.cl %s/kernels/saxpy.cl", tmp, HSAD_SRCDIR);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, "k.cl\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
 /* Integers are decimal or 0x hex, never octal: u32:010 is ten elements (saxpy y = 2x over iota:
  * sum 90; as octal it was eight: sum 56), 0x10 sixteen (sum 240), 0X0a ten, 08 eight (an
  * error as octal). */
