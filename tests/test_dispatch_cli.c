@@ -250,6 +250,27 @@ Test(dispatch_cli, run_outputs_share_no_file, .timeout = 120) {
   cr_assert_eq(system(cmd), 0);
 }
 
+/* CUDA input on an AMD device is named as such: a .cu source mirrors the NVIDIA side's message
+ * for .cl/.hip ("neither an ELF file nor a clang offload bundle" before), a cubin is the
+ * library's message (codeobj_errors/nvidia_files_named) (found by a fresh-eyes run). */
+Test(dispatch_cli, run_cuda_input_on_amd_device, .timeout = 120) {
+  char cmd[2048], *o;
+  snprintf(cmd, sizeof cmd, "cd %s && %s run examples/nv_saxpy.cu saxpy --grid 4", HSAD_SRCDIR,
+           HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 1, "%s", o);
+  cr_assert_str_eq(o, "hsad run: examples/nv_saxpy.cu: device 0, kfd-emu gfx90a (gfx90a), is an "
+                      "AMD GPU: give an OpenCL C (.cl) or HIP (.hip) source or a code object (CUDA "
+                      "sources are NVIDIA's: --device N of an NVIDIA GPU)\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "cd %s && %s run tests/data/nvidia/byval.sm_90.cubin saxpy --grid 4",
+           HSAD_SRCDIR, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 1, "%s", o);
+  cr_assert_str_eq(o, "hsad run: HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND: tests/data/nvidia/byval.sm_90."
+                      "cubin: an NVIDIA cubin (ELF e_machine 190, EM_CUDA), not an AMD code "
+                      "object: an NVIDIA device loads it\n");
+  free(o);
+}
+
 /* Integers are decimal or 0x hex, never octal: u32:010 is ten elements (saxpy y = 2x over iota:
  * sum 90; as octal it was eight: sum 56), 0x10 sixteen (sum 240), 0X0a ten, 08 eight (an
  * error as octal). */

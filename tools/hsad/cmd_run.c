@@ -1626,6 +1626,11 @@ static int amd_load_program(run_t *r) {
   if (r->variants && strcmp(r->variants, "auto") &&
       parse_variants(r->variants, r->budgets, &r->nbudgets, r->why, sizeof r->why))
     return RUN_USAGE(r, "--variants %s: %s", r->variants, r->why);
+  if (ends_with(r->input, ".cu"))
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "%s: device %u, %s (%s), is an AMD GPU: give an "
+                    "OpenCL C (.cl) or HIP (.hip) source or a code object (CUDA sources are "
+                    "NVIDIA's: --device N of an NVIDIA GPU)", r->input, r->di->index,
+                    r->di->product_name, r->di->name);
   if (!ends_with(r->input, ".cl") && !ends_with(r->input, ".hip")) {
     if (r->variants)
       return RUN_USAGE(r, "--variants needs a source (.cl or .hip): register budgets are set "
