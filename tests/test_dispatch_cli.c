@@ -359,6 +359,14 @@ Test(dispatch_cli, run_source_and_code_object, .timeout = 120) {
       {"foo", "no ':' in the SPEC: give buf:TYPE:COUNT[:INIT][:out], TYPE:VALUE, hex:BYTES, "
               "bin:FILE or lds:BYTES (see hsad run --help)"},
       {"buf:f32", "COUNT '' is not a positive integer"},
+      /* an INIT or an output file given twice: the last one silently won (iota:const=2 was
+       * const=2; found by a fresh-eyes run) */
+      {"buf:f32:10:iota:const=2", "'const=2': a second INIT after 'iota' (give one of zeros, "
+                                  "iota, random[=SEED], const=V, file=PATH)"},
+      {"buf:u8:10:zeros:out:zeros", "'zeros': a second INIT after 'zeros' (give one of zeros, "
+                                    "iota, random[=SEED], const=V, file=PATH)"},
+      {"buf:f32:10:out=a.bin:out=b.bin", "'out=b.bin': a second out=FILE after 'out=a.bin'"},
+      {"buf:f32:10:txt=a:out:txt=b", "'txt=b': a second txt=FILE after 'txt=a'"},
   };
   for (size_t i = 0; i < sizeof bad_spec / sizeof bad_spec[0]; i++) {
     char want[1024];
