@@ -272,7 +272,7 @@ static int key_cmp(const void *x, const void *y, void *ctx) {
 static bool frame_duplicate(const char *text, const key_frame_t *f, size_t *first, size_t *second) {
   if (f->nkeys < 2) return false;
   size_t *idx = malloc(f->nkeys * sizeof *idx);
-  if (!idx) abort();
+  if (!idx) return false; /* out of memory: the check is skipped, json-c's reading stands */
   for (size_t i = 0; i < f->nkeys; i++) idx[i] = i;
   key_sort_t k = {text, f};
   qsort_r(idx, f->nkeys, sizeof *idx, key_cmp, &k);
@@ -292,11 +292,13 @@ static bool frame_duplicate(const char *text, const key_frame_t *f, size_t *firs
 /* Byte offset of the first key given a second time in one object of valid JSON text (json-c
  * keeps the last value alone: a buffer, kernel or field defined twice would silently be its
  * second definition), *first_at the first one's; n when there is none. Every object is
- * checked when it closes; the duplicate reported is the earliest in the text among them. */
+ * checked when it closes; the duplicate reported is the earliest in the text among them. Out
+ * of memory, the check is skipped (n). */
 static size_t duplicate_key_at(const char *text, size_t n, size_t *first_at) {
   key_frame_t *st = NULL;
   size_t depth = 0, cap = 0, best = n;
-  for (size_t i = 0; i < n; i++) {
+  bool oom = false;
+  for (size_t i = 0; i < n && !oom; i++) {
     char c = text[i];
     key_frame_t *top = depth ? &st[depth - 1] : NULL;
     if (c == '"') {
@@ -304,10 +306,16 @@ static size_t duplicate_key_at(const char *text, size_t n, size_t *first_at) {
       while (j < n && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
       if (top && top->object && top->expect_key) {
         if (top->nkeys == top->cap) {
-          top->cap = top->cap ? 2 * top->cap : 8;
-          top->at = realloc(top->at, top->cap * sizeof *top->at);
-          top->len = realloc(top->len, top->cap * sizeof *top->len);
-          if (!top->at || !top->len) abort();
+          size_t ncap = top->cap ? 2 * top->cap : 8;
+          size_t *at = realloc(top->at, ncap * sizeof *at);
+          if (at) top->at = at;
+          size_t *len = at ? realloc(top->len, ncap * sizeof *len) : NULL;
+          if (len) top->len = len;
+          if (!at || !len) {
+            oom = true;
+            break;
+          }
+          top->cap = ncap;
         }
         top->at[top->nkeys] = i;
         top->len[top->nkeys++] = j + 1 - i;
@@ -316,8 +324,13 @@ static size_t duplicate_key_at(const char *text, size_t n, size_t *first_at) {
       i = j;
     } else if (c == '{' || c == '[') {
       if (depth == cap) {
+        key_frame_t *more = realloc(st, (cap ? 2 * cap : 16) * sizeof *st);
+        if (!more) {
+          oom = true;
+          break;
+        }
+        st = more;
         cap = cap ? 2 * cap : 16;
-        if (!(st = realloc(st, cap * sizeof *st))) abort();
       }
       st[depth++] = (key_frame_t){.object = c == '{', .expect_key = c == '{'};
     } else if ((c == '}' || c == ']') && top) {
@@ -332,7 +345,7 @@ static size_t duplicate_key_at(const char *text, size_t n, size_t *first_at) {
   }
   while (depth) free(st[depth - 1].at), free(st[depth - 1].len), depth--;
   free(st);
-  return best;
+  return oom ? n : best;
 }
 
 /* Line and column (from 1) of byte `at` of text. */
