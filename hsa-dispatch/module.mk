@@ -38,7 +38,7 @@ $(TESTDIR)/test_dispatch_public: $(DQ_ISA_FIXTURES) $(DQ_SLOW_TWIN)
 
 $(DQ_TESTS): $(TESTDIR)/%: tests/%.c tests/test_dispatch_util.h tests/test_dispatch_exact.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DTH_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
 	  -DHSAD_BIN='"$(abspath $(BINDIR))/hsad"' -DHSAD_SRCDIR='"$(CURDIR)"' \
 	  $< -o $@ $(LDFLAGS) $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm
 

@@ -61,7 +61,7 @@ TEST_BINS += $(SURV_TEST)
 $(SURV_TEST): tests/test_survivors.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES) \
     $(CO_FIXDIR)/kernels-gfx90a-v5.hsaco $(MON_FIXTURE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DDQ_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
+	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DTH_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
 	  -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"' -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' \
 	  $< -o $@ $(LDFLAGS) \
 	  $(LIBDIR)/libhsad.a $(HSAD_LIB_LIBS) -lcriterion -lm

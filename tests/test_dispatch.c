@@ -75,11 +75,11 @@ Test(dispatch_packet, emitter_bytes_1d_2d_3d, .timeout = 60) {
  * 64) x 512 (the default kernarg_block_size, hsad_queue.h); expected completion_signal: the
  * epoch signal hsad_completion_signal returns for the packet's completion, 0 without one. */
 Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 4);
+  hsad_program_t *p = th_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4);
   uint32_t one = 1;
   hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
   struct { uint32_t dims, grid[3], block[3]; } rows[] = {
@@ -91,10 +91,10 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
     memcpy(l.block, rows[r].block, sizeof l.block);
     hsad_completion_t c;
     uint64_t id;
-    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, &id));
     cr_assert_eq(id, r);
-    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
-    const uint8_t *slot = (const uint8_t *)dq_packet(q, id);
+    TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
+    const uint8_t *slot = (const uint8_t *)th_packet(q, id);
     if (r == 0) {
       memcpy(&block0, slot + 40, 8); /* observed once: the ring's first kernarg block */
       cr_assert_neq(block0, 0);
@@ -103,7 +103,7 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
     }
     hsa_signal_t sig;
     hsa_signal_value_t lt;
-    DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+    TH_OK(hsad_completion_signal(&c, &sig, &lt));
     cr_assert_neq(sig.handle, 0);
     uint16_t wg[3];
     uint32_t grid[3];
@@ -122,42 +122,42 @@ Test(dispatch_packet, ring_bytes_1d_2d_3d, .timeout = 60) {
   /* fire-and-forget packets carry no completion signal */
   hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = args, .arg_count = 2};
   uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   cr_assert_eq(id, 3);
   uint8_t want[64];
   expect_packet(want, HSA_PACKET_TYPE_INVALID, 1, (const uint16_t[3]){1, 1, 1},
                 (const uint32_t[3]){1, 1, 1}, 0, 0, hsad_device_kernel_desc(k)->kernel_object,
                 block0 + 3 * 512, 0);
-  dump_diff((const uint8_t *)dq_packet(q, id), want, 64);
-  cr_assert_arr_eq((const uint8_t *)dq_packet(q, id), want, 64, "fire-and-forget packet");
+  dump_diff((const uint8_t *)th_packet(q, id), want, 64);
+  cr_assert_arr_eq((const uint8_t *)th_packet(q, id), want, 64, "fire-and-forget packet");
   cr_assert_eq(*counter, 4);
   hsad_buffer_free(counter);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* The published header word in the ring, seen before the CP runs: KFD_EMU_CP_STALL_MS delays
  * the CP after it saw a valid header. */
 Test(dispatch_packet, published_header_word, .timeout = 60) {
   setenv("KFD_EMU_CP_STALL_MS", "300", 1);
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "empty", 5, "empty", &k, &q);
+  hsad_program_t *p = th_start(&e, "empty", 5, "empty", &k, &q);
   hsad_launch_t l = {.dims = 2, .grid = {8, 4}, .block = {8, 2}};
   uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
   hsad_launch_t l2 = {.dims = 1, .grid = {64}, .block = {64}, .flags = HSAD_LAUNCH_NO_BARRIER |
                       HSAD_LAUNCH_FENCE_AGENT};
-  DQ_OK(hsad_kernel_dispatch(q, k, &l2, dq_in(DQ_SEC), NULL, NULL));
+  TH_OK(hsad_kernel_dispatch(q, k, &l2, th_in(TH_SEC), NULL, NULL));
   const uint32_t *w = (const uint32_t *)hsad_queue_hsa(q)->base_address;
   uint32_t w0 = __atomic_load_n(&w[(id % 64) * 16], __ATOMIC_ACQUIRE);
   uint32_t w1 = __atomic_load_n(&w[((id + 1) % 64) * 16], __ATOMIC_ACQUIRE);
   cr_assert_eq(w0, 0x00021502u, "packet 0: header|setup 0x%08x", w0);
   /* no barrier bit, agent-scope fences (1 << 9 | 1 << 11), 1 dimension */
   cr_assert_eq(w1, 0x00010a02u, "packet 1: header|setup 0x%08x", w1);
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(20 * DQ_SEC)));
-  dq_finish(&e, q, p);
+  TH_OK(hsad_queue_wait_idle(q, th_in(20 * TH_SEC)));
+  th_finish(&e, q, p);
 }
 
 /* ---- kernarg bytes -------------------------------------------------------------------- */
@@ -196,12 +196,12 @@ static uint32_t saxpy_kernarg_image(int ver, float a, const float *x, const floa
 }
 
 static void kernarg_case(int ver) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "saxpy", ver, "saxpy", &k, &q);
+  hsad_program_t *p = th_start(&e, "saxpy", ver, "saxpy", &k, &q);
   uint32_t n = 1000;
-  float a = 2.5f, *x = dq_alloc(&e, n * 4), *y = dq_alloc(&e, n * 4);
+  float a = 2.5f, *x = th_alloc(&e, n * 4), *y = th_alloc(&e, n * 4);
   hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {192}, .args = args, .arg_count = 4};
   /* inputs, and the reference computed here: y = a x + y, exact in float for these values */
@@ -211,8 +211,8 @@ static void kernarg_case(int ver) {
     y[i] = 1.0f + (float)i;
     want_y[i] = 3.5f * (float)i + 1.0f;
   }
-  uint64_t id = dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
-  const uint8_t *ka = dq_packet(q, id)->kernarg_address;
+  uint64_t id = th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
+  const uint8_t *ka = th_packet(q, id)->kernarg_address;
   uint8_t want[512];
   uint32_t size = saxpy_kernarg_image(ver, a, x, y, n, want);
   cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, size,
@@ -226,7 +226,7 @@ static void kernarg_case(int ver) {
   free(want_y);
   hsad_buffer_free(x);
   hsad_buffer_free(y);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 Test(dispatch_kernarg, saxpy_v5_bytes, .timeout = 60) { kernarg_case(5); }
@@ -235,28 +235,28 @@ Test(dispatch_kernarg, saxpy_v4_bytes, .timeout = 60) { kernarg_case(4); }
 /* ---- results -------------------------------------------------------------------------- */
 
 Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   for (int ver = 4; ver <= 5; ver++) {
     const hsad_device_kernel_t *kv, *ks;
-    hsad_program_t *pv = dq_load(&e, "vector_add", ver, "vector_add", &kv);
-    hsad_program_t *ps = dq_load(&e, "saxpy", ver, "saxpy", &ks);
+    hsad_program_t *pv = th_load(&e, "vector_add", ver, "vector_add", &kv);
+    hsad_program_t *ps = th_load(&e, "saxpy", ver, "saxpy", &ks);
     hsad_queue_t *q;
-    DQ_OK(hsad_device_queue(e.dev, &q));
+    TH_OK(hsad_device_queue(e.dev, &q));
     uint32_t n = 100003; /* a partial last workgroup */
-    float *a = dq_alloc(&e, n * 4), *b = dq_alloc(&e, n * 4), *c = dq_alloc(&e, n * 4);
+    float *a = th_alloc(&e, n * 4), *b = th_alloc(&e, n * 4), *c = th_alloc(&e, n * 4);
     for (uint32_t i = 0; i < n; i++) {
       a[i] = (float)i * 0.5f;
       b[i] = (float)(n - i);
     }
     hsad_karg_t va[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
     hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {256}, .args = va, .arg_count = 4};
-    DQ_OK(hsad_kernel_dispatch(q, kv, &l, dq_in(DQ_SEC), NULL, NULL));
+    TH_OK(hsad_kernel_dispatch(q, kv, &l, th_in(TH_SEC), NULL, NULL));
     /* then c = 3 * a + c, ordered after the add by the barrier bit */
     float s = 3.0f;
     hsad_karg_t sa[4] = {HSAD_KARG_VAL(s), HSAD_KARG_PTR(a), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
     hsad_launch_t l2 = {.dims = 1, .grid = {n}, .block = {64}, .args = sa, .arg_count = 4};
-    dq_run(q, ks, &l2, DQ_SEC, 20 * DQ_SEC);
+    th_run(q, ks, &l2, TH_SEC, 20 * TH_SEC);
     for (uint32_t i = 0; i < n; i++) {
       float want = fmaf(3.0f, a[i], a[i] + b[i]);
       cr_assert_eq(c[i], want, "v%d c[%u] = %f, want %f", ver, i, c[i], want);
@@ -267,7 +267,7 @@ Test(dispatch_result, vector_add_and_saxpy, .timeout = 60) {
     hsad_program_destroy(pv);
     hsad_program_destroy(ps);
   }
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* count_dispatch(uint *counter, uint v) at grid 33x17, workgroup 16x8: the kernarg segment
@@ -300,29 +300,29 @@ static void count_dispatch_2d_image(const uint32_t *counter, uint32_t v, uint8_t
  * ring, written once at prepare), and both segments hold the same bytes; the v5 hidden
  * arguments also satisfy kfd-emu's check against the packet. */
 Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 4);
+  hsad_program_t *p = th_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4);
   *counter = 0;
   uint32_t three = 3;
   hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(three)};
   hsad_launch_t l = {.dims = 2, .grid = {33, 17, 1}, .block = {16, 8, 1}, .args = args,
                      .arg_count = 2};
   hsad_prepared_launch_t *pl;
-  DQ_OK(hsad_launch_prepare(q, k, &l, &pl));
+  TH_OK(hsad_launch_prepare(q, k, &l, &pl));
   uint64_t id0, id1;
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id0));
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, &id1));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id0));
+  TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), &c, &id1));
   cr_assert_eq(id0, 0);
   cr_assert_eq(id1, 1);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   hsa_signal_t sig;
   hsa_signal_value_t lt;
-  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
-  const uint8_t *s0 = (const uint8_t *)dq_packet(q, id0), *s1 = (const uint8_t *)dq_packet(q, id1);
+  TH_OK(hsad_completion_signal(&c, &sig, &lt));
+  const uint8_t *s0 = (const uint8_t *)th_packet(q, id0), *s1 = (const uint8_t *)th_packet(q, id1);
   uint64_t block0;
   memcpy(&block0, s0 + 40, 8); /* observed once: the ring's first kernarg block */
   cr_assert_eq(block0 % 64, 0);
@@ -349,18 +349,18 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
     dump_diff(kb, kwant, 272);
     cr_assert_arr_eq(kb, kwant, 272, "packet %llu's kernarg segment", (unsigned long long)i);
   }
-  for (int i = 0; i < 100; i++) DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, NULL));
+  for (int i = 0; i < 100; i++) TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), NULL, NULL));
   uint64_t idl;
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, &idl));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), &c, &idl));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   cr_assert_eq(*counter, 3u * 103u, "counter %u", *counter);
   /* the last one, past the ring's end (id 102, or later by the barrier-AND checkpoints a
    * producer facing a full ring adds): slot id % 64, the same resident segment and bytes */
   cr_assert_geq(idl, 102);
-  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+  TH_OK(hsad_completion_signal(&c, &sig, &lt));
   expect_packet(want, HSA_PACKET_TYPE_INVALID, 2, wg, grid, 0, 0, ko, resident, sig.handle);
-  dump_diff((const uint8_t *)dq_packet(q, idl), want, 64);
-  cr_assert_arr_eq((const uint8_t *)dq_packet(q, idl), want, 64, "packet %llu",
+  dump_diff((const uint8_t *)th_packet(q, idl), want, 64);
+  cr_assert_arr_eq((const uint8_t *)th_packet(q, idl), want, 64, "packet %llu",
                    (unsigned long long)idl);
   cr_assert_arr_eq((const uint8_t *)(uintptr_t)resident, kwant, 272);
   hsad_launch_destroy(pl);
@@ -371,7 +371,7 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
   bad.grid[0] = 0;
   cr_assert_eq(hsad_launch_prepare(q, k, &bad, &pl), HSAD_ERR_GRID);
   hsad_buffer_free(counter);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* Dynamic LDS: the group segment of the packet is fixed + dynamic bytes, and the kernarg
@@ -383,18 +383,18 @@ Test(dispatch_prepared, same_packet_and_kernarg_bytes_as_dispatch, .timeout = 60
  * hidden_grid_dims @88, hidden_hostcall_buffer @104, hidden_multigrid_sync_arg @112,
  * hidden_heap_v1 @120 (none provided: 0), hidden_queue_ptr @224 (the hsa_queue_t)). */
 Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "lds_reduce", 5, "lds_reduce_dyn", &k, &q);
+  hsad_program_t *p = th_start(&e, "lds_reduce", 5, "lds_reduce_dyn", &k, &q);
   uint32_t n = 1000, wg = 128, groups = (n + wg - 1) / wg;
-  float *in = dq_alloc(&e, n * 4), *part = dq_alloc(&e, groups * 4);
+  float *in = th_alloc(&e, n * 4), *part = th_alloc(&e, groups * 4);
   for (uint32_t i = 0; i < n; i++) in[i] = 1.0f;
   hsad_karg_t args[4] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(n),
                          HSAD_KARG_LDS_BYTES(wg * 4)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {wg}, .args = args, .arg_count = 4};
-  uint64_t id = dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
-  cr_assert_eq(dq_packet(q, id)->group_segment_size, 0 + 128 * 4, "0 fixed + 512 dynamic bytes");
+  uint64_t id = th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
+  cr_assert_eq(th_packet(q, id)->group_segment_size, 0 + 128 * 4, "0 fixed + 512 dynamic bytes");
   uint8_t want[280] = {0};
   put64(want, 0, (uint64_t)(uintptr_t)in);
   put64(want, 8, (uint64_t)(uintptr_t)part);
@@ -410,28 +410,28 @@ Test(dispatch_result, lds_reduce_dynamic, .timeout = 60) {
   put16(want, 88, 1);   /* hidden_grid_dims */
   put64(want, 224, (uint64_t)(uintptr_t)hsad_queue_hsa(q)); /* hidden_queue_ptr */
   cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 280);
-  const uint8_t *ka = dq_packet(q, id)->kernarg_address;
+  const uint8_t *ka = th_packet(q, id)->kernarg_address;
   dump_diff(ka, want, 280);
   cr_assert_arr_eq(ka, want, 280, "lds_reduce_dyn kernarg segment");
   for (uint32_t g = 0; g < groups; g++)
     cr_assert_eq(part[g], g == groups - 1 ? (float)(n - g * wg) : (float)wg, "partial[%u]", g);
   /* the same kernel asking for more LDS than the device has */
   args[3] = HSAD_KARG_LDS_BYTES(70000);
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_LDS_LIMIT,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_LDS_LIMIT,
             "kernel lds_reduce_dyn: group segment of 70000 bytes (0 fixed + 70000 "
             "dynamic) exceeds device 0's LDS of 65536 bytes per workgroup");
   hsad_buffer_free(in);
   hsad_buffer_free(part);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* A batch: one reservation, headers first-one-last, one doorbell with the last id. */
 Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 40);
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 40);
   uint32_t idx[10];
   hsad_karg_t args[10][3];
   hsad_dispatch_desc_t items[10];
@@ -445,10 +445,10 @@ Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
   }
   hsad_completion_t c;
   uint64_t first;
-  DQ_OK(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), &c, &first));
+  TH_OK(hsad_queue_dispatch_batch(q, items, 10, th_in(TH_SEC), &c, &first));
   cr_assert_eq(first, 0);
   cr_assert_eq(hsad_queue_hsa(q)->size, 64);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 10; i++) cr_assert_eq(slots[i], i, "slot %u ticket %u", i, slots[i]);
   /* only the last packet carries the completion signal */
   const hsa_kernel_dispatch_packet_t *pk =
@@ -457,45 +457,45 @@ Test(dispatch_batch, ordered_chain_of_ten, .timeout = 60) {
   cr_assert_neq(pk[9].completion_signal.handle, 0);
   /* a bad entry rejects the whole batch before anything is reserved */
   items[4].launch.grid[0] = 0;
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, items, 10, th_in(TH_SEC), NULL, NULL), HSAD_ERR_GRID,
             "batch entry 4: kernel order_record: grid[0] is 0 work-items");
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 10);
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* A barrier-AND on queue B waits for a completion of queue A. */
 Test(dispatch_batch, cross_queue_barrier_and_profiling, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "50000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf, *ko;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_program_t *po = dq_load(&e, "order_record", 5, "order_record", &ko);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *po = th_load(&e, "order_record", 5, "order_record", &ko);
   hsad_queue_t *qa, *qb;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &qa));
-  qb = dq_queue(&e, 64);
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &qa));
+  qb = th_queue(&e, 64);
   uint32_t n = 16, v = 7, zero = 0;
-  uint32_t *buf = dq_alloc(&e, n * 4), *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 8);
+  uint32_t *buf = th_alloc(&e, n * 4), *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 8);
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t lf = {.dims = 1, .grid = {n}, .block = {16}, .args = fa, .arg_count = 3};
   hsad_completion_t ca, cb;
-  DQ_OK(hsad_kernel_dispatch(qa, kf, &lf, dq_in(DQ_SEC), &ca, NULL));
-  DQ_OK(hsad_queue_barrier(qb, &ca, 1, dq_in(DQ_SEC), NULL));
+  TH_OK(hsad_kernel_dispatch(qa, kf, &lf, th_in(TH_SEC), &ca, NULL));
+  TH_OK(hsad_queue_barrier(qb, &ca, 1, th_in(TH_SEC), NULL));
   hsad_karg_t oa[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(zero)};
   hsad_launch_t lo = {.dims = 1, .grid = {1}, .block = {1}, .args = oa, .arg_count = 3};
-  DQ_OK(hsad_kernel_dispatch(qb, ko, &lo, dq_in(DQ_SEC), &cb, NULL));
-  DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_kernel_dispatch(qb, ko, &lo, th_in(TH_SEC), &cb, NULL));
+  TH_OK(hsad_completion_wait(&cb, th_in(10 * TH_SEC)));
   /* the fill (50 ms) completed before the barrier let order_record run */
   cr_assert(hsad_completion_done(&ca));
   for (uint32_t i = 0; i < n; i++) cr_assert_eq(buf[i], 7);
   cr_assert_eq(*counter, 1);
   uint64_t t0, t1;
-  DQ_OK(hsad_completion_times(&ca, &t0, &t1));
+  TH_OK(hsad_completion_times(&ca, &t0, &t1));
   cr_assert(t1 > t0 && t1 - t0 >= 40000000ull, "fill took %llu ns", (unsigned long long)(t1 - t0));
-  DQ_ERR_IS(hsad_completion_times(&cb, &t0, &t1), HSAD_ERR_UNSUPPORTED,
+  TH_ERR_IS(hsad_completion_times(&cb, &t0, &t1), HSAD_ERR_UNSUPPORTED,
             "hsad_completion_times: the queue was created without profiling "
             "(hsad_queue_options_t.profiling)");
   hsad_buffer_free(buf);
@@ -505,14 +505,14 @@ Test(dispatch_batch, cross_queue_barrier_and_profiling, .timeout = 60) {
   hsad_queue_destroy(qb);
   hsad_program_destroy(pf);
   hsad_program_destroy(po);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* ---- devices and topology -------------------------------------------------------------- */
 
 Test(dispatch_device, info_and_shared_queues, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_info_t *di = hsad_device_info(e.dev);
   cr_assert_str_eq(di->name, "gfx90a");
   cr_assert(strncmp(di->isa_name, "gfx90a", 6) == 0, "isa %s", di->isa_name);
@@ -526,20 +526,20 @@ Test(dispatch_device, info_and_shared_queues, .timeout = 60) {
   cr_assert_eq(hsad_cpu_count(e.rt), 1);
   cr_assert_eq(hsad_cpu_info(e.rt, 0)->numa_node, 0);
   hsad_queue_t *a, *b, *c;
-  DQ_OK(hsad_device_queue(e.dev, &a));
-  DQ_OK(hsad_device_queue(e.dev, &b));
-  DQ_OK(hsad_device_queue(e.dev, &c));
+  TH_OK(hsad_device_queue(e.dev, &a));
+  TH_OK(hsad_device_queue(e.dev, &b));
+  TH_OK(hsad_device_queue(e.dev, &c));
   cr_assert_neq(a, b);
   cr_assert_eq(a, c, "round-robin over 2 shared queues");
   hsad_queue_destroy(a); /* ignored for shared queues */
-  DQ_OK(hsad_queue_error(a));
+  TH_OK(hsad_queue_error(a));
   /* refcount: a second open shares the runtime; the first close keeps it open */
   hsad_runtime_t *rt2;
-  DQ_OK(hsad_runtime_open(&rt2));
+  TH_OK(hsad_runtime_open(&rt2));
   cr_assert_eq(rt2, e.rt);
-  DQ_OK(hsad_runtime_close(rt2));
+  TH_OK(hsad_runtime_close(rt2));
   cr_assert_eq(hsad_device_count(e.rt), 1);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
@@ -547,19 +547,19 @@ Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
   setenv("KFD_EMU_CPU_NODES", "2", 1);
   setenv("KFD_EMU_GPU_NUMA", "1,0", 1);
   hsad_runtime_t *rt;
-  DQ_OK(hsad_runtime_open(&rt));
+  TH_OK(hsad_runtime_open(&rt));
   cr_assert_eq(hsad_device_count(rt), 2);
   cr_assert_eq(hsad_cpu_count(rt), 2);
   cr_assert_eq(hsad_cpu_info(rt, 0)->numa_node, 0);
   cr_assert_eq(hsad_cpu_info(rt, 1)->numa_node, 1);
   hsad_device_t *d0, *d1;
-  DQ_OK(hsad_device_get(rt, 0, &d0));
-  DQ_OK(hsad_device_get(rt, 1, &d1));
+  TH_OK(hsad_device_get(rt, 0, &d0));
+  TH_OK(hsad_device_get(rt, 1, &d1));
   cr_assert_eq(hsad_device_info(d0)->nearest_cpu, 1, "GPU 0 is linked to CPU node 1");
   cr_assert_eq(hsad_device_info(d1)->nearest_cpu, 0, "GPU 1 is linked to CPU node 0");
-  DQ_ERR_IS(hsad_device_get(rt, 2, &d0), HSAD_ERR_DEVICE_INDEX,
+  TH_ERR_IS(hsad_device_get(rt, 2, &d0), HSAD_ERR_DEVICE_INDEX,
             "device index 2 out of range: 2 GPU device(s), valid indices 0..1");
-  DQ_OK(hsad_runtime_close(rt));
+  TH_OK(hsad_runtime_close(rt));
 }
 
 /* Two emulated GPUs of different ISAs: each device loads its own code object, a dispatch on
@@ -567,37 +567,37 @@ Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
 Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
   setenv("KFD_EMU_GPUS", "2", 1);
   setenv("KFD_EMU_ISA", "gfx90a,gfx908", 1);
-  dq_env_t e0, e1;
-  dq_open(&e0);
+  th_env_t e0, e1;
+  th_open(&e0);
   e1.rt = e0.rt;
-  DQ_OK(hsad_device_get(e1.rt, 1, &e1.dev));
+  TH_OK(hsad_device_get(e1.rt, 1, &e1.dev));
   cr_assert_str_eq(hsad_device_info(e1.dev)->name, "gfx908");
   const hsad_device_kernel_t *k1;
-  hsad_program_t *p1 = dq_load(&e1, "fill", 5, "fill", &k1);
+  hsad_program_t *p1 = th_load(&e1, "fill", 5, "fill", &k1);
   hsad_queue_t *q0, *q1;
-  DQ_OK(hsad_device_queue(e0.dev, &q0));
-  DQ_OK(hsad_device_queue(e1.dev, &q1));
-  uint32_t n = 1000, v = 0xC0FFEEu, *buf = dq_alloc(&e1, n * 4);
+  TH_OK(hsad_device_queue(e0.dev, &q0));
+  TH_OK(hsad_device_queue(e1.dev, &q1));
+  uint32_t n = 1000, v = 0xC0FFEEu, *buf = th_alloc(&e1, n * 4);
   memset(buf, 0, n * 4);
   hsad_karg_t args[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3};
-  dq_run(q1, k1, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q1, k1, &l, TH_SEC, 10 * TH_SEC);
   for (uint32_t i = 0; i < n; i++) cr_assert_eq(buf[i], v, "buf[%u] = 0x%x", i, buf[i]);
-  DQ_ERR_IS(hsad_kernel_dispatch(q0, k1, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_kernel_dispatch(q0, k1, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "kernel fill is loaded on device 1, the queue is on device 0");
   hsad_buffer_free(buf);
   hsad_program_destroy(p1);
-  DQ_OK(hsad_runtime_close(e0.rt));
+  TH_OK(hsad_runtime_close(e0.rt));
 }
 
 /* ---- bad input: one row each, own code and message -------------------------------------- */
 
 Test(dispatch_errors, rows, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
-  float a = 1, *x = dq_alloc(&e, 256);
+  hsad_program_t *p = th_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  float a = 1, *x = th_alloc(&e, 256);
   uint32_t n = 64;
   uint16_t short_n = 64;
   hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(x), HSAD_KARG_VAL(n)};
@@ -606,35 +606,35 @@ Test(dispatch_errors, rows, .timeout = 60) {
   const hsad_device_kernel_t *nk;
 
   /* unknown kernel */
-  DQ_ERR_IS(hsad_program_kernel(p, "no_such_kernel", &nk), HSAD_ERR_KERNEL_NOT_FOUND,
+  TH_ERR_IS(hsad_program_kernel(p, "no_such_kernel", &nk), HSAD_ERR_KERNEL_NOT_FOUND,
             "%s: no kernel named 'no_such_kernel' (1 kernels)",
             TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco");
   /* wrong argument count */
   l = ok;
   l.arg_count = 3;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_COUNT,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_COUNT,
             "%s: kernel 'saxpy' takes 4 explicit arguments, got 3",
             TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco");
   /* wrong argument size */
   hsad_karg_t bad[4] = {args[0], args[1], args[2], HSAD_KARG_VAL(short_n)};
   l = ok;
   l.args = bad;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_SIZE,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_ARG_SIZE,
             "%s: kernel 'saxpy': argument 3 has .size 4, value has 2 bytes",
             TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco");
   /* grid 0 */
   l = ok;
   l.grid[0] = 0;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
             "kernel saxpy: grid[0] is 0 work-items");
   l = ok;
   l.dims = 4;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
             "kernel saxpy: dims 4, must be 1..3");
   /* workgroup above the maximum: per dimension, then flat */
   l = ok;
   l.block[0] = 2048;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel saxpy: block[0]=2048 exceeds device 0's maximum 1024 "
             "(HSA_AGENT_INFO_WORKGROUP_MAX_DIM)");
   l = ok;
@@ -642,22 +642,22 @@ Test(dispatch_errors, rows, .timeout = 60) {
   l.grid[1] = 64;
   l.block[0] = 64;
   l.block[1] = 32;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel saxpy: workgroup of 2048 work-items exceeds its "
             ".max_flat_workgroup_size 256 (device 0 maximum 1024)");
   l = ok;
   l.block[0] = 0;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel saxpy: block[0] is 0 work-items");
   /* a dimension the launch leaves unused: grid or block above 1 (the same rule and message as
    * on NVIDIA: hsad_launch_unused_dim_check) */
   l = ok;
   l.grid[2] = 5;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
             "kernel saxpy: dimension 2 unused (dims 1) but grid[2]=5 block[2]=0; use 0 or 1");
   l = ok;
   l.block[1] = 2;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel saxpy: dimension 1 unused (dims 1) but grid[1]=0 block[1]=2; use 0 or 1");
   /* the whole grid above HSA_AGENT_INFO_GRID_MAX_SIZE (UINT32_MAX work-items) though each
    * dimension is within HSA_AGENT_INFO_GRID_MAX_DIM; a product past 2^64 said so; a batch
@@ -666,17 +666,17 @@ Test(dispatch_errors, rows, .timeout = 60) {
   l.dims = 2;
   l.grid[0] = l.grid[1] = 65536;
   l.block[1] = 1;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
             "kernel saxpy: grid of 65536x65536x1 = 4294967296 work-items exceeds device 0's "
             "maximum of 4294967295 work-items in a grid (HSA_AGENT_INFO_GRID_MAX_SIZE)");
   hsad_prepared_launch_t *prep;
-  DQ_ERR_IS(hsad_launch_prepare(q, k, &l, &prep), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_launch_prepare(q, k, &l, &prep), HSAD_ERR_GRID,
             "kernel saxpy: grid of 65536x65536x1 = 4294967296 work-items exceeds device 0's "
             "maximum of 4294967295 work-items in a grid (HSA_AGENT_INFO_GRID_MAX_SIZE)");
   l.dims = 3;
   l.grid[0] = l.grid[1] = l.grid[2] = 0xffffffffu;
   l.block[2] = 1;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, 0, NULL, NULL), HSAD_ERR_GRID,
             "kernel saxpy: grid of 4294967295x4294967295x4294967295 = more than 2^64 work-items "
             "exceeds "
             "device 0's maximum of 4294967295 work-items in a grid "
@@ -686,43 +686,43 @@ Test(dispatch_errors, rows, .timeout = 60) {
 
   /* scratch above the limit, required workgroup size, dynamic stack (hand-written fixture) */
   hsad_program_t *pl;
-  DQ_OK(hsad_program_load_file(e.dev, DQ_FIXDIR "/limits-v5.hsaco", &pl));
+  TH_OK(hsad_program_load_file(e.dev, TH_FIXDIR "/limits-v5.hsaco", &pl));
   const hsad_device_kernel_t *kh, *kr, *kd;
-  DQ_OK(hsad_program_kernel(pl, "hd_huge_private", &kh));
-  DQ_OK(hsad_program_kernel(pl, "hd_reqd", &kr));
-  DQ_OK(hsad_program_kernel(pl, "hd_dyn_stack", &kd));
+  TH_OK(hsad_program_kernel(pl, "hd_huge_private", &kh));
+  TH_OK(hsad_program_kernel(pl, "hd_reqd", &kr));
+  TH_OK(hsad_program_kernel(pl, "hd_dyn_stack", &kd));
   hsad_karg_t one[1] = {HSAD_KARG_PTR(x)};
   hsad_launch_t l1 = {.dims = 1, .grid = {64}, .block = {64}, .args = one, .arg_count = 1};
-  DQ_ERR_IS(hsad_kernel_dispatch(q, kh, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
+  TH_ERR_IS(hsad_kernel_dispatch(q, kh, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
             "kernel hd_huge_private: private segment of 200000 bytes per work-item x "
             "wavefront 64 = 12800000 bytes per wave exceeds the device's scratch limit of 8387584 "
             "bytes per wave (131056 per work-item)");
   hsad_launch_t l2 = l1;
   l2.block[0] = 32;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, kr, &l2, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, kr, &l2, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel hd_reqd: workgroup 32x1x1 differs from its .reqd_workgroup_size 64x1x1");
   /* dynamic stack: the queue's dynamic_stack_size is the private segment */
   hsad_queue_t *qs;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .dynamic_stack_size = 200000},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .dynamic_stack_size = 200000},
                           &qs));
-  DQ_ERR_IS(hsad_kernel_dispatch(qs, kd, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
+  TH_ERR_IS(hsad_kernel_dispatch(qs, kd, &l1, 0, NULL, NULL), HSAD_ERR_SCRATCH_LIMIT,
             "kernel hd_dyn_stack: private segment of 200000 bytes per work-item x "
             "wavefront 64 = 12800000 bytes per wave exceeds the device's scratch limit of 8387584 "
             "bytes per wave (131056 per work-item); the kernel uses a dynamic stack: lower the "
             "queue's dynamic_stack_size");
   hsad_queue_destroy(qs);
-  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.private_segment_size = 200000}, &qs),
+  TH_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.private_segment_size = 200000}, &qs),
             HSAD_ERR_SCRATCH_LIMIT,
             "queue private_segment_size 200000 bytes per work-item exceeds device 0's "
             "limit of 131056 (8387584 bytes per wave / wavefront 64)");
-  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 100}, &qs),
+  TH_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 100}, &qs),
             HSAD_ERR_INVALID_ARGUMENT,
             "queue size 100 packets: must be a power of two in [64, 131072] on device 0");
   hsad_program_destroy(pl);
 
   /* ISA mismatch: a gfx908 code object on the gfx90a device */
   hsad_program_t *pm = NULL;
-  DQ_ERR_IS(
+  TH_ERR_IS(
       hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx908-v5.hsaco", &pm),
       HSAD_ERR_ISA_MISMATCH,
       "%s/saxpy-gfx908-v5.hsaco: code object targets gfx908, device 0 (gfx90a) "
@@ -730,28 +730,28 @@ Test(dispatch_errors, rows, .timeout = 60) {
       TEST_KERNDIR);
   /* device index out of range */
   hsad_device_t *d;
-  DQ_ERR_IS(hsad_device_get(e.rt, 1, &d), HSAD_ERR_DEVICE_INDEX,
+  TH_ERR_IS(hsad_device_get(e.rt, 1, &d), HSAD_ERR_DEVICE_INDEX,
             "device index 1 out of range: 1 GPU device(s), valid indices 0..0");
   /* the queue still works after all of that */
-  float *y = dq_alloc(&e, 256);
+  float *y = th_alloc(&e, 256);
   for (int i = 0; i < 64; i++) x[i] = (float)i;
   args[2] = HSAD_KARG_PTR(y);
-  dq_run(q, k, &ok, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &ok, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < 64; i++) cr_assert_eq(y[i], (float)i);
 
   /* use after close */
-  DQ_OK(hsad_runtime_close(e.rt));
-  DQ_ERR_IS(hsad_device_get(e.rt, 0, &d), HSAD_ERR_CLOSED,
+  TH_OK(hsad_runtime_close(e.rt));
+  TH_ERR_IS(hsad_device_get(e.rt, 0, &d), HSAD_ERR_CLOSED,
             "hsad_device_get: the runtime is closed");
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &ok, 0, NULL, NULL), HSAD_ERR_CLOSED,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &ok, 0, NULL, NULL), HSAD_ERR_CLOSED,
             "queue on device 0: the hsa-dispatch runtime was closed");
-  DQ_ERR_IS(hsad_program_kernel(p, "saxpy", &nk), HSAD_ERR_CLOSED,
+  TH_ERR_IS(hsad_program_kernel(p, "saxpy", &nk), HSAD_ERR_CLOSED,
             "hsad_program_kernel(saxpy): the runtime was closed");
-  DQ_ERR_IS(hsad_queue_create(e.dev, NULL, &qs), HSAD_ERR_CLOSED,
+  TH_ERR_IS(hsad_queue_create(e.dev, NULL, &qs), HSAD_ERR_CLOSED,
             "hsa-dispatch runtime is closed (call hsad_runtime_open)");
-  DQ_ERR_IS(hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco", &pm),
+  TH_ERR_IS(hsad_program_load_file(e.dev, TEST_KERNDIR "/saxpy-gfx90a-v5.hsaco", &pm),
             HSAD_ERR_CLOSED, "hsa-dispatch runtime is closed (call hsad_runtime_open)");
-  DQ_ERR_IS(hsad_runtime_close(e.rt), HSAD_ERR_CLOSED,
+  TH_ERR_IS(hsad_runtime_close(e.rt), HSAD_ERR_CLOSED,
             "hsad_runtime_close: the runtime is already closed");
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
@@ -773,14 +773,14 @@ static uint32_t big_private_ref(uint32_t s) {
 }
 
 Test(dispatch_result, big_private_scratch, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "big_private", 5, "big_private", &k);
+  hsad_program_t *p = th_load(&e, "big_private", 5, "big_private", &k);
   uint32_t priv = hsad_device_kernel_desc(k)->private_segment_fixed_size;
   cr_assert_eq(priv, 4100);
   hsad_queue_t *q;
-  DQ_ERR_IS(hsad_queue_create(
+  TH_ERR_IS(hsad_queue_create(
                 e.dev, &(hsad_queue_options_t){.size = 64, .private_segment_size = priv}, &q),
             HSAD_ERR_HSA,
             "hsad_rocr.hsa_queue_create(device 0, 64 packets) reserving 4100 bytes "
@@ -791,14 +791,14 @@ Test(dispatch_result, big_private_scratch, .timeout = 60) {
             "resources. This error may also occur when the core runtime library needs to spawn "
             "threads or create internal OS-specific events.)");
   for (int reserve = 0; reserve < 2; reserve++) {
-    DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64,
+    TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64,
                             .private_segment_size = reserve ? 512 : 0}, &q));
-    uint32_t n = 300, *in = dq_alloc(&e, n * 4), *out = dq_alloc(&e, n * 4);
+    uint32_t n = 300, *in = th_alloc(&e, n * 4), *out = th_alloc(&e, n * 4);
     for (uint32_t i = 0; i < n; i++) in[i] = i * 7919u + 13u;
     hsad_karg_t args[3] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(out), HSAD_KARG_VAL(n)};
     hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = args, .arg_count = 3};
-    uint64_t id = dq_run(q, k, &l, DQ_SEC, 20 * DQ_SEC);
-    cr_assert_eq(dq_packet(q, id)->private_segment_size, priv);
+    uint64_t id = th_run(q, k, &l, TH_SEC, 20 * TH_SEC);
+    cr_assert_eq(th_packet(q, id)->private_segment_size, priv);
     for (uint32_t i = 0; i < n; i++)
       cr_assert_eq(out[i], big_private_ref(in[i]), "reserve %d: out[%u]", reserve, i);
     hsad_buffer_free(in);
@@ -806,5 +806,5 @@ Test(dispatch_result, big_private_scratch, .timeout = 60) {
     hsad_queue_destroy(q);
   }
   hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }

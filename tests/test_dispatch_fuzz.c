@@ -107,7 +107,7 @@ typedef struct fz_entry {
 } fz_entry_t;
 
 typedef struct fz_ctx {
-  dq_env_t e;
+  th_env_t e;
   fz_kernel_t kern[16];
   uint32_t nk;
   float *bufs[FZ_BUFS];
@@ -543,7 +543,7 @@ static int fz_dispatch(fz_ctx_t *c, fz_entry_t *m, fz_queue_t *fq, uint64_t qgen
   if (x->batch && !capturing && !refuse) {
     hsad_dispatch_desc_t items[2] = {{k, *l}, {k, *l}};
     uint64_t first = UINT64_MAX, bw = fz_wi(q);
-    hsad_status_t bs = hsad_queue_dispatch_batch(q, items, 2, dq_in(c->deadline_ns), NULL, &first);
+    hsad_status_t bs = hsad_queue_dispatch_batch(q, items, 2, th_in(c->deadline_ns), NULL, &first);
     if (bs == HSAD_ERR_TIMEOUT) return 0; /* a full ring: nothing reserved by the batch */
     cr_assert_eq(bs, HSAD_OK, "step %u: a batch of the launch: %s", step, hsad_last_error());
     if (!c->shared) cr_assert_eq(first, bw, "step %u: batch's first packet", step);
@@ -551,7 +551,7 @@ static int fz_dispatch(fz_ctx_t *c, fz_entry_t *m, fz_queue_t *fq, uint64_t qgen
   uint64_t wi0 = fz_wi(q), id = UINT64_MAX;
   hsad_completion_t comp;
   bool null_id = x->null_id && !c->shared;
-  hsad_status_t s = hsad_kernel_dispatch(q, k, l, dq_in(c->deadline_ns), x->want_completion ? &comp : NULL,
+  hsad_status_t s = hsad_kernel_dispatch(q, k, l, th_in(c->deadline_ns), x->want_completion ? &comp : NULL,
                                          null_id ? NULL : &id);
   uint64_t wi1 = fz_wi(q);
   if (null_id && s == HSAD_OK) id = wi0;
@@ -580,7 +580,7 @@ static int fz_dispatch(fz_ctx_t *c, fz_entry_t *m, fz_queue_t *fq, uint64_t qgen
     /* the general path's own answer: the same launch on the monitored queue (only now: its
      * miss replaces the thread's entry, which the launch on q must find as it was) */
     uint64_t rwi = fz_wi(c->ref);
-    hsad_status_t rs = hsad_kernel_dispatch(c->ref, k, l, dq_in(DQ_SEC), NULL, NULL);
+    hsad_status_t rs = hsad_kernel_dispatch(c->ref, k, l, th_in(TH_SEC), NULL, NULL);
     cr_assert_neq(rs, HSAD_OK, "step %u: the monitored queue accepted a launch the model refuses", step);
     cr_assert_eq(fz_wi(c->ref), rwi, "step %u: the refused launch reserved slots on the monitored queue", step);
     if (want_msg[0])
@@ -636,10 +636,10 @@ static int fz_dispatch(fz_ctx_t *c, fz_entry_t *m, fz_queue_t *fq, uint64_t qgen
   w.private_segment_size = fz_private(kd);
   w.group_segment_size = group;
   w.kernel_object = kd->kernel_object;
-  uint64_t ka = dq_get64(pk, 40);
+  uint64_t ka = th_get64(pk, 40);
   if (!fq->ka_base) fq->ka_base = ka - (id % fq->size) * fq->block;
   w.kernarg_address = (void *)(uintptr_t)(fq->ka_base + (id % fq->size) * fq->block);
-  uint64_t sig = dq_get64(pk, 56);
+  uint64_t sig = th_get64(pk, 56);
   cr_assert_eq(sig != 0, carries || fq->profiling, "step %u: completion signal %#llx, carries "
                "the epoch: %d, profiling %d", step, (unsigned long long)sig, carries, fq->profiling);
   w.completion_signal.handle = sig;
@@ -667,11 +667,11 @@ static const fz_kernel_t *fz_table = fz_kernel_table;
 static void fz_load(fz_ctx_t *c, uint32_t i) {
   c->kern[i] = fz_table[i];
   if (c->kern[i].ver) {
-    c->kern[i].p = dq_load(&c->e, c->kern[i].file, c->kern[i].ver, c->kern[i].name, &c->kern[i].k);
+    c->kern[i].p = th_load(&c->e, c->kern[i].file, c->kern[i].ver, c->kern[i].name, &c->kern[i].k);
     return;
   }
-  DQ_OK(hsad_program_load_file(c->e.dev, c->kern[i].file, &c->kern[i].p)); /* a path */
-  DQ_OK(hsad_program_kernel(c->kern[i].p, c->kern[i].name, &c->kern[i].k));
+  TH_OK(hsad_program_load_file(c->e.dev, c->kern[i].file, &c->kern[i].p)); /* a path */
+  TH_OK(hsad_program_kernel(c->kern[i].p, c->kern[i].name, &c->kern[i].k));
 }
 
 static void fz_queue(fz_ctx_t *c, fz_queue_t *fq, uint32_t size, uint32_t block, bool profiling) {
@@ -679,7 +679,7 @@ static void fz_queue(fz_ctx_t *c, fz_queue_t *fq, uint32_t size, uint32_t block,
   fq->size = size;
   fq->block = block;
   fq->profiling = profiling;
-  DQ_OK(hsad_queue_create(c->e.dev, &(hsad_queue_options_t){.size = size, .kernarg_block_size = block,
+  TH_OK(hsad_queue_create(c->e.dev, &(hsad_queue_options_t){.size = size, .kernarg_block_size = block,
                                                             .profiling = profiling}, &fq->q));
 }
 
@@ -689,30 +689,30 @@ static void fz_open(fz_ctx_t *c, const fz_kernel_t *table, uint32_t nk) {
   c->nk = nk;
   setenv("KFD_EMU_KERNEL_MODE", "twin", 1);
   setenv("KFD_EMU_NO_TWIN", "noop", 1); /* fz_odd_table's kernels: no twin, no source */
-  dq_open(&c->e);
+  th_open(&c->e);
   for (uint32_t i = 0; i < c->nk; i++) fz_load(c, i);
   for (uint32_t i = 0; i < FZ_BUFS; i++) {
-    c->bufs[i] = dq_alloc(&c->e, FZ_BUF_BYTES);
+    c->bufs[i] = th_alloc(&c->e, FZ_BUF_BYTES);
     memset(c->bufs[i], 0, FZ_BUF_BYTES);
   }
   fz_queue(c, &c->fq[0], 128, 512, false);
   fz_queue(c, &c->fq[1], 64, 256, false);
   fz_queue(c, &c->fq[2], 64, 512, true);
-  c->deadline_ns = 5 * DQ_SEC;
-  DQ_OK(hsad_queue_create(c->e.dev, &(hsad_queue_options_t){.size = 64}, &c->ref));
-  DQ_OK(hsad_queue_monitor_enable(c->ref, NULL));
+  c->deadline_ns = 5 * TH_SEC;
+  TH_OK(hsad_queue_create(c->e.dev, &(hsad_queue_options_t){.size = 64}, &c->ref));
+  TH_OK(hsad_queue_monitor_enable(c->ref, NULL));
 }
 
 static void fz_round_open(fz_ctx_t *c) {
-  for (int i = 0; i < 3; i++) c->fq[i].gate = dq_gate(c->fq[i].q);
+  for (int i = 0; i < 3; i++) c->fq[i].gate = th_gate(c->fq[i].q);
 }
 
 static void fz_round_close(fz_ctx_t *c) {
   for (int i = 0; i < 3; i++) {
-    dq_gate_open(c->fq[i].gate);
-    DQ_OK(hsad_queue_wait_idle(c->fq[i].q, dq_in(30 * DQ_SEC)));
+    th_gate_open(c->fq[i].gate);
+    TH_OK(hsad_queue_wait_idle(c->fq[i].q, th_in(30 * TH_SEC)));
     cr_assert_eq(hsad_queue_error(c->fq[i].q), HSAD_OK, "queue %d: %s", i, hsad_last_error());
-    dq_gate_destroy(c->fq[i].gate);
+    th_gate_destroy(c->fq[i].gate);
   }
 }
 
@@ -720,8 +720,8 @@ static void fz_close(fz_ctx_t *c) {
   for (int i = 0; i < 3; i++) hsad_queue_destroy(c->fq[i].q);
   hsad_queue_destroy(c->ref);
   for (uint32_t i = 0; i < FZ_BUFS; i++) hsad_buffer_free(c->bufs[i]);
-  for (uint32_t i = 0; i < c->nk; i++) DQ_OK(hsad_program_destroy(c->kern[i].p));
-  DQ_OK(hsad_runtime_close(c->e.rt));
+  for (uint32_t i = 0; i < c->nk; i++) TH_OK(hsad_program_destroy(c->kern[i].p));
+  TH_OK(hsad_runtime_close(c->e.rt));
 }
 
 /* Whether the kernel's twin needs 1-D workgroups (lds_reduce_dyn: an LDS argument). */
@@ -826,16 +826,16 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
       if (fqm->monitored ? fz_chance(&r, 25) : fz_chance(&r, 2)) { /* monitoring toggled */
         fz_queue_t *fq = fqm;
         if (fq->monitored) hsad_queue_monitor_disable(fq->q);
-        else DQ_OK(hsad_queue_monitor_enable(fq->q, NULL));
+        else TH_OK(hsad_queue_monitor_enable(fq->q, NULL));
         fq->monitored = !fq->monitored;
         toggles++;
       }
       if (fz_chance(&r, 1) && !x->want_completion) { /* a capture between hits */
         hsad_graph_t *g = NULL;
-        DQ_OK(hsad_graph_create(0, &g));
-        DQ_OK(hsad_queue_capture_begin(c->fq[qi].q, g, 0));
+        TH_OK(hsad_graph_create(0, &g));
+        TH_OK(hsad_queue_capture_begin(c->fq[qi].q, g, 0));
         fz_dispatch(c, &m, &c->fq[qi], qgen[qi], kgen[x->kernel], x, step, true);
-        DQ_OK(hsad_queue_capture_end(c->fq[qi].q, NULL));
+        TH_OK(hsad_queue_capture_end(c->fq[qi].q, NULL));
         hsad_graph_destroy(g);
         captures++;
       }
@@ -858,7 +858,7 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
         step++;
         if (fz_dispatch(c, &m, &c->fq[qi], qgen[qi], kgen[x->kernel], x, step, false) == 0) break;
       }
-      c->deadline_ns = 5 * DQ_SEC;
+      c->deadline_ns = 5 * TH_SEC;
     }
     fz_round_close(c);
     if (fz_chance(&r, 15)) { /* a queue destroyed and another created, likely at its address */
@@ -868,7 +868,7 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
       bool mon = c->fq[i].monitored;
       hsad_queue_destroy(old);
       fz_queue(c, &c->fq[i], size, block, c->fq[i].profiling);
-      if (mon) DQ_OK(hsad_queue_monitor_enable(c->fq[i].q, NULL));
+      if (mon) TH_OK(hsad_queue_monitor_enable(c->fq[i].q, NULL));
       c->fq[i].monitored = mon;
       same_addr += c->fq[i].q == old;
       qgen[i]++;
@@ -876,7 +876,7 @@ static void fz_sequence(uint64_t seed, uint32_t steps, const fz_kernel_t *table,
     }
     if (fz_chance(&r, 15)) { /* a program unloaded and loaded again */
       uint32_t i = fz_below(&r, c->nk);
-      DQ_OK(hsad_program_destroy(c->kern[i].p));
+      TH_OK(hsad_program_destroy(c->kern[i].p));
       fz_load(c, i);
       kgen[i]++;
       reloaded++;
@@ -976,27 +976,27 @@ Test(launch_cache_fuzz, two_threads_alternate_kernels_on_one_queue, .timeout = 1
     w[i].bar = &bar;
   }
   /* the kernarg address of slot 0, seen once by the main thread with empty (both workers' model) */
-  c->fq[0].gate = dq_gate(c->fq[0].q);
+  c->fq[0].gate = th_gate(c->fq[0].q);
   uint64_t id;
   hsad_karg_t none[1];
   (void)none;
-  DQ_OK(hsad_kernel_dispatch(c->fq[0].q, c->kern[8].k, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1}},
-                             dq_in(DQ_SEC), NULL, &id));
-  uint64_t ka = dq_get64((const uint8_t *)hsad_queue_hsa(c->fq[0].q)->base_address + (id % 128) * 64, 40);
+  TH_OK(hsad_kernel_dispatch(c->fq[0].q, c->kern[8].k, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1}},
+                             th_in(TH_SEC), NULL, &id));
+  uint64_t ka = th_get64((const uint8_t *)hsad_queue_hsa(c->fq[0].q)->base_address + (id % 128) * 64, 40);
   for (int i = 0; i < 2; i++) w[i].c.fq[0].ka_base = ka - (id % 128) * 512;
-  dq_gate_open(c->fq[0].gate);
-  DQ_OK(hsad_queue_wait_idle(c->fq[0].q, dq_in(30 * DQ_SEC)));
-  dq_gate_destroy(c->fq[0].gate);
+  th_gate_open(c->fq[0].gate);
+  TH_OK(hsad_queue_wait_idle(c->fq[0].q, th_in(30 * TH_SEC)));
+  th_gate_destroy(c->fq[0].gate);
   pthread_t t[2];
   for (int i = 0; i < 2; i++) cr_assert_eq(pthread_create(&t[i], NULL, fz_worker_main, &w[i]), 0);
   for (uint32_t round = 0; round < w[0].rounds; round++) {
-    c->fq[0].gate = dq_gate(c->fq[0].q);
+    c->fq[0].gate = th_gate(c->fq[0].q);
     pthread_barrier_wait(&bar);
     pthread_barrier_wait(&bar);
-    dq_gate_open(c->fq[0].gate);
-    DQ_OK(hsad_queue_wait_idle(c->fq[0].q, dq_in(30 * DQ_SEC)));
+    th_gate_open(c->fq[0].gate);
+    TH_OK(hsad_queue_wait_idle(c->fq[0].q, th_in(30 * TH_SEC)));
     cr_assert_eq(hsad_queue_error(c->fq[0].q), HSAD_OK, "%s", hsad_last_error());
-    dq_gate_destroy(c->fq[0].gate);
+    th_gate_destroy(c->fq[0].gate);
   }
   for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
   /* short-lived threads, one at a time: each one's entry is freed when it exits (a pthread
@@ -1010,16 +1010,16 @@ Test(launch_cache_fuzz, two_threads_alternate_kernels_on_one_queue, .timeout = 1
     s1.per_round = 6;
     s1.bar = &bar2;
     memset(&s1.c.n, 0, sizeof s1.c.n);
-    c->fq[0].gate = dq_gate(c->fq[0].q);
+    c->fq[0].gate = th_gate(c->fq[0].q);
     pthread_t st;
     cr_assert_eq(pthread_create(&st, NULL, fz_worker_main, &s1), 0);
     pthread_barrier_wait(&bar2);
     pthread_barrier_wait(&bar2);
     pthread_join(st, NULL);
     cr_assert_gt(s1.c.n.dispatches, 5, "short thread %u: %u dispatches", n, s1.c.n.dispatches);
-    dq_gate_open(c->fq[0].gate);
-    DQ_OK(hsad_queue_wait_idle(c->fq[0].q, dq_in(30 * DQ_SEC)));
-    dq_gate_destroy(c->fq[0].gate);
+    th_gate_open(c->fq[0].gate);
+    TH_OK(hsad_queue_wait_idle(c->fq[0].q, th_in(30 * TH_SEC)));
+    th_gate_destroy(c->fq[0].gate);
   }
   pthread_barrier_destroy(&bar2);
   for (int i = 0; i < 2; i++)

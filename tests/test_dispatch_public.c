@@ -38,14 +38,14 @@ static uint8_t *pub_read(const char *path, size_t *out_size) {
  * overwritten before the dispatch), kernel_at / kernel_count / kernel agree with the names,
  * the program's device is the device, and the kernel runs (partial sums of 0..999 by 256). */
 Test(public, program_load_memory_and_accessors, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   size_t size;
   uint8_t *bytes = pub_read(TEST_KERNDIR "/lds_reduce-gfx90a-v5.hsaco", &size);
   uint8_t *copy = malloc(size);
   memcpy(copy, bytes, size);
   hsad_program_t *p = NULL;
-  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "lds-in-memory", &p));
+  TH_OK(hsad_program_load_memory(e.dev, bytes, size, "lds-in-memory", &p));
   cr_assert_eq(hsad_program_device(p), e.dev);
   cr_assert_eq(hsad_program_kernel_count(p), 2);
   const hsad_codeobj_t *co = hsad_program_codeobj(p);
@@ -72,23 +72,23 @@ Test(public, program_load_memory_and_accessors, .timeout = 60) {
   bool order_b = !strcmp(n1, "lds_reduce") && !strcmp(n0, "lds_reduce_dyn");
   cr_assert(order_a || order_b, "kernels %s, %s", n0, n1);
   const hsad_device_kernel_t *k, *kd;
-  DQ_OK(hsad_program_kernel(p, "lds_reduce", &k));
-  DQ_OK(hsad_program_kernel(p, "lds_reduce_dyn.kd", &kd));
+  TH_OK(hsad_program_kernel(p, "lds_reduce", &k));
+  TH_OK(hsad_program_kernel(p, "lds_reduce_dyn.kd", &kd));
   cr_assert_eq(k, order_a ? k0 : k1);
   cr_assert_eq(kd, order_a ? k1 : k0);
   cr_assert_eq(hsad_device_kernel_desc(k)->group_segment_fixed_size, 1024); /* float[256] */
-  DQ_ERR_IS(hsad_program_kernel(p, "nope", &k0), HSAD_ERR_KERNEL_NOT_FOUND,
+  TH_ERR_IS(hsad_program_kernel(p, "nope", &k0), HSAD_ERR_KERNEL_NOT_FOUND,
             "lds-in-memory: no kernel named 'nope' (2 kernels)");
   free(bytes);
   free(copy);
   enum { N = 1000, B = 256, G = 4 };
-  float *in = dq_alloc(&e, N * 4), *part = dq_alloc(&e, G * 4);
+  float *in = th_alloc(&e, N * 4), *part = th_alloc(&e, G * 4);
   for (uint32_t i = 0; i < N; i++) in[i] = (float)i;
   uint32_t n = N;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {G * B}, .block = {B}, .args = a, .arg_count = 3};
-  hsad_queue_t *q = dq_queue(&e, 64);
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  hsad_queue_t *q = th_queue(&e, 64);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (uint32_t g = 0; g < G; g++) {
     uint32_t lo = g * B, hi = lo + B < N ? lo + B : N, want = 0;
     for (uint32_t i = lo; i < hi; i++) want += i;
@@ -96,7 +96,7 @@ Test(public, program_load_memory_and_accessors, .timeout = 60) {
   }
   hsad_buffer_free(in);
   hsad_buffer_free(part);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* Issue 21: hsad_program_destroy with one of its kernels in flight is refused (HSAD_ERR_IN_USE,
@@ -106,49 +106,49 @@ Test(public, program_load_memory_and_accessors, .timeout = 60) {
  * when the destroy runs. */
 Test(public, program_destroy_in_flight_refused, .timeout = 60) {
   setenv("KFD_EMU_CP_STALL_MS", "300", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   size_t size;
   uint8_t *bytes = pub_read(TEST_KERNDIR "/empty-gfx90a-v5.hsaco", &size);
   hsad_program_t *p = NULL, *other = NULL;
-  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-a", &p));
-  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-b", &other));
+  TH_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-a", &p));
+  TH_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-b", &other));
   free(bytes);
   const hsad_device_kernel_t *k, *ko;
-  DQ_OK(hsad_program_kernel(p, "empty", &k));
-  DQ_OK(hsad_program_kernel(other, "empty", &ko));
+  TH_OK(hsad_program_kernel(p, "empty", &k));
+  TH_OK(hsad_program_kernel(other, "empty", &ko));
   cr_assert_neq(hsad_device_kernel_desc(k)->kernel_object, hsad_device_kernel_desc(ko)->kernel_object);
-  hsad_queue_t *q = dq_queue(&e, 64), *shared = NULL;
-  DQ_OK(hsad_device_queue(e.dev, &shared));
+  hsad_queue_t *q = th_queue(&e, 64), *shared = NULL;
+  TH_OK(hsad_device_queue(e.dev, &shared));
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
   hsad_completion_t c, c2;
   uint64_t id, sid;
-  DQ_OK(hsad_kernel_dispatch(q, ko, &l, dq_in(DQ_SEC), NULL, NULL)); /* the other program's */
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
-  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
+  TH_OK(hsad_kernel_dispatch(q, ko, &l, th_in(TH_SEC), NULL, NULL)); /* the other program's */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, &id));
+  TH_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
             "hsad_program_destroy(empty-a): kernel 'empty' is in flight on queue %llu of device "
             "0 (packet %llu, not known to have completed): wait for a completion after it "
             "(hsad_completion_wait, hsad_queue_wait_idle), then destroy the program",
             (unsigned long long)hsad_queue_hsa(q)->id, (unsigned long long)id);
   cr_assert_eq(id, 1);
-  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
   /* the program is still loaded: a dispatch without a completion on a shared queue is in
    * flight until a later completion of that queue is reached */
-  DQ_OK(hsad_kernel_dispatch(shared, k, &l, dq_in(DQ_SEC), NULL, &sid));
-  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
+  TH_OK(hsad_kernel_dispatch(shared, k, &l, th_in(TH_SEC), NULL, &sid));
+  TH_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE,
             "hsad_program_destroy(empty-a): kernel 'empty' is in flight on queue %llu of device "
             "0 (packet %llu, not known to have completed): wait for a completion after it "
             "(hsad_completion_wait, hsad_queue_wait_idle), then destroy the program",
             (unsigned long long)hsad_queue_hsa(shared)->id, (unsigned long long)sid);
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c2, NULL));
-  DQ_OK(hsad_queue_wait_idle(shared, dq_in(20 * DQ_SEC)));
-  DQ_OK(hsad_completion_wait(&c2, dq_in(20 * DQ_SEC)));
-  DQ_OK(hsad_program_destroy(p));
-  DQ_OK(hsad_program_destroy(NULL));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c2, NULL));
+  TH_OK(hsad_queue_wait_idle(shared, th_in(20 * TH_SEC)));
+  TH_OK(hsad_completion_wait(&c2, th_in(20 * TH_SEC)));
+  TH_OK(hsad_program_destroy(p));
+  TH_OK(hsad_program_destroy(NULL));
   /* `other`'s packet 0 completed before the completion of packet 1 was reached */
-  DQ_OK(hsad_program_destroy(other));
+  TH_OK(hsad_program_destroy(other));
   hsad_queue_destroy(q);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* hsad_program_destroy while a prepared launch, a graph exec's kernel node or a variant set
@@ -158,18 +158,18 @@ Test(public, program_destroy_in_flight_refused, .timeout = 60) {
  * HSA_STATUS_ERROR_INVALID_CODE_OBJECT; a GPU fetches freed code), a variant set read freed
  * metadata (found by a fresh-eyes run). Once they are destroyed, the destroy succeeds. */
 Test(public, program_destroy_refused_while_held, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   size_t size;
   uint8_t *bytes = pub_read(TEST_KERNDIR "/empty-gfx90a-v5.hsaco", &size);
   hsad_program_t *p = NULL, *other = NULL;
-  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-a", &p));
-  DQ_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-b", &other));
+  TH_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-a", &p));
+  TH_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-b", &other));
   free(bytes);
   const hsad_device_kernel_t *k, *ko;
-  DQ_OK(hsad_program_kernel(p, "empty", &k));
-  DQ_OK(hsad_program_kernel(other, "empty", &ko));
-  hsad_queue_t *q = dq_queue(&e, 64);
+  TH_OK(hsad_program_kernel(p, "empty", &k));
+  TH_OK(hsad_program_kernel(other, "empty", &ko));
+  hsad_queue_t *q = th_queue(&e, 64);
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
   const char *held = "hsad_program_destroy(%s): kernel 'empty' is still held by %u prepared "
                      "launch(es), graph exec kernel node(s) or variant set(s), which would submit "
@@ -177,41 +177,41 @@ Test(public, program_destroy_refused_while_held, .timeout = 60) {
                      "hsad_graph_exec_destroy, hsad_variant_set_destroy); the program stays loaded";
   /* a prepared launch */
   hsad_prepared_launch_t *pl;
-  DQ_OK(hsad_launch_prepare(q, k, &l, &pl));
-  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE, held, "empty-a", 1u);
+  TH_OK(hsad_launch_prepare(q, k, &l, &pl));
+  TH_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE, held, "empty-a", 1u);
   hsad_completion_t c;
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
-  DQ_OK(hsad_queue_error(q));
+  TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
   hsad_launch_destroy(pl);
   /* a graph exec: one count per kernel node; a copy node holds no program of the caller's */
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, k, &l, NULL, 0, &a));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, k, &l, &a, 1, NULL));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 0, ko, &l, &a, 1, NULL));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, k, &l, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, k, &l, &a, 1, NULL));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, ko, &l, &a, 1, NULL));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
-  DQ_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE, held, "empty-a", 2u);
-  DQ_ERR_IS(hsad_program_destroy(other), HSAD_ERR_IN_USE, held, "empty-b", 1u);
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  TH_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE, held, "empty-a", 2u);
+  TH_ERR_IS(hsad_program_destroy(other), HSAD_ERR_IN_USE, held, "empty-b", 1u);
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
   hsad_graph_exec_destroy(x);
   /* a variant set of both programs' kernels */
   hsad_program_t *both[2] = {p, other};
   hsad_variant_set_t *vs;
-  DQ_OK(hsad_variant_set_from_programs(both, 2, "empty", &vs));
-  DQ_ERR_IS(hsad_program_destroy(other), HSAD_ERR_IN_USE, held, "empty-b", 1u);
+  TH_OK(hsad_variant_set_from_programs(both, 2, "empty", &vs));
+  TH_ERR_IS(hsad_program_destroy(other), HSAD_ERR_IN_USE, held, "empty-b", 1u);
   hsad_variant_set_destroy(vs);
   /* a failed prepare holds nothing */
   hsad_launch_t bad = {.dims = 1, .grid = {64}, .block = {2048}};
   cr_assert_eq(hsad_launch_prepare(q, k, &bad, &pl), HSAD_ERR_WORKGROUP);
-  DQ_OK(hsad_program_destroy(p));
-  DQ_OK(hsad_program_destroy(other));
+  TH_OK(hsad_program_destroy(p));
+  TH_OK(hsad_program_destroy(other));
   hsad_queue_destroy(q);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* The child of public::runtime_close_preempts_runaway_kernel, run by re-executing this binary
@@ -233,18 +233,18 @@ static void runaway_close_child(int fd) {
   if (!s) s = hsad_program_load_file(dev, path, &p);
   if (!s) s = hsad_program_kernel(p, "empty", &k);
   if (!s) s = hsad_queue_create(dev, &(hsad_queue_options_t){.size = 64}, &q);
-  if (!s) s = hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL);
+  if (!s) s = hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, NULL);
   if (s) {
     dprintf(fd, "set-up: %s\n", hsad_last_error());
     exit(3);
   }
-  hsad_status_t running = hsad_completion_wait(&c, dq_in(300000000));
+  hsad_status_t running = hsad_completion_wait(&c, th_in(300000000));
   uint64_t t0 = hsad_now_ns();
   s = hsad_runtime_close(rt);
   uint64_t took = hsad_now_ns() - t0;
-  hsad_status_t w = hsad_completion_wait(&c, dq_in(DQ_SEC));
+  hsad_status_t w = hsad_completion_wait(&c, th_in(TH_SEC));
   dprintf(fd, "running=%s close=%s within_2s=%d wait=%s: %s\n", hsad_status_name(running),
-          hsad_status_name(s), took < 2 * DQ_SEC, hsad_status_name(w), hsad_last_error());
+          hsad_status_name(s), took < 2 * TH_SEC, hsad_status_name(w), hsad_last_error());
   /* an abandoned queue's CP thread finishes its workgroup meanwhile, then exits */
   if (getenv("HSAD_TEST_RUNAWAY_LINGER")) nanosleep(&(struct timespec){2, 500000000}, NULL);
   hsad_queue_destroy(q); /* host memory only, after the close */
@@ -288,7 +288,7 @@ static void runaway_close_run(const char *const *env, const char *err_path, int 
   close(fds[1]);
   char rep[1024];
   size_t n = 0;
-  uint64_t dl = dq_in(30 * DQ_SEC);
+  uint64_t dl = th_in(30 * TH_SEC);
   while (n < sizeof rep - 1 && !memchr(rep, '\n', n) && hsad_now_ns() < dl) {
     struct pollfd pf = {.fd = fds[0], .events = POLLIN};
     if (poll(&pf, 1, 100) <= 0) continue;
@@ -298,7 +298,7 @@ static void runaway_close_run(const char *const *env, const char *err_path, int 
   }
   rep[n] = 0;
   close(fds[0]);
-  uint64_t exit_dl = dq_in((uint64_t)exit_s * DQ_SEC);
+  uint64_t exit_dl = th_in((uint64_t)exit_s * TH_SEC);
   int status = 0;
   pid_t got = 0;
   while ((got = waitpid(pid, &status, WNOHANG)) == 0 && hsad_now_ns() < exit_dl)
@@ -331,7 +331,7 @@ Test(public, runtime_close_preempts_runaway_kernel, .timeout = 90) {
  * HSAD_OK within 2 s with the same report; the thread finishes its workgroup and exits without
  * touching the freed ring, and the process exits 0 (it lingers 2.5 s for that). */
 Test(public, runtime_close_abandons_unpreemptible_workgroup, .timeout = 90) {
-  static const char *const env[] = {"KFD_EMU_TWINS", DQ_FIXDIR "/libslow_twin.so",
+  static const char *const env[] = {"KFD_EMU_TWINS", TH_FIXDIR "/libslow_twin.so",
                                     "KFD_EMU_KERNEL_MODE", "twin", "KFD_EMU_PREEMPT_TIMEOUT_MS",
                                     "200", "HSAD_TEST_RUNAWAY_LINGER", "1", NULL};
   char err[] = "/tmp/hsad_runaway_err_XXXXXX";
@@ -369,17 +369,17 @@ Test(public, runtime_close_abandons_unpreemptible_workgroup, .timeout = 90) {
 Test(public, queue_destroy_deadline_runaway_kernel, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "2500000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "empty", 1);
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k, *kf;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "empty", 5, "empty", &k, &q);
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *p = th_start(&e, "empty", 5, "empty", &k, &q);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
   uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
   cr_assert_eq(id, 0);
   uint64_t t0 = hsad_now_ns();
-  DQ_ERR_IS(hsad_queue_destroy_deadline(q, t0 + 300000000), HSAD_ERR_TIMEOUT,
+  TH_ERR_IS(hsad_queue_destroy_deadline(q, t0 + 300000000), HSAD_ERR_TIMEOUT,
             "hsad_queue_destroy_deadline: queue %llu on device 0: packets 0 to 1 had not "
             "completed by the deadline; the oldest, packet 0, a dispatch of kernel 'empty'. Not "
             "destroyed: the queue is live and usable (its timeline closed by a barrier-AND); "
@@ -388,29 +388,29 @@ Test(public, queue_destroy_deadline_runaway_kernel, .timeout = 60) {
   uint64_t waited = hsad_now_ns() - t0;
   cr_assert(waited >= 300000000 && waited < 1500000000, "returned after %llu ns",
             (unsigned long long)waited);
-  DQ_OK(hsad_queue_error(q));
+  TH_OK(hsad_queue_error(q));
   /* still usable: a fill after the runaway one runs once it ended */
-  uint32_t *buf = dq_alloc(&e, 64 * sizeof(uint32_t));
+  uint32_t *buf = th_alloc(&e, 64 * sizeof(uint32_t));
   uint32_t v = 0x5a5a5a5au, n = 64;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t lf = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, kf, &lf, dq_in(DQ_SEC), &c, &id));
+  TH_OK(hsad_kernel_dispatch(q, kf, &lf, th_in(TH_SEC), &c, &id));
   cr_assert_eq(id, 2);
-  DQ_OK(hsad_queue_destroy_deadline(q, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_queue_destroy_deadline(q, th_in(30 * TH_SEC)));
   cr_assert_geq(hsad_now_ns() - t0, 2000000000ull, "destroyed after the kernel ended");
   for (int i = 0; i < 64; i++) cr_assert_eq(buf[i], 0x5a5a5a5au, "buf[%d] = 0x%x", i, buf[i]);
   hsad_queue_t *shared = NULL;
-  DQ_OK(hsad_device_queue(e.dev, &shared));
-  DQ_ERR_IS(hsad_queue_destroy_deadline(shared, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+  TH_OK(hsad_device_queue(e.dev, &shared));
+  TH_ERR_IS(hsad_queue_destroy_deadline(shared, th_in(TH_SEC)), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_destroy_deadline: queue %llu is one of device 0's shared queues "
             "(hsad_device_queue): the runtime destroys it at its last close",
             (unsigned long long)hsad_queue_hsa(shared)->id);
-  DQ_OK(hsad_queue_destroy_deadline(NULL, 0));
-  DQ_OK(hsad_buffer_free(buf));
-  DQ_OK(hsad_program_destroy(pf));
-  DQ_OK(hsad_program_destroy(p));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_queue_destroy_deadline(NULL, 0));
+  TH_OK(hsad_buffer_free(buf));
+  TH_OK(hsad_program_destroy(pf));
+  TH_OK(hsad_program_destroy(p));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Issue 21: kernel arguments. HSAD_KARG_VAL of a pointer variable is a pointer argument (and
@@ -420,12 +420,12 @@ Test(public, queue_destroy_deadline_runaway_kernel, .timeout = 60) {
  * also right after the same launch with the pointer succeeded (the per-thread launch cache
  * holds that launch: a changed tag is a miss, so the check runs). saxpy: y = 2.5 x + y. */
 Test(public, karg_pointer_idiom_literals_and_integer_for_pointer, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  hsad_program_t *p = th_start(&e, "saxpy", 5, "saxpy", &k, &q);
   enum { N = 100 };
-  float *x = dq_alloc(&e, N * sizeof(float)), *y = dq_alloc(&e, N * sizeof(float));
+  float *x = th_alloc(&e, N * sizeof(float)), *y = th_alloc(&e, N * sizeof(float));
   for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
   const float *const cx = x;
   hsad_karg_t ok[4] = {HSAD_KARG_F32(2.5f), HSAD_KARG_VAL(cx), HSAD_KARG_VAL(y),
@@ -441,26 +441,26 @@ Test(public, karg_pointer_idiom_literals_and_integer_for_pointer, .timeout = 60)
   cr_assert_eq(av.size, 8);
   cr_assert_eq(av.bytes, (const void *)arr2);
   hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = ok, .arg_count = 4};
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
   uint64_t addr = (uint64_t)(uintptr_t)x;
   hsad_karg_t bad[4] = {HSAD_KARG_F32(2.5f), HSAD_KARG_VAL(addr), HSAD_KARG_VAL(y),
                         HSAD_KARG_U32(N)};
   l.args = bad;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
             "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 1 is a global_buffer (a "
             "pointer): pass HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer variable, not 8 bytes",
             TEST_KERNDIR);
   hsad_prepared_launch_t *pl = NULL;
-  DQ_ERR_IS(hsad_launch_prepare(q, k, &l, &pl), HSAD_ERR_ARG_KIND,
+  TH_ERR_IS(hsad_launch_prepare(q, k, &l, &pl), HSAD_ERR_ARG_KIND,
             "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 1 is a global_buffer (a "
             "pointer): pass HSAD_KARG_PTR(p) or HSAD_KARG_VAL of a pointer variable, not 8 bytes",
             TEST_KERNDIR);
   for (int i = 0; i < N; i++) cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] unchanged", i);
-  DQ_OK(hsad_buffer_free(x));
-  DQ_OK(hsad_buffer_free(y));
-  dq_finish(&e, q, p);
+  TH_OK(hsad_buffer_free(x));
+  TH_OK(hsad_buffer_free(y));
+  th_finish(&e, q, p);
 }
 
 /* Issue 21: typed values against saxpy's .type_name (float a, ..., uint n). An integer for
@@ -469,42 +469,42 @@ Test(public, karg_pointer_idiom_literals_and_integer_for_pointer, .timeout = 60)
  * After untyped bytes 0x40000000 (2.0f) for `a` ran, an i32 of the same bits is refused: the
  * per-thread launch cache compares tag and type, not only the bits. */
 Test(public, karg_type_checked_against_type_name, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  hsad_program_t *p = th_start(&e, "saxpy", 5, "saxpy", &k, &q);
   enum { N = 100 };
-  float *x = dq_alloc(&e, N * sizeof(float)), *y = dq_alloc(&e, N * sizeof(float));
+  float *x = th_alloc(&e, N * sizeof(float)), *y = th_alloc(&e, N * sizeof(float));
   for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
   int n = N;
   hsad_karg_t args[4] = {HSAD_KARG_I32(2), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = args, .arg_count = 4};
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
             "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
             "value given is i32 (integer)", TEST_KERNDIR);
   hsad_prepared_launch_t *pl = NULL;
-  DQ_ERR_IS(hsad_launch_prepare(q, k, &l, &pl), HSAD_ERR_ARG_KIND,
+  TH_ERR_IS(hsad_launch_prepare(q, k, &l, &pl), HSAD_ERR_ARG_KIND,
             "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
             "value given is i32 (integer)", TEST_KERNDIR);
   cr_assert_null(pl);
   float nf = N;
   args[0] = HSAD_KARG_F32(2.5f);
   args[3] = HSAD_KARG_VAL(nf);
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
             "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 3 is uint (integer), the value "
             "given is f32 (floating-point)", TEST_KERNDIR);
   for (int i = 0; i < N; i++) cr_assert_eq(y[i], 1.0f, "y[%d] untouched", i);
   args[3] = HSAD_KARG_VAL(n); /* an int for a uint: integers of either signedness */
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 2.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
   uint32_t two_bits = 0x40000000u; /* 2.0f, untyped: checked by size only */
   args[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits};
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 4.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
   args[0] = HSAD_KARG_I32(0x40000000); /* the same bits, typed: a miss, then refused */
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
             "%s/saxpy-gfx90a-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
             "value given is i32 (integer)", TEST_KERNDIR);
   for (int i = 0; i < N; i++)
@@ -513,44 +513,44 @@ Test(public, karg_type_checked_against_type_name, .timeout = 60) {
    * launch must not be taken for the first (the launch cache compares a SCALAR's value) */
   args[0] = (hsad_karg_t){.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_F32, .size = 4,
                           .scalar = 0x3f800000u}; /* 1.0f */
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 5.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
   args[0].scalar = 0x40400000u; /* 3.0f */
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 8.5f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
-  DQ_OK(hsad_buffer_free(x));
-  DQ_OK(hsad_buffer_free(y));
-  dq_finish(&e, q, p);
+  TH_OK(hsad_buffer_free(x));
+  TH_OK(hsad_buffer_free(y));
+  th_finish(&e, q, p);
 }
 
 /* Refusals of hsad_program_load_memory, with their messages: NULL data or size 0, and an ISA
  * mismatch named by the label (saxpy built for gfx908). */
 Test(public, program_load_memory_refusals, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   size_t size;
   uint8_t *bytes = pub_read(TEST_KERNDIR "/saxpy-gfx908-v5.hsaco", &size);
   hsad_program_t *p = (hsad_program_t *)1;
-  DQ_ERR_IS(hsad_program_load_memory(e.dev, NULL, size, "x", &p), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_program_load_memory(e.dev, NULL, size, "x", &p), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_program_load_memory: NULL argument or size 0");
-  DQ_ERR_IS(hsad_program_load_memory(e.dev, bytes, 0, "x", &p), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_program_load_memory(e.dev, bytes, 0, "x", &p), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_program_load_memory: NULL argument or size 0");
   cr_assert_eq(p, (hsad_program_t *)1);
-  DQ_ERR_IS(hsad_program_load_memory(e.dev, bytes, size, "saxpy908", &p), HSAD_ERR_ISA_MISMATCH,
+  TH_ERR_IS(hsad_program_load_memory(e.dev, bytes, size, "saxpy908", &p), HSAD_ERR_ISA_MISMATCH,
             "saxpy908: code object targets gfx908, device 0 (gfx90a) supports "
             "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for gfx90a:sramecc+:xnack-");
   cr_assert_eq(p, (hsad_program_t *)1);
   free(bytes);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* hsad_device_agent is the ROCr agent of the device: ROCr itself says it is a GPU named gfx90a;
  * NULL gives the zero handle. */
 Test(public, device_agent_is_the_rocr_gpu, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsa_agent_t a = hsad_device_agent(e.dev);
   cr_assert_neq(a.handle, 0);
   cr_assert_eq(hsad_device_agent(NULL).handle, 0);
@@ -563,7 +563,7 @@ Test(public, device_agent_is_the_rocr_gpu, .timeout = 60) {
   cr_assert_eq(get_info(a, HSA_AGENT_INFO_NAME, name), HSA_STATUS_SUCCESS);
   cr_assert_eq(t, HSA_DEVICE_TYPE_GPU);
   cr_assert_str_eq(name, "gfx90a");
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* HSAD_DEVICE=hw on a machine without /dev/kfd: NO_DEVICE with the reason, nothing opened. */
@@ -571,12 +571,12 @@ Test(public, runtime_open_hw_without_kfd, .timeout = 60) {
   if (access("/dev/kfd", F_OK) == 0) cr_skip_test("this machine has /dev/kfd");
   setenv("HSAD_DEVICE", "hw", 1);
   hsad_runtime_t *rt = NULL;
-  DQ_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
+  TH_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
             "HSAD_DEVICE=hw but /dev/kfd is absent or not accessible: no AMD GPU driver here "
             "(unset HSAD_DEVICE to use kfd-emu)");
   cr_assert_null(rt);
   /* the same answer again (the load is decided once per process) */
-  DQ_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
+  TH_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
             "HSAD_DEVICE=hw but /dev/kfd is absent or not accessible: no AMD GPU driver here "
             "(unset HSAD_DEVICE to use kfd-emu)");
   cr_assert_eq(hsad_device_count(rt), 0);
@@ -584,11 +584,11 @@ Test(public, runtime_open_hw_without_kfd, .timeout = 60) {
 
 /* A value of HSAD_DEVICE other than emu / hw is refused by name; NULL out is refused. */
 Test(public, runtime_open_bad_device_value, .timeout = 60) {
-  DQ_ERR_IS(hsad_runtime_open(NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_runtime_open(NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_runtime_open: out_runtime is NULL");
   setenv("HSAD_DEVICE", "gpu0", 1);
   hsad_runtime_t *rt = NULL;
-  DQ_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
+  TH_ERR_IS(hsad_runtime_open(&rt), HSAD_ERR_NO_DEVICE,
             "HSAD_DEVICE=gpu0: expected 'emu' (kfd-emu) or 'hw' (a GPU through /dev/kfd)");
   cr_assert_null(rt);
 }
@@ -603,10 +603,10 @@ Test(public, buffer_alloc_promises, .timeout = 60) {
   setenv("KFD_EMU_CPU_NODES", "2", 1);
   setenv("KFD_EMU_GPU_NUMA", "1", 1);
   setenv("KFD_EMU_ACCESS", "strict", 1);
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "saxpy", 5, "saxpy", &k, &q);
+  hsad_program_t *p = th_start(&e, "saxpy", 5, "saxpy", &k, &q);
   hsa_status_t (*ptr_info)(const void *, hsa_amd_pointer_info_t *, void *(*)(size_t), uint32_t *,
                            hsa_agent_t **);
   hsa_status_t (*get_info)(hsa_agent_t, hsa_agent_info_t, void *);
@@ -617,7 +617,7 @@ Test(public, buffer_alloc_promises, .timeout = 60) {
   for (uint32_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
     for (int round = 0; round < 2; round++) {
       uint8_t *b = NULL;
-      DQ_OK(hsad_buffer_alloc(e.dev, sizes[s], (void **)&b));
+      TH_OK(hsad_buffer_alloc(e.dev, sizes[s], (void **)&b));
       cr_assert_eq((uintptr_t)b % 4096, 0, "%zu bytes at %p", sizes[s], (void *)b);
       for (size_t i = 0; i < sizes[s]; i++)
         cr_assert_eq(b[i], 0, "%zu bytes, round %d: byte %zu = %#x", sizes[s], round, i, b[i]);
@@ -645,8 +645,8 @@ Test(public, buffer_alloc_promises, .timeout = 60) {
   /* a kernel reads x and reads/writes y, both from hsad_buffer_alloc (strict access) */
   enum { N = 1000 };
   float *x = NULL, *y = NULL;
-  DQ_OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
-  DQ_OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&y));
+  TH_OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  TH_OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&y));
   for (uint32_t i = 0; i < N; i++) {
     x[i] = (float)i;
     y[i] = 0.5f;
@@ -655,21 +655,21 @@ Test(public, buffer_alloc_promises, .timeout = 60) {
   uint32_t n = N;
   hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {1024}, .block = {256}, .args = args, .arg_count = 4};
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (uint32_t i = 0; i < N; i++)
     cr_assert_eq(y[i], 2.0f * (float)i + 0.5f, "y[%u] = %g", i, (double)y[i]);
-  DQ_OK(hsad_queue_error(q));
+  TH_OK(hsad_queue_error(q));
   void *z = (void *)1;
-  DQ_ERR_IS(hsad_buffer_alloc(e.dev, 0, &z), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_buffer_alloc(e.dev, 0, &z), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_buffer_alloc: NULL device/out or size 0");
   cr_assert_eq(z, (void *)1);
-  DQ_ERR_IS(hsad_buffer_alloc(NULL, 64, &z), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_buffer_alloc(NULL, 64, &z), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_buffer_alloc: NULL device/out or size 0");
-  DQ_ERR_IS(hsad_buffer_alloc(e.dev, 64, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_buffer_alloc(e.dev, 64, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_buffer_alloc: NULL device/out or size 0");
   hsad_buffer_free(x);
   hsad_buffer_free(y);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* ISA mismatch on one feature alone, the processor matching (the device is
@@ -677,34 +677,34 @@ Test(public, buffer_alloc_promises, .timeout = 60) {
  * before ROCr sees it, with both sides named; built for gfx90a:sramecc+:xnack- (the device's
  * own ISA) it loads and runs. Fixtures: hsa-dispatch/module.mk, fill-<mcpu>.hsaco. */
 Test(public, isa_mismatch_on_xnack_or_sramecc_alone, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_program_t *p = NULL;
-  DQ_ERR_IS(hsad_program_load_file(e.dev, DQ_FIXDIR "/fill-gfx90a_xnack+.hsaco", &p),
+  TH_ERR_IS(hsad_program_load_file(e.dev, TH_FIXDIR "/fill-gfx90a_xnack+.hsaco", &p),
             HSAD_ERR_ISA_MISMATCH,
             "%s: code object targets gfx90a:xnack+, device 0 (gfx90a) "
             "supports amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for "
-            "gfx90a:sramecc+:xnack-", DQ_FIXDIR "/fill-gfx90a_xnack+.hsaco");
+            "gfx90a:sramecc+:xnack-", TH_FIXDIR "/fill-gfx90a_xnack+.hsaco");
   cr_assert_null(p);
-  DQ_ERR_IS(hsad_program_load_file(e.dev, DQ_FIXDIR "/fill-gfx90a_sramecc-.hsaco", &p),
+  TH_ERR_IS(hsad_program_load_file(e.dev, TH_FIXDIR "/fill-gfx90a_sramecc-.hsaco", &p),
             HSAD_ERR_ISA_MISMATCH,
             "%s: code object targets gfx90a:sramecc-, device 0 (gfx90a) "
             "supports amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for "
-            "gfx90a:sramecc+:xnack-", DQ_FIXDIR "/fill-gfx90a_sramecc-.hsaco");
+            "gfx90a:sramecc+:xnack-", TH_FIXDIR "/fill-gfx90a_sramecc-.hsaco");
   cr_assert_null(p);
-  DQ_OK(hsad_program_load_file(e.dev, DQ_FIXDIR "/fill-gfx90a_sramecc+_xnack-.hsaco", &p));
+  TH_OK(hsad_program_load_file(e.dev, TH_FIXDIR "/fill-gfx90a_sramecc+_xnack-.hsaco", &p));
   cr_assert_str_eq(hsad_codeobj_info(hsad_program_codeobj(p))->target,
                    "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
   const hsad_device_kernel_t *k;
-  DQ_OK(hsad_program_kernel(p, "fill", &k));
-  uint32_t *buf = dq_alloc(&e, 128), v = 0xfeed, n = 32;
+  TH_OK(hsad_program_kernel(p, "fill", &k));
+  uint32_t *buf = th_alloc(&e, 128), v = 0xfeed, n = 32;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {32}, .block = {32}, .args = a, .arg_count = 3};
-  hsad_queue_t *q = dq_queue(&e, 64);
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  hsad_queue_t *q = th_queue(&e, 64);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (uint32_t i = 0; i < 32; i++) cr_assert_eq(buf[i], 0xfeed);
   hsad_buffer_free(buf);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* Close hooks record the order they ran in, what the runtime said about itself then (already
@@ -734,32 +734,32 @@ static void pub_hook(void *arg) {
  * a new generation and runs the same hooks again at its last close. */
 Test(public, runtime_refcount_generation_and_close_hooks, .timeout = 60) {
   hsad_runtime_t *r1 = NULL, *r2 = NULL;
-  DQ_OK(hsad_runtime_open(&r1));
-  DQ_OK(hsad_runtime_open(&r2));
+  TH_OK(hsad_runtime_open(&r1));
+  TH_OK(hsad_runtime_open(&r2));
   cr_assert_eq(r1, r2);
   pub_hooks.rt = r1;
   uint64_t g1 = hsad_runtime_generation(r1);
   cr_assert_neq(g1, 0);
   hsad_device_t *d;
-  DQ_OK(hsad_device_get(r1, 0, &d));
+  TH_OK(hsad_device_get(r1, 0, &d));
   cr_assert_eq(hsad_device_runtime(d), r1);
   hsad_device_t *foreign = (hsad_device_t *)&pub_hooks;
   cr_assert_null(hsad_device_runtime(foreign));
   cr_assert_null(hsad_device_runtime(NULL));
   cr_assert_eq(hsad_runtime_generation((hsad_runtime_t *)&pub_hooks), 0);
-  for (int i = 0; i < 8; i++) DQ_OK(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)i));
-  DQ_OK(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)3)); /* again: no-op */
-  DQ_ERR_IS(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)8),
+  for (int i = 0; i < 8; i++) TH_OK(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)i));
+  TH_OK(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)3)); /* again: no-op */
+  TH_ERR_IS(hsad_runtime_on_close(r1, pub_hook, (void *)(intptr_t)8),
             HSAD_ERR_RESOURCE_EXHAUSTED, "hsad_runtime_on_close: 8 hooks at most");
-  DQ_ERR_IS(hsad_runtime_on_close(r1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_runtime_on_close(r1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_runtime_on_close: NULL or foreign runtime, or NULL fn");
-  DQ_ERR_IS(hsad_runtime_on_close((hsad_runtime_t *)&pub_hooks, pub_hook, NULL),
+  TH_ERR_IS(hsad_runtime_on_close((hsad_runtime_t *)&pub_hooks, pub_hook, NULL),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL or foreign runtime, or NULL fn");
-  DQ_OK(hsad_runtime_close(r1));
+  TH_OK(hsad_runtime_close(r1));
   cr_assert_eq(pub_hooks.n, 0);
   cr_assert_eq(hsad_device_count(r1), 1);
   cr_assert_eq(hsad_runtime_generation(r1), g1);
-  DQ_OK(hsad_runtime_close(r1));
+  TH_OK(hsad_runtime_close(r1));
   cr_assert_eq(pub_hooks.n, 8);
   for (int i = 0; i < 8; i++) cr_assert_eq(pub_hooks.order[i], 7 - i, "hook %d ran %dth", 7 - i, i);
   cr_assert_eq(pub_hooks.devices_seen, 0);
@@ -767,15 +767,15 @@ Test(public, runtime_refcount_generation_and_close_hooks, .timeout = 60) {
   cr_assert_eq(hsad_device_count(r1), 0);
   cr_assert_eq(hsad_runtime_generation(r1), 0);
   cr_assert_null(hsad_device_runtime(d));
-  DQ_ERR_IS(hsad_runtime_close(r1), HSAD_ERR_CLOSED,
+  TH_ERR_IS(hsad_runtime_close(r1), HSAD_ERR_CLOSED,
             "hsad_runtime_close: the runtime is already closed");
-  DQ_ERR_IS(hsad_runtime_close(NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_runtime_close(NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_runtime_close: runtime is NULL");
-  DQ_OK(hsad_runtime_open(&r2));
+  TH_OK(hsad_runtime_open(&r2));
   cr_assert_eq(r2, r1);
   cr_assert_eq(hsad_runtime_generation(r2), g1 + 1);
   pub_hooks.n = 0;
-  DQ_OK(hsad_runtime_close(r2));
+  TH_OK(hsad_runtime_close(r2));
   cr_assert_eq(pub_hooks.n, 8);
 }
 

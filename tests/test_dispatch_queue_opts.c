@@ -49,132 +49,132 @@ static uint32_t qo_agent_u32(hsad_device_t *d, hsa_agent_info_t what) {
  * MAX_SIZE) is refused with the range in the message; kernarg_block_size not a multiple of 64
  * or above 8192 (HSAD_KERNARG_SEGMENT_MAX) is refused. */
 Test(queue_options, sizes_and_defaults, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   uint32_t qmin = qo_agent_u32(e.dev, HSA_AGENT_INFO_QUEUE_MIN_SIZE);
   uint32_t qmax = qo_agent_u32(e.dev, HSA_AGENT_INFO_QUEUE_MAX_SIZE);
   cr_assert(qmin <= 1024 && qmax >= 1024, "agent queue sizes [%u, %u]", qmin, qmax);
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(e.dev, NULL, &q));
+  TH_OK(hsad_queue_create(e.dev, NULL, &q));
   cr_assert_eq(hsad_queue_size(q), 1024);
   cr_assert_eq(hsad_queue_hsa(q)->size, 1024);
   hsad_queue_destroy(q);
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 0, .spin_ns = 7}, &q));
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 0, .spin_ns = 7}, &q));
   cr_assert_eq(hsad_queue_hsa(q)->size, 1024);
   hsad_queue_destroy(q);
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = qmax}, &q));
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = qmax}, &q));
   cr_assert_eq(hsad_queue_hsa(q)->size, qmax);
   hsad_queue_destroy(q);
   q = (hsad_queue_t *)1;
   const uint32_t bad[] = {100, 96, qmax * 2, qmin > 1 ? qmin / 2 : 3};
   for (uint32_t i = 0; i < 4; i++)
-    DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = bad[i]}, &q),
+    TH_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = bad[i]}, &q),
               HSAD_ERR_INVALID_ARGUMENT,
               "queue size %u packets: must be a power of two in [%u, %u] on device 0", bad[i],
               qmin, qmax);
-  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 100},
+  TH_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 100},
                               &q),
             HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size 100: must be a multiple of 64 up to "
             "8192 bytes");
-  DQ_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 8256},
+  TH_ERR_IS(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 8256},
                               &q),
             HSAD_ERR_INVALID_ARGUMENT, "kernarg_block_size 8256: must be a multiple of 64 up to "
             "8192 bytes");
-  DQ_ERR_IS(hsad_queue_create(NULL, NULL, &q), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_create(NULL, NULL, &q), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_create: NULL device or out_queue");
   cr_assert_eq(q, (hsad_queue_t *)1);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* kernarg_block_size: with 320-byte blocks the kernarg address of packet i is block 0 +
  * (i % 64) x 320 and holds that packet's own explicit arguments (dst @0, value @8, n @12); the
  * 0-byte kernel `empty` runs on 64-byte blocks (segments larger than a block: kernarg_span). */
 Test(queue_options, kernarg_block_size, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf, *ke;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &ke);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pe = th_load(&e, "empty", 5, "empty", &ke);
   hsad_queue_t *q320, *q64;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 320},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 320},
                           &q320));
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 64},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 64},
                           &q64));
-  uint32_t *buf = dq_alloc(&e, 3 * 64);
+  uint32_t *buf = th_alloc(&e, 3 * 64);
   qo_fill_t f[3];
   for (uint32_t i = 0; i < 3; i++) qo_fill_init(&f[i], buf + 16 * i, 100 + i);
-  hsa_signal_t gate = dq_gate(q320); /* packet 0 */
+  hsa_signal_t gate = th_gate(q320); /* packet 0 */
   for (uint32_t i = 0; i < 3; i++)
-    DQ_OK(hsad_kernel_dispatch(q320, kf, &f[i].l, dq_in(DQ_SEC), NULL, NULL)); /* 1..3 */
-  uint64_t k1 = dq_get64(qo_slot(q320, 1), 40);
+    TH_OK(hsad_kernel_dispatch(q320, kf, &f[i].l, th_in(TH_SEC), NULL, NULL)); /* 1..3 */
+  uint64_t k1 = th_get64(qo_slot(q320, 1), 40);
   for (uint32_t i = 0; i < 3; i++) {
-    uint64_t ka = dq_get64(qo_slot(q320, 1 + i), 40);
+    uint64_t ka = th_get64(qo_slot(q320, 1 + i), 40);
     cr_assert_eq(ka, k1 + 320ull * i, "packet %u kernarg_address %#llx", 1 + i,
                  (unsigned long long)ka);
     cr_assert_eq(ka % 64, 0);
-    cr_assert_eq(dq_get64((const void *)(uintptr_t)ka, 0), (uint64_t)(uintptr_t)(buf + 16 * i));
-    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 8), 100 + i);
-    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 12), 16);
+    cr_assert_eq(th_get64((const void *)(uintptr_t)ka, 0), (uint64_t)(uintptr_t)(buf + 16 * i));
+    cr_assert_eq(th_get32((const void *)(uintptr_t)ka, 8), 100 + i);
+    cr_assert_eq(th_get32((const void *)(uintptr_t)ka, 12), 16);
   }
-  dq_gate_open(gate);
-  DQ_OK(hsad_queue_wait_idle(q320, dq_in(10 * DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_queue_wait_idle(q320, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 48; i++) cr_assert_eq(buf[i], 100 + i / 16, "buf[%u] = %u", i, buf[i]);
   /* a 0-byte kernarg segment fits any block */
   hsad_launch_t le = {.dims = 1, .grid = {64}, .block = {64}};
-  dq_run(q64, ke, &le, DQ_SEC, 10 * DQ_SEC);
+  th_run(q64, ke, &le, TH_SEC, 10 * TH_SEC);
   cr_assert_eq(qo_write_index(q64), 1);
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(buf);
   hsad_queue_destroy(q320);
   hsad_queue_destroy(q64);
   hsad_program_destroy(pe);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* spin_ns: 1 ns (block at once) and 4 s (spinning past the deadline would be a bug): a wait on a
  * gated completion times out with the same message at a deadline already passed, and after the
  * gate opens completes with the exact result. */
 Test(queue_options, spin_ns_waits, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
   const uint32_t spins[2] = {1, 4000000000u};
   for (uint32_t s = 0; s < 2; s++) {
     hsad_queue_t *q;
-    DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .spin_ns = spins[s]}, &q));
-    uint32_t *buf = dq_alloc(&e, 64);
+    TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .spin_ns = spins[s]}, &q));
+    uint32_t *buf = th_alloc(&e, 64);
     qo_fill_t f;
     qo_fill_init(&f, buf, 40 + s);
-    hsa_signal_t gate = dq_gate(q);
+    hsa_signal_t gate = th_gate(q);
     hsad_completion_t c;
-    DQ_OK(hsad_kernel_dispatch(q, kf, &f.l, dq_in(DQ_SEC), &c, NULL));
-    DQ_ERR_IS(hsad_completion_wait(&c, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+    TH_OK(hsad_kernel_dispatch(q, kf, &f.l, th_in(TH_SEC), &c, NULL));
+    TH_ERR_IS(hsad_completion_wait(&c, hsad_now_ns()), HSAD_ERR_TIMEOUT,
               "completion (epoch 1, packet 1) on queue %llu (device 0) not reached at the "
               "deadline (0 epochs completed)", (unsigned long long)hsad_queue_hsa(q)->id);
-    dq_gate_open(gate);
-    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+    th_gate_open(gate);
+    TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
     for (uint32_t i = 0; i < 16; i++) cr_assert_eq(buf[i], 40 + s);
-    dq_gate_destroy(gate);
+    th_gate_destroy(gate);
     hsad_buffer_free(buf);
     hsad_queue_destroy(q);
   }
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Batches: 0 items and more packets than the ring (65 on 64; 64 + the completion barrier of a
  * NO_BARRIER last item) are refused with their messages and nothing is reserved; an invalid
  * entry is named; 64 items with a completion riding on the last fit exactly. */
 Test(batch, refusals_and_exact_fit, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = th_queue(&e, 64);
   enum { M = 65 };
-  uint32_t *buf = dq_alloc(&e, M * 64);
+  uint32_t *buf = th_alloc(&e, M * 64);
   static qo_fill_t f[M];
   static hsad_dispatch_desc_t items[M];
   for (uint32_t i = 0; i < M; i++) {
@@ -183,35 +183,35 @@ Test(batch, refusals_and_exact_fit, .timeout = 60) {
   }
   hsad_completion_t c = {.queue = q, .epoch = 5};
   uint64_t first = 77;
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 0, dq_in(DQ_SEC), &c, &first),
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, items, 0, th_in(TH_SEC), &c, &first),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or count 0");
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 65, dq_in(DQ_SEC), NULL, &first),
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, items, 65, th_in(TH_SEC), NULL, &first),
             HSAD_ERR_INVALID_ARGUMENT, "batch of 65 packets exceeds the queue's 64 slots");
   items[63].launch.flags = HSAD_LAUNCH_NO_BARRIER;
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 64, dq_in(DQ_SEC), &c, &first),
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, items, 64, th_in(TH_SEC), &c, &first),
             HSAD_ERR_INVALID_ARGUMENT,
             "batch of 65 packets (64 dispatches + 0 kernarg padding + 1 completion barrier) "
             "exceeds the queue's 64 slots");
   items[63].launch.flags = 0;
   items[2].launch.grid[0] = 0;
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, items, 10, dq_in(DQ_SEC), &c, &first), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, items, 10, th_in(TH_SEC), &c, &first), HSAD_ERR_GRID,
             "batch entry 2: kernel fill: grid[0] is 0 work-items");
   items[2].launch.grid[0] = 16;
   cr_assert_eq(qo_write_index(q), 0);
   cr_assert_eq(c.epoch, 5);
   cr_assert_eq(first, 77);
   for (uint32_t i = 0; i < M * 16; i++) cr_assert_eq(buf[i], 0);
-  DQ_OK(hsad_queue_dispatch_batch(q, items, 64, dq_in(DQ_SEC), &c, &first));
+  TH_OK(hsad_queue_dispatch_batch(q, items, 64, th_in(TH_SEC), &c, &first));
   cr_assert_eq(first, 0);
   cr_assert_eq(c.queue, q);
   cr_assert_eq(c.epoch, 1);
   cr_assert_eq(c.packet_id, 63);
   cr_assert_eq(qo_write_index(q), 64);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < M * 16; i++)
     cr_assert_eq(buf[i], i / 16 < 64 ? 1000 + i / 16 : 0, "buf[%u] = %u", i, buf[i]);
   hsad_buffer_free(buf);
-  dq_finish(&e, q, pf);
+  th_finish(&e, q, pf);
 }
 
 /* A batch wrapping past the ring's end: 60 dispatches move the write index to 60, then a batch
@@ -219,35 +219,35 @@ Test(batch, refusals_and_exact_fit, .timeout = 60) {
  * doorbell holds the last id (67); every item's result is exact, and the kernarg address of
  * packet id i is block 0 + (i % 64) x 512 (the default block). */
 Test(batch, wraps_past_the_ring_end, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint32_t *pad = dq_alloc(&e, 64);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *pad = th_alloc(&e, 64);
   qo_fill_t fp;
   qo_fill_init(&fp, pad, 1);
   uint64_t id = 0, k0 = 0;
   for (uint32_t i = 0; i < 60; i++) {
-    DQ_OK(hsad_kernel_dispatch(q, kf, &fp.l, dq_in(10 * DQ_SEC), NULL, &id));
+    TH_OK(hsad_kernel_dispatch(q, kf, &fp.l, th_in(10 * TH_SEC), NULL, &id));
     cr_assert_eq(id, i);
-    if (i == 0) k0 = dq_get64(qo_slot(q, 0), 40);
+    if (i == 0) k0 = th_get64(qo_slot(q, 0), 40);
   }
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC))); /* a barrier at 60: batch starts at 61 */
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC))); /* a barrier at 60: batch starts at 61 */
   uint64_t start = qo_write_index(q);
   cr_assert_eq(start, 61);
   enum { B = 8 };
-  uint32_t *buf = dq_alloc(&e, B * 64);
+  uint32_t *buf = th_alloc(&e, B * 64);
   qo_fill_t f[B];
   hsad_dispatch_desc_t items[B];
   for (uint32_t i = 0; i < B; i++) {
     qo_fill_init(&f[i], buf + 16 * i, 500 + i);
     items[i] = (hsad_dispatch_desc_t){.kernel = kf, .launch = f[i].l};
   }
-  hsa_signal_t gate = dq_gate(q); /* packet 61 */
+  hsa_signal_t gate = th_gate(q); /* packet 61 */
   hsad_completion_t c;
   uint64_t first = 0;
-  DQ_OK(hsad_queue_dispatch_batch(q, items, B, dq_in(10 * DQ_SEC), &c, &first));
+  TH_OK(hsad_queue_dispatch_batch(q, items, B, th_in(10 * TH_SEC), &c, &first));
   cr_assert_eq(first, 62);
   cr_assert_eq(c.packet_id, 62 + B - 1);
   cr_assert_eq(qo_write_index(q), 62 + B);
@@ -255,19 +255,19 @@ Test(batch, wraps_past_the_ring_end, .timeout = 60) {
   cr_assert_eq(*(volatile uint64_t *)ds->hardware_doorbell_ptr, 62 + B - 1);
   for (uint32_t i = 0; i < B; i++) {
     uint64_t pid = 62 + i;
-    uint64_t ka = dq_get64(qo_slot(q, pid), 40);
+    uint64_t ka = th_get64(qo_slot(q, pid), 40);
     cr_assert_eq(ka, k0 + (pid % 64) * 512, "packet %llu kernarg %#llx", (unsigned long long)pid,
                  (unsigned long long)ka);
-    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 8), 500 + i);
+    cr_assert_eq(th_get32((const void *)(uintptr_t)ka, 8), 500 + i);
   }
-  dq_gate_open(gate);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < B * 16; i++)
     cr_assert_eq(buf[i], 500 + i / 16, "item %u element %u = %u", i / 16, i % 16, buf[i]);
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(buf);
   hsad_buffer_free(pad);
-  dq_finish(&e, q, pf);
+  th_finish(&e, q, pf);
 }
 
 /* A barrier with its own completion and dependencies on three other queues (four completions:
@@ -276,13 +276,13 @@ Test(batch, wraps_past_the_ring_end, .timeout = 60) {
  * 2), D's dispatch after the barrier takes ticket 3 and runs only once the last gate opened.
  * D's ring holds one barrier-value packet per queue (signal = that queue's epoch signal). */
 Test(barrier, own_completion_and_deps_on_three_queues, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *ko;
-  hsad_program_t *po = dq_load(&e, "order_record", 5, "order_record", &ko);
+  hsad_program_t *po = th_load(&e, "order_record", 5, "order_record", &ko);
   hsad_queue_t *qs[4];
-  for (uint32_t i = 0; i < 4; i++) qs[i] = dq_queue(&e, 64);
-  uint32_t *counter = dq_alloc(&e, 64), *slots = dq_alloc(&e, 64);
+  for (uint32_t i = 0; i < 4; i++) qs[i] = th_queue(&e, 64);
+  uint32_t *counter = th_alloc(&e, 64), *slots = th_alloc(&e, 64);
   for (uint32_t i = 0; i < 16; i++) slots[i] = 0xdead;
   uint32_t idx[5] = {0, 1, 2, 3, 4};
   hsad_karg_t a[5][3];
@@ -295,14 +295,14 @@ Test(barrier, own_completion_and_deps_on_three_queues, .timeout = 60) {
   }
   hsa_signal_t gates[3];
   hsad_completion_t dep[4], early;
-  for (uint32_t i = 0; i < 3; i++) gates[i] = dq_gate(qs[i]);
-  DQ_OK(hsad_queue_barrier(qs[0], NULL, 0, dq_in(DQ_SEC), &early)); /* A's epoch 1 */
+  for (uint32_t i = 0; i < 3; i++) gates[i] = th_gate(qs[i]);
+  TH_OK(hsad_queue_barrier(qs[0], NULL, 0, th_in(TH_SEC), &early)); /* A's epoch 1 */
   for (uint32_t i = 0; i < 3; i++)
-    DQ_OK(hsad_kernel_dispatch(qs[i], ko, &l[i], dq_in(DQ_SEC), &dep[i], NULL));
+    TH_OK(hsad_kernel_dispatch(qs[i], ko, &l[i], th_in(TH_SEC), &dep[i], NULL));
   dep[3] = early;
   cr_assert_eq(dep[0].epoch, 2);
   hsad_completion_t cd;
-  DQ_OK(hsad_queue_barrier(qs[3], dep, 4, dq_in(DQ_SEC), &cd));
+  TH_OK(hsad_queue_barrier(qs[3], dep, 4, th_in(TH_SEC), &cd));
   cr_assert_eq(cd.queue, qs[3]);
   cr_assert_eq(cd.epoch, 1);
   cr_assert_eq(cd.packet_id, 2);
@@ -310,45 +310,45 @@ Test(barrier, own_completion_and_deps_on_three_queues, .timeout = 60) {
   for (uint32_t i = 0; i < 3; i++) {
     hsa_signal_t sig;
     hsa_signal_value_t lt;
-    DQ_OK(hsad_completion_signal(&dep[i], &sig, &lt));
+    TH_OK(hsad_completion_signal(&dep[i], &sig, &lt));
     const uint8_t *p = qo_slot(qs[3], i);
-    cr_assert_eq(dq_get32(p, 0), (1u << 8) | (2u << 9) | (2u << 11) | (2u << 16),
-                 "packet %u header word %#x", i, dq_get32(p, 0));
-    cr_assert_eq(dq_get64(p, 8), sig.handle, "packet %u waits on queue %u's epoch signal", i, i);
-    cr_assert_eq((int64_t)dq_get64(p, 16), lt, "packet %u value", i);
+    cr_assert_eq(th_get32(p, 0), (1u << 8) | (2u << 9) | (2u << 11) | (2u << 16),
+                 "packet %u header word %#x", i, th_get32(p, 0));
+    cr_assert_eq(th_get64(p, 8), sig.handle, "packet %u waits on queue %u's epoch signal", i, i);
+    cr_assert_eq((int64_t)th_get64(p, 16), lt, "packet %u value", i);
   }
   hsad_completion_t cr;
-  DQ_OK(hsad_kernel_dispatch(qs[3], ko, &l[3], dq_in(DQ_SEC), &cr, NULL));
+  TH_OK(hsad_kernel_dispatch(qs[3], ko, &l[3], th_in(TH_SEC), &cr, NULL));
   for (uint32_t g = 0; g < 3; g++) {
     cr_assert_not(hsad_completion_done(&cd), "barrier done with gate %u closed", g);
-    dq_gate_open(gates[g]);
-    DQ_OK(hsad_completion_wait(&dep[g], dq_in(10 * DQ_SEC)));
+    th_gate_open(gates[g]);
+    TH_OK(hsad_completion_wait(&dep[g], th_in(10 * TH_SEC)));
     cr_assert_eq(slots[g], g, "queue %u ticket %u", g, slots[g]);
     /* D may run as soon as the last gate's packet completed: only before it is "not yet" a
      * state rather than a race */
     if (g < 2) cr_assert_eq(slots[3], 0xdead, "D ran with gate %u closed", g + 1);
   }
-  DQ_OK(hsad_completion_wait(&cd, dq_in(10 * DQ_SEC)));
-  DQ_OK(hsad_completion_wait(&cr, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&cd, th_in(10 * TH_SEC)));
+  TH_OK(hsad_completion_wait(&cr, th_in(10 * TH_SEC)));
   cr_assert_eq(slots[3], 3);
   cr_assert_eq(*counter, 4);
   /* deps on the queue itself and empty ones need no barrier-value packet: one barrier-AND */
   hsad_completion_t self[2] = {cr, {0}}, cs;
-  DQ_OK(hsad_queue_barrier(qs[3], self, 2, dq_in(DQ_SEC), &cs));
+  TH_OK(hsad_queue_barrier(qs[3], self, 2, th_in(TH_SEC), &cs));
   cr_assert_eq(cs.packet_id, 4);
-  cr_assert_eq(dq_get32(qo_slot(qs[3], 4), 0), 3u | (1u << 8) | (2u << 9) | (2u << 11));
-  DQ_OK(hsad_completion_wait(&cs, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(th_get32(qo_slot(qs[3], 4), 0), 3u | (1u << 8) | (2u << 9) | (2u << 11));
+  TH_OK(hsad_completion_wait(&cs, th_in(10 * TH_SEC)));
   hsad_completion_t never = {.queue = qs[0], .epoch = 9};
-  DQ_ERR_IS(hsad_queue_barrier(qs[3], &never, 1, dq_in(DQ_SEC), &cs), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_barrier(qs[3], &never, 1, th_in(TH_SEC), &cs), HSAD_ERR_INVALID_ARGUMENT,
             "dependency 0: epoch 9 was never issued on queue %llu (last epoch 2)",
             (unsigned long long)hsad_queue_hsa(qs[0])->id);
   cr_assert_eq(qo_write_index(qs[3]), 5);
-  for (uint32_t i = 0; i < 3; i++) dq_gate_destroy(gates[i]);
+  for (uint32_t i = 0; i < 3; i++) th_gate_destroy(gates[i]);
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);
   for (uint32_t i = 0; i < 4; i++) hsad_queue_destroy(qs[i]);
   hsad_program_destroy(po);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* One prepared launch submitted from 4 threads at once, 250 times each, on a 64-slot queue:
@@ -366,10 +366,10 @@ static void *pt_main(void *v) {
   pt_arg_t *a = v;
   for (uint32_t i = 0; i < PT_EACH && !a->s; i++) {
     hsad_completion_t c;
-    a->s = hsad_prepared_dispatch(a->p, dq_in(30 * DQ_SEC), i % 10 == 9 ? &c : NULL, &a->ids[i]);
+    a->s = hsad_prepared_dispatch(a->p, th_in(30 * TH_SEC), i % 10 == 9 ? &c : NULL, &a->ids[i]);
     if (!a->s && i % 10 == 9) a->last = c;
   }
-  if (!a->s) a->s = hsad_completion_wait(&a->last, dq_in(30 * DQ_SEC));
+  if (!a->s) a->s = hsad_completion_wait(&a->last, th_in(30 * TH_SEC));
   return NULL;
 }
 
@@ -379,15 +379,15 @@ static int pt_cmp(const void *x, const void *y) {
 }
 
 Test(prepared, one_launch_from_four_threads, .timeout = 180) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 64), seven = 7;
+  hsad_program_t *p = th_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = th_alloc(&e, 64), seven = 7;
   hsad_karg_t a[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(seven)};
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 2};
   hsad_prepared_launch_t *pl;
-  DQ_OK(hsad_launch_prepare(q, k, &l, &pl));
+  TH_OK(hsad_launch_prepare(q, k, &l, &pl));
   seven = 1; /* the prepared launch copied the value */
   static pt_arg_t args[PT_THREADS];
   pthread_t th[PT_THREADS];
@@ -402,17 +402,17 @@ Test(prepared, one_launch_from_four_threads, .timeout = 180) {
     cr_assert(hsad_completion_done(&args[t].last));
     memcpy(all + t * PT_EACH, args[t].ids, sizeof args[t].ids);
   }
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(30 * TH_SEC)));
   cr_assert_eq(*counter, 7 * PT_THREADS * PT_EACH);
   qsort(all, PT_THREADS * PT_EACH, sizeof all[0], pt_cmp);
   for (uint32_t i = 1; i < PT_THREADS * PT_EACH; i++)
     cr_assert_neq(all[i], all[i - 1], "packet id %llu twice", (unsigned long long)all[i]);
   cr_assert_lt(all[PT_THREADS * PT_EACH - 1], qo_write_index(q));
-  DQ_ERR_IS(hsad_prepared_dispatch(NULL, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_prepared_dispatch(NULL, th_in(TH_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_prepared_dispatch: NULL prepared launch");
   hsad_launch_destroy(pl);
   hsad_buffer_free(counter);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* The per-thread launch cache must see every change (same thread, one launch struct reused):
@@ -421,40 +421,40 @@ Test(prepared, one_launch_from_four_threads, .timeout = 180) {
  * read back from its packet and kernarg block while a gate holds the queue, then from the
  * output. */
 Test(launch_cache, invalidation, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k5, *k4;
-  hsad_program_t *p5 = dq_load(&e, "fill", 5, "fill", &k5);
-  hsad_program_t *p4 = dq_load(&e, "fill", 4, "fill", &k4);
-  hsad_queue_t *q = dq_queue(&e, 64), *q2 = dq_queue(&e, 64);
-  uint32_t *b1 = dq_alloc(&e, 64), *b2 = dq_alloc(&e, 64), *b3 = dq_alloc(&e, 64);
+  hsad_program_t *p5 = th_load(&e, "fill", 5, "fill", &k5);
+  hsad_program_t *p4 = th_load(&e, "fill", 4, "fill", &k4);
+  hsad_queue_t *q = th_queue(&e, 64), *q2 = th_queue(&e, 64);
+  uint32_t *b1 = th_alloc(&e, 64), *b2 = th_alloc(&e, 64), *b3 = th_alloc(&e, 64);
   qo_fill_t f;
   qo_fill_init(&f, b1, 1);
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
-  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 1: b1 = 1 */
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
+  TH_OK(hsad_kernel_dispatch(q, k5, &f.l, th_in(TH_SEC), NULL, NULL)); /* 1: b1 = 1 */
   f.value = 2;                                                          /* same args array */
-  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 2: b1 = 2 */
+  TH_OK(hsad_kernel_dispatch(q, k5, &f.l, th_in(TH_SEC), NULL, NULL)); /* 2: b1 = 2 */
   f.args[0] = HSAD_KARG_PTR(b2);
-  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 3: b2 = 2 */
+  TH_OK(hsad_kernel_dispatch(q, k5, &f.l, th_in(TH_SEC), NULL, NULL)); /* 3: b2 = 2 */
   f.args[0] = HSAD_KARG_PTR(b3);
   f.value = 3;
-  DQ_OK(hsad_kernel_dispatch(q, k5, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 4: b3 = 3 */
-  DQ_OK(hsad_kernel_dispatch(q, k4, &f.l, dq_in(DQ_SEC), NULL, NULL)); /* 5: v4 kernel */
+  TH_OK(hsad_kernel_dispatch(q, k5, &f.l, th_in(TH_SEC), NULL, NULL)); /* 4: b3 = 3 */
+  TH_OK(hsad_kernel_dispatch(q, k4, &f.l, th_in(TH_SEC), NULL, NULL)); /* 5: v4 kernel */
   const uint32_t *bufs[6] = {NULL, b1, b1, b2, b3, b3};
   const uint32_t vals[6] = {0, 1, 2, 2, 3, 3};
   for (uint32_t i = 1; i <= 5; i++) {
     const uint8_t *pk = qo_slot(q, i);
-    uint64_t ka = dq_get64(pk, 40);
-    cr_assert_eq(dq_get64((const void *)(uintptr_t)ka, 0), (uint64_t)(uintptr_t)bufs[i],
+    uint64_t ka = th_get64(pk, 40);
+    cr_assert_eq(th_get64((const void *)(uintptr_t)ka, 0), (uint64_t)(uintptr_t)bufs[i],
                  "packet %u dst", i);
-    cr_assert_eq(dq_get32((const void *)(uintptr_t)ka, 8), vals[i], "packet %u value", i);
-    cr_assert_eq(dq_get64(pk, 32), hsad_device_kernel_desc(i == 5 ? k4 : k5)->kernel_object,
+    cr_assert_eq(th_get32((const void *)(uintptr_t)ka, 8), vals[i], "packet %u value", i);
+    cr_assert_eq(th_get64(pk, 32), hsad_device_kernel_desc(i == 5 ? k4 : k5)->kernel_object,
                  "packet %u kernel_object", i);
   }
   cr_assert_neq(hsad_device_kernel_desc(k4)->kernel_object,
                 hsad_device_kernel_desc(k5)->kernel_object);
-  dq_gate_open(gate);
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 16; i++) {
     cr_assert_eq(b1[i], 2);
     cr_assert_eq(b2[i], 2);
@@ -463,26 +463,26 @@ Test(launch_cache, invalidation, .timeout = 60) {
   /* the same launch on another queue: its packet and kernarg block are q2's */
   f.value = 4;
   uint64_t id1 = 0;
-  DQ_OK(hsad_kernel_dispatch(q, k4, &f.l, dq_in(DQ_SEC), NULL, &id1));
+  TH_OK(hsad_kernel_dispatch(q, k4, &f.l, th_in(TH_SEC), NULL, &id1));
   cr_assert_eq(id1, 7); /* after wait_idle's barrier at 6 */
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b3[i], 4);
   hsad_completion_t c2;
   f.value = 5;
-  DQ_OK(hsad_kernel_dispatch(q2, k4, &f.l, dq_in(DQ_SEC), &c2, NULL));
+  TH_OK(hsad_kernel_dispatch(q2, k4, &f.l, th_in(TH_SEC), &c2, NULL));
   cr_assert_eq(c2.queue, q2);
   cr_assert_eq(c2.packet_id, 0);
   cr_assert_eq(qo_write_index(q2), 1);
-  cr_assert_eq(dq_get64(qo_slot(q2, 0), 32), hsad_device_kernel_desc(k4)->kernel_object);
-  uint64_t ka2 = dq_get64(qo_slot(q2, 0), 40), ka1 = dq_get64(qo_slot(q, 1), 40);
+  cr_assert_eq(th_get64(qo_slot(q2, 0), 32), hsad_device_kernel_desc(k4)->kernel_object);
+  uint64_t ka2 = th_get64(qo_slot(q2, 0), 40), ka1 = th_get64(qo_slot(q, 1), 40);
   /* q's blocks are ka1 + (i - 1) x 512 for its 64 slots: q2's block 0 is none of them */
   cr_assert(ka2 < ka1 - 512 || ka2 >= ka1 - 512 + 64 * 512,
             "q2's packet uses q2's kernarg ring (%#llx, q's ring from %#llx)",
             (unsigned long long)ka2, (unsigned long long)(ka1 - 512));
-  cr_assert_eq(dq_get32((const void *)(uintptr_t)ka2, 8), 5);
-  DQ_OK(hsad_completion_wait(&c2, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(th_get32((const void *)(uintptr_t)ka2, 8), 5);
+  TH_OK(hsad_completion_wait(&c2, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b3[i], 5);
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(b1);
   hsad_buffer_free(b2);
   hsad_buffer_free(b3);
@@ -490,7 +490,7 @@ Test(launch_cache, invalidation, .timeout = 60) {
   hsad_queue_destroy(q2);
   hsad_program_destroy(p5);
   hsad_program_destroy(p4);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* The launch cache compares pointer arguments and keys on the queue. fill's dst passed with
@@ -501,36 +501,36 @@ Test(launch_cache, invalidation, .timeout = 60) {
  * lds_reduce-gfx90a-v5.hsaco, `llvm-readelf-15 --notes`), not the one the cached image was
  * built for. */
 Test(launch_cache, eight_byte_value_and_queue, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf, *kl;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_program_t *pl = dq_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &kl);
-  hsad_queue_t *q = dq_queue(&e, 64), *q2 = dq_queue(&e, 64);
-  uint32_t *b1 = dq_alloc(&e, 64), *b2 = dq_alloc(&e, 64);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pl = th_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &kl);
+  hsad_queue_t *q = th_queue(&e, 64), *q2 = th_queue(&e, 64);
+  uint32_t *b1 = th_alloc(&e, 64), *b2 = th_alloc(&e, 64);
   uint32_t *dst = b1, value = 7, n = 16;
   hsad_karg_t fa[3] = {HSAD_KARG_VAL(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
   cr_assert_eq(fa[0].size, 8);
   hsad_launch_t fl = {.dims = 1, .grid = {16}, .block = {16}, .args = fa, .arg_count = 3};
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
-  DQ_OK(hsad_kernel_dispatch(q, kf, &fl, dq_in(DQ_SEC), NULL, NULL)); /* 1: b1 = 7 */
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
+  TH_OK(hsad_kernel_dispatch(q, kf, &fl, th_in(TH_SEC), NULL, NULL)); /* 1: b1 = 7 */
   dst = b2; /* HSAD_KARG_VAL of a pointer holds its value (issue 21): set the entry again */
   fa[0] = HSAD_KARG_VAL(dst);
-  DQ_OK(hsad_kernel_dispatch(q, kf, &fl, dq_in(DQ_SEC), NULL, NULL)); /* 2: b2 = 7 */
+  TH_OK(hsad_kernel_dispatch(q, kf, &fl, th_in(TH_SEC), NULL, NULL)); /* 2: b2 = 7 */
   for (uint32_t i = 1; i <= 2; i++) {
-    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, i), 40);
-    cr_assert_eq(dq_get64(ka, 0), (uint64_t)(uintptr_t)(i == 1 ? b1 : b2), "packet %u dst", i);
-    cr_assert_eq(dq_get32(ka, 8), 7, "packet %u value", i);
-    cr_assert_eq(dq_get32(ka, 12), 16, "packet %u n", i);
+    const void *ka = (const void *)(uintptr_t)th_get64(qo_slot(q, i), 40);
+    cr_assert_eq(th_get64(ka, 0), (uint64_t)(uintptr_t)(i == 1 ? b1 : b2), "packet %u dst", i);
+    cr_assert_eq(th_get32(ka, 8), 7, "packet %u value", i);
+    cr_assert_eq(th_get32(ka, 12), 16, "packet %u n", i);
   }
-  dq_gate_open(gate);
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 16; i++) {
     cr_assert_eq(b1[i], 7, "b1[%u]", i);
     cr_assert_eq(b2[i], 7, "b2[%u]", i);
   }
   uint32_t m = 128;
-  float *in = dq_alloc(&e, m * 4), *part = dq_alloc(&e, 4);
+  float *in = th_alloc(&e, m * 4), *part = th_alloc(&e, 4);
   for (uint32_t i = 0; i < m; i++) in[i] = 1.0f;
   hsad_karg_t la[4] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(m),
                        HSAD_KARG_LDS_BYTES(m * 4)};
@@ -538,15 +538,15 @@ Test(launch_cache, eight_byte_value_and_queue, .timeout = 60) {
   hsad_queue_t *qs[2] = {q, q2};
   for (int j = 0; j < 2; j++) {
     *part = 0;
-    uint64_t id = dq_run(qs[j], kl, &ll, DQ_SEC, 10 * DQ_SEC);
-    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(qs[j], id), 40);
-    cr_assert_eq(dq_get64(ka, 224), (uint64_t)(uintptr_t)hsad_queue_hsa(qs[j]),
+    uint64_t id = th_run(qs[j], kl, &ll, TH_SEC, 10 * TH_SEC);
+    const void *ka = (const void *)(uintptr_t)th_get64(qo_slot(qs[j], id), 40);
+    cr_assert_eq(th_get64(ka, 224), (uint64_t)(uintptr_t)hsad_queue_hsa(qs[j]),
                  "queue %d's packet %llu: hidden_queue_ptr %#llx, want its own queue %p", j,
-                 (unsigned long long)id, (unsigned long long)dq_get64(ka, 224),
+                 (unsigned long long)id, (unsigned long long)th_get64(ka, 224),
                  (void *)hsad_queue_hsa(qs[j]));
     cr_assert_eq(*part, 128.0f, "queue %d: partial sum %g", j, (double)*part);
   }
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(b1);
   hsad_buffer_free(b2);
   hsad_buffer_free(in);
@@ -555,7 +555,7 @@ Test(launch_cache, eight_byte_value_and_queue, .timeout = 60) {
   hsad_queue_destroy(q2);
   hsad_program_destroy(pf);
   hsad_program_destroy(pl);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* The launch cache compares 8-byte by-value scalars: args8 (global ulong *out, ulong a0..a7;
@@ -564,12 +564,12 @@ Test(launch_cache, eight_byte_value_and_queue, .timeout = 60) {
  * packet's kernarg segment carries the new value at a5's offset (8 + 5 * 8 = 48: the pointer,
  * then the scalars packed at 8 bytes), and o2 ends with it. */
 Test(launch_cache, eight_byte_scalar_changed, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k8;
-  hsad_program_t *pb = dq_load(&e, "big_args", 5, "args8", &k8);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint64_t *o1 = dq_alloc(&e, 8 * 8), *o2 = dq_alloc(&e, 8 * 8), v[8];
+  hsad_program_t *pb = th_load(&e, "big_args", 5, "args8", &k8);
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint64_t *o1 = th_alloc(&e, 8 * 8), *o2 = th_alloc(&e, 8 * 8), v[8];
   hsad_karg_t a[9] = {HSAD_KARG_PTR(o1)};
   for (uint32_t i = 0; i < 8; i++) {
     v[i] = 0x1000u + i;
@@ -577,32 +577,32 @@ Test(launch_cache, eight_byte_scalar_changed, .timeout = 60) {
   }
   hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 9};
   uint64_t id[3];
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
-  DQ_OK(hsad_kernel_dispatch(q, k8, &l, dq_in(DQ_SEC), NULL, &id[0]));
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
+  TH_OK(hsad_kernel_dispatch(q, k8, &l, th_in(TH_SEC), NULL, &id[0]));
   a[0] = HSAD_KARG_PTR(o2);
-  DQ_OK(hsad_kernel_dispatch(q, k8, &l, dq_in(DQ_SEC), NULL, &id[1])); /* a cache hit */
+  TH_OK(hsad_kernel_dispatch(q, k8, &l, th_in(TH_SEC), NULL, &id[1])); /* a cache hit */
   v[5] = 0xabcdef0123ull;
-  DQ_OK(hsad_kernel_dispatch(q, k8, &l, dq_in(DQ_SEC), NULL, &id[2])); /* only a5 differs */
+  TH_OK(hsad_kernel_dispatch(q, k8, &l, th_in(TH_SEC), NULL, &id[2])); /* only a5 differs */
   for (uint32_t i = 1; i <= 2; i++) {
-    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, id[i]), 40);
-    cr_assert_eq(dq_get64(ka, 0), (uint64_t)(uintptr_t)o2, "dispatch %u out", i);
-    cr_assert_eq(dq_get64(ka, 48), i == 1 ? 0x1005u : 0xabcdef0123ull, "dispatch %u a5 %#llx",
-                 i, (unsigned long long)dq_get64(ka, 48));
-    cr_assert_eq(dq_get64(ka, 56), 0x1006u, "dispatch %u a6", i);
+    const void *ka = (const void *)(uintptr_t)th_get64(qo_slot(q, id[i]), 40);
+    cr_assert_eq(th_get64(ka, 0), (uint64_t)(uintptr_t)o2, "dispatch %u out", i);
+    cr_assert_eq(th_get64(ka, 48), i == 1 ? 0x1005u : 0xabcdef0123ull, "dispatch %u a5 %#llx",
+                 i, (unsigned long long)th_get64(ka, 48));
+    cr_assert_eq(th_get64(ka, 56), 0x1006u, "dispatch %u a6", i);
   }
-  dq_gate_open(gate);
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 8; i++) { /* o2: the second dispatch's values, then the third's */
     cr_assert_eq(o1[i], 0x1000u + i, "o1[%u] = %#llx", i, (unsigned long long)o1[i]);
     cr_assert_eq(o2[i], i == 5 ? 0xabcdef0123ull : 0x1000u + i, "o2[%u] = %#llx", i,
                  (unsigned long long)o2[i]);
   }
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(o1);
   hsad_buffer_free(o2);
   hsad_queue_destroy(q);
   hsad_program_destroy(pb);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Signature entries (issue 23; launch_cache.h): fill (global uint *dst, uint value, uint n: a
@@ -615,58 +615,58 @@ Test(launch_cache, eight_byte_scalar_changed, .timeout = 60) {
  * one geometry on one queue) equal the general path's; then the buffers hold what the launches
  * wrote in ring order. */
 Test(launch_cache, signature_hits_write_values, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "fill", 5, "fill", &k);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint32_t *b1 = dq_alloc(&e, 64), *b2 = dq_alloc(&e, 64);
+  hsad_program_t *p = th_load(&e, "fill", 5, "fill", &k);
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *b1 = th_alloc(&e, 64), *b2 = th_alloc(&e, 64);
   memset(b1, 0, 64);
   memset(b2, 0, 64);
   uint32_t value = 1, n = 16;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(b1), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {16}, .block = {16}, .args = a, .arg_count = 3};
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
   uint64_t id[5];
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[0])); /* miss: b1 = 1 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id[0])); /* miss: b1 = 1 */
   value = 2;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[1])); /* hit: b1 = 2 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id[1])); /* hit: b1 = 2 */
   a[0] = HSAD_KARG_PTR(b2);
   value = 0xdeadbeef;
   n = 8;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[2])); /* hit: b2[0..8) */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id[2])); /* hit: b2[0..8) */
   value = 5;
   n = 4;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id[3])); /* general: b2[0..4) */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, &id[3])); /* general: b2[0..4) */
   value = 6;
   n = 2;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[4])); /* hit: b2[0..2) */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id[4])); /* hit: b2[0..2) */
   const uint32_t *dst[5] = {b1, b1, b2, b2, b2};
   const uint32_t val[5] = {1, 2, 0xdeadbeef, 5, 6}, cnt[5] = {16, 16, 8, 4, 2};
-  const uint8_t *general = (const uint8_t *)(uintptr_t)dq_get64(qo_slot(q, id[3]), 40);
+  const uint8_t *general = (const uint8_t *)(uintptr_t)th_get64(qo_slot(q, id[3]), 40);
   for (uint32_t i = 0; i < 5; i++) {
     cr_assert_eq(id[i], i + 1, "launch %u: packet %llu", i, (unsigned long long)id[i]);
-    const uint8_t *ka = (const uint8_t *)(uintptr_t)dq_get64(qo_slot(q, id[i]), 40);
-    cr_assert_eq(dq_get64(ka, 0), (uint64_t)(uintptr_t)dst[i], "launch %u dst", i);
-    cr_assert_eq(dq_get32(ka, 8), val[i], "launch %u value %#x", i, dq_get32(ka, 8));
-    cr_assert_eq(dq_get32(ka, 12), cnt[i], "launch %u n %u", i, dq_get32(ka, 12));
+    const uint8_t *ka = (const uint8_t *)(uintptr_t)th_get64(qo_slot(q, id[i]), 40);
+    cr_assert_eq(th_get64(ka, 0), (uint64_t)(uintptr_t)dst[i], "launch %u dst", i);
+    cr_assert_eq(th_get32(ka, 8), val[i], "launch %u value %#x", i, th_get32(ka, 8));
+    cr_assert_eq(th_get32(ka, 12), cnt[i], "launch %u n %u", i, th_get32(ka, 12));
     for (uint32_t b = 16; b < 64; b++)
       cr_assert_eq(ka[b], general[b], "launch %u: kernarg byte %u is %#x, the general path's %#x",
                    i, b, ka[b], general[b]);
   }
-  dq_gate_open(gate);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 16; i++) {
     cr_assert_eq(b1[i], 2, "b1[%u] = %u", i, b1[i]);
     uint32_t want = i < 2 ? 6 : i < 4 ? 5 : i < 8 ? 0xdeadbeef : 0;
     cr_assert_eq(b2[i], want, "b2[%u] = %#x, want %#x", i, b2[i], want);
   }
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(b1);
   hsad_buffer_free(b2);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* A signature entry's hit checks only what the entry's check covered; any other argument takes
@@ -679,13 +679,13 @@ Test(launch_cache, signature_hits_write_values, .timeout = 60) {
  * hits again and its packet carries its values. A POINTER whose size is not 8 (ignored for a
  * pointer) hits; a SCALAR u32 (its launch is entered by value) is accepted and lands exactly. */
 Test(launch_cache, signature_refusals_take_the_general_path, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "fill", 5, "fill", &k);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_program_t *p = th_load(&e, "fill", 5, "fill", &k);
+  hsad_queue_t *q = th_queue(&e, 64);
   const char *dev = hsad_device_info(e.dev)->name;
-  uint32_t *b = dq_alloc(&e, 64);
+  uint32_t *b = th_alloc(&e, 64);
   uint32_t value = 3, n = 16;
   uint64_t wide = 9, addr = (uint64_t)(uintptr_t)b;
   float fv = 1.5f;
@@ -693,10 +693,10 @@ Test(launch_cache, signature_refusals_take_the_general_path, .timeout = 60) {
   hsad_karg_t a[3];
   memcpy(a, good, sizeof a);
   hsad_launch_t l = {.dims = 1, .grid = {16}, .block = {16}, .args = a, .arg_count = 3};
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC); /* enters the launch */
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC); /* enters the launch */
   uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id)); /* a hit */
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id)); /* a hit */
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   struct {
     int arg;
     hsad_karg_t v;
@@ -724,44 +724,44 @@ Test(launch_cache, signature_refusals_take_the_general_path, .timeout = 60) {
   for (uint32_t j = 0; j < sizeof bad / sizeof bad[0]; j++) {
     uint64_t before = qo_write_index(q);
     a[bad[j].arg] = bad[j].v;
-    DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), bad[j].status,
+    TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), bad[j].status,
               "%s/fill-%s-v5.hsaco: kernel 'fill': argument %d%s", TEST_KERNDIR, dev,
               bad[j].arg, bad[j].tail);
     cr_assert_eq(qo_write_index(q), before, "refusal %u reserved a packet", j);
     memcpy(a, good, sizeof a);
     value = 10 + j;
-    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
     cr_assert_eq(id, before, "refusal %u: the next launch's packet", j);
-    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, id), 40);
-    cr_assert_eq(dq_get64(ka, 0), addr);
-    cr_assert_eq(dq_get32(ka, 8), 10 + j, "after refusal %u: value %u", j, dq_get32(ka, 8));
-    DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+    const void *ka = (const void *)(uintptr_t)th_get64(qo_slot(q, id), 40);
+    cr_assert_eq(th_get64(ka, 0), addr);
+    cr_assert_eq(th_get32(ka, 8), 10 + j, "after refusal %u: value %u", j, th_get32(ka, 8));
+    TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
     for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b[i], 10 + j, "after refusal %u: b[%u]", j, i);
   }
   uint64_t before = qo_write_index(q);
   l.args = NULL;
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_kernarg_build: NULL argument");
   cr_assert_eq(qo_write_index(q), before);
   l.args = a;
   a[0] = (hsad_karg_t){.tag = HSAD_KARG_POINTER, .size = 12345, .pointer = addr};
   value = 40;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
   cr_assert_eq(id, before);
   a[1] = (hsad_karg_t){.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
                        .scalar = 41};
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
   cr_assert_eq(id, before + 1);
   for (uint32_t i = 0; i < 2; i++) {
-    const void *ka = (const void *)(uintptr_t)dq_get64(qo_slot(q, before + i), 40);
-    cr_assert_eq(dq_get64(ka, 0), addr);
-    cr_assert_eq(dq_get32(ka, 8), 40 + i, "packet %u value %u", i, dq_get32(ka, 8));
-    cr_assert_eq(dq_get32(ka, 12), 16);
+    const void *ka = (const void *)(uintptr_t)th_get64(qo_slot(q, before + i), 40);
+    cr_assert_eq(th_get64(ka, 0), addr);
+    cr_assert_eq(th_get32(ka, 8), 40 + i, "packet %u value %u", i, th_get32(ka, 8));
+    cr_assert_eq(th_get32(ka, 12), 16);
   }
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(b[i], 41, "b[%u] = %u", i, b[i]);
   hsad_buffer_free(b);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* A value-keyed entry (launch_cache.h: a SCALAR argument keeps the launch out of signature
@@ -770,13 +770,13 @@ Test(launch_cache, signature_refusals_take_the_general_path, .timeout = 60) {
  * a typed i32 for the float parameter are a miss and refused by the type check (ARG_KIND, the
  * message naming both types), y unchanged and nothing reserved; the untyped launch again runs. */
 Test(launch_cache, value_keyed_entry_compares_the_type, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "saxpy", 5, "saxpy", &k);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_program_t *p = th_load(&e, "saxpy", 5, "saxpy", &k);
+  hsad_queue_t *q = th_queue(&e, 64);
   enum { N = 64 };
-  float *x = dq_alloc(&e, N * 4), *y = dq_alloc(&e, N * 4);
+  float *x = th_alloc(&e, N * 4), *y = th_alloc(&e, N * 4);
   for (int i = 0; i < N; i++) x[i] = (float)i, y[i] = 1.0f;
   uint32_t two_bits = 0x40000000u; /* 2.0f */
   hsad_karg_t a[4] = {{.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits}, HSAD_KARG_PTR(x),
@@ -784,22 +784,22 @@ Test(launch_cache, value_keyed_entry_compares_the_type, .timeout = 60) {
                       {.tag = HSAD_KARG_SCALAR, .type = HSAD_KARG_TYPE_U32, .size = 4,
                        .scalar = N}};
   hsad_launch_t l = {.dims = 1, .grid = {N}, .block = {64}, .args = a, .arg_count = 4};
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 2.0f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
   uint64_t before = qo_write_index(q);
   a[0] = HSAD_KARG_I32(0x40000000); /* the same bits, typed */
-  DQ_ERR_IS(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL), HSAD_ERR_ARG_KIND,
             "%s/saxpy-%s-v5.hsaco: kernel 'saxpy': argument 0 is float (floating-point), the "
             "value given is i32 (integer)", TEST_KERNDIR, hsad_device_info(e.dev)->name);
   cr_assert_eq(qo_write_index(q), before);
   a[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = &two_bits};
-  dq_run(q, k, &l, DQ_SEC, 10 * DQ_SEC);
+  th_run(q, k, &l, TH_SEC, 10 * TH_SEC);
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 4.0f * (float)i + 1.0f, "y[%d] = %g", i, (double)y[i]);
   hsad_buffer_free(x);
   hsad_buffer_free(y);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* The launch cache and the rest of a launch: dynamic LDS bytes (lds_reduce_dyn: the packet's
@@ -808,69 +808,69 @@ Test(launch_cache, value_keyed_entry_compares_the_type, .timeout = 60) {
  * identical launches on one thread; packets read while a gate holds the queue, then the
  * partial sums (in[i] = i) checked. */
 Test(launch_cache, lds_grid_and_flags, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &k);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_program_t *p = th_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &k);
+  hsad_queue_t *q = th_queue(&e, 64);
   enum { N = 1024 };
-  float *in = dq_alloc(&e, N * 4), *part = dq_alloc(&e, 64 * 4);
+  float *in = th_alloc(&e, N * 4), *part = th_alloc(&e, 64 * 4);
   for (uint32_t i = 0; i < N; i++) in[i] = (float)i;
   uint32_t n = N;
   hsad_karg_t a[4] = {HSAD_KARG_PTR(in), HSAD_KARG_PTR(part), HSAD_KARG_VAL(n),
                       HSAD_KARG_LDS_BYTES(1024)};
   hsad_launch_t l = {.dims = 1, .grid = {512}, .block = {256}, .args = a, .arg_count = 4};
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 1 */
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL)); /* 1 */
   a[3] = HSAD_KARG_LDS_BYTES(2048);
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 2 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL)); /* 2 */
   l.grid[0] = 1024;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 3 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL)); /* 3 */
   l.flags = HSAD_LAUNCH_NO_BARRIER;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL)); /* 4 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL)); /* 4 */
   const uint32_t lds[5] = {0, 1024, 2048, 2048, 2048}, grid[5] = {0, 512, 512, 1024, 1024};
   for (uint32_t i = 1; i <= 4; i++) {
     const uint8_t *pk = qo_slot(q, i);
     uint32_t barrier = i < 4 ? 1u << 8 : 0;
-    cr_assert_eq(dq_get32(pk, 0), 2u | barrier | (2u << 9) | (2u << 11) | (1u << 16),
-                 "packet %u header word %#x", i, dq_get32(pk, 0));
-    cr_assert_eq(dq_get32(pk, 12), grid[i], "packet %u grid_size_x", i);
-    cr_assert_eq(dq_get32(pk, 28), lds[i], "packet %u group_segment_size", i);
+    cr_assert_eq(th_get32(pk, 0), 2u | barrier | (2u << 9) | (2u << 11) | (1u << 16),
+                 "packet %u header word %#x", i, th_get32(pk, 0));
+    cr_assert_eq(th_get32(pk, 12), grid[i], "packet %u grid_size_x", i);
+    cr_assert_eq(th_get32(pk, 28), lds[i], "packet %u group_segment_size", i);
   }
-  dq_gate_open(gate);
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t g = 0; g < 4; g++) {
     uint32_t want = 0;
     for (uint32_t i = g * 256; i < g * 256 + 256; i++) want += i;
     cr_assert_eq(part[g], (float)want, "partial[%u] = %g, want %u", g, (double)part[g], want);
   }
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(in);
   hsad_buffer_free(part);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* A batch and a NO_BARRIER dispatch with a completion on a profiling queue: the completion's
  * barrier-AND follows the last packet (packet_id = first + count), every dispatch carries a
  * timestamp signal and readable times once done; the doorbell holds the barrier's id. */
 Test(batch, completion_barrier_on_profiling_queue, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q));
-  uint32_t *buf = dq_alloc(&e, 4 * 64);
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q));
+  uint32_t *buf = th_alloc(&e, 4 * 64);
   qo_fill_t f[4];
   hsad_dispatch_desc_t items[4];
   for (uint32_t i = 0; i < 4; i++) {
     qo_fill_init(&f[i], buf + 16 * i, 70 + i);
     items[i] = (hsad_dispatch_desc_t){.kernel = kf, .launch = f[i].l};
   }
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
   hsad_completion_t c;
   uint64_t first = 0;
-  DQ_OK(hsad_queue_dispatch_batch(q, items, 4, dq_in(DQ_SEC), &c, &first));
+  TH_OK(hsad_queue_dispatch_batch(q, items, 4, th_in(TH_SEC), &c, &first));
   cr_assert_eq(first, 1);
   cr_assert_eq(c.packet_id, 5);
   cr_assert_eq(c.epoch, 1);
@@ -879,27 +879,27 @@ Test(batch, completion_barrier_on_profiling_queue, .timeout = 60) {
   cr_assert_eq(*(volatile uint64_t *)ds->hardware_doorbell_ptr, 5);
   hsa_signal_t sig;
   hsa_signal_value_t lt;
-  DQ_OK(hsad_completion_signal(&c, &sig, &lt));
+  TH_OK(hsad_completion_signal(&c, &sig, &lt));
   for (uint32_t i = 1; i <= 4; i++) {
-    uint64_t cs = dq_get64(qo_slot(q, i), 56);
+    uint64_t cs = th_get64(qo_slot(q, i), 56);
     cr_assert_neq(cs, 0, "packet %u has a timestamp signal", i);
     cr_assert_neq(cs, sig.handle, "packet %u: not the epoch signal", i);
   }
-  cr_assert_eq(dq_get32(qo_slot(q, 5), 0), 3u | (1u << 8) | (2u << 9) | (2u << 11));
-  cr_assert_eq(dq_get64(qo_slot(q, 5), 56), sig.handle);
-  dq_gate_open(gate);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  cr_assert_eq(th_get32(qo_slot(q, 5), 0), 3u | (1u << 8) | (2u << 9) | (2u << 11));
+  cr_assert_eq(th_get64(qo_slot(q, 5), 56), sig.handle);
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 64; i++) cr_assert_eq(buf[i], 70 + i / 16);
   for (uint32_t i = 1; i <= 4; i++) {
     hsad_completion_t ci = {.queue = q, .epoch = 1, .packet_id = i};
     uint64_t s = 0, t = 0;
-    DQ_OK(hsad_completion_times(&ci, &s, &t));
+    TH_OK(hsad_completion_times(&ci, &s, &t));
     cr_assert(s != 0 && s <= t, "packet %u: %llu..%llu", i, (unsigned long long)s,
               (unsigned long long)t);
   }
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(buf);
-  dq_finish(&e, q, pf);
+  th_finish(&e, q, pf);
 }
 
 /* hsad_queue_barrier_signals with 7 raw HSA signals, a signal to decrement and a completion:
@@ -907,10 +907,10 @@ Test(batch, completion_barrier_on_profiling_queue, .timeout = 60) {
  * which carries the decrement), then a barrier-AND carrying the epoch. With 6 of the 7 signals
  * at 0 nothing is reached; the 7th releases the decrement (1 -> 0) and the completion. */
 Test(barrier, seven_signals_decrement_and_completion, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  dq_sig_api_t api = dq_sig_api();
+  th_env_t e;
+  th_open(&e);
+  hsad_queue_t *q = th_queue(&e, 64);
+  th_sig_api_t api = th_sig_api();
   hsa_signal_value_t (*load)(hsa_signal_t);
   *(void **)&load = dlsym(RTLD_DEFAULT, "hsa_signal_load_scacquire");
   cr_assert_not_null(load);
@@ -918,44 +918,44 @@ Test(barrier, seven_signals_decrement_and_completion, .timeout = 60) {
   for (uint32_t i = 0; i < 7; i++) cr_assert_eq(api.create(1, 0, NULL, &s[i]), HSA_STATUS_SUCCESS);
   cr_assert_eq(api.create(1, 0, NULL, &dec), HSA_STATUS_SUCCESS);
   hsad_completion_t c;
-  DQ_OK(hsad_queue_barrier_signals(q, NULL, 0, s, 7, dec, dq_in(DQ_SEC), &c));
+  TH_OK(hsad_queue_barrier_signals(q, NULL, 0, s, 7, dec, th_in(TH_SEC), &c));
   cr_assert_eq(c.queue, q);
   cr_assert_eq(c.epoch, 1);
   cr_assert_eq(c.packet_id, 2);
   cr_assert_eq(qo_write_index(q), 3);
   hsa_signal_t ep;
   hsa_signal_value_t lt;
-  DQ_OK(hsad_completion_signal(&c, &ep, &lt));
+  TH_OK(hsad_completion_signal(&c, &ep, &lt));
   const uint32_t and_word = 3u | (1u << 8) | (2u << 9) | (2u << 11);
   for (uint32_t p = 0; p < 3; p++) {
     const uint8_t *pk = qo_slot(q, p);
-    cr_assert_eq(dq_get32(pk, 0), and_word, "packet %u header word %#x", p, dq_get32(pk, 0));
+    cr_assert_eq(th_get32(pk, 0), and_word, "packet %u header word %#x", p, th_get32(pk, 0));
     for (uint32_t d = 0; d < 5; d++) {
       uint32_t k = p * 5 + d;
-      cr_assert_eq(dq_get64(pk, 8 + 8 * d), k < 7 ? s[k].handle : 0, "packet %u dep %u", p, d);
+      cr_assert_eq(th_get64(pk, 8 + 8 * d), k < 7 ? s[k].handle : 0, "packet %u dep %u", p, d);
     }
     const uint64_t comp[3] = {0, dec.handle, ep.handle};
-    cr_assert_eq(dq_get64(pk, 56), comp[p], "packet %u completion signal", p);
+    cr_assert_eq(th_get64(pk, 56), comp[p], "packet %u completion signal", p);
   }
   for (uint32_t i = 0; i < 7; i++) {
     if (i == 3) continue;
     api.store(s[i], 0);
   }
   hsad_completion_t probe;
-  DQ_OK(hsad_queue_barrier(q, NULL, 0, dq_in(DQ_SEC), &probe)); /* behind it: not reached */
-  DQ_ERR_IS(hsad_completion_wait(&probe, hsad_now_ns()), HSAD_ERR_TIMEOUT,
+  TH_OK(hsad_queue_barrier(q, NULL, 0, th_in(TH_SEC), &probe)); /* behind it: not reached */
+  TH_ERR_IS(hsad_completion_wait(&probe, hsad_now_ns()), HSAD_ERR_TIMEOUT,
             "completion (epoch 2, packet 3) on queue %llu (device 0) not reached at the deadline "
             "(0 epochs completed)", (unsigned long long)hsad_queue_hsa(q)->id);
   cr_assert_eq(load(dec), 1);
   cr_assert_not(hsad_completion_done(&c));
   api.store(s[3], 0);
-  DQ_OK(hsad_completion_wait(&probe, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&probe, th_in(10 * TH_SEC)));
   cr_assert(hsad_completion_done(&c));
   cr_assert_eq(load(dec), 0);
   for (uint32_t i = 0; i < 7; i++) api.destroy(s[i]);
   api.destroy(dec);
   hsad_queue_destroy(q);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A full ring: a gate at packet 0 and 63 fire-and-forget fills fill a 64-slot queue; a
@@ -968,31 +968,31 @@ Test(barrier, seven_signals_decrement_and_completion, .timeout = 60) {
  * exact. Deterministic in both KFD_EMU_READ_INDEX modes (it failed under load before: the
  * checkpoint's timing depended on when the CP launched the gate). */
 Test(queue_options, full_ring_timeout_reserves_nothing, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q = th_queue(&e, 64);
   const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
   enum { F = 63 };
-  uint32_t *buf = dq_alloc(&e, (F + 1) * 64);
+  uint32_t *buf = th_alloc(&e, (F + 1) * 64);
   static qo_fill_t f[F + 1];
   for (uint32_t i = 0; i <= F; i++) qo_fill_init(&f[i], buf + 16 * i, 9000 + i);
-  hsa_signal_t gate = dq_gate(q);
+  hsa_signal_t gate = th_gate(q);
   for (uint32_t i = 0; i < F; i++)
-    DQ_OK(hsad_kernel_dispatch(q, kf, &f[i].l, 0, NULL, NULL));
+    TH_OK(hsad_kernel_dispatch(q, kf, &f[i].l, 0, NULL, NULL));
   cr_assert_eq(aq->write_dispatch_id, 64);
   unsigned long long qid = hsad_queue_hsa(q)->id;
   hsad_completion_t c = {0};
   hsad_prepared_launch_t *pl;
-  DQ_OK(hsad_launch_prepare(q, kf, &f[F].l, &pl));
+  TH_OK(hsad_launch_prepare(q, kf, &f[F].l, &pl));
   hsad_dispatch_desc_t two[2] = {{.kernel = kf, .launch = f[F].l}, {.kernel = kf, .launch = f[F].l}};
   /* With KFD_EMU_READ_INDEX=launch (make test) the read index passes the gate once the CP
    * launched it: the first refused call then finds a slot free for the one barrier-AND
    * checkpoint a producer facing a full ring adds (no epoch packet is in flight; without it
    * reclaim could never progress), so the write index is 65 from there on. With `complete`
    * the read index stays at 0 behind the gate: no checkpoint, 64 throughout. */
-  bool at_launch = dq_first_launched(q); /* the gate */
+  bool at_launch = th_first_launched(q); /* the gate */
   for (uint32_t k = 0; k < 5; k++) {
     hsad_status_t s;
     uint32_t req = 1;
@@ -1006,26 +1006,26 @@ Test(queue_options, full_ring_timeout_reserves_nothing, .timeout = 60) {
     /* the message counts from the write index the call found: 64 for the first call, 65
      * after its checkpoint */
     unsigned w = at_launch && k > 0 ? 65 : 64;
-    DQ_ERR_IS(s, HSAD_ERR_TIMEOUT, "queue %llu on device 0 is full (64 packets; %u not yet "
+    TH_ERR_IS(s, HSAD_ERR_TIMEOUT, "queue %llu on device 0 is full (64 packets; %u not yet "
               "completed, %u not yet launched; %u requested) and the deadline passed; nothing "
               "was submitted", qid, w, w - (at_launch ? 1 : 0), req);
     cr_assert_eq(aq->write_dispatch_id, at_launch ? 65 : 64, "case %u reserved something", k);
     cr_assert_null(c.queue, "case %u", k);
   }
-  dq_gate_open(gate);
+  th_gate_open(gate);
   uint64_t id = 0;
-  DQ_OK(hsad_kernel_dispatch(q, kf, &f[F].l, dq_in(10 * DQ_SEC), &c, &id));
+  TH_OK(hsad_kernel_dispatch(q, kf, &f[F].l, th_in(10 * TH_SEC), &c, &id));
   /* no epoch packet was in flight: the producer first adds one (a barrier-AND at 64, once the
    * read index made room) and its dispatch takes 65; nothing of the refused calls is there */
   cr_assert_eq(id, 65);
   cr_assert_eq(aq->write_dispatch_id, 66);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < (F + 1) * 16; i++)
     cr_assert_eq(buf[i], 9000 + i / 16, "buf[%u] = %u", i, buf[i]);
   hsad_launch_destroy(pl);
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(buf);
-  dq_finish(&e, q, pf);
+  th_finish(&e, q, pf);
 }
 
 /* ---- kernarg segments larger than a kernarg block (hsad_queue.h step 4) ------------------ */
@@ -1039,12 +1039,12 @@ Test(queue_options, full_ring_timeout_reserves_nothing, .timeout = 60) {
 /* Bytes 4..63 of a padding packet: all zero but the completion signal at byte 56. */
 static void qo_assert_pad(hsad_queue_t *q, uint64_t id, uint32_t word, uint64_t completion) {
   const uint8_t *p = qo_slot(q, id);
-  cr_assert_eq(dq_get32(p, 0), word, "packet %llu: header word %#x, want %#x",
-               (unsigned long long)id, dq_get32(p, 0), word);
+  cr_assert_eq(th_get32(p, 0), word, "packet %llu: header word %#x, want %#x",
+               (unsigned long long)id, th_get32(p, 0), word);
   for (uint32_t o = 4; o < 56; o++)
     cr_assert_eq(p[o], 0, "packet %llu byte %u = %u", (unsigned long long)id, o, p[o]);
-  cr_assert_eq(dq_get64(p, 56), completion, "packet %llu completion signal %#llx",
-               (unsigned long long)id, (unsigned long long)dq_get64(p, 56));
+  cr_assert_eq(th_get64(p, 56), completion, "packet %llu completion signal %#llx",
+               (unsigned long long)id, (unsigned long long)th_get64(p, 56));
 }
 
 /* fill (code object v5: 16 explicit + 256 hidden = 272 bytes of kernargs) on 256-byte kernarg
@@ -1057,46 +1057,46 @@ static void qo_assert_pad(hsad_queue_t *q, uint64_t id, uint32_t word, uint64_t 
  * hidden_group_size_x @28 = 16, hidden_grid_dims @80 = 1, bytes 256..271 zero); padding bytes
  * exact; write index 10; after the gate every fill's 16 values are exact. */
 Test(kernarg_span, packets_blocks_and_results, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *kf;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
   cr_assert_eq(hsad_device_kernel_desc(kf)->kernarg_segment_size, 272);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
                           &q));
-  uint32_t *buf = dq_alloc(&e, 5 * 64);
+  uint32_t *buf = th_alloc(&e, 5 * 64);
   qo_fill_t f[5];
   for (uint32_t i = 0; i < 5; i++) qo_fill_init(&f[i], buf + 16 * i, 500 + i);
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
   uint64_t id = 0, first = 0;
   hsad_completion_t c1, cb;
-  DQ_OK(hsad_kernel_dispatch(q, kf, &f[0].l, dq_in(DQ_SEC), NULL, &id));
+  TH_OK(hsad_kernel_dispatch(q, kf, &f[0].l, th_in(TH_SEC), NULL, &id));
   cr_assert_eq(id, 1);
-  DQ_OK(hsad_kernel_dispatch(q, kf, &f[1].l, dq_in(DQ_SEC), &c1, &id));
+  TH_OK(hsad_kernel_dispatch(q, kf, &f[1].l, th_in(TH_SEC), &c1, &id));
   cr_assert_eq(id, 3);
   cr_assert_eq(c1.packet_id, 3);
   cr_assert_eq(c1.epoch, 1);
   hsad_prepared_launch_t *pl = NULL;
-  DQ_OK(hsad_launch_prepare(q, kf, &f[2].l, &pl));
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), NULL, &id));
+  TH_OK(hsad_launch_prepare(q, kf, &f[2].l, &pl));
+  TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), NULL, &id));
   cr_assert_eq(id, 5);
   hsad_dispatch_desc_t items[2] = {{.kernel = kf, .launch = f[3].l}, {.kernel = kf, .launch = f[4].l}};
-  DQ_OK(hsad_queue_dispatch_batch(q, items, 2, dq_in(DQ_SEC), &cb, &first));
+  TH_OK(hsad_queue_dispatch_batch(q, items, 2, th_in(TH_SEC), &cb, &first));
   cr_assert_eq(first, 6);
   cr_assert_eq(cb.packet_id, 9);
   cr_assert_eq(cb.epoch, 2);
   cr_assert_eq(qo_write_index(q), 10);
   hsa_signal_t esig;
   hsa_signal_value_t lt;
-  DQ_OK(hsad_completion_signal(&c1, &esig, &lt));
+  TH_OK(hsad_completion_signal(&c1, &esig, &lt));
   const uint64_t ids[5] = {1, 3, 5, 6, 8};
-  uint64_t ka1 = dq_get64(qo_slot(q, 1), 40);
+  uint64_t ka1 = th_get64(qo_slot(q, 1), 40);
   cr_assert_eq(ka1 % 64, 0);
   for (uint32_t i = 0; i < 5; i++) {
     const uint8_t *p = qo_slot(q, ids[i]);
     cr_assert_eq(p[0], 2, "packet %llu is a kernel dispatch", (unsigned long long)ids[i]);
-    uint64_t ka = dq_get64(p, 40);
+    uint64_t ka = th_get64(p, 40);
     if (i == 2)
       cr_assert(ka % 64 == 0 && (ka + 272 <= ka1 || ka >= ka1 + 64 * 256),
                 "prepared packet 5: resident segment %#llx outside the ring's blocks",
@@ -1104,12 +1104,12 @@ Test(kernarg_span, packets_blocks_and_results, .timeout = 60) {
     else
       cr_assert_eq(ka, ka1 + (ids[i] - 1) * 256, "packet %llu kernarg_address %#llx",
                    (unsigned long long)ids[i], (unsigned long long)ka);
-    cr_assert_eq(dq_get64(p, 56), 0, "packet %llu carries no signal", (unsigned long long)ids[i]);
+    cr_assert_eq(th_get64(p, 56), 0, "packet %llu carries no signal", (unsigned long long)ids[i]);
     const uint8_t *k = (const uint8_t *)(uintptr_t)ka;
-    cr_assert_eq(dq_get64(k, 0), (uint64_t)(uintptr_t)(buf + 16 * i));
-    cr_assert_eq(dq_get32(k, 8), 500 + i);
-    cr_assert_eq(dq_get32(k, 12), 16);
-    cr_assert_eq(dq_get32(k, 16), 1);
+    cr_assert_eq(th_get64(k, 0), (uint64_t)(uintptr_t)(buf + 16 * i));
+    cr_assert_eq(th_get32(k, 8), 500 + i);
+    cr_assert_eq(th_get32(k, 12), 16);
+    cr_assert_eq(th_get32(k, 16), 1);
     cr_assert_eq(k[28] | k[29] << 8, 16);
     cr_assert_eq(k[80] | k[81] << 8, 1);
     for (uint32_t o = 256; o < 272; o++) cr_assert_eq(k[o], 0, "packet %llu kernarg byte %u",
@@ -1120,14 +1120,14 @@ Test(kernarg_span, packets_blocks_and_results, .timeout = 60) {
   qo_assert_pad(q, 7, QO_PAD_WORD, 0);
   qo_assert_pad(q, 9, QO_EPOCH_PAD_WORD, esig.handle);
   cr_assert_eq(buf[0], 0, "nothing ran behind the gate");
-  dq_gate_open(gate);
-  DQ_OK(hsad_completion_wait(&cb, dq_in(10 * DQ_SEC)));
-  DQ_OK(hsad_completion_wait(&c1, dq_in(DQ_SEC)));
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&cb, th_in(10 * TH_SEC)));
+  TH_OK(hsad_completion_wait(&c1, th_in(TH_SEC)));
   for (uint32_t i = 0; i < 80; i++) cr_assert_eq(buf[i], 500 + i / 16, "buf[%u] = %u", i, buf[i]);
   hsad_launch_destroy(pl);
-  dq_gate_destroy(gate);
+  th_gate_destroy(gate);
   hsad_buffer_free(buf);
-  dq_finish(&e, q, pf);
+  th_finish(&e, q, pf);
 }
 
 /* struct_1k's v[256] for run r: v[j] = r x 100000 + j x 7. */
@@ -1140,19 +1140,19 @@ static void qo_blob(uint32_t *v, uint32_t words, uint32_t r) {
  * blocks past the ring's end (1024-byte struct @8 read back byte for byte); the next one
  * (slots 1..3) does not disturb it; results exact (out[i] = v[i % 256] + i for 300 items). */
 Test(kernarg_span, wraps_past_the_ring_end, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *ke, *ks;
-  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &ke);
-  hsad_program_t *pb = dq_load(&e, "big_args", 5, "struct_1k", &ks);
+  hsad_program_t *pe = th_load(&e, "empty", 5, "empty", &ke);
+  hsad_program_t *pb = th_load(&e, "big_args", 5, "struct_1k", &ks);
   cr_assert_eq(hsad_device_kernel_desc(ks)->kernarg_segment_size, 1296);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_queue_t *q = th_queue(&e, 64);
   hsad_launch_t le = {.dims = 1, .grid = {64}, .block = {64}};
-  for (uint32_t i = 0; i < 61; i++) DQ_OK(hsad_kernel_dispatch(q, ke, &le, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC))); /* its barrier-AND is packet 61 */
+  for (uint32_t i = 0; i < 61; i++) TH_OK(hsad_kernel_dispatch(q, ke, &le, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC))); /* its barrier-AND is packet 61 */
   cr_assert_eq(qo_write_index(q), 62);
-  uint64_t block0 = dq_get64(qo_slot(q, 1), 40) - 512;
-  uint32_t *out = dq_alloc(&e, 2 * 300 * 4);
+  uint64_t block0 = th_get64(qo_slot(q, 1), 40) - 512;
+  uint32_t *out = th_alloc(&e, 2 * 300 * 4);
   static uint32_t v[2][256];
   uint32_t n = 300;
   hsad_completion_t c[2];
@@ -1162,27 +1162,27 @@ Test(kernarg_span, wraps_past_the_ring_end, .timeout = 60) {
     hsad_karg_t a[3] = {HSAD_KARG_PTR(out + 300 * r), {.tag = HSAD_KARG_BYTES, .size = 1024,
                         .bytes = v[r]}, HSAD_KARG_VAL(n)};
     hsad_launch_t l = {.dims = 1, .grid = {300}, .block = {64}, .args = a, .arg_count = 3};
-    DQ_OK(hsad_kernel_dispatch(q, ks, &l, dq_in(DQ_SEC), &c[r], &id[r]));
+    TH_OK(hsad_kernel_dispatch(q, ks, &l, th_in(TH_SEC), &c[r], &id[r]));
   }
   cr_assert_eq(id[0], 62);
   cr_assert_eq(id[1], 65);
   cr_assert_eq(qo_write_index(q), 68);
-  DQ_OK(hsad_completion_wait(&c[1], dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c[1], th_in(10 * TH_SEC)));
   for (uint32_t r = 0; r < 2; r++) {
-    uint64_t ka = dq_get64(qo_slot(q, id[r]), 40);
+    uint64_t ka = th_get64(qo_slot(q, id[r]), 40);
     cr_assert_eq(ka, block0 + (id[r] % 64) * 512, "run %u kernarg_address %#llx", r,
                  (unsigned long long)ka);
     const uint8_t *k = (const uint8_t *)(uintptr_t)ka;
-    cr_assert_eq(dq_get64(k, 0), (uint64_t)(uintptr_t)(out + 300 * r));
+    cr_assert_eq(th_get64(k, 0), (uint64_t)(uintptr_t)(out + 300 * r));
     cr_assert_eq(memcmp(k + 8, v[r], 1024), 0, "run %u: the struct in the kernarg segment", r);
-    cr_assert_eq(dq_get32(k, 1032), 300);
+    cr_assert_eq(th_get32(k, 1032), 300);
     for (uint32_t i = 0; i < 300; i++)
       cr_assert_eq(out[300 * r + i], v[r][i % 256] + i, "run %u out[%u] = %u", r, i,
                    out[300 * r + i]);
   }
   hsad_buffer_free(out);
   hsad_program_destroy(pe);
-  dq_finish(&e, q, pb);
+  th_finish(&e, q, pb);
 }
 
 /* The device's shared queue (512-byte blocks) runs what the issue's users could not: args72
@@ -1191,19 +1191,19 @@ Test(kernarg_span, wraps_past_the_ring_end, .timeout = 60) {
  * struct_4k on a 64-slot queue with 64-byte blocks needs 69 slots: both refused by dispatch,
  * prepare and batch with the numbers, nothing reserved. */
 Test(kernarg_span, shared_queue_limits, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k72, *k4, *k8;
-  hsad_program_t *pb = dq_load(&e, "big_args", 5, "args72", &k72);
-  DQ_OK(hsad_program_kernel(pb, "struct_4k", &k4));
-  DQ_OK(hsad_program_kernel(pb, "struct_8k", &k8));
+  hsad_program_t *pb = th_load(&e, "big_args", 5, "args72", &k72);
+  TH_OK(hsad_program_kernel(pb, "struct_4k", &k4));
+  TH_OK(hsad_program_kernel(pb, "struct_8k", &k8));
   cr_assert_eq(hsad_device_kernel_desc(k72)->kernarg_segment_size, 840);
   cr_assert_eq(hsad_device_kernel_desc(k4)->kernarg_segment_size, 4368);
   cr_assert_eq(hsad_device_kernel_desc(k8)->kernarg_segment_size, 8464);
   hsad_queue_t *sq;
-  DQ_OK(hsad_device_queue(e.dev, &sq));
+  TH_OK(hsad_device_queue(e.dev, &sq));
   uint64_t w0 = qo_write_index(sq);
-  uint64_t *o72 = dq_alloc(&e, 72 * 8);
+  uint64_t *o72 = th_alloc(&e, 72 * 8);
   uint64_t a72v[72];
   hsad_karg_t a72[73] = {HSAD_KARG_PTR(o72)};
   for (uint32_t i = 0; i < 72; i++) {
@@ -1211,20 +1211,20 @@ Test(kernarg_span, shared_queue_limits, .timeout = 60) {
     a72[1 + i] = HSAD_KARG_VAL(a72v[i]);
   }
   hsad_launch_t l72 = {.dims = 1, .grid = {1}, .block = {1}, .args = a72, .arg_count = 73};
-  uint64_t id72 = dq_run(sq, k72, &l72, DQ_SEC, 10 * DQ_SEC);
+  uint64_t id72 = th_run(sq, k72, &l72, TH_SEC, 10 * TH_SEC);
   cr_assert_eq(id72, w0);
   cr_assert_eq(qo_write_index(sq), w0 + 2);
   for (uint32_t i = 0; i < 72; i++)
     cr_assert_eq(o72[i], a72v[i], "args72 out[%u] = %#llx", i, (unsigned long long)o72[i]);
   enum { N = 3000 };
-  uint32_t *out = dq_alloc(&e, N * 4);
+  uint32_t *out = th_alloc(&e, N * 4);
   static uint32_t v4[1024];
   qo_blob(v4, 1024, 4);
   uint32_t n = N;
   hsad_karg_t a4[3] = {HSAD_KARG_PTR(out), {.tag = HSAD_KARG_BYTES, .size = 4096, .bytes = v4},
                        HSAD_KARG_VAL(n)};
   hsad_launch_t l4 = {.dims = 1, .grid = {N}, .block = {256}, .args = a4, .arg_count = 3};
-  uint64_t id4 = dq_run(sq, k4, &l4, DQ_SEC, 10 * DQ_SEC);
+  uint64_t id4 = th_run(sq, k4, &l4, TH_SEC, 10 * TH_SEC);
   cr_assert_eq(id4, w0 + 2);
   cr_assert_eq(qo_write_index(sq), w0 + 11);
   for (uint32_t i = 0; i < N; i++)
@@ -1237,33 +1237,33 @@ Test(kernarg_span, shared_queue_limits, .timeout = 60) {
   const char *m8 = "kernel struct_8k: kernarg segment of 8464 bytes exceeds hsa-dispatch's limit "
                    "of 8192 bytes (HSAD_KERNARG_SEGMENT_MAX)";
   hsad_completion_t c;
-  DQ_ERR_IS(hsad_kernel_dispatch(sq, k8, &l8, dq_in(DQ_SEC), &c, NULL),
+  TH_ERR_IS(hsad_kernel_dispatch(sq, k8, &l8, th_in(TH_SEC), &c, NULL),
             HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m8);
   hsad_prepared_launch_t *pl = NULL;
-  DQ_ERR_IS(hsad_launch_prepare(sq, k8, &l8, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m8);
+  TH_ERR_IS(hsad_launch_prepare(sq, k8, &l8, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m8);
   cr_assert_null(pl);
   hsad_dispatch_desc_t it = {.kernel = k8, .launch = l8};
-  DQ_ERR_IS(hsad_queue_dispatch_batch(sq, &it, 1, dq_in(DQ_SEC), NULL, NULL),
+  TH_ERR_IS(hsad_queue_dispatch_batch(sq, &it, 1, th_in(TH_SEC), NULL, NULL),
             HSAD_ERR_RESOURCE_EXHAUSTED, "batch entry 0: %s", m8);
   cr_assert_eq(qo_write_index(sq), w0 + 11);
   /* more blocks than slots */
   hsad_queue_t *q64;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 64},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 64},
                           &q64));
   const char *m4 = "kernel struct_4k: kernarg segment of 4368 bytes spans 69 kernarg blocks of 64 "
                    "bytes, one per packet slot, but the queue has 64 slots";
-  DQ_ERR_IS(hsad_kernel_dispatch(q64, k4, &l4, dq_in(DQ_SEC), NULL, NULL),
+  TH_ERR_IS(hsad_kernel_dispatch(q64, k4, &l4, th_in(TH_SEC), NULL, NULL),
             HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m4);
-  DQ_ERR_IS(hsad_launch_prepare(q64, k4, &l4, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m4);
+  TH_ERR_IS(hsad_launch_prepare(q64, k4, &l4, &pl), HSAD_ERR_RESOURCE_EXHAUSTED, "%s", m4);
   it = (hsad_dispatch_desc_t){.kernel = k4, .launch = l4};
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q64, &it, 1, dq_in(DQ_SEC), NULL, NULL),
+  TH_ERR_IS(hsad_queue_dispatch_batch(q64, &it, 1, th_in(TH_SEC), NULL, NULL),
             HSAD_ERR_RESOURCE_EXHAUSTED, "batch entry 0: %s", m4);
   cr_assert_eq(qo_write_index(q64), 0);
   hsad_queue_destroy(q64);
   hsad_buffer_free(out);
   hsad_buffer_free(o72);
   hsad_program_destroy(pb);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Padding orders nothing: order_record (280 bytes of kernargs: 2 slots of 256-byte blocks)
@@ -1274,31 +1274,31 @@ Test(kernarg_span, shared_queue_limits, .timeout = 60) {
  * run in order across the padding: 0, 1, 2. */
 Test(kernarg_span, padding_orders_nothing, .timeout = 60) {
   setenv("KFD_EMU_ORDER", "reverse", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *k;
-  hsad_program_t *p = dq_load(&e, "order_record", 5, "order_record", &k);
+  hsad_program_t *p = th_load(&e, "order_record", 5, "order_record", &k);
   cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 280);
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
                           &q));
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 3 * 4);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 3 * 4);
   for (int pass = 0; pass < 2; pass++) {
     *counter = 0;
     memset(slots, 0xff, 12);
-    hsa_signal_t gate = dq_gate(q);
+    hsa_signal_t gate = th_gate(q);
     uint32_t idx[3] = {0, 1, 2};
     for (uint32_t i = 0; i < 3; i++) {
       hsad_karg_t a[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(idx[i])};
       hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3,
                          .flags = pass == 0 ? HSAD_LAUNCH_NO_BARRIER : 0};
-      DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, NULL));
+      TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, NULL));
     }
     hsad_completion_t c;
-    DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &c));
-    dq_gate_open(gate);
-    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
-    dq_gate_destroy(gate);
+    TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &c));
+    th_gate_open(gate);
+    TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
+    th_gate_destroy(gate);
     cr_assert_eq(*counter, 3);
     for (uint32_t i = 0; i < 3; i++)
       cr_assert_eq(slots[i], pass == 0 ? 2 - i : i, "pass %d: dispatch %u ran as %u", pass, i,
@@ -1306,7 +1306,7 @@ Test(kernarg_span, padding_orders_nothing, .timeout = 60) {
   }
   hsad_buffer_free(counter);
   hsad_buffer_free(slots);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* vector_add's launch of c = a + b over n = 64 floats, the values a[i] = i * scale, b[i] = 2i. */
@@ -1326,12 +1326,12 @@ static void va_fill(float *a, float *b, float *c, float scale) {
  * and submitted; then both results are exact. Once the queue went idle, the segment is freed
  * and the next prepare gets that very block back (not leaked). */
 Test(prepared, resident_segment_outlives_destroy, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
-  float *a1 = dq_alloc(&e, 256), *b1 = dq_alloc(&e, 256), *c1 = dq_alloc(&e, 256);
-  float *a2 = dq_alloc(&e, 256), *b2 = dq_alloc(&e, 256), *c2 = dq_alloc(&e, 256);
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a1 = th_alloc(&e, 256), *b1 = th_alloc(&e, 256), *c1 = th_alloc(&e, 256);
+  float *a2 = th_alloc(&e, 256), *b2 = th_alloc(&e, 256), *c2 = th_alloc(&e, 256);
   va_fill(a1, b1, c1, 1);
   va_fill(a2, b2, c2, 10);
   uint32_t n = 64;
@@ -1339,46 +1339,46 @@ Test(prepared, resident_segment_outlives_destroy, .timeout = 60) {
   hsad_karg_t x2[4] = {HSAD_KARG_PTR(a2), HSAD_KARG_PTR(b2), HSAD_KARG_PTR(c2), HSAD_KARG_VAL(n)};
   hsad_launch_t l1 = {.dims = 1, .grid = {64}, .block = {64}, .args = x1, .arg_count = 4};
   hsad_launch_t l2 = {.dims = 1, .grid = {64}, .block = {64}, .args = x2, .arg_count = 4};
-  hsa_signal_t gate = dq_gate(q);
+  hsa_signal_t gate = th_gate(q);
   hsad_prepared_launch_t *p1, *p2, *p3;
-  DQ_OK(hsad_launch_prepare(q, k, &l1, &p1));
+  TH_OK(hsad_launch_prepare(q, k, &l1, &p1));
   uint64_t id1[3];
-  for (int i = 0; i < 3; i++) DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), NULL, &id1[i]));
-  uint64_t seg1 = dq_get64(dq_packet(q, id1[0]), 40);
+  for (int i = 0; i < 3; i++) TH_OK(hsad_prepared_dispatch(p1, th_in(TH_SEC), NULL, &id1[i]));
+  uint64_t seg1 = th_get64(th_packet(q, id1[0]), 40);
   for (int i = 1; i < 3; i++)
-    cr_assert_eq(dq_get64(dq_packet(q, id1[i]), 40), seg1, "one resident segment per launch");
+    cr_assert_eq(th_get64(th_packet(q, id1[i]), 40), seg1, "one resident segment per launch");
   hsad_launch_destroy(p1); /* its 3 packets have not run: the gate holds them */
-  DQ_OK(hsad_launch_prepare(q, k, &l2, &p2));
+  TH_OK(hsad_launch_prepare(q, k, &l2, &p2));
   uint64_t id2;
-  DQ_OK(hsad_prepared_dispatch(p2, dq_in(DQ_SEC), NULL, &id2));
-  uint64_t seg2 = dq_get64(dq_packet(q, id2), 40);
+  TH_OK(hsad_prepared_dispatch(p2, th_in(TH_SEC), NULL, &id2));
+  uint64_t seg2 = th_get64(th_packet(q, id2), 40);
   cr_assert_neq(seg2, seg1, "launch 2 got launch 1's segment while its packets were in flight");
   uint8_t want[288];
   memcpy(want, (const void *)(uintptr_t)seg1, 288);
-  cr_assert_eq(dq_get64(want, 0), (uint64_t)(uintptr_t)a1, "launch 1's segment: a1 %p", a1);
-  cr_assert_eq(dq_get64(want, 16), (uint64_t)(uintptr_t)c1, "launch 1's segment: c1 %p", c1);
+  cr_assert_eq(th_get64(want, 0), (uint64_t)(uintptr_t)a1, "launch 1's segment: a1 %p", a1);
+  cr_assert_eq(th_get64(want, 16), (uint64_t)(uintptr_t)c1, "launch 1's segment: c1 %p", c1);
   for (int i = 0; i < 64; i++) cr_assert_eq(c1[i], -1.0f, "nothing ran before the gate opened");
   hsad_completion_t c;
-  DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &c));
-  dq_gate_open(gate);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
-  dq_gate_destroy(gate);
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &c));
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
+  th_gate_destroy(gate);
   for (int i = 0; i < 64; i++) {
     cr_assert_eq(c1[i], (float)(3 * i), "c1[%d] = %g", i, (double)c1[i]);
     cr_assert_eq(c2[i], (float)(12 * i), "c2[%d] = %g", i, (double)c2[i]);
   }
   /* every packet that could read launch 1's segment completed: the next prepare frees it and
    * the device's kernarg cache hands that block out again */
-  DQ_OK(hsad_launch_prepare(q, k, &l1, &p3));
+  TH_OK(hsad_launch_prepare(q, k, &l1, &p3));
   uint64_t id3;
-  DQ_OK(hsad_prepared_dispatch(p3, dq_in(DQ_SEC), &c, &id3));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
-  cr_assert_eq(dq_get64(dq_packet(q, id3), 40), seg1, "launch 1's segment was reclaimed");
+  TH_OK(hsad_prepared_dispatch(p3, th_in(TH_SEC), &c, &id3));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
+  cr_assert_eq(th_get64(th_packet(q, id3), 40), seg1, "launch 1's segment was reclaimed");
   hsad_launch_destroy(p2);
   hsad_launch_destroy(p3);
   float *bufs[6] = {a1, b1, c1, a2, b2, c2};
   for (int i = 0; i < 6; i++) hsad_buffer_free(bufs[i]);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* The hot path's kernarg copy (a launch-cache hit) writes the bytes up to the kernel's last
@@ -1389,45 +1389,45 @@ Test(prepared, resident_segment_outlives_destroy, .timeout = 60) {
  * (a miss, the whole image), bytes 112..287 are still 0xa5, and the kernel's result is exact
  * (kfd-emu checks every declared hidden argument against the packet). */
 Test(dispatch_args, hot_copy_writes_declared_bytes, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
   cr_assert_eq(hsad_device_kernel_desc(k)->kernarg_segment_size, 288);
-  float *a = dq_alloc(&e, 256), *b = dq_alloc(&e, 256), *c = dq_alloc(&e, 256);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
   va_fill(a, b, c, 1);
   uint32_t n = 64;
   hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
   uint8_t *block1 = hsad_submit_kernarg(q, 1);
   memset(block1, 0xa5, 288);
-  hsa_signal_t gate = dq_gate(q); /* packet 0 */
+  hsa_signal_t gate = th_gate(q); /* packet 0 */
   uint64_t id[2];
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[0])); /* a miss: packet 1 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id[0])); /* a miss: packet 1 */
   cr_assert_eq(id[0], 1);
   uint8_t full[288];
   memcpy(full, block1, 288);
   uint8_t *block2 = hsad_submit_kernarg(q, 2);
   memset(block2, 0xa5, 288);
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), NULL, &id[1])); /* a hit: packet 2 */
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id[1])); /* a hit: packet 2 */
   cr_assert_eq(id[1], 2);
-  cr_assert_eq(dq_get64(dq_packet(q, 2), 40), (uint64_t)(uintptr_t)block2);
+  cr_assert_eq(th_get64(th_packet(q, 2), 40), (uint64_t)(uintptr_t)block2);
   cr_assert_arr_eq(block2, full, 112, "the hot path's copy: the declared bytes");
   for (int i = 112; i < 288; i++)
     cr_assert_eq(block2[i], 0xa5, "byte %d past the declared arguments was written", i);
-  cr_assert_eq(dq_get32(full, 24), 64u, "n");
-  cr_assert_eq(dq_get32(full, 32), 1u, "hidden_block_count_x");
+  cr_assert_eq(th_get32(full, 24), 64u, "n");
+  cr_assert_eq(th_get32(full, 32), 1u, "hidden_block_count_x");
   cr_assert_eq(full[96], 1, "hidden_grid_dims");
   hsad_completion_t done;
-  DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &done));
-  dq_gate_open(gate);
-  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
-  dq_gate_destroy(gate);
-  DQ_OK(hsad_queue_error(q));
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  th_gate_destroy(gate);
+  TH_OK(hsad_queue_error(q));
   for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
   float *bufs[3] = {a, b, c};
   for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* The runtime's close with prepared launches around: one destroyed while its packets were still
@@ -1436,43 +1436,43 @@ Test(dispatch_args, hot_copy_writes_declared_bytes, .timeout = 60) {
  * runtime), then the closed queue destroyed. Nothing crashes, and the runtime opens again and
  * runs a prepared launch on a new queue. */
 Test(prepared, destroy_around_runtime_close, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
-  float *a = dq_alloc(&e, 256), *b = dq_alloc(&e, 256), *c = dq_alloc(&e, 256);
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
   va_fill(a, b, c, 1);
   uint32_t n = 64;
   hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
-  hsa_signal_t gate = dq_gate(q);
+  hsa_signal_t gate = th_gate(q);
   hsad_prepared_launch_t *p1, *p2;
-  DQ_OK(hsad_launch_prepare(q, k, &l, &p1));
-  DQ_OK(hsad_launch_prepare(q, k, &l, &p2));
-  DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), NULL, NULL));
+  TH_OK(hsad_launch_prepare(q, k, &l, &p1));
+  TH_OK(hsad_launch_prepare(q, k, &l, &p2));
+  TH_OK(hsad_prepared_dispatch(p1, th_in(TH_SEC), NULL, NULL));
   hsad_launch_destroy(p1); /* queued behind the gate: kept on the queue's list */
   hsad_completion_t done;
-  DQ_OK(hsad_prepared_dispatch(p2, dq_in(DQ_SEC), &done, NULL));
-  dq_gate_open(gate);
-  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_prepared_dispatch(p2, th_in(TH_SEC), &done, NULL));
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
   for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
-  dq_gate_destroy(gate);
-  DQ_OK(hsad_runtime_close(e.rt));
+  th_gate_destroy(gate);
+  TH_OK(hsad_runtime_close(e.rt));
   hsad_launch_destroy(p2);
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
-  hsad_program_t *p3 = dq_start(&e, "vector_add", 5, "vector_add", &k, &q);
-  float *c3 = dq_alloc(&e, 256), *a3 = dq_alloc(&e, 256), *b3 = dq_alloc(&e, 256);
+  hsad_program_t *p3 = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *c3 = th_alloc(&e, 256), *a3 = th_alloc(&e, 256), *b3 = th_alloc(&e, 256);
   va_fill(a3, b3, c3, 2);
   hsad_karg_t x3[4] = {HSAD_KARG_PTR(a3), HSAD_KARG_PTR(b3), HSAD_KARG_PTR(c3), HSAD_KARG_VAL(n)};
   l.args = x3;
-  DQ_OK(hsad_launch_prepare(q, k, &l, &p1));
-  DQ_OK(hsad_prepared_dispatch(p1, dq_in(DQ_SEC), &done, NULL));
-  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_launch_prepare(q, k, &l, &p1));
+  TH_OK(hsad_prepared_dispatch(p1, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
   for (int i = 0; i < 64; i++) cr_assert_eq(c3[i], (float)(4 * i), "c3[%d] = %g", i, (double)c3[i]);
   hsad_launch_destroy(p1);
   hsad_buffer_free(a3);
   hsad_buffer_free(b3);
   hsad_buffer_free(c3);
-  dq_finish(&e, q, p3);
+  th_finish(&e, q, p3);
 }

@@ -14,14 +14,14 @@
 #ifndef TEST_KERNDIR
 #define TEST_KERNDIR "build/kernels"
 #endif
-#ifndef DQ_FIXDIR
-#define DQ_FIXDIR "build/tests/dispatch"
+#ifndef TH_FIXDIR
+#define TH_FIXDIR "build/tests/dispatch"
 #endif
 
-#define DQ_SEC 1000000000ull
+#define TH_SEC 1000000000ull
 
 /* Asserts HSAD_OK and prints the status name and message otherwise. */
-#define DQ_OK(expr)                                                                        \
+#define TH_OK(expr)                                                                        \
   do {                                                                                     \
     hsad_status_t s_ = (expr);                                                             \
     cr_assert_eq(s_, HSAD_OK, "%s -> %s: %s", #expr, hsad_status_name(s_), hsad_last_error()); \
@@ -29,7 +29,7 @@
 
 /* Asserts the exact status and that hsad_last_error() is exactly the printf-formatted text
  * (issue 12: whole messages, never a substring). */
-#define DQ_ERR_IS(expr, status, ...)                                                        \
+#define TH_ERR_IS(expr, status, ...)                                                        \
   do {                                                                                      \
     hsad_status_t s_ = (expr);                                                              \
     char want_[1024];                                                                       \
@@ -43,7 +43,7 @@
 /* The message of queue q's sticky error after kfd-emu's injected memory aperture violation
  * (KFD_EMU_FAULT_KERNEL) on device 0: hsad_queue.h's wording, ROCr's queue id, and ROCr
  * 5.2.3's status string for HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION (0x29). */
-static inline const char *dq_fault_msg(hsad_queue_t *q, char *out, size_t n) {
+static inline const char *th_fault_msg(hsad_queue_t *q, char *out, size_t n) {
   snprintf(out, n, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status 0x29 "
            "(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory "
            "beyond the largest legal address.); destroy it and create a new queue",
@@ -52,7 +52,7 @@ static inline const char *dq_fault_msg(hsad_queue_t *q, char *out, size_t n) {
 }
 
 /* The same for one of the device's shared queues (hsad_device_queue): the advice differs. */
-static inline const char *dq_shared_fault_msg(hsad_queue_t *q, char *out, size_t n) {
+static inline const char *th_shared_fault_msg(hsad_queue_t *q, char *out, size_t n) {
   snprintf(out, n, "queue %llu on device 0 (gfx90a:sramecc+:xnack-) faulted: HSA status 0x29 "
            "(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory "
            "beyond the largest legal address.); a shared queue: hsad_device_queue hands out its "
@@ -62,85 +62,85 @@ static inline const char *dq_shared_fault_msg(hsad_queue_t *q, char *out, size_t
 
 /* True when kfd-emu runs with KFD_EMU_READ_INDEX=launch (make test): then waits (1 s) until
  * queue q's read index passed packet 0, i.e. the CP launched it, and asserts it did. */
-static inline bool dq_first_launched(hsad_queue_t *q) {
+static inline bool th_first_launched(hsad_queue_t *q) {
   const char *ri = getenv("KFD_EMU_READ_INDEX");
   if (!ri || strcmp(ri, "launch")) return false;
   const amd_queue_t *aq = (const amd_queue_t *)hsad_queue_hsa(q);
-  uint64_t until = hsad_now_ns() + DQ_SEC;
+  uint64_t until = hsad_now_ns() + TH_SEC;
   while (__atomic_load_n(&aq->read_dispatch_id, __ATOMIC_ACQUIRE) < 1 && hsad_now_ns() < until)
     sched_yield();
   cr_assert_eq(aq->read_dispatch_id, 1, "packet 0 was launched");
   return true;
 }
 
-typedef struct dq_env {
+typedef struct th_env {
   hsad_runtime_t *rt;
   hsad_device_t *dev;
-} dq_env_t;
+} th_env_t;
 
-static inline void dq_open(dq_env_t *e) {
-  DQ_OK(hsad_runtime_open(&e->rt));
-  DQ_OK(hsad_device_get(e->rt, 0, &e->dev));
+static inline void th_open(th_env_t *e) {
+  TH_OK(hsad_runtime_open(&e->rt));
+  TH_OK(hsad_device_get(e->rt, 0, &e->dev));
 }
 
 /* Loads TEST_KERNDIR/<name>-<isa processor>-v<ver>.hsaco and resolves kernel `kname`. */
-static inline hsad_program_t *dq_load(dq_env_t *e, const char *file, int ver, const char *kname,
+static inline hsad_program_t *th_load(th_env_t *e, const char *file, int ver, const char *kname,
                                       const hsad_device_kernel_t **out_k) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s-%s-v%d.hsaco", TEST_KERNDIR, file,
            hsad_device_info(e->dev)->name, ver);
   hsad_program_t *p = NULL;
-  DQ_OK(hsad_program_load_file(e->dev, path, &p));
-  if (out_k) DQ_OK(hsad_program_kernel(p, kname, out_k));
+  TH_OK(hsad_program_load_file(e->dev, path, &p));
+  if (out_k) TH_OK(hsad_program_kernel(p, kname, out_k));
   return p;
 }
 
-static inline uint64_t dq_in(uint64_t ns) { return hsad_now_ns() + ns; }
+static inline uint64_t th_in(uint64_t ns) { return hsad_now_ns() + ns; }
 
 /* A queue of `size` packets, other options default. */
-static inline hsad_queue_t *dq_queue(dq_env_t *e, uint32_t size) {
+static inline hsad_queue_t *th_queue(th_env_t *e, uint32_t size) {
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(e->dev, &(hsad_queue_options_t){.size = size}, &q));
+  TH_OK(hsad_queue_create(e->dev, &(hsad_queue_options_t){.size = size}, &q));
   return q;
 }
 
 /* A buffer of `size` bytes on the device. */
-static inline void *dq_alloc(dq_env_t *e, size_t size) {
+static inline void *th_alloc(th_env_t *e, size_t size) {
   void *p = NULL;
-  DQ_OK(hsad_buffer_alloc(e->dev, size, &p));
+  TH_OK(hsad_buffer_alloc(e->dev, size, &p));
   return p;
 }
 
 /* The usual start of a test: opens the runtime, loads kernel `kname` of `file` (code object
  * version `ver`) and creates a 64-packet queue. Returns the program. */
-static inline hsad_program_t *dq_start(dq_env_t *e, const char *file, int ver, const char *kname,
+static inline hsad_program_t *th_start(th_env_t *e, const char *file, int ver, const char *kname,
                                        const hsad_device_kernel_t **out_k, hsad_queue_t **out_q) {
-  dq_open(e);
-  hsad_program_t *p = dq_load(e, file, ver, kname, out_k);
-  *out_q = dq_queue(e, 64);
+  th_open(e);
+  hsad_program_t *p = th_load(e, file, ver, kname, out_k);
+  *out_q = th_queue(e, 64);
   return p;
 }
 
 /* The usual end of a test: destroys the queue and the program, closes the runtime. */
-static inline void dq_finish(dq_env_t *e, hsad_queue_t *q, hsad_program_t *p) {
+static inline void th_finish(th_env_t *e, hsad_queue_t *q, hsad_program_t *p) {
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e->rt));
+  TH_OK(hsad_runtime_close(e->rt));
 }
 
 /* Dispatches with a completion (submit deadline now + submit_ns), waits for it (deadline now +
  * wait_ns) and releases it. Returns the packet id. */
-static inline uint64_t dq_run(hsad_queue_t *q, const hsad_device_kernel_t *k,
+static inline uint64_t th_run(hsad_queue_t *q, const hsad_device_kernel_t *k,
                               const hsad_launch_t *l, uint64_t submit_ns, uint64_t wait_ns) {
   hsad_completion_t c;
   uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, l, dq_in(submit_ns), &c, &id));
-  DQ_OK(hsad_completion_wait(&c, dq_in(wait_ns)));
+  TH_OK(hsad_kernel_dispatch(q, k, l, th_in(submit_ns), &c, &id));
+  TH_OK(hsad_completion_wait(&c, th_in(wait_ns)));
   return id;
 }
 
 /* The ring slot of packet `id` in a 64-packet queue. */
-static inline const hsa_kernel_dispatch_packet_t *dq_packet(hsad_queue_t *q, uint64_t id) {
+static inline const hsa_kernel_dispatch_packet_t *th_packet(hsad_queue_t *q, uint64_t id) {
   return (const hsa_kernel_dispatch_packet_t *)hsad_queue_hsa(q)->base_address + (id % 64);
 }
 

@@ -11,7 +11,7 @@
 #define N 4096
 
 typedef struct vfix {
-  dq_env_t e;
+  th_env_t e;
   hsad_program_t *p[3];
   hsad_variant_set_t *set;
   float *a, *b, *c;
@@ -34,17 +34,17 @@ static char *read_all(const char *path, size_t *out_n) {
 /* kernels/vector_add.cl (its twin runs it on kfd-emu) as written (OpenCL's default maximum
  * workgroup size, 256), with a 1024 maximum, and with a 64 maximum and 8 waves per SIMD. */
 static void vfix_open(vfix_t *f) {
-  dq_open(&f->e);
+  th_open(&f->e);
   size_t n;
   char *src = read_all(HSAD_SRCDIR "/kernels/vector_add.cl", &n);
   hsad_compile_options_t o = {.opt_level = 2, .code_object_version = 5};
   hsad_variant_budget_t b[3] = {{0, 0}, {1024, 0}, {64, 8}};
-  DQ_OK(hsad_program_compile_variants(f->e.dev, src, n, "vector_add.cl", &o, b, 3, f->p, NULL));
+  TH_OK(hsad_program_compile_variants(f->e.dev, src, n, "vector_add.cl", &o, b, 3, f->p, NULL));
   free(src);
-  DQ_OK(hsad_variant_set_from_programs(f->p, 3, "vector_add", &f->set));
-  f->a = dq_alloc(&f->e, N * 4);
-  f->b = dq_alloc(&f->e, N * 4);
-  f->c = dq_alloc(&f->e, N * 4);
+  TH_OK(hsad_variant_set_from_programs(f->p, 3, "vector_add", &f->set));
+  f->a = th_alloc(&f->e, N * 4);
+  f->b = th_alloc(&f->e, N * 4);
+  f->c = th_alloc(&f->e, N * 4);
   for (int i = 0; i < N; i++) {
     f->a[i] = (float)i;
     f->b[i] = 0.5f * (float)i;
@@ -57,7 +57,7 @@ static void vfix_close(vfix_t *f) {
   hsad_buffer_free(f->c);
   hsad_variant_set_destroy(f->set);
   for (int i = 0; i < 3; i++) hsad_program_destroy(f->p[i]);
-  DQ_OK(hsad_runtime_close(f->e.rt));
+  TH_OK(hsad_runtime_close(f->e.rt));
 }
 
 static uint64_t kobj(vfix_t *f, uint32_t i) {
@@ -96,7 +96,7 @@ Test(variants, choice_cached_per_size_and_dispatched, .timeout = 180) {
   bool cached = true;
   /* 64: every variant allows it and none spills; all reach gfx90a's 8 waves per SIMD, so the
    * fewest VGPRs, then the lowest index */
-  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  TH_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
   cr_assert_eq(cached, false);
   cr_assert_eq(c.candidates, 3);
   cr_assert_eq(c.reason, HSAD_VARIANT_NO_SPILL);
@@ -107,24 +107,24 @@ Test(variants, choice_cached_per_size_and_dispatched, .timeout = 180) {
     cr_assert_eq(ki[i]->vgpr_count, 6, "variant %u: %u VGPRs", i, ki[i]->vgpr_count);
   const uint32_t fewest = 0;
   cr_assert_eq(c.index, fewest);
-  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  TH_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
   cr_assert_eq(cached, true);
   cr_assert_eq(c.index, fewest);
   /* 1024: only variant 1 allows it */
-  DQ_OK(hsad_variant_set_select(f.set, 1024, 0, &c, &cached));
+  TH_OK(hsad_variant_set_select(f.set, 1024, 0, &c, &cached));
   cr_assert_eq(cached, false);
   cr_assert_eq(c.index, 1);
   cr_assert_eq(c.candidates, 1);
   cr_assert_eq(c.regs, ki[1]->vgpr_count);
   /* 256: variants 0 and 1 */
-  DQ_OK(hsad_variant_set_select(f.set, 256, 0, &c, &cached));
+  TH_OK(hsad_variant_set_select(f.set, 256, 0, &c, &cached));
   cr_assert_eq(c.candidates, 2);
   cr_assert_eq(c.index, 0, "equal VGPRs and waves: the lower index");
   cr_assert_eq(c.waves_per_simd, 8);
   const uint32_t at256 = 0;
 
   /* dispatches go to the chosen build: the packet's kernel_object */
-  hsad_queue_t *q = dq_queue(&f.e, 64);
+  hsad_queue_t *q = th_queue(&f.e, 64);
   hsad_karg_t args[4];
   uint32_t blocks[3] = {1024, 256, 64};
   uint32_t want[3] = {1, at256, fewest};
@@ -134,16 +134,16 @@ Test(variants, choice_cached_per_size_and_dispatched, .timeout = 180) {
       hsad_launch_t l = vlaunch(&f, args, blocks[i]);
       hsad_completion_t done;
       uint64_t id;
-      DQ_OK(hsad_variant_dispatch(q, f.set, &l, dq_in(DQ_SEC), &done, &id));
-      DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
-      cr_assert_eq(dq_packet(q, id)->kernel_object, kobj(&f, want[i]), "block %u", blocks[i]);
+      TH_OK(hsad_variant_dispatch(q, f.set, &l, th_in(TH_SEC), &done, &id));
+      TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+      cr_assert_eq(th_packet(q, id)->kernel_object, kobj(&f, want[i]), "block %u", blocks[i]);
       check_sum(&f);
     }
 
   /* a workgroup size no variant allows: the kernel and the numbers; nothing submitted */
   uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
   hsad_launch_t l = vlaunch(&f, args, 2048);
-  hsad_status_t s = hsad_variant_dispatch(q, f.set, &l, dq_in(DQ_SEC), NULL, NULL);
+  hsad_status_t s = hsad_variant_dispatch(q, f.set, &l, th_in(TH_SEC), NULL, NULL);
   cr_assert_eq(s, HSAD_ERR_WORKGROUP, "%s", hsad_status_name(s));
   cr_assert_str_eq(hsad_last_error(),
                    "vector_add.cl[variant 0: wg<=0 waves>=0]: kernel 'vector_add': no variant "
@@ -153,46 +153,46 @@ Test(variants, choice_cached_per_size_and_dispatched, .timeout = 180) {
   hsad_launch_t l2 = {.dims = 2, .grid = {64, 64}, .block = {32, 32}, .args = args,
                       .arg_count = 4};
   uint64_t id;
-  DQ_OK(hsad_variant_dispatch(q, f.set, &l2, dq_in(DQ_SEC), NULL, &id));
-  cr_assert_eq(dq_packet(q, id)->kernel_object, kobj(&f, 1));
+  TH_OK(hsad_variant_dispatch(q, f.set, &l2, th_in(TH_SEC), NULL, &id));
+  cr_assert_eq(th_packet(q, id)->kernel_object, kobj(&f, 1));
   /* geometry the dispatch checks refuse goes to variant 0, whose checks report it */
   hsad_launch_t l0 = vlaunch(&f, args, 0);
-  DQ_ERR_IS(hsad_variant_dispatch(q, f.set, &l0, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_variant_dispatch(q, f.set, &l0, th_in(TH_SEC), NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel vector_add: block[0] is 0 work-items");
-  DQ_ERR_IS(hsad_variant_dispatch(q, NULL, &l0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_dispatch(q, NULL, &l0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_dispatch: NULL set or launch");
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   hsad_queue_destroy(q);
   vfix_close(&f);
 }
 
 /* A set must be one kernel with one argument list. */
 Test(variants, set_of_different_kernels_refused, .timeout = 180) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *va, *sx, *k[2];
-  hsad_program_t *pa = dq_load(&e, "vector_add", 5, "vector_add", &va);
-  hsad_program_t *ps = dq_load(&e, "saxpy", 5, "saxpy", &sx);
+  hsad_program_t *pa = th_load(&e, "vector_add", 5, "vector_add", &va);
+  hsad_program_t *ps = th_load(&e, "saxpy", 5, "saxpy", &sx);
   hsad_variant_set_t *set = NULL;
   k[0] = va;
   k[1] = sx;
-  DQ_ERR_IS(hsad_variant_set_create(k, 2, &set), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_set_create(k, 2, &set), HSAD_ERR_INVALID_ARGUMENT,
             "variant 1 is kernel 'saxpy', variant 0 is 'vector_add'");
-  DQ_ERR_IS(hsad_variant_set_create(k, 17, &set), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_set_create(k, 17, &set), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_set_create: NULL argument or 17 variants (1..16)");
   hsad_program_t *progs[2] = {pa, ps};
-  DQ_ERR_IS(hsad_variant_set_from_programs(progs, 2, "vector_add", &set), HSAD_ERR_KERNEL_NOT_FOUND,
+  TH_ERR_IS(hsad_variant_set_from_programs(progs, 2, "vector_add", &set), HSAD_ERR_KERNEL_NOT_FOUND,
             "%s/saxpy-gfx90a-v5.hsaco: no kernel named 'vector_add' (1 kernels)", TEST_KERNDIR);
   cr_assert_null(set);
   k[1] = va; /* the same build twice is a valid (if useless) set */
-  DQ_OK(hsad_variant_set_create(k, 2, &set));
+  TH_OK(hsad_variant_set_create(k, 2, &set));
   hsad_variant_choice_t c;
-  DQ_OK(hsad_variant_set_select(set, 128, 0, &c, NULL));
+  TH_OK(hsad_variant_set_select(set, 128, 0, &c, NULL));
   cr_assert_eq(c.index, 0);
   hsad_variant_set_destroy(set);
   hsad_program_destroy(pa);
   hsad_program_destroy(ps);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Measured mode: each allowed variant runs once on a profiling queue; the fastest by its
@@ -202,13 +202,13 @@ Test(variants, set_of_different_kernels_refused, .timeout = 180) {
 Test(variants, autotune_caches_the_fastest, .timeout = 180) {
   vfix_t f = {0};
   vfix_open(&f);
-  hsad_queue_t *plain = dq_queue(&f.e, 64), *prof = NULL;
-  DQ_OK(hsad_queue_create(f.e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true},
+  hsad_queue_t *plain = th_queue(&f.e, 64), *prof = NULL;
+  TH_OK(hsad_queue_create(f.e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true},
                           &prof));
   hsad_karg_t args[4];
   hsad_launch_t l = vlaunch(&f, args, 64);
   hsad_variant_tuning_t t;
-  hsad_status_t s = hsad_variant_set_autotune(f.set, plain, &l, dq_in(10 * DQ_SEC), &t);
+  hsad_status_t s = hsad_variant_set_autotune(f.set, plain, &l, th_in(10 * TH_SEC), &t);
   cr_assert_eq(s, HSAD_ERR_UNSUPPORTED);
   cr_assert_str_eq(hsad_last_error(),
                    "hsad_variant_set_autotune: kernel 'vector_add': the queue was created "
@@ -218,7 +218,7 @@ Test(variants, autotune_caches_the_fastest, .timeout = 180) {
   /* 64: all three run */
   memset(f.c, 0, N * 4);
   uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(prof))->write_dispatch_id;
-  DQ_OK(hsad_variant_set_autotune(f.set, prof, &l, dq_in(10 * DQ_SEC), &t));
+  TH_OK(hsad_variant_set_autotune(f.set, prof, &l, th_in(10 * TH_SEC), &t));
   check_sum(&f);
   /* each run: the dispatch and the barrier-AND carrying its epoch */
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(prof))->write_dispatch_id - w0, 6);
@@ -235,17 +235,17 @@ Test(variants, autotune_caches_the_fastest, .timeout = 180) {
   cr_assert_str_eq(hsad_variant_reason_name(t.choice.reason), "measured fastest");
   hsad_variant_choice_t c;
   bool cached = false;
-  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  TH_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
   cr_assert_eq(cached, true);
   cr_assert_eq(c.reason, HSAD_VARIANT_MEASURED);
   cr_assert_eq(c.index, best);
   uint64_t id;
-  DQ_OK(hsad_variant_dispatch(plain, f.set, &l, dq_in(DQ_SEC), NULL, &id));
-  cr_assert_eq(dq_packet(plain, id)->kernel_object, kobj(&f, best));
+  TH_OK(hsad_variant_dispatch(plain, f.set, &l, th_in(TH_SEC), NULL, &id));
+  cr_assert_eq(th_packet(plain, id)->kernel_object, kobj(&f, best));
 
   /* 1024: only variant 1 runs; the others are marked not run */
   l = vlaunch(&f, args, 1024);
-  DQ_OK(hsad_variant_set_autotune(f.set, prof, &l, dq_in(10 * DQ_SEC), &t));
+  TH_OK(hsad_variant_set_autotune(f.set, prof, &l, th_in(10 * TH_SEC), &t));
   cr_assert_eq(t.timed, 1);
   cr_assert_eq(t.ns[0], UINT64_MAX);
   cr_assert_neq(t.ns[1], UINT64_MAX);
@@ -253,10 +253,10 @@ Test(variants, autotune_caches_the_fastest, .timeout = 180) {
   cr_assert_eq(t.choice.index, 1);
   /* 2048: none */
   l = vlaunch(&f, args, 2048);
-  DQ_ERR_IS(hsad_variant_set_autotune(f.set, prof, &l, dq_in(10 * DQ_SEC), &t), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_variant_set_autotune(f.set, prof, &l, th_in(10 * TH_SEC), &t), HSAD_ERR_WORKGROUP,
             "vector_add.cl[variant 0: wg<=0 waves>=0]: kernel 'vector_add': no variant allows "
             "workgroup size 2048 (variants allow up to 256, 1024, 64)");
-  DQ_OK(hsad_queue_wait_idle(plain, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(plain, th_in(10 * TH_SEC)));
   hsad_queue_destroy(plain);
   hsad_queue_destroy(prof);
   vfix_close(&f);
@@ -284,7 +284,7 @@ static void *vthread(void *arg) {
       t->bad++;
     if (r % 20 == 0) {
       hsad_launch_t l = vlaunch(t->f, args, sizes[i]);
-      if (hsad_variant_dispatch(t->q, t->f->set, &l, dq_in(10 * DQ_SEC), NULL, NULL)) t->bad++;
+      if (hsad_variant_dispatch(t->q, t->f->set, &l, th_in(10 * TH_SEC), NULL, NULL)) t->bad++;
     }
   }
   return NULL;
@@ -295,15 +295,15 @@ Test(variants, cache_shared_by_threads, .timeout = 180) {
   vfix_open(&f);
   /* the answers, from a second set (its own empty cache) */
   hsad_variant_set_t *ref = NULL;
-  DQ_OK(hsad_variant_set_from_programs(f.p, 3, "vector_add", &ref));
+  TH_OK(hsad_variant_set_from_programs(f.p, 3, "vector_add", &ref));
   uint32_t want[4];
   for (int i = 0; i < 4; i++) {
     hsad_variant_choice_t c;
-    DQ_OK(hsad_variant_set_select(ref, sizes[i], 0, &c, NULL));
+    TH_OK(hsad_variant_set_select(ref, sizes[i], 0, &c, NULL));
     want[i] = c.index;
   }
   hsad_variant_set_destroy(ref);
-  hsad_queue_t *q = dq_queue(&f.e, 256);
+  hsad_queue_t *q = th_queue(&f.e, 256);
   vthr_t t[4];
   pthread_t th[4];
   for (uint32_t i = 0; i < 4; i++) {
@@ -315,7 +315,7 @@ Test(variants, cache_shared_by_threads, .timeout = 180) {
     pthread_join(th[i], NULL);
     cr_assert_eq(t[i].bad, 0, "thread %d", i);
   }
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(20 * TH_SEC)));
   check_sum(&f);
   hsad_queue_destroy(q);
   vfix_close(&f);
@@ -327,18 +327,18 @@ Test(variants, cache_shared_by_threads, .timeout = 180) {
  * it completes unexecuted (KFD_EMU_NO_TWIN=noop). */
 Test(variants, hog_choice_per_size_on_device, .timeout = 180) {
   setenv("KFD_EMU_NO_TWIN", "noop", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   cr_assert_str_eq(hsad_device_info(e.dev)->name, "gfx90a");
   size_t n;
   char *src = read_all(HSAD_SRCDIR "/tests/data/codeobj/pressure.cl", &n);
   hsad_compile_options_t o = {.opt_level = 2, .code_object_version = 5};
   hsad_variant_budget_t b[4] = {{64, 0}, {0, 0}, {1024, 8}, {1024, 5}};
   hsad_program_t *p[4];
-  DQ_OK(hsad_program_compile_variants(e.dev, src, n, "pressure.cl", &o, b, 4, p, NULL));
+  TH_OK(hsad_program_compile_variants(e.dev, src, n, "pressure.cl", &o, b, 4, p, NULL));
   free(src);
   hsad_variant_set_t *set;
-  DQ_OK(hsad_variant_set_from_programs(p, 4, "hog", &set));
+  TH_OK(hsad_variant_set_from_programs(p, 4, "hog", &set));
   const hsad_kernel_info_t *ki[4];
   uint64_t ko[4];
   for (uint32_t i = 0; i < 4; i++) {
@@ -363,13 +363,13 @@ Test(variants, hog_choice_per_size_on_device, .timeout = 180) {
                         waves[3] = {4, 4, 4};
   static const hsad_variant_reason_t why[3] = {HSAD_VARIANT_NO_SPILL, HSAD_VARIANT_NO_SPILL,
                                                HSAD_VARIANT_LEAST_SPILL};
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_queue_t *q = th_queue(&e, 64);
   hsad_variant_set_stats_t st;
-  DQ_OK(hsad_variant_set_stats(set, &st));
+  TH_OK(hsad_variant_set_stats(set, &st));
   cr_assert_eq(st.rule_runs, 0);
   cr_assert_eq(st.lock_takes, 0);
   cr_assert_eq(st.cached_keys, 0);
-  float *io = dq_alloc(&e, 1024 * 256 * 16);
+  float *io = th_alloc(&e, 1024 * 256 * 16);
   int32_t iters = 1;
   hsad_karg_t args[2] = {HSAD_KARG_PTR(io), HSAD_KARG_VAL(iters)};
   for (uint32_t s = 0; s < 3; s++) {
@@ -378,14 +378,14 @@ Test(variants, hog_choice_per_size_on_device, .timeout = 180) {
     for (int r = 0; r < 5; r++) { /* 5 dispatches: the rule runs for the first only */
       hsad_completion_t done;
       uint64_t id;
-      DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &done, &id));
-      DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
-      const hsa_kernel_dispatch_packet_t *pk = dq_packet(q, id);
+      TH_OK(hsad_variant_dispatch(q, set, &l, th_in(TH_SEC), &done, &id));
+      TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+      const hsa_kernel_dispatch_packet_t *pk = th_packet(q, id);
       cr_assert_eq(pk->kernel_object, ko[want[s]], "block %u dispatch %d", sizes[s], r);
       cr_assert_eq(pk->private_segment_size, scratch[want[s]]);
       cr_assert_eq(pk->workgroup_size_x, sizes[s]);
     }
-    DQ_OK(hsad_variant_set_stats(set, &st));
+    TH_OK(hsad_variant_set_stats(set, &st));
     cr_assert_eq(st.rule_runs, s + 1, "block %u: %llu rule runs", sizes[s],
                  (unsigned long long)st.rule_runs);
     cr_assert_eq(st.lock_takes, 3 * (s + 1), "block %u: %llu", sizes[s],
@@ -395,7 +395,7 @@ Test(variants, hog_choice_per_size_on_device, .timeout = 180) {
   for (uint32_t s = 0; s < 3; s++) {
     hsad_variant_choice_t c;
     bool cached = false;
-    DQ_OK(hsad_variant_set_select(set, sizes[s], 0, &c, &cached));
+    TH_OK(hsad_variant_set_select(set, sizes[s], 0, &c, &cached));
     cr_assert_eq(cached, true);
     cr_assert_eq(c.index, want[s], "block %u: variant %u", sizes[s], c.index);
     cr_assert_eq(c.reason, why[s], "block %u", sizes[s]);
@@ -405,17 +405,17 @@ Test(variants, hog_choice_per_size_on_device, .timeout = 180) {
     cr_assert_eq(c.regs, vgprs[want[s]]);
   }
   /* the selects: one lock each (the cached choice's details), no rule */
-  DQ_OK(hsad_variant_set_stats(set, &st));
+  TH_OK(hsad_variant_set_stats(set, &st));
   cr_assert_eq(st.rule_runs, 3);
   cr_assert_eq(st.lock_takes, 12);
-  DQ_ERR_IS(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_set_stats: NULL set or out_stats");
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   hsad_queue_destroy(q);
   hsad_buffer_free(io);
   hsad_variant_set_destroy(set);
   for (int i = 0; i < 4; i++) hsad_program_destroy(p[i]);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Measured mode on a queue of another device (KFD_EMU_GPUS=2): refused before anything runs,
@@ -425,19 +425,19 @@ Test(variants, autotune_refuses_a_queue_of_another_device, .timeout = 180) {
   vfix_t f = {0};
   vfix_open(&f);
   hsad_device_t *d1;
-  DQ_OK(hsad_device_get(f.e.rt, 1, &d1));
+  TH_OK(hsad_device_get(f.e.rt, 1, &d1));
   hsad_queue_t *q1 = NULL;
-  DQ_OK(hsad_queue_create(d1, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q1));
+  TH_OK(hsad_queue_create(d1, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q1));
   hsad_karg_t args[4];
   hsad_launch_t l = vlaunch(&f, args, 64);
   uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(q1))->write_dispatch_id;
-  DQ_ERR_IS(hsad_variant_set_autotune(f.set, q1, &l, dq_in(10 * DQ_SEC), NULL),
+  TH_ERR_IS(hsad_variant_set_autotune(f.set, q1, &l, th_in(10 * TH_SEC), NULL),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_autotune: kernel 'vector_add': the "
             "queue is on device 1, the set's variants on device 0");
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q1))->write_dispatch_id, w0);
   hsad_variant_choice_t c;
   bool cached = true;
-  DQ_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
+  TH_OK(hsad_variant_set_select(f.set, 64, 0, &c, &cached));
   cr_assert_eq(cached, false, "nothing was cached");
   hsad_queue_destroy(q1);
   vfix_close(&f);

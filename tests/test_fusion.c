@@ -23,13 +23,13 @@ static uint32_t rec(hsad_graph_t *g, const char *name, uint32_t lane,
   hsad_karg_t a[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(index)};
   hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3};
   uint32_t id = 0;
-  DQ_OK(hsad_graph_add_kernel(g, name, lane, k, &l, deps, nd, &id));
+  TH_OK(hsad_graph_add_kernel(g, name, lane, k, &l, deps, nd, &id));
   return id;
 }
 
 static uint32_t pkt_word(const hsad_graph_exec_t *x, uint32_t qi, uint32_t i, int32_t *node) {
   uint8_t b[64];
-  DQ_OK(hsad_graph_exec_packet(x, qi, i, b, node));
+  TH_OK(hsad_graph_exec_packet(x, qi, i, b, node));
   uint32_t w;
   memcpy(&w, b, 4);
   return w;
@@ -37,19 +37,19 @@ static uint32_t pkt_word(const hsad_graph_exec_t *x, uint32_t qi, uint32_t i, in
 
 /* Diamond A -> {B, C} -> D on one queue. */
 Test(fusion, diamond_one_queue, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 16);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a = rec(g, "A", 0, k, counter, slots, 0, NULL, 0);
   uint32_t b = rec(g, "B", 0, k, counter, slots, 1, &a, 1);
   uint32_t c = rec(g, "C", 0, k, counter, slots, 2, &a, 1);
   rec(g, "D", 0, k, counter, slots, 3, (uint32_t[]){b, c}, 2);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue_count(x), 1);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 4);
@@ -67,8 +67,8 @@ Test(fusion, diamond_one_queue, .timeout = 60) {
     *counter = 0;
     memset(slots, 0xff, 16);
     hsad_completion_t done;
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
-    DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
+    TH_OK(hsad_completion_wait_all(&done, 1, th_in(10 * TH_SEC)));
     cr_assert_eq(done.packet_id, 4 * round + 3);
     cr_assert_eq(doorbell_value(q), 4 * (uint64_t)round + 3);
     cr_assert_eq(slots[0], 0);
@@ -82,7 +82,7 @@ Test(fusion, diamond_one_queue, .timeout = 60) {
   hsa_signal_t es;
   hsa_signal_value_t lt;
   hsad_completion_t c0 = {.queue = q, .epoch = 1};
-  DQ_OK(hsad_completion_signal(&c0, &es, &lt));
+  TH_OK(hsad_completion_signal(&c0, &es, &lt));
   /* kernarg segments: prepublished by the exec, one per node (64-byte aligned, 64 bytes apart
    * x 2 versions: order_record v5's 280-byte segment takes 320 per version), the same address
    * in every launch (no update happened), outside the queue's ring of 512-byte kernarg blocks,
@@ -112,7 +112,7 @@ Test(fusion, diamond_one_queue, .timeout = 60) {
   uint32_t nine = 9;
   hsad_karg_t pa[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(nine)};
   hsad_launch_t pl = {.dims = 1, .grid = {1}, .block = {1}, .args = pa, .arg_count = 3};
-  cr_assert_eq(dq_run(q, k, &pl, DQ_SEC, 10 * DQ_SEC), 12);
+  cr_assert_eq(th_run(q, k, &pl, TH_SEC, 10 * TH_SEC), 12);
   uint64_t block12 = (uint64_t)(uintptr_t)ring[12].kernarg_address;
   cr_assert(block12 + 512 <= seg0 || block12 >= seg0 + 4 * 640,
             "the graph's segments are not the ring's blocks");
@@ -124,26 +124,26 @@ Test(fusion, diamond_one_queue, .timeout = 60) {
 
 /* Fan-in 12: twelve independent nodes, one sink. Only the sink has the BARRIER bit. */
 Test(fusion, fan_in_12, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 13 * 4);
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 13 * 4);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t src[12];
   for (uint32_t i = 0; i < 12; i++) src[i] = rec(g, NULL, 0, k, counter, slots, i, NULL, 0);
   rec(g, "sink", 0, k, counter, slots, 12, src, 12);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 13);
   /* the first source has the stream-order bit, the sink its fan-in's */
   for (uint32_t i = 0; i < 13; i++) cr_assert_eq(BAR(pkt_word(x, 0, i, NULL)), i == 0 || i == 12);
   *counter = 0;
   hsad_completion_t done;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
-  DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait_all(&done, 1, th_in(10 * TH_SEC)));
   cr_assert_eq(slots[12], 12);
   cr_assert_eq(doorbell_value(q), 12);
   hsad_graph_exec_destroy(x);
@@ -157,21 +157,21 @@ Test(fusion, fan_in_12, .timeout = 60) {
  * epoch signal); queue 1 gets one barrier-value packet on exactly that point, not on queue
  * 0's whole run; one doorbell per queue. */
 Test(fusion, cross_queue_capture, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q0;
-  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q0);
-  hsad_queue_t *q1 = dq_queue(&e, 64);
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q0);
+  hsad_queue_t *q1 = th_queue(&e, 64);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 16);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
   uint32_t a0 = rec(g, "A0", 0, k, counter, slots, 0, NULL, 0);
   rec(g, "A1", 0, k, counter, slots, 1, NULL, 0);
   rec(g, "B0", 1, k, counter, slots, 2, NULL, 0);
   rec(g, "B1", 1, k, counter, slots, 3, &a0, 1);
   hsad_graph_exec_t *x;
   hsad_queue_t *lanes[2] = {q0, q1};
-  DQ_OK(hsad_graph_instantiate(g, lanes, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, lanes, 2, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue_count(x), 2);
   cr_assert_eq(hsad_graph_exec_queue(x, 0), q0);
@@ -181,11 +181,11 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
   cr_assert_eq(BAR(pkt_word(x, 0, 1, NULL)), 1);
   cr_assert_eq(hsad_graph_exec_point_count(x, 0), 2);
   uint32_t pt;
-  DQ_OK(hsad_graph_exec_point(x, 0, 0, &pt));
+  TH_OK(hsad_graph_exec_point(x, 0, 0, &pt));
   cr_assert_eq(pt, 0);
-  DQ_OK(hsad_graph_exec_point(x, 0, 1, &pt));
+  TH_OK(hsad_graph_exec_point(x, 0, 1, &pt));
   cr_assert_eq(pt, 1);
-  DQ_ERR_IS(hsad_graph_exec_point(x, 0, 2, &pt), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_point(x, 0, 2, &pt), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_point: queue 0 point 2 out of range");
   /* q1: B0 (stream-order BARRIER), barrier-value (no BARRIER), B1 (BARRIER: B0 is its lane
    * predecessor; epoch point 0) */
@@ -205,8 +205,8 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
   for (uint32_t round = 1; round <= 3; round++) {
     *counter = 0;
     hsad_completion_t done[2];
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), done, NULL));
-    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), done, NULL));
+    TH_OK(hsad_completion_wait_all(done, 2, th_in(10 * TH_SEC)));
     uint32_t pre = round > 1;
     uint64_t first1 = end1;
     end0 += 2 + pre;
@@ -225,7 +225,7 @@ Test(fusion, cross_queue_capture, .timeout = 60) {
     cr_assert_eq(done[0].epoch, 2 * round);
     cr_assert_eq(done[1].epoch, round);
     hsad_completion_t a0_point = {.queue = q0, .epoch = 2 * round - 1};
-    DQ_OK(hsad_completion_signal(&a0_point, &es, &lt));
+    TH_OK(hsad_completion_signal(&a0_point, &es, &lt));
     cr_assert_eq(bv->signal.handle, es.handle);
     cr_assert_eq(bv->value, lt);
     cr_assert_eq(lt, HSAD_EPOCH_BASE - (int64_t)(2 * round - 1) + 1);
@@ -258,38 +258,38 @@ Test(fusion, bodies_complete_when_headers_valid, .timeout = 120) {
    * handlers when it compiles (RemoveFileOnSignal), and a ring store faulting while they are
    * swapped crashed the watch's process (1 run in ~130: kfd-emu's CP thread in retire()) */
   setenv("KFD_EMU_KERNEL_MODE", "twin", 1);
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q0;
-  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q0);
-  hsad_queue_t *q1 = dq_queue(&e, 64);
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q0);
+  hsad_queue_t *q1 = th_queue(&e, 64);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 16);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
   uint32_t a0 = rec(g, "A0", 0, k, counter, slots, 0, NULL, 0);
   rec(g, "A1", 0, k, counter, slots, 1, NULL, 0);
   rec(g, "B0", 1, k, counter, slots, 2, NULL, 0);
   rec(g, "B1", 1, k, counter, slots, 3, &a0, 1);
   hsad_graph_exec_t *x;
   hsad_queue_t *lanes[2] = {q0, q1};
-  DQ_OK(hsad_graph_instantiate(g, lanes, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, lanes, 2, &x));
   hsad_graph_destroy(g);
   for (uint32_t round = 0; round < 45; round++) {
     *counter = 0;
     memset(slots, 0xff, 16);
     hsad_completion_t done[2];
     hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_NONE;
-    DQ_OK(hsad_graph_launch(x, round < 40 ? 0 : HSAD_GRAPH_SEQUENTIAL, dq_in(10 * DQ_SEC), done,
+    TH_OK(hsad_graph_launch(x, round < 40 ? 0 : HSAD_GRAPH_SEQUENTIAL, th_in(10 * TH_SEC), done,
                             &why));
     cr_assert_eq(why, round < 40 ? HSAD_GRAPH_ROLLBACK_NONE : HSAD_GRAPH_ROLLBACK_REQUESTED,
                  "round %u: path %d", round, (int)why);
-    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_completion_wait_all(done, 2, th_in(10 * TH_SEC)));
     cr_assert_eq(*counter, 4, "round %u: %u kernels ran", round, *counter);
     cr_assert(slots[1] > slots[0] && slots[3] > slots[0] && slots[3] > slots[2],
               "round %u: order %u %u %u %u", round, slots[0], slots[1], slots[2], slots[3]);
   }
-  DQ_OK(hsad_queue_error(q0));
-  DQ_OK(hsad_queue_error(q1));
+  TH_OK(hsad_queue_error(q0));
+  TH_OK(hsad_queue_error(q1));
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q1);
   hsad_queue_destroy(q0);
@@ -299,18 +299,18 @@ Test(fusion, bodies_complete_when_headers_valid, .timeout = 120) {
 }
 
 Test(fusion, cycle_names_its_nodes, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 16);
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 16);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a = rec(g, "load", 0, k, counter, slots, 0, NULL, 0);
   uint32_t b = rec(g, "scale", 0, k, counter, slots, 1, &a, 1);
   uint32_t c = rec(g, "store", 0, k, counter, slots, 2, &b, 1);
   rec(g, "other", 0, k, counter, slots, 3, NULL, 0);
-  DQ_OK(hsad_graph_add_edge(g, c, b));
+  TH_OK(hsad_graph_add_edge(g, c, b));
   hsad_graph_exec_t *x = NULL;
   hsad_status_t s = hsad_graph_instantiate(g, &q, 1, &x);
   cr_assert_eq(s, HSAD_ERR_GRAPH);
@@ -325,25 +325,25 @@ Test(fusion, cycle_names_its_nodes, .timeout = 60) {
 /* Node names are unique: a taken name (given, truncated or the default node<id>) is refused by
  * both add calls, naming the name and the node that has it, and nothing is recorded. */
 Test(fusion, duplicate_names_refused, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "order_record", 5, "order_record", &k, &q);
-  uint32_t *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 64);
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 64);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a = rec(g, "load", 0, k, counter, slots, 0, NULL, 0);
   rec(g, "node2", 0, k, counter, slots, 1, &a, 1);
   rec(g, "a_name_of_exactly_31_bytes_xxxx", 0, k, counter, slots, 2, NULL, 0);
   hsad_karg_t args[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(a)};
   hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = args, .arg_count = 3};
   uint32_t id = 77;
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "load", 1, k, &l, &a, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_kernel(g, "load", 1, k, &l, &a, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_kernel: node name 'load' is the name of node 0; node names are unique");
-  DQ_ERR_IS(hsad_graph_add_barrier(g, "load", 0, &a, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_barrier(g, "load", 0, &a, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_barrier: node name 'load' is the name of node 0; node names are "
             "unique");
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "a_name_of_exactly_31_bytes_xxxx_and_more", 0, k, &l, NULL,
+  TH_ERR_IS(hsad_graph_add_kernel(g, "a_name_of_exactly_31_bytes_xxxx_and_more", 0, k, &l, NULL,
                                   0, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_kernel: node name 'a_name_of_exactly_31_bytes_xxxx_and_more' "
             "(truncated to 31 bytes: 'a_name_of_exactly_31_bytes_xxxx') is the name of node 2; "
@@ -354,17 +354,17 @@ Test(fusion, duplicate_names_refused, .timeout = 60) {
   rec(g, "y", 0, k, counter, slots, 5, NULL, 0);
   rec(g, "z", 0, k, counter, slots, 6, NULL, 0);
   rec(g, "node8", 0, k, counter, slots, 7, NULL, 0); /* id 7 */
-  DQ_ERR_IS(hsad_graph_add_barrier(g, NULL, 0, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_barrier(g, NULL, 0, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_barrier: node name 'node8' (the default for a NULL name) is the name "
             "of node 7; node names are unique");
   cr_assert_eq(id, 77, "nothing recorded");
   /* the refusals recorded nothing: the next node is id 8, and the graph runs 8 nodes */
   cr_assert_eq(rec(g, "last", 0, k, counter, slots, 8, NULL, 0), 8);
   hsad_graph_exec_t *x = NULL;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_completion_t done;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
-  DQ_OK(hsad_completion_wait(&done, dq_in(DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait(&done, th_in(TH_SEC)));
   cr_assert_eq(*counter, 9);
   hsad_graph_exec_destroy(x);
   hsad_graph_destroy(g);
@@ -375,41 +375,41 @@ Test(fusion, duplicate_names_refused, .timeout = 60) {
 
 /* 1,000 launches of a fill -> saxpy-free chain with the fill value updated between launches. */
 Test(fusion, thousand_launches_with_updates, .timeout = 120) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *fill, *rk;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "fill", 5, "fill", &fill, &q);
-  hsad_program_t *p2 = dq_load(&e, "order_record", 5, "order_record", &rk);
+  hsad_program_t *p = th_start(&e, "fill", 5, "fill", &fill, &q);
+  hsad_program_t *p2 = th_load(&e, "order_record", 5, "order_record", &rk);
   enum { N = 64 };
-  uint32_t *buf = dq_alloc(&e, N * 4), *counter = dq_alloc(&e, 4), *slots = dq_alloc(&e, 8);
+  uint32_t *buf = th_alloc(&e, N * 4), *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 8);
   uint32_t v = 0, n = N;
   *counter = 0;
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t fl = {.dims = 1, .grid = {N}, .block = {64}, .args = fa, .arg_count = 3};
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
   uint32_t f = 0;
-  DQ_OK(hsad_graph_add_kernel(g, "fill", 0, fill, &fl, NULL, 0, &f));
+  TH_OK(hsad_graph_add_kernel(g, "fill", 0, fill, &fl, NULL, 0, &f));
   rec(g, "after", 0, rk, counter, slots, 1, NULL, 0);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   for (uint32_t i = 1; i <= 1000; i++) {
     v = 3 * i + 7;
     n = N - (i % 5);  /* fewer elements: the tail keeps the previous value */
     fl.grid[0] = n;
     fl.block[0] = n < 32 ? n : 32;
-    DQ_OK(hsad_graph_exec_update(x, f, &fl));
+    TH_OK(hsad_graph_exec_update(x, f, &fl));
     hsad_completion_t done;
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
-    DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
+    TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
     for (uint32_t j = 0; j < n; j++) cr_assert_eq(buf[j], 3 * i + 7, "launch %u: buf[%u] %u", i, j, buf[j]);
     cr_assert_eq(slots[1], i - 1);  /* the dependent node ran once per launch, after fill */
   }
   cr_assert_eq(*counter, 1000);
   /* a wrong update is refused and names the node; the node is unchanged */
   fl.dims = 0;
-  DQ_ERR_IS(hsad_graph_exec_update(x, f, &fl), HSAD_ERR_GRID,
+  TH_ERR_IS(hsad_graph_exec_update(x, f, &fl), HSAD_ERR_GRID,
             "node fill: kernel fill: dims 0, must be 1..3");
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
@@ -420,17 +420,17 @@ Test(fusion, thousand_launches_with_updates, .timeout = 120) {
 
 /* A diamond plus a cross-queue node; run the same exec fused or as asked, check results. */
 typedef struct fu_kit {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *k;
   hsad_program_t *p;
   uint32_t *counter, *slots;
 } fu_kit_t;
 
 static void kit_open(fu_kit_t *t) {
-  dq_open(&t->e);
-  t->p = dq_load(&t->e, "order_record", 5, "order_record", &t->k);
-  t->counter = dq_alloc(&t->e, 4);
-  t->slots = dq_alloc(&t->e, 64 * 4);
+  th_open(&t->e);
+  t->p = th_load(&t->e, "order_record", 5, "order_record", &t->k);
+  t->counter = th_alloc(&t->e, 4);
+  t->slots = th_alloc(&t->e, 64 * 4);
   *t->counter = 0;
   memset(t->slots, 0xff, 64 * 4);
 }
@@ -443,12 +443,12 @@ static void kit_close(fu_kit_t *t) {
 /* fan-in of `n` sources into one sink (index n) on lane 0 */
 static hsad_graph_exec_t *fan_in(fu_kit_t *t, uint32_t n, hsad_queue_t *q) {
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t src[64];
   for (uint32_t i = 0; i < n; i++) src[i] = rec(g, NULL, 0, t->k, t->counter, t->slots, i, NULL, 0);
   rec(g, "sink", 0, t->k, t->counter, t->slots, n, src, n);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   return x;
 }
@@ -462,20 +462,20 @@ static void check_fan_in(const fu_kit_t *t, uint32_t n) {
 Test(fusion_rollback, requested_same_results, .timeout = 60) {
   fu_kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64);
   hsad_graph_exec_t *x = fan_in(&t, 5, q);
   hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_COUNT;
   hsad_completion_t c;
-  DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_SEQUENTIAL, dq_in(DQ_SEC), &c, &why));
+  TH_OK(hsad_graph_launch(x, HSAD_GRAPH_SEQUENTIAL, th_in(TH_SEC), &c, &why));
   cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_REQUESTED);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   check_fan_in(&t, 5);
   cr_assert_eq(c.packet_id, 5);  /* one packet per node, no barrier */
   cr_assert_eq(c.epoch, 6);      /* every node is an epoch packet */
   *t.counter = 0;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, &why));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, &why));
   cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   check_fan_in(&t, 5);
   cr_assert_eq(c.packet_id, 11);
   cr_assert_eq(c.epoch, 7);      /* the fused launch: one epoch */
@@ -494,19 +494,19 @@ Test(fusion_rollback, ring_too_small, .timeout = 60) {
   kit_open(&t);
   uint32_t qmin = hsad_device_info(t.e.dev)->queue_min_size;
   uint32_t size = qmin > 16 ? qmin : 16;
-  hsad_queue_t *q = dq_queue(&t.e, size);
+  hsad_queue_t *q = th_queue(&t.e, size);
   hsad_graph_exec_t *x = fan_in(&t, size, q);  /* size + 1 packets */
   hsad_graph_rollback_t why;
   hsad_completion_t c;
   char want[256];
   snprintf(want, sizeof want, "graph launch cannot be fused (ring too small: %u packets on queue "
            "0, its ring holds %u) and rollback is forbidden", size + 1, size);
-  hsad_status_t s = hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), &c, &why);
+  hsad_status_t s = hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, th_in(TH_SEC), &c, &why);
   cr_assert_eq(s, HSAD_ERR_RESOURCE_EXHAUSTED);
   cr_assert_str_eq(hsad_last_error(), want);
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), &c, &why));
+  TH_OK(hsad_graph_launch(x, 0, th_in(10 * TH_SEC), &c, &why));
   cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_RING_SIZE);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   check_fan_in(&t, size);
   uint64_t cnt[HSAD_GRAPH_ROLLBACK_COUNT];
   hsad_graph_exec_counters(x, cnt);
@@ -525,22 +525,22 @@ Test(fusion_rollback, ring_full_waits, .timeout = 60) {
   fu_kit_t t;
   kit_open(&t);
   const hsad_device_kernel_t *kc;
-  hsad_program_t *pc = dq_load(&t.e, "count_dispatch", 5, "count_dispatch", &kc);
+  hsad_program_t *pc = th_load(&t.e, "count_dispatch", 5, "count_dispatch", &kc);
   uint32_t size = hsad_device_info(t.e.dev)->queue_min_size;
-  hsad_queue_t *q = dq_queue(&t.e, size);
+  hsad_queue_t *q = th_queue(&t.e, size);
   hsad_graph_exec_t *x = fan_in(&t, 3, q);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 4);
-  uint32_t *cnt = dq_alloc(&t.e, 4), one = 1;
+  uint32_t *cnt = th_alloc(&t.e, 4), one = 1;
   *cnt = 0;
   hsad_karg_t a[2] = {HSAD_KARG_PTR(cnt), HSAD_KARG_VAL(one)};
   hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 2};
   for (uint32_t i = 0; i < size - 2; i++)
-    DQ_OK(hsad_kernel_dispatch(q, kc, &l, dq_in(DQ_SEC), NULL, NULL));
+    TH_OK(hsad_kernel_dispatch(q, kc, &l, th_in(TH_SEC), NULL, NULL));
   hsad_graph_rollback_t why;
   hsad_completion_t c;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(20 * DQ_SEC), &c, &why));
+  TH_OK(hsad_graph_launch(x, 0, th_in(20 * TH_SEC), &c, &why));
   cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
-  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
   check_fan_in(&t, 3);
   cr_assert_eq(*cnt, size - 2, "the graph's completion covers the queue's earlier work");
   hsad_graph_exec_destroy(x);
@@ -555,14 +555,14 @@ Test(fusion_rollback, ring_full_waits, .timeout = 60) {
 Test(fusion_rollback, edges_both_ways_fuse, .timeout = 60) {
   fu_kit_t t;
   kit_open(&t);
-  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  hsad_queue_t *q[2] = {th_queue(&t.e, 64), th_queue(&t.e, 64)};
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
   uint32_t a0 = rec(g, "a0", 0, t.k, t.counter, t.slots, 0, NULL, 0);
   uint32_t b0 = rec(g, "b0", 1, t.k, t.counter, t.slots, 1, &a0, 1);
   rec(g, "a1", 0, t.k, t.counter, t.slots, 2, &b0, 1);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   /* queue 0: a0 (point 0), barrier-value on b0's point, a1 (point 1); queue 1: barrier-value
    * on a0's point, b0 (a producer: BARRIER bit, its point) */
@@ -572,9 +572,9 @@ Test(fusion_rollback, edges_both_ways_fuse, .timeout = 60) {
   hsad_completion_t c[2];
   for (int round = 0; round < 4; round++) {
     *t.counter = 0;
-    DQ_OK(hsad_graph_launch(x, round ? 0 : HSAD_GRAPH_NO_ROLLBACK, dq_in(10 * DQ_SEC), c, &why));
+    TH_OK(hsad_graph_launch(x, round ? 0 : HSAD_GRAPH_NO_ROLLBACK, th_in(10 * TH_SEC), c, &why));
     cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
-    DQ_OK(hsad_completion_wait_all(c, 2, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_completion_wait_all(c, 2, th_in(10 * TH_SEC)));
     cr_assert_eq(t.slots[0], 0);
     cr_assert_eq(t.slots[1], 1);
     cr_assert_eq(t.slots[2], 2);
@@ -592,45 +592,45 @@ Test(fusion, fault_mid_graph, .timeout = 60) {
   fu_kit_t t;
   kit_open(&t);
   const hsad_device_kernel_t *kf;
-  hsad_program_t *pf = dq_load(&t.e, "fill", 5, "fill", &kf);
-  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
-  uint32_t *buf = dq_alloc(&t.e, 64 * 4), v = 5, n = 64;
+  hsad_program_t *pf = th_load(&t.e, "fill", 5, "fill", &kf);
+  hsad_queue_t *q[2] = {th_queue(&t.e, 64), th_queue(&t.e, 64)};
+  uint32_t *buf = th_alloc(&t.e, 64 * 4), v = 5, n = 64;
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(buf), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t fl = {.dims = 1, .grid = {64}, .block = {64}, .args = fa, .arg_count = 3};
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
   rec(g, "first", 0, t.k, t.counter, t.slots, 0, NULL, 0);
   uint32_t f = 0;
-  DQ_OK(hsad_graph_add_kernel(g, "faulty", 0, kf, &fl, NULL, 0, &f));
+  TH_OK(hsad_graph_add_kernel(g, "faulty", 0, kf, &fl, NULL, 0, &f));
   rec(g, "after", 0, t.k, t.counter, t.slots, 1, NULL, 0);
   rec(g, "other", 1, t.k, t.counter, t.slots, 2, &f, 1);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   hsad_completion_t c[2];
   char msg[512];
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL));
-  DQ_ERR_IS(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR,
-            "completion 0 of 2: %s", dq_fault_msg(q[0], msg, sizeof msg));
-  DQ_ERR_IS(hsad_completion_wait(&c[0], dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), c, NULL));
+  TH_ERR_IS(hsad_completion_wait_all(c, 2, th_in(5 * TH_SEC)), HSAD_ERR_QUEUE_ERROR,
+            "completion 0 of 2: %s", th_fault_msg(q[0], msg, sizeof msg));
+  TH_ERR_IS(hsad_completion_wait(&c[0], th_in(5 * TH_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   /* queue 1's barrier-value waiter was released by the fault (hsad_queue.h: its queue goes
    * on), so its completion is reached; only wait_all / queue 0 report the error */
-  DQ_OK(hsad_completion_wait(&c[1], dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c[1], th_in(5 * TH_SEC)));
   cr_assert_eq(*t.counter, 2);
   cr_assert_eq(t.slots[0], 0);        /* the node before the fault ran first */
   cr_assert_eq(t.slots[1], 0xffffffffu); /* the node behind the fault never ran */
   cr_assert_eq(t.slots[2], 1);
   /* the sticky error refuses the next launch before anything is reserved */
-  DQ_ERR_IS(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL), HSAD_ERR_QUEUE_ERROR, "%s", msg);
-  hsad_queue_t *fresh = dq_queue(&t.e, 64);
-  DQ_OK(hsad_graph_exec_set_queue(x, 0, fresh));
+  TH_ERR_IS(hsad_graph_launch(x, 0, th_in(TH_SEC), c, NULL), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  hsad_queue_t *fresh = th_queue(&t.e, 64);
+  TH_OK(hsad_graph_exec_set_queue(x, 0, fresh));
   cr_assert_eq(hsad_graph_exec_queue(x, 0), fresh);
   *t.counter = 0;
   memset(t.slots, 0xff, 12);
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), c, NULL));
-  DQ_ERR_IS(hsad_completion_wait_all(c, 2, dq_in(5 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR,
-            "completion 0 of 2: %s", dq_fault_msg(fresh, msg, sizeof msg));
-  DQ_OK(hsad_completion_wait(&c[1], dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), c, NULL));
+  TH_ERR_IS(hsad_completion_wait_all(c, 2, th_in(5 * TH_SEC)), HSAD_ERR_QUEUE_ERROR,
+            "completion 0 of 2: %s", th_fault_msg(fresh, msg, sizeof msg));
+  TH_OK(hsad_completion_wait(&c[1], th_in(5 * TH_SEC)));
   cr_assert_eq(*t.counter, 2);
   cr_assert_eq(t.slots[0], 0);        /* ran on the new queue */
   cr_assert_eq(t.slots[1], 0xffffffffu); /* behind the fault: never ran */
@@ -1103,13 +1103,13 @@ static void blob_1k(uint32_t *v, uint32_t r) {
  * epoch: A's and B's last padding packet carries it, 7 packets again): every result exact. A
  * graph whose last packet is padding turns it into the epoch barrier (0x1503). */
 Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *ks, *kf;
   hsad_queue_t *q;
-  hsad_program_t *p = dq_start(&e, "big_args", 5, "struct_1k", &ks, &q);
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &kf);
+  hsad_program_t *p = th_start(&e, "big_args", 5, "struct_1k", &ks, &q);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &kf);
   enum { N = 300 };
-  uint32_t *out = dq_alloc(&e, 2 * N * 4), *fo = dq_alloc(&e, 16 * 4);
+  uint32_t *out = th_alloc(&e, 2 * N * 4), *fo = th_alloc(&e, 16 * 4);
   static uint32_t va[256], vb[256];
   blob_1k(va, 1);
   blob_1k(vb, 2);
@@ -1123,13 +1123,13 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
   hsad_launch_t lb = la, lf = {.dims = 1, .grid = {16}, .block = {16}, .args = af, .arg_count = 3};
   lb.args = ab;
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a, b, c;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, ks, &la, NULL, 0, &a));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, ks, &lb, &a, 1, &b));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 0, kf, &lf, &b, 1, &c));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, ks, &la, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, ks, &lb, &a, 1, &b));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, kf, &lf, &b, 1, &c));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 7);
   const int32_t want_node[7] = {0, -1, -1, 1, -1, -1, 2};
@@ -1147,13 +1147,13 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
   }
   for (uint32_t r = 0; r < 4; r++) {
     blob_1k(va, 10 + r);
-    DQ_OK(hsad_graph_exec_update(x, a, &la));
+    TH_OK(hsad_graph_exec_update(x, a, &la));
     memset(out, 0, 2 * N * 4);
     memset(fo, 0, 16 * 4);
     hsad_completion_t done;
     hsad_graph_rollback_t why;
-    DQ_OK(hsad_graph_launch(x, r == 3 ? HSAD_GRAPH_SEQUENTIAL : 0, dq_in(DQ_SEC), &done, &why));
-    DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_graph_launch(x, r == 3 ? HSAD_GRAPH_SEQUENTIAL : 0, th_in(TH_SEC), &done, &why));
+    TH_OK(hsad_completion_wait_all(&done, 1, th_in(10 * TH_SEC)));
     cr_assert_eq(why, r == 3 ? HSAD_GRAPH_ROLLBACK_REQUESTED : HSAD_GRAPH_ROLLBACK_NONE);
     cr_assert_eq(done.packet_id, 7 * (uint64_t)r + 6, "launch %u completion at %llu", r,
                  (unsigned long long)done.packet_id);
@@ -1166,9 +1166,9 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
   }
   hsad_graph_exec_destroy(x);
   /* a lone spanning node: its last padding packet is the epoch barrier */
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, ks, &la, NULL, 0, &a));
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, ks, &la, NULL, 0, &a));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 3);
   int32_t node;
@@ -1176,13 +1176,13 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
   cr_assert_eq(pkt_word(x, 0, 2, &node), 0x0003u | 1u << 8 | 2u << 9 | 2u << 11);
   cr_assert_eq(node, -1);
   hsad_completion_t done;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
-  DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait_all(&done, 1, th_in(10 * TH_SEC)));
   cr_assert_eq(done.packet_id, 28 + 2);
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(out[i], 13000u + i % 256 + i);
   /* rebinding to a queue of 256-byte kernarg blocks would need 6 slots for A, not 3 */
   hsad_queue_t *q256;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .kernarg_block_size = 256},
                           &q256));
   cr_assert_eq(hsad_graph_exec_set_queue(x, 0, q256), HSAD_ERR_INVALID_ARGUMENT);
   cr_assert_str_eq(hsad_last_error(), "hsad_graph_exec_set_queue: node A: its kernarg segment of "
@@ -1194,14 +1194,14 @@ Test(fusion, kernarg_spanning_nodes, .timeout = 60) {
   hsad_buffer_free(out);
   hsad_buffer_free(fo);
   hsad_program_destroy(pf);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 /* Launches exec x (one queue) and waits for it. */
 static void launch_wait(hsad_graph_exec_t *x) {
   hsad_completion_t done;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
-  DQ_OK(hsad_completion_wait_all(&done, 1, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait_all(&done, 1, th_in(10 * TH_SEC)));
 }
 
 /* hsad_graph_exec_update's fast path (same geometry, pointers and 4/8-byte values, every run
@@ -1211,41 +1211,41 @@ static void launch_wait(hsad_graph_exec_t *x) {
  * general path and works; a POINTER's size field is ignored; 73 arguments (args72) update
  * through the loop that is not unrolled, all or nothing. */
 Test(fusion, update_checks_every_argument, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *kf, *k72;
   hsad_queue_t *q;
-  hsad_program_t *pf = dq_start(&e, "fill", 5, "fill", &kf, &q);
-  hsad_program_t *pb = dq_load(&e, "big_args", 5, "args72", &k72);
-  uint32_t *fo = dq_alloc(&e, 32 * 4), *fo2 = fo + 16;
+  hsad_program_t *pf = th_start(&e, "fill", 5, "fill", &kf, &q);
+  hsad_program_t *pb = th_load(&e, "big_args", 5, "args72", &k72);
+  uint32_t *fo = th_alloc(&e, 32 * 4), *fo2 = fo + 16;
   memset(fo, 0, 32 * 4);
   uint32_t v = 7, n = 16;
   hsad_karg_t af[3] = {HSAD_KARG_PTR(fo), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t lf = {.dims = 1, .grid = {16}, .block = {16}, .args = af, .arg_count = 3};
   hsad_graph_t *g;
   uint32_t f, b;
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "F", 0, kf, &lf, NULL, 0, &f));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "F", 0, kf, &lf, NULL, 0, &f));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   launch_wait(x);
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], 7);
   v = 5;
   n = 8;
-  DQ_OK(hsad_graph_exec_update(x, f, &lf));
+  TH_OK(hsad_graph_exec_update(x, f, &lf));
   launch_wait(x);
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], i < 8 ? 5u : 7u, "fo[%u] = %u", i, fo[i]);
   uint64_t wide = 9;
   af[1] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &wide};
   const char *dev = hsad_device_info(e.dev)->name;
-  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_SIZE, "node F: %s/fill-%s-v5.hsaco: "
+  TH_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_SIZE, "node F: %s/fill-%s-v5.hsaco: "
             "kernel 'fill': argument 1 has .size 4, value has 8 bytes", TEST_KERNDIR, dev);
   af[1] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 4, .bytes = NULL};
-  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_INVALID_ARGUMENT, "node F: %s/fill-%s-v5"
+  TH_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_INVALID_ARGUMENT, "node F: %s/fill-%s-v5"
             ".hsaco: kernel 'fill': argument 1: NULL bytes", TEST_KERNDIR, dev);
   af[1] = HSAD_KARG_VAL(v);
   lf.arg_count = 2;
-  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_COUNT, "node F: %s/fill-%s-v5.hsaco: "
+  TH_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_COUNT, "node F: %s/fill-%s-v5.hsaco: "
             "kernel 'fill' takes 3 explicit arguments, got 2", TEST_KERNDIR, dev);
   lf.arg_count = 3;
   v = 3;
@@ -1255,37 +1255,37 @@ Test(fusion, update_checks_every_argument, .timeout = 60) {
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], i < 8 ? 5u : 0u, "fo[%u] = %u", i, fo[i]);
   uint64_t a2 = (uintptr_t)fo2; /* an integer holding the address: refused (issue 21) */
   af[0] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &a2};
-  DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_KIND, "node F: %s/fill-%s-v5.hsaco: "
+  TH_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_KIND, "node F: %s/fill-%s-v5.hsaco: "
             "kernel 'fill': argument 0 is a global_buffer (a pointer): pass HSAD_KARG_PTR(p) or "
             "HSAD_KARG_VAL of a pointer variable, not 8 bytes", TEST_KERNDIR, dev);
   uint32_t *p2 = fo2;
   af[0] = HSAD_KARG_VAL(p2);
-  DQ_OK(hsad_graph_exec_update(x, f, &lf)); /* HSAD_KARG_VAL of a pointer: a pointer argument */
+  TH_OK(hsad_graph_exec_update(x, f, &lf)); /* HSAD_KARG_VAL of a pointer: a pointer argument */
   launch_wait(x);
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo2[i], 3, "fo2[%u] = %u", i, fo2[i]);
   af[0] = (hsad_karg_t){.tag = HSAD_KARG_POINTER, .size = 12345, .pointer = (uintptr_t)fo};
   v = 11;
-  DQ_OK(hsad_graph_exec_update(x, f, &lf));
+  TH_OK(hsad_graph_exec_update(x, f, &lf));
   launch_wait(x);
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], 11, "fo[%u] = %u", i, fo[i]);
   hsad_graph_exec_destroy(x);
   /* 73 arguments */
-  uint64_t *o72 = dq_alloc(&e, 72 * 8), a72v[72];
+  uint64_t *o72 = th_alloc(&e, 72 * 8), a72v[72];
   hsad_karg_t a72[73] = {HSAD_KARG_PTR(o72)};
   for (uint32_t i = 0; i < 72; i++) {
     a72v[i] = 0x1000u + i;
     a72[1 + i] = (hsad_karg_t){.tag = HSAD_KARG_BYTES, .size = 8, .bytes = &a72v[i]};
   }
   hsad_launch_t l72 = {.dims = 1, .grid = {1}, .block = {1}, .args = a72, .arg_count = 73};
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "W", 0, k72, &l72, NULL, 0, &b));
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "W", 0, k72, &l72, NULL, 0, &b));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   for (uint32_t i = 0; i < 72; i++) a72v[i] = 0x2000u + i;
-  DQ_OK(hsad_graph_exec_update(x, b, &l72));
+  TH_OK(hsad_graph_exec_update(x, b, &l72));
   for (uint32_t i = 0; i < 72; i++) a72v[i] = 0x3000u + i;
   a72[71].bytes = NULL; /* argument 71 (a70): the update fails before it writes a0 */
-  DQ_ERR_IS(hsad_graph_exec_update(x, b, &l72), HSAD_ERR_INVALID_ARGUMENT, "node W: %s/big_args-"
+  TH_ERR_IS(hsad_graph_exec_update(x, b, &l72), HSAD_ERR_INVALID_ARGUMENT, "node W: %s/big_args-"
             "%s-v5.hsaco: kernel 'args72': argument 71: NULL bytes", TEST_KERNDIR, dev);
   launch_wait(x);
   for (uint32_t i = 0; i < 72; i++)
@@ -1294,7 +1294,7 @@ Test(fusion, update_checks_every_argument, .timeout = 60) {
   hsad_buffer_free(o72);
   hsad_buffer_free(fo);
   hsad_program_destroy(pb);
-  dq_finish(&e, q, pf);
+  th_finish(&e, q, pf);
 }
 
 
@@ -1305,11 +1305,11 @@ Test(fusion, update_checks_every_argument, .timeout = 60) {
  * i32 (another type: the checked path), untyped bytes and a SCALAR value each accepted, the
  * launch after each writing exactly that value; and an f32 refused again after them. */
 Test(fusion, update_checks_value_types, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   const hsad_device_kernel_t *kf;
   hsad_queue_t *q;
-  hsad_program_t *pf = dq_start(&e, "fill", 5, "fill", &kf, &q);
-  uint32_t *fo = dq_alloc(&e, 16 * 4);
+  hsad_program_t *pf = th_start(&e, "fill", 5, "fill", &kf, &q);
+  uint32_t *fo = th_alloc(&e, 16 * 4);
   memset(fo, 0, 16 * 4);
   uint32_t v = 7, n = 16;
   hsad_karg_t af[3] = {HSAD_KARG_PTR(fo), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
@@ -1317,10 +1317,10 @@ Test(fusion, update_checks_value_types, .timeout = 60) {
   hsad_launch_t lf = {.dims = 1, .grid = {16}, .block = {16}, .args = af, .arg_count = 3};
   hsad_graph_t *g;
   uint32_t f;
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "F", 0, kf, &lf, NULL, 0, &f));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "F", 0, kf, &lf, NULL, 0, &f));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   launch_wait(x);
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(fo[i], 7);
@@ -1340,7 +1340,7 @@ Test(fusion, update_checks_value_types, .timeout = 60) {
   for (int round = 0; round < 5; round++) {
     for (int j = 0; j < 2; j++) {
       af[1] = floats[j];
-      DQ_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_KIND, "node F: %s/fill-%s-v5"
+      TH_ERR_IS(hsad_graph_exec_update(x, f, &lf), HSAD_ERR_ARG_KIND, "node F: %s/fill-%s-v5"
                 ".hsaco: kernel 'fill': argument 1 is uint (integer), the value given is f32 "
                 "(floating-point)", TEST_KERNDIR, dev);
       memset(fo, 0, 16 * 4);
@@ -1350,7 +1350,7 @@ Test(fusion, update_checks_value_types, .timeout = 60) {
     }
     if (round == 4) break;
     af[1] = ok[round].v;
-    DQ_OK(hsad_graph_exec_update(x, f, &lf));
+    TH_OK(hsad_graph_exec_update(x, f, &lf));
     have = ok[round].want;
     memset(fo, 0, 16 * 4);
     launch_wait(x);
@@ -1359,7 +1359,7 @@ Test(fusion, update_checks_value_types, .timeout = 60) {
   }
   hsad_graph_exec_destroy(x);
   hsad_buffer_free(fo);
-  dq_finish(&e, q, pf);
+  th_finish(&e, q, pf);
 }
 
 /* JSON null or a number where hsad graph wants a string (a file, kernel, node, dependency or

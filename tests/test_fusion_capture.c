@@ -32,21 +32,21 @@ static uint64_t cap_epoch(uint32_t capture, uint32_t node) {
 
 /* Kernels of these tests: fill (dst[i] = value), saxpy (y = a x + y). */
 typedef struct kit {
-  dq_env_t e;
+  th_env_t e;
   hsad_program_t *pf, *ps;
   const hsad_device_kernel_t *fill, *saxpy;
 } kit_t;
 
 static void kit_open(kit_t *t) {
-  dq_open(&t->e);
-  t->pf = dq_load(&t->e, "fill", 5, "fill", &t->fill);
-  t->ps = dq_load(&t->e, "saxpy", 5, "saxpy", &t->saxpy);
+  th_open(&t->e);
+  t->pf = th_load(&t->e, "fill", 5, "fill", &t->fill);
+  t->ps = th_load(&t->e, "saxpy", 5, "saxpy", &t->saxpy);
 }
 
 static void kit_close(kit_t *t) {
   hsad_program_destroy(t->ps);
   hsad_program_destroy(t->pf);
-  DQ_OK(hsad_runtime_close(t->e.rt));
+  TH_OK(hsad_runtime_close(t->e.rt));
 }
 
 /* Launch descriptions whose argument arrays live in the caller's frame. */
@@ -94,21 +94,21 @@ static void saxpy_set(saxpy_args_t *s, const float *x, float *y, uint32_t n) {
 Test(fusion_capture, mixed_sequence_replayed_100_times, .timeout = 120) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64);
   enum { N = 48, LAUNCHES = 100 };
-  float *p = dq_alloc(&t.e, N * 4), *acc = dq_alloc(&t.e, N * 4);
+  float *p = th_alloc(&t.e, N * 4), *acc = th_alloc(&t.e, N * 4);
   memset(acc, 0, N * 4);
   fill_args_t f1, f2;
   saxpy_args_t s1, s2;
   fill_set(&f1, p, 5.0f, N);
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, t.fill, &f1.l, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_kernel_dispatch(q, t.fill, &f1.l, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   cr_assert_eq(write_id(q), 1);
   hsad_graph_t *g, *ended = NULL;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   cr_assert_not(hsad_queue_capturing(q));
-  DQ_OK(hsad_queue_capture_begin(q, g, 0));
+  TH_OK(hsad_queue_capture_begin(q, g, 0));
   cr_assert(hsad_queue_capturing(q));
   fill_set(&f1, p, 2.0f, N);
   saxpy_set(&s1, p, acc, N);
@@ -117,12 +117,12 @@ Test(fusion_capture, mixed_sequence_replayed_100_times, .timeout = 120) {
   s2.l.flags = HSAD_LAUNCH_NO_BARRIER;
   hsad_completion_t cn[5];
   uint64_t ids[5];
-  DQ_OK(hsad_kernel_dispatch(q, t.fill, &f1.l, dq_in(DQ_SEC), &cn[0], &ids[0]));
-  DQ_OK(hsad_kernel_dispatch(q, t.saxpy, &s1.l, dq_in(DQ_SEC), &cn[1], &ids[1]));
-  DQ_OK(hsad_queue_barrier(q, NULL, 0, dq_in(DQ_SEC), &cn[2]));
+  TH_OK(hsad_kernel_dispatch(q, t.fill, &f1.l, th_in(TH_SEC), &cn[0], &ids[0]));
+  TH_OK(hsad_kernel_dispatch(q, t.saxpy, &s1.l, th_in(TH_SEC), &cn[1], &ids[1]));
+  TH_OK(hsad_queue_barrier(q, NULL, 0, th_in(TH_SEC), &cn[2]));
   ids[2] = cn[2].packet_id;
-  DQ_OK(hsad_kernel_dispatch(q, t.fill, &f2.l, dq_in(DQ_SEC), &cn[3], &ids[3]));
-  DQ_OK(hsad_kernel_dispatch(q, t.saxpy, &s2.l, dq_in(DQ_SEC), &cn[4], &ids[4]));
+  TH_OK(hsad_kernel_dispatch(q, t.fill, &f2.l, th_in(TH_SEC), &cn[3], &ids[3]));
+  TH_OK(hsad_kernel_dispatch(q, t.saxpy, &s2.l, th_in(TH_SEC), &cn[4], &ids[4]));
   for (uint32_t i = 0; i < 5; i++) {
     cr_assert_eq(cn[i].queue, q);
     cr_assert_eq(cn[i].epoch, cap_epoch(1, i), "node %u: epoch 0x%llx", i,
@@ -133,13 +133,13 @@ Test(fusion_capture, mixed_sequence_replayed_100_times, .timeout = 120) {
   /* nothing reached the ring, and nothing ran: p still holds the plain fill's 5 */
   cr_assert_eq(write_id(q), 1);
   cr_assert_eq(hsad_queue_error(q), HSAD_OK);
-  DQ_OK(hsad_queue_capture_end(q, &ended));
+  TH_OK(hsad_queue_capture_end(q, &ended));
   cr_assert_eq(ended, g);
   cr_assert_not(hsad_queue_capturing(q));
   cr_assert_eq(write_id(q), 1);
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(f2u(p[i]), f2u(5.0f));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   /* a chain: every packet has the BARRIER bit; the barrier node is a barrier-AND; the last
    * kernel carries the epoch */
@@ -147,7 +147,7 @@ Test(fusion_capture, mixed_sequence_replayed_100_times, .timeout = 120) {
   for (uint32_t i = 0; i < 5; i++) {
     uint8_t b[64];
     int32_t node;
-    DQ_OK(hsad_graph_exec_packet(x, 0, i, b, &node));
+    TH_OK(hsad_graph_exec_packet(x, 0, i, b, &node));
     uint32_t w;
     memcpy(&w, b, 4);
     cr_assert_eq(node, (int32_t)i);
@@ -157,10 +157,10 @@ Test(fusion_capture, mixed_sequence_replayed_100_times, .timeout = 120) {
   hsad_completion_t done = {0};
   for (uint32_t l = 0; l < LAUNCHES; l++) {
     hsad_graph_rollback_t why;
-    DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(10 * DQ_SEC), &done, &why));
+    TH_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, th_in(10 * TH_SEC), &done, &why));
     cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
   }
-  DQ_OK(hsad_completion_wait(&done, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&done, th_in(30 * TH_SEC)));
   cr_assert_eq(done.epoch, 1 + LAUNCHES);
   cr_assert_eq(done.packet_id, 5 * LAUNCHES);
   for (uint32_t i = 0; i < N; i++) {
@@ -169,11 +169,11 @@ Test(fusion_capture, mixed_sequence_replayed_100_times, .timeout = 120) {
   }
   /* after the end: an ordinary dispatch (packet 501, epoch 102) */
   uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, t.saxpy, &s1.l, dq_in(DQ_SEC), &c, &id));
+  TH_OK(hsad_kernel_dispatch(q, t.saxpy, &s1.l, th_in(TH_SEC), &c, &id));
   cr_assert_eq(id, 1 + 5 * LAUNCHES);
   cr_assert_eq(c.queue, q);
   cr_assert_eq(c.epoch, 2 + LAUNCHES);
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(acc[i], 301.0f, "acc[%u] = %.1f", i, acc[i]);
   cr_assert_eq(write_id(q), 2 + 5 * LAUNCHES);
   hsad_graph_exec_destroy(x);
@@ -189,9 +189,9 @@ Test(fusion_capture, mixed_sequence_replayed_100_times, .timeout = 120) {
 Test(fusion_capture, fork_join_two_queues_fused, .timeout = 120) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *qa = dq_queue(&t.e, 64), *qb = dq_queue(&t.e, 64);
+  hsad_queue_t *qa = th_queue(&t.e, 64), *qb = th_queue(&t.e, 64);
   enum { N = 40, LAUNCHES = 10 };
-  float *p = dq_alloc(&t.e, N * 4), *acca = dq_alloc(&t.e, N * 4), *accb = dq_alloc(&t.e, N * 4);
+  float *p = th_alloc(&t.e, N * 4), *acca = th_alloc(&t.e, N * 4), *accb = th_alloc(&t.e, N * 4);
   memset(acca, 0, N * 4);
   memset(accb, 0, N * 4);
   fill_args_t fa, fe;
@@ -202,28 +202,28 @@ Test(fusion_capture, fork_join_two_queues_fused, .timeout = 120) {
   saxpy_set(&sc, p, acca, N);
   saxpy_set(&sd, accb, acca, N);
   hsad_graph_t *g, *ga = NULL, *gb = NULL;
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_queue_capture_begin(qa, g, 0));
-  DQ_OK(hsad_queue_capture_begin(qb, g, 1));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_queue_capture_begin(qa, g, 0));
+  TH_OK(hsad_queue_capture_begin(qb, g, 1));
   hsad_completion_t ca, cfork, cb, cjoin;
-  DQ_OK(hsad_kernel_dispatch(qa, t.fill, &fa.l, 0, &ca, NULL));
-  DQ_OK(hsad_queue_barrier(qb, &ca, 1, 0, &cfork));
-  DQ_OK(hsad_kernel_dispatch(qb, t.saxpy, &sb.l, 0, &cb, NULL));
-  DQ_OK(hsad_kernel_dispatch(qa, t.saxpy, &sc.l, 0, NULL, NULL));
-  DQ_OK(hsad_queue_barrier(qa, &cb, 1, 0, &cjoin));
-  DQ_OK(hsad_kernel_dispatch(qa, t.saxpy, &sd.l, 0, NULL, NULL));
-  DQ_OK(hsad_kernel_dispatch(qa, t.fill, &fe.l, 0, NULL, NULL));
+  TH_OK(hsad_kernel_dispatch(qa, t.fill, &fa.l, 0, &ca, NULL));
+  TH_OK(hsad_queue_barrier(qb, &ca, 1, 0, &cfork));
+  TH_OK(hsad_kernel_dispatch(qb, t.saxpy, &sb.l, 0, &cb, NULL));
+  TH_OK(hsad_kernel_dispatch(qa, t.saxpy, &sc.l, 0, NULL, NULL));
+  TH_OK(hsad_queue_barrier(qa, &cb, 1, 0, &cjoin));
+  TH_OK(hsad_kernel_dispatch(qa, t.saxpy, &sd.l, 0, NULL, NULL));
+  TH_OK(hsad_kernel_dispatch(qa, t.fill, &fe.l, 0, NULL, NULL));
   cr_assert_eq(ca.epoch, cap_epoch(1, 0));
   cr_assert_eq(cfork.epoch, cap_epoch(2, 1));
   cr_assert_eq(cb.epoch, cap_epoch(2, 2));
   cr_assert_eq(cjoin.epoch, cap_epoch(1, 4));
   cr_assert_eq(write_id(qa), 0);
   cr_assert_eq(write_id(qb), 0);
-  DQ_OK(hsad_queue_capture_end(qb, &gb));
-  DQ_OK(hsad_queue_capture_end(qa, &ga));
+  TH_OK(hsad_queue_capture_end(qb, &gb));
+  TH_OK(hsad_queue_capture_end(qa, &ga));
   cr_assert(ga == g && gb == g);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, (hsad_queue_t *[]){qa, qb}, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, (hsad_queue_t *[]){qa, qb}, 2, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue_count(x), 2);
   cr_assert_eq(hsad_graph_exec_queue(x, 0), qa);
@@ -231,10 +231,10 @@ Test(fusion_capture, fork_join_two_queues_fused, .timeout = 120) {
   hsad_completion_t done[2];
   for (uint32_t l = 0; l < LAUNCHES; l++) {
     hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_COUNT;
-    DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(10 * DQ_SEC), done, &why));
+    TH_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, th_in(10 * TH_SEC), done, &why));
     cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE, "launch %u: %s", l, hsad_graph_rollback_name(why));
   }
-  DQ_OK(hsad_completion_wait_all(done, 2, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_completion_wait_all(done, 2, th_in(30 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++) {
     cr_assert_eq(accb[i], 70.0f, "accb[%u] = %.1f", i, accb[i]);
     cr_assert_eq(acca[i], 455.0f, "acca[%u] = %.1f", i, acca[i]);
@@ -260,97 +260,97 @@ Test(fusion_capture, fork_join_two_queues_fused, .timeout = 120) {
 Test(fusion_capture, refusals_and_messages, .timeout = 60) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64), *q2 = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64), *q2 = th_queue(&t.e, 64);
   enum { N = 16 };
-  float *p = dq_alloc(&t.e, N * 4);
+  float *p = th_alloc(&t.e, N * 4);
   fill_args_t f;
   fill_set(&f, p, 3.0f, N);
   hsad_graph_t *g, *g2, *other;
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g2));
-  DQ_OK(hsad_graph_create(0, &other));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g2));
+  TH_OK(hsad_graph_create(0, &other));
   /* an exec using q, made before the capture */
   uint32_t n0;
-  DQ_OK(hsad_graph_add_kernel(other, "F", 0, t.fill, &f.l, NULL, 0, &n0));
+  TH_OK(hsad_graph_add_kernel(other, "F", 0, t.fill, &f.l, NULL, 0, &n0));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(other, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(other, &q, 1, &x));
   hsad_prepared_launch_t *prep;
-  DQ_OK(hsad_launch_prepare(q, t.fill, &f.l, &prep));
+  TH_OK(hsad_launch_prepare(q, t.fill, &f.l, &prep));
 
-  DQ_ERR_IS(hsad_queue_capture_begin(NULL, g, 0), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_capture_begin(NULL, g, 0), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_begin: NULL queue or graph");
-  DQ_ERR_IS(hsad_queue_capture_begin(q, NULL, 0), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_capture_begin(q, NULL, 0), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_begin: NULL queue or graph");
-  DQ_ERR_IS(hsad_queue_capture_begin(q, g, 64), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_capture_begin(q, g, 64), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_begin: lane 64 not below 64");
-  DQ_ERR_IS(hsad_queue_capture_end(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_capture_end(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_end: NULL queue");
-  DQ_ERR_IS(hsad_queue_capture_end(q, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_capture_end(q, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_end: queue %llu is not capturing", qid(q));
   hsad_queue_t *shared;
-  DQ_OK(hsad_device_queue(t.e.dev, &shared));
-  DQ_ERR_IS(hsad_queue_capture_begin(shared, g, 0), HSAD_ERR_INVALID_ARGUMENT,
+  TH_OK(hsad_device_queue(t.e.dev, &shared));
+  TH_ERR_IS(hsad_queue_capture_begin(shared, g, 0), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_begin: queue %llu is a shared queue of device 0 "
             "(hsad_device_queue): its other users' submits would be captured; capture on a "
             "queue of your own (hsad_queue_create)", qid(shared));
   cr_assert_not(hsad_queue_capturing(shared));
 
-  DQ_OK(hsad_queue_capture_begin(q, g, 3));
-  DQ_ERR_IS(hsad_queue_capture_begin(q, g, 4), HSAD_ERR_INVALID_ARGUMENT,
+  TH_OK(hsad_queue_capture_begin(q, g, 3));
+  TH_ERR_IS(hsad_queue_capture_begin(q, g, 4), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_begin: queue %llu is already capturing (lane 3); end that "
             "capture first (hsad_queue_capture_end)", qid(q));
-  DQ_ERR_IS(hsad_queue_capture_begin(q2, g, 3), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_capture_begin(q2, g, 3), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_begin: lane 3 of the graph is being captured on queue %llu; "
             "give each queue its own lane", qid(q));
 
   /* submit calls a capture does not record */
   hsad_completion_t c;
-  DQ_ERR_IS(hsad_prepared_dispatch(prep, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_prepared_dispatch(prep, th_in(TH_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             CAPTURING("hsad_prepared_dispatch", q));
   hsad_dispatch_desc_t item = {.kernel = t.fill, .launch = f.l};
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, &item, 1, dq_in(DQ_SEC), NULL, NULL),
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, &item, 1, th_in(TH_SEC), NULL, NULL),
             HSAD_ERR_INVALID_ARGUMENT, CAPTURING("hsad_queue_dispatch_batch", q));
-  DQ_ERR_IS(hsad_queue_flush(q, dq_in(DQ_SEC), &c), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_flush(q, th_in(TH_SEC), &c), HSAD_ERR_INVALID_ARGUMENT,
             CAPTURING("hsad_queue_flush", q));
-  DQ_ERR_IS(hsad_queue_wait_idle(q, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_wait_idle(q, th_in(TH_SEC)), HSAD_ERR_INVALID_ARGUMENT,
             CAPTURING("hsad_queue_wait_idle", q));
   hsa_signal_t fake = {1};
-  DQ_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, &fake, 1, (hsa_signal_t){0}, dq_in(DQ_SEC),
+  TH_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, &fake, 1, (hsa_signal_t){0}, th_in(TH_SEC),
                                        NULL),
             HSAD_ERR_INVALID_ARGUMENT, CAPTURING("hsad_queue_barrier_signals (HSA signals)", q));
-  DQ_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, NULL, 0, fake, dq_in(DQ_SEC), NULL),
+  TH_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, NULL, 0, fake, th_in(TH_SEC), NULL),
             HSAD_ERR_INVALID_ARGUMENT, CAPTURING("hsad_queue_barrier_signals (HSA signals)", q));
-  DQ_ERR_IS(hsad_graph_launch(x, 0, dq_in(DQ_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_launch(x, 0, th_in(TH_SEC), NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             CAPTURING("graph launch, queue 0 of 1: hsad_submit_reserve_epochs", q));
-  DQ_ERR_IS(hsad_graph_launch(x, HSAD_GRAPH_SEQUENTIAL, dq_in(DQ_SEC), NULL, NULL),
+  TH_ERR_IS(hsad_graph_launch(x, HSAD_GRAPH_SEQUENTIAL, th_in(TH_SEC), NULL, NULL),
             HSAD_ERR_INVALID_ARGUMENT, CAPTURING("hsad_submit_reserve", q));
   cr_assert_eq(hsad_queue_error(q), HSAD_OK, "capturing is not an error");
 
   /* barrier dependencies: real work, an ended capture, another graph */
   hsad_completion_t real, ended_dep, other_dep;
-  DQ_OK(hsad_kernel_dispatch(q2, t.fill, &f.l, dq_in(DQ_SEC), &real, NULL));
+  TH_OK(hsad_kernel_dispatch(q2, t.fill, &f.l, th_in(TH_SEC), &real, NULL));
   hsad_completion_t deps[2] = {{0}, real}; /* an empty one is satisfied */
-  DQ_ERR_IS(hsad_queue_barrier(q, deps, 2, 0, NULL),
+  TH_ERR_IS(hsad_queue_barrier(q, deps, 2, 0, NULL),
             HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_barrier: queue %llu is capturing: dependency 1 is work submitted "
             "outside the capture (epoch 1 of queue %llu), which a graph cannot wait for: wait "
             "for it before hsad_queue_capture_begin, or pass it to hsad_graph_launch_after",
             qid(q), qid(q2));
-  DQ_OK(hsad_completion_wait(&real, dq_in(10 * DQ_SEC)));
-  DQ_OK(hsad_queue_capture_begin(q2, g2, 0)); /* capture 2 */
-  DQ_OK(hsad_kernel_dispatch(q2, t.fill, &f.l, 0, &ended_dep, NULL));
-  DQ_OK(hsad_queue_capture_end(q2, NULL));
-  DQ_ERR_IS(hsad_queue_barrier(q, &ended_dep, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_OK(hsad_completion_wait(&real, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_capture_begin(q2, g2, 0)); /* capture 2 */
+  TH_OK(hsad_kernel_dispatch(q2, t.fill, &f.l, 0, &ended_dep, NULL));
+  TH_OK(hsad_queue_capture_end(q2, NULL));
+  TH_ERR_IS(hsad_queue_barrier(q, &ended_dep, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_barrier: queue %llu is capturing: dependency 0 is node 0 of a capture "
             "on queue %llu that has ended", qid(q), qid(q2));
-  DQ_OK(hsad_queue_capture_begin(q2, g2, 0)); /* capture 3: g2 holds node 0 already */
-  DQ_OK(hsad_kernel_dispatch(q2, t.fill, &f.l, 0, &other_dep, NULL));
+  TH_OK(hsad_queue_capture_begin(q2, g2, 0)); /* capture 3: g2 holds node 0 already */
+  TH_OK(hsad_kernel_dispatch(q2, t.fill, &f.l, 0, &other_dep, NULL));
   cr_assert_eq(other_dep.epoch, cap_epoch(3, 1), "ids of refused begins are not used");
-  DQ_ERR_IS(hsad_queue_barrier(q, &other_dep, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_barrier(q, &other_dep, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_barrier: queue %llu is capturing: dependency 0 is node 1 of another "
             "graph (captured on queue %llu); a barrier joins captures into the same graph only",
             qid(q), qid(q2));
-  DQ_OK(hsad_queue_capture_end(q2, NULL));
+  TH_OK(hsad_queue_capture_end(q2, NULL));
 
   /* a failing check at the captured call: the code and message of an uncaptured dispatch,
    * nothing recorded (the next node is node 0) */
@@ -362,25 +362,25 @@ Test(fusion_capture, refusals_and_messages, .timeout = 60) {
   snprintf(captured_msg, sizeof captured_msg, "%s", hsad_last_error());
   cr_assert_eq(s, HSAD_ERR_GRID, "%s", captured_msg);
   uint64_t id = 99;
-  DQ_OK(hsad_kernel_dispatch(q, t.fill, &f.l, 0, &c, &id));
+  TH_OK(hsad_kernel_dispatch(q, t.fill, &f.l, 0, &c, &id));
   cr_assert_eq(id, 0);
   cr_assert_eq(c.epoch, cap_epoch(1, 0));
   /* a captured completion was never issued on its queue: waiting on it is refused */
-  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_completion_wait(&c, th_in(TH_SEC)), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_completion_wait: epoch %llu was never issued on queue %llu (last epoch 0)",
             (unsigned long long)cap_epoch(1, 0), qid(q));
   cr_assert_not(hsad_completion_done(&c));
   cr_assert_eq(write_id(q), 0, "nothing reached the capturing queue's ring");
-  DQ_OK(hsad_queue_capture_end(q, NULL));
-  DQ_ERR_IS(hsad_kernel_dispatch(q, t.fill, &bad.l, 0, NULL, NULL), HSAD_ERR_GRID, "%s",
+  TH_OK(hsad_queue_capture_end(q, NULL));
+  TH_ERR_IS(hsad_kernel_dispatch(q, t.fill, &bad.l, 0, NULL, NULL), HSAD_ERR_GRID, "%s",
             captured_msg);
 
   /* after the end every refused call works again */
-  DQ_OK(hsad_prepared_dispatch(prep, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_queue_dispatch_batch(q, &item, 1, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_queue_barrier(q, &real, 1, dq_in(DQ_SEC), NULL));
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_prepared_dispatch(prep, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_dispatch_batch(q, &item, 1, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_barrier(q, &real, 1, th_in(TH_SEC), NULL));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   /* prepared, batch, graph (its fill carries the epoch), the barrier-value packet on q2's
    * epoch 1, wait_idle's barrier-AND */
   cr_assert_eq(write_id(q), 5, "write id %llu", (unsigned long long)write_id(q));

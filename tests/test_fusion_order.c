@@ -16,7 +16,7 @@
 
 static uint32_t pkt_word(const hsad_graph_exec_t *x, uint32_t qi, uint32_t i, int32_t *node) {
   uint8_t b[64];
-  DQ_OK(hsad_graph_exec_packet(x, qi, i, b, node));
+  TH_OK(hsad_graph_exec_packet(x, qi, i, b, node));
   uint32_t w;
   memcpy(&w, b, 4);
   return w;
@@ -30,23 +30,23 @@ static uint32_t f2u(float f) {
 
 /* Kernels of these tests: fill (dst[i] = value), saxpy (y = a x + y), order_record (tickets). */
 typedef struct kit {
-  dq_env_t e;
+  th_env_t e;
   hsad_program_t *pf, *ps, *po;
   const hsad_device_kernel_t *fill, *saxpy, *rec;
 } kit_t;
 
 static void kit_open(kit_t *t) {
-  dq_open(&t->e);
-  t->pf = dq_load(&t->e, "fill", 5, "fill", &t->fill);
-  t->ps = dq_load(&t->e, "saxpy", 5, "saxpy", &t->saxpy);
-  t->po = dq_load(&t->e, "order_record", 5, "order_record", &t->rec);
+  th_open(&t->e);
+  t->pf = th_load(&t->e, "fill", 5, "fill", &t->fill);
+  t->ps = th_load(&t->e, "saxpy", 5, "saxpy", &t->saxpy);
+  t->po = th_load(&t->e, "order_record", 5, "order_record", &t->rec);
 }
 
 static void kit_close(kit_t *t) {
   hsad_program_destroy(t->po);
   hsad_program_destroy(t->ps);
   hsad_program_destroy(t->pf);
-  DQ_OK(hsad_runtime_close(t->e.rt));
+  TH_OK(hsad_runtime_close(t->e.rt));
 }
 
 /* Launch descriptions whose argument arrays live in the caller's frame. */
@@ -92,7 +92,7 @@ static uint32_t rec(hsad_graph_t *g, const char *name, uint32_t lane, const kit_
   hsad_karg_t a[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL(index)};
   hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3};
   uint32_t id = 0;
-  DQ_OK(hsad_graph_add_kernel(g, name, lane, t->rec, &l, deps, nd, &id));
+  TH_OK(hsad_graph_add_kernel(g, name, lane, t->rec, &l, deps, nd, &id));
   return id;
 }
 
@@ -104,30 +104,30 @@ static uint32_t rec(hsad_graph_t *g, const char *name, uint32_t lane, const kit_
 Test(fusion_order, back_to_back_launches_with_updates, .timeout = 120) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64);
   enum { N = 48, LAUNCHES = 1000 };
-  uint32_t *p = dq_alloc(&t.e, N * 4);
-  float *acc = dq_alloc(&t.e, N * 4);
+  uint32_t *p = th_alloc(&t.e, N * 4);
+  float *acc = th_alloc(&t.e, N * 4);
   memset(acc, 0, N * 4);
   fill_args_t fa;
   saxpy_args_t sa;
   fill_set(&fa, p, f2u(0.0f), N);
   saxpy_set(&sa, (const float *)p, acc, N);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a, b;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sa.l, &a, 1, &b));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sa.l, &a, 1, &b));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   hsad_completion_t done = {0};
   for (uint32_t l = 0; l < LAUNCHES; l++) {
     fill_set(&fa, p, f2u((float)l), N);
-    DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), &done, NULL));
+    TH_OK(hsad_graph_exec_update(x, a, &fa.l));
+    TH_OK(hsad_graph_launch(x, 0, th_in(10 * TH_SEC), &done, NULL));
   }
-  DQ_OK(hsad_completion_wait(&done, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&done, th_in(30 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++)
     cr_assert_eq(acc[i], 499500.0f, "acc[%u] = %.1f, stream order gives 499500", i, acc[i]);
   uint64_t counts[HSAD_GRAPH_ROLLBACK_COUNT];
@@ -145,10 +145,10 @@ Test(fusion_order, back_to_back_launches_with_updates, .timeout = 120) {
 Test(fusion_order, between_plain_dispatches, .timeout = 120) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64);
   enum { N = 40, ROUNDS = 50 };
-  uint32_t *p = dq_alloc(&t.e, N * 4);
-  float *acc = dq_alloc(&t.e, N * 4);
+  uint32_t *p = th_alloc(&t.e, N * 4);
+  float *acc = th_alloc(&t.e, N * 4);
   memset(acc, 0, N * 4);
   memset(p, 0, N * 4);
   fill_args_t fc, fplain;
@@ -156,20 +156,20 @@ Test(fusion_order, between_plain_dispatches, .timeout = 120) {
   fill_set(&fc, p, f2u(100.0f), N);
   saxpy_set(&sb, (const float *)p, acc, N);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t b, c;
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, &b));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 0, t.fill, &fc.l, &b, 1, &c));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, &b));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, t.fill, &fc.l, &b, 1, &c));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   for (uint32_t r = 0; r < ROUNDS; r++) {
     fill_set(&fplain, p, f2u((float)r), N);
-    DQ_OK(hsad_kernel_dispatch(q, t.fill, &fplain.l, dq_in(10 * DQ_SEC), NULL, NULL));
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), NULL, NULL));
-    DQ_OK(hsad_kernel_dispatch(q, t.saxpy, &sb.l, dq_in(10 * DQ_SEC), NULL, NULL));
+    TH_OK(hsad_kernel_dispatch(q, t.fill, &fplain.l, th_in(10 * TH_SEC), NULL, NULL));
+    TH_OK(hsad_graph_launch(x, 0, th_in(10 * TH_SEC), NULL, NULL));
+    TH_OK(hsad_kernel_dispatch(q, t.saxpy, &sb.l, th_in(10 * TH_SEC), NULL, NULL));
   }
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(30 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++)
     cr_assert_eq(acc[i], 6225.0f, "acc[%u] = %.1f, stream order gives 6225", i, acc[i]);
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(p[i], f2u(100.0f));
@@ -183,15 +183,15 @@ Test(fusion_order, between_plain_dispatches, .timeout = 120) {
 Test(fusion_order, unordered_flag_drops_only_the_first_bit, .timeout = 60) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
-  uint32_t *counter = dq_alloc(&t.e, 4), *slots = dq_alloc(&t.e, 16);
+  hsad_queue_t *q = th_queue(&t.e, 64);
+  uint32_t *counter = th_alloc(&t.e, 4), *slots = th_alloc(&t.e, 16);
   *counter = 0;
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   rec(g, "A", 0, &t, counter, slots, 0, NULL, 0);
   rec(g, "B", 0, &t, counter, slots, 1, NULL, 0);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   /* A (stream order), B (independent), the epoch barrier-AND */
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 3);
@@ -199,11 +199,11 @@ Test(fusion_order, unordered_flag_drops_only_the_first_bit, .timeout = 60) {
   cr_assert_eq(BAR(pkt_word(x, 0, 1, NULL)), 0);
   cr_assert_eq(pkt_word(x, 0, 2, NULL), 0x1503u);
   hsad_completion_t c;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_UNORDERED, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_graph_launch(x, HSAD_GRAPH_UNORDERED, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   cr_assert_eq(*counter, 4);
-  DQ_ERR_IS(hsad_graph_launch(x, 1u << 7, dq_in(DQ_SEC), &c, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_launch(x, 1u << 7, th_in(TH_SEC), &c, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_launch: unknown flags 0x80");
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
@@ -219,16 +219,16 @@ Test(fusion_order, unordered_flag_drops_only_the_first_bit, .timeout = 60) {
 Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
-  uint32_t *counter = dq_alloc(&t.e, 4), *slots = dq_alloc(&t.e, 16);
+  hsad_queue_t *q[2] = {th_queue(&t.e, 64), th_queue(&t.e, 64)};
+  uint32_t *counter = th_alloc(&t.e, 4), *slots = th_alloc(&t.e, 16);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a = rec(g, "A", 0, &t, counter, slots, 0, NULL, 0);
   uint32_t b = rec(g, "B", 0, &t, counter, slots, 1, &a, 1);
   uint32_t c = rec(g, "C", 1, &t, counter, slots, 2, &a, 1);
   rec(g, "D", 0, &t, counter, slots, 3, (uint32_t[]){b, c}, 2);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue_count(x), 2);
   cr_assert_eq(hsad_graph_exec_queue(x, 0), q[0]);
@@ -254,12 +254,12 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
                0x1500u | ((uint32_t)HSA_AMD_PACKET_TYPE_BARRIER_VALUE << 16));
   uint32_t pt;
   cr_assert_eq(hsad_graph_exec_point_count(x, 0), 2);
-  DQ_OK(hsad_graph_exec_point(x, 0, 0, &pt));
+  TH_OK(hsad_graph_exec_point(x, 0, 0, &pt));
   cr_assert_eq(pt, 0);
-  DQ_OK(hsad_graph_exec_point(x, 0, 1, &pt));
+  TH_OK(hsad_graph_exec_point(x, 0, 1, &pt));
   cr_assert_eq(pt, 3);
   cr_assert_eq(hsad_graph_exec_point_count(x, 1), 1);
-  DQ_OK(hsad_graph_exec_point(x, 1, 0, &pt));
+  TH_OK(hsad_graph_exec_point(x, 1, 0, &pt));
   cr_assert_eq(pt, 1);
   /* from the second launch on, queue 0 (the root's) starts with a barrier-value packet on
    * queue 1's previous run: a node of this launch must not start before every node of the
@@ -270,9 +270,9 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
     memset(slots, 0xff, 16);
     hsad_completion_t done[2];
     hsad_graph_rollback_t why;
-    DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), done, &why));
+    TH_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, th_in(TH_SEC), done, &why));
     cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
-    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_completion_wait_all(done, 2, th_in(10 * TH_SEC)));
     uint32_t pre = round > 1;
     uint64_t first0 = end0;
     end0 += 4 + pre;
@@ -286,23 +286,23 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
               slots[1], slots[2]);
     /* the barrier-value packets in the rings wait for exactly the producer's point */
     const hsa_amd_barrier_value_packet_t *bv1 =
-        (const hsa_amd_barrier_value_packet_t *)dq_packet(q[1], 2 * (round - 1));
+        (const hsa_amd_barrier_value_packet_t *)th_packet(q[1], 2 * (round - 1));
     const hsa_amd_barrier_value_packet_t *bv0 =
-        (const hsa_amd_barrier_value_packet_t *)dq_packet(q[0], first0 + pre + 2);
+        (const hsa_amd_barrier_value_packet_t *)th_packet(q[0], first0 + pre + 2);
     hsa_signal_t s0, s1;
     hsa_signal_value_t lt;
     hsad_completion_t a_point = {.queue = q[0], .epoch = 2 * round - 1};
-    DQ_OK(hsad_completion_signal(&a_point, &s0, &lt));
+    TH_OK(hsad_completion_signal(&a_point, &s0, &lt));
     cr_assert_eq(bv1->signal.handle, s0.handle);
     cr_assert_eq(bv1->value, HSAD_EPOCH_BASE - (int64_t)(2 * round - 1) + 1);
-    DQ_OK(hsad_completion_signal(&done[1], &s1, &lt));
+    TH_OK(hsad_completion_signal(&done[1], &s1, &lt));
     cr_assert_eq(bv0->signal.handle, s1.handle);
     cr_assert_eq(bv0->value, HSAD_EPOCH_BASE - (int64_t)round + 1);
     cr_assert_eq(bv0->cond, HSA_SIGNAL_CONDITION_LT);
     cr_assert_eq(bv0->mask, -1);
     if (pre) {
       const hsa_amd_barrier_value_packet_t *head =
-          (const hsa_amd_barrier_value_packet_t *)dq_packet(q[0], first0);
+          (const hsa_amd_barrier_value_packet_t *)th_packet(q[0], first0);
       cr_assert_eq(head->signal.handle, s1.handle);
       cr_assert_eq(head->value, HSAD_EPOCH_BASE - (int64_t)(round - 1) + 1);
     }
@@ -324,11 +324,11 @@ Test(fusion_order, fork_join_two_queues_fused, .timeout = 60) {
 Test(fusion_order, fork_join_three_queues, .timeout = 120) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q[3] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  hsad_queue_t *q[3] = {th_queue(&t.e, 64), th_queue(&t.e, 64), th_queue(&t.e, 64)};
   enum { N = 32, LAUNCHES = 60 };
-  uint32_t *p0 = dq_alloc(&t.e, N * 4);
-  float *b1 = dq_alloc(&t.e, N * 4), *c2 = dq_alloc(&t.e, N * 4), *acc = dq_alloc(&t.e, N * 4);
-  float *e1 = dq_alloc(&t.e, N * 4), *f2 = dq_alloc(&t.e, N * 4);
+  uint32_t *p0 = th_alloc(&t.e, N * 4);
+  float *b1 = th_alloc(&t.e, N * 4), *c2 = th_alloc(&t.e, N * 4), *acc = th_alloc(&t.e, N * 4);
+  float *e1 = th_alloc(&t.e, N * 4), *f2 = th_alloc(&t.e, N * 4);
   memset(b1, 0, N * 4), memset(c2, 0, N * 4), memset(acc, 0, N * 4);
   memset(e1, 0, N * 4), memset(f2, 0, N * 4);
   fill_args_t fa;
@@ -341,17 +341,17 @@ Test(fusion_order, fork_join_three_queues, .timeout = 120) {
   saxpy_set(&se, acc, e1, N);
   saxpy_set(&sf, acc, f2, N);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a, b, c, d1, d2, e, f;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 1, t.saxpy, &sb.l, &a, 1, &b));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 2, t.saxpy, &sc.l, &a, 1, &c));
-  DQ_OK(hsad_graph_add_kernel(g, "D1", 0, t.saxpy, &sd1.l, &b, 1, &d1));
-  DQ_OK(hsad_graph_add_kernel(g, "D2", 0, t.saxpy, &sd2.l, (uint32_t[]){c, d1}, 2, &d2));
-  DQ_OK(hsad_graph_add_kernel(g, "E", 1, t.saxpy, &se.l, (uint32_t[]){d2, b}, 2, &e));
-  DQ_OK(hsad_graph_add_kernel(g, "F", 2, t.saxpy, &sf.l, (uint32_t[]){d2, c}, 2, &f));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 1, t.saxpy, &sb.l, &a, 1, &b));
+  TH_OK(hsad_graph_add_kernel(g, "C", 2, t.saxpy, &sc.l, &a, 1, &c));
+  TH_OK(hsad_graph_add_kernel(g, "D1", 0, t.saxpy, &sd1.l, &b, 1, &d1));
+  TH_OK(hsad_graph_add_kernel(g, "D2", 0, t.saxpy, &sd2.l, (uint32_t[]){c, d1}, 2, &d2));
+  TH_OK(hsad_graph_add_kernel(g, "E", 1, t.saxpy, &se.l, (uint32_t[]){d2, b}, 2, &e));
+  TH_OK(hsad_graph_add_kernel(g, "F", 2, t.saxpy, &sf.l, (uint32_t[]){d2, c}, 2, &f));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 3, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 3, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue_count(x), 3);
   /* queue 0: A (BARRIER, point 0: B and C wait for it), barrier-value on B's point, D1,
@@ -375,19 +375,19 @@ Test(fusion_order, fork_join_three_queues, .timeout = 120) {
     cr_assert_eq(hsad_graph_exec_point_count(x, qi), 2);
     for (uint32_t j = 0; j < 2; j++) {
       uint32_t pt;
-      DQ_OK(hsad_graph_exec_point(x, qi, j, &pt));
+      TH_OK(hsad_graph_exec_point(x, qi, j, &pt));
       cr_assert_eq(pt, want_points[qi][j], "queue %u point %u at %u", qi, j, pt);
     }
   }
   hsad_completion_t done[3];
   for (uint32_t l = 1; l <= LAUNCHES; l++) {
     fill_set(&fa, p0, f2u((float)l), N);
-    DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
+    TH_OK(hsad_graph_exec_update(x, a, &fa.l));
     hsad_graph_rollback_t why;
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), done, &why));
+    TH_OK(hsad_graph_launch(x, 0, th_in(10 * TH_SEC), done, &why));
     cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
   }
-  DQ_OK(hsad_completion_wait_all(done, 3, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_completion_wait_all(done, 3, th_in(30 * TH_SEC)));
   /* after launch l: b1 = c2 = sum(1..l) = S(l), acc = 2 sum_k S(k), e1 = f2 = sum_k acc(k) */
   double s = 0, accv = 0, ev = 0;
   for (uint32_t l = 1; l <= LAUNCHES; l++) {
@@ -417,41 +417,41 @@ Test(fusion_order, launch_after_kernel_on_other_queue, .timeout = 60) {
   setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64), *other = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64), *other = th_queue(&t.e, 64);
   enum { N = 16 };
-  uint32_t *p = dq_alloc(&t.e, N * 4);
-  float *acc = dq_alloc(&t.e, N * 4);
+  uint32_t *p = th_alloc(&t.e, N * 4);
+  float *acc = th_alloc(&t.e, N * 4);
   memset(p, 0, N * 4);
   memset(acc, 0, N * 4);
   saxpy_args_t sb;
   saxpy_set(&sb, (const float *)p, acc, N);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, NULL));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, NULL));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   fill_args_t fa;
   hsad_completion_t filled, own, done;
   for (uint32_t r = 1; r <= 3; r++) {
     fill_set(&fa, p, f2u((float)(10 * r)), N);
-    DQ_OK(hsad_kernel_dispatch(other, t.fill, &fa.l, dq_in(DQ_SEC), &filled, NULL));
-    DQ_OK(hsad_queue_flush(q, dq_in(DQ_SEC), &own)); /* a same-queue dependency: no packet */
+    TH_OK(hsad_kernel_dispatch(other, t.fill, &fa.l, th_in(TH_SEC), &filled, NULL));
+    TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &own)); /* a same-queue dependency: no packet */
     uint64_t w0 = ((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
-    DQ_OK(hsad_graph_launch_after(x, 0, (hsad_completion_t[]){filled, own, {0}}, 3,
-                                  dq_in(DQ_SEC), &done, NULL));
+    TH_OK(hsad_graph_launch_after(x, 0, (hsad_completion_t[]){filled, own, {0}}, 3,
+                                  th_in(TH_SEC), &done, NULL));
     uint64_t w1 = ((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
     cr_assert_eq(w1 - w0, 2, "one barrier-value packet and the kernel (it carries the epoch)");
     const hsa_amd_barrier_value_packet_t *bv =
-        (const hsa_amd_barrier_value_packet_t *)dq_packet(q, w0);
+        (const hsa_amd_barrier_value_packet_t *)th_packet(q, w0);
     hsa_signal_t sig;
     hsa_signal_value_t lt;
-    DQ_OK(hsad_completion_signal(&filled, &sig, &lt));
+    TH_OK(hsad_completion_signal(&filled, &sig, &lt));
     cr_assert_eq(bv->signal.handle, sig.handle);
     cr_assert_eq(bv->value, lt);
     cr_assert_eq(bv->cond, HSA_SIGNAL_CONDITION_LT);
     cr_assert_eq(bv->completion_signal.handle, 0);
-    DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
     float want = 10.0f * (float)(r * (r + 1) / 2);
     for (uint32_t i = 0; i < N; i++)
       cr_assert_eq(acc[i], want, "round %u: acc[%u] = %.1f, want %.1f (read p before the fill)",
@@ -462,20 +462,20 @@ Test(fusion_order, launch_after_kernel_on_other_queue, .timeout = 60) {
   char want[256];
   snprintf(want, sizeof want, "dependency 1: epoch 1000 was never issued on queue %llu (last "
            "epoch 3)", (unsigned long long)hsad_queue_hsa(other)->id);
-  DQ_ERR_IS(hsad_graph_launch_after(x, 0, (hsad_completion_t[]){filled, never}, 2, dq_in(DQ_SEC),
+  TH_ERR_IS(hsad_graph_launch_after(x, 0, (hsad_completion_t[]){filled, never}, 2, th_in(TH_SEC),
                                     &done, NULL),
             HSAD_ERR_INVALID_ARGUMENT, "%s", want);
   cr_assert_eq(((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, w0, "nothing reserved");
-  DQ_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 1, dq_in(DQ_SEC), &done, NULL),
+  TH_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 1, th_in(TH_SEC), &done, NULL),
             HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_launch: NULL deps with a count of 1");
   /* the rollback path takes the dependency as a barrier */
   fill_set(&fa, p, f2u(1000.0f), N);
-  DQ_OK(hsad_kernel_dispatch(other, t.fill, &fa.l, dq_in(DQ_SEC), &filled, NULL));
+  TH_OK(hsad_kernel_dispatch(other, t.fill, &fa.l, th_in(TH_SEC), &filled, NULL));
   hsad_graph_rollback_t why;
-  DQ_OK(hsad_graph_launch_after(x, HSAD_GRAPH_SEQUENTIAL, &filled, 1, dq_in(DQ_SEC), &done, &why));
+  TH_OK(hsad_graph_launch_after(x, HSAD_GRAPH_SEQUENTIAL, &filled, 1, th_in(TH_SEC), &done, &why));
   cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_REQUESTED);
-  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(acc[i], 1060.0f, "acc[%u] = %.1f", i, acc[i]);
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(other);
@@ -490,33 +490,33 @@ Test(fusion_order, launch_after_async_copy, .timeout = 60) {
   setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64);
   enum { N = 16384 };
   float *src = NULL, *dst = NULL, *acc = NULL;
-  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, N * 4, NULL, 0, (void **)&src));
-  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&dst));
-  acc = dq_alloc(&t.e, N * 4);
+  TH_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, N * 4, NULL, 0, (void **)&src));
+  TH_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&dst));
+  acc = th_alloc(&t.e, N * 4);
   for (uint32_t i = 0; i < N; i++) src[i] = (float)(i % 1000), acc[i] = 0;
   saxpy_args_t sb;
   saxpy_set(&sb, dst, acc, N);
   sb.l.block[0] = 256;
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, NULL));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, t.saxpy, &sb.l, NULL, 0, NULL));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   hsad_completion_t copied, done;
-  DQ_OK(hsad_memcpy_async(t.e.dev, dst, src, N * 4, NULL, 0, NULL, dq_in(DQ_SEC), &copied));
-  DQ_OK(hsad_graph_launch_after(x, 0, &copied, 1, dq_in(DQ_SEC), &done, NULL));
-  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_memcpy_async(t.e.dev, dst, src, N * 4, NULL, 0, NULL, th_in(TH_SEC), &copied));
+  TH_OK(hsad_graph_launch_after(x, 0, &copied, 1, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++)
     cr_assert_eq(acc[i], (float)(i % 1000), "acc[%u] = %.1f: the root ran before the copy", i,
                  acc[i]);
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
-  DQ_OK(hsad_mem_free(dst));
-  DQ_OK(hsad_mem_free(src));
+  TH_OK(hsad_mem_free(dst));
+  TH_OK(hsad_mem_free(src));
   kit_close(&t);
 }
 
@@ -527,39 +527,39 @@ Test(fusion_order, fork_join_two_devices, .timeout = 60) {
   kit_t t;
   kit_open(&t);
   hsad_device_t *d1;
-  DQ_OK(hsad_device_get(t.e.rt, 1, &d1));
-  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), NULL};
-  DQ_OK(hsad_queue_create(d1, &(hsad_queue_options_t){.size = 64}, &q[1]));
+  TH_OK(hsad_device_get(t.e.rt, 1, &d1));
+  hsad_queue_t *q[2] = {th_queue(&t.e, 64), NULL};
+  TH_OK(hsad_queue_create(d1, &(hsad_queue_options_t){.size = 64}, &q[1]));
   char path[512];
   snprintf(path, sizeof path, "%s/order_record-%s-v5.hsaco", TEST_KERNDIR,
            hsad_device_info(d1)->name);
   hsad_program_t *p1;
-  DQ_OK(hsad_program_load_file(d1, path, &p1));
+  TH_OK(hsad_program_load_file(d1, path, &p1));
   const hsad_device_kernel_t *rec1;
-  DQ_OK(hsad_program_kernel(p1, "order_record", &rec1));
+  TH_OK(hsad_program_kernel(p1, "order_record", &rec1));
   uint32_t *counter, *slots;
-  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, 4, &d1, 1, (void **)&counter));
-  DQ_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, 16, &d1, 1, (void **)&slots));
+  TH_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, 4, &d1, 1, (void **)&counter));
+  TH_OK(hsad_mem_alloc(t.e.dev, HSAD_MEM_HOST_FINE, 16, &d1, 1, (void **)&slots));
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a = rec(g, "A", 0, &t, counter, slots, 0, NULL, 0);
   uint32_t b = rec(g, "B", 0, &t, counter, slots, 1, &a, 1);
   hsad_karg_t ca[3] = {HSAD_KARG_PTR(counter), HSAD_KARG_PTR(slots), HSAD_KARG_VAL((uint32_t){2})};
   hsad_launch_t cl = {.dims = 1, .grid = {1}, .block = {1}, .args = ca, .arg_count = 3};
   uint32_t c;
-  DQ_OK(hsad_graph_add_kernel(g, "C", 1, rec1, &cl, &a, 1, &c));
+  TH_OK(hsad_graph_add_kernel(g, "C", 1, rec1, &cl, &a, 1, &c));
   rec(g, "D", 0, &t, counter, slots, 3, (uint32_t[]){b, c}, 2);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   for (uint32_t round = 0; round < 20; round++) {
     *counter = 0;
     memset(slots, 0xff, 16);
     hsad_completion_t done[2];
     hsad_graph_rollback_t why;
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), done, &why));
+    TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), done, &why));
     cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE);
-    DQ_OK(hsad_completion_wait_all(done, 2, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_completion_wait_all(done, 2, th_in(10 * TH_SEC)));
     cr_assert_eq(slots[0], 0);
     cr_assert_eq(slots[3], 3);
     cr_assert(slots[1] + slots[2] == 3 && slots[1] != slots[2]);
@@ -568,8 +568,8 @@ Test(fusion_order, fork_join_two_devices, .timeout = 60) {
   hsad_queue_destroy(q[1]);
   hsad_queue_destroy(q[0]);
   hsad_program_destroy(p1);
-  DQ_OK(hsad_mem_free(slots));
-  DQ_OK(hsad_mem_free(counter));
+  TH_OK(hsad_mem_free(slots));
+  TH_OK(hsad_mem_free(counter));
   kit_close(&t);
 }
 
@@ -579,30 +579,30 @@ Test(fusion_order, fork_join_two_devices, .timeout = 60) {
 Test(fusion_order, update_then_set_queue, .timeout = 60) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64), *q2 = dq_queue(&t.e, 64), *prof;
-  DQ_OK(hsad_queue_create(t.e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &prof));
+  hsad_queue_t *q = th_queue(&t.e, 64), *q2 = th_queue(&t.e, 64), *prof;
+  TH_OK(hsad_queue_create(t.e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &prof));
   enum { N = 8 };
-  uint32_t *p = dq_alloc(&t.e, N * 4);
+  uint32_t *p = th_alloc(&t.e, N * 4);
   fill_args_t fa;
   fill_set(&fa, p, 1, N);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   fill_set(&fa, p, 77, N - 2);
   memset(p, 0, N * 4);
-  DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
-  DQ_OK(hsad_graph_exec_set_queue(x, 0, q2));
+  TH_OK(hsad_graph_exec_update(x, a, &fa.l));
+  TH_OK(hsad_graph_exec_set_queue(x, 0, q2));
   hsad_completion_t done;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &done, NULL));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
   cr_assert_eq(done.queue, q2);
-  DQ_OK(hsad_completion_wait(&done, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(p[i], i < N - 2 ? 77u : 0u, "p[%u] = %u", i, p[i]);
   cr_assert_eq(((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
-  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 0, prof), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_set_queue(x, 0, prof), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_set_queue: the new queue is a profiling queue and queue 0 is not "
             "(where epoch packets go is laid out at instantiate); instantiate the graph on it "
             "instead");
@@ -625,11 +625,11 @@ Test(fusion_order, update_then_set_queue, .timeout = 60) {
 Test(fusion_order, fork_join_updates_wrap_and_move, .timeout = 120) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q[4] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64), dq_queue(&t.e, 64),
-                        dq_queue(&t.e, 64)};
+  hsad_queue_t *q[4] = {th_queue(&t.e, 64), th_queue(&t.e, 64), th_queue(&t.e, 64),
+                        th_queue(&t.e, 64)};
   enum { N = 16, LAUNCHES = 600 };
-  uint32_t *p = dq_alloc(&t.e, N * 4);
-  float *acc = dq_alloc(&t.e, N * 4), *acc2 = dq_alloc(&t.e, N * 4);
+  uint32_t *p = th_alloc(&t.e, N * 4);
+  float *acc = th_alloc(&t.e, N * 4), *acc2 = th_alloc(&t.e, N * 4);
   memset(acc, 0, N * 4);
   memset(acc2, 0, N * 4);
   fill_args_t fa;
@@ -638,24 +638,24 @@ Test(fusion_order, fork_join_updates_wrap_and_move, .timeout = 120) {
   saxpy_set(&sb, (const float *)p, acc, N);
   saxpy_set(&sc, acc, acc2, N);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a, b, c;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 1, t.saxpy, &sb.l, &a, 1, &b));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 0, t.saxpy, &sc.l, &b, 1, &c));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 1, t.saxpy, &sb.l, &a, 1, &b));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, t.saxpy, &sc.l, &b, 1, &c));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   hsad_completion_t done[2] = {{0}};
   for (uint32_t l = 0; l < LAUNCHES; l++) {
     if (l == LAUNCHES / 2)
       for (uint32_t qi = 0; qi < 2; qi++)
-        DQ_OK(hsad_graph_exec_set_queue(x, qi, q[2 + (hsad_graph_exec_queue(x, qi) == q[1])]));
+        TH_OK(hsad_graph_exec_set_queue(x, qi, q[2 + (hsad_graph_exec_queue(x, qi) == q[1])]));
     fill_set(&fa, p, f2u((float)l), N);
-    DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), done, NULL));
+    TH_OK(hsad_graph_exec_update(x, a, &fa.l));
+    TH_OK(hsad_graph_launch(x, 0, th_in(10 * TH_SEC), done, NULL));
   }
-  DQ_OK(hsad_completion_wait_all(done, 2, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_completion_wait_all(done, 2, th_in(30 * TH_SEC)));
   float want_acc = 0, want_acc2 = 0; /* the same float additions in stream order */
   for (uint32_t l = 0; l < LAUNCHES; l++) {
     want_acc += (float)l;
@@ -684,10 +684,10 @@ Test(fusion_order, queue_barrier_is_an_ordering_point, .timeout = 60) {
   setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64);
   enum { N = 16 };
-  uint32_t *p = dq_alloc(&t.e, N * 4);
-  float *acc = dq_alloc(&t.e, N * 4);
+  uint32_t *p = th_alloc(&t.e, N * 4);
+  float *acc = th_alloc(&t.e, N * 4);
   memset(p, 0, N * 4);
   memset(acc, 0, N * 4);
   fill_args_t fa;
@@ -695,14 +695,14 @@ Test(fusion_order, queue_barrier_is_an_ordering_point, .timeout = 60) {
   fill_set(&fa, p, f2u(5.0f), N);
   saxpy_set(&sb, (const float *)p, acc, N);
   sb.l.flags = HSAD_LAUNCH_NO_BARRIER;
-  DQ_OK(hsad_kernel_dispatch(q, t.fill, &fa.l, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_queue_barrier(q, NULL, 0, dq_in(DQ_SEC), NULL));
+  TH_OK(hsad_kernel_dispatch(q, t.fill, &fa.l, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_barrier(q, NULL, 0, th_in(TH_SEC), NULL));
   cr_assert_eq(((amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 2);
-  const hsa_barrier_and_packet_t *bp = (const hsa_barrier_and_packet_t *)dq_packet(q, 1);
+  const hsa_barrier_and_packet_t *bp = (const hsa_barrier_and_packet_t *)th_packet(q, 1);
   for (int i = 0; i < 5; i++) cr_assert_eq(bp->dep_signal[i].handle, 0);
   cr_assert_eq(bp->completion_signal.handle, 0);
-  DQ_OK(hsad_kernel_dispatch(q, t.saxpy, &sb.l, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_kernel_dispatch(q, t.saxpy, &sb.l, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(acc[i], 5.0f, "acc[%u] = %.1f", i, acc[i]);
   hsad_queue_destroy(q);
   kit_close(&t);
@@ -718,24 +718,24 @@ Test(fusion_order, queue_barrier_is_an_ordering_point, .timeout = 60) {
 Test(fusion_copy, fill_then_copy_across_queues, .timeout = 120) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q[2] = {dq_queue(&t.e, 64), dq_queue(&t.e, 64)};
+  hsad_queue_t *q[2] = {th_queue(&t.e, 64), th_queue(&t.e, 64)};
   enum { COUNT = 501, BYTES = 2 * COUNT };
-  uint8_t *a = dq_alloc(&t.e, 4096), *b = dq_alloc(&t.e, 4096);
+  uint8_t *a = th_alloc(&t.e, 4096), *b = th_alloc(&t.e, 4096);
   memset(a, 0xee, 4096);
   memset(b, 0xee, 4096);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t f, c;
-  DQ_OK(hsad_graph_add_fill(g, "F", 0, a, 0x1234, 2, COUNT, NULL, 0, &f));
-  DQ_OK(hsad_graph_add_copy(g, "C", 1, b, a, BYTES, &f, 1, &c));
+  TH_OK(hsad_graph_add_fill(g, "F", 0, a, 0x1234, 2, COUNT, NULL, 0, &f));
+  TH_OK(hsad_graph_add_copy(g, "C", 1, b, a, BYTES, &f, 1, &c));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   uint8_t body[64];
   int32_t node;
   /* queue 1: barrier-value on F's point, C (its epoch: a barrier-AND follows) */
   cr_assert_eq(hsad_graph_exec_packet_count(x, 1), 3);
-  DQ_OK(hsad_graph_exec_packet(x, 1, 1, body, &node));
+  TH_OK(hsad_graph_exec_packet(x, 1, 1, body, &node));
   cr_assert_eq(node, (int32_t)c);
   const hsa_kernel_dispatch_packet_t *kp = (const hsa_kernel_dispatch_packet_t *)body;
   cr_assert_eq(kp->grid_size_x, 63);
@@ -743,16 +743,16 @@ Test(fusion_copy, fill_then_copy_across_queues, .timeout = 120) {
   cr_assert_eq(kp->grid_size_y, 1);
   hsad_completion_t done[2];
   for (uint32_t l = 1; l <= 100; l++) {
-    DQ_OK(hsad_graph_exec_update_fill(x, f, a, 0x1000 + l, 2, COUNT));
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(10 * DQ_SEC), done, NULL));
+    TH_OK(hsad_graph_exec_update_fill(x, f, a, 0x1000 + l, 2, COUNT));
+    TH_OK(hsad_graph_launch(x, 0, th_in(10 * TH_SEC), done, NULL));
   }
-  DQ_OK(hsad_completion_wait_all(done, 2, dq_in(30 * DQ_SEC)));
+  TH_OK(hsad_completion_wait_all(done, 2, th_in(30 * TH_SEC)));
   for (uint32_t i = 0; i < BYTES; i++)
     cr_assert_eq(b[i], i % 2 ? 0x10 : 0x64, "b[%u] = 0x%02x", i, b[i]);
   for (uint32_t i = BYTES; i < 4096; i++) cr_assert_eq(b[i], 0xee, "b[%u] past the copy", i);
   for (uint32_t i = BYTES; i < 4096; i++) cr_assert_eq(a[i], 0xee, "a[%u] past the fill", i);
   /* the copy's kernarg image in the ring: dst, src, bytes (hsad_graph_copy's metadata) */
-  const hsa_kernel_dispatch_packet_t *ring = dq_packet(q[1], done[1].packet_id - 1);
+  const hsa_kernel_dispatch_packet_t *ring = th_packet(q[1], done[1].packet_id - 1);
   const uint8_t *ka = ring->kernarg_address;
   uint64_t v[3];
   memcpy(v, ka, 24);
@@ -770,23 +770,23 @@ Test(fusion_copy, fill_then_copy_across_queues, .timeout = 120) {
 Test(fusion_copy, sizes_widths_and_a_kernel_between, .timeout = 60) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
-  uint8_t *src = dq_alloc(&t.e, 8192), *dst = dq_alloc(&t.e, 8192);
+  hsad_queue_t *q = th_queue(&t.e, 64);
+  uint8_t *src = th_alloc(&t.e, 8192), *dst = th_alloc(&t.e, 8192);
   for (uint32_t i = 0; i < 8192; i++) src[i] = (uint8_t)(i * 7 + 3);
   static const size_t sizes[] = {1, 15, 16, 17, 4099};
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
   uint32_t cp;
-  DQ_OK(hsad_graph_add_copy(g, "copy", 0, dst, src, 1, NULL, 0, &cp));
+  TH_OK(hsad_graph_add_copy(g, "copy", 0, dst, src, 1, NULL, 0, &cp));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   for (uint32_t s = 0; s < 5; s++) {
     memset(dst, 0, 8192);
-    DQ_OK(hsad_graph_exec_update_copy(x, cp, dst + s, src + 100, sizes[s]));
+    TH_OK(hsad_graph_exec_update_copy(x, cp, dst + s, src + 100, sizes[s]));
     hsad_completion_t c;
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
-    DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+    TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
     for (uint32_t i = 0; i < 8192; i++) {
       uint8_t want = i >= s && i < s + sizes[s] ? (uint8_t)((i - s + 100) * 7 + 3) : 0;
       cr_assert_eq(dst[i], want, "size %zu: dst[%u] = 0x%02x, want 0x%02x", sizes[s], i, dst[i],
@@ -796,22 +796,22 @@ Test(fusion_copy, sizes_widths_and_a_kernel_between, .timeout = 60) {
   hsad_graph_exec_destroy(x);
   /* fill widths 1 and 4, then a kernel reading the filled floats, then a copy of its output */
   enum { N = 37 };
-  uint32_t *p = dq_alloc(&t.e, N * 4);
-  float *acc = dq_alloc(&t.e, N * 4), *out = dq_alloc(&t.e, N * 4);
-  uint8_t *bytes = dq_alloc(&t.e, 100);
+  uint32_t *p = th_alloc(&t.e, N * 4);
+  float *acc = th_alloc(&t.e, N * 4), *out = th_alloc(&t.e, N * 4);
+  uint8_t *bytes = th_alloc(&t.e, 100);
   memset(acc, 0, N * 4);
   saxpy_args_t sa;
   saxpy_set(&sa, (const float *)p, acc, N);
-  DQ_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
-  DQ_OK(hsad_graph_add_fill(g, "bytes", 0, bytes, 0x5a, 1, 99, NULL, 0, NULL));
-  DQ_OK(hsad_graph_add_fill(g, "p", 0, p, f2u(2.5f), 4, N, NULL, 0, NULL));
-  DQ_OK(hsad_graph_add_kernel(g, "acc", 0, t.saxpy, &sa.l, NULL, 0, NULL));
-  DQ_OK(hsad_graph_add_copy(g, "out", 0, out, acc, N * 4, NULL, 0, NULL));
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_create(HSAD_GRAPH_CAPTURE, &g));
+  TH_OK(hsad_graph_add_fill(g, "bytes", 0, bytes, 0x5a, 1, 99, NULL, 0, NULL));
+  TH_OK(hsad_graph_add_fill(g, "p", 0, p, f2u(2.5f), 4, N, NULL, 0, NULL));
+  TH_OK(hsad_graph_add_kernel(g, "acc", 0, t.saxpy, &sa.l, NULL, 0, NULL));
+  TH_OK(hsad_graph_add_copy(g, "out", 0, out, acc, N * 4, NULL, 0, NULL));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   hsad_completion_t c = {0};
-  for (int l = 0; l < 4; l++) DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  for (int l = 0; l < 4; l++) TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(out[i], 10.0f, "out[%u] = %.2f", i, out[i]);
   for (uint32_t i = 0; i < 100; i++) cr_assert_eq(bytes[i], i < 99 ? 0x5a : 0, "bytes[%u]", i);
   hsad_graph_exec_destroy(x);
@@ -823,48 +823,48 @@ Test(fusion_copy, sizes_widths_and_a_kernel_between, .timeout = 60) {
 Test(fusion_copy, refusals, .timeout = 60) {
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
-  uint8_t *a = dq_alloc(&t.e, 4096);
+  hsad_queue_t *q = th_queue(&t.e, 64);
+  uint8_t *a = th_alloc(&t.e, 4096);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   char want[256];
   snprintf(want, sizeof want, "hsad_graph_add_copy: dst %p and src %p overlap over 100 bytes; "
            "copy nodes have memcpy semantics", (void *)(a + 50), (void *)a);
-  DQ_ERR_IS(hsad_graph_add_copy(g, "c", 0, a + 50, a, 100, NULL, 0, NULL),
+  TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, a + 50, a, 100, NULL, 0, NULL),
             HSAD_ERR_INVALID_ARGUMENT, "%s", want);
-  DQ_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, NULL, 100, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, NULL, 100, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_copy: NULL dst or src, or size 0 (dst %p, src (nil), 100 bytes)",
             (void *)a);
-  DQ_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, a + 2048, (size_t)1 << 40, NULL, 0, NULL),
+  TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, a + 2048, (size_t)1 << 40, NULL, 0, NULL),
             HSAD_ERR_RANGE, "hsad_graph_add_copy: 1099511627776 bytes; a copy node moves at "
             "most 68719476720 (16 bytes per work-item, 2^32 - 1 work-items)");
-  DQ_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 7, 3, 10, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 7, 3, 10, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_fill: NULL dst, count 0 or width 3 (1, 2 or 4 bytes)");
-  DQ_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 0x1ff, 1, 10, NULL, 0, NULL),
+  TH_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 0x1ff, 1, 10, NULL, 0, NULL),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_fill: pattern 0x1ff does not fit in 1 byte");
   uint32_t f, k;
-  DQ_OK(hsad_graph_add_fill(g, "f", 0, a, 0xff, 1, 10, NULL, 0, &f));
+  TH_OK(hsad_graph_add_fill(g, "f", 0, a, 0xff, 1, 10, NULL, 0, &f));
   cr_assert_eq(f, 0, "the refusals recorded nothing");
-  uint32_t *counter = dq_alloc(&t.e, 4), *slots = dq_alloc(&t.e, 16);
+  uint32_t *counter = th_alloc(&t.e, 4), *slots = th_alloc(&t.e, 16);
   k = rec(g, "k", 0, &t, counter, slots, 0, &f, 1);
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
-  DQ_ERR_IS(hsad_graph_exec_update_copy(x, f, a, a + 100, 10), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_update_copy(x, f, a, a + 100, 10), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update_copy: node f is a fill node, not a copy node");
-  DQ_ERR_IS(hsad_graph_exec_update_fill(x, k, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_update_fill(x, k, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update_fill: node k is a kernel node, not a fill node");
   hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}};
-  DQ_ERR_IS(hsad_graph_exec_update(x, f, &l), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_update(x, f, &l), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update: node f is a fill node, not a kernel node");
-  DQ_ERR_IS(hsad_graph_exec_update_fill(x, 9, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_update_fill(x, 9, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update_fill: NULL, or node 9 is not a node of the exec (2 nodes)");
-  DQ_ERR_IS(hsad_graph_exec_update_fill(x, f, a, 1, 2, 0), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_update_fill(x, f, a, 1, 2, 0), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update_fill: NULL dst, count 0 or width 2 (1, 2 or 4 bytes)");
   memset(a, 0, 16);
   hsad_completion_t c;
-  DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (uint32_t i = 0; i < 16; i++) cr_assert_eq(a[i], i < 10 ? 0xff : 0, "a[%u]", i);
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
@@ -884,18 +884,18 @@ Test(fusion_kernargs, update_goes_where_no_packet_reads, .timeout = 60) {
   setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
   kit_t t;
   kit_open(&t);
-  hsad_queue_t *q = dq_queue(&t.e, 64);
+  hsad_queue_t *q = th_queue(&t.e, 64);
   enum { N = 16 };
-  uint32_t *b = dq_alloc(&t.e, 5 * N * 4);
+  uint32_t *b = th_alloc(&t.e, 5 * N * 4);
   memset(b, 0, 5 * N * 4);
   fill_args_t fa;
   fill_set(&fa, b, 1, N);
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t a;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, t.fill, &fa.l, NULL, 0, &a));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   uint32_t ksize = hsad_device_kernel_desc(t.fill)->kernarg_segment_size;
   uint64_t stride = ksize > 64 ? (ksize + 63) & ~63ull : 64;
@@ -906,13 +906,13 @@ Test(fusion_kernargs, update_goes_where_no_packet_reads, .timeout = 60) {
   for (uint32_t l = 1; l <= 5; l++) {
     if (l > 1) {
       fill_set(&fa, b + (l - 1) * N, l, N);
-      DQ_OK(hsad_graph_exec_update(x, a, &fa.l));
+      TH_OK(hsad_graph_exec_update(x, a, &fa.l));
     }
-    DQ_OK(hsad_graph_launch(x, 0, dq_in(DQ_SEC), &c[l], NULL));
-    ka[l] = (uint64_t)(uintptr_t)dq_packet(q, c[l].packet_id)->kernarg_address;
-    if (l == 1 || l == 4) DQ_OK(hsad_completion_wait(&c[l], dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c[l], NULL));
+    ka[l] = (uint64_t)(uintptr_t)th_packet(q, c[l].packet_id)->kernarg_address;
+    if (l == 1 || l == 4) TH_OK(hsad_completion_wait(&c[l], th_in(10 * TH_SEC)));
   }
-  DQ_OK(hsad_completion_wait(&c[5], dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c[5], th_in(10 * TH_SEC)));
   cr_assert_eq(ka[2], ka[1], "launch 1 completed: update in place");
   cr_assert_eq(ka[3], ka[1] + stride, "launch 2 in flight: the other version");
   cr_assert_eq(ka[4], (uint64_t)(uintptr_t)r.kernargs + (c[4].packet_id & r.mask) * r.kernarg_block,

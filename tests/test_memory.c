@@ -27,13 +27,13 @@ static uint64_t pool_granule(hsad_device_t *dev, const char *kind) {
 }
 
 Test(memory, device_alloc_info_free) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   void *p = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 1000000, NULL, 0, &p));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 1000000, NULL, 0, &p));
   cr_assert_eq((uintptr_t)p % 4096, 0);
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info((char *)p + 999999, &mi));
+  TH_OK(hsad_mem_info((char *)p + 999999, &mi));
   cr_assert_eq(mi.base, p);
   cr_assert_eq(mi.device_ptr, p);
   cr_assert_eq(mi.size, 1000000);
@@ -47,51 +47,51 @@ Test(memory, device_alloc_info_free) {
   /* one past the end is not inside it */
   MEM_ERR(hsad_mem_info((char *)p + 1000000, &mi), HSAD_ERR_NOT_ALLOCATED,
           "hsad_mem_info: %p was not allocated or registered by hsad", (void *)((char *)p + 1000000));
-  DQ_OK(hsad_mem_free(p));
+  TH_OK(hsad_mem_free(p));
   MEM_ERR(hsad_mem_info((char *)p + 5, &mi), HSAD_ERR_FREED,
           "hsad_mem_info: %p is in device memory that was freed (1000000 bytes at %p)",
           (void *)((char *)p + 5), p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory, host_fine_and_coarse_on_nearest_node) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_cpu_info_t *cpu = hsad_cpu_info(e.rt, (uint32_t)hsad_device_info(e.dev)->nearest_cpu);
   cr_assert_not_null(cpu);
   hsad_mem_kind_t kinds[2] = {HSAD_MEM_HOST_FINE, HSAD_MEM_HOST_COARSE};
   for (int k = 0; k < 2; k++) {
     uint8_t *p = NULL;
-    DQ_OK(hsad_mem_alloc(e.dev, kinds[k], 3 * 4096 + 1, NULL, 0, (void **)&p));
+    TH_OK(hsad_mem_alloc(e.dev, kinds[k], 3 * 4096 + 1, NULL, 0, (void **)&p));
     for (size_t i = 0; i < 3 * 4096 + 1; i++) p[i] = (uint8_t)(i * 7 + k);
     for (size_t i = 0; i < 3 * 4096 + 1; i++) cr_assert_eq(p[i], (uint8_t)(i * 7 + k));
     hsad_mem_info_t mi;
-    DQ_OK(hsad_mem_info(p + 4096, &mi));
+    TH_OK(hsad_mem_info(p + 4096, &mi));
     cr_assert_eq(mi.kind, kinds[k]);
     cr_assert_eq(mi.size, 3 * 4096 + 1);
     cr_assert_eq(mi.numa_node, (int32_t)cpu->numa_node);
     int32_t node = -2;
-    DQ_OK(hsad_numa_page_node(p, &node));
+    TH_OK(hsad_numa_page_node(p, &node));
     cr_assert_eq(mi.page_node, node);
     cr_assert_eq(mi.access_mask, 1u);
-    DQ_OK(hsad_mem_free(p));
+    TH_OK(hsad_mem_free(p));
   }
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory, register_unregister) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   size_t len = 64 * 1024;
   uint8_t *buf = malloc(len + 100);
   cr_assert_not_null(buf);
   for (size_t i = 0; i < len + 100; i++) buf[i] = (uint8_t)i;
   uint8_t *p = buf + 37; /* unaligned on purpose */
   void *dptr = NULL;
-  DQ_OK(hsad_mem_register(e.dev, p, len, NULL, 0, &dptr));
+  TH_OK(hsad_mem_register(e.dev, p, len, NULL, 0, &dptr));
   cr_assert_not_null(dptr);
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info(p + len - 1, &mi));
+  TH_OK(hsad_mem_info(p + len - 1, &mi));
   cr_assert_eq(mi.base, p);
   cr_assert_eq(mi.device_ptr, dptr);
   cr_assert_eq(mi.size, len);
@@ -107,22 +107,22 @@ Test(memory, register_unregister) {
   MEM_ERR(hsad_mem_unregister(p + 1), HSAD_ERR_NOT_ALLOCATED,
           "hsad_mem_unregister: %p is inside registered memory at %p (offset 1, %zu bytes): "
           "pass the base address", (void *)(p + 1), (void *)p, len);
-  DQ_OK(hsad_mem_unregister(p));
+  TH_OK(hsad_mem_unregister(p));
   MEM_ERR(hsad_mem_unregister(p), HSAD_ERR_FREED,
           "hsad_mem_unregister: %p was already unregistered (%zu bytes at %p)", (void *)p, len,
           (void *)p);
   /* the caller's bytes are untouched */
   for (size_t i = 0; i < len + 100; i++) cr_assert_eq(buf[i], (uint8_t)i);
   /* registering again after unregistering works */
-  DQ_OK(hsad_mem_register(e.dev, p, len, NULL, 0, NULL));
-  DQ_OK(hsad_mem_unregister(p));
+  TH_OK(hsad_mem_register(e.dev, p, len, NULL, 0, NULL));
+  TH_OK(hsad_mem_unregister(p));
   free(buf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory, bad_input_rows) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   void *p = (void *)0x1;
   int not_a_device = 0;
   hsad_device_t *foreign = (hsad_device_t *)&not_a_device;
@@ -162,7 +162,7 @@ Test(memory, bad_input_rows) {
 
   /* frees: nothing freed or corrupted by a bad one */
   uint32_t *a = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, acc, 1, (void **)&a));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, acc, 1, (void **)&a));
   for (uint32_t i = 0; i < 2048; i++) a[i] = i * 3u;
   MEM_ERR(hsad_mem_free(a + 1), HSAD_ERR_NOT_ALLOCATED,
           "hsad_mem_free: %p is inside host-fine memory at %p (offset 4, 8192 bytes): pass the "
@@ -174,14 +174,14 @@ Test(memory, bad_input_rows) {
           "hsad_mem_unregister: %p is host-fine memory hsad allocated (8192 bytes): use "
           "hsad_mem_free", (void *)a);
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info(a, &mi));
+  TH_OK(hsad_mem_info(a, &mi));
   cr_assert_eq(mi.size, 8192);
   for (uint32_t i = 0; i < 2048; i++) cr_assert_eq(a[i], i * 3u);
-  DQ_OK(hsad_mem_free(a));
+  TH_OK(hsad_mem_free(a));
   MEM_ERR(hsad_mem_free(a), HSAD_ERR_FREED,
           "hsad_mem_free: %p was already freed (host-fine memory of 8192 bytes at %p)", (void *)a,
           (void *)a);
-  DQ_OK(hsad_mem_free(NULL));
+  TH_OK(hsad_mem_free(NULL));
 
   /* registration rows */
   char buf[64];
@@ -198,14 +198,14 @@ Test(memory, bad_input_rows) {
   MEM_ERR(hsad_mem_unregister(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_unregister: ptr is NULL");
   MEM_ERR(hsad_mem_info(NULL, &mi), HSAD_ERR_INVALID_ARGUMENT,
           "hsad_mem_info: NULL ptr or out_info");
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory, closed_runtime) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_device_t *dev = e.dev;
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
   void *p = NULL;
   MEM_ERR(hsad_mem_alloc(dev, HSAD_MEM_DEVICE, 4096, NULL, 0, &p), HSAD_ERR_INVALID_ARGUMENT,
           "hsad_mem_alloc: device %p is not a device of the open hsa-dispatch runtime",
@@ -218,16 +218,16 @@ Test(memory, closed_runtime) {
  * registry): hsad_mem_info answers for it, either free frees it, and a double, interior or
  * foreign free is an error naming the pointer that never reaches ROCr. */
 Test(memory, buffer_alloc_one_registry) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_cpu_info_t *cpu = hsad_cpu_info(e.rt, (uint32_t)hsad_device_info(e.dev)->nearest_cpu);
   cr_assert_not_null(cpu);
   uint8_t *a = NULL, *b = NULL;
-  DQ_OK(hsad_buffer_alloc(e.dev, 10000, (void **)&a));
+  TH_OK(hsad_buffer_alloc(e.dev, 10000, (void **)&a));
   cr_assert_eq((uintptr_t)a % 4096, 0);
   for (size_t i = 0; i < 10000; i++) cr_assert_eq(a[i], 0, "byte %zu is zeroed", i);
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info(a + 9999, &mi));
+  TH_OK(hsad_mem_info(a + 9999, &mi));
   cr_assert_eq(mi.base, a);
   cr_assert_eq(mi.device_ptr, a);
   cr_assert_eq(mi.size, 10000);
@@ -247,18 +247,18 @@ Test(memory, buffer_alloc_one_registry) {
   MEM_ERR(hsad_mem_free(heap), HSAD_ERR_NOT_ALLOCATED,
           "hsad_mem_free: %p was not allocated or registered by hsad", (void *)heap);
   free(heap);
-  DQ_OK(hsad_mem_info(a, &mi));
+  TH_OK(hsad_mem_info(a, &mi));
   a[9999] = 7;
   /* hsad_buffer_alloc memory freed by hsad_mem_free; the second free of either kind is FREED */
-  DQ_OK(hsad_mem_free(a));
+  TH_OK(hsad_mem_free(a));
   MEM_ERR(hsad_buffer_free(a), HSAD_ERR_FREED,
           "hsad_buffer_free: %p was already freed (host-fine memory of 10000 bytes at %p)",
           (void *)a, (void *)a);
   MEM_ERR(hsad_mem_info(a + 5, &mi), HSAD_ERR_FREED,
           "hsad_mem_info: %p is in host-fine memory that was freed (10000 bytes at %p)",
           (void *)(a + 5), (void *)a);
-  DQ_OK(hsad_buffer_alloc(e.dev, 4096, (void **)&b));
-  DQ_OK(hsad_buffer_free(b));
+  TH_OK(hsad_buffer_alloc(e.dev, 4096, (void **)&b));
+  TH_OK(hsad_buffer_free(b));
   MEM_ERR(hsad_buffer_free(b), HSAD_ERR_FREED,
           "hsad_buffer_free: %p was already freed (host-fine memory of 4096 bytes at %p)",
           (void *)b, (void *)b);
@@ -267,14 +267,14 @@ Test(memory, buffer_alloc_one_registry) {
           (void *)b, (void *)b);
   /* hsad_mem_alloc memory freed by hsad_buffer_free; NULL is a no-op */
   void *d = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, &d));
-  DQ_OK(hsad_buffer_free(d));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, &d));
+  TH_OK(hsad_buffer_free(d));
   MEM_ERR(hsad_mem_info(d, &mi), HSAD_ERR_FREED,
           "hsad_mem_info: %p is in device memory that was freed (4096 bytes at %p)", d, d);
-  DQ_OK(hsad_buffer_free(NULL));
+  TH_OK(hsad_buffer_free(NULL));
   /* memory of a runtime since closed: ROCr released it at close; the library says so */
-  DQ_OK(hsad_buffer_alloc(e.dev, 64, (void **)&b));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_buffer_alloc(e.dev, 64, (void **)&b));
+  TH_OK(hsad_runtime_close(e.rt));
   MEM_ERR(hsad_buffer_free(b), HSAD_ERR_NOT_ALLOCATED,
           "hsad_buffer_free: %p was not allocated or registered by hsad (no allocation since "
           "the runtime opened)", (void *)b);
@@ -288,46 +288,46 @@ Test(memory, buffer_alloc_one_registry) {
 Test(memory, nearest_numa_node_two_nodes) {
   setenv("KFD_EMU_GPUS", "2", 1);
   setenv("KFD_EMU_CPU_NODES", "2", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   cr_assert_eq(hsad_device_count(e.rt), 2);
   cr_assert_eq(hsad_cpu_count(e.rt), 2);
   hsad_host_pool_t *pools[2];
   for (uint32_t d = 0; d < 2; d++) {
     hsad_device_t *dev = NULL;
-    DQ_OK(hsad_device_get(e.rt, d, &dev));
+    TH_OK(hsad_device_get(e.rt, d, &dev));
     const hsad_device_info_t *di = hsad_device_info(dev);
     cr_assert_eq(di->nearest_cpu, (int32_t)d);
     cr_assert_eq(hsad_cpu_info(e.rt, d)->numa_node, d);
     void *p = NULL;
-    DQ_OK(hsad_mem_alloc(dev, HSAD_MEM_HOST_FINE, 1 << 20, NULL, 0, &p));
+    TH_OK(hsad_mem_alloc(dev, HSAD_MEM_HOST_FINE, 1 << 20, NULL, 0, &p));
     memset(p, 0x5a, 1 << 20);
     hsad_mem_info_t mi;
-    DQ_OK(hsad_mem_info(p, &mi));
+    TH_OK(hsad_mem_info(p, &mi));
     cr_assert_eq(mi.numa_node, (int32_t)d);
     /* kfd-emu binds node d's memory to host node d when the host has it; otherwise the pages
      * stay where the kernel put them (node 0 here) */
     int32_t want = (numa_available() >= 0 && numa_max_node() >= (int)d) ? (int32_t)d : 0;
     cr_assert_eq(mi.page_node, want, "device %u: page on host node %d, want %d", d,
                  mi.page_node, want);
-    DQ_OK(hsad_mem_free(p));
-    DQ_OK(hsad_host_pool_get(dev, &pools[d]));
+    TH_OK(hsad_mem_free(p));
+    TH_OK(hsad_host_pool_get(dev, &pools[d]));
     hsad_host_pool_stats_t st;
-    DQ_OK(hsad_host_pool_stats(pools[d], &st));
+    TH_OK(hsad_host_pool_stats(pools[d], &st));
     cr_assert_eq(st.numa_node, d);
     hsad_host_pool_t *again = NULL;
-    DQ_OK(hsad_host_pool_get_node(e.rt, d, &again));
+    TH_OK(hsad_host_pool_get_node(e.rt, d, &again));
     cr_assert_eq(again, pools[d]);
     void *b = NULL;
-    DQ_OK(hsad_host_pool_alloc(pools[d], 5000, &b));
-    DQ_OK(hsad_mem_info(b, &mi));
+    TH_OK(hsad_host_pool_alloc(pools[d], 5000, &b));
+    TH_OK(hsad_mem_info(b, &mi));
     cr_assert_eq(mi.kind, HSAD_MEM_POOLED);
     cr_assert_eq(mi.numa_node, (int32_t)d);
     cr_assert_eq(mi.page_node, want);
     cr_assert_eq(mi.size, 5000);
     cr_assert_eq(mi.capacity, 8192);
     cr_assert_eq(mi.access_mask, 3u);
-    DQ_OK(hsad_host_pool_free(pools[d], b));
+    TH_OK(hsad_host_pool_free(pools[d], b));
   }
   cr_assert_neq(pools[0], pools[1]);
   hsad_host_pool_t *none = NULL;
@@ -335,15 +335,15 @@ Test(memory, nearest_numa_node_two_nodes) {
           "hsad_host_pool_get_node: no CPU agent on NUMA node 7 (CPU agents are on nodes 0, 1)");
   /* a GPU's memory granted to the other GPU */
   hsad_device_t *d0 = NULL, *d1 = NULL;
-  DQ_OK(hsad_device_get(e.rt, 0, &d0));
-  DQ_OK(hsad_device_get(e.rt, 1, &d1));
+  TH_OK(hsad_device_get(e.rt, 0, &d0));
+  TH_OK(hsad_device_get(e.rt, 1, &d1));
   void *v = NULL;
-  DQ_OK(hsad_mem_alloc(d0, HSAD_MEM_DEVICE, 4096, &d1, 1, &v));
+  TH_OK(hsad_mem_alloc(d0, HSAD_MEM_DEVICE, 4096, &d1, 1, &v));
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info(v, &mi));
+  TH_OK(hsad_mem_info(v, &mi));
   cr_assert_eq(mi.access_mask, 3u);
-  DQ_OK(hsad_mem_free(v));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(v));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory, numa_queries) {
@@ -355,7 +355,7 @@ Test(memory, numa_queries) {
   MEM_ERR(hsad_numa_page_node(m, &node), HSAD_ERR_NUMA,
           "hsad_numa_page_node(%p): page not resident (No such file or directory)", m);
   *(volatile char *)m = 1;
-  DQ_OK(hsad_numa_page_node(m, &node));
+  TH_OK(hsad_numa_page_node(m, &node));
   cr_assert_eq(node, (int32_t)hsad_numa_current_node());
   munmap(m, 8192);
 }

@@ -50,7 +50,7 @@ static hsa_signal_t sig_new(hsa_signal_value_t v) {
 
 /* Waits (deadline 20 s) until the signal is 0. */
 static void sig_wait0(hsa_signal_t s) {
-  uint64_t end = dq_in(20 * DQ_SEC);
+  uint64_t end = th_in(20 * TH_SEC);
   while (sg.load(s) != 0) {
     cr_assert_lt(hsad_now_ns(), end, "signal still %ld at the deadline", (long)sg.load(s));
     sg.wait(s, HSA_SIGNAL_CONDITION_EQ, 0, 10000000, HSA_WAIT_STATE_BLOCKED);
@@ -75,33 +75,33 @@ static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n) {
 
 static void pool_stats(hsad_device_t *dev, hsad_host_pool_stats_t *st) {
   hsad_host_pool_t *pool = NULL;
-  DQ_OK(hsad_host_pool_get(dev, &pool));
-  DQ_OK(hsad_host_pool_stats(pool, st));
+  TH_OK(hsad_host_pool_get(dev, &pool));
+  TH_OK(hsad_host_pool_stats(pool, st));
 }
 
 /* 64 MiB - 7 bytes: pageable -> device (offset 3) -> device (offset 1, D2D) -> pinned host
  * (offset 5) -> pageable (offset 11), and pinned -> device -> pageable, all byte-exact with the
  * bytes around each destination untouched. */
 Test(memory_copy, round_trip_64mib_misaligned, .timeout = 120) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const size_t n = 64 * MIB - 7;
   uint8_t *src = malloc(n + 64), *back = malloc(n + 64);
   cr_assert(src && back);
   fill_lcg(src, n + 64, 17);
   memset(back, 0xee, n + 64);
   uint8_t *d1 = NULL, *d2 = NULL, *h = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 16, NULL, 0, (void **)&d1));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 16, NULL, 0, (void **)&d2));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, n + 16, NULL, 0, (void **)&h));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 16, NULL, 0, (void **)&d1));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 16, NULL, 0, (void **)&d2));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, n + 16, NULL, 0, (void **)&h));
   memset(d1, 0xaa, n + 16); /* kfd-emu: device memory is host memory, so the guards are visible */
   memset(d2, 0xbb, n + 16);
   memset(h, 0xcc, n + 16);
-  uint64_t dl = dq_in(60 * DQ_SEC);
-  DQ_OK(hsad_memcpy(e.dev, d1 + 3, src + 9, n, NULL, dl));       /* H2D, pageable: pinned */
-  DQ_OK(hsad_memcpy(e.dev, d2 + 1, d1 + 3, n, NULL, dl));        /* D2D */
-  DQ_OK(hsad_memcpy(e.dev, h + 5, d2 + 1, n, NULL, dl));         /* D2H, pinned host */
-  DQ_OK(hsad_memcpy(e.dev, back + 11, h + 5, n, NULL, dl));      /* H2H to pageable: pinned */
+  uint64_t dl = th_in(60 * TH_SEC);
+  TH_OK(hsad_memcpy(e.dev, d1 + 3, src + 9, n, NULL, dl));       /* H2D, pageable: pinned */
+  TH_OK(hsad_memcpy(e.dev, d2 + 1, d1 + 3, n, NULL, dl));        /* D2D */
+  TH_OK(hsad_memcpy(e.dev, h + 5, d2 + 1, n, NULL, dl));         /* D2H, pinned host */
+  TH_OK(hsad_memcpy(e.dev, back + 11, h + 5, n, NULL, dl));      /* H2H to pageable: pinned */
   size_t at = first_diff(back + 11, src + 9, n);
   cr_assert_eq(at, SIZE_MAX, "byte %zu differs", at);
   for (int i = 0; i < 3; i++) cr_assert_eq(d1[i], 0xaa);
@@ -115,7 +115,7 @@ Test(memory_copy, round_trip_64mib_misaligned, .timeout = 120) {
   /* device -> pageable through a pipeline, forced, misaligned by 2 */
   hsad_copy_options_t o = {.force = HSAD_COPY_PIPELINED};
   memset(back, 0xee, n + 64);
-  DQ_OK(hsad_memcpy(e.dev, back + 2, d1 + 3, n, &o, dl));
+  TH_OK(hsad_memcpy(e.dev, back + 2, d1 + 3, n, &o, dl));
   at = first_diff(back + 2, src + 9, n);
   cr_assert_eq(at, SIZE_MAX, "pipelined D2H: byte %zu differs", at);
   cr_assert_eq(back[1], 0xee);
@@ -123,19 +123,19 @@ Test(memory_copy, round_trip_64mib_misaligned, .timeout = 120) {
   hsad_host_pool_stats_t st;
   pool_stats(e.dev, &st);
   cr_assert_eq(st.bytes_in_use, 0, "staging blocks went back");
-  DQ_OK(hsad_mem_free(d1));
-  DQ_OK(hsad_mem_free(d2));
-  DQ_OK(hsad_mem_free(h));
+  TH_OK(hsad_mem_free(d1));
+  TH_OK(hsad_mem_free(d2));
+  TH_OK(hsad_mem_free(h));
   free(src);
   free(back);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Each strategy at its boundaries (threshold - 1, threshold, threshold + 1), in both
  * directions: the strategy reported, the pool blocks it took, the bytes. */
 Test(memory_copy, strategies_at_thresholds, .timeout = 120) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   sig_init();
   const size_t smax = 64 * 1024, pin = 512 * 1024, chunk = 16 * 1024;
   hsad_copy_options_t o = {.staging_max = smax, .pin_threshold = pin, .chunk_size = chunk,
@@ -158,7 +158,7 @@ Test(memory_copy, strategies_at_thresholds, .timeout = 120) {
       {pin + 1, HSAD_COPY_PINNED, 0, HSAD_COPY_PIPELINED, 8},
   };
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, pin + 64, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, pin + 64, NULL, 0, (void **)&dev));
   uint8_t *host = malloc(pin + 64), *back = malloc(pin + 64);
   cr_assert(host && back);
   hsa_signal_t done = sig_new(1);
@@ -171,7 +171,7 @@ Test(memory_copy, strategies_at_thresholds, .timeout = 120) {
     pool_stats(e.dev, &before);
     hsad_copy_strategy_t got = 99;
     sg.store(done, 1);
-    DQ_OK(hsad_memcpy_async_signals(e.dev, dev + 1, host + 3, n, NULL, 0, done, &o, &got));
+    TH_OK(hsad_memcpy_async_signals(e.dev, dev + 1, host + 3, n, NULL, 0, done, &o, &got));
     cr_assert_eq(got, rows[r].h2d_want, "H2D %zu bytes: %s, want %s", n,
                  hsad_copy_strategy_name(got), hsad_copy_strategy_name(rows[r].h2d_want));
     sig_wait0(done);
@@ -187,7 +187,7 @@ Test(memory_copy, strategies_at_thresholds, .timeout = 120) {
     memset(back, 0x22, pin + 64);
     pool_stats(e.dev, &before);
     sg.store(done, 1);
-    DQ_OK(hsad_memcpy_async_signals(e.dev, back + 5, dev + 1, n, NULL, 0, done, &o, &got));
+    TH_OK(hsad_memcpy_async_signals(e.dev, back + 5, dev + 1, n, NULL, 0, done, &o, &got));
     cr_assert_eq(got, rows[r].want);
     sig_wait0(done);
     pool_stats(e.dev, &after);
@@ -205,21 +205,21 @@ Test(memory_copy, strategies_at_thresholds, .timeout = 120) {
                HSAD_COPY_PIPELINED);
   cr_assert_eq(hsad_copy_strategy_for(NULL, HSAD_COPY_DEFAULT_PIN_THRESHOLD), HSAD_COPY_PINNED);
   sg.destroy(done);
-  DQ_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(dev));
   free(host);
   free(back);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A copy waits for its dependency signal; a zero-byte copy completes in order with its
  * dependencies (plain ROCr never signals it). */
 Test(memory_copy, dependencies_and_zero_bytes, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   sig_init();
   uint8_t *dev = NULL, *host = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 256 * 1024, NULL, 0, (void **)&dev));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 256 * 1024, NULL, 0, (void **)&host));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 256 * 1024, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 256 * 1024, NULL, 0, (void **)&host));
   memset(dev, 0, 256 * 1024);
   fill_lcg(host, 256 * 1024, 5);
   uint8_t *pageable = malloc(256 * 1024);
@@ -227,15 +227,15 @@ Test(memory_copy, dependencies_and_zero_bytes, .timeout = 60) {
   hsa_signal_t gate = sig_new(1), gate2 = sig_new(1), done = sig_new(1), zero = sig_new(1);
   hsa_signal_t deps[2] = {gate, gate2};
   /* direct copy and a pipelined one, both behind two gates */
-  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, host, 128 * 1024, deps, 2, done, NULL, NULL));
+  TH_OK(hsad_memcpy_async_signals(e.dev, dev, host, 128 * 1024, deps, 2, done, NULL, NULL));
   hsad_copy_options_t o = {.staging_max = 4096, .pin_threshold = 1 << 20, .chunk_size = 8192,
                            .chunk_buffers = 3};
   hsa_signal_t done2 = sig_new(1);
   hsad_copy_strategy_t strat;
-  DQ_OK(hsad_memcpy_async_signals(e.dev, dev + 128 * 1024, pageable, 128 * 1024, deps, 2, done2,
+  TH_OK(hsad_memcpy_async_signals(e.dev, dev + 128 * 1024, pageable, 128 * 1024, deps, 2, done2,
                                   &o, &strat));
   cr_assert_eq(strat, HSAD_COPY_PIPELINED);
-  DQ_OK(hsad_memcpy_async_signals(e.dev, NULL, NULL, 0, deps, 2, zero, NULL, &strat));
+  TH_OK(hsad_memcpy_async_signals(e.dev, NULL, NULL, 0, deps, 2, zero, NULL, &strat));
   cr_assert_eq(strat, HSAD_COPY_DIRECT);
   /* nothing can have run: the gates are closed */
   cr_assert_eq(sg.load(done), 1);
@@ -252,26 +252,26 @@ Test(memory_copy, dependencies_and_zero_bytes, .timeout = 60) {
   cr_assert_eq(first_diff(dev + 128 * 1024, pageable, 128 * 1024), SIZE_MAX);
   /* zero bytes without dependencies: done at once; sync zero-byte copy succeeds */
   sg.store(zero, 1);
-  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, host, 0, NULL, 0, zero, NULL, NULL));
+  TH_OK(hsad_memcpy_async_signals(e.dev, dev, host, 0, NULL, 0, zero, NULL, NULL));
   cr_assert_eq(sg.load(zero), 0);
-  DQ_OK(hsad_memcpy(e.dev, NULL, NULL, 0, NULL, dq_in(DQ_SEC)));
+  TH_OK(hsad_memcpy(e.dev, NULL, NULL, 0, NULL, th_in(TH_SEC)));
   hsa_signal_t all[] = {gate, gate2, done, done2, zero};
   for (int i = 0; i < 5; i++) sg.destroy(all[i]);
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_mem_free(host));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(host));
   free(pageable);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Fills of 8/16/32-bit patterns at misaligned addresses and odd counts, asynchronous and
  * synchronous (pattern copies from a pool block); the bytes around stay. */
 Test(memory_copy, fills, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   sig_init();
   const size_t n = 3 * MIB + 4096;
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
   struct { uint32_t width, pattern; size_t off, count; } rows[] = {
       {1, 0x5a, 1, 3 * MIB + 5},   {2, 0xbeef, 3, (3 * MIB) / 2 + 1},
       {4, 0x01020304, 2, 3 * MIB / 4 + 3}, {4, 0xcafef00d, 0, 1000},
@@ -281,7 +281,7 @@ Test(memory_copy, fills, .timeout = 60) {
     memset(dev, 0x77, n);
     sg.store(done, 1);
     uint32_t w = rows[r].width;
-    DQ_OK(hsad_memset_async_signals(e.dev, dev + rows[r].off, rows[r].pattern, w, rows[r].count,
+    TH_OK(hsad_memset_async_signals(e.dev, dev + rows[r].off, rows[r].pattern, w, rows[r].count,
                                     NULL, 0, done));
     sig_wait0(done);
     for (size_t i = 0; i < rows[r].off; i++) cr_assert_eq(dev[i], 0x77);
@@ -295,7 +295,7 @@ Test(memory_copy, fills, .timeout = 60) {
   }
   /* synchronous, aligned, 16-bit pattern */
   memset(dev, 0x77, n);
-  DQ_OK(hsad_memset(e.dev, dev + 4, 0x1234, 2, MIB, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_memset(e.dev, dev + 4, 0x1234, 2, MIB, th_in(20 * TH_SEC)));
   for (size_t i = 0; i < 2 * MIB; i += 2) {
     cr_assert_eq(dev[4 + i], 0x34);
     cr_assert_eq(dev[4 + i + 1], 0x12);
@@ -303,38 +303,38 @@ Test(memory_copy, fills, .timeout = 60) {
   cr_assert_eq(dev[3], 0x77);
   cr_assert_eq(dev[4 + 2 * MIB], 0x77);
   /* synchronous, misaligned 8-bit: the pattern-copy path and a wait */
-  DQ_OK(hsad_memset(e.dev, dev + 1, 0xa5, 1, 7, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_memset(e.dev, dev + 1, 0xa5, 1, 7, th_in(20 * TH_SEC)));
   for (int i = 1; i < 8; i++) cr_assert_eq(dev[i], 0xa5);
   cr_assert_eq(dev[8], 0x34);
   /* bad input */
   uint8_t stack[16];
-  MEM_ERR(hsad_memset(e.dev, dev, 1, 3, 4, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+  MEM_ERR(hsad_memset(e.dev, dev, 1, 3, 4, th_in(TH_SEC)), HSAD_ERR_INVALID_ARGUMENT,
           "hsad_memset: width 3 is not 1, 2 or 4");
-  MEM_ERR(hsad_memset(e.dev, stack, 1, 1, 16, dq_in(DQ_SEC)), HSAD_ERR_INVALID_ARGUMENT,
+  MEM_ERR(hsad_memset(e.dev, stack, 1, 1, 16, th_in(TH_SEC)), HSAD_ERR_INVALID_ARGUMENT,
           "hsad_memset: destination %p is pageable host memory: fill it with memset, or "
           "register it (hsad_mem_register)", (void *)stack);
-  MEM_ERR(hsad_memset(e.dev, dev + n - 2, 1, 4, 1, dq_in(DQ_SEC)), HSAD_ERR_RANGE,
+  MEM_ERR(hsad_memset(e.dev, dev + n - 2, 1, 4, 1, th_in(TH_SEC)), HSAD_ERR_RANGE,
           "hsad_memset: the destination %p + 4 bytes runs 2 bytes past the end of device memory "
           "at %p (%zu bytes)", (void *)(dev + n - 2), (void *)dev, n);
   MEM_ERR(hsad_memset_async_signals(e.dev, dev, 1, 4, SIZE_MAX / 2, NULL, 0, done),
           HSAD_ERR_RANGE, "hsad_memset_async_signals: %zu elements of 4 bytes overflow size_t",
           SIZE_MAX / 2);
   sg.destroy(done);
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Every bad-input row: its code and full message; nothing submitted, the destination and the
  * pools as they were. */
 Test(memory_copy, bad_input_rows, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   sig_init();
   uint8_t *dev = NULL, *host = NULL, *gone = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8192, NULL, 0, (void **)&dev));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, (void **)&host));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&gone));
-  DQ_OK(hsad_mem_free(gone));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8192, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, (void **)&host));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&gone));
+  TH_OK(hsad_mem_free(gone));
   memset(dev, 0x3c, 8192);
   fill_lcg(host, 8192, 9);
   uint8_t pageable[100];
@@ -400,7 +400,7 @@ Test(memory_copy, bad_input_rows, .timeout = 60) {
           HSAD_ERR_INVALID_ARGUMENT, "%s: destination %p and source %p are both pageable host "
           "memory: nothing for a GPU to copy (use memcpy)", w, (void *)pageable, (void *)other);
   /* the sync form names itself */
-  MEM_ERR(hsad_memcpy(e.dev, dev + 8190, host, 4, NULL, dq_in(DQ_SEC)), HSAD_ERR_RANGE,
+  MEM_ERR(hsad_memcpy(e.dev, dev + 8190, host, 4, NULL, th_in(TH_SEC)), HSAD_ERR_RANGE,
           "hsad_memcpy: the destination %p + 4 bytes runs 2 bytes past the end of device memory "
           "at %p (8192 bytes)", (void *)(dev + 8190), (void *)dev);
   /* nothing was submitted: the signal, the destination and the pools are as they were */
@@ -410,55 +410,55 @@ Test(memory_copy, bad_input_rows, .timeout = 60) {
   cr_assert_eq(memcmp(&before, &after, sizeof before), 0);
   /* a pool block freed into the cache is freed memory for copies */
   hsad_host_pool_t *pool = NULL;
-  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  TH_OK(hsad_host_pool_get(e.dev, &pool));
   void *blk = NULL;
-  DQ_OK(hsad_host_pool_alloc(pool, 100, &blk));
-  DQ_OK(hsad_host_pool_free(pool, blk));
+  TH_OK(hsad_host_pool_alloc(pool, 100, &blk));
+  TH_OK(hsad_host_pool_free(pool, blk));
   MEM_ERR(hsad_memcpy_async_signals(e.dev, dev, blk, 16, NULL, 0, done, NULL, NULL),
           HSAD_ERR_FREED, "%s: the source %p lies in a pool block that was freed (4096 bytes at "
           "%p)", w, blk, blk);
   sg.destroy(done);
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_mem_free(host));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(host));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Two emulated GPUs: a peer copy GPU0 -> GPU1 (64 MiB, misaligned), the refusal when the
  * destination was not granted to the GPU that runs the blit. */
 Test(memory_copy, peer_two_gpus, .timeout = 120) {
   setenv("KFD_EMU_GPUS", "2", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_device_t *g1 = NULL;
-  DQ_OK(hsad_device_get(e.rt, 1, &g1));
+  TH_OK(hsad_device_get(e.rt, 1, &g1));
   const size_t n = 64 * MIB - 3;
   uint8_t *a = NULL, *b = NULL, *c = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 8, NULL, 0, (void **)&a));
-  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, n + 8, &e.dev, 1, (void **)&b)); /* GPU0 may write */
-  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&c));    /* not granted */
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 8, NULL, 0, (void **)&a));
+  TH_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, n + 8, &e.dev, 1, (void **)&b)); /* GPU0 may write */
+  TH_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&c));    /* not granted */
   uint8_t *src = malloc(n + 8);
   fill_lcg(src, n + 8, 77);
-  uint64_t dl = dq_in(60 * DQ_SEC);
-  DQ_OK(hsad_memcpy(e.dev, a + 1, src, n, NULL, dl));
+  uint64_t dl = th_in(60 * TH_SEC);
+  TH_OK(hsad_memcpy(e.dev, a + 1, src, n, NULL, dl));
   memset(b, 0x99, n + 8);
-  DQ_OK(hsad_memcpy(e.dev, b + 2, a + 1, n, NULL, dl)); /* P2P: GPU0's blit writes GPU1 memory */
+  TH_OK(hsad_memcpy(e.dev, b + 2, a + 1, n, NULL, dl)); /* P2P: GPU0's blit writes GPU1 memory */
   cr_assert_eq(first_diff(b + 2, src, n), SIZE_MAX);
   cr_assert_eq(b[1], 0x99);
   cr_assert_eq(b[2 + n], 0x99);
   /* and back through GPU1 into pageable memory */
   uint8_t *back = malloc(n);
-  DQ_OK(hsad_memcpy(g1, back, b + 2, n, NULL, dl));
+  TH_OK(hsad_memcpy(g1, back, b + 2, n, NULL, dl));
   cr_assert_eq(first_diff(back, src, n), SIZE_MAX);
   MEM_ERR(hsad_memcpy(e.dev, c, a, 4096, NULL, dl), HSAD_ERR_NO_ACCESS,
           "hsad_memcpy: device 0 runs the blit and cannot reach the destination %p (device memory "
           "at %p, granted to device mask 0x2): add device 0 to its access list", (void *)c,
           (void *)c);
-  DQ_OK(hsad_mem_free(a));
-  DQ_OK(hsad_mem_free(b));
-  DQ_OK(hsad_mem_free(c));
+  TH_OK(hsad_mem_free(a));
+  TH_OK(hsad_mem_free(b));
+  TH_OK(hsad_mem_free(c));
   free(src);
   free(back);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A synchronous copy that times out (kfd-emu delays ROCr's CopyAligned blit kernel by 300 ms)
@@ -471,13 +471,13 @@ Test(memory_copy, peer_two_gpus, .timeout = 120) {
 Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "300000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const size_t n = 1 * MIB;
   uint8_t *src = NULL, *dst = NULL, *other = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, n, NULL, 0, (void **)&src));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dst));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&other));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, n, NULL, 0, (void **)&src));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dst));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&other));
   fill_lcg(src, n, 5);
   memset(dst, 0, n);
   uint64_t t0 = hsad_now_ns();
@@ -493,21 +493,21 @@ Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
           "%p) of a hsad_memcpy on device 0 that timed out and has not finished: wait for it "
           "with hsad_mem_wait_pending (nothing changed)", n, (void *)src, n, (void *)src);
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info(dst, &mi)); /* still allocated */
-  DQ_OK(hsad_mem_free(other));    /* memory no copy uses frees as always */
+  TH_OK(hsad_mem_info(dst, &mi)); /* still allocated */
+  TH_OK(hsad_mem_free(other));    /* memory no copy uses frees as always */
   MEM_ERR(hsad_mem_wait_pending(e.dev, hsad_now_ns()), HSAD_ERR_TIMEOUT,
           "hsad_mem_wait_pending: 1 timed-out synchronous copies or fills of device 0 still in "
           "flight at the deadline");
-  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_mem_wait_pending(e.dev, th_in(20 * TH_SEC)));
   cr_assert(hsad_now_ns() - t0 >= 300000000ull, "the copy took the 300 ms delay");
   size_t at = first_diff(dst, src, n);
   cr_assert_eq(at, SIZE_MAX, "byte %zu differs", at);
-  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns())); /* none left: no wait */
+  TH_OK(hsad_mem_wait_pending(NULL, hsad_now_ns())); /* none left: no wait */
   /* registered caller memory as the destination */
   uint8_t *reg = aligned_alloc(4096, n);
   cr_assert_not_null(reg);
   memset(reg, 0, n);
-  DQ_OK(hsad_mem_register(e.dev, reg, n, NULL, 0, NULL));
+  TH_OK(hsad_mem_register(e.dev, reg, n, NULL, 0, NULL));
   MEM_ERR(hsad_memcpy(e.dev, reg, src, n, NULL, hsad_now_ns() + 20000000ull), HSAD_ERR_TIMEOUT,
           "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
           "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", n);
@@ -516,10 +516,10 @@ Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
           "(%zu bytes at %p) of a hsad_memcpy on device 0 that timed out and has not finished: "
           "wait for it with hsad_mem_wait_pending (nothing changed)", n, (void *)reg, n,
           (void *)reg);
-  DQ_OK(hsad_mem_wait_pending(NULL, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_mem_wait_pending(NULL, th_in(20 * TH_SEC)));
   at = first_diff(reg, src, n);
   cr_assert_eq(at, SIZE_MAX, "registered: byte %zu differs", at);
-  DQ_OK(hsad_mem_unregister(reg));
+  TH_OK(hsad_mem_unregister(reg));
   free(reg);
   /* pageable caller memory as the source: pinned in place and driven inside the copy call,
    * which times out there; kept all the same */
@@ -536,13 +536,13 @@ Test(memory_copy, timed_out_sync_copy_is_kept, .timeout = 60) {
   MEM_ERR(hsad_mem_wait_pending(e.dev, hsad_now_ns()), HSAD_ERR_TIMEOUT,
           "hsad_mem_wait_pending: 1 timed-out synchronous copies or fills of device 0 still in "
           "flight at the deadline");
-  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_mem_wait_pending(e.dev, th_in(20 * TH_SEC)));
   at = first_diff(dst, pg, n);
   cr_assert_eq(at, SIZE_MAX, "pageable: byte %zu differs", at);
   free(pg);
-  DQ_OK(hsad_mem_free(dst));
-  DQ_OK(hsad_mem_free(src));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dst));
+  TH_OK(hsad_mem_free(src));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* ---- refusals injected into memory/'s ROCr calls --------------------------------------------
@@ -607,12 +607,12 @@ static const char *oor_string(void) {
  * hsad_mem_signal_result / hsad_mem_result return the refusal (was: indistinguishable from
  * success). The chunks before it are exact, the rest untouched, the pool blocks back. */
 Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   sig_init();
   const size_t n = 24476;
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
   uint8_t *src = malloc(n);
   cr_assert_not_null(src);
   fill_lcg(src, n, 31);
@@ -624,17 +624,17 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   memset(dev, 0xee, n);
   inj_arm(NULL, 5, 0);
   uint64_t t0 = hsad_now_ns();
-  MEM_ERR(hsad_memcpy(e.dev, dev, src, n, &o, t0 + 3 * DQ_SEC), HSAD_ERR_HSA,
+  MEM_ERR(hsad_memcpy(e.dev, dev, src, n, &o, t0 + 3 * TH_SEC), HSAD_ERR_HSA,
           "hsad_memcpy: hsa_amd_memory_async_copy refused chunk 4 of 6 (4096 bytes at offset "
           "16384): HSA status 0x1008 (%s); the copy stopped there: 8092 of 24476 bytes were not "
           "copied", oor);
-  cr_assert_lt(hsad_now_ns() - t0, 2 * DQ_SEC, "returned at once, not at the deadline");
+  cr_assert_lt(hsad_now_ns() - t0, 2 * TH_SEC, "returned at once, not at the deadline");
   cr_assert_eq(atomic_load(&inj.copies), 5, "nothing submitted after the refusal");
   cr_assert_eq(first_diff(dev, src, 16384), SIZE_MAX);
   for (size_t i = 16384; i < n; i++) cr_assert_eq(dev[i], 0xee, "dev[%zu] written", i);
-  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns())); /* nothing kept */
-  DQ_OK(hsad_mem_free(dev)); /* not in use */
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_wait_pending(NULL, hsad_now_ns())); /* nothing kept */
+  TH_OK(hsad_mem_free(dev)); /* not in use */
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
   hsad_host_pool_stats_t st;
   pool_stats(e.dev, &st);
   cr_assert_eq(st.bytes_in_use, 0);
@@ -643,7 +643,7 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   hsa_signal_t done = sig_new(1);
   inj_arm(dev + 20480, 0, 0);
   hsad_copy_strategy_t strat;
-  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, &o, &strat));
+  TH_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, &o, &strat));
   sig_wait0(done);
   MEM_ERR(hsad_mem_signal_result(done), HSAD_ERR_HSA,
           "hsad_memcpy_async_signals: hsa_amd_memory_async_copy refused chunk 5 of 6 (3996 bytes "
@@ -660,21 +660,21 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   /* the same signal for a copy that succeeds: the old record is forgotten */
   inj_arm(NULL, 0, 0);
   sg.store(done, 1);
-  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, &o, &strat));
+  TH_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, &o, &strat));
   sig_wait0(done);
-  DQ_OK(hsad_mem_signal_result(done));
+  TH_OK(hsad_mem_signal_result(done));
   cr_assert_eq(first_diff(dev, src, n), SIZE_MAX);
   /* completion form */
   memset(dev, 0xee, n);
   inj_arm(dev + 20480, 0, 0);
   hsad_completion_t c;
-  DQ_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, dq_in(DQ_SEC), &c));
+  TH_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, th_in(TH_SEC), &c));
   /* the waiter is told (the copy queue's result hook), as is hsad_mem_result */
-  MEM_ERR(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+  MEM_ERR(hsad_completion_wait(&c, th_in(20 * TH_SEC)), HSAD_ERR_HSA,
           "hsad_memcpy_async: hsa_amd_memory_async_copy refused chunk 5 of 6 (3996 bytes at "
           "offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of 24476 bytes "
           "were not copied", oor);
-  MEM_ERR(hsad_completion_wait_all(&c, 1, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+  MEM_ERR(hsad_completion_wait_all(&c, 1, th_in(20 * TH_SEC)), HSAD_ERR_HSA,
           "completion 0 of 1: hsad_memcpy_async: hsa_amd_memory_async_copy refused chunk 5 of 6 "
           "(3996 bytes at offset 20480): HSA status 0x1008 (%s); the copy stopped there: 3996 of "
           "24476 bytes were not copied", oor);
@@ -685,9 +685,9 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   cr_assert_eq(first_diff(dev, src, 20480), SIZE_MAX);
   for (size_t i = 20480; i < n; i++) cr_assert_eq(dev[i], 0xee, "dev[%zu] written", i);
   inj_arm(NULL, 0, 0);
-  DQ_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, dq_in(DQ_SEC), &c));
-  DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
-  DQ_OK(hsad_mem_result(&c));
+  TH_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, th_in(TH_SEC), &c));
+  TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
+  TH_OK(hsad_mem_result(&c));
   cr_assert_eq(first_diff(dev, src, n), SIZE_MAX);
   MEM_ERR(hsad_mem_result(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_result: completion is NULL");
   MEM_ERR(hsad_mem_signal_result((hsa_signal_t){0}), HSAD_ERR_INVALID_ARGUMENT,
@@ -695,11 +695,11 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   /* a fill whose second 1 MiB piece is refused: the first is written, the rest untouched */
   uint8_t *big = NULL;
   const size_t fb = 2 * MIB + 100;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, fb, NULL, 0, (void **)&big));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, fb, NULL, 0, (void **)&big));
   memset(big, 0x11, fb);
   inj_arm(NULL, 2, 0);
   sg.store(done, 1);
-  DQ_OK(hsad_memset_async_signals(e.dev, big, 0x5a, 1, fb, NULL, 0, done));
+  TH_OK(hsad_memset_async_signals(e.dev, big, 0x5a, 1, fb, NULL, 0, done));
   sig_wait0(done);
   MEM_ERR(hsad_mem_signal_result(done), HSAD_ERR_HSA,
           "hsad_memset_async_signals: hsa_amd_memory_async_copy refused piece 1 of 3 (1048576 "
@@ -708,14 +708,14 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
   for (size_t i = 0; i < fb; i++)
     cr_assert_eq(big[i], i < MIB ? 0x5a : 0x11, "big[%zu] = 0x%02x", i, big[i]);
   inj_arm(NULL, 0, 0);
-  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
+  TH_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
   pool_stats(e.dev, &st);
   cr_assert_eq(st.bytes_in_use, 0);
   sg.destroy(done);
-  DQ_OK(hsad_mem_free(big));
-  DQ_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(big));
+  TH_OK(hsad_mem_free(dev));
   free(src);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* hsad_memset's deadline bounds its wait whatever the alignment (was: an aligned fill went
@@ -724,11 +724,11 @@ Test(memory_copy, refused_later_chunk_stops_and_says_so, .timeout = 60) {
  * freeing its memory is refused, hsad_mem_wait_pending waits for it, then the bytes are exact. */
 Test(memory_copy, memset_deadline_bounds_the_wait, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "300000", 1); /* every kernel: Fill and the copies alike */
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const size_t n = 65536;
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 8, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n + 8, NULL, 0, (void **)&dev));
   memset(dev, 0, n + 8);
   uint64_t t0 = hsad_now_ns();
   MEM_ERR(hsad_memset(e.dev, dev, 0x5a, 1, n, t0 + 20000000ull), HSAD_ERR_TIMEOUT,
@@ -741,28 +741,28 @@ Test(memory_copy, memset_deadline_bounds_the_wait, .timeout = 60) {
           "hsad_mem_free: device memory of %zu bytes at %p overlaps the destination (%zu bytes at "
           "%p) of a hsad_memset on device 0 that timed out and has not finished: wait for it "
           "with hsad_mem_wait_pending (nothing changed)", n + 8, (void *)dev, n, (void *)dev);
-  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_mem_wait_pending(e.dev, th_in(20 * TH_SEC)));
   for (size_t i = 0; i < n + 8; i++) cr_assert_eq(dev[i], i < n ? 0x5a : 0, "dev[%zu]", i);
   /* 16-bit pattern, aligned, with time enough: done, exact */
-  DQ_OK(hsad_memset(e.dev, dev, 0xbeef, 2, n / 2, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_memset(e.dev, dev, 0xbeef, 2, n / 2, th_in(20 * TH_SEC)));
   for (size_t i = 0; i < n; i += 2) cr_assert(dev[i] == 0xef && dev[i + 1] == 0xbe, "at %zu", i);
-  DQ_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(dev));
   /* ROCr refuses the second 1 MiB piece: HSAD_ERR_HSA at once, the first piece written, the
    * rest untouched, nothing kept */
   const size_t fb = 2 * MIB + 100;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, fb, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, fb, NULL, 0, (void **)&dev));
   memset(dev, 0x11, fb);
   inj_arm(NULL, 2, 0);
-  MEM_ERR(hsad_memset(e.dev, dev, 0x5a5a5a5au, 4, fb / 4, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+  MEM_ERR(hsad_memset(e.dev, dev, 0x5a5a5a5au, 4, fb / 4, th_in(20 * TH_SEC)), HSAD_ERR_HSA,
           "hsad_memset: hsa_amd_memory_async_copy refused piece 1 of 3 (1048576 bytes at offset "
           "1048576): HSA status 0x1008 (%s); the fill stopped there: 1048676 of 2097252 bytes "
           "were not filled", oor_string());
   inj_arm(NULL, 0, 0);
   for (size_t i = 0; i < fb; i++)
     cr_assert_eq(dev[i], i < MIB ? 0x5a : 0x11, "dev[%zu] = 0x%02x", i, dev[i]);
-  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Pinned copies arm their handler before the DMA exists: a refused handler leaves nothing in
@@ -772,8 +772,8 @@ Test(memory_copy, memset_deadline_bounds_the_wait, .timeout = 60) {
  * acknowledges), and a pipeline's first buffer; each leaves the destination, the completion
  * signal and the pools as they were, and the next copy works. */
 Test(memory_copy, refused_handler_leaves_nothing_in_flight, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   sig_init();
   hsa_status_t (*pinfo)(const void *, hsa_amd_pointer_info_t *, void *(*)(size_t), uint32_t *,
                         hsa_agent_t **) = NULL;
@@ -781,7 +781,7 @@ Test(memory_copy, refused_handler_leaves_nothing_in_flight, .timeout = 60) {
   cr_assert_not_null(pinfo);
   const size_t n = 256 * 1024;
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
   uint8_t *src = malloc(n);
   cr_assert_not_null(src);
   fill_lcg(src, n, 41);
@@ -826,17 +826,17 @@ Test(memory_copy, refused_handler_leaves_nothing_in_flight, .timeout = 60) {
     cr_assert_neq(pi.type, HSA_EXT_POINTER_TYPE_LOCKED, "row %zu: the range stayed locked", r);
     /* the next copy works, decrementing the completion once */
     inj_arm(NULL, 0, 0);
-    DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, rows[r].o, NULL));
+    TH_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, rows[r].o, NULL));
     sig_wait0(done);
     usleep(20000);
     cr_assert_eq(sg.load(done), 0, "row %zu: decremented more than once", r);
     cr_assert_eq(first_diff(dev, src, n), SIZE_MAX, "row %zu", r);
-    DQ_OK(hsad_mem_signal_result(done));
+    TH_OK(hsad_mem_signal_result(done));
   }
   sg.destroy(done);
-  DQ_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(dev));
   free(src);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Synchronous staged (one pool block) and pipelined copies that time out behind ROCr's
@@ -850,11 +850,11 @@ Test(memory_copy, refused_handler_leaves_nothing_in_flight, .timeout = 60) {
 Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60) {
   setenv("KFD_EMU_DELAY_US", "300000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "CopyAligned", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const size_t sn = 8000, pn = 3 * 4096 + 100;
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, pn, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, pn, NULL, 0, (void **)&dev));
   uint8_t *host = malloc(pn), *back = malloc(pn + 2);
   cr_assert(host && back);
   fill_lcg(host, pn, 51);
@@ -869,11 +869,11 @@ Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60)
   MEM_ERR(hsad_mem_wait_pending(e.dev, hsad_now_ns()), HSAD_ERR_TIMEOUT,
           "hsad_mem_wait_pending: 1 timed-out synchronous copies or fills of device 0 still in "
           "flight at the deadline");
-  DQ_OK(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_mem_wait_pending(e.dev, th_in(20 * TH_SEC)));
   cr_assert_eq(first_diff(dev, host, sn), SIZE_MAX);
   for (size_t i = sn; i < pn; i++) cr_assert_eq(dev[i], 0, "dev[%zu]", i);
   /* device -> pageable, pipelined over 4 chunks on 2 buffers */
-  DQ_OK(hsad_memcpy(e.dev, dev, host, pn, NULL, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_memcpy(e.dev, dev, host, pn, NULL, th_in(20 * TH_SEC)));
   memset(back, 0x77, pn + 2);
   MEM_ERR(hsad_memcpy(e.dev, back + 1, dev, pn, &piped, hsad_now_ns() + 20000000ull),
           HSAD_ERR_TIMEOUT,
@@ -883,7 +883,7 @@ Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60)
           "hsad_mem_free: device memory of %zu bytes at %p overlaps the source (%zu bytes at "
           "%p) of a hsad_memcpy on device 0 that timed out and has not finished: wait for it "
           "with hsad_mem_wait_pending (nothing changed)", pn, (void *)dev, pn, (void *)dev);
-  DQ_OK(hsad_mem_wait_pending(NULL, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_mem_wait_pending(NULL, th_in(20 * TH_SEC)));
   cr_assert_eq(first_diff(back + 1, host, pn), SIZE_MAX);
   cr_assert_eq(back[0], 0x77);
   cr_assert_eq(back[pn + 1], 0x77);
@@ -895,12 +895,12 @@ Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60)
           HSAD_ERR_TIMEOUT,
           "hsad_memcpy: %zu bytes not copied by the deadline: the copy goes on in the background "
           "(hsad_mem_wait_pending waits for it; freeing its memory is refused until then)", pn);
-  MEM_ERR(hsad_mem_wait_pending(e.dev, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+  MEM_ERR(hsad_mem_wait_pending(e.dev, th_in(20 * TH_SEC)), HSAD_ERR_HSA,
           "hsad_mem_wait_pending: a timed-out synchronous copy or fill finished incomplete: "
           "hsad_memcpy: hsa_amd_memory_async_copy refused chunk 3 of 4 (100 bytes at offset "
           "12288): HSA status 0x1008 (%s); the copy stopped there: 100 of 12388 bytes were not "
           "copied", oor_string());
-  DQ_OK(hsad_mem_wait_pending(e.dev, hsad_now_ns())); /* said once */
+  TH_OK(hsad_mem_wait_pending(e.dev, hsad_now_ns())); /* said once */
   cr_assert_eq(first_diff(dev, host, 12288), SIZE_MAX);
   for (size_t i = 12288; i < pn; i++) cr_assert_eq(dev[i], 0, "dev[%zu] written", i);
   /* at the deadline ROCr refuses to watch the buffers: the call drives them to the end
@@ -908,17 +908,17 @@ Test(memory_copy, timed_out_staged_and_pipelined_copies_are_kept, .timeout = 60)
   memset(dev, 0, pn);
   inj_arm(NULL, 0, 1);
   uint64_t t0 = hsad_now_ns();
-  DQ_OK(hsad_memcpy(e.dev, dev, host, pn, &piped, t0 + 20000000ull));
+  TH_OK(hsad_memcpy(e.dev, dev, host, pn, &piped, t0 + 20000000ull));
   cr_assert_geq(hsad_now_ns() - t0, 1200000000ull, "4 chunks of 300 ms each were waited for");
   cr_assert_geq(atomic_load(&inj.handlers), 1);
   cr_assert_eq(first_diff(dev, host, pn), SIZE_MAX);
-  DQ_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
+  TH_OK(hsad_mem_wait_pending(NULL, hsad_now_ns()));
   inj_arm(NULL, 0, 0);
   hsad_host_pool_stats_t st;
   pool_stats(e.dev, &st);
   cr_assert_eq(st.bytes_in_use, 0, "staging blocks back");
-  DQ_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(dev));
   free(host);
   free(back);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }

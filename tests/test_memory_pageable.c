@@ -40,9 +40,9 @@ static size_t count_pat(const uint8_t *p, size_t n, uint32_t seed) {
   return k;
 }
 
-static void open_stalled(dq_env_t *e) {
+static void open_stalled(th_env_t *e) {
   setenv("KFD_EMU_CP_STALL_MS", "30", 1);
-  dq_open(e);
+  th_open(e);
 }
 
 /* ROCr signal calls, from the ROCr library libhsad loaded (RTLD_GLOBAL). */
@@ -69,7 +69,7 @@ static hsa_signal_t sig_new(void) {
 
 /* Waits (deadline 20 s) until the signal is 0. */
 static void sig_wait0(hsa_signal_t s) {
-  uint64_t end = dq_in(20 * DQ_SEC);
+  uint64_t end = th_in(20 * TH_SEC);
   while (sg.load(s) != 0) {
     cr_assert_lt(hsad_now_ns(), end, "signal still %ld at the deadline", (long)sg.load(s));
     sg.wait(s, HSA_SIGNAL_CONDITION_EQ, 0, 10000000, HSA_WAIT_STATE_BLOCKED);
@@ -79,8 +79,8 @@ static void sig_wait0(hsa_signal_t s) {
 static uint64_t pool_taken(hsad_device_t *dev, uint64_t *in_use) {
   hsad_host_pool_t *pool = NULL;
   hsad_host_pool_stats_t st;
-  DQ_OK(hsad_host_pool_get(dev, &pool));
-  DQ_OK(hsad_host_pool_stats(pool, &st));
+  TH_OK(hsad_host_pool_get(dev, &pool));
+  TH_OK(hsad_host_pool_stats(pool, &st));
   if (in_use) *in_use = st.bytes_in_use;
   return st.hits + st.misses;
 }
@@ -94,13 +94,13 @@ static const size_t sizes[] = {4 * KIB, 64 * KIB, 1 * MIB, 8 * MIB};
  * signal form (strategy never pinned, staging blocks: one, then a block per 2 MiB chunk, back
  * in the pool once the completion was reached). */
 Test(memory_pageable, source_reusable_when_the_call_returns, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   open_stalled(&e);
   static const hsad_copy_strategy_t want[] = {HSAD_COPY_STAGED, HSAD_COPY_PIPELINED,
                                               HSAD_COPY_PIPELINED, HSAD_COPY_PIPELINED};
   static const uint64_t blocks[] = {1, 1, 1, 4};
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8 * MIB + 64, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8 * MIB + 64, NULL, 0, (void **)&dev));
   uint8_t *src = malloc(8 * MIB);
   cr_assert_not_null(src);
   hsa_signal_t done = sig_new();
@@ -110,10 +110,10 @@ Test(memory_pageable, source_reusable_when_the_call_returns, .timeout = 60) {
     memset(dev, 0, 8 * MIB + 64);
     fill_pat(src, n, 1);
     hsad_completion_t c;
-    DQ_OK(hsad_memcpy_async(e.dev, dev + 1, src, n, NULL, 0, NULL, dq_in(10 * DQ_SEC), &c));
+    TH_OK(hsad_memcpy_async(e.dev, dev + 1, src, n, NULL, 0, NULL, th_in(10 * TH_SEC), &c));
     fill_pat(src, n, 2); /* the caller reuses its buffer at once */
     cr_assert_eq(hsad_completion_done(&c), false, "%zu bytes: the CP stall is in effect", n);
-    DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+    TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
     size_t k = count_pat(dev + 1, n, 1);
     cr_assert_eq(k, n, "hsad_memcpy_async %zu bytes: %zu of %zu bytes of the value at call time",
                  n, k, n);
@@ -125,7 +125,7 @@ Test(memory_pageable, source_reusable_when_the_call_returns, .timeout = 60) {
     uint64_t in_use = 0, before = pool_taken(e.dev, NULL);
     hsad_copy_strategy_t got = 99;
     sg.store(done, 1);
-    DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, NULL, &got));
+    TH_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, NULL, 0, done, NULL, &got));
     fill_pat(src, n, 4);
     cr_assert_eq(sg.load(done), 1, "%zu bytes: the CP stall is in effect", n);
     cr_assert_eq(got, want[r], "%zu bytes: %s", n, hsad_copy_strategy_name(got));
@@ -138,21 +138,21 @@ Test(memory_pageable, source_reusable_when_the_call_returns, .timeout = 60) {
   }
   sg.destroy(done);
   free(src);
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A pipeline larger than HSAD_COPY_MAX_BUFFERS chunks stages every byte too: 40 chunks of 4 KiB
  * asked, 8 blocks of 20 KiB taken; behind a closed dependency (nothing can move until the test
  * opens it, long after the source was rewritten). */
 Test(memory_pageable, long_pipeline_behind_a_dependency, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const size_t n = 160 * KIB;
   hsad_copy_options_t o = {.staging_max = 4096, .pin_threshold = 1 * MIB, .chunk_size = 4096,
                            .chunk_buffers = 2};
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, n, NULL, 0, (void **)&dev));
   memset(dev, 0, n);
   uint8_t *src = malloc(n);
   cr_assert_not_null(src);
@@ -160,7 +160,7 @@ Test(memory_pageable, long_pipeline_behind_a_dependency, .timeout = 60) {
   hsa_signal_t gate = sig_new(), done = sig_new();
   uint64_t in_use = 0, before = pool_taken(e.dev, NULL);
   hsad_copy_strategy_t got = 99;
-  DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, &gate, 1, done, &o, &got));
+  TH_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, &gate, 1, done, &o, &got));
   fill_pat(src, n, 6);
   cr_assert_eq(got, HSAD_COPY_PIPELINED);
   cr_assert_eq(pool_taken(e.dev, &in_use) - before, 8);
@@ -177,8 +177,8 @@ Test(memory_pageable, long_pipeline_behind_a_dependency, .timeout = 60) {
   sg.destroy(gate);
   sg.destroy(done);
   free(src);
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* HSAD_COPY_SOURCE_DEFERRED: zero-copy, read after the call returned. Its contract: the source
@@ -187,11 +187,11 @@ Test(memory_pageable, long_pipeline_behind_a_dependency, .timeout = 60) {
  * values, and the read really is deferred: a write right after the call (breaking the
  * contract, for the test only) is what arrives, byte for byte, under the 30 ms CP stall. */
 Test(memory_pageable, deferred_flag_contract, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   open_stalled(&e);
   hsad_copy_options_t o = {.flags = HSAD_COPY_SOURCE_DEFERRED};
   uint8_t *dev = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8 * MIB, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8 * MIB, NULL, 0, (void **)&dev));
   uint8_t *src = malloc(8 * MIB);
   cr_assert_not_null(src);
   hsa_signal_t done = sig_new();
@@ -201,8 +201,8 @@ Test(memory_pageable, deferred_flag_contract, .timeout = 60) {
     memset(dev, 0, 8 * MIB);
     fill_pat(src, n, 7);
     hsad_completion_t c;
-    DQ_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, dq_in(10 * DQ_SEC), &c));
-    DQ_OK(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)));
+    TH_OK(hsad_memcpy_async(e.dev, dev, src, n, NULL, 0, &o, th_in(10 * TH_SEC), &c));
+    TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
     fill_pat(src, n, 8);
     cr_assert_eq(count_pat(dev, n, 7), n, "%zu bytes, contract kept", n);
     /* broken: the late read sees the new bytes */
@@ -214,7 +214,7 @@ Test(memory_pageable, deferred_flag_contract, .timeout = 60) {
     /* the copy waits for `gate`, opened only after the rewrite: the late read is certain
      * however late this thread runs (a stall alone lost the race at load 16) */
     hsa_signal_t gate = sig_new();
-    DQ_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, &gate, 1, done, &o, &got));
+    TH_OK(hsad_memcpy_async_signals(e.dev, dev, src, n, &gate, 1, done, &o, &got));
     fill_pat(src, n, 10);
     sg.store(gate, 0);
     cr_assert_eq(got, HSAD_COPY_PINNED);
@@ -226,34 +226,34 @@ Test(memory_pageable, deferred_flag_contract, .timeout = 60) {
   }
   sg.destroy(done);
   free(src);
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Bad options: unknown flag bits; forcing pinned on a pageable source without the flag. Both
  * refused before anything is submitted. */
 Test(memory_pageable, bad_options) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   uint8_t *dev = NULL, src[4096];
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&dev));
   hsad_copy_options_t bad = {.flags = 6};
   hsad_completion_t c = {0};
-  MEM_ERR(hsad_memcpy_async(e.dev, dev, src, 4096, NULL, 0, &bad, dq_in(DQ_SEC), &c),
+  MEM_ERR(hsad_memcpy_async(e.dev, dev, src, 4096, NULL, 0, &bad, th_in(TH_SEC), &c),
           HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: options: flags 0x6 has unknown bits "
           "0x6 (known: HSAD_COPY_SOURCE_DEFERRED 0x1)");
   hsad_copy_options_t pin = {.force = HSAD_COPY_PINNED};
-  MEM_ERR(hsad_memcpy_async(e.dev, dev, src, 4096, NULL, 0, &pin, dq_in(DQ_SEC), &c),
+  MEM_ERR(hsad_memcpy_async(e.dev, dev, src, 4096, NULL, 0, &pin, th_in(TH_SEC), &c),
           HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: options: force pinned reads the "
           "pageable source %p after the call returns: set HSAD_COPY_SOURCE_DEFERRED in flags to "
           "accept that contract", (void *)src);
   /* the same force is fine for a pageable destination and for the synchronous form */
   memset(src, 3, sizeof src);
-  DQ_OK(hsad_memcpy(e.dev, dev, src, 4096, &pin, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_memcpy(e.dev, dev, src, 4096, &pin, th_in(10 * TH_SEC)));
   memset(src, 0, sizeof src);
-  DQ_OK(hsad_memcpy_async(e.dev, src, dev, 4096, NULL, 0, &pin, dq_in(DQ_SEC), &c));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_memcpy_async(e.dev, src, dev, 4096, NULL, 0, &pin, th_in(TH_SEC), &c));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   for (int i = 0; i < 4096; i++) cr_assert_eq(src[i], 3);
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_runtime_close(e.rt));
 }

@@ -21,7 +21,7 @@ static void stats_are(hsad_host_pool_t *pool, uint64_t in_use, uint64_t blocks_i
                       uint64_t cached, uint64_t blocks_cached, uint64_t hits, uint64_t misses,
                       uint64_t trims) {
   hsad_host_pool_stats_t s;
-  DQ_OK(hsad_host_pool_stats(pool, &s));
+  TH_OK(hsad_host_pool_stats(pool, &s));
   cr_assert_eq(s.bytes_in_use, in_use, "bytes_in_use %llu want %llu",
                (unsigned long long)s.bytes_in_use, (unsigned long long)in_use);
   cr_assert_eq(s.blocks_in_use, blocks_in_use);
@@ -37,105 +37,105 @@ static void stats_are(hsad_host_pool_t *pool, uint64_t in_use, uint64_t blocks_i
 }
 
 Test(memory_pool, reuse_classes_and_stats) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_host_pool_t *pool = NULL;
-  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  TH_OK(hsad_host_pool_get(e.dev, &pool));
   stats_are(pool, 0, 0, 0, 0, 0, 0, 0);
   hsad_host_pool_stats_t st;
-  DQ_OK(hsad_host_pool_stats(pool, &st));
+  TH_OK(hsad_host_pool_stats(pool, &st));
   cr_assert_eq(st.max_cached_bytes, HSAD_HOST_POOL_DEFAULT_MAX_CACHED);
   cr_assert_eq(st.numa_node, hsad_cpu_info(e.rt, 0)->numa_node);
 
   void *a = NULL, *b = NULL, *c = NULL;
-  DQ_OK(hsad_host_pool_alloc(pool, 1, &a));          /* class 4096 */
-  DQ_OK(hsad_host_pool_alloc(pool, 4097, &b));       /* class 8192 */
-  DQ_OK(hsad_host_pool_alloc(pool, 1 << 20, &c));    /* class 1 MiB exactly */
+  TH_OK(hsad_host_pool_alloc(pool, 1, &a));          /* class 4096 */
+  TH_OK(hsad_host_pool_alloc(pool, 4097, &b));       /* class 8192 */
+  TH_OK(hsad_host_pool_alloc(pool, 1 << 20, &c));    /* class 1 MiB exactly */
   cr_assert_eq((uintptr_t)a % 4096, 0);
   stats_are(pool, 4096 + 8192 + (1 << 20), 3, 0, 0, 0, 3, 0);
   memset(c, 0xab, 1 << 20); /* pinned, writable */
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info((char *)b + 8191, &mi));
+  TH_OK(hsad_mem_info((char *)b + 8191, &mi));
   cr_assert_eq(mi.base, b);
   cr_assert_eq(mi.size, 4097);
   cr_assert_eq(mi.capacity, 8192);
   cr_assert_eq(mi.kind, HSAD_MEM_POOLED);
   cr_assert_null(mi.device);
 
-  DQ_OK(hsad_host_pool_free(pool, b));
+  TH_OK(hsad_host_pool_free(pool, b));
   stats_are(pool, 4096 + (1 << 20), 2, 8192, 1, 0, 3, 0);
   MEM_ERR(hsad_mem_info(b, &mi), HSAD_ERR_FREED,
           "hsad_mem_info: %p is in a pool block that was freed (8192 bytes at %p, cached by the "
           "pool of NUMA node 0)", b, b);
   /* the same class comes back: the very block (LIFO), a hit */
   void *b2 = NULL;
-  DQ_OK(hsad_host_pool_alloc(pool, 5000, &b2));
+  TH_OK(hsad_host_pool_alloc(pool, 5000, &b2));
   cr_assert_eq(b2, b);
   stats_are(pool, 4096 + 8192 + (1 << 20), 3, 0, 0, 1, 3, 0);
-  DQ_OK(hsad_mem_info(b2, &mi));
+  TH_OK(hsad_mem_info(b2, &mi));
   cr_assert_eq(mi.size, 5000);
   /* another class misses even with a cached block elsewhere */
-  DQ_OK(hsad_mem_free(a)); /* hsad_mem_free routes pool blocks to their pool */
+  TH_OK(hsad_mem_free(a)); /* hsad_mem_free routes pool blocks to their pool */
   void *d = NULL;
-  DQ_OK(hsad_host_pool_alloc(pool, 8192, &d));
+  TH_OK(hsad_host_pool_alloc(pool, 8192, &d));
   cr_assert_neq(d, a);
   stats_are(pool, 8192 + 8192 + (1 << 20), 3, 4096, 1, 1, 4, 0);
-  DQ_OK(hsad_host_pool_free(pool, b2));
-  DQ_OK(hsad_host_pool_free(pool, c));
-  DQ_OK(hsad_host_pool_free(pool, d));
+  TH_OK(hsad_host_pool_free(pool, b2));
+  TH_OK(hsad_host_pool_free(pool, c));
+  TH_OK(hsad_host_pool_free(pool, d));
   stats_are(pool, 0, 0, 4096 + 8192 + 8192 + (1 << 20), 4, 1, 4, 0);
 
   /* trim to 10000 bytes: largest classes first (1 MiB, then both 8 KiB blocks), 4 KiB stays */
   uint64_t released = 0;
-  DQ_OK(hsad_host_pool_trim(pool, 10000, &released));
+  TH_OK(hsad_host_pool_trim(pool, 10000, &released));
   cr_assert_eq(released, (1 << 20) + 2 * 8192);
   stats_are(pool, 0, 0, 4096, 1, 1, 4, 3);
-  DQ_OK(hsad_host_pool_trim(pool, 0, &released));
+  TH_OK(hsad_host_pool_trim(pool, 0, &released));
   cr_assert_eq(released, 4096);
   stats_are(pool, 0, 0, 0, 0, 1, 4, 4);
   MEM_ERR(hsad_mem_info(c, &mi), HSAD_ERR_FREED,
           "hsad_mem_info: %p is in pooled memory that was freed (%d bytes at %p)", c, 1 << 20, c);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory_pool, bounded_cache_and_oversize) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_host_pool_t *pool = NULL;
-  DQ_OK(hsad_host_pool_get(e.dev, &pool));
-  DQ_OK(hsad_host_pool_set_max_cached(pool, 3 * 65536));
+  TH_OK(hsad_host_pool_get(e.dev, &pool));
+  TH_OK(hsad_host_pool_set_max_cached(pool, 3 * 65536));
   void *blk[5];
-  for (int i = 0; i < 5; i++) DQ_OK(hsad_host_pool_alloc(pool, 65536, &blk[i]));
+  for (int i = 0; i < 5; i++) TH_OK(hsad_host_pool_alloc(pool, 65536, &blk[i]));
   stats_are(pool, 5 * 65536, 5, 0, 0, 0, 5, 0);
-  for (int i = 0; i < 5; i++) DQ_OK(hsad_host_pool_free(pool, blk[i]));
+  for (int i = 0; i < 5; i++) TH_OK(hsad_host_pool_free(pool, blk[i]));
   /* three fit the bound, two are released instead of cached */
   stats_are(pool, 0, 0, 3 * 65536, 3, 0, 5, 2);
   /* lowering the bound trims at once */
-  DQ_OK(hsad_host_pool_set_max_cached(pool, 65536));
+  TH_OK(hsad_host_pool_set_max_cached(pool, 65536));
   stats_are(pool, 0, 0, 65536, 1, 0, 5, 4);
   /* a block above the largest class is allocated and released directly, never cached */
   size_t big = HSAD_HOST_POOL_MAX_CLASS + 1;
-  DQ_OK(hsad_host_pool_set_max_cached(pool, UINT64_MAX));
+  TH_OK(hsad_host_pool_set_max_cached(pool, UINT64_MAX));
   void *o = NULL;
-  DQ_OK(hsad_host_pool_alloc(pool, big, &o));
+  TH_OK(hsad_host_pool_alloc(pool, big, &o));
   uint64_t big_bytes = (big + 4095) & ~(size_t)4095;
   stats_are(pool, big_bytes, 1, 65536, 1, 0, 6, 4);
   hsad_mem_info_t mi;
-  DQ_OK(hsad_mem_info(o, &mi));
+  TH_OK(hsad_mem_info(o, &mi));
   cr_assert_eq(mi.capacity, big_bytes);
-  DQ_OK(hsad_host_pool_free(pool, o));
+  TH_OK(hsad_host_pool_free(pool, o));
   stats_are(pool, 0, 0, 65536, 1, 0, 6, 4);
   MEM_ERR(hsad_mem_free(o), HSAD_ERR_FREED,
           "hsad_mem_free: %p was already freed (pooled memory of %llu bytes at %p)", o,
           (unsigned long long)big_bytes, o);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory_pool, bad_input) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_host_pool_t *pool = NULL;
-  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  TH_OK(hsad_host_pool_get(e.dev, &pool));
   void *p = (void *)0x1;
   MEM_ERR(hsad_host_pool_alloc(NULL, 64, &p), HSAD_ERR_INVALID_ARGUMENT,
           "hsad_host_pool_alloc: pool is NULL");
@@ -150,7 +150,7 @@ Test(memory_pool, bad_input) {
           "hsad_host_pool_get: device is NULL");
 
   uint8_t *a = NULL;
-  DQ_OK(hsad_host_pool_alloc(pool, 100, (void **)&a));
+  TH_OK(hsad_host_pool_alloc(pool, 100, (void **)&a));
   memset(a, 7, 100);
   MEM_ERR(hsad_host_pool_free(pool, a + 64), HSAD_ERR_NOT_ALLOCATED,
           "hsad_host_pool_free: no block of the pool of NUMA node 0 starts at %p", (void *)(a + 64));
@@ -162,7 +162,7 @@ Test(memory_pool, bad_input) {
           "address", (void *)(a + 64), (void *)a);
   stats_are(pool, 4096, 1, 0, 0, 0, 1, 0); /* nothing changed */
   for (int i = 0; i < 100; i++) cr_assert_eq(a[i], 7);
-  DQ_OK(hsad_host_pool_free(pool, a));
+  TH_OK(hsad_host_pool_free(pool, a));
   MEM_ERR(hsad_host_pool_free(pool, a), HSAD_ERR_FREED,
           "hsad_host_pool_free: %p was already freed (a 4096-byte block cached by the pool of "
           "NUMA node 0)", (void *)a);
@@ -170,28 +170,28 @@ Test(memory_pool, bad_input) {
           "hsad_host_pool_free: %p was already freed (a 4096-byte block cached by the pool of "
           "NUMA node 0)", (void *)a);
   stats_are(pool, 0, 0, 4096, 1, 0, 1, 0);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 Test(memory_pool, block_limit) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_host_pool_t *pool = NULL;
-  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  TH_OK(hsad_host_pool_get(e.dev, &pool));
   static void *blk[HSAD_HOST_POOL_MAX_BLOCKS];
-  for (int i = 0; i < HSAD_HOST_POOL_MAX_BLOCKS; i++) DQ_OK(hsad_host_pool_alloc(pool, 4096, &blk[i]));
+  for (int i = 0; i < HSAD_HOST_POOL_MAX_BLOCKS; i++) TH_OK(hsad_host_pool_alloc(pool, 4096, &blk[i]));
   void *p = NULL;
   MEM_ERR(hsad_host_pool_alloc(pool, 4096 * 2, &p), HSAD_ERR_RESOURCE_EXHAUSTED,
           "hsad_host_pool_alloc: the pool of NUMA node 0 tracks 4096 blocks (in use + cached) "
           "already: free or trim");
   stats_are(pool, 4096ull * HSAD_HOST_POOL_MAX_BLOCKS, HSAD_HOST_POOL_MAX_BLOCKS, 0, 0, 0,
             HSAD_HOST_POOL_MAX_BLOCKS, 0);
-  DQ_OK(hsad_host_pool_free(pool, blk[0]));
-  DQ_OK(hsad_host_pool_trim(pool, 0, NULL));
-  DQ_OK(hsad_host_pool_alloc(pool, 4096 * 2, &p)); /* the released descriptor is reused */
-  DQ_OK(hsad_host_pool_free(pool, p));
-  for (int i = 1; i < HSAD_HOST_POOL_MAX_BLOCKS; i++) DQ_OK(hsad_host_pool_free(pool, blk[i]));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_host_pool_free(pool, blk[0]));
+  TH_OK(hsad_host_pool_trim(pool, 0, NULL));
+  TH_OK(hsad_host_pool_alloc(pool, 4096 * 2, &p)); /* the released descriptor is reused */
+  TH_OK(hsad_host_pool_free(pool, p));
+  for (int i = 1; i < HSAD_HOST_POOL_MAX_BLOCKS; i++) TH_OK(hsad_host_pool_free(pool, blk[i]));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* 4 threads allocate (mixed classes), write, check and free concurrently; afterwards every
@@ -229,9 +229,9 @@ static void *mt_worker(void *arg) {
 }
 
 Test(memory_pool, four_threads) {
-  dq_env_t e;
-  dq_open(&e);
-  DQ_OK(hsad_host_pool_get(e.dev, &mt_pool));
+  th_env_t e;
+  th_open(&e);
+  TH_OK(hsad_host_pool_get(e.dev, &mt_pool));
   pthread_t t[MT_THREADS];
   for (uintptr_t i = 0; i < MT_THREADS; i++)
     cr_assert_eq(pthread_create(&t[i], NULL, mt_worker, (void *)i), 0);
@@ -241,7 +241,7 @@ Test(memory_pool, four_threads) {
     cr_assert_null(r, "thread %d failed (%p): %s", i, r, hsad_last_error());
   }
   hsad_host_pool_stats_t s;
-  DQ_OK(hsad_host_pool_stats(mt_pool, &s));
+  TH_OK(hsad_host_pool_stats(mt_pool, &s));
   cr_assert_eq(s.bytes_in_use, 0);
   cr_assert_eq(s.blocks_in_use, 0);
   cr_assert_eq(s.trims, 0);
@@ -252,7 +252,7 @@ Test(memory_pool, four_threads) {
   cr_assert_leq(s.misses, MT_THREADS * 4 * 5);
   cr_assert_eq(s.hits + s.misses, mt_allocs);
   uint64_t cached = 0;
-  DQ_OK(hsad_host_pool_trim(mt_pool, 0, &cached));
+  TH_OK(hsad_host_pool_trim(mt_pool, 0, &cached));
   cr_assert_eq(cached, s.bytes_cached);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }

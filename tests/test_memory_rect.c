@@ -101,14 +101,14 @@ static void w_disarm(void) {
   w.copy = NULL;
 }
 
-static void open_mem(dq_env_t *e) {
-  dq_open(e);
+static void open_mem(th_env_t *e) {
+  th_open(e);
   void *p = NULL; /* memory/ resolves ROCr at its first call */
-  DQ_OK(hsad_mem_alloc(e->dev, HSAD_MEM_DEVICE, 4096, NULL, 0, &p));
-  DQ_OK(hsad_mem_free(p));
+  TH_OK(hsad_mem_alloc(e->dev, HSAD_MEM_DEVICE, 4096, NULL, 0, &p));
+  TH_OK(hsad_mem_free(p));
 }
 
-static void wait_ok(hsad_completion_t *c) { DQ_OK(hsad_completion_wait(c, dq_in(20 * DQ_SEC))); }
+static void wait_ok(hsad_completion_t *c) { TH_OK(hsad_completion_wait(c, th_in(20 * TH_SEC))); }
 
 /* The tests that count row DMAs turn the copy kernel off (HSAD_RECT_BLIT_MIN_DMAS=0). */
 static void rows_only(void) { setenv("HSAD_RECT_BLIT_MIN_DMAS", "0", 1); }
@@ -120,15 +120,15 @@ static void rows_only(void) { setenv("HSAD_RECT_BLIT_MIN_DMAS", "0", 1); }
  * kfd-emu: no SDMA engine, HSA_STATUS_ERROR_OUT_OF_RESOURCES) and then go by rows. Every
  * destination equals a host loop's result byte for byte, guards included. */
 Test(memory_rect, sub_rectangles_2d, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   rows_only();
   open_mem(&e);
   enum { SP = 131, SH = 37, DP = 64, DH = 30, W = 45, H = 20, EP = 48 };
   uint8_t *src = NULL, *dev = NULL, *dev2 = NULL, *back = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, SP * SH, NULL, 0, (void **)&src));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, DP * DH, NULL, 0, (void **)&dev));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, EP * H, NULL, 0, (void **)&dev2));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, W * H + 16, NULL, 0, (void **)&back));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, SP * SH, NULL, 0, (void **)&src));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, DP * DH, NULL, 0, (void **)&dev));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, EP * H, NULL, 0, (void **)&dev2));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, W * H + 16, NULL, 0, (void **)&back));
   fill_lcg(src, SP * SH, 3);
   memset(dev, 0xee, DP * DH); /* kfd-emu: device memory is host memory */
   memset(dev2, 0xdd, EP * H);
@@ -140,8 +140,8 @@ Test(memory_rect, sub_rectangles_2d, .timeout = 60) {
   host_box(want + 2 * DP + 5, DP, 0, src + 3 * SP + 7, SP, 0, W, H, 1);
   w_arm(false, NULL);
   hsad_completion_t c1, c2, c3;
-  DQ_OK(hsad_memcpy_2d_async(e.dev, dev + 2 * DP + 5, DP, src + 3 * SP + 7, SP, W, H, NULL, 0,
-                             dq_in(DQ_SEC), &c1));
+  TH_OK(hsad_memcpy_2d_async(e.dev, dev + 2 * DP + 5, DP, src + 3 * SP + 7, SP, W, H, NULL, 0,
+                             th_in(TH_SEC), &c1));
   wait_ok(&c1);
   same_bytes(dev, want, sizeof want, "H2D");
   cr_assert_eq(atomic_load(&w.rects), 0, "odd pitch: no rectangle call");
@@ -149,8 +149,8 @@ Test(memory_rect, sub_rectangles_2d, .timeout = 60) {
   /* D2D, ordered after c1 by a dependency: 4-aligned pointers and pitches (64, 48) */
   host_box(want2, EP, 0, want + 2 * DP + 4, DP, 0, 44, H, 1);
   w_arm(false, NULL);
-  DQ_OK(hsad_memcpy_2d_async(e.dev, dev2, EP, dev + 2 * DP + 4, DP, 44, H, &c1, 1,
-                             dq_in(DQ_SEC), &c2));
+  TH_OK(hsad_memcpy_2d_async(e.dev, dev2, EP, dev + 2 * DP + 4, DP, 44, H, &c1, 1,
+                             th_in(TH_SEC), &c2));
   wait_ok(&c2);
   same_bytes(dev2, want2, sizeof want2, "D2D");
   cr_assert_eq(atomic_load(&w.rects), 1, "the rectangle copy was tried");
@@ -164,8 +164,8 @@ Test(memory_rect, sub_rectangles_2d, .timeout = 60) {
   /* D2H into a packed buffer: pitch 45 on both sides? no: source pitch 48, so rows */
   host_box(wantb + 8, W, 0, want + 2 * DP + 5, DP, 0, W, H, 1);
   w_arm(false, NULL);
-  DQ_OK(hsad_memcpy_2d_async(e.dev, back + 8, W, dev + 2 * DP + 5, DP, W, H, NULL, 0,
-                             dq_in(DQ_SEC), &c3));
+  TH_OK(hsad_memcpy_2d_async(e.dev, back + 8, W, dev + 2 * DP + 5, DP, W, H, NULL, 0,
+                             th_in(TH_SEC), &c3));
   wait_ok(&c3);
   same_bytes(back, wantb, sizeof wantb, "D2H");
   cr_assert_eq(atomic_load(&w.copies), H);
@@ -174,28 +174,28 @@ Test(memory_rect, sub_rectangles_2d, .timeout = 60) {
   memset(wantb, 0xcc, sizeof wantb);
   memcpy(wantb + 3, src + 100, W * H);
   w_arm(false, NULL);
-  DQ_OK(hsad_memcpy_2d_async(e.dev, back + 3, W, src + 100, W, W, H, NULL, 0, dq_in(DQ_SEC),
+  TH_OK(hsad_memcpy_2d_async(e.dev, back + 3, W, src + 100, W, W, H, NULL, 0, th_in(TH_SEC),
                              &c3));
   wait_ok(&c3);
   same_bytes(back, wantb, sizeof wantb, "packed");
   cr_assert_eq(atomic_load(&w.copies), 1, "rows back to back merge");
   cr_assert_eq(atomic_load(&w.rects), 0, "host to host: no rectangle call");
   w_disarm();
-  DQ_OK(hsad_mem_free(src));
-  DQ_OK(hsad_mem_free(dev));
-  DQ_OK(hsad_mem_free(dev2));
-  DQ_OK(hsad_mem_free(back));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(src));
+  TH_OK(hsad_mem_free(dev));
+  TH_OK(hsad_mem_free(dev2));
+  TH_OK(hsad_mem_free(back));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Where ROCr takes the rectangle copy (an SDMA engine, emulated here on the host), it is one
  * call with the pitches, slice pitches, range and direction of the box, no row DMA. */
 Test(memory_rect, sdma_rectangle_call, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   open_mem(&e);
   uint8_t *h = NULL, *d = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, (void **)&h));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8192, NULL, 0, (void **)&d));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, (void **)&h));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 8192, NULL, 0, (void **)&d));
   fill_lcg(h, 8192, 5);
   memset(d, 0, 8192);
   uint8_t want[8192];
@@ -205,7 +205,7 @@ Test(memory_rect, sdma_rectangle_call, .timeout = 60) {
   hsad_completion_t c;
   hsad_pitched_ptr_t pd = {d + 64, 40, 400}, ps = {h + 4, 36, 36 * 6};
   hsad_extent_t ex = {32, 5, 3};
-  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &ex, NULL, 0, dq_in(DQ_SEC), &c));
+  TH_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &ex, NULL, 0, th_in(TH_SEC), &c));
   wait_ok(&c);
   same_bytes(d, want, sizeof want, "H2D rect");
   cr_assert_eq(atomic_load(&w.rects), 1);
@@ -217,7 +217,7 @@ Test(memory_rect, sdma_rectangle_call, .timeout = 60) {
   /* back, D2H: direction device to host */
   memset(h, 0, 8192);
   w_arm(true, NULL);
-  DQ_OK(hsad_memcpy_2d_async(e.dev, h, 32, d + 64, 40, 32, 5, NULL, 0, dq_in(DQ_SEC), &c));
+  TH_OK(hsad_memcpy_2d_async(e.dev, h, 32, d + 64, 40, 32, 5, NULL, 0, th_in(TH_SEC), &c));
   wait_ok(&c);
   cr_assert_eq(w.rect_dir, hsaDeviceToHost);
   uint8_t wb[160];
@@ -225,9 +225,9 @@ Test(memory_rect, sdma_rectangle_call, .timeout = 60) {
   same_bytes(h, wb, sizeof wb, "D2H rect");
   for (int i = 160; i < 8192; i++) cr_assert_eq(h[i], 0);
   w_disarm();
-  DQ_OK(hsad_mem_free(h));
-  DQ_OK(hsad_mem_free(d));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(h));
+  TH_OK(hsad_mem_free(d));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* 3-D: a 21 x 5 x 4 box at (x 5, y 2, z 1) of a host volume (pitch 50, 9 rows, slice pitch
@@ -235,14 +235,14 @@ Test(memory_rect, sdma_rectangle_call, .timeout = 60) {
  * 8 rows, slice pitch 33 * 8 + 7 = 271, 6 slices) at (x 3, y 1, z 2), then the device box back
  * into a packed host buffer (pitch 21, slice 105: one DMA per... all merged: 1 DMA). */
 Test(memory_rect, box_3d_inside_volume, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   rows_only();
   open_mem(&e);
   enum { SP = 50, SS = 500, SZ = 7, DP = 33, DS = 271, DZ = 6, W = 21, H = 5, D = 4 };
   uint8_t *vol = NULL, *dv = NULL, *out = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_COARSE, SS * SZ, NULL, 0, (void **)&vol));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, DS * DZ, NULL, 0, (void **)&dv));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, W * H * D, NULL, 0, (void **)&out));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_COARSE, SS * SZ, NULL, 0, (void **)&vol));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, DS * DZ, NULL, 0, (void **)&dv));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, W * H * D, NULL, 0, (void **)&out));
   fill_lcg(vol, SS * SZ, 11);
   memset(dv, 0x5a, DS * DZ);
   memset(out, 0, W * H * D);
@@ -254,119 +254,119 @@ Test(memory_rect, box_3d_inside_volume, .timeout = 60) {
   hsad_completion_t c1, c2;
   hsad_pitched_ptr_t pd = {dv + 2 * DS + 1 * DP + 3, DP, DS}, ps = {(void *)s0, SP, SS};
   hsad_extent_t ex = {W, H, D};
-  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &ex, NULL, 0, dq_in(DQ_SEC), &c1));
+  TH_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &ex, NULL, 0, th_in(TH_SEC), &c1));
   wait_ok(&c1);
   same_bytes(dv, want, sizeof want, "3-D H2D");
   cr_assert_eq(atomic_load(&w.copies), H * D, "a DMA per row");
   host_box(wout, W, W * H, want + 2 * DS + 1 * DP + 3, DP, DS, W, H, D);
   hsad_pitched_ptr_t po = {out, W, W * H};
   w_arm(false, NULL);
-  DQ_OK(hsad_memcpy_3d_async(e.dev, &po, &pd, &ex, &c1, 1, dq_in(DQ_SEC), &c2));
+  TH_OK(hsad_memcpy_3d_async(e.dev, &po, &pd, &ex, &c1, 1, th_in(TH_SEC), &c2));
   wait_ok(&c2);
   same_bytes(out, wout, sizeof wout, "3-D D2H packed");
   cr_assert_eq(atomic_load(&w.copies), H * D, "source rows not packed: a DMA per row");
   /* packed both sides (pitch = width, slice = width * height): one DMA */
   uint8_t *out2 = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, W * H * D, NULL, 0, (void **)&out2));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, W * H * D, NULL, 0, (void **)&out2));
   hsad_pitched_ptr_t po2 = {out2, W, W * H};
   w_arm(false, NULL);
-  DQ_OK(hsad_memcpy_3d_async(e.dev, &po2, &po, &ex, NULL, 0, dq_in(DQ_SEC), &c2));
+  TH_OK(hsad_memcpy_3d_async(e.dev, &po2, &po, &ex, NULL, 0, th_in(TH_SEC), &c2));
   wait_ok(&c2);
   same_bytes(out2, wout, sizeof wout, "3-D packed");
   cr_assert_eq(atomic_load(&w.copies), 1);
   w_disarm();
-  DQ_OK(hsad_mem_free(vol));
-  DQ_OK(hsad_mem_free(dv));
-  DQ_OK(hsad_mem_free(out));
-  DQ_OK(hsad_mem_free(out2));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(vol));
+  TH_OK(hsad_mem_free(dv));
+  TH_OK(hsad_mem_free(out));
+  TH_OK(hsad_mem_free(out2));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Every bad input: its code and exact message, nothing written, nothing submitted; a zero
  * extent completes after its dependencies with nothing written. */
 Test(memory_rect, bad_input_rows, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   rows_only();
   open_mem(&e);
   uint8_t *d = NULL, *h = NULL, *gone = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&h));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&gone));
-  DQ_OK(hsad_mem_free(gone));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&h));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&gone));
+  TH_OK(hsad_mem_free(gone));
   memset(d, 0x3c, 4096);
   fill_lcg(h, 4096, 1);
   uint8_t pageable[256];
   const char *w2 = "hsad_memcpy_2d_async", *w3 = "hsad_memcpy_3d_async";
   hsad_completion_t c = {0}, deps[65];
   memset(deps, 0, sizeof deps);
-  uint64_t dl = dq_in(DQ_SEC);
+  uint64_t dl = th_in(TH_SEC);
   w_arm(false, NULL);
-  DQ_ERR_IS(hsad_memcpy_2d_async(NULL, d, 64, h, 64, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(NULL, d, 64, h, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: device is NULL", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, NULL, 0, dl, NULL),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, NULL, 0, dl, NULL),
             HSAD_ERR_INVALID_ARGUMENT, "%s: out_completion is NULL", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, NULL, 2, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, NULL, 2, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: deps is NULL with dep_count 2", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, deps, 65, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 64, 4, deps, 65, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: dep_count 65 is above 64", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, NULL, 64, h, 64, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, NULL, 64, h, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: the destination pointer is NULL", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, NULL, 64, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, NULL, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: the source pointer is NULL", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 63, h, 64, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 63, h, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: the destination pitch 63 is smaller than the width "
             "64 bytes (its rows would overlap)", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 0, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 0, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: the source pitch 0 is smaller than the width 64 "
             "bytes (its rows would overlap)", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, SIZE_MAX / 2, h, 64, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, SIZE_MAX / 2, h, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_RANGE, "%s: the destination box (64 x 4 x 1 bytes, pitch %zu, slice pitch 0) "
             "spans more than size_t", w2, SIZE_MAX / 2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 65, 64, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h, 64, 65, 64, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: the destination pitch 64 is smaller than the width "
             "65 bytes (its rows would overlap)", w2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 1, 64, h, 64, 64, 64, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 1, 64, h, 64, 64, 64, NULL, 0, dl, &c),
             HSAD_ERR_RANGE, "%s: the destination %p + 4096 bytes runs 1 bytes past the end of "
             "device memory at %p (4096 bytes)", w2, (void *)(d + 1), (void *)d);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h + 64, 64, 64, 64, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 64, h + 64, 64, 64, 64, NULL, 0, dl, &c),
             HSAD_ERR_RANGE, "%s: the source %p + 4096 bytes runs 64 bytes past the end of "
             "host-fine memory at %p (4096 bytes)", w2, (void *)(h + 64), (void *)h);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, gone, 64, h, 64, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, gone, 64, h, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_FREED, "%s: the destination %p lies in device memory that was freed (4096 "
             "bytes at %p)", w2, (void *)gone, (void *)gone);
   uint8_t pageable2[256];
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, pageable2, 64, pageable, 64, 64, 4, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, pageable2, 64, pageable, 64, 64, 4, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: the destination %p and the source %p are both "
             "pageable host memory: nothing for a GPU to copy (copy the rows with memcpy)", w2,
             (void *)pageable2, (void *)pageable);
   /* overlap: the first destination row that shares a byte with a source row */
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 100, 128, d, 128, 64, 8, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 100, 128, d, 128, 64, 8, NULL, 0, dl, &c),
             HSAD_ERR_OVERLAP, "%s: destination row 0 of slice 0 (%p) and source row 1 of slice "
             "0 (%p) overlap", w2, (void *)(d + 100), (void *)(d + 128));
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 200, 128, d, 128, 64, 8, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d + 200, 128, d, 128, 64, 8, NULL, 0, dl, &c),
             HSAD_ERR_OVERLAP, "%s: destination row 0 of slice 0 (%p) and source row 2 of slice "
             "0 (%p) overlap", w2, (void *)(d + 200), (void *)(d + 256));
   /* 3-D */
   hsad_pitched_ptr_t pd = {d, 64, 64 * 4}, ps = {h, 64, 64 * 4};
   hsad_extent_t ex = {64, 4, 4};
-  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, NULL, &ps, &ex, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_3d_async(e.dev, NULL, &ps, &ex, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: dst is NULL", w3);
-  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, NULL, &ex, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, NULL, &ex, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: src is NULL", w3);
-  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, &ps, NULL, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, &ps, NULL, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: extent is NULL", w3);
   hsad_pitched_ptr_t bad_slice = {d, 64, 255};
-  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &bad_slice, &ps, &ex, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_3d_async(e.dev, &bad_slice, &ps, &ex, NULL, 0, dl, &c),
             HSAD_ERR_INVALID_ARGUMENT, "%s: the destination slice pitch 255 is smaller than "
             "pitch 64 x height 4 = 256 bytes (its slices would overlap)", w3);
   hsad_pitched_ptr_t huge = {h, SIZE_MAX / 2, SIZE_MAX};
-  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, &huge, &ex, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_3d_async(e.dev, &pd, &huge, &ex, NULL, 0, dl, &c),
             HSAD_ERR_RANGE, "%s: the source pitch %zu x height 4 overflows size_t", w3,
             SIZE_MAX / 2);
   /* slices interleave but share no byte: legal; sharing one: refused */
   hsad_pitched_ptr_t a = {d, 64, 512}, b = {d + 256, 64, 512};
   hsad_extent_t ex2 = {64, 4, 4};
-  DQ_ERR_IS(hsad_memcpy_3d_async(e.dev, &b, &a, &(hsad_extent_t){64, 5, 4}, NULL, 0, dl, &c),
+  TH_ERR_IS(hsad_memcpy_3d_async(e.dev, &b, &a, &(hsad_extent_t){64, 5, 4}, NULL, 0, dl, &c),
             HSAD_ERR_OVERLAP, "%s: destination row 0 of slice 0 (%p) and source row 4 of slice "
             "0 (%p) overlap", w3, (void *)(d + 256), (void *)(d + 256));
   cr_assert_eq(atomic_load(&w.copies) + atomic_load(&w.rects), 0, "nothing was submitted");
@@ -375,47 +375,47 @@ Test(memory_rect, bad_input_rows, .timeout = 60) {
   memcpy(want, d, sizeof want);
   host_box(want + 256, 64, 512, d, 64, 512, 64, 4, 4);
   hsad_completion_t ok;
-  DQ_OK(hsad_memcpy_3d_async(e.dev, &b, &a, &ex2, NULL, 0, dl, &ok));
+  TH_OK(hsad_memcpy_3d_async(e.dev, &b, &a, &ex2, NULL, 0, dl, &ok));
   wait_ok(&ok);
   same_bytes(d, want, sizeof want, "interleaved slices");
   /* zero extent: nothing copied (not even checked), the completion comes after the deps */
   memset(d, 0x3c, 4096);
   hsad_completion_t z;
-  DQ_OK(hsad_memcpy_2d_async(e.dev, NULL, 0, NULL, 0, 0, 4, &ok, 1, dl, &z));
+  TH_OK(hsad_memcpy_2d_async(e.dev, NULL, 0, NULL, 0, 0, 4, &ok, 1, dl, &z));
   wait_ok(&z);
-  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &(hsad_extent_t){64, 4, 0}, NULL, 0, dl, &z));
+  TH_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &(hsad_extent_t){64, 4, 0}, NULL, 0, dl, &z));
   wait_ok(&z);
   for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0x3c);
   w_disarm();
-  DQ_OK(hsad_mem_free(d));
-  DQ_OK(hsad_mem_free(h));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(d));
+  TH_OK(hsad_mem_free(h));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A later row ROCr refuses stops the copy: the completion is still reached, the rows before
  * it are exact, the rest untouched, and the waiter is told which run and how many bytes. The
  * first row refused: HSAD_ERR_HSA from the call, nothing in flight, nothing written. */
 Test(memory_rect, refused_later_row_is_reported, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   rows_only();
   open_mem(&e);
   uint8_t *h = NULL, *d = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&h));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&h));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
   fill_lcg(h, 4096, 9);
   memset(d, 0, 4096);
   w_arm(false, d + 3 * 100);
   hsad_completion_t c;
-  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c));
+  TH_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, th_in(TH_SEC), &c));
   const char *oor = NULL;
   hsa_status_t (*str)(hsa_status_t, const char **) = NULL;
   *(void **)&str = dlsym(RTLD_DEFAULT, "hsa_status_string");
   cr_assert(str && str(HSA_STATUS_ERROR_OUT_OF_RESOURCES, &oor) == HSA_STATUS_SUCCESS);
-  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+  TH_ERR_IS(hsad_completion_wait(&c, th_in(20 * TH_SEC)), HSAD_ERR_HSA,
             "hsad_memcpy_2d_async: hsa_amd_memory_async_copy refused row run 3 of 8 (90 bytes at "
             "destination %p): HSA status 0x1008 (%s); the copy stopped there: 450 of 720 bytes "
             "were not copied", (void *)(d + 300), oor);
-  DQ_ERR_IS(hsad_mem_result(&c), HSAD_ERR_HSA,
+  TH_ERR_IS(hsad_mem_result(&c), HSAD_ERR_HSA,
             "hsad_memcpy_2d_async: hsa_amd_memory_async_copy refused row run 3 of 8 (90 bytes at "
             "destination %p): HSA status 0x1008 (%s); the copy stopped there: 450 of 720 bytes "
             "were not copied", (void *)(d + 300), oor);
@@ -428,22 +428,22 @@ Test(memory_rect, refused_later_row_is_reported, .timeout = 60) {
   w_arm(false, d);
   hsad_completion_t c2;
   memset(&c2, 0x11, sizeof c2);
-  DQ_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2),
+  TH_ERR_IS(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, th_in(TH_SEC), &c2),
             HSAD_ERR_HSA, "hsad_memcpy_2d_async: hsa_amd_memory_async_copy(row run 0 of 8, 90 "
             "bytes, %p <- %p): HSA status 0x1008 (%s)", (void *)d, (void *)h, oor);
   cr_assert_null(c2.queue, "no completion for a refused copy");
   for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0);
   w_disarm();
-  DQ_OK(hsad_mem_free(h));
-  DQ_OK(hsad_mem_free(d));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(h));
+  TH_OK(hsad_mem_free(d));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* ---- the copy kernel (kernels/copy_rect.cl) and pageable sides ---------------------------- */
 
 static hsad_copy_rect_stats_t stats_now(void) {
   hsad_copy_rect_stats_t s;
-  DQ_OK(hsad_copy_rect_stats(&s));
+  TH_OK(hsad_copy_rect_stats(&s));
   return s;
 }
 
@@ -454,12 +454,12 @@ static hsad_copy_rect_stats_t stats_now(void) {
  * (53 * 9 + 3, 71 * 8 + 1), odd offsets. Each destination equals a host loop's result byte
  * for byte, bytes outside the box included; no row DMA was made (one kernel per box). */
 Test(memory_rect, blit_exact_2d_3d, .timeout = 120) {
-  dq_env_t e;
+  th_env_t e;
   open_mem(&e);
   enum { SP = 131, DP = 97, H = 40, N = SP * (H + 2), M = DP * (H + 2) };
   uint8_t *a = NULL, *b = NULL, *hv = NULL, *dv = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N, NULL, 0, (void **)&a));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, M, NULL, 0, (void **)&b));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N, NULL, 0, (void **)&a));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, M, NULL, 0, (void **)&b));
   fill_lcg(a, N, 21);
   static uint8_t want[M];
   const size_t widths[3] = {61, 5, 48};
@@ -470,8 +470,8 @@ Test(memory_rect, blit_exact_2d_3d, .timeout = 120) {
     w_arm(false, NULL);
     hsad_copy_rect_stats_t s0 = stats_now();
     hsad_completion_t c;
-    DQ_OK(hsad_memcpy_2d_async(e.dev, b + 3, DP, a + 7, SP, widths[i], H, NULL, 0,
-                               dq_in(DQ_SEC), &c));
+    TH_OK(hsad_memcpy_2d_async(e.dev, b + 3, DP, a + 7, SP, widths[i], H, NULL, 0,
+                               th_in(TH_SEC), &c));
     wait_ok(&c);
     same_bytes(b, want, M, "2-D kernel");
     hsad_copy_rect_stats_t s1 = stats_now();
@@ -485,7 +485,7 @@ Test(memory_rect, blit_exact_2d_3d, .timeout = 120) {
   host_box(want, 96, 0, a, 128, 0, 64, H, 1);
   w_arm(false, NULL);
   hsad_completion_t c;
-  DQ_OK(hsad_memcpy_2d_async(e.dev, b, 96, a, 128, 64, H, NULL, 0, dq_in(DQ_SEC), &c));
+  TH_OK(hsad_memcpy_2d_async(e.dev, b, 96, a, 128, 64, H, NULL, 0, th_in(TH_SEC), &c));
   wait_ok(&c);
   same_bytes(b, want, M, "2-D kernel after the SDMA refusal");
   cr_assert_eq(atomic_load(&w.rects), 1);
@@ -494,8 +494,8 @@ Test(memory_rect, blit_exact_2d_3d, .timeout = 120) {
   /* 3-D: host-fine volume into a device volume */
   enum { HP = 53, HS = 53 * 9 + 3, HZ = 6, VP = 71, VS = 71 * 8 + 1, VZ = 5, W = 45, BH = 7,
          BD = 4 };
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, HS * HZ, NULL, 0, (void **)&hv));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, VS * VZ, NULL, 0, (void **)&dv));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, HS * HZ, NULL, 0, (void **)&hv));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, VS * VZ, NULL, 0, (void **)&dv));
   fill_lcg(hv, HS * HZ, 23);
   memset(dv, 0x19, VS * VZ);
   static uint8_t want3[VS * VZ];
@@ -506,28 +506,28 @@ Test(memory_rect, blit_exact_2d_3d, .timeout = 120) {
   w_arm(false, NULL);
   hsad_copy_rect_stats_t s0 = stats_now();
   hsad_pitched_ptr_t pd = {d0p, VP, VS}, ps = {(void *)s0p, HP, HS};
-  DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &(hsad_extent_t){W, BH, BD}, NULL, 0,
-                             dq_in(DQ_SEC), &c));
+  TH_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps, &(hsad_extent_t){W, BH, BD}, NULL, 0,
+                             th_in(TH_SEC), &c));
   wait_ok(&c);
   same_bytes(dv, want3, sizeof want3, "3-D kernel");
   cr_assert_eq(stats_now().blit - s0.blit, 1);
   cr_assert_eq(atomic_load(&w.copies), 0);
   w_disarm();
-  DQ_OK(hsad_mem_free(a));
-  DQ_OK(hsad_mem_free(b));
-  DQ_OK(hsad_mem_free(hv));
-  DQ_OK(hsad_mem_free(dv));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(a));
+  TH_OK(hsad_mem_free(b));
+  TH_OK(hsad_mem_free(hv));
+  TH_OK(hsad_mem_free(dv));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Below HSAD_COPY_RECT_BLIT_MIN_DMAS rows the box goes by rows (3 rows: 3 DMAs, no kernel);
  * at it, one kernel. */
 Test(memory_rect, blit_threshold, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   open_mem(&e);
   uint8_t *a = NULL, *b = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&a));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&b));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&a));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&b));
   fill_lcg(a, 4096, 2);
   for (uint32_t rows = HSAD_COPY_RECT_BLIT_MIN_DMAS - 1; rows <= HSAD_COPY_RECT_BLIT_MIN_DMAS;
        rows++) {
@@ -538,7 +538,7 @@ Test(memory_rect, blit_threshold, .timeout = 60) {
     w_arm(false, NULL);
     hsad_copy_rect_stats_t s0 = stats_now();
     hsad_completion_t c;
-    DQ_OK(hsad_memcpy_2d_async(e.dev, b + 1, 33, a + 2, 35, 30, rows, NULL, 0, dq_in(DQ_SEC),
+    TH_OK(hsad_memcpy_2d_async(e.dev, b + 1, 33, a + 2, 35, 30, rows, NULL, 0, th_in(TH_SEC),
                                &c));
     wait_ok(&c);
     same_bytes(b, want, sizeof want, "threshold");
@@ -549,9 +549,9 @@ Test(memory_rect, blit_threshold, .timeout = 60) {
     cr_assert_eq(atomic_load(&w.copies), blit ? 0 : rows, "%u rows", rows);
   }
   w_disarm();
-  DQ_OK(hsad_mem_free(a));
-  DQ_OK(hsad_mem_free(b));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(a));
+  TH_OK(hsad_mem_free(b));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A pageable (malloc'd) source: rewritten right after the call returned, with the command
@@ -563,7 +563,7 @@ Test(memory_rect, blit_threshold, .timeout = 60) {
  * groups, each staged and submitted before the call returns). Bytes outside every box stay. */
 Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
   setenv("KFD_EMU_CP_STALL_MS", "30", 1);
-  dq_env_t e;
+  th_env_t e;
   open_mem(&e);
   struct { size_t sp, ss, dp, ds, w, h, d; } cases[3] = {
       {131, 0, 97, 0, 61, 40, 1}, {53, 53 * 9 + 3, 71, 71 * 8 + 1, 45, 7, 5},
@@ -576,18 +576,18 @@ Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
   *(void **)&sig_store = dlsym(RTLD_DEFAULT, "hsa_signal_store_screlease");
   cr_assert(sig_create && sig_destroy && sig_store);
   hsad_queue_t *gq = NULL;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &gq));
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &gq));
   for (int i = 0; i < 3; i++) {
     size_t sfoot = (cases[i].d - 1) * cases[i].ss + (cases[i].h - 1) * cases[i].sp + cases[i].w;
     size_t dfoot = (cases[i].d - 1) * cases[i].ds + (cases[i].h - 1) * cases[i].dp + cases[i].w;
     hsa_signal_t gate;
     cr_assert_eq(sig_create(1, 0, NULL, &gate), HSA_STATUS_SUCCESS);
     hsad_completion_t gc;
-    DQ_OK(hsad_queue_barrier_signals(gq, NULL, 0, &gate, 1, (hsa_signal_t){0}, dq_in(DQ_SEC),
+    TH_OK(hsad_queue_barrier_signals(gq, NULL, 0, &gate, 1, (hsa_signal_t){0}, th_in(TH_SEC),
                                      &gc));
     uint8_t *src = malloc(sfoot + 8), *keep = malloc(sfoot + 8), *want = malloc(dfoot + 16);
     uint8_t *dst = NULL;
-    DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, dfoot + 16, NULL, 0, (void **)&dst));
+    TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, dfoot + 16, NULL, 0, (void **)&dst));
     fill_lcg(src, sfoot + 8, 31 + i);
     memcpy(keep, src, sfoot + 8);
     memset(dst, 0x42, dfoot + 16);
@@ -598,15 +598,15 @@ Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
     hsad_pitched_ptr_t pd = {dst + 5, cases[i].dp, cases[i].ds},
                        ps = {src + 3, cases[i].sp, cases[i].ss};
     hsad_completion_t c;
-    DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps,
+    TH_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps,
                                &(hsad_extent_t){cases[i].w, cases[i].h, cases[i].d}, &gc, 1,
-                               dq_in(DQ_SEC), &c));
+                               th_in(TH_SEC), &c));
     memset(src, 0xff, sfoot + 8); /* the caller reuses its buffer at once */
     cr_assert(!hsad_completion_done(&c), "case %d: gated: not done before the gate opens", i);
     sig_store(gate, 0);
     wait_ok(&c);
     sig_destroy(gate);
-    DQ_OK(hsad_mem_result(&c));
+    TH_OK(hsad_mem_result(&c));
     same_bytes(dst, want, dfoot + 16, "pageable source");
     hsad_copy_rect_stats_t s1 = stats_now();
     cr_assert_eq(s1.staged - s0.staged, 1, "case %d", i);
@@ -617,10 +617,10 @@ Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
     free(src);
     free(keep);
     free(want);
-    DQ_OK(hsad_mem_free(dst));
+    TH_OK(hsad_mem_free(dst));
   }
   hsad_queue_destroy(gq);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A pageable (malloc'd) destination gets exactly the box (2-D with odd pitches and offsets,
@@ -628,7 +628,7 @@ Test(memory_rect, pageable_source_reusable_at_return, .timeout = 180) {
  * it is complete when the completion is reached (a copy queue barrier after it: the next
  * copy, from it, sees every byte). */
 Test(memory_rect, pageable_destination_exact, .timeout = 180) {
-  dq_env_t e;
+  th_env_t e;
   open_mem(&e);
   struct { size_t sp, ss, dp, ds, w, h, d; } cases[3] = {
       {97, 0, 131, 0, 61, 40, 1}, {71, 71 * 8 + 1, 53, 53 * 9 + 3, 45, 7, 5},
@@ -637,7 +637,7 @@ Test(memory_rect, pageable_destination_exact, .timeout = 180) {
     size_t sfoot = (cases[i].d - 1) * cases[i].ss + (cases[i].h - 1) * cases[i].sp + cases[i].w;
     size_t dfoot = (cases[i].d - 1) * cases[i].ds + (cases[i].h - 1) * cases[i].dp + cases[i].w;
     uint8_t *src = NULL, *dst = malloc(dfoot + 16), *want = malloc(dfoot + 16);
-    DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, sfoot + 8, NULL, 0, (void **)&src));
+    TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, sfoot + 8, NULL, 0, (void **)&src));
     fill_lcg(src, sfoot + 8, 41 + i);
     memset(dst, 0xa5, dfoot + 16);
     memset(want, 0xa5, dfoot + 16);
@@ -647,20 +647,20 @@ Test(memory_rect, pageable_destination_exact, .timeout = 180) {
     hsad_pitched_ptr_t pd = {dst + 9, cases[i].dp, cases[i].ds},
                        ps = {src + 1, cases[i].sp, cases[i].ss};
     hsad_completion_t c;
-    DQ_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps,
+    TH_OK(hsad_memcpy_3d_async(e.dev, &pd, &ps,
                                &(hsad_extent_t){cases[i].w, cases[i].h, cases[i].d}, NULL, 0,
-                               dq_in(DQ_SEC), &c));
+                               th_in(TH_SEC), &c));
     wait_ok(&c);
-    DQ_OK(hsad_mem_result(&c));
+    TH_OK(hsad_mem_result(&c));
     same_bytes(dst, want, dfoot + 16, "pageable destination");
     hsad_copy_rect_stats_t s1 = stats_now();
     cr_assert_eq(s1.staged - s0.staged, 1, "case %d", i);
     cr_assert_eq(s1.blit - s0.blit, i == 2 ? 4 : 1, "case %d", i);
     free(dst);
     free(want);
-    DQ_OK(hsad_mem_free(src));
+    TH_OK(hsad_mem_free(src));
   }
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A pageable source staged (one chunk, by rows: the kernel off) whose row run 3 ROCr refuses:
@@ -668,11 +668,11 @@ Test(memory_rect, pageable_destination_exact, .timeout = 180) {
  * exact, the rest untouched; its first row refused: HSAD_ERR_HSA from the call, nothing
  * written, and a later copy through the same pool works. */
 Test(memory_rect, pageable_source_refused_row, .timeout = 60) {
-  dq_env_t e;
+  th_env_t e;
   rows_only();
   open_mem(&e);
   uint8_t *d = NULL, *h = malloc(4096);
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&d));
   fill_lcg(h, 4096, 13);
   memset(d, 0, 4096);
   const char *oor = NULL;
@@ -681,8 +681,8 @@ Test(memory_rect, pageable_source_refused_row, .timeout = 60) {
   cr_assert(str && str(HSA_STATUS_ERROR_OUT_OF_RESOURCES, &oor) == HSA_STATUS_SUCCESS);
   w_arm(false, d + 3 * 100);
   hsad_completion_t c;
-  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c));
-  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_HSA,
+  TH_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, th_in(TH_SEC), &c));
+  TH_ERR_IS(hsad_completion_wait(&c, th_in(20 * TH_SEC)), HSAD_ERR_HSA,
             "hsad_memcpy_2d_async: hsa_amd_memory_async_copy refused row run 3 of 8 (90 bytes at "
             "destination %p): HSA status 0x1008 (%s); the copy stopped there: 450 of 720 bytes "
             "were not copied", (void *)(d + 300), oor);
@@ -694,7 +694,7 @@ Test(memory_rect, pageable_source_refused_row, .timeout = 60) {
   w_arm(false, d);
   hsad_completion_t c2 = {0};
   /* the source named is the staging block (its address is the pool's): prefix and suffix */
-  cr_assert_eq(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2),
+  cr_assert_eq(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, th_in(TH_SEC), &c2),
                HSAD_ERR_HSA);
   char pre[160], suf[512];
   snprintf(pre, sizeof pre, "hsad_memcpy_2d_async: hsa_amd_memory_async_copy(row run 0 of 8, 90 "
@@ -708,12 +708,12 @@ Test(memory_rect, pageable_source_refused_row, .timeout = 60) {
   for (int i = 0; i < 4096; i++) cr_assert_eq(d[i], 0);
   memset(want, 0, sizeof want);
   host_box(want, 100, 0, h, 99, 0, 90, 8, 1);
-  DQ_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, dq_in(DQ_SEC), &c2));
+  TH_OK(hsad_memcpy_2d_async(e.dev, d, 100, h, 99, 90, 8, NULL, 0, th_in(TH_SEC), &c2));
   wait_ok(&c2);
   same_bytes(d, want, sizeof want, "after the refusals");
   free(h);
-  DQ_OK(hsad_mem_free(d));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(d));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Stream order on kfd-emu with the copy kernel: on one queue, fill(A, 0x11111111) delayed 20 ms
@@ -725,20 +725,20 @@ Test(memory_rect, pageable_source_refused_row, .timeout = 60) {
 Test(memory_rect, stream_order_kernel_before_and_after, .timeout = 120) {
   setenv("KFD_EMU_DELAY_US", "20000", 1);
   setenv("KFD_EMU_DELAY_KERNEL", "fill", 1);
-  dq_env_t e;
+  th_env_t e;
   open_mem(&e);
   char path[512];
   snprintf(path, sizeof path, "%s/fill-%s-v5.hsaco", TEST_KERNDIR, hsad_device_info(e.dev)->name);
   hsad_program_t *p = NULL;
   const hsad_device_kernel_t *k = NULL;
-  DQ_OK(hsad_program_load_file(e.dev, path, &p));
-  DQ_OK(hsad_program_kernel(p, "fill", &k));
+  TH_OK(hsad_program_load_file(e.dev, path, &p));
+  TH_OK(hsad_program_kernel(p, "fill", &k));
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
   enum { AP = 100, H = 30, N = AP * H, BP = 77, W = 61, M = BP * H };
   uint8_t *a = NULL, *b = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N, NULL, 0, (void **)&a));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, M, NULL, 0, (void **)&b));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N, NULL, 0, (void **)&a));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, M, NULL, 0, (void **)&b));
   uint8_t *pb = malloc(M);
   for (int pass = 0; pass < 2; pass++) {
     uint8_t *dst = pass ? pb : b;
@@ -751,13 +751,13 @@ Test(memory_rect, stream_order_kernel_before_and_after, .timeout = 120) {
     hsad_launch_t l2 = {.dims = 1, .grid = {768}, .block = {256}, .args = a2, .arg_count = 3};
     hsad_completion_t k1, cc, k2;
     hsad_copy_rect_stats_t s0 = stats_now();
-    DQ_OK(hsad_kernel_dispatch(q, k, &l1, dq_in(DQ_SEC), &k1, NULL));
-    DQ_OK(hsad_memcpy_2d_async(e.dev, dst + 3, BP, a + 1, AP, W, H, &k1, 1, dq_in(DQ_SEC), &cc));
-    DQ_OK(hsad_queue_barrier(q, &cc, 1, dq_in(DQ_SEC), NULL));
-    DQ_OK(hsad_kernel_dispatch(q, k, &l2, dq_in(DQ_SEC), &k2, NULL));
-    DQ_OK(hsad_completion_wait(&k2, dq_in(20 * DQ_SEC)));
+    TH_OK(hsad_kernel_dispatch(q, k, &l1, th_in(TH_SEC), &k1, NULL));
+    TH_OK(hsad_memcpy_2d_async(e.dev, dst + 3, BP, a + 1, AP, W, H, &k1, 1, th_in(TH_SEC), &cc));
+    TH_OK(hsad_queue_barrier(q, &cc, 1, th_in(TH_SEC), NULL));
+    TH_OK(hsad_kernel_dispatch(q, k, &l2, th_in(TH_SEC), &k2, NULL));
+    TH_OK(hsad_completion_wait(&k2, th_in(20 * TH_SEC)));
     cr_assert(hsad_completion_done(&cc), "the second fill ran after the copy");
-    DQ_OK(hsad_completion_wait(&cc, dq_in(DQ_SEC)));
+    TH_OK(hsad_completion_wait(&cc, th_in(TH_SEC)));
     hsad_copy_rect_stats_t s1 = stats_now();
     cr_assert_eq(s1.blit - s0.blit, 1, "pass %d: the copy kernel", pass);
     cr_assert_eq(s1.staged - s0.staged, pass ? 1 : 0);
@@ -777,9 +777,9 @@ Test(memory_rect, stream_order_kernel_before_and_after, .timeout = 120) {
   free(pb);
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
-  DQ_OK(hsad_mem_free(a));
-  DQ_OK(hsad_mem_free(b));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(a));
+  TH_OK(hsad_mem_free(b));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* ---- hsad_mem_grant ------------------------------------------------------------------------ */
@@ -792,21 +792,21 @@ Test(memory_rect, stream_order_kernel_before_and_after, .timeout = 120) {
 Test(memory_rect, grant_to_second_gpu, .timeout = 120) {
   setenv("KFD_EMU_GPUS", "2", 1);
   setenv("KFD_EMU_ACCESS", "strict", 1);
-  dq_env_t e;
+  th_env_t e;
   open_mem(&e);
   hsad_device_t *g1 = NULL;
-  DQ_OK(hsad_device_get(e.rt, 1, &g1));
+  TH_OK(hsad_device_get(e.rt, 1, &g1));
   enum { N = 1000 };
   float *x = NULL, *y = NULL, *y1 = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&x));
-  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_HOST_FINE, N * 4, NULL, 0, (void **)&y));
-  DQ_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&y1));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&x));
+  TH_OK(hsad_mem_alloc(g1, HSAD_MEM_HOST_FINE, N * 4, NULL, 0, (void **)&y));
+  TH_OK(hsad_mem_alloc(g1, HSAD_MEM_DEVICE, N * 4, NULL, 0, (void **)&y1));
   for (uint32_t i = 0; i < N; i++) x[i] = (float)i, y[i] = 0.5f;
   hsad_mem_info_t info;
-  DQ_OK(hsad_mem_info(x, &info));
+  TH_OK(hsad_mem_info(x, &info));
   cr_assert_eq(info.access_mask, 0x1);
   /* a copy device 1 runs (its memory -> x) is refused before the grant */
-  DQ_ERR_IS(hsad_memcpy(g1, x, y1, 64, NULL, dq_in(DQ_SEC)), HSAD_ERR_NO_ACCESS,
+  TH_ERR_IS(hsad_memcpy(g1, x, y1, 64, NULL, th_in(TH_SEC)), HSAD_ERR_NO_ACCESS,
             "hsad_memcpy: device 1 runs the blit and cannot reach the destination %p (device "
             "memory at %p, granted to device mask 0x1): add device 1 to its access list",
             (void *)x, (void *)x);
@@ -814,64 +814,64 @@ Test(memory_rect, grant_to_second_gpu, .timeout = 120) {
   snprintf(path, sizeof path, "%s/saxpy-%s-v5.hsaco", TEST_KERNDIR, hsad_device_info(g1)->name);
   hsad_program_t *p = NULL;
   const hsad_device_kernel_t *k = NULL;
-  DQ_OK(hsad_program_load_file(g1, path, &p));
-  DQ_OK(hsad_program_kernel(p, "saxpy", &k));
+  TH_OK(hsad_program_load_file(g1, path, &p));
+  TH_OK(hsad_program_kernel(p, "saxpy", &k));
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(g1, &(hsad_queue_options_t){.size = 64}, &q));
+  TH_OK(hsad_queue_create(g1, &(hsad_queue_options_t){.size = 64}, &q));
   float a = 2.0f;
   uint32_t n = N;
   hsad_karg_t args[4] = {HSAD_KARG_VAL(a), HSAD_KARG_PTR(x), HSAD_KARG_PTR(y), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {1024}, .block = {256}, .args = args, .arg_count = 4};
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, NULL));
   char msg[512];
   snprintf(msg, sizeof msg, "queue %llu on device 1 (gfx90a:sramecc+:xnack-) faulted: HSA status "
            "0x29 (HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access "
            "memory beyond the largest legal address.); destroy it and create a new queue",
            (unsigned long long)hsad_queue_hsa(q)->id);
-  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(20 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  TH_ERR_IS(hsad_completion_wait(&c, th_in(20 * TH_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", msg);
   hsad_queue_destroy(q);
   /* the grant: an interior address stands for the whole allocation */
-  DQ_OK(hsad_mem_grant((uint8_t *)x + 100, g1));
-  DQ_OK(hsad_mem_info(x, &info));
+  TH_OK(hsad_mem_grant((uint8_t *)x + 100, g1));
+  TH_OK(hsad_mem_info(x, &info));
   cr_assert_eq(info.access_mask, 0x3);
-  DQ_OK(hsad_mem_grant(x, g1)); /* idempotent */
-  DQ_OK(hsad_mem_grant(x, e.dev));
-  DQ_OK(hsad_mem_info(x, &info));
+  TH_OK(hsad_mem_grant(x, g1)); /* idempotent */
+  TH_OK(hsad_mem_grant(x, e.dev));
+  TH_OK(hsad_mem_info(x, &info));
   cr_assert_eq(info.access_mask, 0x3);
   for (uint32_t i = 0; i < N; i++) y[i] = 0.5f;
-  DQ_OK(hsad_queue_create(g1, &(hsad_queue_options_t){.size = 64}, &q));
-  dq_run(q, k, &l, DQ_SEC, 20 * DQ_SEC);
+  TH_OK(hsad_queue_create(g1, &(hsad_queue_options_t){.size = 64}, &q));
+  th_run(q, k, &l, TH_SEC, 20 * TH_SEC);
   for (uint32_t i = 0; i < N; i++)
     cr_assert_eq(y[i], 2.0f * (float)i + 0.5f, "y[%u] = %g", i, (double)y[i]);
-  DQ_OK(hsad_queue_error(q));
+  TH_OK(hsad_queue_error(q));
   /* and the copy device 1 runs: y1 (device 1) -> x */
   for (uint32_t i = 0; i < N; i++) y1[i] = -(float)i;
-  DQ_OK(hsad_memcpy(g1, x, y1, N * 4, NULL, dq_in(20 * DQ_SEC)));
+  TH_OK(hsad_memcpy(g1, x, y1, N * 4, NULL, th_in(20 * TH_SEC)));
   for (uint32_t i = 0; i < N; i++) cr_assert_eq(x[i], -(float)i, "x[%u] = %g", i, (double)x[i]);
   /* errors name the pointer */
   int stack_var = 0;
-  DQ_ERR_IS(hsad_mem_grant(NULL, g1), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_grant: ptr is NULL");
-  DQ_ERR_IS(hsad_mem_grant(&stack_var, g1), HSAD_ERR_NOT_ALLOCATED,
+  TH_ERR_IS(hsad_mem_grant(NULL, g1), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_grant: ptr is NULL");
+  TH_ERR_IS(hsad_mem_grant(&stack_var, g1), HSAD_ERR_NOT_ALLOCATED,
             "hsad_mem_grant: %p is no allocation of the library (hsad_mem_alloc, "
             "hsad_mem_alloc_async, hsad_host_pool_alloc)", (void *)&stack_var);
-  DQ_ERR_IS(hsad_mem_grant(x, NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_grant: device is NULL");
+  TH_ERR_IS(hsad_mem_grant(x, NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_grant: device is NULL");
   uint8_t *reg = aligned_alloc(4096, 8192);
-  DQ_OK(hsad_mem_register(e.dev, reg, 8192, NULL, 0, NULL));
-  DQ_ERR_IS(hsad_mem_grant(reg + 8, g1), HSAD_ERR_UNSUPPORTED,
+  TH_OK(hsad_mem_register(e.dev, reg, 8192, NULL, 0, NULL));
+  TH_ERR_IS(hsad_mem_grant(reg + 8, g1), HSAD_ERR_UNSUPPORTED,
             "hsad_mem_grant: %p lies in registered memory (8192 bytes at %p): ROCr grants "
             "locked memory only when it is locked (hsa_amd_memory_lock_to_pool); unregister it "
             "and register it again with device 1 in its access list", (void *)(reg + 8),
             (void *)reg);
-  DQ_OK(hsad_mem_unregister(reg));
+  TH_OK(hsad_mem_unregister(reg));
   free(reg);
   hsad_queue_destroy(q);
   hsad_program_destroy(p);
-  DQ_OK(hsad_mem_free(y1));
-  DQ_OK(hsad_mem_free(y));
-  DQ_OK(hsad_mem_free(x));
-  DQ_ERR_IS(hsad_mem_grant(x, g1), HSAD_ERR_FREED,
+  TH_OK(hsad_mem_free(y1));
+  TH_OK(hsad_mem_free(y));
+  TH_OK(hsad_mem_free(x));
+  TH_ERR_IS(hsad_mem_grant(x, g1), HSAD_ERR_FREED,
             "hsad_mem_grant: %p lies in device memory that was freed (4000 bytes at %p)",
             (void *)x, (void *)x);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }

@@ -18,7 +18,7 @@
 #endif
 
 typedef struct mon_env {
-  dq_env_t e;
+  th_env_t e;
   hsad_program_t *p;
   uint64_t buf;
   hsad_karg_t args[1];
@@ -26,21 +26,21 @@ typedef struct mon_env {
 
 static void mon_open(mon_env_t *m) {
   setenv("KFD_EMU_NO_TWIN", "noop", 1);
-  dq_open(&m->e);
-  DQ_OK(hsad_program_load_file(m->e.dev, MON_FIXTURE, &m->p));
-  void *b = dq_alloc(&m->e, 4096);
+  th_open(&m->e);
+  TH_OK(hsad_program_load_file(m->e.dev, MON_FIXTURE, &m->p));
+  void *b = th_alloc(&m->e, 4096);
   m->args[0] = (hsad_karg_t)HSAD_KARG_PTR(b);
 }
 
 static const hsad_device_kernel_t *mon_kernel(mon_env_t *m, const char *name) {
   const hsad_device_kernel_t *k = NULL;
-  DQ_OK(hsad_program_kernel(m->p, name, &k));
+  TH_OK(hsad_program_kernel(m->p, name, &k));
   return k;
 }
 
 static hsad_queue_t *mon_queue(mon_env_t *m, bool profiling, uint32_t private_size) {
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(m->e.dev, &(hsad_queue_options_t){.size = 64, .profiling = profiling,
+  TH_OK(hsad_queue_create(m->e.dev, &(hsad_queue_options_t){.size = 64, .profiling = profiling,
                                                             .private_segment_size = private_size},
                           &q));
   return q;
@@ -54,9 +54,9 @@ static void mon_run(mon_env_t *m, hsad_queue_t *q, const hsad_device_kernel_t *k
   for (int i = 0; i < n; i++) {
     hsad_completion_t c;
     uint64_t id;
-    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), i == n - 1 ? &c : NULL, &id));
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), i == n - 1 ? &c : NULL, &id));
     if (out_ids) out_ids[i] = id;
-    if (i == n - 1) DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+    if (i == n - 1) TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   }
 }
 
@@ -98,18 +98,18 @@ static const uint32_t G1[3] = {256, 1, 1}, B1[3] = {64, 1, 1};
 /* fill (kernels/fill.cl, its code object carrying its source) on a monitored queue, twice;
  * checks the buffer (exact) and each record's execution; the emu alerts in got_emu_*. */
 static void mon_fill(hsad_execution_t want) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_program_t *p = NULL;
-  DQ_OK(hsad_program_load_file(e.dev, TEST_KERNDIR "/fill-gfx90a-v5.hsaco", &p));
+  TH_OK(hsad_program_load_file(e.dev, TEST_KERNDIR "/fill-gfx90a-v5.hsaco", &p));
   const hsad_device_kernel_t *k = NULL;
-  DQ_OK(hsad_program_kernel(p, "fill", &k));
+  TH_OK(hsad_program_kernel(p, "fill", &k));
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = on_alert}));
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64}, &q));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = on_alert}));
   got_emu_n = 0;
   hsad_monitor_alerts_reset();
-  uint32_t *dst = dq_alloc(&e, 100 * sizeof *dst);
+  uint32_t *dst = th_alloc(&e, 100 * sizeof *dst);
   memset(dst, 0xff, 100 * sizeof *dst);
   uint32_t value = 7, n = 90;
   hsad_karg_t args[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
@@ -117,16 +117,16 @@ static void mon_fill(hsad_execution_t want) {
                      .arg_count = 3};
   for (int i = 0; i < 2; i++) {
     hsad_completion_t c;
-    DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL));
-    DQ_OK(hsad_completion_wait(&c, dq_in(30 * DQ_SEC)));
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, NULL));
+    TH_OK(hsad_completion_wait(&c, th_in(30 * TH_SEC)));
   }
   for (uint32_t i = 0; i < 100; i++) cr_assert_eq(dst[i], i < 90 ? 7u : 0xffffffffu, "dst[%u]", i);
   hsad_dispatch_record_t r[2];
   uint32_t got = 0;
-  DQ_OK(hsad_queue_monitor_drain(q, r, 2, &got, NULL));
+  TH_OK(hsad_queue_monitor_drain(q, r, 2, &got, NULL));
   cr_assert_eq(got, 2);
   for (uint32_t i = 0; i < got; i++) cr_assert_eq(r[i].execution, want, "record %u", i);
-  dq_finish(&e, q, p);
+  th_finish(&e, q, p);
 }
 
 Test(monitor, emu_source_mode_record_and_no_alert) {
@@ -154,8 +154,8 @@ Test(monitor, emu_execution_in_records_and_no_code_alert_once_per_kernel) {
   hsad_queue_t *q1 = mon_queue(&m, false, 0), *q2 = mon_queue(&m, false, 0);
   hsad_monitor_options_t o = {.occupancy_percent = 1, .spill_ratio_percent = 100,
                               .alert = on_alert};
-  DQ_OK(hsad_queue_monitor_enable(q1, &o));
-  DQ_OK(hsad_queue_monitor_enable(q2, &o));
+  TH_OK(hsad_queue_monitor_enable(q1, &o));
+  TH_OK(hsad_queue_monitor_enable(q2, &o));
   got_emu_n = 0;
   hsad_monitor_alerts_reset();
   const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
@@ -170,7 +170,7 @@ Test(monitor, emu_execution_in_records_and_no_code_alert_once_per_kernel) {
   cr_assert_str_eq(hsad_alert_reason_name(HSAD_ALERT_EMU_HOST_TWIN), "emu-host-twin");
   hsad_dispatch_record_t r[4];
   uint32_t n;
-  DQ_OK(hsad_queue_monitor_drain(q1, r, 4, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(q1, r, 4, &n, NULL));
   cr_assert_eq(n, 3);
   for (uint32_t i = 0; i < n; i++) {
     cr_assert_eq(r[i].execution, HSAD_EXECUTION_EMU_NONE);
@@ -180,7 +180,7 @@ Test(monitor, emu_execution_in_records_and_no_code_alert_once_per_kernel) {
   cr_assert_str_eq(hsad_execution_name(HSAD_EXECUTION_EMU_SOURCE), "emu-source");
   cr_assert_str_eq(hsad_execution_name(HSAD_EXECUTION_DEVICE), "device");
   hsad_queue_destroy(q2);
-  dq_finish(&m.e, q1, m.p);
+  th_finish(&m.e, q1, m.p);
 }
 
 Test(monitor, records_equal_dispatches_and_drops_are_counted) {
@@ -189,13 +189,13 @@ Test(monitor, records_equal_dispatches_and_drops_are_counted) {
   const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
   hsad_queue_t *q = mon_queue(&m, false, 0);
   uint32_t n0;
-  DQ_ERR_IS(hsad_queue_monitor_drain(q, NULL, 0, &n0, NULL), HSAD_ERR_UNSUPPORTED,
+  TH_ERR_IS(hsad_queue_monitor_drain(q, NULL, 0, &n0, NULL), HSAD_ERR_UNSUPPORTED,
             "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
             "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
-  DQ_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 6}),
+  TH_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 6}),
             HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_monitor_enable: capacity 6 records: must be a power of two up to 16777216");
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 4, .no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 4, .no_alerts = true}));
   uint64_t ids[6];
   const uint32_t grid[3] = {256, 2, 1}, block[3] = {64, 2, 1};
   uint64_t t_before = hsad_now_ns();
@@ -204,11 +204,11 @@ Test(monitor, records_equal_dispatches_and_drops_are_counted) {
   hsad_dispatch_record_t r[8];
   uint32_t n;
   uint64_t dropped;
-  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  TH_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
   cr_assert_eq(n, 4);
   cr_assert_eq(dropped, 2);
   hsad_pressure_row_t row;
-  DQ_OK(hsad_kernel_pressure_at(hsad_device_kernel_desc(k)->codeobj_kernel, NULL, 128, 0, &row));
+  TH_OK(hsad_kernel_pressure_at(hsad_device_kernel_desc(k)->codeobj_kernel, NULL, 128, 0, &row));
   for (uint32_t i = 0; i < n; i++) {
     cr_assert_eq(r[i].queue, q);
     cr_assert_eq(r[i].packet_id, ids[i]);
@@ -237,23 +237,23 @@ Test(monitor, records_equal_dispatches_and_drops_are_counted) {
     cr_assert(i == 0 || r[i].submit_start_ns >= r[i - 1].submit_end_ns);
     cr_assert_eq(r[i].device_times, false);
   }
-  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  TH_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
   cr_assert_eq(n, 0);
   cr_assert_eq(dropped, 0);
   /* disabled: nothing recorded */
   hsad_queue_monitor_disable(q);
   mon_run(&m, q, k, 2, grid, block, 2, NULL);
-  DQ_ERR_IS(hsad_queue_monitor_drain(q, r, 8, &n, NULL), HSAD_ERR_UNSUPPORTED,
+  TH_ERR_IS(hsad_queue_monitor_drain(q, r, 8, &n, NULL), HSAD_ERR_UNSUPPORTED,
             "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
             "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
-  dq_finish(&m.e, q, m.p);
+  th_finish(&m.e, q, m.p);
 }
 
 Test(monitor, process_wide_enable_covers_new_queues_with_device_times) {
   mon_env_t m;
   mon_open(&m);
   const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
-  DQ_OK(hsad_monitor_enable_process(&(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_monitor_enable_process(&(hsad_monitor_options_t){.no_alerts = true}));
   hsad_queue_t *q = mon_queue(&m, true, 0);
   hsad_monitor_disable_process();
   hsad_queue_t *q2 = mon_queue(&m, true, 0);
@@ -261,25 +261,25 @@ Test(monitor, process_wide_enable_covers_new_queues_with_device_times) {
   mon_run(&m, q, k, 1, G1, B1, 3, ids);
   hsad_dispatch_record_t r[4];
   uint32_t n;
-  DQ_OK(hsad_queue_monitor_drain(q, r, 4, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(q, r, 4, &n, NULL));
   cr_assert_eq(n, 3);
   for (uint32_t i = 0; i < n; i++) {
     cr_assert_eq(r[i].packet_id, ids[i]);
     cr_assert_eq(r[i].device_times, true);
     cr_assert(r[i].start_ns <= r[i].end_ns);
   }
-  DQ_ERR_IS(hsad_queue_monitor_drain(q2, r, 4, &n, NULL), HSAD_ERR_UNSUPPORTED,
+  TH_ERR_IS(hsad_queue_monitor_drain(q2, r, 4, &n, NULL), HSAD_ERR_UNSUPPORTED,
             "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
             "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
   hsad_queue_destroy(q2);
-  dq_finish(&m.e, q, m.p);
+  th_finish(&m.e, q, m.p);
 }
 
 Test(monitor, spill_ratio_alert_once_above_threshold_not_at_it) {
   mon_env_t m;
   mon_open(&m);
   hsad_queue_t *q = mon_queue(&m, false, 0);
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = 1,
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = 1,
                                                                 .alert = on_alert}));
   got_n = 0;
   /* 5 spills / 50 registers = 10%: not above 10% */
@@ -297,7 +297,7 @@ Test(monitor, spill_ratio_alert_once_above_threshold_not_at_it) {
   cr_assert_str_eq(got_msg[0], "kernel hm_spill11: 5 spilled registers (5 VGPR + 0 SGPR) are 10% "
                    "of its 49 registers (40 VGPR + 0 AGPR + 9 SGPR), above the 10% threshold");
   cr_assert_str_eq(hsad_alert_reason_name(got[0].reason), "spill-ratio");
-  dq_finish(&m.e, q, m.p);
+  th_finish(&m.e, q, m.p);
 }
 
 Test(monitor, low_occupancy_alert_once_below_threshold_not_at_it) {
@@ -305,17 +305,17 @@ Test(monitor, low_occupancy_alert_once_below_threshold_not_at_it) {
   mon_open(&m);
   const hsad_device_kernel_t *k = mon_kernel(&m, "hm_lds");
   hsad_pressure_row_t row;
-  DQ_OK(hsad_kernel_pressure_at(hsad_device_kernel_desc(k)->codeobj_kernel, NULL, 64, 0, &row));
+  TH_OK(hsad_kernel_pressure_at(hsad_device_kernel_desc(k)->codeobj_kernel, NULL, 64, 0, &row));
   uint32_t p = (uint32_t)((uint64_t)row.work_items_per_cu * 100 / row.best_work_items_per_cu);
   cr_assert_eq(p, 25, "32 KiB of LDS: 2 workgroups of 64 per CU against 2 of 256");
   hsad_queue_t *q = mon_queue(&m, false, 0);
   got_n = 0;
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = p,
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = p,
                                                                 .alert = on_alert}));
   mon_run(&m, q, k, 1, G1, B1, 2, NULL);
   cr_assert_eq(got_n, 0);
   hsad_queue_monitor_disable(q);
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = p + 1,
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.occupancy_percent = p + 1,
                                                                 .alert = on_alert}));
   mon_run(&m, q, k, 1, G1, B1, 3, NULL);
   cr_assert_eq(got_n, 1);
@@ -329,7 +329,7 @@ Test(monitor, low_occupancy_alert_once_below_threshold_not_at_it) {
   cr_assert_str_eq(got_msg[0], want);
   cr_assert_eq(row.work_items_per_cu, 128);
   cr_assert_eq(row.best_work_items_per_cu, 512);
-  dq_finish(&m.e, q, m.p);
+  th_finish(&m.e, q, m.p);
 }
 
 Test(monitor, scratch_growth_and_limit_alerts) {
@@ -341,9 +341,9 @@ Test(monitor, scratch_growth_and_limit_alerts) {
   /* enough scratch reserved: no growth, no alert */
   hsad_queue_t *big = mon_queue(&m, false, 256);
   got_n = 0;
-  DQ_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.alert = on_alert}));
+  TH_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.alert = on_alert}));
   mon_run(&m, big, k, 1, G1, B1, 1, NULL);
-  DQ_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
   cr_assert_eq(n, 1);
   uint64_t s = r[0].queue_scratch_before;
   cr_assert(s > 0);
@@ -351,15 +351,15 @@ Test(monitor, scratch_growth_and_limit_alerts) {
   cr_assert_eq(r[0].private_segment_size, 256);
   cr_assert_eq(got_n, 0);
   /* limit at the queue's scratch: not above it */
-  DQ_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.scratch_limit = s,
+  TH_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.scratch_limit = s,
                                                                   .alert = on_alert}));
   mon_run(&m, big, k, 1, G1, B1, 1, NULL);
-  DQ_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
   cr_assert_eq(got_n, 0);
-  DQ_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.scratch_limit = s - 1,
+  TH_OK(hsad_queue_monitor_enable(big, &(hsad_monitor_options_t){.scratch_limit = s - 1,
                                                                   .alert = on_alert}));
   mon_run(&m, big, k, 1, G1, B1, 2, NULL);
-  DQ_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(big, r, 4, &n, NULL));
   cr_assert_eq(n, 2);
   cr_assert_eq(got_n, 1);
   cr_assert_eq(got[0].reason, HSAD_ALERT_SCRATCH_LIMIT);
@@ -374,10 +374,10 @@ Test(monitor, scratch_growth_and_limit_alerts) {
   /* 16 bytes reserved, 256 needed: ROCr grows the scratch during the first dispatch */
   hsad_queue_t *q = mon_queue(&m, false, 16);
   got_n = 0;
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = on_alert}));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = on_alert}));
   mon_run(&m, q, k, 1, G1, B1, 1, NULL);
   mon_run(&m, q, k, 1, G1, B1, 1, NULL);
-  DQ_OK(hsad_queue_monitor_drain(q, r, 4, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(q, r, 4, &n, NULL));
   cr_assert_eq(n, 2);
   cr_assert(r[0].queue_scratch_after > r[0].queue_scratch_before);
   cr_assert_eq(r[1].queue_scratch_before, r[0].queue_scratch_after);
@@ -386,7 +386,7 @@ Test(monitor, scratch_growth_and_limit_alerts) {
   cr_assert_eq(got[0].packet_id, r[0].packet_id);
   cr_assert_eq(got[0].value, r[0].queue_scratch_after);
   cr_assert_eq(got[0].threshold, r[0].queue_scratch_before);
-  dq_finish(&m.e, q, m.p);
+  th_finish(&m.e, q, m.p);
 }
 
 /* ---- trace ---- */
@@ -418,26 +418,26 @@ Test(monitor, trace_parses_with_queue_tracks_slices_and_flows) {
   mon_open(&m);
   const hsad_device_kernel_t *k = mon_kernel(&m, "hm_plain");
   hsad_queue_t *q1 = mon_queue(&m, true, 0), *q2 = mon_queue(&m, true, 0);
-  DQ_OK(hsad_queue_monitor_enable(q1, &(hsad_monitor_options_t){.no_alerts = true}));
-  DQ_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q1, &(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.no_alerts = true}));
   mon_run(&m, q1, k, 1, G1, B1, 3, NULL);
   mon_run(&m, q2, k, 1, G1, B1, 2, NULL);
   hsad_trace_t *t;
-  DQ_OK(hsad_trace_create(&t));
+  TH_OK(hsad_trace_create(&t));
   hsad_dispatch_record_t r[8];
   uint32_t n;
-  DQ_OK(hsad_queue_monitor_drain(q1, r, 8, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(q1, r, 8, &n, NULL));
   cr_assert_eq(n, 3);
-  DQ_OK(hsad_trace_add(t, r, n));
-  DQ_OK(hsad_queue_monitor_drain(q2, r, 8, &n, NULL));
+  TH_OK(hsad_trace_add(t, r, n));
+  TH_OK(hsad_queue_monitor_drain(q2, r, 8, &n, NULL));
   cr_assert_eq(n, 2);
-  DQ_OK(hsad_trace_add(t, r, n));
+  TH_OK(hsad_trace_add(t, r, n));
   char path[] = "/tmp/hsad-trace-XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
   close(fd);
-  DQ_OK(hsad_trace_write(t, path));
-  DQ_ERR_IS(hsad_trace_write(t, "/nonexistent-dir/t.json"), HSAD_ERR_IO,
+  TH_OK(hsad_trace_write(t, path));
+  TH_ERR_IS(hsad_trace_write(t, "/nonexistent-dir/t.json"), HSAD_ERR_IO,
             "hsad_trace_write: cannot create /nonexistent-dir/t.json: No such file or directory");
   hsad_trace_destroy(t);
   json_object *root = json_object_from_file(path);
@@ -507,7 +507,7 @@ Test(monitor, trace_parses_with_queue_tracks_slices_and_flows) {
                 (long long)sl[i].pid, (long long)sl[i].tid);
   json_object_put(root);
   hsad_queue_destroy(q2);
-  dq_finish(&m.e, q1, m.p);
+  th_finish(&m.e, q1, m.p);
 }
 
 /* Batches and graph launches (fused and rolled back) leave one record per kernel dispatch:
@@ -536,7 +536,7 @@ Test(monitor, batch_and_graph_launches_leave_a_record_per_dispatch) {
   mon_open(&m);
   const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *ks = mon_kernel(&m, "hm_spill10");
   hsad_queue_t *q = mon_queue(&m, true, 0);
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
   /* a batch of 3 */
   hsad_dispatch_desc_t items[3];
   for (int i = 0; i < 3; i++)
@@ -545,12 +545,12 @@ Test(monitor, batch_and_graph_launches_leave_a_record_per_dispatch) {
         .launch = {.dims = 1, .grid = {256u << i}, .block = {64}, .args = m.args, .arg_count = 1}};
   hsad_completion_t c;
   uint64_t first;
-  DQ_OK(hsad_queue_dispatch_batch(q, items, 3, dq_in(DQ_SEC), &c, &first));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_dispatch_batch(q, items, 3, th_in(TH_SEC), &c, &first));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   hsad_dispatch_record_t r[8];
   uint32_t n;
   uint64_t dropped;
-  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  TH_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
   cr_assert_eq(n, 3);
   cr_assert_eq(dropped, 0);
   for (uint32_t i = 0; i < 3; i++)
@@ -564,29 +564,29 @@ Test(monitor, batch_and_graph_launches_leave_a_record_per_dispatch) {
   uint32_t a, b, cc;
   hsad_launch_t la = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
   hsad_launch_t lb = {.dims = 1, .grid = {512}, .block = {128}, .args = m.args, .arg_count = 1};
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, kp, &la, NULL, 0, &a));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, ks, &lb, &a, 1, &b));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 0, kp, &lb, &a, 1, &cc));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, kp, &la, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, ks, &lb, &a, 1, &b));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, kp, &lb, &a, 1, &cc));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   /* the packets of the launch and the kernel nodes among them */
   uint32_t np = hsad_graph_exec_packet_count(x, 0);
   int32_t node[16];
   for (uint32_t i = 0; i < np; i++) {
     uint8_t pk[64];
-    DQ_OK(hsad_graph_exec_packet(x, 0, i, pk, &node[i]));
+    TH_OK(hsad_graph_exec_packet(x, 0, i, pk, &node[i]));
   }
   static const char *const kn[3] = {"hm_plain", "hm_spill10", "hm_plain"};
   static const uint32_t gr[3] = {256, 512, 512}, bl[3] = {64, 128, 128};
   for (int mode = 0; mode < 2; mode++) { /* fused, then rolled back (sequential requested) */
     hsad_graph_rollback_t why;
     uint64_t w0 = ((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
-    DQ_OK(hsad_graph_launch(x, mode ? HSAD_GRAPH_SEQUENTIAL : 0, dq_in(DQ_SEC), &c, &why));
+    TH_OK(hsad_graph_launch(x, mode ? HSAD_GRAPH_SEQUENTIAL : 0, th_in(TH_SEC), &c, &why));
     cr_assert_eq(why, mode ? HSAD_GRAPH_ROLLBACK_REQUESTED : HSAD_GRAPH_ROLLBACK_NONE);
-    DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
-    DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+    TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
+    TH_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
     cr_assert_eq(n, 3, "mode %d: %u records", mode, n);
     if (mode == 0) {
       /* fused: the records follow the packets of the run, kernel nodes only */
@@ -604,7 +604,7 @@ Test(monitor, batch_and_graph_launches_leave_a_record_per_dispatch) {
     }
   }
   hsad_graph_exec_destroy(x);
-  dq_finish(&m.e, q, m.p);
+  th_finish(&m.e, q, m.p);
 }
 
 /* ---- the trace of batches, graph launches and two submitting threads ---- */
@@ -655,8 +655,8 @@ static void *tbatch_thread(void *arg) {
         .kernel = b->k,
         .launch = {.dims = 1, .grid = {256}, .block = {64}, .args = b->m->args, .arg_count = 1}};
   hsad_completion_t c;
-  b->s = hsad_queue_dispatch_batch(b->q, it, 2, dq_in(DQ_SEC), &c, &b->first);
-  if (!b->s) b->s = hsad_completion_wait(&c, dq_in(10 * DQ_SEC));
+  b->s = hsad_queue_dispatch_batch(b->q, it, 2, th_in(TH_SEC), &c, &b->first);
+  if (!b->s) b->s = hsad_completion_wait(&c, th_in(10 * TH_SEC));
   return NULL;
 }
 
@@ -685,8 +685,8 @@ Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
   mon_open(&m);
   const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *ks = mon_kernel(&m, "hm_spill10");
   hsad_queue_t *q = mon_queue(&m, true, 0), *q2 = mon_queue(&m, true, 0);
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
-  DQ_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.no_alerts = true}));
   uint64_t single;
   mon_run(&m, q, kp, 1, G1, B1, 1, &single);
   hsad_dispatch_desc_t items[3];
@@ -696,48 +696,48 @@ Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
         .launch = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1}};
   hsad_completion_t c;
   uint64_t first;
-  DQ_OK(hsad_queue_dispatch_batch(q, items, 3, dq_in(DQ_SEC), &c, &first));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_dispatch_batch(q, items, 3, th_in(TH_SEC), &c, &first));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   hsad_graph_t *g;
   uint32_t a, b, cc;
   hsad_launch_t la = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
-  DQ_OK(hsad_graph_create(0, &g));
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, kp, &la, NULL, 0, &a));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 0, ks, &la, &a, 1, &b));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 0, kp, &la, &b, 1, &cc));
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, kp, &la, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, ks, &la, &a, 1, &b));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, kp, &la, &b, 1, &cc));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
   hsad_graph_destroy(g);
   for (int mode = 0; mode < 2; mode++) {
     hsad_graph_rollback_t why;
-    DQ_OK(hsad_graph_launch(x, mode ? HSAD_GRAPH_SEQUENTIAL : 0, dq_in(DQ_SEC), &c, &why));
-    DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+    TH_OK(hsad_graph_launch(x, mode ? HSAD_GRAPH_SEQUENTIAL : 0, th_in(TH_SEC), &c, &why));
+    TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   }
   hsad_graph_exec_destroy(x);
   tbatch_t tb = {.m = &m, .q = q2, .k = kp};
   pthread_t th;
   cr_assert_eq(pthread_create(&th, NULL, tbatch_thread, &tb), 0);
   pthread_join(th, NULL);
-  DQ_OK(tb.s);
+  TH_OK(tb.s);
 
   hsad_dispatch_record_t r[16];
   uint32_t n, n2;
-  DQ_OK(hsad_queue_monitor_drain(q, r, 16, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(q, r, 16, &n, NULL));
   cr_assert_eq(n, 10, "1 + 3 + 3 + 3 records");
   /* a batch's records share their submit interval */
   cr_assert_eq(r[1].submit_start_ns, r[3].submit_start_ns);
   cr_assert_eq(r[1].submit_end_ns, r[3].submit_end_ns);
   cr_assert(r[1].submit_start_ns >= r[0].submit_end_ns);
-  DQ_OK(hsad_queue_monitor_drain(q2, r + n, 16 - n, &n2, NULL));
+  TH_OK(hsad_queue_monitor_drain(q2, r + n, 16 - n, &n2, NULL));
   cr_assert_eq(n2, 2);
   hsad_trace_t *t;
-  DQ_OK(hsad_trace_create(&t));
-  DQ_OK(hsad_trace_add(t, r, n + n2));
+  TH_OK(hsad_trace_create(&t));
+  TH_OK(hsad_trace_add(t, r, n + n2));
   char path[] = "/tmp/hsad-trace-XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
   close(fd);
-  DQ_OK(hsad_trace_write(t, path));
+  TH_OK(hsad_trace_write(t, path));
   hsad_trace_destroy(t);
   json_object *root = json_object_from_file(path);
   unlink(path);
@@ -860,7 +860,7 @@ Test(monitor, trace_batch_graph_two_threads_nests_and_flows) {
   cr_assert_eq(fins, 12);
   json_object_put(root);
   hsad_queue_destroy(q2);
-  dq_finish(&m.e, q, m.p);
+  th_finish(&m.e, q, m.p);
 }
 
 /* Records against what else reports the same packets: device start/end against
@@ -874,33 +874,33 @@ Test(monitor, records_match_completion_times_lds_prepared_and_variant) {
   mon_open(&m);
   const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *kl = mon_kernel(&m, "hm_lds");
   hsad_program_t *p2;
-  DQ_OK(hsad_program_load_file(m.e.dev, MON_FIXTURE, &p2));
+  TH_OK(hsad_program_load_file(m.e.dev, MON_FIXTURE, &p2));
   const hsad_device_kernel_t *kp2;
-  DQ_OK(hsad_program_kernel(p2, "hm_plain", &kp2));
+  TH_OK(hsad_program_kernel(p2, "hm_plain", &kp2));
   cr_assert_neq(hsad_device_kernel_desc(kp)->kernel_object,
                 hsad_device_kernel_desc(kp2)->kernel_object);
   hsad_queue_t *q = mon_queue(&m, true, 0);
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
   hsad_launch_t l = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
   hsad_completion_t c[4];
   uint64_t id[4];
   /* 0: hsad_kernel_dispatch of hm_lds */
-  DQ_OK(hsad_kernel_dispatch(q, kl, &l, dq_in(DQ_SEC), &c[0], &id[0]));
+  TH_OK(hsad_kernel_dispatch(q, kl, &l, th_in(TH_SEC), &c[0], &id[0]));
   /* 1, 2: a prepared launch twice */
   hsad_prepared_launch_t *pl;
   hsad_launch_t lp = {.dims = 1, .grid = {512}, .block = {128}, .args = m.args, .arg_count = 1};
-  DQ_OK(hsad_launch_prepare(q, kp, &lp, &pl));
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c[1], &id[1]));
-  DQ_OK(hsad_prepared_dispatch(pl, dq_in(DQ_SEC), &c[2], &id[2]));
+  TH_OK(hsad_launch_prepare(q, kp, &lp, &pl));
+  TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), &c[1], &id[1]));
+  TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), &c[2], &id[2]));
   /* 3: a variant set of two loads of hm_plain (equal metadata: variant 0) */
   const hsad_device_kernel_t *vk[2] = {kp2, kp};
   hsad_variant_set_t *set;
-  DQ_OK(hsad_variant_set_create(vk, 2, &set));
-  DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &c[3], &id[3]));
-  DQ_OK(hsad_completion_wait_all(c, 4, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_variant_set_create(vk, 2, &set));
+  TH_OK(hsad_variant_dispatch(q, set, &l, th_in(TH_SEC), &c[3], &id[3]));
+  TH_OK(hsad_completion_wait_all(c, 4, th_in(10 * TH_SEC)));
   hsad_dispatch_record_t r[8];
   uint32_t n;
-  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(q, r, 8, &n, NULL));
   cr_assert_eq(n, 4);
   static const char *const kn[4] = {"hm_lds", "hm_plain", "hm_plain", "hm_plain"};
   const uint64_t ko[4] = {hsad_device_kernel_desc(kl)->kernel_object,
@@ -920,7 +920,7 @@ Test(monitor, records_match_completion_times_lds_prepared_and_variant) {
                  r[i].group_segment_size);
     cr_assert_eq(r[i].device_times, true);
     uint64_t s, e;
-    DQ_OK(hsad_completion_times(&c[i], &s, &e));
+    TH_OK(hsad_completion_times(&c[i], &s, &e));
     cr_assert_eq(r[i].end_ns - r[i].start_ns, e - s, "record %u: duration", i);
     int64_t d = (int64_t)(s - r[i].start_ns);
     cr_assert_eq((int64_t)(e - r[i].end_ns), d, "record %u: one offset for both ends", i);
@@ -935,10 +935,10 @@ Test(monitor, records_match_completion_times_lds_prepared_and_variant) {
   cr_assert_eq(r[1].submit_start_ns < r[2].submit_start_ns, true);
   hsad_launch_destroy(pl);
   hsad_variant_set_destroy(set);
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
   hsad_queue_destroy(q);
   hsad_program_destroy(p2);
-  dq_finish(&m.e, NULL, m.p);
+  th_finish(&m.e, NULL, m.p);
 }
 
 /* Alert delivery: without a callback, one line on stderr (fd 2 captured) once per (kernel,
@@ -961,8 +961,8 @@ Test(monitor, alerts_stderr_once_across_queues_and_reset) {
   cr_assert(saved >= 0);
   cr_assert_eq(dup2(fd, 2), 2);
   hsad_queue_t *q1 = mon_queue(&m, false, 0), *q2 = mon_queue(&m, false, 0);
-  DQ_OK(hsad_queue_monitor_enable(q1, &(hsad_monitor_options_t){.occupancy_percent = 1}));
-  DQ_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.occupancy_percent = 1}));
+  TH_OK(hsad_queue_monitor_enable(q1, &(hsad_monitor_options_t){.occupancy_percent = 1}));
+  TH_OK(hsad_queue_monitor_enable(q2, &(hsad_monitor_options_t){.occupancy_percent = 1}));
   mon_run(&m, q1, k, 1, G1, B1, 3, NULL);
   mon_run(&m, q2, k, 1, G1, B1, 3, NULL);
   fflush(stderr);
@@ -985,7 +985,7 @@ Test(monitor, alerts_stderr_once_across_queues_and_reset) {
   /* a callback: already raised for the process, so nothing on a third queue */
   got_n = 0;
   hsad_queue_t *q3 = mon_queue(&m, false, 0);
-  DQ_OK(hsad_queue_monitor_enable(q3, &(hsad_monitor_options_t){.occupancy_percent = 1,
+  TH_OK(hsad_queue_monitor_enable(q3, &(hsad_monitor_options_t){.occupancy_percent = 1,
                                                                  .alert = on_alert}));
   mon_run(&m, q3, k, 1, G1, B1, 2, NULL);
   cr_assert_eq(got_n, 0);
@@ -995,7 +995,7 @@ Test(monitor, alerts_stderr_once_across_queues_and_reset) {
   mon_run(&m, q3, k, 1, G1, B1, 2, NULL);
   cr_assert_eq(got_n, 0);
   hsad_queue_t *q4 = mon_queue(&m, false, 0);
-  DQ_OK(hsad_queue_monitor_enable(q4, &(hsad_monitor_options_t){.occupancy_percent = 1,
+  TH_OK(hsad_queue_monitor_enable(q4, &(hsad_monitor_options_t){.occupancy_percent = 1,
                                                                  .alert = on_alert}));
   uint64_t ids[3];
   mon_run(&m, q4, k, 1, G1, B1, 3, ids);
@@ -1006,7 +1006,7 @@ Test(monitor, alerts_stderr_once_across_queues_and_reset) {
   cr_assert_str_eq(got_kernel[0], "hm_spill11");
   cr_assert_str_eq(got_msg[0], want);
   hsad_queue_destroy(q3);
-  dq_finish(&m.e, q4, m.p);
+  th_finish(&m.e, q4, m.p);
 }
 
 /* issue 18's untested path: the drain of a profiling queue that faulted (KFD_EMU_FAULT_KERNEL
@@ -1019,22 +1019,22 @@ Test(monitor, drain_of_a_faulted_profiling_queue, .timeout = 60) {
   mon_open(&m);
   const hsad_device_kernel_t *kp = mon_kernel(&m, "hm_plain"), *ks = mon_kernel(&m, "hm_spill10");
   hsad_queue_t *q = mon_queue(&m, true, 0);
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
   uint64_t ids[2];
   mon_run(&m, q, kp, 1, G1, B1, 2, ids);
   hsad_launch_t l = {.dims = 1, .grid = {256}, .block = {64}, .args = m.args, .arg_count = 1};
   uint64_t bad, behind;
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, ks, &l, dq_in(DQ_SEC), NULL, &bad));
-  DQ_OK(hsad_kernel_dispatch(q, kp, &l, dq_in(DQ_SEC), &c, &behind));
+  TH_OK(hsad_kernel_dispatch(q, ks, &l, th_in(TH_SEC), NULL, &bad));
+  TH_OK(hsad_kernel_dispatch(q, kp, &l, th_in(TH_SEC), &c, &behind));
   char msg[512];
-  DQ_ERR_IS(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)), HSAD_ERR_QUEUE_ERROR, "%s",
-            dq_fault_msg(q, msg, sizeof msg));
+  TH_ERR_IS(hsad_completion_wait(&c, th_in(10 * TH_SEC)), HSAD_ERR_QUEUE_ERROR, "%s",
+            th_fault_msg(q, msg, sizeof msg));
   hsad_dispatch_record_t r[8];
   uint32_t n = 0;
   uint64_t dropped = 1, t0 = hsad_now_ns();
-  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
-  cr_assert_lt(hsad_now_ns() - t0, DQ_SEC, "the drain of a faulted queue does not wait");
+  TH_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  cr_assert_lt(hsad_now_ns() - t0, TH_SEC, "the drain of a faulted queue does not wait");
   cr_assert_eq(n, 4);
   cr_assert_eq(dropped, 0);
   const uint64_t want_id[4] = {ids[0], ids[1], bad, behind};
@@ -1046,9 +1046,9 @@ Test(monitor, drain_of_a_faulted_profiling_queue, .timeout = 60) {
     if (i < 2) cr_assert(r[i].start_ns <= r[i].end_ns);
     else cr_assert(r[i].start_ns == 0 && r[i].end_ns == 0);
   }
-  DQ_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
+  TH_OK(hsad_queue_monitor_drain(q, r, 8, &n, &dropped));
   cr_assert_eq(n, 0);
   hsad_queue_destroy(q);
   hsad_program_destroy(m.p);
-  DQ_OK(hsad_runtime_close(m.e.rt));
+  TH_OK(hsad_runtime_close(m.e.rt));
 }

@@ -55,19 +55,19 @@ static const hsad_device_kernel_t *surv_round_kernels[2]; /* empty, fill */
  * memory the GPU can reach, as a memory violation: a real buffer, allocated once */
 static void *surv_round_buffer;
 
-static void surv_queue_round(dq_env_t *e, bool profiling, bool monitor) {
+static void surv_queue_round(th_env_t *e, bool profiling, bool monitor) {
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(e->dev, &(hsad_queue_options_t){.size = 64, .profiling = profiling}, &q));
+  TH_OK(hsad_queue_create(e->dev, &(hsad_queue_options_t){.size = 64, .profiling = profiling}, &q));
   if (monitor) {
     /* two kernels in the monitor's kernel table: each name is a copy the monitor frees */
-    DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
+    TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.no_alerts = true}));
     uint32_t zero = 0;
     hsad_karg_t a[3] = {HSAD_KARG_PTR(surv_round_buffer), HSAD_KARG_VAL(zero), HSAD_KARG_VAL(zero)};
     hsad_launch_t le = {.dims = 1, .grid = {1}, .block = {1}};
     hsad_launch_t lf = {.dims = 1, .grid = {1}, .block = {1}, .args = a, .arg_count = 3};
-    DQ_OK(hsad_kernel_dispatch(q, surv_round_kernels[0], &le, dq_in(DQ_SEC), NULL, NULL));
-    DQ_OK(hsad_kernel_dispatch(q, surv_round_kernels[1], &lf, dq_in(DQ_SEC), NULL, NULL));
-    DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
+    TH_OK(hsad_kernel_dispatch(q, surv_round_kernels[0], &le, th_in(TH_SEC), NULL, NULL));
+    TH_OK(hsad_kernel_dispatch(q, surv_round_kernels[1], &lf, th_in(TH_SEC), NULL, NULL));
+    TH_OK(hsad_queue_wait_idle(q, th_in(5 * TH_SEC)));
   }
   hsad_queue_destroy(q);
 }
@@ -76,27 +76,27 @@ static void surv_queue_round(dq_env_t *e, bool profiling, bool monitor) {
  * dq_timeline_fini) and its monitor (mutant 22's dq_monitor_fini, mutant 74: the kernel names
  * of its table), with and without profiling and monitoring. */
 Test(heap, queue_destroy_returns_every_byte, .timeout = 120) {
-  dq_env_t e;
-  dq_open(&e);
-  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &surv_round_kernels[0]);
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &surv_round_kernels[1]);
-  surv_round_buffer = dq_alloc(&e, 4096);
+  th_env_t e;
+  th_open(&e);
+  hsad_program_t *pe = th_load(&e, "empty", 5, "empty", &surv_round_kernels[0]);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &surv_round_kernels[1]);
+  surv_round_buffer = th_alloc(&e, 4096);
   SURV_HEAP_BALANCED("plain queue", 64, 16, surv_queue_round(&e, false, false));
   SURV_HEAP_BALANCED("profiling queue", 64, 16, surv_queue_round(&e, true, false));
   SURV_HEAP_BALANCED("monitored profiling queue", 64, 16, surv_queue_round(&e, true, true));
   hsad_buffer_free(surv_round_buffer);
   hsad_program_destroy(pf);
   hsad_program_destroy(pe);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 static void surv_runtime_round(bool leave_queue) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_queue_t *q = NULL;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q));
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .profiling = true}, &q));
   if (!leave_queue) hsad_queue_destroy(q);
-  DQ_OK(hsad_runtime_close(e.rt)); /* the last close destroys a queue left open ... */
+  TH_OK(hsad_runtime_close(e.rt)); /* the last close destroys a queue left open ... */
   if (leave_queue) hsad_queue_destroy(q); /* ... and the handle's memory goes now */
 }
 
@@ -116,40 +116,40 @@ Test(heap, runtime_close_frees_open_queues, .timeout = 120) {
 #define CO_FIXDIR "build/tests/codeobj"
 #endif
 Test(launch_check, reqd_workgroup_message_of_two_dims, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_program_t *pl;
-  DQ_OK(hsad_program_load_file(e.dev, DQ_FIXDIR "/limits-v5.hsaco", &pl));
+  TH_OK(hsad_program_load_file(e.dev, TH_FIXDIR "/limits-v5.hsaco", &pl));
   const hsad_device_kernel_t *kr;
-  DQ_OK(hsad_program_kernel(pl, "hd_reqd", &kr));
-  hsad_queue_t *q = dq_queue(&e, 64);
-  void *x = dq_alloc(&e, 256);
+  TH_OK(hsad_program_kernel(pl, "hd_reqd", &kr));
+  hsad_queue_t *q = th_queue(&e, 64);
+  void *x = th_alloc(&e, 256);
   hsad_karg_t one[1] = {HSAD_KARG_PTR(x)};
   hsad_launch_t l = {.dims = 2, .grid = {64, 2}, .block = {32, 1, 7}, .args = one, .arg_count = 1};
-  DQ_ERR_IS(hsad_kernel_dispatch(q, kr, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, kr, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel hd_reqd: workgroup 32x1x1 differs from its .reqd_workgroup_size 64x1x1");
   l = (hsad_launch_t){.dims = 1, .grid = {64}, .block = {16, 5, 7}, .args = one, .arg_count = 1};
-  DQ_ERR_IS(hsad_kernel_dispatch(q, kr, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, kr, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel hd_reqd: workgroup 16x1x1 differs from its .reqd_workgroup_size 64x1x1");
   /* fixed_lds (tests/data/codeobj/kernels.cl): reqd_work_group_size(64, 2, 1), each size in
    * its place (mutant 55) */
   hsad_program_t *pk;
-  DQ_OK(hsad_program_load_file(e.dev, CO_FIXDIR "/kernels-gfx90a-v5.hsaco", &pk));
+  TH_OK(hsad_program_load_file(e.dev, CO_FIXDIR "/kernels-gfx90a-v5.hsaco", &pk));
   const hsad_device_kernel_t *kf;
-  DQ_OK(hsad_program_kernel(pk, "fixed_lds", &kf));
+  TH_OK(hsad_program_kernel(pk, "fixed_lds", &kf));
   int64_t kv = 3;
   int16_t sv = 4;
   uint8_t uv = 5;
   hsad_karg_t four[4] = {HSAD_KARG_PTR(x), HSAD_KARG_VAL(kv), HSAD_KARG_VAL(sv), HSAD_KARG_VAL(uv)};
   l = (hsad_launch_t){.dims = 2, .grid = {64, 2}, .block = {32, 2}, .args = four, .arg_count = 4};
-  DQ_ERR_IS(hsad_kernel_dispatch(q, kf, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
+  TH_ERR_IS(hsad_kernel_dispatch(q, kf, &l, 0, NULL, NULL), HSAD_ERR_WORKGROUP,
             "kernel fixed_lds: workgroup 32x2x1 differs from its .reqd_workgroup_size 64x2x1");
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0);
   hsad_program_destroy(pk);
   hsad_buffer_free(x);
   hsad_queue_destroy(q);
   hsad_program_destroy(pl);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A graph on two queues whose second ring stays full until the deadline: the launch fails
@@ -164,13 +164,13 @@ Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
    * (without it, a loaded machine failed this now and then); queue 1's barrier-AND still
    * launches long before the 20 ms deadline */
   setenv("KFD_EMU_CP_STALL_MS", "5", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill, *empty;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_program_t *pe = dq_load(&e, "empty", 5, "empty", &empty);
-  hsad_queue_t *q[2] = {dq_queue(&e, 64), dq_queue(&e, 64)};
-  uint32_t *dst0 = dq_alloc(&e, 64 * 4), *dst1 = dq_alloc(&e, 64 * 4), v0 = 7, v1 = 9, n = 64;
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_program_t *pe = th_load(&e, "empty", 5, "empty", &empty);
+  hsad_queue_t *q[2] = {th_queue(&e, 64), th_queue(&e, 64)};
+  uint32_t *dst0 = th_alloc(&e, 64 * 4), *dst1 = th_alloc(&e, 64 * 4), v0 = 7, v1 = 9, n = 64;
   memset(dst0, 0xab, 64 * 4);
   memset(dst1, 0xab, 64 * 4);
   hsad_karg_t a0[3] = {HSAD_KARG_PTR(dst0), HSAD_KARG_VAL(v0), HSAD_KARG_VAL(n)};
@@ -178,12 +178,12 @@ Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
   hsad_launch_t l0 = {.dims = 1, .grid = {64}, .block = {64}, .args = a0, .arg_count = 3};
   hsad_launch_t l1 = {.dims = 1, .grid = {64}, .block = {64}, .args = a1, .arg_count = 3};
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t na, nb;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l0, NULL, 0, &na));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 1, fill, &l1, NULL, 0, &nb));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l0, NULL, 0, &na));
+  TH_OK(hsad_graph_add_kernel(g, "B", 1, fill, &l1, NULL, 0, &nb));
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, q, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, q, 2, &x));
   hsad_graph_destroy(g);
   cr_assert_eq(hsad_graph_exec_queue(x, 0), q[0]);
   cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 1);
@@ -191,17 +191,17 @@ Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
 
   hsa_signal_t gate;
   cr_assert_eq(hsad_rocr.hsa_signal_create(1, 0, NULL, &gate), HSA_STATUS_SUCCESS);
-  DQ_OK(hsad_queue_barrier_signals(q[1], NULL, 0, &gate, 1, (hsa_signal_t){0}, dq_in(DQ_SEC),
+  TH_OK(hsad_queue_barrier_signals(q[1], NULL, 0, &gate, 1, (hsa_signal_t){0}, th_in(TH_SEC),
                                    NULL));
   hsad_launch_t le = {.dims = 1, .grid = {1}, .block = {1}};
-  for (int i = 0; i < 63; i++) DQ_OK(hsad_kernel_dispatch(q[1], empty, &le, dq_in(DQ_SEC), NULL, NULL));
+  for (int i = 0; i < 63; i++) TH_OK(hsad_kernel_dispatch(q[1], empty, &le, th_in(TH_SEC), NULL, NULL));
   const amd_queue_t *aq0 = (const amd_queue_t *)hsad_queue_hsa(q[0]);
   const amd_queue_t *aq1 = (const amd_queue_t *)hsad_queue_hsa(q[1]);
   cr_assert_eq(aq1->write_dispatch_id, 64);
 
   hsad_completion_t done[2];
   hsad_graph_rollback_t why;
-  hsad_status_t s = hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(20000000ull), done, &why);
+  hsad_status_t s = hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, th_in(20000000ull), done, &why);
   /* the counts of queue 1 as they stand (nothing completes while the gate is held; the
    * barrier-AND launched and freed its slot, where the library may have put an epoch packet) */
   char want[1024];
@@ -216,17 +216,17 @@ Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
   cr_assert_str_eq(hsad_last_error(), want);
   /* queue 0: its run (packet 0, node A, an epoch point) is a barrier-AND with the BARRIER bit */
   cr_assert_eq(aq0->write_dispatch_id, 1);
-  uint16_t h0 = __atomic_load_n(&dq_packet(q[0], 0)->header, __ATOMIC_ACQUIRE);
+  uint16_t h0 = __atomic_load_n(&th_packet(q[0], 0)->header, __ATOMIC_ACQUIRE);
   cr_assert_eq((h0 >> HSA_PACKET_HEADER_TYPE) & 0xff, HSA_PACKET_TYPE_BARRIER_AND);
   cr_assert_eq((h0 >> HSA_PACKET_HEADER_BARRIER) & 1, 1);
-  DQ_OK(hsad_queue_wait_idle(q[0], dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q[0], th_in(5 * TH_SEC)));
   for (int i = 0; i < 64; i++) cr_assert_eq(dst0[i], 0xabababab, "dst0[%d] written", i);
 
   hsad_rocr.hsa_signal_store_screlease(gate, 0);
-  DQ_OK(hsad_queue_wait_idle(q[1], dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_queue_wait_idle(q[1], th_in(5 * TH_SEC)));
   for (int i = 0; i < 64; i++) cr_assert_eq(dst1[i], 0xabababab, "dst1[%d] written", i);
-  DQ_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, dq_in(DQ_SEC), done, &why));
-  DQ_OK(hsad_completion_wait_all(done, 2, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, th_in(TH_SEC), done, &why));
+  TH_OK(hsad_completion_wait_all(done, 2, th_in(5 * TH_SEC)));
   for (int i = 0; i < 64; i++) {
     cr_assert_eq(dst0[i], 7);
     cr_assert_eq(dst1[i], 9);
@@ -239,7 +239,7 @@ Test(graph, launch_timeout_on_second_queue_cancels_the_first, .timeout = 60) {
   hsad_queue_destroy(q[0]);
   hsad_program_destroy(pe);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* The whole file as bytes (malloc'd). */
@@ -272,9 +272,9 @@ static uint8_t *surv_bundle(const char *id, const uint8_t *co, size_t co_size, s
   return b;
 }
 
-static void surv_mismatch_round(dq_env_t *e, const uint8_t *bundle, size_t size) {
+static void surv_mismatch_round(th_env_t *e, const uint8_t *bundle, size_t size) {
   hsad_program_t *p = (hsad_program_t *)1;
-  DQ_ERR_IS(hsad_program_load_memory(e->dev, bundle, size, "only1030", &p), HSAD_ERR_ISA_MISMATCH,
+  TH_ERR_IS(hsad_program_load_memory(e->dev, bundle, size, "only1030", &p), HSAD_ERR_ISA_MISMATCH,
             "only1030: code object targets gfx1030, device 0 (gfx90a) supports "
             "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-: compile for gfx90a:sramecc+:xnack-");
   cr_assert_eq(p, (hsad_program_t *)1);
@@ -284,15 +284,15 @@ static void surv_mismatch_round(dq_env_t *e, const uint8_t *bundle, size_t size)
  * the device's, out_program untouched, and every byte of the selection freed (mutant 16: the
  * array of selected code objects). */
 Test(program, bundle_without_device_entry, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   size_t co_size, size;
   uint8_t *co = surv_read(TEST_KERNDIR "/fill-gfx1030-v5.hsaco", &co_size);
   uint8_t *bundle = surv_bundle("hipv4-amdgcn-amd-amdhsa--gfx1030", co, co_size, &size);
   SURV_HEAP_BALANCED("ISA mismatch of a bundle", 8, 16, surv_mismatch_round(&e, bundle, size));
   free(bundle);
   free(co);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A variant set's cache holds keys outside their home slot too (linear probing): 24 workgroup
@@ -309,14 +309,14 @@ Test(variants, probed_keys_hit_without_lock, .timeout = 60) {
     homes |= 1u << home;
   }
   cr_assert_gt(collided, 0, "24 sizes in 32 slots without a collision");
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
   hsad_variant_set_t *set = NULL;
-  DQ_OK(hsad_variant_set_create(&fill, 1, &set));
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint32_t *dst = dq_alloc(&e, 64 * 4);
+  TH_OK(hsad_variant_set_create(&fill, 1, &set));
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *dst = th_alloc(&e, 64 * 4);
   hsad_variant_set_stats_t st;
   for (int round = 0; round < 2; round++) {
     for (uint32_t wg = 1; wg <= 24; wg++) {
@@ -324,11 +324,11 @@ Test(variants, probed_keys_hit_without_lock, .timeout = 60) {
       hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
       hsad_launch_t l = {.dims = 1, .grid = {wg}, .block = {wg}, .args = a, .arg_count = 3};
       hsad_completion_t c;
-      DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &c, NULL));
-      DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+      TH_OK(hsad_variant_dispatch(q, set, &l, th_in(TH_SEC), &c, NULL));
+      TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
       for (uint32_t i = 0; i < wg; i++) cr_assert_eq(dst[i], value, "round %d wg %u", round, wg);
     }
-    DQ_OK(hsad_variant_set_stats(set, &st));
+    TH_OK(hsad_variant_set_stats(set, &st));
     cr_assert_eq(st.rule_runs, 24, "round %d: rule runs %llu", round,
                  (unsigned long long)st.rule_runs);
     cr_assert_eq(st.lock_takes, 72, "round %d: lock takes %llu", round,
@@ -339,7 +339,7 @@ Test(variants, probed_keys_hit_without_lock, .timeout = 60) {
   hsad_queue_destroy(q);
   hsad_variant_set_destroy(set);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Dispatches fill(dst, value, n) with the given geometry on q and waits; returns its packet. */
@@ -353,9 +353,9 @@ static const hsa_kernel_dispatch_packet_t *surv_fill(hsad_queue_t *q, const hsad
   memcpy(l.block, block, sizeof l.block);
   hsad_completion_t c;
   uint64_t id;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, &id));
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
-  return dq_packet(q, id);
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, &id));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
+  return th_packet(q, id);
 }
 
 /* The launch cache (hsad_queue.h: a launch equal to the previous one on the thread reuses its
@@ -367,12 +367,12 @@ static const hsa_kernel_dispatch_packet_t *surv_fill(hsad_queue_t *q, const hsad
  * kfd-emu's source mode (fill runs from its OpenCL C through POCL, where a fault cannot be
  * trapped) refuses a buffer argument that does not start in memory the GPU can reach. */
 Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint32_t *dst = dq_alloc(&e, 256 * 4);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *dst = th_alloc(&e, 256 * 4);
   const hsa_kernel_dispatch_packet_t *p;
   p = surv_fill(q, fill, (uintptr_t)dst, 1, 64, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
   cr_assert_eq(p->workgroup_size_x, 64);
@@ -396,7 +396,7 @@ Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
     }
 #endif
     cr_assert_eq(page[i], want, "mmap at %p: %p", want, page[i]);
-    DQ_OK(hsad_mem_register(e.dev, page[i], 4096, NULL, 0, NULL));
+    TH_OK(hsad_mem_register(e.dev, page[i], 4096, NULL, 0, NULL));
   }
   uint64_t got;
   p = surv_fill(q, fill, lo, 3, 0, 1, (uint32_t[3]){64, 1, 1}, (uint32_t[3]){64, 1, 1});
@@ -407,13 +407,13 @@ Test(launch_cache, every_geometry_word_and_pointer_bit, .timeout = 60) {
   cr_assert_eq(got, hi, "pointer 0x%llx -> 0x%llx: kernargs say 0x%llx", (unsigned long long)lo,
                (unsigned long long)hi, (unsigned long long)got);
   for (int i = 0; i < 2; i++) {
-    DQ_OK(hsad_mem_unregister(page[i]));
+    TH_OK(hsad_mem_unregister(page[i]));
     munmap(page[i], 4096);
   }
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* hsad_status_name: every enumerator of common/hsad_status.h by its own spelling, unknown
@@ -470,24 +470,24 @@ static void surv_publish_barrier(hsad_queue_t *q, uint64_t id, bool epoch) {
  * packets written, the doorbell rung, the epochs reached; and each argument error's whole
  * message (the rule of hsad_submit_reserve_epochs: the last epoch packet is the last packet). */
 Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  th_env_t e;
+  th_open(&e);
+  hsad_queue_t *q = th_queue(&e, 64);
   uint64_t first = 99, epoch = 77;
-  DQ_OK(hsad_submit_reserve(q, 2, false, dq_in(DQ_SEC), &first, &epoch));
+  TH_OK(hsad_submit_reserve(q, 2, false, th_in(TH_SEC), &first, &epoch));
   cr_assert_eq(first, 0);
   cr_assert_eq(epoch, 0);
   surv_publish_barrier(q, 0, false);
   surv_publish_barrier(q, 1, false);
-  DQ_OK(hsad_submit_reserve(q, 1, true, dq_in(DQ_SEC), &first, &epoch));
+  TH_OK(hsad_submit_reserve(q, 1, true, th_in(TH_SEC), &first, &epoch));
   cr_assert_eq(first, 2);
   cr_assert_eq(epoch, 1);
   surv_publish_barrier(q, 2, true);
   hsad_submit_doorbell(q, 2);
   hsad_completion_t c = {.queue = q, .epoch = 1, .packet_id = 2};
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
   uint64_t first_epoch = 0;
-  DQ_OK(hsad_submit_reserve_epochs(q, 3, 2, dq_in(DQ_SEC), &first, &first_epoch));
+  TH_OK(hsad_submit_reserve_epochs(q, 3, 2, th_in(TH_SEC), &first, &first_epoch));
   cr_assert_eq(first, 3);
   cr_assert_eq(first_epoch, 2);
   surv_publish_barrier(q, 3, true);
@@ -495,53 +495,53 @@ Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
   surv_publish_barrier(q, 5, true);
   hsad_submit_doorbell(q, 5);
   c = (hsad_completion_t){.queue = q, .epoch = 3, .packet_id = 5};
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
   cr_assert(hsad_completion_done(&(hsad_completion_t){.queue = q, .epoch = 2, .packet_id = 3}));
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 6);
 
-  DQ_ERR_IS(hsad_submit_reserve(NULL, 1, false, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_submit_reserve(NULL, 1, false, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_submit_reserve: 1 packets for a ring of 0 slots");
-  DQ_ERR_IS(hsad_submit_reserve(q, 1, false, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_submit_reserve(q, 1, false, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_submit_reserve: 1 packets for a ring of 64 slots");
-  DQ_ERR_IS(hsad_submit_reserve(q, 0, true, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_submit_reserve(q, 0, true, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_submit_reserve: 0 packets for a ring of 64 slots");
-  DQ_ERR_IS(hsad_submit_reserve(q, 65, false, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_submit_reserve(q, 65, false, 0, &first, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_submit_reserve: 65 packets for a ring of 64 slots");
 #define SURV_EPOCHS_MSG(n, count, slots)                                                      \
   "hsad_submit_reserve_epochs: " #n " packets with " #count " epoch packets for a ring of "   \
   #slots " slots"
-  DQ_ERR_IS(hsad_submit_reserve_epochs(NULL, 3, 2, 0, &first, &first_epoch),
+  TH_ERR_IS(hsad_submit_reserve_epochs(NULL, 3, 2, 0, &first, &first_epoch),
             HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 2, 0));
-  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 3, 2, 0, NULL, &first_epoch),
+  TH_ERR_IS(hsad_submit_reserve_epochs(q, 3, 2, 0, NULL, &first_epoch),
             HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 2, 64));
-  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 3, 2, 0, &first, NULL),
+  TH_ERR_IS(hsad_submit_reserve_epochs(q, 3, 2, 0, &first, NULL),
             HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 2, 64));
-  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 0, 2, 0, &first, &first_epoch),
+  TH_ERR_IS(hsad_submit_reserve_epochs(q, 0, 2, 0, &first, &first_epoch),
             HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(0, 2, 64));
-  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 65, 2, 0, &first, &first_epoch),
+  TH_ERR_IS(hsad_submit_reserve_epochs(q, 65, 2, 0, &first, &first_epoch),
             HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(65, 2, 64));
-  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 3, 0, 0, &first, &first_epoch),
+  TH_ERR_IS(hsad_submit_reserve_epochs(q, 3, 0, 0, &first, &first_epoch),
             HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(3, 0, 64));
-  DQ_ERR_IS(hsad_submit_reserve_epochs(q, 1, 2, 0, &first, &first_epoch),
+  TH_ERR_IS(hsad_submit_reserve_epochs(q, 1, 2, 0, &first, &first_epoch),
             HSAD_ERR_INVALID_ARGUMENT, SURV_EPOCHS_MSG(1, 2, 64));
 #undef SURV_EPOCHS_MSG
-  DQ_ERR_IS(hsad_submit_dep_check(NULL, 4), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_submit_dep_check(NULL, 4), HSAD_ERR_INVALID_ARGUMENT,
             "dependency 4: NULL completion");
   hsad_aql_dispatch_t body;
   uint8_t image[64];
-  DQ_ERR_IS(hsad_submit_check(q, NULL, NULL, &body, image), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_submit_check(q, NULL, NULL, &body, image), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_submit_check: NULL argument");
   /* hsad_submit_check of fill(dst, 7, 64) over 2 x 32 work-items: the body as the header says
    * (kernarg address and completion signal 0: mutant 62), the kernarg segment's explicit
    * arguments at their OpenCL offsets (pointer 0, uint 8, uint 12) */
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  uint32_t *dst = dq_alloc(&e, 256), value = 7, count = 64;
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  uint32_t *dst = th_alloc(&e, 256), value = 7, count = 64;
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(count)};
   hsad_launch_t lf = {.dims = 1, .grid = {64}, .block = {32}, .args = fa, .arg_count = 3};
   memset(&body, 0xee, sizeof body);
   uint8_t kimage[HSAD_KERNARG_SEGMENT_MAX];
-  DQ_OK(hsad_submit_check(q, fill, &lf, &body, kimage));
+  TH_OK(hsad_submit_check(q, fill, &lf, &body, kimage));
   cr_assert_eq(body.dims, 1);
   cr_assert_eq(body.grid_size[0], 64);
   cr_assert_eq(body.grid_size[1], 1);
@@ -563,28 +563,28 @@ Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
   hsad_buffer_free(dst);
   hsad_program_destroy(pf);
   /* a reservation of the whole ring (n = size: mutant 63), on a fresh queue */
-  hsad_queue_t *q2 = dq_queue(&e, 64);
-  DQ_OK(hsad_submit_reserve(q2, 64, true, dq_in(DQ_SEC), &first, &epoch));
+  hsad_queue_t *q2 = th_queue(&e, 64);
+  TH_OK(hsad_submit_reserve(q2, 64, true, th_in(TH_SEC), &first, &epoch));
   cr_assert_eq(first, 0);
   cr_assert_eq(epoch, 1);
   for (uint64_t id = 0; id < 64; id++) surv_publish_barrier(q2, id, id == 63);
   hsad_submit_doorbell(q2, 63);
   c = (hsad_completion_t){.queue = q2, .epoch = 1, .packet_id = 63};
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
-  DQ_OK(hsad_submit_reserve_epochs(q2, 64, 1, dq_in(DQ_SEC), &first, &first_epoch));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
+  TH_OK(hsad_submit_reserve_epochs(q2, 64, 1, th_in(TH_SEC), &first, &first_epoch));
   cr_assert_eq(first, 64);
   cr_assert_eq(first_epoch, 2);
   for (uint64_t id = 64; id < 128; id++) surv_publish_barrier(q2, id, id == 127);
   hsad_submit_doorbell(q2, 127);
   c = (hsad_completion_t){.queue = q2, .epoch = 2, .packet_id = 127};
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
   hsad_queue_destroy(q2);
   cr_assert(!hsad_submit_profiling(NULL));
   cr_assert(!hsad_submit_profiling(q));
   cr_assert(!hsad_submit_monitored(NULL));
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 6, "nothing reserved");
   hsad_queue_destroy(q);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A batch writes the kernarg blocks of its own slots and nothing else (hsad_queue.h step 4:
@@ -592,15 +592,15 @@ Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
  * set to a pattern first, are untouched after a batch of two fills (mutant 48: the kernarg copy
  * took the header word as its size). */
 Test(batch, writes_only_its_kernarg_blocks, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = th_queue(&e, 64);
   uint32_t block = hsad_submit_kernarg_block(q);
   cr_assert_eq(block, 512, "the default kernarg block (hsad_queue_options_t)");
   for (uint64_t id = 2; id < 16; id++) memset(hsad_submit_kernarg(q, id), 0xa5, block);
-  uint32_t *dst = dq_alloc(&e, 128 * 4), v0 = 5, v1 = 6, n = 64;
+  uint32_t *dst = th_alloc(&e, 128 * 4), v0 = 5, v1 = 6, n = 64;
   hsad_karg_t a0[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v0), HSAD_KARG_VAL(n)};
   hsad_karg_t a1[3] = {HSAD_KARG_PTR(dst + 64), HSAD_KARG_VAL(v1), HSAD_KARG_VAL(n)};
   hsad_dispatch_desc_t items[2] = {
@@ -608,8 +608,8 @@ Test(batch, writes_only_its_kernarg_blocks, .timeout = 60) {
       {fill, {.dims = 1, .grid = {64}, .block = {64}, .args = a1, .arg_count = 3}},
   };
   hsad_completion_t c;
-  DQ_OK(hsad_queue_dispatch_batch(q, items, 2, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_queue_dispatch_batch(q, items, 2, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
   for (int i = 0; i < 128; i++) cr_assert_eq(dst[i], i < 64 ? 5u : 6u, "dst[%d]", i);
   for (uint64_t id = 2; id < 16; id++) {
     const uint8_t *ka = hsad_submit_kernarg(q, id);
@@ -620,216 +620,216 @@ Test(batch, writes_only_its_kernarg_blocks, .timeout = 60) {
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Every public call refuses a NULL object, a NULL out-parameter or an index out of range with
  * HSAD_ERR_INVALID_ARGUMENT and its documented message, one argument at a time (each check of
  * an `a || b || c` list on its own), and writes nothing. */
 Test(arguments, null_and_out_of_range, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint32_t *dst = dq_alloc(&e, 256), v = 1, n = 64;
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *dst = th_alloc(&e, 256), v = 1, n = 64;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
   const char *m;
   /* hsa-dispatch */
   m = "hsad_kernel_dispatch: NULL queue, kernel or launch";
-  DQ_ERR_IS(hsad_kernel_dispatch(NULL, fill, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_kernel_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_kernel_dispatch(q, fill, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_kernel_dispatch(NULL, fill, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_kernel_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_kernel_dispatch(q, fill, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   hsad_prepared_launch_t *pl = NULL;
   m = "hsad_launch_prepare: NULL queue, kernel, launch or out_prepared";
-  DQ_ERR_IS(hsad_launch_prepare(NULL, fill, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_launch_prepare(q, NULL, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_launch_prepare(q, fill, NULL, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_launch_prepare(q, fill, &l, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_launch_prepare(NULL, fill, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_launch_prepare(q, NULL, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_launch_prepare(q, fill, NULL, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_launch_prepare(q, fill, &l, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_null(pl);
   hsad_dispatch_desc_t item = {fill, l};
   m = "hsad_queue_dispatch_batch: NULL queue/items or count 0";
-  DQ_ERR_IS(hsad_queue_dispatch_batch(NULL, &item, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, NULL, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_queue_dispatch_batch(q, &item, 0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_dispatch_batch(NULL, &item, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, NULL, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, &item, 0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   uint32_t count = 9;
   hsad_dispatch_record_t rec[1];
   m = "hsad_queue_monitor_drain: NULL queue, out_records or out_count";
-  DQ_ERR_IS(hsad_queue_monitor_drain(NULL, rec, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_queue_monitor_drain(q, rec, 1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_queue_monitor_drain(q, NULL, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_monitor_drain(NULL, rec, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_monitor_drain(q, rec, 1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_monitor_drain(q, NULL, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_eq(count, 9);
   hsad_program_t *p = NULL;
   m = "hsad_program_load_file: NULL argument";
-  DQ_ERR_IS(hsad_program_load_file(NULL, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_program_load_file(e.dev, NULL, &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_program_load_file(e.dev, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_load_file(NULL, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_load_file(e.dev, NULL, &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_load_file(e.dev, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   m = "hsad_program_load_memory: NULL argument or size 0";
-  DQ_ERR_IS(hsad_program_load_memory(NULL, dst, 4, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_program_load_memory(e.dev, dst, 4, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_load_memory(NULL, dst, 4, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_load_memory(e.dev, dst, 4, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_null(p);
   const hsad_device_kernel_t *k = NULL;
   m = "hsad_program_kernel: NULL argument";
-  DQ_ERR_IS(hsad_program_kernel(NULL, "fill", &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_program_kernel(pf, NULL, &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_program_kernel(pf, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_kernel(NULL, "fill", &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_kernel(pf, NULL, &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_program_kernel(pf, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_null(k);
   hsad_queue_t *q2 = NULL;
   m = "hsad_queue_create: NULL device or out_queue";
-  DQ_ERR_IS(hsad_queue_create(NULL, NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_queue_create(e.dev, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_create(NULL, NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_create(e.dev, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   m = "hsad_device_queue: NULL device or out_queue";
-  DQ_ERR_IS(hsad_device_queue(NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_device_queue(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_device_queue(NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_device_queue(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_null(q2);
   hsad_device_t *d = NULL;
   m = "hsad_device_get: NULL runtime or out_device";
-  DQ_ERR_IS(hsad_device_get(NULL, 0, &d), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_device_get(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_device_get(NULL, 0, &d), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_device_get(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_null(d);
   hsad_completion_t c = {0}, cs[1] = {{0}};
   hsa_signal_t sig = {0};
   m = "hsad_queue_barrier: NULL queue, or NULL deps / signals with a count";
-  DQ_ERR_IS(hsad_queue_barrier(NULL, NULL, 0, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_queue_barrier(q, NULL, 1, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, NULL, 1, sig, 0, &c), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_barrier(NULL, NULL, 0, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_barrier(q, NULL, 1, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, NULL, 1, sig, 0, &c), HSAD_ERR_INVALID_ARGUMENT,
             "%s", m);
-  DQ_ERR_IS(hsad_queue_flush(NULL, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
-  DQ_ERR_IS(hsad_queue_flush(q, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
-  DQ_ERR_IS(hsad_queue_wait_idle(NULL, 0), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
-  DQ_ERR_IS(hsad_completion_wait_all(NULL, 1, 0), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_queue_flush(NULL, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  TH_ERR_IS(hsad_queue_flush(q, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  TH_ERR_IS(hsad_queue_wait_idle(NULL, 0), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
+  TH_ERR_IS(hsad_completion_wait_all(NULL, 1, 0), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_completion_wait_all: NULL completions");
-  DQ_OK(hsad_completion_wait_all(NULL, 0, 0));
+  TH_OK(hsad_completion_wait_all(NULL, 0, 0));
   uint32_t index = 7;
   m = "hsad_completion_wait_any: NULL completions or out_index, or count 0";
-  DQ_ERR_IS(hsad_completion_wait_any(NULL, 1, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_completion_wait_any(cs, 0, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_completion_wait_any(cs, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_wait_any(NULL, 1, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_wait_any(cs, 0, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_wait_any(cs, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_eq(index, 7);
   uint64_t t0 = 5, t1 = 6;
   m = "hsad_completion_times: NULL argument";
-  DQ_ERR_IS(hsad_completion_times(NULL, &t0, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_completion_times(&c, NULL, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_completion_times(&c, &t0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_times(NULL, &t0, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_times(&c, NULL, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_times(&c, &t0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert(t0 == 5 && t1 == 6);
   hsa_signal_value_t lt = 3;
   hsad_completion_t cq = {.queue = q, .epoch = 1};
   m = "hsad_completion_signal: NULL argument or an empty completion (it has no signal)";
-  DQ_ERR_IS(hsad_completion_signal(NULL, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_completion_signal(&c, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_completion_signal(&cq, NULL, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_completion_signal(&cq, &sig, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_signal(NULL, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_signal(&c, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_signal(&cq, NULL, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_completion_signal(&cq, &sig, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert(sig.handle == 0 && lt == 3);
   hsad_trace_t *t = NULL;
-  DQ_ERR_IS(hsad_trace_create(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_create: NULL out_trace");
-  DQ_OK(hsad_trace_create(&t));
+  TH_ERR_IS(hsad_trace_create(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_create: NULL out_trace");
+  TH_OK(hsad_trace_create(&t));
   m = "hsad_trace_add: NULL trace or records";
-  DQ_ERR_IS(hsad_trace_add(NULL, rec, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_trace_add(t, NULL, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_trace_add(NULL, rec, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_trace_add(t, NULL, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   m = "hsad_trace_write: NULL trace or path";
-  DQ_ERR_IS(hsad_trace_write(NULL, "/tmp/x.json"), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_trace_write(t, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_trace_write(NULL, "/tmp/x.json"), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_trace_write(t, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   hsad_trace_destroy(t);
   /* variant sets */
   hsad_variant_set_t *set = NULL;
   m = "hsad_variant_set_create: NULL argument or %u variants (1..%u)";
-  DQ_ERR_IS(hsad_variant_set_create(NULL, 1, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
-  DQ_ERR_IS(hsad_variant_set_create(&fill, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
-  DQ_ERR_IS(hsad_variant_set_create(&fill, 0, &set), HSAD_ERR_INVALID_ARGUMENT, m, 0u, HSAD_VARIANT_MAX);
+  TH_ERR_IS(hsad_variant_set_create(NULL, 1, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
+  TH_ERR_IS(hsad_variant_set_create(&fill, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
+  TH_ERR_IS(hsad_variant_set_create(&fill, 0, &set), HSAD_ERR_INVALID_ARGUMENT, m, 0u, HSAD_VARIANT_MAX);
   m = "hsad_variant_set_from_programs: NULL argument or %u variants (1..%u)";
-  DQ_ERR_IS(hsad_variant_set_from_programs(NULL, 1, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
+  TH_ERR_IS(hsad_variant_set_from_programs(NULL, 1, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
             1u, HSAD_VARIANT_MAX);
-  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, 1, NULL, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u,
+  TH_ERR_IS(hsad_variant_set_from_programs(&pf, 1, NULL, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u,
             HSAD_VARIANT_MAX);
-  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, 1, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+  TH_ERR_IS(hsad_variant_set_from_programs(&pf, 1, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
             1u, HSAD_VARIANT_MAX);
-  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, 0, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
+  TH_ERR_IS(hsad_variant_set_from_programs(&pf, 0, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
             0u, HSAD_VARIANT_MAX);
-  DQ_ERR_IS(hsad_variant_set_from_programs(&pf, HSAD_VARIANT_MAX + 1, "fill", &set),
+  TH_ERR_IS(hsad_variant_set_from_programs(&pf, HSAD_VARIANT_MAX + 1, "fill", &set),
             HSAD_ERR_INVALID_ARGUMENT, m, HSAD_VARIANT_MAX + 1, HSAD_VARIANT_MAX);
   cr_assert_null(set);
-  DQ_OK(hsad_variant_set_from_programs(&pf, 1, "fill", &set));
+  TH_OK(hsad_variant_set_from_programs(&pf, 1, "fill", &set));
   cr_assert_eq(hsad_variant_set_count(set), 1);
   cr_assert_eq(hsad_variant_set_kernel(set, 0), fill);
   cr_assert_null(hsad_variant_set_kernel(set, 1));
   cr_assert_null(hsad_variant_set_kernel(NULL, 0));
   cr_assert_eq(hsad_variant_set_count(NULL), 0);
   hsad_variant_set_stats_t st;
-  DQ_ERR_IS(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_set_stats: NULL set or out_stats");
-  DQ_ERR_IS(hsad_variant_set_stats(set, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_set_stats(set, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_set_stats: NULL set or out_stats");
   hsad_variant_choice_t ch;
   m = "hsad_variant_set_select: NULL set or out_choice";
-  DQ_ERR_IS(hsad_variant_set_select(NULL, 64, 0, &ch, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_variant_set_select(set, 64, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_variant_set_select(NULL, 64, 0, &ch, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_variant_set_select(set, 64, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   hsad_variant_tuning_t tu;
   m = "hsad_variant_set_autotune: NULL set, queue or launch";
-  DQ_ERR_IS(hsad_variant_set_autotune(NULL, q, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_variant_set_autotune(set, NULL, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_variant_set_autotune(set, q, NULL, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_variant_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_set_autotune(NULL, q, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_variant_set_autotune(set, NULL, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_variant_set_autotune(set, q, NULL, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_variant_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_dispatch: NULL set or launch");
-  DQ_ERR_IS(hsad_variant_dispatch(q, set, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_variant_dispatch(q, set, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_variant_dispatch: NULL set or launch");
   hsad_variant_set_destroy(set);
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0, "nothing submitted");
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* The same for fusion/ and memory/: graph recording, instantiation, exec queries, launches,
  * updates and queue changes; allocation info, host pools, NUMA queries. */
 Test(arguments, graphs_and_memory, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint32_t *dst = dq_alloc(&e, 256), v = 1, n = 64;
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *dst = th_alloc(&e, 256), v = 1, n = 64;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
   const char *m;
   hsad_graph_t *g = NULL;
-  DQ_ERR_IS(hsad_graph_create(0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_create(0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_create: NULL out_graph");
-  DQ_ERR_IS(hsad_graph_create(0x80 | HSAD_GRAPH_CAPTURE, &g), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_create(0x80 | HSAD_GRAPH_CAPTURE, &g), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_create: unknown flags 0x80 (known: HSAD_GRAPH_CAPTURE)");
   cr_assert_null(g);
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t id = 77;
   m = "hsad_graph_add: NULL graph, NULL deps with a count, or lane %u not below 64";
-  DQ_ERR_IS(hsad_graph_add_kernel(NULL, "A", 0, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 1, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 64, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 64u);
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, NULL, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_kernel(NULL, "A", 0, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
+  TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 1, &id), HSAD_ERR_INVALID_ARGUMENT, m, 0u);
+  TH_ERR_IS(hsad_graph_add_kernel(g, "A", 64, fill, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT, m, 64u);
+  TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, NULL, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_kernel: NULL kernel or launch");
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, NULL, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, NULL, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_kernel: NULL kernel or launch");
   hsad_launch_t noargs = l;
   noargs.args = NULL;
-  DQ_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &noargs, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &noargs, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_kernel: NULL args with count 3");
   cr_assert_eq(id, 77, "nothing recorded");
   hsad_graph_exec_t *x = NULL;
   hsad_queue_t *lanes[1] = {q};
   m = "hsad_graph_instantiate: NULL argument or empty graph";
-  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 0, &id));
+  TH_ERR_IS(hsad_graph_instantiate(g, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 0, &id));
   cr_assert_eq(id, 0);
   m = "hsad_graph_add_edge: node %u -> %u: the graph has %u nodes";
-  DQ_ERR_IS(hsad_graph_add_edge(NULL, 0, 0), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u, 0u);
-  DQ_ERR_IS(hsad_graph_add_edge(g, 1, 0), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u, 1u);
-  DQ_ERR_IS(hsad_graph_add_edge(g, 0, 1), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u, 1u);
+  TH_ERR_IS(hsad_graph_add_edge(NULL, 0, 0), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u, 0u);
+  TH_ERR_IS(hsad_graph_add_edge(g, 1, 0), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u, 1u);
+  TH_ERR_IS(hsad_graph_add_edge(g, 0, 1), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u, 1u);
   m = "hsad_graph_instantiate: NULL argument or empty graph";
-  DQ_ERR_IS(hsad_graph_instantiate(NULL, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_graph_instantiate(g, NULL, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_graph_instantiate(g, lanes, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_graph_instantiate(NULL, lanes, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_graph_instantiate(g, NULL, 1, &x), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_graph_instantiate(g, lanes, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_null(x);
-  DQ_OK(hsad_graph_instantiate(g, lanes, 1, &x));
+  TH_OK(hsad_graph_instantiate(g, lanes, 1, &x));
   hsad_graph_destroy(g);
   /* counts and queues past the exec's queues are 0 / NULL (mutant 117) */
   cr_assert_eq(hsad_graph_exec_queue_count(x), 1);
@@ -845,61 +845,61 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   cr_assert_null(hsad_graph_exec_queue(NULL, 0));
   uint32_t pt = 99;
   m = "hsad_graph_exec_point: queue %u point %u out of range";
-  DQ_ERR_IS(hsad_graph_exec_point(NULL, 0, 0, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_point(x, 0, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_point(x, 1, 0, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_point(x, 0, 1, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
+  TH_ERR_IS(hsad_graph_exec_point(NULL, 0, 0, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  TH_ERR_IS(hsad_graph_exec_point(x, 0, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  TH_ERR_IS(hsad_graph_exec_point(x, 1, 0, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u);
+  TH_ERR_IS(hsad_graph_exec_point(x, 0, 1, &pt), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
   cr_assert_eq(pt, 99);
   uint8_t pkt[64];
   int32_t node = 5;
   m = "hsad_graph_exec_packet: queue %u packet %u out of range";
-  DQ_ERR_IS(hsad_graph_exec_packet(NULL, 0, 0, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_packet(x, 0, 0, NULL, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_packet(x, 1, 0, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_packet(x, 0, 1, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
+  TH_ERR_IS(hsad_graph_exec_packet(NULL, 0, 0, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  TH_ERR_IS(hsad_graph_exec_packet(x, 0, 0, NULL, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  TH_ERR_IS(hsad_graph_exec_packet(x, 1, 0, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 0u);
+  TH_ERR_IS(hsad_graph_exec_packet(x, 0, 1, pkt, &node), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 1u);
   cr_assert_eq(node, 5);
   hsad_completion_t done[1];
-  DQ_ERR_IS(hsad_graph_launch(NULL, 0, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_launch(NULL, 0, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_launch: NULL exec");
-  DQ_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 2, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_launch_after(x, 0, NULL, 2, 0, done, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_launch: NULL deps with a count of 2");
-  DQ_ERR_IS(hsad_graph_exec_set_queue(NULL, 0, q), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_set_queue(NULL, 0, q), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_set_queue: NULL exec");
-  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_set_queue(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_set_queue: NULL queue");
-  DQ_ERR_IS(hsad_graph_exec_set_queue(x, 1, q), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_set_queue(x, 1, q), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_set_queue: queue index 1 not below the exec's 1 queues");
   m = "hsad_graph_exec_update: NULL, or node %u is not a node of the exec (%u nodes)";
-  DQ_ERR_IS(hsad_graph_exec_update(NULL, 0, &l), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
-  DQ_ERR_IS(hsad_graph_exec_update(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_graph_exec_update(NULL, 0, &l), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  TH_ERR_IS(hsad_graph_exec_update(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update: NULL launch");
-  DQ_ERR_IS(hsad_graph_exec_update(x, 1, &l), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 1u);
+  TH_ERR_IS(hsad_graph_exec_update(x, 1, &l), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 1u);
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0, "nothing submitted");
   hsad_graph_exec_destroy(x);
   /* memory */
   hsad_mem_info_t info;
   m = "hsad_mem_info: NULL ptr or out_info";
-  DQ_ERR_IS(hsad_mem_info(NULL, &info), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_mem_info(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_mem_info(NULL, &info), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_mem_info(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   hsad_host_pool_t *pool = NULL;
-  DQ_ERR_IS(hsad_host_pool_get(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_host_pool_get(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_host_pool_get: out_pool is NULL");
-  DQ_ERR_IS(hsad_host_pool_get_node(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  TH_ERR_IS(hsad_host_pool_get_node(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_host_pool_get_node: out_pool is NULL");
-  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  TH_OK(hsad_host_pool_get(e.dev, &pool));
   hsad_host_pool_stats_t ps;
   m = "hsad_host_pool_stats: NULL pool or out_stats";
-  DQ_ERR_IS(hsad_host_pool_stats(NULL, &ps), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_host_pool_stats(pool, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_host_pool_stats(NULL, &ps), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_host_pool_stats(pool, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   int32_t numa = 42;
   m = "hsad_numa_page_node: NULL ptr or out_node";
-  DQ_ERR_IS(hsad_numa_page_node(NULL, &numa), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  DQ_ERR_IS(hsad_numa_page_node(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_numa_page_node(NULL, &numa), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_numa_page_node(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
   cr_assert_eq(numa, 42);
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* Monitoring options (hsad_monitor.h): a capacity that is not a power of two up to 2^24 is
@@ -908,40 +908,40 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
  * capacity keeps the ring, with another capacity replaces it (empty); disable on NULL or an
  * unmonitored queue does nothing; draining an unmonitored queue is UNSUPPORTED. */
 Test(monitor_options, capacity_full_ring_and_reenable, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_queue_t *q = dq_queue(&e, 64);
-  DQ_ERR_IS(hsad_queue_monitor_enable(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = th_queue(&e, 64);
+  TH_ERR_IS(hsad_queue_monitor_enable(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_monitor_enable: NULL queue");
-  DQ_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 3}),
+  TH_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 3}),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 3 records: must be a "
             "power of two up to 16777216");
-  DQ_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 1u << 25}),
+  TH_ERR_IS(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 1u << 25}),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_enable: capacity 33554432 records: "
             "must be a power of two up to 16777216");
-  DQ_ERR_IS(hsad_monitor_enable_process(&(hsad_monitor_options_t){.capacity = 6}),
+  TH_ERR_IS(hsad_monitor_enable_process(&(hsad_monitor_options_t){.capacity = 6}),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_monitor_enable_process: capacity 6 records: must be "
             "a power of two up to 16777216");
   hsad_dispatch_record_t rec[16];
   uint32_t count = 5;
   uint64_t dropped = 5;
-  DQ_ERR_IS(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped), HSAD_ERR_UNSUPPORTED,
+  TH_ERR_IS(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped), HSAD_ERR_UNSUPPORTED,
             "hsad_queue_monitor_drain: monitoring is not enabled on the queue "
             "(hsad_queue_monitor_enable, hsad_monitor_enable_process)");
   hsad_queue_monitor_disable(NULL);
   hsad_queue_monitor_disable(q);
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8, .no_alerts = true}));
-  uint32_t *dst = dq_alloc(&e, 64 * 4);
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8, .no_alerts = true}));
+  uint32_t *dst = th_alloc(&e, 64 * 4);
   for (uint32_t i = 1; i <= 10; i++) {
     uint32_t n = i;
     hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(i), HSAD_KARG_VAL(n)};
     hsad_launch_t l = {.dims = 1, .grid = {i}, .block = {i}, .args = a, .arg_count = 3};
-    DQ_OK(hsad_kernel_dispatch(q, fill, &l, dq_in(DQ_SEC), NULL, NULL));
+    TH_OK(hsad_kernel_dispatch(q, fill, &l, th_in(TH_SEC), NULL, NULL));
   }
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
-  DQ_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
+  TH_OK(hsad_queue_wait_idle(q, th_in(5 * TH_SEC)));
+  TH_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
   cr_assert_eq(count, 8);
   cr_assert_eq(dropped, 2);
   for (uint32_t i = 0; i < 8; i++) {
@@ -949,26 +949,26 @@ Test(monitor_options, capacity_full_ring_and_reenable, .timeout = 60) {
     cr_assert_str_eq(rec[i].kernel, "fill");
   }
   /* the same capacity: the ring stays (one new record), another: a new, empty ring */
-  DQ_OK(hsad_kernel_dispatch(q, fill, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1},
+  TH_OK(hsad_kernel_dispatch(q, fill, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1},
         .args = (hsad_karg_t[]){HSAD_KARG_PTR(dst), HSAD_KARG_VAL(count), HSAD_KARG_VAL(count)},
-        .arg_count = 3}, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8, .no_alerts = true}));
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
-  DQ_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
+        .arg_count = 3}, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 8, .no_alerts = true}));
+  TH_OK(hsad_queue_wait_idle(q, th_in(5 * TH_SEC)));
+  TH_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
   cr_assert_eq(count, 1);
   cr_assert_eq(dropped, 0);
-  DQ_OK(hsad_kernel_dispatch(q, fill, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1},
+  TH_OK(hsad_kernel_dispatch(q, fill, &(hsad_launch_t){.dims = 1, .grid = {1}, .block = {1},
         .args = (hsad_karg_t[]){HSAD_KARG_PTR(dst), HSAD_KARG_VAL(count), HSAD_KARG_VAL(count)},
-        .arg_count = 3}, dq_in(DQ_SEC), NULL, NULL));
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 16, .no_alerts = true}));
-  DQ_OK(hsad_queue_wait_idle(q, dq_in(5 * DQ_SEC)));
-  DQ_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
+        .arg_count = 3}, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.capacity = 16, .no_alerts = true}));
+  TH_OK(hsad_queue_wait_idle(q, th_in(5 * TH_SEC)));
+  TH_OK(hsad_queue_monitor_drain(q, rec, 16, &count, &dropped));
   cr_assert_eq(count, 0);
   hsad_queue_monitor_disable(q);
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 #ifndef MON_FIXTURE
@@ -993,25 +993,25 @@ static void surv_on_alert(const hsad_monitor_alert_t *a, void *user) {
  * two of its arguments swapped). Run without a twin (KFD_EMU_NO_TWIN=noop), as test_monitor. */
 Test(monitor_options, scratch_growth_alert_message, .timeout = 60) {
   setenv("KFD_EMU_NO_TWIN", "noop", 1);
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   hsad_program_t *p;
-  DQ_OK(hsad_program_load_file(e.dev, MON_FIXTURE, &p));
+  TH_OK(hsad_program_load_file(e.dev, MON_FIXTURE, &p));
   const hsad_device_kernel_t *k;
-  DQ_OK(hsad_program_kernel(p, "hm_scratch", &k));
-  void *b = dq_alloc(&e, 4096);
+  TH_OK(hsad_program_kernel(p, "hm_scratch", &k));
+  void *b = th_alloc(&e, 4096);
   hsad_karg_t a[1] = {HSAD_KARG_PTR(b)};
   hsad_queue_t *q;
-  DQ_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .private_segment_size = 16},
+  TH_OK(hsad_queue_create(e.dev, &(hsad_queue_options_t){.size = 64, .private_segment_size = 16},
                           &q));
-  DQ_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = surv_on_alert}));
+  TH_OK(hsad_queue_monitor_enable(q, &(hsad_monitor_options_t){.alert = surv_on_alert}));
   hsad_launch_t l = {.dims = 1, .grid = {256}, .block = {64}, .args = a, .arg_count = 1};
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, k, &l, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(10 * DQ_SEC)));
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(10 * TH_SEC)));
   hsad_dispatch_record_t r[2];
   uint32_t n;
-  DQ_OK(hsad_queue_monitor_drain(q, r, 2, &n, NULL));
+  TH_OK(hsad_queue_monitor_drain(q, r, 2, &n, NULL));
   cr_assert_eq(n, 1);
   cr_assert_eq(surv_alerts, 1);
   cr_assert_eq(surv_alert.reason, HSAD_ALERT_SCRATCH_GROWTH);
@@ -1025,7 +1025,7 @@ Test(monitor_options, scratch_growth_alert_message, .timeout = 60) {
   hsad_queue_destroy(q);
   hsad_buffer_free(b);
   hsad_program_destroy(p);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A 2-dimensional launch whose block[2] is 0 (allowed: dimensions past dims are 0 or 1, written
@@ -1033,34 +1033,34 @@ Test(monitor_options, scratch_growth_alert_message, .timeout = 60) {
  * caches that key (mutant 93: block[2] multiplied in, a workgroup of 0 sent to variant 0 with
  * no rule run). */
 Test(variants, two_dims_ignore_block_z, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
   hsad_variant_set_t *set = NULL;
-  DQ_OK(hsad_variant_set_create(&fill, 1, &set));
-  hsad_queue_t *q = dq_queue(&e, 64);
-  uint32_t *dst = dq_alloc(&e, 64 * 4), value = 11, n = 64;
+  TH_OK(hsad_variant_set_create(&fill, 1, &set));
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *dst = th_alloc(&e, 64 * 4), value = 11, n = 64;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 2, .grid = {8, 8}, .block = {8, 8, 0}, .args = a, .arg_count = 3};
   hsad_completion_t c;
-  DQ_OK(hsad_variant_dispatch(q, set, &l, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_variant_dispatch(q, set, &l, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
   for (int i = 0; i < 8; i++) cr_assert_eq(dst[i], 11);
   hsad_variant_set_stats_t st;
-  DQ_OK(hsad_variant_set_stats(set, &st));
+  TH_OK(hsad_variant_set_stats(set, &st));
   cr_assert_eq(st.rule_runs, 1);
   cr_assert_eq(st.cached_keys, 1);
   hsad_variant_choice_t ch;
   bool cached = false;
-  DQ_OK(hsad_variant_set_select(set, 64, 0, &ch, &cached));
+  TH_OK(hsad_variant_set_select(set, 64, 0, &ch, &cached));
   cr_assert(cached, "the 8 x 8 workgroup is cached as 64 work-items");
   cr_assert_eq(ch.index, 0);
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_variant_set_destroy(set);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 static json_object *surv_get(json_object *o, const char *key) {
@@ -1083,7 +1083,7 @@ static const char *surv_str(json_object *o, const char *key) {
  * slice's args carry the device times (mutant 82). Times in us in the JSON, ns in the args. */
 Test(trace, lanes_batches_and_device_times, .timeout = 60) {
   hsad_trace_t *t;
-  DQ_OK(hsad_trace_create(&t));
+  TH_OK(hsad_trace_create(&t));
   hsad_dispatch_record_t r[4];
   memset(r, 0, sizeof r);
   const uint64_t start[4] = {1000, 1500, 3000, 4000}, end[4] = {2000, 2500, 3500, 4500};
@@ -1094,12 +1094,12 @@ Test(trace, lanes_batches_and_device_times, .timeout = 60) {
                                     .submit_start_ns = sub[i], .submit_end_ns = sub[i] + 5,
                                     .start_ns = start[i], .end_ns = end[i], .device_times = true};
   }
-  DQ_OK(hsad_trace_add(t, r, 4));
+  TH_OK(hsad_trace_add(t, r, 4));
   char path[] = "/tmp/hsad-surv-trace-XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
   close(fd);
-  DQ_OK(hsad_trace_write(t, path));
+  TH_OK(hsad_trace_write(t, path));
   hsad_trace_destroy(t);
   json_object *root = json_object_from_file(path);
   unlink(path);
@@ -1158,13 +1158,13 @@ Test(public_rest, copy_strategy_names_and_entry_id) {
   uint8_t *bytes = surv_read(TEST_KERNDIR "/fill-gfx1030-v5.hsaco", &co_size);
   uint8_t *bundle = surv_bundle("hipv4-amdgcn-amd-amdhsa--gfx1030", bytes, co_size, &size);
   hsad_codeobj_container_t *c;
-  DQ_OK(hsad_codeobj_container_open_memory(bundle, size, "b", &c));
+  TH_OK(hsad_codeobj_container_open_memory(bundle, size, "b", &c));
   hsad_codeobj_t *co;
-  DQ_OK(hsad_codeobj_load_entry(c, 0, &co));
+  TH_OK(hsad_codeobj_load_entry(c, 0, &co));
   cr_assert_str_eq(hsad_codeobj_entry_id(co), "hipv4-amdgcn-amd-amdhsa--gfx1030");
   hsad_codeobj_destroy(co);
   hsad_codeobj_container_destroy(c);
-  DQ_OK(hsad_codeobj_load_memory(bytes, co_size, "plain", &co));
+  TH_OK(hsad_codeobj_load_memory(bytes, co_size, "plain", &co));
   cr_assert_str_eq(hsad_codeobj_entry_id(co), "");
   hsad_codeobj_destroy(co);
   cr_assert_str_eq(hsad_codeobj_entry_id(NULL), "");
@@ -1174,27 +1174,27 @@ Test(public_rest, copy_strategy_names_and_entry_id) {
 
 static void surv_instantiate_round(hsad_graph_t *g, hsad_queue_t *const *lanes) {
   hsad_graph_exec_t *x;
-  DQ_OK(hsad_graph_instantiate(g, lanes, 2, &x));
+  TH_OK(hsad_graph_instantiate(g, lanes, 2, &x));
   hsad_graph_exec_destroy(x);
 }
 
 /* Instantiating a graph and destroying the exec returns every byte (mutant 138: a work array
  * of hsad_graph_instantiate). A fork/join over two queues: cross-queue edges, epoch points. */
 Test(heap, graph_instantiate_returns_every_byte, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_queue_t *q[2] = {dq_queue(&e, 64), dq_queue(&e, 64)};
-  uint32_t *dst = dq_alloc(&e, 256), v = 1, n = 64;
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q[2] = {th_queue(&e, 64), th_queue(&e, 64)};
+  uint32_t *dst = th_alloc(&e, 256), v = 1, n = 64;
   hsad_karg_t a[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
   hsad_graph_t *g;
-  DQ_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_graph_create(0, &g));
   uint32_t na, nb, nc;
-  DQ_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 0, &na));
-  DQ_OK(hsad_graph_add_kernel(g, "B", 1, fill, &l, &na, 1, &nb));
-  DQ_OK(hsad_graph_add_kernel(g, "C", 0, fill, &l, (uint32_t[]){na, nb}, 2, &nc));
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, fill, &l, NULL, 0, &na));
+  TH_OK(hsad_graph_add_kernel(g, "B", 1, fill, &l, &na, 1, &nb));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, fill, &l, (uint32_t[]){na, nb}, 2, &nc));
   /* 32 warm-up rounds: ROCr's and glibc's own tables still grow over the first ~20 (the
    * kernarg block cache is warm after one) */
   SURV_HEAP_BALANCED("graph instantiate", 32, 16, surv_instantiate_round(g, q));
@@ -1203,7 +1203,7 @@ Test(heap, graph_instantiate_returns_every_byte, .timeout = 60) {
   hsad_queue_destroy(q[1]);
   hsad_queue_destroy(q[0]);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 static void *surv_free_in_thread(void *p) {
@@ -1215,70 +1215,70 @@ static void *surv_free_in_thread(void *p) {
  * exits) leaves the registry usable here (mutant 153: the registry lock kept by the freeing
  * thread, so the next lookup waits forever); the freed address reads as freed. */
 Test(memory_threads, free_on_another_thread, .timeout = 20) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   void *b = NULL, *c = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, &b));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, &c));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, &b));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 8192, NULL, 0, &c));
   pthread_t th;
   cr_assert_eq(pthread_create(&th, NULL, surv_free_in_thread, b), 0);
   cr_assert_eq(pthread_join(th, NULL), 0);
   hsad_mem_info_t info;
-  DQ_OK(hsad_mem_info(c, &info));
+  TH_OK(hsad_mem_info(c, &info));
   cr_assert_eq(info.size, 8192);
   hsad_status_t s = hsad_mem_info(b, &info);
   cr_assert_eq(s, HSAD_ERR_FREED, "%s: %s", hsad_status_name(s), hsad_last_error());
-  DQ_OK(hsad_mem_free(c));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(c));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* A block of the device's pinned host pool is reachable by the GPU (hsad_memory.h: pool blocks
  * are granted to every GPU): fill writes it, under kfd-emu's strict access checks (mutant 169:
  * no hsa_amd_agents_allow_access after the allocation). */
 Test(host_pool, block_written_by_a_kernel, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   const hsad_device_kernel_t *fill;
-  hsad_program_t *pf = dq_load(&e, "fill", 5, "fill", &fill);
-  hsad_queue_t *q = dq_queue(&e, 64);
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_queue_t *q = th_queue(&e, 64);
   hsad_host_pool_t *pool;
-  DQ_OK(hsad_host_pool_get(e.dev, &pool));
+  TH_OK(hsad_host_pool_get(e.dev, &pool));
   uint32_t *p = NULL, value = 0x5eed, n = 1024;
-  DQ_OK(hsad_host_pool_alloc(pool, n * 4, (void **)&p));
+  TH_OK(hsad_host_pool_alloc(pool, n * 4, (void **)&p));
   memset(p, 0, n * 4);
   hsad_karg_t a[3] = {HSAD_KARG_PTR(p), HSAD_KARG_VAL(value), HSAD_KARG_VAL(n)};
   hsad_launch_t l = {.dims = 1, .grid = {n}, .block = {64}, .args = a, .arg_count = 3};
   hsad_completion_t c;
-  DQ_OK(hsad_kernel_dispatch(q, fill, &l, dq_in(DQ_SEC), &c, NULL));
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_kernel_dispatch(q, fill, &l, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
   for (uint32_t i = 0; i < n; i++) cr_assert_eq(p[i], 0x5eed, "p[%u]", i);
-  DQ_OK(hsad_host_pool_free(pool, p));
+  TH_OK(hsad_host_pool_free(pool, p));
   hsad_queue_destroy(q);
   hsad_program_destroy(pf);
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 static void surv_async_round(hsad_device_t *dev, void *dst, const void *src) {
   hsad_completion_t c;
-  DQ_OK(hsad_memcpy_async(dev, dst, src, 4096, NULL, 0, NULL, dq_in(DQ_SEC), &c));
-  DQ_OK(hsad_completion_wait(&c, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_memcpy_async(dev, dst, src, 4096, NULL, 0, NULL, th_in(TH_SEC), &c));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
 }
 
 /* Asynchronous copies hand their signals back once reached (the next copy reclaims them): a
  * long run of copies, each waited for, holds no more memory than a few (mutant 194: nothing
  * reclaimed, every copy's bookkeeping and signals kept). Data checked at the end. */
 Test(heap, async_copies_reclaim, .timeout = 60) {
-  dq_env_t e;
-  dq_open(&e);
+  th_env_t e;
+  th_open(&e);
   uint8_t *src = NULL, *dst = NULL;
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&src));
-  DQ_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&dst));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_HOST_FINE, 4096, NULL, 0, (void **)&src));
+  TH_OK(hsad_mem_alloc(e.dev, HSAD_MEM_DEVICE, 4096, NULL, 0, (void **)&dst));
   for (int i = 0; i < 4096; i++) src[i] = (uint8_t)(i * 7);
   SURV_HEAP_BALANCED("async copies", 80, 16, surv_async_round(e.dev, dst, src));
   uint8_t back[4096];
-  DQ_OK(hsad_memcpy(e.dev, back, dst, 4096, NULL, dq_in(5 * DQ_SEC)));
+  TH_OK(hsad_memcpy(e.dev, back, dst, 4096, NULL, th_in(5 * TH_SEC)));
   for (int i = 0; i < 4096; i++) cr_assert_eq(back[i], (uint8_t)(i * 7), "byte %d", i);
-  DQ_OK(hsad_mem_free(dst));
-  DQ_OK(hsad_mem_free(src));
-  DQ_OK(hsad_runtime_close(e.rt));
+  TH_OK(hsad_mem_free(dst));
+  TH_OK(hsad_mem_free(src));
+  TH_OK(hsad_runtime_close(e.rt));
 }
