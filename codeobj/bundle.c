@@ -385,6 +385,19 @@ void hsad_codeobj_container_destroy(hsad_codeobj_container_t *c) {
   free(c);
 }
 
+/* What an NVIDIA file given for an AMD code object is (a cubin: ELF e_machine EM_CUDA, 190; a
+ * fatbin: CUDA's fatbinary magic 0xBA55ED50 little-endian; PTX: ".version" and ".target sm_"
+ * within its first 4 KiB), or NULL. Only for the message: these fail either way. */
+static const char *co_nvidia_kind(const uint8_t *data, size_t size, uint16_t elf_machine) {
+  if (elf_machine == 190) return "an NVIDIA cubin (ELF e_machine 190, EM_CUDA)";
+  static const uint8_t fatbin[4] = {0x50, 0xed, 0x55, 0xba};
+  if (size >= 4 && !memcmp(data, fatbin, 4)) return "an NVIDIA fatbin (magic 0xba55ed50)";
+  size_t head = size < 4096 ? size : 4096;
+  if (memmem(data, head, ".version", 8) && memmem(data, head, ".target sm_", 11))
+    return "NVIDIA PTX text (.version, .target sm_...)";
+  return NULL;
+}
+
 /* Takes ownership of `data` (malloc'd). */
 static hsad_status_t co_container_init(uint8_t *data, size_t size, const char *label,
                                        hsad_codeobj_container_t **out) {
@@ -422,9 +435,15 @@ static hsad_status_t co_container_init(uint8_t *data, size_t size, const char *l
       }
       hsad_clear_error();
       st = co_add_entry(c, c->data, "", 0, target, strlen(target), 0, size, 0, NULL);
+    } else if (co_nvidia_kind(data, size, machine)) {
+      st = hsad_fail(HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND, "%s: %s, not an AMD code object: an "
+                     "NVIDIA device loads it", c->name, co_nvidia_kind(data, size, machine));
     } else {
       st = co_parse_host(c);
     }
+  } else if (co_nvidia_kind(data, size, 0)) {
+    st = hsad_fail(HSAD_ERR_NOT_ELF, "%s: %s, not an AMD code object: an NVIDIA device loads it",
+                   c->name, co_nvidia_kind(data, size, 0));
   } else {
     st = hsad_fail(HSAD_ERR_NOT_ELF,
                    "%s: neither an ELF file nor a clang offload bundle (%zu bytes, no \\177ELF or "

@@ -52,6 +52,9 @@ void hsad_graph_exec_destroy(hsad_graph_exec_t *e) {
   free(e->node_pkt);
   free(e->node_point);
   free(e->node_fast);
+  for (uint32_t i = 0; e->node_hold && i < e->nn; i++)
+    hsad_submit_kernel_release(e->node_k[i], e->node_hold[i]);
+  free(e->node_hold);
   free(e->node_k);
   free(e->node_op);
   free(e->names);
@@ -587,10 +590,16 @@ hsad_status_t hsad_graph_instantiate(const hsad_graph_t *g, hsad_queue_t *const 
 done:
   free(indeg); free(order); free(level); free(pos); free(qcap); free(qof);
   free(need_point); free(waited); free(want); free(last_bar);
+  if (!s && !(e->node_hold = calloc(n, sizeof *e->node_hold)))
+    s = hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_graph_instantiate: %u nodes", n);
   if (s) {
     hsad_graph_exec_destroy(e);
     return s;
   }
+  /* the caller's kernels (not the exec's own copy / fill kernels) are held: their programs
+   * outlive the exec (hsad_program_destroy refuses until it is destroyed) */
+  for (uint32_t i = 0; i < n; i++)
+    if (e->node_op[i] == FU_OP_KERNEL) e->node_hold[i] = hsad_submit_kernel_hold(e->node_k[i]);
   *out = e;
   return HSAD_OK;
 }

@@ -144,6 +144,8 @@ struct hsad_graph_exec {
                                      serves it (a kernel node, pointers in 8-byte slots, every
                                      argument FU_PUT_PTR8/VAL8/VAL4); else NULL */
   const hsad_device_kernel_t **node_k;
+  uint64_t *node_hold;            /* kernel nodes: hsad_submit_kernel_hold's token (0: none);
+                                     NULL until instantiate succeeded */
   uint8_t *node_op;               /* FU_OP_* */
   char (*names)[HSAD_GRAPH_NAME_MAX];
   fu_blit_t *blits;               /* copy/fill kernels, one per device that runs such nodes */

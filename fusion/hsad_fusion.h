@@ -74,7 +74,9 @@
  *
  * Ownership: graphs and execs are owned by the caller. An exec does not reference its graph
  * (destroy the graph any time after instantiate); kernels, queues and the buffers the
- * arguments point to must outlive the exec's launches, and its queues the exec itself:
+ * arguments point to must outlive the exec's launches (the exec holds its kernel nodes'
+ * kernels: hsad_program_destroy of their program is HSAD_ERR_IN_USE until the exec is
+ * destroyed), and its queues the exec itself:
  * hsad_graph_exec_destroy waits (10 s at most) for the exec's last run on each queue before it
  * frees the kernarg memory those runs read, and leaves a queue's memory allocated if its run
  * did not complete by then (after hsad_graph_exec_set_queue the old queue's memory is kept until

@@ -212,6 +212,8 @@ submit:;
 
 struct hsad_prepared_launch {
   hsad_queue_t *queue;
+  const hsad_device_kernel_t *kernel; /* held (hsad_submit_kernel_hold): its program outlives it */
+  uint64_t hold;                   /* the hold's token */
   uint32_t word;           /* the packet's first word: header | setup << 16 */
   uint16_t header;
   uint32_t kernarg_bytes;  /* the resident segment's size (the kernel's kernarg_segment_size) */
@@ -255,6 +257,8 @@ hsad_status_t hsad_launch_prepare(hsad_queue_t *q, const hsad_device_kernel_t *k
   p->d.kernarg_address = p->kernarg;
   p->header = dq_dispatch_header(l->flags);
   p->word = hsad_aql_dispatch_fill((hsa_kernel_dispatch_packet_t *)p->packet, &p->d, p->header);
+  p->kernel = k;
+  p->hold = hsad_submit_kernel_hold(k);
   *out = p;
   return HSAD_OK;
 }
@@ -329,6 +333,7 @@ void dq_resident_drop(hsad_queue_t *q) {
 
 void hsad_launch_destroy(hsad_prepared_launch_t *p) {
   if (!p) return;
+  hsad_submit_kernel_release(p->kernel, p->hold);
   hsad_queue_t *q = p->queue;
   /* the runtime's close released kernarg memory (hsa_shut_down) and the queue's packets (a
    * queue it closed stays CLOSED, also once the runtime is opened again) */

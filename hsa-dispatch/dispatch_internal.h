@@ -149,6 +149,9 @@ struct hsad_device_kernel {
   hsad_device_kernel_desc_t desc;
   hsad_program_t *program;
   const hsad_kernarg_plan_t *plan;
+  uint32_t holders;                     /* prepared launches, graph exec kernel nodes and variant
+                                           sets that will submit it (hsad_submit_kernel_hold;
+                                           __atomic): hsad_program_destroy refuses while > 0 */
 };
 
 struct hsad_program {

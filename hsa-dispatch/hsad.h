@@ -257,7 +257,14 @@ hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, 
  * (hsad_completion_wait, hsad_queue_wait_idle) before destroying. Cost: one pass over the
  * unretired slots of the device's queues (at most the ring size each), under the runtime lock.
  * After the runtime's last close it only frees host memory (no check).
- * Errors: HSAD_ERR_IN_USE "hsad_program_destroy(CODE OBJECT): kernel 'NAME' is in flight on
+ * A kernel still held by an object that will submit it later (a prepared launch, a graph exec's
+ * kernel node, a variant set) is refused the same way, before any packet is looked at: destroy
+ * those first (the next submission would fetch freed code: a queue fault).
+ * Errors: HSAD_ERR_IN_USE "hsad_program_destroy(CODE OBJECT): kernel 'NAME' is still held by N
+ * prepared launch(es), graph exec kernel node(s) or variant set(s), which would submit its freed
+ * code: destroy them first (hsad_launch_destroy, hsad_graph_exec_destroy,
+ * hsad_variant_set_destroy); the program stays loaded"; HSAD_ERR_IN_USE
+ * "hsad_program_destroy(CODE OBJECT): kernel 'NAME' is in flight on
  * queue ID of device N (packet P, not known to have completed): wait for a completion after it
  * (hsad_completion_wait, hsad_queue_wait_idle), then destroy the program" (the first such
  * packet found). NVIDIA programs: not checked, always HSAD_OK (cuModuleUnload). Returned void

@@ -324,7 +324,8 @@ typedef struct hsad_prepared_launch hsad_prepared_launch_t;
 /* Runs every check of hsad_kernel_dispatch on (queue, kernel, launch) and writes the kernarg
  * segment once into the launch's resident kernarg memory (launch->args are copied; pointers
  * they hold must stay valid for the GPU). Also frees the segments of destroyed launches whose
- * packets all completed. Errors: as hsad_kernel_dispatch (except TIMEOUT),
+ * packets all completed. The launch holds the kernel: hsad_program_destroy of its program is
+ * HSAD_ERR_IN_USE until hsad_launch_destroy. Errors: as hsad_kernel_dispatch (except TIMEOUT),
  * HSAD_ERR_OUT_OF_MEMORY, those of hsad_submit_kernarg_alloc (the segment). Thread-safe. */
 hsad_status_t hsad_launch_prepare(hsad_queue_t *queue, const hsad_device_kernel_t *kernel,
                                   const hsad_launch_t *launch,

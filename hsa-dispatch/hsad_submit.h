@@ -139,6 +139,16 @@ void hsad_submit_ring(const hsad_queue_t *queue, hsad_submit_ring_t *out_ring);
 typedef hsad_status_t (*hsad_submit_result_fn)(void *ctx, const hsad_completion_t *completion);
 void hsad_submit_set_result_hook(hsad_queue_t *queue, hsad_submit_result_fn hook, void *ctx);
 
+/* Holds / releases `kernel` for an object that will submit it later (a prepared launch, a graph
+ * exec's kernel node, a variant set's variant): hsad_program_destroy of its program returns
+ * HSAD_ERR_IN_USE while a kernel has holders (its code would be freed under the object's next
+ * submission). hold returns the token release takes (the kernel's uid; 0 for another backend's
+ * kernel, which is not counted). release finds the kernel among the live programs by address
+ * and token before touching it, so releasing after the program was destroyed or the runtime
+ * closed (the count went with it) does nothing. Thread-safe. */
+uint64_t hsad_submit_kernel_hold(const hsad_device_kernel_t *kernel);
+void hsad_submit_kernel_release(const hsad_device_kernel_t *kernel, uint64_t token);
+
 /* Kernarg memory a writer owns (e.g. a graph exec's prepublished kernarg segments, written
  * once and read by every launch): `size` bytes from the kernarg pool the device's queues use
  * (host memory the device reads; ROCr's kernarg pool of the nearest CPU agent), the device

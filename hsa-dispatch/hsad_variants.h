@@ -123,7 +123,9 @@ hsad_status_t hsad_nv_program_compile_variants(hsad_device_t *device, const char
  * non-NULL and of the same device, the same .name, and the same explicit arguments (count,
  * .size, .value_kind each) as kernels[0], so one launch fits them all.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL, count 0 or above HSAD_VARIANT_MAX, a mismatch: the
- * message names the variant, the kernel and the field), HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+ * message names the variant, the kernel and the field), HSAD_ERR_OUT_OF_MEMORY. Thread-safe.
+ * The set holds its kernels: hsad_program_destroy of a variant's program is HSAD_ERR_IN_USE
+ * until hsad_variant_set_destroy. */
 hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels, uint32_t count,
                                       hsad_variant_set_t **out_set);
 

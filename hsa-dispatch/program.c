@@ -339,6 +339,40 @@ static hsad_status_t program_in_flight(const hsad_program_t *p) {
   return HSAD_OK;
 }
 
+uint64_t hsad_submit_kernel_hold(const hsad_device_kernel_t *k) {
+  if (!k || k->ops) return 0;
+  __atomic_add_fetch(&((hsad_device_kernel_t *)k)->holders, 1, __ATOMIC_RELAXED);
+  return k->uid;
+}
+
+void hsad_submit_kernel_release(const hsad_device_kernel_t *k, uint64_t token) {
+  if (!token) return;
+  pthread_mutex_lock(&hsad_rt.lock);
+  for (hsad_program_t *p = hsad_rt.programs; p; p = p->next) {
+    /* addresses compared before k is read: a destroyed program's kernel is not touched */
+    if (k < p->kernels || k >= p->kernels + p->kernel_count) continue;
+    if (k->uid == token)
+      __atomic_sub_fetch(&((hsad_device_kernel_t *)k)->holders, 1, __ATOMIC_RELAXED);
+    break;
+  }
+  pthread_mutex_unlock(&hsad_rt.lock);
+}
+
+/* HSAD_ERR_IN_USE naming the first kernel of p that a prepared launch, graph exec or variant set
+ * still holds (hsad_submit_kernel_hold). */
+static hsad_status_t program_held(const hsad_program_t *p) {
+  for (uint32_t k = 0; k < p->kernel_count; k++) {
+    uint32_t n = __atomic_load_n(&p->kernels[k].holders, __ATOMIC_RELAXED);
+    if (n)
+      return hsad_fail(HSAD_ERR_IN_USE, "hsad_program_destroy(%s): kernel '%s' is still held by "
+                       "%u prepared launch(es), graph exec kernel node(s) or variant set(s), which "
+                       "would submit its freed code: destroy them first (hsad_launch_destroy, "
+                       "hsad_graph_exec_destroy, hsad_variant_set_destroy); the program stays "
+                       "loaded", hsad_codeobj_info(p->codeobj)->name, p->kernels[k].desc.name, n);
+  }
+  return HSAD_OK;
+}
+
 hsad_status_t hsad_program_destroy(hsad_program_t *p) {
   if (!p) return HSAD_OK;
   if (p->ops) {
@@ -347,7 +381,8 @@ hsad_status_t hsad_program_destroy(hsad_program_t *p) {
   }
   if (!p->dead && dq_is_open()) {
     pthread_mutex_lock(&hsad_rt.lock);
-    hsad_status_t s = program_in_flight(p);
+    hsad_status_t s = program_held(p);
+    if (!s) s = program_in_flight(p);
     pthread_mutex_unlock(&hsad_rt.lock);
     if (s) return s;
   }

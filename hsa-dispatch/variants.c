@@ -13,6 +13,11 @@
 
 #include "hsa-dispatch/backend.h"
 #define DQ_LIKELY(x) __builtin_expect(!!(x), 1)
+/* no AMD program to hold (hsa-dispatch/program.c) */
+static inline uint64_t hsad_submit_kernel_hold(const hsad_device_kernel_t *k) { (void)k; return 0; }
+static inline void hsad_submit_kernel_release(const hsad_device_kernel_t *k, uint64_t t) {
+  (void)k, (void)t;
+}
 #else
 #include "hsa-dispatch/dispatch_internal.h"
 #endif
@@ -36,6 +41,7 @@ struct hsad_variant_set {
   uint32_t count;
   bool lds_args;                       /* some explicit argument is dynamic_shared_pointer */
   const hsad_device_kernel_t *kernels[HSAD_VARIANT_MAX];
+  uint64_t holds[HSAD_VARIANT_MAX];    /* hsad_submit_kernel_hold's tokens (released at destroy) */
   const hsad_kernel_t *meta[HSAD_VARIANT_MAX];
   const hsad_backend_ops_t *ops;       /* the kernels' backend; NULL: AMD */
   hsad_device_t *device;               /* the kernels' device */
@@ -249,6 +255,7 @@ hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels
   for (uint32_t i = 0; i < count; i++) {
     set->kernels[i] = kernels[i];
     set->meta[i] = hsad_device_kernel_desc(kernels[i])->codeobj_kernel;
+    set->holds[i] = hsad_submit_kernel_hold(kernels[i]); /* its program outlives the set */
   }
   pthread_mutex_init(&set->lock, NULL);
   *out_set = set;
@@ -270,6 +277,8 @@ hsad_status_t hsad_variant_set_from_programs(hsad_program_t *const *programs, ui
 
 void hsad_variant_set_destroy(hsad_variant_set_t *set) {
   if (!set) return;
+  for (uint32_t i = 0; i < set->count; i++)
+    hsad_submit_kernel_release(set->kernels[i], set->holds[i]);
   pthread_mutex_destroy(&set->lock);
   free(set);
 }

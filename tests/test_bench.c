@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -561,6 +562,28 @@ Test(bench, usage_errors, .timeout = 60) {
   cr_assert_str_eq(err, "");
   free(out);
   free(err);
+  /* --plot naming a file that exists and is no folder: refused before any suite runs (it ran
+   * every suite, then gnuplot wrote the PNG to stdout and the message asked whether gnuplot was
+   * installed; found by a fresh-eyes run) */
+  char file[] = "/tmp/test-bench-notdir-XXXXXX";
+  int fd = mkstemp(file);
+  cr_assert(fd >= 0);
+  close(fd);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, HSAD_BIN " bench dispatch --rounds 1 --count 100 --no-callgrind "
+           "--plot %s", file);
+  cr_assert_eq(sh2(cmd, &out, &err), 2);
+  char want[256];
+  snprintf(want, sizeof want, "hsad bench: --plot %s: not a directory (--plot DIR writes one "
+           "PNG per suite into DIR)\n", file);
+  cr_assert_str_eq(err, want);
+  cr_assert_str_eq(out, "");
+  free(out);
+  free(err);
+  struct stat st;
+  cr_assert_eq(stat(file, &st), 0);
+  cr_assert_eq(st.st_size, 0, "the file was left as it was");
+  unlink(file);
   cr_assert_eq(sh2(HSAD_BIN " bench nope --json", &out, &err), 2);
   cr_assert_str_eq(out, "{ \"error\": { \"command\": \"bench\", \"status\": \"usage\", "
                         "\"exit_code\": 2, \"message\": \"unknown suite 'nope' (this build has: "

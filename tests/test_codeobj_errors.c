@@ -687,6 +687,34 @@ Test(codeobj_errors, host_elf_without_fatbin) {
             "%s", hsad_last_error());
 }
 
+/* NVIDIA files given where an AMD code object is expected (hsad_program_load_file, hsad run /
+ * graph on an AMD device) are named as what they are: a cubin was "host ELF (e_machine 190)
+ * without a .hip_fatbin section", a fatbin and PTX "neither an ELF file nor a clang offload
+ * bundle" (found by a fresh-eyes run). Status codes as before. */
+Test(codeobj_errors, nvidia_files_named) {
+  static const struct {
+    const char *file;
+    hsad_status_t st;
+    const char *what;
+  } rows[] = {
+      {"byval.sm_90.cubin", HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND,
+       "an NVIDIA cubin (ELF e_machine 190, EM_CUDA)"},
+      {"byval.fatbin", HSAD_ERR_NOT_ELF, "an NVIDIA fatbin (magic 0xba55ed50)"},
+      {"saxpy.ptx", HSAD_ERR_NOT_ELF, "NVIDIA PTX text (.version, .target sm_...)"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    char path[512], want[1024];
+    snprintf(path, sizeof path, CO_SRCDIR "/../nvidia/%s", rows[i].file);
+    hsad_codeobj_container_t *c = NULL;
+    cr_assert_eq(hsad_codeobj_container_open_file(path, &c), rows[i].st, "%s: %s", rows[i].file,
+                 hsad_last_error());
+    cr_assert_null(c);
+    snprintf(want, sizeof want, "%s: %s, not an AMD code object: an NVIDIA device loads it", path,
+             rows[i].what);
+    cr_assert_str_eq(hsad_last_error(), want);
+  }
+}
+
 Test(codeobj_errors, host_fatbin_truncated) {
   size_t size;
   unsigned char *buf = co_test_read(FIX("hip_scale.host.o"), &size);

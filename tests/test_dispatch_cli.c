@@ -195,6 +195,82 @@ Test(dispatch_cli, run_output_write_error, .timeout = 120) {
   }
 }
 
+/* Two outputs naming one file, or an output naming the input, are refused before anything runs
+ * (exit 2, nothing written): the later write silently replaced the earlier one (out= of two
+ * buffers, out= and txt= of one), and txt=SOURCE overwrote the kernel's source (found by a
+ * fresh-eyes run). */
+Test(dispatch_cli, run_outputs_share_no_file, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-outs-XXXXXX", cmd[4096], want[2048], *o;
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(cmd, sizeof cmd, "cp %s/kernels/saxpy.cl %s/k.cl", HSAD_SRCDIR, tmp);
+  cr_assert_eq(system(cmd), 0);
+  static const struct {
+    const char *x, *y, *trace, *msg;
+  } rows[] = {
+      {"iota:out=%1$s/a.bin", "out=%1$s/a.bin", "",
+       "--arg buf:f32:10:out=%1$s/a.bin: out=%1$s/a.bin is also the out= of --arg "
+       "buf:f32:10:iota:out=%1$s/a.bin: give each output a file of its own (the later write "
+       "would replace the earlier)"},
+      {"iota", "out=%1$s/b.bin:txt=%1$s/b.bin", "",
+       "--arg buf:f32:10:out=%1$s/b.bin:txt=%1$s/b.bin: txt=%1$s/b.bin is also the out= of --arg "
+       "buf:f32:10:out=%1$s/b.bin:txt=%1$s/b.bin: give each output a file of its own (the later "
+       "write would replace the earlier)"},
+      {"iota:txt=%1$s/k.cl", "out", "",
+       "--arg buf:f32:10:iota:txt=%1$s/k.cl: txt=%1$s/k.cl is the input %1$s/k.cl: refusing to "
+       "overwrite it"},
+      {"iota:out=%1$s/t.json", "out", " --trace %1$s/t.json",
+       "--trace %1$s/t.json is also the out= of --arg buf:f32:10:iota:out=%1$s/t.json: give "
+       "each output a file of its own (the later write would replace the earlier)"},
+      {"iota", "out", "", ""}, /* --trace naming k.cl by another path: set below */
+  };
+  for (int i = 0; i < 5; i++) {
+    char x[512], y[512], tr[512], m[1536];
+    snprintf(x, sizeof x, rows[i].x, tmp);
+    snprintf(y, sizeof y, rows[i].y, tmp);
+    snprintf(tr, sizeof tr, rows[i].trace, tmp);
+    snprintf(m, sizeof m, rows[i].msg, tmp);
+    if (i == 4) { /* the same file under another spelling: found by its inode */
+      snprintf(tr, sizeof tr, " --trace %s/../%s/k.cl", tmp, tmp + 5);
+      snprintf(m, sizeof m, "--trace %s/../%s/k.cl is the input %s/k.cl: refusing to overwrite "
+               "it", tmp, tmp + 5, tmp);
+    }
+    snprintf(cmd, sizeof cmd, "%s run %s/k.cl saxpy --grid 10 --arg f32:2 --arg buf:f32:10:%s "
+             "--arg buf:f32:10:%s --arg u32:10%s", HSAD_BIN, tmp, x, y, tr);
+    cr_assert_eq(sh(cmd, &o), 2, "row %d: %s", i, o);
+    snprintf(want, sizeof want, "hsad run: %s\n", m);
+    cr_assert_str_eq(o, want, "row %d", i);
+    free(o);
+  }
+  /* nothing was written; the source is intact */
+  snprintf(cmd, sizeof cmd, "cd %s && ls && cmp k.cl %s/kernels/saxpy.cl", tmp, HSAD_SRCDIR);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, "k.cl\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* CUDA input on an AMD device is named as such: a .cu source mirrors the NVIDIA side's message
+ * for .cl/.hip ("neither an ELF file nor a clang offload bundle" before), a cubin is the
+ * library's message (codeobj_errors/nvidia_files_named) (found by a fresh-eyes run). */
+Test(dispatch_cli, run_cuda_input_on_amd_device, .timeout = 120) {
+  char cmd[2048], *o;
+  snprintf(cmd, sizeof cmd, "cd %s && %s run examples/nv_saxpy.cu saxpy --grid 4", HSAD_SRCDIR,
+           HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 1, "%s", o);
+  cr_assert_str_eq(o, "hsad run: examples/nv_saxpy.cu: device 0, kfd-emu gfx90a (gfx90a), is an "
+                      "AMD GPU: give an OpenCL C (.cl) or HIP (.hip) source or a code object (CUDA "
+                      "sources are NVIDIA's: --device N of an NVIDIA GPU)\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "cd %s && %s run tests/data/nvidia/byval.sm_90.cubin saxpy --grid 4",
+           HSAD_SRCDIR, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 1, "%s", o);
+  cr_assert_str_eq(o, "hsad run: HSAD_ERR_BUNDLE_ENTRY_NOT_FOUND: tests/data/nvidia/byval.sm_90."
+                      "cubin: an NVIDIA cubin (ELF e_machine 190, EM_CUDA), not an AMD code "
+                      "object: an NVIDIA device loads it\n");
+  free(o);
+}
+
 /* Integers are decimal or 0x hex, never octal: u32:010 is ten elements (saxpy y = 2x over iota:
  * sum 90; as octal it was eight: sum 56), 0x10 sixteen (sum 240), 0X0a ten, 08 eight (an
  * error as octal). */
@@ -283,6 +359,14 @@ Test(dispatch_cli, run_source_and_code_object, .timeout = 120) {
       {"foo", "no ':' in the SPEC: give buf:TYPE:COUNT[:INIT][:out], TYPE:VALUE, hex:BYTES, "
               "bin:FILE or lds:BYTES (see hsad run --help)"},
       {"buf:f32", "COUNT '' is not a positive integer"},
+      /* an INIT or an output file given twice: the last one silently won (iota:const=2 was
+       * const=2; found by a fresh-eyes run) */
+      {"buf:f32:10:iota:const=2", "'const=2': a second INIT after 'iota' (give one of zeros, "
+                                  "iota, random[=SEED], const=V, file=PATH)"},
+      {"buf:u8:10:zeros:out:zeros", "'zeros': a second INIT after 'zeros' (give one of zeros, "
+                                    "iota, random[=SEED], const=V, file=PATH)"},
+      {"buf:f32:10:out=a.bin:out=b.bin", "'out=b.bin': a second out=FILE after 'out=a.bin'"},
+      {"buf:f32:10:txt=a:out:txt=b", "'txt=b': a second txt=FILE after 'txt=a'"},
   };
   for (size_t i = 0; i < sizeof bad_spec / sizeof bad_spec[0]; i++) {
     char want[1024];

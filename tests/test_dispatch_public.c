@@ -4,6 +4,7 @@
  * pool, access granted to the device), and ISA mismatches on xnack or sramecc alone. Expected
  * values come from the kernels' sources, the build commands and ROCr's own queries, never from
  * the library under test. */
+#include "fusion/hsad_fusion.h"
 #include "tests/test_dispatch_util.h"
 #include "tests/test_dispatch_exact.h"
 
@@ -145,6 +146,69 @@ Test(public, program_destroy_in_flight_refused, .timeout = 60) {
   TH_OK(hsad_program_destroy(p));
   TH_OK(hsad_program_destroy(NULL));
   /* `other`'s packet 0 completed before the completion of packet 1 was reached */
+  TH_OK(hsad_program_destroy(other));
+  hsad_queue_destroy(q);
+  TH_OK(hsad_runtime_close(e.rt));
+}
+
+/* hsad_program_destroy while a prepared launch, a graph exec's kernel node or a variant set
+ * still holds one of its kernels (nothing in flight) is refused, naming the kernel and the
+ * count, and the program stays loaded and usable: it returned HSAD_OK, and the prepared
+ * launch's next submission faulted its queue (kfd-emu: "kernel_object is no kernel descriptor",
+ * HSA_STATUS_ERROR_INVALID_CODE_OBJECT; a GPU fetches freed code), a variant set read freed
+ * metadata (found by a fresh-eyes run). Once they are destroyed, the destroy succeeds. */
+Test(public, program_destroy_refused_while_held, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  size_t size;
+  uint8_t *bytes = pub_read(TEST_KERNDIR "/empty-gfx90a-v5.hsaco", &size);
+  hsad_program_t *p = NULL, *other = NULL;
+  TH_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-a", &p));
+  TH_OK(hsad_program_load_memory(e.dev, bytes, size, "empty-b", &other));
+  free(bytes);
+  const hsad_device_kernel_t *k, *ko;
+  TH_OK(hsad_program_kernel(p, "empty", &k));
+  TH_OK(hsad_program_kernel(other, "empty", &ko));
+  hsad_queue_t *q = th_queue(&e, 64);
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}};
+  const char *held = "hsad_program_destroy(%s): kernel 'empty' is still held by %u prepared "
+                     "launch(es), graph exec kernel node(s) or variant set(s), which would submit "
+                     "its freed code: destroy them first (hsad_launch_destroy, "
+                     "hsad_graph_exec_destroy, hsad_variant_set_destroy); the program stays loaded";
+  /* a prepared launch */
+  hsad_prepared_launch_t *pl;
+  TH_OK(hsad_launch_prepare(q, k, &l, &pl));
+  TH_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE, held, "empty-a", 1u);
+  hsad_completion_t c;
+  TH_OK(hsad_prepared_dispatch(pl, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  hsad_launch_destroy(pl);
+  /* a graph exec: one count per kernel node; a copy node holds no program of the caller's */
+  hsad_graph_t *g;
+  TH_OK(hsad_graph_create(0, &g));
+  uint32_t a;
+  TH_OK(hsad_graph_add_kernel(g, "A", 0, k, &l, NULL, 0, &a));
+  TH_OK(hsad_graph_add_kernel(g, "B", 0, k, &l, &a, 1, NULL));
+  TH_OK(hsad_graph_add_kernel(g, "C", 0, ko, &l, &a, 1, NULL));
+  hsad_graph_exec_t *x;
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  TH_ERR_IS(hsad_program_destroy(p), HSAD_ERR_IN_USE, held, "empty-a", 2u);
+  TH_ERR_IS(hsad_program_destroy(other), HSAD_ERR_IN_USE, held, "empty-b", 1u);
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(20 * TH_SEC)));
+  hsad_graph_exec_destroy(x);
+  /* a variant set of both programs' kernels */
+  hsad_program_t *both[2] = {p, other};
+  hsad_variant_set_t *vs;
+  TH_OK(hsad_variant_set_from_programs(both, 2, "empty", &vs));
+  TH_ERR_IS(hsad_program_destroy(other), HSAD_ERR_IN_USE, held, "empty-b", 1u);
+  hsad_variant_set_destroy(vs);
+  /* a failed prepare holds nothing */
+  hsad_launch_t bad = {.dims = 1, .grid = {64}, .block = {2048}};
+  cr_assert_eq(hsad_launch_prepare(q, k, &bad, &pl), HSAD_ERR_WORKGROUP);
+  TH_OK(hsad_program_destroy(p));
   TH_OK(hsad_program_destroy(other));
   hsad_queue_destroy(q);
   TH_OK(hsad_runtime_close(e.rt));

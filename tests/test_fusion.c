@@ -752,6 +752,43 @@ static char *graph_json(const char *js, const char *opts, char path[32], int *rc
   return out;
 }
 
+/* A failed check prints the element as it is: integers exactly (a u32 of 4000000001 was "4e+09",
+ * a u64 of 2^64 - 1 "1.84467441e+19": the value and the wanted one read the same), an f64 with
+ * the 17 digits that tell it from its neighbours ("0.3" for 0.30000000000000004), an f32 with 9
+ * (found by a fresh-eyes run). */
+Test(fusion_cli, failed_check_prints_exact_element, .timeout = 120) {
+  static const struct {
+    const char *type, *init, *equals, *msg;
+  } cases[] = {
+      {"u32", "const=4000000001", "4000000000",
+       "buffer z[0] is 4000000001, field \"equals\" wants 4000000000"},
+      {"u64", "const=18446744073709551615", "[18446744073709551614]",
+       "buffer z[0] is 18446744073709551615, field \"equals\" wants 18446744073709551614"},
+      {"i64", "const=-9007199254740993", "-9007199254740992",
+       "buffer z[0] is -9007199254740993, field \"equals\" wants -9007199254740992"},
+      {"i32", "const=-2147483647", "[-2147483648]",
+       "buffer z[0] is -2147483647, field \"equals\" wants -2147483648"},
+      {"f64", "const=0.30000000000000004", "0.3",
+       "buffer z[0] is 0.30000000000000004, field \"equals\" wants 0.3"},
+      {"f32", "const=16777217", "16777218",
+       "buffer z[0] is 16777216, field \"equals\" wants 16777218"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char js[1024], path[32], want[512];
+    snprintf(js, sizeof js, "{\"kernels\": {}, \"buffers\": {\"z\": {\"type\": \"%s\", \"count\": "
+             "2, \"init\": \"%s\"}, \"w\": {\"type\": \"u32\", \"count\": 4}}, \"nodes\": "
+             "[{\"name\": \"f\", \"fill\": {\"dst\": \"w\", \"value\": 1}}], \"checks\": "
+             "[{\"buffer\": \"z\", \"equals\": %s}]}", cases[i].type, cases[i].init,
+             cases[i].equals);
+    int rc;
+    char *out = graph_json(js, "", path, &rc);
+    snprintf(want, sizeof want, "hsad graph: checks[0]: %s (after the first launch)\n",
+             cases[i].msg);
+    cr_assert_eq(rc, 1, "%s: %s", cases[i].type, out);
+    cr_assert_str_eq(out, want, "%s", cases[i].type);
+  }
+}
+
 /* saxpy(float a, float* x, float* y, uint n) with buffers of four types, one node with `args` */
 static char *saxpy_node(const char *args, int *rc) {
   char js[2048], path[32];
@@ -850,15 +887,20 @@ Test(fusion_cli, args_checked_against_metadata, .timeout = 120) {
  * elements, checked), node second and check 0, and `equals` as the check's "equals". */
 static char *two_nodes(const char *top, const char *kern, const char *buf, const char *node,
                        const char *chk, const char *equals, char path[32], int *rc) {
+  /* a key the override gives replaces the default (a key given twice is refused) */
+  const char *ucount = strstr(buf, "\"count\"") ? "" : ", \"count\": 4";
+  const char *name = strstr(node, "\"name\"") ? "" : "\"name\": \"second\", ";
+  const char *grid = strstr(node, "\"grid\"") ? "" : ", \"grid\": [4]";
   char js[4096];
   snprintf(js, sizeof js, "{\"kernels\": {\"s\": {\"source\": \"" HSAD_SRCDIR "/kernels/saxpy.cl\","
            " \"kernel\": \"saxpy\"%s}}, \"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4, "
-           "\"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 4}, \"u\": {\"type\": \"u32\", "
-           "\"count\": 4%s}}, \"nodes\": [{\"name\": "
+           "\"init\": \"iota\"}, \"y\": {\"type\": \"f32\", \"count\": 4}, \"u\": {\"type\": \"u32\""
+           "%s%s}}, \"nodes\": [{\"name\": "
            "\"first\", \"kernel\": \"s\", \"grid\": [4], \"args\": [{\"f32\": 2}, \"x\", \"y\", "
-           "{\"u32\": 4}]}, {\"name\": \"second\", \"kernel\": \"s\", \"grid\": [4], \"args\": "
+           "{\"u32\": 4}]}, {%s\"kernel\": \"s\"%s, \"args\": "
            "[{\"f32\": 2}, \"x\", \"y\", {\"u32\": 4}], \"deps\": [\"first\"]%s}], \"checks\": "
-           "[{\"buffer\": \"u\", \"equals\": %s%s}]%s}", kern, buf, node, equals, chk, top);
+           "[{\"buffer\": \"u\", \"equals\": %s%s}]%s}", kern, ucount, buf, name, grid, node, equals,
+           chk, top);
   return graph_json(js, "", path, rc);
 }
 
@@ -1014,6 +1056,22 @@ Test(fusion_cli, file_errors, .timeout = 60) {
        "line 3, column 17 (byte 33): JSON parse error: boolean expected"},
       {"{\"nodes\": []} x", "line 1, column 15 (byte 14): text after the JSON value"},
       {"[1, 2]", "not a JSON object"},
+      /* a key given twice in one object: json-c keeps the last value alone, so buffer "x" was
+       * silently the second definition and the first one's node messages named the other type
+       * (found by a fresh-eyes run); the same key in two objects is fine */
+      {"{\"buffers\": {\"x\": {\"type\": \"f32\", \"count\": 4},\n  \"y\": {\"type\": "
+       "\"f32\", \"count\": 4}, \"x\": {\"type\": \"u8\", \"count\": 3}}}",
+       "line 2, column 37 (byte 83): key \"x\" given a second time in the same object (first at "
+       "line 1, column 14): JSON keeps only the last value; give each key once"},
+      {"{\"nodes\": [{\"name\": \"a\", \"lane\": 0, \"lane\": 1}], \"kernels\": {}}",
+       "line 1, column 37 (byte 36): key \"lane\" given a second time in the same object (first "
+       "at line 1, column 26): JSON keeps only the last value; give each key once"},
+      {"{\"a\": 1, \"b\": 2, \"b\": 3, \"a\": 4}",
+       "line 1, column 18 (byte 17): key \"b\" given a second time in the same object (first at "
+       "line 1, column 10): JSON keeps only the last value; give each key once"},
+      {"{\"a\": {\"k\": \"\\\"k\\\"\", \"\\\"k\\\"\": 1}, \"a\": []}",
+       "line 1, column 35 (byte 34): key \"a\" given a second time in the same object (first at "
+       "line 1, column 2): JSON keeps only the last value; give each key once"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char path[32], want[512];

@@ -248,6 +248,11 @@ static int bench_parse_options(bench_ctx_t *ctx, bench_cmd_t *b, int argc, char 
     if (stat(b->plot, &st) != 0 && mkdir(b->plot, 0777) != 0)
       return hsad_cli_fail(&bench_cli, 2, "error", "--plot %s: cannot create the directory: %s",
                            b->plot, strerror(errno));
+    /* an existing file: refused before any suite runs (gnuplot cannot open DIR/suite.png and
+     * writes the PNG to stdout instead) */
+    if (stat(b->plot, &st) == 0 && !S_ISDIR(st.st_mode))
+      return hsad_cli_fail(&bench_cli, 2, "error", "--plot %s: not a directory (--plot DIR "
+                           "writes one PNG per suite into DIR)", b->plot);
   }
   return 0;
 }

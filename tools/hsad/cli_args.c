@@ -615,6 +615,21 @@ static int parse_scalar_spec(const char *spec, arg_t *a, char *why, size_t whyn)
 /* One option of buf:TYPE:COUNT[:OPTION]...: an INIT, out, out=FILE or txt=FILE. */
 static int parse_buf_option(const char *tok, arg_t *a, char *why, size_t whyn) {
   uint64_t seed;
+  bool is_init = !strcmp(tok, "zeros") || !strcmp(tok, "iota") || !strcmp(tok, "random") ||
+                 !strncmp(tok, "random=", 7) || !strncmp(tok, "file=", 5) ||
+                 !strncmp(tok, "const=", 6);
+  /* a second INIT, out=FILE or txt=FILE: the last one silently won */
+  if (is_init && a->init[0]) {
+    snprintf(why, whyn, "'%s': a second INIT after '%s' (give one of zeros, iota, "
+             "random[=SEED], const=V, file=PATH)", tok, a->init);
+    return -1;
+  }
+  const char *const *file = !strncmp(tok, "out=", 4) ? &a->out_file
+                            : !strncmp(tok, "txt=", 4) ? &a->txt_file : NULL;
+  if (file && *file) {
+    snprintf(why, whyn, "'%s': a second %.3s=FILE after '%.3s=%s'", tok, tok, tok, *file);
+    return -1;
+  }
   if (!strcmp(tok, "out")) a->out = true;
   else if (!strncmp(tok, "out=", 4)) a->out_file = strdup(tok + 4);
   else if (!strncmp(tok, "txt=", 4)) a->txt_file = strdup(tok + 4);
@@ -666,9 +681,10 @@ static int parse_buf_spec(const char *v, arg_t *a, char *why, size_t whyn) {
              (unsigned long long)CLI_BUF_MAX_BYTES, (unsigned long long)lim);
     return -1;
   }
-  snprintf(a->init, sizeof a->init, "zeros");
+  a->init[0] = '\0'; /* none given yet: zeros after the options */
   while ((tok = strtok_r(NULL, ":", &save)))
     if (parse_buf_option(tok, a, why, whyn)) return -1;
+  if (!a->init[0]) snprintf(a->init, sizeof a->init, "zeros");
   return 0;
 }
 

@@ -19,7 +19,9 @@
  * "kernel", "grid", "block" or "args"; "count" in elements of dst's type (default: all of dst,
  * a copy also at most src's), a copy's buffers have elements of one size and are not the same
  * buffer, a fill's value is one element of dst's type (1, 2 or 4 bytes).
- * Any other key is an error naming it, where it is and the known keys. An "equals" array has at
+ * Any other key is an error naming it, where it is and the known keys; a key given twice in one
+ * object is an error naming its line and column and the first one's (json-c keeps the last
+ * value alone, so the first definition would be lost without a word). An "equals" array has at
  * most as many values as the buffer has elements; checks are validated before anything runs.
  * Relative "code_object" / "source" paths are relative to the JSON file's folder. A kernel's
  * "kernel" is looked up as hsad run's KERNEL (hsad_cli_program_kernel): its .name or symbol, or
@@ -38,6 +40,7 @@
  * NVRTC for the device's sm; args are checked as hsad run's on NVIDIA (cli_check_nv_args: the
  * parameter sizes of the cubin's .nv.info; a 3-vector is 3 elements wide, CUDA's layout).
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
@@ -84,8 +87,19 @@ static void put_value(etype_t t, double v, int64_t iv, uint8_t out[8]) {
   }
 }
 
-/* element i of b as a double (for messages) */
-static double get_value(const gbuf_t *b, uint64_t i) { return cli_elem_double(b->t, b->ptr, i); }
+/* Element i of b as text that tells it from every other value of its type: integers exactly,
+ * f32 with 9 significant digits, f64 with 17 (%.9g merged 4000000001 and 4000000000 into
+ * "4e+09", and 0.30000000000000004 into "0.3"). */
+static const char *format_value(const gbuf_t *b, uint64_t i, char out[48]) {
+  if (cli_is_float(b->t)) {
+    snprintf(out, 48, b->t == T_F64 ? "%.17g" : "%.9g", cli_elem_double(b->t, b->ptr, i));
+  } else {
+    __int128 v = cli_elem_int(b->t, b->ptr, i); /* within int64_t or uint64_t: one element */
+    if (v < 0) snprintf(out, 48, "%lld", (long long)v);
+    else snprintf(out, 48, "%llu", (unsigned long long)v);
+  }
+  return out;
+}
 
 /* The first key of object o that is not in known[] (NULL-terminated): writes
  * 'unknown key "grdi" (known: name, kernel, ...)' to why and returns -1; 0 when all are known. */
@@ -237,11 +251,118 @@ static size_t nul_escape_at(const char *text, size_t n) {
   return n;
 }
 
+/* One object being scanned by duplicate_key_at: where each key's text starts and its length. */
+typedef struct key_frame { bool object, expect_key; size_t nkeys, cap, *at, *len; } key_frame_t;
+
+typedef struct key_sort { const char *text; const key_frame_t *f; } key_sort_t;
+
+/* Orders key indices by text, then by position (qsort_r). */
+static int key_cmp(const void *x, const void *y, void *ctx) {
+  const key_sort_t *k = ctx;
+  size_t i = *(const size_t *)x, j = *(const size_t *)y;
+  size_t li = k->f->len[i], lj = k->f->len[j];
+  int c = memcmp(k->text + k->f->at[i], k->text + k->f->at[j], li < lj ? li : lj);
+  if (!c) c = li < lj ? -1 : li > lj;
+  return c ? c : (k->f->at[i] < k->f->at[j] ? -1 : 1);
+}
+
+/* The key of f given twice whose second occurrence comes first (raw text compared, so "\u0078"
+ * and "x" differ): sets *first, *second to the byte offsets of the two opening quotes; false
+ * when every key differs. Sorted, O(k log k): a file of many keys does not stall the check. */
+static bool frame_duplicate(const char *text, const key_frame_t *f, size_t *first, size_t *second) {
+  if (f->nkeys < 2) return false;
+  size_t *idx = malloc(f->nkeys * sizeof *idx);
+  if (!idx) return false; /* out of memory: the check is skipped, json-c's reading stands */
+  for (size_t i = 0; i < f->nkeys; i++) idx[i] = i;
+  key_sort_t k = {text, f};
+  qsort_r(idx, f->nkeys, sizeof *idx, key_cmp, &k);
+  bool found = false;
+  for (size_t j = 1; j < f->nkeys; j++) {
+    size_t p = idx[j - 1], q = idx[j];
+    if (f->len[p] != f->len[q] || memcmp(text + f->at[p], text + f->at[q], f->len[q])) continue;
+    if (j >= 2 && f->len[idx[j - 2]] == f->len[q] &&
+        !memcmp(text + f->at[idx[j - 2]], text + f->at[q], f->len[q]))
+      continue; /* a third occurrence: the group's second is the one to report */
+    if (!found || f->at[q] < *second) *first = f->at[p], *second = f->at[q], found = true;
+  }
+  free(idx);
+  return found;
+}
+
+/* Byte offset of the first key given a second time in one object of valid JSON text (json-c
+ * keeps the last value alone: a buffer, kernel or field defined twice would silently be its
+ * second definition), *first_at the first one's; n when there is none. Every object is
+ * checked when it closes; the duplicate reported is the earliest in the text among them. Out
+ * of memory, the check is skipped (n). */
+static size_t duplicate_key_at(const char *text, size_t n, size_t *first_at) {
+  key_frame_t *st = NULL;
+  size_t depth = 0, cap = 0, best = n;
+  bool oom = false;
+  for (size_t i = 0; i < n && !oom; i++) {
+    char c = text[i];
+    key_frame_t *top = depth ? &st[depth - 1] : NULL;
+    if (c == '"') {
+      size_t j = i + 1;
+      while (j < n && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+      if (top && top->object && top->expect_key) {
+        if (top->nkeys == top->cap) {
+          size_t ncap = top->cap ? 2 * top->cap : 8;
+          size_t *at = realloc(top->at, ncap * sizeof *at);
+          if (at) top->at = at;
+          size_t *len = at ? realloc(top->len, ncap * sizeof *len) : NULL;
+          if (len) top->len = len;
+          if (!at || !len) {
+            oom = true;
+            break;
+          }
+          top->cap = ncap;
+        }
+        top->at[top->nkeys] = i;
+        top->len[top->nkeys++] = j + 1 - i;
+        top->expect_key = false;
+      }
+      i = j;
+    } else if (c == '{' || c == '[') {
+      if (depth == cap) {
+        key_frame_t *more = realloc(st, (cap ? 2 * cap : 16) * sizeof *st);
+        if (!more) {
+          oom = true;
+          break;
+        }
+        st = more;
+        cap = cap ? 2 * cap : 16;
+      }
+      st[depth++] = (key_frame_t){.object = c == '{', .expect_key = c == '{'};
+    } else if ((c == '}' || c == ']') && top) {
+      size_t a = 0, b = 0;
+      if (top->object && frame_duplicate(text, top, &a, &b) && b < best) best = b, *first_at = a;
+      free(top->at);
+      free(top->len);
+      depth--;
+    } else if (c == ',' && top && top->object) {
+      top->expect_key = true;
+    }
+  }
+  while (depth) free(st[depth - 1].at), free(st[depth - 1].len), depth--;
+  free(st);
+  return oom ? n : best;
+}
+
+/* Line and column (from 1) of byte `at` of text. */
+static void line_column(const char *text, size_t n, size_t at, uint64_t *line, uint64_t *col) {
+  *line = 1, *col = 1;
+  for (size_t i = 0; i < at && i < n; i++) {
+    if (text[i] == '\n') ++*line, *col = 1;
+    else ++*col;
+  }
+}
+
 /* The JSON object of file `path`, or NULL with why: "F: No such file or directory", "F is a
  * directory", "F: line 3, column 7: JSON parse error: unexpected character" (json-c's
  * json_tokener_error_desc), "F: line 1, column 2: the JSON ends early (an unclosed { or [)",
  * "F: line 9, column 1: text after the JSON value", "F: line 1, column 40 (byte 39): a \u0000
- * escape (a NUL character) in a string: ...". */
+ * escape (a NUL character) in a string: ...", "F: line 2, column 37 (byte 83): key "x" given a
+ * second time in the same object (first at line 1, column 14): ...". */
 static json_object *parse_file(const char *path, char *why, size_t whyn) {
   struct stat st;
   if (stat(path, &st)) {
@@ -271,6 +392,7 @@ static json_object *parse_file(const char *path, char *why, size_t whyn) {
     while (at < n && strchr(" \t\r\n", text[at])) at++;
   const char *what = NULL;
   char desc[256];
+  size_t first = 0;
   if (e == json_tokener_continue || (!o && e == json_tokener_success)) {
     what = n ? "the JSON ends early (an unclosed {, [ or string)" : "the file is empty (no JSON)";
     at = n;
@@ -282,13 +404,19 @@ static json_object *parse_file(const char *path, char *why, size_t whyn) {
   } else if ((at = nul_escape_at(text, n)) < n) {
     what = "a \\u0000 escape (a NUL character) in a string: names, paths and values are C "
            "strings, which would end there";
+  } else if ((at = duplicate_key_at(text, n, &first)) < n) {
+    uint64_t fl, fc;
+    line_column(text, n, first, &fl, &fc);
+    size_t klen = strcspn(text + at + 1, "\"") + 2;
+    snprintf(desc, sizeof desc, "key %.*s given a second time in the same object (first at line "
+             "%llu, column %llu): JSON keeps only the last value; give each key once",
+             (int)(klen > 64 ? 64 : klen), text + at, (unsigned long long)fl,
+             (unsigned long long)fc);
+    what = desc;
   }
   if (what) {
-    uint64_t line = 1, col = 1;
-    for (size_t i = 0; i < at && i < n; i++) {
-      if (text[i] == '\n') line++, col = 1;
-      else col++;
-    }
+    uint64_t line, col;
+    line_column(text, n, at, &line, &col);
     snprintf(why, whyn, "%s: line %llu, column %llu (byte %zu): %s", path,
              (unsigned long long)line, (unsigned long long)col, at, what);
     if (o) json_object_put(o);
@@ -1073,10 +1201,12 @@ static int graph_run_check(graph_cmd_t *gc, size_t c) {
     json_object *ev = arr ? json_object_array_get_idx(eq, i) : eq;
     uint8_t *got = (uint8_t *)b->ptr + i * b->esize;
     if (arr) check_value(b->t, ev, want, gc->why, sizeof gc->why);
-    if (memcmp(want, got, b->esize))
-      return GRAPH_FAIL(gc, "checks[%zu]: buffer %s[%llu] is %.9g, field \"equals\" wants %s "
+    if (memcmp(want, got, b->esize)) {
+      char v[48];
+      return GRAPH_FAIL(gc, "checks[%zu]: buffer %s[%llu] is %s, field \"equals\" wants %s "
                         "(after the first launch)\n", c, b->name, (unsigned long long)i,
-                        get_value(b, i), json_object_to_json_string(ev));
+                        format_value(b, i, v), json_object_to_json_string(ev));
+    }
   }
   json_object *jck = json_object_new_object();
   json_object_object_add(jck, "buffer", json_object_new_string(b->name));

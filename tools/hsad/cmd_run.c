@@ -59,7 +59,8 @@ static void usage(FILE *f) {
     "        file=PATH (raw bytes of a regular file, at most COUNT elements; a shorter file\n"
     "        leaves the rest zero, with a warning). `out` prints a summary of the buffer after\n"
     "        the run, `out=FILE` writes its raw bytes to FILE, `txt=FILE` one element per line\n"
-    "        (%%.9g for floats).\n"
+    "        (%%.9g for floats); every output file (out=, txt=, --trace) is another file, and\n"
+    "        not the input.\n"
     "  TYPE:VALUE    a scalar of the argument's type: u32:1000 for a uint, f32:2.5 for a float,\n"
     "                i64:-3 for a long (another TYPE is an error naming the argument;\n"
     "                HIP kernels: the types of the mangled name, _Z5scalePffj takes float*,\n"
@@ -871,6 +872,56 @@ static int run_parse_options(run_t *r, int argc, char **argv) {
 
 /* ---- phase: the command line as a whole (defaults, file=PATH, --source) --------------------- */
 
+/* Whether paths a and b name one file: the same text, or two existing names of one inode. */
+static bool same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (!strcmp(a, b)) return true;
+  return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* One file hsad run writes: out=FILE or txt=FILE of an --arg, or --trace. */
+typedef struct run_output { const char *path, *opt; const arg_t *arg; } run_output_t;
+
+/* "--arg SPEC: out=F" or "--trace F" (o's option as the user gave it) into buf. */
+static const char *output_name(const run_output_t *o, char *buf, size_t n) {
+  if (o->arg) snprintf(buf, n, "--arg %s: %s=%s", o->arg->spec, o->opt, o->path);
+  else snprintf(buf, n, "--trace %s", o->path);
+  return buf;
+}
+
+/* Every output names a file of its own that is not the input: a second write of one file
+ * silently replaced the first (two buffers' out=, one buffer's out= and txt=), and an output
+ * naming SOURCE overwrote it (hsad compile refuses -o SOURCE likewise). Checked before anything
+ * runs, so a refusal writes nothing. */
+static int check_outputs(run_t *r) {
+  run_output_t *outs = malloc((2 * (size_t)r->nargs + 1) * sizeof *outs);
+  if (!outs) return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < r->nargs; i++) {
+    const arg_t *a = &r->args[i];
+    if (a->kind != A_BUF) continue;
+    if (a->out_file) outs[n++] = (run_output_t){a->out_file, "out", a};
+    if (a->txt_file) outs[n++] = (run_output_t){a->txt_file, "txt", a};
+  }
+  if (r->trace_path) outs[n++] = (run_output_t){r->trace_path, NULL, NULL};
+  char me[1200];
+  int rc = 0;
+  for (uint32_t j = 0; j < n && !rc; j++) {
+    if (same_file(outs[j].path, r->input)) {
+      rc = RUN_USAGE(r, "%s is the input %s: refusing to overwrite it",
+                     output_name(&outs[j], me, sizeof me), r->input);
+      break;
+    }
+    for (uint32_t i = 0; i < j && !rc; i++)
+      if (same_file(outs[i].path, outs[j].path))
+        rc = RUN_USAGE(r, "%s is also the %s= of --arg %s: give each output a file of its own "
+                       "(the later write would replace the earlier)",
+                       output_name(&outs[j], me, sizeof me), outs[i].opt, outs[i].arg->spec);
+  }
+  free(outs);
+  return rc;
+}
+
 static int run_check_command_line(run_t *r) {
   if (!r->input || !r->kname || !r->gdims)
     return RUN_USAGE(r, "need SOURCE|FILE, KERNEL and --grid (see hsad run --help)");
@@ -888,6 +939,7 @@ static int run_check_command_line(run_t *r) {
       if (w[0]) warn_add(&r->warns, r->cli.json, "%s", w);
     }
   }
+  TRY(check_outputs(r));
 #ifndef HSAD_NO_AMD
   const char *sstatus = NULL;
   int rc = 0;
@@ -1574,6 +1626,11 @@ static int amd_load_program(run_t *r) {
   if (r->variants && strcmp(r->variants, "auto") &&
       parse_variants(r->variants, r->budgets, &r->nbudgets, r->why, sizeof r->why))
     return RUN_USAGE(r, "--variants %s: %s", r->variants, r->why);
+  if (ends_with(r->input, ".cu"))
+    return RUN_FAIL(r, "HSAD_ERR_UNSUPPORTED", "%s: device %u, %s (%s), is an AMD GPU: give an "
+                    "OpenCL C (.cl) or HIP (.hip) source or a code object (CUDA sources are "
+                    "NVIDIA's: --device N of an NVIDIA GPU)", r->input, r->di->index,
+                    r->di->product_name, r->di->name);
   if (!ends_with(r->input, ".cl") && !ends_with(r->input, ".hip")) {
     if (r->variants)
       return RUN_USAGE(r, "--variants needs a source (.cl or .hip): register budgets are set "
