@@ -98,12 +98,13 @@ static const char *elf_type_name(unsigned t) {
  * ROCr's loader (ROCr 5.2.3: GElfImage::pullElf in amd_elf_image.cpp, AmdHsaCode::PullElfV2
  * in amd_hsa_code.cpp, ExecutableImpl::LoadCodeObject in loader/executable.cpp) reads symbols
  * from the section *named* .symtab only (the last one of that name; never .dynsym or another
- * SHT_SYMTAB), keeps STT_OBJECT, STT_COMMON and type 10 ones, and for code object v3+ skips
- * STB_LOCAL ones not of type 10; hsa_executable_get_symbol_by_name finds only what it loaded.
- * hsad_codeobj_load_memory reads descriptors from any symbol table (.dynsym too: hsad inspect
- * reads stripped objects), so the rule lives here: the first symbol of .symtab named NAME.kd
- * that is STT_OBJECT and not STB_LOCAL (STT_COMMON is a declaration ROCr cannot resolve; type
- * 10 is code object v2's kernel type, read as an amd_kernel_code_t). The ranges read here were
+ * SHT_SYMTAB), keeps STT_OBJECT, STT_COMMON and type 10 (STT_AMDGPU_HSA_KERNEL) ones, and for
+ * code object v3+ skips STB_LOCAL ones not of type 10; hsa_executable_get_symbol_by_name
+ * finds only what it loaded. hsad_codeobj_load_memory reads descriptors from any symbol table
+ * (.dynsym too: hsad inspect reads stripped objects), so the rule lives here: a symbol of
+ * .symtab named NAME.kd that is STT_OBJECT and not STB_LOCAL, or of type 10 (any binding; ROCr
+ * resolves it through its NAME.kd name, and fails the load itself when fewer than 256 bytes
+ * follow it). STT_COMMON is a declaration ROCr's load fails on. The ranges read here were
  * checked by hsad_codeobj_load_memory (section headers and names inside the file and
  * .shstrtab, .symtab of type SHT_SYMTAB with a NUL-ended string table, st_name inside it).
  * HSAD_ERR_MISSING_DESCRIPTOR naming the file, the kernel, the symbol and the reason. */
@@ -131,8 +132,8 @@ static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
     for (j = 0; j < count; j++) {
       memcpy(&sym, im + tab.sh_offset + j * sizeof sym, sizeof sym);
       if (strcmp((const char *)im + str.sh_offset + sym.st_name, ki->symbol)) continue;
-      if (ELF64_ST_TYPE(sym.st_info) == STT_OBJECT && ELF64_ST_BIND(sym.st_info) != STB_LOCAL)
-        break;
+      unsigned type = ELF64_ST_TYPE(sym.st_info);
+      if ((type == STT_OBJECT && ELF64_ST_BIND(sym.st_info) != STB_LOCAL) || type == 10) break;
       if (at == UINT64_MAX) at = j, first = sym;
     }
     if (j < count) continue;
@@ -151,7 +152,7 @@ static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
     return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                      "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, section "
                      "%u) has binding %u (%s) and type %u (%s): ROCr's loader exposes a kernel "
-                     "descriptor only through a non-local STT_OBJECT symbol",
+                     "descriptor only through a non-local STT_OBJECT or a type 10 symbol",
                      ci->name, ki->name, ki->symbol, (unsigned long long)at, ti, b,
                      elf_binding_name(b), t, elf_type_name(t));
   }

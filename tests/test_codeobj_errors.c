@@ -423,7 +423,8 @@ static void expect_program_loads(hsad_device_t *dev, const unsigned char *buf, s
 }
 
 /* Descriptor symbols ROCr's loader exposes (hsa-dispatch/program.c, mutation 83): it reads
- * symbols from the section named .symtab only and loads no STB_LOCAL one; a kernel whose
+ * symbols from the section named .symtab only and loads STT_OBJECT ones unless STB_LOCAL, and
+ * type 10 ones; a kernel whose
  * NAME.kd is elsewhere (hsad's codeobj finds it in .dynsym) loaded in ROCr and then failed
  * with "kernel symbol NAME.kd not found in the frozen executable" (HSA status 0x1013): 664 of
  * test_codeobj_fuzz's 20,000 cases. Now refused before hsa_executable_load_agent_code_object,
@@ -444,7 +445,8 @@ Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
   elf_sym_put(buf, symtab, j, &bad);
   snprintf(want, sizeof want, "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol %u "
            "of .symtab, section %u) has binding 0 (STB_LOCAL) and type 1 (STT_OBJECT): ROCr's "
-           "loader exposes a kernel descriptor only through a non-local STT_OBJECT symbol", j,
+           "loader exposes a kernel descriptor only through a non-local STT_OBJECT or a type 10 "
+           "symbol", j,
            symtab);
   expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR, want);
   /* STT_FUNC: not a symbol ROCr loads */
@@ -452,11 +454,16 @@ Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
   elf_sym_put(buf, symtab, j, &bad);
   snprintf(want, sizeof want, "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol %u "
            "of .symtab, section %u) has binding 1 (STB_GLOBAL) and type 2 (STT_FUNC): ROCr's "
-           "loader exposes a kernel descriptor only through a non-local STT_OBJECT symbol", j,
+           "loader exposes a kernel descriptor only through a non-local STT_OBJECT or a type 10 "
+           "symbol", j,
            symtab);
   expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR, want);
   /* the boundary: STB_WEAK is not local, ROCr loads and finds it */
   bad.st_info = ELF64_ST_INFO(STB_WEAK, STT_OBJECT);
+  elf_sym_put(buf, symtab, j, &bad);
+  expect_program_loads(dev, buf, size);
+  /* ... and type 10 (STT_AMDGPU_HSA_KERNEL), which ROCr loads even when local */
+  bad.st_info = ELF64_ST_INFO(STB_LOCAL, 10);
   elf_sym_put(buf, symtab, j, &bad);
   expect_program_loads(dev, buf, size);
   /* its name changed to the kernel's own ("vadd"): no vadd.kd in .symtab */
