@@ -353,6 +353,17 @@ hsad_status_t co_elf_open(co_elf_t *e, const char *name, uint8_t *image, size_t 
         sh.sh_entsize != sizeof(Elf64_Sym))
       return hsad_fail(HSAD_ERR_BAD_ELF, "%s: symbol table section %u has sh_entsize %llu, "
                        "expected 24", name, i, (unsigned long long)sh.sh_entsize);
+    /* libelf's elf_getdata refuses a symbol table that is not whole entries, so hsad's
+     * descriptor lookup and ROCr's loader (GElfSection::pull, ROCr 5.2.3) see none of its
+     * symbols: with .symtab so, every kernel went missing after a successful load ("not found
+     * in the frozen executable"). */
+    if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) &&
+        sh.sh_size % sizeof(Elf64_Sym))
+      return hsad_fail(HSAD_ERR_BAD_ELF,
+                       "%s: symbol table section %u has sh_size %llu, not a multiple of its "
+                       "24-byte entries: libelf (hsad's and ROCr's ELF reader) reads none of its "
+                       "symbols",
+                       name, i, (unsigned long long)sh.sh_size);
     if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) &&
         (sh.sh_link >= eh.e_shnum))
       return hsad_fail(HSAD_ERR_BAD_ELF, "%s: symbol table section %u links to section %u, "

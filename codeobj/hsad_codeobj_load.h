@@ -48,7 +48,8 @@ typedef struct hsad_codeobj_info {
  * version (v3 read-only; v4 and v5 fully), the ELF structures ROCr's loader trusts unchecked
  * (HSAD_ERR_BAD_ELF, each message naming the section, symbol or segment and the rule: section
  * names inside a NUL-ended .shstrtab, no SHT_NULL section past 0, .symtab/.strtab/.note of
- * their types; symbol tables linked to NUL-ended string tables, st_name inside, defined
+ * their types; symbol tables of whole 24-byte entries (libelf reads none of one that is not)
+ * linked to NUL-ended string tables, st_name inside, defined
  * symbols' st_shndx below e_shnum and [st_value, st_value + st_size) inside an allocated
  * section, no undefined data symbol in .symtab; relocation sections of 24-byte entries linked
  * to a symbol table; PT_LOAD p_vaddr = p_offset mod p_align, ascending without overlap,

@@ -234,14 +234,22 @@ hsad_status_t hsad_buffer_free(void *ptr);
  * per HIP translation unit) contributes the matching entry of every bundle, all loaded into the
  * one executable, and kernels are looked up across them (hsad_program_codeobj is the first; two
  * units defining the same kernel: HSAD_ERR_METADATA_TYPE naming both). Checks each code object's target ID
- * against every ISA of the agent (hsad_target_id_compatible; ROCr #198: check before loading),
+ * against every ISA of the agent (hsad_target_id_compatible; ROCr #198: check before loading)
+ * and that every kernel's NAME.kd is a symbol ROCr's loader exposes: a non-local STT_OBJECT
+ * (or a type 10) symbol of the section named .symtab (ROCr 5.2.3 reads no other symbol table,
+ * .dynsym included, and skips local ones; such a kernel loaded and then was "not found in the
+ * frozen executable"; hsad_codeobj_load_memory and hsad inspect still read the object),
  * then hsa_code_object_reader_create_from_memory, hsa_executable_create_alt,
  * hsa_executable_load_agent_code_object, hsa_executable_freeze, and resolves every kernel's
  * NAME.kd symbol once (HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT).
  * Errors: those of hsad_codeobj_container_open_file/_memory and hsad_codeobj_load_entry,
  * HSAD_ERR_ISA_MISMATCH ("k.hsaco: code object targets gfx908, device 0 (gfx90a) supports
- * amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), HSAD_ERR_HSA (a loader call failed: names it and
- * its status), HSAD_ERR_CLOSED, HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
+ * amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"), HSAD_ERR_MISSING_DESCRIPTOR ("k.hsaco: kernel
+ * 'vadd': its descriptor symbol vadd.kd (symbol 3 of .symtab, section 10) has binding 0
+ * (STB_LOCAL) and type 1 (STT_OBJECT): ROCr's loader exposes a kernel descriptor only through a
+ * non-local STT_OBJECT or a type 10 symbol"; or it is not in .symtab; or no section is named
+ * .symtab), HSAD_ERR_HSA (a loader call failed: names it and its status), HSAD_ERR_CLOSED,
+ * HSAD_ERR_OUT_OF_MEMORY. Thread-safe. */
 hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
                                      hsad_program_t **out_program);
 hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, size_t size,

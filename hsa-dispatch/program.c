@@ -2,6 +2,7 @@
  * A HIP fat binary built from several translation units holds one bundle per unit, each with
  * its own kernels: the program loads the device's entry of every bundle into one executable
  * (HSA allows several code objects per executable) and looks kernels up across all of them. */
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,88 @@ static hsad_status_t check_isa(hsad_device_t *d, const hsad_codeobj_t *co) {
                    d->info.isa_name);
 }
 
+static const char *elf_binding_name(unsigned b) {
+  switch (b) {
+  case STB_LOCAL: return "STB_LOCAL";
+  case STB_GLOBAL: return "STB_GLOBAL";
+  case STB_WEAK: return "STB_WEAK";
+  default: return b == 10 ? "STB_GNU_UNIQUE" : "unknown";
+  }
+}
+
+static const char *elf_type_name(unsigned t) {
+  static const char *const names[] = {"STT_NOTYPE", "STT_OBJECT", "STT_FUNC", "STT_SECTION",
+                                      "STT_FILE",   "STT_COMMON", "STT_TLS"};
+  if (t < sizeof names / sizeof names[0]) return names[t];
+  return t == 10 ? "STT_AMDGPU_HSA_KERNEL" : "unknown";
+}
+
+/* Every kernel's NAME.kd must be a symbol ROCr's loader exposes, checked before loading so the
+ * failure names the kernel and the cause instead of "not found in the frozen executable".
+ * ROCr's loader (ROCr 5.2.3: GElfImage::pullElf in amd_elf_image.cpp, AmdHsaCode::PullElfV2
+ * in amd_hsa_code.cpp, ExecutableImpl::LoadCodeObject in loader/executable.cpp) reads symbols
+ * from the section *named* .symtab only (the last one of that name; never .dynsym or another
+ * SHT_SYMTAB), keeps STT_OBJECT, STT_COMMON and type 10 (STT_AMDGPU_HSA_KERNEL) ones, and for
+ * code object v3+ skips STB_LOCAL ones not of type 10; hsa_executable_get_symbol_by_name
+ * finds only what it loaded. hsad_codeobj_load_memory reads descriptors from any symbol table
+ * (.dynsym too: hsad inspect reads stripped objects), so the rule lives here: a symbol of
+ * .symtab named NAME.kd that is STT_OBJECT and not STB_LOCAL, or of type 10 (any binding; ROCr
+ * resolves it through its NAME.kd name, and fails the load itself when fewer than 256 bytes
+ * follow it). STT_COMMON is a declaration ROCr's load fails on. The ranges read here were
+ * checked by hsad_codeobj_load_memory (section headers and names inside the file and
+ * .shstrtab, .symtab of type SHT_SYMTAB with a NUL-ended string table, st_name inside it).
+ * HSAD_ERR_MISSING_DESCRIPTOR naming the file, the kernel, the symbol and the reason. */
+static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
+  const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
+  const uint8_t *im = ci->image;
+  if (!im || !ci->kernel_count) return HSAD_OK;
+  Elf64_Ehdr eh;
+  memcpy(&eh, im, sizeof eh);
+  Elf64_Shdr names, tab = {0}, str = {0};
+  memcpy(&names, im + eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof names, sizeof names);
+  unsigned ti = 0;
+  for (unsigned i = 1; i < eh.e_shnum; i++) {
+    Elf64_Shdr sh;
+    memcpy(&sh, im + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
+    if (i != eh.e_shstrndx && !strcmp((const char *)im + names.sh_offset + sh.sh_name, ".symtab"))
+      tab = sh, ti = i;
+  }
+  if (ti) memcpy(&str, im + eh.e_shoff + (uint64_t)tab.sh_link * sizeof str, sizeof str);
+  uint64_t count = ti ? tab.sh_size / sizeof(Elf64_Sym) : 0;
+  for (uint32_t k = 0; k < ci->kernel_count; k++) {
+    const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_codeobj_kernel_at(co, k));
+    Elf64_Sym sym, first = {0};
+    uint64_t at = UINT64_MAX, j;
+    for (j = 0; j < count; j++) {
+      memcpy(&sym, im + tab.sh_offset + j * sizeof sym, sizeof sym);
+      if (strcmp((const char *)im + str.sh_offset + sym.st_name, ki->symbol)) continue;
+      unsigned type = ELF64_ST_TYPE(sym.st_info);
+      if ((type == STT_OBJECT && ELF64_ST_BIND(sym.st_info) != STB_LOCAL) || type == 10) break;
+      if (at == UINT64_MAX) at = j, first = sym;
+    }
+    if (j < count) continue;
+    if (!ti)
+      return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                       "%s: kernel '%s': no section is named .symtab, the only symbol table "
+                       "ROCr's loader reads (not .dynsym): it would not expose %s",
+                       ci->name, ki->name, ki->symbol);
+    if (at == UINT64_MAX)
+      return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                       "%s: kernel '%s': its descriptor symbol %s is not in .symtab (section "
+                       "%u, %llu symbols), the only symbol table ROCr's loader reads (not "
+                       ".dynsym)",
+                       ci->name, ki->name, ki->symbol, ti, (unsigned long long)count);
+    unsigned b = ELF64_ST_BIND(first.st_info), t = ELF64_ST_TYPE(first.st_info);
+    return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                     "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, section "
+                     "%u) has binding %u (%s) and type %u (%s): ROCr's loader exposes a kernel "
+                     "descriptor only through a non-local STT_OBJECT or a type 10 symbol",
+                     ci->name, ki->name, ki->symbol, (unsigned long long)at, ti, b,
+                     elf_binding_name(b), t, elf_type_name(t));
+  }
+  return HSAD_OK;
+}
+
 static void program_unlink(hsad_program_t *p) {
   pthread_mutex_lock(&hsad_rt.lock);
   for (hsad_program_t **pp = &hsad_rt.programs; *pp; pp = &(*pp)->next)
@@ -93,6 +176,7 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t **cos, uint
   uint32_t total = 0;
   for (uint32_t u = 0; u < n && !s; u++) {
     s = check_isa(d, cos[u]);
+    if (!s) s = check_rocr_symbols(cos[u]);
     total += hsad_codeobj_info(cos[u])->kernel_count;
   }
   /* the same kernel name in two units: ROCr would refuse the duplicate symbol; name both */

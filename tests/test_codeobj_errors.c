@@ -3,6 +3,8 @@
  * `make BUILD=/tmp/cobuild SAN=-fsanitize=address,undefined /tmp/cobuild/tests/test_codeobj_errors`. */
 #include "test_codeobj_util.h"
 
+#include "hsa-dispatch/hsad.h"
+
 #define V5 FIX("kernels-gfx90a-v5.hsaco")
 
 Test(codeobj_errors, not_elf) {
@@ -360,6 +362,131 @@ Test(codeobj_errors, load_segments_hold_sections) {
   memcpy(at1, &ph[1], sizeof bad);
   expect_loads(buf, size);
   free(buf);
+}
+
+/* Symbol tables of whole entries (mutation 84): libelf's elf_getdata refuses one whose sh_size
+ * is not a multiple of 24, so ROCr's loader saw no symbol of such a .symtab and every kernel
+ * went missing after the load (test_codeobj_fuzz: "sh_size 0xa8 -> 0xa7"). */
+Test(codeobj_errors, symbol_table_whole_entries) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  unsigned symtab = elf_find(buf, SHT_SYMTAB), dynsym = elf_find(buf, SHT_DYNSYM);
+  Elf64_Shdr t = elf_shdr(buf, symtab), bad = t;
+  cr_assert_eq(t.sh_size, 18 * 24);
+  bad.sh_size = t.sh_size - 1;
+  elf_shdr_put(buf, symtab, &bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: symbol table section %u has sh_size 431, not a multiple "
+                 "of its 24-byte entries: libelf (hsad's and ROCr's ELF reader) reads none of "
+                 "its symbols", symtab);
+  /* one whole entry fewer (the last, spill.kd, then comes from .dynsym) still loads */
+  bad.sh_size = t.sh_size - 24;
+  elf_shdr_put(buf, symtab, &bad);
+  expect_loads(buf, size);
+  elf_shdr_put(buf, symtab, &t);
+  Elf64_Shdr d = elf_shdr(buf, dynsym), dbad = d;
+  dbad.sh_size = d.sh_size + 8;
+  elf_shdr_put(buf, dynsym, &dbad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: symbol table section %u has sh_size %llu, not a multiple "
+                 "of its 24-byte entries: libelf (hsad's and ROCr's ELF reader) reads none of "
+                 "its symbols", dynsym, (unsigned long long)d.sh_size + 8);
+  elf_shdr_put(buf, dynsym, &d);
+  expect_loads(buf, size);
+  free(buf);
+}
+
+/* hsad_program_load_memory of buf on kfd-emu's device 0 fails with `want` and message `msg`
+ * before ROCr loads it, while hsad_codeobj_load_memory (hsad inspect) still reads it. */
+static void expect_program_fails(hsad_device_t *dev, const unsigned char *buf, size_t size,
+                                 hsad_status_t want, const char *msg) {
+  hsad_program_t *p = NULL;
+  hsad_status_t st = hsad_program_load_memory(dev, buf, size, "e.hsaco", &p);
+  cr_assert_eq(st, want, "got %s (%s), want %s", hsad_status_name(st), hsad_last_error(),
+               hsad_status_name(want));
+  cr_assert_null(p);
+  cr_assert_str_eq(hsad_last_error(), msg);
+  expect_loads(buf, size);
+}
+
+/* ... or loads, and kernel vadd resolves to its descriptor bytes (kfd-emu: a GPU address is
+ * the host address of the same bytes). */
+static void expect_program_loads(hsad_device_t *dev, const unsigned char *buf, size_t size) {
+  hsad_program_t *p = NULL;
+  cr_assert_eq(hsad_program_load_memory(dev, buf, size, "e.hsaco", &p), HSAD_OK, "%s",
+               hsad_last_error());
+  const hsad_device_kernel_t *k = NULL;
+  cr_assert_eq(hsad_program_kernel(p, "vadd", &k), HSAD_OK, "%s", hsad_last_error());
+  const hsad_device_kernel_desc_t *d = hsad_device_kernel_desc(k);
+  cr_assert_neq(d->kernel_object, 0);
+  cr_assert_eq(memcmp((const void *)(uintptr_t)d->kernel_object,
+                      &hsad_kernel_info(d->codeobj_kernel)->descriptor, 64), 0);
+  cr_assert_eq(hsad_program_destroy(p), HSAD_OK, "%s", hsad_last_error());
+}
+
+/* Descriptor symbols ROCr's loader exposes (hsa-dispatch/program.c, mutation 83): it reads
+ * symbols from the section named .symtab only and loads STT_OBJECT ones unless STB_LOCAL, and
+ * type 10 ones; a kernel whose
+ * NAME.kd is elsewhere (hsad's codeobj finds it in .dynsym) loaded in ROCr and then failed
+ * with "kernel symbol NAME.kd not found in the frozen executable" (HSA status 0x1013): 664 of
+ * test_codeobj_fuzz's 20,000 cases. Now refused before hsa_executable_load_agent_code_object,
+ * naming the kernel and the cause. */
+Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
+  hsad_runtime_t *rt = NULL;
+  hsad_device_t *dev = NULL;
+  cr_assert_eq(hsad_runtime_open(&rt), HSAD_OK, "%s", hsad_last_error());
+  cr_assert_eq(hsad_device_get(rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  unsigned symtab = elf_find(buf, SHT_SYMTAB);
+  unsigned j = elf_sym_find(buf, symtab, "vadd.kd"), f = elf_sym_find(buf, symtab, "vadd");
+  Elf64_Sym sym = elf_sym(buf, symtab, j), bad = sym;
+  char want[512];
+  /* STB_LOCAL: ROCr skips local symbols of code object v3+ */
+  bad.st_info = ELF64_ST_INFO(STB_LOCAL, STT_OBJECT);
+  elf_sym_put(buf, symtab, j, &bad);
+  snprintf(want, sizeof want, "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol %u "
+           "of .symtab, section %u) has binding 0 (STB_LOCAL) and type 1 (STT_OBJECT): ROCr's "
+           "loader exposes a kernel descriptor only through a non-local STT_OBJECT or a type 10 "
+           "symbol", j,
+           symtab);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR, want);
+  /* STT_FUNC: not a symbol ROCr loads */
+  bad.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+  elf_sym_put(buf, symtab, j, &bad);
+  snprintf(want, sizeof want, "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol %u "
+           "of .symtab, section %u) has binding 1 (STB_GLOBAL) and type 2 (STT_FUNC): ROCr's "
+           "loader exposes a kernel descriptor only through a non-local STT_OBJECT or a type 10 "
+           "symbol", j,
+           symtab);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR, want);
+  /* the boundary: STB_WEAK is not local, ROCr loads and finds it */
+  bad.st_info = ELF64_ST_INFO(STB_WEAK, STT_OBJECT);
+  elf_sym_put(buf, symtab, j, &bad);
+  expect_program_loads(dev, buf, size);
+  /* ... and type 10 (STT_AMDGPU_HSA_KERNEL), which ROCr loads even when local */
+  bad.st_info = ELF64_ST_INFO(STB_LOCAL, 10);
+  elf_sym_put(buf, symtab, j, &bad);
+  expect_program_loads(dev, buf, size);
+  /* its name changed to the kernel's own ("vadd"): no vadd.kd in .symtab */
+  bad = sym;
+  bad.st_name = elf_sym(buf, symtab, f).st_name;
+  elf_sym_put(buf, symtab, j, &bad);
+  snprintf(want, sizeof want, "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd is not in "
+           ".symtab (section %u, 18 symbols), the only symbol table ROCr's loader reads (not "
+           ".dynsym)", symtab);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR, want);
+  elf_sym_put(buf, symtab, j, &sym);
+  expect_program_loads(dev, buf, size);
+  /* .symtab renamed "symtab" (its name one byte on): ROCr finds no table by name */
+  Elf64_Shdr t = elf_shdr(buf, symtab), tbad = t;
+  tbad.sh_name = t.sh_name + 1;
+  elf_shdr_put(buf, symtab, &tbad);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': no section is named .symtab, the only symbol "
+                       "table ROCr's loader reads (not .dynsym): it would not expose vadd.kd");
+  elf_shdr_put(buf, symtab, &t);
+  expect_program_loads(dev, buf, size);
+  free(buf);
+  cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
 }
 
 Test(codeobj_errors, wrong_class_data_machine_osabi) {
