@@ -562,7 +562,8 @@ Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
   TH_OK(hsad_runtime_close(rt));
 }
 
-/* Two emulated GPUs of different ISAs: each device loads its own code object, a dispatch on
+/* Two emulated GPUs of different ISAs: indices and vendor indices 0 and 1, each device loads
+ * its own code object, a dispatch on
  * the second GPU gives the exact result, and device 1's kernel is refused on device 0's queue. */
 Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
   setenv("KFD_EMU_GPUS", "2", 1);
@@ -572,6 +573,10 @@ Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
   e1.rt = e0.rt;
   TH_OK(hsad_device_get(e1.rt, 1, &e1.dev));
   cr_assert_str_eq(hsad_device_info(e1.dev)->name, "gfx908");
+  /* each GPU's position among AMD's devices (mutation-sample seed 28, mutant 4) */
+  cr_assert_eq(hsad_device_info(e0.dev)->vendor_index, 0);
+  cr_assert_eq(hsad_device_info(e1.dev)->vendor_index, 1);
+  cr_assert_eq(hsad_device_info(e1.dev)->index, 1);
   const hsad_device_kernel_t *k1;
   hsad_program_t *p1 = th_load(&e1, "fill", 5, "fill", &k1);
   hsad_queue_t *q0, *q1;
