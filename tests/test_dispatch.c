@@ -563,8 +563,8 @@ Test(dispatch_device, two_numa_nodes_nearest_cpu, .timeout = 60) {
 }
 
 /* Two emulated GPUs of different ISAs: indices and vendor indices 0 and 1, each device loads
- * its own code object, a dispatch on
- * the second GPU gives the exact result, and device 1's kernel is refused on device 0's queue. */
+ * its own code object, a dispatch on the second GPU gives the exact result, and device 1's
+ * kernel is refused on device 0's queue. */
 Test(dispatch_device, second_gpu_dispatch, .timeout = 60) {
   setenv("KFD_EMU_GPUS", "2", 1);
   setenv("KFD_EMU_ISA", "gfx90a,gfx908", 1);
