@@ -1319,3 +1319,62 @@ Test(program, two_units_load_and_free, .timeout = 60) {
   free(so);
   TH_OK(hsad_runtime_close(e.rt));
 }
+
+static uint64_t surv_write_id(hsad_queue_t *q) {
+  return ((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+}
+
+/* One barrier-AND packet without an epoch, reserved, published and rung: its id. */
+static uint64_t surv_plain_packet(hsad_queue_t *q) {
+  uint64_t id = 99;
+  TH_OK(hsad_submit_reserve(q, 1, false, th_in(TH_SEC), &id, NULL));
+  surv_publish_barrier(q, id, false);
+  hsad_submit_doorbell(q, id);
+  return id;
+}
+
+/* hsad_submit_point_issue issues a pending point's epoch only when nobody has yet (no test
+ * called it; written while triaging seed 28's mutant 20, it kills timeline.c:435's && as ||: a
+ * pending point flushed again after its epoch was issued submits a second barrier-AND for the
+ * packets reserved since). Ids and epochs as hsad_submit.h gives them. */
+Test(submit_api, point_issue_once, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  hsad_queue_t *q = th_queue(&e, 64);
+  cr_assert_eq(surv_plain_packet(q), 0);
+  hsad_submit_point_t pt;
+  TH_OK(hsad_submit_point(q, &pt));
+  cr_assert(pt.pending);
+  cr_assert_eq(pt.completion.epoch, 1);
+  cr_assert_eq(pt.end, 1);
+  /* someone else issues epoch 1 (a barrier-AND at id 1), then a packet without one (id 2) */
+  hsad_completion_t c;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &c));
+  cr_assert_eq(c.epoch, 1);
+  cr_assert_eq(c.packet_id, 1);
+  cr_assert_eq(surv_plain_packet(q), 2);
+  bool packet = true;
+  TH_OK(hsad_submit_point_issue(&pt, th_in(TH_SEC), &packet));
+  cr_assert_not(packet, "epoch 1 was issued already: no packet");
+  cr_assert_eq(surv_write_id(q), 3);
+  /* a pending point nobody issued: one barrier-AND epoch packet (id 3, epoch 2) */
+  TH_OK(hsad_submit_point(q, &pt));
+  cr_assert(pt.pending);
+  cr_assert_eq(pt.completion.epoch, 2);
+  cr_assert_eq(pt.end, 3);
+  TH_OK(hsad_submit_point_issue(&pt, th_in(TH_SEC), &packet));
+  cr_assert(packet);
+  cr_assert_eq(surv_write_id(q), 4);
+  TH_OK(hsad_completion_wait(&pt.completion, th_in(5 * TH_SEC)));
+  /* a covered point (the last packet carries epoch 2): nothing to issue */
+  TH_OK(hsad_submit_point(q, &pt));
+  cr_assert_not(pt.pending);
+  cr_assert_eq(pt.completion.epoch, 2);
+  cr_assert_eq(pt.end, 4);
+  packet = true;
+  TH_OK(hsad_submit_point_issue(&pt, th_in(TH_SEC), &packet));
+  cr_assert_not(packet);
+  cr_assert_eq(surv_write_id(q), 4);
+  hsad_queue_destroy(q);
+  TH_OK(hsad_runtime_close(e.rt));
+}
