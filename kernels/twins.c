@@ -108,6 +108,33 @@ KFD_EMU_TWIN(count_dispatch) {
   return 0;
 }
 
+/* count_pair(global uint *a, uint value, global uint *b): work-item (0,0,0) atomically adds
+ * value to *a and to *b. */
+KFD_EMU_TWIN(count_pair) {
+  uint32_t *a, *b, value;
+  if (tw_arg_ptr(d, 0, (void **)&a) || tw_arg_val(d, 1, &value, sizeof(value)) ||
+      tw_arg_ptr(d, 2, (void **)&b))
+    return TW_ERR_ARG;
+  if (!tw_is_first_group(wg)) return 0;
+  if (!tw_reach(d, a, 0, 1, 4) || !tw_reach(d, b, 0, 1, 4)) return TW_ERR_FAULT;
+  __atomic_fetch_add(a, value, __ATOMIC_SEQ_CST);
+  __atomic_fetch_add(b, value, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
+/* count_scaled(uint value, uint scale, global uint *counter): work-item (0,0,0) atomically adds
+ * value * scale. */
+KFD_EMU_TWIN(count_scaled) {
+  uint32_t *counter, value, scale;
+  if (tw_arg_val(d, 0, &value, sizeof(value)) || tw_arg_val(d, 1, &scale, sizeof(scale)) ||
+      tw_arg_ptr(d, 2, (void **)&counter))
+    return TW_ERR_ARG;
+  if (!tw_is_first_group(wg)) return 0;
+  if (!tw_reach(d, counter, 0, 1, 4)) return TW_ERR_FAULT;
+  __atomic_fetch_add(counter, value * scale, __ATOMIC_SEQ_CST);
+  return 0;
+}
+
 /* The reduction tree of kernels/lds_reduce.cl, run on `tmp` (the workgroup's LDS). Only 1-D
  * workgroups of at most LDS_REDUCE_MAX work-items are supported: with more rows, the rows would
  * race on the same LDS words on hardware. */

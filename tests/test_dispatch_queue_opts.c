@@ -669,6 +669,57 @@ Test(launch_cache, signature_hits_write_values, .timeout = 60) {
   th_finish(&e, q, p);
 }
 
+/* Signature entries whose last argument is a POINTER after 4-byte values (mutation-sample seed
+ * 28, mutant 23: a hit of signature (3, 0b010) or (3, 0b011) ran the 2-argument case and left
+ * the third argument's old value in the image). count_pair (a, value, b: slots 0, 8, 16) and
+ * count_scaled (value, scale, counter: 0, 4, 8), each a miss then two hits with every argument
+ * changed: each packet's kernarg block carries exactly its launch's arguments, and the
+ * counters hold the sums of their own launches. */
+Test(launch_cache, signature_hits_write_a_last_pointer, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  const hsad_device_kernel_t *kp, *ks;
+  hsad_program_t *p = th_load(&e, "count_dispatch", 5, "count_pair", &kp);
+  TH_OK(hsad_program_kernel(p, "count_scaled", &ks));
+  hsad_queue_t *q = th_queue(&e, 64);
+  uint32_t *c = th_alloc(&e, 64);
+  memset(c, 0, 64);
+  uint32_t v = 1, scale = 10;
+  hsad_karg_t pa[3] = {HSAD_KARG_PTR(&c[0]), HSAD_KARG_VAL(v), HSAD_KARG_PTR(&c[1])};
+  hsad_karg_t sa[3] = {HSAD_KARG_VAL(v), HSAD_KARG_VAL(scale), HSAD_KARG_PTR(&c[8])};
+  hsad_launch_t lp = {.dims = 1, .grid = {1}, .block = {1}, .args = pa, .arg_count = 3};
+  hsad_launch_t ls = {.dims = 1, .grid = {1}, .block = {1}, .args = sa, .arg_count = 3};
+  uint64_t id[6];
+  for (uint32_t i = 0; i < 3; i++) { /* count_pair: (c0, 1, c1), (c2, 2, c3), (c4, 3, c5) */
+    v = i + 1;
+    pa[0] = HSAD_KARG_PTR(&c[2 * i]);
+    pa[2] = HSAD_KARG_PTR(&c[2 * i + 1]);
+    TH_OK(hsad_kernel_dispatch(q, kp, &lp, th_in(TH_SEC), NULL, &id[i]));
+  }
+  for (uint32_t i = 0; i < 3; i++) { /* count_scaled: (1, 10, c8), (2, 11, c9), (3, 12, c10) */
+    v = i + 1;
+    scale = 10 + i;
+    sa[2] = HSAD_KARG_PTR(&c[8 + i]);
+    TH_OK(hsad_kernel_dispatch(q, ks, &ls, th_in(TH_SEC), NULL, &id[3 + i]));
+  }
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
+  for (uint32_t i = 0; i < 3; i++) {
+    const uint8_t *ka = (const uint8_t *)(uintptr_t)th_get64(qo_slot(q, id[i]), 40);
+    cr_assert_eq(th_get64(ka, 0), (uint64_t)(uintptr_t)&c[2 * i], "count_pair %u: a", i);
+    cr_assert_eq(th_get32(ka, 8), i + 1, "count_pair %u: value", i);
+    cr_assert_eq(th_get64(ka, 16), (uint64_t)(uintptr_t)&c[2 * i + 1], "count_pair %u: b", i);
+    ka = (const uint8_t *)(uintptr_t)th_get64(qo_slot(q, id[3 + i]), 40);
+    cr_assert_eq(th_get32(ka, 0), i + 1, "count_scaled %u: value", i);
+    cr_assert_eq(th_get32(ka, 4), 10 + i, "count_scaled %u: scale", i);
+    cr_assert_eq(th_get64(ka, 8), (uint64_t)(uintptr_t)&c[8 + i], "count_scaled %u: counter", i);
+  }
+  const uint32_t want[16] = {1, 1, 2, 2, 3, 3, 0, 0, 10, 22, 36, 0, 0, 0, 0, 0};
+  for (uint32_t i = 0; i < 16; i++)
+    cr_assert_eq(c[i], want[i], "c[%u] = %u, want %u", i, c[i], want[i]);
+  hsad_buffer_free(c);
+  th_finish(&e, q, p);
+}
+
 /* A signature entry's hit checks only what the entry's check covered; any other argument takes
  * the general path, whose check reports it with its own message, reserving nothing. After a
  * hit of fill (POINTER, u32, u32): argument 1 a typed f32 (same tag and size, another type:
