@@ -59,7 +59,8 @@ $(MUT_TEST): tests/test_mutation_patches.c
 SURV_TEST := $(TESTDIR)/test_survivors
 TEST_BINS += $(SURV_TEST)
 $(SURV_TEST): tests/test_survivors.c tests/test_dispatch_util.h $(LIBDIR)/libhsad.a $(DQ_FIXTURES) \
-    $(CO_FIXDIR)/kernels-gfx90a-v5.hsaco $(CO_FIXDIR)/hip_multi.so $(MON_FIXTURE)
+    $(CO_FIXDIR)/kernels-gfx90a-v5.hsaco $(CO_FIXDIR)/hip_multi.so \
+    $(CO_FIXDIR)/hip_dup.o $(MON_FIXTURE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTEST_KERNDIR='"$(abspath $(KERNDIR))"' -DTH_FIXDIR='"$(abspath $(DQ_FIXDIR))"' \
 	  -DCO_FIXDIR='"$(abspath $(CO_FIXDIR))"' -DMON_FIXTURE='"$(abspath $(MON_FIXTURE))"' \

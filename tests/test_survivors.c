@@ -1299,7 +1299,8 @@ static void surv_multi_unit_round(th_env_t *e, const uint8_t *so, size_t size) {
 
 /* A program of two translation units (hip_multi.so: hip_scale.hip and hip_second.hip, one
  * .hip_fatbin bundle each) whose kernels differ loads with both kernels, in unit order (seed 28
- * mutant 9: every kernel of a later unit reported as defined in two units); loading and
+ * mutant 9: every kernel of a later unit reported as defined in two units), one whose units
+ * both define a kernel is refused (hip_dup.o); loading and
  * destroying it returns every byte (seed 28 mutant 11: the array of selected code objects, 16
  * bytes for two units; mutant 12: the units, readers and kernel table of a destroyed program). */
 Test(program, two_units_load_and_free, .timeout = 60) {
@@ -1313,6 +1314,16 @@ Test(program, two_units_load_and_free, .timeout = 60) {
   cr_assert_str_eq(hsad_device_kernel_desc(hsad_program_kernel_at(p, 0))->name, "_Z5scalePffi");
   cr_assert_str_eq(hsad_device_kernel_desc(hsad_program_kernel_at(p, 1))->name, "_Z6offsetPii");
   TH_OK(hsad_program_destroy(p));
+  /* the same kernel in both units (hip_dup.o): refused naming both (seed 29 mutant 3: the
+   * duplicate check skipped each later unit's first kernel) */
+  size_t dsize;
+  uint8_t *dup = surv_read(CO_FIXDIR "/hip_dup.o", &dsize);
+  p = (hsad_program_t *)1;
+  TH_ERR_IS(hsad_program_load_memory(e.dev, dup, dsize, "dup", &p), HSAD_ERR_METADATA_TYPE,
+            "kernel '_Z5scalePffi' is defined in two translation units: dup[bundle 0: "
+            "hipv4-amdgcn-amd-amdhsa--gfx90a] and dup[bundle 1: hipv4-amdgcn-amd-amdhsa--gfx90a]");
+  cr_assert_eq(p, (hsad_program_t *)1);
+  free(dup);
   /* 200 warm-up rounds: ROCr's loader keeps ~40 bytes per executable for its first ~100 */
   SURV_HEAP_BALANCED("two-unit program load and destroy", 200, 16,
                      surv_multi_unit_round(&e, so, size));
