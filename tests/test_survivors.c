@@ -300,7 +300,8 @@ Test(program, bundle_without_device_entry, .timeout = 60) {
  * mutex taken 3 times per miss: hsad_variants.h), the second round hits every size, with no
  * rule run and no lock, including the sizes whose home slot another size took first (mutant
  * 91: the probe's step). The home slot is variants.c's hash (Fibonacci hashing of the key
- * 1 | wg << 1, top 5 bits): the test checks that the 24 sizes do collide. */
+ * 1 | wg << 1, top 5 bits): the test checks that the 24 sizes do collide. Then
+ * hsad_variant_set_select finds each size in the cache (seed 28 mutant 38). */
 Test(variants, probed_keys_hit_without_lock, .timeout = 60) {
   uint32_t homes = 0, collided = 0;
   for (uint64_t wg = 1; wg <= 24; wg++) {
@@ -335,6 +336,19 @@ Test(variants, probed_keys_hit_without_lock, .timeout = 60) {
                  (unsigned long long)st.lock_takes);
     cr_assert_eq(st.cached_keys, 24, "round %d: cached keys %u", round, st.cached_keys);
   }
+  /* hsad_variant_set_select finds every size cached, those off their home slot too (seed 28
+   * mutant 38: the locked lookup's probe step): no rule run, one lock take each */
+  for (uint32_t wg = 1; wg <= 24; wg++) {
+    hsad_variant_choice_t ch;
+    bool cached = false;
+    TH_OK(hsad_variant_set_select(set, wg, 0, &ch, &cached));
+    cr_assert(cached, "wg %u not found in the cache", wg);
+    cr_assert_eq(ch.index, 0);
+  }
+  TH_OK(hsad_variant_set_stats(set, &st));
+  cr_assert_eq(st.rule_runs, 24, "rule runs %llu", (unsigned long long)st.rule_runs);
+  cr_assert_eq(st.lock_takes, 96, "lock takes %llu", (unsigned long long)st.lock_takes);
+  cr_assert_eq(st.cached_keys, 24, "cached keys %u", st.cached_keys);
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);
   hsad_variant_set_destroy(set);
