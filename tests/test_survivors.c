@@ -1403,3 +1403,34 @@ Test(submit_api, point_issue_once, .timeout = 60) {
   hsad_queue_destroy(q);
   TH_OK(hsad_runtime_close(e.rt));
 }
+
+/* hsad_variant_set_stats counts every cached key, the one in slot 0 too (seed 28 mutant 41: the
+ * count started at slot 1). Workgroup sizes 44 and 61 both have home slot 0 (variants.c's hash
+ * of the key 1 | wg << 1, computed here): 44 takes slot 0, 61 probes on to slot 1. */
+Test(variants, stats_count_slot_zero, .timeout = 60) {
+  const uint32_t sizes[2] = {44, 61};
+  for (int i = 0; i < 2; i++)
+    cr_assert_eq((((1u | (uint64_t)sizes[i] << 1) * 0x9E3779B97F4A7C15ull) >> 59) & 31, 0,
+                 "wg %u: home slot", sizes[i]);
+  th_env_t e;
+  th_open(&e);
+  const hsad_device_kernel_t *fill;
+  hsad_program_t *pf = th_load(&e, "fill", 5, "fill", &fill);
+  hsad_variant_set_t *set = NULL;
+  TH_OK(hsad_variant_set_create(&fill, 1, &set));
+  hsad_variant_set_stats_t st;
+  for (int i = 0; i < 2; i++) {
+    hsad_variant_choice_t ch;
+    bool cached = true;
+    TH_OK(hsad_variant_set_select(set, sizes[i], 0, &ch, &cached));
+    cr_assert_not(cached, "wg %u: cached before its first select", sizes[i]);
+    cr_assert_eq(ch.index, 0);
+    TH_OK(hsad_variant_set_stats(set, &st));
+    cr_assert_eq(st.cached_keys, (uint32_t)i + 1, "after wg %u: cached keys %u", sizes[i],
+                 st.cached_keys);
+    cr_assert_eq(st.rule_runs, (uint64_t)i + 1);
+  }
+  hsad_variant_set_destroy(set);
+  hsad_program_destroy(pf);
+  TH_OK(hsad_runtime_close(e.rt));
+}
