@@ -35,6 +35,49 @@ static uint32_t pkt_word(const hsad_graph_exec_t *x, uint32_t qi, uint32_t i, in
   return w;
 }
 
+/* A barrier node last on its queue is the run's epoch point itself (fusion/exec.c add_point:
+ * a barrier-AND node gets the BARRIER bit and the epoch signal, no packet is added; seed 28
+ * mutant 45 added a barrier-AND after it). A -> B -> J (J a barrier node): 3 packets a launch,
+ * J's the last, with the BARRIER bit, its completion the epoch of packet 2 of each launch. */
+Test(fusion, barrier_node_last_is_the_point, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "order_record", 5, "order_record", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4), *slots = th_alloc(&e, 16);
+  hsad_graph_t *g;
+  TH_OK(hsad_graph_create(0, &g));
+  uint32_t a = rec(g, "A", 0, k, counter, slots, 0, NULL, 0);
+  uint32_t b = rec(g, "B", 0, k, counter, slots, 1, &a, 1);
+  uint32_t j;
+  TH_OK(hsad_graph_add_barrier(g, "J", 0, &b, 1, &j));
+  hsad_graph_exec_t *x;
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 3);
+  cr_assert_eq(hsad_graph_exec_point_count(x, 0), 1);
+  int32_t node;
+  uint32_t w = pkt_word(x, 0, 2, &node);
+  cr_assert_eq(node, (int32_t)j);
+  cr_assert_eq(TYPE(w), HSA_PACKET_TYPE_BARRIER_AND);
+  cr_assert_eq(BAR(w), 1);
+  for (int round = 0; round < 2; round++) {
+    *counter = 0;
+    memset(slots, 0xff, 16);
+    hsad_completion_t done;
+    TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &done, NULL));
+    TH_OK(hsad_completion_wait_all(&done, 1, th_in(10 * TH_SEC)));
+    cr_assert_eq(done.packet_id, 3 * round + 2);
+    cr_assert_eq(doorbell_value(q), 3 * (uint64_t)round + 2);
+    cr_assert_eq(slots[0], 0);
+    cr_assert_eq(slots[1], 1);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_buffer_free(slots);
+  hsad_buffer_free(counter);
+  th_finish(&e, q, p);
+}
+
 /* Diamond A -> {B, C} -> D on one queue. */
 Test(fusion, diamond_one_queue, .timeout = 60) {
   th_env_t e;
