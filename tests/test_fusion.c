@@ -685,6 +685,55 @@ Test(fusion, fault_mid_graph, .timeout = 60) {
   kit_close(&t);
 }
 
+/* A same-shape update of a node's first argument survives a move to another queue
+ * (hsad_graph_exec_set_queue rebuilds each kernel from its stored launch, refreshed from the
+ * latest segment; seed 28 mutant 51 refreshed every argument but the first, so the moved exec
+ * wrote the old buffer). fill(dst, value, n): b1 at instantiate, b2 by update, then the move. */
+Test(fusion, update_of_first_argument_survives_set_queue, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "fill", 5, "fill", &k, &q);
+  uint32_t *b1 = th_alloc(&e, 64 * 4), *b2 = th_alloc(&e, 64 * 4), v = 7, n = 64;
+  memset(b1, 0, 256);
+  memset(b2, 0, 256);
+  hsad_karg_t a[3] = {HSAD_KARG_PTR(b1), HSAD_KARG_VAL(v), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
+  hsad_graph_t *g;
+  TH_OK(hsad_graph_create(0, &g));
+  uint32_t node;
+  TH_OK(hsad_graph_add_kernel(g, "F", 0, k, &l, NULL, 0, &node));
+  hsad_graph_exec_t *x;
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  hsad_graph_destroy(g);
+  hsad_completion_t c;
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
+  a[0] = HSAD_KARG_PTR(b2);
+  v = 9;
+  TH_OK(hsad_graph_exec_update(x, node, &l));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
+  for (uint32_t i = 0; i < 64; i++) {
+    cr_assert_eq(b1[i], 7, "b1[%u] = %u", i, b1[i]);
+    cr_assert_eq(b2[i], 9, "b2[%u] = %u", i, b2[i]);
+  }
+  memset(b2, 0, 256);
+  hsad_queue_t *fresh = th_queue(&e, 64);
+  TH_OK(hsad_graph_exec_set_queue(x, 0, fresh));
+  TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));
+  TH_OK(hsad_completion_wait(&c, th_in(5 * TH_SEC)));
+  for (uint32_t i = 0; i < 64; i++) {
+    cr_assert_eq(b1[i], 7, "after the move: b1[%u] = %u", i, b1[i]);
+    cr_assert_eq(b2[i], 9, "after the move: b2[%u] = %u", i, b2[i]);
+  }
+  hsad_graph_exec_destroy(x);
+  hsad_queue_destroy(fresh);
+  hsad_buffer_free(b2);
+  hsad_buffer_free(b1);
+  th_finish(&e, q, p);
+}
+
 /* hsad graph: the example pipeline fused and sequential, and an error naming node and field. */
 static char *run_cmd(const char *cmd, int *rc) {
   FILE *f = popen(cmd, "r");
