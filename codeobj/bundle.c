@@ -467,9 +467,12 @@ fail:
 hsad_status_t hsad_codeobj_container_open_memory(const void *data, size_t size,
                                                  const char *label,
                                                  hsad_codeobj_container_t **out) {
-  if (!out || (!data && size))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_open_memory: NULL "
-                     "argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_container_open_memory",
+                                   {out, "out_container"});
+  if (ns) return ns;
+  if (!data && size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_open_memory: NULL data "
+                     "with size %zu", size);
   *out = NULL;
   uint8_t *copy = malloc(size ? size : 1);
   if (!copy) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "out of memory (%zu bytes)", size);
@@ -479,9 +482,9 @@ hsad_status_t hsad_codeobj_container_open_memory(const void *data, size_t size,
 
 hsad_status_t hsad_codeobj_container_open_file(const char *path,
                                                hsad_codeobj_container_t **out) {
-  if (!out || !path)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_open_file: NULL "
-                     "argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_container_open_file", {path, "path"},
+                                   {out, "out_container"});
+  if (ns) return ns;
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) return hsad_fail(HSAD_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -526,8 +529,9 @@ const hsad_codeobj_entry_t *hsad_codeobj_container_entry(const hsad_codeobj_cont
 /* Best compatible entry among those of `bundle` (all bundles when bundle < 0). */
 static hsad_status_t co_select(const hsad_codeobj_container_t *c, long bundle,
                                const char *agent_isa, size_t *out_index) {
-  if (!c || !out_index)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_container_select: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_container_select", {c, "container"},
+                                   {out_index, "out_index"});
+  if (ns) return ns;
   hsad_target_id_t agent = {0};
   if (agent_isa) {
     hsad_status_t st = hsad_target_id_parse(agent_isa, &agent);
@@ -595,9 +599,12 @@ hsad_status_t hsad_codeobj_container_select_in_bundle(const hsad_codeobj_contain
 
 hsad_status_t hsad_codeobj_load_entry(const hsad_codeobj_container_t *c, size_t i,
                                       hsad_codeobj_t **out_codeobj) {
-  if (!c || !out_codeobj || i >= c->count)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
-                     "hsad_codeobj_load_entry: NULL argument or entry %zu out of range", i);
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_load_entry", {c, "container"},
+                                   {out_codeobj, "out_codeobj"});
+  if (ns) return ns;
+  if (i >= c->count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_load_entry: entry %zu out of range "
+                     "(%zu entries)", i, c->count);
   const hsad_codeobj_entry_t *e = &c->entries[i];
   if (c->kind == HSAD_CONTAINER_CODE_OBJECT)
     return hsad_codeobj_load_memory(e->data, e->size, c->name, out_codeobj);
@@ -624,8 +631,8 @@ hsad_status_t hsad_codeobj_load_entry(const hsad_codeobj_container_t *c, size_t 
 
 hsad_status_t hsad_codeobj_load_file(const char *path, const char *agent_isa,
                                      hsad_codeobj_t **out_codeobj) {
-  if (!out_codeobj)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_load_file: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_load_file", {out_codeobj, "out_codeobj"});
+  if (ns) return ns;
   *out_codeobj = NULL;
   hsad_codeobj_container_t *c;
   hsad_status_t st = hsad_codeobj_container_open_file(path, &c);

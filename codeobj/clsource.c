@@ -122,8 +122,13 @@ hsad_status_t hsad_cl_source_expand(const char *source, size_t size, const char 
                                     char **out_text, size_t *out_size) {
   if (out_text) *out_text = NULL;
   if (out_size) *out_size = 0;
-  if (!source || !source_name || !out_text || !out_size || (include_dir_count && !include_dirs))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_cl_source_expand: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_cl_source_expand", {source, "source"},
+                                   {source_name, "source_name"}, {out_text, "out_text"},
+                                   {out_size, "out_size"});
+  if (ns) return ns;
+  if (include_dir_count && !include_dirs)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_cl_source_expand: NULL include_dirs with "
+                     "include_dir_count %u", include_dir_count);
   char *text = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&text, &len);

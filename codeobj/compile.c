@@ -344,8 +344,11 @@ hsad_status_t hsad_codeobj_compile(const char *source, size_t source_size,
   if (out_data) *out_data = NULL;
   if (out_size) *out_size = 0;
   if (out_log) *out_log = NULL;
-  if (!source || !source_name || !opts || !opts->target || !out_data || !out_size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_compile: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_compile", {source, "source"},
+                                   {source_name, "source_name"}, {opts, "opts"});
+  if (!ns) ns = HSAD_NULL_ARGS("hsad_codeobj_compile", {opts->target, "opts->target"},
+                               {out_data, "out_data"}, {out_size, "out_size"});
+  if (ns) return ns;
   if (opts->opt_level < 0 || opts->opt_level > 3)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: -O%d: optimization level must be 0..3",
                      source_name, opts->opt_level);
@@ -617,10 +620,13 @@ hsad_status_t hsad_codeobj_compile_variants(const char *source, size_t source_si
                                             const hsad_variant_budget_t *budgets, uint32_t count,
                                             hsad_codeobj_t **out_variants, char **out_log) {
   if (out_log) *out_log = NULL;
-  if (!source || !source_name || !opts || !budgets || !out_variants || count == 0 || count > 16)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
-                     "hsad_codeobj_compile_variants: NULL argument or %u variants (1..16)",
-                     count);
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_compile_variants", {source, "source"},
+                                   {source_name, "source_name"}, {opts, "opts"},
+                                   {budgets, "budgets"}, {out_variants, "out_variants"});
+  if (ns) return ns;
+  if (count == 0 || count > 16)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_compile_variants: %u variants "
+                     "(1..16)", count);
   memset(out_variants, 0, count * sizeof *out_variants);
   hsad_compile_options_t o = *opts;
   hsad_status_t st = HSAD_OK;

@@ -88,8 +88,9 @@ hsad_status_t hsad_cl_source_expand(const char *source, size_t size, const char 
  * naming it), a .reqd_workgroup_size above it is a conflict (HSAD_ERR_COMPILE naming the kernel
  * and both sizes), and the registers must allow min_waves_per_eu waves per SIMD (one-wave
  * workgroups, hsad_kernel_occupancy's model; HSAD_ERR_COMPILE "cannot meet" with the counts).
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL argument, -O outside 0..3, bad target ID, a budget
- * field out of range),
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (a NULL pointer: "hsad_codeobj_compile: NULL source_name"
+ * naming the first, opts->target included; -O outside 0..3, bad target ID, a budget field out
+ * of range),
  * HSAD_ERR_CODE_OBJECT_VERSION (code_object_version not 0, 4 or 5), HSAD_ERR_UNSUPPORTED
  * (file name not .cl/.hip, comgr cannot be loaded, or a HIP device library for the processor
  * is absent), HSAD_ERR_COMPILE (compile, codegen or

@@ -197,8 +197,14 @@ hsad_status_t hsad_kernarg_build(const hsad_kernel_t *kernel, const hsad_karg_t 
                                  uint32_t arg_count, const hsad_dispatch_dims_t *dims,
                                  const hsad_kernarg_runtime_t *runtime, void *out,
                                  size_t out_size, uint32_t *out_group_segment_size) {
-  if (!kernel || !dims || (!out && kernel->plan.segment_size) || (arg_count && !args))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernarg_build: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_kernarg_build", {kernel, "kernel"}, {dims, "dims"});
+  if (ns) return ns;
+  if (arg_count && !args)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernarg_build: NULL args with arg_count %u",
+                     arg_count);
+  if (!out && kernel->plan.segment_size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernarg_build: NULL out for a %u-byte "
+                     "kernarg segment", (unsigned)kernel->plan.segment_size);
   const hsad_kernarg_plan_t *p = &kernel->plan;
   const char *kname = kernel->info.name;
   const char *file = kernel->owner->info.name;

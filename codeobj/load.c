@@ -98,8 +98,11 @@ void hsad_codeobj_destroy(hsad_codeobj_t *co) {
 
 hsad_status_t hsad_codeobj_load_memory(const void *data, size_t size, const char *label,
                                        hsad_codeobj_t **out_codeobj) {
-  if (!out_codeobj || (!data && size))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_load_memory: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_load_memory", {out_codeobj, "out_codeobj"});
+  if (ns) return ns;
+  if (!data && size)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_load_memory: NULL data with size "
+                     "%zu", size);
   *out_codeobj = NULL;
   if (!label) label = "<memory>";
   hsad_codeobj_t *co = calloc(1, sizeof *co);
@@ -152,8 +155,9 @@ fail:
 hsad_status_t hsad_codeobj_load_note(const void *desc, size_t size,
                                      uint32_t code_object_version, const char *label,
                                      hsad_codeobj_t **out_codeobj) {
-  if (!out_codeobj || !desc)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_load_note: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_load_note", {desc, "desc"},
+                                   {out_codeobj, "out_codeobj"});
+  if (ns) return ns;
   *out_codeobj = NULL;
   if (!label) label = "<memory>";
   if (code_object_version < 3 || code_object_version > 5)
@@ -219,8 +223,9 @@ const hsad_kernel_info_t *hsad_kernel_info(const hsad_kernel_t *kernel) {
 
 hsad_status_t hsad_codeobj_kernel_find(const hsad_codeobj_t *co, const char *name,
                                        const hsad_kernel_t **out_kernel) {
-  if (!co || !name || !out_kernel)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_codeobj_kernel_find: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_codeobj_kernel_find", {co, "codeobj"}, {name, "name"},
+                                   {out_kernel, "out_kernel"});
+  if (ns) return ns;
   *out_kernel = NULL;
   size_t n = strlen(name);
   bool sym = n > 3 && !strcmp(name + n - 3, ".kd");

@@ -177,7 +177,7 @@ codeobj-fixtures: $(CO_FIXTURES)
 FUZZ_TIME ?= 600
 CO_FUZZ_SRCS := codeobj/argtype.c codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
   codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c codeobj/bundle.c codeobj/occupancy.c \
-  common/status.c codeobj/fuzz/fuzz_codeobj.c
+  common/status.c common/null_args.c codeobj/fuzz/fuzz_codeobj.c
 CO_FUZZ_BIN := $(BUILD)/fuzz/fuzz_codeobj
 
 $(CO_FUZZ_BIN): $(CO_FUZZ_SRCS) $(CODEOBJ_HEADERS) codeobj/codeobj_internal.h

@@ -90,8 +90,9 @@ static hsad_status_t co_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_li
 hsad_status_t hsad_kernel_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_limits_t *lim,
                                     uint32_t workgroup_size, uint32_t dynamic_lds,
                                     hsad_occupancy_t *out) {
-  if (!kernel || !out)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_occupancy: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_kernel_occupancy", {kernel, "kernel"},
+                                   {out, "out_occupancy"});
+  if (ns) return ns;
   if (!lim) lim = hsad_gfx_limits_find(kernel->owner->info.target_id.processor);
   return co_occupancy(kernel, lim, workgroup_size, dynamic_lds,
                       lim ? co_regs(&kernel->info, lim) : 0, out);
@@ -175,8 +176,9 @@ static hsad_status_t co_occupancy(const hsad_kernel_t *kernel, const hsad_gfx_li
 
 hsad_status_t hsad_kernel_pressure(const hsad_kernel_t *kernel, const hsad_occupancy_t *occ,
                                    uint32_t floor, hsad_pressure_report_t *out) {
-  if (!kernel || !out)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_pressure: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_kernel_pressure", {kernel, "kernel"},
+                                   {out, "out_report"});
+  if (ns) return ns;
   const hsad_kernel_info_t *ki = &kernel->info;
   memset(out, 0, sizeof *out);
   out->vgpr_spill_count = ki->vgpr_spill_count;
@@ -193,8 +195,9 @@ hsad_status_t hsad_kernel_pressure(const hsad_kernel_t *kernel, const hsad_occup
 hsad_status_t hsad_kernel_pressure_at(const hsad_kernel_t *kernel, const hsad_gfx_limits_t *lim,
                                       uint32_t workgroup_size, uint32_t dynamic_lds,
                                       hsad_pressure_row_t *out) {
-  if (!kernel || !out)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_pressure_at: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_kernel_pressure_at", {kernel, "kernel"},
+                                   {out, "out_row"});
+  if (ns) return ns;
   const hsad_kernel_info_t *ki = &kernel->info;
   if (!lim) lim = hsad_gfx_limits_find(kernel->owner->info.target_id.processor);
   memset(out, 0, sizeof *out);
@@ -270,9 +273,12 @@ hsad_status_t hsad_kernel_variant_select(const hsad_kernel_t *const *kernels, ui
                                          const hsad_gfx_limits_t *limits,
                                          uint32_t workgroup_size, uint32_t dynamic_lds,
                                          hsad_variant_choice_t *out) {
-  if (!kernels || !out || count == 0 || count > 16)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_variant_select: NULL argument or "
-                     "%u variants (1..16)", count);
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_kernel_variant_select", {kernels, "kernels"},
+                                   {out, "out_choice"});
+  if (ns) return ns;
+  if (count == 0 || count > 16)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_variant_select: %u variants (1..16)",
+                     count);
   for (uint32_t i = 0; i < count; i++)
     if (!kernels[i])
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_variant_select: variant %u is "

@@ -33,7 +33,8 @@ const char *co_mach_name(uint32_t mach) {
 static const char co_triple[] = "amdgcn-amd-amdhsa-";
 
 hsad_status_t hsad_target_id_parse(const char *text, hsad_target_id_t *out_id) {
-  if (!text || !out_id) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "target ID: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_target_id_parse", {text, "text"}, {out_id, "out_id"});
+  if (ns) return ns;
   const char *p = text;
   if (!strncmp(p, co_triple, sizeof co_triple - 1)) {
     p += sizeof co_triple - 1;

@@ -33,7 +33,11 @@ extern "C" {
 typedef enum hsad_status {
   HSAD_OK = 0,
   /* common */
-  HSAD_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer, a zero size, a flag out of range */
+  HSAD_ERR_INVALID_ARGUMENT = 1, /* a NULL pointer, a zero size, a flag out of range; one
+                                    cause per message: a NULL pointer argument reads
+                                    "FN: NULL PARAM" with PARAM as the header spells it
+                                    (e.g. "hsad_program_load_file: NULL out_program"), the
+                                    first NULL in parameter order (hsad_null_args) */
   HSAD_ERR_OUT_OF_MEMORY = 2,    /* host allocation failed */
   HSAD_ERR_IO = 3,               /* a file could not be opened or read */
   HSAD_ERR_UNSUPPORTED = 4,      /* valid request this build or device does not support */
@@ -100,6 +104,27 @@ const char *hsad_last_error(void);
 hsad_status_t hsad_fail(hsad_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 hsad_status_t hsad_failv(hsad_status_t status, const char *fmt, va_list ap);
+
+/* Library-internal: one pointer argument of a public call and its name as the public header
+ * spells it (e.g. {path, "path"}, {out, "out_program"}). */
+typedef struct hsad_arg {
+  const void *ptr;
+  const char *name;
+} hsad_arg_t;
+
+/* Library-internal: the NULL test of a public call's pointer arguments, so that every argument
+ * error names one cause. Scans args[0..count) in order; for the first whose ptr is NULL it
+ * records "FN: NULL NAME" (e.g. "hsad_program_load_file: NULL out_program") and returns
+ * HSAD_ERR_INVALID_ARGUMENT; returns HSAD_OK (message untouched) when none is NULL. fn and every
+ * name are static strings; nothing is allocated; thread-safe as hsad_fail is. A caller tests its
+ * other conditions (a size 0, a count out of range) after it, each with its own message.
+ * Use the macro: `hsad_status_t s = HSAD_NULL_ARGS("hsad_x", {a, "a"}, {out, "out_y"});`. The
+ * list is a compound literal, so each pointer converts to const void * as an assignment does
+ * (data pointers only: test a function pointer on its own). */
+hsad_status_t hsad_null_args(const char *fn, const hsad_arg_t *args, unsigned count);
+#define HSAD_NULL_ARGS(fn, ...)                                                                \
+  hsad_null_args((fn), (const hsad_arg_t[]){__VA_ARGS__},                                      \
+                 (unsigned)(sizeof((const hsad_arg_t[]){__VA_ARGS__}) / sizeof(hsad_arg_t)))
 
 /* Library-internal: clears this thread's message (used by tests). */
 void hsad_clear_error(void);

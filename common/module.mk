@@ -1,5 +1,5 @@
 # common: status codes and messages, linked into libhsad.
-HSAD_LIB_SRCS += common/status.c
+HSAD_LIB_SRCS += common/status.c common/null_args.c
 HEADERS += common/hsad_status.h
 HSAD_LIB_SRCS += common/version.c
 HEADERS += common/hsad_version.h

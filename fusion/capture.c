@@ -203,8 +203,8 @@ static void capture_stop(hsad_queue_t *q) {
 }
 
 hsad_status_t hsad_queue_capture_begin(hsad_queue_t *q, hsad_graph_t *graph, uint32_t lane) {
-  if (!q || !graph)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_capture_begin: NULL queue or graph");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_queue_capture_begin", {q, "queue"}, {graph, "graph"});
+  if (ns) return ns;
   if (lane >= HSAD_GRAPH_MAX_LANES)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_capture_begin: lane %u not below %u",
                      lane, (unsigned)HSAD_GRAPH_MAX_LANES);

@@ -706,9 +706,11 @@ static const char *const fu_op_name[] = {"kernel", "barrier", "copy", "fill"};
 /* Node `node` of `op` (hsad_graph_exec_update*), or the error naming what it is. */
 static hsad_status_t update_target(const char *fn, const hsad_graph_exec_t *e, uint32_t node,
                                    uint8_t op) {
-  if (!e || node >= e->nn)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL, or node %u is not a node of the exec "
-                     "(%u nodes)", fn, node, e ? e->nn : 0);
+  hsad_status_t s = HSAD_NULL_ARGS(fn, {e, "exec"});
+  if (s) return s;
+  if (node >= e->nn)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node %u is not a node of the exec (%u "
+                     "nodes)", fn, node, e->nn);
   if (e->node_op[node] != op)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", fn,
                      e->names[node], fu_op_name[e->node_op[node]], fu_op_name[op]);

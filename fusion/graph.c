@@ -171,8 +171,8 @@ static hsad_status_t add_node(const char *fn, hsad_graph_t *g, const char *name,
 hsad_status_t hsad_graph_add_kernel(hsad_graph_t *g, const char *name, uint32_t lane,
                                     const hsad_device_kernel_t *k, const hsad_launch_t *l,
                                     const uint32_t *deps, uint32_t ndeps, uint32_t *out) {
-  if (!k || !l)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_kernel: NULL kernel or launch");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_graph_add_kernel", {k, "kernel"}, {l, "launch"});
+  if (s) return s;
   if (l->arg_count && !l->args)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_kernel: NULL args with count %u",
                      l->arg_count);
@@ -209,9 +209,9 @@ hsad_status_t fu_instantiate_args_check(const hsad_graph_t *g, hsad_queue_t *con
 }
 
 hsad_status_t fu_copy_check(const char *fn, const void *dst, const void *src, size_t size) {
-  if (!dst || !src || !size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL dst or src, or size 0 (dst %p, src %p, "
-                     "%zu bytes)", fn, dst, src, size);
+  hsad_status_t ns = HSAD_NULL_ARGS(fn, {dst, "dst"}, {src, "src"});
+  if (ns) return ns;
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: size 0", fn);
   if (size > FU_BLIT_MAX_BYTES)
     return hsad_fail(HSAD_ERR_RANGE, "%s: %zu bytes; a copy node moves at most %llu (16 bytes "
                      "per work-item, 2^32 - 1 work-items)", fn, size, FU_BLIT_MAX_BYTES);
@@ -225,9 +225,11 @@ hsad_status_t fu_copy_check(const char *fn, const void *dst, const void *src, si
 /* Checks a fill's operands; *out_bytes = count x width. */
 hsad_status_t fu_fill_check(const char *fn, const void *dst, uint32_t pattern, uint32_t width,
                                 size_t count, uint64_t *out_bytes) {
-  if (!dst || !count || (width != 1 && width != 2 && width != 4))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL dst, count 0 or width %u (1, 2 or 4 "
-                     "bytes)", fn, width);
+  hsad_status_t ns = HSAD_NULL_ARGS(fn, {dst, "dst"});
+  if (ns) return ns;
+  if (!count) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: count 0", fn);
+  if (width != 1 && width != 2 && width != 4)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: width %u (1, 2 or 4 bytes)", fn, width);
   if (width < 4 && pattern >> (8 * width))
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: pattern 0x%x does not fit in %u byte%s",
                      fn, pattern, width, width == 1 ? "" : "s");

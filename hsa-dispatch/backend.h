@@ -212,15 +212,15 @@ hsad_status_t hsad_batch_entry_fail(hsad_status_t s, uint32_t i);
 /* ---- public calls whose checks and backend forwarding both builds share (the AMD build's
  * hsa-dispatch/batch.c and monitor.c, the NVIDIA-only build's front.c): one text each. ---- */
 
-/* hsad_queue_dispatch_batch's arguments: HSAD_ERR_INVALID_ARGUMENT for a NULL queue or items
- * or a count of 0 (nothing is checked beyond). */
+/* hsad_queue_dispatch_batch's arguments: HSAD_ERR_INVALID_ARGUMENT for a NULL queue, NULL
+ * items or a count of 0, each its own message (nothing is checked beyond). */
 static inline hsad_status_t hsad_batch_args_check(const hsad_queue_t *q,
                                                   const hsad_dispatch_desc_t *items,
                                                   uint32_t count) {
-  if (!q || !items || !count)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: NULL queue/items or "
-                     "count 0");
-  return HSAD_OK;
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_queue_dispatch_batch", {q, "queue"}, {items, "items"});
+  if (!s && !count)
+    s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_dispatch_batch: count 0");
+  return s;
 }
 
 /* A launch's dimension i that its `dims` leave unused (i >= dims), both backends' launch checks
@@ -284,15 +284,17 @@ static inline hsad_status_t hsad_backend_monitor_enable(hsad_queue_t *q,
 }
 
 /* hsad_queue_monitor_drain's arguments: HSAD_ERR_INVALID_ARGUMENT for a NULL queue or
- * out_count, or NULL out_records with a capacity. */
+ * out_count, or NULL out_records with a capacity, each its own message. */
 static inline hsad_status_t hsad_monitor_drain_args_check(const hsad_queue_t *q,
                                                           const struct hsad_dispatch_record *out,
                                                           uint32_t capacity,
                                                           const uint32_t *out_count) {
-  if (!q || !out_count || (!out && capacity))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL queue, "
-                     "out_records or out_count");
-  return HSAD_OK;
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_queue_monitor_drain", {q, "queue"},
+                                  {out_count, "out_count"});
+  if (!s && !out && capacity)
+    s = hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_monitor_drain: NULL out_records with "
+                  "capacity %u", capacity);
+  return s;
 }
 
 /* hsad_queue_monitor_drain on a backend's queue (arguments checked): the table's

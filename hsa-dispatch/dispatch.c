@@ -87,8 +87,8 @@ submit_built(hsad_queue_t *q, const hsad_aql_dispatch_t *d, const uint8_t *image
 static __attribute__((noinline, cold)) hsad_status_t
 dispatch_gated(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
                uint64_t deadline_ns, hsad_completion_t *out_completion, uint64_t *out_packet_id) {
-  if (!q || !k || !l)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  if (!q || !k || !l) /* cold: the gate sent a NULL argument here */
+    return HSAD_NULL_ARGS("hsad_kernel_dispatch", {q, "queue"}, {k, "kernel"}, {l, "launch"});
   /* a queue of another backend: its gate keeps HSAD_GATE_BACKEND, so it always comes here */
   if (q->ops) return q->ops->kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);
@@ -226,9 +226,9 @@ struct hsad_prepared_launch {
 
 hsad_status_t hsad_launch_prepare(hsad_queue_t *q, const hsad_device_kernel_t *k,
                                   const hsad_launch_t *l, hsad_prepared_launch_t **out) {
-  if (!q || !k || !l || !out)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_launch_prepare: NULL queue, kernel, launch "
-                     "or out_prepared");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_launch_prepare", {q, "queue"}, {k, "kernel"},
+                                   {l, "launch"}, {out, "out_prepared"});
+  if (ns) return ns;
   if (q->ops)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_launch_prepare: queue is a %s stream: prepared "
                      "launches are AMD only for now (use hsad_kernel_dispatch)", q->ops->name);

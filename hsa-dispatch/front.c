@@ -45,8 +45,10 @@ static hsad_status_t fr_check_open(void) {
                    : hsad_fail(HSAD_ERR_CLOSED, "hsa-dispatch runtime is closed (call hsad_runtime_open)");
 }
 
-static hsad_status_t fr_null(const char *who) {
-  return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL argument", who);
+/* A NULL pointer argument named as memory/'s checks name it ("hsad_mem_alloc: out_ptr is
+ * NULL"). */
+static hsad_status_t fr_null(const char *who, const char *param) {
+  return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", who, param);
 }
 
 static hsad_status_t fr_amd_only(const char *who) {
@@ -118,8 +120,9 @@ const hsad_cpu_info_t *hsad_cpu_info(const hsad_runtime_t *runtime, uint32_t ind
 }
 
 hsad_status_t hsad_device_get(hsad_runtime_t *runtime, uint32_t index, hsad_device_t **out_device) {
-  if (!runtime || !out_device)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_device_get: NULL runtime or out_device");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_device_get", {runtime, "runtime"},
+                                  {out_device, "out_device"});
+  if (s) return s;
   if (!fr_open()) return hsad_fail(HSAD_ERR_CLOSED, "hsad_device_get: the runtime is closed");
   if (index >= fr_rt.device_count)
     return hsad_fail(HSAD_ERR_DEVICE_INDEX, "device index %u out of range: %u GPU device(s), "
@@ -147,9 +150,12 @@ uint64_t hsad_runtime_generation(const hsad_runtime_t *runtime) {
 }
 
 hsad_status_t hsad_runtime_on_close(hsad_runtime_t *runtime, void (*fn)(void *arg), void *arg) {
-  if (runtime != &fr_rt || !fn)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL or foreign runtime, "
-                     "or NULL fn");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_runtime_on_close", {runtime, "runtime"});
+  if (ns) return ns;
+  if (runtime != &fr_rt)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: runtime %p is not the "
+                     "hsa-dispatch runtime", (void *)runtime);
+  if (!fn) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL fn");
   pthread_mutex_lock(&fr_rt.lock);
   hsad_status_t s = hsad_rt_refs_hook(&fr_refs, fn, arg);
   pthread_mutex_unlock(&fr_rt.lock);
@@ -157,9 +163,10 @@ hsad_status_t hsad_runtime_on_close(hsad_runtime_t *runtime, void (*fn)(void *ar
 }
 
 hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_ptr) {
-  if (!device || !out_ptr || !size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_buffer_alloc: NULL device/out or size 0");
-  hsad_status_t s = fr_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_buffer_alloc", {device, "device"}, {out_ptr, "out_ptr"});
+  if (s) return s;
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_buffer_alloc: size 0");
+  s = fr_check_open();
   return s ? s : device->ops->buffer_alloc(device, device->impl, size, out_ptr);
 }
 
@@ -175,9 +182,9 @@ hsad_status_t hsad_buffer_free(void *ptr) {
 
 hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
                                      hsad_program_t **out_program) {
-  if (!device || !path || !out_program)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_file: NULL argument");
-  hsad_status_t s = fr_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_program_load_file", {device, "device"}, {path, "path"},
+                                  {out_program, "out_program"});
+  if (!s) s = fr_check_open();
   if (s) return s;
   void *data = NULL;
   size_t size = 0;
@@ -189,9 +196,11 @@ hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
 
 hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, size_t size,
                                        const char *label, hsad_program_t **out_program) {
-  if (!device || !data || !size || !out_program)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_memory: NULL argument or size 0");
-  hsad_status_t s = fr_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_program_load_memory", {device, "device"}, {data, "data"},
+                                  {out_program, "out_program"});
+  if (s) return s;
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_memory: size 0");
+  s = fr_check_open();
   return s ? s : device->ops->program_load(device, device->impl, data, size,
                                            label ? label : "<memory>", out_program);
 }
@@ -212,8 +221,9 @@ uint32_t hsad_program_kernel_count(const hsad_program_t *p) {
 }
 hsad_status_t hsad_program_kernel(const hsad_program_t *p, const char *name,
                                   const hsad_device_kernel_t **out_kernel) {
-  if (!p || !name || !out_kernel) return fr_null("hsad_program_kernel");
-  hsad_status_t s = fr_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_program_kernel", {p, "program"}, {name, "name"},
+                                  {out_kernel, "out_kernel"});
+  if (!s) s = fr_check_open();
   return s ? s : hsad_object_ops(p)->program_kernel(p, name, out_kernel);
 }
 const hsad_device_kernel_t *hsad_program_kernel_at(const hsad_program_t *p, uint32_t i) {
@@ -227,9 +237,9 @@ const hsad_device_kernel_desc_t *hsad_device_kernel_desc(const hsad_device_kerne
 
 hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_t *options,
                                 hsad_queue_t **out_queue) {
-  if (!device || !out_queue)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_create: NULL device or out_queue");
-  hsad_status_t s = fr_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_queue_create", {device, "device"},
+                                  {out_queue, "out_queue"});
+  if (!s) s = fr_check_open();
   if (!s) s = device->ops->queue_create(device, device->impl, options, out_queue);
   if (!s && device->ops->monitor_enable) dq_monitor_queue_created(*out_queue);
   return s;
@@ -246,9 +256,9 @@ hsad_status_t hsad_queue_destroy_deadline(hsad_queue_t *q, uint64_t deadline_ns)
   return HSAD_OK;
 }
 hsad_status_t hsad_device_queue(hsad_device_t *device, hsad_queue_t **out_queue) {
-  if (!device || !out_queue)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_device_queue: NULL device or out_queue");
-  hsad_status_t s = fr_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_device_queue", {device, "device"},
+                                  {out_queue, "out_queue"});
+  if (!s) s = fr_check_open();
   return s ? s : device->ops->device_queue(device, device->impl, out_queue);
 }
 hsad_device_t *hsad_queue_device(const hsad_queue_t *q) {
@@ -283,7 +293,7 @@ hsad_status_t hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *
                                    const hsad_launch_t *l, uint64_t deadline_ns,
                                    hsad_completion_t *out_completion, uint64_t *out_packet_id) {
   if (__builtin_expect(!q, 0))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue");
   return hsad_queue_ops(q)->kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
 }
 
@@ -312,14 +322,16 @@ hsad_status_t hsad_queue_dispatch_batch(hsad_queue_t *q, const hsad_dispatch_des
 hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
                                  uint32_t dep_count, uint64_t deadline_ns,
                                  hsad_completion_t *out_completion) {
-  if (!q || (!deps && dep_count))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL queue, or NULL deps "
-                     "/ signals with a count");
+  if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL queue");
+  if (!deps && dep_count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL deps with dep_count %u",
+                     dep_count);
   return hsad_queue_ops(q)->queue_barrier(q, deps, dep_count, deadline_ns, out_completion);
 }
 
 hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_completion_t *out) {
-  if (!q || !out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_queue_flush", {q, "queue"}, {out, "out_completion"});
+  if (s) return s;
   return hsad_queue_ops(q)->queue_flush(q, deadline_ns, out);
 }
 
@@ -350,16 +362,18 @@ hsad_status_t hsad_completion_wait_all(const hsad_completion_t *cs, uint32_t n,
 
 hsad_status_t hsad_completion_wait_any(const hsad_completion_t *cs, uint32_t n,
                                        uint64_t deadline_ns, uint32_t *out_index) {
-  if (!cs || !n || !out_index)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait_any: NULL completions or "
-                     "out_index, or count 0");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_completion_wait_any", {cs, "completions"},
+                                  {out_index, "out_index"});
+  if (s) return s;
+  if (!n) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait_any: count 0");
   return hsad_backend_wait_any(cs, n, deadline_ns, out_index);
 }
 
 hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_start_ns,
                                     uint64_t *out_end_ns) {
-  if (!c || !out_start_ns || !out_end_ns)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: NULL argument");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_completion_times", {c, "completion"},
+                                  {out_start_ns, "out_start_ns"}, {out_end_ns, "out_end_ns"});
+  if (s) return s;
   if (!c->queue)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_completion_times: the queue was created without "
                      "profiling (hsad_queue_options_t.profiling)");
@@ -372,7 +386,8 @@ hsad_status_t hsad_mem_alloc(hsad_device_t *device, hsad_mem_kind_t kind, size_t
                              hsad_device_t *const *access, uint32_t access_count,
                              void **out_ptr) {
   (void)access;
-  if (!device || !out_ptr) return fr_null("hsad_mem_alloc");
+  if (!out_ptr) return fr_null("hsad_mem_alloc", "out_ptr");
+  if (!device) return fr_null("hsad_mem_alloc", "device");
   if (access_count)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_mem_alloc: peer access lists are AMD only");
   hsad_status_t s = fr_check_open();
@@ -392,7 +407,7 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
                                 const hsad_completion_t *deps, uint32_t dep_count,
                                 const hsad_copy_options_t *options, uint64_t deadline_ns,
                                 hsad_completion_t *out_completion) {
-  if (!device) return fr_null("hsad_memcpy_async");
+  if (!device) return fr_null("hsad_memcpy_async", "device");
   hsad_status_t s = fr_check_open();
   return s ? s : device->ops->memcpy_async(device, device->impl, dst, src, size, deps, dep_count,
                                            options, deadline_ns, out_completion);
@@ -401,14 +416,16 @@ hsad_status_t hsad_memcpy_async(hsad_device_t *device, void *dst, const void *sr
 /* ---- pinned host pools: the backend's (a pool begins with its table) ------------------- */
 
 hsad_status_t hsad_host_pool_get(hsad_device_t *device, hsad_host_pool_t **out_pool) {
-  if (!device || !out_pool) return fr_null("hsad_host_pool_get");
+  if (!out_pool) return fr_null("hsad_host_pool_get", "out_pool");
+  if (!device) return fr_null("hsad_host_pool_get", "device");
   hsad_status_t s = fr_check_open();
   return s ? s : device->ops->host_pool_get(device, device->impl, out_pool);
 }
 
 hsad_status_t hsad_host_pool_get_node(hsad_runtime_t *runtime, uint32_t numa_node,
                                       hsad_host_pool_t **out_pool) {
-  if (!runtime || !out_pool) return fr_null("hsad_host_pool_get_node");
+  if (!out_pool) return fr_null("hsad_host_pool_get_node", "out_pool");
+  if (!runtime) return fr_null("hsad_host_pool_get_node", "runtime");
   hsad_status_t s = fr_check_open();
   if (s) return s;
   if (!fr_rt.device_count)
@@ -421,7 +438,7 @@ static const hsad_backend_ops_t *fr_pool_ops(const hsad_host_pool_t *pool) {
 }
 
 hsad_status_t hsad_host_pool_alloc(hsad_host_pool_t *pool, size_t size, void **out_ptr) {
-  if (!pool) return fr_null("hsad_host_pool_alloc");
+  if (!pool) return fr_null("hsad_host_pool_alloc", "pool");
   return fr_pool_ops(pool)->host_pool_alloc(pool, size, out_ptr);
 }
 
@@ -432,18 +449,18 @@ hsad_status_t hsad_host_pool_free(hsad_host_pool_t *pool, void *ptr) {
 
 hsad_status_t hsad_host_pool_trim(hsad_host_pool_t *pool, uint64_t keep_bytes,
                                   uint64_t *out_released_bytes) {
-  if (!pool) return fr_null("hsad_host_pool_trim");
+  if (!pool) return fr_null("hsad_host_pool_trim", "pool");
   return fr_pool_ops(pool)->host_pool_trim(pool, keep_bytes, out_released_bytes);
 }
 
 hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max_cached_bytes) {
-  if (!pool) return fr_null("hsad_host_pool_set_max_cached");
+  if (!pool) return fr_null("hsad_host_pool_set_max_cached", "pool");
   return fr_pool_ops(pool)->host_pool_set_max_cached(pool, max_cached_bytes);
 }
 
 hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool,
                                    hsad_host_pool_stats_t *out_stats) {
-  if (!pool) return fr_null("hsad_host_pool_stats");
+  if (!pool) return HSAD_NULL_ARGS("hsad_host_pool_stats", {pool, "pool"});
   return fr_pool_ops(pool)->host_pool_stats(pool, out_stats);
 }
 

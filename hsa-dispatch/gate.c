@@ -15,8 +15,9 @@ hsad_status_t dq_gate_fail(const hsad_queue_t *q, const char *who) {
 
 hsad_status_t hsad_submit_capture_start(hsad_queue_t *q, const hsad_submit_capture_ops_t *ops,
                                         void *ctx) {
-  if (!q || !ops || !ctx)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_capture_start: NULL argument");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_submit_capture_start", {q, "queue"}, {ops, "ops"},
+                                  {ctx, "ctx"});
+  if (s) return s;
   if (q->ops) /* AQL-level hooks; hsad_queue_capture_begin captures them by their table */
     return dq_amd_only("hsad_submit_capture_start", "the queue");
   if (atomic_load_explicit(&q->error, memory_order_acquire)) return dq_queue_fail(q);

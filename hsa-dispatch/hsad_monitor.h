@@ -194,7 +194,8 @@ void hsad_monitor_disable_process(void);
  * failed. Scratch alerts are raised here. One drainer at a time per queue (callers serialise);
  * concurrent with dispatches. *out_dropped (NULL ok): records dropped because the ring was full
  * since the previous drain.
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL queue, out_records with capacity > 0, or out_count),
+ * Errors: HSAD_ERR_INVALID_ARGUMENT, one cause each ("hsad_queue_monitor_drain: NULL queue", NULL
+ * out_count, "NULL out_records with capacity 4"),
  * HSAD_ERR_UNSUPPORTED (monitoring is not enabled on the queue). */
 hsad_status_t hsad_queue_monitor_drain(hsad_queue_t *queue, hsad_dispatch_record_t *out_records,
                                        uint32_t capacity, uint32_t *out_count,
@@ -248,7 +249,8 @@ hsad_status_t hsad_trace_add(hsad_trace_t *trace, const hsad_dispatch_record_t *
  *   "f" (bp "e") at the middle of its dispatch slice, same id (1, 2, ... in the order records
  *   were added); a submission of several dispatches starts one arrow to each.
  * Timestamps in us with 3 decimals (ns exact).
- * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL trace or path), HSAD_ERR_RESOURCE_EXHAUSTED (more
+ * Errors: HSAD_ERR_INVALID_ARGUMENT ("hsad_trace_write: NULL trace", or NULL path),
+ * HSAD_ERR_RESOURCE_EXHAUSTED (more
  * than 64 dispatches overlap on one queue: no lane left), HSAD_ERR_IO (the file cannot be
  * written: path and errno text), HSAD_ERR_OUT_OF_MEMORY. */
 hsad_status_t hsad_trace_write(const hsad_trace_t *trace, const char *path);

@@ -443,7 +443,9 @@ hsad_status_t hsad_completion_times(const hsad_completion_t *completion, uint64_
 /* The HSA signal and condition of a completion, for device-side waiters outside this library
  * (an AMD barrier-value packet) and hsa_signal_wait_*: reached when the signal's value is
  * < *out_lt_value (HSA_SIGNAL_CONDITION_LT). Valid while the queue exists. Errors:
- * HSAD_ERR_INVALID_ARGUMENT (NULL, or an empty completion: it has no signal). */
+ * HSAD_ERR_INVALID_ARGUMENT, one cause each: "hsad_completion_signal: NULL completion" (or
+ * NULL out_signal, NULL out_lt_value), "hsad_completion_signal: an empty completion (it has no
+ * signal)". */
 hsad_status_t hsad_completion_signal(const hsad_completion_t *completion,
                                      hsa_signal_t *out_signal, hsa_signal_value_t *out_lt_value);
 #endif

@@ -177,7 +177,8 @@ typedef struct hsad_variant_set_stats {
 } hsad_variant_set_stats_t;
 
 /* Copies the set's counters into *out_stats (under the set's mutex; not counted in
- * lock_takes). Errors: HSAD_ERR_INVALID_ARGUMENT (NULL set or out_stats). Thread-safe. */
+ * lock_takes). Errors: HSAD_ERR_INVALID_ARGUMENT ("hsad_variant_set_stats: NULL set", or
+ * NULL out_stats). Thread-safe. */
 hsad_status_t hsad_variant_set_stats(hsad_variant_set_t *set, hsad_variant_set_stats_t *out_stats);
 
 /* hsad_kernel_dispatch of the launch with the set's variant for its workgroup size and dynamic

@@ -359,9 +359,9 @@ static hsad_status_t load_container(hsad_device_t *d, hsad_codeobj_container_t *
 
 hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
                                      hsad_program_t **out_program) {
-  if (!device || !path || !out_program)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_file: NULL argument");
-  hsad_status_t s = dq_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_program_load_file", {device, "device"}, {path, "path"},
+                                  {out_program, "out_program"});
+  if (!s) s = dq_check_open();
   if (s) return s;
   if (DQ_FOREIGN(device)) {
     void *data = NULL;
@@ -379,9 +379,11 @@ hsad_status_t hsad_program_load_file(hsad_device_t *device, const char *path,
 
 hsad_status_t hsad_program_load_memory(hsad_device_t *device, const void *data, size_t size,
                                        const char *label, hsad_program_t **out_program) {
-  if (!device || !data || !size || !out_program)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_memory: NULL argument or size 0");
-  hsad_status_t s = dq_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_program_load_memory", {device, "device"}, {data, "data"},
+                                  {out_program, "out_program"});
+  if (s) return s;
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_load_memory: size 0");
+  s = dq_check_open();
   if (s) return s;
   if (DQ_FOREIGN(device))
     return device->ops->program_load(device, device->backend_device, data, size,
@@ -493,8 +495,9 @@ uint32_t hsad_program_kernel_count(const hsad_program_t *p) {
 
 hsad_status_t hsad_program_kernel(const hsad_program_t *p, const char *name,
                                   const hsad_device_kernel_t **out_kernel) {
-  if (!p || !name || !out_kernel)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_kernel: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_program_kernel", {p, "program"}, {name, "name"},
+                                   {out_kernel, "out_kernel"});
+  if (ns) return ns;
   if (p->ops) {
     hsad_status_t so = dq_check_open();
     return so ? so : p->ops->program_kernel(p, name, out_kernel);

@@ -145,9 +145,9 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
 
 hsad_status_t hsad_queue_create(hsad_device_t *device, const hsad_queue_options_t *options,
                                 hsad_queue_t **out_queue) {
-  if (!device || !out_queue)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_create: NULL device or out_queue");
-  hsad_status_t s = dq_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_queue_create", {device, "device"},
+                                  {out_queue, "out_queue"});
+  if (!s) s = dq_check_open();
   if (s) return s;
   if (DQ_FOREIGN(device)) {
     s = device->ops->queue_create(device, device->backend_device, options, out_queue);
@@ -271,9 +271,8 @@ void dq_queues_close_all(void) {
 }
 
 hsad_status_t hsad_device_queue(hsad_device_t *d, hsad_queue_t **out_queue) {
-  if (!d || !out_queue)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_device_queue: NULL device or out_queue");
-  hsad_status_t s = dq_check_open();
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_device_queue", {d, "device"}, {out_queue, "out_queue"});
+  if (!s) s = dq_check_open();
   if (s) return s;
   if (DQ_FOREIGN(d)) return d->ops->device_queue(d, d->backend_device, out_queue);
   uint32_t n = d->info.queues_max && d->info.queues_max < HSAD_SHARED_QUEUES ? d->info.queues_max

@@ -376,9 +376,12 @@ hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
 }
 
 hsad_status_t hsad_runtime_on_close(hsad_runtime_t *runtime, void (*fn)(void *arg), void *arg) {
-  if (!runtime || runtime != &hsad_rt || !fn)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL or foreign runtime, "
-                     "or NULL fn");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_runtime_on_close", {runtime, "runtime"});
+  if (ns) return ns;
+  if (runtime != &hsad_rt)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: runtime %p is not the "
+                     "hsa-dispatch runtime", (void *)runtime);
+  if (!fn) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_on_close: NULL fn");
   pthread_mutex_lock(&hsad_rt.lock);
   hsad_status_t s = hsad_rt_refs_hook(&rt_refs, fn, arg);
   pthread_mutex_unlock(&hsad_rt.lock);
@@ -410,8 +413,9 @@ uint32_t hsad_cpu_count(const hsad_runtime_t *runtime) {
 }
 
 hsad_status_t hsad_device_get(hsad_runtime_t *runtime, uint32_t index, hsad_device_t **out_device) {
-  if (!runtime || !out_device)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_device_get: NULL runtime or out_device");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_device_get", {runtime, "runtime"},
+                                  {out_device, "out_device"});
+  if (s) return s;
   if (!dq_is_open())
     return hsad_fail(HSAD_ERR_CLOSED, "hsad_device_get: the runtime is closed");
   if (index >= hsad_rt.device_count)

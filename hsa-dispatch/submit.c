@@ -10,9 +10,9 @@ hsad_status_t hsad_submit_check(const hsad_queue_t *q, const hsad_device_kernel_
                                 uint8_t *out_image) {
   dq_built_t *b = &dq_scratch;
   if (DQ_FOREIGN(q)) return dq_amd_only("hsad_submit_check", "the queue");
-  if (!q || !k || !l || !out_body || !out_image)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_check: NULL argument");
-  hsad_status_t s = dq_launch_check(q, k, l, b);
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_submit_check", {q, "queue"}, {k, "kernel"},
+                                  {l, "launch"}, {out_body, "out_body"}, {out_image, "out_image"});
+  if (!s) s = dq_launch_check(q, k, l, b);
   if (s) return s;
   *out_body = b->d;
   memcpy(out_image, b->image, k->desc.kernarg_segment_size);
@@ -89,9 +89,10 @@ static int karg_class(size_t size) {
 }
 
 hsad_status_t hsad_submit_kernarg_alloc(hsad_device_t *d, size_t size, void **out) {
-  if (!d || !out || !size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_kernarg_alloc: NULL device or "
-                     "out_ptr, or size 0");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_submit_kernarg_alloc", {d, "device"},
+                                   {out, "out_ptr"});
+  if (ns) return ns;
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_submit_kernarg_alloc: size 0");
   if (!d->has_kernarg_pool)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u: no kernarg memory pool reachable",
                      d->info.index);

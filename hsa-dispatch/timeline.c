@@ -276,9 +276,13 @@ hsad_status_t hsad_queue_barrier_signals(hsad_queue_t *q, const hsad_completion_
                                          uint32_t dep_count, const hsa_signal_t *sigs,
                                          uint32_t sig_count, hsa_signal_t decrement,
                                          uint64_t deadline_ns, hsad_completion_t *out) {
-  if (!q || (!deps && dep_count) || (!sigs && sig_count))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL queue, or NULL deps "
-                     "/ signals with a count");
+  if (!q) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL queue");
+  if (!deps && dep_count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL deps with dep_count %u",
+                     dep_count);
+  if (!sigs && sig_count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_barrier: NULL and_signals with "
+                     "signal_count %u", sig_count);
   if (DQ_FOREIGN(q)) {
     if (sig_count || decrement.handle)
       return dq_amd_only("hsad_queue_barrier_signals (HSA signals)", "the queue");
@@ -386,7 +390,8 @@ hsad_status_t hsad_queue_barrier(hsad_queue_t *q, const hsad_completion_t *deps,
 }
 
 hsad_status_t hsad_queue_flush(hsad_queue_t *q, uint64_t deadline_ns, hsad_completion_t *out) {
-  if (!q || !out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_queue_flush", {q, "queue"}, {out, "out_completion"});
+  if (ns) return ns;
   if (DQ_FOREIGN(q)) return q->ops->queue_flush(q, deadline_ns, out);
   if (dq_gate(q)) {
     hsad_status_t s = dq_gate_fail(q, "hsad_queue_flush");
@@ -543,9 +548,10 @@ hsad_status_t hsad_completion_wait_all(const hsad_completion_t *cs, uint32_t n,
 
 hsad_status_t hsad_completion_wait_any(const hsad_completion_t *cs, uint32_t n,
                                        uint64_t deadline_ns, uint32_t *out_index) {
-  if (!cs || !n || !out_index)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait_any: NULL completions or "
-                     "out_index, or count 0");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_completion_wait_any", {cs, "completions"},
+                                   {out_index, "out_index"});
+  if (ns) return ns;
+  if (!n) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_wait_any: count 0");
   for (uint32_t i = 0; i < n; i++)
     if (DQ_FOREIGN(cs[i].queue)) return hsad_backend_wait_any(cs, n, deadline_ns, out_index);
   for (uint32_t i = 0; i < n; i++) {
@@ -589,8 +595,9 @@ hsad_status_t hsad_completion_wait_any(const hsad_completion_t *cs, uint32_t n,
 
 hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_start_ns,
                                     uint64_t *out_end_ns) {
-  if (!c || !out_start_ns || !out_end_ns)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_times: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_completion_times", {c, "completion"},
+                                   {out_start_ns, "out_start_ns"}, {out_end_ns, "out_end_ns"});
+  if (ns) return ns;
   hsad_queue_t *q = c->queue;
   if (DQ_FOREIGN(q)) return q->ops->completion_times(c, out_start_ns, out_end_ns);
   if (!q || !q->ts_signals)
@@ -620,9 +627,12 @@ hsad_status_t hsad_completion_times(const hsad_completion_t *c, uint64_t *out_st
 
 hsad_status_t hsad_completion_signal(const hsad_completion_t *c, hsa_signal_t *out_signal,
                                      hsa_signal_value_t *out_lt_value) {
-  if (!c || !c->queue || !out_signal || !out_lt_value)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_signal: NULL argument or an "
-                     "empty completion (it has no signal)");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_completion_signal", {c, "completion"},
+                                   {out_signal, "out_signal"}, {out_lt_value, "out_lt_value"});
+  if (ns) return ns;
+  if (!c->queue)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_completion_signal: an empty completion (it "
+                     "has no signal)");
   if (DQ_FOREIGN(c->queue)) return dq_amd_only("hsad_completion_signal", "the completion's queue");
   *out_signal = c->queue->epoch_signal;
   *out_lt_value = epoch_threshold(c->epoch);

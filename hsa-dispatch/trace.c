@@ -49,8 +49,9 @@ void hsad_trace_destroy(hsad_trace_t *t) {
 }
 
 hsad_status_t hsad_trace_add(hsad_trace_t *t, const hsad_dispatch_record_t *records, size_t n) {
-  if (!t || (!records && n))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_add: NULL trace or records");
+  if (!t) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_add: NULL trace");
+  if (!records && n)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_add: NULL records with count %zu", n);
   if (t->count + n > t->cap) {
     size_t cap = t->cap ? t->cap : 256;
     while (cap < t->count + n) cap *= 2;
@@ -338,8 +339,8 @@ static hsad_status_t build(const hsad_trace_t *t, json_object *ev) {
 }
 
 hsad_status_t hsad_trace_write(const hsad_trace_t *t, const char *path) {
-  if (!t || !path)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_write: NULL trace or path");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_trace_write", {t, "trace"}, {path, "path"});
+  if (ns) return ns;
   json_object *root = json_object_new_object();
   json_object *ev = json_object_new_array();
   if (!root || !ev) {

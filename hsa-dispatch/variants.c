@@ -212,9 +212,12 @@ static const char *vs_vendor(const hsad_backend_ops_t *ops) { return ops ? ops->
 
 hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels, uint32_t count,
                                       hsad_variant_set_t **out_set) {
-  if (!kernels || !out_set || count == 0 || count > HSAD_VARIANT_MAX)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: NULL argument or %u "
-                     "variants (1..%u)", count, HSAD_VARIANT_MAX);
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_variant_set_create", {kernels, "kernels"},
+                                   {out_set, "out_set"});
+  if (ns) return ns;
+  if (count == 0 || count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: %u variants (1..%u)",
+                     count, HSAD_VARIANT_MAX);
   for (uint32_t i = 0; i < count; i++)
     if (!kernels[i])
       return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_create: variant %u is NULL",
@@ -264,9 +267,12 @@ hsad_status_t hsad_variant_set_create(const hsad_device_kernel_t *const *kernels
 
 hsad_status_t hsad_variant_set_from_programs(hsad_program_t *const *programs, uint32_t count,
                                              const char *name, hsad_variant_set_t **out_set) {
-  if (!programs || !name || !out_set || count == 0 || count > HSAD_VARIANT_MAX)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_from_programs: NULL argument "
-                     "or %u variants (1..%u)", count, HSAD_VARIANT_MAX);
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_variant_set_from_programs", {programs, "programs"},
+                                   {name, "name"}, {out_set, "out_set"});
+  if (ns) return ns;
+  if (count == 0 || count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_from_programs: %u variants "
+                     "(1..%u)", count, HSAD_VARIANT_MAX);
   const hsad_device_kernel_t *k[HSAD_VARIANT_MAX];
   for (uint32_t i = 0; i < count; i++) {
     hsad_status_t s = hsad_program_kernel(programs[i], name, &k[i]);
@@ -290,8 +296,8 @@ const hsad_device_kernel_t *hsad_variant_set_kernel(const hsad_variant_set_t *se
 }
 
 hsad_status_t hsad_variant_set_stats(hsad_variant_set_t *set, hsad_variant_set_stats_t *out) {
-  if (!set || !out)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_stats: NULL set or out_stats");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_variant_set_stats", {set, "set"}, {out, "out_stats"});
+  if (s) return s;
   pthread_mutex_lock(&set->lock);
   uint32_t keys = 0;
   for (uint32_t i = 0; i < HSAD_VARIANT_CACHE_SLOTS; i++)
@@ -306,10 +312,13 @@ hsad_status_t hsad_variant_set_stats(hsad_variant_set_t *set, hsad_variant_set_s
 hsad_status_t hsad_variant_set_candidate(hsad_variant_set_t *set, uint32_t i,
                                          uint32_t workgroup_size, uint32_t dynamic_lds,
                                          hsad_variant_choice_t *out_choice) {
-  if (!set || !out_choice || i >= set->count)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_candidate: NULL set or "
-                     "out_choice, or variant %u of %u", i, set ? set->count : 0);
-  hsad_status_t s = vs_rule(set, i, 1, workgroup_size, dynamic_lds, out_choice);
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_variant_set_candidate", {set, "set"},
+                                  {out_choice, "out_choice"});
+  if (s) return s;
+  if (i >= set->count)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_candidate: variant %u of %u", i,
+                     set->count);
+  s = vs_rule(set, i, 1, workgroup_size, dynamic_lds, out_choice);
   if (!s) out_choice->index = i;
   return s;
 }
@@ -317,9 +326,9 @@ hsad_status_t hsad_variant_set_candidate(hsad_variant_set_t *set, uint32_t i,
 hsad_status_t hsad_variant_set_select(hsad_variant_set_t *set, uint32_t workgroup_size,
                                       uint32_t dynamic_lds, hsad_variant_choice_t *out_choice,
                                       bool *out_cached) {
-  if (!set || !out_choice)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_select: NULL set or "
-                     "out_choice");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_variant_set_select", {set, "set"},
+                                  {out_choice, "out_choice"});
+  if (s) return s;
   return vs_choose(set, workgroup_size, dynamic_lds, out_choice, out_cached);
 }
 
@@ -329,8 +338,8 @@ static __attribute__((noinline)) hsad_status_t
 vs_dispatch_slow(hsad_queue_t *q, hsad_variant_set_t *set, const hsad_launch_t *l,
                  uint64_t deadline_ns, hsad_completion_t *out_completion,
                  uint64_t *out_packet_id) {
-  if (!set || !l)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_dispatch: NULL set or launch");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_variant_dispatch", {set, "set"}, {l, "launch"});
+  if (ns) return ns;
   uint64_t wg = vs_flat_size(l);
   uint64_t lds = set->lds_args ? vs_dynamic_lds(l) : 0;
   uint64_t w = vs_find(set, vs_key(wg, lds));
@@ -387,9 +396,9 @@ static bool vs_allows(const hsad_variant_set_t *set, uint32_t i, uint64_t wg) {
 hsad_status_t hsad_variant_set_autotune(hsad_variant_set_t *set, hsad_queue_t *q,
                                         const hsad_launch_t *l, uint64_t deadline_ns,
                                         hsad_variant_tuning_t *out) {
-  if (!set || !q || !l)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_variant_set_autotune: NULL set, queue or "
-                     "launch");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_variant_set_autotune", {set, "set"}, {q, "queue"},
+                                   {l, "launch"});
+  if (ns) return ns;
   const char *name = set->name;
   hsad_device_t *qd = hsad_queue_device(q);
   if (qd != set->device)
@@ -479,10 +488,14 @@ hsad_status_t hsad_program_compile_variants(hsad_device_t *device, const char *s
                                             const hsad_variant_budget_t *budgets, uint32_t count,
                                             hsad_program_t **out_programs, char **out_log) {
   if (out_log) *out_log = NULL;
-  if (!device || !source || !source_name || !opts || !budgets || !out_programs || count == 0 ||
-      count > HSAD_VARIANT_MAX)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_compile_variants: NULL argument "
-                     "or %u variants (1..%u)", count, HSAD_VARIANT_MAX);
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_program_compile_variants", {device, "device"},
+                                   {source, "source"}, {source_name, "source_name"},
+                                   {opts, "opts"}, {budgets, "budgets"},
+                                   {out_programs, "out_programs"});
+  if (ns) return ns;
+  if (count == 0 || count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_program_compile_variants: %u variants "
+                     "(1..%u)", count, HSAD_VARIANT_MAX);
   hsad_compile_options_t o = *opts;
   if (!o.target) o.target = device->info.isa_name;
   hsad_codeobj_t *co[HSAD_VARIANT_MAX];

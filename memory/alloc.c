@@ -298,8 +298,9 @@ hsad_status_t hsad_mem_free(void *ptr) { return mem_free_named("hsad_mem_free", 
 
 hsad_status_t hsad_buffer_alloc(hsad_device_t *device, size_t size, void **out_ptr) {
   static const char what[] = "hsad_buffer_alloc";
-  if (!device || !out_ptr || !size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL device/out or size 0", what);
+  hsad_status_t ns = HSAD_NULL_ARGS(what, {device, "device"}, {out_ptr, "out_ptr"});
+  if (ns) return ns;
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: size 0", what);
   if (hsad_submit_device_foreign(device)) /* another vendor: its backend's zeroed buffer */
     return hsad_submit_foreign_buffer_alloc(device, size, out_ptr);
   void *p = NULL;
@@ -397,8 +398,8 @@ hsad_status_t hsad_mem_unregister(void *ptr) {
 
 hsad_status_t hsad_mem_info(const void *ptr, hsad_mem_info_t *out_info) {
   static const char what[] = "hsad_mem_info";
-  if (!ptr || !out_info)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL ptr or out_info", what);
+  hsad_status_t ns = HSAD_NULL_ARGS(what, {ptr, "ptr"}, {out_info, "out_info"});
+  if (ns) return ns;
   if (!mem_current())
     return hsad_fail(HSAD_ERR_NOT_ALLOCATED, "%s: %p was not allocated or registered by hsad",
                      what, ptr);

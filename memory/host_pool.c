@@ -392,8 +392,8 @@ hsad_status_t hsad_host_pool_set_max_cached(hsad_host_pool_t *pool, uint64_t max
 hsad_status_t hsad_host_pool_stats(const hsad_host_pool_t *pool, hsad_host_pool_stats_t *out) {
   const hsad_backend_ops_t *fo = pool_foreign(pool);
   if (fo) return fo->host_pool_stats(pool, out);
-  if (!pool || !out)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_host_pool_stats: NULL pool or out_stats");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_host_pool_stats", {pool, "pool"}, {out, "out_stats"});
+  if (s) return s;
   hsad_host_pool_t *p = (hsad_host_pool_t *)pool; /* counters are atomics: loads only */
   out->numa_node = p->numa_node;
   out->bytes_in_use = atomic_load_explicit(&p->bytes_in_use, memory_order_relaxed);

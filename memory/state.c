@@ -241,8 +241,8 @@ int32_t mem_page_node(const void *p) {
 }
 
 hsad_status_t hsad_numa_page_node(const void *ptr, int32_t *out_node) {
-  if (!ptr || !out_node)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_numa_page_node: NULL ptr or out_node");
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_numa_page_node", {ptr, "ptr"}, {out_node, "out_node"});
+  if (s) return s;
   if (!numa_ok())
     return hsad_fail(HSAD_ERR_NUMA, "hsad_numa_page_node: the host has no NUMA support "
                      "(numa_available() < 0)");

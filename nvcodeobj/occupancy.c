@@ -64,9 +64,11 @@ uint32_t hsad_nv_kernel_max_threads(const hsad_nv_kernel_info_t *kernel,
 hsad_status_t hsad_nv_occupancy_at(const hsad_nv_kernel_info_t *kernel,
                                    const hsad_nv_sm_limits_t *l, uint32_t block_size,
                                    uint32_t dynamic_shared_bytes, hsad_nv_occupancy_t *o) {
-  if (!kernel || !l || !o || block_size == 0)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_occupancy_at: %s",
-                     block_size == 0 ? "block_size is 0" : "NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_nv_occupancy_at", {kernel, "kernel"}, {l, "limits"},
+                                   {o, "out_occupancy"});
+  if (ns) return ns;
+  if (block_size == 0)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_occupancy_at: block_size is 0");
   *o = (hsad_nv_occupancy_t){.block_size = block_size, .dynamic_shared_bytes = dynamic_shared_bytes};
   o->warps_per_block = (block_size + l->warp_size - 1) / l->warp_size;
   uint32_t warps_regs = warps_by_registers(kernel->registers, l, &o->registers_per_warp);

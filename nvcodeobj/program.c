@@ -385,8 +385,9 @@ const hsad_nv_entry_t *hsad_nv_program_entry(const hsad_nv_program_t *program, s
 
 hsad_status_t hsad_nv_program_select(const hsad_nv_program_t *program, uint32_t device_sm,
                                      size_t *out_index) {
-  if (!program || !out_index)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_select: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_nv_program_select", {program, "program"},
+                                   {out_index, "out_index"});
+  if (ns) return ns;
   size_t best = SIZE_MAX, best_ptx = SIZE_MAX;
   for (size_t i = 0; i < program->entry_count; i++) {
     const hsad_nv_entry_t *e = &program->entries[i];
@@ -419,8 +420,9 @@ hsad_status_t hsad_nv_program_select(const hsad_nv_program_t *program, uint32_t 
 
 hsad_status_t hsad_nv_entry_find_kernel(const hsad_nv_entry_t *entry, const char *name,
                                         const hsad_nv_kernel_info_t **out_kernel) {
-  if (!entry || !name || !out_kernel)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_entry_find_kernel: NULL argument");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_nv_entry_find_kernel", {entry, "entry"},
+                                   {name, "name"}, {out_kernel, "out_kernel"});
+  if (ns) return ns;
   for (uint32_t i = 0; i < entry->kernel_count; i++)
     if (!strcmp(entry->kernels[i].name, name)) {
       *out_kernel = &entry->kernels[i];

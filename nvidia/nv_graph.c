@@ -653,8 +653,8 @@ static hsad_status_t nv_graph_launch(hsad_graph_exec_t *ge, uint32_t flags,
 
 static hsad_status_t nv_update_target(const char *fn, nv_gexec_t *e, uint32_t node, uint8_t op) {
   if (node >= e->nn)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: NULL, or node %u is not a node of the exec "
-                     "(%u nodes)", fn, node, e->nn);
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node %u is not a node of the exec (%u "
+                     "nodes)", fn, node, e->nn);
   if (e->nodes[node].op != op)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: node %s is a %s node, not a %s node", fn,
                      e->nodes[node].name, nv_op_name[e->nodes[node].op], nv_op_name[op]);

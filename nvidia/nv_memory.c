@@ -308,9 +308,12 @@ hsad_status_t nv_memcpy_async(hsad_device_t *device, void *impl, void *dst, cons
                               hsad_completion_t *out_completion) {
   (void)device;
   nv_dev_t *dev = impl;
-  if (!out_completion || (size && (!dst || !src)))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_memcpy_async: NULL dst/src or "
-                     "out_completion");
+  /* one cause per message, worded as memory/copy_async.c's */
+  static const char what[] = "hsad_memcpy_async";
+  if (!out_completion)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: out_completion is NULL", what);
+  if (size && (!dst || !src))
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", what, !dst ? "dst" : "src");
   nv_queue_t *q;
   hsad_status_t s = nv_copy_queue(dev, &q);
   if (s) return s;

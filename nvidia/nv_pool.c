@@ -251,8 +251,11 @@ hsad_status_t nv_host_pool_get_node(uint32_t node, hsad_host_pool_t **out) {
 }
 
 hsad_status_t nv_host_pool_alloc(hsad_host_pool_t *p, size_t size, void **out) {
-  if (!p || !out || !size)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_host_pool_alloc: NULL pool/out or size 0");
+  /* one cause per message, worded as memory/host_pool.c's */
+  static const char what[] = "hsad_host_pool_alloc";
+  if (!p) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: pool is NULL", what);
+  if (!out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: out_ptr is NULL", what);
+  if (!size) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "%s: size is 0", what);
   int cls = class_of(size);
   size_t bytes;
   if (cls >= 0) {
@@ -368,7 +371,8 @@ hsad_status_t nv_host_pool_set_max_cached(hsad_host_pool_t *p, uint64_t max_cach
 }
 
 hsad_status_t nv_host_pool_stats(const hsad_host_pool_t *p, hsad_host_pool_stats_t *out) {
-  if (!p || !out) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_host_pool_stats: NULL");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_host_pool_stats", {p, "pool"}, {out, "out_stats"});
+  if (ns) return ns;
   pool_lock(p);
   *out = p->st;
   pool_unlock(p);

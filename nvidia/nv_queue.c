@@ -578,8 +578,8 @@ static hsad_status_t nv_geometry(const nv_queue_t *q, nv_kernel_t *k, const hsad
 
 hsad_status_t nv_launch_prepare(nv_queue_t *q, const hsad_device_kernel_t *kernel,
                                 const hsad_launch_t *l, nv_prepared_t *out) {
-  if (!kernel || !l)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "NULL kernel or launch");
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_kernel_dispatch", {kernel, "kernel"}, {l, "launch"});
+  if (ns) return ns;
   if (hsad_object_ops(kernel) != &nv_backend_ops)
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "kernel %s is loaded on an AMD device, the queue "
                      "is on device %u (NVIDIA)", hsad_device_kernel_desc(kernel)->name,
@@ -718,13 +718,18 @@ nv_dispatch_gated(nv_queue_t *q, const hsad_device_kernel_t *kernel, const hsad_
                                      out_completion, out_packet_id);
 }
 
+/* hsad_kernel_dispatch with a NULL kernel or launch (cold): the message naming it. */
+static __attribute__((noinline, cold)) hsad_status_t
+nv_dispatch_null(const hsad_device_kernel_t *kernel, const hsad_launch_t *l) {
+  return HSAD_NULL_ARGS("hsad_kernel_dispatch", {kernel, "kernel"}, {l, "launch"});
+}
+
 /* hsad_kernel_dispatch on q without monitoring; *out_dynamic: the dynamic shared bytes. */
 static inline __attribute__((always_inline)) hsad_status_t
 nv_dispatch_body(nv_queue_t *q, const hsad_device_kernel_t *kernel, const hsad_launch_t *l,
                  hsad_completion_t *out_completion, uint64_t *out_packet_id,
                  uint32_t *out_dynamic) {
-  if (NV_UNLIKELY(!kernel || !l))
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+  if (NV_UNLIKELY(!kernel || !l)) return nv_dispatch_null(kernel, l);
   /* the sticky error and a capture: one load and branch (the gate word, backend.h) */
   if (NV_UNLIKELY(!nv_gate_open(q)))
     return nv_dispatch_gated(q, kernel, l, out_completion, out_packet_id, out_dynamic);

@@ -206,10 +206,14 @@ hsad_status_t hsad_nv_program_compile_variants(hsad_device_t *device, const char
                                                const hsad_nv_budget_t *budgets, uint32_t count,
                                                hsad_program_t **out_programs, char **out_log) {
   if (out_log) *out_log = NULL;
-  if (!device || !source || !source_name || !opts || !budgets || !out_programs || count == 0 ||
-      count > HSAD_VARIANT_MAX)
-    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: NULL "
-                     "argument or %u variants (1..%u)", count, HSAD_VARIANT_MAX);
+  hsad_status_t ns = HSAD_NULL_ARGS("hsad_nv_program_compile_variants", {device, "device"},
+                                   {source, "source"}, {source_name, "source_name"},
+                                   {opts, "opts"}, {budgets, "budgets"},
+                                   {out_programs, "out_programs"});
+  if (ns) return ns;
+  if (count == 0 || count > HSAD_VARIANT_MAX)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: %u variants "
+                     "(1..%u)", count, HSAD_VARIANT_MAX);
   nv_dev_t *dev = nv_dev_of(device);
   if (!dev) { /* only a device of the open runtime is read (a foreign pointer is not) */
     const hsad_device_info_t *di = hsad_device_runtime(device) ? hsad_device_info(device) : NULL;

@@ -938,7 +938,11 @@ Test(codeobj_errors, load_note_matches_load_file) {
 Test(codeobj_errors, load_note_errors) {
   hsad_codeobj_t *co = (hsad_codeobj_t *)1;
   cr_assert_eq(hsad_codeobj_load_note(NULL, 4, 5, NULL, &co), HSAD_ERR_INVALID_ARGUMENT);
-  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_load_note: NULL argument");
+  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_load_note: NULL desc");
+  static const unsigned char note[4] = {0};
+  cr_assert_eq(hsad_codeobj_load_note(note, 4, 5, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_load_note: NULL out_codeobj");
+  cr_assert_eq(co, (hsad_codeobj_t *)1);
   static const unsigned char garbage[] = {0xc1, 0xc1, 0xc1};
   cr_assert_eq(hsad_codeobj_load_note(garbage, sizeof garbage, 6, "n", &co),
                HSAD_ERR_CODE_OBJECT_VERSION);
@@ -949,4 +953,109 @@ Test(codeobj_errors, load_note_errors) {
   cr_assert_str_eq(hsad_last_error(), "<memory>: NT_AMDGPU_METADATA note (3 bytes): msgpack "
                    "does not decode (parse error)");
   cr_assert_null(co);
+}
+
+/* Argument errors name one cause each: "FN: NULL PARAM" for the first NULL pointer in
+ * parameter order (common/null_args.c: mutant 102), other conditions their own message. */
+#define CO_ARG_ERR(expr, want)                                                                     \
+  do {                                                                                             \
+    cr_assert_eq((expr), HSAD_ERR_INVALID_ARGUMENT, "%s: %s", #expr, hsad_last_error());          \
+    cr_assert_str_eq(hsad_last_error(), (want), "%s", #expr);                                      \
+  } while (0)
+
+Test(codeobj_errors, null_arguments_one_cause) {
+  hsad_codeobj_t *co = co_test_load(V5);
+  const hsad_kernel_t *k = hsad_codeobj_kernel_at(co, 0);
+  cr_assert_not_null(k);
+  hsad_codeobj_t *out = (hsad_codeobj_t *)1;
+  hsad_codeobj_container_t *c = (hsad_codeobj_container_t *)1;
+  /* containers and loads */
+  CO_ARG_ERR(hsad_codeobj_container_open_memory("x", 1, "m", NULL),
+             "hsad_codeobj_container_open_memory: NULL out_container");
+  CO_ARG_ERR(hsad_codeobj_container_open_memory(NULL, 8, "m", &c),
+             "hsad_codeobj_container_open_memory: NULL data with size 8");
+  CO_ARG_ERR(hsad_codeobj_container_open_file(NULL, NULL),
+             "hsad_codeobj_container_open_file: NULL path");
+  CO_ARG_ERR(hsad_codeobj_container_open_file(V5, NULL),
+             "hsad_codeobj_container_open_file: NULL out_container");
+  cr_assert_eq(c, (hsad_codeobj_container_t *)1);
+  cr_assert_eq(hsad_codeobj_container_open_file(V5, &c), HSAD_OK);
+  size_t index = 77;
+  CO_ARG_ERR(hsad_codeobj_container_select(NULL, NULL, NULL),
+             "hsad_codeobj_container_select: NULL container");
+  CO_ARG_ERR(hsad_codeobj_container_select(c, NULL, NULL),
+             "hsad_codeobj_container_select: NULL out_index");
+  cr_assert_eq(index, 77);
+  CO_ARG_ERR(hsad_codeobj_load_entry(NULL, 0, NULL), "hsad_codeobj_load_entry: NULL container");
+  CO_ARG_ERR(hsad_codeobj_load_entry(c, 0, NULL), "hsad_codeobj_load_entry: NULL out_codeobj");
+  CO_ARG_ERR(hsad_codeobj_load_entry(c, 1, &out),
+             "hsad_codeobj_load_entry: entry 1 out of range (1 entries)");
+  hsad_codeobj_container_destroy(c);
+  CO_ARG_ERR(hsad_codeobj_load_file(V5, NULL, NULL), "hsad_codeobj_load_file: NULL out_codeobj");
+  CO_ARG_ERR(hsad_codeobj_load_memory("x", 1, "m", NULL),
+             "hsad_codeobj_load_memory: NULL out_codeobj");
+  CO_ARG_ERR(hsad_codeobj_load_memory(NULL, 4, "m", &out),
+             "hsad_codeobj_load_memory: NULL data with size 4");
+  cr_assert_eq(out, (hsad_codeobj_t *)1);
+  const hsad_kernel_t *found = (const hsad_kernel_t *)1;
+  CO_ARG_ERR(hsad_codeobj_kernel_find(NULL, NULL, NULL), "hsad_codeobj_kernel_find: NULL codeobj");
+  CO_ARG_ERR(hsad_codeobj_kernel_find(co, NULL, NULL), "hsad_codeobj_kernel_find: NULL name");
+  CO_ARG_ERR(hsad_codeobj_kernel_find(co, "x", NULL), "hsad_codeobj_kernel_find: NULL out_kernel");
+  cr_assert_eq(found, (const hsad_kernel_t *)1);
+  hsad_target_id_t id;
+  CO_ARG_ERR(hsad_target_id_parse(NULL, NULL), "hsad_target_id_parse: NULL text");
+  CO_ARG_ERR(hsad_target_id_parse("gfx90a", NULL), "hsad_target_id_parse: NULL out_id");
+  (void)id;
+  /* occupancy and pressure */
+  hsad_occupancy_t occ;
+  CO_ARG_ERR(hsad_kernel_occupancy(NULL, NULL, 64, 0, NULL), "hsad_kernel_occupancy: NULL kernel");
+  CO_ARG_ERR(hsad_kernel_occupancy(k, NULL, 64, 0, NULL),
+             "hsad_kernel_occupancy: NULL out_occupancy");
+  (void)occ;
+  CO_ARG_ERR(hsad_kernel_pressure(NULL, NULL, 0, NULL), "hsad_kernel_pressure: NULL kernel");
+  CO_ARG_ERR(hsad_kernel_pressure(k, NULL, 0, NULL), "hsad_kernel_pressure: NULL out_report");
+  hsad_variant_choice_t ch;
+  CO_ARG_ERR(hsad_kernel_variant_select(&k, 17, NULL, 64, 0, &ch),
+             "hsad_kernel_variant_select: 17 variants (1..16)");
+  /* kernarg */
+  hsad_dispatch_dims_t dims = {.grid_size = {64, 1, 1}, .workgroup_size = {64, 1, 1}, .dims = 1};
+  uint8_t seg[HSAD_KERNARG_SEGMENT_MAX];
+  CO_ARG_ERR(hsad_kernarg_build(NULL, NULL, 0, NULL, NULL, seg, sizeof seg, NULL),
+             "hsad_kernarg_build: NULL kernel");
+  CO_ARG_ERR(hsad_kernarg_build(k, NULL, 0, NULL, NULL, seg, sizeof seg, NULL),
+             "hsad_kernarg_build: NULL dims");
+  CO_ARG_ERR(hsad_kernarg_build(k, NULL, 2, &dims, NULL, seg, sizeof seg, NULL),
+             "hsad_kernarg_build: NULL args with arg_count 2");
+  char want[128];
+  snprintf(want, sizeof want, "hsad_kernarg_build: NULL out for a %u-byte kernarg segment",
+           hsad_kernel_info(k)->kernarg_segment_size);
+  cr_assert_gt(hsad_kernel_info(k)->kernarg_segment_size, 0);
+  CO_ARG_ERR(hsad_kernarg_build(k, NULL, 0, &dims, NULL, NULL, 0, NULL), want);
+  /* compilation (checked before comgr is needed) */
+  hsad_compile_options_t o = {0};
+  void *data = NULL;
+  size_t size = 0;
+  CO_ARG_ERR(hsad_codeobj_compile(NULL, 0, NULL, NULL, NULL, NULL, NULL),
+             "hsad_codeobj_compile: NULL source");
+  CO_ARG_ERR(hsad_codeobj_compile("k", 1, "k.cl", NULL, NULL, NULL, NULL),
+             "hsad_codeobj_compile: NULL opts");
+  CO_ARG_ERR(hsad_codeobj_compile("k", 1, "k.cl", &o, &data, &size, NULL),
+             "hsad_codeobj_compile: NULL opts->target");
+  o.target = "gfx90a";
+  CO_ARG_ERR(hsad_codeobj_compile("k", 1, "k.cl", &o, &data, NULL, NULL),
+             "hsad_codeobj_compile: NULL out_size");
+  hsad_variant_budget_t b[1] = {{0}};
+  hsad_codeobj_t *vs[1];
+  CO_ARG_ERR(hsad_codeobj_compile_variants("k", 1, "k.cl", &o, NULL, 1, vs, NULL),
+             "hsad_codeobj_compile_variants: NULL budgets");
+  CO_ARG_ERR(hsad_codeobj_compile_variants("k", 1, "k.cl", &o, b, 0, vs, NULL),
+             "hsad_codeobj_compile_variants: 0 variants (1..16)");
+  char *text = NULL;
+  CO_ARG_ERR(hsad_cl_source_expand("k", 1, NULL, NULL, 0, &text, &size),
+             "hsad_cl_source_expand: NULL source_name");
+  CO_ARG_ERR(hsad_cl_source_expand("k", 1, "k.cl", NULL, 2, &text, &size),
+             "hsad_cl_source_expand: NULL include_dirs with include_dir_count 2");
+  cr_assert_null(text);
+  cr_assert_null(data);
+  hsad_codeobj_destroy(co);
 }

@@ -297,7 +297,9 @@ Test(codeobj_occupancy, pressure_report_errors) {
             "%s", hsad_last_error());
   cr_assert_eq(hsad_kernel_pressure_at(k, NULL, 64, 70000, &r), HSAD_ERR_LDS_LIMIT);
   cr_assert_eq(hsad_kernel_pressure_at(NULL, NULL, 64, 0, &r), HSAD_ERR_INVALID_ARGUMENT);
-  cr_assert_str_eq(hsad_last_error(), "hsad_kernel_pressure_at: NULL argument");
+  cr_assert_str_eq(hsad_last_error(), "hsad_kernel_pressure_at: NULL kernel");
+  cr_assert_eq(hsad_kernel_pressure_at(k, NULL, 64, 0, NULL), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_kernel_pressure_at: NULL out_row");
   /* dynamic LDS counts: 32 KiB per workgroup leaves 2 per CU at 64 work-items */
   cr_assert_eq(hsad_kernel_pressure_at(k, NULL, 64, 32768, &r), HSAD_OK);
   cr_assert_eq(r.lds_per_workgroup, 32768);

@@ -96,8 +96,11 @@ Test(codeobj_variants, selection_ties_and_scratch) {
   cr_assert_eq(c.regs, 2);
   cr_assert_eq(c.scratch_per_work_item, 0);
   cr_assert_eq(hsad_kernel_variant_select(k, 0, NULL, 256, 0, &c), HSAD_ERR_INVALID_ARGUMENT);
-  cr_assert_str_eq(hsad_last_error(),
-                   "hsad_kernel_variant_select: NULL argument or 0 variants (1..16)");
+  cr_assert_str_eq(hsad_last_error(), "hsad_kernel_variant_select: 0 variants (1..16)");
+  cr_assert_eq(hsad_kernel_variant_select(NULL, 0, NULL, 256, 0, NULL), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_kernel_variant_select: NULL kernels");
+  cr_assert_eq(hsad_kernel_variant_select(k, 0, NULL, 256, 0, NULL), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_kernel_variant_select: NULL out_choice");
   hsad_codeobj_destroy(a);
   hsad_codeobj_destroy(p);
 }

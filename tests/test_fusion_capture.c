@@ -277,10 +277,10 @@ Test(fusion_capture, refusals_and_messages, .timeout = 60) {
   hsad_prepared_launch_t *prep;
   TH_OK(hsad_launch_prepare(q, t.fill, &f.l, &prep));
 
-  TH_ERR_IS(hsad_queue_capture_begin(NULL, g, 0), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_queue_capture_begin: NULL queue or graph");
+  TH_ERR_IS(hsad_queue_capture_begin(NULL, NULL, 0), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_capture_begin: NULL queue");
   TH_ERR_IS(hsad_queue_capture_begin(q, NULL, 0), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_queue_capture_begin: NULL queue or graph");
+            "hsad_queue_capture_begin: NULL graph");
   TH_ERR_IS(hsad_queue_capture_begin(q, g, 64), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_queue_capture_begin: lane 64 not below 64");
   TH_ERR_IS(hsad_queue_capture_end(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,

@@ -833,13 +833,16 @@ Test(fusion_copy, refusals, .timeout = 60) {
   TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, a + 50, a, 100, NULL, 0, NULL),
             HSAD_ERR_INVALID_ARGUMENT, "%s", want);
   TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, NULL, 100, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_graph_add_copy: NULL dst or src, or size 0 (dst %p, src (nil), 100 bytes)",
-            (void *)a);
+            "hsad_graph_add_copy: NULL src");
+  TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, NULL, NULL, 0, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_copy: NULL dst");
+  TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, a + 200, 0, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_copy: size 0");
   TH_ERR_IS(hsad_graph_add_copy(g, "c", 0, a, a + 2048, (size_t)1 << 40, NULL, 0, NULL),
             HSAD_ERR_RANGE, "hsad_graph_add_copy: 1099511627776 bytes; a copy node moves at "
             "most 68719476720 (16 bytes per work-item, 2^32 - 1 work-items)");
   TH_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 7, 3, 10, NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_graph_add_fill: NULL dst, count 0 or width 3 (1, 2 or 4 bytes)");
+            "hsad_graph_add_fill: width 3 (1, 2 or 4 bytes)");
   TH_ERR_IS(hsad_graph_add_fill(g, "f", 0, a, 0x1ff, 1, 10, NULL, 0, NULL),
             HSAD_ERR_INVALID_ARGUMENT, "hsad_graph_add_fill: pattern 0x1ff does not fit in 1 byte");
   uint32_t f, k;
@@ -858,9 +861,15 @@ Test(fusion_copy, refusals, .timeout = 60) {
   TH_ERR_IS(hsad_graph_exec_update(x, f, &l), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update: node f is a fill node, not a kernel node");
   TH_ERR_IS(hsad_graph_exec_update_fill(x, 9, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_graph_exec_update_fill: NULL, or node 9 is not a node of the exec (2 nodes)");
+            "hsad_graph_exec_update_fill: node 9 is not a node of the exec (2 nodes)");
+  TH_ERR_IS(hsad_graph_exec_update_fill(NULL, 9, a, 1, 1, 10), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update_fill: NULL exec");
   TH_ERR_IS(hsad_graph_exec_update_fill(x, f, a, 1, 2, 0), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_graph_exec_update_fill: NULL dst, count 0 or width 2 (1, 2 or 4 bytes)");
+            "hsad_graph_exec_update_fill: count 0");
+  TH_ERR_IS(hsad_graph_exec_update_fill(x, f, a, 1, 3, 1), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update_fill: width 3 (1, 2 or 4 bytes)");
+  TH_ERR_IS(hsad_graph_exec_update_fill(x, f, NULL, 1, 3, 0), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update_fill: NULL dst");
   memset(a, 0, 16);
   hsad_completion_t c;
   TH_OK(hsad_graph_launch(x, 0, th_in(TH_SEC), &c, NULL));

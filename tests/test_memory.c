@@ -197,7 +197,7 @@ Test(memory, bad_input_rows) {
           (void *)foreign);
   MEM_ERR(hsad_mem_unregister(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_mem_unregister: ptr is NULL");
   MEM_ERR(hsad_mem_info(NULL, &mi), HSAD_ERR_INVALID_ARGUMENT,
-          "hsad_mem_info: NULL ptr or out_info");
+          "hsad_mem_info: NULL ptr");
   TH_OK(hsad_runtime_close(e.rt));
 }
 

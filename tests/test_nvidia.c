@@ -678,7 +678,9 @@ Test(nvidia, host_pool) {
   ERR_IS(hsad_host_pool_free(pool, c), HSAD_ERR_FREED,
          "hsad_host_pool_free: %p is cached in node %d's pool already (freed twice)", c, node);
   ERR_IS(hsad_host_pool_alloc(pool, 0, &c), HSAD_ERR_INVALID_ARGUMENT,
-         "hsad_host_pool_alloc: NULL pool/out or size 0");
+         "hsad_host_pool_alloc: size is 0");
+  ERR_IS(hsad_host_pool_alloc(pool, 64, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_host_pool_alloc: out_ptr is NULL");
   OK(hsad_mem_free(back)); /* hsad_mem_free takes pool blocks too */
   OK(hsad_host_pool_free(pool, b));
   OK(hsad_host_pool_free(pool, big)); /* oversize: released, not cached */
@@ -1131,7 +1133,7 @@ Test(nvidia, graph_errors) {
   ERR_IS(hsad_graph_exec_update(ex, nf, &a.l), HSAD_ERR_INVALID_ARGUMENT,
          "hsad_graph_exec_update: node F is a fill node, not a kernel node");
   ERR_IS(hsad_graph_exec_update(ex, 7, &a.l), HSAD_ERR_INVALID_ARGUMENT,
-         "hsad_graph_exec_update: NULL, or node 7 is not a node of the exec (2 nodes)");
+         "hsad_graph_exec_update: node 7 is not a node of the exec (2 nodes)");
   ERR_IS(hsad_graph_exec_update_copy(ex, na, x, x + 32, 16), HSAD_ERR_INVALID_ARGUMENT,
          "hsad_graph_exec_update_copy: node A is a kernel node, not a copy node");
   ERR_IS(hsad_graph_exec_update_fill(ex, nf, x, 0x1ff, 1, 8), HSAD_ERR_INVALID_ARGUMENT,
@@ -1406,7 +1408,9 @@ Test(nvidia, capture_refusals) {
   OK(hsad_graph_instantiate(g2, both, 2, &ex)); /* q2 and q */
   /* begin's checks */
   ERR_IS(hsad_queue_capture_begin(NULL, g, 0), HSAD_ERR_INVALID_ARGUMENT,
-         "hsad_queue_capture_begin: NULL queue or graph");
+         "hsad_queue_capture_begin: NULL queue");
+  ERR_IS(hsad_queue_capture_begin(q, NULL, 0), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_queue_capture_begin: NULL graph");
   ERR_IS(hsad_queue_capture_begin(q, g, 64), HSAD_ERR_INVALID_ARGUMENT,
          "hsad_queue_capture_begin: lane 64 not below 64");
   ERR_IS(hsad_queue_capture_begin(sq, g, 0), HSAD_ERR_INVALID_ARGUMENT,
@@ -1430,7 +1434,9 @@ Test(nvidia, capture_refusals) {
   ERR_IS(hsad_kernel_dispatch(q, kaff, &bad.l, HSAD_DEADLINE_NEVER, &c, NULL), HSAD_ERR_ARG_COUNT,
          "%s: kernel 'affine' takes 4 explicit arguments, got 3", NV_CUBIN);
   ERR_IS(hsad_kernel_dispatch(q, NULL, &bad.l, HSAD_DEADLINE_NEVER, &c, NULL),
-         HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL queue, kernel or launch");
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL kernel");
+  ERR_IS(hsad_kernel_dispatch(q, kaff, NULL, HSAD_DEADLINE_NEVER, &c, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_kernel_dispatch: NULL launch");
   bad.l.arg_count = 4;
   bad.l.block[0] = 2048; /* over the device's 1024 threads per block */
   hsad_status_t want = hsad_kernel_dispatch(q2, kaff, &bad.l, HSAD_DEADLINE_NEVER, &c, NULL);
@@ -1616,7 +1622,9 @@ Test(nvidia, completion_times_profiling) {
          "hsad_completion_times: the queue was created without profiling "
          "(hsad_queue_options_t.profiling)");
   ERR_IS(hsad_completion_times(&c3, NULL, &e1), HSAD_ERR_INVALID_ARGUMENT,
-         "hsad_completion_times: NULL argument");
+         "hsad_completion_times: NULL out_start_ns");
+  ERR_IS(hsad_completion_times(&c3, &s1, NULL), HSAD_ERR_INVALID_ARGUMENT,
+         "hsad_completion_times: NULL out_end_ns");
   hsad_queue_destroy(q);
   hsad_queue_destroy(plain);
   hsad_buffer_free(p);
@@ -2120,8 +2128,9 @@ Test(nvidia, variants_errors) {
          HSAD_ERR_UNSUPPORTED, "hsad_nv_program_compile_variants: the device is not a device of "
          "the open runtime");
   ERR_IS(hsad_nv_program_compile_variants(e.dev, src, "k.cu", &o, nv_vbudgets, 0, progs, NULL),
-         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: NULL argument or 0 "
-         "variants (1..16)");
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: 0 variants (1..16)");
+  ERR_IS(hsad_nv_program_compile_variants(e.dev, src, "k.cu", &o, NULL, 1, progs, NULL),
+         HSAD_ERR_INVALID_ARGUMENT, "hsad_nv_program_compile_variants: NULL budgets");
   nv_variants_build(&e, progs);
   hsad_variant_set_t *set;
   OK(hsad_variant_set_from_programs(progs, 4, "heavy", &set));

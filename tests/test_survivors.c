@@ -543,8 +543,11 @@ Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
             "dependency 4: NULL completion");
   hsad_aql_dispatch_t body;
   uint8_t image[64];
+  /* one cause each, the first NULL in parameter order (common/null_args.c: mutant 102) */
+  TH_ERR_IS(hsad_submit_check(NULL, NULL, NULL, &body, image), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_check: NULL queue");
   TH_ERR_IS(hsad_submit_check(q, NULL, NULL, &body, image), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_submit_check: NULL argument");
+            "hsad_submit_check: NULL kernel");
   /* hsad_submit_check of fill(dst, 7, 64) over 2 x 32 work-items: the body as the header says
    * (kernarg address and completion signal 0: mutant 62), the kernarg segment's explicit
    * arguments at their OpenCL offsets (pointer 0, uint 8, uint 12) */
@@ -553,6 +556,12 @@ Test(submit_api, reserve_publish_and_errors, .timeout = 60) {
   uint32_t *dst = th_alloc(&e, 256), value = 7, count = 64;
   hsad_karg_t fa[3] = {HSAD_KARG_PTR(dst), HSAD_KARG_VAL(value), HSAD_KARG_VAL(count)};
   hsad_launch_t lf = {.dims = 1, .grid = {64}, .block = {32}, .args = fa, .arg_count = 3};
+  TH_ERR_IS(hsad_submit_check(q, fill, NULL, &body, image), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_check: NULL launch");
+  TH_ERR_IS(hsad_submit_check(q, fill, &lf, NULL, image), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_check: NULL out_body");
+  TH_ERR_IS(hsad_submit_check(q, fill, &lf, &body, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_submit_check: NULL out_image");
   memset(&body, 0xee, sizeof body);
   uint8_t kimage[HSAD_KERNARG_SEGMENT_MAX];
   TH_OK(hsad_submit_check(q, fill, &lf, &body, kimage));
@@ -651,113 +660,140 @@ Test(arguments, null_and_out_of_range, .timeout = 60) {
   hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = a, .arg_count = 3};
   const char *m;
   /* hsa-dispatch */
-  m = "hsad_kernel_dispatch: NULL queue, kernel or launch";
-  TH_ERR_IS(hsad_kernel_dispatch(NULL, fill, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_kernel_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_kernel_dispatch(q, fill, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  /* each message names the one NULL parameter, the first in parameter order (mutant 102) */
+  m = "hsad_kernel_dispatch: NULL %s";
+  TH_ERR_IS(hsad_kernel_dispatch(NULL, NULL, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "queue");
+  TH_ERR_IS(hsad_kernel_dispatch(q, NULL, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "kernel");
+  TH_ERR_IS(hsad_kernel_dispatch(q, fill, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "launch");
   hsad_prepared_launch_t *pl = NULL;
-  m = "hsad_launch_prepare: NULL queue, kernel, launch or out_prepared";
-  TH_ERR_IS(hsad_launch_prepare(NULL, fill, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_launch_prepare(q, NULL, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_launch_prepare(q, fill, NULL, &pl), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_launch_prepare(q, fill, &l, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_launch_prepare: NULL %s";
+  TH_ERR_IS(hsad_launch_prepare(NULL, fill, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, m, "queue");
+  TH_ERR_IS(hsad_launch_prepare(q, NULL, &l, &pl), HSAD_ERR_INVALID_ARGUMENT, m, "kernel");
+  TH_ERR_IS(hsad_launch_prepare(q, fill, NULL, &pl), HSAD_ERR_INVALID_ARGUMENT, m, "launch");
+  TH_ERR_IS(hsad_launch_prepare(q, fill, &l, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_prepared");
   cr_assert_null(pl);
   hsad_dispatch_desc_t item = {fill, l};
-  m = "hsad_queue_dispatch_batch: NULL queue/items or count 0";
-  TH_ERR_IS(hsad_queue_dispatch_batch(NULL, &item, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_queue_dispatch_batch(q, NULL, 1, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_queue_dispatch_batch(q, &item, 0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_queue_dispatch_batch: %s";
+  TH_ERR_IS(hsad_queue_dispatch_batch(NULL, NULL, 0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL queue");
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, NULL, 0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL items");
+  TH_ERR_IS(hsad_queue_dispatch_batch(q, &item, 0, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "count 0");
   uint32_t count = 9;
   hsad_dispatch_record_t rec[1];
-  m = "hsad_queue_monitor_drain: NULL queue, out_records or out_count";
-  TH_ERR_IS(hsad_queue_monitor_drain(NULL, rec, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_queue_monitor_drain(q, rec, 1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_queue_monitor_drain(q, NULL, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_queue_monitor_drain: NULL %s";
+  TH_ERR_IS(hsad_queue_monitor_drain(NULL, rec, 1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "queue");
+  TH_ERR_IS(hsad_queue_monitor_drain(q, NULL, 1, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "out_count");
+  TH_ERR_IS(hsad_queue_monitor_drain(q, NULL, 1, &count, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_monitor_drain: NULL out_records with capacity 1");
   cr_assert_eq(count, 9);
   hsad_program_t *p = NULL;
-  m = "hsad_program_load_file: NULL argument";
-  TH_ERR_IS(hsad_program_load_file(NULL, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_program_load_file(e.dev, NULL, &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_program_load_file(e.dev, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  m = "hsad_program_load_memory: NULL argument or size 0";
-  TH_ERR_IS(hsad_program_load_memory(NULL, dst, 4, "x", &p), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_program_load_memory(e.dev, dst, 4, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_program_load_file: NULL %s";
+  TH_ERR_IS(hsad_program_load_file(NULL, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "device");
+  TH_ERR_IS(hsad_program_load_file(e.dev, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "path");
+  TH_ERR_IS(hsad_program_load_file(e.dev, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_program");
+  m = "hsad_program_load_memory: %s";
+  TH_ERR_IS(hsad_program_load_memory(NULL, NULL, 0, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL device");
+  TH_ERR_IS(hsad_program_load_memory(e.dev, NULL, 0, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL data");
+  TH_ERR_IS(hsad_program_load_memory(e.dev, dst, 0, "x", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL out_program");
+  TH_ERR_IS(hsad_program_load_memory(e.dev, dst, 0, "x", &p), HSAD_ERR_INVALID_ARGUMENT, m,
+            "size 0");
   cr_assert_null(p);
   const hsad_device_kernel_t *k = NULL;
-  m = "hsad_program_kernel: NULL argument";
-  TH_ERR_IS(hsad_program_kernel(NULL, "fill", &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_program_kernel(pf, NULL, &k), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_program_kernel(pf, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_program_kernel: NULL %s";
+  TH_ERR_IS(hsad_program_kernel(NULL, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "program");
+  TH_ERR_IS(hsad_program_kernel(pf, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "name");
+  TH_ERR_IS(hsad_program_kernel(pf, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_kernel");
   cr_assert_null(k);
   hsad_queue_t *q2 = NULL;
-  m = "hsad_queue_create: NULL device or out_queue";
-  TH_ERR_IS(hsad_queue_create(NULL, NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_queue_create(e.dev, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  m = "hsad_device_queue: NULL device or out_queue";
-  TH_ERR_IS(hsad_device_queue(NULL, &q2), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_device_queue(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_queue_create: NULL %s";
+  TH_ERR_IS(hsad_queue_create(NULL, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "device");
+  TH_ERR_IS(hsad_queue_create(e.dev, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_queue");
+  m = "hsad_device_queue: NULL %s";
+  TH_ERR_IS(hsad_device_queue(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "device");
+  TH_ERR_IS(hsad_device_queue(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_queue");
   cr_assert_null(q2);
   hsad_device_t *d = NULL;
-  m = "hsad_device_get: NULL runtime or out_device";
-  TH_ERR_IS(hsad_device_get(NULL, 0, &d), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_device_get(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_device_get: NULL %s";
+  TH_ERR_IS(hsad_device_get(NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "runtime");
+  TH_ERR_IS(hsad_device_get(e.rt, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_device");
   cr_assert_null(d);
   hsad_completion_t c = {0}, cs[1] = {{0}};
   hsa_signal_t sig = {0};
-  m = "hsad_queue_barrier: NULL queue, or NULL deps / signals with a count";
-  TH_ERR_IS(hsad_queue_barrier(NULL, NULL, 0, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_queue_barrier(q, NULL, 1, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, NULL, 1, sig, 0, &c), HSAD_ERR_INVALID_ARGUMENT,
-            "%s", m);
-  TH_ERR_IS(hsad_queue_flush(NULL, 0, &c), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
-  TH_ERR_IS(hsad_queue_flush(q, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_flush: NULL argument");
+  m = "hsad_queue_barrier: %s";
+  TH_ERR_IS(hsad_queue_barrier(NULL, NULL, 1, 0, &c), HSAD_ERR_INVALID_ARGUMENT, m, "NULL queue");
+  TH_ERR_IS(hsad_queue_barrier(q, NULL, 1, 0, &c), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL deps with dep_count 1");
+  TH_ERR_IS(hsad_queue_barrier_signals(q, NULL, 0, NULL, 2, sig, 0, &c), HSAD_ERR_INVALID_ARGUMENT,
+            m, "NULL and_signals with signal_count 2");
+  TH_ERR_IS(hsad_queue_flush(NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_flush: NULL queue");
+  TH_ERR_IS(hsad_queue_flush(q, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_queue_flush: NULL out_completion");
   TH_ERR_IS(hsad_queue_wait_idle(NULL, 0), HSAD_ERR_INVALID_ARGUMENT, "hsad_queue_wait_idle: NULL queue");
   TH_ERR_IS(hsad_completion_wait_all(NULL, 1, 0), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_completion_wait_all: NULL completions");
   TH_OK(hsad_completion_wait_all(NULL, 0, 0));
   uint32_t index = 7;
-  m = "hsad_completion_wait_any: NULL completions or out_index, or count 0";
-  TH_ERR_IS(hsad_completion_wait_any(NULL, 1, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_completion_wait_any(cs, 0, 0, &index), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_completion_wait_any(cs, 1, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_completion_wait_any: %s";
+  TH_ERR_IS(hsad_completion_wait_any(NULL, 0, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL completions");
+  TH_ERR_IS(hsad_completion_wait_any(cs, 0, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL out_index");
+  TH_ERR_IS(hsad_completion_wait_any(cs, 0, 0, &index), HSAD_ERR_INVALID_ARGUMENT, m, "count 0");
   cr_assert_eq(index, 7);
   uint64_t t0 = 5, t1 = 6;
-  m = "hsad_completion_times: NULL argument";
-  TH_ERR_IS(hsad_completion_times(NULL, &t0, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_completion_times(&c, NULL, &t1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_completion_times(&c, &t0, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_completion_times: NULL %s";
+  TH_ERR_IS(hsad_completion_times(NULL, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "completion");
+  TH_ERR_IS(hsad_completion_times(&c, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_start_ns");
+  TH_ERR_IS(hsad_completion_times(&c, &t0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_end_ns");
   cr_assert(t0 == 5 && t1 == 6);
   hsa_signal_value_t lt = 3;
   hsad_completion_t cq = {.queue = q, .epoch = 1};
-  m = "hsad_completion_signal: NULL argument or an empty completion (it has no signal)";
-  TH_ERR_IS(hsad_completion_signal(NULL, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_completion_signal(&c, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_completion_signal(&cq, NULL, &lt), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_completion_signal(&cq, &sig, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_completion_signal: %s";
+  TH_ERR_IS(hsad_completion_signal(NULL, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL completion");
+  TH_ERR_IS(hsad_completion_signal(&c, &sig, &lt), HSAD_ERR_INVALID_ARGUMENT, m,
+            "an empty completion (it has no signal)");
+  TH_ERR_IS(hsad_completion_signal(&cq, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL out_signal");
+  TH_ERR_IS(hsad_completion_signal(&cq, &sig, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL out_lt_value");
   cr_assert(sig.handle == 0 && lt == 3);
   hsad_trace_t *t = NULL;
   TH_ERR_IS(hsad_trace_create(NULL), HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_create: NULL out_trace");
   TH_OK(hsad_trace_create(&t));
-  m = "hsad_trace_add: NULL trace or records";
-  TH_ERR_IS(hsad_trace_add(NULL, rec, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_trace_add(t, NULL, 1), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  m = "hsad_trace_write: NULL trace or path";
-  TH_ERR_IS(hsad_trace_write(NULL, "/tmp/x.json"), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_trace_write(t, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  TH_ERR_IS(hsad_trace_add(NULL, NULL, 1), HSAD_ERR_INVALID_ARGUMENT, "hsad_trace_add: NULL trace");
+  TH_ERR_IS(hsad_trace_add(t, NULL, 1), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_trace_add: NULL records with count 1");
+  m = "hsad_trace_write: NULL %s";
+  TH_ERR_IS(hsad_trace_write(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "trace");
+  TH_ERR_IS(hsad_trace_write(t, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "path");
   hsad_trace_destroy(t);
   /* variant sets */
   hsad_variant_set_t *set = NULL;
-  m = "hsad_variant_set_create: NULL argument or %u variants (1..%u)";
-  TH_ERR_IS(hsad_variant_set_create(NULL, 1, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
-  TH_ERR_IS(hsad_variant_set_create(&fill, 1, NULL), HSAD_ERR_INVALID_ARGUMENT, m, 1u, HSAD_VARIANT_MAX);
+  m = "hsad_variant_set_create: NULL %s";
+  TH_ERR_IS(hsad_variant_set_create(NULL, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "kernels");
+  TH_ERR_IS(hsad_variant_set_create(&fill, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_set");
+  m = "hsad_variant_set_create: %u variants (1..%u)";
   TH_ERR_IS(hsad_variant_set_create(&fill, 0, &set), HSAD_ERR_INVALID_ARGUMENT, m, 0u, HSAD_VARIANT_MAX);
-  m = "hsad_variant_set_from_programs: NULL argument or %u variants (1..%u)";
-  TH_ERR_IS(hsad_variant_set_from_programs(NULL, 1, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
-            1u, HSAD_VARIANT_MAX);
-  TH_ERR_IS(hsad_variant_set_from_programs(&pf, 1, NULL, &set), HSAD_ERR_INVALID_ARGUMENT, m, 1u,
-            HSAD_VARIANT_MAX);
-  TH_ERR_IS(hsad_variant_set_from_programs(&pf, 1, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
-            1u, HSAD_VARIANT_MAX);
+  m = "hsad_variant_set_from_programs: NULL %s";
+  TH_ERR_IS(hsad_variant_set_from_programs(NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "programs");
+  TH_ERR_IS(hsad_variant_set_from_programs(&pf, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "name");
+  TH_ERR_IS(hsad_variant_set_from_programs(&pf, 0, "fill", NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "out_set");
+  m = "hsad_variant_set_from_programs: %u variants (1..%u)";
   TH_ERR_IS(hsad_variant_set_from_programs(&pf, 0, "fill", &set), HSAD_ERR_INVALID_ARGUMENT, m,
             0u, HSAD_VARIANT_MAX);
   TH_ERR_IS(hsad_variant_set_from_programs(&pf, HSAD_VARIANT_MAX + 1, "fill", &set),
@@ -771,22 +807,33 @@ Test(arguments, null_and_out_of_range, .timeout = 60) {
   cr_assert_eq(hsad_variant_set_count(NULL), 0);
   hsad_variant_set_stats_t st;
   TH_ERR_IS(hsad_variant_set_stats(NULL, &st), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_variant_set_stats: NULL set or out_stats");
+            "hsad_variant_set_stats: NULL set");
   TH_ERR_IS(hsad_variant_set_stats(set, NULL), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_variant_set_stats: NULL set or out_stats");
+            "hsad_variant_set_stats: NULL out_stats");
   hsad_variant_choice_t ch;
-  m = "hsad_variant_set_select: NULL set or out_choice";
-  TH_ERR_IS(hsad_variant_set_select(NULL, 64, 0, &ch, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_variant_set_select(set, 64, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_variant_set_select: NULL %s";
+  TH_ERR_IS(hsad_variant_set_select(NULL, 64, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "set");
+  TH_ERR_IS(hsad_variant_set_select(set, 64, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "out_choice");
+  m = "hsad_variant_set_candidate: %s";
+  TH_ERR_IS(hsad_variant_set_candidate(NULL, 5, 64, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL set");
+  TH_ERR_IS(hsad_variant_set_candidate(set, 5, 64, 0, NULL), HSAD_ERR_INVALID_ARGUMENT, m,
+            "NULL out_choice");
+  TH_ERR_IS(hsad_variant_set_candidate(set, 5, 64, 0, &ch), HSAD_ERR_INVALID_ARGUMENT, m,
+            "variant 5 of 1");
   hsad_variant_tuning_t tu;
-  m = "hsad_variant_set_autotune: NULL set, queue or launch";
-  TH_ERR_IS(hsad_variant_set_autotune(NULL, q, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_variant_set_autotune(set, NULL, &l, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_variant_set_autotune(set, q, NULL, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_variant_dispatch(q, NULL, &l, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_variant_dispatch: NULL set or launch");
+  m = "hsad_variant_set_autotune: NULL %s";
+  TH_ERR_IS(hsad_variant_set_autotune(NULL, NULL, NULL, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, m,
+            "set");
+  TH_ERR_IS(hsad_variant_set_autotune(set, NULL, NULL, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, m,
+            "queue");
+  TH_ERR_IS(hsad_variant_set_autotune(set, q, NULL, 0, &tu), HSAD_ERR_INVALID_ARGUMENT, m,
+            "launch");
+  TH_ERR_IS(hsad_variant_dispatch(q, NULL, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_variant_dispatch: NULL set");
   TH_ERR_IS(hsad_variant_dispatch(q, set, NULL, 0, NULL, NULL), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_variant_dispatch: NULL set or launch");
+            "hsad_variant_dispatch: NULL launch");
   hsad_variant_set_destroy(set);
   cr_assert_eq(((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id, 0, "nothing submitted");
   hsad_buffer_free(dst);
@@ -823,10 +870,10 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
             "hsad_graph_add_kernel: lane 64 not below 64");
   TH_ERR_IS(hsad_graph_add_barrier(g, "B", 0, (uint32_t[]){0}, 1, &id), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_add_barrier: dependency 0 is node 0, not recorded yet (0 nodes)");
-  TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, NULL, &l, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_graph_add_kernel: NULL kernel or launch");
+  TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, NULL, NULL, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_add_kernel: NULL kernel");
   TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, NULL, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
-            "hsad_graph_add_kernel: NULL kernel or launch");
+            "hsad_graph_add_kernel: NULL launch");
   hsad_launch_t noargs = l;
   noargs.args = NULL;
   TH_ERR_IS(hsad_graph_add_kernel(g, "A", 0, fill, &noargs, NULL, 0, &id), HSAD_ERR_INVALID_ARGUMENT,
@@ -889,8 +936,9 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
             "hsad_graph_exec_set_queue: NULL queue");
   TH_ERR_IS(hsad_graph_exec_set_queue(x, 1, q), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_set_queue: queue index 1 not below the exec's 1 queues");
-  m = "hsad_graph_exec_update: NULL, or node %u is not a node of the exec (%u nodes)";
-  TH_ERR_IS(hsad_graph_exec_update(NULL, 0, &l), HSAD_ERR_INVALID_ARGUMENT, m, 0u, 0u);
+  m = "hsad_graph_exec_update: node %u is not a node of the exec (%u nodes)";
+  TH_ERR_IS(hsad_graph_exec_update(NULL, 0, &l), HSAD_ERR_INVALID_ARGUMENT,
+            "hsad_graph_exec_update: NULL exec");
   TH_ERR_IS(hsad_graph_exec_update(x, 0, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_graph_exec_update: NULL launch");
   TH_ERR_IS(hsad_graph_exec_update(x, 1, &l), HSAD_ERR_INVALID_ARGUMENT, m, 1u, 1u);
@@ -898,9 +946,10 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
   hsad_graph_exec_destroy(x);
   /* memory */
   hsad_mem_info_t info;
-  m = "hsad_mem_info: NULL ptr or out_info";
-  TH_ERR_IS(hsad_mem_info(NULL, &info), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_mem_info(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_mem_info: NULL %s";
+  TH_ERR_IS(hsad_mem_info(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "ptr");
+  TH_ERR_IS(hsad_mem_info(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_info");
+  (void)info;
   hsad_host_pool_t *pool = NULL;
   TH_ERR_IS(hsad_host_pool_get(e.dev, NULL), HSAD_ERR_INVALID_ARGUMENT,
             "hsad_host_pool_get: out_pool is NULL");
@@ -908,13 +957,14 @@ Test(arguments, graphs_and_memory, .timeout = 60) {
             "hsad_host_pool_get_node: out_pool is NULL");
   TH_OK(hsad_host_pool_get(e.dev, &pool));
   hsad_host_pool_stats_t ps;
-  m = "hsad_host_pool_stats: NULL pool or out_stats";
-  TH_ERR_IS(hsad_host_pool_stats(NULL, &ps), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_host_pool_stats(pool, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_host_pool_stats: NULL %s";
+  TH_ERR_IS(hsad_host_pool_stats(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "pool");
+  TH_ERR_IS(hsad_host_pool_stats(pool, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_stats");
+  (void)ps;
   int32_t numa = 42;
-  m = "hsad_numa_page_node: NULL ptr or out_node";
-  TH_ERR_IS(hsad_numa_page_node(NULL, &numa), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
-  TH_ERR_IS(hsad_numa_page_node(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, "%s", m);
+  m = "hsad_numa_page_node: NULL %s";
+  TH_ERR_IS(hsad_numa_page_node(NULL, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "ptr");
+  TH_ERR_IS(hsad_numa_page_node(dst, NULL), HSAD_ERR_INVALID_ARGUMENT, m, "out_node");
   cr_assert_eq(numa, 42);
   hsad_buffer_free(dst);
   hsad_queue_destroy(q);

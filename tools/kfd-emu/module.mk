@@ -11,7 +11,7 @@ KFD_EMU_LIB := $(EMUDIR)/libhsakmt.so.1
 # --exclude-libs and the version script's `local: *`: none of their symbols is exported, and
 # kfd-emu's calls bind to its own copies when libhsad (with the same names) is in the process.
 KFD_EMU_CO_SRCS := codeobj/argtype.c codeobj/arena.c codeobj/target.c codeobj/elf.c codeobj/metadata.c \
-  codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c
+  codeobj/descriptor.c codeobj/kernarg.c codeobj/load.c common/null_args.c
 KFD_EMU_CO_OBJS := $(KFD_EMU_CO_SRCS:%.c=$(BUILD)/obj/kfd-emu-codeobj/%.o)
 KFD_EMU_CO_LIB := $(BUILD)/obj/kfd-emu-codeobj/libcodeobj.a
 $(BUILD)/obj/kfd-emu-codeobj/%.o: %.c
