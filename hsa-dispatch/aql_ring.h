@@ -17,13 +17,22 @@
  *    index as it was (no hole the packet processor would wait on forever).
  *  - A dispatch whose kernarg segment exceeds one block takes one slot per block (the slots
  *    after it carry padding), and its segment lies contiguous from its own slot's block.
- *  - The doorbell only rises: a producer that rings a lower id than another producer already
- *    rang leaves the higher one (AQL: the doorbell value is the last packet id made valid).
- * Memory ordering: the reservation is a compare-and-swap (acq_rel) on write_dispatch_id after
+ *  - A slot's kernarg stamp (kernarg_stamps[slot]; 0: none) is nonzero only while the slot's
+ *    block holds the image of the launch-cache entry with that stamp (launch_cache.h), as the
+ *    dispatch hot path copied it there: that path stores the stamp after a whole copy, and on
+ *    a later hit whose slot has its entry's stamp copies only the image's first
+ *    DQ_RING_STAMP_BYTES (the explicit arguments, which change per hit). Every other writer
+ *    of a slot's block clears the slot's stamp first (dq_ring_kernarg_claim; fusion's
+ *    ring-copy packets through hsad_submit_ring_t). The stamps are host memory of the
+ *    library's own: the packet processor never writes kernarg memory.
+ *  - The doorbell ends at the highest id reserved when the last producer rang: each producer
+ *    stores its own (last) id, then reads the write index and stores the highest reserved id
+ *    while a later id was reserved meanwhile (dq_ring_doorbell says why that is enough).
+ * Memory ordering: the reservation is a compare-and-swap (seq_cst) on write_dispatch_id after
  * an acquire load of the bound (retired or read_dispatch_id), so the slot's previous packet is
  * complete before its slot and block are rewritten. The doorbell store is release (after the
- * headers' release stores) and followed by a seq_cst fence and a re-read of `rung`, so that of
- * two racing producers the later store is the higher id.
+ * headers' release stores) and followed by a seq_cst fence and a seq_cst load of the write
+ * index.
  * Thread safety: every function is multi-producer safe; dq_ring_init is not (one owner, before
  * any producer).
  */
@@ -57,15 +66,17 @@ typedef struct dq_ring {
   uint32_t size;                        /* slots */
   uint32_t kernarg_block;               /* bytes of kernarg segment per slot (multiple of 64) */
   uint8_t *kernargs;                    /* (size + spare) x kernarg_block bytes */
+  uint64_t *kernarg_stamps;             /* size entries: the stamp of the image each slot's
+                                           block holds (see the contract; 0: none) */
   _Atomic uint64_t *write_index;        /* &amd_queue_t.write_dispatch_id */
   _Atomic uint64_t *read_index;         /* &amd_queue_t.read_dispatch_id (the CP's) */
   volatile uint64_t *doorbell;          /* direct 64-bit doorbell (gfx9+), NULL: the signal */
   hsa_signal_t doorbell_signal;         /* hsa_queue_t.doorbell_signal */
   dq_ring_signal_store_fn signal_store; /* how to ring doorbell_signal when doorbell is NULL */
-  /* written by the completion side (timeline.c): every packet id < retired has completed */
+  /* written by the completion side (dq_ring_retire): every packet id < retired has completed;
+   * reserve_end = retired + size, the hot path's bound (dq_ring_try_reserve_one) */
   _Alignas(64) _Atomic uint64_t retired;
-  /* written by producers: the highest packet id stored into the doorbell, + 1 (0: none) */
-  _Alignas(64) _Atomic uint64_t rung;
+  _Atomic uint64_t reserve_end;
 } dq_ring_t;
 
 /* Blocks past the ring's last one: a segment of up to `largest` bytes (at most `size` blocks:
@@ -78,9 +89,10 @@ static inline uint32_t dq_ring_kernarg_spare(uint32_t block, uint32_t size, uint
 /* Sets up `ring` over ROCr's queue `amd` (its slots, indices and doorbell signal) and the
  * queue's kernarg blocks. The doorbell is written directly when the doorbell signal is a
  * hardware doorbell (AMD_SIGNAL_KIND_DOORBELL: ROCr's AqlQueue stores the 64-bit packet id at
- * hardware_doorbell_ptr, release), else through signal_store. retired and rung start at 0. */
+ * hardware_doorbell_ptr, release), else through signal_store. retired starts at 0.
+ * kernarg_stamps: `size` zeroed entries (the caller's, like kernargs). */
 void dq_ring_init(dq_ring_t *ring, amd_queue_t *amd, uint8_t *kernargs, uint32_t kernarg_block,
-                  dq_ring_signal_store_fn signal_store);
+                  uint64_t *kernarg_stamps, dq_ring_signal_store_fn signal_store);
 
 /* Slots a dispatch with a kernarg segment of ksize bytes takes: one per kernarg block. */
 static inline uint32_t dq_ring_span(const dq_ring_t *ring, uint32_t ksize) {
@@ -96,6 +108,27 @@ static inline uint8_t *dq_ring_slot(const dq_ring_t *ring, uint64_t id) {
  * blocks, or the spare blocks past the last one, when it spans several). */
 static inline uint8_t *dq_ring_kernarg(const dq_ring_t *ring, uint64_t id) {
   return ring->kernargs + (id & ring->mask) * ring->kernarg_block;
+}
+
+/* The bytes a hot-path hit copies into a block that holds its entry's image (the slot's stamp
+ * is the entry's): the explicit arguments of a signature entry (at most 4 x 8 bytes). */
+#define DQ_RING_STAMP_BYTES 32
+
+/* The kernarg block of packet `id` for a writer other than the dispatch hot path, whose
+ * segment spans `span` blocks: the stamps of the slots whose blocks it writes (those of ids
+ * id .. id + span - 1 up to the ring's last slot; past it the spare blocks, which no slot
+ * has) are cleared first. */
+static inline uint8_t *dq_ring_kernarg_claim(const dq_ring_t *ring, uint64_t id, uint32_t span) {
+  uint64_t slot = id & ring->mask;
+  for (uint64_t j = slot; j < slot + span && j < ring->size; j++) ring->kernarg_stamps[j] = 0;
+  return ring->kernargs + slot * ring->kernarg_block;
+}
+
+/* Every packet id below `retired` completed (timeline.c, after the epoch signal's acquire
+ * load showed it): stores reserve_end, then retired (release both). */
+static inline void dq_ring_retire(dq_ring_t *ring, uint64_t retired) {
+  atomic_store_explicit(&ring->reserve_end, retired + ring->size, memory_order_release);
+  atomic_store_explicit(&ring->retired, retired, memory_order_release);
 }
 
 /* The id a reservation may not pass: `retired` for slots whose kernarg block is reused
@@ -128,46 +161,58 @@ static inline bool dq_ring_try_reserve(dq_ring_t *ring, uint32_t n, bool kernarg
     }
     if (!dq_ring_fits(ring, write, bound, n)) return false;
     if (atomic_compare_exchange_weak_explicit(ring->write_index, &write, write + n,
-                                              memory_order_acq_rel, memory_order_relaxed)) {
+                                              memory_order_seq_cst, memory_order_relaxed)) {
       *out_id = write;
       return true;
     }
   }
 }
 
-/* Stores `id` (or a higher id another producer rang) into the doorbell (hsad_queue.h step 7). */
+/* dq_ring_doorbell's slow side, out of line (aql_ring.c): stores ids the write index shows
+ * reserved until no id was reserved past the last one stored. Returns 0 (so the hot path
+ * reaches it as a tail call). */
+int dq_ring_doorbell_settle(dq_ring_t *ring, uint64_t stored);
+
+/* One doorbell store of `value` (release: after the headers' release stores), then the
+ * seq_cst fence that orders it before the caller's next load of the write index. */
+static inline void dq_ring_doorbell_store(dq_ring_t *ring, uint64_t value) {
+  if (DQ_LIKELY(ring->doorbell != NULL))
+    __atomic_store_n(ring->doorbell, value, __ATOMIC_RELEASE);
+  else
+    ring->signal_store(ring->doorbell_signal, (hsa_signal_value_t)value);
+  atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* Rings the doorbell for published packet `id` (hsad_queue.h step 7): stores id, then reads
+ * the write index; when nothing was reserved past id (write == id + 1: one producer, or
+ * producers ringing in order) that is all, else dq_ring_doorbell_settle stores the highest
+ * reserved id. Why the doorbell then ends at the highest id any producer published: the store
+ * is followed by a seq_cst fence and the reservations are seq_cst compare-and-swaps, so of two
+ * producers A (id a) and B (id b > a), either A's read of the write index sees B's
+ * reservation (A stores b or higher itself), or it does not, and then B's reservation, hence
+ * B's doorbell store, comes after A's store: the last store of the doorbell is always made by
+ * a producer whose read of the write index showed nothing reserved past its value. A doorbell
+ * above a packet still being written is allowed: the packet processor waits for its header
+ * (HSA 1.2 system architecture 2.8.3). */
 static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
-  uint64_t rung_next = id + 1;
-  uint64_t cur = atomic_load_explicit(&ring->rung, memory_order_relaxed);
-  while (cur < rung_next && !atomic_compare_exchange_weak_explicit(&ring->rung, &cur, rung_next,
-                                                               memory_order_relaxed,
-                                                               memory_order_relaxed)) {
-  }
-  uint64_t value = (cur > rung_next ? cur : rung_next) - 1;
-  for (;;) {
-    if (DQ_LIKELY(ring->doorbell != NULL))
-      __atomic_store_n(ring->doorbell, value, __ATOMIC_RELEASE);
-    else
-      ring->signal_store(ring->doorbell_signal, (hsa_signal_value_t)value);
-    atomic_thread_fence(memory_order_seq_cst);
-    uint64_t highest = atomic_load_explicit(&ring->rung, memory_order_relaxed) - 1;
-    if (DQ_LIKELY(highest <= value)) return;
-    value = highest;
-  }
+  dq_ring_doorbell_store(ring, id);
+  if (DQ_LIKELY(atomic_load_explicit(ring->write_index, memory_order_seq_cst) == id + 1)) return;
+  dq_ring_doorbell_settle(ring, id);
 }
 
 /* One attempt at reserving the single id *out_id for a dispatch that uses its slot's kernarg
  * block (bounded by `retired`), as dq_ring_try_reserve(ring, 1, true, ...) but without its
- * loop: false when the ring is full, the write index read was stale (write < retired: the
- * difference wraps above the mask) or another producer's compare-and-swap won; nothing is
- * reserved then and the caller takes the waiting path. The hot path's reservation. */
+ * loop: false when the ring is full (write >= reserve_end, i.e. write + 1 - retired > size)
+ * or another producer's compare-and-swap won (a stale read of the write index, below
+ * `retired` too, loses it: the index moved on); nothing is reserved then and the caller
+ * takes the waiting path. The hot path's reservation. */
 static inline bool dq_ring_try_reserve_one(dq_ring_t *ring, uint64_t *out_id) {
   _Atomic uint64_t *write_index = ring->write_index; /* read once, before the acquire */
   uint64_t write = atomic_load_explicit(write_index, memory_order_relaxed);
-  uint64_t bound = dq_ring_bound(ring, true);
-  if (DQ_UNLIKELY(!dq_ring_fits(ring, write, bound, 1))) return false;
+  if (DQ_UNLIKELY(write >= atomic_load_explicit(&ring->reserve_end, memory_order_acquire)))
+    return false;
   if (DQ_UNLIKELY(!atomic_compare_exchange_strong_explicit(write_index, &write, write + 1,
-                                                           memory_order_acq_rel,
+                                                           memory_order_seq_cst,
                                                            memory_order_relaxed)))
     return false;
   *out_id = write;
@@ -199,27 +244,13 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
   }
 }
 
-/* dq_ring_doorbell out of line: the contended side of dq_ring_doorbell_fast. Returns 0 (so
- * the hot path reaches it as a tail call). */
-int dq_ring_doorbell_settle(dq_ring_t *ring, uint64_t id);
-
-/* dq_ring_doorbell for a ring with a direct doorbell (ring->doorbell != NULL), its common case
- * inline: `rung` exactly id (the previous packet's doorbell rang: one producer, or producers
- * ringing in order) and raised to id + 1 by this producer's compare-and-swap, the doorbell
- * stored (release), the seq_cst fence, and `rung` re-read at most id + 1. Any other case
- * (`rung` below id: an earlier packet not rung yet; above: a higher id already rung; a lost
- * compare-and-swap; a higher id rung meanwhile) goes to dq_ring_doorbell, which stores the
- * highest id: the same rule, the same stores. Returns 0. */
+/* dq_ring_doorbell for a ring with a direct doorbell (ring->doorbell != NULL), the hot
+ * path's: the store, the fence, the write index read; dq_ring_doorbell_settle when a later id
+ * was reserved meanwhile. Returns 0. */
 static inline int dq_ring_doorbell_fast(dq_ring_t *ring, uint64_t id) {
-  uint64_t next = id + 1;
-  uint64_t cur = id; /* the common case: the last doorbell rang id - 1 (rung == id) */
-  if (DQ_LIKELY(atomic_compare_exchange_strong_explicit(&ring->rung, &cur, next,
-                                                        memory_order_relaxed,
-                                                        memory_order_relaxed))) {
-    __atomic_store_n(ring->doorbell, id, __ATOMIC_RELEASE);
-    atomic_thread_fence(memory_order_seq_cst);
-    if (DQ_LIKELY(atomic_load_explicit(&ring->rung, memory_order_relaxed) <= next)) return 0;
-  }
+  __atomic_store_n(ring->doorbell, id, __ATOMIC_RELEASE);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (DQ_LIKELY(atomic_load_explicit(ring->write_index, memory_order_seq_cst) == id + 1)) return 0;
   return dq_ring_doorbell_settle(ring, id);
 }
 

@@ -52,7 +52,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 /* The first members of every queue object, whatever its backend: the gate (sticky error |
  * capture | backend) and the table (NULL: AMD). A macro so that `q->gate`, `q->error` keep
- * their names in every struct (C11 anonymous members). Offsets pinned: gate at 0, ops at 8. */
+ * their names in every struct (C11 anonymous members). Offsets pinned: gate at 0, ops at 8,
+ * hot_uid at 16 (the AMD dispatch hot path's key: one load and compare for the gate, the
+ * general path and the queue's identity). */
 #define HSAD_QUEUE_HEAD                                                                        \
   union {                                                                                      \
     struct {                                                                                   \
@@ -61,7 +63,10 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
     };                                                                                         \
     _Atomic uint64_t gate;        /* error | capturing: nonzero diverts every AMD submit */    \
   };                                                                                           \
-  const struct hsad_backend_ops *ops
+  const struct hsad_backend_ops *ops;                                                          \
+  _Atomic uint64_t hot_uid /* AMD: the queue's uid while a dispatch may take the hot path   \
+                              (open gate, not general), else 0 (dq_queue_hot_refresh); other \
+                              backends' queues: always 0 */
 
 typedef struct hsad_queue_head {
   HSAD_QUEUE_HEAD;

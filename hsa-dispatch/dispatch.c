@@ -98,11 +98,14 @@ dispatch_gated(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
   return hsad_kernel_dispatch(q, k, l, deadline_ns, out_completion, out_packet_id);
 }
 
-/* Everything but the hot path's case: a cache miss, a completion, a monitored or profiling
+/* Everything but the hot path's case: a closed gate (the sticky error, a capture, a queue of
+ * another backend: dispatch_gated), a cache miss, a completion, a monitored or profiling
  * queue, a segment over one kernarg block, a full ring or a lost reservation race. */
 static __attribute__((noinline)) hsad_status_t
 dispatch_general(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
                  uint64_t deadline_ns, hsad_completion_t *out_completion, uint64_t *out_packet_id) {
+  if (DQ_UNLIKELY(dq_gate(q)))
+    return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
   const dq_built_t *built = dq_launch_cache_lookup(q, k, l);
   if (DQ_UNLIKELY(built == NULL)) {
     hsad_status_t s = dq_launch_cache_fill(q, k, l, &built);
@@ -119,7 +122,8 @@ static inline __attribute__((always_inline)) hsad_status_t
 dispatch_publish(hsad_queue_t *q, uint64_t *out_packet_id, const dq_launch_cache_t *c,
                  uint64_t id, uint8_t *ka) {
   uint8_t *slot = dq_ring_slot(&q->ring, id);
-  memcpy(slot + 4, c->packet + 4, 36);
+  memcpy(slot + 4, c->packet + 4, 4); /* 4..39 as 4 + 32 bytes: aligned moves from slot + 8 */
+  memcpy(slot + 8, c->packet + 8, 32);
   memcpy(slot + 40, &ka, 8);
   memcpy(slot + 48, c->packet + 48, 16);
   hsad_aql_publish(slot, c->hot_word);
@@ -140,6 +144,7 @@ dispatch_keyed(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
   /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
   uint8_t *ka = dq_ring_kernarg(&q->ring, id);
   dq_copy16(ka, c->built.image, c->copy16);
+  q->ring.kernarg_stamps[id & q->ring.mask] = c->stamp; /* the whole image (aql_ring.h) */
   return dispatch_publish(q, out_packet_id, c, id, ka);
 }
 
@@ -149,7 +154,7 @@ dispatch_keyed(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
 /* A signature entry's case: its arguments' checks and values (dq_launch_cache_put_sig with
  * constant n and val4), then the submit; an argument that differs takes the general path. */
 #define DQ_HOT_SIG_(n, m)                                                                     \
-  sig_##n##_##m : if (DQ_UNLIKELY(!dq_launch_cache_put_sig(c, x, n, m))) goto general;        \
+  sig_##n##_##m : if (DQ_UNLIKELY(!dq_launch_cache_put_sig(c, x, n, m))) goto general_hit;    \
   goto submit;
 
 /* The hot path (hsad_queue.h, "The argument path"): a launch that hits the thread's entry
@@ -163,10 +168,9 @@ __attribute__((optimize("no-crossjumping"))) hsad_status_t
 hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
                      uint64_t deadline_ns, hsad_completion_t *out_completion,
                      uint64_t *out_packet_id) {
-  /* NULL arguments, the sticky error and a capture: one cold path (the gate word holds the
-   * error and the capture flag: one load and branch for both) */
+  /* NULL arguments: the cold path; the sticky error, a capture or a queue of another backend
+   * make q->hot_uid 0, which no entry has (dq_launch_cache_hot): dispatch_general's gate */
   if (DQ_UNLIKELY(!q)) goto gated;
-  if (DQ_UNLIKELY(dq_gate(q))) goto gated;
   if (DQ_UNLIKELY(!k)) goto gated;
   if (DQ_UNLIKELY(!l)) goto gated;
   if (DQ_UNLIKELY(out_completion != NULL)) goto general_completion;
@@ -198,12 +202,23 @@ general_completion:
   return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
 general:
   return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
+general_hit: /* past the key: the entry's kernel is k (uids are unique), k itself not kept */
+  return dispatch_general(q, c->kernel, l, deadline_ns, NULL, out_packet_id);
 submit:;
   uint64_t id;
-  if (DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id))) goto general;
-  /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
+  if (DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id))) goto general_hit;
+  /* slot `id` and its kernarg block are ours: their last packet (id - size) completed; the
+   * block holds this entry's image when the slot's stamp is the entry's (aql_ring.h): then
+   * only the explicit arguments are copied */
   uint8_t *ka = dq_ring_kernarg(&q->ring, id);
-  dq_copy16(ka, c->built.image, c->copy16);
+  uint64_t slot = id & q->ring.mask;
+  if (DQ_LIKELY(q->ring.kernarg_stamps[slot] == c->stamp)) {
+    dq_copy16(ka, c->built.image, DQ_RING_STAMP_BYTES / 16);
+  } else {
+    dq_copy16(ka, c->built.image, c->copy16);
+    __asm__("" : "+r"(slot)); /* the address again here: the compare above takes it whole */
+    q->ring.kernarg_stamps[slot] = c->stamp;
+  }
   return dispatch_publish(q, out_packet_id, c, id, ka);
 }
 #undef DQ_HOT_SIG_
@@ -284,7 +299,9 @@ hsad_status_t hsad_prepared_dispatch(const hsad_prepared_launch_t *p, uint64_t d
     return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_prepared_dispatch: NULL prepared launch");
   hsad_queue_t *q = p->queue;
   uint64_t id;
-  if (DQ_UNLIKELY((dq_gate(q) | (uintptr_t)out_completion | q->general) != 0) ||
+  /* hot_uid 0: the gate closed (error, capture) or a general queue */
+  if (DQ_UNLIKELY(((uintptr_t)out_completion |
+                   (atomic_load_explicit(&q->hot_uid, memory_order_relaxed) == 0)) != 0) ||
       DQ_UNLIKELY(!dq_ring_try_reserve_one(&q->ring, &id)))
     return prepared_general(p, deadline_ns, out_completion, out_packet_id);
   uint8_t *slot = dq_ring_slot(&q->ring, id);

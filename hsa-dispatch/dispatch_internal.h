@@ -102,8 +102,6 @@ struct hsad_queue {
   struct dq_monitor *monitor;           /* NULL: monitoring off (monitor.c) */
   bool general;                         /* monitor, ts_signals or no direct doorbell: every
                                            submit takes the general path (dq_queue_general) */
-  uint64_t hot_uid;                     /* uid, or 0 when general: the key the dispatch hot
-                                           path compares (one compare for both) */
   hsad_submit_result_fn result_hook;    /* hsad_submit_set_result_hook; NULL: none */
   void *result_ctx;
   /* written by producers / waiters / the error callback */
@@ -125,11 +123,22 @@ struct hsad_queue {
   hsad_queue_t *next;                   /* runtime's live list */
 };
 
+/* Recomputes q->hot_uid (HSAD_QUEUE_HEAD): the uid while the gate is open and the queue is
+ * not general, else 0. A writer that closes the gate stores it first, then 0 into hot_uid; one
+ * that opens it (a capture's end) calls this after. Both sides seq_cst, so when the gate
+ * closes while this runs, whichever comes second in that order leaves 0: this function
+ * re-reads the gate after its store. Cold. */
+static inline void dq_queue_hot_refresh(hsad_queue_t *q) {
+  uint64_t hot = q->general || atomic_load(&q->gate) ? 0 : q->uid;
+  atomic_store(&q->hot_uid, hot);
+  if (hot && atomic_load(&q->gate)) atomic_store(&q->hot_uid, 0);
+}
+
 /* Recomputes q->general and q->hot_uid after monitor, ts_signals or the doorbell changed (the
  * uid is set before the first call). */
 static inline void dq_queue_general(hsad_queue_t *q) {
   q->general = q->monitor != NULL || q->ts_signals != NULL || q->ring.doorbell == NULL;
-  q->hot_uid = q->general ? 0 : q->uid;
+  dq_queue_hot_refresh(q);
 }
 
 struct hsad_device_kernel {
@@ -167,7 +176,8 @@ struct hsad_program {
 };
 
 _Static_assert(offsetof(struct hsad_queue, gate) == offsetof(hsad_queue_head_t, gate) &&
-                   offsetof(struct hsad_queue, ops) == offsetof(hsad_queue_head_t, ops),
+                   offsetof(struct hsad_queue, ops) == offsetof(hsad_queue_head_t, ops) &&
+                   offsetof(struct hsad_queue, hot_uid) == offsetof(hsad_queue_head_t, hot_uid),
                "an AMD queue begins with the backends' queue head");
 _Static_assert(offsetof(struct hsad_device_kernel, ops) == offsetof(hsad_object_head_t, ops) &&
                    offsetof(struct hsad_device_kernel, uid) == offsetof(hsad_object_head_t, uid),

@@ -31,14 +31,16 @@ hsad_status_t hsad_submit_capture_start(hsad_queue_t *q, const hsad_submit_captu
                      (unsigned long long)q->hsa->id);
   q->capture_ctx = ctx;
   atomic_store_explicit(&q->capture_ops, ops, memory_order_release);
-  atomic_store_explicit(&q->capturing, 1, memory_order_release);
+  atomic_store_explicit(&q->capturing, 1, memory_order_seq_cst);
+  atomic_store(&q->hot_uid, 0); /* after the gate (dq_queue_hot_refresh) */
   return HSAD_OK;
 }
 
 void *hsad_submit_capture_stop(hsad_queue_t *q) {
   if (!q || q->ops || !atomic_load_explicit(&q->capturing, memory_order_relaxed)) return NULL;
-  atomic_store_explicit(&q->capturing, 0, memory_order_release);
+  atomic_store_explicit(&q->capturing, 0, memory_order_seq_cst);
   atomic_store_explicit(&q->capture_ops, NULL, memory_order_release);
+  dq_queue_hot_refresh(q);
   void *ctx = q->capture_ctx;
   q->capture_ctx = NULL;
   return ctx;

@@ -23,7 +23,8 @@
  *      per-thread image. The calling thread keeps its last checked launch (queue, kernel,
  *      geometry, argument signature or values, kernarg bytes, packet body): a launch that
  *      matches it skips 1-2 except the sticky-error check (keys are unique ids, never
- *      pointers; "The argument path" below);
+ *      pointers; the queue's key is 0 while it has a sticky error, captures or takes the
+ *      general path, so the key compare is that check; "The argument path" below);
  *   3. reserve: packet ids with a compare-and-swap on write_dispatch_id, only while
  *      write + n - retired <= size, where `retired` is the queue's completion bound (every
  *      packet id below it COMPLETED, see "timeline"). Not the read index: the packet processor
@@ -50,8 +51,11 @@
  *   6. publish: `header | setup << 16` with one 32-bit release store; a batch publishes its
  *      headers last-to-first so the first packet becomes valid last;
  *   7. doorbell: the packet id (a batch: its LAST id; the first id hung HIP graphs,
- *      rocm-systems PR #3040) is stored into the 64-bit doorbell, kept monotonic across
- *      producers (a software "highest rung" and a re-check);
+ *      rocm-systems PR #3040) is stored into the 64-bit doorbell; then the write index is
+ *      read, and while it shows a later id reserved the highest reserved id is stored, so
+ *      the doorbell ends at the highest id any producer published (aql_ring.h says why; a
+ *      doorbell above a packet still being written is allowed: the packet processor waits
+ *      for its header);
  *   8. completion: only where the caller asked for one (see "timeline");
  *   9. reclaim: `retired` advances from the timeline, so slots and kernarg blocks are reused
  *      on completion only;
@@ -85,7 +89,10 @@
  * pads), the image's declared bytes into the slot's block (up to the end of the kernel's last
  * declared argument, explicit or hidden, rounded up to 16: code object v5's 256-byte hidden
  * block is mostly beyond it; vector_add copies 112 of 288 bytes; the rest of the block is left
- * as it was, no argument occupies it), the cached bytes 4..63 with the block's address, the
+ * as it was, no argument occupies it) - or, when the slot's block already holds this entry's
+ * image (its kernarg stamp is the entry's: the hot path copied it there a lap of the ring
+ * ago and no other writer touched the block since, aql_ring.h), only the image's first 32
+ * bytes, the explicit arguments - the cached bytes 4..63 with the block's address, the
  * header word, the doorbell. The only dimension check on a hit is the key's equality: the
  * geometry was checked when the plan was made. A prepared launch (hsad_launch_prepare) is the
  * plan kept by the caller with its kernarg segment resident: written once into kernarg memory
@@ -111,11 +118,11 @@
  * Epoch numbers follow ring order: an epoch packet is reserved and numbered under a per-queue
  * spinlock held for a handful of instructions (never while waiting for room).
  *
- * Memory ordering: write_dispatch_id CAS acq_rel (the winner owns the slot); `retired` load
- * acquire (pairs with the release that published it, after the epoch signal's acquire load
- * showed the completion); packet body plain stores, then the header release store; doorbell
- * store release; the rung re-check uses a seq_cst fence between the doorbell store and the
- * rung load.
+ * Memory ordering: write_dispatch_id CAS seq_cst (the winner owns the slot); `retired` (and
+ * its reserve_end) load acquire (pairs with the release that published it, after the epoch
+ * signal's acquire load showed the completion); packet body plain stores, then the header
+ * release store; doorbell store release, then a seq_cst fence and a seq_cst load of the write
+ * index.
  *
  * Thread safety: every dispatch, barrier and wait call is multi-producer safe on one queue.
  * Create/destroy are not concurrent with use of the same queue. Each dispatching thread keeps

@@ -101,7 +101,9 @@ uint64_t hsad_submit_timestamp_signal(hsad_queue_t *queue, uint64_t id);
  * HSAD_KERNARG_SEGMENT_MAX bytes). A kernarg segment of ksize bytes spans
  * hsad_submit_kernarg_span(queue, ksize) blocks: the caller reserves as many slots for the
  * dispatch, puts it in the first and fills the others with packets that use no kernarg block
- * (hsad_queue.h step 4: the padding). */
+ * (hsad_queue.h step 4: the padding). hsad_submit_kernarg is for a writer of the block: it
+ * clears the slot's kernarg stamp (hsad_submit_ring_t), so the dispatch hot path copies its
+ * whole image there next time. */
 void *hsad_submit_slot(hsad_queue_t *queue, uint64_t id);
 void *hsad_submit_kernarg(hsad_queue_t *queue, uint64_t id);
 uint32_t hsad_submit_kernarg_block(const hsad_queue_t *queue);
@@ -122,6 +124,9 @@ typedef struct hsad_submit_ring {
   uint64_t mask;            /* size - 1 */
   uint8_t *kernargs;        /* the kernarg block of slot 0 */
   uint32_t kernarg_block;   /* bytes per slot */
+  uint64_t *kernarg_stamps; /* one per slot: a writer of slot i's kernarg block stores 0 into
+                               kernarg_stamps[i] first (the dispatch hot path's record of the
+                               image the block holds, aql_ring.h) */
   uint64_t epoch_signal;    /* hsad_submit_epoch_signal */
   const volatile int64_t *epoch_value; /* its value: epoch k of the queue completed (or the
                                           queue faulted: the value is then 0) exactly when

@@ -13,6 +13,9 @@ __thread dq_launch_cache_t *dq_launch_cache_mine
 
 _Static_assert(DQ_KERNARG_SEGMENT_MAX % 16 == 0, "an image rounded up to 16 bytes fits");
 
+/* The last stamp given to an entry (launch_cache.h): stamps are never reused. */
+static _Atomic uint64_t stamp_last;
+
 static pthread_key_t cache_key;     /* frees a thread's entry when it exits */
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 static void cache_key_create(void) { (void)pthread_key_create(&cache_key, free); }
@@ -93,9 +96,11 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   memset(c->packet, 0, sizeof c->packet);
   uint32_t setup_word = hsad_aql_dispatch_fill(pkt, &c->built.d, 0);
   c->hot_word = setup_word | dq_dispatch_header(l->flags);
-  c->copy = k->kernarg_copy; /* a multiple of 16: zero the image's bytes past the segment */
+  c->copy = k->kernarg_copy; /* a multiple of 16: zero the image's bytes past the segment, up
+                                to the copy and the stamp's bytes (aql_ring.h) */
+  uint32_t copied = c->copy > DQ_RING_STAMP_BYTES ? c->copy : DQ_RING_STAMP_BYTES;
   memset(c->built.image + k->desc.kernarg_segment_size, 0,
-         c->copy > k->desc.kernarg_segment_size ? c->copy - k->desc.kernarg_segment_size : 0);
+         copied > k->desc.kernarg_segment_size ? copied - k->desc.kernarg_segment_size : 0);
   c->fast_count = dq_ring_span(&q->ring, k->desc.kernarg_segment_size) == 1 &&
                           c->copy <= 16 * DQ_COPY16_MAX ? l->arg_count : UINT32_MAX;
   c->copy16 = c->copy / 16;
@@ -103,7 +108,9 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   c->sig = c->fast_count != UINT32_MAX ? signature_of(c, k, l) : 0;
   c->hot_count_flags = c->fast_count != UINT32_MAX
                            ? (uint64_t)l->arg_count | (uint64_t)l->flags << 32 : UINT64_MAX;
+  c->stamp = atomic_fetch_add_explicit(&stamp_last, 1, memory_order_relaxed) + 1;
   c->queue_uid = q->uid;
+  c->kernel = k;
   c->arg_count = l->arg_count;
   c->kernel_uid = k->uid;
   return HSAD_OK;

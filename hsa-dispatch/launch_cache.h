@@ -68,6 +68,13 @@ typedef struct dq_launch_cache {
                                      entry's flags (hsad_aql_kernel_header_of_flags) */
   uint32_t copy;                  /* image bytes the hot path copies (kernel's kernarg_copy) */
   uint32_t copy16;                /* copy / 16 */
+  const hsad_device_kernel_t *kernel; /* the kernel whose uid is kernel_uid (on a hit: the
+                                     caller's, since uids are unique) */
+  uint64_t stamp;                 /* this entry's image, unique for the process (a new one
+                                     each time an entry is made): the hot path stores it as
+                                     the kernarg stamp of a slot whose block it copied the
+                                     whole image into, and copies only the first
+                                     DQ_RING_STAMP_BYTES into a block that has it (aql_ring.h) */
   hsad_launch_geometry_t geometry; /* the launch's dims, grid[3], block[3] (backend.h) */
   _Alignas(16) uint8_t args[DQ_LAUNCH_CACHE_ARGS][16];  /* each hsad_karg_t as given, masked */
   _Alignas(16) uint8_t masks[DQ_LAUNCH_CACHE_ARGS][16]; /* its bytes that are compared: the
@@ -145,7 +152,9 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_hot(const dq_l
                                                                       const hsad_launch_t *l) {
   uint64_t count_flags;
   memcpy(&count_flags, &l->arg_count, 8);
-  if (!dq_launch_cache_ids_same(c, q->hot_uid, k)) return false;
+  if (!dq_launch_cache_ids_same(c, atomic_load_explicit(&((hsad_queue_t *)q)->hot_uid,
+                                                        memory_order_relaxed), k))
+    return false;
   if (count_flags != c->hot_count_flags) return false;
   return hsad_launch_geometry_same(&c->geometry, l);
 }

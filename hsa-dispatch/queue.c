@@ -34,7 +34,8 @@ static void queue_error_cb(hsa_status_t status, hsa_queue_t *source, void *data)
                      : "destroy it and create a new queue");
   dq_timeline_fault(q); /* how far the timeline got */
   /* release: the message is written before the error becomes visible */
-  atomic_store_explicit(&q->error, HSAD_ERR_QUEUE_ERROR, memory_order_release);
+  atomic_store_explicit(&q->error, HSAD_ERR_QUEUE_ERROR, memory_order_seq_cst);
+  atomic_store(&q->hot_uid, 0); /* after the gate (dq_queue_hot_refresh) */
   /* Release every host and device waiter on the timeline now (epoch value 0 is below every
    * epoch's threshold; waits then see the error). */
   hsad_rocr.hsa_signal_store_screlease(q->epoch_signal, 0);
@@ -81,9 +82,11 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
                      HSAD_MAX_WAVE_SCRATCH, di->wavefront_size);
   if (!d->has_kernarg_pool)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u: no kernarg memory pool reachable", di->index);
-  hsad_queue_t *q = aligned_alloc(64, (sizeof *q + 63) & ~(size_t)63);
+  /* the queue, then its ring's kernarg stamps (aql_ring.h: one per slot, zeroed) */
+  size_t qbytes = (sizeof(hsad_queue_t) + (size_t)size * sizeof(uint64_t) + 63) & ~(size_t)63;
+  hsad_queue_t *q = aligned_alloc(64, qbytes);
   if (!q) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_queue_create: out of host memory");
-  memset(q, 0, sizeof *q);
+  memset(q, 0, qbytes);
   q->device = d;
   q->shared = shared;
   q->dynamic_stack = o->dynamic_stack_size ? o->dynamic_stack_size : 16384;
@@ -115,7 +118,8 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   }
   memset(ka, 0, kbytes);
   q->amd = (amd_queue_t *)q->hsa;
-  dq_ring_init(&q->ring, q->amd, ka, kb, hsad_rocr.hsa_signal_store_screlease);
+  dq_ring_init(&q->ring, q->amd, ka, kb, (uint64_t *)(void *)(q + 1),
+               hsad_rocr.hsa_signal_store_screlease);
   hsad_status_t s = dq_timeline_init(q);
   if (s) {
     hsad_rocr.hsa_amd_memory_pool_free(ka);
@@ -251,6 +255,7 @@ void dq_queues_close_all(void) {
   for (hsad_queue_t *q = hsad_rt.queues, *next; q; q = next) {
     next = q->next;
     atomic_store(&q->error, HSAD_ERR_CLOSED);
+    atomic_store(&q->hot_uid, 0); /* after the gate (dq_queue_hot_refresh) */
     dq_monitor_fini(q);
     hsad_rocr.hsa_queue_destroy(q->hsa);
     dq_resident_drop(q);

@@ -109,7 +109,8 @@ static inline void dq_publish_padding(hsad_queue_t *q, uint64_t id, uint32_t slo
 static inline uint32_t dq_fill_dispatch(hsad_queue_t *q, uint64_t id, const hsad_aql_dispatch_t *d,
                                         const uint8_t *image, uint32_t ksize, uint16_t header,
                                         uint64_t signal) {
-  uint8_t *ka = d->kernarg_address ? (uint8_t *)d->kernarg_address : dq_ring_kernarg(&q->ring, id);
+  uint8_t *ka = d->kernarg_address ? (uint8_t *)d->kernarg_address
+                                   : dq_ring_kernarg_claim(&q->ring, id, dq_span(q, ksize));
   if (ksize) memcpy(ka, image, ksize);
   hsa_kernel_dispatch_packet_t *pkt = (hsa_kernel_dispatch_packet_t *)dq_slot(q, id);
   uint32_t word = hsad_aql_dispatch_fill(pkt, d, header);

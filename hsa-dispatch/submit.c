@@ -77,6 +77,7 @@ void hsad_submit_set_result_hook(hsad_queue_t *q, hsad_submit_result_fn hook, vo
 void hsad_submit_ring(const hsad_queue_t *q, hsad_submit_ring_t *out) {
   *out = (hsad_submit_ring_t){.packets = q->ring.packets, .mask = q->ring.mask,
                               .kernargs = q->ring.kernargs, .kernarg_block = q->ring.kernarg_block,
+                              .kernarg_stamps = q->ring.kernarg_stamps,
                               .epoch_signal = q->epoch_signal.handle,
                               .epoch_value = q->epoch_value};
 }
@@ -132,7 +133,7 @@ void hsad_submit_kernarg_free(hsad_device_t *d, void *p, size_t size) {
 
 void *hsad_submit_slot(hsad_queue_t *q, uint64_t id) { return dq_slot(q, id); }
 void *hsad_submit_kernarg(hsad_queue_t *q, uint64_t id) {
-  return dq_ring_kernarg(&q->ring, id);
+  return dq_ring_kernarg_claim(&q->ring, id, 1);
 }
 uint32_t hsad_submit_kernarg_block(const hsad_queue_t *q) { return q->ring.kernarg_block; }
 uint32_t hsad_submit_kernarg_span(const hsad_queue_t *q, uint32_t ksize) {

@@ -85,7 +85,7 @@ uint64_t dq_retire(hsad_queue_t *q) {
     /* The issue rule (k - retired_epoch < 2 x size) keeps entry c intact until it is read;
      * the seqlock check is the proof. */
     if (k1 == c && k2 == c) {
-      atomic_store_explicit(&q->ring.retired, id + 1, memory_order_release);
+      dq_ring_retire(&q->ring, id + 1);
       atomic_store_explicit(&q->retired_epoch, c, memory_order_release);
     }
   }

@@ -8,6 +8,12 @@
  *   budget_dispatch dispatch COUNT KERNEL   hsad_kernel_dispatch (the launch cache hits after
  *                                           the first)
  *   budget_dispatch prepared COUNT KERNEL   hsad_prepared_dispatch of one hsad_launch_prepare
+ *   budget_dispatch steady COUNT KERNEL     hsad_kernel_dispatch in a loop longer than the
+ *                                           ring: the ring's first lap is submitted and waited
+ *                                           for (one more dispatch, not counted, retires it),
+ *                                           then COUNT dispatches are counted whose slots the
+ *                                           first lap used (their kernarg blocks hold the
+ *                                           launch's image: only the arguments are copied)
  *
  * KERNEL: vector_add-v5 (4 arguments, a 288-byte kernarg segment with code object v5's hidden
  * arguments), vector_add-v4 (the same kernel as code object v4: 88 bytes) or empty-v5 (no
@@ -39,22 +45,24 @@
   } while (0)
 
 int main(int argc, char **argv) {
-  if (argc != 4 || (strcmp(argv[1], "dispatch") && strcmp(argv[1], "prepared")) ||
+  if (argc != 4 ||
+      (strcmp(argv[1], "dispatch") && strcmp(argv[1], "prepared") && strcmp(argv[1], "steady")) ||
       (strcmp(argv[3], "vector_add-v5") && strcmp(argv[3], "vector_add-v4") &&
        strcmp(argv[3], "empty-v5"))) {
-    printf("usage: budget_dispatch dispatch|prepared COUNT vector_add-v5|vector_add-v4|empty-v5\n");
+    printf("usage: budget_dispatch dispatch|prepared|steady COUNT "
+           "vector_add-v5|vector_add-v4|empty-v5\n");
     return 2;
   }
   bool empty = !strcmp(argv[3], "empty-v5");
   int version = argv[3][strlen(argv[3]) - 1] - '0';
-  bool prepared = !strcmp(argv[1], "prepared");
+  bool prepared = !strcmp(argv[1], "prepared"), steady = !strcmp(argv[1], "steady");
   uint32_t count = (uint32_t)strtoul(argv[2], NULL, 10);
   if (count < 1 || count > 16384) {
     printf("COUNT %s: 1..16384\n", argv[2]);
     return 2;
   }
-  uint32_t slots = 64;
-  while (slots < count + 1) slots *= 2;
+  uint32_t slots = 64; /* steady: count + 2 (the first lap's barrier, the uncounted dispatch) */
+  while (slots < count + 1 + steady) slots *= 2;
   hsad_runtime_t *rt;
   hsad_device_t *dev;
   CHECK(hsad_runtime_open(&rt));
@@ -85,6 +93,15 @@ int main(int argc, char **argv) {
   hsad_prepared_launch_t *pl = NULL;
   if (prepared) CHECK(hsad_launch_prepare(q, k, &l, &pl));
   else CHECK(hsad_kernel_dispatch(q, k, &l, HSAD_DEADLINE_NEVER, NULL, NULL)); /* fills the cache */
+  if (steady) { /* packets 1 .. slots - 2, a barrier at slots - 1, waited; packet `slots` (slot
+                   0) finds the ring full until it retires them */
+    for (uint32_t i = 1; i < slots - 1; i++)
+      CHECK(hsad_kernel_dispatch(q, k, &l, HSAD_DEADLINE_NEVER, NULL, NULL));
+    hsad_completion_t lap;
+    CHECK(hsad_queue_barrier(q, NULL, 0, HSAD_DEADLINE_NEVER, &lap));
+    CHECK(hsad_completion_wait(&lap, hsad_now_ns() + 60ull * 1000000000ull));
+    CHECK(hsad_kernel_dispatch(q, k, &l, HSAD_DEADLINE_NEVER, NULL, NULL));
+  }
   hsad_status_t s = HSAD_OK;
   CALLGRIND_START_INSTRUMENTATION;
   if (prepared)

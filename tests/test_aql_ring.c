@@ -2,7 +2,7 @@
  * ROCr, no kfd-emu. A fake amd_queue_t (slots, indices, a doorbell signal) is what the ring is
  * initialised from; the tests move its read index and the ring's `retired` by hand and check
  * reservation, wrap, spans past the ring's end, refusal without a hole and the doorbell.
- * Catches tests/mutation/04, 05, 06, 11 and 27 in milliseconds. The header policy
+ * Catches tests/mutation/04, 05, 06, 11, 27, 109 and 110 in milliseconds. The header policy
  * (hsad_aql.h: every packet's type, BARRIER bit and fence scopes) is pinned here too. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -21,6 +21,7 @@ typedef struct fake_queue {
   amd_signal_t bell, plain;
   uint64_t hw_doorbell;
   uint8_t *kernargs;
+  uint64_t stamps[SLOTS];
   dq_ring_t ring;
 } fake_queue_t;
 
@@ -49,7 +50,7 @@ static fake_queue_t *fake(bool hardware) {
   plain_handle = (uint64_t)(uintptr_t)&f->plain;
   f->amd.hsa_queue.doorbell_signal.handle = (uint64_t)(uintptr_t)(hardware ? &f->bell : &f->plain);
   memset(&f->ring, 0xa5, sizeof f->ring); /* init must set every field it reads */
-  dq_ring_init(&f->ring, &f->amd, f->kernargs, BLOCK, fake_store);
+  dq_ring_init(&f->ring, &f->amd, f->kernargs, BLOCK, f->stamps, fake_store);
   stores = 0;
   return f;
 }
@@ -72,7 +73,8 @@ Test(aql_ring, init_reads_the_amd_queue) {
   cr_assert_eq((void *)f->ring.read_index, (void *)&f->amd.read_dispatch_id);
   cr_assert_eq(f->ring.doorbell, &f->hw_doorbell, "a hardware doorbell is written directly");
   cr_assert_eq(f->ring.retired, 0);
-  cr_assert_eq(f->ring.rung, 0);
+  cr_assert_eq(f->ring.reserve_end, SLOTS);
+  cr_assert_eq(f->ring.kernarg_stamps, f->stamps);
   unfake(f);
   f = fake(false);
   cr_assert_null(f->ring.doorbell, "a plain signal goes through signal_store");
@@ -94,7 +96,7 @@ Test(aql_ring, reserve_up_to_size_then_refuse_without_a_hole) {
   cr_assert_eq(id, 99, "a refusal writes no id");
   cr_assert_eq(write_index(f), SLOTS, "a refusal leaves the write index");
   /* one slot completed: one more fits, two do not (a run is all or nothing) */
-  atomic_store(&f->ring.retired, 1);
+  dq_ring_retire(&f->ring, 1);
   cr_assert_not(dq_ring_try_reserve(&f->ring, 2, true, &id));
   cr_assert_eq(write_index(f), SLOTS);
   cr_assert(dq_ring_try_reserve(&f->ring, 1, true, &id));
@@ -115,7 +117,7 @@ Test(aql_ring, kernarg_slots_wait_for_completion_not_the_read_index) {
   cr_assert(dq_ring_try_reserve(&f->ring, 4, false, &id), "barrier slots once launched");
   cr_assert_eq(id, SLOTS);
   cr_assert_not(dq_ring_try_reserve(&f->ring, 1, false, &id));
-  atomic_store(&f->ring.retired, 5);
+  dq_ring_retire(&f->ring, 5);
   cr_assert_not(dq_ring_try_reserve(&f->ring, 2, true, &id), "12 reserved, 5 retired: 1 free");
   cr_assert(dq_ring_try_reserve(&f->ring, 1, true, &id));
   cr_assert_eq(id, 12);
@@ -126,7 +128,7 @@ Test(aql_ring, wrap_maps_ids_onto_slots_and_blocks) {
   fake_queue_t *f = fake(true);
   uint64_t id;
   f->amd.write_dispatch_id = 6;
-  atomic_store(&f->ring.retired, 2);
+  dq_ring_retire(&f->ring, 2);
   f->amd.read_dispatch_id = 2;
   cr_assert(dq_ring_try_reserve(&f->ring, 4, true, &id), "a run across the ring's end");
   cr_assert_eq(id, 6);
@@ -163,48 +165,101 @@ Test(aql_ring, span_past_the_end) {
   cr_assert_leq(start + ksize, f->kernargs + (SLOTS + spare) * BLOCK);
   uint64_t id;
   f->amd.write_dispatch_id = SLOTS - 1;
-  atomic_store(&f->ring.retired, SLOTS - 1);
+  dq_ring_retire(&f->ring, SLOTS - 1);
   cr_assert(dq_ring_try_reserve(&f->ring, dq_ring_span(&f->ring, ksize), true, &id));
   cr_assert_eq(write_index(f), SLOTS - 1 + SLOTS, "the whole ring for the one dispatch");
   unfake(f);
 }
 
-/* Step 7: the doorbell only rises; a run's doorbell is its last id. */
-Test(aql_ring, doorbell_is_monotonic) {
+/* Step 7: a producer stores its id, then the highest id the write index shows reserved while
+ * a later one was reserved meanwhile; nothing else is stored. */
+Test(aql_ring, doorbell_ends_at_the_highest_reserved_id) {
   fake_queue_t *f = fake(true);
+  f->amd.write_dispatch_id = 6; /* ids 0..5 reserved */
   dq_ring_doorbell(&f->ring, 5);
-  cr_assert_eq(f->hw_doorbell, 5);
-  cr_assert_eq(f->ring.rung, 6);
-  dq_ring_doorbell(&f->ring, 3); /* a slower producer's lower id */
-  cr_assert_eq(f->hw_doorbell, 5, "never lowered");
-  cr_assert_eq(f->ring.rung, 6);
-  dq_ring_doorbell(&f->ring, 0);
-  cr_assert_eq(f->hw_doorbell, 5);
+  cr_assert_eq(f->hw_doorbell, 5, "the last reserved id: its own");
+  dq_ring_doorbell(&f->ring, 3); /* a slower producer of id 3, after 4 and 5 were reserved */
+  cr_assert_eq(f->hw_doorbell, 5, "id 3 then the highest reserved id, 5");
+  f->amd.write_dispatch_id = 10;
   dq_ring_doorbell(&f->ring, 9);
   cr_assert_eq(f->hw_doorbell, 9);
-  cr_assert_eq(f->ring.rung, 10);
+  cr_assert_eq(dq_ring_doorbell_fast(&f->ring, 9), 0);
+  cr_assert_eq(f->hw_doorbell, 9);
+  cr_assert_eq(dq_ring_doorbell_fast(&f->ring, 7), 0, "ids 8 and 9 were reserved after 7");
+  cr_assert_eq(f->hw_doorbell, 9);
   unfake(f);
 }
 
 Test(aql_ring, commit_rings_the_runs_last_id) {
-  fake_queue_t *f = fake(true);
+  fake_queue_t *f = fake(false);
+  f->amd.write_dispatch_id = 14;
   dq_ring_commit(&f->ring, 10, 4);
-  cr_assert_eq(f->hw_doorbell, 13, "the last packet of [10, 14)");
+  cr_assert_eq(stores, 1, "one store: nothing reserved past the run");
+  cr_assert_eq(stored[0], 13, "the last packet of [10, 14)");
+  f->amd.write_dispatch_id = 15;
   dq_ring_commit(&f->ring, 14, 1);
-  cr_assert_eq(f->hw_doorbell, 14);
+  cr_assert_eq(stores, 2);
+  cr_assert_eq(stored[1], 14);
   unfake(f);
 }
 
+/* Through a signal (no hardware doorbell): the same stores, in order, each one the value
+ * stored; the fix-up after a later reservation is a second store. */
 Test(aql_ring, doorbell_through_the_signal) {
   fake_queue_t *f = fake(false);
+  f->amd.write_dispatch_id = 3;
   dq_ring_commit(&f->ring, 0, 3);
+  f->amd.write_dispatch_id = 8;
   dq_ring_doorbell(&f->ring, 1);
   dq_ring_doorbell(&f->ring, 7);
-  cr_assert_eq(stores, 3);
+  cr_assert_eq(stores, 4);
   cr_assert_eq(stored[0], 2);
-  cr_assert_eq(stored[1], 2, "a lower id stores the highest rung again");
-  cr_assert_eq(stored[2], 7);
+  cr_assert_eq(stored[1], 1, "a producer stores its own id first");
+  cr_assert_eq(stored[2], 7, "then the highest reserved id (write index 8)");
+  cr_assert_eq(stored[3], 7);
   cr_assert_eq(f->hw_doorbell, 0, "the hardware doorbell is not the signal's");
+  unfake(f);
+}
+
+/* The hot path's one-slot reservation: bounded by reserve_end = retired + size (one compare),
+ * refused without a hole when the ring is full or the write index read is stale. */
+Test(aql_ring, reserve_one_bounded_by_reserve_end) {
+  fake_queue_t *f = fake(true);
+  cr_assert_eq(f->ring.reserve_end, SLOTS, "retired 0 + size");
+  uint64_t id = 99;
+  for (uint64_t i = 0; i < SLOTS; i++) {
+    cr_assert(dq_ring_try_reserve_one(&f->ring, &id));
+    cr_assert_eq(id, i);
+  }
+  id = 99;
+  cr_assert_not(dq_ring_try_reserve_one(&f->ring, &id), "a 9th packet in 8 slots");
+  cr_assert_eq(id, 99);
+  cr_assert_eq(write_index(f), SLOTS, "no hole");
+  dq_ring_retire(&f->ring, 3);
+  cr_assert_eq(f->ring.retired, 3);
+  cr_assert_eq(f->ring.reserve_end, 3 + SLOTS);
+  for (uint64_t i = 0; i < 3; i++) {
+    cr_assert(dq_ring_try_reserve_one(&f->ring, &id));
+    cr_assert_eq(id, SLOTS + i);
+  }
+  cr_assert_not(dq_ring_try_reserve_one(&f->ring, &id), "full again at retired + size");
+  cr_assert_eq(write_index(f), SLOTS + 3);
+  unfake(f);
+}
+
+/* Kernarg stamps (aql_ring.h): a writer other than the hot path clears the stamps of the slots
+ * whose blocks it writes, up to the ring's last slot (past it: spare blocks, no stamp). */
+Test(aql_ring, kernarg_claim_clears_the_stamps_it_writes) {
+  fake_queue_t *f = fake(true);
+  for (uint32_t i = 0; i < SLOTS; i++) f->stamps[i] = 100 + i;
+  cr_assert_eq(dq_ring_kernarg_claim(&f->ring, 2, 1), f->kernargs + 2 * BLOCK);
+  cr_assert_eq(dq_ring_kernarg_claim(&f->ring, SLOTS + 4, 2), f->kernargs + 4 * BLOCK,
+               "id size + 4: slot 4");
+  cr_assert_eq(dq_ring_kernarg_claim(&f->ring, 7, 3), f->kernargs + 7 * BLOCK,
+               "a span from the last slot runs into the spare blocks");
+  uint64_t want[SLOTS] = {100, 101, 0, 103, 0, 0, 106, 0};
+  for (uint32_t i = 0; i < SLOTS; i++)
+    cr_assert_eq(f->stamps[i], want[i], "slot %u's stamp", i);
   unfake(f);
 }
 

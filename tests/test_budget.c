@@ -94,4 +94,7 @@ Test(budget, prepared_vector_add_v5, .timeout = 120) { check("prepared", "vector
 Test(budget, dispatch_vector_add_v4, .timeout = 120) { check("dispatch", "vector_add-v4"); }
 Test(budget, prepared_vector_add_v4, .timeout = 120) { check("prepared", "vector_add-v4"); }
 Test(budget, dispatch_empty, .timeout = 120) { check("dispatch", "empty-v5"); }
+Test(budget, steady_vector_add_v5, .timeout = 120) { check("steady", "vector_add-v5"); }
+Test(budget, steady_vector_add_v4, .timeout = 120) { check("steady", "vector_add-v4"); }
+Test(budget, steady_empty, .timeout = 120) { check("steady", "empty-v5"); }
 Test(budget, prepared_empty, .timeout = 120) { check("prepared", "empty-v5"); }

@@ -1481,6 +1481,127 @@ Test(dispatch_args, hot_copy_writes_declared_bytes, .timeout = 60) {
   th_finish(&e, q, p);
 }
 
+/* Kernel vector_add's first lap of a 64-slot queue: packets 0..62 (0 a miss through the general
+ * path, 1..62 hot-path hits that leave their entry's kernarg stamp on their slots), a flush
+ * barrier at 63, waited; then packet 64 with a completion (the general path: it waits for room,
+ * which retires the lap), waited. Returns the flush's completion. */
+static void stamp_lap(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l) {
+  for (uint64_t i = 0; i < 63; i++) {
+    uint64_t id;
+    TH_OK(hsad_kernel_dispatch(q, k, l, th_in(TH_SEC), NULL, &id));
+    cr_assert_eq(id, i);
+  }
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  cr_assert_eq(th_run(q, k, l, TH_SEC, 10 * TH_SEC), 64);
+}
+
+/* A hit whose slot's block holds its entry's image (the slot's kernarg stamp, aql_ring.h) copies
+ * only the image's first 32 bytes, the explicit arguments: a byte of hidden_block_count_z (40)
+ * changed behind the library's back in slot 2's block stays as it is, bytes 0..31 are the new
+ * launch's, 32..111 the first lap's; restored before the packet runs, the result is exact. */
+Test(dispatch_args, stamped_block_takes_the_arguments_only, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  float *c2 = th_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  stamp_lap(q, k, &l);
+  hsad_submit_ring_t r;
+  hsad_submit_ring(q, &r);
+  uint8_t *block2 = r.kernargs + 2 * r.kernarg_block; /* read and written without a claim */
+  uint8_t lap[112];
+  memcpy(lap, block2, sizeof lap);
+  cr_assert_eq(th_get64(lap, 16), (uint64_t)(uintptr_t)c, "lap 1's c");
+  cr_assert_eq(th_get32(lap, 40), 1u, "hidden_block_count_z");
+  hsa_signal_t gate = th_gate(q); /* packet 65, slot 1 */
+  block2[40] = 0x5a;
+  x[2] = (hsad_karg_t)HSAD_KARG_PTR(c2);
+  for (int i = 0; i < 64; i++) c2[i] = -1;
+  uint64_t id;
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
+  cr_assert_eq(id, 66);
+  cr_assert_eq(th_get64(th_packet(q, 66), 40), (uint64_t)(uintptr_t)block2);
+  cr_assert_eq(th_get64(block2, 0), (uint64_t)(uintptr_t)a);
+  cr_assert_eq(th_get64(block2, 8), (uint64_t)(uintptr_t)b);
+  cr_assert_eq(th_get64(block2, 16), (uint64_t)(uintptr_t)c2, "the new argument");
+  cr_assert_eq(th_get32(block2, 24), 64u);
+  cr_assert_eq(block2[40], 0x5a, "byte 40 was copied again: the stamp did not hold");
+  block2[40] = lap[40];
+  cr_assert_arr_eq(block2 + 32, lap + 32, 80, "bytes 32..111 are the first lap's");
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  th_gate_destroy(gate);
+  TH_OK(hsad_queue_error(q));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c2[i], (float)(3 * i), "c2[%d] = %g", i, (double)c2[i]);
+  float *bufs[4] = {a, b, c, c2};
+  for (int i = 0; i < 4; i++) hsad_buffer_free(bufs[i]);
+  th_finish(&e, q, p);
+}
+
+/* A batch writes another image (grid 128: hidden_block_count_x 2) into the blocks of slots 1
+ * and 2, which the first lap's hits had stamped: it clears their stamps (dq_ring_kernarg_claim),
+ * so the next lap's hits there copy their whole image again: block 1 holds
+ * hidden_block_count_x 1, and every result is exact. Without the claim the hit would copy 32
+ * bytes over the batch's hidden arguments (kfd-emu checks them against the packet). */
+Test(dispatch_args, batch_clears_the_stamps_it_overwrites, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = th_alloc(&e, 512), *b = th_alloc(&e, 512), *c = th_alloc(&e, 512);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64, n2 = 128;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  stamp_lap(q, k, &l);
+  hsad_karg_t x2[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n2)};
+  hsad_dispatch_desc_t items[2] = {
+      {k, {.dims = 1, .grid = {128}, .block = {64}, .args = x2, .arg_count = 4}},
+      {k, {.dims = 1, .grid = {128}, .block = {64}, .args = x2, .arg_count = 4}},
+  };
+  for (int i = 64; i < 128; i++) a[i] = (float)i, b[i] = (float)(2 * i), c[i] = -1;
+  hsad_completion_t done;
+  uint64_t first;
+  TH_OK(hsad_queue_dispatch_batch(q, items, 2, th_in(TH_SEC), &done, &first));
+  cr_assert_eq(first, 65);
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  hsad_submit_ring_t r;
+  hsad_submit_ring(q, &r);
+  cr_assert_eq(th_get32(r.kernargs + r.kernarg_block, 32), 2u, "the batch's block count");
+  for (int i = 0; i < 128; i++) c[i] = -1;
+  for (uint64_t id = 67; id < 128; id++) { /* slots 3..63: hits on their own stamps */
+    uint64_t got;
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &got));
+    cr_assert_eq(got, id);
+  }
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done)); /* 128 */
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  cr_assert_eq(th_run(q, k, &l, TH_SEC, 10 * TH_SEC), 129, "the general path retires the lap");
+  for (uint64_t id = 130; id < 132; id++) { /* slots 2 and 3: 2 was the batch's */
+    uint64_t got;
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &got));
+    cr_assert_eq(got, id);
+  }
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  cr_assert_eq(th_get32(r.kernargs + 2 * r.kernarg_block, 32), 1u, "slot 2: the whole image");
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  for (int i = 64; i < 128; i++) cr_assert_eq(c[i], -1.0f, "c[%d] written", i);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  th_finish(&e, q, p);
+}
+
 /* The runtime's close with prepared launches around: one destroyed while its packets were still
  * queued (its segment waits on the queue's list: the close forgets it, hsa_shut_down releases
  * the memory), one destroyed after the close (it frees itself only: its segment went with the
