@@ -249,6 +249,70 @@ Test(fusion_capture, fork_join_two_queues_fused, .timeout = 120) {
   kit_close(&t);
 }
 
+/* A barrier captured right after the capture's first node waits for it, as after any later
+ * node (fusion/capture.c capture_barrier: its stream-order dependency is the capture's last
+ * node, node 0 included). fill(p, 2) node 0, the barrier node 1, acc += p node 2 on one queue:
+ * three packets, each with the BARRIER bit (without the edge 0 -> 1 the barrier-AND, packet 1,
+ * has none); launched 3 times, acc = 6. The edge is in the graph: adding 1 -> 0 makes the
+ * cycle hsad_graph_instantiate reports. */
+Test(fusion_capture, barrier_after_node_zero_waits_for_it, .timeout = 60) {
+  kit_t t;
+  kit_open(&t);
+  hsad_queue_t *q = th_queue(&t.e, 64);
+  enum { N = 32, LAUNCHES = 3 };
+  float *p = th_alloc(&t.e, N * 4), *acc = th_alloc(&t.e, N * 4);
+  memset(p, 0, N * 4);
+  memset(acc, 0, N * 4);
+  fill_args_t f;
+  saxpy_args_t sa;
+  fill_set(&f, p, 2.0f, N);
+  saxpy_set(&sa, p, acc, N);
+  hsad_graph_t *g;
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_queue_capture_begin(q, g, 0));
+  hsad_completion_t cn[3];
+  TH_OK(hsad_kernel_dispatch(q, t.fill, &f.l, 0, &cn[0], NULL));
+  TH_OK(hsad_queue_barrier(q, NULL, 0, 0, &cn[1]));
+  TH_OK(hsad_kernel_dispatch(q, t.saxpy, &sa.l, 0, &cn[2], NULL));
+  for (uint32_t i = 0; i < 3; i++) cr_assert_eq(cn[i].epoch, cap_epoch(1, i), "node %u", i);
+  TH_OK(hsad_queue_capture_end(q, NULL));
+  hsad_graph_exec_t *x;
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &x));
+  cr_assert_eq(hsad_graph_exec_packet_count(x, 0), 3);
+  for (uint32_t i = 0; i < 3; i++) {
+    uint8_t b[64];
+    int32_t node = -2;
+    TH_OK(hsad_graph_exec_packet(x, 0, i, b, &node));
+    uint32_t w;
+    memcpy(&w, b, 4);
+    cr_assert_eq(node, (int32_t)i, "packet %u: node %d", i, node);
+    cr_assert_eq(TYPE(w), i == 1 ? HSA_PACKET_TYPE_BARRIER_AND : HSA_PACKET_TYPE_KERNEL_DISPATCH,
+                 "packet %u: type %u", i, TYPE(w));
+    cr_assert_eq(BAR(w), 1, "packet %u (node %u) lacks the BARRIER bit", i, i);
+  }
+  hsad_completion_t done = {0};
+  for (uint32_t l = 0; l < LAUNCHES; l++) {
+    hsad_graph_rollback_t why = HSAD_GRAPH_ROLLBACK_COUNT;
+    TH_OK(hsad_graph_launch(x, HSAD_GRAPH_NO_ROLLBACK, th_in(10 * TH_SEC), &done, &why));
+    cr_assert_eq(why, HSAD_GRAPH_ROLLBACK_NONE, "launch %u: %s", l, hsad_graph_rollback_name(why));
+  }
+  TH_OK(hsad_completion_wait(&done, th_in(30 * TH_SEC)));
+  for (uint32_t i = 0; i < N; i++) {
+    cr_assert_eq(acc[i], 6.0f, "acc[%u] = %.1f, 3 launches of +2 give 6", i, acc[i]);
+    cr_assert_eq(f2u(p[i]), f2u(2.0f), "p[%u] = %.1f", i, p[i]);
+  }
+  hsad_graph_exec_destroy(x);
+  /* node 1 waits for node 0 in the graph itself: the edge 1 -> 0 closes a cycle */
+  TH_OK(hsad_graph_add_edge(g, 1, 0));
+  hsad_graph_exec_t *cyc = NULL;
+  TH_ERR_IS(hsad_graph_instantiate(g, &q, 1, &cyc), HSAD_ERR_GRAPH,
+            "cycle: node0 -> node1 -> node0");
+  cr_assert_null(cyc);
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(q);
+  kit_close(&t);
+}
+
 #define CAPTURING(who, q)                                                                    \
   "%s: queue %llu is capturing (hsad_queue_capture_begin): a capture records "             \
   "hsad_kernel_dispatch and hsad_queue_barrier only; end it first (hsad_queue_capture_end)", \

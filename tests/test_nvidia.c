@@ -2163,6 +2163,70 @@ Test(nvidia, variants_errors) {
   nv_env_close(&e);
 }
 
+/* A variant set of NVIDIA kernels takes the NVIDIA rule (hsa-dispatch/variants.c: the set
+ * keeps its kernels' backend table, hsad_variant_set_create; the AMD rule would read code
+ * object metadata an NVIDIA kernel does not have), with no NVRTC: two programs loaded from one
+ * image, so the two variants of heavy are alike and the rule keeps the lower index. The mock's
+ * figures (heavy as written: 103 registers, no local memory; 16 warps per SM by registers,
+ * 512 threads per block; 228 KiB of shared memory per SM, 1 KiB reserved per block): at 128
+ * threads 4 blocks per SM, 2 with 100000 bytes of dynamic shared memory; 1024 threads allowed by
+ * neither variant; the set's dispatch exact against the host. On a GPU heavy is not in the
+ * cubin: variants_selected_per_block_size covers it there (with NVRTC). */
+Test(nvidia, variant_set_of_loaded_programs) {
+  nv_env_t e;
+  nv_env(&e);
+  if (strcmp(hsad_device_info(e.dev)->product_name, "hsad cuda-mock"))
+    cr_skip_test("heavy is a kernel of the mock's modules only (on a GPU: "
+                 "variants_selected_per_block_size, with NVRTC)");
+  hsad_program_t *p1;
+  OK(hsad_program_load_file(e.dev, NV_CUBIN, &p1));
+  hsad_variant_set_t *set;
+  OK(hsad_variant_set_from_programs((hsad_program_t *[]){e.prog, p1}, 2, "heavy", &set));
+  cr_assert_eq(hsad_variant_set_count(set), 2);
+  check_choice(set, 128, 0, HSAD_VARIANT_NO_SPILL, 2, 4, 103, 0);
+  check_choice(set, 512, 0, HSAD_VARIANT_NO_SPILL, 2, 1, 103, 0);
+  /* 100000 dynamic bytes: 233472 / (100000 + 1024) = 2 blocks per SM */
+  hsad_variant_choice_t c;
+  bool cached = true;
+  OK(hsad_variant_set_select(set, 128, 100000, &c, &cached));
+  cr_expect_not(cached);
+  cr_expect(c.index == 0 && c.reason == HSAD_VARIANT_NO_SPILL && c.candidates == 2 &&
+            c.blocks_per_sm == 2 && c.regs == 103 && c.scratch_per_work_item == 0 &&
+            c.waves_per_simd == 2, "128 threads, 100000 dynamic bytes: variant %u (reason %d, "
+            "%u candidates), %u blocks, %u registers, %u local bytes, %u waves", c.index,
+            c.reason, c.candidates, c.blocks_per_sm, c.regs, c.scratch_per_work_item,
+            c.waves_per_simd);
+  OK(hsad_variant_set_candidate(set, 1, 256, 0, &c));
+  cr_expect(c.index == 1 && c.reason == HSAD_VARIANT_NO_SPILL && c.candidates == 1 &&
+            c.blocks_per_sm == 2 && c.regs == 103 && c.scratch_per_work_item == 0 &&
+            c.waves_per_simd == 4, "candidate 1 at 256: %u blocks, %u registers", c.blocks_per_sm,
+            c.regs);
+  ERR_IS(hsad_variant_set_select(set, 1024, 0, &c, NULL), HSAD_ERR_WORKGROUP,
+         "%s: kernel 'heavy': no variant allows block size 1024 with 0 bytes of dynamic shared "
+         "memory (variants allow up to 512, 512 threads)", NV_CUBIN);
+  hsad_variant_set_stats_t st;
+  OK(hsad_variant_set_stats(set, &st));
+  cr_expect_eq(st.rule_runs, 4, "rule runs: %llu", (unsigned long long)st.rule_runs);
+  cr_expect_eq(st.cached_keys, 3, "cached keys: %u", st.cached_keys);
+  /* the set's dispatch at 128 threads runs variant 0, every word exact */
+  enum { N = 4096, K = 4 };
+  uint32_t *x, *y, *want = malloc(N * 4);
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&x));
+  OK(hsad_buffer_alloc(e.dev, N * 4, (void **)&y));
+  for (uint32_t i = 0; i < N; i++) x[i] = i * 2654435761u ^ 0x5bd1e995u;
+  for (uint32_t i = 0; i < N; i++) want[i] = host_heavy(x, N, K, i);
+  hsad_queue_t *q;
+  OK(hsad_queue_create(e.dev, NULL, &q));
+  run_heavy(q, set, UINT32_MAX, 128, x, y, want, N, K);
+  hsad_queue_destroy(q);
+  OK(hsad_buffer_free(x));
+  OK(hsad_buffer_free(y));
+  free(want);
+  hsad_variant_set_destroy(set);
+  hsad_program_destroy(p1);
+  nv_env_close(&e);
+}
+
 /* One record's fields for a graph kernel node (mock: affine 32 registers, 100%; mix 128, 25%). */
 static void nv_graph_record_is(const hsad_dispatch_record_t *r, hsad_queue_t *q, uint64_t id,
                                const char *kernel, uint32_t grid, bool mock) {

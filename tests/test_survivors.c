@@ -1276,6 +1276,43 @@ Test(heap, graph_instantiate_returns_every_byte, .timeout = 60) {
   TH_OK(hsad_runtime_close(e.rt));
 }
 
+/* One round of capture begins: a refused one (the shared queue, `want` its exact message), a
+ * begin / end pair on q (the end hands back g), a begin refused while q captures. */
+static void surv_capture_round(hsad_queue_t *shared, hsad_queue_t *q, hsad_graph_t *g,
+                               const char *want) {
+  hsad_status_t s = hsad_queue_capture_begin(shared, g, 0);
+  if (s != HSAD_ERR_INVALID_ARGUMENT || strcmp(hsad_last_error(), want))
+    cr_assert_fail("refused begin: %s: '%s', want '%s'", hsad_status_name(s), hsad_last_error(),
+                   want);
+  cr_assert_not(hsad_queue_capturing(shared));
+  TH_OK(hsad_queue_capture_begin(q, g, 1));
+  cr_assert_eq(hsad_queue_capture_begin(q, g, 2), HSAD_ERR_INVALID_ARGUMENT);
+  hsad_graph_t *ended = NULL;
+  TH_OK(hsad_queue_capture_end(q, &ended));
+  cr_assert_eq(ended, g);
+}
+
+/* hsad_queue_capture_begin returns every byte when the queue refuses to capture (seed-28
+ * mutant fusion/capture.c:235: the capture record, 40 bytes, kept when the AMD gate refuses a
+ * shared queue) and when a capture ends (its record freed by hsad_queue_capture_end). */
+Test(heap, refused_capture_begin_returns_every_byte, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  hsad_queue_t *shared, *q = th_queue(&e, 64);
+  TH_OK(hsad_device_queue(e.dev, &shared));
+  hsad_graph_t *g;
+  TH_OK(hsad_graph_create(0, &g));
+  char want[512];
+  snprintf(want, sizeof want, "hsad_queue_capture_begin: queue %llu is a shared queue of "
+           "device 0 (hsad_device_queue): its other users' submits would be captured; capture "
+           "on a queue of your own (hsad_queue_create)",
+           (unsigned long long)hsad_queue_hsa(shared)->id);
+  SURV_HEAP_BALANCED("refused capture begins", 8, 16, surv_capture_round(shared, q, g, want));
+  hsad_graph_destroy(g);
+  hsad_queue_destroy(q);
+  TH_OK(hsad_runtime_close(e.rt));
+}
+
 static void *surv_free_in_thread(void *p) {
   cr_assert_eq(hsad_mem_free(p), HSAD_OK);
   return NULL;
