@@ -104,9 +104,16 @@ static const char *elf_type_name(unsigned t) {
  * (.dynsym too: hsad inspect reads stripped objects), so the rule lives here: a symbol of
  * .symtab named NAME.kd that is STT_OBJECT and not STB_LOCAL, or of type 10 (any binding; ROCr
  * resolves it through its NAME.kd name, and fails the load itself when fewer than 256 bytes
- * follow it). STT_COMMON is a declaration ROCr's load fails on. The symbols are read by
- * codeobj's libelf layer (hsad_codeobj_symtab_find). HSAD_ERR_MISSING_DESCRIPTOR naming the
- * file, the kernel, the symbol and the reason. */
+ * follow it). STT_COMMON is a declaration ROCr's load fails on. That symbol (the first such)
+ * must lie in an allocated section (SHF_ALLOC): ROCr's loader places a symbol by the load
+ * segment that holds its section's address (ExecutableImpl::SymbolAddress and SectionSegment:
+ * sh_addr, then st_value inside that segment) and never looks at SHF_ALLOC, while
+ * hsad_codeobj_load_memory read the descriptor from the section's file bytes (from any section
+ * with bytes; addresses are checked only in allocated ones). A section without SHF_ALLOC
+ * occupies no memory of the loaded object (ELF gABI), so the kernel object would not hold the
+ * descriptor hsad decoded. The symbols are read by codeobj's libelf layer
+ * (hsad_codeobj_symtab_find). HSAD_ERR_MISSING_DESCRIPTOR naming the file, the kernel, the
+ * symbol and the reason. */
 static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
   const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
   if (!ci->image || !ci->kernel_count) return HSAD_OK;
@@ -120,6 +127,14 @@ static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
       if ((sym.type == STT_OBJECT && sym.binding != STB_LOCAL) || sym.type == 10) break;
       if (!first.found) first = sym;
     }
+    if (sym.found && !sym.section_allocated)
+      return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                       "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, "
+                       "section %u) lies in section %u (%s), which is not allocated (SHF_ALLOC "
+                       "clear): ROCr's loader does not load it, so the kernel object would not "
+                       "hold this descriptor",
+                       ci->name, ki->name, ki->symbol, (unsigned long long)sym.index,
+                       sym.symtab_section, sym.section, sym.section_name);
     if (sym.found) continue;
     if (!sym.symtab_section)
       return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,

@@ -489,6 +489,66 @@ Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
   cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
 }
 
+/* The descriptor symbol ROCr's loader would expose must lie in an allocated section
+ * (hsa-dispatch/program.c, mutation 103): ROCr places a symbol by the load segment holding its
+ * section's address and never looks at SHF_ALLOC, while hsad read the descriptor from the
+ * section's file bytes; a section without SHF_ALLOC is not loaded, so the kernel object would
+ * not hold the descriptor hsad decoded. Measured without the check on kfd-emu: vadd.kd moved
+ * to .strtab loads, and ROCr's kernel object is the ELF header (7f 45 4c 46 ...) while hsad's
+ * descriptor is .strtab's first bytes (00 76 61 64 ...); with .rodata's SHF_ALLOC cleared both
+ * are still the same bytes, only because .rodata's address stays inside the first PT_LOAD.
+ * hsad_codeobj_load_memory (hsad inspect) still reads both objects. */
+Test(codeobj_errors, descriptor_symbol_in_unallocated_section) {
+  hsad_runtime_t *rt = NULL;
+  hsad_device_t *dev = NULL;
+  cr_assert_eq(hsad_runtime_open(&rt), HSAD_OK, "%s", hsad_last_error());
+  cr_assert_eq(hsad_device_get(rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  unsigned symtab = elf_find(buf, SHT_SYMTAB), rodata = 0, strtab = 0;
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  const char *names = (const char *)buf + elf_shdr(buf, eh.e_shstrndx).sh_offset;
+  for (unsigned i = 1; i < eh.e_shnum; i++) {
+    if (!strcmp(names + elf_shdr(buf, i).sh_name, ".rodata")) rodata = i;
+    if (!strcmp(names + elf_shdr(buf, i).sh_name, ".strtab")) strtab = i;
+  }
+  cr_assert(rodata && strtab && symtab == 10 && rodata == 6 && strtab == 12);
+  unsigned j = elf_sym_find(buf, symtab, "vadd.kd");
+  cr_assert_eq(j, 3);
+  Elf64_Sym sym = elf_sym(buf, symtab, j), bad = sym;
+  cr_assert_eq(sym.st_shndx, rodata);
+  Elf64_Shdr ro = elf_shdr(buf, rodata), robad = ro;
+  cr_assert_eq(ro.sh_flags, SHF_ALLOC);
+  /* vadd.kd moved to .strtab (not allocated, address 0): hsad would read its descriptor from
+   * .strtab's first 64 file bytes, ROCr from the loaded image at address 0 (the ELF header) */
+  bad.st_shndx = (uint16_t)strtab;
+  bad.st_value = 0;
+  elf_sym_put(buf, symtab, j, &bad);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 12 (.strtab), which is not allocated "
+                       "(SHF_ALLOC clear): ROCr's loader does not load it, so the kernel object "
+                       "would not hold this descriptor");
+  elf_sym_put(buf, symtab, j, &sym);
+  expect_program_loads(dev, buf, size);
+  /* .rodata, which holds every NAME.kd, with SHF_ALLOC cleared: the first kernel of the note
+   * (vadd) is named */
+  robad.sh_flags = 0;
+  elf_shdr_put(buf, rodata, &robad);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 6 (.rodata), which is not allocated "
+                       "(SHF_ALLOC clear): ROCr's loader does not load it, so the kernel object "
+                       "would not hold this descriptor");
+  /* the boundary: SHF_ALLOC alone (other flags do not matter) loads */
+  robad.sh_flags = SHF_ALLOC | SHF_WRITE;
+  elf_shdr_put(buf, rodata, &robad);
+  expect_program_loads(dev, buf, size);
+  elf_shdr_put(buf, rodata, &ro);
+  free(buf);
+  cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
+}
+
 /* hsad_codeobj_symtab_find: the symbols of the section named .symtab through libelf, as
  * program load's check reads them (kernels-gfx90a-v5: .symtab is section 10, 18 symbols;
  * vadd at 2 in .text (7), vadd.kd at 3 in .rodata (6)). */
