@@ -394,6 +394,14 @@ Test(codeobj_errors, symbol_table_whole_entries) {
   free(buf);
 }
 
+/* kfd-emu's device 0 of a newly opened runtime (*rt: close it at the end). */
+static hsad_device_t *device0(hsad_runtime_t **rt) {
+  hsad_device_t *dev = NULL;
+  cr_assert_eq(hsad_runtime_open(rt), HSAD_OK, "%s", hsad_last_error());
+  cr_assert_eq(hsad_device_get(*rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  return dev;
+}
+
 /* hsad_program_load_memory of buf on kfd-emu's device 0 fails with `want` and message `msg`
  * before ROCr loads it, while hsad_codeobj_load_memory (hsad inspect) still reads it. */
 static void expect_program_fails(hsad_device_t *dev, const unsigned char *buf, size_t size,
@@ -431,9 +439,7 @@ static void expect_program_loads(hsad_device_t *dev, const unsigned char *buf, s
  * naming the kernel and the cause. */
 Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
   hsad_runtime_t *rt = NULL;
-  hsad_device_t *dev = NULL;
-  cr_assert_eq(hsad_runtime_open(&rt), HSAD_OK, "%s", hsad_last_error());
-  cr_assert_eq(hsad_device_get(rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  hsad_device_t *dev = device0(&rt);
   size_t size;
   unsigned char *buf = co_test_read(V5, &size);
   unsigned symtab = elf_find(buf, SHT_SYMTAB);
@@ -500,9 +506,7 @@ Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
  * hsad_codeobj_load_memory (hsad inspect) still reads both objects. */
 Test(codeobj_errors, descriptor_symbol_in_unallocated_section) {
   hsad_runtime_t *rt = NULL;
-  hsad_device_t *dev = NULL;
-  cr_assert_eq(hsad_runtime_open(&rt), HSAD_OK, "%s", hsad_last_error());
-  cr_assert_eq(hsad_device_get(rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  hsad_device_t *dev = device0(&rt);
   size_t size;
   unsigned char *buf = co_test_read(V5, &size);
   unsigned symtab = elf_find(buf, SHT_SYMTAB), rodata = 0, strtab = 0;
