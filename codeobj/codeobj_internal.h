@@ -69,6 +69,31 @@ void co_elf_close(co_elf_t *e);
  * table, lookups in the code object's symbol hash). */
 hsad_status_t co_elf_read_descriptors(co_elf_t *e, hsad_codeobj_t *co);
 
+/* Opens a libelf handle over the image of a loaded code object (co_elf_open checked it when
+ * it was loaded, so none of its checks are repeated and the note is not looked up: note_desc,
+ * abi_version and the other header fields stay 0; shnum is set). `image` (size bytes) is only
+ * read and must outlive e; the caller owns e->elf (co_elf_close). Errors: HSAD_ERR_BAD_ELF
+ * (libelf cannot read it, out of memory included: its message quoted). Thread-safe (each call
+ * its own handle; libelf's version set once under pthread_once). */
+hsad_status_t co_elf_attach(co_elf_t *e, const char *name, const uint8_t *image, size_t size);
+
+/* The symbol named `name` in the section named .symtab (the last one of that name, skipping
+ * e_shstrndx; ROCr 5.2.3's GElfImage::pullElf takes its symbols from that section only), the
+ * first at index `from` or later: found or not, its index, binding, type, st_shndx, and its
+ * section's name and whether that section is allocated (SHF_ALLOC) - the shape of
+ * hsad_symtab_symbol_t (codeobj/hsad_codeobj_load.h), whose strings point into e->image.
+ * Reads through libelf on an open e (co_elf_open or co_elf_attach): section headers with
+ * gelf_getshdr, the bytes of .shstrtab, .symtab and its sh_link string table as stored with
+ * elf_rawdata (SHF_COMPRESSED ignored, as ROCr's loader ignores it: elf_getdata and elf_strptr
+ * would refuse such a table), each 24-byte Elf64_Sym copied out of them, every name looked up
+ * inside its table's bytes and NUL-ended there (else no match). Cost: one pass over the section
+ * headers, one over the symbols from `from` on. Errors: HSAD_ERR_BAD_ELF when libelf cannot
+ * read a section header or a table's bytes (the message names e->name, the section and
+ * libelf's reason); *out is then unchanged. Thread-safe for different handles; one handle is
+ * read by one thread at a time (libelf loads section data lazily). */
+hsad_status_t co_elf_symtab_find(const co_elf_t *e, const char *name, uint64_t from,
+                                 hsad_symtab_symbol_t *out);
+
 /* ---- target.c ---- */
 /* Processor name for an EF_AMDGPU_MACH value, NULL if unknown. */
 const char *co_mach_name(uint32_t mach);

@@ -500,3 +500,129 @@ hsad_status_t co_elf_read_descriptors(co_elf_t *e, hsad_codeobj_t *co) {
   }
   return HSAD_OK;
 }
+
+hsad_status_t co_elf_attach(co_elf_t *e, const char *name, const uint8_t *image, size_t size) {
+  memset(e, 0, sizeof *e);
+  e->name = name;
+  e->image = image;
+  e->size = size;
+  pthread_once(&co_elf_once, co_elf_init);
+  /* elf_memory's ELF_C_READ_MMAP_PRIVATE would convert data in place only for a foreign byte
+   * order or misaligned tables; co_elf_open accepted ELFDATA2LSB only and the image is
+   * malloc'd, and nothing here writes through the handle */
+  e->elf = elf_memory((char *)image, size);
+  size_t shnum = 0;
+  if (!e->elf || elf_getshdrnum(e->elf, &shnum)) {
+    co_elf_close(e);
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read it: %s", name, elf_errmsg(-1));
+  }
+  e->shnum = shnum;
+  return HSAD_OK;
+}
+
+/* The bytes of section i as stored (elf_rawdata): ROCr's loader reads a section's bytes so,
+ * SHF_COMPRESSED or not, while elfutils' elf_getdata and elf_strptr take a SHF_COMPRESSED table
+ * for a compressed one and give no symbol or name of it (the fuzz cases with that flag on
+ * .symtab, .strtab or .shstrtab load in ROCr). *out NULL for a section without file bytes. */
+static hsad_status_t co_raw(const co_elf_t *e, size_t i, const Elf_Data **out) {
+  Elf_Scn *scn = elf_getscn(e->elf, i);
+  Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
+  GElf_Shdr sh;
+  if (!d && (!scn || !gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_NOBITS && sh.sh_size)))
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read the bytes of section %zu: %s",
+                     e->name, i, elf_errmsg(-1));
+  *out = d && d->d_buf ? d : NULL;
+  return HSAD_OK;
+}
+
+/* The NUL-ended string at `off` of string table bytes `d`, NULL when it is not inside. */
+static const char *co_raw_str(const Elf_Data *d, uint64_t off) {
+  if (!d || off >= d->d_size) return NULL;
+  const char *s = (const char *)d->d_buf + off;
+  return memchr(s, '\0', d->d_size - off) ? s : NULL;
+}
+
+/* The index of the last section named .symtab (not e_shstrndx's), 0 when none; its header in
+ * *out. `names`: the bytes of the section name table. */
+static hsad_status_t co_find_symtab(const co_elf_t *e, size_t shstrndx, const Elf_Data *names,
+                                    size_t *index, GElf_Shdr *out) {
+  *index = 0;
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn(e->elf, scn))) {
+    GElf_Shdr sh;
+    size_t i = elf_ndxscn(scn);
+    if (!gelf_getshdr(scn, &sh))
+      return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read the header of section %zu: %s",
+                       e->name, i, elf_errmsg(-1));
+    const char *sn = i == shstrndx ? NULL : co_raw_str(names, sh.sh_name);
+    if (sn && !strcmp(sn, ".symtab")) *index = i, *out = sh;
+  }
+  return HSAD_OK;
+}
+
+/* Fills r's symbol fields from `sym` (symbol j), its section's name and SHF_ALLOC. */
+static hsad_status_t co_symtab_entry(const co_elf_t *e, const Elf_Data *names, uint64_t j,
+                                     const Elf64_Sym *sym, hsad_symtab_symbol_t *r) {
+  r->found = true;
+  r->index = j;
+  r->binding = (uint8_t)ELF64_ST_BIND(sym->st_info);
+  r->type = (uint8_t)ELF64_ST_TYPE(sym->st_info);
+  r->section = sym->st_shndx;
+  if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= e->shnum) return HSAD_OK;
+  GElf_Shdr sec;
+  if (!gelf_getshdr(elf_getscn(e->elf, sym->st_shndx), &sec))
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read the header of section %u: %s",
+                     e->name, sym->st_shndx, elf_errmsg(-1));
+  const char *sn = co_raw_str(names, sec.sh_name);
+  r->section_name = sn ? sn : "";
+  r->section_allocated = (sec.sh_flags & SHF_ALLOC) != 0;
+  return HSAD_OK;
+}
+
+hsad_status_t co_elf_symtab_find(const co_elf_t *e, const char *name, uint64_t from,
+                                 hsad_symtab_symbol_t *out) {
+  size_t shstrndx, ti;
+  GElf_Shdr tab;
+  const Elf_Data *names, *syms = NULL, *strs = NULL;
+  if (elf_getshdrstrndx(e->elf, &shstrndx))
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read the section name table index: %s",
+                     e->name, elf_errmsg(-1));
+  hsad_status_t s = co_raw(e, shstrndx, &names);
+  if (!s) s = co_find_symtab(e, shstrndx, names, &ti, &tab);
+  if (!s && ti) s = co_raw(e, ti, &syms);
+  if (!s && ti) s = co_raw(e, tab.sh_link, &strs);
+  if (s) return s;
+  hsad_symtab_symbol_t r = {.symtab_section = (uint32_t)ti, .section_name = ""};
+  r.symtab_count = ti ? tab.sh_size / sizeof(Elf64_Sym) : 0;
+  /* whole entries inside the bytes (co_elf_open checked sh_size against the file) */
+  uint64_t have = syms ? syms->d_size / sizeof(Elf64_Sym) : 0;
+  for (uint64_t j = from; j < r.symtab_count && j < have; j++) {
+    Elf64_Sym sym;
+    memcpy(&sym, (const uint8_t *)syms->d_buf + j * sizeof sym, sizeof sym);
+    const char *sn = co_raw_str(strs, sym.st_name);
+    if (!sn || strcmp(sn, name)) continue;
+    s = co_symtab_entry(e, names, j, &sym, &r);
+    if (s) return s;
+    break;
+  }
+  *out = r;
+  return HSAD_OK;
+}
+
+hsad_status_t hsad_codeobj_symtab_find(const hsad_codeobj_t *co, const char *name, uint64_t from,
+                                       hsad_symtab_symbol_t *out_symbol) {
+  hsad_status_t s = HSAD_NULL_ARGS("hsad_codeobj_symtab_find", {co, "codeobj"}, {name, "name"},
+                                   {out_symbol, "out_symbol"});
+  if (s) return s;
+  if (!co->info.image)
+    return hsad_fail(HSAD_ERR_INVALID_ARGUMENT,
+                     "hsad_codeobj_symtab_find: %s has no ELF image (loaded from its metadata "
+                     "note alone)",
+                     co->info.name);
+  co_elf_t e;
+  s = co_elf_attach(&e, co->info.name, co->info.image, co->info.image_size);
+  if (s) return s;
+  s = co_elf_symtab_find(&e, name, from, out_symbol);
+  co_elf_close(&e);
+  return s;
+}

@@ -132,6 +132,45 @@ const char *hsad_codeobj_entry_id(const hsad_codeobj_t *codeobj);
  * and NULL. Thread-safe (read-only). */
 bool hsad_codeobj_is_hip(const hsad_codeobj_t *codeobj);
 
+/* One symbol of the code object's section named .symtab, as hsad_codeobj_symtab_find reports
+ * it. That section is the one ROCr's loader (ROCr 5.2.3, GElfImage::pullElf) takes its symbols
+ * from: the last section of that name, never .dynsym or another SHT_SYMTAB. Strings point into
+ * the code object's image (owned by it, valid until hsad_codeobj_destroy). */
+typedef struct hsad_symtab_symbol {
+  uint32_t symtab_section; /* index of the last section named .symtab; 0: there is none */
+  uint64_t symtab_count;   /* its symbols: sh_size / 24, symbol 0 included (0 with no .symtab) */
+  bool found;              /* a symbol of that name at an index >= `from`; when false the fields
+                              below are 0 and section_name is "" */
+  uint64_t index;          /* the first such symbol's index in .symtab */
+  uint8_t binding;         /* ELF64_ST_BIND(st_info): 0 STB_LOCAL, 1 STB_GLOBAL, 2 STB_WEAK */
+  uint8_t type;            /* ELF64_ST_TYPE(st_info): 1 STT_OBJECT, 2 STT_FUNC, 10 the AMDGPU
+                              kernel type ... */
+  uint16_t section;        /* st_shndx, as stored (0 SHN_UNDEF, 0xfff1 SHN_ABS ...) */
+  bool section_allocated;  /* `section` is a section of the file (1 .. e_shnum - 1) whose
+                              sh_flags hold SHF_ALLOC (loaded into a PT_LOAD segment) */
+  const char *section_name;/* that section's name in .shstrtab; "" for an index that is no
+                              section of the file (never NULL) */
+} hsad_symtab_symbol_t;
+
+/* Finds the first symbol named `name` (e.g. "vadd.kd") at index `from` or later in the code
+ * object's section named .symtab, reading the ELF image through libelf (the tables' bytes as
+ * stored, SHF_COMPRESSED ignored as ROCr's loader ignores it); call again with `from` =
+ * out_symbol->index + 1 for the next one of the same name. hsa-dispatch's program load checks
+ * with it that ROCr's loader would expose every kernel's NAME.kd. On HSAD_OK *out_symbol is
+ * filled: no .symtab (symtab_section 0) and no such symbol (found false) are answers, not
+ * errors. The image's structures were checked at load (hsad_codeobj_load_memory: section
+ * names inside .shstrtab, symbol tables of whole entries with NUL-ended string tables), so a
+ * loaded code object fails here only when libelf runs out of memory. Costs one pass over the
+ * section headers and one over .symtab from `from` on (a libelf handle opened and closed per
+ * call: no state is kept in the code object).
+ * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL codeobj, name or out_symbol; a code object with no ELF
+ * image, from hsad_codeobj_load_note: the message names it), HSAD_ERR_BAD_ELF (libelf cannot
+ * read the image, a section header or a table's bytes, out of memory included; the message
+ * quotes libelf's reason). On failure *out_symbol is unchanged. Thread-safe on a loaded code
+ * object (read-only). */
+hsad_status_t hsad_codeobj_symtab_find(const hsad_codeobj_t *codeobj, const char *name,
+                                       uint64_t from, hsad_symtab_symbol_t *out_symbol);
+
 /* The code object a kernel belongs to (NULL for NULL). O(1); thread-safe. */
 const hsad_codeobj_t *hsad_kernel_codeobj(const hsad_kernel_t *kernel);
 

@@ -12,7 +12,8 @@
  * hsad_variant_set_stats, hsad_submit_monitor_close, hsad_codeobj_is_hip/_entry_id,
  * hsad_kernel_codeobj, hsad_mem_wait_pending and HSAD_ERR_IN_USE (a timed-out synchronous copy
  * keeps its memory), hsad_mem_result / hsad_mem_signal_result (a copy or fill that ROCr
- * stopped after the call returned), kfd_emu_config_error (tools/kfd-emu/kfd_emu.h). */
+ * stopped after the call returned), kfd_emu_config_error (tools/kfd-emu/kfd_emu.h),
+ * hsad_codeobj_symtab_find. */
 #ifndef HSAD_VERSION_H
 #define HSAD_VERSION_H
 

@@ -104,57 +104,57 @@ static const char *elf_type_name(unsigned t) {
  * (.dynsym too: hsad inspect reads stripped objects), so the rule lives here: a symbol of
  * .symtab named NAME.kd that is STT_OBJECT and not STB_LOCAL, or of type 10 (any binding; ROCr
  * resolves it through its NAME.kd name, and fails the load itself when fewer than 256 bytes
- * follow it). STT_COMMON is a declaration ROCr's load fails on. The ranges read here were
- * checked by hsad_codeobj_load_memory (section headers and names inside the file and
- * .shstrtab, .symtab of type SHT_SYMTAB with a NUL-ended string table, st_name inside it).
- * HSAD_ERR_MISSING_DESCRIPTOR naming the file, the kernel, the symbol and the reason. */
+ * follow it). STT_COMMON is a declaration ROCr's load fails on. That symbol (the first such)
+ * must lie in an allocated section (SHF_ALLOC): ROCr's loader places a symbol by the load
+ * segment that holds its section's address (ExecutableImpl::SymbolAddress and SectionSegment:
+ * sh_addr, then st_value inside that segment) and never looks at SHF_ALLOC, while
+ * hsad_codeobj_load_memory read the descriptor from the section's file bytes (from any section
+ * with bytes; addresses are checked only in allocated ones). A section without SHF_ALLOC
+ * occupies no memory of the loaded object (ELF gABI), so the kernel object would not hold the
+ * descriptor hsad decoded. The symbols are read by codeobj's libelf layer
+ * (hsad_codeobj_symtab_find). HSAD_ERR_MISSING_DESCRIPTOR naming the file, the kernel, the
+ * symbol and the reason. */
 static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
   const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
-  const uint8_t *im = ci->image;
-  if (!im || !ci->kernel_count) return HSAD_OK;
-  Elf64_Ehdr eh;
-  memcpy(&eh, im, sizeof eh);
-  Elf64_Shdr names, tab = {0}, str = {0};
-  memcpy(&names, im + eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof names, sizeof names);
-  unsigned ti = 0;
-  for (unsigned i = 1; i < eh.e_shnum; i++) {
-    Elf64_Shdr sh;
-    memcpy(&sh, im + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
-    if (i != eh.e_shstrndx && !strcmp((const char *)im + names.sh_offset + sh.sh_name, ".symtab"))
-      tab = sh, ti = i;
-  }
-  if (ti) memcpy(&str, im + eh.e_shoff + (uint64_t)tab.sh_link * sizeof str, sizeof str);
-  uint64_t count = ti ? tab.sh_size / sizeof(Elf64_Sym) : 0;
+  if (!ci->image || !ci->kernel_count) return HSAD_OK;
   for (uint32_t k = 0; k < ci->kernel_count; k++) {
     const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_codeobj_kernel_at(co, k));
-    Elf64_Sym sym, first = {0};
-    uint64_t at = UINT64_MAX, j;
-    for (j = 0; j < count; j++) {
-      memcpy(&sym, im + tab.sh_offset + j * sizeof sym, sizeof sym);
-      if (strcmp((const char *)im + str.sh_offset + sym.st_name, ki->symbol)) continue;
-      unsigned type = ELF64_ST_TYPE(sym.st_info);
-      if ((type == STT_OBJECT && ELF64_ST_BIND(sym.st_info) != STB_LOCAL) || type == 10) break;
-      if (at == UINT64_MAX) at = j, first = sym;
+    hsad_symtab_symbol_t sym, first = {.found = false};
+    for (uint64_t from = 0;; from = sym.index + 1) {
+      hsad_status_t s = hsad_codeobj_symtab_find(co, ki->symbol, from, &sym);
+      if (s) return s;
+      if (!sym.found) break;
+      if ((sym.type == STT_OBJECT && sym.binding != STB_LOCAL) || sym.type == 10) break;
+      if (!first.found) first = sym;
     }
-    if (j < count) continue;
-    if (!ti)
+    if (sym.found && !sym.section_allocated)
+      return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                       "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, "
+                       "section %u) lies in section %u (%s), which is not allocated (SHF_ALLOC "
+                       "clear): ROCr's loader does not load it, so the kernel object would not "
+                       "hold this descriptor",
+                       ci->name, ki->name, ki->symbol, (unsigned long long)sym.index,
+                       sym.symtab_section, sym.section, sym.section_name);
+    if (sym.found) continue;
+    if (!sym.symtab_section)
       return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                        "%s: kernel '%s': no section is named .symtab, the only symbol table "
                        "ROCr's loader reads (not .dynsym): it would not expose %s",
                        ci->name, ki->name, ki->symbol);
-    if (at == UINT64_MAX)
+    if (!first.found)
       return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                        "%s: kernel '%s': its descriptor symbol %s is not in .symtab (section "
                        "%u, %llu symbols), the only symbol table ROCr's loader reads (not "
                        ".dynsym)",
-                       ci->name, ki->name, ki->symbol, ti, (unsigned long long)count);
-    unsigned b = ELF64_ST_BIND(first.st_info), t = ELF64_ST_TYPE(first.st_info);
+                       ci->name, ki->name, ki->symbol, sym.symtab_section,
+                       (unsigned long long)sym.symtab_count);
+    unsigned b = first.binding, t = first.type;
     return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                      "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, section "
                      "%u) has binding %u (%s) and type %u (%s): ROCr's loader exposes a kernel "
                      "descriptor only through a non-local STT_OBJECT or a type 10 symbol",
-                     ci->name, ki->name, ki->symbol, (unsigned long long)at, ti, b,
-                     elf_binding_name(b), t, elf_type_name(t));
+                     ci->name, ki->name, ki->symbol, (unsigned long long)first.index,
+                     first.symtab_section, b, elf_binding_name(b), t, elf_type_name(t));
   }
   return HSAD_OK;
 }

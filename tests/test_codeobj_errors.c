@@ -394,6 +394,14 @@ Test(codeobj_errors, symbol_table_whole_entries) {
   free(buf);
 }
 
+/* kfd-emu's device 0 of a newly opened runtime (*rt: close it at the end). */
+static hsad_device_t *device0(hsad_runtime_t **rt) {
+  hsad_device_t *dev = NULL;
+  cr_assert_eq(hsad_runtime_open(rt), HSAD_OK, "%s", hsad_last_error());
+  cr_assert_eq(hsad_device_get(*rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  return dev;
+}
+
 /* hsad_program_load_memory of buf on kfd-emu's device 0 fails with `want` and message `msg`
  * before ROCr loads it, while hsad_codeobj_load_memory (hsad inspect) still reads it. */
 static void expect_program_fails(hsad_device_t *dev, const unsigned char *buf, size_t size,
@@ -431,9 +439,7 @@ static void expect_program_loads(hsad_device_t *dev, const unsigned char *buf, s
  * naming the kernel and the cause. */
 Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
   hsad_runtime_t *rt = NULL;
-  hsad_device_t *dev = NULL;
-  cr_assert_eq(hsad_runtime_open(&rt), HSAD_OK, "%s", hsad_last_error());
-  cr_assert_eq(hsad_device_get(rt, 0, &dev), HSAD_OK, "%s", hsad_last_error());
+  hsad_device_t *dev = device0(&rt);
   size_t size;
   unsigned char *buf = co_test_read(V5, &size);
   unsigned symtab = elf_find(buf, SHT_SYMTAB);
@@ -487,6 +493,176 @@ Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
   expect_program_loads(dev, buf, size);
   free(buf);
   cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
+}
+
+/* The descriptor symbol ROCr's loader would expose must lie in an allocated section
+ * (hsa-dispatch/program.c, mutation 103): ROCr places a symbol by the load segment holding its
+ * section's address and never looks at SHF_ALLOC, while hsad read the descriptor from the
+ * section's file bytes; a section without SHF_ALLOC is not loaded, so the kernel object would
+ * not hold the descriptor hsad decoded. Measured without the check on kfd-emu: vadd.kd moved
+ * to .strtab loads, and ROCr's kernel object is the ELF header (7f 45 4c 46 ...) while hsad's
+ * descriptor is .strtab's first bytes (00 76 61 64 ...); with .rodata's SHF_ALLOC cleared both
+ * are still the same bytes, only because .rodata's address stays inside the first PT_LOAD.
+ * hsad_codeobj_load_memory (hsad inspect) still reads both objects. */
+Test(codeobj_errors, descriptor_symbol_in_unallocated_section) {
+  hsad_runtime_t *rt = NULL;
+  hsad_device_t *dev = device0(&rt);
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  unsigned symtab = elf_find(buf, SHT_SYMTAB), rodata = 0, strtab = 0;
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  const char *names = (const char *)buf + elf_shdr(buf, eh.e_shstrndx).sh_offset;
+  for (unsigned i = 1; i < eh.e_shnum; i++) {
+    if (!strcmp(names + elf_shdr(buf, i).sh_name, ".rodata")) rodata = i;
+    if (!strcmp(names + elf_shdr(buf, i).sh_name, ".strtab")) strtab = i;
+  }
+  cr_assert(rodata && strtab && symtab == 10 && rodata == 6 && strtab == 12);
+  unsigned j = elf_sym_find(buf, symtab, "vadd.kd");
+  cr_assert_eq(j, 3);
+  Elf64_Sym sym = elf_sym(buf, symtab, j), bad = sym;
+  cr_assert_eq(sym.st_shndx, rodata);
+  Elf64_Shdr ro = elf_shdr(buf, rodata), robad = ro;
+  cr_assert_eq(ro.sh_flags, SHF_ALLOC);
+  /* vadd.kd moved to .strtab (not allocated, address 0): hsad would read its descriptor from
+   * .strtab's first 64 file bytes, ROCr from the loaded image at address 0 (the ELF header) */
+  bad.st_shndx = (uint16_t)strtab;
+  bad.st_value = 0;
+  elf_sym_put(buf, symtab, j, &bad);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 12 (.strtab), which is not allocated "
+                       "(SHF_ALLOC clear): ROCr's loader does not load it, so the kernel object "
+                       "would not hold this descriptor");
+  elf_sym_put(buf, symtab, j, &sym);
+  expect_program_loads(dev, buf, size);
+  /* .rodata, which holds every NAME.kd, with SHF_ALLOC cleared: the first kernel of the note
+   * (vadd) is named */
+  robad.sh_flags = 0;
+  elf_shdr_put(buf, rodata, &robad);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 6 (.rodata), which is not allocated "
+                       "(SHF_ALLOC clear): ROCr's loader does not load it, so the kernel object "
+                       "would not hold this descriptor");
+  /* the boundary: SHF_ALLOC alone (other flags do not matter) loads */
+  robad.sh_flags = SHF_ALLOC | SHF_WRITE;
+  elf_shdr_put(buf, rodata, &robad);
+  expect_program_loads(dev, buf, size);
+  elf_shdr_put(buf, rodata, &ro);
+  free(buf);
+  cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
+}
+
+/* hsad_codeobj_symtab_find: the symbols of the section named .symtab through libelf, as
+ * program load's check reads them (kernels-gfx90a-v5: .symtab is section 10, 18 symbols;
+ * vadd at 2 in .text (7), vadd.kd at 3 in .rodata (6)). */
+Test(codeobj_errors, symtab_find_reads_symtab) {
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  hsad_codeobj_t *co = NULL;
+  cr_assert_eq(hsad_codeobj_load_memory(buf, size, "s.hsaco", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  hsad_symtab_symbol_t s;
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 0, &s), HSAD_OK, "%s", hsad_last_error());
+  cr_assert(s.found);
+  cr_assert_eq(s.symtab_section, 10);
+  cr_assert_eq(s.symtab_count, 18);
+  cr_assert_eq(s.index, 3);
+  cr_assert_eq(s.binding, STB_GLOBAL);
+  cr_assert_eq(s.type, STT_OBJECT);
+  cr_assert_eq(s.section, 6);
+  cr_assert(s.section_allocated);
+  cr_assert_str_eq(s.section_name, ".rodata");
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd", 0, &s), HSAD_OK);
+  cr_assert(s.found);
+  cr_assert_eq(s.index, 2);
+  cr_assert_eq(s.type, STT_FUNC);
+  cr_assert_eq(s.section, 7);
+  cr_assert_str_eq(s.section_name, ".text");
+  /* `from` at the symbol finds it, one past it finds no other */
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 3, &s), HSAD_OK);
+  cr_assert(s.found);
+  cr_assert_eq(s.index, 3);
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 4, &s), HSAD_OK);
+  cr_assert(!s.found);
+  cr_assert_eq(s.symtab_section, 10);
+  cr_assert_eq(s.symtab_count, 18);
+  cr_assert_eq(s.index, 0);
+  cr_assert_eq(s.section, 0);
+  cr_assert(!s.section_allocated);
+  cr_assert_str_eq(s.section_name, "");
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "nope.kd", 0, &s), HSAD_OK);
+  cr_assert(!s.found);
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", UINT64_MAX, &s), HSAD_OK);
+  cr_assert(!s.found);
+  hsad_codeobj_destroy(co);
+  /* a second vadd.kd: the local copy at 2 first, then the global one at 3 */
+  unsigned symtab = elf_find(buf, SHT_SYMTAB);
+  Elf64_Sym f = elf_sym(buf, symtab, 2), kd = elf_sym(buf, symtab, 3), dup = kd;
+  dup.st_info = ELF64_ST_INFO(STB_LOCAL, STT_OBJECT);
+  elf_sym_put(buf, symtab, 2, &dup);
+  cr_assert_eq(hsad_codeobj_load_memory(buf, size, "s.hsaco", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 0, &s), HSAD_OK);
+  cr_assert(s.found && s.index == 2 && s.binding == STB_LOCAL && s.type == STT_OBJECT);
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 3, &s), HSAD_OK);
+  cr_assert(s.found && s.index == 3 && s.binding == STB_GLOBAL);
+  hsad_codeobj_destroy(co);
+  elf_sym_put(buf, symtab, 2, &f);
+  /* SHF_COMPRESSED on .symtab, .strtab and .shstrtab: their bytes are read as stored, as ROCr's
+   * loader reads them (it loads such an object; elfutils' elf_getdata and elf_strptr would
+   * give no symbol or name of them: test_codeobj_fuzz's "sh_flags 0x0 -> 0xffffffff" cases) */
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  unsigned tables[3] = {symtab, elf_shdr(buf, symtab).sh_link, eh.e_shstrndx};
+  for (unsigned i = 0; i < 3; i++) {
+    Elf64_Shdr c = elf_shdr(buf, tables[i]);
+    c.sh_flags |= SHF_COMPRESSED;
+    elf_shdr_put(buf, tables[i], &c);
+  }
+  cr_assert_eq(hsad_codeobj_load_memory(buf, size, "s.hsaco", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 0, &s), HSAD_OK, "%s", hsad_last_error());
+  cr_assert(s.found && s.symtab_section == 10 && s.symtab_count == 18 && s.index == 3 &&
+            s.section == 6 && s.section_allocated);
+  cr_assert_str_eq(s.section_name, ".rodata");
+  hsad_codeobj_destroy(co);
+  for (unsigned i = 0; i < 3; i++) {
+    Elf64_Shdr c = elf_shdr(buf, tables[i]);
+    c.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+    elf_shdr_put(buf, tables[i], &c);
+  }
+  /* no section named .symtab (renamed "symtab"): symtab_section 0 */
+  Elf64_Shdr t = elf_shdr(buf, symtab), tbad = t;
+  tbad.sh_name = t.sh_name + 1;
+  elf_shdr_put(buf, symtab, &tbad);
+  cr_assert_eq(hsad_codeobj_load_memory(buf, size, "s.hsaco", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  s.symtab_section = 77;
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 0, &s), HSAD_OK);
+  cr_assert(!s.found);
+  cr_assert_eq(s.symtab_section, 0);
+  cr_assert_eq(s.symtab_count, 0);
+  /* argument errors leave *out_symbol as it was */
+  s.index = 99;
+  cr_assert_eq(hsad_codeobj_symtab_find(NULL, "x", 0, &s), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_symtab_find: NULL codeobj");
+  cr_assert_eq(hsad_codeobj_symtab_find(co, NULL, 0, &s), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_symtab_find: NULL name");
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "x", 0, NULL), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_symtab_find: NULL out_symbol");
+  cr_assert_eq(s.index, 99);
+  hsad_codeobj_destroy(co);
+  /* a code object read from its note alone has no image to read */
+  size_t hoff, doff, dsize;
+  co_test_find_note(buf, size, &hoff, &doff, &dsize);
+  cr_assert_eq(hsad_codeobj_load_note(buf + doff, dsize, 5, "the note", &co), HSAD_OK, "%s",
+               hsad_last_error());
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 0, &s), HSAD_ERR_INVALID_ARGUMENT);
+  cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_symtab_find: the note has no ELF image "
+                   "(loaded from its metadata note alone)");
+  cr_assert_eq(s.index, 99);
+  hsad_codeobj_destroy(co);
+  free(buf);
 }
 
 Test(codeobj_errors, wrong_class_data_machine_osabi) {
