@@ -287,6 +287,10 @@ Test(contract, fault_releases_cross_queue_waiters, .timeout = 60) {
   TH_ERR_IS(hsad_completion_wait(&cfault, th_in(10 * TH_SEC)), HSAD_ERR_QUEUE_ERROR, "%s", want);
   /* step 1: every submit path refuses a faulted queue, nothing reserved */
   uint64_t w = amdq(qa)->write_dispatch_id;
+  /* the thread's launch-cache entry is the faulting launch's: a hit, refused by the queue's hot
+   * key (0 once faulted) */
+  TH_ERR_IS(hsad_kernel_dispatch(qa, kc, &lc, th_in(TH_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
+            "%s", want);
   TH_ERR_IS(hsad_kernel_dispatch(qa, kf, &lf, th_in(TH_SEC), NULL, NULL), HSAD_ERR_QUEUE_ERROR,
             "%s", want);
   hsad_dispatch_desc_t item = {kf, lf};

@@ -1547,6 +1547,44 @@ Test(dispatch_args, stamped_block_takes_the_arguments_only, .timeout = 60) {
   th_finish(&e, q, p);
 }
 
+/* The thread's entry refilled with another launch of the same kernel (grid 128: another
+ * hidden_block_count_x) gets a new stamp: its hits on the blocks the first lap stamped copy their
+ * whole image (hidden_block_count_x 2 in slot 2's block), and the results are exact. With the old
+ * stamp kept they would copy 32 bytes over the first lap's hidden arguments. */
+Test(dispatch_args, refilled_entry_takes_a_new_stamp, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = th_alloc(&e, 512), *b = th_alloc(&e, 512), *c = th_alloc(&e, 512);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  stamp_lap(q, k, &l);
+  for (int i = 0; i < 128; i++) a[i] = (float)i, b[i] = (float)(2 * i), c[i] = -1;
+  uint32_t n2 = 128;
+  hsad_karg_t x2[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n2)};
+  hsad_launch_t l2 = {.dims = 1, .grid = {128}, .block = {64}, .args = x2, .arg_count = 4};
+  for (uint64_t id = 65; id < 70; id++) { /* 65 a miss (the general path), 66.. hits */
+    uint64_t got;
+    TH_OK(hsad_kernel_dispatch(q, k, &l2, th_in(TH_SEC), NULL, &got));
+    cr_assert_eq(got, id);
+  }
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  hsad_submit_ring_t r;
+  hsad_submit_ring(q, &r);
+  cr_assert_eq(th_get32(r.kernargs + 2 * r.kernarg_block, 32), 2u, "slot 2: the new image");
+  cr_assert_eq(th_get32(r.kernargs + 2 * r.kernarg_block, 24), 128u, "n");
+  for (int i = 0; i < 128; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  th_finish(&e, q, p);
+}
+
 /* A batch writes another image (grid 128: hidden_block_count_x 2) into the blocks of slots 1
  * and 2, which the first lap's hits had stamped: it clears their stamps (dq_ring_kernarg_claim),
  * so the next lap's hits there copy their whole image again: block 1 holds
