@@ -28,7 +28,7 @@ static __attribute__((noinline)) void fix_pkt(const hsad_graph_exec_t *e, fu_que
       ((hsa_kernel_dispatch_packet_t *)p->body)->kernarg_address = p->karg[p->cur];
       k->kernarg_address = p->karg[p->cur];
     } else {
-      fq->ring.kernarg_stamps[id & fq->ring.mask] = 0; /* hsad_submit_ring_t */
+      fq->ring.kernarg_slots[id & fq->ring.mask].stamp = 0; /* hsad_submit_ring_t */
       uint8_t *ka = fq->ring.kernargs + (id & fq->ring.mask) * fq->ring.kernarg_block;
       if (p->ksize) memcpy(ka, p->image, p->ksize);
       k->kernarg_address = ka;

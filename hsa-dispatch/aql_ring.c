@@ -2,14 +2,16 @@
 #include "hsa-dispatch/aql_ring.h"
 
 void dq_ring_init(dq_ring_t *ring, amd_queue_t *amd, uint8_t *kernargs, uint32_t kernarg_block,
-                  uint64_t *kernarg_stamps, dq_ring_signal_store_fn signal_store) {
+                  dq_ring_kernarg_slot_t *kernarg_slots, dq_ring_signal_store_fn signal_store) {
   hsa_queue_t *hsa = &amd->hsa_queue;
   ring->packets = hsa->base_address;
   ring->size = hsa->size;
   ring->mask = (uint64_t)hsa->size - 1;
   ring->kernarg_block = kernarg_block;
   ring->kernargs = kernargs;
-  ring->kernarg_stamps = kernarg_stamps;
+  ring->kernarg_slots = kernarg_slots;
+  for (uint32_t i = 0; i < ring->size; i++)
+    kernarg_slots[i] = (dq_ring_kernarg_slot_t){.stamp = 0, .block = kernargs + (size_t)i * kernarg_block};
   ring->write_index = (_Atomic uint64_t *)&amd->write_dispatch_id;
   ring->read_index = (_Atomic uint64_t *)&amd->read_dispatch_id;
   ring->doorbell_signal = hsa->doorbell_signal;

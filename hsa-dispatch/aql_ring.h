@@ -17,7 +17,7 @@
  *    index as it was (no hole the packet processor would wait on forever).
  *  - A dispatch whose kernarg segment exceeds one block takes one slot per block (the slots
  *    after it carry padding), and its segment lies contiguous from its own slot's block.
- *  - A slot's kernarg stamp (kernarg_stamps[slot]; 0: none) is nonzero only while the slot's
+ *  - A slot's kernarg stamp (kernarg_slots[slot].stamp; 0: none) is nonzero only while the slot's
  *    block holds the image of the launch-cache entry with that stamp (launch_cache.h), as the
  *    dispatch hot path copied it there: that path stores the stamp after a whole copy, and on
  *    a later hit whose slot has its entry's stamp copies only the image's first
@@ -56,6 +56,14 @@ _Static_assert(offsetof(amd_queue_t, read_dispatch_id) == 128, "amd_queue_t read
 _Static_assert(offsetof(amd_signal_t, value) == 8, "amd_signal_t value");
 _Static_assert(offsetof(amd_signal_t, hardware_doorbell_ptr) == 8, "amd_signal_t doorbell");
 
+/* One slot's kernarg block and its stamp (the contract above): 16 bytes per slot, so the hot
+ * path reads both with one index. */
+typedef struct dq_ring_kernarg_slot {
+  uint64_t stamp;                       /* 0: none */
+  uint8_t *block;                       /* kernargs + slot x kernarg_block */
+} dq_ring_kernarg_slot_t;
+_Static_assert(sizeof(dq_ring_kernarg_slot_t) == 16, "a kernarg slot record is a quarter of an AQL slot");
+
 /* A store into a doorbell signal (ROCr's hsa_signal_store_screlease). */
 typedef void (*dq_ring_signal_store_fn)(hsa_signal_t signal, hsa_signal_value_t value);
 
@@ -66,8 +74,8 @@ typedef struct dq_ring {
   uint32_t size;                        /* slots */
   uint32_t kernarg_block;               /* bytes of kernarg segment per slot (multiple of 64) */
   uint8_t *kernargs;                    /* (size + spare) x kernarg_block bytes */
-  uint64_t *kernarg_stamps;             /* size entries: the stamp of the image each slot's
-                                           block holds (see the contract; 0: none) */
+  dq_ring_kernarg_slot_t *kernarg_slots; /* size entries: each slot's block and the stamp of
+                                           the image it holds (see the contract) */
   _Atomic uint64_t *write_index;        /* &amd_queue_t.write_dispatch_id */
   _Atomic uint64_t *read_index;         /* &amd_queue_t.read_dispatch_id (the CP's) */
   volatile uint64_t *doorbell;          /* direct 64-bit doorbell (gfx9+), NULL: the signal */
@@ -90,9 +98,10 @@ static inline uint32_t dq_ring_kernarg_spare(uint32_t block, uint32_t size, uint
  * queue's kernarg blocks. The doorbell is written directly when the doorbell signal is a
  * hardware doorbell (AMD_SIGNAL_KIND_DOORBELL: ROCr's AqlQueue stores the 64-bit packet id at
  * hardware_doorbell_ptr, release), else through signal_store. retired starts at 0.
- * kernarg_stamps: `size` zeroed entries (the caller's, like kernargs). */
+ * kernarg_slots: `size` entries (the caller's memory, like kernargs): each slot's block is
+ * written here, its stamp 0. */
 void dq_ring_init(dq_ring_t *ring, amd_queue_t *amd, uint8_t *kernargs, uint32_t kernarg_block,
-                  uint64_t *kernarg_stamps, dq_ring_signal_store_fn signal_store);
+                  dq_ring_kernarg_slot_t *kernarg_slots, dq_ring_signal_store_fn signal_store);
 
 /* Slots a dispatch with a kernarg segment of ksize bytes takes: one per kernarg block. */
 static inline uint32_t dq_ring_span(const dq_ring_t *ring, uint32_t ksize) {
@@ -120,8 +129,8 @@ static inline uint8_t *dq_ring_kernarg(const dq_ring_t *ring, uint64_t id) {
  * has) are cleared first. */
 static inline uint8_t *dq_ring_kernarg_claim(const dq_ring_t *ring, uint64_t id, uint32_t span) {
   uint64_t slot = id & ring->mask;
-  for (uint64_t j = slot; j < slot + span && j < ring->size; j++) ring->kernarg_stamps[j] = 0;
-  return ring->kernargs + slot * ring->kernarg_block;
+  for (uint64_t j = slot; j < slot + span && j < ring->size; j++) ring->kernarg_slots[j].stamp = 0;
+  return ring->kernarg_slots[slot].block;
 }
 
 /* Every packet id below `retired` completed (timeline.c, after the epoch signal's acquire

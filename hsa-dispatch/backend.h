@@ -79,6 +79,16 @@ typedef struct hsad_object_head {
   uint64_t uid;
 } hsad_object_head_t;
 
+/* The first members of every backend's kernel: the object head, then the kernel's half of
+ * the AMD dispatch hot path's key (dispatch_internal.h, DQ_HOT_KEY): an AMD kernel's uid when
+ * it is below 2^32, else 0; always 0 for another backend's kernel (it never hits). The hot
+ * path reads it from any kernel it is handed, so every backend's kernel has it here. */
+typedef struct hsad_kernel_head {
+  const struct hsad_backend_ops *ops;
+  uint64_t uid;
+  uint64_t hot_id;
+} hsad_kernel_head_t;
+
 static inline const struct hsad_backend_ops *hsad_queue_ops(const hsad_queue_t *q) {
   return ((const hsad_queue_head_t *)(const void *)q)->ops;
 }

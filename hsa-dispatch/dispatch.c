@@ -120,8 +120,7 @@ dispatch_general(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_laun
  * the packet id, the doorbell. */
 static inline __attribute__((always_inline)) hsad_status_t
 dispatch_publish(hsad_queue_t *q, uint64_t *out_packet_id, const dq_launch_cache_t *c,
-                 uint64_t id, uint8_t *ka) {
-  uint8_t *slot = dq_ring_slot(&q->ring, id);
+                 uint64_t id, uint8_t *slot, uint8_t *ka) {
   memcpy(slot + 4, c->packet + 4, 4); /* 4..39 as 4 + 32 bytes: aligned moves from slot + 8 */
   memcpy(slot + 8, c->packet + 8, 32);
   memcpy(slot + 40, &ka, 8);
@@ -144,9 +143,11 @@ dispatch_keyed(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
   /* slot `id` and its kernarg block are ours: their last packet (id - size) completed */
   uint8_t *ka = dq_ring_kernarg(&q->ring, id);
   dq_copy16(ka, c->built.image, c->copy16);
-  q->ring.kernarg_stamps[id & q->ring.mask] = c->stamp; /* the whole image (aql_ring.h) */
-  return dispatch_publish(q, out_packet_id, c, id, ka);
+  q->ring.kernarg_slots[id & q->ring.mask].stamp = c->stamp; /* the whole image (aql_ring.h) */
+  return dispatch_publish(q, out_packet_id, c, id, dq_ring_slot(&q->ring, id), ka);
 }
+
+const void *const *dq_hot_cases;
 
 /* The signature entries' labels in hsad_kernel_dispatch, in DQ_SIG_INDEX order (index + 1). */
 #define DQ_SIG_LABEL_(n, m) &&sig_##n##_##m
@@ -164,7 +165,7 @@ dispatch_keyed(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch
  * no completion, a plain queue, a free slot at the first try; then the image's declared bytes
  * (k->kernarg_copy) into the slot's kernarg block and dispatch_publish. Anything else takes
  * dispatch_general, which waits, checks and reports. */
-__attribute__((optimize("no-crossjumping"))) hsad_status_t
+__attribute__((optimize("no-crossjumping"))) DQ_HOT_TARGET hsad_status_t
 hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
                      uint64_t deadline_ns, hsad_completion_t *out_completion,
                      uint64_t *out_packet_id) {
@@ -184,7 +185,7 @@ hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_
       DQ_SIG_LABELS2_(4, 6, 7), DQ_SIG_LABELS2_(4, 8, 9), DQ_SIG_LABELS2_(4, 10, 11),
       DQ_SIG_LABELS2_(4, 12, 13), DQ_SIG_LABELS2_(4, 14, 15)};
   const hsad_karg_t *x = l->args;
-  goto *sig_case[c->sig]; /* c->sig <= 31 (launch_cache.h) */
+  goto *c->hot_case; /* sig_case[c->sig], set when the entry was made (launch_cache.h) */
   DQ_HOT_SIG_(0, 0)
   DQ_HOT_SIG_(1, 0) DQ_HOT_SIG_(1, 1)
   DQ_HOT_SIG_(2, 0) DQ_HOT_SIG_(2, 1) DQ_HOT_SIG_(2, 2) DQ_HOT_SIG_(2, 3)
@@ -195,12 +196,14 @@ hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_
   DQ_HOT_SIG_(4, 8) DQ_HOT_SIG_(4, 9) DQ_HOT_SIG_(4, 10) DQ_HOT_SIG_(4, 11)
   DQ_HOT_SIG_(4, 12) DQ_HOT_SIG_(4, 13) DQ_HOT_SIG_(4, 14) DQ_HOT_SIG_(4, 15)
 keyed:
-  return dispatch_keyed(q, k, l, deadline_ns, out_packet_id, c);
+  return dispatch_keyed(q, c->kernel, l, deadline_ns, out_packet_id, c); /* k: past the key */
 gated:
   return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
-general_completion:
+general_completion: /* a miss may make an entry: its case's address from the table */
+  __atomic_store_n(&dq_hot_cases, sig_case, __ATOMIC_RELAXED);
   return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
 general:
+  __atomic_store_n(&dq_hot_cases, sig_case, __ATOMIC_RELAXED);
   return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
 general_hit: /* past the key: the entry's kernel is k (uids are unique), k itself not kept */
   return dispatch_general(q, c->kernel, l, deadline_ns, NULL, out_packet_id);
@@ -210,16 +213,16 @@ submit:;
   /* slot `id` and its kernarg block are ours: their last packet (id - size) completed; the
    * block holds this entry's image when the slot's stamp is the entry's (aql_ring.h): then
    * only the explicit arguments are copied */
-  uint8_t *ka = dq_ring_kernarg(&q->ring, id);
-  uint64_t slot = id & q->ring.mask;
-  if (DQ_LIKELY(q->ring.kernarg_stamps[slot] == c->stamp)) {
+  uint64_t at = (id & q->ring.mask) * sizeof(dq_ring_kernarg_slot_t); /* 16: 1/4 of a slot */
+  dq_ring_kernarg_slot_t *ks = (dq_ring_kernarg_slot_t *)((uint8_t *)q->ring.kernarg_slots + at);
+  uint8_t *ka = ks->block;
+  if (DQ_LIKELY(ks->stamp == c->stamp)) {
     dq_copy16(ka, c->built.image, DQ_RING_STAMP_BYTES / 16);
   } else {
     dq_copy16(ka, c->built.image, c->copy16);
-    __asm__("" : "+r"(slot)); /* the address again here: the compare above takes it whole */
-    q->ring.kernarg_stamps[slot] = c->stamp;
+    ks->stamp = c->stamp;
   }
-  return dispatch_publish(q, out_packet_id, c, id, ka);
+  return dispatch_publish(q, out_packet_id, c, id, q->ring.packets + at * 4, ka);
 }
 #undef DQ_HOT_SIG_
 #undef DQ_SIG_LABELS2_

@@ -123,13 +123,26 @@ struct hsad_queue {
   hsad_queue_t *next;                   /* runtime's live list */
 };
 
-/* Recomputes q->hot_uid (HSAD_QUEUE_HEAD): the uid while the gate is open and the queue is
- * not general, else 0. A writer that closes the gate stores it first, then 0 into hot_uid; one
- * that opens it (a capture's end) calls this after. Both sides seq_cst, so when the gate
- * closes while this runs, whichever comes second in that order leaves 0: this function
- * re-reads the gate after its store. Cold. */
+/* The dispatch hot path's key (one 64-bit compare for the queue, its gate and mode, and the
+ * kernel): bit 63, a queue uid below 2^31 in bits 32..62, a kernel's hot_id (its uid, below
+ * 2^32, hsad_kernel_head_t) in bits 0..31. A queue's hot key (HSAD_QUEUE_HEAD hot_uid) is
+ * DQ_HOT_KEY(uid, 0) or 0, a launch-cache entry's DQ_HOT_KEY(quid, hot_id) (both nonzero) or
+ * 0, and the hot path compares k->hot_id ^ q->hot_uid with the entry's. Exact: the bit ranges
+ * are disjoint, so the two are equal only when the queue's hot key is nonzero (bit 63) and
+ * both uids are the entry's; a kernel or queue whose uid is too large (after 2^31 or 2^32
+ * objects) has 0 there and never takes the hot path (the general path serves it). */
+#define DQ_HOT_KEY(quid, kid) ((UINT64_C(1) << 63) | (uint64_t)(quid) << 32 | (uint64_t)(kid))
+#define DQ_HOT_QUEUE_UIDS (UINT64_C(1) << 31)  /* queue uids below this have a hot key */
+#define DQ_HOT_KERNEL_UIDS (UINT64_C(1) << 32) /* kernel uids below this have a hot_id */
+
+/* Recomputes q->hot_uid (HSAD_QUEUE_HEAD): DQ_HOT_KEY(uid, 0) while the gate is open and the
+ * queue is not general (and its uid is below DQ_HOT_QUEUE_UIDS), else 0. A writer that closes
+ * the gate stores it first, then 0 into hot_uid; one that opens it (a capture's end) calls
+ * this after. Both sides seq_cst, so when the gate closes while this runs, whichever comes
+ * second in that order leaves 0: this function re-reads the gate after its store. Cold. */
 static inline void dq_queue_hot_refresh(hsad_queue_t *q) {
-  uint64_t hot = q->general || atomic_load(&q->gate) ? 0 : q->uid;
+  uint64_t hot = q->general || q->uid >= DQ_HOT_QUEUE_UIDS || atomic_load(&q->gate)
+                     ? 0 : DQ_HOT_KEY(q->uid, 0);
   atomic_store(&q->hot_uid, hot);
   if (hot && atomic_load(&q->gate)) atomic_store(&q->hot_uid, 0);
 }
@@ -145,6 +158,7 @@ struct hsad_device_kernel {
   const hsad_backend_ops_t *ops;        /* NULL (hsad_object_head_t: AMD) */
   /* read by every dispatch (precomputed at load) */
   uint64_t uid;                         /* unique for the process lifetime: kernarg cache key */
+  uint64_t hot_id;                      /* uid below DQ_HOT_KERNEL_UIDS, else 0 (DQ_HOT_KEY) */
   uint32_t max_flat;                    /* min(.max_flat_workgroup_size, device maximum) */
   uint16_t max_dim[3];                  /* device HSA_AGENT_INFO_WORKGROUP_MAX_DIM */
   uint32_t max_grid[3];                 /* device HSA_AGENT_INFO_GRID_MAX_DIM (0: no limit) */
@@ -180,7 +194,8 @@ _Static_assert(offsetof(struct hsad_queue, gate) == offsetof(hsad_queue_head_t, 
                    offsetof(struct hsad_queue, hot_uid) == offsetof(hsad_queue_head_t, hot_uid),
                "an AMD queue begins with the backends' queue head");
 _Static_assert(offsetof(struct hsad_device_kernel, ops) == offsetof(hsad_object_head_t, ops) &&
-                   offsetof(struct hsad_device_kernel, uid) == offsetof(hsad_object_head_t, uid),
+                   offsetof(struct hsad_device_kernel, uid) == offsetof(hsad_object_head_t, uid) &&
+                   offsetof(struct hsad_device_kernel, hot_id) == offsetof(hsad_kernel_head_t, hot_id),
                "an AMD kernel begins with the object head");
 _Static_assert(offsetof(struct hsad_program, ops) == 0, "an AMD program begins with its ops");
 

@@ -131,7 +131,8 @@ typedef struct hsad_device_info {
  * index). Returns the same handle every time. Thread-safe.
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL out), HSAD_ERR_HSA (hsa_init failed: message has the
  * HSA status string), HSAD_ERR_NO_DEVICE (no GPU agent; the runtime is not kept open),
- * HSAD_ERR_OUT_OF_MEMORY. */
+ * HSAD_ERR_OUT_OF_MEMORY, HSAD_ERR_UNSUPPORTED (an x86-64 CPU without SSE4.1, which the
+ * dispatch hot path is compiled for: every host CPU ROCm supports has it). */
 hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime);
 
 /* Drops one reference. The last one destroys the shared device queues and signal pools and

@@ -119,14 +119,21 @@ void hsad_submit_doorbell(hsad_queue_t *queue, uint64_t last_id);
  * call per queue and launch instead of hsad_submit_slot / _kernarg per packet). Valid while
  * the queue exists. Slot of packet id: packets + (id & mask) x 64; its kernarg block:
  * kernargs + (id & mask) x kernarg_block. */
+/* A slot's kernarg block and the dispatch hot path's stamp of the image it holds (aql_ring.h's
+ * dq_ring_kernarg_slot_t). */
+typedef struct hsad_submit_kernarg_slot {
+  uint64_t stamp;           /* 0: none; nonzero: the block holds a launch-cache entry's image */
+  void *block;              /* kernargs + slot x kernarg_block */
+} hsad_submit_kernarg_slot_t;
+
 typedef struct hsad_submit_ring {
   uint8_t *packets;         /* the ring's 64-byte slots (hsa_queue_t.base_address) */
   uint64_t mask;            /* size - 1 */
   uint8_t *kernargs;        /* the kernarg block of slot 0 */
   uint32_t kernarg_block;   /* bytes per slot */
-  uint64_t *kernarg_stamps; /* one per slot: a writer of slot i's kernarg block stores 0 into
-                               kernarg_stamps[i] first (the dispatch hot path's record of the
-                               image the block holds, aql_ring.h) */
+  hsad_submit_kernarg_slot_t *kernarg_slots; /* one per slot: a writer of slot i's kernarg
+                               block stores 0 into kernarg_slots[i].stamp first (the dispatch
+                               hot path's record of the image the block holds, aql_ring.h) */
   uint64_t epoch_signal;    /* hsad_submit_epoch_signal */
   const volatile int64_t *epoch_value; /* its value: epoch k of the queue completed (or the
                                           queue faulted: the value is then 0) exactly when

@@ -106,10 +106,13 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   c->copy16 = c->copy / 16;
   c->bytes_mask = bytes_mask;
   c->sig = c->fast_count != UINT32_MAX ? signature_of(c, k, l) : 0;
-  c->hot_count_flags = c->fast_count != UINT32_MAX
+  const void *const *cases = __atomic_load_n(&dq_hot_cases, __ATOMIC_RELAXED);
+  c->hot_case = cases ? cases[c->sig] : NULL;
+  c->hot_count_flags = c->fast_count != UINT32_MAX && c->hot_case
                            ? (uint64_t)l->arg_count | (uint64_t)l->flags << 32 : UINT64_MAX;
   c->stamp = atomic_fetch_add_explicit(&stamp_last, 1, memory_order_relaxed) + 1;
   c->queue_uid = q->uid;
+  c->hot_ids = q->uid < DQ_HOT_QUEUE_UIDS && k->hot_id ? DQ_HOT_KEY(q->uid, k->hot_id) : 0;
   c->kernel = k;
   c->arg_count = l->arg_count;
   c->kernel_uid = k->uid;

@@ -48,6 +48,9 @@ _Static_assert(offsetof(hsad_karg_t, type) == 2 && offsetof(hsad_karg_t, size) =
 typedef struct dq_launch_cache {
   /* the key, compared on every hit (dq_launch_cache_same, dq_launch_cache_hot) */
   uint64_t queue_uid, kernel_uid; /* kernel_uid 0: no entry (uids start at 1) */
+  uint64_t hot_ids;               /* DQ_HOT_KEY(queue_uid, kernel's hot_id): the hot path's
+                                     key of both (k->hot_id ^ q->hot_uid); 0: none (a uid too
+                                     high, dispatch_internal.h) */
   uint64_t hot_count_flags;       /* the hot path's key for hsad_launch_t's adjacent arg_count
                                      and flags (one 8-byte compare): arg_count | flags << 32
                                      when the hot path may submit the entry (its segment fits
@@ -62,6 +65,8 @@ typedef struct dq_launch_cache {
                                      entry whose key is the arguments' tags, types and sizes
                                      only, each hit writing the values into the image
                                      (dq_launch_cache_put_by_sig) */
+  const void *hot_case;           /* where hsad_kernel_dispatch's hot path goes for `sig`: the
+                                     address of its case (dq_hot_cases[sig]) */
   uint64_t sig_key[DQ_SIG_ARGS];  /* signature entry: argument i's first 8 bytes (tag, type,
                                      size) where it is 4 BYTES (bit i of val4) */
   uint32_t hot_word;              /* the packet's first word (header | setup << 16) for the
@@ -91,6 +96,12 @@ typedef struct dq_launch_cache {
 
 _Static_assert(offsetof(hsad_launch_t, flags) == offsetof(hsad_launch_t, arg_count) + 4,
                "hsad_launch_t: arg_count and flags adjacent (dq_launch_cache_hot)");
+
+/* hsad_kernel_dispatch's table of its cases' addresses (labels), indexed by an entry's `sig`:
+ * published by hsad_kernel_dispatch on its miss paths (a label's address exists only inside its
+ * function), read when an entry is made; NULL before the first miss: entries made then (a
+ * prepared launch's) do not take the hot path. */
+extern const void *const *dq_hot_cases;
 
 /* This thread's entry: &dq_launch_cache_none (no entry: kernel_uid 0) before its first miss,
  * so a hit needs no NULL test. */
@@ -142,21 +153,40 @@ dq_launch_cache_same(const dq_launch_cache_t *c, const hsad_queue_t *q,
   return hsad_launch_geometry_same(&c->geometry, l);
 }
 
+/* hsad_launch_geometry_same for the hot path, which is compiled for SSE4.1 (dispatch.c): the
+ * two 16-byte differences or'ed and tested for zero (ptest), one instruction fewer. */
+#if defined(__x86_64__)
+#define DQ_HOT_TARGET __attribute__((target("sse4.1")))
+#include <smmintrin.h>
+static inline __attribute__((always_inline)) DQ_HOT_TARGET bool
+dq_launch_geometry_same_hot(const hsad_launch_geometry_t *g, const hsad_launch_t *l) {
+  const uint8_t *b = (const uint8_t *)&l->dims;
+  __m128i diff = _mm_or_si128(
+      _mm_xor_si128(_mm_loadu_si128((const __m128i *)b), _mm_load_si128((const __m128i *)g->lo)),
+      _mm_xor_si128(_mm_loadu_si128((const __m128i *)(b + 12)),
+                    _mm_load_si128((const __m128i *)g->hi)));
+  return _mm_testz_si128(diff, diff);
+}
+#else
+#define DQ_HOT_TARGET
+#define dq_launch_geometry_same_hot hsad_launch_geometry_same
+#endif
+
 /* The hot path's key: whether (q, k, l) is the entry's launch on a queue that takes the hot
- * path (dq_launch_cache_ids_same with q->hot_uid), with the entry's argument count and flags
- * (one 8-byte compare with c->hot_count_flags: UINT64_MAX where the hot path may not submit
- * the entry) and geometry. The arguments are the caller's. */
-static inline __attribute__((always_inline)) bool dq_launch_cache_hot(const dq_launch_cache_t *c,
+ * path (DQ_HOT_KEY: the kernel's hot_id ^ the queue's hot key, one compare), with the entry's
+ * argument count and flags (one 8-byte compare with c->hot_count_flags: UINT64_MAX where the
+ * hot path may not submit the entry) and geometry. The arguments are the caller's. */
+static inline __attribute__((always_inline)) DQ_HOT_TARGET bool dq_launch_cache_hot(const dq_launch_cache_t *c,
                                                                       const hsad_queue_t *q,
                                                                       const hsad_device_kernel_t *k,
                                                                       const hsad_launch_t *l) {
   uint64_t count_flags;
   memcpy(&count_flags, &l->arg_count, 8);
-  if (!dq_launch_cache_ids_same(c, atomic_load_explicit(&((hsad_queue_t *)q)->hot_uid,
-                                                        memory_order_relaxed), k))
+  if ((k->hot_id ^ atomic_load_explicit(&((hsad_queue_t *)q)->hot_uid, memory_order_relaxed)) !=
+      c->hot_ids) /* DQ_HOT_KEY: the kernel, the queue, its gate and mode in one compare */
     return false;
   if (count_flags != c->hot_count_flags) return false;
-  return hsad_launch_geometry_same(&c->geometry, l);
+  return dq_launch_geometry_same_hot(&c->geometry, l);
 }
 
 /* A value-keyed entry (sig 0) whose kernel, queue, count and geometry matched: whether the

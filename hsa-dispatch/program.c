@@ -283,6 +283,7 @@ static hsad_status_t program_create(hsad_device_t *d, hsad_codeobj_t **cos, uint
       dd->uses_dynamic_stack = ki->uses_dynamic_stack || ki->kd.uses_dynamic_stack;
       dd->codeobj_kernel = ck;
       dk->uid = dq_next_uid();
+      dk->hot_id = dk->uid < DQ_HOT_KERNEL_UIDS ? dk->uid : 0; /* DQ_HOT_KEY */
       dk->max_flat = dd->max_flat_workgroup_size;
       if (d->info.max_workgroup_size && d->info.max_workgroup_size < dk->max_flat)
         dk->max_flat = d->info.max_workgroup_size;

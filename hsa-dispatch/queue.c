@@ -82,8 +82,9 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
                      HSAD_MAX_WAVE_SCRATCH, di->wavefront_size);
   if (!d->has_kernarg_pool)
     return hsad_fail(HSAD_ERR_UNSUPPORTED, "device %u: no kernarg memory pool reachable", di->index);
-  /* the queue, then its ring's kernarg stamps (aql_ring.h: one per slot, zeroed) */
-  size_t qbytes = (sizeof(hsad_queue_t) + (size_t)size * sizeof(uint64_t) + 63) & ~(size_t)63;
+  /* the queue, then its ring's kernarg slots (aql_ring.h: one per slot) */
+  size_t qbytes =
+      (sizeof(hsad_queue_t) + (size_t)size * sizeof(dq_ring_kernarg_slot_t) + 63) & ~(size_t)63;
   hsad_queue_t *q = aligned_alloc(64, qbytes);
   if (!q) return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_queue_create: out of host memory");
   memset(q, 0, qbytes);
@@ -118,7 +119,7 @@ static hsad_status_t queue_create(hsad_device_t *d, const hsad_queue_options_t *
   }
   memset(ka, 0, kbytes);
   q->amd = (amd_queue_t *)q->hsa;
-  dq_ring_init(&q->ring, q->amd, ka, kb, (uint64_t *)(void *)(q + 1),
+  dq_ring_init(&q->ring, q->amd, ka, kb, (dq_ring_kernarg_slot_t *)(void *)(q + 1),
                hsad_rocr.hsa_signal_store_screlease);
   hsad_status_t s = dq_timeline_init(q);
   if (s) {

@@ -342,6 +342,11 @@ static void close_backends(void) {
 
 hsad_status_t hsad_runtime_open(hsad_runtime_t **out_runtime) {
   if (!out_runtime) return hsad_fail(HSAD_ERR_INVALID_ARGUMENT, "hsad_runtime_open: out_runtime is NULL");
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("sse4.1")) /* hsad_kernel_dispatch is built for it (DQ_HOT_TARGET) */
+    return hsad_fail(HSAD_ERR_UNSUPPORTED, "hsad_runtime_open: this CPU lacks SSE4.1, which "
+                     "hsad_kernel_dispatch's hot path uses (every host CPU ROCm supports has it)");
+#endif
   pthread_mutex_lock(&hsad_rt.lock);
   if (rt_refs.refs == 0) {
     char amd_why[1024], other_why[512];

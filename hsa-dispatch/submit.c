@@ -74,10 +74,17 @@ void hsad_submit_set_result_hook(hsad_queue_t *q, hsad_submit_result_fn hook, vo
   q->result_hook = hook;
 }
 
+_Static_assert(sizeof(hsad_submit_kernarg_slot_t) == sizeof(dq_ring_kernarg_slot_t) &&
+                   offsetof(hsad_submit_kernarg_slot_t, stamp) ==
+                       offsetof(dq_ring_kernarg_slot_t, stamp) &&
+                   offsetof(hsad_submit_kernarg_slot_t, block) ==
+                       offsetof(dq_ring_kernarg_slot_t, block),
+               "hsad_submit_kernarg_slot_t is the ring's dq_ring_kernarg_slot_t");
+
 void hsad_submit_ring(const hsad_queue_t *q, hsad_submit_ring_t *out) {
   *out = (hsad_submit_ring_t){.packets = q->ring.packets, .mask = q->ring.mask,
                               .kernargs = q->ring.kernargs, .kernarg_block = q->ring.kernarg_block,
-                              .kernarg_stamps = q->ring.kernarg_stamps,
+                              .kernarg_slots = (hsad_submit_kernarg_slot_t *)(void *)q->ring.kernarg_slots,
                               .epoch_signal = q->epoch_signal.handle,
                               .epoch_value = q->epoch_value};
 }

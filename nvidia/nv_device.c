@@ -289,9 +289,15 @@ static uint8_t *nv_param_types(const char *name, uint32_t n) {
   return types;
 }
 
+_Static_assert(offsetof(nv_kernel_t, ops) == offsetof(hsad_kernel_head_t, ops) &&
+                   offsetof(nv_kernel_t, uid) == offsetof(hsad_kernel_head_t, uid) &&
+                   offsetof(nv_kernel_t, hot_id) == offsetof(hsad_kernel_head_t, hot_id),
+               "an NVIDIA kernel begins with the kernel head");
+
 static hsad_status_t nv_kernel_read(nv_program_t *p, nv_kernel_t *k, nv_function_t fn) {
   k->ops = &nv_backend_ops;
   k->uid = hsad_backend_next_uid();
+  k->hot_id = 0; /* never the AMD hot path's key */
   k->program = p;
   k->fn = fn;
   const char *name = NULL;

@@ -55,8 +55,9 @@ typedef struct nv_dev {
 } nv_dev_t;
 
 typedef struct nv_kernel {
-  const hsad_backend_ops_t *ops;        /* hsad_object_head_t */
+  const hsad_backend_ops_t *ops;        /* hsad_kernel_head_t */
   uint64_t uid;
+  uint64_t hot_id;                      /* 0: never the AMD hot path's key (hsad_kernel_head_t) */
   struct nv_program *program;
   nv_function_t fn;
   hsad_device_kernel_desc_t desc;

@@ -21,7 +21,7 @@ typedef struct fake_queue {
   amd_signal_t bell, plain;
   uint64_t hw_doorbell;
   uint8_t *kernargs;
-  uint64_t stamps[SLOTS];
+  dq_ring_kernarg_slot_t slots[SLOTS];
   dq_ring_t ring;
 } fake_queue_t;
 
@@ -50,7 +50,7 @@ static fake_queue_t *fake(bool hardware) {
   plain_handle = (uint64_t)(uintptr_t)&f->plain;
   f->amd.hsa_queue.doorbell_signal.handle = (uint64_t)(uintptr_t)(hardware ? &f->bell : &f->plain);
   memset(&f->ring, 0xa5, sizeof f->ring); /* init must set every field it reads */
-  dq_ring_init(&f->ring, &f->amd, f->kernargs, BLOCK, f->stamps, fake_store);
+  dq_ring_init(&f->ring, &f->amd, f->kernargs, BLOCK, f->slots, fake_store);
   stores = 0;
   return f;
 }
@@ -74,7 +74,11 @@ Test(aql_ring, init_reads_the_amd_queue) {
   cr_assert_eq(f->ring.doorbell, &f->hw_doorbell, "a hardware doorbell is written directly");
   cr_assert_eq(f->ring.retired, 0);
   cr_assert_eq(f->ring.reserve_end, SLOTS);
-  cr_assert_eq(f->ring.kernarg_stamps, f->stamps);
+  cr_assert_eq(f->ring.kernarg_slots, f->slots);
+  for (uint32_t i = 0; i < SLOTS; i++) {
+    cr_assert_eq(f->slots[i].stamp, 0);
+    cr_assert_eq(f->slots[i].block, f->kernargs + i * BLOCK, "slot %u's block", i);
+  }
   unfake(f);
   f = fake(false);
   cr_assert_null(f->ring.doorbell, "a plain signal goes through signal_store");
@@ -251,7 +255,7 @@ Test(aql_ring, reserve_one_bounded_by_reserve_end) {
  * whose blocks it writes, up to the ring's last slot (past it: spare blocks, no stamp). */
 Test(aql_ring, kernarg_claim_clears_the_stamps_it_writes) {
   fake_queue_t *f = fake(true);
-  for (uint32_t i = 0; i < SLOTS; i++) f->stamps[i] = 100 + i;
+  for (uint32_t i = 0; i < SLOTS; i++) f->slots[i].stamp = 100 + i;
   cr_assert_eq(dq_ring_kernarg_claim(&f->ring, 2, 1), f->kernargs + 2 * BLOCK);
   cr_assert_eq(dq_ring_kernarg_claim(&f->ring, SLOTS + 4, 2), f->kernargs + 4 * BLOCK,
                "id size + 4: slot 4");
@@ -259,7 +263,7 @@ Test(aql_ring, kernarg_claim_clears_the_stamps_it_writes) {
                "a span from the last slot runs into the spare blocks");
   uint64_t want[SLOTS] = {100, 101, 0, 103, 0, 0, 106, 0};
   for (uint32_t i = 0; i < SLOTS; i++)
-    cr_assert_eq(f->stamps[i], want[i], "slot %u's stamp", i);
+    cr_assert_eq(f->slots[i].stamp, want[i], "slot %u's stamp", i);
   unfake(f);
 }
 
