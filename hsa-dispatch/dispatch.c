@@ -107,7 +107,10 @@ dispatch_general(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_laun
   if (DQ_UNLIKELY(dq_gate(q)))
     return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
   const dq_built_t *built = dq_launch_cache_lookup(q, k, l);
-  if (DQ_UNLIKELY(built == NULL)) {
+  /* a hit on an entry made before hsad_kernel_dispatch published its cases (a prepared launch
+   * the process's first) is made again, with its case, so the next launch can be a hot hit:
+   * every caller of this function published them (or reached it past an entry's case) */
+  if (DQ_UNLIKELY(built == NULL) || DQ_UNLIKELY(dq_launch_cache_mine->hot_case == NULL)) {
     hsad_status_t s = dq_launch_cache_fill(q, k, l, &built);
     if (DQ_UNLIKELY(s)) return s;
   }

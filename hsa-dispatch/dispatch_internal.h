@@ -127,11 +127,17 @@ struct hsad_queue {
  * kernel): bit 63, a queue uid below 2^31 in bits 32..62, a kernel's hot_id (its uid, below
  * 2^32, hsad_kernel_head_t) in bits 0..31. A queue's hot key (HSAD_QUEUE_HEAD hot_uid) is
  * DQ_HOT_KEY(uid, 0) or 0, a launch-cache entry's DQ_HOT_KEY(quid, hot_id) (both nonzero) or
- * 0, and the hot path compares k->hot_id ^ q->hot_uid with the entry's. Exact: the bit ranges
- * are disjoint, so the two are equal only when the queue's hot key is nonzero (bit 63) and
- * both uids are the entry's; a kernel or queue whose uid is too large (after 2^31 or 2^32
- * objects) has 0 there and never takes the hot path (the general path serves it). */
+ * DQ_HOT_NONE, and the hot path compares k->hot_id ^ q->hot_uid with the entry's. Exact: the
+ * bit ranges are disjoint, so the two are equal only when the queue's hot key is nonzero (bit
+ * 63) and both uids are the entry's; a kernel or queue whose uid is too large (after 2^31 or
+ * 2^32 objects) has 0 there and never takes the hot path (the general path serves it).
+ * DQ_HOT_NONE, the key of an entry that must not take the hot path (none yet, one being
+ * filled, one the hot path cannot submit, dq_launch_cache_none), is no value of k->hot_id ^
+ * q->hot_uid: those are below 2^32 (a queue's hot key 0) or have bit 63 set; it is 2^32. Not 0,
+ * which a kernel whose hot_id is 0 (another backend's, or a uid too large) on a queue whose
+ * hot key is 0 (gate closed, general, another backend's) would match. */
 #define DQ_HOT_KEY(quid, kid) ((UINT64_C(1) << 63) | (uint64_t)(quid) << 32 | (uint64_t)(kid))
+#define DQ_HOT_NONE (UINT64_C(1) << 32)
 #define DQ_HOT_QUEUE_UIDS (UINT64_C(1) << 31)  /* queue uids below this have a hot key */
 #define DQ_HOT_KERNEL_UIDS (UINT64_C(1) << 32) /* kernel uids below this have a hot_id */
 

@@ -6,8 +6,9 @@
 #include "hsa-dispatch/launch_cache.h"
 #include "hsa-dispatch/queue_submit.h"
 
-/* No entry: every key field 0 (kernel_uid 0 matches no kernel); never written. */
-dq_launch_cache_t dq_launch_cache_none __attribute__((aligned(64)));
+/* No entry: every key field 0 (kernel_uid 0 matches no kernel) but the hot key, DQ_HOT_NONE
+ * (0 would match a kernel whose hot_id is 0 on a queue whose hot key is 0); never written. */
+dq_launch_cache_t dq_launch_cache_none __attribute__((aligned(64))) = {.hot_ids = DQ_HOT_NONE};
 __thread dq_launch_cache_t *dq_launch_cache_mine
     __attribute__((tls_model("initial-exec"))) = &dq_launch_cache_none;
 
@@ -67,7 +68,8 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   if (!c)
     return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_kernel_dispatch: the thread's launch cache "
                      "(%zu bytes)", sizeof *c);
-  c->kernel_uid = 0; /* no entry until the key is complete */
+  c->kernel_uid = 0; /* no entry until the key is complete: for the general path's key */
+  c->hot_ids = DQ_HOT_NONE; /* and the hot path's (the image below is another launch's) */
   hsad_status_t s = dq_launch_check(q, k, l, &c->built);
   if (s) return s;
   *out_built = &c->built;
@@ -112,9 +114,13 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
                            ? (uint64_t)l->arg_count | (uint64_t)l->flags << 32 : UINT64_MAX;
   c->stamp = atomic_fetch_add_explicit(&stamp_last, 1, memory_order_relaxed) + 1;
   c->queue_uid = q->uid;
-  c->hot_ids = q->uid < DQ_HOT_QUEUE_UIDS && k->hot_id ? DQ_HOT_KEY(q->uid, k->hot_id) : 0;
   c->kernel = k;
   c->arg_count = l->arg_count;
   c->kernel_uid = k->uid;
+  /* the hot key last; DQ_HOT_NONE where the hot path may not submit the entry (no case yet,
+   * a segment over one block or DQ_COPY16_MAX x 16 bytes): hot_count_flags UINT64_MAX alone
+   * would be matched by a launch whose arg_count and flags are UINT32_MAX */
+  c->hot_ids = q->uid < DQ_HOT_QUEUE_UIDS && k->hot_id && c->hot_count_flags != UINT64_MAX
+                   ? DQ_HOT_KEY(q->uid, k->hot_id) : DQ_HOT_NONE;
   return HSAD_OK;
 }

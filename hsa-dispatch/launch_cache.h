@@ -16,7 +16,7 @@
  * initial-exec: a hit reads it with one %fs-relative load, without __tls_get_addr (the entry
  * itself, ~9 KiB, is not static TLS, so a dlopen of libhsad.so still finds room for it). Before
  * the first miss it points at dq_launch_cache_none, one shared entry that no launch hits
- * (kernel_uid 0) and nothing writes, so a hit needs no NULL test.
+ * (kernel_uid 0, hot_ids DQ_HOT_NONE) and nothing writes, so a hit needs no NULL test.
  * Thread safety: each thread reads and writes its own entry only.
  */
 #ifndef HSAD_LAUNCH_CACHE_H
@@ -49,8 +49,10 @@ typedef struct dq_launch_cache {
   /* the key, compared on every hit (dq_launch_cache_same, dq_launch_cache_hot) */
   uint64_t queue_uid, kernel_uid; /* kernel_uid 0: no entry (uids start at 1) */
   uint64_t hot_ids;               /* DQ_HOT_KEY(queue_uid, kernel's hot_id): the hot path's
-                                     key of both (k->hot_id ^ q->hot_uid); 0: none (a uid too
-                                     high, dispatch_internal.h) */
+                                     key of both (k->hot_id ^ q->hot_uid); DQ_HOT_NONE: none
+                                     (a uid too high, no hot case, a segment the hot path does
+                                     not copy; while the entry is filled: the image is then
+                                     another launch's, dispatch_internal.h) */
   uint64_t hot_count_flags;       /* the hot path's key for hsad_launch_t's adjacent arg_count
                                      and flags (one 8-byte compare): arg_count | flags << 32
                                      when the hot path may submit the entry (its segment fits

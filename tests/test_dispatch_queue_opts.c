@@ -1640,6 +1640,181 @@ Test(dispatch_args, batch_clears_the_stamps_it_overwrites, .timeout = 60) {
   th_finish(&e, q, p);
 }
 
+/* vector_add's entry (packets 0, a miss, and 1, a hit), then a launch the thread's cache builds
+ * but does not enter: struct_1k, whose 1 KiB struct is no key (launch_cache.h), packets 2..4;
+ * its build is now the thread's image. vector_add's launch again (packet 5, slot 5 never
+ * stamped) must not hit the old entry: its block holds vector_add's hidden arguments (those of
+ * block 1: hidden_block_count_x 1 at 32), not struct_1k's struct, and every result is exact. */
+Test(dispatch_args, unentered_launch_ends_the_hot_entry, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k, *ks;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  hsad_program_t *pb = th_load(&e, "big_args", 5, "struct_1k", &ks);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  float *c2 = th_alloc(&e, 256);
+  uint32_t *out = th_alloc(&e, 300 * 4);
+  va_fill(a, b, c, 1);
+  for (int i = 0; i < 64; i++) c2[i] = -1;
+  uint32_t n = 64, n1k = 300;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  static uint32_t v[256];
+  qo_blob(v, 256, 3);
+  hsad_karg_t a1k[3] = {HSAD_KARG_PTR(out), {.tag = HSAD_KARG_BYTES, .size = 1024, .bytes = v},
+                        HSAD_KARG_VAL(n1k)};
+  hsad_launch_t l1k = {.dims = 1, .grid = {300}, .block = {64}, .args = a1k, .arg_count = 3};
+  uint64_t id;
+  for (uint64_t want = 0; want < 2; want++) {
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
+    cr_assert_eq(id, want);
+  }
+  TH_OK(hsad_kernel_dispatch(q, ks, &l1k, th_in(TH_SEC), NULL, &id));
+  cr_assert_eq(id, 2);
+  x[2] = (hsad_karg_t)HSAD_KARG_PTR(c2);
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
+  cr_assert_eq(id, 5, "struct_1k took slots 2..4");
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  hsad_submit_ring_t r;
+  hsad_submit_ring(q, &r);
+  const uint8_t *block1 = r.kernargs + r.kernarg_block, *block5 = r.kernargs + 5 * r.kernarg_block;
+  cr_assert_eq(th_get64(th_packet(q, 5), 40), (uint64_t)(uintptr_t)block5);
+  cr_assert_eq(th_get64(block5, 16), (uint64_t)(uintptr_t)c2);
+  cr_assert_eq(th_get32(block5, 24), 64u);
+  cr_assert_eq(th_get32(block5, 32), 1u, "hidden_block_count_x: %#x", th_get32(block5, 32));
+  cr_assert_arr_eq(block5 + 32, block1 + 32, 80, "block 5's hidden arguments are vector_add's");
+  for (int i = 0; i < 64; i++) {
+    cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+    cr_assert_eq(c2[i], (float)(3 * i), "c2[%d] = %g", i, (double)c2[i]);
+  }
+  for (uint32_t i = 0; i < 300; i++) cr_assert_eq(out[i], v[i % 256] + i, "out[%u] = %u", i, out[i]);
+  float *bufs[4] = {a, b, c, c2};
+  for (int i = 0; i < 4; i++) hsad_buffer_free(bufs[i]);
+  hsad_buffer_free(out);
+  hsad_program_destroy(pb);
+  th_finish(&e, q, p);
+}
+
+/* The same with a refused launch: lds_reduce_dyn asking for 70000 bytes of LDS is built whole
+ * (the thread's image) before the LDS limit refuses it. vector_add's next launch (packet 2, slot
+ * 2 never stamped) must not hit the entry of packets 0 and 1 with that image: block 2 holds
+ * vector_add's hidden arguments (block 1's), results exact. */
+Test(dispatch_args, refused_launch_ends_the_hot_entry, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k, *kl;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  hsad_program_t *pl = th_load(&e, "lds_reduce", 5, "lds_reduce_dyn", &kl);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  float *c2 = th_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  for (int i = 0; i < 64; i++) c2[i] = -1;
+  uint32_t n = 64, nl = 1000;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  hsad_karg_t xl[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_VAL(nl),
+                       HSAD_KARG_LDS_BYTES(70000)};
+  hsad_launch_t ll = {.dims = 1, .grid = {1000}, .block = {128}, .args = xl, .arg_count = 4};
+  uint64_t id;
+  for (uint64_t want = 0; want < 2; want++) {
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
+    cr_assert_eq(id, want);
+  }
+  TH_ERR_IS(hsad_kernel_dispatch(q, kl, &ll, th_in(TH_SEC), NULL, NULL), HSAD_ERR_LDS_LIMIT,
+            "kernel lds_reduce_dyn: group segment of 70000 bytes (0 fixed + 70000 "
+            "dynamic) exceeds device 0's LDS of 65536 bytes per workgroup");
+  x[2] = (hsad_karg_t)HSAD_KARG_PTR(c2);
+  TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
+  cr_assert_eq(id, 2, "the refused launch reserved nothing");
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  hsad_submit_ring_t r;
+  hsad_submit_ring(q, &r);
+  const uint8_t *block1 = r.kernargs + r.kernarg_block, *block2 = r.kernargs + 2 * r.kernarg_block;
+  cr_assert_eq(th_get64(block2, 16), (uint64_t)(uintptr_t)c2);
+  cr_assert_eq(th_get32(block2, 36), 1u, "hidden_block_count_y: %#x", th_get32(block2, 36));
+  cr_assert_arr_eq(block2 + 32, block1 + 32, 80, "block 2's hidden arguments are vector_add's");
+  for (int i = 0; i < 64; i++) {
+    cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+    cr_assert_eq(c2[i], (float)(3 * i), "c2[%d] = %g", i, (double)c2[i]);
+  }
+  float *bufs[4] = {a, b, c, c2};
+  for (int i = 0; i < 4; i++) hsad_buffer_free(bufs[i]);
+  hsad_program_destroy(pl);
+  th_finish(&e, q, p);
+}
+
+/* A prepared launch made before any hsad_kernel_dispatch of the process (its entry has no hot
+ * case yet, launch_cache.h dq_hot_cases), then the same launch with arg_count and flags
+ * UINT32_MAX (the 8 bytes the hot key compares: all ones): refused with the general path's
+ * message, nothing reserved (no jump through the entry's missing case). */
+Test(dispatch_args, caseless_entry_refuses_all_ones_count_flags, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  hsad_prepared_launch_t *pl;
+  TH_OK(hsad_launch_prepare(q, k, &l, &pl));
+  hsad_launch_t bad = l;
+  bad.arg_count = UINT32_MAX;
+  bad.flags = UINT32_MAX;
+  TH_ERR_IS(hsad_kernel_dispatch(q, k, &bad, th_in(TH_SEC), NULL, NULL), HSAD_ERR_ARG_COUNT,
+            "%s: kernel 'vector_add' takes 4 explicit arguments, got 4294967295",
+            TEST_KERNDIR "/vector_add-gfx90a-v5.hsaco");
+  cr_assert_eq(qo_write_index(q), 0);
+  hsad_launch_destroy(pl);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  th_finish(&e, q, p);
+}
+
+/* A prepared launch made before any hsad_kernel_dispatch of the process, then the same launch
+ * through hsad_kernel_dispatch: the first (packet 0) takes the general path and remakes the
+ * entry with its hot case, so the next ones (1, 2) are hot-path hits, which leave the entry's
+ * kernarg stamp on their slots (the general path's claim clears slot 0's); results exact. */
+Test(dispatch_args, prepared_first_then_dispatches_hit, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "vector_add", 5, "vector_add", &k, &q);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  hsad_prepared_launch_t *pl;
+  TH_OK(hsad_launch_prepare(q, k, &l, &pl));
+  for (uint64_t want = 0; want < 3; want++) {
+    uint64_t id;
+    TH_OK(hsad_kernel_dispatch(q, k, &l, th_in(TH_SEC), NULL, &id));
+    cr_assert_eq(id, want);
+  }
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  hsad_submit_ring_t r;
+  hsad_submit_ring(q, &r);
+  cr_assert_eq(r.kernarg_slots[0].stamp, 0, "packet 0: the general path");
+  cr_assert_neq(r.kernarg_slots[1].stamp, 0, "packet 1: a hot-path hit");
+  cr_assert_eq(r.kernarg_slots[2].stamp, r.kernarg_slots[1].stamp, "packet 2: the same entry");
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  hsad_launch_destroy(pl);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  th_finish(&e, q, p);
+}
+
 /* The runtime's close with prepared launches around: one destroyed while its packets were still
  * queued (its segment waits on the queue's list: the close forgets it, hsa_shut_down releases
  * the memory), one destroyed after the close (it frees itself only: its segment went with the

@@ -245,6 +245,24 @@ Test(nvidia, argument_and_geometry_checks) {
   nv_env_close(&e);
 }
 
+/* A launch of all zeros (dims, grid, block, arg_count, flags: what the AMD dispatch hot path
+ * compares with its thread's entry) of an NVIDIA kernel on an NVIDIA queue, from a thread that
+ * has no AMD launch-cache entry (an NVIDIA kernel's hot_id and an NVIDIA queue's hot key are 0):
+ * the NVIDIA backend's refusal, never the AMD hot path (whose empty entry has no case to go
+ * to). */
+Test(nvidia, zero_launch_takes_the_backend) {
+  nv_env_t e;
+  nv_env(&e);
+  const hsad_device_kernel_t *k = kernel(&e, "saxpy");
+  hsad_queue_t *q;
+  OK(hsad_device_queue(e.dev, &q));
+  hsad_launch_t zero;
+  memset(&zero, 0, sizeof zero);
+  ERR_IS(hsad_kernel_dispatch(q, k, &zero, 0, NULL, NULL), HSAD_ERR_ARG_COUNT,
+         "%s: kernel 'saxpy' takes 4 explicit arguments, got 0", NV_CUBIN);
+  nv_env_close(&e);
+}
+
 Test(nvidia, dynamic_shared_memory) {
   nv_env_t e;
   nv_env(&e);
