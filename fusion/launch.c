@@ -28,8 +28,12 @@ static __attribute__((noinline)) void fix_pkt(const hsad_graph_exec_t *e, fu_que
       ((hsa_kernel_dispatch_packet_t *)p->body)->kernarg_address = p->karg[p->cur];
       k->kernarg_address = p->karg[p->cur];
     } else {
-      fq->ring.kernarg_slots[id & fq->ring.mask].stamp = 0; /* hsad_submit_ring_t */
-      uint8_t *ka = fq->ring.kernargs + (id & fq->ring.mask) * fq->ring.kernarg_block;
+      /* the stamps of every block the segment covers, its padding slots' too, up to the
+       * ring's last slot (past it the spare blocks, which no slot has): hsad_submit_ring_t */
+      uint64_t slot = id & fq->ring.mask;
+      for (uint64_t j = slot; j < slot + p->span && j <= fq->ring.mask; j++)
+        fq->ring.kernarg_slots[j].stamp = 0;
+      uint8_t *ka = fq->ring.kernargs + slot * fq->ring.kernarg_block;
       if (p->ksize) memcpy(ka, p->image, p->ksize);
       k->kernarg_address = ka;
     }

@@ -103,7 +103,8 @@ uint64_t hsad_submit_timestamp_signal(hsad_queue_t *queue, uint64_t id);
  * dispatch, puts it in the first and fills the others with packets that use no kernarg block
  * (hsad_queue.h step 4: the padding). hsad_submit_kernarg is for a writer of the block: it
  * clears the slot's kernarg stamp (hsad_submit_ring_t), so the dispatch hot path copies its
- * whole image there next time. */
+ * whole image there next time; a segment that runs on into the blocks of its padding slots
+ * clears theirs too (hsad_submit_kernarg of each of those ids, or their kernarg_slots). */
 void *hsad_submit_slot(hsad_queue_t *queue, uint64_t id);
 void *hsad_submit_kernarg(hsad_queue_t *queue, uint64_t id);
 uint32_t hsad_submit_kernarg_block(const hsad_queue_t *queue);
@@ -112,7 +113,8 @@ uint32_t hsad_submit_kernarg_span(const hsad_queue_t *queue, uint32_t ksize);
 uint64_t hsad_submit_epoch_signal(const hsad_queue_t *queue);
 /* Publishes header|setup<<16 of packet `id` (32-bit release store). */
 void hsad_submit_publish(hsad_queue_t *queue, uint64_t id, uint32_t header_setup);
-/* Rings the doorbell with `last_id` (kept monotonic across producers). */
+/* Rings the doorbell with `last_id`; when later ids were reserved meanwhile it ends at the
+ * highest reserved id (producers that race may store theirs out of order: aql_ring.h). */
 void hsad_submit_doorbell(hsad_queue_t *queue, uint64_t last_id);
 
 /* A queue's ring as plain values, for writers that address slots themselves in a loop (one

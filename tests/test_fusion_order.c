@@ -10,6 +10,7 @@
 #include "hsa-dispatch/hsad_submit.h"
 #include "memory/hsad_memory.h"
 #include "tests/test_dispatch_util.h"
+#include "tests/test_dispatch_exact.h"
 
 #define BAR(w) (((w) >> HSA_PACKET_HEADER_BARRIER) & 1u)
 #define TYPE(w) (((w) >> HSA_PACKET_HEADER_TYPE) & 0xffu)
@@ -934,4 +935,112 @@ Test(fusion_kernargs, update_goes_where_no_packet_reads, .timeout = 60) {
   hsad_graph_exec_destroy(x);
   hsad_queue_destroy(q);
   kit_close(&t);
+}
+
+/* struct_1k (1296 bytes of kernargs: 3 blocks of 512) as a graph node, updated while launches 1
+ * and 2 are held by a gate: ring-copy mode, so launch 3 copies its segment into its ring slot's
+ * kernarg block and on into the blocks of its 2 padding slots, which vector_add's hot-path hits
+ * of the ring's first lap had stamped (launch_cache.h). The copy clears the stamps of every
+ * block it covers, so vector_add's hits there on the next lap copy their whole image again:
+ * each of those blocks holds vector_add's hidden arguments (those of the block before the
+ * gate's), and every result is exact. With the first slot's stamp cleared alone, the hits
+ * would copy 32 bytes over struct_1k's struct (kfd-emu checks the hidden arguments). */
+Test(fusion_kernargs, ring_copy_clears_the_stamps_of_its_span, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  const hsad_device_kernel_t *kv, *ks;
+  hsad_program_t *pv = th_load(&e, "vector_add", 5, "vector_add", &kv);
+  hsad_program_t *pb = th_load(&e, "big_args", 5, "struct_1k", &ks);
+  hsad_queue_t *q = th_queue(&e, 64);
+  hsad_submit_ring_t r;
+  hsad_submit_ring(q, &r);
+  cr_assert_eq(r.kernarg_block, 512);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  for (int i = 0; i < 64; i++) a[i] = (float)i, b[i] = (float)(2 * i), c[i] = -1;
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  uint64_t id;
+  for (uint64_t want = 0; want < 63; want++) { /* 0 a miss, 1..62 hits: slots 1..62 stamped */
+    TH_OK(hsad_kernel_dispatch(q, kv, &l, th_in(TH_SEC), NULL, &id));
+    cr_assert_eq(id, want);
+  }
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done)); /* 63 */
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  cr_assert_neq(r.kernarg_slots[5].stamp, 0, "slot 5: a hit's stamp");
+  uint32_t *out = th_alloc(&e, 3 * 300 * 4);
+  static uint32_t v[3][256];
+  uint32_t n1k = 300;
+  for (uint32_t k = 0; k < 3; k++)
+    for (uint32_t j = 0; j < 256; j++) v[k][j] = (k + 1) * 100000u + j * 7u;
+  hsad_karg_t a1k[3] = {HSAD_KARG_PTR(out), {.tag = HSAD_KARG_BYTES, .size = 1024, .bytes = v[0]},
+                        HSAD_KARG_VAL(n1k)};
+  hsad_launch_t l1k = {.dims = 1, .grid = {300}, .block = {64}, .args = a1k, .arg_count = 3};
+  hsad_graph_t *g;
+  TH_OK(hsad_graph_create(0, &g));
+  uint32_t node;
+  TH_OK(hsad_graph_add_kernel(g, "S", 0, ks, &l1k, NULL, 0, &node));
+  hsad_graph_exec_t *gx;
+  TH_OK(hsad_graph_instantiate(g, &q, 1, &gx));
+  hsad_graph_destroy(g);
+  hsa_signal_t gate = th_gate(q); /* 64 */
+  hsad_completion_t run[3];
+  for (uint32_t k = 0; k < 3; k++) {
+    if (k) {
+      a1k[0] = (hsad_karg_t)HSAD_KARG_PTR(out + 300 * k);
+      a1k[1].bytes = v[k];
+      TH_OK(hsad_graph_exec_update(gx, node, &l1k));
+    }
+    TH_OK(hsad_graph_launch(gx, 0, th_in(TH_SEC), &run[k], NULL));
+  }
+  /* launch 3's kernel packet: the one whose kernarg address is its slot's block */
+  uint64_t k3 = UINT64_MAX;
+  uint64_t w = ((const amd_queue_t *)hsad_queue_hsa(q))->write_dispatch_id;
+  for (uint64_t p = 65; p < w; p++)
+    if ((uint64_t)(uintptr_t)th_packet(q, p)->kernarg_address ==
+        (uint64_t)(uintptr_t)(r.kernargs + (p & r.mask) * r.kernarg_block))
+      k3 = p;
+  cr_assert_neq(k3, UINT64_MAX, "no packet of launch 3 reads its ring slot's block");
+  cr_assert_lt(k3 + 2, 128, "launch 3's span ends in the second lap (packets 65..%llu)",
+               (unsigned long long)w);
+  cr_assert_eq(r.kernarg_slots[(k3 + 1) & r.mask].stamp, 0, "padding slot 1's stamp cleared");
+  cr_assert_eq(r.kernarg_slots[(k3 + 2) & r.mask].stamp, 0, "padding slot 2's stamp cleared");
+  th_gate_open(gate);
+  TH_OK(hsad_completion_wait(&run[2], th_in(10 * TH_SEC)));
+  th_gate_destroy(gate);
+  for (uint32_t k = 0; k < 3; k++)
+    for (uint32_t i = 0; i < 300; i++)
+      cr_assert_eq(out[300 * k + i], v[k][i % 256] + i, "launch %u out[%u] = %u", k + 1, i,
+                   out[300 * k + i]);
+  /* the next lap: the general path retires the ring (packet w), then 63 hits, the stamped
+   * slots among them */
+  for (int i = 0; i < 64; i++) c[i] = -1;
+  TH_OK(hsad_kernel_dispatch(q, kv, &l, th_in(TH_SEC), &done, &id));
+  cr_assert_eq(id, w);
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  for (uint64_t want = w + 1; want < w + 64; want++) {
+    TH_OK(hsad_kernel_dispatch(q, kv, &l, th_in(TH_SEC), NULL, &id));
+    cr_assert_eq(id, want);
+  }
+  TH_OK(hsad_queue_flush(q, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  const uint8_t *ref = r.kernargs + 5 * r.kernarg_block;
+  for (uint64_t p = k3 + 1; p <= k3 + 2; p++) {
+    const uint8_t *blk = r.kernargs + (p & r.mask) * r.kernarg_block;
+    cr_assert_eq(th_get32(blk, 32), 1u, "block %llu: hidden_block_count_x %#x",
+                 (unsigned long long)(p & r.mask), th_get32(blk, 32));
+    cr_assert_arr_eq(blk, ref, 112, "block %llu is vector_add's (block 5's)",
+                     (unsigned long long)(p & r.mask));
+  }
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  hsad_graph_exec_destroy(gx);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  hsad_buffer_free(out);
+  hsad_queue_destroy(q);
+  hsad_program_destroy(pb);
+  hsad_program_destroy(pv);
+  TH_OK(hsad_runtime_close(e.rt));
 }
