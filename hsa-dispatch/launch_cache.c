@@ -19,7 +19,15 @@ static _Atomic uint64_t stamp_last;
 
 static pthread_key_t cache_key;     /* frees a thread's entry when it exits */
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
-static void cache_key_create(void) { (void)pthread_key_create(&cache_key, free); }
+/* A thread's exit (cache_key's destructor): the thread's pointer goes back to the empty entry
+ * before its entry is freed, so a destructor of another key that runs later in the exit and
+ * dispatches finds no entry (not freed memory) and makes a new one, which the next round of
+ * destructors frees (POSIX: up to PTHREAD_DESTRUCTOR_ITERATIONS rounds). */
+static void cache_free(void *c) {
+  dq_launch_cache_mine = &dq_launch_cache_none;
+  free(c);
+}
+static void cache_key_create(void) { (void)pthread_key_create(&cache_key, cache_free); }
 
 static dq_launch_cache_t *cache_mine(void) {
   dq_launch_cache_t *c = dq_launch_cache_mine;

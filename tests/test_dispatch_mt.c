@@ -447,3 +447,69 @@ Test(dispatch_mt, captures_while_another_thread_dispatches, .timeout = 120) {
   hsad_buffer_free(c.counter);
   th_finish(&e, q, p);
 }
+
+/* ---- a thread's exit: its launch-cache entry (hsa-dispatch/launch_cache.c cache_free) ---- */
+
+#include "hsa-dispatch/launch_cache.h"
+
+typedef struct late {
+  hsad_queue_t *q;
+  const hsad_device_kernel_t *k;
+  hsad_launch_t l;
+  bool empty;            /* the thread's entry was the empty one when the late destructor ran */
+  hsad_status_t s[2];
+  uint64_t id[2];
+} late_t;
+
+static pthread_key_t late_key;
+
+/* Another key's destructor, run after the library's (glibc runs them in key order; this key is
+ * made after the library's): two dispatches of the thread's launch from its exit. */
+static void late_dispatch(void *arg) {
+  late_t *t = arg;
+  t->empty = dq_launch_cache_mine == &dq_launch_cache_none;
+  for (int i = 0; i < 2; i++)
+    t->s[i] = hsad_kernel_dispatch(t->q, t->k, &t->l, th_in(10 * TH_SEC), NULL, &t->id[i]);
+}
+
+static void *late_thread(void *arg) {
+  late_t *t = arg;
+  t->s[0] = hsad_kernel_dispatch(t->q, t->k, &t->l, th_in(10 * TH_SEC), NULL, &t->id[0]);
+  if (!t->s[0]) pthread_setspecific(late_key, t);
+  return NULL;
+}
+
+/* A thread that dispatched (packet 1: its entry) and exits while another key's destructor,
+ * run after the library's, dispatches again (packets 2 and 3, a miss then a hit): the
+ * library's destructor freed the entry and left the thread on the empty one, so those
+ * dispatches make a new entry instead of using freed memory; all 4 count, exactly. */
+Test(dispatch_mt, dispatch_from_a_later_thread_destructor, .timeout = 60) {
+  th_env_t e;
+  const hsad_device_kernel_t *k;
+  hsad_queue_t *q;
+  hsad_program_t *p = th_start(&e, "count_dispatch", 5, "count_dispatch", &k, &q);
+  uint32_t *counter = th_alloc(&e, 4), one = 1;
+  *counter = 0;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(counter), HSAD_KARG_VAL(one)};
+  late_t t = {.q = q, .k = k, .l = {.dims = 1, .grid = {1}, .block = {1}, .args = args,
+                                    .arg_count = 2}};
+  uint64_t id;
+  TH_OK(hsad_kernel_dispatch(q, k, &t.l, th_in(TH_SEC), NULL, &id)); /* the library's key */
+  cr_assert_eq(id, 0);
+  cr_assert_eq(pthread_key_create(&late_key, late_dispatch), 0);
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, late_thread, &t), 0);
+  pthread_join(th, NULL);
+  pthread_key_delete(late_key);
+  cr_assert(t.empty, "the late destructor found the thread's freed entry");
+  for (int i = 0; i < 2; i++) {
+    cr_assert_eq(t.s[i], HSAD_OK, "dispatch %d from the destructor: %s", i,
+                 hsad_status_name(t.s[i]));
+    cr_assert_eq(t.id[i], 2u + i);
+  }
+  TH_OK(hsad_queue_wait_idle(q, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(q));
+  cr_assert_eq(__atomic_load_n(counter, __ATOMIC_ACQUIRE), 4);
+  hsad_buffer_free(counter);
+  th_finish(&e, q, p);
+}
