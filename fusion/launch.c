@@ -40,20 +40,26 @@ static __attribute__((noinline)) void fix_pkt(const hsad_graph_exec_t *e, fu_que
   }
 }
 
-/* 64 bytes, both sides 64-byte aligned (AQL slots; fu_pkt_t bodies): four 16-byte moves. */
+/* Bytes 4..63 of a packet, both sides 64-byte aligned (AQL slots; fu_pkt_t bodies): 4 + 8
+ * bytes, then three 16-byte moves. Bytes 0..3 (header | setup) are only ever stored whole and
+ * atomically (hsad_aql_publish): the packet processor may read a slot's header at any time
+ * (kfd-emu polls the slot past its doorbell), so a plain store of the body's INVALID header
+ * over the slot's (INVALID too) would be a data race with it (ThreadSanitizer). */
 typedef long long fu_v16 __attribute__((vector_size(16)));
-static inline void copy64(uint8_t *dst, const uint8_t *src) {
+static inline void copy60(uint8_t *dst, const uint8_t *src) {
   const fu_v16 *s = (const fu_v16 *)__builtin_assume_aligned(src, 64);
   fu_v16 *d = (fu_v16 *)__builtin_assume_aligned(dst, 64);
-  fu_v16 a = s[0], b = s[1], c = s[2], x = s[3];
-  d[0] = a, d[1] = b, d[2] = c, d[3] = x;
+  memcpy(dst + 4, src + 4, 4);
+  memcpy(dst + 8, src + 8, 8);
+  fu_v16 b = s[1], c = s[2], x = s[3];
+  d[1] = b, d[2] = c, d[3] = x;
 }
 
-/* Writes packet p into `slot` (packet `id`), header INVALID: its 64 precomputed bytes, then the
- * launch-time fields if any (a barrier-value's threshold inline, the rest in fix_pkt). */
+/* Writes packet p into `slot` (packet `id`), header INVALID: its precomputed bytes 4..63, then
+ * the launch-time fields if any (a barrier-value's threshold inline, the rest in fix_pkt). */
 static inline void put_pkt(const hsad_graph_exec_t *e, fu_queue_t *fq, fu_pkt_t *p,
                            uint8_t *slot, uint64_t id) {
-  copy64(slot, p->body);
+  copy60(slot, p->body);
   if (__builtin_expect(p->fix != 0, 0)) {
     if (p->fix == FU_FIX_VALUE)
       ((hsa_amd_barrier_value_packet_t *)slot)->value = *p->wait_value - (int64_t)p->wait_point;
@@ -62,18 +68,28 @@ static inline void put_pkt(const hsad_graph_exec_t *e, fu_queue_t *fq, fu_pkt_t 
   }
 }
 
-/* The bodies of packets [p, end) into consecutive slots from `slot`, headers as they are in
- * the bodies (INVALID): the first pass of put_run_plain. 32-byte moves where the CPU has AVX2
- * (an ifunc picks the clone once), else 16-byte ones. */
+/* The bodies of packets [p, end) into consecutive slots from `slot`, bytes 4..63 (the slots'
+ * headers stay INVALID: copy60): the first pass of put_run_plain. 32-byte moves where the CPU
+ * has AVX2 (an ifunc picks the clone once), else 16-byte ones. */
 typedef long long fu_v32 __attribute__((vector_size(32)));
-__attribute__((noinline, target_clones("avx2", "default"))) static void
+#if defined(__SANITIZE_THREAD__) /* the ifunc's resolver, instrumented, would run at relocation,
+                                    before ThreadSanitizer's runtime is up: one clone there */
+#define FU_CLONES
+#else
+#define FU_CLONES target_clones("avx2", "default")
+#endif
+__attribute__((noinline, FU_CLONES)) static void
 put_bodies(const fu_pkt_t *p, const fu_pkt_t *end, uint8_t *slot) {
   size_t count = (size_t)(end - p);
   _Pragma("GCC unroll 4") for (size_t i = 0; i < count; i++) {
-    const fu_v32 *s = (const fu_v32 *)__builtin_assume_aligned(p[i].body, 64);
-    fu_v32 *d = (fu_v32 *)__builtin_assume_aligned(slot + (i << 6), 64);
-    fu_v32 a = s[0], b = s[1];
-    d[0] = a, d[1] = b;
+    const uint8_t *src = __builtin_assume_aligned(p[i].body, 64);
+    uint8_t *dst = __builtin_assume_aligned(slot + (i << 6), 64);
+    memcpy(dst + 4, src + 4, 4);
+    memcpy(dst + 8, src + 8, 8);
+    fu_v16 a = *(const fu_v16 *)(src + 16);
+    fu_v32 b = *(const fu_v32 *)(src + 32);
+    *(fu_v16 *)(dst + 16) = a;
+    *(fu_v32 *)(dst + 32) = b;
   }
 }
 
