@@ -513,3 +513,71 @@ Test(dispatch_mt, dispatch_from_a_later_thread_destructor, .timeout = 60) {
   hsad_buffer_free(counter);
   th_finish(&e, q, p);
 }
+
+/* ---- a queue fault while other threads' hot-path hits continue ---- */
+
+typedef struct fault_hitter {
+  hsad_queue_t *q;
+  const hsad_device_kernel_t *k;
+  uint32_t *counter;
+  _Atomic uint32_t ok;           /* dispatches that returned HSAD_OK */
+  hsad_status_t first, again;    /* the first error, then the next dispatch's */
+  char msg[512], msg_again[512];
+} fault_hitter_t;
+
+static void *fault_hit(void *arg) {
+  fault_hitter_t *h = arg;
+  uint32_t one = 1;
+  hsad_karg_t args[2] = {HSAD_KARG_PTR(h->counter), HSAD_KARG_VAL(one)};
+  hsad_launch_t l = {.dims = 1, .grid = {1}, .block = {1}, .args = args, .arg_count = 2,
+                     .flags = HSAD_LAUNCH_NO_BARRIER};
+  for (uint32_t i = 0; i < 10000000; i++) {
+    h->first = hsad_kernel_dispatch(h->q, h->k, &l, th_in(30 * TH_SEC), NULL, NULL);
+    if (h->first) {
+      snprintf(h->msg, sizeof h->msg, "%s", hsad_last_error());
+      break;
+    }
+    atomic_fetch_add(&h->ok, 1);
+  }
+  h->again = hsad_kernel_dispatch(h->q, h->k, &l, th_in(30 * TH_SEC), NULL, NULL);
+  snprintf(h->msg_again, sizeof h->msg_again, "%s", hsad_last_error());
+  return NULL;
+}
+
+/* Three threads hit the launch cache on one 64-slot queue (the hot path) when an injected
+ * kernel fault stops it: each one's dispatches end with HSAD_ERR_QUEUE_ERROR and the fault's
+ * message within its deadline (a hit that raced the fault either reached the ring before the
+ * queue's hot key went to 0 or waited for room and saw the sticky error), the next one too (its
+ * entry's hot key no longer matches the queue's), and nothing hangs. */
+Test(dispatch_mt, fault_while_hits_continue, .timeout = 120) {
+  setenv("KFD_EMU_FAULT_KERNEL", "fill", 1);
+  th_env_t e;
+  mt_kit_t m;
+  mt_load(&e, &m);
+  hsad_queue_t *q = th_queue(&e, 64);
+  mt_buffers(&e, &m);
+  fault_hitter_t h[3];
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) {
+    h[i] = (fault_hitter_t){.q = q, .k = m.kc, .counter = m.counter};
+    cr_assert_eq(pthread_create(&t[i], NULL, fault_hit, &h[i]), 0);
+  }
+  for (int i = 0; i < 3; i++) /* every thread is hitting */
+    while (atomic_load(&h[i].ok) < 200) sched_yield();
+  hsad_completion_t cf;
+  char msg[512];
+  TH_OK(hsad_kernel_dispatch(q, m.kf, &m.lf, th_in(TH_SEC), &cf, NULL));
+  TH_ERR_IS(hsad_completion_wait(&cf, th_in(10 * TH_SEC)), HSAD_ERR_QUEUE_ERROR, "%s",
+            th_fault_msg(q, msg, sizeof msg));
+  for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(h[i].first, HSAD_ERR_QUEUE_ERROR, "thread %d: %s: %s", i,
+                 hsad_status_name(h[i].first), h[i].msg);
+    cr_assert_str_eq(h[i].msg, msg, "thread %d", i);
+    cr_assert_eq(h[i].again, HSAD_ERR_QUEUE_ERROR, "thread %d again: %s", i,
+                 hsad_status_name(h[i].again));
+    cr_assert_str_eq(h[i].msg_again, msg, "thread %d again", i);
+  }
+  TH_ERR_IS(hsad_queue_error(q), HSAD_ERR_QUEUE_ERROR, "%s", msg);
+  mt_close(&e, &m, q);
+}
