@@ -202,7 +202,11 @@ static inline void dq_ring_doorbell_store(dq_ring_t *ring, uint64_t value) {
  * B's doorbell store, comes after A's store: the last store of the doorbell is always made by
  * a producer whose read of the write index showed nothing reserved past its value. A doorbell
  * above a packet still being written is allowed: the packet processor waits for its header
- * (HSA 1.2 system architecture 2.8.3). */
+ * (HSA 1.2 system architecture 2.8.3). The step "B's reservation, hence B's doorbell store,
+ * comes after A's store" rests on the hardware ordering B's doorbell store (release) after its
+ * compare-and-swap: x86-64 (a locked instruction) and ARMv8 (a store-release follows every
+ * earlier access) do; the C11 model alone gives it only with a seq_cst fence (or a seq_cst
+ * doorbell store) after the reservation, which the hot path leaves out. */
 static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
   dq_ring_doorbell_store(ring, id);
   if (DQ_LIKELY(atomic_load_explicit(ring->write_index, memory_order_seq_cst) == id + 1)) return;
