@@ -67,7 +67,8 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   if (!c)
     return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_kernel_dispatch: the thread's launch cache "
                      "(%zu bytes)", sizeof *c);
-  c->kernel_uid = 0; /* no entry until the key is complete */
+  c->kernel_uid = 0; /* no entry until the key is complete (both keys: the general path's, */
+  c->hot_ids = 0;    /* the hot path's), since the check rewrites the image */
   hsad_status_t s = dq_launch_check(q, k, l, &c->built);
   if (s) return s;
   *out_built = &c->built;
