@@ -25,6 +25,10 @@ uint64_t hsad_backend_next_uid(void) {
   return atomic_fetch_add_explicit(&backend_uid, 1, memory_order_relaxed) + 1;
 }
 
+void hsad_backend_uid_skip(uint64_t next) {
+  atomic_store_explicit(&backend_uid, next - 1, memory_order_relaxed);
+}
+
 hsad_status_t hsad_backend_wait_all(const hsad_completion_t *c, uint32_t count,
                                     uint64_t deadline_ns) {
   for (uint32_t i = 0; i < count; i++) {

@@ -98,6 +98,9 @@ static inline const struct hsad_backend_ops *hsad_object_ops(const void *object)
 
 /* Next process-unique id (queues, kernels): never 0. Thread-safe (relaxed counter). */
 uint64_t hsad_backend_next_uid(void);
+/* Tests only: the next id is `next` (the uids past 2^32 where a kernel has no hot_id,
+ * dispatch_internal.h DQ_HOT_KEY, without making 2^32 objects first). Not thread-safe. */
+void hsad_backend_uid_skip(uint64_t next);
 
 /* One backend. `device` arguments are the public devices the front placed; `impl` is what
  * the backend's device_discover returned for it. */

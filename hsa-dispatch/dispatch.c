@@ -162,12 +162,15 @@ const void *const *dq_hot_cases;
   goto submit;
 
 /* The hot path (hsad_queue.h, "The argument path"): a launch that hits the thread's entry
- * (the plan checked once: kernel, queue, argument count and flags, geometry, then a signature
- * entry's argument tags, types and sizes with its values written into the image, through a
- * table of the signatures' cases; a value-keyed entry's argument values are dispatch_keyed's),
- * no completion, a plain queue, a free slot at the first try; then the image's declared bytes
- * (k->kernarg_copy) into the slot's kernarg block and dispatch_publish. Anything else takes
- * dispatch_general, which waits, checks and reports. */
+ * (the plan checked once: kernel and queue as one hot key, DQ_HOT_KEY, which is 0 for a
+ * queue whose gate is closed or that takes the general path; argument count and flags;
+ * geometry; then a signature entry's argument tags, types and sizes with its values written
+ * into the image, through its case's address kept in the entry; a value-keyed entry's argument
+ * values are dispatch_keyed's), no completion, a free slot at the first try; then the image
+ * into the slot's kernarg block (its first 32 bytes when the block holds the entry's image:
+ * the slot's kernarg stamp, aql_ring.h; else the declared bytes, k->kernarg_copy) and
+ * dispatch_publish. Anything else takes dispatch_general, which checks the gate, waits, checks
+ * and reports. Compiled for SSE4.1 (DQ_HOT_TARGET: hsad_runtime_open refuses a CPU without). */
 __attribute__((optimize("no-crossjumping"))) DQ_HOT_TARGET hsad_status_t
 hsad_kernel_dispatch(hsad_queue_t *q, const hsad_device_kernel_t *k, const hsad_launch_t *l,
                      uint64_t deadline_ns, hsad_completion_t *out_completion,

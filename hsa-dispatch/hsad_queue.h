@@ -81,9 +81,12 @@
  * bytes (tag and type; a pointer's value; LDS bytes; BYTES size, then its value). A launch that
  * differs from the entry's in anything its key holds (another type, size or tag, NULL bytes or
  * args) takes the general path, whose check reports it with its own message. The emplace is
- * what a hit costs: the key compared (count and flags as one 8-byte compare, the geometry as
- * two 16-byte compares; a signature, through a table of its cases, as one compare per argument
- * and a value write; values as one masked 16-byte compare per argument,
+ * what a hit costs: the key compared (the queue, its sticky error, capture and mode, and the
+ * kernel as one 8-byte compare of the kernel's hot id xor'ed with the queue's hot key, exact by
+ * construction: dispatch_internal.h DQ_HOT_KEY; count and flags as one 8-byte compare, the
+ * geometry as two 16-byte differences tested at once; a signature, through its case's address
+ * kept in the entry, as one compare per argument and a value write; values as one masked
+ * 16-byte compare per argument,
  * then each BYTES value), one try at the reservation (a full ring, a lost race, a completion, a
  * monitored or profiling queue, a span over one block take the general path, which waits and
  * pads), the image's declared bytes into the slot's block (up to the end of the kernel's last

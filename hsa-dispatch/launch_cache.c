@@ -76,8 +76,11 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   if (!c)
     return hsad_fail(HSAD_ERR_OUT_OF_MEMORY, "hsad_kernel_dispatch: the thread's launch cache "
                      "(%zu bytes)", sizeof *c);
-  c->kernel_uid = 0; /* no entry until the key is complete: for the general path's key */
-  c->hot_ids = DQ_HOT_NONE; /* and the hot path's (the image below is another launch's) */
+  /* no entry until the key is complete (both keys: the general path's, the hot path's), since
+   * the check rewrites the image; the hot key DQ_HOT_NONE, not 0, which a kernel whose hot_id
+   * is 0 on a queue whose hot key is 0 matches (dispatch_internal.h) */
+  c->kernel_uid = 0;
+  c->hot_ids = DQ_HOT_NONE;
   hsad_status_t s = dq_launch_check(q, k, l, &c->built);
   if (s) return s;
   *out_built = &c->built;

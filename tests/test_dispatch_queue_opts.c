@@ -5,6 +5,7 @@
 #include "tests/test_dispatch_util.h"
 #include "tests/test_dispatch_exact.h"
 #include "hsa-dispatch/hsad_submit.h"
+#include "hsa-dispatch/dispatch_internal.h" /* queue uids and hot keys (launch_cache suite) */
 
 #include <hsa/amd_hsa_signal.h>
 #include <pthread.h>
@@ -1813,6 +1814,62 @@ Test(dispatch_args, prepared_first_then_dispatches_hit, .timeout = 60) {
   float *bufs[3] = {a, b, c};
   for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
   th_finish(&e, q, p);
+}
+
+/* The hot path's key (dispatch_internal.h, DQ_HOT_KEY) is exact past 2^32 uids: kernel B's uid
+ * is (queue A's uid ^ queue B's uid) << 32 | kernel A's uid, so the raw uids xor'ed with queue B's
+ * key would equal the thread's entry for (queue A, kernel A). B has no hot_id (0) and takes
+ * the general path: its packet on queue B carries B's own kernel object, and its results are
+ * B's. A queue whose uid is 2^31 or more has no hot key (0): its launches are served too. */
+Test(launch_cache, hot_key_exact_past_2_32_uids, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  const hsad_device_kernel_t *ka, *kb;
+  hsad_program_t *pa = th_load(&e, "vector_add", 5, "vector_add", &ka);
+  hsad_queue_t *qa = th_queue(&e, 64), *qb = th_queue(&e, 64);
+  uint64_t uid_a = ((const hsad_kernel_head_t *)(const void *)ka)->uid;
+  uint64_t qa_uid = ((const hsad_queue_t *)qa)->uid, qb_uid = ((const hsad_queue_t *)qb)->uid;
+  hsad_backend_uid_skip(((qa_uid ^ qb_uid) << 32) | uid_a);
+  hsad_program_t *pb = th_load(&e, "vector_add", 5, "vector_add", &kb);
+  const hsad_kernel_head_t *hb = (const hsad_kernel_head_t *)(const void *)kb;
+  cr_assert_eq(hb->uid, ((qa_uid ^ qb_uid) << 32) | uid_a, "kernel B's crafted uid");
+  cr_assert_eq(hb->hot_id, 0, "a uid past 2^32 has no hot_id");
+  cr_assert_eq(((const hsad_kernel_head_t *)(const void *)ka)->hot_id, uid_a);
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  th_run(qa, ka, &l, TH_SEC, 10 * TH_SEC);                 /* the entry: (queue A, kernel A) */
+  TH_OK(hsad_kernel_dispatch(qa, ka, &l, th_in(TH_SEC), NULL, NULL)); /* a hit */
+  uint64_t id;
+  TH_OK(hsad_kernel_dispatch(qb, kb, &l, th_in(TH_SEC), NULL, &id));
+  cr_assert_eq(th_get64(th_packet(qb, id), 32), hsad_device_kernel_desc(kb)->kernel_object,
+               "queue B's packet runs kernel B");
+  cr_assert_neq(hsad_device_kernel_desc(kb)->kernel_object,
+                hsad_device_kernel_desc(ka)->kernel_object);
+  hsad_completion_t done;
+  TH_OK(hsad_queue_flush(qb, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  hsad_backend_uid_skip(UINT64_C(1) << 31);
+  hsad_queue_t *qc = th_queue(&e, 64);
+  cr_assert_eq(((const hsad_queue_t *)qc)->uid, UINT64_C(1) << 31);
+  cr_assert_eq(((const hsad_queue_t *)qc)->hot_uid, 0, "a queue uid of 2^31: no hot key");
+  for (int i = 0; i < 64; i++) c[i] = -1;
+  for (int i = 0; i < 3; i++) TH_OK(hsad_kernel_dispatch(qc, ka, &l, th_in(TH_SEC), NULL, NULL));
+  TH_OK(hsad_queue_flush(qc, th_in(TH_SEC), &done));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(qc));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  hsad_queue_destroy(qc);
+  hsad_queue_destroy(qb);
+  hsad_queue_destroy(qa);
+  hsad_program_destroy(pb);
+  hsad_program_destroy(pa);
+  TH_OK(hsad_runtime_close(e.rt));
 }
 
 /* The runtime's close with prepared launches around: one destroyed while its packets were still
