@@ -5,6 +5,7 @@
 #include "tests/test_dispatch_util.h"
 #include "tests/test_dispatch_exact.h"
 #include "hsa-dispatch/hsad_submit.h"
+#include "fusion/hsad_fusion.h"
 #include "hsa-dispatch/dispatch_internal.h" /* queue uids and hot keys (launch_cache suite) */
 
 #include <hsa/amd_hsa_signal.h>
@@ -1869,6 +1870,51 @@ Test(launch_cache, hot_key_exact_past_2_32_uids, .timeout = 60) {
   hsad_queue_destroy(qa);
   hsad_program_destroy(pb);
   hsad_program_destroy(pa);
+  TH_OK(hsad_runtime_close(e.rt));
+}
+
+/* A kernel whose uid is 2^32 has no hot_id (0), so its entry has no hot key: DQ_HOT_NONE, not
+ * 0, which that kernel (hot_id 0) on a queue whose hot key is 0 would match. Kernel B's entry on
+ * queue A (packets 0, 1), then a capture on A (its hot key 0): B's same launch is recorded (the
+ * write index stays at 2), not written into A's ring by the hot path; the captured graph then
+ * runs it and the result is exact. */
+Test(launch_cache, no_hot_id_entry_keeps_out_of_a_capture, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  hsad_queue_t *qa = th_queue(&e, 64);
+  hsad_backend_uid_skip(UINT64_C(1) << 32);
+  const hsad_device_kernel_t *kb;
+  hsad_program_t *pb = th_load(&e, "vector_add", 5, "vector_add", &kb);
+  cr_assert_eq(((const hsad_kernel_head_t *)(const void *)kb)->hot_id, 0, "uid 2^32: no hot_id");
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  for (int i = 0; i < 2; i++) TH_OK(hsad_kernel_dispatch(qa, kb, &l, th_in(TH_SEC), NULL, NULL));
+  hsad_completion_t done;
+  TH_OK(hsad_queue_wait_idle(qa, th_in(10 * TH_SEC)));
+  uint64_t w = qo_write_index(qa);
+  for (int i = 0; i < 64; i++) c[i] = -1;
+  hsad_graph_t *g, *got;
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_queue_capture_begin(qa, g, 0));
+  TH_OK(hsad_kernel_dispatch(qa, kb, &l, th_in(TH_SEC), NULL, NULL));
+  cr_assert_eq(qo_write_index(qa), w, "the captured dispatch reached queue A's ring");
+  TH_OK(hsad_queue_capture_end(qa, &got));
+  cr_assert_eq(got, g);
+  hsad_graph_exec_t *gx;
+  TH_OK(hsad_graph_instantiate(g, &qa, 1, &gx));
+  TH_OK(hsad_graph_launch(gx, 0, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(qa));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  hsad_graph_exec_destroy(gx);
+  hsad_graph_destroy(g);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  hsad_queue_destroy(qa);
+  hsad_program_destroy(pb);
   TH_OK(hsad_runtime_close(e.rt));
 }
 
