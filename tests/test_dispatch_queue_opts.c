@@ -1918,6 +1918,58 @@ Test(launch_cache, no_hot_id_entry_keeps_out_of_a_capture, .timeout = 60) {
   TH_OK(hsad_runtime_close(e.rt));
 }
 
+/* A refused launch leaves the thread's entry without hot key while it is filled: DQ_HOT_NONE,
+ * not 0. Kernel A's entry on queue A (packets 0, 1), then A's launch with 3 arguments, refused;
+ * then kernel B (uid 2^32: hot_id 0) with A's geometry, count and flags on A while A captures
+ * (its hot key 0): recorded (the write index stays), not sent down the old entry's case into
+ * the ring as kernel A; the captured graph runs B and the result is exact. */
+Test(launch_cache, refused_fill_keeps_out_of_a_capture, .timeout = 60) {
+  th_env_t e;
+  th_open(&e);
+  const hsad_device_kernel_t *ka, *kb;
+  hsad_program_t *pa = th_load(&e, "vector_add", 5, "vector_add", &ka);
+  hsad_queue_t *qa = th_queue(&e, 64);
+  hsad_backend_uid_skip(UINT64_C(1) << 32);
+  hsad_program_t *pb = th_load(&e, "vector_add", 5, "vector_add", &kb);
+  cr_assert_eq(((const hsad_kernel_head_t *)(const void *)kb)->hot_id, 0, "uid 2^32: no hot_id");
+  float *a = th_alloc(&e, 256), *b = th_alloc(&e, 256), *c = th_alloc(&e, 256);
+  va_fill(a, b, c, 1);
+  uint32_t n = 64;
+  hsad_karg_t x[4] = {HSAD_KARG_PTR(a), HSAD_KARG_PTR(b), HSAD_KARG_PTR(c), HSAD_KARG_VAL(n)};
+  hsad_launch_t l = {.dims = 1, .grid = {64}, .block = {64}, .args = x, .arg_count = 4};
+  for (int i = 0; i < 2; i++) TH_OK(hsad_kernel_dispatch(qa, ka, &l, th_in(TH_SEC), NULL, NULL));
+  hsad_launch_t three = l;
+  three.arg_count = 3;
+  TH_ERR_IS(hsad_kernel_dispatch(qa, ka, &three, th_in(TH_SEC), NULL, NULL), HSAD_ERR_ARG_COUNT,
+            "%s: kernel 'vector_add' takes 4 explicit arguments, got 3",
+            TEST_KERNDIR "/vector_add-gfx90a-v5.hsaco");
+  TH_OK(hsad_queue_wait_idle(qa, th_in(10 * TH_SEC)));
+  uint64_t w = qo_write_index(qa);
+  for (int i = 0; i < 64; i++) c[i] = -1;
+  hsad_graph_t *g, *got;
+  TH_OK(hsad_graph_create(0, &g));
+  TH_OK(hsad_queue_capture_begin(qa, g, 0));
+  TH_OK(hsad_kernel_dispatch(qa, kb, &l, th_in(TH_SEC), NULL, NULL));
+  cr_assert_eq(qo_write_index(qa), w, "the captured dispatch reached queue A's ring");
+  TH_OK(hsad_queue_capture_end(qa, &got));
+  cr_assert_eq(got, g);
+  hsad_graph_exec_t *gx;
+  TH_OK(hsad_graph_instantiate(g, &qa, 1, &gx));
+  hsad_completion_t done;
+  TH_OK(hsad_graph_launch(gx, 0, th_in(TH_SEC), &done, NULL));
+  TH_OK(hsad_completion_wait(&done, th_in(10 * TH_SEC)));
+  TH_OK(hsad_queue_error(qa));
+  for (int i = 0; i < 64; i++) cr_assert_eq(c[i], (float)(3 * i), "c[%d] = %g", i, (double)c[i]);
+  hsad_graph_exec_destroy(gx);
+  hsad_graph_destroy(g);
+  float *bufs[3] = {a, b, c};
+  for (int i = 0; i < 3; i++) hsad_buffer_free(bufs[i]);
+  hsad_queue_destroy(qa);
+  hsad_program_destroy(pb);
+  hsad_program_destroy(pa);
+  TH_OK(hsad_runtime_close(e.rt));
+}
+
 /* The runtime's close with prepared launches around: one destroyed while its packets were still
  * queued (its segment waits on the queue's list: the close forgets it, hsa_shut_down releases
  * the memory), one destroyed after the close (it frees itself only: its segment went with the
