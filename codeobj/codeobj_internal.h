@@ -31,6 +31,9 @@ struct hsad_kernel {
    * parameter's scalar (a vector's element), HSAD_KARG_UNTYPED when unknown (kernarg.c, at
    * load: .type_name, else the mangled name's parameter types) */
   const uint8_t *arg_type;
+  /* file offset in the image of the bytes `info.descriptor` was copied from (elf.c,
+   * co_elf_read_descriptors); hsad_kernel_descriptor_offset */
+  uint64_t descriptor_offset;
 };
 
 struct hsad_codeobj {
@@ -79,16 +82,18 @@ hsad_status_t co_elf_attach(co_elf_t *e, const char *name, const uint8_t *image,
 
 /* The symbol named `name` in the section named .symtab (the last one of that name, skipping
  * e_shstrndx; ROCr 5.2.3's GElfImage::pullElf takes its symbols from that section only), the
- * first at index `from` or later: found or not, its index, binding, type, st_shndx, and its
- * section's name and whether that section is allocated (SHF_ALLOC) - the shape of
- * hsad_symtab_symbol_t (codeobj/hsad_codeobj_load.h), whose strings point into e->image.
+ * first at index `from` or later: found or not, its index, binding, type, st_shndx, st_value,
+ * its section's name, SHF_ALLOC, sh_addr and sh_offset, and the PT_LOAD segment whose file bytes
+ * hold the 64 bytes at st_value (gelf_getphdr) - the shape of hsad_symtab_symbol_t
+ * (codeobj/hsad_codeobj_load.h), whose strings point into e->image.
  * Reads through libelf on an open e (co_elf_open or co_elf_attach): section headers with
  * gelf_getshdr, the bytes of .shstrtab, .symtab and its sh_link string table as stored with
  * elf_rawdata (SHF_COMPRESSED ignored, as ROCr's loader ignores it: elf_getdata and elf_strptr
  * would refuse such a table), each 24-byte Elf64_Sym copied out of them, every name looked up
  * inside its table's bytes and NUL-ended there (else no match). Cost: one pass over the section
- * headers, one over the symbols from `from` on. Errors: HSAD_ERR_BAD_ELF when libelf cannot
- * read a section header or a table's bytes (the message names e->name, the section and
+ * headers, one over the symbols from `from` on, one over the program headers for a found one.
+ * Errors: HSAD_ERR_BAD_ELF when libelf cannot read a section header, a program header or a
+ * table's bytes (the message names e->name, the section and
  * libelf's reason); *out is then unchanged. Thread-safe for different handles; one handle is
  * read by one thread at a time (libelf loads section data lazily). */
 hsad_status_t co_elf_symtab_find(const co_elf_t *e, const char *name, uint64_t from,

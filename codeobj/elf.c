@@ -485,6 +485,7 @@ hsad_status_t co_elf_read_descriptors(co_elf_t *e, hsad_codeobj_t *co) {
                            e->name, ki->name, sname, (unsigned long long)rel,
                            (unsigned long long)dsh.sh_size);
         memcpy(&ki->descriptor, e->image + dsh.sh_offset + rel, 64);
+        co->kernels[k].descriptor_offset = dsh.sh_offset + rel;
         found[k] = 1;
         nfound++;
       }
@@ -560,7 +561,34 @@ static hsad_status_t co_find_symtab(const co_elf_t *e, size_t shstrndx, const El
   return HSAD_OK;
 }
 
-/* Fills r's symbol fields from `sym` (symbol j), its section's name and SHF_ALLOC. */
+/* Fills r's segment fields: the PT_LOAD whose file-backed bytes hold the 64 bytes at r->value
+ * (co_elf_open refused overlapping PT_LOADs, so at most one does), the first PT_LOAD's address
+ * and the last one's end. */
+static hsad_status_t co_symtab_segment(const co_elf_t *e, hsad_symtab_symbol_t *r) {
+  size_t n;
+  if (elf_getphdrnum(e->elf, &n))
+    return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read the program header count: %s",
+                     e->name, elf_errmsg(-1));
+  bool first = true;
+  for (size_t i = 0; i < n; i++) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(e->elf, (int)i, &ph))
+      return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read program header %zu: %s",
+                       e->name, i, elf_errmsg(-1));
+    if (ph.p_type != PT_LOAD) continue;
+    if (first) r->load_first = ph.p_vaddr;
+    first = false;
+    r->load_last_end = ph.p_vaddr + ph.p_memsz;
+    if (r->value < ph.p_vaddr || !co_fits(r->value - ph.p_vaddr, 64, ph.p_filesz)) continue;
+    r->in_segment = true;
+    r->segment = (uint32_t)i;
+    r->segment_offset = ph.p_offset + (r->value - ph.p_vaddr);
+  }
+  return HSAD_OK;
+}
+
+/* Fills r's symbol fields from `sym` (symbol j), its section's name, SHF_ALLOC, address and
+ * file offset, and the PT_LOAD segment holding its value. */
 static hsad_status_t co_symtab_entry(const co_elf_t *e, const Elf_Data *names, uint64_t j,
                                      const Elf64_Sym *sym, hsad_symtab_symbol_t *r) {
   r->found = true;
@@ -568,14 +596,19 @@ static hsad_status_t co_symtab_entry(const co_elf_t *e, const Elf_Data *names, u
   r->binding = (uint8_t)ELF64_ST_BIND(sym->st_info);
   r->type = (uint8_t)ELF64_ST_TYPE(sym->st_info);
   r->section = sym->st_shndx;
-  if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= e->shnum) return HSAD_OK;
+  r->value = sym->st_value;
+  hsad_status_t s = co_symtab_segment(e, r);
+  if (s || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= e->shnum) return s;
   GElf_Shdr sec;
   if (!gelf_getshdr(elf_getscn(e->elf, sym->st_shndx), &sec))
     return hsad_fail(HSAD_ERR_BAD_ELF, "%s: libelf cannot read the header of section %u: %s",
                      e->name, sym->st_shndx, elf_errmsg(-1));
   const char *sn = co_raw_str(names, sec.sh_name);
   r->section_name = sn ? sn : "";
+  r->section_in_file = true;
   r->section_allocated = (sec.sh_flags & SHF_ALLOC) != 0;
+  r->section_address = sec.sh_addr;
+  r->section_offset = sec.sh_offset;
   return HSAD_OK;
 }
 

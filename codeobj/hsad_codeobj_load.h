@@ -150,6 +150,24 @@ typedef struct hsad_symtab_symbol {
                               sh_flags hold SHF_ALLOC (loaded into a PT_LOAD segment) */
   const char *section_name;/* that section's name in .shstrtab; "" for an index that is no
                               section of the file (never NULL) */
+  bool section_in_file;    /* `section` is a section of the file (1 .. e_shnum - 1); when false
+                              section_allocated is false and the section_* numbers are 0 */
+  uint64_t value;          /* st_value: for the ET_DYN code objects codeobj loads, a virtual
+                              address (ROCr 5.2.3's kernel object: the loaded image's base +
+                              value - load_first) */
+  uint64_t section_address;/* that section's sh_addr */
+  uint64_t section_offset; /* its sh_offset: the symbol's bytes in the section lie at file
+                              offset section_offset + value - section_address, where
+                              hsad_codeobj_load_memory reads a descriptor */
+  bool in_segment;         /* the 64 bytes at `value` lie wholly in one PT_LOAD segment's
+                              file-backed range [p_vaddr, p_vaddr + p_filesz) */
+  uint32_t segment;        /* that segment's index in the program header table (0 when
+                              in_segment is false) */
+  uint64_t segment_offset; /* the file offset that segment loads `value` from: p_offset + value -
+                              p_vaddr (0 when in_segment is false) */
+  uint64_t load_first;     /* p_vaddr of the first PT_LOAD segment (program header order; 0 with
+                              none) */
+  uint64_t load_last_end;  /* p_vaddr + p_memsz of the last PT_LOAD segment (0 with none) */
 } hsad_symtab_symbol_t;
 
 /* Finds the first symbol named `name` (e.g. "vadd.kd") at index `from` or later in the code
@@ -161,15 +179,22 @@ typedef struct hsad_symtab_symbol {
  * errors. The image's structures were checked at load (hsad_codeobj_load_memory: section
  * names inside .shstrtab, symbol tables of whole entries with NUL-ended string tables), so a
  * loaded code object fails here only when libelf runs out of memory. Costs one pass over the
- * section headers and one over .symtab from `from` on (a libelf handle opened and closed per
+ * section headers, one over .symtab from `from` on and one over the program headers (a libelf handle opened and closed per
  * call: no state is kept in the code object).
  * Errors: HSAD_ERR_INVALID_ARGUMENT (NULL codeobj, name or out_symbol; a code object with no ELF
  * image, from hsad_codeobj_load_note: the message names it), HSAD_ERR_BAD_ELF (libelf cannot
- * read the image, a section header or a table's bytes, out of memory included; the message
+ * read the image, a section or program header or a table's bytes, out of memory included; the message
  * quotes libelf's reason). On failure *out_symbol is unchanged. Thread-safe on a loaded code
  * object (read-only). */
 hsad_status_t hsad_codeobj_symtab_find(const hsad_codeobj_t *codeobj, const char *name,
                                        uint64_t from, hsad_symtab_symbol_t *out_symbol);
+
+/* The file offset in the code object's ELF image (hsad_codeobj_info()->image) of the 64 bytes
+ * hsad_kernel_info()->descriptor was copied from: the NAME.kd symbol hsad_codeobj_load_memory
+ * took (the first of that name in the SHT_SYMTAB sections, in section order, else in .dynsym)
+ * at its section's sh_offset + st_value - sh_addr. UINT64_MAX for NULL and for a code object
+ * with no image (hsad_codeobj_load_note). O(1); thread-safe. */
+uint64_t hsad_kernel_descriptor_offset(const hsad_kernel_t *kernel);
 
 /* The code object a kernel belongs to (NULL for NULL). O(1); thread-safe. */
 const hsad_codeobj_t *hsad_kernel_codeobj(const hsad_kernel_t *kernel);

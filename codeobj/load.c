@@ -217,6 +217,10 @@ uint32_t hsad_kernel_index(const hsad_kernel_t *kernel) {
   return kernel ? (uint32_t)(kernel - kernel->owner->kernels) : UINT32_MAX;
 }
 
+uint64_t hsad_kernel_descriptor_offset(const hsad_kernel_t *kernel) {
+  return kernel && kernel->owner->info.image ? kernel->descriptor_offset : UINT64_MAX;
+}
+
 const hsad_kernel_info_t *hsad_kernel_info(const hsad_kernel_t *kernel) {
   return kernel ? &kernel->info : NULL;
 }

@@ -93,6 +93,71 @@ static const char *elf_type_name(unsigned t) {
   return t == 10 ? "STT_AMDGPU_HSA_KERNEL" : "unknown";
 }
 
+/* ROCr's kernel object for `sym` (the NAME.kd symbol ROCr's loader exposes for kernel `kern`)
+ * must hold the bytes hsad decoded as its descriptor, at the same place in the file. How ROCr
+ * 5.2.3's loader (loader/executable.cpp) places it, for code object v2+: LoadSegmentsV2
+ * allocates one block for all PT_LOAD segments, starting at the first one's p_vaddr and sized
+ * the last one's p_vaddr + p_memsz, and copies each PT_LOAD's p_filesz bytes from p_offset to
+ * its p_vaddr (LoadSegmentV2, Segment::Copy); LoadDefinitionSymbol takes the kernel object
+ * from SymbolAddress: SectionSegment finds the segment whose range holds the symbol's
+ * section's sh_addr (Segment::IsAddressInSegment; none: address 0), and Segment::Address turns
+ * the symbol's VAddr, st_value for KernelSymbolV2 and VariableSymbolV2 (amd_hsa_code.hpp),
+ * into block + st_value - first p_vaddr. SHF_ALLOC is never looked at. hsad_codeobj_load_memory
+ * copied the descriptor from file offset sh_offset + st_value - sh_addr of its own symbol's
+ * section (hsad_kernel_descriptor_offset). So refused: a symbol whose st_shndx is no section of
+ * the file (ROCr has no section to place it by; codeobj's load already refuses such a symbol in
+ * a .symtab, so this only guards the contract), a section address outside ROCr's block (the
+ * kernel object would be 0), a value whose 64 bytes no PT_LOAD's file-backed range [p_vaddr,
+ * p_vaddr + p_filesz) holds (zeros or other memory), and a segment file offset p_offset +
+ * st_value - p_vaddr other than hsad's (other file bytes: vadd.kd moved to .strtab, address 0,
+ * loaded with the ELF header as its kernel object). A section without SHF_ALLOC whose bytes lie
+ * where a PT_LOAD puts them loads (.rodata with sh_flags 0 inside the first PT_LOAD). Checked on
+ * kfd-emu without this check: test_codeobj_fuzz's 20 x 1,000 objects whose kernel object held
+ * other bytes than hsad's descriptor (19) are the ones refused here, plus one ROCr refused. */
+static hsad_status_t check_kernel_object(const hsad_codeobj_info_t *ci, const hsad_kernel_t *kern,
+                                         const hsad_symtab_symbol_t *sym) {
+  const hsad_kernel_info_t *ki = hsad_kernel_info(kern);
+  uint64_t hsad_at = hsad_kernel_descriptor_offset(kern);
+  unsigned long long j = sym->index, a = sym->value;
+  if (!sym->section_in_file)
+    return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                     "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, section "
+                     "%u) has section index %u, which is no section of the file: ROCr's loader "
+                     "places a kernel object by its symbol's section, so it would not hold this "
+                     "descriptor",
+                     ci->name, ki->name, ki->symbol, j, sym->symtab_section, sym->section);
+  uint64_t first = sym->load_first, size = sym->load_last_end;
+  if (sym->section_address < first || sym->section_address - first >= size)
+    return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                     "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, section "
+                     "%u) lies in section %u (%s), whose address 0x%llx is outside the block "
+                     "ROCr's loader allocates for the PT_LOAD segments (0x%llx, %llu bytes): its "
+                     "kernel object would be address 0",
+                     ci->name, ki->name, ki->symbol, j, sym->symtab_section, sym->section,
+                     sym->section_name, (unsigned long long)sym->section_address,
+                     (unsigned long long)first, (unsigned long long)size);
+  if (!sym->in_segment)
+    return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                     "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, section "
+                     "%u) lies in section %u (%s) at address 0x%llx, and no PT_LOAD segment "
+                     "loads those 64 bytes from the file (p_vaddr to p_vaddr + p_filesz): ROCr's "
+                     "kernel object would not hold the descriptor hsad read from file offset "
+                     "0x%llx",
+                     ci->name, ki->name, ki->symbol, j, sym->symtab_section, sym->section,
+                     sym->section_name, a, (unsigned long long)hsad_at);
+  if (sym->segment_offset != hsad_at)
+    return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
+                     "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, section "
+                     "%u) lies in section %u (%s) at address 0x%llx, which segment %u (PT_LOAD) "
+                     "loads from file offset 0x%llx, while hsad read the descriptor from file "
+                     "offset 0x%llx: ROCr's kernel object would hold other bytes than this "
+                     "descriptor",
+                     ci->name, ki->name, ki->symbol, j, sym->symtab_section, sym->section,
+                     sym->section_name, a, sym->segment, (unsigned long long)sym->segment_offset,
+                     (unsigned long long)hsad_at);
+  return HSAD_OK;
+}
+
 /* Every kernel's NAME.kd must be a symbol ROCr's loader exposes, checked before loading so the
  * failure names the kernel and the cause instead of "not found in the frozen executable".
  * ROCr's loader (ROCr 5.2.3: GElfImage::pullElf in amd_elf_image.cpp, AmdHsaCode::PullElfV2
@@ -104,21 +169,16 @@ static const char *elf_type_name(unsigned t) {
  * (.dynsym too: hsad inspect reads stripped objects), so the rule lives here: a symbol of
  * .symtab named NAME.kd that is STT_OBJECT and not STB_LOCAL, or of type 10 (any binding; ROCr
  * resolves it through its NAME.kd name, and fails the load itself when fewer than 256 bytes
- * follow it). STT_COMMON is a declaration ROCr's load fails on. That symbol (the first such)
- * must lie in an allocated section (SHF_ALLOC): ROCr's loader places a symbol by the load
- * segment that holds its section's address (ExecutableImpl::SymbolAddress and SectionSegment:
- * sh_addr, then st_value inside that segment) and never looks at SHF_ALLOC, while
- * hsad_codeobj_load_memory read the descriptor from the section's file bytes (from any section
- * with bytes; addresses are checked only in allocated ones). A section without SHF_ALLOC
- * occupies no memory of the loaded object (ELF gABI), so the kernel object would not hold the
- * descriptor hsad decoded. The symbols are read by codeobj's libelf layer
- * (hsad_codeobj_symtab_find). HSAD_ERR_MISSING_DESCRIPTOR naming the file, the kernel, the
- * symbol and the reason. */
+ * follow it). STT_COMMON is a declaration ROCr's load fails on. The symbols are read by
+ * codeobj's libelf layer (hsad_codeobj_symtab_find). That symbol (the first such) must then
+ * place the kernel object on the bytes hsad decoded (check_kernel_object).
+ * HSAD_ERR_MISSING_DESCRIPTOR naming the file, the kernel, the symbol and the reason. */
 static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
   const hsad_codeobj_info_t *ci = hsad_codeobj_info(co);
   if (!ci->image || !ci->kernel_count) return HSAD_OK;
   for (uint32_t k = 0; k < ci->kernel_count; k++) {
-    const hsad_kernel_info_t *ki = hsad_kernel_info(hsad_codeobj_kernel_at(co, k));
+    const hsad_kernel_t *kern = hsad_codeobj_kernel_at(co, k);
+    const hsad_kernel_info_t *ki = hsad_kernel_info(kern);
     hsad_symtab_symbol_t sym, first = {.found = false};
     for (uint64_t from = 0;; from = sym.index + 1) {
       hsad_status_t s = hsad_codeobj_symtab_find(co, ki->symbol, from, &sym);
@@ -127,15 +187,11 @@ static hsad_status_t check_rocr_symbols(const hsad_codeobj_t *co) {
       if ((sym.type == STT_OBJECT && sym.binding != STB_LOCAL) || sym.type == 10) break;
       if (!first.found) first = sym;
     }
-    if (sym.found && !sym.section_allocated)
-      return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
-                       "%s: kernel '%s': its descriptor symbol %s (symbol %llu of .symtab, "
-                       "section %u) lies in section %u (%s), which is not allocated (SHF_ALLOC "
-                       "clear): ROCr's loader does not load it, so the kernel object would not "
-                       "hold this descriptor",
-                       ci->name, ki->name, ki->symbol, (unsigned long long)sym.index,
-                       sym.symtab_section, sym.section, sym.section_name);
-    if (sym.found) continue;
+    if (sym.found) {
+      hsad_status_t s = check_kernel_object(ci, kern, &sym);
+      if (s) return s;
+      continue;
+    }
     if (!sym.symtab_section)
       return hsad_fail(HSAD_ERR_MISSING_DESCRIPTOR,
                        "%s: kernel '%s': no section is named .symtab, the only symbol table "

@@ -495,15 +495,15 @@ Test(codeobj_errors, descriptor_symbol_rocr_exposes) {
   cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
 }
 
-/* The descriptor symbol ROCr's loader would expose must lie in an allocated section
- * (hsa-dispatch/program.c, mutation 103): ROCr places a symbol by the load segment holding its
- * section's address and never looks at SHF_ALLOC, while hsad read the descriptor from the
- * section's file bytes; a section without SHF_ALLOC is not loaded, so the kernel object would
- * not hold the descriptor hsad decoded. Measured without the check on kfd-emu: vadd.kd moved
- * to .strtab loads, and ROCr's kernel object is the ELF header (7f 45 4c 46 ...) while hsad's
- * descriptor is .strtab's first bytes (00 76 61 64 ...); with .rodata's SHF_ALLOC cleared both
- * are still the same bytes, only because .rodata's address stays inside the first PT_LOAD.
- * hsad_codeobj_load_memory (hsad inspect) still reads both objects. */
+/* ROCr's kernel object must hold the descriptor hsad decoded, from the same file bytes
+ * (hsa-dispatch/program.c, check_kernel_object; mutation 143): ROCr 5.2.3 places a NAME.kd at
+ * its st_value in the block it loads the PT_LOAD segments into and never looks at SHF_ALLOC,
+ * while hsad copied the descriptor from its section's file bytes. Measured without the check on
+ * kfd-emu: vadd.kd moved to .strtab loads, and ROCr's kernel object is the ELF header (7f 45 4c
+ * 46 ...: address 0, file offset 0) while hsad's descriptor is .strtab's first bytes (00 76 61
+ * 64 ..., file offset 0x33b9). .rodata without SHF_ALLOC loads: its address still lies inside
+ * the first PT_LOAD, which loads it from the same file offset (test_codeobj_fuzz: 8 such
+ * objects). hsad_codeobj_load_memory (hsad inspect) still reads every object. */
 Test(codeobj_errors, descriptor_symbol_in_unallocated_section) {
   hsad_runtime_t *rt = NULL;
   hsad_device_t *dev = device0(&rt);
@@ -523,6 +523,7 @@ Test(codeobj_errors, descriptor_symbol_in_unallocated_section) {
   cr_assert_eq(sym.st_shndx, rodata);
   Elf64_Shdr ro = elf_shdr(buf, rodata), robad = ro;
   cr_assert_eq(ro.sh_flags, SHF_ALLOC);
+  cr_assert_eq(elf_shdr(buf, strtab).sh_offset, 0x33b9);
   /* vadd.kd moved to .strtab (not allocated, address 0): hsad would read its descriptor from
    * .strtab's first 64 file bytes, ROCr from the loaded image at address 0 (the ELF header) */
   bad.st_shndx = (uint16_t)strtab;
@@ -530,25 +531,110 @@ Test(codeobj_errors, descriptor_symbol_in_unallocated_section) {
   elf_sym_put(buf, symtab, j, &bad);
   expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
                        "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
-                       ".symtab, section 10) lies in section 12 (.strtab), which is not allocated "
-                       "(SHF_ALLOC clear): ROCr's loader does not load it, so the kernel object "
-                       "would not hold this descriptor");
+                       ".symtab, section 10) lies in section 12 (.strtab) at address 0x0, which "
+                       "segment 1 (PT_LOAD) loads from file offset 0x0, while hsad read the "
+                       "descriptor from file offset 0x33b9: ROCr's kernel object would hold "
+                       "other bytes than this descriptor");
   elf_sym_put(buf, symtab, j, &sym);
   expect_program_loads(dev, buf, size);
-  /* .rodata, which holds every NAME.kd, with SHF_ALLOC cleared: the first kernel of the note
-   * (vadd) is named */
+  /* .rodata, which holds every NAME.kd, with SHF_ALLOC cleared: still inside the first PT_LOAD
+   * at the file offset hsad reads, so ROCr's kernel object is hsad's descriptor */
   robad.sh_flags = 0;
   elf_shdr_put(buf, rodata, &robad);
-  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
-                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
-                       ".symtab, section 10) lies in section 6 (.rodata), which is not allocated "
-                       "(SHF_ALLOC clear): ROCr's loader does not load it, so the kernel object "
-                       "would not hold this descriptor");
-  /* the boundary: SHF_ALLOC alone (other flags do not matter) loads */
+  expect_program_loads(dev, buf, size);
   robad.sh_flags = SHF_ALLOC | SHF_WRITE;
   elf_shdr_put(buf, rodata, &robad);
   expect_program_loads(dev, buf, size);
   elf_shdr_put(buf, rodata, &ro);
+  free(buf);
+  cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
+}
+
+/* The other ways ROCr's kernel object misses hsad's descriptor (check_kernel_object), each
+ * against its boundary; kernels-gfx90a-v5: .rodata (6) at address and file offset 0x1cc0,
+ * vadd.kd at 0x1cc0, lds2.kd at 0x1d00, PT_LOAD 1 [0, 0x1ec0) from file offset 0. */
+Test(codeobj_errors, descriptor_symbol_where_rocr_places_it) {
+  hsad_runtime_t *rt = NULL;
+  hsad_device_t *dev = device0(&rt);
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  unsigned symtab = elf_find(buf, SHT_SYMTAB);
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  Elf64_Shdr ro = elf_shdr(buf, 6), robad = ro;
+  Elf64_Sym kd = elf_sym(buf, symtab, 3), one = elf_sym(buf, symtab, 1), dup = kd, moved = kd;
+  cr_assert(ro.sh_addr == 0x1cc0 && ro.sh_offset == 0x1cc0 && kd.st_value == 0x1cc0);
+  Elf64_Phdr ph, phbad;
+  unsigned char *at1 = buf + eh.e_phoff + 1 * sizeof ph;
+  memcpy(&ph, at1, sizeof ph);
+  cr_assert(ph.p_type == PT_LOAD && ph.p_vaddr == 0 && ph.p_offset == 0 &&
+            ph.p_filesz == 0x1ec0 && ph.p_memsz == 0x1ec0);
+  /* .rodata's file bytes moved 64 on (allocated still): hsad reads lds2's descriptor bytes */
+  robad.sh_offset = ro.sh_offset + 0x40;
+  elf_shdr_put(buf, 6, &robad);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 6 (.rodata) at address 0x1cc0, which "
+                       "segment 1 (PT_LOAD) loads from file offset 0x1cc0, while hsad read the "
+                       "descriptor from file offset 0x1d00: ROCr's kernel object would hold "
+                       "other bytes than this descriptor");
+  elf_shdr_put(buf, 6, &ro);
+  /* the first PT_LOAD's file bytes ending one byte short of vadd.kd's end (its memory zeros) */
+  phbad = ph;
+  phbad.p_filesz = 0x1cff;
+  memcpy(at1, &phbad, sizeof ph);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 6 (.rodata) at address 0x1cc0, and no "
+                       "PT_LOAD segment loads those 64 bytes from the file (p_vaddr to p_vaddr + "
+                       "p_filesz): ROCr's kernel object would not hold the descriptor hsad read "
+                       "from file offset 0x1cc0");
+  /* ending at vadd.kd's end: vadd passes, the next kernel of the note is named */
+  phbad.p_filesz = 0x1d00;
+  memcpy(at1, &phbad, sizeof ph);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'lds2': its descriptor symbol lds2.kd (symbol 5 of "
+                       ".symtab, section 10) lies in section 6 (.rodata) at address 0x1d00, and no "
+                       "PT_LOAD segment loads those 64 bytes from the file (p_vaddr to p_vaddr + "
+                       "p_filesz): ROCr's kernel object would not hold the descriptor hsad read "
+                       "from file offset 0x1d00");
+  memcpy(at1, &ph, sizeof ph);
+  /* hsad's descriptor from another symbol than ROCr's: a local vadd.kd first (symbol 1, which
+   * hsad takes and ROCr skips) at lds2.kd's address */
+  dup.st_info = ELF64_ST_INFO(STB_LOCAL, STT_OBJECT);
+  dup.st_value = 0x1d00;
+  elf_sym_put(buf, symtab, 1, &dup);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 6 (.rodata) at address 0x1cc0, which "
+                       "segment 1 (PT_LOAD) loads from file offset 0x1cc0, while hsad read the "
+                       "descriptor from file offset 0x1d00: ROCr's kernel object would hold "
+                       "other bytes than this descriptor");
+  /* ... at the same address: the same bytes */
+  dup.st_value = 0x1cc0;
+  elf_sym_put(buf, symtab, 1, &dup);
+  expect_program_loads(dev, buf, size);
+  /* ROCr's symbol in .comment (9, not allocated) at address 0x6000, past the block ROCr loads
+   * the PT_LOAD segments into ([0, 0x5170): the last PT_LOAD ends there), its value still
+   * 0x1cc0 (hsad reads the local one): ROCr finds no segment for the section, kernel object 0 */
+  Elf64_Shdr cm = elf_shdr(buf, 9), cmbad = cm;
+  cr_assert_eq(cm.sh_flags & SHF_ALLOC, 0);
+  cmbad.sh_addr = 0x6000;
+  elf_shdr_put(buf, 9, &cmbad);
+  moved.st_shndx = 9;
+  elf_sym_put(buf, symtab, 3, &moved);
+  expect_program_fails(dev, buf, size, HSAD_ERR_MISSING_DESCRIPTOR,
+                       "e.hsaco: kernel 'vadd': its descriptor symbol vadd.kd (symbol 3 of "
+                       ".symtab, section 10) lies in section 9 (.comment), whose address 0x6000 is "
+                       "outside the block ROCr's loader allocates for the PT_LOAD segments (0x0, "
+                       "20848 bytes): its kernel object would be address 0");
+  /* at the block's last byte: ROCr places vadd.kd at 0x1cc0 of the block, hsad's bytes */
+  cmbad.sh_addr = 0x516f;
+  elf_shdr_put(buf, 9, &cmbad);
+  expect_program_loads(dev, buf, size);
+  elf_shdr_put(buf, 9, &cm);
+  elf_sym_put(buf, symtab, 3, &kd);
+  elf_sym_put(buf, symtab, 1, &one);
+  expect_program_loads(dev, buf, size);
   free(buf);
   cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
 }
@@ -573,12 +659,40 @@ Test(codeobj_errors, symtab_find_reads_symtab) {
   cr_assert_eq(s.section, 6);
   cr_assert(s.section_allocated);
   cr_assert_str_eq(s.section_name, ".rodata");
+  /* where it lies: .rodata at address and file offset 0x1cc0, inside PT_LOAD 1 ([0, 0x1ec0)
+   * from file offset 0); the PT_LOADs span 0 to 0x5170 (the last: 0x5100, 0x70 bytes) */
+  cr_assert(s.section_in_file);
+  cr_assert_eq(s.value, 0x1cc0);
+  cr_assert_eq(s.section_address, 0x1cc0);
+  cr_assert_eq(s.section_offset, 0x1cc0);
+  cr_assert(s.in_segment);
+  cr_assert_eq(s.segment, 1);
+  cr_assert_eq(s.segment_offset, 0x1cc0);
+  cr_assert_eq(s.load_first, 0);
+  cr_assert_eq(s.load_last_end, 0x5170);
+  /* hsad read vadd's descriptor from the same file offset */
+  const hsad_kernel_t *kv = co_test_kernel(co, "vadd");
+  cr_assert_eq(hsad_kernel_descriptor_offset(kv), 0x1cc0);
+  cr_assert_eq(hsad_kernel_descriptor_offset(co_test_kernel(co, "lds2")), 0x1d00);
+  cr_assert_eq(hsad_kernel_descriptor_offset(NULL), UINT64_MAX);
   cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd", 0, &s), HSAD_OK);
   cr_assert(s.found);
   cr_assert_eq(s.index, 2);
   cr_assert_eq(s.type, STT_FUNC);
   cr_assert_eq(s.section, 7);
   cr_assert_str_eq(s.section_name, ".text");
+  /* .text: address 0x2f00, file offset 0x1f00, in PT_LOAD 2 (0x2f00 from 0x1f00) */
+  cr_assert(s.section_in_file && s.value == 0x2f00 && s.section_address == 0x2f00 &&
+            s.section_offset == 0x1f00 && s.in_segment && s.segment == 2 &&
+            s.segment_offset == 0x1f00);
+  /* _DYNAMIC (0x5100 in .dynamic): PT_LOAD 3 (0x5100, 0x70 file bytes from 0x3100) */
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "_DYNAMIC", 0, &s), HSAD_OK);
+  cr_assert(s.found && s.index == 1 && s.value == 0x5100 && s.section == 8);
+  cr_assert(s.in_segment && s.segment == 3 && s.segment_offset == 0x3100);
+  /* spill.kd's 64 bytes end where PT_LOAD 1's file bytes end (0x1e80 + 64 = 0x1ec0) */
+  cr_assert_eq(hsad_codeobj_symtab_find(co, "spill.kd", 0, &s), HSAD_OK);
+  cr_assert(s.found && s.value == 0x1e80 && s.in_segment && s.segment == 1 &&
+            s.segment_offset == 0x1e80);
   /* `from` at the symbol finds it, one past it finds no other */
   cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", 3, &s), HSAD_OK);
   cr_assert(s.found);
@@ -591,6 +705,9 @@ Test(codeobj_errors, symtab_find_reads_symtab) {
   cr_assert_eq(s.section, 0);
   cr_assert(!s.section_allocated);
   cr_assert_str_eq(s.section_name, "");
+  cr_assert(!s.section_in_file && !s.in_segment);
+  cr_assert(s.value == 0 && s.section_address == 0 && s.section_offset == 0 && s.segment == 0 &&
+            s.segment_offset == 0 && s.load_first == 0 && s.load_last_end == 0);
   cr_assert_eq(hsad_codeobj_symtab_find(co, "nope.kd", 0, &s), HSAD_OK);
   cr_assert(!s.found);
   cr_assert_eq(hsad_codeobj_symtab_find(co, "vadd.kd", UINT64_MAX, &s), HSAD_OK);
@@ -661,6 +778,7 @@ Test(codeobj_errors, symtab_find_reads_symtab) {
   cr_assert_str_eq(hsad_last_error(), "hsad_codeobj_symtab_find: the note has no ELF image "
                    "(loaded from its metadata note alone)");
   cr_assert_eq(s.index, 99);
+  cr_assert_eq(hsad_kernel_descriptor_offset(co_test_kernel(co, "vadd")), UINT64_MAX);
   hsad_codeobj_destroy(co);
   free(buf);
 }

@@ -6,9 +6,10 @@
  * child, the case in progress kept in shared memory), so an abort or a fault inside ROCr is
  * reported with the file, the seed and the corruption instead of killing the suite, and a
  * child that died is replaced by a fresh one starting at the next case.
- * The rule: every load ends in HSAD_OK (its kernels resolve, the program destroys with
- * HSAD_OK) or in an error whose message starts with the object's label ("fz:FILE#SEED: ");
- * no signal, no hang (5 s per case).
+ * The rule: every load ends in HSAD_OK (its kernels resolve, each kernel object holds the 64
+ * bytes hsad decoded as its descriptor - kfd-emu: a GPU address is the host address of the
+ * same bytes -, the program destroys with HSAD_OK) or in an error whose message starts with
+ * the object's label ("fz:FILE#SEED: "); no signal, no hang (5 s per case).
  * FZ_CASES (environment) overrides the cases per file; FZ_VERBOSE=1 prints every case;
  * FZ_DUMP=DIR writes each crashing image to DIR/LABEL; FZ_DIR=DIR fuzzes DIR's *-gfx90a-*.hsaco
  * instead of kernels/' (e.g. build/tests/codeobj). */
@@ -280,6 +281,13 @@ static void fz_run_case(hsad_device_t *dev, const fz_file_t *f, uint64_t seed,
           byname != hsad_program_kernel_at(p, k)) {
         r->status = -1;
         snprintf(r->msg, sizeof r->msg, "kernel %u does not resolve", k);
+      } else if (memcmp((const void *)(uintptr_t)kd->kernel_object,
+                        &hsad_kernel_info(kd->codeobj_kernel)->descriptor, 64)) {
+        r->status = -3;
+        snprintf(r->msg, sizeof r->msg,
+                 "kernel %u (%s): ROCr's kernel object holds other bytes than the descriptor "
+                 "hsad decoded",
+                 k, kd->name);
       }
     }
     if (hsad_program_destroy(p) != HSAD_OK) {
