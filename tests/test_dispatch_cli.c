@@ -250,6 +250,96 @@ Test(dispatch_cli, run_outputs_share_no_file, .timeout = 120) {
   cr_assert_eq(system(cmd), 0);
 }
 
+/* Outputs that do not exist yet are compared by their resolved names (the directory resolved +
+ * the file name): a.bin, ./a.bin, sub/../a.bin and link/a.bin (link -> .) are one file, refused
+ * before anything runs as two existing names of one inode are; sub/a.bin is another file. */
+Test(dispatch_cli, run_outputs_share_no_new_file, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-outs-XXXXXX", cmd[4096], want[2048], *o;
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(cmd, sizeof cmd, "cd %s && cp %s/kernels/saxpy.cl k.cl && mkdir sub && ln -s . link",
+           tmp, HSAD_SRCDIR);
+  cr_assert_eq(system(cmd), 0);
+  static const struct {
+    const char *x, *y, *trace, *msg;
+  } rows[] = {
+      {"iota:out=a.bin", "out=./a.bin", "",
+       "--arg buf:f32:10:out=./a.bin: out=./a.bin is also the out= of --arg "
+       "buf:f32:10:iota:out=a.bin: give each output a file of its own (the later write would "
+       "replace the earlier)"},
+      {"iota:txt=a.bin", "out=sub/../a.bin", "",
+       "--arg buf:f32:10:out=sub/../a.bin: out=sub/../a.bin is also the txt= of --arg "
+       "buf:f32:10:iota:txt=a.bin: give each output a file of its own (the later write would "
+       "replace the earlier)"},
+      {"iota:out=link/a.bin", "out", " --trace ./sub/../a.bin",
+       "--trace ./sub/../a.bin is also the out= of --arg buf:f32:10:iota:out=link/a.bin: give "
+       "each output a file of its own (the later write would replace the earlier)"},
+  };
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "cd %s && %s run k.cl saxpy --grid 10 --arg f32:2 --arg "
+             "buf:f32:10:%s --arg buf:f32:10:%s --arg u32:10%s", tmp, HSAD_BIN, rows[i].x,
+             rows[i].y, rows[i].trace);
+    cr_assert_eq(sh(cmd, &o), 2, "row %d: %s", i, o);
+    snprintf(want, sizeof want, "hsad run: %s\n", rows[i].msg);
+    cr_assert_str_eq(o, want, "row %d", i);
+    free(o);
+  }
+  /* nothing was written */
+  snprintf(cmd, sizeof cmd, "cd %s && ls . sub", tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, ".:\nk.cl\nlink\nsub\n\nsub:\n");
+  free(o);
+  /* sub/a.bin and a.bin are two files: both written (x = 0..9, y = 2x) */
+  snprintf(cmd, sizeof cmd, "cd %s && %s run k.cl saxpy --grid 10 --arg f32:2 --arg "
+           "buf:f32:10:iota:out=a.bin --arg buf:f32:10:out=sub/a.bin --arg u32:10 >/dev/null && "
+           "od -An -tf4 -w40 a.bin sub/a.bin | tr -s ' '", tmp, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, " 0 1 2 3 4 5 6 7 8 9\n 0 2 4 6 8 10 12 14 16 18\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* Every output (out=, txt=, --trace) is checked before anything runs (exit 2, the one line: no
+ * compile, no device line), as file= inputs are: a missing directory, a path through a file, a
+ * directory named as the file; a check that creates a file removes it, so a later refusal leaves
+ * nothing (before: the kernel ran and the write failed after it, exit 1). */
+Test(dispatch_cli, run_outputs_writable_before_run, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-outs-XXXXXX", cmd[4096], want[2048], *o;
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(cmd, sizeof cmd, "cd %s && cp %s/kernels/saxpy.cl k.cl", tmp, HSAD_SRCDIR);
+  cr_assert_eq(system(cmd), 0);
+  static const struct {
+    const char *y, *trace, *msg;
+  } rows[] = {
+      {"out=/nonexistent-dir/x.bin", "",
+       "--arg buf:f32:10:out=/nonexistent-dir/x.bin: out=/nonexistent-dir/x.bin: cannot create "
+       "it: No such file or directory"},
+      {"txt=none/x.txt", "",
+       "--arg buf:f32:10:txt=none/x.txt: txt=none/x.txt: cannot create it: No such file or "
+       "directory"},
+      {"out", " --trace k.cl/t.json", "--trace k.cl/t.json: cannot create it: Not a directory"},
+      {"out=.", "", "--arg buf:f32:10:out=.: out=. is a directory, not a file"},
+      {"out=ok.bin:txt=ok.txt", " --trace none/t.json",
+       "--trace none/t.json: cannot create it: No such file or directory"},
+  };
+  for (int i = 0; i < 5; i++) {
+    snprintf(cmd, sizeof cmd, "cd %s && %s run k.cl saxpy --grid 10 --arg f32:2 --arg "
+             "buf:f32:10:iota --arg buf:f32:10:%s --arg u32:10%s", tmp, HSAD_BIN, rows[i].y,
+             rows[i].trace);
+    cr_assert_eq(sh(cmd, &o), 2, "row %d: %s", i, o);
+    snprintf(want, sizeof want, "hsad run: %s\n", rows[i].msg);
+    cr_assert_str_eq(o, want, "row %d", i);
+    free(o);
+  }
+  /* ok.bin and ok.txt, checked before the trace was refused, are not left behind */
+  snprintf(cmd, sizeof cmd, "cd %s && ls", tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, "k.cl\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
 /* CUDA input on an AMD device is named as such: a .cu source mirrors the NVIDIA side's message
  * for .cl/.hip ("neither an ELF file nor a clang offload bundle" before), a cubin is the
  * library's message (codeobj_errors/nvidia_files_named) (found by a fresh-eyes run). */

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE /* dlfcn RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -872,11 +874,35 @@ static int run_parse_options(run_t *r, int argc, char **argv) {
 
 /* ---- phase: the command line as a whole (defaults, file=PATH, --source) --------------------- */
 
-/* Whether paths a and b name one file: the same text, or two existing names of one inode. */
+/* The name a file that does not exist yet will have: its directory resolved (realpath: ".",
+ * "..", symbolic links) + "/" + its file name, into out; false when the directory does not
+ * resolve or the file name is empty, "." or "..". */
+static bool resolved_new_path(const char *path, char *out, size_t n) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) return false;
+  char dir[PATH_MAX], real[PATH_MAX];
+  size_t len = slash ? (size_t)(slash - path) : 0;
+  if (len >= sizeof dir) return false;
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (!len) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)len, path);
+  if (!realpath(dir, real)) return false;
+  int w = snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", base);
+  return w > 0 && (size_t)w < n;
+}
+
+/* Whether paths a and b name one file: the same text, two existing names of one inode, or two
+ * names of one file not created yet (resolved_new_path: a.bin, ./a.bin, d/../a.bin). */
 static bool same_file(const char *a, const char *b) {
   struct stat sa, sb;
   if (!strcmp(a, b)) return true;
-  return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  bool ea = !stat(a, &sa), eb = !stat(b, &sb);
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ea || eb) return false;
+  char ra[PATH_MAX], rb[PATH_MAX];
+  return resolved_new_path(a, ra, sizeof ra) && resolved_new_path(b, rb, sizeof rb) &&
+         !strcmp(ra, rb);
 }
 
 /* One file hsad run writes: out=FILE or txt=FILE of an --arg, or --trace. */
@@ -889,10 +915,35 @@ static const char *output_name(const run_output_t *o, char *buf, size_t n) {
   return buf;
 }
 
+/* Whether o's file can be written, checked before anything runs (else the kernel ran and its
+ * results were lost to an unwritable path): an existing file must be writable (access W_OK) and
+ * not a directory; a new one is created and removed at once, so the check leaves no file behind
+ * (the error is the one the write would meet: no such directory, permission, read-only file
+ * system). 0, or the refusal reported (exit 2). */
+static int check_writable(run_t *r, const run_output_t *o) {
+  char me[1200];
+  struct stat st;
+  if (!stat(o->path, &st)) {
+    if (S_ISDIR(st.st_mode))
+      return RUN_USAGE(r, "%s is a directory, not a file", output_name(o, me, sizeof me));
+    if (access(o->path, W_OK))
+      return RUN_USAGE(r, "%s: cannot write it: %s", output_name(o, me, sizeof me),
+                       strerror(errno));
+    return 0;
+  }
+  int fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return RUN_USAGE(r, "%s: cannot create it: %s", output_name(o, me, sizeof me),
+                     strerror(errno));
+  close(fd);
+  unlink(o->path);
+  return 0;
+}
+
 /* Every output names a file of its own that is not the input: a second write of one file
  * silently replaced the first (two buffers' out=, one buffer's out= and txt=), and an output
- * naming SOURCE overwrote it (hsad compile refuses -o SOURCE likewise). Checked before anything
- * runs, so a refusal writes nothing. */
+ * naming SOURCE overwrote it (hsad compile refuses -o SOURCE likewise); then every output can be
+ * written (check_writable). Checked before anything runs, so a refusal writes nothing. */
 static int check_outputs(run_t *r) {
   run_output_t *outs = malloc((2 * (size_t)r->nargs + 1) * sizeof *outs);
   if (!outs) return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
@@ -918,6 +969,7 @@ static int check_outputs(run_t *r) {
                        "(the later write would replace the earlier)",
                        output_name(&outs[j], me, sizeof me), outs[i].opt, outs[i].arg->spec);
   }
+  for (uint32_t j = 0; j < n && !rc; j++) rc = check_writable(r, &outs[j]);
   free(outs);
   return rc;
 }
