@@ -32,6 +32,7 @@
 #include "nvcodeobj/hsad_nv_codeobj.h"
 #include "tools/hsad/hsad_cli.h"
 #include "tools/hsad/hsad_cli_args.h"
+#include "tools/hsad/run_fault.h"
 
 static void usage_backends(FILE *f);
 
@@ -1848,6 +1849,41 @@ static int amd_select_variant(run_t *r) {
   return 0;
 }
 
+/* The line hsad_run_fault_arm writes when the kernel, run from source by POCL under kfd-emu,
+ * faults ("%p": the address): the kernel, its buffers (arg index, spec, address, bytes; cut at
+ * 1 KiB), why kfd-emu cannot trap it and what a GPU does. */
+static void amd_fault_line(const run_t *r, char *out, size_t n) {
+  char bufs[1024] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < r->nargs && used < sizeof bufs; i++) {
+    const arg_t *a = &r->args[i];
+    if (a->kind != A_BUF) continue;
+    int w = snprintf(bufs + used, sizeof bufs - used, "%sarg %u (%s) %p, %llu B", used ? "; " : "",
+                     i, a->spec, a->ptr, (unsigned long long)(a->count * cli_tsize[a->type]));
+    used += w > 0 ? (size_t)w : 0;
+  }
+  snprintf(out, n, "hsad run: kernel %s faulted at address %%p on a host thread: kfd-emu runs it "
+           "from its OpenCL C source on POCL's threads, where it cannot trap faults, so an access "
+           "outside the kernel's buffers (%s) ends hsad by the signal; on a GPU it is a memory "
+           "fault that the queue reports as HSAD_ERR_QUEUE_ERROR (KFD_EMU_KERNEL_MODE=twin runs "
+           "the kernel's host twin, if it has one, whose faults are queue errors)\n",
+           r->kname, bufs[0] ? bufs : "none");
+}
+
+/* The dispatch loop, under the fault guard (run_fault.h) when kfd-emu runs the kernel from
+ * source: a fault there is named on stderr before the process dies by it. */
+static int amd_dispatch(run_t *r) {
+  bool guard = r->emulated && r->executed && r->emu_mode == KFD_EMU_KERNEL_SOURCE;
+  if (guard) {
+    char line[2048];
+    amd_fault_line(r, line, sizeof line);
+    guard = !hsad_run_fault_arm(line);
+  }
+  int rc = run_dispatch_loop(r);
+  if (guard) hsad_run_fault_disarm();
+  return rc;
+}
+
 /* The dedicated queue (queue_options) and, for --trace, its monitor and the trace. */
 static int amd_create_queue(run_t *r) {
   r->qo = queue_options(r->di, r->kd->kernarg_segment_size);
@@ -1974,7 +2010,7 @@ static int run_amd(run_t *r) {
   TRY(amd_check_emulation(r));
   TRY(amd_select_variant(r));
   TRY(amd_create_queue(r));
-  TRY(run_dispatch_loop(r));
+  TRY(amd_dispatch(r));
   int rc = 0;
   if (write_outputs(&r->cli, r->args, r->nargs, &rc)) return rc;
   if (r->cli.json) amd_report_json(r);
