@@ -372,7 +372,7 @@ Test(dispatch_cli, run_source_kernel_fault_named, .timeout = 120) {
            " >/dev/null 2>%s", HSAD_SRCDIR, HSAD_BIN, path);
   int st = system(cmd);
   cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "wait status %#x", st);
-  snprintf(cmd, sizeof cmd, "cat %s", path);
+  snprintf(cmd, sizeof cmd, "cat %s && rm -r %s", path, tmp);
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
   unsigned long long fault, x, y;
   cr_assert_eq(sscanf(o, "hsad run: kernel saxpy faulted at address %llx on a host thread: kfd-emu "
@@ -390,8 +390,6 @@ Test(dispatch_cli, run_source_kernel_fault_named, .timeout = 120) {
                    "(KFD_EMU_KERNEL_MODE=twin runs the kernel's host twin, if it has one, whose "
                    "faults are queue errors)\n");
   free(o);
-  snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
-  cr_assert_eq(system(cmd), 0);
 }
 
 /* The same kernel run by its host twin (KFD_EMU_KERNEL_MODE=twin): kfd-emu checks the twin's
