@@ -942,6 +942,7 @@ static int check_writable(run_t *r, const run_output_t *o) {
     return 0;
   }
   int fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) return 0; /* a dangling symbolic link: the write follows it */
   if (fd < 0)
     return RUN_USAGE(r, "%s: cannot create it: %s", output_name(o, me, sizeof me),
                      strerror(errno));
