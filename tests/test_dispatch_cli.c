@@ -338,6 +338,13 @@ Test(dispatch_cli, run_outputs_writable_before_run, .timeout = 120) {
   cr_assert_eq(sh(cmd, &o), 0, "%s", o);
   cr_assert_str_eq(o, "k.cl\n");
   free(o);
+  /* a dangling symbolic link passes (the write follows it and creates its target) */
+  snprintf(cmd, sizeof cmd, "cd %s && ln -s t.bin dl && %s run k.cl saxpy --grid 10 --arg f32:2 "
+           "--arg buf:f32:10:iota --arg buf:f32:10:out=dl --arg u32:10 >/dev/null && od -An -tf4 "
+           "-w40 t.bin | tr -s ' '", tmp, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, " 0 2 4 6 8 10 12 14 16 18\n");
+  free(o);
   snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
   cr_assert_eq(system(cmd), 0);
 }
