@@ -4,9 +4,11 @@
  * workgroups, kernel lookup by demangled name, getopt_long and JSON errors. hsad selects kfd-emu
  * itself when there is no /dev/kfd. */
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/test_dispatch_util.h"
@@ -248,6 +250,183 @@ Test(dispatch_cli, run_outputs_share_no_file, .timeout = 120) {
   free(o);
   snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
   cr_assert_eq(system(cmd), 0);
+}
+
+/* Outputs that do not exist yet are compared by their resolved names (the directory resolved +
+ * the file name): a.bin, ./a.bin, sub/../a.bin and link/a.bin (link -> .) are one file, refused
+ * before anything runs as two existing names of one inode are; sub/a.bin is another file. */
+Test(dispatch_cli, run_outputs_share_no_new_file, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-outs-XXXXXX", cmd[4096], want[2048], *o;
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(cmd, sizeof cmd, "cd %s && cp %s/kernels/saxpy.cl k.cl && mkdir sub && ln -s . link",
+           tmp, HSAD_SRCDIR);
+  cr_assert_eq(system(cmd), 0);
+  static const struct {
+    const char *x, *y, *trace, *msg;
+  } rows[] = {
+      {"iota:out=a.bin", "out=./a.bin", "",
+       "--arg buf:f32:10:out=./a.bin: out=./a.bin is also the out= of --arg "
+       "buf:f32:10:iota:out=a.bin: give each output a file of its own (the later write would "
+       "replace the earlier)"},
+      {"iota:txt=a.bin", "out=sub/../a.bin", "",
+       "--arg buf:f32:10:out=sub/../a.bin: out=sub/../a.bin is also the txt= of --arg "
+       "buf:f32:10:iota:txt=a.bin: give each output a file of its own (the later write would "
+       "replace the earlier)"},
+      {"iota:out=link/a.bin", "out", " --trace ./sub/../a.bin",
+       "--trace ./sub/../a.bin is also the out= of --arg buf:f32:10:iota:out=link/a.bin: give "
+       "each output a file of its own (the later write would replace the earlier)"},
+  };
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "cd %s && %s run k.cl saxpy --grid 10 --arg f32:2 --arg "
+             "buf:f32:10:%s --arg buf:f32:10:%s --arg u32:10%s", tmp, HSAD_BIN, rows[i].x,
+             rows[i].y, rows[i].trace);
+    cr_assert_eq(sh(cmd, &o), 2, "row %d: %s", i, o);
+    snprintf(want, sizeof want, "hsad run: %s\n", rows[i].msg);
+    cr_assert_str_eq(o, want, "row %d", i);
+    free(o);
+  }
+  /* nothing was written */
+  snprintf(cmd, sizeof cmd, "cd %s && ls . sub", tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, ".:\nk.cl\nlink\nsub\n\nsub:\n");
+  free(o);
+  /* sub/a.bin and a.bin are two files: both written (x = 0..9, y = 2x) */
+  snprintf(cmd, sizeof cmd, "cd %s && %s run k.cl saxpy --grid 10 --arg f32:2 --arg "
+           "buf:f32:10:iota:out=a.bin --arg buf:f32:10:out=sub/a.bin --arg u32:10 >/dev/null && "
+           "od -An -tf4 -w40 a.bin sub/a.bin | tr -s ' '", tmp, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, " 0 1 2 3 4 5 6 7 8 9\n 0 2 4 6 8 10 12 14 16 18\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* Every output (out=, txt=, --trace) is checked before anything runs (exit 2, the one line: no
+ * compile, no device line), as file= inputs are: a missing directory, a path through a file, a
+ * directory named as the file; a check that creates a file removes it, so a later refusal leaves
+ * nothing (before: the kernel ran and the write failed after it, exit 1). */
+Test(dispatch_cli, run_outputs_writable_before_run, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-outs-XXXXXX", cmd[4096], want[2048], *o;
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(cmd, sizeof cmd, "cd %s && cp %s/kernels/saxpy.cl k.cl", tmp, HSAD_SRCDIR);
+  cr_assert_eq(system(cmd), 0);
+  static const struct {
+    const char *y, *trace, *msg;
+  } rows[] = {
+      {"out=/nonexistent-dir/x.bin", "",
+       "--arg buf:f32:10:out=/nonexistent-dir/x.bin: out=/nonexistent-dir/x.bin: cannot create "
+       "it: No such file or directory"},
+      {"txt=none/x.txt", "",
+       "--arg buf:f32:10:txt=none/x.txt: txt=none/x.txt: cannot create it: No such file or "
+       "directory"},
+      {"out", " --trace k.cl/t.json", "--trace k.cl/t.json: cannot create it: Not a directory"},
+      {"out=.", "", "--arg buf:f32:10:out=.: out=. is a directory, not a file"},
+      {"out=ok.bin:txt=ok.txt", " --trace none/t.json",
+       "--trace none/t.json: cannot create it: No such file or directory"},
+  };
+  for (int i = 0; i < 5; i++) {
+    snprintf(cmd, sizeof cmd, "cd %s && %s run k.cl saxpy --grid 10 --arg f32:2 --arg "
+             "buf:f32:10:iota --arg buf:f32:10:%s --arg u32:10%s", tmp, HSAD_BIN, rows[i].y,
+             rows[i].trace);
+    cr_assert_eq(sh(cmd, &o), 2, "row %d: %s", i, o);
+    snprintf(want, sizeof want, "hsad run: %s\n", rows[i].msg);
+    cr_assert_str_eq(o, want, "row %d", i);
+    free(o);
+  }
+  /* ok.bin and ok.txt, checked before the trace was refused, are not left behind */
+  snprintf(cmd, sizeof cmd, "cd %s && ls", tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, "k.cl\n");
+  free(o);
+  /* a dangling symbolic link passes (the write follows it and creates its target) */
+  snprintf(cmd, sizeof cmd, "cd %s && ln -s t.bin dl && %s run k.cl saxpy --grid 10 --arg f32:2 "
+           "--arg buf:f32:10:iota --arg buf:f32:10:out=dl --arg u32:10 >/dev/null && od -An -tf4 "
+           "-w40 t.bin | tr -s ' '", tmp, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  cr_assert_str_eq(o, " 0 2 4 6 8 10 12 14 16 18\n");
+  free(o);
+  snprintf(cmd, sizeof cmd, "rm -r %s", tmp);
+  cr_assert_eq(system(cmd), 0);
+}
+
+/* Every "0x<hex>" of s replaced by "0x?" (addresses differ from run to run), in place. */
+static void mask_hex(char *s) {
+  char *w = s;
+  for (const char *p = s; *p;) {
+    if (p[0] == '0' && p[1] == 'x' && p[2] && strchr("0123456789abcdef", p[2])) {
+      for (p += 2; *p && strchr("0123456789abcdef", *p); p++) {} /* read past before writing */
+      *w++ = '0', *w++ = 'x', *w++ = '?';
+    } else {
+      *w++ = *p++;
+    }
+  }
+  *w = '\0';
+}
+
+/* saxpy with n = 2^20 on buffers of 4 floats: every access past element 3 is outside them. */
+#define SAXPY_OOB " run kernels/saxpy.cl saxpy --grid 1048576 --block 256 --arg f32:2 --arg " \
+  "buf:f32:4:iota --arg buf:f32:4:out --arg u32:1048576"
+
+/* A kernel run from its OpenCL C source (POCL under kfd-emu) that accesses memory outside its
+ * buffers: kfd-emu cannot trap it (POCL's threads), so hsad dies by SIGSEGV as before, but first
+ * says so on stderr (tools/hsad/run_fault.h): the kernel, the fault address (outside both
+ * buffers), the buffers, what a GPU does. No core file (ulimit -c 0). */
+Test(dispatch_cli, run_source_kernel_fault_named, .timeout = 120) {
+  char tmp[] = "/tmp/hsad-fault-XXXXXX", cmd[4096], path[256], *o;
+  cr_assert_not_null(mkdtemp(tmp));
+  snprintf(path, sizeof path, "%s/stderr", tmp);
+  snprintf(cmd, sizeof cmd, "cd %s && ulimit -c 0 && KFD_EMU_KERNEL_MODE=source exec %s" SAXPY_OOB
+           " >/dev/null 2>%s", HSAD_SRCDIR, HSAD_BIN, path);
+  int st = system(cmd);
+#ifdef __SANITIZE_ADDRESS__ /* ASan's SIGSEGV handler, installed first, reports and exits */
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st), "wait status %#x", st);
+#else
+  cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "wait status %#x", st);
+#endif
+  snprintf(cmd, sizeof cmd, "cat %s && rm -r %s", path, tmp);
+  cr_assert_eq(sh(cmd, &o), 0, "%s", o);
+  unsigned long long fault, x, y;
+  cr_assert_eq(sscanf(o, "hsad run: kernel saxpy faulted at address %llx on a host thread: kfd-emu "
+                      "runs it from its OpenCL C source on POCL's threads, where it cannot trap "
+                      "faults, so an access outside the kernel's buffers (arg 1 (buf:f32:4:iota) "
+                      "%llx, 16 B; arg 2 (buf:f32:4:out) %llx", &fault, &x, &y), 3, "%s", o);
+  cr_assert(!(fault >= x && fault < x + 16) && !(fault >= y && fault < y + 16),
+            "fault %#llx inside x %#llx or y %#llx", fault, x, y);
+  mask_hex(o);
+#ifdef __SANITIZE_ADDRESS__
+  strchr(o, '\n')[1] = '\0'; /* ASan's report follows the line */
+#endif
+  cr_assert_str_eq(o, "hsad run: kernel saxpy faulted at address 0x? on a host thread: kfd-emu "
+                   "runs it from its OpenCL C source on POCL's threads, where it cannot trap "
+                   "faults, so an access outside the kernel's buffers (arg 1 (buf:f32:4:iota) "
+                   "0x?, 16 B; arg 2 (buf:f32:4:out) 0x?, 16 B) ends hsad by the signal; on a GPU "
+                   "it is a memory fault that the queue reports as HSAD_ERR_QUEUE_ERROR "
+                   "(KFD_EMU_KERNEL_MODE=twin runs the kernel's host twin, if it has one, whose "
+                   "faults are queue errors)\n");
+  free(o);
+}
+
+/* The same kernel run by its host twin (KFD_EMU_KERNEL_MODE=twin): kfd-emu checks the twin's
+ * ranges (and traps its faults), so the access is the queue error a GPU's memory fault is:
+ * exit 1, HSAD_ERR_QUEUE_ERROR with the HSA status, kfd-emu naming the kernel and workgroup
+ * (the first outside depends on where the buffers lie in kfd-emu's memory). */
+Test(dispatch_cli, run_twin_kernel_fault_is_queue_error, .timeout = 120) {
+  char cmd[2048], *o;
+  snprintf(cmd, sizeof cmd, "cd %s && ( KFD_EMU_KERNEL_MODE=twin %s" SAXPY_OOB " >/dev/null )",
+           HSAD_SRCDIR, HSAD_BIN);
+  cr_assert_eq(sh(cmd, &o), 1, "%s", o);
+  static const char head[] = "hsad run: warning: ran host twin of 'saxpy' (KFD_EMU_KERNEL_MODE=twin; "
+                             "it has source)\nkfd-emu: GPU 0 queue 1: kernel saxpy: memory "
+                             "violation in workgroup (";
+  static const char tail[] = ",0,0)\nhsad run: HSAD_ERR_QUEUE_ERROR: queue 1 on device 0 "
+      "(gfx90a:sramecc+:xnack-) faulted: HSA status 0x29 (HSA_STATUS_ERROR_MEMORY_APERTURE_"
+      "VIOLATION: The agent attempted to access memory beyond the largest legal address.)\n";
+  cr_assert(!strncmp(o, head, strlen(head)), "%s", o);
+  char *end;
+  unsigned long wg = strtoul(o + strlen(head), &end, 10);
+  cr_assert(end > o + strlen(head) && wg < 4096, "%s", o);
+  cr_assert_str_eq(end, tail);
+  free(o);
 }
 
 /* CUDA input on an AMD device is named as such: a .cu source mirrors the NVIDIA side's message

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE /* dlfcn RTLD_DEFAULT */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <float.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,6 +32,7 @@
 #include "nvcodeobj/hsad_nv_codeobj.h"
 #include "tools/hsad/hsad_cli.h"
 #include "tools/hsad/hsad_cli_args.h"
+#include "tools/hsad/run_fault.h"
 
 static void usage_backends(FILE *f);
 
@@ -60,7 +63,10 @@ static void usage(FILE *f) {
     "        leaves the rest zero, with a warning). `out` prints a summary of the buffer after\n"
     "        the run, `out=FILE` writes its raw bytes to FILE, `txt=FILE` one element per line\n"
     "        (%%.9g for floats); every output file (out=, txt=, --trace) is another file, and\n"
-    "        not the input.\n"
+    "        not the input. Each is checked before anything runs: an existing file must be\n"
+    "        writable and not a folder, a new one must be creatable (its folder exists; the\n"
+    "        check removes it again); names not created yet compare by their resolved folder\n"
+    "        (a.bin, ./a.bin and d/../a.bin are one file); a refusal is exit 2, nothing written.\n"
     "  TYPE:VALUE    a scalar of the argument's type: u32:1000 for a uint, f32:2.5 for a float,\n"
     "                i64:-3 for a long (another TYPE is an error naming the argument;\n"
     "                HIP kernels: the types of the mangled name, _Z5scalePffj takes float*,\n"
@@ -117,6 +123,12 @@ static void usage_backends(FILE *f) {
     "KFD_EMU_TWINS, and hsad run says so (\"ran host twin of 'K' (no source)\"). A kernel with\n"
     "neither is an error naming it and both remedies; KFD_EMU_NO_TWIN=noop completes it without\n"
     "running it (hsad run then says the kernel was not executed).\n"
+    "A kernel run from source executes on POCL's host threads, where kfd-emu cannot trap its\n"
+    "faults: an access outside its buffers that hits unmapped memory (on a GPU, a memory fault\n"
+    "the queue reports as HSAD_ERR_QUEUE_ERROR, exit 1) ends hsad by SIGSEGV; hsad run first\n"
+    "names the kernel, the address and its buffers on stderr. One that lands in mapped memory is\n"
+    "not seen at all. KFD_EMU_KERNEL_MODE=twin runs a kernel's host twin instead, whose accesses\n"
+    "outside GPU-accessible memory (KFD_EMU_ACCESS) and faults are that queue error.\n"
     "\n"
     "examples (from the source tree, after make):\n"
     "  hsad run kernels/saxpy.cl saxpy --grid 100000 --block 256 --arg f32:2.5 \\\n"
@@ -872,11 +884,35 @@ static int run_parse_options(run_t *r, int argc, char **argv) {
 
 /* ---- phase: the command line as a whole (defaults, file=PATH, --source) --------------------- */
 
-/* Whether paths a and b name one file: the same text, or two existing names of one inode. */
+/* The name a file that does not exist yet will have: its directory resolved (realpath: ".",
+ * "..", symbolic links) + "/" + its file name, into out; false when the directory does not
+ * resolve or the file name is empty, "." or "..". */
+static bool resolved_new_path(const char *path, char *out, size_t n) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) return false;
+  char dir[PATH_MAX], real[PATH_MAX];
+  size_t len = slash ? (size_t)(slash - path) : 0;
+  if (len >= sizeof dir) return false;
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (!len) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)len, path);
+  if (!realpath(dir, real)) return false;
+  int w = snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", base);
+  return w > 0 && (size_t)w < n;
+}
+
+/* Whether paths a and b name one file: the same text, two existing names of one inode, or two
+ * names of one file not created yet (resolved_new_path: a.bin, ./a.bin, d/../a.bin). */
 static bool same_file(const char *a, const char *b) {
   struct stat sa, sb;
   if (!strcmp(a, b)) return true;
-  return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  bool ea = !stat(a, &sa), eb = !stat(b, &sb);
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ea || eb) return false;
+  char ra[PATH_MAX], rb[PATH_MAX];
+  return resolved_new_path(a, ra, sizeof ra) && resolved_new_path(b, rb, sizeof rb) &&
+         !strcmp(ra, rb);
 }
 
 /* One file hsad run writes: out=FILE or txt=FILE of an --arg, or --trace. */
@@ -889,10 +925,36 @@ static const char *output_name(const run_output_t *o, char *buf, size_t n) {
   return buf;
 }
 
+/* Whether o's file can be written, checked before anything runs (else the kernel ran and its
+ * results were lost to an unwritable path): an existing file must be writable (access W_OK) and
+ * not a directory; a new one is created and removed at once, so the check leaves no file behind
+ * (the error is the one the write would meet: no such directory, permission, read-only file
+ * system). 0, or the refusal reported (exit 2). */
+static int check_writable(run_t *r, const run_output_t *o) {
+  char me[1200];
+  struct stat st;
+  if (!stat(o->path, &st)) {
+    if (S_ISDIR(st.st_mode))
+      return RUN_USAGE(r, "%s is a directory, not a file", output_name(o, me, sizeof me));
+    if (access(o->path, W_OK))
+      return RUN_USAGE(r, "%s: cannot write it: %s", output_name(o, me, sizeof me),
+                       strerror(errno));
+    return 0;
+  }
+  int fd = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) return 0; /* a dangling symbolic link: the write follows it */
+  if (fd < 0)
+    return RUN_USAGE(r, "%s: cannot create it: %s", output_name(o, me, sizeof me),
+                     strerror(errno));
+  close(fd);
+  unlink(o->path);
+  return 0;
+}
+
 /* Every output names a file of its own that is not the input: a second write of one file
  * silently replaced the first (two buffers' out=, one buffer's out= and txt=), and an output
- * naming SOURCE overwrote it (hsad compile refuses -o SOURCE likewise). Checked before anything
- * runs, so a refusal writes nothing. */
+ * naming SOURCE overwrote it (hsad compile refuses -o SOURCE likewise); then every output can be
+ * written (check_writable). Checked before anything runs, so a refusal writes nothing. */
 static int check_outputs(run_t *r) {
   run_output_t *outs = malloc((2 * (size_t)r->nargs + 1) * sizeof *outs);
   if (!outs) return RUN_FAIL(r, "HSAD_ERR_OUT_OF_MEMORY", "out of memory");
@@ -918,6 +980,7 @@ static int check_outputs(run_t *r) {
                        "(the later write would replace the earlier)",
                        output_name(&outs[j], me, sizeof me), outs[i].opt, outs[i].arg->spec);
   }
+  for (uint32_t j = 0; j < n && !rc; j++) rc = check_writable(r, &outs[j]);
   free(outs);
   return rc;
 }
@@ -1796,6 +1859,41 @@ static int amd_select_variant(run_t *r) {
   return 0;
 }
 
+/* The line hsad_run_fault_arm writes when the kernel, run from source by POCL under kfd-emu,
+ * faults ("%p": the address): the kernel, its buffers (arg index, spec, address, bytes; cut at
+ * 1 KiB), why kfd-emu cannot trap it and what a GPU does. */
+static void amd_fault_line(const run_t *r, char *out, size_t n) {
+  char bufs[1024] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < r->nargs && used < sizeof bufs; i++) {
+    const arg_t *a = &r->args[i];
+    if (a->kind != A_BUF) continue;
+    int w = snprintf(bufs + used, sizeof bufs - used, "%sarg %u (%s) %p, %llu B", used ? "; " : "",
+                     i, a->spec, a->ptr, (unsigned long long)(a->count * cli_tsize[a->type]));
+    used += w > 0 ? (size_t)w : 0;
+  }
+  snprintf(out, n, "hsad run: kernel %s faulted at address %%p on a host thread: kfd-emu runs it "
+           "from its OpenCL C source on POCL's threads, where it cannot trap faults, so an access "
+           "outside the kernel's buffers (%s) ends hsad by the signal; on a GPU it is a memory "
+           "fault that the queue reports as HSAD_ERR_QUEUE_ERROR (KFD_EMU_KERNEL_MODE=twin runs "
+           "the kernel's host twin, if it has one, whose faults are queue errors)\n",
+           r->kname, bufs[0] ? bufs : "none");
+}
+
+/* The dispatch loop, under the fault guard (run_fault.h) when kfd-emu runs the kernel from
+ * source: a fault there is named on stderr before the process dies by it. */
+static int amd_dispatch(run_t *r) {
+  bool guard = r->emulated && r->executed && r->emu_mode == KFD_EMU_KERNEL_SOURCE;
+  if (guard) {
+    char line[2048];
+    amd_fault_line(r, line, sizeof line);
+    guard = !hsad_run_fault_arm(line);
+  }
+  int rc = run_dispatch_loop(r);
+  if (guard) hsad_run_fault_disarm();
+  return rc;
+}
+
 /* The dedicated queue (queue_options) and, for --trace, its monitor and the trace. */
 static int amd_create_queue(run_t *r) {
   r->qo = queue_options(r->di, r->kd->kernarg_segment_size);
@@ -1922,7 +2020,7 @@ static int run_amd(run_t *r) {
   TRY(amd_check_emulation(r));
   TRY(amd_select_variant(r));
   TRY(amd_create_queue(r));
-  TRY(run_dispatch_loop(r));
+  TRY(amd_dispatch(r));
   int rc = 0;
   if (write_outputs(&r->cli, r->args, r->nargs, &rc)) return rc;
   if (r->cli.json) amd_report_json(r);

@@ -6,6 +6,8 @@ HSAD_TOOL_CXX_SRCS += tools/hsad/demangle.cc
 HSAD_TOOL_LIBS += -lstdc++
 HSAD_TOOL_SRCS += tools/hsad/cmd_inspect.c tools/hsad/cmd_inspect_nv.c tools/hsad/cmd_compile.c
 HSAD_TOOL_SRCS += tools/hsad/cmd_info.c tools/hsad/cmd_run.c tools/hsad/cmd_graph.c
+# hsad run's guard naming a source-mode kernel's fault under kfd-emu
+HSAD_TOOL_SRCS += tools/hsad/run_fault.c
 # hsad bench: the framework (bench.h) and one file per suite
 HSAD_TOOL_SRCS += tools/hsad/bench_main.c tools/hsad/bench_result.c tools/hsad/bench_report.c \
   tools/hsad/bench_child.c tools/hsad/bench_paths.c tools/hsad/bench_dispatch.c \
