@@ -187,8 +187,9 @@ static hsad_status_t co_check_symbols(const char *name, const uint8_t *image,
 /* Load segments: ROCr's loader (LoadSegmentsV2) allocates one block from the first PT_LOAD's
  * p_vaddr to the last one's p_vaddr + p_memsz and copies each segment at its p_vaddr, asserting
  * that it lies inside (Segment::Offset) and that the block is not empty; symbols are placed by
- * the segment holding their section. So the PT_LOAD segments ascend without overlap (the ELF
- * rule), end above address 0, and every allocated section with bytes lies inside one. */
+ * the segment holding their section; it then asks for the block's address 0. So the PT_LOAD
+ * segments ascend without overlap (the ELF rule), the first one starts at address 0, they end
+ * above it, and every allocated section with bytes lies inside one. */
 static hsad_status_t co_check_load_segments(const char *name, const uint8_t *image,
                                             const Elf64_Ehdr *eh) {
   uint64_t end = 0;
@@ -213,6 +214,16 @@ static hsad_status_t co_check_load_segments(const char *name, const uint8_t *ima
                            ? "wraps around the address space"
                            : "starts below the end of the PT_LOAD segment before it: PT_LOAD "
                              "segments must ascend by p_vaddr without overlap");
+    /* ROCr 5.2.3 (LoadedCodeObjectImpl::getLoadBase, through getDelta at the end of
+     * ExecutableImpl::LoadCodeObject, and R_AMDGPU_RELATIVE64 in ApplyRelocations) takes the
+     * load block's Address(0), and Segment::Offset asserts that address 0 lies in the block,
+     * which starts at the first PT_LOAD's p_vaddr: so that p_vaddr must be 0. */
+    if (!loads && ph.p_vaddr != 0)
+      return hsad_fail(HSAD_ERR_BAD_ELF,
+                       "%s: segment %u (the first PT_LOAD) has p_vaddr 0x%llx: ROCr 5.2.3's "
+                       "loader requires the first loadable segment at address 0 (it aborts "
+                       "otherwise)",
+                       name, i, (unsigned long long)ph.p_vaddr);
     end = ph.p_vaddr + ph.p_memsz;
     loads++;
   }

@@ -52,8 +52,9 @@ typedef struct hsad_codeobj_info {
  * linked to NUL-ended string tables, st_name inside, defined
  * symbols' st_shndx below e_shnum and [st_value, st_value + st_size) inside an allocated
  * section, no undefined data symbol in .symtab; relocation sections of 24-byte entries linked
- * to a symbol table; PT_LOAD p_vaddr = p_offset mod p_align, ascending without overlap,
- * ending above 0, every allocated section inside one: corrupt objects that aborted or
+ * to a symbol table; PT_LOAD p_vaddr = p_offset mod p_align, the first PT_LOAD at p_vaddr 0
+ * (ROCr 5.2.3's loader asserts it: LoadedCodeObjectImpl::getLoadBase), ascending without
+ * overlap, ending above 0, every allocated section inside one: corrupt objects that aborted or
  * faulted inside hsa_executable_load_agent_code_object), the NT_AMDGPU_METADATA note and its
  * msgpack,
  * amdhsa.target vs e_flags (processor, xnack, sramecc), every kernel's fields and types,

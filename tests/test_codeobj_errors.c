@@ -639,6 +639,71 @@ Test(codeobj_errors, descriptor_symbol_where_rocr_places_it) {
   cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
 }
 
+/* The first PT_LOAD at address 0 (codeobj/elf.c, co_check_load_segments; mutation 150): ROCr
+ * 5.2.3 loads the PT_LOAD segments into one block starting at the first one's p_vaddr, then asks
+ * for the block's address 0 (LoadedCodeObjectImpl::getLoadBase, at the end of every load), and
+ * Segment::Offset asserts that address 0 lies inside. kernels-gfx90a-v5: segment 0 PT_PHDR at
+ * 0x40, segment 1 the first PT_LOAD [0, 0x1ec0) from file offset 0 (.note at 0x200 is its first
+ * section), segment 2 PT_LOAD at 0x2f00. Measured without the rule on kfd-emu: the object whose
+ * first PT_LOAD starts at .note (0x200, file offset 0x200: every other rule holds, each section
+ * and descriptor at the same file bytes) passed codeobj, and hsad_program_load_memory aborted the
+ * process inside hsa_executable_load_agent_code_object (SIGABRT, Segment::Offset's assert). */
+Test(codeobj_errors, first_load_segment_at_address_0) {
+  hsad_runtime_t *rt = NULL;
+  hsad_device_t *dev = device0(&rt);
+  size_t size;
+  unsigned char *buf = co_test_read(V5, &size);
+  Elf64_Ehdr eh = elf_ehdr(buf);
+  Elf64_Phdr ph0, ph1, ph2, bad;
+  unsigned char *at1 = buf + eh.e_phoff + 1 * sizeof ph1;
+  memcpy(&ph0, buf + eh.e_phoff, sizeof ph0);
+  memcpy(&ph1, at1, sizeof ph1);
+  memcpy(&ph2, at1 + sizeof ph1, sizeof ph2);
+  cr_assert(ph0.p_type == PT_PHDR && ph0.p_vaddr == 0x40);
+  cr_assert(ph1.p_type == PT_LOAD && ph1.p_vaddr == 0 && ph1.p_offset == 0 &&
+            ph1.p_filesz == 0x1ec0 && ph1.p_memsz == 0x1ec0 && ph1.p_align == 0x1000);
+  cr_assert(ph2.p_type == PT_LOAD && ph2.p_vaddr == 0x2f00);
+  cr_assert_eq(elf_shdr(buf, 1).sh_addr, 0x200);
+  const char *want = "e.hsaco: segment 1 (the first PT_LOAD) has p_vaddr 0x200: ROCr 5.2.3's "
+                     "loader requires the first loadable segment at address 0 (it aborts "
+                     "otherwise)";
+  /* starting at .note: the ELF and program headers no longer loaded */
+  bad = ph1;
+  bad.p_vaddr = bad.p_paddr = bad.p_offset = 0x200;
+  bad.p_filesz = bad.p_memsz = 0x1ec0 - 0x200;
+  memcpy(at1, &bad, sizeof bad);
+  EXPECT_BAD_ELF(buf, size, "%s", want);
+  hsad_program_t *p = NULL;
+  hsad_status_t st = hsad_program_load_memory(dev, buf, size, "e.hsaco", &p);
+  cr_assert_eq(st, HSAD_ERR_BAD_ELF, "got %s (%s)", hsad_status_name(st), hsad_last_error());
+  cr_assert_null(p);
+  cr_assert_str_eq(hsad_last_error(), want);
+  /* one byte on from 0 (p_align 1, so that p_vaddr = p_offset modulo p_align holds) */
+  bad = ph1;
+  bad.p_vaddr = 1;
+  bad.p_align = 1;
+  memcpy(at1, &bad, sizeof bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: segment 1 (the first PT_LOAD) has p_vaddr 0x1: ROCr "
+                 "5.2.3's loader requires the first loadable segment at address 0 (it aborts "
+                 "otherwise)");
+  /* segment 1 no longer PT_LOAD: segment 2 is the first */
+  bad = ph1;
+  bad.p_type = PT_NULL;
+  memcpy(at1, &bad, sizeof bad);
+  EXPECT_BAD_ELF(buf, size, "e.hsaco: segment 2 (the first PT_LOAD) has p_vaddr 0x2f00: ROCr "
+                 "5.2.3's loader requires the first loadable segment at address 0 (it aborts "
+                 "otherwise)");
+  /* at 0 with p_align 1: loads (PT_PHDR at 0x40 is no PT_LOAD) */
+  bad = ph1;
+  bad.p_align = 1;
+  memcpy(at1, &bad, sizeof bad);
+  expect_program_loads(dev, buf, size);
+  memcpy(at1, &ph1, sizeof ph1);
+  expect_program_loads(dev, buf, size);
+  free(buf);
+  cr_assert_eq(hsad_runtime_close(rt), HSAD_OK);
+}
+
 /* hsad_codeobj_symtab_find: the symbols of the section named .symtab through libelf, as
  * program load's check reads them (kernels-gfx90a-v5: .symtab is section 10, 18 symbols;
  * vadd at 2 in .text (7), vadd.kd at 3 in .rodata (6)). */
