@@ -207,10 +207,17 @@ static inline void dq_ring_doorbell_store(dq_ring_t *ring, uint64_t value) {
  * compare-and-swap: x86-64 (a locked instruction) and ARMv8 (a store-release follows every
  * earlier access) do; the C11 model alone gives it only with a seq_cst fence (or a seq_cst
  * doorbell store) after the reservation, which the hot path leaves out. */
+static inline int dq_ring_doorbell_check(dq_ring_t *ring, uint64_t id);
 static inline void dq_ring_doorbell(dq_ring_t *ring, uint64_t id) {
   dq_ring_doorbell_store(ring, id);
-  if (DQ_LIKELY(atomic_load_explicit(ring->write_index, memory_order_seq_cst) == id + 1)) return;
-  dq_ring_doorbell_settle(ring, id);
+  (void)dq_ring_doorbell_check(ring, id);
+}
+
+/* dq_ring_doorbell's step after the store and fence of `id`: the write index read, and
+ * dq_ring_doorbell_settle when a later id was reserved meanwhile. Returns 0. */
+static inline int dq_ring_doorbell_check(dq_ring_t *ring, uint64_t id) {
+  if (DQ_LIKELY(atomic_load_explicit(ring->write_index, memory_order_seq_cst) == id + 1)) return 0;
+  return dq_ring_doorbell_settle(ring, id);
 }
 
 /* One attempt at reserving the single id *out_id for a dispatch that uses its slot's kernarg
@@ -263,8 +270,7 @@ static inline void dq_copy16(uint8_t *restrict dst, const uint8_t *restrict src,
 static inline int dq_ring_doorbell_fast(dq_ring_t *ring, uint64_t id) {
   __atomic_store_n(ring->doorbell, id, __ATOMIC_RELEASE);
   atomic_thread_fence(memory_order_seq_cst);
-  if (DQ_LIKELY(atomic_load_explicit(ring->write_index, memory_order_seq_cst) == id + 1)) return 0;
-  return dq_ring_doorbell_settle(ring, id);
+  return dq_ring_doorbell_check(ring, id);
 }
 
 /* Rings the doorbell for a published run [first, first + n): with its LAST packet id, so the

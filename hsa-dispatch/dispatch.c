@@ -205,11 +205,14 @@ keyed:
   return dispatch_keyed(q, c->kernel, l, deadline_ns, out_packet_id, c); /* k: past the key */
 gated:
   return dispatch_gated(q, k, l, deadline_ns, out_completion, out_packet_id);
-general_completion: /* a miss may make an entry: its case's address from the table */
-  __atomic_store_n(&dq_hot_cases, sig_case, __ATOMIC_RELAXED);
+general_completion: /* a miss may make an entry: its case's address from the table (written
+                      once: not a store per miss into a line every thread reads) */
+  if (DQ_UNLIKELY(!__atomic_load_n(&dq_hot_cases, __ATOMIC_RELAXED)))
+    __atomic_store_n(&dq_hot_cases, sig_case, __ATOMIC_RELAXED);
   return dispatch_general(q, k, l, deadline_ns, out_completion, out_packet_id);
 general:
-  __atomic_store_n(&dq_hot_cases, sig_case, __ATOMIC_RELAXED);
+  if (DQ_UNLIKELY(!__atomic_load_n(&dq_hot_cases, __ATOMIC_RELAXED)))
+    __atomic_store_n(&dq_hot_cases, sig_case, __ATOMIC_RELAXED);
   return dispatch_general(q, k, l, deadline_ns, NULL, out_packet_id);
 general_hit: /* past the key: the entry's kernel is k (uids are unique), k itself not kept */
   return dispatch_general(q, c->kernel, l, deadline_ns, NULL, out_packet_id);

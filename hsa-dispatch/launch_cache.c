@@ -121,17 +121,16 @@ hsad_status_t dq_launch_cache_fill(const hsad_queue_t *q, const hsad_device_kern
   c->sig = c->fast_count != UINT32_MAX ? signature_of(c, k, l) : 0;
   const void *const *cases = __atomic_load_n(&dq_hot_cases, __ATOMIC_RELAXED);
   c->hot_case = cases ? cases[c->sig] : NULL;
-  c->hot_count_flags = c->fast_count != UINT32_MAX && c->hot_case
-                           ? (uint64_t)l->arg_count | (uint64_t)l->flags << 32 : UINT64_MAX;
+  c->hot_count_flags = (uint64_t)l->arg_count | (uint64_t)l->flags << 32;
   c->stamp = atomic_fetch_add_explicit(&stamp_last, 1, memory_order_relaxed) + 1;
   c->queue_uid = q->uid;
   c->kernel = k;
   c->arg_count = l->arg_count;
   c->kernel_uid = k->uid;
-  /* the hot key last; DQ_HOT_NONE where the hot path may not submit the entry (no case yet,
-   * a segment over one block or DQ_COPY16_MAX x 16 bytes): hot_count_flags UINT64_MAX alone
-   * would be matched by a launch whose arg_count and flags are UINT32_MAX */
-  c->hot_ids = q->uid < DQ_HOT_QUEUE_UIDS && k->hot_id && c->hot_count_flags != UINT64_MAX
+  /* the hot key last, and the one mark of whether the hot path may submit the entry:
+   * DQ_HOT_NONE with no case yet or a segment over one block or DQ_COPY16_MAX x 16 bytes */
+  c->hot_ids = q->uid < DQ_HOT_QUEUE_UIDS && k->hot_id && c->fast_count != UINT32_MAX &&
+                       c->hot_case
                    ? DQ_HOT_KEY(q->uid, k->hot_id) : DQ_HOT_NONE;
   return HSAD_OK;
 }

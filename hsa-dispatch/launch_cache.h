@@ -55,9 +55,8 @@ typedef struct dq_launch_cache {
                                      another launch's, dispatch_internal.h) */
   uint64_t hot_count_flags;       /* the hot path's key for hsad_launch_t's adjacent arg_count
                                      and flags (one 8-byte compare): arg_count | flags << 32
-                                     when the hot path may submit the entry (its segment fits
-                                     one kernarg block), else UINT64_MAX (no launch has it: its
-                                     flags would be unknown ones, which the check refuses) */
+                                     (whether the hot path may submit the entry at all is
+                                     hot_ids') */
   uint32_t arg_count;             /* the launch's */
   uint32_t fast_count;            /* arg_count when the hot path may submit the entry, else
                                      UINT32_MAX */
@@ -134,8 +133,8 @@ static inline __attribute__((always_inline)) bool dq_launch_cache_values_same(co
   return true;
 }
 
-/* Whether the entry is kernel k's on the queue whose uid is `quid` (q->uid, or q->hot_uid for
- * the hot path: 0 on a queue that takes the general path, which no entry has). */
+/* Whether the entry is kernel k's on the queue whose uid is `quid` (q->uid: the general
+ * path's key; the hot path compares hot_ids instead). */
 static inline __attribute__((always_inline)) bool
 dq_launch_cache_ids_same(const dq_launch_cache_t *c, uint64_t quid, const hsad_device_kernel_t *k) {
   if (c->kernel_uid != k->uid) return false;
@@ -176,8 +175,9 @@ dq_launch_geometry_same_hot(const hsad_launch_geometry_t *g, const hsad_launch_t
 
 /* The hot path's key: whether (q, k, l) is the entry's launch on a queue that takes the hot
  * path (DQ_HOT_KEY: the kernel's hot_id ^ the queue's hot key, one compare), with the entry's
- * argument count and flags (one 8-byte compare with c->hot_count_flags: UINT64_MAX where the
- * hot path may not submit the entry) and geometry. The arguments are the caller's. */
+ * argument count and flags (one 8-byte compare with c->hot_count_flags) and geometry; an
+ * entry the hot path may not submit has DQ_HOT_NONE, which no kernel and queue match. The
+ * arguments are the caller's. */
 static inline __attribute__((always_inline)) DQ_HOT_TARGET bool dq_launch_cache_hot(const dq_launch_cache_t *c,
                                                                       const hsad_queue_t *q,
                                                                       const hsad_device_kernel_t *k,
